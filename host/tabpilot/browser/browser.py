@@ -1,0 +1,147 @@
+"""A connected browser: the tabs in it, and the one the agent works in.
+
+`Browser` talks the Target domain over the root CDP session; a transport that cannot (the extension
+relay) provides a subclass with the same methods."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from ..cdp import CDPConnection, WebSocketTransport
+from .launcher import LaunchedBrowser, launch_browser, resolve_ws_url
+from .tab import Tab, TabClosed
+
+
+@dataclass(frozen=True)
+class TabInfo:
+    target_id: str
+    url: str
+    title: str
+
+
+class Browser:
+    def __init__(self, connection: CDPConnection, launched: LaunchedBrowser | None = None) -> None:
+        self.connection = connection
+        self.launched = launched
+        self._tabs: dict[str, Tab] = {}
+        self._target_created: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.active: Tab | None = None
+
+    # --- starting and stopping ------------------------------------------------------------------
+    @classmethod
+    async def launch(cls, **launch_options: Any) -> Browser:
+        launched = await asyncio.to_thread(launch_browser, **launch_options)
+        try:
+            connection = CDPConnection(await WebSocketTransport.connect(launched.ws_url))
+        except BaseException:
+            launched.close()
+            raise
+        browser = cls(connection, launched)
+        await browser._start()
+        return browser
+
+    @classmethod
+    async def connect(cls, cdp_url: str) -> Browser:
+        ws_url = await resolve_ws_url(cdp_url)
+        browser = cls(CDPConnection(await WebSocketTransport.connect(ws_url)))
+        await browser._start()
+        return browser
+
+    async def _start(self) -> None:
+        root = self.connection.root
+        root.on("Target.targetCreated", self._on_target_created)
+        root.on("Target.targetDestroyed", self._on_target_destroyed)
+        await root.send("Target.setDiscoverTargets", {"discover": True})
+
+    async def close(self) -> None:
+        """Disconnect; a browser we launched is shut down, an attached one is left running."""
+        await self.connection.close()
+        if self.launched is not None:
+            await asyncio.to_thread(self.launched.close)
+
+    async def __aenter__(self) -> Browser:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- tabs -----------------------------------------------------------------------------------
+    def _on_target_created(self, params: dict[str, Any]) -> None:
+        info = params["targetInfo"]
+        if info.get("type") == "page":
+            self._target_created.put_nowait(info)
+
+    def _on_target_destroyed(self, params: dict[str, Any]) -> None:
+        tab = self._tabs.pop(params["targetId"], None)
+        if tab is not None:
+            tab.closed = True
+            if self.active is tab:
+                self.active = None
+
+    async def tabs(self) -> list[TabInfo]:
+        targets = (await self.connection.root.send("Target.getTargets"))["targetInfos"]
+        return [
+            TabInfo(t["targetId"], t.get("url", ""), t.get("title", ""))
+            for t in targets
+            if t.get("type") == "page" and not t.get("url", "").startswith("chrome-extension://")
+        ]
+
+    async def attach(self, target_id: str) -> Tab:
+        if target_id in self._tabs and not self._tabs[target_id].closed:
+            return self._tabs[target_id]
+        try:
+            reply = await self.connection.root.send(
+                "Target.attachToTarget", {"targetId": target_id, "flatten": True}
+            )
+        except Exception as exc:
+            raise TabClosed(f"tab {target_id} is not open: {exc}") from exc
+        tab = Tab(self.connection.session(reply["sessionId"]), target_id)
+        await tab.enable()
+        self._tabs[target_id] = tab
+        return tab
+
+    async def new_tab(self, url: str = "about:blank") -> Tab:
+        reply = await self.connection.root.send("Target.createTarget", {"url": "about:blank"})
+        tab = await self.attach(reply["targetId"])
+        if url != "about:blank":
+            await tab.navigate(url)
+        self.active = tab
+        return tab
+
+    async def activate(self, target_id: str) -> Tab:
+        tab = await self.attach(target_id)
+        await self.connection.root.send("Target.activateTarget", {"targetId": target_id})
+        self.active = tab
+        return tab
+
+    async def close_tab(self, target_id: str) -> None:
+        await self.connection.root.send("Target.closeTarget", {"targetId": target_id})
+        tab = self._tabs.pop(target_id, None)
+        if tab is not None:
+            tab.closed = True
+            if self.active is tab:
+                self.active = None
+
+    async def current_tab(self) -> Tab:
+        """The active tab; with none yet, the first open page (a fresh launch has one blank tab)."""
+        if self.active is not None and not self.active.closed:
+            return self.active
+        pages = await self.tabs()
+        if pages:
+            return await self.activate(pages[0].target_id)
+        return await self.new_tab()
+
+    async def wait_for_new_tab(self, timeout: float = 5.0) -> TabInfo | None:
+        """The next page target opened (e.g. by a link with target=_blank), if one opens in time."""
+        try:
+            async with asyncio.timeout(timeout):
+                info = await self._target_created.get()
+        except TimeoutError:
+            return None
+        return TabInfo(info["targetId"], info.get("url", ""), info.get("title", ""))
+
+    def drain_new_tab_events(self) -> None:
+        while not self._target_created.empty():
+            self._target_created.get_nowait()

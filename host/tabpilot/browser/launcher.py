@@ -1,0 +1,229 @@
+"""Find an installed Chromium-family browser, launch it with a DevTools endpoint, or attach to one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BROWSER_ENV = "TABPILOT_BROWSER"
+
+
+class BrowserNotFound(RuntimeError):
+    pass
+
+
+class BrowserLaunchError(RuntimeError):
+    pass
+
+
+def _candidates() -> list[str]:
+    if sys.platform == "darwin":
+        apps = ["Google Chrome", "Chromium", "Microsoft Edge", "Brave Browser", "Google Chrome Canary"]
+        return [
+            str(base / f"{app}.app/Contents/MacOS/{app}")
+            for base in (Path("/Applications"), Path.home() / "Applications")
+            for app in apps
+        ]
+    if sys.platform == "win32":
+        roots = [os.environ.get(v, "") for v in ("PROGRAMFILES", "PROGRAMFILES(X86)", "LOCALAPPDATA")]
+        rel = [
+            r"Google\Chrome\Application\chrome.exe",
+            r"Chromium\Application\chrome.exe",
+            r"Microsoft\Edge\Application\msedge.exe",
+            r"BraveSoftware\Brave-Browser\Application\brave.exe",
+        ]
+        return [str(Path(root) / r) for root in roots if root for r in rel]
+    # Linux and the BSDs. Debian's /usr/bin/chromium is a wrapper script that adds its own flags and
+    # prints shell errors, so the real binary behind it comes first.
+    found = [
+        "/usr/lib/chromium/chromium",
+        "/usr/lib/chromium-browser/chromium-browser",
+        "/opt/google/chrome/chrome",
+        "/opt/microsoft/msedge/msedge",
+        "/opt/brave.com/brave/brave",
+    ]
+    for name in ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser",
+                 "microsoft-edge", "microsoft-edge-stable", "brave-browser", "brave"):
+        path = shutil.which(name)
+        if path:
+            found.append(path)
+    return found
+
+
+def find_browser(explicit: str | None = None) -> str:
+    """The browser binary to use: an explicit path, then $TABPILOT_BROWSER, then the usual places."""
+    for choice in (explicit, os.environ.get(BROWSER_ENV)):
+        if choice:
+            resolved = shutil.which(choice) or choice
+            if Path(resolved).is_file():
+                return resolved
+            raise BrowserNotFound(f"browser {choice!r} does not exist")
+    for path in _candidates():
+        if Path(path).is_file() and os.access(path, os.X_OK):
+            return path
+    raise BrowserNotFound(
+        "no Chrome, Chromium, Edge or Brave found; install one (e.g. `apt-get install chromium`) "
+        f"or point {BROWSER_ENV} at its binary"
+    )
+
+
+BASE_FLAGS = [
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-features=Translate,OptimizationHints,MediaRouter",
+    "--disable-breakpad",
+    "--password-store=basic",
+    "--use-mock-keychain",
+]
+
+
+@dataclass
+class LaunchedBrowser:
+    process: subprocess.Popen[bytes]
+    ws_url: str
+    user_data_dir: Path
+    owns_profile: bool
+    log_path: Path | None = None
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def http_url(self) -> str:
+        host_port = self.ws_url.split("/")[2]
+        return f"http://{host_port}"
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Terminate the whole process group, then remove a temporary profile."""
+        if self._closed:
+            return
+        self._closed = True
+        _terminate_group(self.process, timeout)
+        if self.owns_profile:
+            shutil.rmtree(self.user_data_dir, ignore_errors=True)
+
+
+def _terminate_group(process: subprocess.Popen[bytes], timeout: float) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        if sys.platform == "win32":
+            process.terminate()
+        else:
+            os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    if process.poll() is None:
+        try:
+            if sys.platform == "win32":
+                process.kill()
+            else:
+                os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout)
+    elif sys.platform != "win32":
+        # the browser's helpers (renderers, zygote) may outlive the main process briefly
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def launch_browser(
+    *,
+    executable: str | None = None,
+    headless: bool = True,
+    user_data_dir: str | Path | None = None,
+    extension_dir: str | Path | None = None,
+    extra_args: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    window_size: tuple[int, int] = (1280, 800),
+    log_path: str | Path | None = None,
+    startup_timeout: float = 30.0,
+) -> LaunchedBrowser:
+    """Start a browser with a DevTools endpoint on a free port and wait until it answers."""
+    binary = find_browser(executable)
+    owns_profile = user_data_dir is None
+    profile = Path(user_data_dir or tempfile.mkdtemp(prefix="tabpilot-profile-"))
+    profile.mkdir(parents=True, exist_ok=True)
+    port_file = profile / "DevToolsActivePort"
+    port_file.unlink(missing_ok=True)
+    args = [
+        binary,
+        *BASE_FLAGS,
+        f"--user-data-dir={profile}",
+        "--remote-debugging-port=0",
+        f"--window-size={window_size[0]},{window_size[1]}",
+    ]
+    if headless:
+        args += ["--headless=new", "--disable-gpu"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")  # Chromium refuses to start as root otherwise
+    if extension_dir:
+        ext = str(Path(extension_dir).resolve())
+        args += [f"--load-extension={ext}", f"--disable-extensions-except={ext}"]
+    args += extra_args or []
+    args.append("about:blank")
+    log_file = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            env={**os.environ, **(env or {})},
+            start_new_session=sys.platform != "win32",
+        )
+    finally:
+        if log_path:
+            log_file.close()  # type: ignore[union-attr]
+    deadline = time.monotonic() + startup_timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise BrowserLaunchError(f"{binary} exited with code {process.returncode} during start-up")
+        try:
+            lines = port_file.read_text().splitlines()
+        except OSError:
+            lines = []
+        if len(lines) >= 2:
+            ws_url = f"ws://127.0.0.1:{lines[0].strip()}{lines[1].strip()}"
+            return LaunchedBrowser(process, ws_url, profile, owns_profile, Path(log_path) if log_path else None)
+        time.sleep(0.03)
+    _terminate_group(process, 5)
+    raise BrowserLaunchError(f"{binary} did not open its DevTools endpoint within {startup_timeout:g} s")
+
+
+def _http_get_json(url: str, timeout: float) -> object:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+async def resolve_ws_url(cdp_url: str, timeout: float = 10.0) -> str:
+    """Accept ws://…/devtools/browser/… as is, or http(s)://host:port and ask it for its websocket."""
+    if cdp_url.startswith(("ws://", "wss://")):
+        return cdp_url
+    base = cdp_url.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        base = "http://" + base
+    try:
+        info = await asyncio.to_thread(_http_get_json, base + "/json/version", timeout)
+    except Exception as exc:
+        raise BrowserLaunchError(f"no DevTools endpoint answers at {base}: {exc}") from exc
+    if not isinstance(info, dict) or "webSocketDebuggerUrl" not in info:
+        raise BrowserLaunchError(f"{base}/json/version did not name a webSocketDebuggerUrl")
+    return str(info["webSocketDebuggerUrl"])

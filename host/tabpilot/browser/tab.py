@@ -1,0 +1,130 @@
+"""One page target: navigation, load waiting, script evaluation. The base that state and actions use."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from ..cdp import CDPError, CDPSession
+
+
+class TabClosed(RuntimeError):
+    pass
+
+
+class PageScriptError(RuntimeError):
+    pass
+
+
+class Tab:
+    """A page the agent can see and act on, reached through one CDP session (any transport)."""
+
+    def __init__(self, session: CDPSession, target_id: str) -> None:
+        self.session = session
+        self.target_id = target_id
+        self.main_frame_id: str | None = None
+        self.closed = False
+        self._loading = False
+        self._stopped_loading = asyncio.Event()
+        self._stopped_loading.set()
+        self._last_activity = time.monotonic()
+        session.on("Page.frameStartedLoading", self._on_started)
+        session.on("Page.frameStoppedLoading", self._on_stopped)
+        session.on("Page.frameNavigated", self._on_navigated)
+
+    async def enable(self) -> None:
+        await self.session.send("Page.enable")
+        await self.session.send("Page.setLifecycleEventsEnabled", {"enabled": True})
+        tree = await self.session.send("Page.getFrameTree")
+        self.main_frame_id = tree["frameTree"]["frame"]["id"]
+
+    def _on_started(self, params: dict[str, Any]) -> None:
+        if params.get("frameId") == self.main_frame_id:
+            self._loading = True
+            self._stopped_loading.clear()
+            self._last_activity = time.monotonic()
+
+    def _on_stopped(self, params: dict[str, Any]) -> None:
+        if params.get("frameId") == self.main_frame_id:
+            self._loading = False
+            self._stopped_loading.set()
+            self._last_activity = time.monotonic()
+
+    def _on_navigated(self, params: dict[str, Any]) -> None:
+        frame = params.get("frame", {})
+        if not frame.get("parentId"):
+            self.main_frame_id = frame.get("id", self.main_frame_id)
+
+    async def send(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+        if self.closed:
+            raise TabClosed("the tab was closed")
+        try:
+            return await self.session.send(method, params, **kw)
+        except CDPError as exc:
+            if "No target with given id" in str(exc) or "Session with given id not found" in str(exc):
+                self.closed = True
+                raise TabClosed("the tab was closed") from exc
+            raise
+
+    async def navigate(self, url: str, *, timeout: float = 30.0) -> None:
+        result = await self.send("Page.navigate", {"url": url}, timeout=timeout)
+        if result.get("errorText"):
+            raise RuntimeError(f"could not open {url}: {result['errorText']}")
+        self._loading = True
+        self._stopped_loading.clear()
+        await self.wait_for_load(timeout=timeout)
+
+    async def wait_for_load(self, *, timeout: float = 30.0) -> bool:
+        """Wait until the main frame has stopped loading and the document is complete.
+
+        Returns False (never raises) when the page is still busy at the deadline: a slow page is still
+        a page the agent can look at."""
+        deadline = time.monotonic() + timeout
+        try:
+            async with asyncio.timeout(timeout):
+                await self._stopped_loading.wait()
+        except TimeoutError:
+            return False
+        while time.monotonic() < deadline:
+            try:
+                state = await self.evaluate("document.readyState", timeout=max(0.5, deadline - time.monotonic()))
+            except (PageScriptError, CDPError):
+                state = None
+            if state == "complete":
+                return True
+            await asyncio.sleep(0.05)
+        return False
+
+    async def settle(self, *, navigation_grace: float = 0.25, timeout: float = 15.0) -> None:
+        """After an action: give a navigation a moment to start, then wait for it to finish."""
+        await asyncio.sleep(navigation_grace)
+        if self._loading:
+            await self.wait_for_load(timeout=timeout)
+
+    async def evaluate(self, expression: str, *, timeout: float = 30.0, await_promise: bool = True) -> Any:
+        result = await self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": await_promise},
+            timeout=timeout,
+        )
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            text = details.get("exception", {}).get("description") or details.get("text", "script error")
+            raise PageScriptError(text)
+        return result.get("result", {}).get("value")
+
+    async def url(self) -> str:
+        return str(await self.evaluate("location.href"))
+
+    async def title(self) -> str:
+        return str(await self.evaluate("document.title"))
+
+    def __repr__(self) -> str:
+        return f"Tab({self.target_id[:8]})"
+
+
+def js_string(value: str) -> str:
+    """A JS string literal for value (JSON is a subset of JS)."""
+    return json.dumps(value)

@@ -1,0 +1,203 @@
+"""One CDP session API over any transport: commands with timeouts, typed errors, flattened sessions,
+several handlers per event. Async handlers run as tasks so they never delay command replies."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .transport import Transport, TransportClosed
+
+log = logging.getLogger(__name__)
+
+EventHandler = Callable[[dict[str, Any]], Awaitable[None] | None]
+DEFAULT_TIMEOUT = 30.0
+
+
+class CDPError(Exception):
+    """The browser answered a command with an error."""
+
+    def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
+        self.method, self.code, self.cdp_message, self.data = method, code, message, data
+        detail = f" ({data})" if data else ""
+        super().__init__(f"{method} failed: {message}{detail} [code {code}]")
+
+
+class CDPTimeout(CDPError, TimeoutError):
+    def __init__(self, method: str, timeout: float) -> None:
+        super().__init__(method, -1, f"no reply within {timeout:g} s")
+
+
+class CDPConnectionClosed(CDPError, ConnectionError):
+    def __init__(self, method: str, reason: str) -> None:
+        super().__init__(method, -2, f"connection to the browser closed ({reason})")
+
+
+class CDPConnection:
+    """Owns a transport: matches replies to commands, dispatches events by (sessionId, method)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._handlers: dict[tuple[str | None, str], list[EventHandler]] = defaultdict(list)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed_reason: str | None = None
+        self._reader = asyncio.get_running_loop().create_task(self._read_loop())
+        self.root = CDPSession(self, None)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_reason is not None
+
+    async def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> dict[str, Any]:
+        if self._closed_reason is not None:
+            raise CDPConnectionClosed(method, self._closed_reason)
+        message_id = next(self._ids)
+        message: dict[str, Any] = {"id": message_id, "method": method, "params": params or {}}
+        if session_id:
+            message["sessionId"] = session_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[message_id] = (method, future)
+        try:
+            await self._transport.send(message)
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            raise CDPTimeout(method, timeout or 0) from None
+        except TransportClosed as exc:
+            raise CDPConnectionClosed(method, str(exc)) from exc
+        finally:
+            self._pending.pop(message_id, None)
+
+    def on(self, method: str, handler: EventHandler, *, session_id: str | None = None) -> None:
+        self._handlers[(session_id, method)].append(handler)
+
+    def off(self, method: str, handler: EventHandler, *, session_id: str | None = None) -> None:
+        handlers = self._handlers.get((session_id, method), [])
+        if handler in handlers:
+            handlers.remove(handler)
+
+    def session(self, session_id: str | None) -> CDPSession:
+        return CDPSession(self, session_id)
+
+    async def close(self) -> None:
+        if self._closed_reason is None:
+            self._fail_all("closed by tabpilot")
+        self._reader.cancel()
+        try:
+            await self._transport.close()
+        except Exception:  # closing is best effort
+            log.debug("transport close failed", exc_info=True)
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                message = await self._transport.receive()
+                self._dispatch(message)
+        except TransportClosed as exc:
+            self._fail_all(str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("CDP reader crashed")
+            self._fail_all(f"reader crashed: {exc!r}")
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if "id" in message:
+            entry = self._pending.get(message["id"])
+            if entry is None:
+                return
+            method, future = entry
+            if future.done():
+                return
+            if "error" in message:
+                error = message["error"]
+                future.set_exception(
+                    CDPError(method, error.get("code", 0), error.get("message", "?"), error.get("data"))
+                )
+            else:
+                future.set_result(message.get("result", {}))
+            return
+        method = message.get("method")
+        if not method:
+            return
+        params = message.get("params", {})
+        for handler in list(self._handlers.get((message.get("sessionId"), method), ())):
+            try:
+                result = handler(params)
+            except Exception:
+                log.exception("handler for %s failed", method)
+                continue
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._tasks.add(task)
+                task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("async CDP event handler failed", exc_info=task.exception())
+
+    def _fail_all(self, reason: str) -> None:
+        self._closed_reason = reason
+        for method, future in list(self._pending.values()):
+            if not future.done():
+                future.set_exception(CDPConnectionClosed(method, reason))
+        self._pending.clear()
+
+
+class CDPSession:
+    """Commands and events scoped to one target (sessionId None = the browser/root target)."""
+
+    def __init__(self, connection: CDPConnection, session_id: str | None) -> None:
+        self.connection = connection
+        self.session_id = session_id
+
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> dict[str, Any]:
+        return await self.connection.send(method, params, session_id=self.session_id, timeout=timeout)
+
+    def on(self, method: str, handler: EventHandler) -> None:
+        self.connection.on(method, handler, session_id=self.session_id)
+
+    def off(self, method: str, handler: EventHandler) -> None:
+        self.connection.off(method, handler, session_id=self.session_id)
+
+    async def wait_for(
+        self,
+        method: str,
+        predicate: Callable[[dict[str, Any]], bool] | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> dict[str, Any]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+        def handler(params: dict[str, Any]) -> None:
+            if not future.done() and (predicate is None or predicate(params)):
+                future.set_result(params)
+
+        self.on(method, handler)
+        try:
+            async with asyncio.timeout(timeout):
+                return await future
+        finally:
+            self.off(method, handler)
+
+    def __repr__(self) -> str:
+        return f"CDPSession({self.session_id or 'browser'})"
