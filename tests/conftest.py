@@ -19,7 +19,7 @@ PAGES = Path(__file__).parent / "fixtures" / "pages"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def end_headers(self) -> None:

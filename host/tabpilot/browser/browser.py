@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cdp import CDPConnection, WebSocketTransport
+from .errors import TabClosed
 from .launcher import LaunchedBrowser, launch_browser, resolve_ws_url
-from .tab import Tab, TabClosed
+from .tab import Tab
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,19 @@ class Browser:
         self._tabs: dict[str, Tab] = {}
         self._target_created: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.active: Tab | None = None
+        self._tab_numbers: dict[str, int] = {}
+
+    def tab_number(self, target_id: str) -> int:
+        """The short id the model sees for a tab: 1, 2, 3… in order first seen, stable for its life."""
+        if target_id not in self._tab_numbers:
+            self._tab_numbers[target_id] = len(self._tab_numbers) + 1
+        return self._tab_numbers[target_id]
+
+    def target_for_number(self, number: int) -> str | None:
+        for target_id, n in self._tab_numbers.items():
+            if n == number:
+                return target_id
+        return None
 
     # --- starting and stopping ------------------------------------------------------------------
     @classmethod

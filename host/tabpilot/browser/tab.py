@@ -8,14 +8,7 @@ import time
 from typing import Any
 
 from ..cdp import CDPError, CDPSession
-
-
-class TabClosed(RuntimeError):
-    pass
-
-
-class PageScriptError(RuntimeError):
-    pass
+from .errors import PageScriptError, TabClosed
 
 
 class Tab:

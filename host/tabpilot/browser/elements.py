@@ -1,0 +1,28 @@
+"""The index → node map that the model's view of the page refers to, and that actions act on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..cdp import CDPSession
+
+
+@dataclass(eq=False)
+class ElementRef:
+    """One interactive element the model can name by index.
+
+    `session` is the CDP session of the frame target that owns the node: the tab's own session for the
+    top document, same-origin iframes and shadow roots; an out-of-process iframe's own session for a
+    frame on another site. `frame_owner` is then the <iframe> element (in the parent's session) that
+    hosts that frame, so an action can turn frame coordinates into tab viewport coordinates."""
+
+    index: int
+    backend_node_id: int
+    session: CDPSession
+    tag: str
+    name: str = ""
+    role: str | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+    frame_owner: ElementRef | None = None
+    scrollable: bool = False
+    is_new: bool = False

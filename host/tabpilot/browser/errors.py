@@ -1,0 +1,19 @@
+"""Errors the browser layer raises. Each message is written for the model (and the user) to read."""
+
+from __future__ import annotations
+
+
+class BrowserError(RuntimeError):
+    """Base: something the agent tried in the browser did not work; the message says what and why."""
+
+
+class TabClosed(BrowserError):
+    pass
+
+
+class PageScriptError(BrowserError):
+    pass
+
+
+class ActionError(BrowserError):
+    """An action could not be done (bad index, stale node, detached frame, nothing to scroll, ...)."""

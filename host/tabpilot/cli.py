@@ -1,0 +1,60 @@
+"""`tabpilot` command line. Each subcommand lives in `tabpilot.commands.<name>` and is imported only
+when used, so `tabpilot host` (spawned by the browser on demand) starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# name → (module under tabpilot.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "state": ("state", "print a page exactly as the model sees it"),
+    "run": ("run", "run a task in a browser, printing each step"),
+    "demo": ("demo", "replay a bundled scripted model on a bundled page (no API key needed)"),
+    "history": ("history", "list, show, export past tasks"),
+    "config": ("config", "show or change settings (model, base URL, API key, ...)"),
+    "install": ("install", "register the native messaging host with your browsers"),
+    "uninstall": ("uninstall", "remove what install wrote"),
+    "extension-path": ("extension_path", "print the folder to load as an unpacked extension"),
+    "doctor": ("doctor", "check the installation and say how to fix each problem"),
+    "host": ("host", "run the native messaging host (the browser starts this itself)"),
+}
+
+
+def _load(name: str):  # type: ignore[no-untyped-def]
+    return importlib.import_module(f"tabpilot.commands.{COMMANDS[name][0]}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tabpilot", description="An AI agent that works in the browser you use.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_module, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        try:
+            module = _load(name)
+        except ModuleNotFoundError:
+            continue  # a command not built yet
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        module.configure(command_parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # Chromium starts the host as `<launcher> chrome-extension://<id>/ [--parent-window=N]`.
+    if args_list and args_list[0].startswith("chrome-extension://"):
+        args_list = ["host", *args_list]
+    first = args_list[0] if args_list else None
+    parser = build_parser(first if first in COMMANDS else None)
+    args = parser.parse_args(args_list)
+    if not args.command:
+        parser.print_help()
+        return 2
+    return int(_load(args.command).run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
