@@ -1,0 +1,355 @@
+// tabpilot service worker: a relay between the native host (which runs the agent) and the browser.
+// It holds no agent logic. Wire format: host/tabpilot/native/PROTOCOL.md.
+"use strict";
+
+const HOST_NAME = "com.tabpilot.host";
+const EXTENSION_VERSION = chrome.runtime.getManifest().version;
+const DEBUGGER_PROTOCOL = "1.3";
+const BACKOFF_FIRST_MS = 500;
+const BACKOFF_MAX_MS = 8000;
+const HOST_REQUEST_TIMEOUT_MS = 30000;
+const DISPATCHED_INPUT_LIMIT = 1000;
+// What the popup may ask the host. Everything else (cdp.*, tabs.*) flows host → extension only.
+const POPUP_REQUEST_TYPES = new Set([
+  "ping", "task.start", "task.stop", "task.get",
+  "settings.get", "settings.set",
+  "history.list", "history.get", "history.export", "history.delete",
+]);
+const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result"]);
+
+// --- state (memory only; the host owns everything long-lived) ---------------------------------------
+const host = {
+  port: null,
+  connected: false, // true once the host answered hello
+  hostVersion: null,
+  error: null, // why it is down (chrome.runtime.lastError message)
+  backoffMs: BACKOFF_FIRST_MS,
+  retryAt: null,
+  retryTimer: null,
+  nextId: 1,
+  pending: new Map(), // request id → {resolve, reject, timer}
+  chunks: new Map(), // chunkId → {count, parts}
+};
+const attachedTabs = new Set();
+const popupPorts = new Set();
+// Every Input.dispatch* this worker relayed: how the takeover feature tells its own input from the
+// user's (CDP input is isTrusted like a real mouse). Never exposed to pages.
+const dispatchedInput = [];
+
+// --- native host connection ------------------------------------------------------------------------
+function connectHost() {
+  clearTimeout(host.retryTimer);
+  host.retryTimer = null;
+  host.retryAt = null;
+  if (host.port) return;
+  let port;
+  try {
+    port = chrome.runtime.connectNative(HOST_NAME);
+  } catch (error) {
+    hostDown(String(error && error.message ? error.message : error));
+    return;
+  }
+  host.port = port;
+  port.onMessage.addListener((message) => onHostFrame(port, message));
+  port.onDisconnect.addListener(() => {
+    const reason = (chrome.runtime.lastError && chrome.runtime.lastError.message) || "The host closed the connection.";
+    if (host.port === port) hostDown(reason);
+  });
+  requestHost({ type: "hello", extensionVersion: EXTENSION_VERSION })
+    .then((data) => {
+      if (host.port !== port) return;
+      host.connected = true;
+      host.error = null;
+      host.hostVersion = data && data.hostVersion;
+      host.backoffMs = BACKOFF_FIRST_MS;
+      broadcastHostState(data ? data.task : null);
+    })
+    .catch((error) => console.warn("tabpilot: hello failed:", error.message));
+}
+
+function hostDown(reason) {
+  const port = host.port;
+  host.port = null;
+  host.connected = false;
+  host.error = reason;
+  for (const [id, entry] of host.pending) {
+    clearTimeout(entry.timer);
+    entry.reject(new Error(`tabpilot host is not connected: ${reason}`));
+    host.pending.delete(id);
+  }
+  host.chunks.clear();
+  if (port) {
+    try { port.disconnect(); } catch (_) { /* already gone */ }
+  }
+  // The task that used these tabs died with the host: release them (and their infobar).
+  for (const tabId of [...attachedTabs]) {
+    chrome.debugger.detach({ tabId }).catch(() => {});
+    attachedTabs.delete(tabId);
+  }
+  const delay = host.backoffMs;
+  host.backoffMs = Math.min(host.backoffMs * 2, BACKOFF_MAX_MS);
+  host.retryAt = Date.now() + delay;
+  host.retryTimer = setTimeout(connectHost, delay);
+  broadcastHostState(null);
+}
+
+function postToHost(message) {
+  if (!host.port) throw new Error(`tabpilot host is not connected: ${host.error || "not started"}`);
+  host.port.postMessage(message);
+}
+
+function requestHost(message, timeoutMs = HOST_REQUEST_TIMEOUT_MS) {
+  return new Promise((resolve, reject) => {
+    const id = `x${host.nextId++}`;
+    const timer = setTimeout(() => {
+      host.pending.delete(id);
+      reject(new Error(`the host did not answer ${message.type} within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    host.pending.set(id, { resolve, reject, timer });
+    try {
+      postToHost({ ...message, id });
+    } catch (error) {
+      clearTimeout(timer);
+      host.pending.delete(id);
+      reject(error);
+    }
+  });
+}
+
+function onHostFrame(port, message) {
+  if (host.port !== port || !message || typeof message !== "object") return;
+  if (message.type === "chunk") {
+    const whole = joinChunk(message);
+    if (whole !== null) onHostMessage(whole);
+    return;
+  }
+  onHostMessage(message);
+}
+
+function joinChunk({ chunkId, index, count, data }) {
+  let entry = host.chunks.get(chunkId);
+  if (!entry) {
+    entry = { count, parts: new Array(count), received: 0 };
+    host.chunks.set(chunkId, entry);
+  }
+  if (entry.parts[index] === undefined) entry.received += 1;
+  entry.parts[index] = data;
+  if (entry.received < entry.count) return null;
+  host.chunks.delete(chunkId);
+  try {
+    return JSON.parse(entry.parts.join(""));
+  } catch (error) {
+    console.warn("tabpilot: a chunked message did not parse:", error.message);
+    return null;
+  }
+}
+
+function onHostMessage(message) {
+  if (message.type === "reply") {
+    const entry = host.pending.get(message.id);
+    if (!entry) return;
+    host.pending.delete(message.id);
+    clearTimeout(entry.timer);
+    if (message.ok) entry.resolve(message.data);
+    else entry.reject(Object.assign(new Error((message.error && message.error.message) || "host error"), {
+      code: message.error && message.error.code,
+    }));
+    return;
+  }
+  if (TASK_PUSH_TYPES.has(message.type)) {
+    broadcast({ kind: "push", message });
+    return;
+  }
+  if (message.id !== undefined && message.id !== null) {
+    handleHostRequest(message).then(
+      (data) => safePost({ type: "reply", id: message.id, ok: true, data: data || {} }),
+      (error) => safePost({
+        type: "reply", id: message.id, ok: false,
+        error: { message: error.message || String(error), ...(error.code !== undefined ? { code: error.code } : {}) },
+      }),
+    );
+  }
+}
+
+function safePost(message) {
+  try {
+    postToHost(message);
+  } catch (error) {
+    console.warn("tabpilot: could not answer the host:", error.message);
+  }
+}
+
+// --- host → extension requests: chrome.debugger and chrome.tabs ---------------------------------------
+async function handleHostRequest(message) {
+  switch (message.type) {
+    case "cdp.attach": return attach(requireTabId(message));
+    case "cdp.detach": return detach(requireTabId(message));
+    case "cdp.send": return sendCommand(message);
+    case "tabs.query": return { tabs: (await chrome.tabs.query({})).filter(isAgentTab).map(tabInfo) };
+    case "tabs.create": {
+      const tab = await chrome.tabs.create({ url: message.url || "about:blank", active: true });
+      return { tab: tabInfo(tab) };
+    }
+    case "tabs.activate": {
+      const tab = await chrome.tabs.update(requireTabId(message), { active: true });
+      await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+      return {};
+    }
+    case "tabs.close": {
+      await chrome.tabs.remove(requireTabId(message));
+      return {};
+    }
+    default:
+      throw Object.assign(new Error(`unknown request type ${JSON.stringify(message.type)}`), { code: "bad_request" });
+  }
+}
+
+function requireTabId(message) {
+  if (!Number.isInteger(message.tabId)) {
+    throw Object.assign(new Error(`${message.type} needs an integer tabId`), { code: "bad_request" });
+  }
+  return message.tabId;
+}
+
+async function attach(tabId) {
+  if (attachedTabs.has(tabId)) return {};
+  try {
+    await chrome.debugger.attach({ tabId }, DEBUGGER_PROTOCOL);
+  } catch (error) {
+    // After a worker restart we may still hold the attachment from before.
+    const targets = await chrome.debugger.getTargets();
+    const mine = targets.find((t) => t.tabId === tabId && t.attached && !t.extensionId);
+    if (!/already attached/i.test(error.message) || !mine) throw error;
+  }
+  attachedTabs.add(tabId);
+  return {};
+}
+
+async function detach(tabId) {
+  attachedTabs.delete(tabId);
+  try {
+    await chrome.debugger.detach({ tabId });
+  } catch (error) {
+    if (!/not attached/i.test(error.message)) throw error;
+  }
+  return {};
+}
+
+async function sendCommand({ tabId, sessionId, method, params }) {
+  if (!Number.isInteger(tabId) || typeof method !== "string") {
+    throw Object.assign(new Error("cdp.send needs an integer tabId and a method"), { code: "bad_request" });
+  }
+  if (method.startsWith("Input.dispatch")) recordDispatchedInput(tabId, sessionId, method, params || {});
+  const target = sessionId ? { tabId, sessionId } : { tabId };
+  try {
+    return (await chrome.debugger.sendCommand(target, method, params || {})) || {};
+  } catch (error) {
+    throw cdpError(method, error);
+  }
+}
+
+// chrome.debugger reports a CDP error as the JSON text of {code, message}.
+function cdpError(method, error) {
+  const text = error && error.message ? error.message : String(error);
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed && typeof parsed.message === "string") {
+      return Object.assign(new Error(parsed.message), { code: parsed.code });
+    }
+  } catch (_) { /* not JSON: a chrome.debugger error such as "Debugger is not attached" */ }
+  return new Error(`${method}: ${text}`);
+}
+
+function recordDispatchedInput(tabId, sessionId, method, params) {
+  dispatchedInput.push({
+    time: Date.now(), tabId, sessionId: sessionId || null, method,
+    type: params.type || null, x: params.x ?? null, y: params.y ?? null,
+    key: params.key ?? null,
+  });
+  if (dispatchedInput.length > DISPATCHED_INPUT_LIMIT) dispatchedInput.splice(0, dispatchedInput.length - DISPATCHED_INPUT_LIMIT);
+}
+
+function isAgentTab(tab) {
+  return !(tab.url || "").startsWith(`chrome-extension://${chrome.runtime.id}/`);
+}
+
+function tabInfo(tab) {
+  return { tabId: tab.id, url: tab.url || tab.pendingUrl || "", title: tab.title || "", active: !!tab.active };
+}
+
+chrome.debugger.onEvent.addListener((source, method, params) => {
+  if (source.tabId === undefined || !attachedTabs.has(source.tabId) || !host.port) return;
+  const event = { type: "cdp.event", tabId: source.tabId, method, params: params || {} };
+  if (source.sessionId) event.sessionId = source.sessionId;
+  safePost(event);
+});
+
+chrome.debugger.onDetach.addListener((source, reason) => {
+  if (source.tabId === undefined) return;
+  attachedTabs.delete(source.tabId);
+  if (host.port) safePost({ type: "cdp.detached", tabId: source.tabId, reason });
+});
+
+function pushTabEvent(event, tab) {
+  if (!host.connected) return;
+  if (tab.url !== undefined && !isAgentTab(tab)) return;
+  safePost({ type: "tabs.event", event, tab });
+}
+
+chrome.tabs.onCreated.addListener((tab) => pushTabEvent("created", tabInfo(tab)));
+chrome.tabs.onRemoved.addListener((tabId) => pushTabEvent("removed", { tabId }));
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  if (change.url !== undefined || change.title !== undefined || change.status === "complete") {
+    pushTabEvent("updated", tabInfo(tab));
+  }
+});
+
+// --- popups --------------------------------------------------------------------------------------------
+function hostState(task) {
+  return {
+    kind: "host",
+    connected: host.connected,
+    hostVersion: host.hostVersion,
+    error: host.error,
+    retryInMs: host.retryAt ? Math.max(0, host.retryAt - Date.now()) : null,
+    task: task === undefined ? null : task,
+  };
+}
+
+function broadcastHostState(task) {
+  broadcast(hostState(task));
+}
+
+function broadcast(message) {
+  for (const port of popupPorts) {
+    try { port.postMessage(message); } catch (_) { popupPorts.delete(port); }
+  }
+}
+
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name !== "popup" || port.sender.id !== chrome.runtime.id) return;
+  popupPorts.add(port);
+  port.onDisconnect.addListener(() => popupPorts.delete(port));
+  port.onMessage.addListener((message) => onPopupMessage(port, message));
+  port.postMessage(hostState(null));
+});
+
+async function onPopupMessage(port, message) {
+  if (!message || typeof message !== "object") return;
+  if (message.kind === "reconnect") {
+    if (!host.port) connectHost();
+    return;
+  }
+  if (message.kind !== "request") return;
+  const request = message.request || {};
+  let reply;
+  try {
+    if (!POPUP_REQUEST_TYPES.has(request.type)) throw new Error(`the popup may not send ${request.type}`);
+    reply = { kind: "reply", id: message.id, ok: true, data: await requestHost(request) };
+  } catch (error) {
+    reply = { kind: "reply", id: message.id, ok: false, error: error.message || String(error) };
+  }
+  try { port.postMessage(reply); } catch (_) { /* popup closed meanwhile */ }
+}
+
+connectHost();
