@@ -1,1 +1,1 @@
-"""store"""
+"""The record (SQLite task history) and the settings file."""

@@ -1,0 +1,50 @@
+"""Keep secrets out of what we write down. Events and results pass through here before they are stored,
+so an API key that slipped into a tool input, a raw request's headers or a page's text never reaches
+the database or an export."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "[redacted]"
+RAW_FIELDS = ("rawRequest", "rawResponse")
+
+# Key names whose value is a secret whatever it looks like (compared lower-case, "-" and "_" removed).
+_SECRET_KEYS = {"apikey", "authorization", "proxyauthorization", "xapikey", "openaiapikey"}
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{8,}")
+# OpenAI-style keys ("sk-...", "sk-proj-...") wherever they appear in text.
+_OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}")
+
+
+def is_secret_key(name: str) -> bool:
+    return name.lower().replace("-", "").replace("_", "") in _SECRET_KEYS
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 8 and secret in text:
+            text = text.replace(secret, REDACTED)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return _OPENAI_KEY.sub(REDACTED, text)
+
+
+def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of a JSON-like value with secret-named fields and secret-looking text replaced."""
+    secrets = tuple(secrets)
+    if isinstance(value, dict):
+        return {
+            key: (REDACTED if isinstance(key, str) and is_secret_key(key) and item else scrub(item, secrets))
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub(item, secrets) for item in value]
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
+    return value
+
+
+def without_raw(event: dict[str, Any]) -> dict[str, Any]:
+    """The event minus the raw LLM request/response (they hold whole pages)."""
+    return {key: item for key, item in event.items() if key not in RAW_FIELDS}

@@ -1,0 +1,169 @@
+"""Settings: the LLM endpoint and the agent's limits, in one JSON file only its owner can read.
+
+The popup (through the host's `settings.get` / `settings.set`) and `tabpilot config` both go through
+here. The API key is kept in this file and is never handed back whole: `public_view` shows a hint."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .. import paths
+
+LANGUAGES = ("en-US", "zh-CN")
+MAX_STEPS_LIMIT = 1000
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be read, saved or applied; the message says what to do."""
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow", validate_assignment=True)
+
+    base_url: str | None = Field(default=None, alias="baseURL")
+    model: str | None = None
+    api_key: str | None = Field(default=None, alias="apiKey", repr=False)
+    max_steps: int = Field(default=40, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
+    language: str = "en-US"
+    debug_capture: bool = Field(default=False, alias="debugCapture")
+
+    @field_validator("base_url", "model", "api_key", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip()
+            return value or None
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.lower().startswith(("http://", "https://")) or len(value.split("://", 1)[1]) == 0:
+            raise ValueError("must be an http:// or https:// URL, e.g. https://api.openai.com/v1")
+        return value.rstrip("/")
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        if value not in LANGUAGES:
+            raise ValueError(f"must be one of {', '.join(LANGUAGES)}")
+        return value
+
+    def to_file(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+# Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
+FIELD_NAMES: dict[str, str] = {}
+for _name, _info in Settings.model_fields.items():
+    for _spelling in (_name, _info.alias or _name, _name.replace("_", "-")):
+        FIELD_NAMES[_spelling] = _name
+FIELD_NAMES["baseUrl"] = "base_url"
+
+
+def _describe(error: ValidationError) -> str:
+    """Errors named as `tabpilot config` names settings: "max-steps: input should be ≥ 1"."""
+    parts = []
+    for item in error.errors():
+        name = str(item["loc"][0]) if item["loc"] else "settings"
+        name = FIELD_NAMES.get(name, name).replace("_", "-")
+        message = item["msg"].removeprefix("Value error, ")
+        parts.append(f"{name}: {message[:1].lower()}{message[1:]}")
+    return "; ".join(parts)
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The saved settings; defaults when there is no file yet."""
+    path = path or paths.config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        raise SettingsError(f"cannot read the settings file {path}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"the settings file {path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it or delete it"
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"the settings file {path} must hold a JSON object; fix it or delete it")
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(f"the settings file {path} has a bad value: {_describe(exc)}") from exc
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> None:
+    """Write atomically (temp file + rename) with owner-only permissions, so a crash mid-write leaves the
+    old file whole and no other user can read the key even for a moment."""
+    path = path or paths.config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(settings.to_file(), indent=2, ensure_ascii=False) + "\n"
+    fd, temp_name = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)  # created 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temp_name, 0o600)
+        os.replace(temp_name, path)
+    except BaseException:
+        try:
+            os.unlink(temp_name)
+        except OSError:
+            pass
+        raise
+
+
+def apply_changes(settings: Settings, changes: dict[str, Any]) -> Settings:
+    """A copy of `settings` with `changes` applied. Keys in any spelling (`baseURL`, `base_url`,
+    `base-url`); a None value resets that setting. Unknown keys and bad values raise SettingsError."""
+    unknown = [key for key in changes if key not in FIELD_NAMES]
+    if unknown:
+        known = ", ".join(name.replace("_", "-") for name in Settings.model_fields)
+        raise SettingsError(f"unknown setting {', '.join(map(repr, unknown))}; settings are: {known}")
+    data = settings.model_dump()
+    for key, value in changes.items():
+        name = FIELD_NAMES[key]
+        if value is None:
+            data.pop(name, None)
+        else:
+            data[name] = value
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc)) from exc
+
+
+def api_key_hint(key: str | None) -> str | None:
+    """Enough to recognise which key is set, never enough to use it: "sk-…abcd"."""
+    if not key:
+        return None
+    if len(key) >= 16:
+        return f"{key[:3]}…{key[-4:]}"
+    if len(key) >= 8:
+        return f"…{key[-2:]}"
+    return "…"
+
+
+def public_view(settings: Settings) -> dict[str, Any]:
+    """What a UI may show (the host's `settings.get` reply): everything but the key itself."""
+    return {
+        "baseURL": settings.base_url,
+        "model": settings.model,
+        "apiKeySet": bool(settings.api_key),
+        "apiKeyHint": api_key_hint(settings.api_key),
+        "maxSteps": settings.max_steps,
+        "language": settings.language,
+        "debugCapture": settings.debug_capture,
+    }

@@ -1,0 +1,440 @@
+"""The record: every task and every history event, in SQLite, written the moment it happens.
+
+One row per task (status, result, timings, token totals, URL, model) and one row per event, in order.
+Each call is one short transaction, so a host killed mid-task loses nothing it already appended; the
+next start marks such a task `interrupted`. Events are stored as their page-agent wire JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from .ids import new_task_id
+from .redact import scrub, scrub_text, without_raw
+
+FINAL_STATUSES = ("completed", "error", "stopped")
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    id                TEXT PRIMARY KEY,
+    task              TEXT NOT NULL,
+    status            TEXT NOT NULL,
+    source            TEXT NOT NULL,
+    url               TEXT,
+    model             TEXT,
+    started_at        REAL NOT NULL,
+    ended_at          REAL,
+    steps             INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    total_tokens      INTEGER NOT NULL DEFAULT 0,
+    result            TEXT,
+    owner_pid         INTEGER
+);
+CREATE INDEX IF NOT EXISTS tasks_started ON tasks (started_at);
+CREATE TABLE IF NOT EXISTS events (
+    task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    type       TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);
+"""
+
+
+class StoreError(Exception):
+    """A store operation that cannot be done, with a message meant for the user."""
+
+
+class TaskNotFound(StoreError, LookupError):
+    def __init__(self, task_id: str, detail: str = "") -> None:
+        self.task_id = task_id
+        super().__init__(detail or f"no task with id {task_id!r}")
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    task_id: str
+    task: str
+    status: str  # running | completed | error | stopped | interrupted
+    source: str
+    started_at: float  # unix seconds
+    ended_at: float | None
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    url: str | None
+    model: str | None
+    result_text: str | None
+    success: bool | None
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.ended_at is None else max(0.0, self.ended_at - self.started_at)
+
+    def to_wire(self) -> dict[str, Any]:
+        """camelCase for the extension; times in epoch milliseconds (what JS `Date` takes)."""
+        return {
+            "taskId": self.task_id,
+            "task": self.task,
+            "status": self.status,
+            "source": self.source,
+            "startedAt": _ms(self.started_at),
+            "endedAt": _ms(self.ended_at),
+            "steps": self.steps,
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+            "totalTokens": self.total_tokens,
+            "url": self.url,
+            "model": self.model,
+            "resultText": self.result_text,
+            "success": self.success,
+        }
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    seq: int
+    created_at: float
+    event: dict[str, Any]  # the page-agent wire JSON, as appended (minus secrets and, unless captured, raw I/O)
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    summary: TaskSummary
+    result: dict[str, Any] | None  # ExecutionResult wire JSON without its history (the events are the history)
+    stored_events: list[StoredEvent] = field(default_factory=list)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [stored.event for stored in self.stored_events]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"task": self.summary.to_wire(), "result": self.result, "events": self.events}
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if sys.platform == "win32":
+        import ctypes
+
+        process_query_limited_information, still_active = 0x1000, 259
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
+        if not handle:
+            return False
+        try:
+            code = ctypes.c_ulong()
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == still_active
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _result_text(result: dict[str, Any] | None) -> str | None:
+    if not result:
+        return None
+    data = result.get("data")
+    if data is None:
+        return None
+    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+
+
+class TaskStore:
+    """The task history database. Safe to share between threads (one connection behind a lock) and
+    between processes (WAL; the host and `tabpilot history` may have it open at once)."""
+
+    def __init__(self, path: Path | None = None, *, capture_raw: bool = False, secrets: Iterable[str] = ()) -> None:
+        self.path = Path(path) if path is not None else paths.database_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.capture_raw = capture_raw
+        self._secrets: set[str] = {s for s in secrets if s}
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on disk before append_event returns (survives power loss, not just a kill).
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._create_schema()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(f"cannot open the task database {self.path}: {exc}") from exc
+
+    def _create_schema(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the task database {self.path} was written by a newer tabpilot (schema {version}); upgrade tabpilot"
+            )
+        if version < SCHEMA_VERSION:
+            self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    # -- secrets ---------------------------------------------------------------------------------
+
+    def add_secret(self, value: str | None) -> None:
+        """A value (e.g. the configured API key) to blank out wherever it shows up in stored text."""
+        if value:
+            self._secrets.add(value)
+
+    def _clean(self, value: Any) -> Any:
+        return scrub(value, self._secrets)
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def mark_interrupted(self) -> int:
+        """Tasks left `running` by a process that no longer exists become `interrupted`. Call at start."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, owner_pid FROM tasks WHERE status = 'running'").fetchall()
+            dead = [row["id"] for row in rows if row["owner_pid"] is None or not _process_alive(row["owner_pid"])]
+            with self._transaction():
+                for task_id in dead:
+                    last = self._db.execute(
+                        "SELECT MAX(created_at) FROM events WHERE task_id = ?", (task_id,)
+                    ).fetchone()[0]
+                    self._db.execute(
+                        "UPDATE tasks SET status = 'interrupted', ended_at = COALESCE(?, started_at) WHERE id = ?",
+                        (last, task_id),
+                    )
+            return len(dead)
+
+    def start_task(self, task: str, *, url: str | None = None, model: str | None = None, source: str = "cli") -> str:
+        if not isinstance(task, str) or not task.strip():
+            raise StoreError("a task needs some text saying what to do")
+        task_id = new_task_id()
+        with self._lock, self._transaction():
+            self._db.execute(
+                "INSERT INTO tasks (id, task, status, source, url, model, started_at, owner_pid)"
+                " VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
+                (
+                    task_id,
+                    scrub_text(task, self._secrets),
+                    source,
+                    scrub_text(url, self._secrets) if url else None,
+                    model,
+                    time.time(),
+                    os.getpid(),
+                ),
+            )
+        return task_id
+
+    def append_event(self, task_id: str, event: dict[str, Any]) -> None:
+        """Store one HistoricalEvent; it is committed to disk before this returns."""
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise StoreError(f"an event must be a JSON object with a string 'type', got {str(event)[:80]!r}")
+        if not self.capture_raw:
+            event = without_raw(event)
+        body = json.dumps(self._clean(event), ensure_ascii=False, default=str)
+        usage = event.get("usage") if event["type"] == "step" else None
+        usage = usage if isinstance(usage, dict) else {}
+        now = time.time()
+        with self._lock, self._transaction():
+            if self._db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
+                raise TaskNotFound(task_id)
+            seq = self._db.execute(
+                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE task_id = ?", (task_id,)
+            ).fetchone()[0]
+            self._db.execute(
+                "INSERT INTO events (task_id, seq, type, created_at, body) VALUES (?, ?, ?, ?, ?)",
+                (task_id, seq, event["type"], now, body),
+            )
+            if event["type"] == "step":
+                self._db.execute(
+                    "UPDATE tasks SET steps = steps + 1, prompt_tokens = prompt_tokens + ?,"
+                    " completion_tokens = completion_tokens + ?, total_tokens = total_tokens + ? WHERE id = ?",
+                    (
+                        _count(usage.get("promptTokens")),
+                        _count(usage.get("completionTokens")),
+                        _count(usage.get("totalTokens")),
+                        task_id,
+                    ),
+                )
+
+    def finish_task(self, task_id: str, *, status: str, result: dict[str, Any] | None) -> None:
+        """Record how a task ended. `result` is the ExecutionResult wire JSON; its `history` is not stored
+        again (the appended events are the history) unless no events were appended at all."""
+        if status not in FINAL_STATUSES:
+            raise StoreError(f"status must be one of {', '.join(FINAL_STATUSES)}, not {status!r}")
+        if result is not None and not isinstance(result, dict):
+            raise StoreError("result must be an ExecutionResult JSON object or None")
+        history = (result or {}).get("history")
+        result_json = None
+        if result is not None:
+            stored_result = self._clean({key: value for key, value in result.items() if key != "history"})
+            result_json = json.dumps(stored_result, ensure_ascii=False, default=str)
+        with self._lock, self._transaction():
+            if self._db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
+                raise TaskNotFound(task_id)
+            has_events = self._db.execute("SELECT 1 FROM events WHERE task_id = ? LIMIT 1", (task_id,)).fetchone()
+            self._db.execute(
+                "UPDATE tasks SET status = ?, ended_at = ?, result = ? WHERE id = ?",
+                (status, time.time(), result_json, task_id),
+            )
+        if not has_events and isinstance(history, list):
+            for event in history:
+                if isinstance(event, dict) and isinstance(event.get("type"), str):
+                    self.append_event(task_id, event)
+
+    def delete_task(self, task_id: str) -> bool:
+        with self._lock, self._transaction():
+            row = self._db.execute("SELECT status, owner_pid FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if row is None:
+                return False
+            if row["status"] == "running" and row["owner_pid"] is not None and _process_alive(row["owner_pid"]):
+                raise StoreError(f"task {task_id} is still running; stop it before deleting it")
+            self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
+            self._db.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
+        return True
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def list_tasks(self, limit: int = 50) -> list[TaskSummary]:
+        """Newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM tasks ORDER BY started_at DESC, id DESC LIMIT ?", (max(0, int(limit)),)
+            ).fetchall()
+        return [_summary(row) for row in rows]
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id of the one task whose id starts with `prefix` (like git's short hashes)."""
+        prefix = prefix.strip().lower()
+        if not prefix:
+            raise TaskNotFound(prefix, "no task id given")
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM tasks WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (pattern,)
+            ).fetchall()
+        ids = [row["id"] for row in rows]
+        if not ids:
+            raise TaskNotFound(prefix)
+        if prefix in ids:
+            return prefix
+        if len(ids) > 1:
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            raise TaskNotFound(prefix, f"task id {prefix!r} is ambiguous: it could be {shown}")
+        return ids[0]
+
+    def get_task(self, task_id: str) -> TaskRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if row is None:
+                return None
+            events = self._db.execute(
+                "SELECT seq, created_at, body FROM events WHERE task_id = ? ORDER BY seq", (task_id,)
+            ).fetchall()
+        return TaskRecord(
+            summary=_summary(row),
+            result=json.loads(row["result"]) if row["result"] else None,
+            stored_events=[StoredEvent(e["seq"], e["created_at"], json.loads(e["body"])) for e in events],
+        )
+
+    def export_task(self, task_id: str, *, include_raw: bool | None = None) -> dict[str, Any]:
+        """page-agent-shaped JSON: the ExecutionResult (`{success, data, history}`) plus what we know
+        about the task. Holds no secrets; raw LLM I/O only if it was captured and `include_raw`
+        (default: this store's `capture_raw`)."""
+        include_raw = self.capture_raw if include_raw is None else include_raw
+        record = self.get_task(task_id)
+        if record is None:
+            raise TaskNotFound(task_id)
+        summary = record.summary
+        result = dict(record.result or {})
+        if "success" not in result:
+            result["success"] = summary.status == "completed"
+        result.setdefault("data", None if summary.status != "interrupted" else "the task was interrupted")
+        result["history"] = record.events if include_raw else [without_raw(event) for event in record.events]
+        wire = summary.to_wire()
+        export = {
+            "task": summary.task,
+            "taskId": summary.task_id,
+            "status": summary.status,
+            "url": summary.url,
+            "model": summary.model,
+            "source": summary.source,
+            "startedAt": wire["startedAt"],
+            "endedAt": wire["endedAt"],
+            "steps": summary.steps,
+            "usage": {
+                "promptTokens": summary.prompt_tokens,
+                "completionTokens": summary.completion_tokens,
+                "totalTokens": summary.total_tokens,
+            },
+            "result": result,
+        }
+        return self._clean(export)  # defence in depth: scrub once more on the way out
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> TaskStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE … COMMIT (or ROLLBACK on error) on an autocommit connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _summary(row: sqlite3.Row) -> TaskSummary:
+    result = json.loads(row["result"]) if row["result"] else None
+    success = result.get("success") if isinstance(result, dict) else None
+    return TaskSummary(
+        task_id=row["id"],
+        task=row["task"],
+        status=row["status"],
+        source=row["source"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        steps=row["steps"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        total_tokens=row["total_tokens"],
+        url=row["url"],
+        model=row["model"],
+        result_text=_result_text(result),
+        success=success if isinstance(success, bool) else None,
+    )
