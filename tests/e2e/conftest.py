@@ -1,0 +1,49 @@
+"""Fixtures of the end-to-end tests: the e2e fixture pages, and one browser with the extension and the
+installed native host per test module (see e2e_support.py). A failing test gets the browser's and the
+host's logs attached to its report."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import E2E_PAGES, E2EPages, Harness, QuietHandler, start_harness
+
+
+@pytest.fixture(scope="session")
+def e2e_pages() -> Iterator[E2EPages]:
+    handler = functools.partial(QuietHandler, directory=str(E2E_PAGES))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield E2EPages(server.server_address[1])
+    server.shutdown()
+    server.server_close()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
+    """One browser with the extension and the installed host per test module, host connected."""
+    h = await start_harness(browser_binary, tmp_path_factory.mktemp("e2e"))
+    try:
+        await h.wait_host_connected()
+    except BaseException as exc:
+        logs = h.logs()
+        await h.browser.close()
+        raise AssertionError(f"{exc}\n{logs}") from exc
+    yield h
+    await h.browser.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.failed:
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, Harness):
+                report.sections.append(("browser and host logs", value.logs()))
+    return report

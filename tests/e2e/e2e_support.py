@@ -1,0 +1,269 @@
+"""End-to-end harness (used by conftest.py and the e2e tests): real headless Chromium with the real
+extension loaded and the real native host, installed into the test profile with
+`tabpilot install --user-data-dir` and spawned by Chromium itself.
+
+Readiness chain (each step bounded): DevTools endpoint → the extension's service-worker target → the
+host's hello (the worker's `host.connected`). The popup is driven as a tab (`popup.html?tabId=N`).
+A failing test gets the browser's log and the host's logs attached to its report."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.server
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.tab import Tab, js_string
+from tabpilot.cdp import CDPSession
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTENSION_DIR = ROOT / "extension"
+E2E_PAGES = Path(__file__).parent / "pages"
+READY_TIMEOUT = 20.0
+
+
+def extension_id(manifest_path: Path = EXTENSION_DIR / "manifest.json") -> str:
+    """The id Chromium derives from the manifest key: sha256(DER public key), 32 hex digits → a-p."""
+    import hashlib
+
+    key = json.loads(manifest_path.read_text())["key"]
+    digest = hashlib.sha256(base64.b64decode(key)).hexdigest()[:32]
+    return "".join(chr(ord("a") + int(c, 16)) for c in digest)
+
+
+EXTENSION_ID = extension_id()
+EXTENSION_ORIGIN = f"chrome-extension://{EXTENSION_ID}"
+
+
+async def wait_until(probe: Any, what: str, timeout: float = READY_TIMEOUT, interval: float = 0.05) -> Any:
+    """Poll an async probe until it returns something truthy; fail naming what never happened."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        try:
+            value = await probe()
+            if value:
+                return value
+        except Exception as exc:  # a probe may fail while things start up
+            last_error = exc
+        if time.monotonic() > deadline:
+            detail = f" (last error: {last_error})" if last_error else ""
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}{detail}")
+        await asyncio.sleep(interval)
+
+
+# --- fixture pages of this folder ------------------------------------------------------------------------
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+
+@dataclass(frozen=True)
+class E2EPages:
+    port: int
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}/{path.lstrip('/')}"
+
+
+# --- the popup, driven as a tab ------------------------------------------------------------------------------
+class PopupPage:
+    def __init__(self, tab: Tab) -> None:
+        self.tab = tab
+
+    async def js(self, expression: str) -> Any:
+        return await self.tab.evaluate(expression, timeout=10)
+
+    async def click(self, selector: str) -> None:
+        found = await self.js(
+            f"(() => {{ const el = document.querySelector({js_string(selector)});"
+            " if (!el) return false; el.click(); return true; })()"
+        )
+        assert found, f"no {selector} in the popup"
+
+    async def fill(self, selector: str, value: str) -> None:
+        found = await self.js(
+            f"(() => {{ const el = document.querySelector({js_string(selector)}); if (!el) return false;"
+            f" el.value = {js_string(value)}; el.dispatchEvent(new Event('input', {{bubbles: true}}));"
+            " return true; })()"
+        )
+        assert found, f"no {selector} in the popup"
+
+    async def text(self, selector: str) -> str:
+        return str(
+            await self.js(f"document.querySelector({js_string(selector)})?.textContent ?? ''")
+        ).strip()
+
+    async def visible(self, selector: str) -> bool:
+        return bool(
+            await self.js(
+                f"(() => {{ const el = document.querySelector({js_string(selector)});"
+                " return !!el && !el.closest('[hidden]'); })()"
+            )
+        )
+
+    async def cards(self) -> list[dict[str, str]]:
+        """The timeline as the user sees it: one dict per card (its type and visible text)."""
+        return await self.js(
+            "[...document.querySelectorAll('#timeline .card')]"
+            ".map(c => ({type: c.dataset.type, text: c.innerText}))"
+        )
+
+    async def wait_for(self, expression: str, what: str, timeout: float = READY_TIMEOUT) -> Any:
+        return await wait_until(lambda: self.js(expression), what, timeout)
+
+    async def screenshot(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        height = await self.js("Math.max(document.body.scrollHeight, 320)")
+        await self.tab.send("Emulation.setDeviceMetricsOverride",
+                            {"width": 400, "height": int(min(height, 900)), "deviceScaleFactor": 1, "mobile": False})
+        shot = await self.tab.send("Page.captureScreenshot", {"format": "png"})
+        await asyncio.to_thread(path.write_bytes, base64.b64decode(shot["data"]))
+
+
+# --- the whole installation ---------------------------------------------------------------------------------------
+@dataclass
+class Harness:
+    browser: Browser
+    home: Path
+    tabpilot_home: Path
+    profile: Path
+    chromium_log: Path
+    worker: CDPSession | None = None
+
+    # the service worker: the relay itself (tests look inside it, as a developer would in DevTools)
+    async def attach_worker(self, timeout: float = READY_TIMEOUT) -> CDPSession:
+        root = self.browser.connection.root
+
+        async def find() -> str | None:
+            targets = (await root.send("Target.getTargets"))["targetInfos"]
+            for target in targets:
+                if target["type"] == "service_worker" and target["url"].startswith(EXTENSION_ORIGIN):
+                    return target["targetId"]
+            return None
+
+        target_id = await wait_until(find, "the extension's service worker", timeout)
+        reply = await root.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
+        self.worker = self.browser.connection.session(reply["sessionId"])
+        await self.worker.send("Runtime.runIfWaitingForDebugger")
+        return self.worker
+
+    async def sw(self, expression: str, timeout: float = 10) -> Any:
+        """Evaluate in the service worker (awaits promises, returns by value)."""
+        if self.worker is None:
+            await self.attach_worker()
+        assert self.worker is not None
+        result = await self.worker.send(
+            "Runtime.evaluate",
+            {"expression": expression, "awaitPromise": True, "returnByValue": True, "replMode": True},
+            timeout=timeout,
+        )
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            raise AssertionError(details.get("exception", {}).get("description") or details.get("text"))
+        return result["result"].get("value")
+
+    async def wait_host_connected(self, timeout: float = READY_TIMEOUT) -> None:
+        await wait_until(lambda: self.sw("host.connected"), "the native host's hello", timeout)
+
+    async def host_state(self) -> dict[str, Any]:
+        return await self.sw("({connected: host.connected, error: host.error, version: host.hostVersion})")
+
+    async def chrome_tab_id(self, tab: Tab) -> int:
+        """chrome.tabs' id for a tab we opened over CDP (the id the popup and the host use)."""
+        url = await tab.url()
+        tab_id = await self.sw(
+            f"(await chrome.tabs.query({{}})).find(t => t.url === {js_string(url)})?.id ?? null"
+        )
+        assert tab_id is not None, f"chrome.tabs does not know {url}"
+        return int(tab_id)
+
+    async def open_popup(self, target: Tab | None = None) -> PopupPage:
+        query = f"?tabId={await self.chrome_tab_id(target)}" if target is not None else ""
+        tab = await self.browser.new_tab(f"{EXTENSION_ORIGIN}/popup.html{query}")
+        popup = PopupPage(tab)
+        await popup.wait_for("document.body.dataset.view === 'task'", "the popup to render")
+        return popup
+
+    def host_pids(self) -> list[int]:
+        """The native hosts Chromium spawned: its descendants whose argv names our extension origin."""
+        group = self.browser.launched.process.pid if self.browser.launched else -1
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if os.getpgid(int(entry.name)) != group:
+                    continue
+            except (OSError, ProcessLookupError):
+                continue
+            if any(arg.decode(errors="replace").startswith(EXTENSION_ORIGIN) for arg in argv):
+                found.append(int(entry.name))
+        return found
+
+    def database(self) -> Path:
+        return self.tabpilot_home / "data" / "tasks.sqlite3"
+
+    def logs(self) -> str:
+        parts = []
+        for path in [self.chromium_log, *sorted((self.tabpilot_home / "log").glob("*"))]:
+            if path.is_file():
+                text = path.read_text(errors="replace")
+                parts.append(f"===== {path} (last 6000 chars) =====\n{text[-6000:]}")
+        return "\n".join(parts) or "(no logs)"
+
+
+def install_host(profile: Path, env: dict[str, str]) -> None:
+    """Install exactly as a user does, into this one profile."""
+    result = subprocess.run(
+        [sys.executable, "-m", "tabpilot", "install", "--user-data-dir", str(profile)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"tabpilot install failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+
+
+async def start_harness(
+    binary: str, base: Path, *, install: bool = True, extra_env: dict[str, str] | None = None
+) -> Harness:
+    home, tabpilot_home, profile = base / "home", base / "tabpilot-home", base / "profile"
+    for path in (home, tabpilot_home, profile):
+        path.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(home), "TABPILOT_HOME": str(tabpilot_home), **(extra_env or {})}
+    if install:
+        install_host(profile, env)
+    chromium_log = base / "chromium.log"
+    browser = await Browser.launch(
+        executable=binary,
+        headless=True,
+        user_data_dir=profile,
+        extension_dir=EXTENSION_DIR,
+        extra_args=["--silent-debugger-extension-api"],
+        env=env,
+        log_path=str(chromium_log),
+    )
+    harness = Harness(browser, home, tabpilot_home, profile, chromium_log)
+    try:
+        await harness.attach_worker()
+    except BaseException:
+        await browser.close()
+        raise
+    return harness

@@ -1,0 +1,32 @@
+"""Without the host installed, the extension still loads and the popup says what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import pytest
+from e2e_support import start_harness, wait_until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+
+async def test_popup_explains_a_missing_host(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    harness = await start_harness(browser_binary, tmp_path_factory.mktemp("nohost"), install=False)
+    try:
+        state = await wait_until(
+            lambda: harness.sw("host.error && {connected: host.connected, error: host.error}"),
+            "the worker to give up on the host",
+        )
+        assert state["connected"] is False
+        assert "native messaging host not found" in state["error"].lower()
+
+        popup = await harness.open_popup()
+        await popup.wait_for("document.body.dataset.host === 'down'", "the popup's host-down state")
+        assert await popup.visible("#host-down")
+        assert "native messaging host not found" in (await popup.text("#host-down-reason")).lower()
+        banner = await popup.text("#host-down")
+        assert "tabpilot install" in banner and "tabpilot doctor" in banner
+        assert await popup.js("document.getElementById('run').disabled") is True
+        # the worker keeps retrying with backoff, and says so
+        await popup.wait_for("/Retrying in \\d+ s/.test(document.getElementById('host-retry').textContent)",
+                             "the retry countdown")
+    finally:
+        await harness.browser.close()
