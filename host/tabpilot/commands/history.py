@@ -1,0 +1,86 @@
+"""`tabpilot history`: list past tasks; `show ID` as a timeline; `export ID [-o FILE]`; `delete ID`.
+An id may be shortened to any unambiguous prefix, as with git."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--limit", type=int, default=50, help="how many tasks to list (default 50)")
+    parser.add_argument("--json", action="store_true", help="list as JSON")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    show = actions.add_parser("show", help="print one task as a timeline")
+    show.add_argument("task_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print the stored task and its events as JSON")
+    export = actions.add_parser("export", help="write one task as page-agent-shaped JSON")
+    export.add_argument("task_id", metavar="ID")
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
+    delete = actions.add_parser("delete", help="delete one task and its events")
+    delete.add_argument("task_id", metavar="ID")
+
+
+def _fail(message: str) -> int:
+    print(f"tabpilot history: {message}", file=sys.stderr)
+    return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..store.settings import SettingsError, load_settings
+    from ..store.tasks import StoreError, TaskStore
+    from ..store.timeline import task_table, timeline
+
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")  # "…" and "·" on a console that cannot show them
+    try:
+        capture_raw = load_settings().debug_capture
+    except SettingsError:
+        capture_raw = False  # a broken settings file must not hide the record; `tabpilot config` reports it
+    try:
+        store = TaskStore(capture_raw=capture_raw)
+    except StoreError as exc:
+        return _fail(str(exc))
+    try:
+        store.mark_interrupted()
+        action = getattr(args, "action", None)
+        if action is None:
+            if args.limit < 1:
+                return _fail("--limit must be at least 1")
+            tasks = store.list_tasks(args.limit)
+            if args.json:
+                print(json.dumps([t.to_wire() for t in tasks], indent=2, ensure_ascii=False))
+            else:
+                print(task_table(tasks))
+            return 0
+        task_id = store.resolve_id(args.task_id)
+        if action == "show":
+            record = store.get_task(task_id)
+            if record is None:  # deleted between resolving and reading
+                return _fail(f"no task with id {task_id!r}")
+            print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False) if args.json else timeline(record))
+        elif action == "export":
+            text = json.dumps(store.export_task(task_id), indent=2, ensure_ascii=False) + "\n"
+            if args.output is None:
+                sys.stdout.write(text)
+            else:
+                try:
+                    args.output.write_text(text, encoding="utf-8")
+                except OSError as exc:
+                    return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
+                print(f"Exported task {task_id} to {args.output}")
+        elif action == "delete":
+            if not store.delete_task(task_id):
+                return _fail(f"no task with id {task_id!r}")
+            print(f"Deleted task {task_id}")
+        return 0
+    except StoreError as exc:
+        return _fail(str(exc))
+    except BrokenPipeError:  # `tabpilot history show ID | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        store.close()
