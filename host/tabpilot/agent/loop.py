@@ -1,0 +1,364 @@
+"""The agent: page-agent's reflection-before-action loop over a real browser.
+
+Each step: look at the page, note what changed (observations), ask the model for one AgentOutput
+(reflection + one action), run the action, append the step to `history`. `history` is the single
+source of truth — the memory the prompt is built from and the record the store writes — and every
+append is announced at once through the `historychange` event.
+
+Events (pyee): `statuschange(status)`, `historychange(event)` (the event just appended),
+`activity(activity)` (transient, for UIs), `dispose(reason)`."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pyee.asyncio import AsyncIOEventEmitter
+
+from ..browser.errors import BrowserError
+from .config import AgentConfig
+from .macro import MACRO_TOOL_DESCRIPTION, MACRO_TOOL_NAME, AgentOutput, macro_parameters, parse_agent_output
+from .prompts import system_prompt, user_prompt
+from .tools import Tool, ToolContext, assemble_tools
+from .types import (
+    AgentStatus,
+    ErrorActivity,
+    ErrorEvent,
+    ExecutedActivity,
+    ExecutingActivity,
+    ExecutionResult,
+    ObservationEvent,
+    RetryEvent,
+    RetryingActivity,
+    StepAction,
+    StepEvent,
+    StepUsage,
+    ThinkingActivity,
+    UserTakeoverEvent,
+    WireModel,
+)
+
+if TYPE_CHECKING:
+    from ..browser.browser import Browser
+    from ..browser.state import BrowserState
+    from ..llm import LLMClient, LLMConfig
+
+log = logging.getLogger(__name__)
+
+STOPPED_MESSAGE = "Task stopped"
+MAX_STEPS_MESSAGE = "Step count exceeded maximum limit"
+LOOP_REPEATS = 3  # the same action on an unchanged page this many times in a row is a loop
+WAIT_WARNING_SECONDS = 3
+
+
+class AgentBusy(RuntimeError):
+    """execute() was called while a task is already running."""
+
+
+class Agent(AsyncIOEventEmitter):
+    def __init__(
+        self,
+        browser: Browser,
+        llm: LLMClient | LLMConfig,
+        config: AgentConfig | None = None,
+    ) -> None:
+        super().__init__()
+        self.on("error", self._on_listener_error)  # pyee raises unhandled "error" events
+        from ..llm import LLMClient  # the openai package loads only when a client is made
+
+        self.browser = browser
+        self.llm: LLMClient = llm if isinstance(llm, LLMClient) else LLMClient(llm)
+        self.config = config or AgentConfig()
+        self.tools: dict[str, Tool] = assemble_tools(self.config)
+        self.task = ""
+        self.history: list[Any] = []
+        self.disposed = False
+        self._status: AgentStatus = "idle"
+        self._observations: list[str] = []
+        self._runner: asyncio.Task[ExecutionResult] | None = None
+        self._stop_requested = False
+        self._reset_step_state()
+
+    # --- public API ---------------------------------------------------------------------------
+    @property
+    def status(self) -> AgentStatus:
+        return self._status
+
+    @property
+    def running(self) -> bool:
+        return self._runner is not None and not self._runner.done()
+
+    async def execute(self, task: str) -> ExecutionResult:
+        """Run a task to its end (done, error, max steps or stop) and return the result."""
+        if self.disposed:
+            raise RuntimeError("this agent has been disposed; create a new one")
+        if self.running:
+            raise AgentBusy("the agent is already running a task; stop it before starting another")
+        if not isinstance(task, str) or not task.strip():
+            raise ValueError("a task needs some text saying what to do")
+        self._runner = asyncio.create_task(self._run(task.strip()))
+        try:
+            return await asyncio.shield(self._runner)
+        except asyncio.CancelledError:
+            await self.stop()  # the caller gave up on us: stop the run rather than leave it going
+            raise
+
+    async def stop(self) -> None:
+        """Cancel the model call or action in flight; returns once the run has settled as `stopped`."""
+        runner = self._runner
+        if runner is None or runner.done():
+            return
+        self._stop_requested = True
+        runner.cancel()
+        await asyncio.wait([runner])
+
+    def push_observation(self, content: str) -> None:
+        """A note for the model, added to the history before the next step (tools use this)."""
+        self._observations.append(content)
+
+    def push_takeover(self, event: UserTakeoverEvent) -> None:
+        """Record that the user took the controls (and what they did) in the history."""
+        self._append(event)
+
+    async def dispose(self, reason: str | None = None) -> None:
+        if self.disposed:
+            return
+        await self.stop()
+        self.disposed = True
+        self.emit("dispose", reason)
+        await self._hook("on_dispose", self, reason)
+
+    # --- the loop -----------------------------------------------------------------------------
+    async def _run(self, task: str) -> ExecutionResult:
+        self.task = task
+        self.history = []
+        self._observations = []
+        self._stop_requested = False
+        self._reset_step_state()
+        self._set_status("running")
+        result: ExecutionResult
+        try:
+            await self._hook("on_before_task", self)
+            result = await self._steps()
+        except asyncio.CancelledError:
+            if not self._stop_requested:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]  # we asked for it; finish normally
+            result = self._end("stopped", STOPPED_MESSAGE)
+        except Exception as exc:  # a model that cannot be reached, a browser gone, a failing hook
+            message = _describe_failure(exc)
+            self._activity(ErrorActivity(message=message))
+            self._append(ErrorEvent(message=message, raw_response=getattr(exc, "raw_response", None)))
+            result = self._end("error", message)
+        try:
+            await self._hook("on_after_task", self, result)
+        except Exception:
+            log.exception("on_after_task hook failed")
+        return result
+
+    async def _steps(self) -> ExecutionResult:
+        step = 0
+        while True:
+            await self._hook("on_before_step", self, step)
+            tab = await self.browser.current_tab()
+            state = await self._read_page(tab)
+            self._observe(step, state)
+            output, invoked = await self._think(step, state)
+            action_output = await self._act(output, tab, state)
+            self._append(
+                StepEvent(
+                    step_index=step,
+                    reflection=output.reflection,
+                    action=StepAction(name=output.tool_name, input=output.input_wire, output=action_output),
+                    usage=StepUsage.model_validate(_usage_wire(invoked.usage)),
+                    raw_response=invoked.raw_response,
+                    raw_request=invoked.raw_request,
+                )
+            )
+            await self._hook("on_after_step", self, self.history)
+            if output.tool_name == "done":
+                done = output.tool_input
+                success = bool(getattr(done, "success", True))
+                text = str(getattr(done, "text", "") or "no text provided")
+                return self._end("completed" if success else "error", text, success=success)
+            step += 1
+            if step >= self.config.max_steps:
+                self._append(ErrorEvent(message=MAX_STEPS_MESSAGE))
+                return self._end("error", MAX_STEPS_MESSAGE)
+            if self.config.step_delay:
+                await asyncio.sleep(self.config.step_delay)
+
+    async def _read_page(self, tab: Any) -> BrowserState:
+        from ..browser.state import get_state
+
+        state = await get_state(self.browser, tab, self._previous_state)
+        self._previous_state = state
+        return state
+
+    async def _think(self, step: int, state: BrowserState) -> tuple[AgentOutput, Any]:
+        from ..llm import ToolSpec
+
+        page_text = state.text
+        transform = self.config.transform_page_content
+        if transform is not None:
+            page_text = await _maybe_await(transform(page_text))
+        messages = [
+            {"role": "system", "content": system_prompt(self.config.language, self.config.custom_system_prompt)},
+            {
+                "role": "user",
+                "content": user_prompt(
+                    task=self.task,
+                    step_number=step + 1,
+                    max_steps=self.config.max_steps,
+                    history=self.history,
+                    page_text=page_text,
+                    system_instructions=self.config.system_instructions,
+                    page_instructions=self._page_instructions(state.url),
+                ),
+            },
+        ]
+        spec = ToolSpec(
+            name=MACRO_TOOL_NAME, description=MACRO_TOOL_DESCRIPTION, parameters=macro_parameters(self.tools)
+        )
+        self._activity(ThinkingActivity())
+        invoked = await self.llm.invoke(
+            messages, spec, parse=lambda arguments: parse_agent_output(arguments, self.tools), on_retry=self._on_retry
+        )
+        return invoked.value, invoked
+
+    async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> str:
+        name, tool_input = output.tool_name, output.tool_input
+        self._activity(ExecutingActivity(tool=name, input=output.input_wire))
+        started = time.monotonic()
+        context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
+        try:
+            result = await _maybe_await(self.tools[name].execute(context, tool_input))
+            text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+        except BrowserError as exc:  # a bad index, a stale element, a closed tab: the model can fix it
+            text = f"❌ {exc}"
+        except Exception as exc:  # a custom tool's bug must not end the task
+            log.exception("tool %s failed", name)
+            text = f"❌ {name} failed: {exc}"
+        duration = (time.monotonic() - started) * 1000
+        self._activity(ExecutedActivity(tool=name, input=output.input_wire, output=text, duration=round(duration, 1)))
+        self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if name == "wait" else 0.0
+        self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
+        del self._recent_actions[:-LOOP_REPEATS]
+        return text
+
+    # --- observations -------------------------------------------------------------------------
+    def _observe(self, step: int, state: BrowserState) -> None:
+        if self._total_wait >= WAIT_WARNING_SECONDS:
+            self.push_observation(
+                f"You have waited {self._total_wait:g} seconds in a row. "
+                "Do not wait any longer unless you have a good reason."
+            )
+        if state.url != self._last_url:
+            self.push_observation(f"Page navigated to → {state.url}")
+            self._last_url = state.url
+        remaining = self.config.max_steps - step
+        if remaining == 5:
+            self.push_observation(f"⚠️ Only {remaining} steps remaining. Wrap up, or call done with partial results.")
+        elif remaining == 2:
+            self.push_observation(f"⚠️ Critical: only {remaining} steps left! Finish the task or call done now.")
+        loop_note = self._loop_note(state)
+        if loop_note:
+            self.push_observation(loop_note)
+        for content in self._observations:
+            self._append(ObservationEvent(content=content))
+        self._observations = []
+
+    def _loop_note(self, state: BrowserState) -> str | None:
+        """LOOP DETECTION: the last few steps did the same thing on a page that has not changed."""
+        recent = self._recent_actions
+        if len(recent) < LOOP_REPEATS or len(set(recent)) != 1 or recent[0][1] != _page_key(state):
+            self._loop_reported = None
+            return None
+        action = recent[0][0]
+        if self._loop_reported == action:
+            return None  # said once per loop; it is repeated if the loop starts again
+        self._loop_reported = action
+        return (
+            f"LOOP DETECTED: you have done `{action}` {LOOP_REPEATS} times in a row and the page has not changed. "
+            "It is not working. Do something different: another element, scroll, go back, wait, "
+            "or call done with what you have."
+        )
+
+    # --- plumbing -----------------------------------------------------------------------------
+    def _reset_step_state(self) -> None:
+        self._previous_state: BrowserState | None = None
+        self._last_url = ""
+        self._total_wait = 0.0
+        self._recent_actions: list[tuple[str, str]] = []
+        self._loop_reported: str | None = None
+
+    def _page_instructions(self, url: str) -> str | None:
+        callback = self.config.page_instructions
+        if callback is None or not url:
+            return None
+        try:
+            return callback(url)
+        except Exception:
+            log.exception("page_instructions callback failed")
+            return None
+
+    def _on_retry(self, info: Any) -> None:
+        self._activity(RetryingActivity(attempt=info.attempt, max_attempts=info.max_attempts))
+        self._append(RetryEvent(message=info.message, attempt=info.attempt, max_attempts=info.max_attempts))
+
+    def _end(self, status: AgentStatus, data: str, *, success: bool = False) -> ExecutionResult:
+        self._set_status(status)
+        return ExecutionResult(success=success, data=data, history=list(self.history))
+
+    def _append(self, event: WireModel) -> None:
+        self.history.append(event)
+        self.emit("historychange", event)
+
+    def _activity(self, activity: WireModel) -> None:
+        self.emit("activity", activity)
+
+    def _set_status(self, status: AgentStatus) -> None:
+        if status != self._status:
+            self._status = status
+            self.emit("statuschange", status)
+
+    async def _hook(self, name: str, *args: Any) -> None:
+        hook: Callable[..., Any] | None = getattr(self.config, name)
+        if hook is not None:
+            await _maybe_await(hook(*args))
+
+    @staticmethod
+    def _on_listener_error(error: BaseException) -> None:
+        log.error("an agent event listener failed", exc_info=error)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _page_key(state: BrowserState) -> str:
+    # `*[` marks elements new since the last look; a page that did not change loses them, so ignore them
+    text = f"{state.url}\n{state.text}".replace("*[", "[")
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
+
+
+def _usage_wire(usage: Any) -> dict[str, Any]:
+    if usage is None:
+        return {}
+    return usage.to_wire() if hasattr(usage, "to_wire") else dict(usage)
+
+
+def _describe_failure(exc: BaseException) -> str:
+    from ..llm import LLMError
+
+    if isinstance(exc, LLMError):
+        return exc.message
+    if isinstance(exc, BrowserError):
+        return f"The browser failed: {exc}"
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,326 @@
+"""The actions the model can choose from, each a name, a description and a pydantic input model.
+
+Built-in names and inputs are page-agent's (done, wait, ask_user, click_element_by_index, input_text,
+select_dropdown_option, scroll, scroll_horizontally, execute_javascript) plus the browser layer's
+other actions. Custom tools come from `tool()`:
+
+    class Lookup(BaseModel):
+        sku: str
+
+    @tool("Look a product up in the shop's catalogue", Lookup)
+    async def lookup(ctx: ToolContext, args: Lookup) -> str:
+        return f"{args.sku}: 3 in stock"
+
+    Agent(browser, llm, AgentConfig(custom_tools={"lookup_product": lookup, "ask_user": None}))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..browser.errors import ActionError
+
+if TYPE_CHECKING:
+    from ..browser.browser import Browser
+    from ..browser.elements import ElementRef
+    from ..browser.tab import Tab
+    from .loop import Agent
+
+ToolFunction = Callable[["ToolContext", Any], "Awaitable[str] | str"]
+
+
+class ToolInput(BaseModel):
+    """Base for tool inputs: unknown keys are an error (else `{"click": …, "done": …}` passes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class Tool:
+    description: str
+    input_model: type[BaseModel]
+    execute: ToolFunction
+
+
+def tool(
+    description: str, input_model: type[BaseModel], execute: ToolFunction | None = None
+) -> Any:
+    """Make a Tool; without `execute` it is a decorator for the function that runs it."""
+
+    def make(function: ToolFunction) -> Tool:
+        return Tool(description=description, input_model=strict(input_model), execute=function)
+
+    return make(execute) if execute is not None else make
+
+
+def strict(model: type[BaseModel]) -> type[BaseModel]:
+    """The model itself if it already forbids unknown keys, else a subclass that does."""
+    if model.model_config.get("extra") == "forbid":
+        return model
+    return type(model.__name__, (model,), {"model_config": {**model.model_config, "extra": "forbid"}})
+
+
+@dataclass
+class ToolContext:
+    """What a tool can reach while it runs."""
+
+    agent: Agent
+    browser: Browser
+    tab: Tab
+    elements: dict[int, ElementRef]
+
+    def element(self, index: int) -> ElementRef:
+        try:
+            return self.elements[index]
+        except KeyError:
+            raise ActionError(
+                f"There is no element with index {index} on the page. "
+                "Use only an index shown in the current browser state."
+            ) from None
+
+    def push_observation(self, text: str) -> None:
+        self.agent.push_observation(text)
+
+
+# --- inputs -------------------------------------------------------------------------------------
+class DoneInput(ToolInput):
+    text: str = Field(description="your final answer to the user: what was done or found")
+    success: bool = Field(default=True, description="true only if the whole task was completed")
+
+
+class WaitInput(ToolInput):
+    seconds: float = Field(default=1, ge=1, le=10)
+
+
+class AskUserInput(ToolInput):
+    question: str
+
+
+class IndexInput(ToolInput):
+    index: int = Field(ge=0)
+
+
+class InputTextInput(ToolInput):
+    index: int = Field(ge=0)
+    text: str
+
+
+class SelectOptionInput(ToolInput):
+    index: int = Field(ge=0)
+    text: str = Field(description="the visible text of the option to choose")
+
+
+class ScrollInput(ToolInput):
+    down: bool = True
+    num_pages: float = Field(default=0.1, ge=0, le=10, description="how far, in viewport heights")
+    pixels: int | None = Field(default=None, ge=0, description="how far, in pixels (overrides num_pages)")
+    index: int | None = Field(default=None, ge=0, description="scroll this scrollable element, not the page")
+
+
+class ScrollHorizontallyInput(ToolInput):
+    right: bool = True
+    pixels: int = Field(ge=0)
+    index: int | None = Field(default=None, ge=0)
+
+
+class ScriptInput(ToolInput):
+    script: str = Field(description="JavaScript run in the page; may use await; return a value to see it")
+
+
+class SendKeysInput(ToolInput):
+    keys: str = Field(description='keys to press in the focused element, e.g. "Enter", "Escape", "Control+a"')
+
+
+class GoToUrlInput(ToolInput):
+    url: str
+    new_tab: bool = False
+
+
+class NoInput(ToolInput):
+    pass
+
+
+class TabInput(ToolInput):
+    tab_id: int = Field(ge=1, description="the tab's id as listed in the browser state")
+
+
+class UploadInput(ToolInput):
+    index: int = Field(ge=0, description="the file input element")
+    path: str = Field(description="one of the files the user made available")
+
+
+# --- built-ins ----------------------------------------------------------------------------------
+async def _done(ctx: ToolContext, args: DoneInput) -> str:
+    return "Task completed"  # the loop ends the task
+
+
+async def _wait(ctx: ToolContext, args: WaitInput) -> str:
+    await asyncio.sleep(args.seconds)
+    return f"✅ Waited for {args.seconds:g} seconds."
+
+
+async def _ask_user(ctx: ToolContext, args: AskUserInput) -> str:
+    ask = ctx.agent.config.ask_user
+    if ask is None:
+        raise ActionError("Asking the user is not available.")
+    answer = ask(args.question)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return f"User answered: {answer}"
+
+
+async def _click(ctx: ToolContext, args: IndexInput) -> str:
+    from ..browser import actions
+
+    return await actions.click(ctx.browser, ctx.tab, ctx.element(args.index))
+
+
+async def _input_text(ctx: ToolContext, args: InputTextInput) -> str:
+    from ..browser import actions
+
+    return await actions.input_text(ctx.browser, ctx.tab, ctx.element(args.index), args.text)
+
+
+async def _select(ctx: ToolContext, args: SelectOptionInput) -> str:
+    from ..browser import actions
+
+    return await actions.select_option(ctx.browser, ctx.tab, ctx.element(args.index), args.text)
+
+
+async def _scroll(ctx: ToolContext, args: ScrollInput) -> str:
+    from ..browser import actions
+
+    element = ctx.element(args.index) if args.index is not None else None
+    return await actions.scroll(
+        ctx.browser, ctx.tab, down=args.down, num_pages=args.num_pages, pixels=args.pixels, element=element
+    )
+
+
+async def _scroll_horizontally(ctx: ToolContext, args: ScrollHorizontallyInput) -> str:
+    from ..browser import actions
+
+    element = ctx.element(args.index) if args.index is not None else None
+    return await actions.scroll_horizontally(
+        ctx.browser, ctx.tab, right=args.right, pixels=args.pixels, element=element
+    )
+
+
+async def _execute_javascript(ctx: ToolContext, args: ScriptInput) -> str:
+    from ..browser import actions
+
+    return await actions.execute_javascript(ctx.browser, ctx.tab, args.script)
+
+
+async def _send_keys(ctx: ToolContext, args: SendKeysInput) -> str:
+    from ..browser import actions
+
+    return await actions.send_keys(ctx.browser, ctx.tab, args.keys)
+
+
+async def _hover(ctx: ToolContext, args: IndexInput) -> str:
+    from ..browser import actions
+
+    return await actions.hover(ctx.browser, ctx.tab, ctx.element(args.index))
+
+
+async def _go_to_url(ctx: ToolContext, args: GoToUrlInput) -> str:
+    from ..browser import actions
+
+    return await actions.go_to_url(ctx.browser, ctx.tab, args.url, new_tab=args.new_tab)
+
+
+async def _go_back(ctx: ToolContext, args: NoInput) -> str:
+    from ..browser import actions
+
+    return await actions.go_back(ctx.browser, ctx.tab)
+
+
+async def _switch_tab(ctx: ToolContext, args: TabInput) -> str:
+    from ..browser import actions
+
+    return await actions.switch_tab(ctx.browser, args.tab_id)
+
+
+async def _close_tab(ctx: ToolContext, args: TabInput) -> str:
+    from ..browser import actions
+
+    return await actions.close_tab(ctx.browser, args.tab_id)
+
+
+async def _upload_file(ctx: ToolContext, args: UploadInput) -> str:
+    from ..browser import actions
+
+    allowed = ctx.agent.config.upload_paths
+    if args.path not in allowed:
+        listed = ", ".join(allowed) or "none"
+        raise ActionError(f"{args.path} is not a file the user made available (available: {listed}).")
+    return await actions.upload_file(ctx.browser, ctx.tab, ctx.element(args.index), [args.path])
+
+
+BUILTIN_TOOLS: dict[str, Tool] = {
+    "done": Tool(
+        "Finish the task. `text` is your final answer to the user; keep it short unless asked for detail.",
+        DoneInput,
+        _done,
+    ),
+    "wait": Tool("Wait a few seconds, e.g. for a page or data to finish loading.", WaitInput, _wait),
+    "ask_user": Tool(
+        "Ask the user a question and wait for the answer. Only when the page cannot tell you.",
+        AskUserInput,
+        _ask_user,
+    ),
+    "click_element_by_index": Tool("Click the element with this index.", IndexInput, _click),
+    "input_text": Tool("Click into the input element with this index and type the text.", InputTextInput, _input_text),
+    "select_dropdown_option": Tool(
+        "Choose an option of the dropdown (select) with this index, by the option's text.",
+        SelectOptionInput,
+        _select,
+    ),
+    "scroll": Tool(
+        "Scroll vertically: the page, or with `index` the scrollable element at that index.", ScrollInput, _scroll
+    ),
+    "scroll_horizontally": Tool(
+        "Scroll horizontally: the page, or with `index` the scrollable element at that index.",
+        ScrollHorizontallyInput,
+        _scroll_horizontally,
+    ),
+    "execute_javascript": Tool(
+        "Run JavaScript in the page and see its result. Use with care.", ScriptInput, _execute_javascript
+    ),
+    "send_keys": Tool("Press keys, e.g. Enter to submit a search box.", SendKeysInput, _send_keys),
+    "hover_element": Tool("Move the mouse over the element with this index.", IndexInput, _hover),
+    "go_to_url": Tool("Open a URL in this tab, or in a new tab with new_tab=true.", GoToUrlInput, _go_to_url),
+    "go_back": Tool("Go back to the previous page in this tab.", NoInput, _go_back),
+    "switch_tab": Tool("Work in the tab with this id.", TabInput, _switch_tab),
+    "close_tab": Tool("Close the tab with this id.", TabInput, _close_tab),
+    "upload_file": Tool(
+        "Put one of the user's available files into the file input with this index.", UploadInput, _upload_file
+    ),
+}
+
+
+def assemble_tools(config: Any) -> dict[str, Tool]:
+    """The tools offered for one agent: built-ins, minus the opt-in/unavailable ones, plus custom ones."""
+    tools = dict(BUILTIN_TOOLS)
+    if not config.enable_javascript_tool:
+        tools.pop("execute_javascript")
+    if config.ask_user is None:
+        tools.pop("ask_user")
+    if not config.upload_paths:
+        tools.pop("upload_file")
+    for name, custom in config.custom_tools.items():
+        if custom is None:
+            tools.pop(name, None)
+        elif isinstance(custom, Tool):
+            tools[name] = Tool(custom.description, strict(custom.input_model), custom.execute)
+        else:
+            raise TypeError(f"custom tool {name!r} must be made with tool() or be None, not {type(custom).__name__}")
+    if "done" not in tools:
+        raise ValueError("the done tool cannot be removed: the model needs a way to finish")
+    return tools

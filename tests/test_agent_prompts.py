@@ -1,0 +1,164 @@
+"""The MacroTool schema and validation, the tools offered, and the prompt's history rendering."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from tabpilot.agent.config import AgentConfig
+from tabpilot.agent.macro import InvalidAgentOutput, macro_parameters, parse_agent_output
+from tabpilot.agent.memory import render_history
+from tabpilot.agent.prompts import system_prompt, user_prompt
+from tabpilot.agent.tools import assemble_tools, tool
+from tabpilot.agent.types import (
+    AgentReflection,
+    ErrorEvent,
+    ObservationEvent,
+    RetryEvent,
+    StepAction,
+    StepEvent,
+    UserTakeoverEvent,
+)
+
+PAGE_AGENT_NAMES = {
+    "done", "wait", "click_element_by_index", "input_text", "select_dropdown_option", "scroll", "scroll_horizontally",
+}
+
+
+def action_variants(tools: dict) -> dict[str, dict]:
+    variants = macro_parameters(tools)["properties"]["action"]["anyOf"]
+    return {next(iter(v["properties"])): v["properties"][next(iter(v["properties"]))] for v in variants}
+
+
+def test_builtin_tools_have_page_agents_names_and_inputs() -> None:
+    tools = assemble_tools(AgentConfig())
+    assert set(tools) >= PAGE_AGENT_NAMES
+    assert {"send_keys", "hover_element", "go_to_url", "go_back", "switch_tab", "close_tab"} <= set(tools)
+    # opt-in or needs a callback/paths: absent by default
+    assert not {"execute_javascript", "ask_user", "upload_file"} & set(tools)
+    variants = action_variants(tools)
+    assert set(variants["done"]["properties"]) == {"text", "success"}
+    assert set(variants["input_text"]["required"]) == {"index", "text"}
+    assert set(variants["scroll"]["properties"]) == {"down", "num_pages", "pixels", "index"}
+    assert set(variants["scroll_horizontally"]["properties"]) == {"right", "pixels", "index"}
+    for schema in variants.values():
+        assert schema["additionalProperties"] is False
+        assert "$ref" not in str(schema) and "title" not in schema
+
+
+def test_opt_in_tools_appear_when_configured() -> None:
+    tools = assemble_tools(
+        AgentConfig(enable_javascript_tool=True, ask_user=lambda q: "yes", upload_paths=["/tmp/cv.pdf"])
+    )
+    assert {"execute_javascript", "ask_user", "upload_file"} <= set(tools)
+    assert set(action_variants(tools)["execute_javascript"]["properties"]) == {"script"}
+
+
+class Lookup(BaseModel):  # not extra="forbid": tool() makes it strict
+    sku: str
+
+
+def test_custom_tools_add_override_and_remove() -> None:
+    @tool("Look a product up", Lookup)
+    async def lookup(ctx, args: Lookup) -> str:
+        return args.sku
+
+    override = tool("Say you are finished", Lookup, lambda ctx, args: "done!")
+    tools = assemble_tools(AgentConfig(custom_tools={"lookup": lookup, "go_back": None, "wait": override}))
+    assert "lookup" in tools and "go_back" not in tools
+    assert tools["wait"].description == "Say you are finished"
+    variants = action_variants(tools)
+    assert variants["lookup"]["properties"] == {"sku": {"type": "string"}}
+    assert variants["lookup"]["additionalProperties"] is False
+    with pytest.raises(InvalidAgentOutput, match="colour: Extra inputs are not permitted"):
+        parse_agent_output({"action": {"lookup": {"sku": "a", "colour": "red"}}}, tools)
+    with pytest.raises(ValueError, match="done"):
+        assemble_tools(AgentConfig(custom_tools={"done": None}))
+    with pytest.raises(TypeError):
+        assemble_tools(AgentConfig(custom_tools={"x": "not a tool"}))
+
+
+def test_validation_gives_one_clear_message() -> None:
+    tools = assemble_tools(AgentConfig())
+    cases = {
+        "unknown action 'click'": {"action": {"click": {"index": 1}}},
+        "exactly one key": {"action": {"done": {"text": "a"}, "click_element_by_index": {"index": 1}}},
+        "invalid input for input_text": {"action": {"input_text": {"index": 1}}},
+        "unexpected key": {"thoughts": "x", "action": {"done": {"text": "a"}}},
+        "not valid JSON": "{nope",
+    }
+    for expected, arguments in cases.items():
+        with pytest.raises(InvalidAgentOutput) as info:
+            parse_agent_output(arguments, tools)
+        assert expected in str(info.value)
+        assert str(info.value).count("\n") == 0
+    output = parse_agent_output(
+        {"evaluation_previous_goal": "e", "memory": "m", "next_goal": "n", "action": {"scroll": {"down": False}}}, tools
+    )
+    assert output.tool_name == "scroll" and output.input_wire == {"down": False, "num_pages": 0.1}
+    assert output.reflection == AgentReflection(evaluation_previous_goal="e", memory="m", next_goal="n")
+
+
+def step(i: int, memory: str = "") -> StepEvent:
+    return StepEvent(
+        step_index=i,
+        reflection=AgentReflection(
+            evaluation_previous_goal=f"evaluation {i}", memory=memory or f"memory {i}", next_goal=f"goal {i}"
+        ),
+        action=StepAction(name="click_element_by_index", input={"index": i}, output=f"clicked {i} " + "x" * 300),
+    )
+
+
+def test_history_leaves_out_retries_and_errors_and_keeps_observations_and_takeovers() -> None:
+    history = [
+        ObservationEvent(content="Page navigated to → http://a/"),
+        RetryEvent(message="HTTP 500 from the model", attempt=1, max_attempts=3),
+        step(0),
+        ErrorEvent(message="something transient"),
+        UserTakeoverEvent(actions=[{"description": "typed Ada into Name"}], note="fixed the name"),
+        step(1),
+    ]
+    text = render_history(history)
+    assert "HTTP 500" not in text and "transient" not in text
+    assert "<sys>Page navigated to → http://a/</sys>" in text
+    assert "User took over" in text and "typed Ada into Name" in text and "fixed the name" in text
+    assert text.index("<step_1>") < text.index("User took over") < text.index("<step_2>")
+    assert "Memory: memory 0" in text and 'Action: click_element_by_index {"index":1}' in text
+
+
+def test_history_is_bounded_older_steps_condensed() -> None:
+    def length(n: int) -> int:
+        return len(render_history([step(i) for i in range(n)]))
+
+    assert length(30) == pytest.approx(length(12), rel=0.1)
+    assert length(30) < 2 * length(4)
+    text = render_history([step(i, memory=f"summary after {i}") for i in range(30)])
+    assert "<earlier_steps>Steps 1–18 are condensed. Your memory after step 18: summary after 17" in text
+    assert "Memory: summary after 29" in text and "Memory: summary after 25" not in text
+    line = next(line for line in text.splitlines() if line.startswith("<step_20>"))
+    assert "goal 19" in line and "click_element_by_index" in line and len(line) < 400
+    assert text.count("Evaluation of Previous Step") == 4
+
+
+def test_user_prompt_holds_instructions_task_step_info_history_and_page() -> None:
+    prompt = user_prompt(
+        task="Fill the form",
+        step_number=3,
+        max_steps=40,
+        history=[step(0), step(1)],
+        page_text="[1]<input name=first/>",
+        system_instructions="Be polite",
+        page_instructions="This is the signup page",
+    )
+    order = ["<system_instructions>\nBe polite", "<page_instructions>", "<user_request>\nFill the form",
+             "Step 3 of 40", "<agent_history>", "<step_2>", "<browser_state>\n[1]<input name=first/>"]
+    positions = [prompt.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    assert "<instructions>" not in user_prompt(task="t", step_number=1, max_steps=2, history=[], page_text="")
+
+
+def test_system_prompt_language_and_override() -> None:
+    assert "**English**" in system_prompt("en-US")
+    assert "中文" in system_prompt("zh-CN")
+    assert "reflect" in system_prompt().lower() and "index" in system_prompt()
+    assert system_prompt("en-US", custom="You are a cat.") == "You are a cat."
