@@ -1,0 +1,407 @@
+"""The model client: one forced tool call per `invoke`, over any OpenAI-compatible endpoint.
+
+`invoke` asks for a call of one named tool, repairs sloppy output (see repair.py), validates the
+arguments with the caller's `parse`, and retries with exponential backoff and jitter on what a retry
+can fix: 408/409/429 (honouring Retry-After), 5xx, timeouts, connection errors, a body that is not a
+chat completion, a reply without the tool call, invalid arguments. For the last two, the model's reply
+and a one-line error go back into the conversation so it can correct itself. 401/403, a prompt too
+long for the context window and content filtering fail at once with a clear error.
+
+Providers that reject a forced named tool choice get "required", then "auto", then none; the client
+remembers what worked for the rest of its life. The openai package is imported on first use: it costs
+about half a second, and the browser starts the host on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .backoff import backoff_delay, retry_after_seconds
+from .config import LLMConfig, is_loopback_url
+from .errors import LLMAuthError, LLMContentFiltered, LLMContextTooLong, LLMError, LLMRetriesExhausted
+from .repair import NoToolCall, action_variants, check_action_name, extract_call, repair_arguments, summarize_error
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["InvokeResult", "LLMClient", "LLMConfig", "RetryInfo", "ToolSpec", "Usage"]
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+_TOOL_CHOICES = ("named", "required", "auto", "none given")
+_CONTEXT_MARKERS = (
+    "context_length_exceeded", "context length", "context window", "maximum context", "too many tokens",
+    "prompt is too long", "input is too long", "reduce the length", "exceeds the maximum number of tokens",
+)
+_FILTER_MARKERS = (
+    "content_filter", "content_policy_violation", "content management policy", "content filter",
+    "safety system", "flagged by", "data_inspection_failed",
+)
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    @classmethod
+    def from_openai(cls, usage: Any) -> Usage:
+        """From a chat completion's `usage` (OpenAI's details objects, or DeepSeek's cache-hit field)."""
+        if not isinstance(usage, dict):
+            return cls()
+        prompt_details = usage.get("prompt_tokens_details") or {}
+        completion_details = usage.get("completion_tokens_details") or {}
+        cached = prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None
+        if cached is None:
+            cached = usage.get("prompt_cache_hit_tokens")
+        reasoning = completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None
+        prompt, completion = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+        total = _int(usage.get("total_tokens")) or prompt + completion
+        return cls(prompt, completion, total, _int_or_none(cached), _int_or_none(reasoning))
+
+    def to_openai(self) -> dict[str, Any]:
+        usage: dict[str, Any] = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                                 "total_tokens": self.total_tokens}
+        if self.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
+        if self.reasoning_tokens is not None:
+            usage["completion_tokens_details"] = {"reasoning_tokens": self.reasoning_tokens}
+        return usage
+
+    def to_wire(self) -> dict[str, int]:
+        """page-agent's shape: promptTokens, completionTokens, totalTokens, cachedTokens?, reasoningTokens?"""
+        wire = {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens,
+                "totalTokens": self.total_tokens}
+        if self.cached_tokens is not None:
+            wire["cachedTokens"] = self.cached_tokens
+        if self.reasoning_tokens is not None:
+            wire["reasoningTokens"] = self.reasoning_tokens
+        return wire
+
+
+@dataclass
+class RetryInfo:
+    """One retry about to happen, as page-agent counts them: `attempt` is the retry's number (1-based),
+    `max_attempts` the number of retries allowed (config.max_retries); `message` the short cause."""
+
+    attempt: int
+    max_attempts: int
+    message: str
+
+
+@dataclass
+class InvokeResult(Generic[T]):
+    value: T  # what `parse` returned
+    usage: Usage
+    raw_request: dict[str, Any]  # the request body of the successful attempt
+    raw_response: dict[str, Any]  # the provider's reply, as received
+    arguments: Any = None  # the (repaired) tool arguments `parse` accepted
+    tool_name: str = ""
+    repairs: list[str] = field(default_factory=list)  # what repair.py had to fix, for the log
+
+
+class _RetryableFailure(Exception):
+    def __init__(self, message: str, *, retry_after: float | None = None, feedback: list[dict[str, Any]] | None = None,
+                 raw_response: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+        self.feedback = feedback or []
+        self.raw_response = raw_response
+
+
+class _RequestRejected(Exception):
+    """A 400 naming a request option (tool_choice, parallel_tool_calls) the provider does not support."""
+
+    def __init__(self, option: str, error: LLMError) -> None:
+        super().__init__(option)
+        self.option = option
+        self.error = error
+
+
+class LLMClient:
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.endpoint = config.resolve()  # raises LLMNotConfigured, saying how to configure
+        self._openai: openai.AsyncOpenAI | None = None
+        self._tool_choice = 0  # index into _TOOL_CHOICES: how far this provider made us fall back
+        self._parallel_tool_calls_supported = True
+
+    def __repr__(self) -> str:
+        return f"LLMClient(base_url={self.endpoint.base_url!r}, model={self.endpoint.model!r})"
+
+    async def invoke(
+        self,
+        messages: list[dict[str, Any]],
+        tool: ToolSpec,
+        *,
+        parse: Callable[[Any], T],
+        on_retry: Callable[[RetryInfo], Awaitable[None] | None] | None = None,
+    ) -> InvokeResult[T]:
+        """Ask the model for one call of `tool`; return what `parse` made of its arguments."""
+        conversation = list(messages)
+        retries = self.config.max_retries
+        for attempt in range(retries + 1):
+            try:
+                return await self._attempt(conversation, tool, parse)
+            except _RetryableFailure as failure:
+                if attempt == retries:
+                    raise LLMRetriesExhausted(
+                        f"The model call failed {attempt + 1} time(s); last cause: {failure.message}",
+                        last_cause=failure.message, attempts=attempt + 1, raw_response=failure.raw_response,
+                    ) from None
+                log.info("model call failed (%s); retry %d of %d", failure.message, attempt + 1, retries)
+                if on_retry is not None:
+                    pending = on_retry(RetryInfo(attempt + 1, retries, failure.message))
+                    if inspect.isawaitable(pending):
+                        await pending
+                conversation.extend(failure.feedback)
+                delay = failure.retry_after
+                if delay is None:
+                    delay = backoff_delay(attempt + 1, self.config.backoff_base)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        if self._openai is not None:
+            client, self._openai = self._openai, None
+            await client.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- one attempt -------------------------------------------------------------------------------
+
+    async def _attempt(self, conversation: list[dict[str, Any]], tool: ToolSpec, parse: Callable[[Any], T]
+                       ) -> InvokeResult[T]:
+        while True:
+            body = self._request_body(conversation, tool)
+            try:
+                text = await self._send(body)
+                break
+            except _RequestRejected as rejected:
+                if not self._fall_back(rejected.option):
+                    raise rejected.error from None
+        return self._read_reply(text, body, tool, parse)
+
+    def _request_body(self, conversation: list[dict[str, Any]], tool: ToolSpec) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.endpoint.model, "messages": list(conversation),
+                                "tools": [tool.to_openai()]}
+        choice = _TOOL_CHOICES[self._tool_choice]
+        if choice == "named":
+            body["tool_choice"] = {"type": "function", "function": {"name": tool.name}}
+        elif choice in ("required", "auto"):
+            body["tool_choice"] = choice
+        if self._parallel_tool_calls_supported:
+            body["parallel_tool_calls"] = False
+        if self.config.temperature is not None:
+            body["temperature"] = self.config.temperature
+        return body
+
+    def _fall_back(self, option: str) -> bool:
+        if option == "parallel_tool_calls" and self._parallel_tool_calls_supported:
+            self._parallel_tool_calls_supported = False
+        elif option == "tool_choice" and self._tool_choice < len(_TOOL_CHOICES) - 1:
+            self._tool_choice += 1
+        else:
+            return False
+        log.info("provider rejected %s; now using tool_choice=%s, parallel_tool_calls=%s", option,
+                 _TOOL_CHOICES[self._tool_choice], "false" if self._parallel_tool_calls_supported else "not sent")
+        return True
+
+    async def _send(self, body: dict[str, Any]) -> str:
+        import openai
+
+        client = self._client()
+        try:
+            async with asyncio.timeout(self.config.timeout):
+                raw = await client.chat.completions.with_raw_response.create(**body)
+        except openai.APIStatusError as exc:
+            raise self._status_failure(exc) from None
+        except (openai.APITimeoutError, TimeoutError):
+            raise _RetryableFailure(f"no reply within {self.config.timeout:g} s (timeout)") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise _RetryableFailure(self._redact(f"could not reach {self.endpoint.base_url}: {cause}")) from None
+        return raw.http_response.text
+
+    def _client(self) -> openai.AsyncOpenAI:
+        if self._openai is None:
+            import openai
+
+            # Loopback servers must not go through HTTP_PROXY; remote ones keep the user's proxy settings.
+            http_client = (openai.DefaultAsyncHttpxClient(trust_env=False)
+                           if is_loopback_url(self.endpoint.base_url) else None)
+            self._openai = openai.AsyncOpenAI(
+                api_key=self.endpoint.api_key, base_url=self.endpoint.base_url, max_retries=0,
+                timeout=self.config.timeout, http_client=http_client,
+            )
+        return self._openai
+
+    # -- classifying failures ------------------------------------------------------------------------
+
+    def _status_failure(self, exc: Any) -> Exception:
+        status: int = exc.status_code
+        detail = self._redact(_provider_message(exc.body) or exc.response.text[:300] or exc.message)
+        lowered = detail.lower() + " " + str(_error_code(exc.body)).lower()
+        where = f"HTTP {status} from {self.endpoint.base_url}"
+        if status in (401, 403):
+            return LLMAuthError(
+                f"The provider refused the API key ({where}: {detail}). Check the key: "
+                "`tabpilot config set api_key <key>`, the OPENAI_API_KEY environment variable, or --api-key."
+            )
+        if status == 413 or any(marker in lowered for marker in _CONTEXT_MARKERS):
+            return LLMContextTooLong(
+                f"The prompt is too long for the model {self.endpoint.model} ({where}: {detail}). "
+                "Use a model with a larger context window, or a task that needs less of the page."
+            )
+        if any(marker in lowered for marker in _FILTER_MARKERS):
+            return LLMContentFiltered(f"The provider's content filter blocked the request ({where}: {detail}).")
+        if status in (400, 422):
+            for option in ("tool_choice", "parallel_tool_calls"):
+                if option in lowered:
+                    return _RequestRejected(option, LLMError(f"The provider rejected the request ({where}: {detail})."))
+        if status in (408, 409, 429) or status >= 500:
+            return _RetryableFailure(f"HTTP {status}: {detail}", retry_after=retry_after_seconds(exc.response.headers))
+        if status == 404:
+            return LLMError(f"Not found ({where}: {detail}). Check the base URL ({self.endpoint.base_url}) "
+                            f"and the model name ({self.endpoint.model}).")
+        return LLMError(f"The provider rejected the request ({where}: {detail}).")
+
+    def _redact(self, text: str) -> str:
+        key = self.endpoint.api_key
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    # -- reading the reply ---------------------------------------------------------------------------
+
+    def _read_reply(self, text: str, body: dict[str, Any], tool: ToolSpec, parse: Callable[[Any], T]
+                    ) -> InvokeResult[T]:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            snippet = " ".join(text.split())[:80]
+            raise _RetryableFailure(f"the provider's reply is not JSON: {snippet!r}") from None
+        if not isinstance(data, dict):
+            raise _RetryableFailure("the provider's reply is not a JSON object")
+        choices = data.get("choices")
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+            detail = self._redact(_provider_message(data.get("error")) or "")
+            if detail and any(marker in detail.lower() for marker in _CONTEXT_MARKERS):
+                raise LLMContextTooLong(f"The prompt is too long for the model {self.endpoint.model}: {detail}",
+                                        raw_response=data)
+            cause = f"the provider returned an error: {detail}" if detail else "the reply has no choices"
+            raise _RetryableFailure(cause, raw_response=data)
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        finish_reason = choice.get("finish_reason")
+        if finish_reason == "content_filter":
+            raise LLMContentFiltered("The provider's content filter blocked the model's reply "
+                                     "(finish_reason=content_filter).", raw_response=data)
+        cut_off = LLMContextTooLong(
+            "The model's reply was cut off (finish_reason=length): the prompt and the reply do not fit "
+            f"the context window of {self.endpoint.model}.", raw_response=data)
+        try:
+            extracted = extract_call(message, tool.name, set(action_variants(tool.parameters)))
+        except NoToolCall as exc:
+            if finish_reason == "length":
+                raise cut_off from None
+            problem = str(exc)
+            raise _RetryableFailure(problem, feedback=_feedback(message, None, tool, problem),
+                                    raw_response=data) from None
+        arguments, repairs = repair_arguments(extracted, tool.name, tool.parameters)
+        try:
+            complaint = check_action_name(arguments, tool.parameters)
+            if complaint:
+                raise ValueError(complaint)
+            value = parse(arguments)
+        except ValueError as exc:  # pydantic's ValidationError is one
+            if finish_reason == "length":
+                raise cut_off from None
+            problem = f"invalid arguments for {tool.name}: {summarize_error(exc)}"
+            raise _RetryableFailure(problem, feedback=_feedback(message, extracted.tool_call_id, tool, problem),
+                                    raw_response=data) from None
+        if repairs:
+            log.info("repaired the model's reply: %s", "; ".join(repairs))
+        return InvokeResult(value=value, usage=Usage.from_openai(data.get("usage")), raw_request=body,
+                            raw_response=data, arguments=arguments, tool_name=tool.name, repairs=repairs)
+
+
+def _feedback(message: dict[str, Any], failed_call_id: str | None, tool: ToolSpec, problem: str
+              ) -> list[dict[str, Any]]:
+    """The model's reply and the error, as conversation messages for the next attempt."""
+    calls = []
+    for index, call in enumerate(message.get("tool_calls") or []):
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        calls.append({
+            "id": call.get("id") or f"call_{index}",
+            "type": "function",
+            "function": {"name": str(function.get("name") or ""),
+                         "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
+        })
+    content = message.get("content") if isinstance(message.get("content"), str) else None
+    if calls:
+        target = failed_call_id if failed_call_id in {call["id"] for call in calls} else calls[0]["id"]
+        replies = [
+            {"role": "tool", "tool_call_id": call["id"],
+             "content": f"Error: {problem}. Call {tool.name} again with corrected arguments."
+             if call["id"] == target else "Not executed: call exactly one tool per reply."}
+            for call in calls
+        ]
+        return [{"role": "assistant", "content": content, "tool_calls": calls}, *replies]
+    nudge = {"role": "user", "content": f"Error: {problem}. Reply only by calling the tool {tool.name}."}
+    return [{"role": "assistant", "content": content}, nudge] if content else [nudge]
+
+
+def _provider_message(error: Any) -> str | None:
+    if isinstance(error, dict):
+        inner = error.get("error", error)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(inner, str):
+            return inner
+    if isinstance(error, str) and error.strip():
+        return error.strip()[:300]
+    return None
+
+
+def _error_code(error: Any) -> Any:
+    if isinstance(error, dict):
+        inner = error.get("error", error)
+        if isinstance(inner, dict):
+            return inner.get("code") or inner.get("type") or ""
+    return ""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,116 @@
+"""Record a run's model replies to a file; replay them later through the scripted server.
+
+`tabpilot run --record FILE` saves each reply the model gave (the tool call's arguments and the token
+usage); `--replay FILE` serves them back, in order, from a ScriptedLLMServer, so a replay goes through
+the real client over HTTP. The file (UTF-8 JSON):
+
+    {
+      "format": "tabpilot-recording",
+      "version": 1,
+      "model": "gpt-4.1-mini",                 optional: the model that answered
+      "task": "find the cheapest flight",      optional: what was asked
+      "replies": [
+        {"tool": "AgentOutput",                the function called
+         "arguments": {...},                   its arguments, after repair (what the agent acted on)
+         "usage": {"prompt_tokens": 812, "completion_tokens": 64, "total_tokens": 876,
+                   "prompt_tokens_details": {"cached_tokens": 512},          optional
+                   "completion_tokens_details": {"reasoning_tokens": 0}}},   optional
+        ...
+      ]
+    }
+
+Only the replies are stored, never the prompts (they hold page content) nor the API key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .client import InvokeResult
+from .scripted import ToolCall
+
+FORMAT = "tabpilot-recording"
+VERSION = 1
+
+
+class RecordingError(ValueError):
+    """A recording file that cannot be read; the message names the file and what is wrong."""
+
+
+def load_recording(path: str | Path) -> list[ToolCall]:
+    """The replies a recording holds, ready for ScriptedLLMServer."""
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordingError(f"{path}: no such recording file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordingError(f"{path}: cannot read the recording: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise RecordingError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise RecordingError(f'{path}: not a tabpilot recording (expected "format": "{FORMAT}")')
+    if document.get("version") != VERSION:
+        raise RecordingError(f"{path}: recording version {document.get('version')!r} is not supported "
+                             f"(this tabpilot reads version {VERSION})")
+    replies = document.get("replies")
+    if not isinstance(replies, list):
+        raise RecordingError(f'{path}: "replies" must be a list')
+    calls = []
+    for number, reply in enumerate(replies, 1):
+        if not isinstance(reply, dict) or not isinstance(reply.get("tool"), str) or "arguments" not in reply:
+            raise RecordingError(f'{path}: reply {number} needs "tool" (a string) and "arguments"')
+        arguments = reply["arguments"]
+        if not isinstance(arguments, (dict, str)):
+            raise RecordingError(f'{path}: reply {number}: "arguments" must be an object or a string')
+        usage = reply.get("usage")
+        calls.append(ToolCall(reply["tool"], arguments, usage if isinstance(usage, dict) else None))
+    return calls
+
+
+class Recorder:
+    """Collects the replies of a run and keeps the file on disk up to date after every one, so a run
+    that dies midway still leaves a usable recording. Pass `record` as the hook for each InvokeResult."""
+
+    def __init__(self, path: str | Path, *, model: str | None = None, task: str | None = None) -> None:
+        self.path = Path(path)
+        self.model = model
+        self.task = task
+        self.replies: list[dict[str, Any]] = []
+
+    def record(self, result: InvokeResult[Any]) -> None:
+        arguments = result.arguments
+        if arguments is None:  # a result not made by LLMClient: fall back to the parsed value
+            value = result.value
+            arguments = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        self.replies.append({"tool": result.tool_name or "AgentOutput", "arguments": arguments,
+                             "usage": result.usage.to_openai()})
+        self.save()
+
+    __call__ = record
+
+    def document(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+        if self.model:
+            document["model"] = self.model
+        if self.task:
+            document["task"] = self.task
+        document["replies"] = self.replies
+        return document
+
+    def save(self) -> None:
+        """Write the file atomically: a crash mid-write leaves the previous version, never half a file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump(self.document(), file, ensure_ascii=False, indent=1)
+                file.write("\n")
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
