@@ -1,0 +1,172 @@
+"""Native messaging frames, sans I/O: 4-byte native-endian length + UTF-8 JSON object.
+
+`FrameDecoder.feed(bytes)` turns whatever arrived into whole messages (or one `FrameError` per frame
+it could not use: it never raises). `encode_frames(obj)` gives the bytes to write; anything whose JSON
+is over 512 KiB goes out as `chunk` frames, because Chromium drops the port on a host→browser frame
+over 1 MiB. `ChunkReassembler` joins chunk frames back into one message (either direction).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+HEADER = struct.Struct("=I")  # native byte order, as Chromium writes it
+MAX_FRAME_TO_BROWSER = 1024 * 1024  # Chromium: one byte more and the port is gone
+CHUNK_THRESHOLD = 512 * 1024
+MAX_INCOMING_FRAME = 64 * 1024 * 1024  # Chromium never sends more than this
+_CHUNK_OVERHEAD = 256  # room for {"type":"chunk","chunkId":..,"index":..,"count":..,"data":""}
+
+
+@dataclass(frozen=True)
+class FrameError:
+    """A frame that could not be used; `id` is the request id when it could still be read."""
+
+    message: str
+    id: str | None = None
+
+
+Message = dict[str, Any]
+
+
+class FrameDecoder:
+    """Incremental decoder: feed it bytes in any slicing, get complete messages back."""
+
+    def __init__(self, max_frame: int = MAX_INCOMING_FRAME) -> None:
+        self.max_frame = max_frame
+        self._buffer = bytearray()
+        self._skip = 0  # bytes of a rejected, oversized frame still to throw away
+
+    def feed(self, data: bytes) -> list[Message | FrameError]:
+        out: list[Message | FrameError] = []
+        if self._skip:
+            dropped = min(self._skip, len(data))
+            self._skip -= dropped
+            data = data[dropped:]
+        self._buffer += data
+        while len(self._buffer) >= HEADER.size:
+            (length,) = HEADER.unpack_from(self._buffer)
+            if length > self.max_frame:
+                # Never allocate for it: drop its bytes as they come.
+                out.append(FrameError(f"frame of {length} bytes is over the {self.max_frame} byte limit"))
+                del self._buffer[: HEADER.size]
+                dropped = min(length, len(self._buffer))
+                del self._buffer[:dropped]
+                self._skip = length - dropped
+                continue
+            if len(self._buffer) < HEADER.size + length:
+                break
+            payload = bytes(self._buffer[HEADER.size : HEADER.size + length])
+            del self._buffer[: HEADER.size + length]
+            out.append(decode_payload(payload))
+        return out
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of an unfinished frame (non-zero at EOF means the last frame was cut off)."""
+        return len(self._buffer) + self._skip
+
+
+def decode_payload(payload: bytes) -> Message | FrameError:
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return FrameError(f"frame is not valid UTF-8 (byte {exc.start})")
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return FrameError(f"frame is not valid JSON: {exc}")
+    except RecursionError:
+        return FrameError("frame is not usable JSON: nested too deeply")
+    if not isinstance(value, dict):
+        return FrameError(f"frame must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _json_bytes(obj: Any) -> bytes:
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (e.g. from a page's string): escape everything
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def encode_frame(obj: Message) -> bytes:
+    """One frame, no chunking (use encode_frames for anything sent to the browser)."""
+    payload = _json_bytes(obj)
+    return HEADER.pack(len(payload)) + payload
+
+
+_chunk_ids = itertools.count(1)
+
+
+def encode_frames(obj: Message, *, threshold: int = CHUNK_THRESHOLD) -> list[bytes]:
+    """The frames to write for obj: one frame, or `chunk` frames each safely under 1 MiB."""
+    payload = _json_bytes(obj)
+    if len(payload) <= threshold:
+        return [HEADER.pack(len(payload)) + payload]
+    text = payload.decode("utf-8")
+    pieces = _split_text(text, threshold)
+    chunk_id = f"c{next(_chunk_ids)}"
+    frames = []
+    for index, piece in enumerate(pieces):
+        chunk = {"type": "chunk", "chunkId": chunk_id, "index": index, "count": len(pieces), "data": piece}
+        frame = encode_frame(chunk)
+        assert len(frame) - HEADER.size <= MAX_FRAME_TO_BROWSER
+        frames.append(frame)
+    return frames
+
+
+def _split_text(text: str, threshold: int) -> list[str]:
+    """Slices of text whose JSON string encoding stays within the frame budget (escaping can grow it)."""
+    budget = MAX_FRAME_TO_BROWSER - _CHUNK_OVERHEAD
+    pieces = []
+    start = 0
+    while start < len(text):
+        size = threshold
+        while True:
+            piece = text[start : start + size]
+            if len(_json_bytes(piece)) <= budget:
+                break
+            size //= 2
+        pieces.append(piece)
+        start += len(piece)
+    return pieces
+
+
+class ChunkReassembler:
+    """Joins `chunk` frames; other messages pass straight through."""
+
+    def __init__(self, max_total: int = MAX_INCOMING_FRAME, max_pending: int = 8) -> None:
+        self.max_total = max_total
+        self.max_pending = max_pending
+        self._pending: dict[str, tuple[int, list[str]]] = {}  # chunkId → (count, pieces so far)
+
+    def accept(self, message: Message) -> Message | FrameError | None:
+        """The whole message when complete, None while waiting for more chunks, FrameError if broken."""
+        if message.get("type") != "chunk":
+            return message
+        chunk_id, index, count, data = (message.get(k) for k in ("chunkId", "index", "count", "data"))
+        if not isinstance(chunk_id, str) or not isinstance(data, str):
+            return FrameError("chunk frame needs a string chunkId and string data")
+        if not isinstance(count, int) or not isinstance(index, int) or not 0 <= index < count:
+            self._pending.pop(chunk_id, None)
+            return FrameError(f"chunk {chunk_id}: bad index {index!r} of count {count!r}")
+        expected_count, pieces = self._pending.get(chunk_id, (count, []))
+        if count != expected_count or index != len(pieces):
+            self._pending.pop(chunk_id, None)
+            return FrameError(f"chunk {chunk_id}: got piece {index} of {count}, expected {len(pieces)}")
+        pieces.append(data)
+        if sum(map(len, pieces)) > self.max_total:
+            self._pending.pop(chunk_id, None)
+            return FrameError(f"chunk {chunk_id}: message is over the {self.max_total} byte limit")
+        if len(pieces) < count:
+            if chunk_id not in self._pending and len(self._pending) >= self.max_pending:
+                self._pending.pop(next(iter(self._pending)))  # forget the oldest unfinished one
+            self._pending[chunk_id] = (count, pieces)
+            return None
+        self._pending.pop(chunk_id, None)
+        return decode_payload("".join(pieces).encode("utf-8", "surrogatepass"))

@@ -1,0 +1,248 @@
+"""The native messaging host's brain, without I/O: frames in → replies, pushes and requests out.
+
+Every request the extension sends is answered exactly once; anything it cannot use gets a
+`bad_request` reply naming the problem and the host keeps serving. Requests run as their own tasks,
+so a long one (a task starting, a CDP call) never holds up the frames behind it.
+
+Chromium spawns the host on demand and waits for it, so `hello` and `ping` are answered before
+pydantic and the message models are loaded (they load right after, while the extension is idle).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from .codec import ChunkReassembler, FrameError, encode_frames
+from .peer import Peer, reply_error, reply_ok
+
+if TYPE_CHECKING:
+    from .messages import (
+        HistoryDelete,
+        HistoryExport,
+        HistoryGet,
+        HistoryList,
+        SettingsSet,
+        TaskStart,
+    )
+
+log = logging.getLogger(__name__)
+
+PUSH_TYPES = ("cdp.event", "cdp.detached", "tabs.event")
+
+
+class RequestFailed(Exception):
+    """A request that was understood but cannot be done; message and code go back in the reply."""
+
+    def __init__(self, message: str, code: str = "failed") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class NativeHost:
+    def __init__(self, write: Callable[[bytes], None], *, store: Any = None) -> None:
+        self._write_bytes = write
+        self.peer = Peer(self.send)
+        self._reassembler = ChunkReassembler()
+        self._request_tasks: set[asyncio.Task[None]] = set()
+        self._store = store
+        self.push_listeners: list[Callable[[dict[str, Any]], None]] = []  # e.g. the debug socket
+        from .tasks import TaskManager  # cheap: the agent itself loads on the first task
+
+        self.tasks = TaskManager(self)
+        self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            "hello": self._hello,
+            "ping": self._ping,
+            "task.start": self._task_start,
+            "task.stop": self._task_stop,
+            "task.get": self._task_get,
+            "settings.get": self._settings_get,
+            "settings.set": self._settings_set,
+            "history.list": self._history_list,
+            "history.get": self._history_get,
+            "history.export": self._history_export,
+            "history.delete": self._history_delete,
+        }
+        self._warm = False
+
+    @property
+    def store(self) -> Any:
+        """The task record, opened on first use; a task left running by a host that died is then
+        marked 'interrupted' (before anyone can read the history)."""
+        if self._store is None:
+            from ..store.tasks import TaskStore
+
+            self._store = TaskStore()
+            count = self._store.mark_interrupted()
+            if count:
+                log.info("marked %d task(s) interrupted", count)
+        return self._store
+
+    def warm_up(self) -> None:
+        """Load what the first real request needs (message models, the task record)."""
+        if self._warm:
+            return
+        self._warm = True
+        from . import messages  # noqa: F401
+
+        try:
+            self.store  # noqa: B018
+        except Exception:
+            log.exception("could not open the task store")
+
+    # --- out ------------------------------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one message (chunked when large). A message that cannot be encoded is never half-sent."""
+        try:
+            frames = encode_frames(message)
+        except (TypeError, ValueError) as exc:
+            log.error("cannot encode %s: %s", message.get("type"), exc)
+            if message.get("type") == "reply":
+                frames = encode_frames(reply_error(message.get("id"), f"the host could not encode its reply: {exc}"))
+            else:
+                return
+        for frame in frames:
+            self._write_bytes(frame)
+
+    def push(self, message: dict[str, Any]) -> None:
+        self.send(message)
+
+    # --- in -------------------------------------------------------------------------------------
+    def receive(self, item: dict[str, Any] | FrameError) -> None:
+        if isinstance(item, FrameError):
+            self.send(reply_error(item.id, item.message, "bad_request"))
+            return
+        joined = self._reassembler.accept(item)
+        if joined is None:
+            return
+        if isinstance(joined, FrameError):
+            self.send(reply_error(joined.id, joined.message, "bad_request"))
+            return
+        quick = self._quick_answer(joined)
+        if quick is not None:
+            self.send(quick)
+            if not self._warm:
+                asyncio.get_running_loop().call_later(0.01, self.warm_up)
+            return
+        from .messages import BadRequest, parse_incoming
+
+        try:
+            message = parse_incoming(joined)
+        except BadRequest as exc:
+            self.send(reply_error(exc.request_id, str(exc), "bad_request"))
+            return
+        if joined["type"] == "reply":
+            if not self.peer.resolve(joined):
+                log.debug("reply to unknown request %r", message.id)
+            return
+        if joined["type"] in PUSH_TYPES:
+            self.peer.deliver(joined)
+            for listener in list(self.push_listeners):  # after replies already resolved: wire order
+                asyncio.get_running_loop().call_soon(listener, joined)
+            return
+        task = asyncio.get_running_loop().create_task(self._answer(message))
+        self._request_tasks.add(task)
+        task.add_done_callback(self._request_tasks.discard)
+
+    def _quick_answer(self, frame: dict[str, Any]) -> dict[str, Any] | None:
+        request_id = frame.get("id")
+        if not isinstance(request_id, str | int | None) or isinstance(request_id, bool):
+            return None
+        if frame.get("type") == "ping":
+            return reply_ok(request_id, {"pong": True})
+        if frame.get("type") == "hello" and isinstance(frame.get("extensionVersion"), str | None):
+            log.info("hello from extension %s", frame.get("extensionVersion"))
+            return reply_ok(request_id, {"hostVersion": __version__, "task": self.tasks.snapshot()})
+        return None
+
+    async def _answer(self, request: Any) -> None:
+        try:
+            data = await self._routes[request.type](request)
+        except RequestFailed as exc:
+            self.send(reply_error(request.id, str(exc), exc.code))
+        except asyncio.CancelledError:
+            self.send(reply_error(request.id, "the host is shutting down", "shutting_down"))
+            raise
+        except Exception as exc:
+            log.exception("%s failed", request.type)
+            self.send(reply_error(request.id, f"{request.type} failed: {exc}", "internal"))
+        else:
+            self.send(reply_ok(request.id, data))
+
+    async def shutdown(self, timeout: float = 0.6) -> None:
+        """stdin closed: stop the running task (it stays recorded), answer nothing more."""
+        try:
+            await asyncio.wait_for(self.tasks.shutdown(), timeout)
+        except (TimeoutError, Exception):
+            log.exception("task did not stop cleanly at shutdown")
+        self.peer.close("the extension disconnected")
+        for task in list(self._request_tasks):
+            task.cancel()
+
+    # --- handlers -------------------------------------------------------------------------------
+    async def _hello(self, request: Any) -> dict[str, Any]:  # only reached with odd fields: see _quick_answer
+        return {"hostVersion": __version__, "task": self.tasks.snapshot()}
+
+    async def _ping(self, request: Any) -> dict[str, Any]:
+        return {"pong": True}
+
+    async def _task_start(self, request: TaskStart) -> dict[str, Any]:
+        return {"taskId": await self.tasks.start(request)}
+
+    async def _task_stop(self, request: Any) -> dict[str, Any]:
+        await self.tasks.stop()
+        return {}
+
+    async def _task_get(self, request: Any) -> dict[str, Any]:
+        return {"task": self.tasks.snapshot()}
+
+    async def _settings_get(self, request: Any) -> dict[str, Any]:
+        from ..store.settings import SettingsError, load_settings, public_view
+
+        try:
+            return public_view(load_settings())
+        except SettingsError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+
+    async def _settings_set(self, request: SettingsSet) -> dict[str, Any]:
+        from ..store.settings import SettingsError, apply_changes, load_settings, public_view, save_settings
+
+        changes = request.model_dump(by_alias=True, exclude_unset=True, exclude={"type", "id"})
+        # An empty string clears a setting (the popup's way to remove a key).
+        changes = {k: (None if v == "" else v) for k, v in changes.items()}
+        try:
+            settings = apply_changes(load_settings(), changes)
+            save_settings(settings)
+        except SettingsError as exc:
+            raise RequestFailed(str(exc), "bad_request") from exc
+        return public_view(settings)
+
+    async def _history_list(self, request: HistoryList) -> dict[str, Any]:
+        return {"tasks": [summary.to_wire() for summary in self.store.list_tasks(request.limit)]}
+
+    def _resolve_task_id(self, task_id: str) -> str:
+        from ..store.tasks import TaskNotFound
+
+        try:
+            return str(self.store.resolve_id(task_id))
+        except TaskNotFound as exc:
+            raise RequestFailed(str(exc), "not_found") from exc
+
+    async def _history_get(self, request: HistoryGet) -> dict[str, Any]:
+        record = self.store.get_task(self._resolve_task_id(request.task_id))
+        if record is None:
+            raise RequestFailed(f"no task with id {request.task_id!r}", "not_found")
+        return dict(record.to_wire())
+
+    async def _history_export(self, request: HistoryExport) -> dict[str, Any]:
+        return dict(self.store.export_task(self._resolve_task_id(request.task_id)))
+
+    async def _history_delete(self, request: HistoryDelete) -> dict[str, Any]:
+        task_id = self._resolve_task_id(request.task_id)
+        if self.tasks.current_task_id == task_id:
+            raise RequestFailed("that task is still running; stop it first", "busy")
+        self.store.delete_task(task_id)
+        return {}

@@ -1,0 +1,229 @@
+"""CDP over the extension: a `Transport` that relays through chrome.debugger, and a `Browser` on it.
+
+With chrome.debugger each tab is its own debuggee, so one `RelayTransport` multiplexes them behind
+CDP session ids: the tab itself is the pseudo session `tab-<tabId>`, and the flattened child sessions
+chrome.debugger reports (out-of-process iframes, workers) keep their real sessionId. Everything above
+(`Tab`, state, actions, the agent) runs over it unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..browser.browser import Browser, TabInfo
+from ..browser.errors import TabClosed
+from ..browser.tab import Tab
+from ..cdp import CDPConnection
+from ..cdp.transport import TransportClosed
+from .peer import ExtensionError, ExtensionLink, LinkClosed
+
+log = logging.getLogger(__name__)
+
+TAB_SESSION_PREFIX = "tab-"
+CANCELED_BY_USER = "canceled_by_user"
+
+
+def tab_session_id(tab_id: int) -> str:
+    return f"{TAB_SESSION_PREFIX}{tab_id}"
+
+
+class RelayTransport:
+    """CDP messages ⇄ `cdp.send` requests / `cdp.event` pushes, for every tab the extension relays."""
+
+    def __init__(self, link: ExtensionLink) -> None:
+        self._link = link
+        self._incoming: asyncio.Queue[dict[str, Any] | TransportClosed] = asyncio.Queue()
+        self._child_sessions: dict[str, int] = {}  # flattened child sessionId → its tab
+        self.detach_listeners: list[Callable[[int, str], None]] = []
+        link.on("cdp.event", self._on_event)
+        link.on("cdp.detached", self._on_detached)
+        link.on("link.closed", self._on_link_closed)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        message_id, method = message["id"], message["method"]
+        try:
+            fields = self._route(message.get("sessionId"))
+        except ValueError as exc:
+            self._incoming.put_nowait({"id": message_id, "error": {"code": -32000, "message": str(exc)}})
+            return
+        fields.update(method=method, params=message.get("params") or {})
+        future = self._link.request_future("cdp.send", fields)
+        future.add_done_callback(lambda f: self._on_reply(message_id, f))
+
+    def _route(self, session_id: str | None) -> dict[str, Any]:
+        if session_id is None:
+            raise ValueError("the extension relay has no browser-level session; send to a tab's session")
+        if session_id.startswith(TAB_SESSION_PREFIX):
+            return {"tabId": int(session_id[len(TAB_SESSION_PREFIX) :])}
+        tab_id = self._child_sessions.get(session_id)
+        if tab_id is None:
+            raise ValueError(f"Session with given id not found: {session_id}")
+        return {"tabId": tab_id, "sessionId": session_id}
+
+    def _on_reply(self, message_id: int, future: asyncio.Future[Any]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is None:
+            self._incoming.put_nowait({"id": message_id, "result": future.result() or {}})
+        elif isinstance(exc, ExtensionError):
+            code = exc.code if isinstance(exc.code, int) else -32000
+            self._incoming.put_nowait({"id": message_id, "error": {"code": code, "message": exc.error_message}})
+        elif isinstance(exc, LinkClosed):
+            self._incoming.put_nowait(TransportClosed(f"extension link closed: {exc}"))
+        else:
+            self._incoming.put_nowait({"id": message_id, "error": {"code": -32000, "message": str(exc)}})
+
+    def _on_event(self, push: dict[str, Any]) -> None:
+        tab_id, session_id = push.get("tabId"), push.get("sessionId")
+        method, params = push.get("method"), push.get("params") or {}
+        if not isinstance(tab_id, int) or not isinstance(method, str):
+            return
+        if method == "Target.attachedToTarget" and params.get("sessionId"):
+            self._child_sessions[params["sessionId"]] = tab_id
+        elif method == "Target.detachedFromTarget" and params.get("sessionId"):
+            self._child_sessions.pop(params["sessionId"], None)
+        if session_id:
+            self._child_sessions.setdefault(session_id, tab_id)
+        session_id = session_id or tab_session_id(tab_id)
+        self._incoming.put_nowait({"method": method, "params": params, "sessionId": session_id})
+
+    def _on_detached(self, push: dict[str, Any]) -> None:
+        tab_id, reason = push.get("tabId"), str(push.get("reason", "unknown"))
+        if not isinstance(tab_id, int):
+            return
+        for session_id, owner in list(self._child_sessions.items()):
+            if owner == tab_id:
+                del self._child_sessions[session_id]
+        for listener in list(self.detach_listeners):
+            try:
+                listener(tab_id, reason)
+            except Exception:
+                log.exception("detach listener failed")
+
+    def _on_link_closed(self, push: dict[str, Any]) -> None:
+        self._incoming.put_nowait(TransportClosed(f"extension link closed: {push.get('reason')}"))
+
+    async def receive(self) -> dict[str, Any]:
+        item = await self._incoming.get()
+        if isinstance(item, TransportClosed):
+            self._incoming.put_nowait(item)  # every later receive fails the same way
+            raise item
+        return item
+
+    async def close(self) -> None:
+        self._link.off("cdp.event", self._on_event)
+        self._link.off("cdp.detached", self._on_detached)
+        self._link.off("link.closed", self._on_link_closed)
+        self._incoming.put_nowait(TransportClosed("relay closed by tabpilot"))
+
+
+class RelayBrowser(Browser):
+    """The user's browser as the extension sees it: tabs through `tabs.*`, CDP through chrome.debugger."""
+
+    def __init__(self, link: ExtensionLink) -> None:
+        self.link = link
+        self.transport = RelayTransport(link)
+        super().__init__(CDPConnection(self.transport))
+        self._attached: set[int] = set()
+        self.detached_reason: str | None = None
+        self.on_detached: list[Callable[[int, str], None]] = []
+        self.transport.detach_listeners.append(self._on_tab_detached)
+        link.on("tabs.event", self._on_tabs_event)
+
+    @classmethod
+    async def open(cls, link: ExtensionLink, tab_id: int | None = None) -> RelayBrowser:
+        """A relay browser working in tab_id (attached and active), or in the active tab when None."""
+        browser = cls(link)
+        if tab_id is None:
+            await browser.current_tab()
+        else:
+            await browser.activate(str(tab_id), focus=False)
+        return browser
+
+    async def _start(self) -> None:  # no Target domain here: tabs.event pushes instead
+        return None
+
+    async def close(self) -> None:
+        self.link.off("tabs.event", self._on_tabs_event)
+        for tab_id in list(self._attached):
+            try:
+                await self.link.request("cdp.detach", {"tabId": tab_id}, timeout=2.0)
+            except (ExtensionError, LinkClosed, TimeoutError):
+                pass
+        self._attached.clear()
+        await self.connection.close()
+
+    # --- events from the extension --------------------------------------------------------------
+    def _on_tabs_event(self, push: dict[str, Any]) -> None:
+        tab = push.get("tab") or {}
+        tab_id = tab.get("tabId")
+        if not isinstance(tab_id, int):
+            return
+        if push.get("event") == "created":
+            self._target_created.put_nowait(
+                {"targetId": str(tab_id), "url": tab.get("url", ""), "title": tab.get("title", "")}
+            )
+        elif push.get("event") == "removed":
+            self._forget(tab_id)
+
+    def _on_tab_detached(self, tab_id: int, reason: str) -> None:
+        self.detached_reason = reason
+        self._forget(tab_id)
+        for listener in list(self.on_detached):
+            listener(tab_id, reason)
+
+    def _forget(self, tab_id: int) -> None:
+        self._attached.discard(tab_id)
+        tab = self._tabs.pop(str(tab_id), None)
+        if tab is not None:
+            tab.closed = True
+            if self.active is tab:
+                self.active = None
+
+    # --- tabs -----------------------------------------------------------------------------------
+    async def tabs(self) -> list[TabInfo]:
+        data = await self.link.request("tabs.query")
+        return [
+            TabInfo(str(t["tabId"]), t.get("url", ""), t.get("title", ""))
+            for t in data.get("tabs", [])
+            if not str(t.get("url", "")).startswith(("chrome-extension://", "devtools://"))
+        ]
+
+    async def attach(self, target_id: str) -> Tab:
+        existing = self._tabs.get(target_id)
+        if existing is not None and not existing.closed:
+            return existing
+        tab_id = int(target_id)
+        try:
+            await self.link.request("cdp.attach", {"tabId": tab_id})
+        except ExtensionError as exc:
+            raise TabClosed(f"cannot work in tab {tab_id}: {exc.error_message}") from exc
+        self._attached.add(tab_id)
+        tab = Tab(self.connection.session(tab_session_id(tab_id)), target_id)
+        await tab.enable()
+        self._tabs[target_id] = tab
+        self.tab_number(target_id)
+        return tab
+
+    async def new_tab(self, url: str = "about:blank") -> Tab:
+        data = await self.link.request("tabs.create", {"url": "about:blank"})
+        tab = await self.attach(str(data["tab"]["tabId"]))
+        if url != "about:blank":
+            await tab.navigate(url)
+        self.active = tab
+        return tab
+
+    async def activate(self, target_id: str, *, focus: bool = True) -> Tab:
+        tab = await self.attach(target_id)
+        if focus:
+            await self.link.request("tabs.activate", {"tabId": int(target_id)})
+        self.active = tab
+        return tab
+
+    async def close_tab(self, target_id: str) -> None:
+        await self.link.request("tabs.close", {"tabId": int(target_id)})
+        self._forget(int(target_id))

@@ -1,0 +1,133 @@
+"""The host's I/O: frames from stdin, frames to stdout, nothing else ever on stdout.
+
+Chromium starts the host on demand and reads its stdout as frames, so any stray byte there (a print,
+a warning, a library's banner) would break the port. The real stdout is taken once, for frames only;
+file descriptor 1 and `sys.stdout` are pointed at stderr. stdin and stdout are served by two daemon
+threads (blocking reads and writes work the same on every OS); the asyncio loop does the thinking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import logging.handlers
+import os
+import queue
+import sys
+import threading
+import time
+
+from .. import paths
+from .codec import FrameDecoder
+from .host import NativeHost
+
+log = logging.getLogger(__name__)
+
+READ_SIZE = 1 << 16
+EXIT_FLUSH_TIMEOUT = 0.3
+
+
+def take_stdout() -> int:
+    """A private descriptor for the real stdout; fd 1 and sys.stdout now lead to stderr."""
+    sys.stdout.flush()
+    frames_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    if sys.platform == "win32":
+        import msvcrt
+
+        msvcrt.setmode(frames_fd, os.O_BINARY)  # type: ignore[attr-defined]
+        msvcrt.setmode(0, os.O_BINARY)  # type: ignore[attr-defined]
+    return frames_fd
+
+
+def setup_logging() -> None:
+    handler = logging.handlers.RotatingFileHandler(
+        paths.log_dir() / "host.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+class FrameWriter:
+    """Writes frames in order from its own thread, so a slow reader never blocks the loop."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.broken = False
+        self._thread = threading.Thread(target=self._run, name="frames-out", daemon=True)
+        self._thread.start()
+
+    def write(self, frame: bytes) -> None:
+        if not self.broken:
+            self._queue.put(frame)
+
+    def _run(self) -> None:
+        while (frame := self._queue.get()) is not None:
+            view = memoryview(frame)
+            try:
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError:
+                self.broken = True  # the browser is gone; nothing more can be said
+                return
+
+    def close(self, timeout: float) -> None:
+        """Finish writing what is queued (bounded), then stop."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+
+def _read_stdin(loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes | None], fd: int) -> None:
+    while True:
+        try:
+            data = os.read(fd, READ_SIZE)
+        except OSError:
+            data = b""
+        loop.call_soon_threadsafe(chunks.put_nowait, data or None)
+        if not data:
+            return
+
+
+async def serve(in_fd: int, out_fd: int) -> None:
+    writer = FrameWriter(out_fd)
+    host = NativeHost(writer.write)
+    debug_server = None
+    if os.environ.get("TABPILOT_HOST_DEBUG_PORT"):
+        from .debug import start_debug_server
+
+        debug_server = await start_debug_server(host, int(os.environ["TABPILOT_HOST_DEBUG_PORT"]))
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+    threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd), name="frames-in", daemon=True).start()
+    decoder = FrameDecoder()
+    while (data := await chunks.get()) is not None:
+        for item in decoder.feed(data):
+            host.receive(item)
+    ended = time.monotonic()
+    log.info("stdin closed; shutting down")
+    if decoder.pending_bytes:
+        log.warning("the last frame was cut off (%d bytes)", decoder.pending_bytes)
+    await host.shutdown(timeout=0.5)
+    if debug_server is not None:
+        debug_server.close()
+    await asyncio.sleep(0)  # let cancelled request tasks write their last replies
+    writer.close(EXIT_FLUSH_TIMEOUT)
+    log.info("host exited %.3f s after stdin closed", time.monotonic() - ended)
+
+
+def main(origin: str | None = None) -> int:
+    out_fd = take_stdout()
+    setup_logging()
+    log.info("host %s starting for %s (python %s)", os.getpid(), origin, sys.executable)
+    try:
+        asyncio.run(serve(0, out_fd))
+    except KeyboardInterrupt:
+        pass
+    except Exception:
+        log.exception("host crashed")
+        return 1
+    return 0
