@@ -284,11 +284,15 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
   safePost(event);
 });
 
-chrome.debugger.onDetach.addListener((source, reason) => {
+// Chromium detached us: the tab closed or navigated where extensions may not go, or the user pressed
+// Cancel on the debugging infobar (reason canceled_by_user: the host stops the task).
+function onDebuggerDetach(source, reason) {
   if (source.tabId === undefined) return;
   attachedTabs.delete(source.tabId);
   if (host.port) safePost({ type: "cdp.detached", tabId: source.tabId, reason });
-});
+}
+
+chrome.debugger.onDetach.addListener(onDebuggerDetach);
 
 function pushTabEvent(event, tab) {
   if (!host.connected) return;

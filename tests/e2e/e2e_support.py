@@ -223,7 +223,8 @@ class Harness:
         parts = []
         for path in [self.chromium_log, *sorted((self.tabpilot_home / "log").glob("*"))]:
             if path.is_file():
-                text = path.read_text(errors="replace")
+                lines = path.read_text(errors="replace").splitlines()
+                text = "\n".join(line for line in lines if "dbus" not in line)  # headless Chromium's noise
                 parts.append(f"===== {path} (last 6000 chars) =====\n{text[-6000:]}")
         return "\n".join(parts) or "(no logs)"
 
@@ -267,3 +268,58 @@ async def start_harness(
         await browser.close()
         raise
     return harness
+
+
+# --- the scripted model's side of a task ---------------------------------------------------------------
+def prompt_text(body: dict[str, Any]) -> str:
+    """The text of the last user message of a chat completion request (where the page state is)."""
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return str(content or "")
+    return ""
+
+
+def index_of(body: dict[str, Any], label: str) -> int:
+    """The element index the model would read off the page state for the element labelled `label`."""
+    import re
+
+    for line in prompt_text(body).splitlines():
+        if label in line:
+            found = re.search(r"\[(\d+)\]", line)
+            if found:
+                return int(found.group(1))
+    raise LookupError(f"no indexed element labelled {label!r} in the prompt")
+
+
+def agent_output(next_goal: str, action: dict[str, Any], memory: str = "") -> dict[str, Any]:
+    return {
+        "evaluation_previous_goal": "Success",
+        "memory": memory or next_goal,
+        "next_goal": next_goal,
+        "action": action,
+    }
+
+
+def act_on(label: str, tool: str, next_goal: str, problems: list[str], **fields: Any) -> Any:
+    """A scripted reply that finds `label`'s index in the request, as a model would, and acts on it."""
+    from tabpilot.llm.scripted import Text, ToolCall
+
+    def reply(body: dict[str, Any]) -> Any:
+        try:
+            index = index_of(body, label)
+        except LookupError as exc:
+            problems.append(f"{exc}; prompt was:\n{prompt_text(body)[-3000:]}")
+            return Text(str(exc))
+        return ToolCall("AgentOutput", agent_output(next_goal, {tool: {"index": index, **fields}}))
+
+    return reply
+
+
+def done(text: str, success: bool = True) -> Any:
+    from tabpilot.llm.scripted import ToolCall
+
+    return ToolCall("AgentOutput", agent_output("Report the result", {"done": {"text": text, "success": success}}))

@@ -1,0 +1,281 @@
+"""The product as a user meets it: a task typed in the popup runs on another tab through the extension's
+chrome.debugger relay and the native host Chromium spawned; Stop, a detached debugger and a killed host
+end it the way the user expects. Screenshots of the popup's states go to /tmp/tabpilot-screens/."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import E2EPages, Harness, PopupPage, act_on, done, wait_until
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+SCREENS = Path("/tmp/tabpilot-screens")
+API_KEY = "sk-test-e2e-secret-7f3abcd1234"
+TASK_TIMEOUT = 60.0
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer([]) as server:
+        yield server
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def form_tab(harness: Harness, e2e_pages: E2EPages) -> AsyncIterator[Tab]:
+    tab = await harness.browser.new_tab(e2e_pages.url("form.html"))
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None = None) -> None:
+    """Point the host at the scripted model through the popup's settings, as a user would."""
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.body.dataset.view === 'settings'", "the settings view")
+    await popup.wait_for("document.getElementById('set-language').value !== ''", "settings to load")
+    await popup.fill("#set-base-url", base_url)
+    await popup.fill("#set-model", "scripted")
+    await popup.fill("#set-api-key", API_KEY)
+    await popup.fill("#set-max-steps", "12")
+    await popup.js("document.getElementById('settings-saved').textContent = ''")
+    await popup.click("#settings-save")
+    await popup.wait_for("document.getElementById('settings-saved').textContent === 'Saved.'", "settings to save")
+    if screenshot:
+        await popup.screenshot(SCREENS / screenshot)
+    await popup.click("#nav-task")
+
+
+async def start_task(harness: Harness, target: Tab, llm: ScriptedLLMServer, task: str) -> PopupPage:
+    popup = await harness.open_popup(target)
+    await configure(popup, llm.base_url)
+    await popup.fill("#task-input", task)
+    await popup.click("#run")
+    await popup.wait_for("document.body.dataset.status === 'running' || !!document.body.dataset.status",
+                         "the task to start")
+    return popup
+
+
+async def wait_status(popup: PopupPage, *statuses: str, timeout: float = TASK_TIMEOUT) -> str:
+    wanted = json.dumps(list(statuses))
+    status = await popup.wait_for(
+        f"{wanted}.includes(document.body.dataset.status) && document.body.dataset.status",
+        f"the popup to show status {' or '.join(statuses)}",
+        timeout,
+    )
+    return str(status)
+
+
+def task_row(harness: Harness, task_id: str) -> dict[str, Any]:
+    with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
+        db.row_factory = sqlite3.Row
+        row = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        assert row is not None, f"task {task_id} is not in the store"
+        events = [
+            json.loads(r["body"])
+            for r in db.execute("SELECT body FROM events WHERE task_id = ? ORDER BY seq", (task_id,))
+        ]
+    return {**dict(row), "events": events}
+
+
+async def popup_task_id(popup: PopupPage) -> str:
+    return str(await popup.js("ui.taskId"))
+
+
+# --- the tests ------------------------------------------------------------------------------------------------
+async def test_settings_from_popup_keep_the_key_in_the_host(harness: Harness, llm: ScriptedLLMServer) -> None:
+    popup = await harness.open_popup()
+    await configure(popup, llm.base_url, screenshot="settings.png")
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.getElementById('set-model').value === 'scripted'", "saved settings to load back")
+    assert await popup.js("document.getElementById('set-base-url').value") == llm.base_url
+    assert await popup.js("document.getElementById('set-max-steps').value") == "12"
+    hint = await popup.text("#api-key-hint")
+    assert API_KEY[-4:] in hint
+    assert API_KEY not in await popup.js("document.documentElement.outerHTML")
+    assert await popup.js("document.getElementById('set-api-key').value") == ""
+    stored = await harness.sw(
+        "JSON.stringify([await chrome.storage.local.get(null), await chrome.storage.sync.get(null),"
+        " await chrome.storage.session.get(null)])"
+    )
+    assert API_KEY not in stored
+    config_files = [
+        p for p in harness.tabpilot_home.rglob("*") if p.is_file() and API_KEY in p.read_text(errors="replace")
+    ]
+    assert config_files, "the host did not keep the key"
+    for path in config_files:
+        assert path.stat().st_mode & 0o077 == 0, f"{path} is readable by others"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_task_from_popup_runs_steps_with_trusted_input(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    problems: list[str] = []
+    llm.add(
+        act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
+        act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems),
+        act_on("Sign up", "click_element_by_index", "Press Sign up", problems),
+        done("Signed up as Ada Lovelace"),
+    )
+    dispatched_before = await harness.sw("dispatchedInput.length")
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    await popup.screenshot(SCREENS / "idle.png")
+    await popup.fill("#task-input", "Sign up for the newsletter as Ada Lovelace")
+    await popup.click("#run")
+
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems or await popup.cards()
+    assert not problems
+
+    # the page's own JS saw trusted typing and clicks
+    received = await form_tab.evaluate("window.received")
+    assert await form_tab.evaluate("document.getElementById('status').textContent") == "Signed up as Ada Lovelace."
+    typed = [e for e in received if e["target"] == "name" and e["type"] == "keydown"]
+    assert len(typed) >= len("Ada Lovelace") and all(e["trusted"] for e in typed)
+    clicks = {e["target"]: e for e in received if e["type"] == "click"}
+    assert clicks["agree"]["trusted"] and clicks["submit"]["trusted"]
+    # and the relay knows that input was its own
+    dispatched = await harness.sw(f"dispatchedInput.slice({dispatched_before})")
+    assert {d["method"] for d in dispatched} >= {"Input.dispatchMouseEvent", "Input.dispatchKeyEvent"}
+    assert any(d["type"] == "mousePressed" and d["x"] is not None for d in dispatched)
+
+    # the popup shows one card per step, with goal, action and result
+    cards = [c for c in await popup.cards() if c["type"] == "step"]
+    assert len(cards) >= 4, cards
+    assert "Type the name" in cards[0]["text"] and "input_text" in cards[0]["text"]
+    assert "Ada Lovelace" in cards[0]["text"]
+    assert "Tick the terms box" in cards[1]["text"] and "click_element_by_index" in cards[1]["text"]
+    assert "Press Sign up" in cards[2]["text"]
+    assert "Signed up as Ada Lovelace" in await popup.text("#result")
+    assert await popup.visible("#run") and not await popup.visible("#stop")
+
+    row = task_row(harness, await popup_task_id(popup))
+    assert row["status"] == "completed"
+    assert [e["type"] for e in row["events"] if e["type"] == "step"] == ["step"] * len(cards)
+    assert API_KEY not in json.dumps(row["events"])
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_stop_from_popup_ends_the_task_stopped(harness: Harness, llm: ScriptedLLMServer, form_tab: Tab) -> None:
+    problems: list[str] = []
+    llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
+    popup = await start_task(harness, form_tab, llm, "Tick the terms box, then think for a long time")
+    await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the first step card")
+    await popup.wait_for("document.getElementById('activity').dataset.type === 'thinking'", "the thinking activity")
+    await popup.screenshot(SCREENS / "running.png")
+    assert not problems
+    await popup.click("#stop")
+    assert await wait_status(popup, "stopped", "completed", "error", timeout=15) == "stopped"
+    assert not await popup.visible("#activity")
+    row = task_row(harness, await popup_task_id(popup))
+    assert row["status"] == "stopped"
+    assert [e["type"] for e in row["events"]][:1] == ["step"]
+    assert await form_tab.evaluate("document.getElementById('agree').checked") is True
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_detached_debugger_ends_the_task_stopped(harness: Harness, llm: ScriptedLLMServer, form_tab: Tab) -> None:
+    problems: list[str] = []
+    llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
+    popup = await start_task(harness, form_tab, llm, "Tick the terms box, then wait")
+    await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the first step card")
+    tab_id = await harness.chrome_tab_id(form_tab)
+    assert await harness.sw(f"attachedTabs.has({tab_id})")
+    # The user presses Cancel on the "started debugging this browser" infobar: Chromium detaches the
+    # debugger and fires onDetach(canceled_by_user). Headless shows no infobar, so the worker detaches
+    # for real and its onDetach listener gets the same call.
+    await harness.sw(
+        f"await chrome.debugger.detach({{tabId: {tab_id}}});"
+        f" onDebuggerDetach({{tabId: {tab_id}}}, 'canceled_by_user'); true"
+    )
+    assert await wait_status(popup, "stopped", "completed", "error", timeout=15) == "stopped"
+    row = task_row(harness, await popup_task_id(popup))
+    assert row["status"] == "stopped"
+    assert not await harness.sw(f"attachedTabs.has({tab_id})")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_past_tasks_list_open_export_delete(harness: Harness) -> None:
+    popup = await harness.open_popup()
+    await popup.click("#nav-past")
+    await popup.wait_for("document.querySelectorAll('#past-list .past-item').length >= 3", "the past tasks list")
+    await popup.screenshot(SCREENS / "past-tasks.png")
+    items = await popup.js(
+        "[...document.querySelectorAll('#past-list .past-item')]"
+        ".map(li => ({id: li.dataset.taskId, text: li.innerText}))"
+    )
+    completed = next(i for i in items if "Ada Lovelace" in i["text"])
+    assert "completed" in completed["text"]
+    await popup.click(f"#past-list .past-item[data-task-id='{completed['id']}']")
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's timeline")
+    steps = await popup.js("document.querySelectorAll('#past-timeline .card-step').length")
+    assert steps >= 4
+    await popup.screenshot(SCREENS / "past-task-timeline.png")
+
+    await popup.click("#past-export")
+    exported = json.loads(await popup.wait_for("ui.lastExport", "the export"))
+    assert "Ada Lovelace" in json.dumps(exported)
+    assert API_KEY not in json.dumps(exported)
+
+    await popup.click("#past-delete")
+    assert await popup.text("#past-delete") == "Really delete?"
+    await popup.click("#past-delete")
+    await popup.wait_for(
+        f"!document.querySelector(\"#past-list .past-item[data-task-id='{completed['id']}']\")"
+        " && !document.getElementById('past-list-wrap').hidden",
+        "the deleted task to leave the list",
+    )
+    with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT count(*) FROM tasks WHERE id = ?", (completed["id"],)).fetchone()[0] == 0
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnect(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    problems: list[str] = []
+    llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
+    popup = await start_task(harness, form_tab, llm, "Tick the terms box, then wait for ever")
+    await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the first step card")
+    task_id = await popup_task_id(popup)
+    events_before = task_row(harness, task_id)["events"]
+    pids = harness.host_pids()
+    assert len(pids) == 1, f"expected one host process, found {pids}"
+    os.kill(pids[0], signal.SIGKILL)
+
+    await popup.wait_for("document.body.dataset.host === 'down'", "the popup to say the host is down", 10)
+    assert await popup.visible("#host-down")
+    reason = await popup.text("#host-down-reason")
+    assert reason, "the popup does not say why the host is down"
+    await popup.screenshot(SCREENS / "host-down.png")
+
+    # the worker reconnects by itself (backoff from 0.5 s); the new host marks the dead task interrupted
+    await harness.wait_host_connected()
+    await popup.wait_for("document.body.dataset.host === 'connected'", "the popup to see the host again")
+    await wait_until(lambda: asyncio.to_thread(lambda: task_row(harness, task_id)["status"] == "interrupted"),
+                     "the killed task to be marked interrupted")
+    row = task_row(harness, task_id)
+    assert row["events"][: len(events_before)] == events_before
+    assert [e["type"] for e in row["events"]].count("step") >= 1
+    assert harness.host_pids() and harness.host_pids() != pids
+
+    # and a new task works
+    llm.add(done("All good again"))
+    await popup.fill("#task-input", "Say all good")
+    await popup.click("#run")
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    assert "All good again" in await popup.text("#result")
+    await harness.browser.close_tab(popup.tab.target_id)

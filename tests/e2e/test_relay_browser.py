@@ -1,0 +1,117 @@
+"""The browser layer over the extension relay: the host's `RelayBrowser` drives tabs through the real
+extension (chrome.debugger, flattened child sessions, chrome.tabs) via the host's test-only debug
+socket. Browser-layer tests written for the DevTools websocket run here unchanged: this module's
+`browser` fixture is a RelayBrowser, and the imported tests pick it up."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import Harness, start_harness, wait_until
+from test_cdp import test_flattened_session_and_several_handlers_per_event, test_per_call_timeout
+
+from tabpilot.browser.browser import Browser
+from tabpilot.cdp import CDPError
+from tabpilot.native.debug import PORT_ENV, DebugLink
+from tabpilot.native.relay import RelayBrowser
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+__all__ = [  # browser-layer tests collected again here, over the relay
+    "test_flattened_session_and_several_handlers_per_event",
+    "test_per_call_timeout",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def relay_harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
+    port = free_port()
+    h = await start_harness(browser_binary, tmp_path_factory.mktemp("relay"), extra_env={PORT_ENV: str(port)})
+    h.debug_port = port  # type: ignore[attr-defined]
+    try:
+        await h.wait_host_connected()
+    except BaseException as exc:
+        logs = h.logs()
+        await h.browser.close()
+        raise AssertionError(f"{exc}\n{logs}") from exc
+    yield h
+    await h.browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def browser(relay_harness: Harness) -> AsyncIterator[Browser]:
+    """A RelayBrowser: what the browser-layer tests get in this module instead of a websocket Browser."""
+    link = await DebugLink.connect(relay_harness.debug_port)  # type: ignore[attr-defined]
+    relay = await RelayBrowser.open(link)
+    yield relay
+    await relay.close()
+    await link.close()
+
+
+async def test_tabs_and_commands_go_through_the_extension(browser: Browser, relay_harness: Harness, pages) -> None:
+    tab = await browser.new_tab(pages.url("basic.html"))
+    assert await tab.title() == "Basic page"
+    assert any(t.url == pages.url("basic.html") for t in await browser.tabs())
+    chrome_tab_id = int(tab.target_id)  # over the relay a tab is named by its chrome.tabs id
+    assert await relay_harness.sw(f"attachedTabs.has({chrome_tab_id})")
+    with pytest.raises(CDPError) as info:
+        await tab.session.send("Nope.doesNotExist")
+    assert "wasn't found" in str(info.value) and info.value.code == -32601
+    await browser.close_tab(tab.target_id)
+    await wait_until(
+        lambda: relay_harness.sw(f"(await chrome.tabs.query({{}})).every(t => t.id !== {chrome_tab_id})"),
+        "the tab to close",
+    )
+    assert not await relay_harness.sw(f"attachedTabs.has({chrome_tab_id})")
+
+
+async def test_cross_site_iframe_is_a_flattened_child_session(browser: Browser, pages) -> None:
+    inner = pages.url("actions_frame_inner.html", host="localhost")
+    tab = await browser.new_tab()
+    attached: list[dict[str, Any]] = []
+    tab.session.on("Target.attachedToTarget", attached.append)
+    await tab.session.send(
+        "Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+    )
+    await tab.navigate(pages.url(f"actions_frames.html?inner={inner}"))
+    await wait_until(lambda: asyncio.sleep(0, [a for a in attached if a["targetInfo"]["type"] == "iframe"]),
+                     "the cross-site frame's session")
+    child = next(a for a in attached if a["targetInfo"]["type"] == "iframe")
+    session = browser.connection.session(child["sessionId"])
+    result = await session.send(
+        "Runtime.evaluate", {"expression": "location.href", "returnByValue": True}
+    )
+    assert result["result"]["value"] == inner
+    await browser.close_tab(tab.target_id)
+
+
+async def test_relayed_input_is_trusted_and_recorded(browser: Browser, relay_harness: Harness, pages) -> None:
+    tab = await browser.new_tab(pages.url("basic.html"))
+    await tab.evaluate(
+        "window.got = []; addEventListener('mousedown', e => got.push([e.isTrusted, e.clientX, e.clientY]), true)"
+    )
+    before = await relay_harness.sw("dispatchedInput.length")
+    for kind in ("mousePressed", "mouseReleased"):
+        await tab.session.send(
+            "Input.dispatchMouseEvent", {"type": kind, "x": 40, "y": 30, "button": "left", "clickCount": 1}
+        )
+    assert await tab.evaluate("got") == [[True, 40, 30]]
+    recorded = await relay_harness.sw(f"dispatchedInput.slice({before})")
+    assert [(r["type"], r["x"], r["y"], r["tabId"]) for r in recorded] == [
+        ("mousePressed", 40, 30, int(tab.target_id)),
+        ("mouseReleased", 40, 30, int(tab.target_id)),
+    ]
+    # pages cannot see it: nothing of the relay leaks into the page's world
+    assert await tab.evaluate("typeof dispatchedInput") == "undefined"
+    await browser.close_tab(tab.target_id)
