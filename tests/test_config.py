@@ -1,0 +1,225 @@
+"""Settings file and `tabpilot config`: owner-only file, atomic writes, the key never shown whole."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from store_support import API_KEY, tabpilot
+
+from tabpilot.store.settings import (
+    Settings,
+    SettingsError,
+    api_key_hint,
+    apply_changes,
+    load_settings,
+    public_view,
+    save_settings,
+)
+
+owner_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    return tmp_path
+
+
+def config_file(home: Path) -> Path:
+    return home / "config" / "config.json"
+
+
+def test_missing_file_gives_defaults(home: Path) -> None:
+    settings = load_settings()
+    assert settings == Settings()
+    assert (settings.max_steps, settings.language, settings.debug_capture) == (40, "en-US", False)
+    assert settings.api_key is None and settings.model is None and settings.base_url is None
+
+
+@owner_only
+def test_saved_file_is_owner_only_camel_case_and_round_trips(home: Path) -> None:
+    settings = Settings(baseURL="http://127.0.0.1:9/v1", model="m", apiKey=API_KEY, maxSteps=7, debugCapture=True)
+    save_settings(settings)
+    path = config_file(home)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text()) == {
+        "baseURL": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "apiKey": API_KEY,
+        "maxSteps": 7,
+        "language": "en-US",
+        "debugCapture": True,
+    }
+    assert load_settings() == settings
+    assert [p.name for p in path.parent.iterdir()] == ["config.json"]  # no temp file left behind
+
+
+@owner_only
+def test_saving_over_a_world_readable_file_makes_it_owner_only(home: Path) -> None:
+    path = config_file(home)
+    path.parent.mkdir(parents=True)
+    path.write_text("{}")
+    path.chmod(0o644)
+    save_settings(Settings(apiKey=API_KEY))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_failed_save_leaves_the_old_file_whole(home: Path) -> None:
+    save_settings(Settings(model="old"))
+
+    class Unserialisable(Settings):
+        def to_file(self) -> dict:
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        save_settings(Unserialisable(model="new"))
+    assert load_settings().model == "old"
+
+
+def test_unknown_keys_in_the_file_are_kept(home: Path) -> None:
+    path = config_file(home)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"model": "m", "fromNewerVersion": {"a": 1}}))
+    save_settings(apply_changes(load_settings(), {"maxSteps": 9}))
+    assert json.loads(path.read_text())["fromNewerVersion"] == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "not valid JSON"), ("[1, 2]", "JSON object"), ('{"maxSteps": -3}', "max-steps")],
+)
+def test_a_broken_file_is_reported_clearly(home: Path, content: str, message: str) -> None:
+    path = config_file(home)
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    with pytest.raises(SettingsError, match=message) as caught:
+        load_settings()
+    assert str(path) in str(caught.value)
+
+
+def test_changes_accept_every_spelling_and_none_resets() -> None:
+    settings = apply_changes(
+        Settings(), {"baseURL": "https://api.example.com/v1/", "max_steps": "12", "api-key": "k" * 20}
+    )
+    assert settings.base_url == "https://api.example.com/v1"
+    assert settings.max_steps == 12
+    assert apply_changes(settings, {"maxSteps": None}).max_steps == 40
+    assert apply_changes(settings, {"apiKey": ""}).api_key is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"base-url": "api.example.com"}, "base-url: must be an http"),
+        ({"maxSteps": 0}, "max-steps: input should be greater than or equal to 1"),
+        ({"max-steps": "many"}, "max-steps"),
+        ({"language": "fr"}, "language: must be one of en-US, zh-CN"),
+        ({"debugCapture": "perhaps"}, "debug-capture"),
+        ({"colour": "red"}, "unknown setting 'colour'"),
+    ],
+)
+def test_bad_changes_are_refused_with_the_setting_named(changes: dict, message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        apply_changes(Settings(), changes)
+
+
+def test_public_view_shows_a_hint_never_the_key() -> None:
+    view = public_view(Settings(apiKey=API_KEY, model="m"))
+    assert view["apiKeySet"] is True
+    assert view["apiKeyHint"] == "sk-…stuv"
+    assert API_KEY not in json.dumps(view)
+    assert "apiKey" not in view
+    assert public_view(Settings())["apiKeySet"] is False
+    assert public_view(Settings())["apiKeyHint"] is None
+    # Short keys: the hint gives away almost nothing.
+    assert api_key_hint("abcdefghij") == "…ij"
+    assert api_key_hint("abc") == "…"
+    assert API_KEY not in repr(Settings(apiKey=API_KEY))
+
+
+# --- `tabpilot config` as a user runs it --------------------------------------------------------------
+
+
+def test_config_cli_set_show_unset(tmp_path: Path) -> None:
+    assert tabpilot(tmp_path, "config", "set", "model", "gpt-test").returncode == 0
+    assert tabpilot(tmp_path, "config", "set", "base-url", "http://127.0.0.1:8000/v1").returncode == 0
+    assert tabpilot(tmp_path, "config", "set", "max-steps", "25").returncode == 0
+    assert tabpilot(tmp_path, "config", "set", "debug-capture", "on").returncode == 0
+    done = tabpilot(tmp_path, "config", "set", "api-key", API_KEY)
+    assert done.returncode == 0
+    assert API_KEY not in done.stdout + done.stderr
+    assert "sk-…stuv" in done.stdout
+
+    shown = tabpilot(tmp_path, "config")
+    assert shown.returncode == 0
+    assert API_KEY not in shown.stdout
+    lines = dict(line.split(None, 1) for line in shown.stdout.splitlines()[:6])
+    assert lines == {
+        "base-url": "http://127.0.0.1:8000/v1",
+        "model": "gpt-test",
+        "api-key": "sk-…stuv",
+        "max-steps": "25",
+        "language": "en-US",
+        "debug-capture": "on",
+    }
+    as_json = json.loads(tabpilot(tmp_path, "config", "--json").stdout)
+    assert as_json["apiKeySet"] is True and API_KEY not in json.dumps(as_json)
+
+    saved = json.loads(config_file(tmp_path).read_text())
+    assert saved["apiKey"] == API_KEY and saved["maxSteps"] == 25 and saved["debugCapture"] is True
+    if sys.platform != "win32":
+        assert stat.S_IMODE(config_file(tmp_path).stat().st_mode) == 0o600
+
+    assert tabpilot(tmp_path, "config", "unset", "api-key").returncode == 0
+    assert tabpilot(tmp_path, "config", "unset", "max-steps").returncode == 0
+    saved = json.loads(config_file(tmp_path).read_text())
+    assert "apiKey" not in saved and saved["maxSteps"] == 40 and saved["model"] == "gpt-test"
+
+
+def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:
+    done = tabpilot(tmp_path, "config", "set", "api-key", stdin=API_KEY + "\n")
+    assert done.returncode == 0, done.stderr
+    assert API_KEY not in done.stdout
+    assert json.loads(config_file(tmp_path).read_text())["apiKey"] == API_KEY
+    empty = tabpilot(tmp_path, "config", "set", "api-key", "-", stdin="")
+    assert empty.returncode == 1 and "no API key" in empty.stderr
+    assert json.loads(config_file(tmp_path).read_text())["apiKey"] == API_KEY
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("config", "set", "colour", "red"), "unknown setting 'colour'"),
+        (("config", "set", "max-steps", "0"), "max-steps: input should be greater than or equal to 1"),
+        (("config", "set", "language", "xx"), "language: must be one of"),
+        (("config", "set", "base-url", "localhost:8000"), "base-url: must be an http"),
+        (("config", "set", "model"), "give a value"),
+        (("config", "unset", "nope"), "unknown setting"),
+    ],
+)
+def test_config_cli_refuses_bad_input_and_keeps_the_file(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    assert tabpilot(tmp_path, "config", "set", "model", "kept").returncode == 0
+    before = config_file(tmp_path).read_text()
+    done = tabpilot(tmp_path, *args)
+    assert done.returncode == 1
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert config_file(tmp_path).read_text() == before
+
+
+def test_config_cli_reports_a_corrupt_file(tmp_path: Path) -> None:
+    config_file(tmp_path).parent.mkdir(parents=True)
+    config_file(tmp_path).write_text("{oops")
+    done = tabpilot(tmp_path, "config")
+    assert done.returncode == 1
+    assert "not valid JSON" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_config_cli_mentions_a_key_from_the_environment_without_showing_it(tmp_path: Path) -> None:
+    done = tabpilot(tmp_path, "config", env={"OPENAI_API_KEY": "from-env-should-not-show"})
+    assert "OPENAI_API_KEY from the environment" in done.stdout
+    assert "from-env-should-not-show" not in done.stdout
