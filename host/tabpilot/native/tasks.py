@@ -1,14 +1,219 @@
-"""Placeholder until the agent lands."""
+"""One task at a time, run by an `Agent` on a `RelayBrowser` for the tab the user picked.
+
+Every history event is written to the task record the moment it happens and pushed to the extension
+(`task.event`), as are status changes, activity and the final result. `snapshot()` is what a popup
+opened mid-task shows. The agent, the LLM client and openai load on the first task, never at start.
+"""
+
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .host import RequestFailed
+
+if TYPE_CHECKING:
+    from .host import NativeHost
+    from .messages import TaskStart
+    from .relay import RelayBrowser
+
+log = logging.getLogger(__name__)
+
+FINAL_STATUSES = ("completed", "error", "stopped")
+DETACH_ENDS_TASK_EXCEPT = ("target_closed",)  # a tab closed is for the agent to notice and handle
+
+
+@dataclass
+class RunningTask:
+    task_id: str
+    task: str
+    status: str = "running"
+    history: list[dict[str, Any]] = field(default_factory=list)
+    activity: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    agent: Any = None
+    browser: RelayBrowser | None = None
+    runner: asyncio.Task[None] | None = None
+    stopped_because: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.runner is not None and self.runner.done()
+
+    def snapshot(self) -> dict[str, Any]:
+        snap: dict[str, Any] = {
+            "taskId": self.task_id,
+            "task": self.task,
+            "status": self.status,
+            "history": list(self.history),
+            "activity": self.activity,
+        }
+        if self.result is not None:
+            snap["result"] = self.result
+        return snap
 
 
 class TaskManager:
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: NativeHost) -> None:
         self.host = host
-        self.current_task_id = None
-    def snapshot(self): return None
-    async def start(self, request): raise NotImplementedError
-    async def stop(self): return None
-    async def shutdown(self): return None
+        self.current: RunningTask | None = None
+        self._starting = False
+
+    @property
+    def current_task_id(self) -> str | None:
+        if self.current is None or self.current.finished:
+            return None
+        return self.current.task_id
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """The running task, or the last one this host ran (so a reopened popup shows its end)."""
+        return None if self.current is None else self.current.snapshot()
+
+    async def start(self, request: TaskStart) -> str:
+        if self._starting or self.current_task_id is not None:
+            running = self.current_task_id or "one"
+            raise RequestFailed(f"a task is already running ({running}); stop it before starting another", "busy")
+        self._starting = True
+        try:
+            return await self._start(request)
+        finally:
+            self._starting = False
+
+    async def _start(self, request: TaskStart) -> str:
+        from ..agent.config import AgentConfig
+        from ..agent.loop import Agent
+        from ..llm import LLMClient, LLMConfig, LLMError
+        from ..store.settings import SettingsError, load_settings
+        from .relay import RelayBrowser
+
+        try:
+            settings = load_settings()
+        except SettingsError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+        page = request.config
+        llm_config = LLMConfig(
+            base_url=(page and page.base_url) or settings.base_url,
+            model=(page and page.model) or settings.model,
+            api_key=(page and page.api_key) or settings.api_key,
+        )
+        try:
+            llm_config.resolve()
+        except LLMError as exc:
+            raise RequestFailed(f"{exc.message} In the popup: open Settings.", "not_configured") from exc
+        agent_config = AgentConfig(
+            max_steps=(page and page.max_steps) or settings.max_steps,
+            language=(page and page.language) or settings.language,  # type: ignore[arg-type]
+            system_instructions=page.system_instruction if page else None,
+        )
+
+        store = self.host.store
+        store.capture_raw = settings.debug_capture
+        store.add_secret(llm_config.api_key)
+        try:
+            browser = await RelayBrowser.open(self.host.peer, request.tab_id)
+        except Exception as exc:
+            raise RequestFailed(f"cannot work in tab {request.tab_id}: {exc}", "tab") from exc
+        try:
+            url = await browser.active.url() if browser.active else None
+        except Exception:
+            url = None
+        task_id = store.start_task(request.task, url=url, model=llm_config.model, source=request.source)
+        agent = Agent(browser, LLMClient(llm_config), agent_config)
+        running = RunningTask(task_id=task_id, task=request.task, agent=agent, browser=browser)
+        self.current = running
+        agent.on("historychange", lambda event: self._on_event(running, event))
+        agent.on("statuschange", lambda status: self._on_status(running, status))
+        agent.on("activity", lambda activity: self._on_activity(running, activity))
+        browser.on_detached.append(lambda tab_id, reason: self._on_detached(running, tab_id, reason))
+        running.runner = asyncio.get_running_loop().create_task(self._drive(running, request.task))
+        log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
+        return task_id
+
+    async def _drive(self, running: RunningTask, task: str) -> None:
+        agent, store = running.agent, self.host.store
+        result_wire: dict[str, Any] | None = None
+        try:
+            result = await agent.execute(task)
+            result_wire = result.to_wire()
+        except asyncio.CancelledError:
+            result_wire = {"success": False, "data": "Task stopped", "history": running.history}
+            raise
+        except Exception as exc:  # the agent turns failures into an error result; this is a safety net
+            log.exception("task %s crashed", running.task_id)
+            result_wire = {"success": False, "data": f"{type(exc).__name__}: {exc}", "history": running.history}
+        finally:
+            status = agent.status if agent.status in FINAL_STATUSES else "error"
+            if result_wire is not None and running.stopped_because and status == "stopped":
+                result_wire["data"] = running.stopped_because
+            running.status, running.result = status, result_wire
+            try:
+                stored = {k: v for k, v in (result_wire or {}).items() if k != "history"}
+                store.finish_task(running.task_id, status=status, result=stored)
+            except Exception:
+                log.exception("could not record the end of task %s", running.task_id)
+            self._push({"type": "task.status", "taskId": running.task_id, "status": status})
+            self._push({"type": "task.result", "taskId": running.task_id, "result": result_wire})
+            await self._release(running)
+            log.info("task %s ended %s", running.task_id, status)
+
+    async def _release(self, running: RunningTask) -> None:
+        try:
+            await running.agent.llm.aclose()
+        except Exception:
+            log.debug("closing the LLM client failed", exc_info=True)
+        if running.browser is not None:
+            try:
+                await asyncio.wait_for(running.browser.close(), 3.0)
+            except Exception:
+                log.debug("detaching from the tab failed", exc_info=True)
+
+    # --- what the agent reports -----------------------------------------------------------------
+    def _on_event(self, running: RunningTask, event: Any) -> None:
+        wire = event.to_wire()
+        running.history.append(wire)
+        try:
+            self.host.store.append_event(running.task_id, wire)
+        except Exception:
+            log.exception("could not record an event of task %s", running.task_id)
+        self._push({"type": "task.event", "taskId": running.task_id, "event": wire})
+
+    def _on_status(self, running: RunningTask, status: str) -> None:
+        running.status = status
+        if status in FINAL_STATUSES:
+            return  # pushed by _drive once the record says so too
+        self._push({"type": "task.status", "taskId": running.task_id, "status": status})
+
+    def _on_activity(self, running: RunningTask, activity: Any) -> None:
+        wire = activity.to_wire() if hasattr(activity, "to_wire") else dict(activity)
+        running.activity = wire
+        self._push({"type": "task.activity", "taskId": running.task_id, "activity": wire})
+
+    def _on_detached(self, running: RunningTask, tab_id: int, reason: str) -> None:
+        if running.finished or reason in DETACH_ENDS_TASK_EXCEPT:
+            return
+        if reason == "canceled_by_user":
+            running.stopped_because = "Stopped: you pressed Cancel on the browser's debugging bar"
+        else:
+            running.stopped_because = f"Stopped: the debugger was detached from the tab ({reason})"
+        log.info("task %s: debugger detached from tab %s (%s)", running.task_id, tab_id, reason)
+        asyncio.get_running_loop().create_task(running.agent.stop())
+
+    def _push(self, message: dict[str, Any]) -> None:
+        try:
+            self.host.push(message)
+        except Exception:
+            log.exception("could not push %s", message.get("type"))
+
+    # --- stopping -------------------------------------------------------------------------------
+    async def stop(self) -> None:
+        running = self.current
+        if running is None or running.finished:
+            return
+        await running.agent.stop()
+        if running.runner is not None:
+            await asyncio.wait([running.runner])
+
+    async def shutdown(self) -> None:
+        await self.stop()

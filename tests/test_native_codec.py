@@ -1,0 +1,167 @@
+"""The native messaging frame codec: exact bytes, chunking under Chromium's 1 MiB limit, and fuzz."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tabpilot.native.codec import (
+    MAX_FRAME_TO_BROWSER,
+    ChunkReassembler,
+    FrameDecoder,
+    FrameError,
+    encode_frame,
+    encode_frames,
+)
+
+HEADER = struct.Struct("=I")
+
+
+def raw_frame(payload: bytes) -> bytes:
+    return HEADER.pack(len(payload)) + payload
+
+
+def frame_lengths(frames: list[bytes]) -> list[int]:
+    return [HEADER.unpack(f[:4])[0] for f in frames]
+
+
+def test_a_frame_is_native_endian_length_then_utf8_json():
+    frame = encode_frame({"type": "ping", "text": "é"})
+    payload = '{"type":"ping","text":"é"}'.encode()
+    assert frame == struct.pack("=I", len(payload)) + payload
+
+
+def test_decoder_joins_frames_split_anywhere():
+    messages = [{"type": "a", "n": i, "s": "x" * i} for i in range(20)]
+    stream = b"".join(encode_frame(m) for m in messages)
+    for step in (1, 3, 7, 64):
+        decoder = FrameDecoder()
+        out = []
+        for i in range(0, len(stream), step):
+            out += decoder.feed(stream[i : i + step])
+        assert out == messages
+        assert decoder.pending_bytes == 0
+
+
+def test_each_bad_frame_is_reported_and_decoding_goes_on():
+    decoder = FrameDecoder()
+    stream = (
+        raw_frame(b"{not json")
+        + raw_frame(b"\xff\xfe")
+        + raw_frame(b"[1, 2]")
+        + raw_frame(b"")
+        + encode_frame({"type": "ping", "id": "ok"})
+    )
+    out = decoder.feed(stream)
+    assert [type(x) for x in out] == [FrameError, FrameError, FrameError, FrameError, dict]
+    assert "not valid JSON" in out[0].message
+    assert "UTF-8" in out[1].message
+    assert "JSON object" in out[2].message
+    assert out[4] == {"type": "ping", "id": "ok"}
+
+
+def test_absurd_length_is_rejected_without_waiting_for_or_keeping_its_bytes():
+    decoder = FrameDecoder()
+    huge = 3 * 1024 * 1024 * 1024  # 3 GiB announced
+    out = decoder.feed(HEADER.pack(huge) + b"x" * 1000)
+    assert len(out) == 1 and isinstance(out[0], FrameError) and "limit" in out[0].message
+    assert len(decoder._buffer) == 0  # nothing buffered for it
+
+
+def test_oversized_frame_is_skipped_and_the_next_frame_still_decodes():
+    decoder = FrameDecoder(max_frame=100)
+    body = b"y" * 150
+    out = decoder.feed(HEADER.pack(len(body)) + body[:50])
+    out += decoder.feed(body[50:] + encode_frame({"type": "after"}))
+    assert isinstance(out[0], FrameError)
+    assert out[1:] == [{"type": "after"}]
+
+
+def test_small_messages_are_one_frame():
+    frames = encode_frames({"type": "reply", "data": "x" * 1000})
+    assert len(frames) == 1
+
+
+def test_large_message_is_chunked_under_the_limit_and_reassembles():
+    message = {"type": "reply", "id": "7", "ok": True, "data": {"text": "ab\"\\\n€𝄞" * 400_000}}
+    frames = encode_frames(message)
+    assert len(frames) > 1
+    assert max(frame_lengths(frames)) <= MAX_FRAME_TO_BROWSER
+    decoder, joiner = FrameDecoder(), ChunkReassembler()
+    results = [joiner.accept(m) for m in decoder.feed(b"".join(frames))]
+    assert results[:-1] == [None] * (len(frames) - 1)
+    assert results[-1] == message
+
+
+def test_escaping_heavy_text_still_fits():
+    # Quotes and backslashes double in size inside the chunk's JSON string.
+    message = {"type": "x", "data": '"\\' * 700_000}
+    frames = encode_frames(message)
+    assert max(frame_lengths(frames)) <= MAX_FRAME_TO_BROWSER
+    joiner = ChunkReassembler()
+    out = [joiner.accept(m) for m in FrameDecoder().feed(b"".join(frames))]
+    assert out[-1] == message
+
+
+def test_lone_surrogates_from_a_page_are_escaped_not_fatal():
+    message = {"type": "x", "data": "bad \ud800 text"}
+    (frame,) = encode_frames(message)
+    assert FrameDecoder().feed(frame) == [message]
+
+
+def test_reassembler_rejects_out_of_order_and_bad_chunks():
+    joiner = ChunkReassembler()
+    assert isinstance(joiner.accept({"type": "chunk", "chunkId": "a", "index": 1, "count": 2, "data": "x"}), FrameError)
+    assert isinstance(joiner.accept({"type": "chunk", "chunkId": "b", "index": 0, "count": 0, "data": "x"}), FrameError)
+    assert isinstance(joiner.accept({"type": "chunk", "chunkId": 3, "index": 0, "count": 1, "data": "x"}), FrameError)
+    assert joiner.accept({"type": "chunk", "chunkId": "c", "index": 0, "count": 2, "data": '{"type":'}) is None
+    assert joiner.accept({"type": "chunk", "chunkId": "c", "index": 1, "count": 2, "data": '"ok"}'}) == {"type": "ok"}
+    broken = [
+        joiner.accept({"type": "chunk", "chunkId": "d", "index": 0, "count": 2, "data": "{oops"}),
+        joiner.accept({"type": "chunk", "chunkId": "d", "index": 1, "count": 2, "data": "}"}),
+    ]
+    assert broken[0] is None and isinstance(broken[1], FrameError)
+
+
+# --- fuzz ------------------------------------------------------------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2000), st.lists(st.integers(min_value=1, max_value=64), min_size=1, max_size=10))
+def test_fuzz_random_bytes_never_raise(data: bytes, cuts: list[int]):
+    decoder = FrameDecoder(max_frame=4096)
+    position = 0
+    for cut in cuts * 50:
+        if position >= len(data):
+            break
+        for item in decoder.feed(data[position : position + cut]):
+            assert isinstance(item, dict | FrameError)
+        position += cut
+    decoder.feed(data[position:])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(min_value=0, max_value=300), st.binary(max_size=300)), max_size=20))
+def test_fuzz_random_lengths_with_random_bodies(frames: list[tuple[int, bytes]]):
+    decoder = FrameDecoder(max_frame=200)
+    stream = b"".join(HEADER.pack(n) + body for n, body in frames)
+    for item in decoder.feed(stream):
+        assert isinstance(item, dict | FrameError)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(max_size=10), json_values, max_size=6))
+def test_fuzz_any_json_object_round_trips(message: dict):
+    frames = encode_frames(message, threshold=64)  # tiny threshold: exercise chunking too
+    joiner = ChunkReassembler()
+    out = [joiner.accept(m) for m in FrameDecoder().feed(b"".join(frames))]
+    assert out[-1] == json.loads(json.dumps(message))
+    assert all(x is None for x in out[:-1])
