@@ -288,6 +288,23 @@ def test_events_survive_a_killed_process_and_the_task_is_marked_interrupted(home
     assert record.summary.ended_at == record.stored_events[-1].created_at
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="zombies are read from /proc")
+def test_a_killed_process_not_yet_reaped_counts_as_dead(home: Path) -> None:
+    env = {**os.environ, "TABPILOT_HOME": str(home), "PYTHONPATH": str(Path(__file__).parent)}
+    writer = subprocess.Popen([sys.executable, "-c", CRASHING_WRITER], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        task_id = writer.stdout.readline().strip()  # type: ignore[union-attr]
+        writer.kill()
+        os.waitid(os.P_PID, writer.pid, os.WEXITED | os.WNOWAIT)  # dead, but left unreaped: a zombie
+        with TaskStore() as store:
+            assert store.mark_interrupted() == 1
+            assert store.get_task(task_id).summary.status == "interrupted"  # type: ignore[union-attr]
+    finally:
+        writer.kill()
+        writer.wait()
+        writer.stdout.close()  # type: ignore[union-attr]
+
+
 def test_a_database_from_a_newer_version_is_refused_clearly(home: Path) -> None:
     path = home / "newer.sqlite3"
     with sqlite3.connect(path) as db:

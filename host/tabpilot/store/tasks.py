@@ -151,7 +151,12 @@ def _process_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # exists, owned by someone else
-    return True
+    # A killed process its parent has not reaped yet (a zombie) still answers kill(pid, 0).
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): trust kill()
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def _result_text(result: dict[str, Any] | None) -> str | None:
