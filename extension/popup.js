@@ -243,8 +243,10 @@ function fillSettings(settings) {
 async function loadSettings() {
   $("settings-error").hidden = true;
   $("settings-saved").textContent = "";
+  $("settings-form").dataset.loaded = "false";
   try {
     fillSettings(await ask("settings.get"));
+    $("settings-form").dataset.loaded = "true";
   } catch (error) {
     showError("settings-error", error);
   }

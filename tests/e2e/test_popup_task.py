@@ -45,7 +45,7 @@ async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None =
     """Point the host at the scripted model through the popup's settings, as a user would."""
     await popup.click("#nav-settings")
     await popup.wait_for("document.body.dataset.view === 'settings'", "the settings view")
-    await popup.wait_for("document.getElementById('set-language').value !== ''", "settings to load")
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
     await popup.fill("#set-base-url", base_url)
     await popup.fill("#set-model", "scripted")
     await popup.fill("#set-api-key", API_KEY)
@@ -99,7 +99,8 @@ async def test_settings_from_popup_keep_the_key_in_the_host(harness: Harness, ll
     popup = await harness.open_popup()
     await configure(popup, llm.base_url, screenshot="settings.png")
     await popup.click("#nav-settings")
-    await popup.wait_for("document.getElementById('set-model').value === 'scripted'", "saved settings to load back")
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
+    assert await popup.js("document.getElementById('set-model').value") == "scripted"
     assert await popup.js("document.getElementById('set-base-url').value") == llm.base_url
     assert await popup.js("document.getElementById('set-max-steps').value") == "12"
     hint = await popup.text("#api-key-hint")
