@@ -1,0 +1,187 @@
+"""The native messaging host as a real subprocess, fed frames on stdin as Chromium does."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+from native_support import HEADER, HostProcess, frame, split_frames
+
+from tabpilot.native.codec import MAX_FRAME_TO_BROWSER, ChunkReassembler
+from tabpilot.store.tasks import TaskStore
+
+SECRET_KEY = "sk-test-SECRETKEY-1234567890-abcd"
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def host(home):
+    process = HostProcess(home)
+    yield process
+    process.stop()
+
+
+def test_ping_and_hello(host):
+    assert host.request("ping") == {"type": "reply", "id": "t1", "ok": True, "data": {"pong": True}}
+    hello = host.request("hello", extensionVersion="0.1.0")
+    assert hello["ok"] and hello["data"]["hostVersion"] == "0.1.0" and hello["data"]["task"] is None
+
+
+BAD_FRAMES = [
+    (b"{not json", None, "not valid JSON"),
+    (b"\xff\xfe\xfd", None, "UTF-8"),
+    (b"[1, 2, 3]", None, "JSON object"),
+    (b'"just a string"', None, "JSON object"),
+    (json.dumps({"id": "a1"}).encode(), "a1", "no 'type'"),
+    (json.dumps({"type": "launch.missiles", "id": "a2"}).encode(), "a2", "unknown message type 'launch.missiles'"),
+    (json.dumps({"type": "task.start", "id": "a3", "task": "x", "tabId": "abc"}).encode(), "a3", "tabId"),
+    (json.dumps({"type": "task.start", "id": "a4", "tabId": 1}).encode(), "a4", "field 'task'"),
+    (json.dumps({"type": "history.list", "id": "a5", "limit": 0}).encode(), "a5", "limit"),
+    (json.dumps({"type": "history.get", "id": "a6"}).encode(), "a6", "taskId"),
+    (json.dumps({"type": "settings.set", "id": "a7", "maxSteps": "many"}).encode(), "a7", "maxSteps"),
+    (json.dumps({"type": "chunk", "chunkId": "z", "index": 5, "count": 2, "data": ""}).encode(), None, "chunk z"),
+]
+
+
+def test_every_kind_of_bad_frame_gets_a_bad_request_reply_and_the_host_keeps_serving(host):
+    for payload, request_id, words in BAD_FRAMES:
+        host.write(frame(payload))
+        reply = host.next_frame()
+        assert reply["type"] == "reply" and reply["ok"] is False, payload
+        assert reply["id"] == request_id, payload
+        assert reply["error"]["code"] == "bad_request"
+        assert words in reply["error"]["message"], (payload, reply)
+    # A frame announcing 100 MiB is refused without the host waiting for (or keeping) its bytes.
+    host.write(HEADER.pack(100 * 1024 * 1024))
+    reply = host.next_frame()
+    assert reply["ok"] is False and "limit" in reply["error"]["message"]
+    host.proc.kill()  # the stream cannot be resynchronised after that (as with Chromium); start again
+
+
+def test_host_still_answers_after_garbage(host):
+    for payload, _id, _words in BAD_FRAMES:
+        host.write(frame(payload))
+    assert host.request("ping")["data"] == {"pong": True}
+    assert host.request("settings.get")["ok"] is True
+
+
+def test_settings_round_trip_never_echoes_the_key(host, home):
+    reply = host.request("settings.set", apiKey=SECRET_KEY, model="gpt-test", baseURL="http://127.0.0.1:9/v1")
+    assert reply["ok"], reply
+    data = reply["data"]
+    assert data["apiKeySet"] is True and data["model"] == "gpt-test" and data["baseURL"] == "http://127.0.0.1:9/v1"
+    assert data["apiKeyHint"].endswith("abcd") and SECRET_KEY not in json.dumps(data)
+    again = host.request("settings.get")["data"]
+    assert again == data
+    bad = host.request("settings.set", baseURL="ftp://nope")
+    assert bad["ok"] is False and "base-url" in bad["error"]["message"]
+    cleared = host.request("settings.set", apiKey="")["data"]
+    assert cleared["apiKeySet"] is False and cleared["model"] == "gpt-test"
+    host.request("settings.set", apiKey=SECRET_KEY)
+    host.close_stdin()
+
+    config = home / "config" / "config.json"
+    assert json.loads(config.read_text())["apiKey"] == SECRET_KEY  # kept by the host...
+    if os.name == "posix":
+        assert stat.S_IMODE(config.stat().st_mode) == 0o600  # ...readable by its owner only
+    assert SECRET_KEY.encode() not in bytes(host.raw)  # never sent back
+    for log_file in (home / "log").iterdir():
+        assert SECRET_KEY not in log_file.read_text()
+
+
+def test_stdout_carries_only_whole_valid_frames(host):
+    host.request("hello", extensionVersion="x")
+    for payload, _id, _words in BAD_FRAMES:
+        host.write(frame(payload))
+    host.request("history.list")
+    host.request("settings.set", model="m")
+    host.close_stdin()
+    payloads = split_frames(bytes(host.raw))
+    assert len(payloads) == 3 + len(BAD_FRAMES)
+    for payload in payloads:
+        assert isinstance(json.loads(payload.decode("utf-8")), dict)
+
+
+def test_exits_within_one_second_of_stdin_eof(host):
+    host.request("ping")
+    assert host.close_stdin() < 1.0
+    assert host.proc.returncode == 0
+
+
+def test_a_reply_over_1_mib_arrives_chunked_and_reassembles(host, home):
+    big_text = "page text " * 250_000  # 2.5 MB
+    with TaskStore(home / "data" / "tasks.sqlite3") as store:
+        task_id = store.start_task("read a long page", url="http://example.test/", model="m")
+        store.append_event(task_id, {"type": "observation", "content": big_text})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": "done"})
+    host.send({"type": "history.get", "id": "big", "taskId": task_id})
+    joiner = ChunkReassembler()
+    chunks = 0
+    while True:
+        message = host.next_frame()
+        assert message["type"] == "chunk"
+        chunks += 1
+        whole = joiner.accept(message)
+        if whole is not None:
+            break
+    assert chunks >= 3
+    assert whole["id"] == "big" and whole["ok"] is True
+    assert whole["data"]["events"][0]["content"] == big_text
+    host.close_stdin()
+    for payload in split_frames(bytes(host.raw)):
+        assert len(payload) <= MAX_FRAME_TO_BROWSER
+
+
+def test_history_list_get_export_delete(host, home):
+    with TaskStore(home / "data" / "tasks.sqlite3") as store:
+        task_id = store.start_task("fill the form", url="http://example.test/form", model="m", source="popup")
+        store.append_event(task_id, {"type": "observation", "content": "hello"})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": "ok"})
+    listed = host.request("history.list", limit=10)["data"]["tasks"]
+    assert [t["taskId"] for t in listed] == [task_id] and listed[0]["status"] == "completed"
+    got = host.request("history.get", taskId=task_id[:8])["data"]
+    assert got["task"]["task"] == "fill the form" and got["events"] == [{"type": "observation", "content": "hello"}]
+    exported = host.request("history.export", taskId=task_id)["data"]
+    assert exported["result"]["success"] is True and exported["result"]["history"][0]["content"] == "hello"
+    assert host.request("history.delete", taskId=task_id)["ok"] is True
+    missing = host.request("history.get", taskId=task_id)
+    assert missing["ok"] is False and missing["error"]["code"] == "not_found" and task_id in missing["error"]["message"]
+    assert host.request("history.list")["data"]["tasks"] == []
+
+
+def test_a_task_left_running_by_a_dead_host_is_interrupted_at_start(home):
+    database = home / "data" / "tasks.sqlite3"
+    script = (
+        "import sys; from tabpilot.store.tasks import TaskStore; s = TaskStore(sys.argv[1]); "
+        "t = s.start_task('long job', url=None, model='m'); "
+        "s.append_event(t, {'type': 'observation', 'content': 'x'}); "
+        "print(t)"
+    )
+    task_id = subprocess.run(
+        [sys.executable, "-c", script, str(database)], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    process = HostProcess(home)
+    try:
+        tasks = process.request("history.list")["data"]["tasks"]
+        assert [(t["taskId"], t["status"]) for t in tasks] == [(task_id, "interrupted")]
+        assert process.request("history.get", taskId=task_id)["data"]["events"] == [
+            {"type": "observation", "content": "x"}
+        ]
+    finally:
+        process.stop()
+
+
+def test_task_start_without_a_model_says_how_to_configure_one(host):
+    reply = host.request("task.start", task="do something", tabId=1)
+    assert reply["ok"] is False and reply["error"]["code"] == "not_configured"
+    assert "model" in reply["error"]["message"].lower()
+    assert host.request("task.get")["data"] == {"task": None}
+    assert host.request("task.stop")["ok"] is True  # nothing running: a no-op, not an error
