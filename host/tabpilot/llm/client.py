@@ -272,7 +272,7 @@ class LLMClient:
         if status in (401, 403):
             return LLMAuthError(
                 f"The provider refused the API key ({where}: {detail}). Check the key: "
-                "`tabpilot config set api_key <key>`, the OPENAI_API_KEY environment variable, or --api-key."
+                "`tabpilot config set api-key <key>`, the OPENAI_API_KEY environment variable, or --api-key."
             )
         if status == 413 or any(marker in lowered for marker in _CONTEXT_MARKERS):
             return LLMContextTooLong(

@@ -16,8 +16,8 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 
 HOW_TO_CONFIGURE = (
-    "Configure one with `tabpilot config set model <name>` (and `tabpilot config set api_key <key>`, "
-    "`tabpilot config set base_url <url>` for a provider other than OpenAI), or set the environment "
+    "Configure one with `tabpilot config set model <name>` (and `tabpilot config set api-key <key>`, "
+    "`tabpilot config set base-url <url>` for a provider other than OpenAI), or set the environment "
     "variables OPENAI_API_KEY / OPENAI_BASE_URL, or pass --model / --base-url / --api-key."
 )
 

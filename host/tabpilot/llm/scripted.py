@@ -14,7 +14,7 @@ next reply of the script:
     a callable(request_body) -> one of the above, to compute the answer from the request
 
 When the script runs out, the server answers 400 "script exhausted" so a test fails clearly.
-`server.requests` holds every request body received (parsed JSON), `server.headers` their headers,
+`server.requests` holds every request body received (parsed JSON), `server.headers` their headers (names lower-cased),
 `server.dropped` the indexes of requests whose client hung up during a Delay. `GET /v1/models` lists
 one model, "scripted".
 
@@ -92,6 +92,7 @@ class ScriptedLLMServer:
         self._state = _State(list(replies))
         self.model = model
         self._server: http.server.ThreadingHTTPServer | None = None
+        self._port: int | None = None
         self._thread: threading.Thread | None = None
 
     @classmethod
@@ -122,9 +123,10 @@ class ScriptedLLMServer:
 
     @property
     def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the scripted server is not running; use `with ScriptedLLMServer(...)` or start()")
-        return self._server.server_address[1]
+        """The port it listens on (or listened on, once closed)."""
+        if self._port is None:
+            raise RuntimeError("the scripted server was never started; use `with ScriptedLLMServer(...)` or start()")
+        return self._port
 
     @property
     def base_url(self) -> str:
@@ -135,7 +137,9 @@ class ScriptedLLMServer:
         handler = type("Handler", (_Handler,), {"state": self._state, "model": self.model})
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-llm", daemon=True)
+        self._port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="scripted-llm",
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -190,7 +194,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with self.state.lock:
             index = len(self.state.requests)
             self.state.requests.append(body)
-            self.state.headers.append(dict(self.headers.items()))
+            self.state.headers.append({name.lower(): value for name, value in self.headers.items()})
             reply = self.state.replies.pop(0) if self.state.replies else None
         if reply is None:
             message = f"scripted server: script exhausted after {index} replies"
