@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -38,6 +39,14 @@ def rows(db_path: Path, sql: str, *params: object) -> list[tuple]:
 def test_default_path_is_under_tabpilot_home(store: TaskStore, home: Path) -> None:
     assert store.path == home / "data" / "tasks.sqlite3"
     assert store.path.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+def test_database_files_are_owner_only(store: TaskStore) -> None:
+    store.append_event(store.start_task("private page text"), step(0))
+    files = list(store.path.parent.iterdir())
+    assert {f.name for f in files} >= {"tasks.sqlite3", "tasks.sqlite3-wal"}
+    assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}
 
 
 def test_a_task_and_its_events_are_recorded_in_order(store: TaskStore) -> None:

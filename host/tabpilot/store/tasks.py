@@ -178,6 +178,10 @@ class TaskStore:
         self.capture_raw = capture_raw
         self._secrets: set[str] = {s for s in secrets if s}
         self._lock = threading.Lock()
+        if not self.path.exists():
+            # Owner-only from the start: tasks hold page text (and, with debug capture, whole prompts).
+            # SQLite gives the -wal and -shm files the database file's permissions.
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         try:
