@@ -1,0 +1,56 @@
+"""`tabpilot install`: register the native messaging host with your browsers (or one profile)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+BROWSER_CHOICES = ("chrome", "chromium", "edge", "brave", "all")
+
+
+def add_target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--browser",
+        choices=BROWSER_CHOICES,
+        default="all",
+        help="which browser (default: every one with a settings folder for this user)",
+    )
+    parser.add_argument(
+        "--user-data-dir",
+        type=Path,
+        metavar="DIR",
+        help="register for the one profile folder a browser was started with (--user-data-dir=DIR)",
+    )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_target_options(parser)
+    parser.add_argument(
+        "--extension-id",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="also allow this extension id (e.g. a copy loaded from another folder); repeatable",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..installer import InstallError, extension_dir, install
+
+    try:
+        report = install(args.browser, user_data_dir=args.user_data_dir, extra_ids=args.extension_id)
+    except (InstallError, OSError) as exc:
+        print(f"tabpilot install: {exc}", file=sys.stderr)
+        return 1
+    print(f"launcher: {report.launchers[0]}")
+    for target in report.manifests:
+        where = f" (registry HKCU\\{target.registry_key})" if target.registry_key else ""
+        print(f"registered for {target.label}: {target.manifest}{where}")
+    print("allowed extensions: " + ", ".join(report.extension_ids))
+    print(
+        "\nNext: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
+        f"  {extension_dir()}\n"
+        "then restart the browser once so it reads the registration. `tabpilot doctor` checks it all."
+    )
+    return 0

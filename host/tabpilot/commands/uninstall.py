@@ -1,0 +1,27 @@
+"""`tabpilot uninstall`: remove the host registration (and launcher) that `tabpilot install` wrote."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .install import add_target_options
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_target_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..installer import uninstall
+
+    try:
+        report = uninstall(args.browser, user_data_dir=args.user_data_dir)
+    except OSError as exc:
+        print(f"tabpilot uninstall: {exc}", file=sys.stderr)
+        return 1
+    for removed in report.removed:
+        print(f"removed {removed}")
+    if not report.removed:
+        print("nothing to remove: the host was not registered there")
+    return 0

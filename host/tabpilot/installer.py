@@ -1,0 +1,252 @@
+"""Registering the native messaging host with Chrome, Chromium, Edge and Brave.
+
+A browser finds the host through a manifest, `com.tabpilot.host.json`: in a per-user folder on Linux
+and macOS, through an HKCU registry key on Windows, or in `<user-data-dir>/NativeMessagingHosts/` for
+one profile (a browser started with `--user-data-dir` reads only that one). The manifest's `path` is a
+launcher script that runs the exact Python this package is installed in.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+
+HOST_NAME = "com.tabpilot.host"
+MANIFEST_NAME = f"{HOST_NAME}.json"
+DESCRIPTION = "tabpilot native messaging host: runs the agent for the tabpilot extension"
+BROWSERS = ("chrome", "chromium", "edge", "brave")
+
+# Folder of each browser's per-user data, relative to ~/.config (Linux) / ~/Library/Application Support (macOS).
+LINUX_DIRS = {
+    "chrome": "google-chrome",
+    "chromium": "chromium",
+    "edge": "microsoft-edge",
+    "brave": "BraveSoftware/Brave-Browser",
+}
+MAC_DIRS = {
+    "chrome": "Google/Chrome",
+    "chromium": "Chromium",
+    "edge": "Microsoft Edge",
+    "brave": "BraveSoftware/Brave-Browser",
+}
+WINDOWS_KEYS = {
+    "chrome": r"Software\Google\Chrome\NativeMessagingHosts",
+    "chromium": r"Software\Chromium\NativeMessagingHosts",
+    "edge": r"Software\Microsoft\Edge\NativeMessagingHosts",
+    "brave": r"Software\BraveSoftware\Brave-Browser\NativeMessagingHosts",
+}
+
+
+class InstallError(RuntimeError):
+    """Something install/uninstall cannot do; the message says what to do instead."""
+
+
+# --- the extension ------------------------------------------------------------------------------
+def extension_dir() -> Path:
+    """The unpacked extension: `extension/` at the root of the source tree this package runs from."""
+    return Path(__file__).resolve().parents[2] / "extension"
+
+
+def extension_id_from_key(key: str) -> str:
+    """Chromium's id for an extension whose manifest "key" is `key` (base64 DER public key)."""
+    digest = hashlib.sha256(base64.b64decode(key)).hexdigest()[:32]
+    return "".join(chr(ord("a") + int(c, 16)) for c in digest)
+
+
+def bundled_extension_id() -> str:
+    manifest = extension_dir() / "manifest.json"
+    try:
+        key = json.loads(manifest.read_text(encoding="utf-8"))["key"]
+        return extension_id_from_key(key)
+    except FileNotFoundError as exc:
+        raise InstallError(f"the bundled extension is missing ({manifest}); reinstall tabpilot from source") from exc
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InstallError(f"{manifest} has no usable \"key\" ({exc}); the extension id cannot be computed") from exc
+
+
+def is_extension_id(value: str) -> bool:
+    return len(value) == 32 and all("a" <= c <= "p" for c in value)
+
+
+def origin(extension_id: str) -> str:
+    return f"chrome-extension://{extension_id}/"  # the trailing slash is required
+
+
+# --- where things go ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Target:
+    """One place a browser looks for the host: a manifest file (and on Windows a registry key)."""
+
+    label: str
+    manifest: Path
+    registry_key: str | None = None
+
+
+def manifest_targets(
+    browser: str = "all", *, user_data_dir: Path | None = None, only_existing: bool = False
+) -> list[Target]:
+    if user_data_dir is not None:
+        directory = Path(user_data_dir).expanduser().resolve()
+        return [Target(f"profile {directory}", directory / "NativeMessagingHosts" / MANIFEST_NAME)]
+    names = BROWSERS if browser == "all" else (browser,)
+    targets = []
+    for name in names:
+        if sys.platform == "win32":
+            manifest = paths.data_dir() / "native-host" / name / MANIFEST_NAME
+            targets.append(Target(name, manifest, f"{WINDOWS_KEYS[name]}\\{HOST_NAME}"))
+            continue
+        if sys.platform == "darwin":
+            base = Path.home() / "Library" / "Application Support" / MAC_DIRS[name]
+        else:
+            config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+            base = config_home / LINUX_DIRS[name]
+        if only_existing and not base.is_dir():
+            continue
+        targets.append(Target(name, base / "NativeMessagingHosts" / MANIFEST_NAME))
+    return targets
+
+
+def launcher_path(user_data_dir: Path | None = None) -> Path:
+    name = "tabpilot-host.cmd" if sys.platform == "win32" else "tabpilot-host"
+    if user_data_dir is not None:
+        return Path(user_data_dir).expanduser().resolve() / "NativeMessagingHosts" / name
+    return paths.data_dir() / "native-host" / name
+
+
+# --- writing ------------------------------------------------------------------------------------
+def launcher_text() -> str:
+    """Runs `<this python> -m tabpilot host <args>`; the browser's environment passes through."""
+    home = os.environ.get(paths.HOME_ENV)
+    if sys.platform == "win32":
+        lines = ["@echo off", "rem Written by `tabpilot install`: the tabpilot native messaging host."]
+        if home:
+            lines.append(f'if not defined {paths.HOME_ENV} set "{paths.HOME_ENV}={home}"')
+        lines.append(f'"{sys.executable}" -m tabpilot host %*')
+        return "\r\n".join(lines) + "\r\n"
+    lines = ["#!/bin/sh", "# Written by `tabpilot install`: the tabpilot native messaging host."]
+    if home:  # installed with TABPILOT_HOME set: keep using that folder unless the browser says otherwise
+        lines.append(f": \"${{{paths.HOME_ENV}:={shlex.quote(home)}}}\"; export {paths.HOME_ENV}")
+    lines.append(f"exec {shlex.quote(sys.executable)} -m tabpilot host \"$@\"")
+    return "\n".join(lines) + "\n"
+
+
+def host_manifest(launcher: Path, extension_ids: list[str]) -> dict[str, Any]:
+    return {
+        "name": HOST_NAME,
+        "description": DESCRIPTION,
+        "path": str(launcher),
+        "type": "stdio",
+        "allowed_origins": [origin(i) for i in extension_ids],
+    }
+
+
+@dataclass
+class InstallReport:
+    extension_ids: list[str]
+    launchers: list[Path] = field(default_factory=list)
+    manifests: list[Target] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+def _extension_ids(extra_ids: list[str] | None) -> list[str]:
+    ids = [bundled_extension_id()]
+    for value in extra_ids or []:
+        value = value.strip().removeprefix("chrome-extension://").rstrip("/")
+        if not is_extension_id(value):
+            raise InstallError(f"{value!r} is not an extension id (32 letters a-p, as chrome://extensions shows)")
+        if value not in ids:
+            ids.append(value)
+    return ids
+
+
+def install(
+    browser: str = "all", *, user_data_dir: Path | None = None, extra_ids: list[str] | None = None
+) -> InstallReport:
+    ids = _extension_ids(extra_ids)
+    launcher = launcher_path(user_data_dir)
+    targets = manifest_targets(browser, user_data_dir=user_data_dir, only_existing=browser == "all")
+    if not targets:
+        raise InstallError(
+            "found no Chrome, Chromium, Edge or Brave settings folder for this user; "
+            "name one with --browser, or a profile with --user-data-dir"
+        )
+    report = InstallReport(ids)
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    launcher.write_text(launcher_text(), encoding="utf-8", newline="")
+    launcher.chmod(0o755)
+    report.launchers.append(launcher)
+    text = json.dumps(host_manifest(launcher, ids), indent=2) + "\n"
+    for target in targets:
+        target.manifest.parent.mkdir(parents=True, exist_ok=True)
+        target.manifest.write_text(text, encoding="utf-8")
+        if target.registry_key:
+            _set_registry(target.registry_key, str(target.manifest))
+        report.manifests.append(target)
+    return report
+
+
+def is_ours(manifest: Path) -> bool:
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")).get("name") == HOST_NAME
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def uninstall(browser: str = "all", *, user_data_dir: Path | None = None) -> InstallReport:
+    report = InstallReport([])
+    for target in manifest_targets(browser, user_data_dir=user_data_dir):
+        if target.registry_key and _delete_registry(target.registry_key):
+            report.removed.append(f"HKCU\\{target.registry_key}")
+        if target.manifest.exists() and is_ours(target.manifest):
+            target.manifest.unlink()
+            report.removed.append(str(target.manifest))
+    launcher = launcher_path(user_data_dir)
+    still_used = user_data_dir is None and browser != "all" and any(
+        t.manifest.exists() for t in manifest_targets("all")
+    )
+    if launcher.exists() and not still_used:
+        launcher.unlink()
+        report.removed.append(str(launcher))
+    return report
+
+
+# --- Windows registry ---------------------------------------------------------------------------
+def _set_registry(key: str, value: str) -> None:
+    import winreg  # type: ignore[import-not-found,unused-ignore]
+
+    with winreg.CreateKey(winreg.HKEY_CURRENT_USER, key) as handle:  # type: ignore[attr-defined,unused-ignore]
+        winreg.SetValueEx(handle, "", 0, winreg.REG_SZ, value)  # type: ignore[attr-defined,unused-ignore]
+
+
+def _delete_registry(key: str) -> bool:
+    if sys.platform != "win32":
+        return False
+    import winreg  # type: ignore[import-not-found,unused-ignore]
+
+    try:
+        winreg.DeleteKey(winreg.HKEY_CURRENT_USER, key)  # type: ignore[attr-defined,unused-ignore]
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def read_registry(key: str) -> str | None:
+    if sys.platform != "win32":
+        return None
+    import winreg  # type: ignore[import-not-found,unused-ignore]
+
+    try:
+        with winreg.OpenKey(winreg.HKEY_CURRENT_USER, key) as handle:  # type: ignore[attr-defined,unused-ignore]
+            return str(winreg.QueryValueEx(handle, "")[0])  # type: ignore[attr-defined,unused-ignore]
+    except FileNotFoundError:
+        return None
+
