@@ -205,3 +205,26 @@ def test_a_killed_host_leaves_its_events_and_the_task_shows_as_interrupted(home:
     with sqlite3.connect(home / "data" / "tasks.sqlite3") as db:
         assert db.execute("SELECT status FROM tasks WHERE id = ?", (task_id,)).fetchone() == ("interrupted",)
         assert db.execute("SELECT COUNT(*) FROM events WHERE task_id = ?", (task_id,)).fetchone() == (3,)
+
+
+def test_odd_events_still_render(home: Path) -> None:
+    odd = [
+        {"type": "step"},
+        {"type": "step", "stepIndex": "x", "reflection": "not an object", "action": ["a"], "usage": "lots"},
+        {"type": "user_takeover"},
+        {"type": "user_takeover", "actions": ["clicked", {"no": "description"}], "startedAt": "soon"},
+        {"type": "observation", "content": {"nested": True}},
+        {"type": "something_new", "detail": [1, 2]},
+        {"type": "observation", "content": "line one\nline two " + "long " * 200},
+    ]
+    with TaskStore() as store:
+        task_id = store.start_task("odd")
+        for event in odd:
+            store.append_event(task_id, event)
+    done = tabpilot(home, "history", "show", task_id)
+    assert done.returncode == 0, done.stderr
+    assert "something_new: " in done.stdout and '{"detail":[1,2]}' in done.stdout
+    assert 'observation: {"nested":true}' in done.stdout
+    assert "- clicked" in done.stdout and "line one line two" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) < 450  # long text is clipped
+    assert "still running" in done.stdout

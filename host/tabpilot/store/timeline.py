@@ -11,8 +11,9 @@ from .tasks import StoredEvent, TaskRecord, TaskSummary
 CLIP = 400
 
 
-def clip(text: str, limit: int = CLIP) -> str:
-    text = " ".join(str(text).split())
+def clip(text: Any, limit: int = CLIP) -> str:
+    """One line, at most `limit` characters; anything that is not text is shown as compact JSON."""
+    text = " ".join((text if isinstance(text, str) else compact(text)).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -59,14 +60,18 @@ def task_table(tasks: list[TaskSummary], task_width: int = 60) -> str:
     return "\n".join(lines)
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _event_lines(stored: StoredEvent, started_at: float) -> list[str]:
     event = stored.event
     offset = f"+{max(0.0, stored.created_at - started_at):.1f}s".rjust(8)
     pad = " " * len(offset)
     kind = event.get("type")
     if kind == "step":
-        reflection = event.get("reflection") or {}
-        action = event.get("action") or {}
+        reflection = _object(event.get("reflection"))
+        action = _object(event.get("action"))
         number = event.get("stepIndex", stored.seq)
         number = number + 1 if isinstance(number, int) else number
         lines = [f"{offset}  step {number}: {clip(reflection.get('next_goal') or '(no goal given)')}"]
@@ -91,8 +96,8 @@ def _event_lines(stored: StoredEvent, started_at: float) -> list[str]:
         lines = [f"{offset}  you took over{took}"]
         actions = event.get("actions") if isinstance(event.get("actions"), list) else []
         for action in actions[:20]:
-            text = action.get("description") if isinstance(action, dict) else None
-            lines.append(f"{pad}    - {clip(text or compact(action), 200)}")
+            text = action if isinstance(action, str) else _object(action).get("description") or compact(action)
+            lines.append(f"{pad}    - {clip(text, 200)}")
         if len(actions) > 20:
             lines.append(f"{pad}    - … and {len(actions) - 20} more")
         if event.get("note"):
