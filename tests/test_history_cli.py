@@ -228,3 +228,41 @@ def test_odd_events_still_render(home: Path) -> None:
     assert "- clicked" in done.stdout and "line one line two" in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) < 450  # long text is clipped
     assert "still running" in done.stdout
+
+
+BUSY_AGENT = """
+import sys
+from store_support import step
+from tabpilot.store.tasks import TaskStore
+store = TaskStore()
+task_id = store.start_task("busy")
+print(task_id, flush=True)
+for index in range(400):
+    store.append_event(task_id, step(index))
+store.finish_task(task_id, status="completed", result={"success": True, "data": "ok"})
+"""
+
+
+def test_reading_and_deleting_while_another_process_writes(home: Path) -> None:
+    other = record_form_task()
+    env = {**os.environ, "TABPILOT_HOME": str(home), "PYTHONPATH": str(Path(__file__).parent)}
+    agent = subprocess.Popen([sys.executable, "-c", BUSY_AGENT], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        task_id = agent.stdout.readline().strip()  # type: ignore[union-attr]
+        results = [
+            tabpilot(home, "history"),
+            tabpilot(home, "history", "show", task_id),
+            tabpilot(home, "history", "export", task_id),
+            tabpilot(home, "history", "delete", other),
+        ]
+        assert agent.wait(timeout=60) == 0
+    finally:
+        agent.kill()
+        agent.wait()
+        agent.stdout.close()  # type: ignore[union-attr]
+    assert [r.returncode for r in results] == [0, 0, 0, 0], [r.stderr for r in results]
+    with TaskStore() as store:
+        record = store.get_task(task_id)
+        assert record is not None and record.summary.status == "completed"
+        assert [e["stepIndex"] for e in record.events] == list(range(400))
+        assert store.get_task(other) is None
