@@ -1,0 +1,55 @@
+"""`tabpilot demo`: see the agent work without any API key.
+
+A recorded model (a scripted server playing back `demo/recording.json`, reached through the real
+client over HTTP) fills in a bundled page served from a loopback HTTP server this command starts, in a
+real browser. Nothing here calls an AI; the output says so."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import http.server
+import json
+import sys
+import threading
+
+from .run import Job, run_job
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--headed", action="store_true", help="show the browser window while it works")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..demo import DEMO_DIR, LABEL, PAGE, RECORDING
+    from ..llm import LLMError
+    from ..llm.replay import RecordingError
+
+    task = json.loads(RECORDING.read_text(encoding="utf-8")).get("task", "Fill in the demo form")
+    handler = functools.partial(_QuietHandler, directory=str(DEMO_DIR))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, name="demo-page", daemon=True)
+    thread.start()
+    try:
+        job = Job(
+            task=task,
+            url=f"http://127.0.0.1:{server.server_address[1]}/{PAGE}",
+            headed=args.headed,
+            replay=str(RECORDING),
+            source="demo",
+            step_delay=0.6 if args.headed else 0.1,
+            banner=f"tabpilot demo — {LABEL}\ntask: {task}\n",
+        )
+        return asyncio.run(run_job(job))
+    except (LLMError, RecordingError) as exc:
+        print(f"tabpilot demo: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        server.shutdown()
+        server.server_close()

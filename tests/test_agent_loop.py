@@ -1,0 +1,329 @@
+"""The agent loop in a real Chromium on fixture pages, its model a scripted OpenAI-compatible server
+reached over HTTP by the real client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from agent_support import done, history_section, index_of, last_user_message, on_page, step
+from pydantic import BaseModel
+
+from tabpilot.agent import Agent, AgentBusy, AgentConfig, ToolContext, tool
+from tabpilot.agent.types import ErrorEvent, ObservationEvent, RetryEvent, StepEvent
+from tabpilot.browser.browser import Browser
+from tabpilot.llm import LLMConfig
+from tabpilot.llm.scripted import Delay, Garbage, HTTPError, ScriptedLLMServer, Text
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+
+def llm(server: ScriptedLLMServer, **kw: Any) -> LLMConfig:
+    options = {"timeout": 5.0, "max_retries": 3, "backoff_base": 0.0, **kw}
+    return LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-test-key-not-real-0000", **options)
+
+
+def config(**kw: Any) -> AgentConfig:
+    return AgentConfig(step_delay=0, **kw)
+
+
+async def page_log(tab) -> list[dict]:
+    return json.loads(await tab.evaluate("sessionStorage.getItem('agentLog') || '[]'"))
+
+
+async def test_multi_step_form_task_types_selects_submits_and_finishes(browser: Browser, pages) -> None:
+    tab = await browser.new_tab(pages.url("agent_form.html"))
+    replies = [
+        on_page(lambda b: {"input_text": {"index": index_of(b, "fullname"), "text": "Ada Lovelace"}}),
+        on_page(lambda b: {"input_text": {"index": index_of(b, "email"), "text": "ada@example.com"}}),
+        on_page(lambda b: {"select_dropdown_option": {"index": index_of(b, "topic"), "text": "Science"}}),
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Sign up")}}, memory="form filled"),
+        done("Signed up Ada Lovelace for Science"),
+    ]
+    statuses: list[str] = []
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server), config())
+        agent.on("statuschange", statuses.append)
+        result = await agent.execute("Sign up Ada Lovelace, ada@example.com, for the Science newsletter")
+
+    assert result.success and result.data == "Signed up Ada Lovelace for Science"
+    assert statuses == ["running", "completed"] and agent.status == "completed"
+    # the page's own record: trusted typing, the choice, the click, and the submitted form
+    log = await page_log(browser.active or tab)
+    typed = {e["field"]: e["value"] for e in log if e["event"] == "input"}
+    assert typed == {"fullname": "Ada Lovelace", "email": "ada@example.com"}
+    assert all(e["trusted"] for e in log if e["event"] in ("input", "click"))
+    assert any(e["event"] == "change" and e["value"] == "science" for e in log)
+    assert log[-1] == {"event": "submit", "data": {"fullname": "Ada Lovelace", "email": "ada@example.com",
+                                                   "topic": "science"}}
+    assert "You are signed up, Ada Lovelace (science)" in await (browser.active or tab).evaluate(
+        "document.body.innerText")
+
+    steps = [e for e in result.history if isinstance(e, StepEvent)]
+    assert [s.action.name for s in steps] == [
+        "input_text", "input_text", "select_dropdown_option", "click_element_by_index", "done"]
+    assert [s.step_index for s in steps] == [0, 1, 2, 3, 4]
+    assert all(s.usage.total_tokens > 0 and s.raw_request and s.raw_response for s in steps)
+    navigations = [e.content for e in result.history if isinstance(e, ObservationEvent) and "navigated" in e.content]
+    assert len(navigations) == 2 and "agent_thanks.html" in navigations[1]
+    # the model saw what it typed (the field's value) in the next prompt
+    assert "Ada Lovelace" in server.requests[1]["messages"][1]["content"].split("<browser_state>")[1]
+    # every request forced the one macro tool
+    assert all(r["tool_choice"] == {"type": "function", "function": {"name": "AgentOutput"}} for r in server.requests)
+    await tab.evaluate("sessionStorage.clear()")
+
+
+async def test_stop_during_a_model_call_settles_as_stopped(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer([Delay(60, then=done())]) as server:
+        agent = Agent(browser, llm(server, timeout=120), config())
+        statuses: list[str] = []
+        agent.on("statuschange", statuses.append)
+        running = asyncio.create_task(agent.execute("wait for a very slow model"))
+        for _ in range(200):
+            if server.requests:
+                break
+            await asyncio.sleep(0.05)
+        assert server.requests, "the model call never started"
+        await asyncio.wait_for(agent.stop(), 10)
+        assert running.done()
+        result = running.result()
+        for _ in range(40):  # the server notices the client hang up
+            if server.dropped:
+                break
+            await asyncio.sleep(0.05)
+        assert server.dropped == [0]
+    assert agent.status == "stopped" and statuses == ["running", "stopped"]
+    assert not result.success and result.data == "Task stopped"
+    assert not any(isinstance(e, StepEvent) for e in result.history)
+    await agent.stop()  # stopping a settled agent is harmless
+
+
+async def test_a_second_execute_while_running_is_refused(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer([Delay(30, then=done())]) as server:
+        agent = Agent(browser, llm(server, timeout=60), config())
+        running = asyncio.create_task(agent.execute("first"))
+        await asyncio.sleep(0.2)
+        with pytest.raises(AgentBusy, match="already running"):
+            await agent.execute("second")
+        with pytest.raises(ValueError, match="task"):
+            await Agent(browser, llm(server), config()).execute("   ")
+        await agent.stop()
+        assert (await running).data == "Task stopped"
+
+
+async def test_transport_failures_are_retried_and_recorded(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    replies = [
+        Delay(3, then=done("too late")),  # longer than the client's timeout
+        HTTPError(429, "slow down", retry_after="0.1"),
+        HTTPError(500, "upstream exploded"),
+        Garbage(),
+        done("made it"),
+    ]
+    retrying: list[tuple[int, int]] = []
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server, timeout=1.0, max_retries=4), config())
+        agent.on("activity", lambda a: a.type == "retrying" and retrying.append((a.attempt, a.max_attempts)))
+        result = await agent.execute("finish")
+    assert result.success and result.data == "made it"
+    retries = [e for e in result.history if isinstance(e, RetryEvent)]
+    assert [(r.attempt, r.max_attempts) for r in retries] == [(1, 4), (2, 4), (3, 4), (4, 4)] == retrying
+    causes = [r.message for r in retries]
+    assert "timeout" in causes[0]
+    assert "429" in causes[1] and "slow down" in causes[1]
+    assert "500" in causes[2] and "upstream exploded" in causes[2]
+    assert "not JSON" in causes[3] or "not a chat completion" in causes[3]
+    assert len(server.requests) == 5
+
+
+async def test_bad_model_output_is_retried_with_the_error_fed_back(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    replies = [
+        Text("I think I should click something."),  # no tool call, no JSON
+        step("teleport", {"where": "moon"}),  # unknown action
+        step("input_text", {"index": "first"}),  # invalid arguments
+        done("ok"),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server, max_retries=3), config())
+        result = await agent.execute("finish")
+    assert result.success
+    retries = [e.message for e in result.history if isinstance(e, RetryEvent)]
+    assert len(retries) == 3
+    assert "teleport" in retries[1] and "unknown action" in retries[1]
+    assert "input_text" in retries[2] and "index" in retries[2]
+    # the model got its mistake and the validation error back in the conversation
+    last = server.requests[3]["messages"]
+    fed_back = " ".join(str(m.get("content")) for m in last[2:])
+    assert "unknown action 'teleport'" in fed_back and "invalid input for input_text" in fed_back
+
+
+async def test_retries_exhausted_and_refused_keys_end_in_a_clear_error(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer([HTTPError(500, "down for maintenance")] * 3) as server:
+        agent = Agent(browser, llm(server, max_retries=2), config())
+        errors: list[str] = []
+        agent.on("activity", lambda a: a.type == "error" and errors.append(a.message))
+        result = await agent.execute("anything")
+    assert agent.status == "error" and not result.success
+    assert "down for maintenance" in result.data and errors == [result.data]
+    assert isinstance(result.history[-1], ErrorEvent) and result.history[-1].message == result.data
+    assert sum(isinstance(e, RetryEvent) for e in result.history) == 2
+
+    with ScriptedLLMServer([HTTPError(401, "Incorrect API key provided", type="invalid_request_error")]) as server:
+        agent = Agent(browser, llm(server), config())
+        result = await agent.execute("anything")
+    assert agent.status == "error" and "API key" in result.data and len(server.requests) == 1
+    assert "sk-test-key-not-real" not in json.dumps(result.to_wire())
+
+
+async def test_max_steps_exceeded_ends_with_an_error_after_warnings(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    replies = [step("scroll", {"down": True, "pixels": 10 * (i + 1)}) for i in range(3)]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server), config(max_steps=3))
+        result = await agent.execute("scroll forever")
+    assert agent.status == "error" and result.data == "Step count exceeded maximum limit"
+    assert sum(isinstance(e, StepEvent) for e in result.history) == 3
+    assert isinstance(result.history[-1], ErrorEvent)
+    assert "Step 3 of 3" in last_user_message(server.requests[2])
+    assert "only 2 steps left" in history_section(server.requests[1])
+
+
+async def test_hooks_and_events_come_in_order(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    seen: list[str] = []
+
+    async def before_step(agent: Agent, step_number: int) -> None:
+        seen.append(f"before_step {step_number}")
+
+    config_ = config(
+        on_before_task=lambda agent: seen.append("before_task"),
+        on_before_step=before_step,
+        on_after_step=lambda agent, history: seen.append(f"after_step {len(history)}"),
+        on_after_task=lambda agent, result: seen.append(f"after_task {result.success}"),
+        on_dispose=lambda agent, reason: seen.append(f"dispose hook {reason}"),
+    )
+    with ScriptedLLMServer([step("scroll", {"down": True}), done()]) as server:
+        agent = Agent(browser, llm(server), config_)
+        agent.on("statuschange", lambda s: seen.append(f"status {s}"))
+        agent.on("historychange", lambda e: seen.append(f"history {e.type}"))
+        agent.on("activity", lambda a: seen.append(f"activity {a.type}"))
+        agent.on("dispose", lambda reason: seen.append(f"dispose {reason}"))
+        await agent.execute("scroll then finish")
+        await agent.dispose("test over")
+    assert seen == [
+        "status running", "before_task",
+        "before_step 0", "history observation", "activity thinking", "activity executing", "activity executed",
+        "history step", "after_step 2",
+        "before_step 1", "activity thinking", "activity executing", "activity executed", "history step",
+        "after_step 3",
+        "status completed", "after_task True",
+        "dispose test over", "dispose hook test over",
+    ]
+    with pytest.raises(RuntimeError, match="disposed"):
+        await agent.execute("again")
+
+
+class NoteInput(BaseModel):
+    text: str
+
+
+async def test_custom_tools_add_override_remove_and_the_schema_sent_follows(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    notes: list[str] = []
+
+    @tool("Write a note in the user's notebook", NoteInput)
+    async def take_note(ctx: ToolContext, args: NoteInput) -> str:
+        notes.append(args.text)
+        ctx.push_observation(f"notebook now has {len(notes)} note(s)")
+        return f"noted: {args.text}"
+
+    quick_wait = tool("Wait (instantly, in this test)", NoteInput, lambda ctx, args: f"pretended to wait: {args.text}")
+    config_ = config(custom_tools={"take_note": take_note, "wait": quick_wait, "go_back": None},
+                     ask_user=lambda question: "blue")
+    replies = [
+        step("take_note", {"text": "milk"}),
+        step("wait", {"text": "a bit"}),
+        step("ask_user", {"question": "which colour?"}),
+        step("go_back", {}),  # removed: an unknown action, retried
+        done("noted"),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server), config_)
+        result = await agent.execute("take a note")
+    assert result.success and notes == ["milk"]
+    outputs = [e.action.output for e in result.history if isinstance(e, StepEvent)]
+    assert outputs[:3] == ["noted: milk", "pretended to wait: a bit", "User answered: blue"]
+    variants = server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["action"]["anyOf"]
+    offered = {next(iter(v["properties"])): v for v in variants}
+    assert "take_note" in offered and "go_back" not in offered and "ask_user" in offered
+    assert offered["take_note"]["properties"]["take_note"]["properties"] == {"text": {"type": "string"}}
+    assert offered["wait"]["description"] == "Wait (instantly, in this test)"
+    assert "notebook now has 1 note(s)" in history_section(server.requests[1])
+    assert any("go_back" in e.message for e in result.history if isinstance(e, RetryEvent))
+
+
+async def test_a_bad_index_becomes_the_steps_output_and_the_task_goes_on(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer([step("click_element_by_index", {"index": 9999}), done("gave up", success=False)]) as server:
+        agent = Agent(browser, llm(server), config())
+        result = await agent.execute("click something")
+    first = next(e for e in result.history if isinstance(e, StepEvent))
+    assert "9999" in first.action.output and first.action.output.startswith("❌")
+    assert "There is no element with index 9999" in history_section(server.requests[1])
+    assert not result.success and agent.status == "error" and result.data == "gave up"
+
+
+async def test_loop_detection_tells_the_model_to_try_something_else(browser: Browser, pages) -> None:
+    tab = await browser.new_tab(pages.url("agent_form.html"))
+    click_nothing = on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Does nothing")}})
+    with ScriptedLLMServer([click_nothing, click_nothing, click_nothing, done()]) as server:
+        agent = Agent(browser, llm(server), config())
+        result = await agent.execute("press the button until something happens")
+    assert sum(e["field"] == "nothing" for e in await page_log(tab)) == 3
+    for request in server.requests[:3]:
+        assert "LOOP DETECTED" not in last_user_message(request)
+    assert "LOOP DETECTED" in history_section(server.requests[3])
+    assert any("LOOP DETECTED" in e.content for e in result.history if isinstance(e, ObservationEvent))
+    await tab.evaluate("sessionStorage.clear()")
+
+
+async def test_prompt_history_leaves_out_retries_and_condenses_old_steps(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+
+    @tool("Count", NoteInput)
+    def count(ctx: ToolContext, args: NoteInput) -> str:
+        return f"counted {args.text}"
+
+    replies: list[Any] = [step("count", {"text": str(i)}, memory=f"counted up to {i}") for i in range(14)]
+    replies.insert(3, HTTPError(500, "flaky upstream"))
+    replies.append(done())
+    masked: list[str] = []
+
+    def mask(text: str) -> str:
+        masked.append(text)
+        return text.replace("4242-1111", "****-****")
+
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server), config(
+            custom_tools={"count": count}, transform_page_content=mask,
+            system_instructions="Always be brief.", page_instructions=lambda url: f"Instructions for {url}",
+        ))
+        result = await agent.execute("count to fourteen")
+    assert result.success
+    assert any(isinstance(e, RetryEvent) for e in result.history)
+    last = last_user_message(server.requests[-1])
+    history = history_section(server.requests[-1])
+    assert "flaky upstream" not in last and "retry" not in history.lower()
+    assert "<earlier_steps>Steps 1–2 are condensed. Your memory after step 2: counted up to 1" in history
+    assert history.count("Evaluation of Previous Step") == 4  # the newest four in full
+    assert "<step_3>" in history and "counted 2" in history  # one-line steps in between
+    assert "Memory: counted up to 13" in history
+    # instructions, masking
+    assert "Always be brief." in last and "Instructions for " + pages.url("agent_form.html") in last
+    assert "4242-1111" not in last and "****-****" in last and masked

@@ -1,0 +1,139 @@
+"""`tabpilot run` and `tabpilot demo` as a user runs them: subprocesses with TABPILOT_HOME in a temporary
+folder, a real Chromium, the scripted model server over HTTP, rows in the real SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agent_support import done, index_of, on_page
+
+from tabpilot.browser.browser import Browser
+from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.store.tasks import TaskStore
+
+pytestmark = [pytest.mark.browser]
+
+API_KEY = "sk-test-0123456789abcdefghijklmnop"
+
+
+def tabpilot(*args: str, home: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1")
+    return subprocess.run(
+        [sys.executable, "-m", "tabpilot", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def form_replies() -> list:
+    return [
+        on_page(lambda b: {"input_text": {"index": index_of(b, "fullname"), "text": "Grace Hopper"}},
+                goal="type the name"),
+        on_page(lambda b: {"input_text": {"index": index_of(b, "email"), "text": "grace@example.com"}},
+                goal="type the email"),
+        done("Typed Grace's name and email"),
+    ]
+
+
+def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> None:
+    with ScriptedLLMServer(form_replies()) as server:
+        proc = tabpilot("run", "Type Grace Hopper and grace@example.com", "--url", pages.url("agent_form.html"),
+                        "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY,
+                        "--max-steps", "6", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "step 1 · type the name" in out and "step 2 · type the email" in out
+    assert 'action: input_text {"index":' in out and "Grace Hopper" in out
+    assert "result: " in out and "Page navigated to" in out
+    assert out.rstrip().endswith("✅ completed: Typed Grace's name and email")
+    assert out.index("step 1") < out.index("step 2") < out.index("step 3")
+    assert "Step 1 of 6" in server.requests[0]["messages"][1]["content"]
+
+    store = TaskStore(tmp_path / "data" / "tasks.sqlite3")
+    [summary] = store.list_tasks()
+    assert summary.status == "completed" and summary.steps == 3 and summary.source == "cli"
+    assert summary.url == pages.url("agent_form.html") and summary.model == "scripted"
+    record = store.get_task(summary.task_id)
+    assert record is not None
+    types = [e["type"] for e in record.events]
+    assert types.count("step") == 3 and types[0] == "observation"
+    assert record.events[1]["action"]["input"]["text"] == "Grace Hopper"
+    assert "rawRequest" not in record.events[1]  # debug capture is off
+    assert record.result == {"success": True, "data": "Typed Grace's name and email"}
+    store.close()
+    assert API_KEY.encode() not in (tmp_path / "data" / "tasks.sqlite3").read_bytes()
+
+
+def test_run_json_records_and_a_replay_gives_the_same_result(pages, tmp_path: Path) -> None:
+    recording = tmp_path / "run.json"
+    with ScriptedLLMServer(form_replies()) as server:
+        proc = tabpilot("run", "Type Grace", "--url", pages.url("agent_form.html"), "--json",
+                        "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY,
+                        "--record", str(recording), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)  # only the ExecutionResult: nothing else on stdout
+    assert result["success"] is True and result["data"] == "Typed Grace's name and email"
+    steps = [e for e in result["history"] if e["type"] == "step"]
+    assert [s["action"]["name"] for s in steps] == ["input_text", "input_text", "done"]
+    assert set(steps[0]) == {"type", "stepIndex", "reflection", "action", "usage"}
+    assert API_KEY not in proc.stdout + proc.stderr
+
+    document = json.loads(recording.read_text())
+    assert document["format"] == "tabpilot-recording" and len(document["replies"]) == 3
+    assert API_KEY not in recording.read_text()
+
+    replay = tabpilot("run", "Type Grace", "--url", pages.url("agent_form.html"), "--json",
+                      "--replay", str(recording), home=tmp_path)
+    assert replay.returncode == 0, replay.stderr
+    replayed = json.loads(replay.stdout)
+    assert replayed["data"] == result["data"]
+    assert [s["action"] for s in replayed["history"] if s["type"] == "step"] == [s["action"] for s in steps]
+    assert len(TaskStore(tmp_path / "data" / "tasks.sqlite3").list_tasks()) == 2
+
+
+def test_run_without_a_model_says_exactly_how_to_configure_one(tmp_path: Path) -> None:
+    proc = tabpilot("run", "anything", home=tmp_path)
+    assert proc.returncode == 2
+    assert "No model is configured" in proc.stderr
+    assert "tabpilot config set model" in proc.stderr and "OPENAI_API_KEY" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_run_rejects_bad_flags_and_a_bad_recording_clearly(tmp_path: Path) -> None:
+    proc = tabpilot("run", "x", "--max-steps", "0", home=tmp_path)
+    assert proc.returncode == 2 and "--max-steps" in proc.stderr and "at least 1" in proc.stderr
+    (tmp_path / "bad.json").write_text("{not json")
+    proc = tabpilot("run", "x", "--replay", str(tmp_path / "bad.json"), home=tmp_path)
+    assert proc.returncode == 2 and "bad.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_run_attached_works_in_the_current_tab_and_leaves_the_browser_open(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    assert browser.launched is not None
+    for info in await browser.tabs():  # one page only, so "the current tab" is unambiguous
+        await browser.close_tab(info.target_id)
+    tab = await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer(form_replies()) as server:
+        proc = await asyncio.to_thread(
+            tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url,
+            "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert await tab.evaluate("document.getElementById('fullname').value") == "Grace Hopper"
+    assert [t.target_id for t in await browser.tabs()] == [tab.target_id]  # still open, nothing added
+    await tab.evaluate("sessionStorage.clear()")
+
+
+def test_demo_runs_without_any_key_and_says_it_is_scripted(tmp_path: Path) -> None:
+    proc = tabpilot("demo", home=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "scripted demo model — no AI involved" in proc.stdout
+    assert "step 1 · " in proc.stdout and "✅ completed" in proc.stdout
+    [summary] = TaskStore(tmp_path / "data" / "tasks.sqlite3").list_tasks()
+    assert summary.source == "demo" and summary.status == "completed"
