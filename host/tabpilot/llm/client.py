@@ -141,8 +141,11 @@ class _RequestRejected(Exception):
 
 
 class LLMClient:
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMConfig, *, on_result: Callable[[InvokeResult[Any]], None] | None = None) -> None:
+        """`on_result` sees every successful InvokeResult (e.g. `Recorder.record` for `run --record`);
+        it may also be set later as an attribute."""
         self.config = config
+        self.on_result = on_result
         self.endpoint = config.resolve()  # raises LLMNotConfigured, saying how to configure
         self._openai: openai.AsyncOpenAI | None = None
         self._tool_choice = 0  # index into _TOOL_CHOICES: how far this provider made us fall back
@@ -164,7 +167,7 @@ class LLMClient:
         retries = self.config.max_retries
         for attempt in range(retries + 1):
             try:
-                return await self._attempt(conversation, tool, parse)
+                result = await self._attempt(conversation, tool, parse)
             except _RetryableFailure as failure:
                 if attempt == retries:
                     raise LLMRetriesExhausted(
@@ -181,6 +184,10 @@ class LLMClient:
                 if delay is None:
                     delay = backoff_delay(attempt + 1, self.config.backoff_base)
                 await asyncio.sleep(delay)
+            else:
+                if self.on_result is not None:
+                    self.on_result(result)
+                return result
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
