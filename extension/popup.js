@@ -15,37 +15,46 @@ const ui = {
 };
 
 // --- talking to the service worker -------------------------------------------------------------------
-const worker = chrome.runtime.connect({ name: "popup" });
 const waiting = new Map();
 let nextRequestId = 1;
+let worker = null;
+
+// The worker may be stopped and restarted by Chromium at any time; connecting again wakes it.
+function connectWorker() {
+  worker = chrome.runtime.connect({ name: "popup" });
+  worker.onMessage.addListener((message) => {
+    if (message.kind === "reply") {
+      const entry = waiting.get(message.id);
+      if (!entry) return;
+      waiting.delete(message.id);
+      if (message.ok) entry.resolve(message.data);
+      else entry.reject(new Error(message.error));
+    } else if (message.kind === "host") {
+      onHostState(message);
+    } else if (message.kind === "push") {
+      onPush(message.message);
+    }
+  });
+  worker.onDisconnect.addListener(() => {
+    for (const entry of waiting.values()) entry.reject(new Error("the extension's service worker restarted; try again"));
+    waiting.clear();
+    onHostState({ connected: false, error: "The extension's service worker restarted; reconnecting…" });
+    setTimeout(connectWorker, 500);
+  });
+}
 
 function ask(type, fields = {}) {
   return new Promise((resolve, reject) => {
     const id = nextRequestId++;
     waiting.set(id, { resolve, reject });
-    worker.postMessage({ kind: "request", id, request: { type, ...fields } });
+    try {
+      worker.postMessage({ kind: "request", id, request: { type, ...fields } });
+    } catch (error) {
+      waiting.delete(id);
+      reject(error);
+    }
   });
 }
-
-worker.onMessage.addListener((message) => {
-  if (message.kind === "reply") {
-    const entry = waiting.get(message.id);
-    if (!entry) return;
-    waiting.delete(message.id);
-    if (message.ok) entry.resolve(message.data);
-    else entry.reject(new Error(message.error));
-  } else if (message.kind === "host") {
-    onHostState(message);
-  } else if (message.kind === "push") {
-    onPush(message.message);
-  }
-});
-
-worker.onDisconnect.addListener(() => {
-  for (const entry of waiting.values()) entry.reject(new Error("the extension's service worker went away"));
-  waiting.clear();
-  onHostState({ connected: false, error: "The extension's service worker stopped; reopen this popup." });
-});
 
 // --- host status ------------------------------------------------------------------------------------------
 let retryTicker = null;
@@ -92,6 +101,7 @@ async function refreshCurrentTask() {
 
 function showTask(snapshot) {
   ui.taskId = snapshot.taskId;
+  $("idle-hint").hidden = true;
   $("task-head").hidden = false;
   $("task-title").textContent = snapshot.task || "";
   Timeline.render($("timeline"), snapshot.history);
@@ -124,6 +134,7 @@ function setActivity(activity) {
 function adoptTask(taskId, taskText) {
   if (ui.taskId === taskId) return;
   ui.taskId = taskId;
+  $("idle-hint").hidden = true;
   $("task-head").hidden = false;
   $("task-title").textContent = taskText || $("task-input").value;
   $("timeline").replaceChildren();
@@ -355,5 +366,6 @@ $("past-delete").addEventListener("click", async () => {
   }
 });
 
+connectWorker();
 showView("task");
 showTargetTab();

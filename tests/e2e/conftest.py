@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import E2E_PAGES, E2EPages, Harness, QuietHandler, start_harness
+from e2e_support import E2E_PAGES, E2EPages, Harness, QuietHandler, start_connected_harness
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import ScriptedLLMServer
 
 
 @pytest.fixture(scope="session")
@@ -28,15 +31,23 @@ def e2e_pages() -> Iterator[E2EPages]:
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
     """One browser with the extension and the installed host per test module, host connected."""
-    h = await start_harness(browser_binary, tmp_path_factory.mktemp("e2e"))
-    try:
-        await h.wait_host_connected()
-    except BaseException as exc:
-        logs = h.logs()
-        await h.browser.close()
-        raise AssertionError(f"{exc}\n{logs}") from exc
+    h = await start_connected_harness(browser_binary, tmp_path_factory.mktemp("e2e"))
     yield h
     await h.browser.close()
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer([]) as server:
+        yield server
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def form_tab(harness: Harness, e2e_pages: E2EPages) -> AsyncIterator[Tab]:
+    tab = await harness.browser.new_tab(e2e_pages.url("form.html"))
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
 
 
 @pytest.hookimpl(wrapper=True)

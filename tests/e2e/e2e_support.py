@@ -13,6 +13,7 @@ import base64
 import http.server
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ import pytest
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab, js_string
 from tabpilot.cdp import CDPSession
+from tabpilot.llm.scripted import ScriptedLLMServer, Text, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION_DIR = ROOT / "extension"
@@ -243,7 +245,13 @@ def install_host(profile: Path, env: dict[str, str]) -> None:
 
 
 async def start_harness(
-    binary: str, base: Path, *, install: bool = True, extra_env: dict[str, str] | None = None
+    binary: str,
+    base: Path,
+    *,
+    install: bool = True,
+    extra_env: dict[str, str] | None = None,
+    headless: bool = True,
+    debugger_infobar: bool = False,
 ) -> Harness:
     home, tabpilot_home, profile = base / "home", base / "tabpilot-home", base / "profile"
     for path in (home, tabpilot_home, profile):
@@ -254,10 +262,10 @@ async def start_harness(
     chromium_log = base / "chromium.log"
     browser = await Browser.launch(
         executable=binary,
-        headless=True,
+        headless=headless,
         user_data_dir=profile,
         extension_dir=EXTENSION_DIR,
-        extra_args=["--silent-debugger-extension-api"],
+        extra_args=["--window-position=0,0"] if debugger_infobar else ["--silent-debugger-extension-api"],
         env=env,
         log_path=str(chromium_log),
     )
@@ -269,6 +277,18 @@ async def start_harness(
         raise
     return harness
 
+
+
+async def start_connected_harness(binary: str, base: Path, **options: Any) -> Harness:
+    """start_harness, then wait for the host's hello; on failure the logs say why."""
+    harness = await start_harness(binary, base, **options)
+    try:
+        await harness.wait_host_connected()
+    except BaseException as exc:
+        logs = harness.logs()
+        await harness.browser.close()
+        raise AssertionError(f"{exc}\n{logs}") from exc
+    return harness
 
 # --- the scripted model's side of a task ---------------------------------------------------------------
 def prompt_text(body: dict[str, Any]) -> str:
@@ -306,7 +326,6 @@ def agent_output(next_goal: str, action: dict[str, Any], memory: str = "") -> di
 
 def act_on(label: str, tool: str, next_goal: str, problems: list[str], **fields: Any) -> Any:
     """A scripted reply that finds `label`'s index in the request, as a model would, and acts on it."""
-    from tabpilot.llm.scripted import Text, ToolCall
 
     def reply(body: dict[str, Any]) -> Any:
         try:
@@ -320,6 +339,115 @@ def act_on(label: str, tool: str, next_goal: str, problems: list[str], **fields:
 
 
 def done(text: str, success: bool = True) -> Any:
-    from tabpilot.llm.scripted import ToolCall
-
     return ToolCall("AgentOutput", agent_output("Report the result", {"done": {"text": text, "success": success}}))
+
+
+# --- a virtual screen for the one headful run (the debugging infobar only exists with a window) ---------
+class VirtualScreen:
+    """Xvfb on a free display, and real pointer clicks on it through the XTest extension."""
+
+    def __init__(self) -> None:
+        import ctypes
+        import shutil
+
+        if not shutil.which("Xvfb"):
+            pytest.skip("Xvfb is not installed (apt-get install xvfb)")
+        self.process = subprocess.Popen(
+            ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        assert self.process.stdout is not None
+        number = self.process.stdout.readline().decode().strip()
+        if not number.isdigit():
+            self.close()
+            pytest.fail("Xvfb did not report its display number")
+        self.display = f":{number}"
+        try:
+            self._x11 = ctypes.CDLL("libX11.so.6")
+            self._xtst = ctypes.CDLL("libXtst.so.6")
+        except OSError as exc:
+            self.close()
+            pytest.skip(f"no libX11/libXtst to click with: {exc}")
+        self._x11.XOpenDisplay.restype = ctypes.c_void_p
+        self._dpy = ctypes.c_void_p(self._x11.XOpenDisplay(self.display.encode()))
+        if not self._dpy.value:
+            self.close()
+            pytest.fail(f"cannot open X display {self.display}")
+
+    def click(self, x: int, y: int) -> None:
+        self._xtst.XTestFakeMotionEvent(self._dpy, -1, x, y, 0)
+        self._xtst.XTestFakeButtonEvent(self._dpy, 1, True, 0)
+        self._xtst.XTestFakeButtonEvent(self._dpy, 1, False, 0)
+        self._x11.XFlush(self._dpy)
+
+    def close(self) -> None:
+        if getattr(self, "_dpy", None) is not None and self._dpy.value:
+            self._x11.XCloseDisplay(self._dpy)
+            self._dpy = None
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+
+# --- driving a task from the popup, and reading the record -------------------------------------------------
+SCREENS = Path("/tmp/tabpilot-screens")
+API_KEY = "sk-test-e2e-secret-7f3abcd1234"
+TASK_TIMEOUT = 60.0
+
+
+async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None = None) -> None:
+    """Point the host at the scripted model through the popup's settings, as a user would."""
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.body.dataset.view === 'settings'", "the settings view")
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
+    await popup.fill("#set-base-url", base_url)
+    await popup.fill("#set-model", "scripted")
+    await popup.fill("#set-api-key", API_KEY)
+    await popup.fill("#set-max-steps", "12")
+    await popup.js("document.getElementById('settings-saved').textContent = ''")
+    await popup.click("#settings-save")
+    await popup.wait_for("document.getElementById('settings-saved').textContent === 'Saved.'", "settings to save")
+    if screenshot:
+        await popup.screenshot(SCREENS / screenshot)
+    await popup.click("#nav-task")
+
+
+async def start_task(harness: Harness, target: Tab, llm: ScriptedLLMServer, task: str) -> PopupPage:
+    popup = await harness.open_popup(target)
+    await configure(popup, llm.base_url)
+    await popup.fill("#task-input", task)
+    await popup.click("#run")
+    await popup.wait_for("document.body.dataset.status === 'running' || !!document.body.dataset.status",
+                         "the task to start")
+    return popup
+
+
+async def wait_status(popup: PopupPage, *statuses: str, timeout: float = TASK_TIMEOUT) -> str:
+    wanted = json.dumps(list(statuses))
+    status = await popup.wait_for(
+        f"{wanted}.includes(document.body.dataset.status) && document.body.dataset.status",
+        f"the popup to show status {' or '.join(statuses)}",
+        timeout,
+    )
+    return str(status)
+
+
+def task_row(harness: Harness, task_id: str) -> dict[str, Any]:
+    with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
+        db.row_factory = sqlite3.Row
+        row = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        assert row is not None, f"task {task_id} is not in the store"
+        events = [
+            json.loads(r["body"])
+            for r in db.execute("SELECT body FROM events WHERE task_id = ? ORDER BY seq", (task_id,))
+        ]
+    return {**dict(row), "events": events}
+
+
+async def popup_task_id(popup: PopupPage) -> str:
+    return str(await popup.js("ui.taskId"))

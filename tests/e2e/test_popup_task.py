@@ -9,89 +9,27 @@ import json
 import os
 import signal
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
-import pytest_asyncio
-from e2e_support import E2EPages, Harness, PopupPage, act_on, done, wait_until
+from e2e_support import (
+    API_KEY,
+    SCREENS,
+    Harness,
+    act_on,
+    configure,
+    done,
+    popup_task_id,
+    start_task,
+    task_row,
+    wait_status,
+    wait_until,
+)
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-SCREENS = Path("/tmp/tabpilot-screens")
-API_KEY = "sk-test-e2e-secret-7f3abcd1234"
-TASK_TIMEOUT = 60.0
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedLLMServer]:
-    with ScriptedLLMServer([]) as server:
-        yield server
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def form_tab(harness: Harness, e2e_pages: E2EPages) -> AsyncIterator[Tab]:
-    tab = await harness.browser.new_tab(e2e_pages.url("form.html"))
-    yield tab
-    if not tab.closed:
-        await harness.browser.close_tab(tab.target_id)
-
-
-async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None = None) -> None:
-    """Point the host at the scripted model through the popup's settings, as a user would."""
-    await popup.click("#nav-settings")
-    await popup.wait_for("document.body.dataset.view === 'settings'", "the settings view")
-    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
-    await popup.fill("#set-base-url", base_url)
-    await popup.fill("#set-model", "scripted")
-    await popup.fill("#set-api-key", API_KEY)
-    await popup.fill("#set-max-steps", "12")
-    await popup.js("document.getElementById('settings-saved').textContent = ''")
-    await popup.click("#settings-save")
-    await popup.wait_for("document.getElementById('settings-saved').textContent === 'Saved.'", "settings to save")
-    if screenshot:
-        await popup.screenshot(SCREENS / screenshot)
-    await popup.click("#nav-task")
-
-
-async def start_task(harness: Harness, target: Tab, llm: ScriptedLLMServer, task: str) -> PopupPage:
-    popup = await harness.open_popup(target)
-    await configure(popup, llm.base_url)
-    await popup.fill("#task-input", task)
-    await popup.click("#run")
-    await popup.wait_for("document.body.dataset.status === 'running' || !!document.body.dataset.status",
-                         "the task to start")
-    return popup
-
-
-async def wait_status(popup: PopupPage, *statuses: str, timeout: float = TASK_TIMEOUT) -> str:
-    wanted = json.dumps(list(statuses))
-    status = await popup.wait_for(
-        f"{wanted}.includes(document.body.dataset.status) && document.body.dataset.status",
-        f"the popup to show status {' or '.join(statuses)}",
-        timeout,
-    )
-    return str(status)
-
-
-def task_row(harness: Harness, task_id: str) -> dict[str, Any]:
-    with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
-        db.row_factory = sqlite3.Row
-        row = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
-        assert row is not None, f"task {task_id} is not in the store"
-        events = [
-            json.loads(r["body"])
-            for r in db.execute("SELECT body FROM events WHERE task_id = ? ORDER BY seq", (task_id,))
-        ]
-    return {**dict(row), "events": events}
-
-
-async def popup_task_id(popup: PopupPage) -> str:
-    return str(await popup.js("ui.taskId"))
 
 
 # --- the tests ------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import Harness, start_harness, wait_until
+from e2e_support import Harness, start_connected_harness, wait_until
 from test_cdp import test_flattened_session_and_several_handlers_per_event, test_per_call_timeout
 
 from tabpilot.browser.browser import Browser
@@ -37,14 +37,8 @@ def free_port() -> int:
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def relay_harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
     port = free_port()
-    h = await start_harness(browser_binary, tmp_path_factory.mktemp("relay"), extra_env={PORT_ENV: str(port)})
+    h = await start_connected_harness(browser_binary, tmp_path_factory.mktemp("relay"), extra_env={PORT_ENV: str(port)})
     h.debug_port = port  # type: ignore[attr-defined]
-    try:
-        await h.wait_host_connected()
-    except BaseException as exc:
-        logs = h.logs()
-        await h.browser.close()
-        raise AssertionError(f"{exc}\n{logs}") from exc
     yield h
     await h.browser.close()
 
