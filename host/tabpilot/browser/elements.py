@@ -26,3 +26,6 @@ class ElementRef:
     frame_owner: ElementRef | None = None
     scrollable: bool = False
     is_new: bool = False
+    # The element's visible box (x, y, width, height) in CSS px of the tab's viewport when the state was
+    # read: a hint only, the page may have moved since.
+    bounds: tuple[float, float, float, float] | None = None

@@ -5,10 +5,21 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..cdp import CDPError, CDPSession
 from .errors import PageScriptError, TabClosed
+
+
+@dataclass
+class FrameTarget:
+    """An out-of-process iframe (a frame from another site, rendered by its own process)."""
+
+    frame_id: str  # its target id, which is also its frame id in the parent's frame tree
+    session: CDPSession
+    parent: CDPSession  # the session that owns the <iframe> element hosting it
+    url: str
 
 
 class Tab:
@@ -26,6 +37,9 @@ class Tab:
         session.on("Page.frameStartedLoading", self._on_started)
         session.on("Page.frameStoppedLoading", self._on_stopped)
         session.on("Page.frameNavigated", self._on_navigated)
+        self.frames: dict[str, FrameTarget] = {}  # out-of-process iframes, by frame id
+        self._tracking_frames = False
+        self._frame_setups: set[asyncio.Future[Any]] = set()
 
     async def enable(self) -> None:
         await self.session.send("Page.enable")
@@ -113,6 +127,53 @@ class Tab:
 
     async def title(self) -> str:
         return str(await self.evaluate("document.title"))
+
+    # --- out-of-process iframes ------------------------------------------------------------------
+    async def track_frames(self) -> None:
+        """Attach to every out-of-process iframe (now and later, nested too) as a flattened session.
+
+        Idempotent. Chromium reports frames that already exist before it answers setAutoAttach, so
+        when this returns, `frames` holds every OOPIF of the page as it is now."""
+        if not self._tracking_frames:
+            self._tracking_frames = True
+            await self._auto_attach(self.session)
+        while self._frame_setups:
+            await asyncio.gather(*list(self._frame_setups), return_exceptions=True)
+
+    async def _auto_attach(self, session: CDPSession) -> None:
+        session.on("Target.attachedToTarget", lambda params: self._on_frame_attached(session, params))
+        session.on("Target.detachedFromTarget", self._on_frame_detached)
+        params: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+        try:
+            await session.send("Target.setAutoAttach", {**params, "filter": [{"type": "iframe"}]})
+        except CDPError:  # a browser without target filters: attach to everything, keep the iframes
+            await session.send("Target.setAutoAttach", params)
+
+    def _on_frame_attached(self, parent: CDPSession, params: dict[str, Any]) -> None:
+        info = params.get("targetInfo", {})
+        if info.get("type") != "iframe":
+            return
+        child = parent.connection.session(params["sessionId"])
+        self.frames[info["targetId"]] = FrameTarget(info["targetId"], child, parent, info.get("url", ""))
+        setup = asyncio.ensure_future(self._set_up_frame(child, bool(params.get("waitingForDebugger"))))
+        self._frame_setups.add(setup)
+        setup.add_done_callback(self._frame_setups.discard)
+
+    async def _set_up_frame(self, child: CDPSession, waiting: bool) -> None:
+        try:
+            await self._auto_attach(child)  # its own cross-site iframes
+            if waiting:
+                await child.send("Runtime.runIfWaitingForDebugger")
+        except CDPError:
+            pass  # the frame went away while we were attaching
+
+    def _on_frame_detached(self, params: dict[str, Any]) -> None:
+        target_id = params.get("targetId")
+        if target_id is None:
+            target_id = next((k for k, f in self.frames.items() if f.session.session_id == params.get("sessionId")),
+                             None)
+        if target_id is not None:
+            self.frames.pop(target_id, None)
 
     def __repr__(self) -> str:
         return f"Tab({self.target_id[:8]})"

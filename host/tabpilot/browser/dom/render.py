@@ -1,0 +1,169 @@
+"""Found elements and text lines → the lines the model reads. One element per line:
+
+    [12]<input type=email placeholder=you@example.com value=ann@example.com>
+    *[13]<button>Save
+    [14]<div scrollable="0px above, 1200px below">
+
+`*` marks an element that was not on the page at the previous step. Tabs indent what is inside a
+scrollable or clickable container. Attribute values are short; password values never appear."""
+
+from __future__ import annotations
+
+from . import rules
+from .snapshot import Document
+from .walk import Found, TextLine
+
+SYNTHETIC_ROLES = frozenset({"clickable", "focusable", "scrollable", "textbox"})
+FLAGS = frozenset({"disabled", "filled"})
+NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image", "color", "range"})
+
+
+def merge_single_lines(items: list[Found | TextLine]) -> list[Found | TextLine]:
+    """A container element followed by exactly one line of its own text reads better as one line:
+    `[5]<div>Save` instead of `[5]<div>` + an indented `Save`."""
+    merged: list[Found | TextLine] = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if (
+            isinstance(item, Found)
+            and not item.named_by_text
+            and item.tag not in ("input", "select", "textarea")
+            and i + 1 < len(items)
+            and isinstance(items[i + 1], TextLine)
+            and items[i + 1].depth == item.depth + 1
+            and (i + 2 >= len(items) or items[i + 2].depth <= item.depth)
+        ):
+            item.text.append(items[i + 1].text.lstrip("# "))  # type: ignore[union-attr]
+            item.named_by_text = True
+            merged.append(item)
+            i += 2
+            continue
+        merged.append(item)
+        i += 1
+    return merged
+
+
+def element_text(found: Found) -> str:
+    return " ".join("".join(found.text).split())
+
+
+def select_options(document: Document, node: int) -> tuple[list[str], list[str]]:
+    """(selected option texts, all option texts) of a <select>."""
+    selected: list[str] = []
+    options: list[str] = []
+    strings = document.strings
+    for inner in range(node + 1, document.subtree_end[node] + 1):
+        if document.node_type[inner] != 1 or strings[document.name_index[inner]].lower() != "option":
+            continue
+        text = " ".join(
+            strings[document.value_index[t]]
+            for t in range(inner + 1, document.subtree_end[inner] + 1)
+            if document.node_type[t] == 3
+        )
+        text = " ".join(text.split()) or document.attrs(inner).get("label", "")
+        options.append(text)
+        if inner in document.selected:
+            selected.append(text)
+    return selected, options
+
+
+def accessible_name(found: Found) -> str:
+    """The accessible name, near enough: aria-label, then own text, then title, placeholder, alt."""
+    attrs = found.attrs
+    for candidate in (attrs.get("aria-label", ""), element_text(found), attrs.get("title", ""),
+                      attrs.get("placeholder", ""), attrs.get("alt", "")):
+        candidate = " ".join(candidate.split())
+        if candidate:
+            return candidate
+    if found.tag == "input" and attrs.get("type", "").lower() in ("submit", "button", "reset"):
+        return attrs.get("value", "")
+    return ""
+
+
+def current_value(found: Found) -> str | None:
+    """What the field holds now, never for a password field."""
+    document, node, tag = found.document, found.node, found.tag
+    if rules.is_password_input(tag, found.attrs):
+        return None
+    if tag == "input":
+        if found.attrs.get("type", "").lower() in NO_VALUE_INPUT_TYPES:
+            return None
+        index = document.input_value.get(node)
+        return document.strings[index] if index is not None and index >= 0 else None
+    if tag == "textarea":
+        index = document.text_value.get(node, document.input_value.get(node))
+        return document.strings[index] if index is not None and index >= 0 else None
+    return None
+
+
+def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
+    """The attributes worth showing the model, already shortened. Never a password value."""
+    attrs = found.attrs
+    tag = found.tag
+    shown: dict[str, str] = {}
+    explicit_role = attrs.get("role", "").split(" ")[0].lower()
+    if explicit_role and explicit_role != tag:
+        shown["role"] = explicit_role
+    input_type = attrs.get("type", "").lower()
+    if tag == "input" and input_type not in rules.INPUT_TYPES_WITHOUT_TYPE_ATTR:
+        shown["type"] = input_type
+    text = element_text(found)
+    for name in ("aria-label", "title"):
+        value = " ".join(attrs.get(name, "").split())
+        if value and value != text and not (name == "title" and "aria-label" in shown):
+            shown[name] = rules.shorten(value, rules.ATTRIBUTE_LIMIT)
+    if ("placeholder" in attrs and tag in ("input", "textarea")) or "aria-placeholder" in attrs:
+        placeholder = attrs.get("placeholder") or attrs.get("aria-placeholder", "")
+        if placeholder:
+            shown["placeholder"] = rules.shorten(placeholder, rules.ATTRIBUTE_LIMIT)
+    unlabelled = not any(k in shown for k in ("aria-label", "placeholder"))
+    if tag in ("input", "textarea", "select") and unlabelled and attrs.get("name"):
+        shown["name"] = rules.shorten(attrs["name"], rules.ATTRIBUTE_LIMIT)
+    if tag == "select":
+        selected, options = select_options(found.document, found.node)
+        shown["value"] = rules.shorten(", ".join(selected), rules.VALUE_LIMIT)
+        listed = [rules.shorten(o, 30) for o in options[: rules.OPTIONS_SHOWN]]
+        more = len(options) - rules.OPTIONS_SHOWN
+        shown["options"] = "|".join(listed) + (f"|…{more} more" if more > 0 else "")
+    value = current_value(found)
+    if value:
+        shown["value"] = rules.shorten(value, rules.VALUE_LIMIT)
+    if rules.is_password_input(tag, attrs):
+        index = found.document.input_value.get(found.node, -1)
+        if index >= 0 and found.document.strings[index]:
+            shown["filled"] = "true"  # that it is filled, never with what
+    if tag == "a" and "href" in attrs and (not text or _other_site(attrs["href"], page_url)):
+        href = rules.short_href(attrs["href"], page_url)
+        if href:
+            shown["href"] = href
+    if tag == "input" and input_type in ("checkbox", "radio"):
+        shown["checked"] = "true" if found.node in found.document.checked else "false"
+    for aria in ("checked", "selected", "expanded", "pressed"):
+        value = attrs.get(f"aria-{aria}")
+        if value in ("true", "false", "mixed") and aria not in shown:
+            shown[aria] = value
+    if "disabled" in attrs or attrs.get("aria-disabled") == "true":
+        shown["disabled"] = "true"
+    if found.scroll is not None:
+        above, below, left, right = found.scroll
+        parts = []
+        if above or below:
+            parts.append(f"{above}px above, {below}px below")
+        if left or right:
+            parts.append(f"{left}px left, {right}px right")
+        shown["scrollable"] = "; ".join(parts)
+    return shown
+
+
+def _other_site(href: str, page_url: str) -> bool:
+    short = rules.short_href(href, page_url)
+    return bool(short) and not short.startswith("/")  # type: ignore[union-attr]
+
+
+def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, str]) -> str:
+    parts = "".join(f" {k}" if k in FLAGS and v == "true" else f" {k}={rules.quote(v)}"
+                    for k, v in attributes.items())
+    name = rules.shorten(element_text(found), rules.NAME_LIMIT) if found.named_by_text else ""
+    marker = "*" if is_new else ""
+    return f"{chr(9) * found.depth}{marker}[{index}]<{found.tag}{parts}>{name}"

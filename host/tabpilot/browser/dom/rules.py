@@ -1,0 +1,88 @@
+"""What counts as interactive, what a person can see, and which attributes are worth the model's tokens."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+NATIVE_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
+INTERACTIVE_ROLES = frozenset({
+    "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
+    "option", "combobox", "listbox", "switch", "slider", "spinbutton", "searchbox", "textbox", "treeitem",
+})
+# Elements whose text is their name: the text goes on the element's line, not on a line of its own.
+NAMED_BY_TEXT_TAGS = frozenset({"a", "button", "summary", "label", "option", "legend"})
+NAMED_BY_TEXT_ROLES = frozenset({
+    "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
+    "option", "switch", "treeitem",
+})
+# Their content is shown as a value instead of being read as text.
+OPAQUE_TAGS = frozenset({"select", "textarea", "script", "style", "noscript", "template", "datalist"})
+INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", ""})
+HEADINGS = {"h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### ", "h6": "###### "}
+SCROLLING_OVERFLOW = frozenset({"auto", "scroll", "overlay"})
+CLIPPING_OVERFLOW = frozenset({"auto", "scroll", "overlay", "hidden", "clip"})
+EDITABLE_VALUES = frozenset({"", "true", "plaintext-only"})
+INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
+
+NAME_LIMIT = 80
+VALUE_LIMIT = 60
+ATTRIBUTE_LIMIT = 40
+TEXT_LINE_LIMIT = 600
+OPTIONS_SHOWN = 8
+
+
+def shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def is_password_input(tag: str, attrs: dict[str, str]) -> bool:
+    """A field holding a secret: its value must never reach the model. A "show password" toggle turns the
+    type into text, so the autocomplete hint counts too."""
+    if tag != "input":
+        return False
+    return attrs.get("type", "").lower() == "password" or "password" in attrs.get("autocomplete", "").lower()
+
+
+def interactive_role(tag: str, attrs: dict[str, str]) -> str | None:
+    """The reason an element is interactive by its markup alone (tag, role, editability), or None."""
+    role = attrs.get("role", "").split(" ")[0].lower() if "role" in attrs else ""
+    if role in INTERACTIVE_ROLES:
+        return role
+    if tag in NATIVE_TAGS:
+        if tag == "input" and attrs.get("type", "").lower() == "hidden":
+            return None
+        if tag == "a" and "href" not in attrs:
+            return None  # a bare anchor counts only if it has a click listener or looks clickable
+        return tag
+    if attrs.get("contenteditable", "x").lower() in EDITABLE_VALUES:
+        return "textbox"
+    tabindex = attrs.get("tabindex")
+    if tabindex is not None and tabindex.strip().lstrip("-").isdigit() and int(tabindex) >= 0:
+        return role or "focusable"
+    return None
+
+
+def short_href(href: str, page_url: str) -> str | None:
+    """The part of a link target that tells the model something, or None for script/fragment links."""
+    href = href.strip()
+    if not href or href.startswith(("javascript:", "#")):
+        return None
+    try:
+        target, page = urlsplit(href), urlsplit(page_url)
+    except ValueError:
+        return shorten(href, ATTRIBUTE_LIMIT)
+    if target.scheme in ("mailto", "tel"):
+        return shorten(href, ATTRIBUTE_LIMIT)
+    if target.netloc and target.netloc != page.netloc:
+        return shorten(target.netloc + target.path.rstrip("/"), ATTRIBUTE_LIMIT)
+    path = target.path or "/"
+    if target.query:
+        path += "?" + target.query
+    return shorten(path, ATTRIBUTE_LIMIT)
+
+
+def quote(value: str) -> str:
+    if value and all(c.isalnum() or c in "-_./:" for c in value):
+        return value
+    return '"' + value.replace('"', "'") + '"'

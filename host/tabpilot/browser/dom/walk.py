@@ -1,0 +1,361 @@
+"""One pass over the page's documents, in document order: find what a person can see and use in the
+viewport, the text around it, and count what lies above and below.
+
+The result is a list of items (text lines and found elements) in reading order; `render` in the state
+module turns it into the text the model sees. Frames (same-site and cross-site iframes) are walked
+where their <iframe> element stands, shadow roots where their host stands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import rules
+from .cover import Occluders
+from .snapshot import (
+    CURSOR,
+    DISPLAY,
+    ELEMENT_NODE,
+    OPACITY,
+    OVERFLOW_X,
+    OVERFLOW_Y,
+    TEXT_NODE,
+    VISIBILITY,
+    Document,
+    Rect,
+)
+
+FrameResolver = Callable[[Document, int], "Document | None"]
+# An element that covers half the viewport or more with nothing but a click listener is a delegating
+# container (React attaches its listeners to the root), not a button.
+DELEGATE_AREA_SHARE = 0.5
+
+
+@dataclass(eq=False)
+class Found:
+    """An element the model will be offered."""
+
+    document: Document
+    node: int
+    tag: str
+    role: str
+    attrs: dict[str, str]
+    rect: Rect  # the visible part, in top-document coordinates
+    depth: int
+    named_by_text: bool
+    text: list[str] = field(default_factory=list)
+    scroll: tuple[int, int, int, int] | None = None  # px above, below, left, right
+
+    @property
+    def key(self) -> tuple[str | None, int]:
+        return (self.document.session.session_id, self.document.backend_id[self.node])
+
+
+@dataclass
+class TextLine:
+    text: str
+    depth: int
+
+
+@dataclass
+class WalkResult:
+    items: list[Found | TextLine] = field(default_factory=list)
+    above: int = 0  # interactive elements above the viewport
+    below: int = 0
+    seen: set[tuple[str | None, int]] = field(default_factory=set)  # every interactive element's key
+
+
+class _Frame:
+    """What the walk knows about an open element while it visits its descendants."""
+
+    __slots__ = ("block", "clip", "depth", "end", "hidden", "pointer", "sink")
+
+    def __init__(self, end: int, hidden: bool, clip: Rect, pointer: bool, sink: Found | None,
+                 depth: int, block: bool) -> None:
+        self.end, self.hidden, self.clip, self.pointer = end, hidden, clip, pointer
+        self.sink, self.depth, self.block = sink, depth, block
+
+
+def intersect(a: Rect, b: Rect) -> Rect | None:
+    x1, y1 = max(a[0], b[0]), max(a[1], b[1])
+    x2, y2 = min(a[0] + a[2], b[0] + b[2]), min(a[1] + a[3], b[1] + b[3])
+    if x2 <= x1 or y2 <= y1:
+        return None
+    return (x1, y1, x2 - x1, y2 - y1)
+
+
+class Walker:
+    def __init__(self, viewport: Rect, frame_document: FrameResolver) -> None:
+        self.viewport = viewport  # in top-document coordinates
+        self.frame_document = frame_document
+        self.result = WalkResult()
+        self._buffer: list[str] = []
+        self._prefix = ""
+        self._buffer_depth = 0
+        self._last_line = ""
+        self._occluders: dict[int, Occluders] = {}
+
+    # --- text ----------------------------------------------------------------------------------
+    def _flush(self) -> None:
+        if self._buffer:
+            text = " ".join("".join(self._buffer).split())
+            self._buffer.clear()
+            if text and text != "|":
+                text = text.strip("| ").strip()
+                if text and text != self._last_line:
+                    self.result.items.append(TextLine(self._prefix + rules.shorten(text, rules.TEXT_LINE_LIMIT),
+                                                      self._buffer_depth))
+                    self._last_line = text
+        self._prefix = ""
+
+    # --- covering --------------------------------------------------------------------------------
+    def _occluders_for(self, document: Document) -> Occluders:
+        occluders = self._occluders.get(id(document))
+        if occluders is None:
+            vx, vy, vw, vh = self.viewport
+            area = (vx - document.offset[0], vy - document.offset[1], vw, vh)
+            occluders = self._occluders[id(document)] = Occluders(document, area)
+        return occluders
+
+    def _covered_at(self, document: Document, node: int, x: float, y: float) -> bool:
+        while True:
+            if self._occluders_for(document).covers(node, x - document.offset[0], y - document.offset[1]):
+                return True
+            if document.owner is None:
+                return False
+            document, node = document.owner
+
+    def _reachable(self, document: Document, node: int, visible: Rect) -> bool:
+        x, y, w, h = visible
+        points = [(x + w / 2, y + h / 2), (x + w * 0.2, y + h * 0.2), (x + w * 0.8, y + h * 0.2),
+                  (x + w * 0.2, y + h * 0.8), (x + w * 0.8, y + h * 0.8)]
+        return any(not self._covered_at(document, node, px, py) for px, py in points)
+
+    # --- the walk -------------------------------------------------------------------------------
+    def walk(self, document: Document) -> WalkResult:
+        self._walk(document, hidden=False, clip=self.viewport, depth=0, sink=None)
+        self._flush()
+        return self.result
+
+    def _walk(self, document: Document, *, hidden: bool, clip: Rect, depth: int, sink: Found | None) -> None:
+        strings = document.strings
+        node_type = document.node_type
+        layout_of = document.layout_of
+        bounds = document.bounds
+        styles = document.styles
+        ends = document.subtree_end
+        clickable = document.clickable
+        ox, oy = document.offset
+        _, vy, vw, vh = self.viewport
+        viewport_area = vw * vh
+        hidden_visibility = {document.string_id("hidden"), document.string_id("collapse")} - {-1}
+        pointer_id = document.string_id("pointer")
+        zero_id = document.string_id("0")
+        attribute_ids = {document.string_id(name) for name in (
+            "role", "contenteditable", "tabindex", "aria-hidden")} - {-1}
+        count = len(node_type)
+        root = _Frame(count, hidden, clip, False, sink, depth, False)
+        stack: list[_Frame] = [root]
+        node = 0
+        while node < count:
+            top = stack[-1]
+            while top.end < node:
+                stack.pop()
+                if top.block:
+                    self._flush()
+                top = stack[-1]
+            kind = node_type[node]
+            layout = layout_of[node]
+
+            if kind == TEXT_NODE:
+                if layout >= 0 and not top.hidden:
+                    style = styles[layout]
+                    if not (style and style[VISIBILITY] in hidden_visibility):
+                        x, y, w, h = bounds[layout]
+                        if intersect((x + ox, y + oy, w, h), top.clip):
+                            value = strings[document.value_index[node]]
+                            if top.sink is not None:
+                                top.sink.text.append(value)
+                            else:
+                                if not self._buffer:
+                                    self._buffer_depth = top.depth
+                                self._buffer.append(value)
+                node += 1
+                continue
+
+            end = ends[node]
+            if kind != ELEMENT_NODE:
+                if end > node:
+                    stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False))
+                node += 1
+                continue
+
+            tag = strings[document.name_index[node]].lower()
+            if layout < 0:
+                # Not rendered itself. display:contents children may still be; a display:none subtree
+                # has no layout anywhere below, so its nodes fall through here one by one.
+                if tag in rules.OPAQUE_TAGS or tag == "head":
+                    node = end + 1
+                    continue
+                if end > node:
+                    stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False))
+                node += 1
+                continue
+
+            style = styles[layout]
+            raw_attrs = document.attributes[node]
+            hidden_here = top.hidden or (len(style) > OPACITY and style[OPACITY] == zero_id)
+            attrs: dict[str, str] | None = None
+            if not hidden_here and raw_attrs and attribute_ids.intersection(raw_attrs):
+                attrs = document.attrs(node)
+                if attrs.get("aria-hidden", "").lower() == "true":
+                    hidden_here = True
+            invisible = hidden_here or (len(style) > VISIBILITY and style[VISIBILITY] in hidden_visibility)
+            pointer = len(style) > CURSOR and style[CURSOR] == pointer_id
+            display = strings[style[DISPLAY]] if style and style[DISPLAY] >= 0 else ""
+            x, y, w, h = bounds[layout]
+            rect = (x + ox, y + oy, w, h)
+
+            # --- is it something a person can use? ---
+            role: str | None = None
+            scroll: tuple[int, int, int, int] | None = None
+            if not invisible and tag not in ("html", "body"):
+                if tag in rules.NATIVE_TAGS or attrs is not None or (raw_attrs and tag == "a"):
+                    attrs = attrs if attrs is not None else document.attrs(node)
+                    role = rules.interactive_role(tag, attrs)
+                if (role is None and node in clickable and tag != "label"
+                        and w * h < viewport_area * DELEGATE_AREA_SHARE):
+                    role = "clickable"  # a label's click goes to its control, which is offered itself
+                if role is None and pointer and not top.pointer:
+                    role = "clickable"
+                scroll = _scroll_extent(document, layout, style)
+                if role is None and scroll is not None:
+                    role = "scrollable"
+            found: Found | None = None
+            if role is not None:
+                attrs = attrs if attrs is not None else document.attrs(node)
+                key = (document.session.session_id, document.backend_id[node])
+                self.result.seen.add(key)
+                clips = _clips(strings, style)
+                box = rect if w > 0 and h > 0 else None if clips else _descendant_box(document, node, ox, oy)
+                visible = intersect(box, top.clip) if box else None
+                if visible is None:
+                    if box and box[2] > 0 and box[3] > 0:
+                        if box[1] + box[3] <= vy:
+                            self.result.above += 1
+                        elif box[1] >= vy + vh:
+                            self.result.below += 1
+                elif self._reachable(document, node, visible):
+                    self._flush()
+                    named_by_text = (tag in rules.NAMED_BY_TEXT_TAGS or role in rules.NAMED_BY_TEXT_ROLES) \
+                        and scroll is None
+                    found = Found(document, node, tag, role, attrs, visible, top.depth, named_by_text,
+                                  scroll=scroll)
+                    self.result.items.append(found)
+
+            # --- its content ---
+            if tag in rules.OPAQUE_TAGS or (invisible and tag == "iframe"):
+                node = end + 1
+                continue
+            if tag == "iframe":
+                child = self.frame_document(document, node)
+                if child is not None:
+                    self._enter_frame(document, node, child, layout, rect, top, hidden_here, found)
+                node = end + 1
+                continue
+            if tag == "img" and not hidden_here and (top.sink is not None or found is not None):
+                alt = (attrs if attrs is not None else document.attrs(node)).get("alt", "")
+                if alt:
+                    (found or top.sink).text.append(" " + alt + " ")  # type: ignore[union-attr]
+            block = display not in rules.INLINE_DISPLAYS
+            if display == "table-cell":
+                block = False
+                if self._buffer:
+                    self._buffer.append(" | ")
+            elif block:
+                self._flush()
+            if tag in rules.HEADINGS and not hidden_here:
+                self._flush()
+                self._prefix = rules.HEADINGS[tag]
+                block = True
+            if end > node:
+                clip = top.clip
+                if tag not in ("html", "body") and _clips(strings, style):
+                    clip = intersect(clip, rect) or (rect[0], rect[1], 0, 0)
+                if found is not None:
+                    sink = found if found.named_by_text else None
+                    depth = top.depth + (0 if found.named_by_text else 1)
+                else:
+                    sink, depth = top.sink, top.depth
+                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block))
+            elif block:
+                self._flush()
+            node += 1
+        while len(stack) > 1:
+            if stack.pop().block:
+                self._flush()
+
+    def _enter_frame(self, parent: Document, node: int, child: Document, layout: int, rect: Rect,
+                     top: _Frame, hidden: bool, found: Found | None) -> None:
+        client = parent.client_rects[layout] if layout < len(parent.client_rects) else []
+        left, top_border = (client[0], client[1]) if len(client) >= 2 else (0.0, 0.0)
+        width, height = (client[2], client[3]) if len(client) >= 4 else (rect[2], rect[3])
+        content = (rect[0] + left, rect[1] + top_border, width, height)
+        child.offset = (content[0] - child.scroll_x, content[1] - child.scroll_y)
+        child.owner = (parent, node)
+        clip = intersect(top.clip, content)
+        if clip is None:
+            return
+        self._flush()
+        self._walk(child, hidden=hidden, clip=clip, depth=top.depth + (1 if found else 0), sink=None)
+        self._flush()
+
+
+def _clips(strings: list[str], style: list[int]) -> bool:
+    return len(style) > OVERFLOW_Y and (
+        strings[style[OVERFLOW_X]] in rules.CLIPPING_OVERFLOW or strings[style[OVERFLOW_Y]] in rules.CLIPPING_OVERFLOW
+    )
+
+
+def _scroll_extent(document: Document, layout: int, style: list[int]) -> tuple[int, int, int, int] | None:
+    """(px above, below, left, right) for a container the user can scroll, else None."""
+    if len(style) <= OVERFLOW_Y or layout >= len(document.scroll_rects):
+        return None
+    strings = document.strings
+    scrolls_y = strings[style[OVERFLOW_Y]] in rules.SCROLLING_OVERFLOW
+    scrolls_x = strings[style[OVERFLOW_X]] in rules.SCROLLING_OVERFLOW
+    if not (scrolls_x or scrolls_y):
+        return None
+    scroll_rect = document.scroll_rects[layout]
+    client = document.client_rects[layout]
+    if len(scroll_rect) < 4 or len(client) < 4:
+        return None
+    left, top, full_width, full_height = scroll_rect
+    view_width, view_height = client[2], client[3]
+    above = below = before = after = 0
+    if scrolls_y and full_height > view_height + 1:
+        above, below = round(top), round(max(0.0, full_height - view_height - top))
+    if scrolls_x and full_width > view_width + 1:
+        before, after = round(left), round(max(0.0, full_width - view_width - left))
+    if above == below == before == after == 0:
+        return None
+    return (above, below, before, after)
+
+
+def _descendant_box(document: Document, node: int, ox: float, oy: float) -> Rect | None:
+    """The box around an element's rendered descendants, for elements that have no size of their own
+    (an inline link wrapping a block image, a zero-height wrapper around floated content)."""
+    x1 = y1 = float("inf")
+    x2 = y2 = float("-inf")
+    layout_of, bounds = document.layout_of, document.bounds
+    for inner in range(node + 1, document.subtree_end[node] + 1):
+        layout = layout_of[inner]
+        if layout < 0:
+            continue
+        x, y, w, h = bounds[layout]
+        if w <= 0 or h <= 0:
+            continue
+        x1, y1, x2, y2 = min(x1, x), min(y1, y), max(x2, x + w), max(y2, y + h)
+    if x2 <= x1 or y2 <= y1:
+        return None
+    return (x1 + ox, y1 + oy, x2 - x1, y2 - y1)

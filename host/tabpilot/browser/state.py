@@ -1,0 +1,280 @@
+"""The browser state: what the model sees of the page (`text`) and the index → node map actions use.
+
+`get_state` takes one DOM snapshot of the tab (plus one per cross-site iframe), walks it viewport-first
+and renders a compact text. Indices are stable: an element keeps its index from step to step for as
+long as the document lives; elements that appeared since the previous state are marked `*[n]`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cdp import CDPError
+from .browser import Browser
+from .dom import render
+from .dom.snapshot import STYLES, Document, capture, decode
+from .dom.walk import Found, TextLine, Walker
+from .elements import ElementRef
+from .errors import BrowserError
+from .tab import FrameTarget, Tab
+
+Key = tuple[str | None, int]  # (owning session id, backendNodeId)
+_SNAPSHOT_PARAMS: dict[str, Any] = {"computedStyles": STYLES, "includeDOMRects": True, "includePaintOrder": True}
+
+
+@dataclass(frozen=True)
+class TabSummary:
+    number: int
+    url: str
+    title: str
+    active: bool
+
+
+@dataclass
+class BrowserState:
+    url: str
+    title: str
+    tabs: list[TabSummary]
+    viewport: tuple[int, int]
+    scroll: tuple[int, int]
+    page_size: tuple[int, int]
+    pixels_above: int
+    pixels_below: int
+    text: str
+    elements: dict[int, ElementRef]
+    elements_above: int = 0
+    elements_below: int = 0
+    # Carried to the next step: which document this was, the index of every element seen, and the
+    # keys of all interactive elements (listed or not) so that only truly new ones get marked.
+    document_key: tuple[str, int] = ("", 0)
+    indices: dict[Key, int] = field(default_factory=dict, repr=False)
+    seen: set[Key] = field(default_factory=set, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "title": self.title,
+            "tabs": [{"number": t.number, "url": t.url, "title": t.title, "active": t.active} for t in self.tabs],
+            "viewport": list(self.viewport),
+            "scroll": list(self.scroll),
+            "page_size": list(self.page_size),
+            "pixels_above": self.pixels_above,
+            "pixels_below": self.pixels_below,
+            "text": self.text,
+            "elements": [
+                {
+                    "index": ref.index,
+                    "tag": ref.tag,
+                    "name": ref.name,
+                    "role": ref.role,
+                    "attributes": dict(ref.attributes),
+                    "scrollable": ref.scrollable,
+                    "new": ref.is_new,
+                    "in_frame": ref.frame_owner is not None,
+                }
+                for ref in self.elements.values()
+            ],
+        }
+
+
+async def get_state(
+    browser: Browser,
+    tab: Tab,
+    previous: BrowserState | None = None,
+    *,
+    transform: Callable[[str], str] | None = None,
+) -> BrowserState:
+    """Read the tab as the model will see it. `transform` may rewrite the page part of the text
+    (everything under the header), e.g. to redact or annotate a site's content."""
+    await tab.track_frames()
+    try:
+        top_documents, metrics, frames, tabs = await asyncio.gather(
+            _capture_with_retry(tab),
+            tab.send("Page.getLayoutMetrics"),
+            _capture_frames(tab),
+            _tab_summaries(browser, tab),
+        )
+    except CDPError as exc:
+        raise BrowserError(f"could not read the page: {exc}") from exc
+    top = top_documents[0]
+    snapshots: dict[str | None, list[Document]] = {tab.session.session_id: top_documents}
+    by_owner: dict[Key, Document] = {}
+    for frame, documents, owner_id in frames:
+        snapshots[frame.session.session_id] = documents
+        by_owner[(frame.parent.session_id, owner_id)] = documents[0]
+
+    def frame_document(document: Document, node: int) -> Document | None:
+        index = document.content_document.get(node)
+        if index is not None:
+            siblings = snapshots.get(document.session.session_id, [])
+            return siblings[index] if 0 <= index < len(siblings) else None
+        return by_owner.get((document.session.session_id, document.backend_id[node]))
+
+    viewport_css = metrics.get("cssVisualViewport", {})
+    width = int(viewport_css.get("clientWidth", 0))
+    height = int(viewport_css.get("clientHeight", 0))
+    scroll_x, scroll_y = top.scroll_x, top.scroll_y
+    walker = Walker((scroll_x, scroll_y, float(width), float(height)), frame_document)
+    result = walker.walk(top)
+    items = render.merge_single_lines(result.items)
+
+    document_key = (top.frame_id, top.backend_id[0] if top.backend_id else 0)
+    same_document = previous is not None and previous.document_key == document_key
+    indices: dict[Key, int] = dict(previous.indices) if same_document and previous else {}
+    next_index = max(indices.values(), default=0) + 1
+    elements: dict[int, ElementRef] = {}
+    refs_by_key: dict[Key, ElementRef] = {}
+    lines: list[str] = []
+    for item in items:
+        if isinstance(item, TextLine):
+            lines.append("\t" * item.depth + item.text)
+            continue
+        key = item.key
+        if key not in indices:
+            indices[key] = next_index
+            next_index += 1
+        index = indices[key]
+        if index in elements:  # the same node reached twice (cannot happen in a tree; be safe)
+            continue
+        is_new = same_document and previous is not None and key not in previous.seen
+        shown = render.shown_attributes(item, top.url)
+        lines.append(render.element_line(item, index, is_new, shown))
+        ref = _element_ref(item, index, is_new, shown, scroll_x, scroll_y, refs_by_key)
+        elements[index] = ref
+        refs_by_key[key] = ref
+
+    page_width, page_height = int(top.content_width), int(top.content_height)
+    above = max(0, int(scroll_y))
+    below = max(0, page_height - height - int(scroll_y))
+    body = "\n".join(lines)
+    if transform is not None:
+        body = transform(body)
+    text = "\n".join([
+        *_header(top, tabs, width, height, page_width, page_height, above, below),
+        _edge("above", above, result.above),
+        body,
+        _edge("below", below, result.below),
+    ])
+    return BrowserState(
+        url=top.url,
+        title=top.title,
+        tabs=tabs,
+        viewport=(width, height),
+        scroll=(int(scroll_x), int(scroll_y)),
+        page_size=(page_width, page_height),
+        pixels_above=above,
+        pixels_below=below,
+        text=text,
+        elements=elements,
+        elements_above=result.above,
+        elements_below=result.below,
+        document_key=document_key,
+        indices=indices,
+        seen=result.seen,
+    )
+
+
+async def _capture_with_retry(tab: Tab) -> list[Document]:
+    """A page in the middle of replacing its document can refuse a snapshot; one retry covers that."""
+    try:
+        documents = await tab.send("DOMSnapshot.captureSnapshot", _SNAPSHOT_PARAMS, timeout=30.0)
+    except CDPError:
+        await asyncio.sleep(0.3)
+        documents = await tab.send("DOMSnapshot.captureSnapshot", _SNAPSHOT_PARAMS, timeout=30.0)
+    decoded = decode(documents, tab.session)
+    if not decoded:
+        raise BrowserError("the page has no document to read")
+    return decoded
+
+
+async def _capture_frames(tab: Tab) -> list[tuple[FrameTarget, list[Document], int]]:
+    async def one(frame: FrameTarget) -> tuple[FrameTarget, list[Document], int] | None:
+        try:
+            owner, documents = await asyncio.gather(
+                frame.parent.send("DOM.getFrameOwner", {"frameId": frame.frame_id}, timeout=10.0),
+                capture(frame.session, timeout=10.0),
+            )
+        except CDPError:
+            return None  # the frame went away, or is not rendered: nothing to show from it
+        if not documents:
+            return None
+        return frame, documents, owner["backendNodeId"]
+
+    results = await asyncio.gather(*(one(frame) for frame in list(tab.frames.values())))
+    return [r for r in results if r is not None]
+
+
+async def _tab_summaries(browser: Browser, tab: Tab) -> list[TabSummary]:
+    try:
+        infos = await browser.tabs()
+    except CDPError:
+        return []
+    return [
+        TabSummary(browser.tab_number(info.target_id), info.url, info.title, info.target_id == tab.target_id)
+        for info in infos
+    ]
+
+
+def _element_ref(found: Found, index: int, is_new: bool, shown: dict[str, str], scroll_x: float, scroll_y: float,
+                 refs_by_key: dict[Key, ElementRef]) -> ElementRef:
+    x, y, w, h = found.rect
+    return ElementRef(
+        index=index,
+        backend_node_id=found.document.backend_id[found.node],
+        session=found.document.session,
+        tag=found.tag,
+        name=render.accessible_name(found),
+        role=found.attrs.get("role", "").split(" ")[0].lower() or None,
+        attributes=shown,
+        frame_owner=_frame_owner(found.document),
+        scrollable=found.scroll is not None,
+        is_new=is_new,
+        bounds=(x - scroll_x, y - scroll_y, w, h),
+    )
+
+
+def _frame_owner(document: Document) -> ElementRef | None:
+    """For a node in a cross-site iframe: the <iframe> element hosting its frame, in the parent's session."""
+    while document.owner is not None:
+        parent, node = document.owner
+        if parent.session is not document.session:
+            return ElementRef(
+                index=0,
+                backend_node_id=parent.backend_id[node],
+                session=parent.session,
+                tag="iframe",
+                frame_owner=_frame_owner(parent),
+            )
+        document = parent
+    return None
+
+
+def _header(top: Document, tabs: list[TabSummary], width: int, height: int, page_width: int, page_height: int,
+            above: int, below: int) -> list[str]:
+    current = next((t for t in tabs if t.active), None)
+    number = f" [{current.number}]" if current else ""
+    lines = [f"Current tab{number}: {_title(top.title)}{top.url}"]
+    others = [f"[{t.number}] {_title(t.title)}{_short(t.url)}" for t in tabs if not t.active]
+    if others:
+        lines.append("Other tabs: " + "; ".join(others))
+    lines.append(f"Viewport {width}x{height}, page {page_width}x{page_height}: {above}px above, {below}px below")
+    return lines
+
+
+def _title(title: str) -> str:
+    title = " ".join(title.split())
+    return f"{render.rules.shorten(title, 80)} — " if title else ""
+
+
+def _short(url: str) -> str:
+    return render.rules.shorten(url, 80)
+
+
+def _edge(where: str, pixels: int, elements: int) -> str:
+    if pixels <= 0 and elements == 0:
+        return "[top of page]" if where == "above" else "[end of page]"
+    count = f"{elements} interactive element{'s' if elements != 1 else ''}"
+    return f"[{pixels}px {where}: {count}]"
+

@@ -1,0 +1,73 @@
+"""`tabpilot state [URL] [--json] [--headed] [--cdp-url WS]`: print a page exactly as the model sees it.
+
+Without --cdp-url a temporary headless Chromium is launched (and shut down afterwards); with it, the
+running browser is used as is: no URL means its current tab, a URL opens in a new tab that is closed
+again afterwards."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", nargs="?", metavar="URL", help="the page to open (default: the current tab)")
+    parser.add_argument("--json", action="store_true",
+                        help="print {url, title, text, elements: [{index, tag, name, ...}]} as JSON")
+    parser.add_argument("--headed", action="store_true", help="show the launched browser window")
+    parser.add_argument("--cdp-url", metavar="WS", help="use a running browser's DevTools endpoint (ws:// or http://)")
+    parser.add_argument("--browser", metavar="PATH", help="the browser binary to launch (default: found)")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="S", help="page load timeout (default 30)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")
+    url = args.url
+    if url and "://" not in url and not url.startswith(("about:", "data:")):
+        url = "https://" + url
+    if not url and not args.cdp_url:
+        url = "about:blank"
+    try:
+        output = asyncio.run(_read(url, args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # every failure becomes one readable line, never a traceback
+        print(f"tabpilot state: {exc}", file=sys.stderr)
+        return 1
+    print(output)
+    return 0
+
+
+async def _read(url: str | None, args: argparse.Namespace) -> str:
+    from ..browser.browser import Browser
+    from ..browser.state import get_state
+
+    if args.cdp_url:
+        browser = await Browser.connect(args.cdp_url)
+    else:
+        browser = await Browser.launch(executable=args.browser, headless=not args.headed)
+    opened = None
+    try:
+        if url and args.cdp_url:
+            tab = opened = await browser.new_tab()
+            await tab.navigate(url, timeout=args.timeout)
+        elif url:  # our own fresh browser: its one blank tab
+            tab = await browser.current_tab()
+            await tab.navigate(url, timeout=args.timeout)
+        else:
+            tab = await browser.current_tab()
+            await tab.wait_for_load(timeout=args.timeout)
+        state = await get_state(browser, tab)
+        if args.json:
+            return json.dumps(state.to_json(), ensure_ascii=False, indent=2)
+        return state.text
+    finally:
+        if opened is not None and args.cdp_url:
+            try:
+                await browser.close_tab(opened.target_id)
+            except Exception:  # the browser is not ours: leaving a tab open is the worst case
+                pass
+        await browser.close()
