@@ -1,0 +1,182 @@
+"""`tabpilot doctor` as a subprocess: a healthy install passes (a real framed hello went through the
+launcher), each broken manifest is reported with Chromium's message and the fix."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from tabpilot.installer import bundled_extension_id
+from tabpilot.store.settings import Settings, save_settings
+
+BUNDLED_ID = bundled_extension_id()
+GOOD_KEY = "sk-doctor-good-key-0000000000"
+
+
+class ModelsHandler(http.server.BaseHTTPRequestHandler):
+    seen: ClassVar[list[str]] = []
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        ModelsHandler.seen.append(f"{self.path} {self.headers.get('Authorization')}")
+        ok = self.path == "/v1/models" and self.headers.get("Authorization") == f"Bearer {GOOD_KEY}"
+        body = json.dumps({"data": [{"id": "test-model"}]} if ok else {"error": {"message": "bad key"}}).encode()
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def models_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ModelsHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def setup(tmp_path):
+    env = {**os.environ, "HOME": str(tmp_path / "user"), "TABPILOT_HOME": str(tmp_path / "tabpilot")}
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_CONFIG_HOME"):
+        env.pop(name, None)
+    profile = tmp_path / "profile"
+    run = subprocess.run(
+        [sys.executable, "-m", "tabpilot", "install", "--user-data-dir", str(profile)], env=env, capture_output=True
+    )
+    assert run.returncode == 0, run.stderr
+    return env, profile, profile / "NativeMessagingHosts" / "com.tabpilot.host.json"
+
+
+def doctor(env: dict[str, str], profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tabpilot", "doctor", "--user-data-dir", str(profile), *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def configure_llm(env: dict[str, str], base_url: str, key: str) -> None:
+    config = Path(env["TABPILOT_HOME"]) / "config" / "config.json"
+    save_settings(Settings(base_url=base_url, model="test-model", api_key=key), config)
+
+
+def test_healthy_install_is_ok_and_the_ping_really_went_through(setup, models_server):
+    env, profile, _manifest = setup
+    configure_llm(env, models_server, GOOD_KEY)
+    result = doctor(env, profile)
+    assert result.returncode == 0, result.stdout
+    assert "FAIL" not in result.stdout and "all good" in result.stdout
+    assert "answered a framed hello" in result.stdout
+    # The host the doctor started wrote its own log line, naming the origin Chromium would pass.
+    log = (Path(env["TABPILOT_HOME"]) / "log" / "host.log").read_text()
+    assert f"starting for chrome-extension://{BUNDLED_ID}/" in log
+    assert f"/v1/models Bearer {GOOD_KEY}" in ModelsHandler.seen
+    assert GOOD_KEY not in result.stdout
+
+
+def test_missing_trailing_slash(setup):
+    env, profile, manifest = setup
+    data = json.loads(manifest.read_text())
+    data["allowed_origins"] = [o.rstrip("/") for o in data["allowed_origins"]]
+    manifest.write_text(json.dumps(data))
+    result = doctor(env, profile, "--skip-llm")
+    assert result.returncode == 1
+    assert "lacks the trailing slash" in result.stdout
+    assert "Specified native messaging host not found." in result.stdout
+    assert f"fix: run `tabpilot install --user-data-dir {profile}` again" in result.stdout
+
+
+def test_wrong_extension_id(setup):
+    env, profile, manifest = setup
+    data = json.loads(manifest.read_text())
+    data["allowed_origins"] = ["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"]
+    manifest.write_text(json.dumps(data))
+    result = doctor(env, profile, "--skip-llm")
+    assert result.returncode == 1
+    assert f"the bundled extension ({BUNDLED_ID}) is not in allowed_origins" in result.stdout
+    assert "Access to the specified native messaging host is forbidden." in result.stdout
+
+
+def test_wrong_and_relative_path(setup):
+    env, profile, manifest = setup
+    data = json.loads(manifest.read_text())
+    data["path"] = "/nowhere/tabpilot-host"
+    manifest.write_text(json.dumps(data))
+    result = doctor(env, profile, "--skip-llm")
+    assert result.returncode == 1 and "the launcher /nowhere/tabpilot-host does not exist" in result.stdout
+    data["path"] = "tabpilot-host"
+    manifest.write_text(json.dumps(data))
+    result = doctor(env, profile, "--skip-llm")
+    assert "is not absolute" in result.stdout and "Specified native messaging host not found." in result.stdout
+
+
+@pytest.mark.skipif(os.name != "posix", reason="executable bits are a POSIX thing")
+def test_launcher_not_executable(setup):
+    env, profile, manifest = setup
+    launcher = Path(json.loads(manifest.read_text())["path"])
+    launcher.chmod(0o644)
+    result = doctor(env, profile, "--skip-llm")
+    assert result.returncode == 1
+    assert f"the launcher {launcher} is not executable" in result.stdout
+    assert "Native host has exited." in result.stdout
+    assert f"fix: chmod 755 {launcher}" in result.stdout
+
+
+def test_name_mismatch_and_broken_json(setup):
+    env, profile, manifest = setup
+    data = json.loads(manifest.read_text())
+    data["name"] = "com.example.other"
+    manifest.write_text(json.dumps(data))
+    assert "\"name\" is 'com.example.other'" in doctor(env, profile, "--skip-llm").stdout
+    manifest.write_text("{ not json")
+    result = doctor(env, profile, "--skip-llm")
+    assert result.returncode == 1 and "cannot read it as JSON" in result.stdout
+
+
+def test_a_launcher_whose_host_dies_is_caught_by_the_ping(setup):
+    env, profile, manifest = setup
+    launcher = Path(json.loads(manifest.read_text())["path"])
+    launcher.write_text("#!/bin/sh\necho 'broken on purpose' >&2\nexit 3\n")
+    result = doctor(env, profile, "--skip-llm")
+    assert result.returncode == 1
+    assert "no framed reply to hello" in result.stdout and "broken on purpose" in result.stdout
+
+
+def test_not_installed(tmp_path, setup):
+    env, _profile, _manifest = setup
+    result = doctor(env, tmp_path / "empty-profile", "--skip-llm")
+    assert result.returncode == 1 and "not registered" in result.stdout
+    assert "fix: tabpilot install --user-data-dir" in result.stdout
+
+
+def test_llm_endpoint_problems(setup, models_server):
+    env, profile, _manifest = setup
+    configure_llm(env, models_server, "sk-wrong-key-000000000000")
+    result = doctor(env, profile)
+    assert result.returncode == 1 and "the API key was refused (HTTP 401)" in result.stdout
+    assert "sk-wrong-key-000000000000" not in result.stdout
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    configure_llm(env, f"http://127.0.0.1:{closed_port}/v1", GOOD_KEY)
+    result = doctor(env, profile)
+    assert result.returncode == 1 and "cannot reach it" in result.stdout
+    (Path(env["TABPILOT_HOME"]) / "config" / "config.json").unlink()
+    result = doctor(env, profile)
+    assert "No model is configured" in result.stdout and "tabpilot config set model" in result.stdout
