@@ -73,8 +73,11 @@ async def main() -> None:
     from tabpilot.llm import LLMClient, LLMConfig
     from tabpilot.llm.scripted import ScriptedLLMServer
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(DEMO_DIR))
-    handler.log_message = lambda *a: None  # type: ignore[method-assign]
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    handler = functools.partial(QuietHandler, directory=str(DEMO_DIR))
     pages = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=pages.serve_forever, daemon=True).start()
 

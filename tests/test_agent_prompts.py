@@ -130,14 +130,14 @@ def test_history_is_bounded_older_steps_condensed() -> None:
     def length(n: int) -> int:
         return len(render_history([step(i) for i in range(n)]))
 
-    assert length(30) == pytest.approx(length(12), rel=0.1)
-    assert length(30) < 2 * length(4)
+    assert length(30) == pytest.approx(length(10), rel=0.1)
+    assert length(30) < 2 * length(3)
     text = render_history([step(i, memory=f"summary after {i}") for i in range(30)])
-    assert "<earlier_steps>Steps 1–18 are condensed. Your memory after step 18: summary after 17" in text
+    assert "<earlier_steps>Steps 1–21 are condensed. Your memory after step 21: summary after 20" in text
     assert "Memory: summary after 29" in text and "Memory: summary after 25" not in text
-    line = next(line for line in text.splitlines() if line.startswith("<step_20>"))
-    assert "goal 19" in line and "click_element_by_index" in line and len(line) < 400
-    assert text.count("Evaluation of Previous Step") == 4
+    line = next(line for line in text.splitlines() if line.startswith("<step_25>"))
+    assert "goal 24" in line and "click_element_by_index" in line and len(line) < 400
+    assert text.count("Evaluation of Previous Step") == 3
 
 
 def test_user_prompt_holds_instructions_task_step_info_history_and_page() -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 from .types import StepEvent
 
-FULL_STEPS = 4
-LINE_STEPS = 8
+FULL_STEPS = 3
+LINE_STEPS = 6
 
 
 def render_history(history: Sequence[Any], *, full_steps: int = FULL_STEPS, line_steps: int = LINE_STEPS) -> str:

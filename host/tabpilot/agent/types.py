@@ -100,8 +100,8 @@ class StepEvent(WireModel):
         action = f"{self.action.name} {_compact(self.action.input)}"
         if not full:
             return (
-                f"<step_{number}>{_one_line(self.reflection.next_goal, 120)} → {_one_line(action, 120)} → "
-                f"{_one_line(self.action.output, 120)}</step_{number}>"
+                f"<step_{number}>{_one_line(self.reflection.next_goal, 80)} → {_one_line(action, 80)} → "
+                f"{_one_line(self.action.output, 80)}</step_{number}>"
             )
         return (
             f"<step_{number}>\n"
