@@ -15,6 +15,7 @@ import pytest
 from store_support import API_KEY, step
 
 from tabpilot.store.ids import new_task_id
+from tabpilot.store.owner import current_owner
 from tabpilot.store.tasks import StoreError, TaskNotFound, TaskStore
 
 
@@ -232,6 +233,28 @@ def test_a_task_running_in_a_live_process_is_neither_interrupted_nor_deleted(sto
         store.delete_task(task_id)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process identity comes from /proc")
+def test_a_reused_pid_or_a_reboot_does_not_keep_a_dead_task_running(store: TaskStore) -> None:
+    live_pid = os.getpid()  # a pid that certainly exists now
+    owners = {
+        "before a reboot": f"{live_pid}:another-boot-id:12345",
+        "pid reused by another program": f"{live_pid}:{current_owner().split(':', 2)[1]}:1",
+        "pid only, still alive": str(live_pid),
+    }
+    ids = {}
+    for case, owner in owners.items():
+        ids[case] = store.start_task(case)
+        with sqlite3.connect(store.path) as db:
+            db.execute("UPDATE tasks SET owner = ? WHERE id = ?", (owner, ids[case]))
+    assert store.mark_interrupted() == 2
+    statuses = {t.task: t.status for t in store.list_tasks()}
+    assert statuses == {
+        "before a reboot": "interrupted",
+        "pid reused by another program": "interrupted",
+        "pid only, still alive": "running",
+    }
+
+
 def test_threads_appending_at_once_lose_nothing(store: TaskStore) -> None:
     task_ids = [store.start_task(f"t{n}") for n in range(4)]
 
@@ -327,3 +350,13 @@ def test_a_file_that_is_not_a_database_is_refused_clearly(home: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="cannot open the task database"):
         TaskStore(path)
+
+
+def test_scrubbing_leaves_ordinary_text_alone() -> None:
+    from tabpilot.store.redact import scrub
+
+    prose = {"content": "Bearer bonds and bearer instruments; the sky-blue task-list; Authorization required"}
+    assert scrub(prose) == prose
+    assert scrub({"headers": {"X-Api-Key": "k", "Password": "hunter2", "apiKey": None, "count": 3}}) == {
+        "headers": {"X-Api-Key": "[redacted]", "Password": "[redacted]", "apiKey": None, "count": 3}
+    }

@@ -12,8 +12,20 @@ REDACTED = "[redacted]"
 RAW_FIELDS = ("rawRequest", "rawResponse")
 
 # Key names whose value is a secret whatever it looks like (compared lower-case, "-" and "_" removed).
-_SECRET_KEYS = {"apikey", "authorization", "proxyauthorization", "xapikey", "openaiapikey"}
-_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{8,}")
+_SECRET_KEYS = {
+    "apikey",
+    "authorization",
+    "proxyauthorization",
+    "xapikey",
+    "openaiapikey",
+    "accesstoken",
+    "refreshtoken",
+    "clientsecret",
+    "secretkey",
+    "password",
+}
+# "Bearer <token>": a token has a digit and 16+ characters, so prose ("bearer instruments") is left alone.
+_BEARER = re.compile(r"(?i)\b(bearer)\s+(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{16,}")
 # OpenAI-style keys ("sk-...", "sk-proj-...") wherever they appear in text.
 _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ from typing import Any
 
 from .. import paths
 from .ids import new_task_id
+from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
 
 FINAL_STATUSES = ("completed", "error", "stopped")
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     total_tokens      INTEGER NOT NULL DEFAULT 0,
     result            TEXT,
-    owner_pid         INTEGER
+    owner             TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_started ON tasks (started_at);
 CREATE TABLE IF NOT EXISTS events (
@@ -129,36 +129,6 @@ def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
 
 
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    if sys.platform == "win32":
-        import ctypes
-
-        process_query_limited_information, still_active = 0x1000, 259
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-        handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
-        if not handle:
-            return False
-        try:
-            code = ctypes.c_ulong()
-            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == still_active
-        finally:
-            kernel32.CloseHandle(handle)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    # A killed process its parent has not reaped yet (a zombie) still answers kill(pid, 0).
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc (macOS): trust kill()
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
-
-
 def _result_text(result: dict[str, Any] | None) -> str | None:
     if not result:
         return None
@@ -221,8 +191,8 @@ class TaskStore:
     def mark_interrupted(self) -> int:
         """Tasks left `running` by a process that no longer exists become `interrupted`. Call at start."""
         with self._lock:
-            rows = self._db.execute("SELECT id, owner_pid FROM tasks WHERE status = 'running'").fetchall()
-            dead = [row["id"] for row in rows if row["owner_pid"] is None or not _process_alive(row["owner_pid"])]
+            rows = self._db.execute("SELECT id, owner FROM tasks WHERE status = 'running'").fetchall()
+            dead = [row["id"] for row in rows if not owner_alive(row["owner"])]
             with self._transaction():
                 for task_id in dead:
                     last = self._db.execute(
@@ -240,7 +210,7 @@ class TaskStore:
         task_id = new_task_id()
         with self._lock, self._transaction():
             self._db.execute(
-                "INSERT INTO tasks (id, task, status, source, url, model, started_at, owner_pid)"
+                "INSERT INTO tasks (id, task, status, source, url, model, started_at, owner)"
                 " VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
                 (
                     task_id,
@@ -249,7 +219,7 @@ class TaskStore:
                     scrub_text(url, self._secrets) if url else None,
                     model,
                     time.time(),
-                    os.getpid(),
+                    current_owner(),
                 ),
             )
         return task_id
@@ -313,10 +283,10 @@ class TaskStore:
 
     def delete_task(self, task_id: str) -> bool:
         with self._lock, self._transaction():
-            row = self._db.execute("SELECT status, owner_pid FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            row = self._db.execute("SELECT status, owner FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if row is None:
                 return False
-            if row["status"] == "running" and row["owner_pid"] is not None and _process_alive(row["owner_pid"]):
+            if row["status"] == "running" and owner_alive(row["owner"]):
                 raise StoreError(f"task {task_id} is still running; stop it before deleting it")
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
