@@ -71,6 +71,9 @@ def test_list_shows_tasks_newest_first(home: Path) -> None:
     assert lines[2].split()[3:7] == ["completed", "2", "2,620", "Fill"]
     listed = json.loads(tabpilot(home, "history", "--json", "--limit", "1").stdout)
     assert [t["taskId"] for t in listed] == [second]
+    limited = tabpilot(home, "history", "--limit", "1").stdout.splitlines()
+    assert len(limited) == 3 and limited[1].startswith(second) and "--limit N" in limited[2]
+    assert tabpilot(home, "history", "--limit", "0").returncode == 1
 
 
 def test_show_prints_a_readable_timeline(home: Path) -> None:

@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps([t.to_wire() for t in tasks], indent=2, ensure_ascii=False))
             else:
                 print(task_table(tasks))
+                if len(tasks) == args.limit:
+                    print(f"(the newest {args.limit}; `tabpilot history --limit N` shows more)")
             return 0
         task_id = store.resolve_id(args.task_id)
         if action == "show":
