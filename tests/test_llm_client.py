@@ -147,6 +147,23 @@ async def test_garbage_body_is_retried() -> None:
     assert "not JSON" in retries[0].message and "502 Bad Gateway" in retries[0].message
 
 
+async def test_hang_up_without_reply_is_retried() -> None:
+    retries: list[RetryInfo] = []
+    with ScriptedLLMServer([Delay(0), ToolCall("AgentOutput", CLICK_5)]) as server:
+        result = await invoke(server, retries)
+    assert result.value.action.click_element_by_index.index == 5
+    assert "could not reach" in retries[0].message
+
+
+async def test_html_error_page_is_one_short_line_in_the_cause() -> None:
+    retries: list[RetryInfo] = []
+    page = "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>" + "x" * 2000 + "</body></html>"
+    with ScriptedLLMServer([HTTPError(502, body=page), ToolCall("AgentOutput", CLICK_5)]) as server:
+        await invoke(server, retries)
+    assert retries[0].message.startswith("HTTP 502: <html> <head><title>502 Bad Gateway</title>")
+    assert "\n" not in retries[0].message and len(retries[0].message) < 320
+
+
 async def test_error_object_in_a_200_reply_is_retried() -> None:
     retries: list[RetryInfo] = []
     body = json.dumps({"error": {"message": "upstream model overloaded", "code": 503}})
@@ -241,6 +258,11 @@ async def test_content_filter_finish_reason_is_not_retried() -> None:
     await fails_at_once(Text("", finish_reason="content_filter"), LLMContentFiltered, "content filter")
 
 
+async def test_reply_cut_off_by_the_context_window_is_not_retried() -> None:
+    await fails_at_once(Text('{"evaluation_previous_goal": "the page', finish_reason="length"), LLMContextTooLong,
+                        "cut off")
+
+
 async def test_content_filter_status_error_is_not_retried() -> None:
     azure = "The response was filtered due to the prompt triggering Azure OpenAI's content management policy."
     await fails_at_once(HTTPError(400, azure, code="content_filter"), LLMContentFiltered)
@@ -300,6 +322,13 @@ async def test_reply_can_be_computed_from_the_request() -> None:
     with ScriptedLLMServer([answer]) as server:
         result = await invoke(server)
     assert isinstance(result.value.action, DoneAction) and result.value.action.done.text == "2 messages"
+
+
+async def test_a_broken_reply_function_is_reported_not_hung_up() -> None:
+    def broken(body: dict) -> ToolCall:
+        raise KeyError("no such field")
+
+    await fails_at_once(broken, LLMError, "reply function raised KeyError")
 
 
 def test_models_endpoint_lists_the_scripted_model() -> None:

@@ -273,7 +273,9 @@ class LLMClient:
 
     def _status_failure(self, exc: Any) -> Exception:
         status: int = exc.status_code
-        detail = self._redact(_provider_message(exc.body) or exc.response.text[:300] or exc.message)
+        detail = " ".join(self._redact(_provider_message(exc.body) or exc.response.text or exc.message).split())
+        if len(detail) > 300:
+            detail = detail[:299] + "…"
         lowered = detail.lower() + " " + str(_error_code(exc.body)).lower()
         where = f"HTTP {status} from {self.endpoint.base_url}"
         if status in (401, 403):

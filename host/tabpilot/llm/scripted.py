@@ -204,7 +204,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _serve(self, reply: Any, body: dict[str, Any], index: int) -> None:
         if callable(reply) and not isinstance(reply, (ToolCall, Text, HTTPError, Delay, Garbage)):
-            reply = reply(body)
+            try:
+                reply = reply(body)
+            except Exception as exc:  # a broken test script: say so instead of hanging up
+                message = f"scripted server: the reply function raised {type(exc).__name__}: {exc}"
+                self._send_json(400, _error_body(message, "script_error", "invalid_request_error"))
+                return
         if isinstance(reply, Delay):
             if not self._wait(reply.seconds):
                 with self.state.lock:
