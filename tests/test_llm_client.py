@@ -199,6 +199,16 @@ async def test_invalid_arguments_go_back_to_the_model_in_one_short_line() -> Non
     assert retries[0].message in tool_reply["content"]
 
 
+async def test_callers_messages_are_not_changed_by_retries() -> None:
+    messages = [dict(message) for message in MESSAGES]
+    bad = step({"click_element_by_index": {"index": "first"}})
+    with ScriptedLLMServer([ToolCall("AgentOutput", bad), ToolCall("AgentOutput", CLICK_5)]) as server:
+        async with LLMClient(config(server)) as client:
+            result = await client.invoke(messages, TOOL, parse=parse)
+    assert messages == MESSAGES
+    assert len(result.raw_request["messages"]) == len(MESSAGES) + 2  # the request that worked, feedback included
+
+
 async def test_unknown_action_names_the_available_ones() -> None:
     retries: list[RetryInfo] = []
     with ScriptedLLMServer([ToolCall("AgentOutput", step({"press_enter": {}})),
@@ -216,7 +226,20 @@ async def test_retries_exhausted_names_the_last_cause() -> None:
     assert len(server.requests) == 3
     assert "The engine is currently overloaded" in str(caught.value) and "503" in str(caught.value)
     assert caught.value.attempts == 3
+    assert caught.value.last_cause == "HTTP 503: The engine is currently overloaded"
     assert [(r.attempt, r.max_attempts) for r in retries] == [(1, 2), (2, 2)]
+
+
+async def test_invalid_arguments_every_time_ends_with_the_validation_error_and_the_reply() -> None:
+    bad = step({"click_element_by_index": {}})
+    recorded = []
+    with ScriptedLLMServer([ToolCall("AgentOutput", bad)] * 2) as server:
+        async with LLMClient(config(server, max_retries=1), on_result=recorded.append) as client:
+            with pytest.raises(LLMRetriesExhausted) as caught:
+                await client.invoke(MESSAGES, TOOL, parse=parse)
+    assert "click_element_by_index.index: Field required" in str(caught.value)
+    assert caught.value.raw_response["choices"][0]["message"]["tool_calls"]
+    assert recorded == []  # only successful replies reach the result hook
 
 
 async def test_on_retry_may_be_async_and_gets_increasing_attempts() -> None:

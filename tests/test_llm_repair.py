@@ -66,6 +66,7 @@ def test_call_envelope_in_message_text() -> None:
     assert repaired(message)[0] == CLICK_5
     nested = {"type": "function", "function": {"name": "AgentOutput", "arguments": CLICK_5}}
     assert repaired({"role": "assistant", "content": json.dumps(nested)})[0] == CLICK_5
+    assert repaired({"role": "assistant", "content": json.dumps([envelope])})[0] == CLICK_5
 
 
 def test_action_alone_in_message_text_is_wrapped() -> None:
@@ -190,6 +191,19 @@ def test_validation_error_summary_is_one_short_line() -> None:
     assert summary.startswith("evaluation_previous_goal: Field required; memory: Input should be a valid string")
     assert summary.endswith("more")
     assert summarize_error(ValueError("bad\n  value")) == "bad value"
+
+
+def test_usage_reads_openai_details_and_deepseek_cache_hits() -> None:
+    from tabpilot.llm import Usage
+
+    openai_style = Usage.from_openai({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+                                      "prompt_tokens_details": {"cached_tokens": 8},
+                                      "completion_tokens_details": {"reasoning_tokens": 3}})
+    assert (openai_style.cached_tokens, openai_style.reasoning_tokens) == (8, 3)
+    deepseek = Usage.from_openai({"prompt_tokens": 10, "completion_tokens": 5, "prompt_cache_hit_tokens": 6})
+    assert (deepseek.total_tokens, deepseek.cached_tokens, deepseek.reasoning_tokens) == (15, 6, None)
+    assert Usage.from_openai(None).to_wire() == {"promptTokens": 0, "completionTokens": 0, "totalTokens": 0}
+    assert Usage.from_openai(openai_style.to_openai()) == openai_style
 
 
 # -- backoff -------------------------------------------------------------------------------------------

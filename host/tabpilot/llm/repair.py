@@ -118,7 +118,10 @@ def find_json(text: str) -> Any | None:
 
 
 def unwrap_call_envelope(value: Any) -> tuple[str | None, Any]:
-    """`{"name": n, "arguments": a}` and `{"type": "function", "function": {...}}` → (n, a)."""
+    """`{"name": n, "arguments": a}` and `{"type": "function", "function": {...}}` → (n, a); of a list
+    of calls, the first."""
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        value = value[0]
     if isinstance(value, dict):
         if value.get("type") == "function" and isinstance(value.get("function"), dict):
             value = value["function"]
