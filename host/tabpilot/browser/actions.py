@@ -1,0 +1,569 @@
+"""What the agent can do in the browser. Each action returns one short sentence for the model and raises
+ActionError (or TabClosed) with a message the model can act on when it cannot be done.
+
+Clicks, hovering and keys are trusted input (Input.dispatch*Event), the same as a person's mouse and
+keyboard. Callers re-read `browser.active` afterwards: an action may have opened and followed a new tab.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..cdp import CDPError
+from . import scripts
+from .browser import Browser, TabInfo
+from .elements import ElementRef
+from .errors import ActionError, BrowserError, PageScriptError
+from .keys import key_events, parse_keys
+from .nodes import call, check_open, describe, ref_for_object, release, resolve, send, shorten
+from .pointer import aim, mouse_click, mouse_move, scroll_into_view
+from .tab import Tab
+
+NEW_TAB_WAIT = 10.0
+RESULT_LIMIT = 2000
+
+
+def element_at(elements: Mapping[int, ElementRef], index: int) -> ElementRef:
+    """The element the model named, or a clear error when the index is not on the current page."""
+    element = elements.get(index)
+    if element is None:
+        raise ActionError(
+            f"There is no element with index {index} on the current page. Use an index shown in the page state."
+        )
+    return element
+
+
+# --- watching what an action sets off ---------------------------------------------------------------
+class _Aftermath:
+    """Dialogs the page opened and tabs it opened while an action ran."""
+
+    def __init__(self) -> None:
+        self.dialogs: list[str] = []
+        self.window_opened = False
+
+    def notes(self) -> str:
+        return "".join(f" {d}" for d in self.dialogs)
+
+
+@asynccontextmanager
+async def _watch(browser: Browser, tab: Tab):
+    """Accept JavaScript dialogs (they would block the page) and notice windows the page opens."""
+    aftermath = _Aftermath()
+
+    async def on_dialog(params: dict[str, Any]) -> None:
+        kind, message = params.get("type", "alert"), shorten(params.get("message", ""), 200)
+        reply: dict[str, Any] = {"accept": True}
+        if kind == "prompt":
+            reply["promptText"] = params.get("defaultPrompt", "")
+        try:
+            await tab.session.send("Page.handleJavaScriptDialog", reply, timeout=5)
+        except CDPError:
+            return
+        what = {"alert": "an alert", "confirm": "a confirmation", "prompt": "a prompt",
+                "beforeunload": "a 'leave page?' question"}.get(kind, "a dialog")
+        aftermath.dialogs.append(f"The page showed {what} saying '{message}', which was accepted.")
+
+    def on_window_open(params: dict[str, Any]) -> None:
+        aftermath.window_opened = True
+
+    browser.drain_new_tab_events()
+    tab.session.on("Page.javascriptDialogOpening", on_dialog)
+    tab.session.on("Page.windowOpen", on_window_open)
+    try:
+        yield aftermath
+    finally:
+        tab.session.off("Page.javascriptDialogOpening", on_dialog)
+        tab.session.off("Page.windowOpen", on_window_open)
+
+
+async def _after_input(browser: Browser, tab: Tab, aftermath: _Aftermath) -> str:
+    """Wait for a navigation the action started; follow a tab it opened. Returns what to tell the model."""
+    if not tab.closed:
+        await tab.settle()
+    info = await browser.wait_for_new_tab(timeout=NEW_TAB_WAIT if aftermath.window_opened else 0.05)
+    note = aftermath.notes()
+    if info is None:
+        if tab.closed:
+            return note + " The tab closed itself."
+        return note
+    new_tab = await _follow(browser, info)
+    number = browser.tab_number(new_tab.target_id)
+    title = await _safe_title(new_tab)
+    return note + f" It opened a new tab (tab {number}: '{shorten(title)}', {await _safe_url(new_tab)}), " \
+                  "which is now the active tab."
+
+
+async def _follow(browser: Browser, info: TabInfo) -> Tab:
+    tab = await browser.activate(info.target_id)
+    # The new tab starts on about:blank before it navigates to where the link points.
+    deadline = asyncio.get_running_loop().time() + NEW_TAB_WAIT
+    while asyncio.get_running_loop().time() < deadline:
+        if await _safe_url(tab) not in ("about:blank", ""):
+            break
+        await asyncio.sleep(0.05)
+    await tab.wait_for_load(timeout=max(1.0, deadline - asyncio.get_running_loop().time()))
+    return tab
+
+
+async def _safe_url(tab: Tab) -> str:
+    try:
+        return await tab.url()
+    except (BrowserError, CDPError):
+        return ""
+
+
+async def _safe_title(tab: Tab) -> str:
+    try:
+        return await tab.title()
+    except (BrowserError, CDPError):
+        return ""
+
+
+# --- pointer ---------------------------------------------------------------------------------------
+async def click(browser: Browser, tab: Tab, element: ElementRef) -> str:
+    check_open(tab)
+    object_id = await resolve(tab, element)
+    kind = await call(tab, element, object_id, scripts.CLICK_KIND)
+    if kind == "file":
+        raise ActionError(
+            f"{describe(element)} is a file input: clicking it opens the system file dialog, which the agent "
+            "cannot use. Use upload_file with the file's path instead."
+        )
+    target = await aim(tab, element, object_id)
+    async with _watch(browser, tab) as aftermath:
+        await mouse_click(tab, target.x, target.y)
+        after = await _after_input(browser, tab, aftermath)
+    if target.covered_by:
+        result = (f"{describe(element)} is covered by {target.covered_by} at that spot, "
+                  "so the click landed on that instead.")
+    else:
+        result = f"Clicked {describe(element)}."
+    if kind == "select":
+        result += " It is a dropdown: use select_option with an option's text to choose from it."
+    return result + after
+
+
+async def hover(browser: Browser, tab: Tab, element: ElementRef) -> str:
+    check_open(tab)
+    object_id = await resolve(tab, element)
+    target = await aim(tab, element, object_id)
+    await mouse_move(tab, target.x, target.y)
+    if target.covered_by:
+        return f"{describe(element)} is covered by {target.covered_by}, so the mouse is over that instead."
+    return f"The mouse is over {describe(element)}."
+
+
+# --- typing ----------------------------------------------------------------------------------------
+async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str) -> str:
+    check_open(tab)
+    object_id = await resolve(tab, element)
+    field = await call(tab, element, object_id, scripts.FIND_TEXT_FIELD, by_value=False)
+    if field.get("subtype") != "node":
+        problem = field.get("value") or "it is not a text field"
+        raise ActionError(f"Cannot type into {describe(element)}: {problem}.")
+    field_id = field["objectId"]
+    try:
+        target = element
+        if field_id != object_id:
+            target = await ref_for_object(tab, element, field_id, element.name)
+        info = await call(tab, target, field_id, scripts.TEXT_FIELD_INFO)
+        if info["mode"] == "set":
+            value = await call(tab, target, field_id, scripts.SET_VALUE, text)
+        else:
+            await _focus(browser, tab, target, field_id)
+            await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
+            if await call(tab, target, field_id, scripts.READ_VALUE):
+                await _press(tab, "Delete")
+            if text:
+                await send(tab, tab.session, "Input.insertText", {"text": text}, element=target)
+            value = await call(tab, target, field_id, scripts.READ_VALUE)
+    finally:
+        if field_id != object_id:
+            await release(tab, element.session, field_id)
+    await tab.settle(navigation_grace=0)
+    if info["password"]:
+        return f"Typed {len(text)} characters into {describe(element)} (a password field; its value is not shown)."
+    said = f"Typed '{shorten(text, 200)}' into {describe(element)}"
+    if value == text:
+        return f"{said}; its value is now '{shorten(value, 200)}'."
+    return f"{said}, but the page changed it: its value is now '{shorten(value or '', 200)}'."
+
+
+async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str) -> None:
+    """Click the field as a person would (giving the frame focus too), unless it already has focus."""
+    if await call(tab, element, object_id, scripts.HAS_FOCUS):
+        return
+    target = await aim(tab, element, object_id)
+    if target.covered_by is None:
+        async with _watch(browser, tab) as aftermath:
+            await mouse_click(tab, target.x, target.y)
+            await asyncio.sleep(0)
+        if aftermath.dialogs:
+            raise ActionError(f"Clicking {describe(element)} to type into it made the page react:{aftermath.notes()}")
+    if not await call(tab, element, object_id, scripts.HAS_FOCUS):
+        await send(tab, element.session, "DOM.focus", {"backendNodeId": element.backend_node_id}, element=element)
+        if not await call(tab, element, object_id, scripts.HAS_FOCUS):
+            raise ActionError(f"{describe(element)} does not take keyboard focus, so text cannot be typed into it.")
+
+
+async def send_keys(browser: Browser, tab: Tab, keys: str) -> str:
+    check_open(tab)
+    chords = parse_keys(keys)
+    async with _watch(browser, tab) as aftermath:
+        for chord in chords:
+            for event in key_events(chord):
+                await send(tab, tab.session, "Input.dispatchKeyEvent", event)
+        after = await _after_input(browser, tab, aftermath)
+    return f"Pressed {', then '.join(str(c) for c in chords)}." + after
+
+
+async def _press(tab: Tab, keys: str) -> None:
+    for chord in parse_keys(keys):
+        for event in key_events(chord):
+            await send(tab, tab.session, "Input.dispatchKeyEvent", event)
+
+
+# --- choosing --------------------------------------------------------------------------------------
+async def select_option(browser: Browser, tab: Tab, element: ElementRef, text: str) -> str:
+    check_open(tab)
+    if not text.strip():
+        raise ActionError("Say which option to choose: give its visible text.")
+    object_id = await resolve(tab, element)
+    kind = await call(tab, element, object_id, scripts.CHOICE_KIND)
+    if kind == "native":
+        outcome = await call(tab, element, object_id, scripts.SELECT_NATIVE_OPTION, text)
+        if not outcome["ok"]:
+            raise ActionError(f"Cannot choose '{shorten(text)}' in {describe(element)}: {outcome['why']}.")
+        await tab.settle()
+        return f"Selected '{shorten(outcome['chosen'])}' in {describe(element)}."
+    if kind == "none":
+        raise ActionError(
+            f"{describe(element)} is not a dropdown or list of options; click it instead, or choose a "
+            "<select>, combobox or listbox element."
+        )
+    return await _select_aria_option(browser, tab, element, object_id, kind, text)
+
+
+async def _select_aria_option(
+    browser: Browser, tab: Tab, element: ElementRef, object_id: str, kind: str, text: str
+) -> str:
+    if kind == "option":
+        option_id: str | None = object_id
+    else:
+        if kind == "combobox" and not await call(tab, element, object_id, scripts.IS_EXPANDED):
+            target = await aim(tab, element, object_id)
+            await mouse_click(tab, target.x, target.y)
+        found = await call(tab, element, object_id, scripts.FIND_ARIA_OPTION, text, 2000, by_value=False)
+        if found.get("subtype") != "node" and kind == "combobox" and await call(
+            tab, element, object_id, scripts.IS_TEXT_FIELD
+        ):
+            await input_text(browser, tab, element, text)  # a filtering combobox shows options as you type
+            found = await call(tab, element, object_id, scripts.FIND_ARIA_OPTION, text, 2000, by_value=False)
+        if found.get("subtype") != "node":
+            why = found.get("value") or "no such option"
+            raise ActionError(f"Cannot choose '{shorten(text)}' in {describe(element)}: {why}.")
+        option_id = found["objectId"]
+    assert option_id is not None
+    option = await ref_for_object(tab, element, option_id)
+    option.name = await call(tab, option, option_id, scripts.VISIBLE_TEXT)
+    option_text = option.name
+    target = await aim(tab, option, option_id)
+    async with _watch(browser, tab) as aftermath:
+        await mouse_click(tab, target.x, target.y)
+        after = await _after_input(browser, tab, aftermath)
+    if target.covered_by:
+        return (f"The option '{shorten(option_text)}' is covered by {target.covered_by}, "
+                "so the click landed on that instead." + after)
+    shown = ""
+    if kind != "option" and not tab.closed:
+        try:
+            shown = await call(tab, element, object_id, scripts.SHOWN_CHOICE)
+        except ActionError:
+            shown = ""
+    result = f"Selected '{shorten(option_text)}' in {describe(element)}"
+    if shown and shown != option_text:
+        result += f"; it now shows '{shorten(shown)}'"
+    return result + "." + after
+
+
+# --- scrolling -------------------------------------------------------------------------------------
+async def scroll(
+    browser: Browser,
+    tab: Tab,
+    *,
+    down: bool,
+    num_pages: float = 1.0,
+    pixels: int | None = None,
+    element: ElementRef | None = None,
+) -> str:
+    return await _scroll(tab, "y", forward=down, num_pages=num_pages, pixels=pixels, element=element)
+
+
+async def scroll_horizontally(
+    browser: Browser, tab: Tab, *, right: bool, pixels: int | None = None, element: ElementRef | None = None
+) -> str:
+    return await _scroll(tab, "x", forward=right, num_pages=1.0, pixels=pixels, element=element)
+
+
+DIRECTION_WORDS = {("y", True): ("down", "below", "bottom"), ("y", False): ("up", "above", "top"),
+                   ("x", True): ("right", "to the right", "right edge"),
+                   ("x", False): ("left", "to the left", "left edge")}
+
+
+async def _scroll(
+    tab: Tab, axis: str, *, forward: bool, num_pages: float, pixels: int | None, element: ElementRef | None
+) -> str:
+    check_open(tab)
+    if pixels is not None and pixels <= 0:
+        raise ActionError("Give a positive number of pixels to scroll; pick the direction with down/right.")
+    if pixels is None and not num_pages > 0:
+        raise ActionError("Give a positive number of pages to scroll; pick the direction with down/right.")
+    args = [axis, 1 if forward else -1, pixels, num_pages]
+    if element is None:
+        outcome = await tab.evaluate(f"({scripts.SCROLL})(null, {json.dumps(args)[1:-1]})")
+        subject = "the page"
+    else:
+        object_id = await resolve(tab, element)
+        outcome = await call(tab, element, object_id, scripts.SCROLL_WRAPPED, *args)
+        subject = describe(element)
+    verb, beyond, edge = DIRECTION_WORDS[(axis, forward)]
+    if outcome["scroller"] is None:
+        return f"{subject[0].upper()}{subject[1:]} cannot scroll {verb}, and neither can anything around it."
+    scroller = outcome["scroller"]
+    if scroller == "the page":
+        subject = "the page"
+    elif scroller != "self" and element is not None:
+        subject = f"{scroller} (the scrolling area around {describe(element)})"
+    elif scroller != "self":
+        subject = f"{scroller} (the part of the page that scrolls)"
+    moved, remaining = round(abs(outcome["moved"])), round(outcome["remaining"])
+    if moved == 0:
+        return f"{subject[0].upper()}{subject[1:]} is already at the {edge}; there is nothing more to scroll {verb}."
+    rest = f"{remaining}px more {beyond}" if remaining > 0 else f"now at the {edge}"
+    return f"Scrolled {subject} {verb} {moved}px; {rest}."
+
+
+# --- files -----------------------------------------------------------------------------------------
+async def upload_file(browser: Browser, tab: Tab, element: ElementRef, paths: list[str]) -> str:
+    check_open(tab)
+    if not paths:
+        raise ActionError("Give the path of the file to upload.")
+    files = await asyncio.to_thread(_existing_files, paths)
+    object_id = await resolve(tab, element)
+    found = await call(tab, element, object_id, scripts.FIND_FILE_INPUT, by_value=False)
+    if found.get("subtype") != "node":
+        raise ActionError(f"{describe(element)} is not a file upload field and holds none.")
+    input_id = found["objectId"]
+    target = await ref_for_object(tab, element, input_id) if input_id != object_id else element
+    if len(files) > 1 and not await call(tab, target, input_id, "function() { return this.multiple; }"):
+        raise ActionError(f"{describe(element)} takes only one file.")
+    await send(tab, target.session, "DOM.setFileInputFiles",
+               {"files": [str(f) for f in files], "backendNodeId": target.backend_node_id}, element=element)
+    count = await call(tab, target, input_id, "function() { return this.files.length; }")
+    if input_id != object_id:
+        await release(tab, element.session, input_id)
+    await tab.settle(navigation_grace=0.1)
+    names = ", ".join(f"{f.name} ({_size(f.stat().st_size)})" for f in files)
+    return f"Attached {names} to {describe(element)}; it now holds {count} file{'s' if count != 1 else ''}."
+
+
+def _existing_files(paths: list[str]) -> list[Path]:
+    files = []
+    for raw in paths:
+        path = Path(os.path.expanduser(raw)).resolve()
+        if not path.is_file():
+            raise ActionError(f"There is no file at {raw}: upload only files that exist on this computer.")
+        files.append(path)
+    return files
+
+
+def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+# --- navigation and tabs ---------------------------------------------------------------------------
+def normalize_url(url: str) -> str:
+    """What the model wrote → a URL to open; adds https:// to a bare host, refuses script URLs."""
+    url = url.strip()
+    if not url:
+        raise ActionError("Give the URL to open.")
+    scheme = urlsplit(url).scheme.lower()
+    if scheme == "javascript":
+        raise ActionError("javascript: URLs are not opened; use execute_javascript to run a script.")
+    if scheme in ("http", "https", "file", "about", "data", "chrome", "edge", "brave", "view-source", "blob"):
+        return url
+    if scheme and "." not in scheme and not url[len(scheme) + 1:].isdigit() and scheme != "localhost":
+        return url  # some other app or browser scheme the user's browser may know
+    return ("http://" if url.startswith(("localhost", "127.0.0.1", "[::1]")) else "https://") + url
+
+
+async def go_to_url(browser: Browser, tab: Tab, url: str, *, new_tab: bool = False) -> str:
+    target = normalize_url(url)
+    if new_tab:
+        return await open_tab(browser, target)
+    check_open(tab)
+    async with _watch(browser, tab) as aftermath:
+        await _navigate(tab, target)
+        note = aftermath.notes()
+    return f"Opened {await _safe_url(tab)} ('{shorten(await _safe_title(tab))}').{note}"
+
+
+async def _navigate(tab: Tab, url: str, *, timeout: float = 30.0) -> None:
+    """Open url in tab and wait for it to load. (Listens for the load before asking for the navigation, so
+    a fast page that finishes before the reply is not missed.)"""
+    stopped: set[str] = set()
+    changed = asyncio.Event()
+
+    def on_stopped(params: dict[str, Any]) -> None:
+        stopped.add(params.get("frameId", ""))
+        changed.set()
+
+    tab.session.on("Page.frameStoppedLoading", on_stopped)
+    try:
+        reply = await send(tab, tab.session, "Page.navigate", {"url": url}, timeout=timeout)
+        if reply.get("errorText"):
+            raise ActionError(f"Could not open {url}: {reply['errorText']}.")
+        if reply.get("loaderId"):  # a new document (not just a jump within the page): wait for it
+            frame_id = reply.get("frameId", tab.main_frame_id)
+            try:
+                async with asyncio.timeout(timeout):
+                    while frame_id not in stopped:
+                        changed.clear()
+                        await changed.wait()
+            except TimeoutError:
+                return  # still loading: a slow page is still a page the agent can look at
+        await tab.wait_for_load(timeout=5)
+    finally:
+        tab.session.off("Page.frameStoppedLoading", on_stopped)
+
+
+async def go_back(browser: Browser, tab: Tab) -> str:
+    check_open(tab)
+    history = await send(tab, tab.session, "Page.getNavigationHistory")
+    index = history["currentIndex"]
+    if index <= 0:
+        raise ActionError("There is no previous page in this tab's history to go back to.")
+    entry = history["entries"][index - 1]
+    async with _watch(browser, tab) as aftermath:
+        await send(tab, tab.session, "Page.navigateToHistoryEntry", {"entryId": entry["id"]})
+        await tab.settle()
+        await tab.wait_for_load(timeout=15)
+        note = aftermath.notes()
+    return f"Went back to {await _safe_url(tab)} ('{shorten(await _safe_title(tab))}').{note}"
+
+
+async def open_tab(browser: Browser, url: str) -> str:
+    target = normalize_url(url)
+    tab = await browser.new_tab()
+    await _navigate(tab, target)
+    number = browser.tab_number(tab.target_id)
+    title = shorten(await _safe_title(tab))
+    return f"Opened tab {number} with {await _safe_url(tab)} ('{title}'); it is now the active tab."
+
+
+async def _open_tabs(browser: Browser) -> list[tuple[int, TabInfo]]:
+    return [(browser.tab_number(info.target_id), info) for info in await browser.tabs()]
+
+
+def _tab_list(tabs: list[tuple[int, TabInfo]]) -> str:
+    return "; ".join(f"{n} '{shorten(info.title, 40)}'" for n, info in sorted(tabs, key=lambda t: t[0]))
+
+
+async def _find_tab(browser: Browser, tab_number: int) -> tuple[TabInfo, list[tuple[int, TabInfo]]]:
+    tabs = await _open_tabs(browser)
+    for number, info in tabs:
+        if number == tab_number:
+            return info, tabs
+    raise ActionError(f"There is no open tab {tab_number}. Open tabs: {_tab_list(tabs)}.")
+
+
+async def switch_tab(browser: Browser, tab_number: int) -> str:
+    info, _ = await _find_tab(browser, tab_number)
+    tab = await browser.activate(info.target_id)
+    return f"Switched to tab {tab_number} ({await _safe_url(tab)}, '{shorten(await _safe_title(tab))}')."
+
+
+async def close_tab(browser: Browser, tab_number: int) -> str:
+    info, tabs = await _find_tab(browser, tab_number)
+    others = [(n, t) for n, t in tabs if t.target_id != info.target_id]
+    if not others:
+        raise ActionError(f"Tab {tab_number} is the only open tab, so it stays open.")
+    was_active = browser.active is None or browser.active.target_id == info.target_id
+    await browser.close_tab(info.target_id)
+    result = f"Closed tab {tab_number}."
+    if was_active:
+        number, next_info = max(others, key=lambda t: t[0])
+        await browser.activate(next_info.target_id)
+        result += f" Tab {number} ('{shorten(next_info.title)}') is now the active tab."
+    return result
+
+
+# --- scripts ---------------------------------------------------------------------------------------
+async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout: float = 15.0) -> str:
+    """Run the script in the page's top document: an expression, statements, `await` and `return` all work."""
+    check_open(tab)
+    if not script.strip():
+        raise ActionError("Give the JavaScript to run.")
+    async with _watch(browser, tab) as aftermath:
+        try:
+            result = await _run_script(tab, script, timeout)
+        except PageScriptError as exc:
+            if "Illegal return statement" not in str(exc):
+                return f"The script failed: {shorten(str(exc), 500)}"
+            try:
+                result = await _run_script(tab, f"(async () => {{\n{script}\n}})()", timeout)
+            except PageScriptError as inner:
+                return f"The script failed: {shorten(str(inner), 500)}"
+        except ActionError as exc:
+            return f"The script failed: {exc}"
+        after = await _after_input(browser, tab, aftermath)
+    if result is None:
+        return "The script ran and returned nothing." + after
+    text = result if len(result) <= RESULT_LIMIT else result[:RESULT_LIMIT] + f"… ({len(result)} characters)"
+    return f"The script returned: {text}" + after
+
+
+async def _run_script(tab: Tab, script: str, timeout: float) -> str | None:
+    reply = await send(tab, tab.session, "Runtime.evaluate",
+                       {"expression": script, "awaitPromise": True, "replMode": True, "userGesture": True,
+                        "returnByValue": False}, timeout=timeout)
+    if "exceptionDetails" in reply:
+        details = reply["exceptionDetails"]
+        raise PageScriptError(details.get("exception", {}).get("description") or details.get("text", "error"))
+    result = reply.get("result", {})
+    kind = result.get("type")
+    if kind == "undefined":
+        return None
+    if "objectId" not in result:
+        value = result.get("value", result.get("unserializableValue", result.get("description")))
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    object_id = result["objectId"]
+    try:
+        if result.get("subtype") == "node":
+            return str(result.get("description", "a DOM node"))
+        reply = await send(tab, tab.session, "Runtime.callFunctionOn",
+                           {"objectId": object_id, "returnByValue": True,
+                            "functionDeclaration": "function() { try { return JSON.stringify(this); } "
+                                                   "catch (e) { return null; } }"})
+        text = reply.get("result", {}).get("value")
+        return text if isinstance(text, str) else str(result.get("description", "an object"))
+    finally:
+        await release(tab, tab.session, object_id)
+
+
+__all__ = [
+    "click", "close_tab", "element_at", "execute_javascript", "go_back", "go_to_url", "hover", "input_text",
+    "open_tab", "scroll", "scroll_horizontally", "scroll_into_view", "select_option", "send_keys", "switch_tab",
+    "upload_file",
+]

@@ -1,0 +1,158 @@
+"""Reaching the DOM node behind an ElementRef: resolving it, calling page functions on it, and turning
+CDP failures (node gone, frame gone, tab gone) into errors the model can act on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..cdp import CDPConnectionClosed, CDPError, CDPSession, CDPTimeout
+from .elements import ElementRef
+from .errors import ActionError, BrowserError, TabClosed
+from .tab import Tab
+
+STALE_MARKERS = (
+    "No node with given id",
+    "Node is detached",
+    "Could not find node",
+    "does not belong to the document",
+    "Cannot find context with specified id",
+    "Node is not an Element",
+)
+SESSION_GONE_MARKERS = ("Session with given id not found", "No target with given id", "Target closed")
+ELEMENT_TIMEOUT = 10.0
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe(element: ElementRef) -> str:
+    """How results name an element: "[12] button 'Save'"."""
+    kind = element.role or element.tag or "element"
+    name = f" '{shorten(element.name)}'" if element.name else ""
+    return f"[{element.index}] {kind}{name}"
+
+
+def stale_error(element: ElementRef) -> ActionError:
+    return ActionError(
+        f"{describe(element)} is no longer on the page (the page changed since it was read). "
+        "Look at the current page state and use an index from it."
+    )
+
+
+def check_open(tab: Tab) -> None:
+    if tab.closed:
+        raise TabClosed("The tab the agent was working in has been closed. Switch to an open tab.")
+
+
+def _is_tab_session(tab: Tab, session: CDPSession) -> bool:
+    return session is tab.session or session.session_id == tab.session.session_id
+
+
+async def send(
+    tab: Tab,
+    session: CDPSession,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    element: ElementRef | None = None,
+    timeout: float = ELEMENT_TIMEOUT,
+) -> dict[str, Any]:
+    """session.send, with every failure mapped to BrowserError/ActionError/TabClosed."""
+    check_open(tab)
+    try:
+        return await session.send(method, params, timeout=timeout)
+    except CDPTimeout as exc:
+        raise ActionError(
+            f"The page did not respond within {timeout:g} s ({method}); it may be busy or showing a dialog."
+        ) from exc
+    except CDPConnectionClosed as exc:
+        raise BrowserError(f"The connection to the browser was lost: {exc.cdp_message}") from exc
+    except CDPError as exc:
+        message = exc.cdp_message
+        if any(marker in message for marker in SESSION_GONE_MARKERS):
+            if _is_tab_session(tab, session) or tab.closed:
+                tab.closed = True
+                raise TabClosed("The tab the agent was working in has been closed. Switch to an open tab.") from exc
+            what = describe(element) if element else "the element"
+            raise ActionError(
+                f"The frame that held {what} is gone (it navigated away or was removed). "
+                "Look at the current page state."
+            ) from exc
+        if element is not None and any(marker in message for marker in STALE_MARKERS):
+            raise stale_error(element) from exc
+        raise ActionError(f"{method} failed: {message}") from exc
+
+
+async def resolve(tab: Tab, element: ElementRef) -> str:
+    """The element's JS object id, after checking it is still attached to its document."""
+    reply = await send(tab, element.session, "DOM.resolveNode", {"backendNodeId": element.backend_node_id},
+                       element=element)
+    object_id = reply["object"].get("objectId")
+    if not object_id:
+        raise stale_error(element)
+    connected = await call(tab, element, object_id, "function() { return this.isConnected; }")
+    if not connected:
+        raise stale_error(element)
+    return object_id
+
+
+async def call(
+    tab: Tab,
+    element: ElementRef,
+    object_id: str,
+    function: str,
+    *args: Any,
+    by_value: bool = True,
+    timeout: float = ELEMENT_TIMEOUT,
+) -> Any:
+    """Run `function` with `this` = the node; returns its value (or the remote object when by_value=False)."""
+    arguments = [{"objectId": a.object_id} if isinstance(a, RemoteObject) else {"value": a} for a in args]
+    reply = await send(
+        tab,
+        element.session,
+        "Runtime.callFunctionOn",
+        {
+            "objectId": object_id,
+            "functionDeclaration": function,
+            "arguments": arguments,
+            "returnByValue": by_value,
+            "awaitPromise": True,
+        },
+        element=element,
+        timeout=timeout,
+    )
+    if "exceptionDetails" in reply:
+        details = reply["exceptionDetails"]
+        text = details.get("exception", {}).get("description") or details.get("text", "script error")
+        raise ActionError(f"The page raised an error while acting on {describe(element)}: {shorten(text, 200)}")
+    result = reply.get("result", {})
+    return result.get("value") if by_value else result
+
+
+class RemoteObject:
+    """A page object passed as an argument to `call`."""
+
+    def __init__(self, object_id: str) -> None:
+        self.object_id = object_id
+
+
+async def ref_for_object(tab: Tab, base: ElementRef, object_id: str, name: str = "") -> ElementRef:
+    """An ElementRef (same frame as `base`) for another node the page handed back, e.g. a list option."""
+    node = (await send(tab, base.session, "DOM.describeNode", {"objectId": object_id}, element=base))["node"]
+    return ElementRef(
+        index=base.index,
+        backend_node_id=node["backendNodeId"],
+        session=base.session,
+        tag=node.get("localName", ""),
+        name=name,
+        frame_owner=base.frame_owner,
+    )
+
+
+async def release(tab: Tab, session: CDPSession, object_id: str) -> None:
+    try:
+        await session.send("Runtime.releaseObject", {"objectId": object_id}, timeout=2)
+    except CDPError:
+        pass

@@ -1,0 +1,225 @@
+"""Page-side functions the actions call on a node (`this` = the node, via Runtime.callFunctionOn)."""
+
+CLICK_KIND = """function() {
+  if (this.localName === 'input' && this.type === 'file') return 'file';
+  if (this.localName === 'select') return 'select';
+  return 'other';
+}"""
+
+# The node to type into: the element itself, the control of a <label>, or the one field inside a wrapper.
+# Returns a string saying why not when there is none.
+FIND_TEXT_FIELD = """function() {
+  const NOT_TEXT = {checkbox: 'it is a checkbox; click it instead', radio: 'it is a radio button; click it instead',
+    file: 'it is a file input; use upload_file', submit: 'it is a button', button: 'it is a button',
+    reset: 'it is a button', image: 'it is a button', hidden: 'it is hidden'};
+  const isField = (e) => e.localName === 'textarea' || (e.localName === 'input' && !(e.type in NOT_TEXT))
+    || e.isContentEditable;
+  let e = this.nodeType === 1 ? this : this.parentElement;
+  if (!e) return 'it is not an element';
+  if (e.localName === 'label' && e.control) e = e.control;
+  if (e.localName === 'input' && e.type in NOT_TEXT) return NOT_TEXT[e.type];
+  if (!isField(e)) {
+    const scope = e.shadowRoot || e;
+    const inner = [...scope.querySelectorAll('input, textarea, [contenteditable]')].filter(isField);
+    if (inner.length !== 1) return 'it is not a text field (input, textarea or editable area)';
+    e = inner[0];
+  }
+  while (e.isContentEditable && e.parentElement && e.parentElement.isContentEditable) e = e.parentElement;
+  if (e.disabled) return 'it is disabled';
+  if (e.readOnly) return 'it is read-only';
+  return e;
+}"""
+
+TEXT_FIELD_INFO = """function() {
+  const SET = ['date', 'datetime-local', 'month', 'week', 'time', 'range', 'color'];
+  const isInput = this.localName === 'input';
+  return {mode: isInput && SET.includes(this.type) ? 'set' : 'type', password: isInput && this.type === 'password'};
+}"""
+
+# Pickers (date, colour, range) have no text to type: set the value the way the page's own code would see it.
+SET_VALUE = """function(text) {
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(this, text);
+  this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return this.value;
+}"""
+
+HAS_FOCUS = "function() { return this.getRootNode().activeElement === this; }"
+
+SELECT_ALL_CONTENT = """function() {
+  if (this.localName === 'input' || this.localName === 'textarea') {
+    try { this.select(); } catch (e) {}
+    try { this.setSelectionRange(0, this.value.length); } catch (e) {}
+    return;
+  }
+  const range = this.ownerDocument.createRange();
+  range.selectNodeContents(this);
+  const selection = this.ownerDocument.defaultView.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+}"""
+
+READ_VALUE = """function() {
+  if (this.localName === 'input' || this.localName === 'textarea') return this.value;
+  return this.innerText.replace(/\\n$/, '');
+}"""
+
+CHOICE_KIND = """function() {
+  if (this.localName === 'select') return 'native';
+  const role = (this.getAttribute('role') || '').toLowerCase();
+  if (role === 'option') return 'option';
+  if (role === 'listbox') return 'listbox';
+  const popup = (this.getAttribute('aria-haspopup') || '').toLowerCase();
+  if (role === 'combobox' || popup === 'listbox') return 'combobox';
+  return 'none';
+}"""
+
+SELECT_NATIVE_OPTION = """function(text) {
+  const norm = (s) => (s || '').replace(/\\s+/g, ' ').trim();
+  const want = norm(text);
+  const options = [...this.options];
+  const names = options.map((o) => norm(o.text));
+  let i = names.indexOf(want);
+  if (i < 0) i = names.findIndex((n) => n.toLowerCase() === want.toLowerCase());
+  if (i < 0) i = options.findIndex((o) => o.value === text);
+  if (i < 0) {
+    const partial = names.flatMap((n, j) => n.toLowerCase().includes(want.toLowerCase()) ? [j] : []);
+    if (partial.length === 1) i = partial[0];
+  }
+  if (i < 0) {
+    const shown = names.slice(0, 30).map((n) => `'${n}'`).join(', ');
+    return {ok: false, why: `it has no such option; its options are: ${shown}${names.length > 30 ? ', …' : ''}`};
+  }
+  if (options[i].disabled) return {ok: false, why: `the option '${names[i]}' is disabled`};
+  if (this.disabled) return {ok: false, why: 'the dropdown is disabled'};
+  if (this.multiple) options[i].selected = true; else this.selectedIndex = i;
+  this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {ok: true, chosen: names[i]};
+}"""
+
+IS_EXPANDED = "function() { return this.getAttribute('aria-expanded') === 'true'; }"
+
+IS_TEXT_FIELD = """function() {
+  return this.localName === 'input' || this.localName === 'textarea' || this.isContentEditable;
+}"""
+
+# Waits up to timeoutMs for a visible option with that text in the element's listbox; returns the option
+# node, or a string saying what the list offers instead.
+FIND_ARIA_OPTION = """async function(text, timeoutMs) {
+  const clean = (s) => (s || '').replace(/\\s+/g, ' ').trim();
+  const want = clean(text).toLowerCase();
+  const doc = this.ownerDocument;
+  const root = this.getRootNode();
+  const byId = (id) => (root.getElementById && root.getElementById(id)) || doc.getElementById(id);
+  const visible = (e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+  };
+  const listboxes = () => {
+    if (this.getAttribute('role') === 'listbox') return [this];
+    const ids = [this.getAttribute('aria-controls'), this.getAttribute('aria-owns')].join(' ').split(/\\s+/);
+    const found = ids.filter(Boolean).map(byId).filter(Boolean);
+    found.push(...this.querySelectorAll('[role=listbox]'));
+    if (found.length) return found;
+    return [...doc.querySelectorAll('[role=listbox]')].filter(visible);
+  };
+  const options = () => listboxes().flatMap(
+    (box) => box.getAttribute('role') === 'option' ? [box] : [...box.querySelectorAll('[role=option]')]
+  ).filter(visible);
+  const deadline = Date.now() + timeoutMs;
+  let names = [];
+  for (;;) {
+    const found = options();
+    names = found.map((o) => clean(o.innerText || o.textContent));
+    let i = names.findIndex((n) => n.toLowerCase() === want);
+    if (i < 0) {
+      const partial = names.flatMap((n, j) => n.toLowerCase().includes(want) ? [j] : []);
+      if (partial.length === 1) i = partial[0];
+    }
+    if (i >= 0) {
+      if (found[i].getAttribute('aria-disabled') === 'true') return `the option '${names[i]}' is disabled`;
+      return found[i];
+    }
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (!names.length) return 'no list of options appeared';
+  const shown = names.slice(0, 30).map((n) => `'${n}'`).join(', ');
+  return `it has no such option; its options are: ${shown}${names.length > 30 ? ', …' : ''}`;
+}"""
+
+VISIBLE_TEXT = "function() { return (this.innerText || this.textContent || '').replace(/\\s+/g, ' ').trim(); }"
+
+SHOWN_CHOICE = """function() {
+  if (this.localName === 'input' || this.localName === 'textarea') return this.value;
+  return (this.innerText || this.textContent || '').replace(/\\s+/g, ' ').trim();
+}"""
+
+# scroll(el, axis, sign, pixels, pages): scrolls el's nearest scrollable container (el null: the page, or the
+# page's main scrolling area when the document itself does not scroll). Reports what moved and what is left.
+SCROLL = """function(el, axis, sign, pixels, pages) {
+  const y = axis === 'y';
+  const doc = el ? el.ownerDocument : document;
+  const win = doc.defaultView;
+  const page = doc.scrollingElement || doc.documentElement;
+  const room = (e) => y ? e.scrollHeight - e.clientHeight : e.scrollWidth - e.clientWidth;
+  const canScroll = (e) => {
+    if (room(e) < 1) return false;
+    if (e === page) return true;
+    const overflow = getComputedStyle(e)[y ? 'overflowY' : 'overflowX'];
+    return overflow === 'auto' || overflow === 'scroll' || overflow === 'overlay';
+  };
+  const label = (e) => {
+    let s = e.localName;
+    if (e.id) s += '#' + e.id;
+    else if (e.classList.length) s += '.' + [...e.classList].slice(0, 2).join('.');
+    return s;
+  };
+  let scroller = null;
+  if (el) {
+    for (let e = el; e; e = e.parentElement || (e.getRootNode().host || null)) {
+      if (e.nodeType === 1 && canScroll(e)) { scroller = e; break; }
+    }
+  } else if (canScroll(page)) {
+    scroller = page;
+  } else {
+    let bestArea = 0;
+    for (const e of doc.querySelectorAll('*')) {
+      if (!canScroll(e)) continue;
+      const r = e.getBoundingClientRect();
+      const w = Math.min(r.right, win.innerWidth) - Math.max(r.left, 0);
+      const h = Math.min(r.bottom, win.innerHeight) - Math.max(r.top, 0);
+      if (w > 0 && h > 0 && w * h > bestArea) { scroller = e; bestArea = w * h; }
+    }
+  }
+  if (!scroller) return {scroller: null};
+  const isPage = scroller === page;
+  const viewport = y ? scroller.clientHeight : scroller.clientWidth;  // for the page: the viewport without scrollbars
+  const amount = sign * (pixels != null ? pixels : Math.max(1, Math.round(pages * viewport)));
+  const position = () => y ? scroller.scrollTop : scroller.scrollLeft;
+  const before = position();
+  scroller.scrollBy({[y ? 'top' : 'left']: amount, behavior: 'instant'});
+  const after = position();
+  const remaining = sign > 0 ? room(scroller) - after : after;
+  const name = scroller === el || (isPage && !el) ? 'self' : isPage ? 'the page' : label(scroller);
+  return {scroller: name, moved: after - before, remaining: Math.max(0, remaining)};
+}"""
+
+SCROLL_WRAPPED = "function(axis, sign, pixels, pages) { return (" + SCROLL + ")(this, axis, sign, pixels, pages); }"
+
+FIND_FILE_INPUT = """function() {
+  const isFile = (e) => e && e.localName === 'input' && e.type === 'file';
+  if (isFile(this)) return this;
+  if (this.localName === 'label' && isFile(this.control)) return this.control;
+  const inner = (this.shadowRoot || this).querySelectorAll('input[type=file]');
+  if (inner.length === 1) return inner[0];
+  // a styled button next to a hidden file input
+  let e = this.parentElement;
+  for (let i = 0; i < 3 && e; i++, e = e.parentElement) {
+    const found = e.querySelectorAll('input[type=file]');
+    if (found.length === 1) return found[0];
+    if (found.length > 1) break;
+  }
+  return 'none';
+}"""
