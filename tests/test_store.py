@@ -360,3 +360,20 @@ def test_scrubbing_leaves_ordinary_text_alone() -> None:
     assert scrub({"headers": {"X-Api-Key": "k", "Password": "hunter2", "apiKey": None, "count": 3}}) == {
         "headers": {"X-Api-Key": "[redacted]", "Password": "[redacted]", "apiKey": None, "count": 3}
     }
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root ignores permission bits")
+def test_an_unwritable_data_folder_is_reported_clearly(home: Path) -> None:
+    folder = home / "locked"
+    folder.mkdir(mode=0o500)
+    try:
+        with pytest.raises(StoreError, match="cannot open the task database"):
+            TaskStore(folder / "tasks.sqlite3")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_a_path_that_is_a_folder_is_reported_clearly(home: Path) -> None:
+    (home / "a-folder").mkdir()
+    with pytest.raises(StoreError, match="cannot open the task database"):
+        TaskStore(home / "a-folder")

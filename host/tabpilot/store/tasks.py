@@ -144,15 +144,18 @@ class TaskStore:
 
     def __init__(self, path: Path | None = None, *, capture_raw: bool = False, secrets: Iterable[str] = ()) -> None:
         self.path = Path(path) if path is not None else paths.database_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.capture_raw = capture_raw
         self._secrets: set[str] = {s for s in secrets if s}
         self._lock = threading.Lock()
-        if not self.path.exists():
-            # Owner-only from the start: tasks hold page text (and, with debug capture, whole prompts).
-            # SQLite gives the -wal and -shm files the database file's permissions.
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():
+                # Owner-only from the start: tasks hold page text (and, with debug capture, whole prompts).
+                # SQLite gives the -wal and -shm files the database file's permissions.
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the task database {self.path}: {exc}") from exc
         self._db.row_factory = sqlite3.Row
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -162,9 +165,12 @@ class TaskStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._create_schema()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self._db.close()
             raise StoreError(f"cannot open the task database {self.path}: {exc}") from exc
+        except BaseException:
+            self._db.close()
+            raise
 
     def _create_schema(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
