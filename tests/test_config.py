@@ -148,7 +148,8 @@ def test_config_cli_set_show_unset(tmp_path: Path) -> None:
     assert tabpilot(tmp_path, "config", "set", "model", "gpt-test").returncode == 0
     assert tabpilot(tmp_path, "config", "set", "base-url", "http://127.0.0.1:8000/v1").returncode == 0
     assert tabpilot(tmp_path, "config", "set", "max-steps", "25").returncode == 0
-    assert tabpilot(tmp_path, "config", "set", "debug-capture", "on").returncode == 0
+    capture = tabpilot(tmp_path, "config", "set", "debug-capture", "on")
+    assert capture.returncode == 0 and "page content" in capture.stdout
     done = tabpilot(tmp_path, "config", "set", "api-key", API_KEY)
     assert done.returncode == 0
     assert API_KEY not in done.stdout + done.stderr

@@ -102,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
             save_settings(apply_changes(settings, {args.key: value}))
             shown = public_view(load_settings())
             print(f"{args.key} set to {_show_value(shown, args.key)}")
+            if args.key == "debug-capture" and shown["debugCapture"]:
+                print("Raw LLM requests and responses, which hold page content, will now be kept in the task history.")
         elif action == "unset":
             save_settings(apply_changes(settings, {args.key: None}))
             shown = public_view(load_settings())
