@@ -40,8 +40,8 @@ def reply_for(step: int):  # type: ignore[no-untyped-def]
     from tabpilot.llm.scripted import ToolCall
 
     plan = [
-        ("input_text", lambda b: {"index": index_of(b, "name"), "text": f"Reader number {step}"}),
-        ("input_text", lambda b: {"index": index_of(b, "email"), "text": f"reader{step}@example.com"}),
+        ("input_text", lambda b: {"index": index_of(b, "Your name"), "text": f"Reader number {step}"}),
+        ("input_text", lambda b: {"index": index_of(b, "you@example.com"), "text": f"reader{step}@example.com"}),
         ("select_dropdown_option",
          lambda b: {"index": index_of(b, "genre"), "text": "Poetry" if step % 2 else "History"}),
         ("scroll", lambda b: {"down": step % 2 == 0, "pixels": 120}),

@@ -36,8 +36,8 @@ async def page_log(tab) -> list[dict]:
 async def test_multi_step_form_task_types_selects_submits_and_finishes(browser: Browser, pages) -> None:
     tab = await browser.new_tab(pages.url("agent_form.html"))
     replies = [
-        on_page(lambda b: {"input_text": {"index": index_of(b, "fullname"), "text": "Ada Lovelace"}}),
-        on_page(lambda b: {"input_text": {"index": index_of(b, "email"), "text": "ada@example.com"}}),
+        on_page(lambda b: {"input_text": {"index": index_of(b, "Your name"), "text": "Ada Lovelace"}}),
+        on_page(lambda b: {"input_text": {"index": index_of(b, "you@example.com"), "text": "ada@example.com"}}),
         on_page(lambda b: {"select_dropdown_option": {"index": index_of(b, "topic"), "text": "Science"}}),
         on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Sign up")}}, memory="form filled"),
         done("Signed up Ada Lovelace for Science"),

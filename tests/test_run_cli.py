@@ -32,9 +32,9 @@ def tabpilot(*args: str, home: Path, timeout: float = 120) -> subprocess.Complet
 
 def form_replies() -> list:
     return [
-        on_page(lambda b: {"input_text": {"index": index_of(b, "fullname"), "text": "Grace Hopper"}},
+        on_page(lambda b: {"input_text": {"index": index_of(b, "Your name"), "text": "Grace Hopper"}},
                 goal="type the name"),
-        on_page(lambda b: {"input_text": {"index": index_of(b, "email"), "text": "grace@example.com"}},
+        on_page(lambda b: {"input_text": {"index": index_of(b, "you@example.com"), "text": "grace@example.com"}},
                 goal="type the email"),
         done("Typed Grace's name and email"),
     ]
@@ -135,5 +135,11 @@ def test_demo_runs_without_any_key_and_says_it_is_scripted(tmp_path: Path) -> No
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "scripted demo model — no AI involved" in proc.stdout
     assert "step 1 · " in proc.stdout and "✅ completed" in proc.stdout
-    [summary] = TaskStore(tmp_path / "data" / "tasks.sqlite3").list_tasks()
-    assert summary.source == "demo" and summary.status == "completed"
+    store = TaskStore(tmp_path / "data" / "tasks.sqlite3")
+    [summary] = store.list_tasks()
+    assert summary.source == "demo" and summary.status == "completed" and summary.steps == 5
+    record = store.get_task(summary.task_id)
+    assert record is not None
+    outputs = [e["action"]["output"] for e in record.events if e["type"] == "step"]
+    assert "its value is now 'Ada Lovelace'" in outputs[0]  # the recorded actions really worked on the page
+    assert not any(output.startswith("❌") for output in outputs)

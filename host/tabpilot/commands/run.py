@@ -168,15 +168,7 @@ def _make_client(config: LLMConfig, job: Job) -> LLMClient:
         return LLMClient(config)
     from ..llm.replay import Recorder
 
-    recorder = Recorder(job.record, model=job.model, task=job.task)
-
-    class RecordingClient(LLMClient):
-        async def invoke(self, *args: Any, **kwargs: Any) -> Any:
-            result = await super().invoke(*args, **kwargs)
-            recorder.record(result)
-            return result
-
-    return RecordingClient(config)
+    return LLMClient(config, on_result=Recorder(job.record, model=job.model, task=job.task).record)
 
 
 async def _open_browser(job: Job) -> tuple[Browser, str | None]:
