@@ -32,9 +32,10 @@ const host = {
 };
 const attachedTabs = new Set();
 const popupPorts = new Set();
-// Every Input.dispatch* this worker relayed: how the takeover feature tells its own input from the
+// Every input command (Input.dispatch*, insertText, ime*, synthesize*) this worker relayed: how the takeover feature tells its own input from the
 // user's (CDP input is isTrusted like a real mouse). Never exposed to pages.
 const dispatchedInput = [];
+const SELF_INPUT_METHOD = /^Input\.(dispatch|insertText|ime|synthesize)/;
 
 // --- native host connection ------------------------------------------------------------------------
 function connectHost() {
@@ -239,7 +240,7 @@ async function sendCommand({ tabId, sessionId, method, params }) {
   if (!Number.isInteger(tabId) || typeof method !== "string") {
     throw Object.assign(new Error("cdp.send needs an integer tabId and a method"), { code: "bad_request" });
   }
-  if (method.startsWith("Input.dispatch")) recordDispatchedInput(tabId, sessionId, method, params || {});
+  if (SELF_INPUT_METHOD.test(method)) recordDispatchedInput(tabId, sessionId, method, params || {});
   const target = sessionId ? { tabId, sessionId } : { tabId };
   try {
     return (await chrome.debugger.sendCommand(target, method, params || {})) || {};
@@ -265,6 +266,8 @@ function recordDispatchedInput(tabId, sessionId, method, params) {
     time: Date.now(), tabId, sessionId: sessionId || null, method,
     type: params.type || null, x: params.x ?? null, y: params.y ?? null,
     key: params.key ?? null,
+    // how much text, never the text itself (it may be a password)
+    textLength: typeof params.text === "string" ? params.text.length : null,
   });
   if (dispatchedInput.length > DISPATCHED_INPUT_LIMIT) dispatchedInput.splice(0, dispatchedInput.length - DISPATCHED_INPUT_LIMIT);
 }

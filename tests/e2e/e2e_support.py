@@ -196,7 +196,12 @@ class Harness:
 
     async def open_popup(self, target: Tab | None = None) -> PopupPage:
         query = f"?tabId={await self.chrome_tab_id(target)}" if target is not None else ""
-        tab = await self.browser.new_tab(f"{EXTENSION_ORIGIN}/popup.html{query}")
+        # A window of its own, as the real popup floats over the page: the task's tab stays the visible
+        # tab of its window (Chromium hardly renders background tabs; actions there crawl).
+        created = await self.browser.connection.root.send(
+            "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html{query}", "newWindow": True}
+        )
+        tab = await self.browser.attach(created["targetId"])
         popup = PopupPage(tab)
         await popup.wait_for("document.body.dataset.view === 'task'", "the popup to render")
         return popup
@@ -420,11 +425,19 @@ async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None =
 async def start_task(harness: Harness, target: Tab, llm: ScriptedLLMServer, task: str) -> PopupPage:
     popup = await harness.open_popup(target)
     await configure(popup, llm.base_url)
+    await run_in_popup(popup, task)
+    return popup
+
+
+async def run_in_popup(popup: PopupPage, task: str) -> str:
+    """Type a task and press Run; returns the new task's id once the popup shows it."""
+    before = await popup.js("ui.taskId")
     await popup.fill("#task-input", task)
     await popup.click("#run")
-    await popup.wait_for("document.body.dataset.status === 'running' || !!document.body.dataset.status",
-                         "the task to start")
-    return popup
+    task_id = await popup.wait_for(
+        f"ui.taskId !== {json.dumps(before)} && ui.taskId", "the popup to show the new task"
+    )
+    return str(task_id)
 
 
 async def wait_status(popup: PopupPage, *statuses: str, timeout: float = TASK_TIMEOUT) -> str:
