@@ -18,6 +18,9 @@ NAMED_BY_TEXT_ROLES = frozenset({
 # Their content is shown as a value instead of being read as text.
 OPAQUE_TAGS = frozenset({"select", "textarea", "script", "style", "noscript", "template", "datalist"})
 INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", ""})
+# Inline formatting that never separates words: "<b>un</b>done" is one word.
+PHRASING_TAGS = frozenset({"b", "i", "em", "strong", "u", "s", "code", "mark", "small", "sub", "sup", "abbr", "q",
+                           "cite", "kbd", "var", "dfn", "del", "ins", "bdi", "bdo", "font", "wbr"})
 HEADINGS = {"h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### ", "h6": "###### "}
 SCROLLING_OVERFLOW = frozenset({"auto", "scroll", "overlay"})
 CLIPPING_OVERFLOW = frozenset({"auto", "scroll", "overlay", "hidden", "clip"})
@@ -83,6 +86,6 @@ def short_href(href: str, page_url: str) -> str | None:
 
 
 def quote(value: str) -> str:
-    if value and all(c.isalnum() or c in "-_./:" for c in value):
+    if value and all(c.isalnum() or c in "-_./:|@?=&%+#" for c in value):
         return value
     return '"' + value.replace('"', "'") + '"'

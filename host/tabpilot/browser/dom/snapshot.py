@@ -6,6 +6,7 @@ Arrays stay flat (no object per node): a 20k-node page must be read in a few mil
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,26 @@ class Document:
     def style(self, layout: int, which: int) -> str:
         values = self.styles[layout]
         return self.strings[values[which]] if which < len(values) and values[which] >= 0 else ""
+
+    def escapes(self, node: int) -> bool:
+        """Whether some descendant of `node` is painted in another layer than its parent's (positioned,
+        transformed, ...) and so may be drawn far outside `node`'s box."""
+        escaping = self.__dict__.get("_escaping")
+        if escaping is None:
+            escaping = self.__dict__["_escaping"] = self._escaping_nodes()
+        first_after = bisect_right(escaping, node)
+        return first_after < len(escaping) and escaping[first_after] <= self.subtree_end[node]
+
+    def _escaping_nodes(self) -> list[int]:
+        parent, layout_of, paint = self.parent, self.layout_of, self.paint_order
+        escaping = []
+        for layout, node in enumerate(self.layout_node):
+            up = parent[node]
+            parent_layout = layout_of[up] if up >= 0 else -1
+            if parent_layout < 0 or paint[parent_layout] != paint[layout]:
+                escaping.append(node)
+        escaping.sort()
+        return escaping
 
     def string_id(self, value: str) -> int:
         """The index of `value` in this snapshot's string table, -1 if the page never uses it."""

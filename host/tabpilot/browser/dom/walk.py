@@ -29,6 +29,8 @@ FrameResolver = Callable[[Document, int], "Document | None"]
 # An element that covers half the viewport or more with nothing but a click listener is a delegating
 # container (React attaches its listeners to the root), not a button.
 DELEGATE_AREA_SHARE = 0.5
+# Subtrees this far (CSS px) beyond the viewport are only counted, not read.
+SKIP_MARGIN = 200
 
 
 @dataclass(eq=False)
@@ -153,6 +155,9 @@ class Walker:
         zero_id = document.string_id("0")
         attribute_ids = {document.string_id(name) for name in (
             "role", "contenteditable", "tabindex", "aria-hidden")} - {-1}
+        role_id = document.string_id("role")
+        native_ids = {document.string_id(name) for name in ("A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY")}
+        band_top, band_bottom = vy - SKIP_MARGIN, vy + vh + SKIP_MARGIN
         count = len(node_type)
         root = _Frame(count, hidden, clip, False, sink, depth, False)
         stack: list[_Frame] = [root]
@@ -171,15 +176,15 @@ class Walker:
                 if layout >= 0 and not top.hidden:
                     style = styles[layout]
                     if not (style and style[VISIBILITY] in hidden_visibility):
-                        x, y, w, h = bounds[layout]
-                        if intersect((x + ox, y + oy, w, h), top.clip):
-                            value = strings[document.value_index[node]]
-                            if top.sink is not None:
-                                top.sink.text.append(value)
-                            else:
+                        if top.sink is not None:  # an element's name, even where it runs out of view
+                            top.sink.text.append(strings[document.value_index[node]])
+                        else:
+                            x, y, w, h = bounds[layout]
+                            cx, cy, cw, ch = top.clip
+                            if x + ox < cx + cw and x + ox + w > cx and y + oy < cy + ch and y + oy + h > cy:
                                 if not self._buffer:
                                     self._buffer_depth = top.depth
-                                self._buffer.append(value)
+                                self._buffer.append(strings[document.value_index[node]])
                 node += 1
                 continue
 
@@ -202,6 +207,16 @@ class Walker:
                 node += 1
                 continue
 
+            x, y, w, h = bounds[layout]
+            if h > 0 and (y + oy + h < band_top or y + oy > band_bottom) and not document.escapes(node):
+                # Far above or below the viewport, with nothing inside drawn elsewhere: only count what
+                # can be used in there (by a cheap test: no text, no lines).
+                if not top.hidden:
+                    self._count_beyond(document, node, end, y + oy < vy, native_ids, role_id)
+                if display_is_block(strings, styles[layout]):
+                    self._flush()
+                node = end + 1
+                continue
             style = styles[layout]
             raw_attrs = document.attributes[node]
             hidden_here = top.hidden or (len(style) > OPACITY and style[OPACITY] == zero_id)
@@ -213,7 +228,6 @@ class Walker:
             invisible = hidden_here or (len(style) > VISIBILITY and style[VISIBILITY] in hidden_visibility)
             pointer = len(style) > CURSOR and style[CURSOR] == pointer_id
             display = strings[style[DISPLAY]] if style and style[DISPLAY] >= 0 else ""
-            x, y, w, h = bounds[layout]
             rect = (x + ox, y + oy, w, h)
 
             # --- is it something a person can use? ---
@@ -274,6 +288,8 @@ class Walker:
                     self._buffer.append(" | ")
             elif block:
                 self._flush()
+            elif self._buffer and tag not in rules.PHRASING_TAGS:
+                self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> are two words
             if tag in rules.HEADINGS and not hidden_here:
                 self._flush()
                 self._prefix = rules.HEADINGS[tag]
@@ -295,6 +311,24 @@ class Walker:
             if stack.pop().block:
                 self._flush()
 
+    def _count_beyond(self, document: Document, node: int, end: int, above: bool, native_ids: set[int],
+                      role_id: int) -> None:
+        name_index, layout_of, clickable = document.name_index, document.layout_of, document.clickable
+        attributes, backend_id = document.attributes, document.backend_id
+        session_id = document.session.session_id
+        seen = self.result.seen
+        count = 0
+        for inner in range(node, end + 1):
+            if layout_of[inner] >= 0 and (
+                name_index[inner] in native_ids or inner in clickable or role_id in attributes[inner]
+            ):
+                count += 1
+                seen.add((session_id, backend_id[inner]))
+        if above:
+            self.result.above += count
+        else:
+            self.result.below += count
+
     def _enter_frame(self, parent: Document, node: int, child: Document, layout: int, rect: Rect,
                      top: _Frame, hidden: bool, found: Found | None) -> None:
         client = parent.client_rects[layout] if layout < len(parent.client_rects) else []
@@ -309,6 +343,10 @@ class Walker:
         self._flush()
         self._walk(child, hidden=hidden, clip=clip, depth=top.depth + (1 if found else 0), sink=None)
         self._flush()
+
+
+def display_is_block(strings: list[str], style: list[int]) -> bool:
+    return bool(style) and style[DISPLAY] >= 0 and strings[style[DISPLAY]] not in rules.INLINE_DISPLAYS
 
 
 def _clips(strings: list[str], style: list[int]) -> bool:

@@ -1,0 +1,49 @@
+"""Helpers for the browser-state tests: open a fixture page, ask a listed element which DOM node it is."""
+
+from __future__ import annotations
+
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.elements import ElementRef
+from tabpilot.browser.state import BrowserState
+from tabpilot.browser.tab import Tab
+
+
+async def open_page(browser: Browser, url: str) -> Tab:
+    tab = await browser.new_tab()
+    await tab.navigate(url)
+    return tab
+
+
+async def node_property(ref: ElementRef, expression: str = "this.id") -> object:
+    """Evaluate `expression` with `this` = the node the ref points at, in the ref's own session (so it
+    works for closed shadow roots and cross-site frames alike)."""
+    resolved = await ref.session.send("DOM.resolveNode", {"backendNodeId": ref.backend_node_id})
+    reply = await ref.session.send(
+        "Runtime.callFunctionOn",
+        {
+            "objectId": resolved["object"]["objectId"],
+            "functionDeclaration": f"function() {{ return {expression}; }}",
+            "returnByValue": True,
+        },
+    )
+    return reply["result"].get("value")
+
+
+async def ids_by_index(state: BrowserState) -> dict[int, object]:
+    return {index: await node_property(ref) for index, ref in state.elements.items()}
+
+
+async def index_of(state: BrowserState, element_id: str) -> int | None:
+    for index, ref in state.elements.items():
+        if await node_property(ref) == element_id:
+            return index
+    return None
+
+
+def line_of(state: BrowserState, index: int) -> str:
+    """The text line that shows element `index` (with its new-marker, if any)."""
+    for line in state.text.splitlines():
+        stripped = line.lstrip("\t*")
+        if stripped.startswith(f"[{index}]<"):
+            return line.strip("\t")
+    raise AssertionError(f"[{index}] is not in the state text:\n{state.text}")

@@ -1,0 +1,237 @@
+"""The page as the model sees it, on fixture pages in a real Chromium: what is offered, what is not, and
+that every index points at the DOM node it claims to (asked through CDP, in the node's own session)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from state_support import ids_by_index, index_of, line_of, node_property, open_page
+
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.state import get_state
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+PASSWORD = "Sw0rdf1sh-Zebra-9731"
+
+
+async def test_native_aria_pointer_listener_and_editable_elements_are_offered(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    state = await get_state(browser, tab)
+    offered = set((await ids_by_index(state)).values())
+    expected = {
+        "name", "email", "pw", "country", "bio", "news", "terms", "save", "locked", "help", "ext",
+        "aria-button", "aria-check", "tab-a", "tab-b",
+        "pointer-only",  # cursor:pointer only
+        "listener-only",  # addEventListener('click') only: no onclick attribute, no pointer cursor
+        "editor",  # contenteditable
+        "scroller",  # a scrollable container
+    }
+    assert expected <= offered, f"missing: {expected - offered}\n{state.text}"
+    summary = next(ref for ref in state.elements.values() if ref.tag == "summary")
+    assert summary.name == "More options"
+    aria_button = state.elements[await index_of(state, "aria-button")]
+    assert "<div role=button>Archive" in line_of(state, aria_button.index)
+    assert line_of(state, await index_of(state, "locked")).endswith("<button disabled>Delete account")
+    await browser.close_tab(tab.target_id)
+
+
+async def test_hidden_zero_size_and_aria_hidden_elements_are_not_offered(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    state = await get_state(browser, tab)
+    offered = {str(v) for v in (await ids_by_index(state)).values()}
+    assert not {i for i in offered if i.startswith("gone-")}, state.text
+    assert "Gone" not in state.text
+    # A visible sibling of the hidden ones proves the end of the page was read at all.
+    assert "B-22 | 7.00" in state.text
+    await browser.close_tab(tab.target_id)
+
+
+async def test_current_values_selected_option_and_checked_state(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    await tab.evaluate("document.getElementById('terms').click(); document.getElementById('bio').value = 'Tea, then coffee.'")
+    state = await get_state(browser, tab)
+    name = line_of(state, await index_of(state, "name"))
+    assert 'value="Ann Example"' in name  # set by script as a property, never as an attribute
+    assert 'placeholder="Your name"' in name
+    assert "value=Chile" in line_of(state, await index_of(state, "country"))
+    assert "options=Austria|Belgium|Chile" in line_of(state, await index_of(state, "country"))
+    assert "checked=true" in line_of(state, await index_of(state, "news"))
+    assert "checked=true" in line_of(state, await index_of(state, "terms"))  # changed after load
+    assert 'value="Tea, then coffee."' in line_of(state, await index_of(state, "bio"))
+    assert "checked=true" in line_of(state, await index_of(state, "aria-check"))
+    assert "selected=true" in line_of(state, await index_of(state, "tab-a"))
+    await browser.close_tab(tab.target_id)
+
+
+async def test_password_value_never_appears_anywhere(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    # As the user would type it (the property), and as a careless page might mirror it (the attribute).
+    await tab.evaluate(
+        f"const pw = document.getElementById('pw'); pw.value = {json.dumps(PASSWORD)};"
+        f"pw.setAttribute('value', {json.dumps(PASSWORD)}); pw.setAttribute('title', 'Your password');"
+        f"const shown = document.createElement('input'); shown.id = 'pw-shown'; shown.type = 'text';"
+        f"shown.autocomplete = 'current-password'; shown.value = {json.dumps(PASSWORD)};"
+        "document.getElementById('form').append(shown);"
+    )
+    state = await get_state(browser, tab)
+    assert PASSWORD not in state.text
+    assert PASSWORD not in json.dumps(state.to_json())
+    for ref in state.elements.values():
+        assert PASSWORD not in repr(ref) and PASSWORD not in ref.name
+        assert all(PASSWORD not in v for v in ref.attributes.values())
+    pw_line = line_of(state, await index_of(state, "pw"))
+    assert "type=password" in pw_line and "filled" in pw_line  # the model may know it is filled, not with what
+    shown_line = line_of(state, await index_of(state, "pw-shown"))  # a "show password" field keeps it hidden too
+    assert "filled" in shown_line
+    await browser.close_tab(tab.target_id)
+
+
+async def test_modal_hides_the_page_behind_it(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_modal.html"))
+    state = await get_state(browser, tab)
+    offered = set((await ids_by_index(state)).values())
+    assert offered == {"modal-accept", "modal-reject"}, state.text
+    assert "Accept cookies?" in state.text
+    # Close the modal the way a page does: the page's own controls come back, and a pointer-events:none
+    # banner over one of them does not count as covering it.
+    await tab.evaluate("document.getElementById('backdrop').remove(); document.getElementById('dialog').remove()")
+    after = await get_state(browser, tab, state)
+    offered_after = set((await ids_by_index(after)).values())
+    assert offered_after == {"page-buy", "page-link", "page-search", "under-banner"}, after.text
+    assert "*[" not in after.text  # they were on the page all along: not new, only uncovered
+    await browser.close_tab(tab.target_id)
+
+
+async def test_open_and_closed_shadow_roots(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_shadow.html"))
+    state = await get_state(browser, tab)
+    assert "Open shadow text" in state.text and "Closed shadow text" in state.text
+    ids = set((await ids_by_index(state)).values())
+    assert {"open-btn", "closed-input", "closed-listener"} <= ids, state.text
+    closed_input = state.elements[await index_of(state, "closed-input")]
+    assert closed_input.attributes["placeholder"] == "Closed shadow input"
+    # The closed root is invisible to page scripts; the ref still reaches the node inside it.
+    assert await tab.evaluate("document.querySelector('closed-widget').shadowRoot") is None
+    assert await node_property(closed_input, "this.getRootNode().mode") == "closed"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_same_site_and_cross_site_iframes(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_frames.html"))
+    state = await get_state(browser, tab)
+    assert "Frame same" in state.text and "Frame cross" in state.text, state.text
+    by_name = {ref.name: ref for ref in state.elements.values()}
+    same_pay, cross_pay = by_name["Pay same"], by_name["Pay cross"]
+    cross_card = by_name["Card number cross"]
+    # A same-site frame lives in the tab's process and session; the other site has its own target.
+    assert same_pay.session is tab.session and same_pay.frame_owner is None
+    assert cross_pay.session is not tab.session
+    assert cross_pay.session.session_id in {f.session.session_id for f in tab.frames.values()}
+    assert cross_pay.frame_owner is not None and cross_pay.frame_owner.session is tab.session
+    assert await node_property(cross_pay.frame_owner) == "cross"
+    assert await node_property(cross_card, "location.host") == pages.url("", host="localhost").split("/")[2]
+    assert await node_property(cross_card) == "card"
+    # Document order: top button, same frame, cross frame.
+    order = [ref.name for ref in state.elements.values()]
+    assert order.index("Top button") < order.index("Pay same") < order.index("Card number cross")
+    # Visible boxes are in the tab's viewport: the cross frame's content sits below the same frame's.
+    assert cross_card.bounds is not None and same_pay.bounds is not None
+    assert cross_card.bounds[1] > same_pay.bounds[1] + 100
+    await browser.close_tab(tab.target_id)
+
+
+async def test_new_elements_marked_and_indices_stable(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    first = await get_state(browser, tab)
+    assert "*[" not in first.text  # nothing is "new" without a previous state
+    before = await ids_by_index(first)
+    await tab.evaluate(
+        "const b = document.createElement('button'); b.id = 'added'; b.textContent = 'Added later';"
+        "document.querySelector('h1').after(b);"
+        "document.getElementById('help').remove();"
+    )
+    second = await get_state(browser, tab, first)
+    after = await ids_by_index(second)
+    added = await index_of(second, "added")
+    assert added is not None and line_of(second, added).startswith(f"*[{added}]<button>Added later")
+    assert second.elements[added].is_new
+    assert sum(ref.is_new for ref in second.elements.values()) == 1
+    # Every element that stayed keeps its index, although one was inserted above them all.
+    for index, element_id in before.items():
+        if element_id != "help":
+            assert after.get(index) == element_id
+    assert "help" not in after.values()
+    third = await get_state(browser, tab, second)
+    assert "*[" not in third.text and await index_of(third, "added") == added
+    await browser.close_tab(tab.target_id)
+
+
+async def test_scrollable_container_says_how_far_it_scrolls(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    state = await get_state(browser, tab)
+    scroller = state.elements[await index_of(state, "scroller")]
+    assert scroller.scrollable
+    # 10 rows of 40 px in a 120 px box (minus borders), scrolled by 40 px.
+    assert 'scrollable="40px above, 240px below"' in line_of(state, scroller.index)
+    lines = state.text.splitlines()
+    at = lines.index(line_of(state, scroller.index))
+    # Its visible rows are indented under it; the row scrolled out of view is not shown.
+    assert lines[at + 1] == "\tRow two"
+    assert "Row one" not in state.text and "Row ten" not in state.text
+    await browser.close_tab(tab.target_id)
+
+
+async def test_text_is_readable_and_compact(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    state = await get_state(browser, tab)
+    lines = state.text.splitlines()
+    assert "# Account settings" in lines and "## Orders" in lines
+    assert "Order | Total" in lines and "A-17 | 12.50" in lines
+    assert "Change how the shop knows you. Fields marked * are required." in lines
+    assert not any(line.strip() == "" for line in lines)
+    assert not any(a == b for a, b in zip(lines, lines[1:], strict=False))  # no repeated lines
+    assert "class=" not in state.text and "id=" not in state.text and "style" not in state.text
+    assert lines[0].startswith("Current tab [") and "State: controls" in lines[0] and pages.url() in lines[0]
+    await browser.close_tab(tab.target_id)
+
+
+async def test_large_table_is_viewport_first(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_table.html"))
+    node_count = await tab.evaluate("document.getElementsByTagName('*').length")
+    assert node_count > 10_000  # 2000 rows: about 20k nodes with the text nodes
+    state = await get_state(browser, tab)
+    assert "SKU-00001 | Nut 1" in state.text and "SKU-02000" not in state.text
+    assert state.pixels_below > 10_000 and state.pixels_above == 0
+    visible = len(state.elements)
+    assert 5 < visible < 100
+    assert state.elements_below > 1800  # the rows below are counted, not listed
+    assert f"{state.pixels_below}px below: {state.elements_below} interactive elements" in state.text
+    assert len(state.text) < 6000  # a 20k-node page still costs the model only a screenful
+    await tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    bottom = await get_state(browser, tab, state)
+    assert "SKU-02000" in bottom.text and "End of inventory." in bottom.text
+    assert "SKU-00001 " not in bottom.text
+    assert bottom.elements_above > 1800 and bottom.pixels_above > 10_000
+    order_2000 = next(ref for ref in bottom.elements.values() if ref.name == "Order 2000")
+    assert await node_property(order_2000, "this.dataset.row") == "2000"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_tabs_and_json_shape(browser: Browser, pages) -> None:
+    other = await open_page(browser, pages.url("basic.html"))
+    tab = await open_page(browser, pages.url("state_shadow.html"))
+    state = await get_state(browser, tab)
+    assert [t.active for t in state.tabs].count(True) == 1
+    numbers = {t.url: t.number for t in state.tabs}
+    assert numbers[pages.url("basic.html")] == browser.tab_number(other.target_id)
+    assert f"[{browser.tab_number(other.target_id)}] Basic page" in state.text
+    data = json.loads(json.dumps(state.to_json()))
+    assert data["url"] == pages.url("state_shadow.html") and data["title"] == "State: shadow DOM"
+    assert data["text"] == state.text
+    names = {e["name"]: e for e in data["elements"]}
+    assert names["Open shadow button"]["tag"] == "button"
+    assert {"index", "tag", "name", "attributes"} <= set(names["Open shadow button"])
+    await browser.close_tab(tab.target_id)
+    await browser.close_tab(other.target_id)
