@@ -12,7 +12,7 @@ from agent_support import done, history_section, index_of, last_user_message, on
 from pydantic import BaseModel
 
 from tabpilot.agent import Agent, AgentBusy, AgentConfig, ToolContext, tool
-from tabpilot.agent.types import ErrorEvent, ObservationEvent, RetryEvent, StepEvent
+from tabpilot.agent.types import ErrorEvent, ObservationEvent, RetryEvent, StepEvent, UserTakeoverEvent
 from tabpilot.browser.browser import Browser
 from tabpilot.llm import LLMConfig
 from tabpilot.llm.scripted import Delay, Garbage, HTTPError, ScriptedLLMServer, Text
@@ -328,3 +328,56 @@ async def test_prompt_history_leaves_out_retries_and_condenses_old_steps(browser
     # instructions, masking
     assert "Always be brief." in last and "Instructions for " + pages.url("agent_form.html") in last
     assert "4242-1111" not in last and "****-****" in last and masked
+
+
+class SecondsInput(BaseModel):
+    seconds: float
+
+
+async def test_accumulated_waiting_is_pointed_out(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    instant_wait = tool("Wait", SecondsInput, lambda ctx, args: f"waited {args.seconds:g} s")
+    replies = [step("wait", {"seconds": 2}), step("wait", {"seconds": 2}), step("scroll", {"down": True}), done()]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server), config(custom_tools={"wait": instant_wait}))
+        await agent.execute("wait a while")
+    assert "You have waited" not in history_section(server.requests[1])  # 2 s is fine
+    assert "You have waited 4 seconds in a row" in history_section(server.requests[2])
+    assert history_section(server.requests[3]).count("You have waited") == 1  # reset by another action
+
+
+async def test_stop_during_an_action_cancels_it(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer([step("wait", {"seconds": 10}), done()]) as server:
+        agent = Agent(browser, llm(server), config())
+        executing = asyncio.Event()
+        agent.on("activity", lambda a: a.type == "executing" and executing.set())
+        running = asyncio.create_task(agent.execute("wait ten seconds"))
+        await asyncio.wait_for(executing.wait(), 30)
+        await asyncio.wait_for(agent.stop(), 5)  # well before the ten seconds are up
+        result = await running
+    assert agent.status == "stopped" and result.data == "Task stopped"
+    assert len(server.requests) == 1
+    assert not any(isinstance(e, StepEvent) for e in result.history)  # the step never finished
+
+
+async def test_a_user_takeover_is_recorded_and_shown_to_the_model(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+
+    def after_step(agent: Agent, history: list) -> None:
+        if sum(isinstance(e, StepEvent) for e in history) == 1:
+            agent.push_takeover(UserTakeoverEvent(
+                actions=[{"type": "input", "description": "typed 'Ada' into Your name"}],
+                started_at=1_700_000_000_000, ended_at=1_700_000_004_000, note="I fixed the name",
+            ))
+
+    seen: list[str] = []
+    with ScriptedLLMServer([step("scroll", {"down": True}), done()]) as server:
+        agent = Agent(browser, llm(server), config(on_after_step=after_step))
+        agent.on("historychange", lambda e: seen.append(e.type))
+        result = await agent.execute("scroll")
+    assert seen == ["observation", "step", "user_takeover", "step"]
+    assert isinstance(result.history[2], UserTakeoverEvent)
+    history = history_section(server.requests[1])
+    assert "User took over control" in history and "typed 'Ada' into Your name" in history
+    assert "I fixed the name" in history

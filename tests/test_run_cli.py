@@ -110,6 +110,10 @@ def test_run_rejects_bad_flags_and_a_bad_recording_clearly(tmp_path: Path) -> No
     (tmp_path / "bad.json").write_text("{not json")
     proc = tabpilot("run", "x", "--replay", str(tmp_path / "bad.json"), home=tmp_path)
     assert proc.returncode == 2 and "bad.json" in proc.stderr and "Traceback" not in proc.stderr
+    proc = tabpilot("run", "x", "--url", "http://127.0.0.1:1/", "--base-url", "http://127.0.0.1:9/v1",
+                    "--model", "m", home=tmp_path)
+    assert proc.returncode == 1 and "could not open http://127.0.0.1:1/" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.asyncio(loop_scope="module")

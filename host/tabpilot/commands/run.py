@@ -108,8 +108,6 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     """Run one task start to end; returns the exit code. Raises LLMError when no model is configured."""
     from ..agent.config import AgentConfig
     from ..agent.loop import Agent
-    from ..browser.errors import BrowserError
-    from ..browser.launcher import BrowserLaunchError, BrowserNotFound
     from ..llm import LLMConfig
     from ..llm.scripted import ScriptedLLMServer
     from ..store.tasks import StoreError, TaskStore
@@ -126,8 +124,8 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             print(job.banner, file=out, flush=True)
         try:
             browser, tab_url = await _open_browser(job)
-        except (BrowserError, BrowserNotFound, BrowserLaunchError, OSError, RuntimeError) as exc:
-            print(f"tabpilot: could not open the browser: {exc}", file=sys.stderr)
+        except OpenFailed as exc:
+            print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_FAILED
         try:
             store = TaskStore(capture_raw=job.debug_capture, secrets=[job.api_key or ""])
@@ -171,24 +169,38 @@ def _make_client(config: LLMConfig, job: Job) -> LLMClient:
     return LLMClient(config, on_result=Recorder(job.record, model=job.model, task=job.task).record)
 
 
+class OpenFailed(Exception):
+    """The browser could not be started or reached, or the first page not opened; says which."""
+
+
 async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     """The browser to work in, with the working tab active; an attached browser is left as it was."""
+    from ..browser.actions import normalize_url
     from ..browser.browser import Browser
+    from ..browser.errors import BrowserError
 
-    if job.cdp_url:
-        browser = await Browser.connect(job.cdp_url)
-    else:
-        browser = await Browser.launch(headless=not job.headed)
     try:
-        if job.url and job.cdp_url:
-            tab = await browser.new_tab(job.url)  # leave the user's own tabs alone
+        url = normalize_url(job.url) if job.url else None
+    except BrowserError as exc:
+        raise OpenFailed(f"--url: {exc}") from None
+    try:
+        browser = await (Browser.connect(job.cdp_url) if job.cdp_url else Browser.launch(headless=not job.headed))
+    except Exception as exc:
+        where = f"reach the browser at {job.cdp_url}" if job.cdp_url else "start a browser"
+        raise OpenFailed(f"could not {where}: {exc}") from None
+    try:
+        if url and job.cdp_url:
+            tab = await browser.new_tab(url)  # leave the user's own tabs alone
         else:
             tab = await browser.current_tab()
-            if job.url:
-                await tab.navigate(job.url)
+            if url:
+                await tab.navigate(url)
         return browser, await tab.url()
-    except BaseException:
+    except BaseException as exc:
         await browser.close()
+        if isinstance(exc, Exception):
+            message = str(exc) if str(exc).startswith("could not open") else f"could not open {url or 'a tab'}: {exc}"
+            raise OpenFailed(message) from None
         raise
 
 
