@@ -3,6 +3,7 @@ that every index points at the DOM node it claims to (asked through CDP, in the 
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -50,7 +51,9 @@ async def test_hidden_zero_size_and_aria_hidden_elements_are_not_offered(browser
 
 async def test_current_values_selected_option_and_checked_state(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("state_controls.html"))
-    await tab.evaluate("document.getElementById('terms').click(); document.getElementById('bio').value = 'Tea, then coffee.'")
+    await tab.evaluate(
+        "document.getElementById('terms').click(); document.getElementById('bio').value = 'Tea, then coffee.'"
+    )
     state = await get_state(browser, tab)
     name = line_of(state, await index_of(state, "name"))
     assert 'value="Ann Example"' in name  # set by script as a property, never as an attribute
@@ -191,7 +194,7 @@ async def test_text_is_readable_and_compact(browser: Browser, pages) -> None:
     assert "Order | Total" in lines and "A-17 | 12.50" in lines
     assert "Change how the shop knows you. Fields marked * are required." in lines
     assert not any(line.strip() == "" for line in lines)
-    assert not any(a == b for a, b in zip(lines, lines[1:], strict=False))  # no repeated lines
+    assert not any(a == b for a, b in itertools.pairwise(lines))  # no repeated lines
     assert "class=" not in state.text and "id=" not in state.text and "style" not in state.text
     assert lines[0].startswith("Current tab [") and "State: controls" in lines[0] and pages.url() in lines[0]
     await browser.close_tab(tab.target_id)

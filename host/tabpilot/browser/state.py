@@ -256,7 +256,8 @@ def _header(top: Document, tabs: list[TabSummary], width: int, height: int, page
     current = next((t for t in tabs if t.active), None)
     number = f" [{current.number}]" if current else ""
     lines = [f"Current tab{number}: {_title(top.title)}{top.url}"]
-    others = [f"[{t.number}] {_title(t.title if t.title != t.url else '')}{_short(t.url)}" for t in tabs if not t.active]
+    others = [f"[{t.number}] {_title(t.title if t.title != t.url else '')}{_short(t.url)}"
+              for t in tabs if not t.active]
     if others:
         lines.append("Other tabs: " + "; ".join(others))
     lines.append(f"Viewport {width}x{height}, page {page_width}x{page_height}: {above}px above, {below}px below")

@@ -1,0 +1,97 @@
+"""`tabpilot state` as a user runs it: a subprocess that launches (or attaches to) a real Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tabpilot.browser.launcher import launch_browser
+
+pytestmark = [pytest.mark.browser]
+
+
+def _run_state(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "TMPDIR": str(tmp_path),  # the temporary profile lands here, so leftovers are easy to spot
+        "HOME": str(tmp_path),
+        "TABPILOT_HOME": str(tmp_path / "tabpilot"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "tabpilot", "state", *args],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+
+
+def _processes_using(path: Path) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(path) in cmdline:
+            found.append(cmdline[:120])
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process check reads /proc")
+def test_state_prints_the_model_view_and_leaves_nothing_running(pages, tmp_path: Path) -> None:
+    result = _run_state([pages.url("state_modal.html")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Current tab [1]: State: modal — {pages.url('state_modal.html')}"
+    assert "[1]<button>Accept all" in lines and "[2]<button>Reject" in lines
+    assert "Buy now" not in " ".join(line for line in lines if line.startswith("["))  # covered: not offered
+    assert not list(tmp_path.glob("tabpilot-profile-*")), "temporary profile left behind"
+    assert _processes_using(tmp_path) == []
+
+
+def test_state_json(pages, tmp_path: Path) -> None:
+    result = _run_state([pages.url("state_shadow.html"), "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["url"] == pages.url("state_shadow.html")
+    assert data["title"] == "State: shadow DOM"
+    assert "[2]<input placeholder=\"Closed shadow input\">" in data["text"]
+    elements = {e["index"]: e for e in data["elements"]}
+    assert elements[1] == {**elements[1], "tag": "button", "name": "Open shadow button"}
+    assert elements[2]["name"] == "Closed shadow input" and elements[2]["tag"] == "input"
+    assert elements[3]["name"] == "Closed listener target"
+
+
+def test_state_unreachable_page_is_one_clear_line(tmp_path: Path) -> None:
+    result = _run_state(["http://127.0.0.1:9/nothing-listens-here"], tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("tabpilot state: could not open http://127.0.0.1:9/")
+    assert "Traceback" not in result.stderr
+    assert not list(tmp_path.glob("tabpilot-profile-*"))
+
+
+def test_state_attached_to_a_running_browser(pages, tmp_path: Path, browser_binary: str) -> None:
+    launched = launch_browser(executable=browser_binary, headless=True, env={"HOME": str(tmp_path)})
+    try:
+        # With a URL: opened in a new tab, which is closed again afterwards.
+        result = _run_state([pages.url("state_frames.html"), "--cdp-url", launched.http_url], tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "Frame cross" in result.stdout and "[5]<span>Pay cross" in result.stdout
+        time.sleep(0.2)
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(launched.http_url + "/json/list") as r:
+            urls = [t["url"] for t in json.loads(r.read()) if t["type"] == "page"]
+        assert pages.url("state_frames.html") not in urls
+        # Without a URL: the browser's current tab, and the browser keeps running.
+        result = _run_state(["--cdp-url", launched.ws_url], tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("Current tab [1]: about:blank")
+        assert launched.process.poll() is None
+    finally:
+        launched.close()
