@@ -113,6 +113,11 @@ async def test_a_second_execute_while_running_is_refused(browser: Browser, pages
             await Agent(browser, llm(server), config()).execute("   ")
         await agent.stop()
         assert (await running).data == "Task stopped"
+        # stopped before its first step even began: still settles as stopped, the agent stays usable
+        early = asyncio.create_task(agent.execute("third"))
+        await asyncio.sleep(0)
+        await agent.stop()
+        assert (await early).data == "Task stopped" and agent.status == "stopped"
 
 
 async def test_transport_failures_are_retried_and_recorded(browser: Browser, pages) -> None:

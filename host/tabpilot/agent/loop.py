@@ -82,6 +82,7 @@ class Agent(AsyncIOEventEmitter):
         self._status: AgentStatus = "idle"
         self._observations: list[str] = []
         self._runner: asyncio.Task[ExecutionResult] | None = None
+        self._runner_started = asyncio.Event()
         self._stop_requested = False
         self._reset_step_state()
 
@@ -102,6 +103,8 @@ class Agent(AsyncIOEventEmitter):
             raise AgentBusy("the agent is already running a task; stop it before starting another")
         if not isinstance(task, str) or not task.strip():
             raise ValueError("a task needs some text saying what to do")
+        self._runner_started.clear()
+        self._stop_requested = False
         self._runner = asyncio.create_task(self._run(task.strip()))
         try:
             return await asyncio.shield(self._runner)
@@ -115,6 +118,7 @@ class Agent(AsyncIOEventEmitter):
         if runner is None or runner.done():
             return
         self._stop_requested = True
+        await self._runner_started.wait()  # a task cancelled before it ran could not settle as `stopped`
         runner.cancel()
         await asyncio.wait([runner])
 
@@ -136,10 +140,10 @@ class Agent(AsyncIOEventEmitter):
 
     # --- the loop -----------------------------------------------------------------------------
     async def _run(self, task: str) -> ExecutionResult:
+        self._runner_started.set()
         self.task = task
         self.history = []
         self._observations = []
-        self._stop_requested = False
         self._reset_step_state()
         self._set_status("running")
         result: ExecutionResult
@@ -158,6 +162,10 @@ class Agent(AsyncIOEventEmitter):
             result = self._end("error", message)
         try:
             await self._hook("on_after_task", self, result)
+        except asyncio.CancelledError:
+            if not self._stop_requested:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]  # stopped while the task ended
         except Exception:
             log.exception("on_after_task hook failed")
         return result
