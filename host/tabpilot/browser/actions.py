@@ -27,6 +27,7 @@ from .pointer import aim, mouse_click, mouse_move, scroll_into_view
 from .tab import Tab
 
 NEW_TAB_WAIT = 10.0
+LOAD_WAIT = 15.0
 RESULT_LIMIT = 2000
 
 
@@ -47,6 +48,8 @@ class _Aftermath:
     def __init__(self) -> None:
         self.dialogs: list[str] = []
         self.window_opened = False
+        self.load_started = False
+        self.load_finished = asyncio.Event()
 
     def notes(self) -> str:
         return "".join(f" {d}" for d in self.dialogs)
@@ -73,20 +76,42 @@ async def _watch(browser: Browser, tab: Tab):
     def on_window_open(params: dict[str, Any]) -> None:
         aftermath.window_opened = True
 
+    def on_load_started(params: dict[str, Any]) -> None:
+        if params.get("frameId") == tab.main_frame_id:
+            aftermath.load_started = True
+            aftermath.load_finished.clear()
+
+    def on_load_stopped(params: dict[str, Any]) -> None:
+        if params.get("frameId") == tab.main_frame_id:
+            aftermath.load_finished.set()
+
+    handlers = {
+        "Page.javascriptDialogOpening": on_dialog,
+        "Page.windowOpen": on_window_open,
+        "Page.frameStartedLoading": on_load_started,
+        "Page.frameStoppedLoading": on_load_stopped,
+    }
     browser.drain_new_tab_events()
-    tab.session.on("Page.javascriptDialogOpening", on_dialog)
-    tab.session.on("Page.windowOpen", on_window_open)
+    for method, handler in handlers.items():
+        tab.session.on(method, handler)
     try:
         yield aftermath
     finally:
-        tab.session.off("Page.javascriptDialogOpening", on_dialog)
-        tab.session.off("Page.windowOpen", on_window_open)
+        for method, handler in handlers.items():
+            tab.session.off(method, handler)
 
 
 async def _after_input(browser: Browser, tab: Tab, aftermath: _Aftermath) -> str:
     """Wait for a navigation the action started; follow a tab it opened. Returns what to tell the model."""
     if not tab.closed:
         await tab.settle()
+        if aftermath.load_started and not aftermath.load_finished.is_set():
+            # a navigation started by the action that the tab's own bookkeeping may have missed
+            try:
+                async with asyncio.timeout(LOAD_WAIT):
+                    await aftermath.load_finished.wait()
+            except TimeoutError:
+                pass  # still loading: a slow page is still a page the agent can look at
     info = await browser.wait_for_new_tab(timeout=NEW_TAB_WAIT if aftermath.window_opened else 0.05)
     note = aftermath.notes()
     if info is None:
@@ -211,6 +236,13 @@ async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str
         await send(tab, element.session, "DOM.focus", {"backendNodeId": element.backend_node_id}, element=element)
         if not await call(tab, element, object_id, scripts.HAS_FOCUS):
             raise ActionError(f"{describe(element)} does not take keyboard focus, so text cannot be typed into it.")
+    if element.frame_owner is not None:
+        # Keys go to the frame the browser considers focused; after a click into another renderer's frame
+        # that news can lag behind the click on a busy machine.
+        for _ in range(40):
+            if await call(tab, element, object_id, scripts.DOCUMENT_HAS_FOCUS):
+                break
+            await asyncio.sleep(0.025)
 
 
 async def send_keys(browser: Browser, tab: Tab, keys: str) -> str:
@@ -500,7 +532,18 @@ async def close_tab(browser: Browser, tab_number: int) -> str:
     if not others:
         raise ActionError(f"Tab {tab_number} is the only open tab, so it stays open.")
     was_active = browser.active is None or browser.active.target_id == info.target_id
-    await browser.close_tab(info.target_id)
+    root = browser.connection.root
+    destroyed = asyncio.ensure_future(
+        root.wait_for("Target.targetDestroyed", lambda p: p.get("targetId") == info.target_id, timeout=5)
+    )
+    await asyncio.sleep(0)  # let it start listening before the tab goes
+    try:
+        await browser.close_tab(info.target_id)
+        await destroyed
+    except (CDPError, TimeoutError) as exc:
+        destroyed.cancel()
+        if isinstance(exc, CDPError) and "No target" not in exc.cdp_message:
+            raise ActionError(f"Could not close tab {tab_number}: {exc.cdp_message}") from exc
     result = f"Closed tab {tab_number}."
     if was_active:
         number, next_info = max(others, key=lambda t: t[0])
@@ -517,16 +560,16 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
         raise ActionError("Give the JavaScript to run.")
     async with _watch(browser, tab) as aftermath:
         try:
-            result = await _run_script(tab, script, timeout)
-        except PageScriptError as exc:
-            if "Illegal return statement" not in str(exc):
-                return f"The script failed: {shorten(str(exc), 500)}"
             try:
-                result = await _run_script(tab, f"(async () => {{\n{script}\n}})()", timeout)
-            except PageScriptError as inner:
-                return f"The script failed: {shorten(str(inner), 500)}"
-        except ActionError as exc:
-            return f"The script failed: {exc}"
+                # REPL mode: top-level await, the last expression's value, `let` that may run twice
+                result = await _run_script(tab, script, timeout, repl=True)
+            except PageScriptError as exc:
+                if "Illegal return statement" not in str(exc):
+                    raise
+                # a function body ("...; return x"): a syntax error, so nothing ran yet
+                result = await _run_script(tab, f"(async () => {{\n{script}\n}})()", timeout, repl=False)
+        except (PageScriptError, ActionError) as exc:
+            return f"The script failed: {shorten(str(exc), 500)}"
         after = await _after_input(browser, tab, aftermath)
     if result is None:
         return "The script ran and returned nothing." + after
@@ -534,9 +577,9 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
     return f"The script returned: {text}" + after
 
 
-async def _run_script(tab: Tab, script: str, timeout: float) -> str | None:
+async def _run_script(tab: Tab, script: str, timeout: float, *, repl: bool) -> str | None:
     reply = await send(tab, tab.session, "Runtime.evaluate",
-                       {"expression": script, "awaitPromise": True, "replMode": True, "userGesture": True,
+                       {"expression": script, "awaitPromise": True, "replMode": repl, "userGesture": True,
                         "returnByValue": False}, timeout=timeout)
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]

@@ -149,10 +149,10 @@ def parse_chord(text: str) -> Chord:
 
 def parse_keys(text: str) -> list[Chord]:
     """A space-separated sequence of chords: "Control+a Delete" presses two chords in turn."""
-    if not text or not text.strip():
-        raise ActionError("No keys given: name keys like Enter, Tab, Escape, ArrowDown or Control+a.")
     if text == " ":
         return [Chord((), NAMED_KEYS["Space"])]
+    if not text or not text.strip():
+        raise ActionError("No keys given: name keys like Enter, Tab, Escape, ArrowDown or Control+a.")
     return [parse_chord(part) for part in text.split()]
 
 

@@ -46,6 +46,8 @@ SET_VALUE = """function(text) {
 
 HAS_FOCUS = "function() { return this.getRootNode().activeElement === this; }"
 
+DOCUMENT_HAS_FOCUS = "function() { return this.ownerDocument.hasFocus(); }"
+
 SELECT_ALL_CONTENT = """function() {
   if (this.localName === 'input' || this.localName === 'textarea') {
     try { this.select(); } catch (e) {}

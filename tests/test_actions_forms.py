@@ -1,0 +1,141 @@
+"""Typing, choosing options and uploading files in a real Chromium, proven by what the page's handlers saw."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+from actions_support import evaluate, events, ref
+
+from tabpilot.browser import actions
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.errors import ActionError
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def tab(browser: Browser, pages):
+    tab = await browser.new_tab()
+    await actions.go_to_url(browser, tab, pages.url("actions_forms.html"))
+    yield tab
+    if not tab.closed:
+        await browser.close_tab(tab.target_id)
+
+
+async def test_input_replaces_old_value_with_trusted_input(browser, tab) -> None:
+    result = await actions.input_text(browser, tab, await ref(tab, "#name", name="Name"), "Ada Lovelace")
+    assert result.endswith("input 'Name'; its value is now 'Ada Lovelace'.")
+    inputs = await events(tab, "input")
+    assert inputs[-1] == {"type": "input", "id": "name", "value": "Ada Lovelace", "trusted": True}
+    assert all(i["trusted"] for i in inputs)
+    assert "old name" not in inputs[-1]["value"]
+
+
+async def test_typing_through_label_reaches_its_control(browser, tab) -> None:
+    label = await ref(tab, "label", name="Name")
+    await actions.input_text(browser, tab, label, "via label")
+    assert await evaluate(tab, "document.getElementById('name').value") == "via label"
+
+
+async def test_react_style_controlled_input_takes_the_text(browser, tab) -> None:
+    result = await actions.input_text(browser, tab, await ref(tab, "#controlled", name="Controlled"), "hello")
+    assert result.endswith("its value is now 'hello'.")
+    # The page's own state followed (setting .value from script would have been ignored and reverted).
+    assert await evaluate(tab, "document.getElementById('controlled-state').textContent") == "hello"
+    assert [s["value"] for s in await events(tab, "state")] == ["", "hello"]
+
+
+async def test_textarea_multiline_and_contenteditable(browser, tab) -> None:
+    result = await actions.input_text(browser, tab, await ref(tab, "#notes"), "line one\nline two")
+    assert result.endswith("its value is now 'line one line two'.")  # whitespace folded in the sentence only
+    assert await evaluate(tab, "document.getElementById('notes').value") == "line one\nline two"
+    result = await actions.input_text(browser, tab, await ref(tab, "#editor"), "fresh text")
+    assert result.endswith("its value is now 'fresh text'.")
+    edits = [e for e in await events(tab, "input") if e["id"] == "editor"]
+    assert edits[-1]["value"] == "fresh text" and edits[-1]["trusted"] is True
+
+
+async def test_password_value_is_never_echoed(browser, tab) -> None:
+    result = await actions.input_text(browser, tab, await ref(tab, "#password", name="Password"), "s3cret-pw")
+    assert "s3cret" not in result and "9 characters" in result
+    assert await evaluate(tab, "document.getElementById('password').value") == "s3cret-pw"
+
+
+async def test_date_input_value_is_set(browser, tab) -> None:
+    result = await actions.input_text(browser, tab, await ref(tab, "#when"), "2026-11-21")
+    assert result.endswith("its value is now '2026-11-21'.")
+    assert [e["value"] for e in await events(tab, "input") if e["id"] == "when"] == ["2026-11-21"]
+
+
+async def test_input_into_wrong_kind_of_element_is_a_clear_error(browser, tab) -> None:
+    with pytest.raises(ActionError, match="it is a checkbox; click it instead"):
+        await actions.input_text(browser, tab, await ref(tab, "#agree"), "yes")
+    with pytest.raises(ActionError, match="read-only"):
+        await actions.input_text(browser, tab, await ref(tab, "#readonly"), "x")
+    with pytest.raises(ActionError, match="not a text field"):
+        await actions.input_text(browser, tab, await ref(tab, "h1"), "x")
+
+
+async def test_native_select_by_text_fires_change(browser, tab) -> None:
+    fruit = await ref(tab, "#fruit", name="Fruit")
+    assert await actions.select_option(browser, tab, fruit, "banana") == (
+        f"Selected 'Banana split' in [{fruit.index}] select 'Fruit'."
+    )
+    assert await events(tab, "change") == [{"type": "change", "id": "fruit", "value": "b"}]
+    await actions.select_option(browser, tab, fruit, "Apple")
+    assert await evaluate(tab, "document.getElementById('fruit').value") == "a"
+    with pytest.raises(ActionError, match=r"no such option; its options are: 'Choose…', 'Apple'"):
+        await actions.select_option(browser, tab, fruit, "Durian")
+    with pytest.raises(ActionError, match="'Cherry' is disabled"):
+        await actions.select_option(browser, tab, fruit, "Cherry")
+
+
+async def test_aria_combobox_is_opened_and_option_clicked(browser, tab) -> None:
+    color = await ref(tab, "#color", name="Pick a color")
+    result = await actions.select_option(browser, tab, color, "Green")
+    assert result == f"Selected 'Green' in [{color.index}] combobox 'Pick a color'."
+    assert await events(tab, "aria-change") == [
+        {"type": "aria-change", "id": "color", "value": "Green", "trusted": True}
+    ]
+    assert await evaluate(tab, "document.getElementById('color').textContent") == "Green"
+    with pytest.raises(ActionError, match="its options are: 'Red', 'Green', 'Blue'"):
+        await actions.select_option(browser, tab, color, "Purple")
+
+
+async def test_aria_listbox_option_is_clicked(browser, tab) -> None:
+    sizes = await ref(tab, "#sizes", name="Size")
+    await actions.select_option(browser, tab, sizes, "large")
+    assert await events(tab, "aria-change") == [
+        {"type": "aria-change", "id": "sizes", "value": "Large", "trusted": True}
+    ]
+    with pytest.raises(ActionError, match="not a dropdown"):
+        await actions.select_option(browser, tab, await ref(tab, "h1"), "x")
+
+
+async def test_upload_file_page_sees_name_and_size(browser, tab, tmp_path) -> None:
+    report = tmp_path / "report.csv"
+    report.write_bytes(b"a,b\n" * 300)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    upload = await ref(tab, "#upload", name="Upload")
+    result = await actions.upload_file(browser, tab, upload, [str(report), str(notes)])
+    assert result == (f"Attached report.csv (1.2 KB), notes.txt (5 bytes) to [{upload.index}] input 'Upload'; "
+                      "it now holds 2 files.")
+    files = await events(tab, "files")
+    assert files == [{"type": "files", "id": "upload",
+                      "files": [{"name": "report.csv", "size": 1200}, {"name": "notes.txt", "size": 5}]}]
+
+
+async def test_upload_through_styled_button_and_bad_paths(browser, tab, tmp_path) -> None:
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(b"\x89PNG" + bytes(96))
+    button = await ref(tab, "#upload-button", name="Choose a file")
+    await actions.upload_file(browser, tab, button, [str(photo)])
+    assert (await events(tab, "files"))[-1] == {"type": "files", "id": "upload-native",
+                                                 "files": [{"name": "photo.png", "size": 100}]}
+    with pytest.raises(ActionError, match="There is no file at"):
+        await actions.upload_file(browser, tab, button, [str(tmp_path / "missing.pdf")])
+    with pytest.raises(ActionError, match="takes only one file"):
+        await actions.upload_file(browser, tab, button, [str(photo), str(photo)])
+    with pytest.raises(ActionError, match="not a file upload field"):
+        await actions.upload_file(browser, tab, await ref(tab, "#fruit"), [str(photo)])

@@ -1,0 +1,114 @@
+"""Navigation, history, tabs and page scripts in a real Chromium."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import pytest_asyncio
+from actions_support import evaluate
+
+from tabpilot.browser import actions
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.errors import ActionError
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def tab(browser: Browser):
+    tab = await browser.new_tab()
+    browser.active = tab
+    yield tab
+    if not tab.closed:
+        await browser.close_tab(tab.target_id)
+
+
+async def test_go_to_url_and_back(browser, tab, pages) -> None:
+    first, second = pages.url("actions_click.html"), pages.url("actions_next.html?x=1")
+    assert await actions.go_to_url(browser, tab, first) == f"Opened {first} ('Click page')."
+    assert await actions.go_to_url(browser, tab, second) == f"Opened {second} ('Next page')."
+    assert await actions.go_back(browser, tab) == f"Went back to {first} ('Click page')."
+    assert await evaluate(tab, "document.readyState") == "complete"
+    assert await evaluate(tab, "typeof window.__events") == "object"  # the old page's own script ran again
+
+
+async def test_go_back_within_page_and_with_no_history(browser, tab, pages) -> None:
+    with pytest.raises(ActionError, match="no previous page"):
+        await actions.go_back(browser, tab)
+    url = pages.url("actions_click.html")
+    await actions.go_to_url(browser, tab, url)
+    await actions.go_to_url(browser, tab, url + "#far")  # a jump within the same document
+    assert await actions.go_back(browser, tab) == f"Went back to {url} ('Click page')."
+
+
+async def test_bad_urls_are_clear_errors(browser, tab, pages) -> None:
+    with pytest.raises(ActionError, match="javascript: URLs are not opened"):
+        await actions.go_to_url(browser, tab, "javascript:alert(1)")
+    with pytest.raises(ActionError, match="Give the URL"):
+        await actions.go_to_url(browser, tab, "  ")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ActionError, match=rf"Could not open http://127.0.0.1:{port}/: net::ERR_CONNECTION_REFUSED"):
+        await actions.go_to_url(browser, tab, f"http://127.0.0.1:{port}/")
+
+
+async def test_open_switch_and_close_tabs(browser, tab, pages) -> None:
+    await actions.go_to_url(browser, tab, pages.url("actions_click.html"))
+    first = browser.tab_number(tab.target_id)
+    result = await actions.go_to_url(browser, tab, pages.url("actions_next.html"), new_tab=True)
+    opened = browser.active
+    assert opened is not None and opened is not tab
+    second = browser.tab_number(opened.target_id)
+    url = pages.url("actions_next.html")
+    assert result == f"Opened tab {second} with {url} ('Next page'); it is now the active tab."
+    assert await evaluate(opened, "document.title") == "Next page"
+
+    result = await actions.switch_tab(browser, first)
+    assert browser.active is tab and result.startswith(f"Switched to tab {first} (") and "'Click page'" in result
+
+    result = await actions.close_tab(browser, second)
+    assert result == f"Closed tab {second}."  # it was not the active tab: the active one stays
+    assert browser.active is tab
+    assert opened.target_id not in [t.target_id for t in await browser.tabs()]
+
+    with pytest.raises(ActionError, match=rf"There is no open tab {second}\. Open tabs: .*'Click page'"):
+        await actions.switch_tab(browser, second)
+
+
+async def test_closing_active_tab_activates_another(browser, tab, pages) -> None:
+    await actions.open_tab(browser, pages.url("actions_next.html"))
+    doomed = browser.active
+    result = await actions.close_tab(browser, browser.tab_number(doomed.target_id))
+    assert "is now the active tab" in result
+    assert browser.active is not None and browser.active is not doomed and not browser.active.closed
+    assert doomed.closed
+
+
+async def test_execute_javascript_results_and_errors(browser, tab, pages) -> None:
+    await actions.go_to_url(browser, tab, pages.url("actions_click.html"))
+    assert await actions.execute_javascript(browser, tab, "document.title") == "The script returned: Click page"
+    assert await actions.execute_javascript(browser, tab, "1 + 1") == "The script returned: 2"
+    assert await actions.execute_javascript(browser, tab, "const n = 6; return n * 7;") == "The script returned: 42"
+    assert await actions.execute_javascript(browser, tab, "await new Promise(r => setTimeout(r, 10)); ({a: [1]})") == (
+        'The script returned: {"a":[1]}'
+    )
+    assert await actions.execute_javascript(browser, tab, "document.getElementById('save')") == (
+        "The script returned: button#save"
+    )
+    assert await actions.execute_javascript(browser, tab, "window.__marker = 5") == "The script returned: 5"
+    assert await evaluate(tab, "window.__marker") == 5  # it really ran in the page
+    assert await actions.execute_javascript(browser, tab, "console.log('x')") == "The script ran and returned nothing."
+    failed = await actions.execute_javascript(browser, tab, "null.boom")
+    assert failed.startswith("The script failed: TypeError: Cannot read properties of null")
+    failed = await actions.execute_javascript(browser, tab, "return )")
+    assert failed.startswith("The script failed: SyntaxError")
+    long = await actions.execute_javascript(browser, tab, "'x'.repeat(5000)")
+    assert long.endswith("… (5000 characters)") and len(long) < 2100
+
+
+async def test_execute_javascript_that_navigates_waits(browser, tab, pages) -> None:
+    await actions.go_to_url(browser, tab, pages.url("actions_click.html"))
+    await actions.execute_javascript(browser, tab, "location.href = 'actions_next.html?js=1'")
+    assert await evaluate(tab, "document.getElementById('query').textContent") == "?js=1"
