@@ -6,15 +6,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from agent_support import done, index_of, on_page
 
 from tabpilot.browser.browser import Browser
-from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 from tabpilot.store.tasks import TaskStore
 
 pytestmark = [pytest.mark.browser]
@@ -94,6 +96,32 @@ def test_run_json_records_and_a_replay_gives_the_same_result(pages, tmp_path: Pa
     assert replayed["data"] == result["data"]
     assert [s["action"] for s in replayed["history"] if s["type"] == "step"] == [s["action"] for s in steps]
     assert len(TaskStore(tmp_path / "data" / "tasks.sqlite3").list_tasks()) == 2
+
+
+def test_ctrl_c_stops_the_task_and_the_record_says_stopped(pages, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(TABPILOT_HOME=str(tmp_path), HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    with ScriptedLLMServer([Delay(120, then=done())]) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tabpilot", "run", "Wait for a slow model", "--url", pages.url("agent_form.html"),
+             "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not server.requests and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.1)
+            assert server.requests, "the model was never called"
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130, err
+    assert "stopped: Task stopped" in out and "Traceback" not in err
+    [summary] = TaskStore(tmp_path / "data" / "tasks.sqlite3").list_tasks()
+    assert summary.status == "stopped"
 
 
 def test_run_without_a_model_says_exactly_how_to_configure_one(tmp_path: Path) -> None:

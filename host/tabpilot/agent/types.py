@@ -119,7 +119,7 @@ class ObservationEvent(WireModel):
     content: str
 
     def to_prompt(self, full: bool = True) -> str:
-        return f"<sys>{self.content}</sys>"
+        return f"<sys>{_clip(self.content, 1000)}</sys>"
 
 
 class UserTakeoverEvent(WireModel):
