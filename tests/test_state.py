@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 from state_support import ids_by_index, index_of, line_of, node_property, open_page
@@ -176,8 +177,10 @@ async def test_scrollable_container_says_how_far_it_scrolls(browser: Browser, pa
     state = await get_state(browser, tab)
     scroller = state.elements[await index_of(state, "scroller")]
     assert scroller.scrollable
-    # 10 rows of 40 px in a 120 px box (minus borders), scrolled by 40 px.
-    assert 'scrollable="40px above, 240px below"' in line_of(state, scroller.index)
+    # 10 rows of 40 px in a 120 px box with a 1 px border, scrolled by 40 px: 40 above, 240 below (± border).
+    match = re.search(r'scrollable="(\d+)px above, (\d+)px below"', line_of(state, scroller.index))
+    assert match, line_of(state, scroller.index)
+    assert abs(int(match[1]) - 40) <= 2 and abs(int(match[2]) - 240) <= 2
     lines = state.text.splitlines()
     at = lines.index(line_of(state, scroller.index))
     # Its visible rows are indented under it; the row scrolled out of view is not shown.

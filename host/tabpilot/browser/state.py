@@ -11,17 +11,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cdp import CDPError
+from ..cdp import CDPError, CDPSession
 from .browser import Browser
 from .dom import render
-from .dom.snapshot import STYLES, Document, capture, decode
-from .dom.walk import Found, TextLine, Walker
+from .dom.snapshot import STYLES, Document, decode
+from .dom.walk import Found, Insets, TextLine, Walker
 from .elements import ElementRef
 from .errors import BrowserError
 from .tab import FrameTarget, Tab
 
 Key = tuple[str | None, int]  # (owning session id, backendNodeId)
-_SNAPSHOT_PARAMS: dict[str, Any] = {"computedStyles": STYLES, "includeDOMRects": True, "includePaintOrder": True}
+# No includeDOMRects: computing offset/scroll/client rects for every node doubles Chromium's work.
+_SNAPSHOT_PARAMS: dict[str, Any] = {"computedStyles": STYLES, "includePaintOrder": True}
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,18 @@ class BrowserState:
         }
 
 
+@dataclass
+class PageReading:
+    """Everything read from the browser for one state, before any processing (CDP replies as they came)."""
+
+    tab: Tab
+    snapshot: dict[str, Any]
+    frames: list[tuple[FrameTarget, dict[str, Any], int]]  # (frame, its snapshot, owner <iframe> backendNodeId)
+    metrics: dict[str, Any]
+    tabs: list[TabSummary]
+    frame_insets: dict[Key, Insets]
+
+
 async def get_state(
     browser: Browser,
     tab: Tab,
@@ -88,9 +101,14 @@ async def get_state(
 ) -> BrowserState:
     """Read the tab as the model will see it. `transform` may rewrite the page part of the text
     (everything under the header), e.g. to redact or annotate a site's content."""
+    return build_state(await read_page(browser, tab), previous, transform=transform)
+
+
+async def read_page(browser: Browser, tab: Tab) -> PageReading:
+    """The browser side of a state: one snapshot per process that renders part of the tab, concurrently."""
     await tab.track_frames()
     try:
-        top_documents, metrics, frames, tabs = await asyncio.gather(
+        snapshot, metrics, frames, tabs = await asyncio.gather(
             _capture_with_retry(tab),
             tab.send("Page.getLayoutMetrics"),
             _capture_frames(tab),
@@ -98,12 +116,26 @@ async def get_state(
         )
     except CDPError as exc:
         raise BrowserError(f"could not read the page: {exc}") from exc
+    insets = await _frame_insets(tab, snapshot, frames)
+    return PageReading(tab, snapshot, frames, metrics, tabs, insets)
+
+
+def build_state(
+    reading: PageReading, previous: BrowserState | None = None, *, transform: Callable[[str], str] | None = None
+) -> BrowserState:
+    """The Python side of a state: snapshots → what is offered → text and index map."""
+    tab, metrics, tabs = reading.tab, reading.metrics, reading.tabs
+    top_documents = decode(reading.snapshot, tab.session)
+    if not top_documents:
+        raise BrowserError("the page has no document to read")
     top = top_documents[0]
     snapshots: dict[str | None, list[Document]] = {tab.session.session_id: top_documents}
     by_owner: dict[Key, Document] = {}
-    for frame, documents, owner_id in frames:
-        snapshots[frame.session.session_id] = documents
-        by_owner[(frame.parent.session_id, owner_id)] = documents[0]
+    for frame, frame_snapshot, owner_id in reading.frames:
+        documents = decode(frame_snapshot, frame.session)
+        if documents:
+            snapshots[frame.session.session_id] = documents
+            by_owner[(frame.parent.session_id, owner_id)] = documents[0]
 
     def frame_document(document: Document, node: int) -> Document | None:
         index = document.content_document.get(node)
@@ -116,7 +148,7 @@ async def get_state(
     width = int(viewport_css.get("clientWidth", 0))
     height = int(viewport_css.get("clientHeight", 0))
     scroll_x, scroll_y = top.scroll_x, top.scroll_y
-    walker = Walker((scroll_x, scroll_y, float(width), float(height)), frame_document)
+    walker = Walker((scroll_x, scroll_y, float(width), float(height)), frame_document, reading.frame_insets)
     result = walker.walk(top)
     items = render.merge_single_lines(result.items)
 
@@ -176,34 +208,55 @@ async def get_state(
     )
 
 
-async def _capture_with_retry(tab: Tab) -> list[Document]:
+async def _capture_with_retry(tab: Tab) -> dict[str, Any]:
     """A page in the middle of replacing its document can refuse a snapshot; one retry covers that."""
     try:
-        documents = await tab.send("DOMSnapshot.captureSnapshot", _SNAPSHOT_PARAMS, timeout=30.0)
+        return await tab.send("DOMSnapshot.captureSnapshot", _SNAPSHOT_PARAMS, timeout=30.0)
     except CDPError:
         await asyncio.sleep(0.3)
-        documents = await tab.send("DOMSnapshot.captureSnapshot", _SNAPSHOT_PARAMS, timeout=30.0)
-    decoded = decode(documents, tab.session)
-    if not decoded:
-        raise BrowserError("the page has no document to read")
-    return decoded
+        return await tab.send("DOMSnapshot.captureSnapshot", _SNAPSHOT_PARAMS, timeout=30.0)
 
 
-async def _capture_frames(tab: Tab) -> list[tuple[FrameTarget, list[Document], int]]:
-    async def one(frame: FrameTarget) -> tuple[FrameTarget, list[Document], int] | None:
+async def _capture_frames(tab: Tab) -> list[tuple[FrameTarget, dict[str, Any], int]]:
+    async def one(frame: FrameTarget) -> tuple[FrameTarget, dict[str, Any], int] | None:
         try:
-            owner, documents = await asyncio.gather(
+            owner, snapshot = await asyncio.gather(
                 frame.parent.send("DOM.getFrameOwner", {"frameId": frame.frame_id}, timeout=10.0),
-                capture(frame.session, timeout=10.0),
+                frame.session.send("DOMSnapshot.captureSnapshot", _SNAPSHOT_PARAMS, timeout=10.0),
             )
         except CDPError:
             return None  # the frame went away, or is not rendered: nothing to show from it
-        if not documents:
-            return None
-        return frame, documents, owner["backendNodeId"]
+        return frame, snapshot, owner["backendNodeId"]
 
     results = await asyncio.gather(*(one(frame) for frame in list(tab.frames.values())))
     return [r for r in results if r is not None]
+
+
+async def _frame_insets(
+    tab: Tab, snapshot: dict[str, Any], frames: list[tuple[FrameTarget, dict[str, Any], int]]
+) -> dict[Key, Insets]:
+    """Border + padding of every <iframe> whose document is shown: where that document starts inside it."""
+    owners: list[tuple[CDPSession, int]] = []
+    for session, reply in [(tab.session, snapshot), *((f.session, r) for f, r, _ in frames)]:
+        for document in reply.get("documents", []):
+            nodes = document["nodes"]
+            backend = nodes["backendNodeId"]
+            owners += [(session, backend[i]) for i in (nodes.get("contentDocumentIndex") or {}).get("index", [])]
+    owners += [(frame.parent, owner_id) for frame, _, owner_id in frames]
+    if not owners:
+        return {}
+
+    async def one(session: CDPSession, backend_id: int) -> tuple[Key, Insets] | None:
+        try:
+            model = (await session.send("DOM.getBoxModel", {"backendNodeId": backend_id}, timeout=5.0))["model"]
+        except (CDPError, KeyError):
+            return None
+        border, content = model["border"], model["content"]
+        insets = (content[0] - border[0], content[1] - border[1], border[4] - content[4], border[5] - content[5])
+        return (session.session_id, backend_id), insets
+
+    results = await asyncio.gather(*(one(session, backend_id) for session, backend_id in owners))
+    return dict(r for r in results if r is not None)
 
 
 async def _tab_summaries(browser: Browser, tab: Tab) -> list[TabSummary]:

@@ -46,8 +46,6 @@ class Document:
     bounds: list[list[float]]
     styles: list[list[int]]
     paint_order: list[int]
-    scroll_rects: list[list[float]]
-    client_rects: list[list[float]]
     input_value: dict[int, int]
     text_value: dict[int, int]
     checked: set[int]
@@ -116,16 +114,6 @@ def _rare_set(data: dict[str, Any] | None) -> set[int]:
     return set(data.get("index", [])) if data else set()
 
 
-async def capture(session: CDPSession, *, timeout: float = 30.0) -> list[Document]:
-    """All documents `session`'s process renders for its frame, top document first."""
-    reply = await session.send(
-        "DOMSnapshot.captureSnapshot",
-        {"computedStyles": STYLES, "includeDOMRects": True, "includePaintOrder": True},
-        timeout=timeout,
-    )
-    return decode(reply, session)
-
-
 def decode(reply: dict[str, Any], session: CDPSession) -> list[Document]:
     strings: list[str] = reply["strings"]
     documents = [_decode_document(raw, strings, session) for raw in reply["documents"]]
@@ -168,8 +156,6 @@ def _decode_document(raw: dict[str, Any], strings: list[str], session: CDPSessio
         bounds=layout["bounds"],
         styles=layout["styles"],
         paint_order=layout.get("paintOrders") or [0] * len(layout["nodeIndex"]),
-        scroll_rects=layout.get("scrollRects") or [],
-        client_rects=layout.get("clientRects") or [],
         input_value=_rare_strings(nodes.get("inputValue")),
         text_value=_rare_strings(nodes.get("textValue")),
         checked=_rare_set(nodes.get("inputChecked")),

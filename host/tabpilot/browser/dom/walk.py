@@ -29,6 +29,8 @@ FrameResolver = Callable[[Document, int], "Document | None"]
 # An element that covers half the viewport or more with nothing but a click listener is a delegating
 # container (React attaches its listeners to the root), not a button.
 DELEGATE_AREA_SHARE = 0.5
+Insets = tuple[float, float, float, float]  # left, top, right, bottom
+DEFAULT_FRAME_INSETS: Insets = (2.0, 2.0, 2.0, 2.0)  # an <iframe>'s default border
 # Subtrees this far (CSS px) beyond the viewport are only counted, not read.
 SKIP_MARGIN = 200
 
@@ -87,9 +89,12 @@ def intersect(a: Rect, b: Rect) -> Rect | None:
 
 
 class Walker:
-    def __init__(self, viewport: Rect, frame_document: FrameResolver) -> None:
+    def __init__(self, viewport: Rect, frame_document: FrameResolver,
+                 frame_insets: dict[tuple[str | None, int], Insets] | None = None) -> None:
         self.viewport = viewport  # in top-document coordinates
         self.frame_document = frame_document
+        # (session id, backendNodeId) of an <iframe> -> its border + padding (where its document starts)
+        self.frame_insets = frame_insets or {}
         self.result = WalkResult()
         self._buffer: list[str] = []
         self._prefix = ""
@@ -242,7 +247,7 @@ class Walker:
                     role = "clickable"  # a label's click goes to its control, which is offered itself
                 if role is None and pointer and not top.pointer:
                     role = "clickable"
-                scroll = _scroll_extent(document, layout, style)
+                scroll = _scroll_extent(document, node, layout, style)
                 if role is None and scroll is not None:
                     role = "scrollable"
             found: Found | None = None
@@ -274,7 +279,7 @@ class Walker:
             if tag == "iframe":
                 child = self.frame_document(document, node)
                 if child is not None:
-                    self._enter_frame(document, node, child, layout, rect, top, hidden_here, found)
+                    self._enter_frame(document, node, child, rect, top, hidden_here, found)
                 node = end + 1
                 continue
             if tag == "img" and not hidden_here and (top.sink is not None or found is not None):
@@ -329,12 +334,11 @@ class Walker:
         else:
             self.result.below += count
 
-    def _enter_frame(self, parent: Document, node: int, child: Document, layout: int, rect: Rect,
+    def _enter_frame(self, parent: Document, node: int, child: Document, rect: Rect,
                      top: _Frame, hidden: bool, found: Found | None) -> None:
-        client = parent.client_rects[layout] if layout < len(parent.client_rects) else []
-        left, top_border = (client[0], client[1]) if len(client) >= 2 else (0.0, 0.0)
-        width, height = (client[2], client[3]) if len(client) >= 4 else (rect[2], rect[3])
-        content = (rect[0] + left, rect[1] + top_border, width, height)
+        key = (parent.session.session_id, parent.backend_id[node])
+        left, top_inset, right, bottom = self.frame_insets.get(key, DEFAULT_FRAME_INSETS)
+        content = (rect[0] + left, rect[1] + top_inset, rect[2] - left - right, rect[3] - top_inset - bottom)
         child.offset = (content[0] - child.scroll_x, content[1] - child.scroll_y)
         child.owner = (parent, node)
         clip = intersect(top.clip, content)
@@ -355,27 +359,29 @@ def _clips(strings: list[str], style: list[int]) -> bool:
     )
 
 
-def _scroll_extent(document: Document, layout: int, style: list[int]) -> tuple[int, int, int, int] | None:
-    """(px above, below, left, right) for a container the user can scroll, else None."""
-    if len(style) <= OVERFLOW_Y or layout >= len(document.scroll_rects):
+def _scroll_extent(document: Document, node: int, layout: int, style: list[int]) -> tuple[int, int, int, int] | None:
+    """(px above, below, left, right) for a container the user can scroll, else None.
+
+    Measured from where its content is laid out relative to its box (DOM rects would say it to the
+    pixel, but asking Chromium for them doubles the snapshot's cost): exact up to the box's border."""
+    if len(style) <= OVERFLOW_Y:
         return None
     strings = document.strings
     scrolls_y = strings[style[OVERFLOW_Y]] in rules.SCROLLING_OVERFLOW
     scrolls_x = strings[style[OVERFLOW_X]] in rules.SCROLLING_OVERFLOW
     if not (scrolls_x or scrolls_y):
         return None
-    scroll_rect = document.scroll_rects[layout]
-    client = document.client_rects[layout]
-    if len(scroll_rect) < 4 or len(client) < 4:
+    content = _descendant_box(document, node, 0.0, 0.0)
+    if content is None:
         return None
-    left, top, full_width, full_height = scroll_rect
-    view_width, view_height = client[2], client[3]
+    x, y, w, h = document.bounds[layout]
+    cx, cy, cw, ch = content
     above = below = before = after = 0
-    if scrolls_y and full_height > view_height + 1:
-        above, below = round(top), round(max(0.0, full_height - view_height - top))
-    if scrolls_x and full_width > view_width + 1:
-        before, after = round(left), round(max(0.0, full_width - view_width - left))
-    if above == below == before == after == 0:
+    if scrolls_y:
+        above, below = round(max(0.0, y - cy)), round(max(0.0, cy + ch - (y + h)))
+    if scrolls_x:
+        before, after = round(max(0.0, x - cx)), round(max(0.0, cx + cw - (x + w)))
+    if above <= 1 and below <= 1 and before <= 1 and after <= 1:
         return None
     return (above, below, before, after)
 

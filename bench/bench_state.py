@@ -1,0 +1,91 @@
+"""Browser-state figures: extraction time and tokens on a medium (~2.5k nodes) and a large (~20k) page.
+
+    .venv/bin/python bench/bench_state.py [--runs 9]
+
+Serves tests/fixtures/pages on 127.0.0.1, launches a headless Chromium, and for each page prints the
+median (and min/max) of `get_state` after a warm-up, split into the browser side (`read_page`: the
+snapshot and its JSON) and the Python side (`build_state`), plus the o200k token count of the text.
+Targets: medium < 50 ms, large < 400 ms. Prints numbers; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import http.server
+import os
+import statistics
+import threading
+import time
+from pathlib import Path
+
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.state import build_state, get_state, read_page
+
+PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
+CASES = [("medium", "state_medium.html", 50), ("large", "state_table.html", 400)]
+COUNT_NODES = "(function count(n) { let k = 1; for (const c of n.childNodes) k += count(c); return k; })(document)"
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _tokens(text: str) -> int | None:
+    try:
+        import quicktok
+    except ImportError:
+        return None
+    return len(quicktok.get_encoding("o200k_base").encode(text))
+
+
+def _ms(values: list[float]) -> str:
+    return f"median {statistics.median(values):7.1f} ms  (min {min(values):.1f}, max {max(values):.1f})"
+
+
+async def bench(runs: int) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(PAGES)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    browser = await Browser.launch(headless=True)
+    try:
+        print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
+        for label, page, target in CASES:
+            tab = await browser.current_tab()
+            await tab.navigate(f"http://127.0.0.1:{server.server_address[1]}/{page}")
+            nodes = await tab.evaluate(COUNT_NODES)
+            state = await get_state(browser, tab)  # warm-up (also attaches frame tracking)
+            totals, reads, builds = [], [], []
+            for _ in range(runs):
+                started = time.perf_counter()
+                reading = await read_page(browser, tab)
+                read_done = time.perf_counter()
+                state = build_state(reading, state)
+                finished = time.perf_counter()
+                totals.append((finished - started) * 1000)
+                reads.append((read_done - started) * 1000)
+                builds.append((finished - read_done) * 1000)
+            tokens = _tokens(state.text)
+            verdict = "OK" if statistics.median(totals) < target else "ABOVE TARGET"
+            print(f"\n{label}: {page}, {nodes} DOM nodes, {len(state.elements)} elements listed, "
+                  f"{len(state.text)} chars, {tokens if tokens is not None else '?'} tokens (o200k)")
+            print(f"  get_state   {_ms(totals)}   target < {target} ms: {verdict}")
+            print(f"  browser     {_ms(reads)}   (snapshot in Chromium + transfer + JSON decode)")
+            print(f"  python      {_ms(builds)}   (decode arrays, walk, render)")
+        print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    finally:
+        await browser.close()
+        server.shutdown()
+        server.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9, help="measured runs per page after one warm-up (default 9)")
+    args = parser.parse_args()
+    asyncio.run(bench(max(7, args.runs)))
+
+
+if __name__ == "__main__":
+    main()
