@@ -386,3 +386,20 @@ async def test_a_user_takeover_is_recorded_and_shown_to_the_model(browser: Brows
     history = history_section(server.requests[1])
     assert "User took over control" in history and "typed 'Ada' into Your name" in history
     assert "I fixed the name" in history
+
+
+async def test_password_values_never_reach_the_model(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_login.html"))
+    replies = [
+        on_page(lambda b: {"input_text": {"index": index_of(b, "Password"), "text": "typed-secret-99"}}),
+        done("filled"),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server), config())
+        result = await agent.execute("look at the login form")
+    assert result.success
+    sent = json.dumps(server.requests)
+    assert "hunter2-saved-by-browser" not in sent  # the value the page held
+    # after typing one, the page state and the action's result do not show it either
+    assert "typed-secret-99" not in server.requests[1]["messages"][1]["content"].split("<browser_state>")[1]
+    assert "typed-secret-99" not in result.history[1].action.output
