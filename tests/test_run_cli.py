@@ -17,6 +17,7 @@ from agent_support import done, index_of, on_page
 
 from tabpilot.browser.browser import Browser
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.store.settings import Settings, save_settings
 from tabpilot.store.tasks import TaskStore
 
 pytestmark = [pytest.mark.browser]
@@ -24,9 +25,9 @@ pytestmark = [pytest.mark.browser]
 API_KEY = "sk-test-0123456789abcdefghijklmnop"
 
 
-def tabpilot(*args: str, home: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def tabpilot(*args: str, home: Path, timeout: float = 120, **extra_env: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1")
+    env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1", **extra_env)
     return subprocess.run(
         [sys.executable, "-m", "tabpilot", *args], env=env, capture_output=True, text=True, timeout=timeout
     )
@@ -43,10 +44,13 @@ def form_replies() -> list:
 
 
 def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> None:
+    # settings file < environment < flags: the file's base URL leads nowhere, the environment's is the model
+    settings = Settings(base_url="http://127.0.0.1:9/v1", model="scripted", api_key="sk-from-the-file-0000000000",
+                        max_steps=6)
+    save_settings(settings, tmp_path / "config" / "config.json")
     with ScriptedLLMServer(form_replies()) as server:
         proc = tabpilot("run", "Type Grace Hopper and grace@example.com", "--url", pages.url("agent_form.html"),
-                        "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY,
-                        "--max-steps", "6", home=tmp_path)
+                        "--api-key", API_KEY, home=tmp_path, OPENAI_BASE_URL=server.base_url)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "step 1 · type the name" in out and "step 2 · type the email" in out
@@ -55,6 +59,7 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     assert out.rstrip().endswith("✅ completed: Typed Grace's name and email")
     assert out.index("step 1") < out.index("step 2") < out.index("step 3")
     assert "Step 1 of 6" in server.requests[0]["messages"][1]["content"]
+    assert {k.lower(): v for k, v in server.headers[0].items()}["authorization"] == f"Bearer {API_KEY}"
 
     store = TaskStore(tmp_path / "data" / "tasks.sqlite3")
     [summary] = store.list_tasks()
