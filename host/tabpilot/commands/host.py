@@ -12,6 +12,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..native.stdio import main
+    from ..native.stdio import exit_now, main
 
-    return main(args.origin)
+    exit_now(main(args.origin))
+    return 0  # not reached

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -67,31 +68,37 @@ class NativeHost:
             "history.delete": self._history_delete,
         }
         self._warm = False
+        self._store_lock = threading.Lock()
 
     @property
     def store(self) -> Any:
         """The task record, opened on first use; a task left running by a host that died is then
         marked 'interrupted' (before anyone can read the history)."""
-        if self._store is None:
-            from ..store.tasks import TaskStore
+        with self._store_lock:
+            if self._store is None:
+                from ..store.tasks import TaskStore
 
-            self._store = TaskStore()
-            count = self._store.mark_interrupted()
-            if count:
-                log.info("marked %d task(s) interrupted", count)
+                store = TaskStore()
+                count = store.mark_interrupted()
+                if count:
+                    log.info("marked %d task(s) interrupted", count)
+                self._store = store
         return self._store
 
     def warm_up(self) -> None:
-        """Load what the first real request needs (message models, the task record)."""
-        if self._warm:
-            return
-        self._warm = True
-        from . import messages  # noqa: F401
+        """Load what the first real request needs (message models, the task record) in the
+        background, so the loop stays free to notice stdin closing meanwhile."""
+        if not self._warm:
+            self._warm = True
+            threading.Thread(target=self._load, name="warm-up", daemon=True).start()
 
+    def _load(self) -> None:
         try:
+            from . import messages  # noqa: F401
+
             self.store  # noqa: B018
         except Exception:
-            log.exception("could not open the task store")
+            log.exception("warming up failed")
 
     # --- out ------------------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
@@ -125,7 +132,7 @@ class NativeHost:
         if quick is not None:
             self.send(quick)
             if not self._warm:
-                asyncio.get_running_loop().call_later(0.01, self.warm_up)
+                self.warm_up()
             return
         from .messages import BadRequest, parse_incoming
 
@@ -173,12 +180,17 @@ class NativeHost:
             self.send(reply_ok(request.id, data))
 
     async def shutdown(self, timeout: float = 0.6) -> None:
-        """stdin closed: stop the running task (it stays recorded), answer nothing more."""
+        """stdin closed: stop the running task (it stays recorded), answer nothing more.
+
+        No reply can arrive any more, so the link closes first: whatever waits on the extension (a CDP
+        call, the final detach) fails at once instead of waiting out its timeout."""
+        self.peer.close("the extension disconnected")
         try:
             await asyncio.wait_for(self.tasks.shutdown(), timeout)
-        except (TimeoutError, Exception):
-            log.exception("task did not stop cleanly at shutdown")
-        self.peer.close("the extension disconnected")
+        except TimeoutError:
+            log.error("the running task did not stop within %.1f s of stdin closing", timeout)
+        except Exception:
+            log.exception("the running task did not stop cleanly")
         for task in list(self._request_tasks):
             task.cancel()
 

@@ -37,6 +37,15 @@ class RunningTask:
     browser: RelayBrowser | None = None
     runner: asyncio.Task[None] | None = None
     stopped_because: str | None = None
+    capture_raw: bool = False
+    secrets: tuple[str, ...] = ()
+
+    def outgoing(self, event: dict[str, Any]) -> dict[str, Any]:
+        """An event as the extension gets it: raw LLM I/O only with debug capture on (it holds page
+        text and the whole prompt), and no secret anywhere."""
+        from ..store.redact import scrub, without_raw
+
+        return scrub(event if self.capture_raw else without_raw(event), self.secrets)  # type: ignore[no-any-return]
 
     @property
     def finished(self) -> bool:
@@ -121,7 +130,14 @@ class TaskManager:
             url = None
         task_id = store.start_task(request.task, url=url, model=llm_config.model, source=request.source)
         agent = Agent(browser, LLMClient(llm_config), agent_config)
-        running = RunningTask(task_id=task_id, task=request.task, agent=agent, browser=browser)
+        running = RunningTask(
+            task_id=task_id,
+            task=request.task,
+            agent=agent,
+            browser=browser,
+            capture_raw=settings.debug_capture,
+            secrets=tuple(s for s in (llm_config.api_key, settings.api_key) if s),
+        )
         self.current = running
         agent.on("historychange", lambda event: self._on_event(running, event))
         agent.on("statuschange", lambda status: self._on_status(running, status))
@@ -137,6 +153,7 @@ class TaskManager:
         try:
             result = await agent.execute(task)
             result_wire = result.to_wire()
+            result_wire["history"] = [running.outgoing(e) for e in result_wire.get("history", [])]
         except asyncio.CancelledError:
             result_wire = {"success": False, "data": "Task stopped", "history": running.history}
             raise
@@ -172,12 +189,13 @@ class TaskManager:
     # --- what the agent reports -----------------------------------------------------------------
     def _on_event(self, running: RunningTask, event: Any) -> None:
         wire = event.to_wire()
-        running.history.append(wire)
         try:
             self.host.store.append_event(running.task_id, wire)
         except Exception:
             log.exception("could not record an event of task %s", running.task_id)
-        self._push({"type": "task.event", "taskId": running.task_id, "event": wire})
+        outgoing = running.outgoing(wire)
+        running.history.append(outgoing)
+        self._push({"type": "task.event", "taskId": running.task_id, "event": outgoing})
 
     def _on_status(self, running: RunningTask, status: str) -> None:
         running.status = status
@@ -186,7 +204,7 @@ class TaskManager:
         self._push({"type": "task.status", "taskId": running.task_id, "status": status})
 
     def _on_activity(self, running: RunningTask, activity: Any) -> None:
-        wire = activity.to_wire() if hasattr(activity, "to_wire") else dict(activity)
+        wire = running.outgoing(activity.to_wire() if hasattr(activity, "to_wire") else dict(activity))
         running.activity = wire
         self._push({"type": "task.activity", "taskId": running.task_id, "activity": wire})
 
