@@ -13,7 +13,29 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from e2e_support import Harness, start_connected_harness, wait_until
+from test_actions import (
+    tab,
+    test_alert_opened_by_click_is_accepted_and_reported,
+    test_click_covered_by_modal_is_retargeted_and_said,
+    test_click_inside_open_shadow_root,
+    test_click_is_trusted_and_scrolls_far_button_into_view,
+    test_click_that_navigates_waits_for_next_page,
+    test_enter_submits_form_and_waits_for_navigation,
+    test_link_to_new_tab_is_followed,
+    test_removed_element_is_stale,
+    test_same_origin_iframe_click,
+    test_scroll_page_by_pages_and_pixels_and_report_the_rest,
+    test_send_keys_combinations_reach_page,
+)
+from test_actions_tabs import test_go_to_url_and_back
 from test_cdp import test_flattened_session_and_several_handlers_per_event, test_per_call_timeout
+from test_state import (
+    test_current_values_selected_option_and_checked_state,
+    test_native_aria_pointer_listener_and_editable_elements_are_offered,
+    test_password_value_never_appears_anywhere,
+    test_same_site_and_cross_site_iframes,
+    test_tabs_and_json_shape,
+)
 
 from tabpilot.browser.browser import Browser
 from tabpilot.cdp import CDPError
@@ -22,9 +44,30 @@ from tabpilot.native.relay import RelayBrowser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-__all__ = [  # browser-layer tests collected again here, over the relay
+# Browser-layer tests collected again here, unchanged, over the relay (with their own `tab` fixture).
+# Left out: the ones whose helpers use browser-level Target.* calls (the relay has no browser session by
+# design), and data: URLs (chrome.debugger may not navigate a tab to one).
+__all__ = [
+    "tab",
+    "test_alert_opened_by_click_is_accepted_and_reported",
+    "test_click_covered_by_modal_is_retargeted_and_said",
+    "test_click_inside_open_shadow_root",
+    "test_click_is_trusted_and_scrolls_far_button_into_view",
+    "test_click_that_navigates_waits_for_next_page",
+    "test_current_values_selected_option_and_checked_state",
+    "test_enter_submits_form_and_waits_for_navigation",
     "test_flattened_session_and_several_handlers_per_event",
+    "test_go_to_url_and_back",
+    "test_link_to_new_tab_is_followed",
+    "test_native_aria_pointer_listener_and_editable_elements_are_offered",
+    "test_password_value_never_appears_anywhere",
     "test_per_call_timeout",
+    "test_removed_element_is_stale",
+    "test_same_origin_iframe_click",
+    "test_same_site_and_cross_site_iframes",
+    "test_scroll_page_by_pages_and_pixels_and_report_the_rest",
+    "test_send_keys_combinations_reach_page",
+    "test_tabs_and_json_shape",
 ]
 
 
