@@ -123,7 +123,7 @@ async def test_a_second_execute_while_running_is_refused(browser: Browser, pages
 async def test_transport_failures_are_retried_and_recorded(browser: Browser, pages) -> None:
     await browser.new_tab(pages.url("agent_form.html"))
     replies = [
-        Delay(3, then=done("too late")),  # longer than the client's timeout
+        Delay(6, then=done("too late")),  # longer than the client's timeout
         HTTPError(429, "slow down", retry_after="0.1"),
         HTTPError(500, "upstream exploded"),
         Garbage(),
@@ -131,7 +131,7 @@ async def test_transport_failures_are_retried_and_recorded(browser: Browser, pag
     ]
     retrying: list[tuple[int, int]] = []
     with ScriptedLLMServer(replies) as server:
-        agent = Agent(browser, llm(server, timeout=1.0, max_retries=4), config())
+        agent = Agent(browser, llm(server, timeout=2.0, max_retries=4), config())
         agent.on("activity", lambda a: a.type == "retrying" and retrying.append((a.attempt, a.max_attempts)))
         result = await agent.execute("finish")
     assert result.success and result.data == "made it"
