@@ -15,7 +15,7 @@ from ..cdp import CDPError, CDPSession
 from .browser import Browser
 from .dom import render
 from .dom.snapshot import STYLES, Document, decode
-from .dom.walk import Found, Insets, TextLine, Walker
+from .dom.walk import Found, Insets, MixedLine, TextLine, Walker
 from .elements import ElementRef
 from .errors import BrowserError
 from .tab import FrameTarget, Tab
@@ -157,25 +157,29 @@ def build_state(
     indices: dict[Key, int] = dict(previous.indices) if same_document and previous else {}
     next_index = max(indices.values(), default=0) + 1
     elements: dict[int, ElementRef] = {}
-    refs_by_key: dict[Key, ElementRef] = {}
     lines: list[str] = []
-    for item in items:
-        if isinstance(item, TextLine):
-            lines.append("\t" * item.depth + item.text)
-            continue
-        key = item.key
+
+    def offer(found: Found, inline: bool = False) -> str:
+        """Index `found` (keeping the index it had), make its ElementRef, return its markup."""
+        nonlocal next_index
+        key = found.key
         if key not in indices:
             indices[key] = next_index
             next_index += 1
         index = indices[key]
-        if index in elements:  # the same node reached twice (cannot happen in a tree; be safe)
-            continue
         is_new = same_document and previous is not None and key not in previous.seen
-        shown = render.shown_attributes(item, top.url)
-        lines.append(render.element_line(item, index, is_new, shown))
-        ref = _element_ref(item, index, is_new, shown, scroll_x, scroll_y, refs_by_key)
-        elements[index] = ref
-        refs_by_key[key] = ref
+        shown = render.shown_attributes(found, top.url)
+        elements[index] = _element_ref(found, index, is_new, shown, scroll_x, scroll_y)
+        return render.element_line(found, index, is_new, shown, inline=inline)
+
+    for item in items:
+        if isinstance(item, TextLine):
+            lines.append("\t" * item.depth + item.text)
+        elif isinstance(item, MixedLine):
+            text = "".join(offer(part, inline=True) if isinstance(part, Found) else part for part in item.parts)
+            lines.append("\t" * item.depth + item.prefix + " ".join(text.split()).strip("| "))
+        else:
+            lines.append("\t" * item.depth + offer(item))
 
     page_width, page_height = int(top.content_width), int(top.content_height)
     above = max(0, int(scroll_y))
@@ -270,8 +274,8 @@ async def _tab_summaries(browser: Browser, tab: Tab) -> list[TabSummary]:
     ]
 
 
-def _element_ref(found: Found, index: int, is_new: bool, shown: dict[str, str], scroll_x: float, scroll_y: float,
-                 refs_by_key: dict[Key, ElementRef]) -> ElementRef:
+def _element_ref(found: Found, index: int, is_new: bool, shown: dict[str, str], scroll_x: float,
+                 scroll_y: float) -> ElementRef:
     x, y, w, h = found.rect
     return ElementRef(
         index=index,

@@ -7,7 +7,7 @@ the document's base layer can cover anything, so on ordinary pages the index sta
 
 from __future__ import annotations
 
-from .snapshot import POINTER_EVENTS, VISIBILITY, Document, Rect
+from .snapshot import ELEMENT_NODE, POINTER_EVENTS, VISIBILITY, Document, Rect
 
 CELL = 128
 
@@ -22,14 +22,12 @@ class Occluders:
         paint = document.paint_order
         if not paint:
             return
-        base = min(paint)
+        base = _base_layer(document)
         styles = document.styles
         bounds = document.bounds
         none_id = document.string_id("none")
         hidden_ids = {document.string_id("hidden"), document.string_id("collapse")} - {-1}
-        for layout, order in enumerate(paint):
-            if order <= base:
-                continue
+        for layout in [i for i, order in enumerate(paint) if order > base]:
             style = styles[layout]
             if (len(style) > POINTER_EVENTS and style[POINTER_EVENTS] == none_id) or (
                 len(style) > VISIBILITY and style[VISIBILITY] in hidden_ids
@@ -64,3 +62,11 @@ class Occluders:
                 return True
         return False
 
+
+def _base_layer(document: Document) -> int:
+    """The paint order of the root element's layer: what ordinary content is painted with."""
+    for node, kind in enumerate(document.node_type):
+        if kind == ELEMENT_NODE:
+            layout = document.layout_of[node]
+            return document.paint_order[layout] if layout >= 0 else min(document.paint_order)
+    return min(document.paint_order)

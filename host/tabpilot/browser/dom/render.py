@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from . import rules
 from .snapshot import Document
-from .walk import Found, TextLine
+from .walk import Found, Item, TextLine
 
 SYNTHETIC_ROLES = frozenset({"clickable", "focusable", "scrollable", "textbox"})
 FLAGS = frozenset({"disabled", "filled"})
 NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image", "color", "range"})
 
 
-def merge_single_lines(items: list[Found | TextLine]) -> list[Found | TextLine]:
+def merge_single_lines(items: list[Item]) -> list[Item]:
     """A container element followed by exactly one line of its own text reads better as one line:
     `[5]<div>Save` instead of `[5]<div>` + an indented `Save`."""
-    merged: list[Found | TextLine] = []
+    merged: list[Item] = []
     i = 0
     while i < len(items):
         item = items[i]
@@ -161,9 +161,12 @@ def _other_site(href: str, page_url: str) -> bool:
     return bool(short) and not short.startswith("/")  # type: ignore[union-attr]
 
 
-def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, str]) -> str:
+def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, str], *, inline: bool = False) -> str:
+    """`[12]<a href=/x>Name` on a line of its own; `[12]<a href=/x>Name</a>` inside running text."""
     parts = "".join(f" {k}" if k in FLAGS and v == "true" else f" {k}={rules.quote(v)}"
                     for k, v in attributes.items())
     name = rules.shorten(element_text(found), rules.NAME_LIMIT) if found.named_by_text else ""
     marker = "*" if is_new else ""
-    return f"{chr(9) * found.depth}{marker}[{index}]<{found.tag}{parts}>{name}"
+    if inline:
+        return f" {marker}[{index}]<{found.tag}{parts}>{name}</{found.tag}>"
+    return f"{marker}[{index}]<{found.tag}{parts}>{name}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 NATIVE_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
 INTERACTIVE_ROLES = frozenset({
@@ -72,7 +72,7 @@ def short_href(href: str, page_url: str) -> str | None:
     if not href or href.startswith(("javascript:", "#")):
         return None
     try:
-        target, page = urlsplit(href), urlsplit(page_url)
+        target, page = urlsplit(urljoin(page_url, href)), urlsplit(page_url)
     except ValueError:
         return shorten(href, ATTRIBUTE_LIMIT)
     if target.scheme in ("mailto", "tel"):

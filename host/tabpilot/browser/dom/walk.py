@@ -62,8 +62,20 @@ class TextLine:
 
 
 @dataclass
+class MixedLine:
+    """Running text with elements inside it, e.g. a paragraph with links."""
+
+    parts: list[str | Found]
+    depth: int
+    prefix: str = ""
+
+
+Item = Found | TextLine | MixedLine
+
+
+@dataclass
 class WalkResult:
-    items: list[Found | TextLine] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
     above: int = 0  # interactive elements above the viewport
     below: int = 0
     seen: set[tuple[str | None, int]] = field(default_factory=set)  # every interactive element's key
@@ -96,7 +108,7 @@ class Walker:
         # (session id, backendNodeId) of an <iframe> -> its border + padding (where its document starts)
         self.frame_insets = frame_insets or {}
         self.result = WalkResult()
-        self._buffer: list[str] = []
+        self._buffer: list[str | Found] = []
         self._prefix = ""
         self._buffer_depth = 0
         self._last_line = ""
@@ -104,8 +116,10 @@ class Walker:
 
     # --- text ----------------------------------------------------------------------------------
     def _flush(self) -> None:
-        if self._buffer:
-            text = " ".join("".join(self._buffer).split())
+        if any(isinstance(part, Found) for part in self._buffer):
+            self._flush_mixed()
+        elif self._buffer:
+            text = " ".join("".join(self._buffer).split())  # type: ignore[arg-type]
             self._buffer.clear()
             if text and text != "|":
                 text = text.strip("| ").strip()
@@ -113,6 +127,17 @@ class Walker:
                     self.result.items.append(TextLine(self._prefix + rules.shorten(text, rules.TEXT_LINE_LIMIT),
                                                       self._buffer_depth))
                     self._last_line = text
+        self._prefix = ""
+
+    def _flush_mixed(self) -> None:
+        parts = self._buffer[:]
+        self._buffer.clear()
+        found = [part for part in parts if isinstance(part, Found)]
+        if len(found) == 1 and all(isinstance(p, Found) or not p.strip() for p in parts):
+            self.result.items.append(found[0])  # a line of its own after all: shown as one
+        else:
+            self.result.items.append(MixedLine(parts, self._buffer_depth, self._prefix))
+        self._last_line = ""
         self._prefix = ""
 
     # --- covering --------------------------------------------------------------------------------
@@ -235,6 +260,21 @@ class Walker:
             display = strings[style[DISPLAY]] if style and style[DISPLAY] >= 0 else ""
             rect = (x + ox, y + oy, w, h)
 
+            # --- where it stands in the text ---
+            block = display not in rules.INLINE_DISPLAYS
+            if display == "table-cell":
+                block = False
+                if self._buffer:
+                    self._buffer.append(" | ")
+            elif block:
+                self._flush()
+            elif self._buffer and tag not in rules.PHRASING_TAGS:
+                self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> are two words
+            if tag in rules.HEADINGS and not hidden_here:
+                self._flush()
+                self._prefix = rules.HEADINGS[tag]
+                block = True
+
             # --- is it something a person can use? ---
             role: str | None = None
             scroll: tuple[int, int, int, int] | None = None
@@ -265,12 +305,17 @@ class Walker:
                         elif box[1] >= vy + vh:
                             self.result.below += 1
                 elif self._reachable(document, node, visible):
-                    self._flush()
                     named_by_text = (tag in rules.NAMED_BY_TEXT_TAGS or role in rules.NAMED_BY_TEXT_ROLES) \
                         and scroll is None
                     found = Found(document, node, tag, role, attrs, visible, top.depth, named_by_text,
                                   scroll=scroll)
-                    self.result.items.append(found)
+                    if named_by_text and display == "inline" and top.sink is None:
+                        if not self._buffer:  # a link in running text stays in its sentence
+                            self._buffer_depth = top.depth
+                        self._buffer.append(found)
+                    else:
+                        self._flush()
+                        self.result.items.append(found)
 
             # --- its content ---
             if tag in rules.OPAQUE_TAGS or (invisible and tag == "iframe"):
@@ -286,19 +331,6 @@ class Walker:
                 alt = (attrs if attrs is not None else document.attrs(node)).get("alt", "")
                 if alt:
                     (found or top.sink).text.append(" " + alt + " ")  # type: ignore[union-attr]
-            block = display not in rules.INLINE_DISPLAYS
-            if display == "table-cell":
-                block = False
-                if self._buffer:
-                    self._buffer.append(" | ")
-            elif block:
-                self._flush()
-            elif self._buffer and tag not in rules.PHRASING_TAGS:
-                self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> are two words
-            if tag in rules.HEADINGS and not hidden_here:
-                self._flush()
-                self._prefix = rules.HEADINGS[tag]
-                block = True
             if end > node:
                 clip = top.clip
                 if tag not in ("html", "body") and _clips(strings, style):
