@@ -5,7 +5,8 @@ Every request the extension sends is answered exactly once; anything it cannot u
 so a long one (a task starting, a CDP call) never holds up the frames behind it.
 
 Chromium spawns the host on demand and waits for it, so `hello` and `ping` are answered before
-pydantic and the message models are loaded (they load right after, while the extension is idle).
+pydantic and the message models are loaded; those, the task record, the agent and openai load right
+after in a background thread, while the user is still typing a task.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -93,10 +95,16 @@ class NativeHost:
             threading.Thread(target=self._load, name="warm-up", daemon=True).start()
 
     def _load(self) -> None:
+        time.sleep(0.05)  # let the writer thread send the first reply before imports hog the GIL
         try:
             from . import messages  # noqa: F401
 
             self.store  # noqa: B018
+            # The agent and openai take seconds to import on a busy machine: load them while the
+            # user is still typing the first task, not after they pressed Run.
+            import openai  # noqa: F401
+
+            from ..agent import loop  # noqa: F401
         except Exception:
             log.exception("warming up failed")
 
