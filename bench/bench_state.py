@@ -41,6 +41,26 @@ def _tokens(text: str) -> int | None:
     return len(quicktok.get_encoding("o200k_base").encode(text))
 
 
+def _browser_cpu_ms(browser: Browser) -> float:
+    """CPU time used so far by every process of the launched browser (Linux /proc; 0 elsewhere). Unlike
+    wall time it barely depends on what else the machine is doing."""
+    if browser.launched is None or not os.path.isdir("/proc"):
+        return 0.0
+    group = os.getpgid(browser.launched.process.pid)
+    ticks = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def _ms(values: list[float]) -> str:
     return f"median {statistics.median(values):7.1f} ms  (min {min(values):.1f}, max {max(values):.1f})"
 
@@ -51,18 +71,29 @@ async def bench(runs: int) -> None:
     browser = await Browser.launch(headless=True)
     try:
         print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
+        tab = await browser.current_tab()
+        pings = []
+        for _ in range(20):
+            started = time.perf_counter()
+            await tab.evaluate("1")
+            pings.append((time.perf_counter() - started) * 1000)
+        print(f"baseline: Runtime.evaluate('1') round trip median {statistics.median(pings):.2f} ms "
+              "(well under 1 ms on an idle machine; far more means the figures below are inflated by load)")
         for label, page, target in CASES:
             tab = await browser.current_tab()
             await tab.navigate(f"http://127.0.0.1:{server.server_address[1]}/{page}")
             nodes = await tab.evaluate(COUNT_NODES)
             state = await get_state(browser, tab)  # warm-up (also attaches frame tracking)
-            totals, reads, builds = [], [], []
+            totals, reads, builds, chromium_cpu, python_cpu = [], [], [], [], []
             for _ in range(runs):
+                cpu_before, own_before = _browser_cpu_ms(browser), time.process_time()
                 started = time.perf_counter()
                 reading = await read_page(browser, tab)
                 read_done = time.perf_counter()
                 state = build_state(reading, state)
                 finished = time.perf_counter()
+                chromium_cpu.append(_browser_cpu_ms(browser) - cpu_before)
+                python_cpu.append((time.process_time() - own_before) * 1000)
                 totals.append((finished - started) * 1000)
                 reads.append((read_done - started) * 1000)
                 builds.append((finished - read_done) * 1000)
@@ -73,6 +104,8 @@ async def bench(runs: int) -> None:
             print(f"  get_state   {_ms(totals)}   target < {target} ms: {verdict}")
             print(f"  browser     {_ms(reads)}   (snapshot in Chromium + transfer + JSON decode)")
             print(f"  python      {_ms(builds)}   (decode arrays, walk, render)")
+            print(f"  cpu time    Chromium median {statistics.median(chromium_cpu):.0f} ms, this process "
+                  f"{statistics.median(python_cpu):.0f} ms (incl. the snapshot's JSON decode)")
         print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         await browser.close()
