@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,10 @@ from .tab import Tab
 
 NEW_TAB_WAIT = 10.0
 LOAD_WAIT = 15.0
+# After trusted input, how long a navigation or new window has to show itself before the page counts as
+# settled. Links and form submissions announce themselves within a few ms (measured: ~3 ms).
+SETTLE_GRACE = 0.1
+NAVIGATION_START_WAIT = 2.0
 RESULT_LIMIT = 2000
 
 
@@ -43,13 +47,16 @@ def element_at(elements: Mapping[int, ElementRef], index: int) -> ElementRef:
 
 # --- watching what an action sets off ---------------------------------------------------------------
 class _Aftermath:
-    """Dialogs the page opened and tabs it opened while an action ran."""
+    """What the page did in response to an action: dialogs, navigations, windows it opened."""
 
     def __init__(self) -> None:
         self.dialogs: list[str] = []
         self.window_opened = False
+        self.navigation_requested = False
         self.load_started = False
+        self.moved_within_page = False
         self.load_finished = asyncio.Event()
+        self.changed = asyncio.Event()  # set on every event above, to wake whoever waits
 
     def notes(self) -> str:
         return "".join(f" {d}" for d in self.dialogs)
@@ -57,7 +64,7 @@ class _Aftermath:
 
 @asynccontextmanager
 async def _watch(browser: Browser, tab: Tab):
-    """Accept JavaScript dialogs (they would block the page) and notice windows the page opens."""
+    """Accept JavaScript dialogs (they would block the page) and notice navigations and new windows."""
     aftermath = _Aftermath()
 
     async def on_dialog(params: dict[str, Any]) -> None:
@@ -73,23 +80,34 @@ async def _watch(browser: Browser, tab: Tab):
                 "beforeunload": "a 'leave page?' question"}.get(kind, "a dialog")
         aftermath.dialogs.append(f"The page showed {what} saying '{message}', which was accepted.")
 
-    def on_window_open(params: dict[str, Any]) -> None:
+    def main_frame(handler: Callable[[], None]) -> Callable[[dict[str, Any]], None]:
+        def on_event(params: dict[str, Any]) -> None:
+            if params.get("frameId") == tab.main_frame_id:
+                handler()
+                aftermath.changed.set()
+        return on_event
+
+    def window_opened(params: dict[str, Any]) -> None:
         aftermath.window_opened = True
+        aftermath.changed.set()
 
-    def on_load_started(params: dict[str, Any]) -> None:
-        if params.get("frameId") == tab.main_frame_id:
-            aftermath.load_started = True
-            aftermath.load_finished.clear()
+    def requested() -> None:
+        aftermath.navigation_requested = True
 
-    def on_load_stopped(params: dict[str, Any]) -> None:
-        if params.get("frameId") == tab.main_frame_id:
-            aftermath.load_finished.set()
+    def started() -> None:
+        aftermath.load_started = True
+        aftermath.load_finished.clear()
 
-    handlers = {
+    def within_page() -> None:
+        aftermath.moved_within_page = True
+
+    handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
         "Page.javascriptDialogOpening": on_dialog,
-        "Page.windowOpen": on_window_open,
-        "Page.frameStartedLoading": on_load_started,
-        "Page.frameStoppedLoading": on_load_stopped,
+        "Page.windowOpen": window_opened,
+        "Page.frameRequestedNavigation": main_frame(requested),
+        "Page.frameStartedLoading": main_frame(started),
+        "Page.frameStoppedLoading": main_frame(aftermath.load_finished.set),
+        "Page.navigatedWithinDocument": main_frame(within_page),
     }
     browser.drain_new_tab_events()
     for method, handler in handlers.items():
@@ -101,18 +119,37 @@ async def _watch(browser: Browser, tab: Tab):
             tab.session.off(method, handler)
 
 
+async def _wait(event: asyncio.Event, timeout: float) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            await event.wait()
+    except TimeoutError:
+        pass
+
+
+async def _settle(tab: Tab, aftermath: _Aftermath) -> None:
+    """Give a navigation the action set off a moment to show itself, then wait until it has loaded."""
+    await asyncio.sleep(SETTLE_GRACE)
+    if aftermath.navigation_requested and not (aftermath.load_started or aftermath.moved_within_page):
+        # asked for, not yet started (e.g. a form post on its way): give it a little longer
+        aftermath.changed.clear()
+        deadline = asyncio.get_running_loop().time() + NAVIGATION_START_WAIT
+        while not (aftermath.load_started or aftermath.moved_within_page or tab.closed):
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                break
+            await _wait(aftermath.changed, remaining)
+            aftermath.changed.clear()
+    if aftermath.load_started and not tab.closed:
+        await _wait(aftermath.load_finished, LOAD_WAIT)  # still loading after that: a slow page is still a page
+        await tab.wait_for_load(timeout=5)
+
+
 async def _after_input(browser: Browser, tab: Tab, aftermath: _Aftermath) -> str:
     """Wait for a navigation the action started; follow a tab it opened. Returns what to tell the model."""
     if not tab.closed:
-        await tab.settle()
-        if aftermath.load_started and not aftermath.load_finished.is_set():
-            # a navigation started by the action that the tab's own bookkeeping may have missed
-            try:
-                async with asyncio.timeout(LOAD_WAIT):
-                    await aftermath.load_finished.wait()
-            except TimeoutError:
-                pass  # still loading: a slow page is still a page the agent can look at
-    info = await browser.wait_for_new_tab(timeout=NEW_TAB_WAIT if aftermath.window_opened else 0.05)
+        await _settle(tab, aftermath)
+    info = await browser.wait_for_new_tab(timeout=NEW_TAB_WAIT if aftermath.window_opened else 0.01)
     note = aftermath.notes()
     if info is None:
         if tab.closed:
@@ -270,11 +307,12 @@ async def select_option(browser: Browser, tab: Tab, element: ElementRef, text: s
     object_id = await resolve(tab, element)
     kind = await call(tab, element, object_id, scripts.CHOICE_KIND)
     if kind == "native":
-        outcome = await call(tab, element, object_id, scripts.SELECT_NATIVE_OPTION, text)
-        if not outcome["ok"]:
-            raise ActionError(f"Cannot choose '{shorten(text)}' in {describe(element)}: {outcome['why']}.")
-        await tab.settle()
-        return f"Selected '{shorten(outcome['chosen'])}' in {describe(element)}."
+        async with _watch(browser, tab) as aftermath:
+            outcome = await call(tab, element, object_id, scripts.SELECT_NATIVE_OPTION, text)
+            if not outcome["ok"]:
+                raise ActionError(f"Cannot choose '{shorten(text)}' in {describe(element)}: {outcome['why']}.")
+            after = await _after_input(browser, tab, aftermath)
+        return f"Selected '{shorten(outcome['chosen'])}' in {describe(element)}." + after
     if kind == "none":
         raise ActionError(
             f"{describe(element)} is not a dropdown or list of options; click it instead, or choose a "
@@ -396,14 +434,15 @@ async def upload_file(browser: Browser, tab: Tab, element: ElementRef, paths: li
     target = await ref_for_object(tab, element, input_id) if input_id != object_id else element
     if len(files) > 1 and not await call(tab, target, input_id, "function() { return this.multiple; }"):
         raise ActionError(f"{describe(element)} takes only one file.")
-    await send(tab, target.session, "DOM.setFileInputFiles",
-               {"files": [str(f) for f in files], "backendNodeId": target.backend_node_id}, element=element)
-    count = await call(tab, target, input_id, "function() { return this.files.length; }")
-    if input_id != object_id:
-        await release(tab, element.session, input_id)
-    await tab.settle(navigation_grace=0.1)
+    async with _watch(browser, tab) as aftermath:
+        await send(tab, target.session, "DOM.setFileInputFiles",
+                   {"files": [str(f) for f in files], "backendNodeId": target.backend_node_id}, element=element)
+        count = await call(tab, target, input_id, "function() { return this.files.length; }")
+        if input_id != object_id:
+            await release(tab, element.session, input_id)
+        after = await _after_input(browser, tab, aftermath)  # some pages send the file as soon as it is chosen
     names = ", ".join(f"{f.name} ({_size(f.stat().st_size)})" for f in files)
-    return f"Attached {names} to {describe(element)}; it now holds {count} file{'s' if count != 1 else ''}."
+    return f"Attached {names} to {describe(element)}; it now holds {count} file{'s' if count != 1 else ''}." + after
 
 
 def _existing_files(paths: list[str]) -> list[Path]:
@@ -489,7 +528,7 @@ async def go_back(browser: Browser, tab: Tab) -> str:
     entry = history["entries"][index - 1]
     async with _watch(browser, tab) as aftermath:
         await send(tab, tab.session, "Page.navigateToHistoryEntry", {"entryId": entry["id"]})
-        await tab.settle()
+        await _settle(tab, aftermath)
         await tab.wait_for_load(timeout=15)
         note = aftermath.notes()
     return f"Went back to {await _safe_url(tab)} ('{shorten(await _safe_title(tab))}').{note}"
