@@ -28,6 +28,7 @@ from .prompts import system_prompt, user_prompt
 from .tools import Tool, ToolContext, assemble_tools
 from .types import (
     AgentStatus,
+    AnyEvent,
     ErrorActivity,
     ErrorEvent,
     ExecutedActivity,
@@ -77,7 +78,7 @@ class Agent(AsyncIOEventEmitter):
         self.config = config or AgentConfig()
         self.tools: dict[str, Tool] = assemble_tools(self.config)
         self.task = ""
-        self.history: list[Any] = []
+        self.history: list[AnyEvent] = []
         self.disposed = False
         self._status: AgentStatus = "idle"
         self._observations: list[str] = []
@@ -324,7 +325,7 @@ class Agent(AsyncIOEventEmitter):
         self._set_status(status)
         return ExecutionResult(success=success, data=data, history=list(self.history))
 
-    def _append(self, event: WireModel) -> None:
+    def _append(self, event: AnyEvent) -> None:
         self.history.append(event)
         self.emit("historychange", event)
 

@@ -8,15 +8,14 @@ summary. So the prompt at step 30 is about as long as at step 10. Retries and er
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from .types import StepEvent
+from .types import AnyEvent, StepEvent
 
 FULL_STEPS = 3
 LINE_STEPS = 6
 
 
-def render_history(history: Sequence[Any], *, full_steps: int = FULL_STEPS, line_steps: int = LINE_STEPS) -> str:
+def render_history(history: Sequence[AnyEvent], *, full_steps: int = FULL_STEPS, line_steps: int = LINE_STEPS) -> str:
     step_count = sum(1 for event in history if isinstance(event, StepEvent))
     first_full = step_count - full_steps
     first_line = first_full - line_steps

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from .memory import render_history
+from .types import AnyEvent
 
 LANGUAGE_NAMES = {"en-US": "English", "zh-CN": "中文 (Simplified Chinese)"}
 
@@ -91,7 +91,7 @@ def user_prompt(
     task: str,
     step_number: int,
     max_steps: int,
-    history: Sequence[Any],
+    history: Sequence[AnyEvent],
     page_text: str,
     system_instructions: str | None = None,
     page_instructions: str | None = None,

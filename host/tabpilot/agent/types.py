@@ -162,10 +162,8 @@ class ErrorEvent(WireModel):
         return None
 
 
-HistoricalEvent = Annotated[
-    StepEvent | ObservationEvent | UserTakeoverEvent | RetryEvent | ErrorEvent,
-    Field(discriminator="type"),
-]
+AnyEvent = StepEvent | ObservationEvent | UserTakeoverEvent | RetryEvent | ErrorEvent
+HistoricalEvent = Annotated[AnyEvent, Field(discriminator="type")]
 
 
 class ExecutionResult(WireModel):
@@ -178,7 +176,7 @@ _event_adapter: TypeAdapter[Any] = TypeAdapter(HistoricalEvent)
 _activity_adapter: TypeAdapter[Any] = TypeAdapter(AgentActivity)
 
 
-def parse_event(data: dict[str, Any]) -> StepEvent | ObservationEvent | UserTakeoverEvent | RetryEvent | ErrorEvent:
+def parse_event(data: dict[str, Any]) -> AnyEvent:
     """A HistoricalEvent from its wire JSON (e.g. a stored row)."""
     return _event_adapter.validate_python(data)
 
