@@ -1,0 +1,164 @@
+"""Extension relay figures: each leg of a CDP call through the real extension, and a step's browser work
+(page state + a scroll) over the relay against the same over the DevTools websocket, on a medium page.
+
+    .venv/bin/python bench/bench_relay.py [--runs 200]
+
+Launches headless Chromium with extension/ loaded and the host installed into a temporary profile
+(`tabpilot install --user-data-dir`), the host's test-only debug socket switched on, and measures:
+  - native messaging round trip, service worker ⇄ host (a framed ping, timed inside the worker)
+  - chrome.debugger round trip, service worker ⇄ page (Runtime.evaluate "1", timed inside the worker)
+  - the whole relay path from Python: RelayBrowser → debug socket → host → extension → chrome.debugger
+    (this one includes the debug socket's extra loopback websocket hop, which real tasks don't have)
+  - the DevTools websocket for comparison
+  - a step's browser work (get_state + scroll one page) on state_medium.html, relay vs websocket.
+Target for the step overhead over the relay: < 150 ms. Prints numbers; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import http.server
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from e2e_support import QuietHandler, start_connected_harness  # noqa: E402
+
+from tabpilot.browser import actions  # noqa: E402
+from tabpilot.browser.browser import Browser  # noqa: E402
+from tabpilot.browser.launcher import find_browser  # noqa: E402
+from tabpilot.browser.state import get_state  # noqa: E402
+from tabpilot.browser.tab import Tab  # noqa: E402
+from tabpilot.native.debug import PORT_ENV, DebugLink  # noqa: E402
+from tabpilot.native.relay import RelayBrowser  # noqa: E402
+
+PAGES = ROOT / "tests" / "fixtures" / "pages"
+MEDIUM_PAGE = "state_medium.html"
+STEP_TARGET_MS = 150.0
+
+
+def _ms(values: list[float]) -> str:
+    median, low, high = statistics.median(values), min(values), max(values)
+    return f"median {median:7.2f} ms  (min {low:.2f}, max {high:.2f}, n={len(values)})"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _round_trips(tab: Tab, runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        await tab.session.send("Runtime.evaluate", {"expression": "1", "returnByValue": True})
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+async def _step_work(
+    sides: dict[str, tuple[Browser, Tab]], runs: int
+) -> dict[str, tuple[list[float], list[float], list[float]]]:
+    """(whole, get_state, scroll) milliseconds per step for each side, the sides taking turns so that
+    load from elsewhere on the machine falls on both alike."""
+    states = {name: await get_state(browser, tab) for name, (browser, tab) in sides.items()}  # warm-up
+    out: dict[str, tuple[list[float], list[float], list[float]]] = {name: ([], [], []) for name in sides}
+    for i in range(runs):
+        for name, (browser, tab) in sides.items():
+            started = time.perf_counter()
+            states[name] = await get_state(browser, tab, states[name])
+            read = time.perf_counter()
+            await actions.scroll(browser, tab, down=i % 2 == 0, num_pages=1)
+            done = time.perf_counter()
+            whole, reading, scrolling = out[name]
+            whole.append((done - started) * 1000)
+            reading.append((read - started) * 1000)
+            scrolling.append((done - read) * 1000)
+    return out
+
+
+async def bench(runs: int) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(PAGES)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    page_url = f"http://127.0.0.1:{server.server_address[1]}/{MEDIUM_PAGE}"
+    port = _free_port()
+    base = Path(tempfile.mkdtemp(prefix="tabpilot-bench-relay-"))
+    harness = await start_connected_harness(find_browser(), base, extra_env={PORT_ENV: str(port)})
+    link = await DebugLink.connect(port)
+    relay = await RelayBrowser.open(link)
+    try:
+        print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
+        tab = await relay.new_tab(page_url)
+        chrome_tab = int(tab.target_id)
+
+        native = await harness.sw(
+            f"await (async () => {{ const out = []; for (let i = 0; i < {runs}; i++) {{"
+            " const t = performance.now(); await requestHost({type: 'ping'}); out.push(performance.now() - t); }"
+            " return out; })()",
+            timeout=120,
+        )
+        debugger = await harness.sw(
+            f"await (async () => {{ const out = []; for (let i = 0; i < {runs}; i++) {{ const t = performance.now();"
+            f" await chrome.debugger.sendCommand({{tabId: {chrome_tab}}}, 'Runtime.evaluate', {{expression: '1'}});"
+            " out.push(performance.now() - t); } return out; })()",
+            timeout=120,
+        )
+        whole = await _round_trips(tab, runs)
+        direct_tab = await harness.browser.attach((await harness.browser.tabs())[-1].target_id)
+        direct = await _round_trips(direct_tab, runs)
+
+        print("\none CDP call (Runtime.evaluate '1'):")
+        print(f"  native messaging, worker ⇄ host (ping)     {_ms(native)}")
+        print(f"  chrome.debugger, worker ⇄ page             {_ms(debugger)}")
+        print(f"  whole relay from Python (+ debug socket)   {_ms(whole)}")
+        print(f"  DevTools websocket, for comparison         {_ms(direct)}")
+
+        step_runs = max(10, runs // 10)
+        ws_browser = await Browser.connect(harness.browser.launched.http_url)  # type: ignore[union-attr]
+        try:
+            ws_tab = await ws_browser.attach(direct_tab.target_id)
+            steps = await _step_work({"relay": (relay, tab), "websocket": (ws_browser, ws_tab)}, step_runs)
+        finally:
+            await ws_browser.connection.close()
+        over_relay, over_ws = steps["relay"], steps["websocket"]
+        nodes = await tab.evaluate(
+            "(function count(n) { let k = 1; for (const c of n.childNodes) k += count(c); return k; })(document)"
+        )
+        overhead = statistics.median(over_relay[0]) - statistics.median(over_ws[0])
+        verdict = "OK" if overhead < STEP_TARGET_MS else "ABOVE TARGET"
+        print(f"\na step's browser work (get_state + scroll one page) on {MEDIUM_PAGE}, {nodes} DOM nodes:")
+        for label, (whole_ms, read_ms, scroll_ms) in (("relay", over_relay), ("websocket", over_ws)):
+            print(f"  over the {label:<10} {_ms(whole_ms)}")
+            print(f"      get_state        {_ms(read_ms)}")
+            print(f"      scroll           {_ms(scroll_ms)}")
+        print(f"  relay overhead       {overhead:7.2f} ms per step (median difference)   "
+              f"target < {STEP_TARGET_MS:g} ms: {verdict}")
+        print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    finally:
+        await relay.close()
+        await link.close()
+        await harness.browser.close()
+        server.shutdown()
+        server.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    args = parser.parse_args()
+    asyncio.run(bench(args.runs))
+
+
+if __name__ == "__main__":
+    main()
