@@ -11,6 +11,7 @@ import pytest
 from state_support import ids_by_index, index_of, line_of, node_property, open_page
 
 from tabpilot.browser.browser import Browser
+from tabpilot.browser.errors import BrowserError
 from tabpilot.browser.state import get_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -241,3 +242,50 @@ async def test_tabs_and_json_shape(browser: Browser, pages) -> None:
     assert {"index", "tag", "name", "attributes"} <= set(names["Open shadow button"])
     await browser.close_tab(tab.target_id)
     await browser.close_tab(other.target_id)
+
+
+async def test_offered_elements_are_what_a_click_would_hit_under_a_sticky_header(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_medium.html"))
+    # Scroll the second story's title link to 10 px below the top: under the sticky header.
+    await tab.evaluate(
+        "const link = document.querySelectorAll('.card h3 a')[1];"
+        "window.scrollTo(0, link.getBoundingClientRect().top + window.scrollY - 10)"
+    )
+    state = await get_state(browser, tab)
+    assert state.elements, state.text
+    for ref in state.elements.values():
+        assert ref.bounds is not None and ref.point is not None
+        x, y = ref.point
+        bx, by, bw, bh = ref.bounds
+        assert bx <= x <= bx + bw and by <= y <= by + bh
+        hit = await node_property(
+            ref, f"(() => {{ const e = document.elementFromPoint({x}, {y});"
+                 " return e === this || this.contains(e); })()"
+        )
+        assert hit, f"[{ref.index}] {ref.name!r} is not on top at its reachable point"
+    # The story links scrolled under the sticky header are in the viewport but cannot be clicked.
+    hidden_hrefs = await tab.evaluate(
+        "(() => { const bottom = document.querySelector('header').getBoundingClientRect().bottom;"
+        " return [...document.querySelectorAll('.card h3 a')].filter(a => { const r = a.getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= bottom; }).map(a => a.getAttribute('href')); })()"
+    )
+    assert hidden_hrefs, "the fixture should put a story link under the header at this scroll position"
+    offered_hrefs = {await node_property(ref, "this.getAttribute('href')") for ref in state.elements.values()}
+    assert not offered_hrefs & set(hidden_hrefs)
+    assert "[1]<a>World</a>" in state.text  # the header's own links are offered
+    await browser.close_tab(tab.target_id)
+
+
+async def test_transform_rewrites_the_page_part_only(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_controls.html"))
+    state = await get_state(browser, tab, transform=lambda body: body.replace("Account settings", "[redacted]"))
+    assert "# [redacted]" in state.text and "Account settings" not in state.text
+    assert state.text.startswith("Current tab [") and "State: controls" in state.text.splitlines()[0]
+    await browser.close_tab(tab.target_id)
+
+
+async def test_closed_tab_is_a_clear_error(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("basic.html"))
+    await browser.close_tab(tab.target_id)
+    with pytest.raises(BrowserError, match="closed"):
+        await get_state(browser, tab)

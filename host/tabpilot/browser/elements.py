@@ -29,3 +29,6 @@ class ElementRef:
     # The element's visible box (x, y, width, height) in CSS px of the tab's viewport when the state was
     # read: a hint only, the page may have moved since.
     bounds: tuple[float, float, float, float] | None = None
+    # A point (x, y) of it, in the same coordinates, where nothing else was on top (a sticky header may
+    # cover its centre).
+    point: tuple[float, float] | None = None

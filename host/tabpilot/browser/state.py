@@ -289,6 +289,7 @@ def _element_ref(found: Found, index: int, is_new: bool, shown: dict[str, str], 
         scrollable=found.scroll is not None,
         is_new=is_new,
         bounds=(x - scroll_x, y - scroll_y, w, h),
+        point=(found.point[0] - scroll_x, found.point[1] - scroll_y) if found.point else None,
     )
 
 

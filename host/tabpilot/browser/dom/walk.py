@@ -49,6 +49,7 @@ class Found:
     named_by_text: bool
     text: list[str] = field(default_factory=list)
     scroll: tuple[int, int, int, int] | None = None  # px above, below, left, right
+    point: tuple[float, float] | None = None  # where it is on top, in top-document coordinates
 
     @property
     def key(self) -> tuple[str | None, int]:
@@ -157,11 +158,12 @@ class Walker:
                 return False
             document, node = document.owner
 
-    def _reachable(self, document: Document, node: int, visible: Rect) -> bool:
+    def _reachable_point(self, document: Document, node: int, visible: Rect) -> tuple[float, float] | None:
+        """A point of the element (top-document coordinates) where nothing else is on top, if any."""
         x, y, w, h = visible
         points = [(x + w / 2, y + h / 2), (x + w * 0.2, y + h * 0.2), (x + w * 0.8, y + h * 0.2),
                   (x + w * 0.2, y + h * 0.8), (x + w * 0.8, y + h * 0.8)]
-        return any(not self._covered_at(document, node, px, py) for px, py in points)
+        return next(((px, py) for px, py in points if not self._covered_at(document, node, px, py)), None)
 
     # --- the walk -------------------------------------------------------------------------------
     def walk(self, document: Document) -> WalkResult:
@@ -304,11 +306,11 @@ class Walker:
                             self.result.above += 1
                         elif box[1] >= vy + vh:
                             self.result.below += 1
-                elif self._reachable(document, node, visible):
+                elif (point := self._reachable_point(document, node, visible)) is not None:
                     named_by_text = (tag in rules.NAMED_BY_TEXT_TAGS or role in rules.NAMED_BY_TEXT_ROLES) \
                         and scroll is None
                     found = Found(document, node, tag, role, attrs, visible, top.depth, named_by_text,
-                                  scroll=scroll)
+                                  scroll=scroll, point=point)
                     if named_by_text and display == "inline" and top.sink is None:
                         if not self._buffer:  # a link in running text stays in its sentence
                             self._buffer_depth = top.depth
