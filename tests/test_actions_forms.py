@@ -139,3 +139,15 @@ async def test_upload_through_styled_button_and_bad_paths(browser, tab, tmp_path
         await actions.upload_file(browser, tab, button, [str(photo), str(photo)])
     with pytest.raises(ActionError, match="not a file upload field"):
         await actions.upload_file(browser, tab, await ref(tab, "#fruit"), [str(photo)])
+
+
+async def test_click_reports_toggle_state_and_selects_native_option(browser, tab) -> None:
+    agree = await ref(tab, "#agree", name="Agree")
+    assert await actions.click(browser, tab, agree) == f"Clicked [{agree.index}] input 'Agree'. It is now checked."
+    assert await evaluate(tab, "document.getElementById('agree').checked") is True
+    assert (await actions.click(browser, tab, agree)).endswith("It is now unchecked.")
+    color = await ref(tab, "#color", name="Pick a color")
+    assert (await actions.click(browser, tab, color)).endswith("It is now expanded.")
+    option = await ref(tab, "#fruit option[value=b]")
+    assert (await actions.click(browser, tab, option)).startswith("Selected 'Banana split' in [")
+    assert await events(tab, "change") == [{"type": "change", "id": "fruit", "value": "b"}]

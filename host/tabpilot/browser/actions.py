@@ -198,6 +198,10 @@ async def click(browser: Browser, tab: Tab, element: ElementRef) -> str:
             f"{describe(element)} is a file input: clicking it opens the system file dialog, which the agent "
             "cannot use. Use upload_file with the file's path instead."
         )
+    if kind == "option":  # an <option> of a native dropdown has no box of its own to click
+        select = await call(tab, element, object_id, "function() { return this.closest('select'); }", by_value=False)
+        text = await call(tab, element, object_id, "function() { return this.text; }")
+        return await select_option(browser, tab, await ref_for_object(tab, element, select["objectId"]), text)
     target = await aim(tab, element, object_id)
     async with _watch(browser, tab) as aftermath:
         await mouse_click(tab, target.x, target.y)
@@ -207,9 +211,20 @@ async def click(browser: Browser, tab: Tab, element: ElementRef) -> str:
                   "so the click landed on that instead.")
     else:
         result = f"Clicked {describe(element)}."
+        if not (aftermath.load_started or tab.closed or after):
+            result += await _state_after_click(tab, element, object_id)
     if kind == "select":
         result += " It is a dropdown: use select_option with an option's text to choose from it."
     return result + after
+
+
+async def _state_after_click(tab: Tab, element: ElementRef, object_id: str) -> str:
+    """For toggles: "; it is now checked." — so the model need not read the page to know."""
+    try:
+        state = await call(tab, element, object_id, scripts.TOGGLE_STATE)
+    except BrowserError:
+        return ""
+    return f" It is now {state}." if state else ""
 
 
 async def hover(browser: Browser, tab: Tab, element: ElementRef) -> str:
@@ -571,18 +586,15 @@ async def close_tab(browser: Browser, tab_number: int) -> str:
     if not others:
         raise ActionError(f"Tab {tab_number} is the only open tab, so it stays open.")
     was_active = browser.active is None or browser.active.target_id == info.target_id
-    root = browser.connection.root
-    destroyed = asyncio.ensure_future(
-        root.wait_for("Target.targetDestroyed", lambda p: p.get("targetId") == info.target_id, timeout=5)
-    )
-    await asyncio.sleep(0)  # let it start listening before the tab goes
     try:
         await browser.close_tab(info.target_id)
-        await destroyed
-    except (CDPError, TimeoutError) as exc:
-        destroyed.cancel()
-        if isinstance(exc, CDPError) and "No target" not in exc.cdp_message:
+    except CDPError as exc:
+        if "No target" not in exc.cdp_message:
             raise ActionError(f"Could not close tab {tab_number}: {exc.cdp_message}") from exc
+    for _ in range(100):  # closing is asynchronous: wait until the browser no longer lists it
+        if all(t.target_id != info.target_id for t in await browser.tabs()):
+            break
+        await asyncio.sleep(0.05)
     result = f"Closed tab {tab_number}."
     if was_active:
         number, next_info = max(others, key=lambda t: t[0])

@@ -3,7 +3,24 @@
 CLICK_KIND = """function() {
   if (this.localName === 'input' && this.type === 'file') return 'file';
   if (this.localName === 'select') return 'select';
+  if (this.localName === 'option' && this.closest('select')) return 'option';
   return 'other';
+}"""
+
+# After a click: the checked / pressed / expanded state of a toggle (or of a label's control), else ''.
+TOGGLE_STATE = """function() {
+  if (!this.isConnected) return '';
+  const e = this.localName === 'label' && this.control ? this.control : this;
+  if (e.localName === 'input' && (e.type === 'checkbox' || e.type === 'radio')) {
+    return e.checked ? 'checked' : 'unchecked';
+  }
+  const checked = e.getAttribute('aria-checked');
+  if (checked === 'true' || checked === 'false') return checked === 'true' ? 'checked' : 'unchecked';
+  const pressed = e.getAttribute('aria-pressed');
+  if (pressed === 'true' || pressed === 'false') return pressed === 'true' ? 'pressed' : 'not pressed';
+  const expanded = e.getAttribute('aria-expanded');
+  if (expanded === 'true' || expanded === 'false') return expanded === 'true' ? 'expanded' : 'collapsed';
+  return '';
 }"""
 
 # The node to type into: the element itself, the control of a <label>, or the one field inside a wrapper.
