@@ -18,7 +18,13 @@ STALE_MARKERS = (
     "Cannot find context with specified id",
     "Node is not an Element",
 )
-SESSION_GONE_MARKERS = ("Session with given id not found", "No target with given id", "Target closed")
+SESSION_GONE_MARKERS = (
+    "Session with given id not found",
+    "No target with given id",
+    "Target closed",
+    "Debugger is not attached",  # chrome.debugger, over the extension relay
+    "No tab with id",
+)
 ELEMENT_TIMEOUT = 10.0
 
 
