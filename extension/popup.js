@@ -28,7 +28,7 @@ function connectWorker() {
       if (!entry) return;
       waiting.delete(message.id);
       if (message.ok) entry.resolve(message.data);
-      else entry.reject(new Error(message.error));
+      else entry.reject(Object.assign(new Error(message.error), { code: message.code }));
     } else if (message.kind === "host") {
       onHostState(message);
     } else if (message.kind === "push") {
@@ -205,6 +205,7 @@ $("task-form").addEventListener("submit", async (event) => {
     if (ui.status === null || TERMINAL.has(ui.status)) setStatus("running");
   } catch (error) {
     showError("task-error", error);
+    $("nav-settings").classList.toggle("attention", error.code === "not_configured");
   } finally {
     $("run").disabled = !ui.connected;
   }
@@ -225,6 +226,7 @@ function showView(name) {
   for (const button of document.querySelectorAll("nav .nav")) button.classList.toggle("active", button.dataset.view === name);
   for (const view of ["task", "past", "settings"]) $(`view-${view}`).hidden = view !== name;
   document.body.dataset.view = name;
+  if (name === "settings") $("nav-settings").classList.remove("attention");
   if (name === "settings") loadSettings();
   if (name === "past") loadPast();
 }

@@ -354,7 +354,7 @@ async function onPopupMessage(port, message) {
     if (!POPUP_REQUEST_TYPES.has(request.type)) throw new Error(`the popup may not send ${request.type}`);
     reply = { kind: "reply", id: message.id, ok: true, data: await requestHost(request) };
   } catch (error) {
-    reply = { kind: "reply", id: message.id, ok: false, error: error.message || String(error) };
+    reply = { kind: "reply", id: message.id, ok: false, error: error.message || String(error), code: error.code };
   }
   try { port.postMessage(reply); } catch (_) { /* popup closed meanwhile */ }
 }

@@ -34,6 +34,19 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 
 # --- the tests ------------------------------------------------------------------------------------------------
+async def test_run_without_a_model_says_where_to_set_one(harness: Harness, form_tab: Tab) -> None:
+    popup = await harness.open_popup(form_tab)
+    await popup.fill("#task-input", "Sign up")
+    await popup.click("#run")
+    await popup.wait_for("!document.getElementById('task-error').hidden", "the popup to explain")
+    message = await popup.text("#task-error")
+    assert "Settings" in message, message
+    assert await popup.js("document.getElementById('nav-settings').classList.contains('attention')")
+    assert await popup.visible("#run") and not await popup.visible("#stop")
+    await popup.screenshot(SCREENS / "not-configured.png")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_settings_from_popup_keep_the_key_in_the_host(harness: Harness, llm: ScriptedLLMServer) -> None:
     popup = await harness.open_popup()
     await configure(popup, llm.base_url, screenshot="settings.png")
@@ -102,6 +115,7 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     assert "Tick the terms box" in cards[1]["text"] and "click_element_by_index" in cards[1]["text"]
     assert "Press Sign up" in cards[2]["text"]
     assert "Signed up as Ada Lovelace" in await popup.text("#result")
+    await popup.screenshot(SCREENS / "completed.png")
     assert await popup.visible("#run") and not await popup.visible("#stop")
 
     row = task_row(harness, await popup_task_id(popup))
