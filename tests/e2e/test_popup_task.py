@@ -125,7 +125,9 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-async def test_stop_from_popup_ends_the_task_stopped(harness: Harness, llm: ScriptedLLMServer, form_tab: Tab) -> None:
+async def test_reopened_popup_shows_the_running_task_and_stop_ends_it_stopped(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
     problems: list[str] = []
     llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
     popup = await start_task(harness, form_tab, llm, "Tick the terms box, then think for a long time")
@@ -133,6 +135,16 @@ async def test_stop_from_popup_ends_the_task_stopped(harness: Harness, llm: Scri
     await popup.wait_for("document.getElementById('activity').dataset.type === 'thinking'", "the thinking activity")
     await popup.screenshot(SCREENS / "running.png")
     assert not problems
+
+    # closing and reopening the popup mid-task: the host still has it, with its history and activity
+    await harness.browser.close_tab(popup.tab.target_id)
+    popup = await harness.open_popup(form_tab)
+    await popup.wait_for("document.body.dataset.status === 'running'", "the reopened popup to show the task")
+    assert await popup.text("#task-title") == "Tick the terms box, then think for a long time"
+    assert [c["type"] for c in await popup.cards()].count("step") == 1
+    assert await popup.js("document.getElementById('activity').dataset.type") == "thinking"
+    assert await popup.visible("#stop") and not await popup.visible("#run")
+
     await popup.click("#stop")
     assert await wait_status(popup, "stopped", "completed", "error", timeout=15) == "stopped"
     assert not await popup.visible("#activity")
