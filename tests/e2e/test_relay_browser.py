@@ -152,3 +152,13 @@ async def test_relayed_input_is_trusted_and_recorded(browser: Browser, relay_har
     # pages cannot see it: nothing of the relay leaks into the page's world
     assert await tab.evaluate("typeof dispatchedInput") == "undefined"
     await browser.close_tab(tab.target_id)
+
+
+async def test_messages_over_the_frame_limit_are_chunked_and_joined(browser: Browser, relay_harness: Harness) -> None:
+    tab = await browser.new_tab()
+    size = 3 * 1024 * 1024  # host → extension frames stop at 1 MiB: this request goes as chunk frames
+    assert await tab.evaluate(f"'{'x' * size}'.length") == size
+    # and a reply that large comes back whole (browser → host allows 64 MiB per message)
+    assert len(await tab.evaluate(f"'y'.repeat({size})")) == size
+    assert await relay_harness.sw("host.chunks.size") == 0  # nothing half-joined left behind
+    await browser.close_tab(tab.target_id)
