@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
-from e2e_support import start_harness, wait_until
+from e2e_support import SCREENS, install_host, start_harness, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -25,8 +27,19 @@ async def test_popup_explains_a_missing_host(browser_binary: str, tmp_path_facto
         banner = await popup.text("#host-down")
         assert "tabpilot install" in banner and "tabpilot doctor" in banner
         assert await popup.js("document.getElementById('run').disabled") is True
-        # the worker keeps retrying with backoff, and says so
+        # the worker keeps retrying with a growing backoff, and says so
         await popup.wait_for("/Retrying in \\d+ s/.test(document.getElementById('host-retry').textContent)",
                              "the retry countdown")
+        await wait_until(lambda: harness.sw("host.backoffMs >= 2000"), "the backoff to grow")
+        await popup.screenshot(SCREENS / "host-missing.png")
+
+        # the user follows the fix and presses Reconnect now: no browser restart needed
+        env = {"HOME": str(harness.home), "TABPILOT_HOME": str(harness.tabpilot_home)}
+        await asyncio.to_thread(install_host, harness.profile, env)
+        await popup.click("#reconnect")
+        await popup.wait_for("document.body.dataset.host === 'connected'", "the popup to see the host", 10)
+        assert not await popup.visible("#host-down")
+        assert await popup.js("document.getElementById('run').disabled") is False
+        assert await harness.sw("host.backoffMs") == 500  # reset once connected
     finally:
         await harness.browser.close()
