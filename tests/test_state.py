@@ -289,3 +289,19 @@ async def test_closed_tab_is_a_clear_error(browser: Browser, pages) -> None:
     await browser.close_tab(tab.target_id)
     with pytest.raises(BrowserError, match="closed"):
         await get_state(browser, tab)
+
+
+async def test_native_modal_dialog_and_a_label_standing_in_for_an_invisible_checkbox(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_dialog.html"))
+    state = await get_state(browser, tab)
+    assert set((await ids_by_index(state)).values()) == {"dialog-discard", "dialog-keep"}, state.text
+    assert "Discard your changes?" in state.text
+    await tab.evaluate("document.getElementById('confirm').close()")
+    after = await get_state(browser, tab, state)
+    ids = await ids_by_index(after)
+    assert set(ids.values()) == {"page-edit", "custom-check"}, after.text
+    label = next(i for i, v in ids.items() if v == "custom-check")
+    assert line_of(after, label) == f"[{label}]<label checked=false>Remember me"
+    await tab.evaluate("document.getElementById('hidden-box').checked = true")
+    assert "checked=true" in line_of(await get_state(browser, tab, after), label)
+    await browser.close_tab(tab.target_id)

@@ -17,7 +17,7 @@ from .dom import render
 from .dom.snapshot import STYLES, Document, decode
 from .dom.walk import Found, Insets, MixedLine, TextLine, Walker
 from .elements import ElementRef
-from .errors import BrowserError
+from .errors import BrowserError, TabClosed
 from .tab import FrameTarget, Tab
 
 Key = tuple[str | None, int]  # (owning session id, backendNodeId)
@@ -106,8 +106,10 @@ async def get_state(
 
 async def read_page(browser: Browser, tab: Tab) -> PageReading:
     """The browser side of a state: one snapshot per process that renders part of the tab, concurrently."""
-    await tab.track_frames()
+    if tab.closed:
+        raise TabClosed("the tab was closed")
     try:
+        await tab.track_frames()
         snapshot, metrics, frames, tabs = await asyncio.gather(
             _capture_with_retry(tab),
             tab.send("Page.getLayoutMetrics"),
@@ -115,6 +117,9 @@ async def read_page(browser: Browser, tab: Tab) -> PageReading:
             _tab_summaries(browser, tab),
         )
     except CDPError as exc:
+        if "Session with given id not found" in str(exc) or "No target with given id" in str(exc):
+            tab.closed = True
+            raise TabClosed("the tab was closed") from exc
         raise BrowserError(f"could not read the page: {exc}") from exc
     insets = await _frame_insets(tab, snapshot, frames)
     return PageReading(tab, snapshot, frames, metrics, tabs, insets)

@@ -40,6 +40,7 @@ class Tab:
         self.frames: dict[str, FrameTarget] = {}  # out-of-process iframes, by frame id
         self._tracking_frames = False
         self._frame_setups: set[asyncio.Future[Any]] = set()
+        self._frame_handlers: set[str | None] = set()
 
     async def enable(self) -> None:
         await self.session.send("Page.enable")
@@ -135,14 +136,16 @@ class Tab:
         Idempotent. Chromium reports frames that already exist before it answers setAutoAttach, so
         when this returns, `frames` holds every OOPIF of the page as it is now."""
         if not self._tracking_frames:
-            self._tracking_frames = True
             await self._auto_attach(self.session)
+            self._tracking_frames = True
         while self._frame_setups:
             await asyncio.gather(*list(self._frame_setups), return_exceptions=True)
 
     async def _auto_attach(self, session: CDPSession) -> None:
-        session.on("Target.attachedToTarget", lambda params: self._on_frame_attached(session, params))
-        session.on("Target.detachedFromTarget", self._on_frame_detached)
+        if session.session_id not in self._frame_handlers:  # once per session, even after a failed try
+            self._frame_handlers.add(session.session_id)
+            session.on("Target.attachedToTarget", lambda params: self._on_frame_attached(session, params))
+            session.on("Target.detachedFromTarget", self._on_frame_detached)
         params: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
         try:
             await session.send("Target.setAutoAttach", {**params, "filter": [{"type": "iframe"}]})

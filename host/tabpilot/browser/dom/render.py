@@ -139,6 +139,10 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             shown["href"] = href
     if tag == "input" and input_type in ("checkbox", "radio"):
         shown["checked"] = "true" if found.node in found.document.checked else "false"
+    if found.role == "label":  # standing in for an invisible checkbox or radio inside it
+        control = _checkable_inside(found.document, found.node)
+        if control is not None:
+            shown["checked"] = "true" if control in found.document.checked else "false"
     for aria in ("checked", "selected", "expanded", "pressed"):
         value = attrs.get(f"aria-{aria}")
         if value in ("true", "false", "mixed") and aria not in shown:
@@ -154,6 +158,14 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             parts.append(f"{left}px left, {right}px right")
         shown["scrollable"] = "; ".join(parts)
     return shown
+
+
+def _checkable_inside(document: Document, node: int) -> int | None:
+    for inner in range(node + 1, document.subtree_end[node] + 1):
+        if document.node_type[inner] == 1 and document.tag(inner) == "input" and \
+                document.attrs(inner).get("type", "").lower() in ("checkbox", "radio"):
+            return inner
+    return None
 
 
 def _other_site(href: str, page_url: str) -> bool:

@@ -19,6 +19,7 @@ from .snapshot import (
     OPACITY,
     OVERFLOW_X,
     OVERFLOW_Y,
+    POSITION,
     TEXT_NODE,
     VISIBILITY,
     Document,
@@ -114,6 +115,7 @@ class Walker:
         self._buffer_depth = 0
         self._last_line = ""
         self._occluders: dict[int, Occluders] = {}
+        self._modal: tuple[Document, int, int] | None = None
 
     # --- text ----------------------------------------------------------------------------------
     def _flush(self) -> None:
@@ -167,9 +169,61 @@ class Walker:
 
     # --- the walk -------------------------------------------------------------------------------
     def walk(self, document: Document) -> WalkResult:
+        self._modal = _modal_dialog(document)
         self._walk(document, hidden=False, clip=self.viewport, depth=0, sink=None)
         self._flush()
+        self._drop_redundant_labels()
         return self.result
+
+    def _inert(self, document: Document, node: int) -> bool:
+        """Outside the open modal <dialog>, if there is one: the page behind it cannot be used."""
+        if self._modal is None:
+            return False
+        modal_document, start, end = self._modal
+        while document is not modal_document:
+            if document.owner is None:
+                return True
+            document, node = document.owner
+        return not start <= node <= end
+
+    def _drop_redundant_labels(self) -> None:
+        """A clickable <label> is offered only when its control is not (a styled checkbox whose real
+        input is invisible); otherwise its text stays, as text."""
+        labels = [f for f in self._all_found() if f.role == "label"]
+        if not labels:
+            return
+        offered = [f for f in self._all_found() if f.role != "label"]
+        redundant = set()
+        for label in labels:
+            target, last = label.attrs.get("for"), label.document.subtree_end[label.node]
+            for control in offered:
+                if control.document is label.document and (
+                    label.node < control.node <= last or (target and control.attrs.get("id") == target)
+                ):
+                    redundant.add(id(label))
+                    break
+        items: list[Item] = []
+        for item in self.result.items:
+            if isinstance(item, Found) and id(item) in redundant:
+                text = " ".join("".join(item.text).split())
+                if text:
+                    items.append(TextLine(text, item.depth))
+            elif isinstance(item, MixedLine):
+                item.parts = ["".join(p.text) if isinstance(p, Found) and id(p) in redundant else p
+                              for p in item.parts]
+                items.append(item)
+            else:
+                items.append(item)
+        self.result.items = items
+
+    def _all_found(self) -> list[Found]:
+        found: list[Found] = []
+        for item in self.result.items:
+            if isinstance(item, Found):
+                found.append(item)
+            elif isinstance(item, MixedLine):
+                found += [p for p in item.parts if isinstance(p, Found)]
+        return found
 
     def _walk(self, document: Document, *, hidden: bool, clip: Rect, depth: int, sink: Found | None) -> None:
         strings = document.strings
@@ -284,11 +338,10 @@ class Walker:
                 if tag in rules.NATIVE_TAGS or attrs is not None or (raw_attrs and tag == "a"):
                     attrs = attrs if attrs is not None else document.attrs(node)
                     role = rules.interactive_role(tag, attrs)
-                if (role is None and node in clickable and tag != "label"
-                        and w * h < viewport_area * DELEGATE_AREA_SHARE):
-                    role = "clickable"  # a label's click goes to its control, which is offered itself
+                if role is None and node in clickable and w * h < viewport_area * DELEGATE_AREA_SHARE:
+                    role = "label" if tag == "label" else "clickable"
                 if role is None and pointer and not top.pointer:
-                    role = "clickable"
+                    role = "label" if tag == "label" else "clickable"
                 scroll = _scroll_extent(document, node, layout, style)
                 if role is None and scroll is not None:
                     role = "scrollable"
@@ -300,7 +353,9 @@ class Walker:
                 clips = _clips(strings, style)
                 box = rect if w > 0 and h > 0 else None if clips else _descendant_box(document, node, ox, oy)
                 visible = intersect(box, top.clip) if box else None
-                if visible is None:
+                if visible is not None and self._inert(document, node):
+                    pass  # behind a modal dialog: seen, not offered
+                elif visible is None:
                     if box and box[2] > 0 and box[3] > 0:
                         if box[1] + box[3] <= vy:
                             self.result.above += 1
@@ -381,6 +436,22 @@ class Walker:
         self._flush()
         self._walk(child, hidden=hidden, clip=clip, depth=top.depth + (1 if found else 0), sink=None)
         self._flush()
+
+
+def _modal_dialog(document: Document) -> tuple[Document, int, int] | None:
+    """The open modal <dialog> (shown with showModal(): fixed in the top layer), the last one if several."""
+    dialog_id = document.string_id("DIALOG")
+    if dialog_id < 0:
+        return None
+    fixed_id = document.string_id("fixed")
+    modal = None
+    for node, name in enumerate(document.name_index):
+        if name != dialog_id or document.layout_of[node] < 0:
+            continue
+        style = document.styles[document.layout_of[node]]
+        if len(style) > POSITION and style[POSITION] == fixed_id and "open" in document.attrs(node):
+            modal = (document, node, document.subtree_end[node])
+    return modal
 
 
 def display_is_block(strings: list[str], style: list[int]) -> bool:
