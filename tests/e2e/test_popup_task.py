@@ -231,6 +231,7 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
     reason = await popup.text("#host-down-reason")
     assert reason, "the popup does not say why the host is down"
     await popup.screenshot(SCREENS / "host-down.png")
+    assert await harness.sw("attachedTabs.size") == 0  # the dead task's tab is released (no infobar left)
 
     # the worker reconnects by itself (backoff from 0.5 s); the new host marks the dead task interrupted
     await harness.wait_host_connected()
