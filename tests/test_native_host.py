@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import stat
 import subprocess
 import sys
@@ -185,3 +186,57 @@ def test_task_start_without_a_model_says_how_to_configure_one(host):
     assert "model" in reply["error"]["message"].lower()
     assert host.request("task.get")["data"] == {"task": None}
     assert host.request("task.stop")["ok"] is True  # nothing running: a no-op, not an error
+
+
+def random_value(rng: random.Random, depth: int = 0) -> object:
+    choices = [
+        None, True, False, 0, -1, 2**63, 10**30, 3.5, "", "x" * rng.randint(0, 50), "chrome-extension://", "\u202e",
+        "\ud7ff€𝄞", [], {},
+    ]
+    if depth < 3 and rng.random() < 0.3:
+        if rng.random() < 0.5:
+            return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+        return {rng.choice(FIELD_NAMES): random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return rng.choice(choices)
+
+
+FIELD_NAMES = ["id", "type", "task", "tabId", "config", "limit", "taskId", "apiKey", "baseURL", "model", "maxSteps",
+               "language", "extensionVersion", "ok", "data", "error", "method", "params", "sessionId", "chunkId",
+               "index", "count", "reason", "event", "tab", "source"]
+KNOWN = ["hello", "ping", "task.start", "task.stop", "task.get", "settings.get", "settings.set", "history.list",
+         "history.get", "history.export", "history.delete", "reply", "cdp.event", "cdp.detached", "tabs.event",
+         "chunk", "nope", ""]
+
+
+def fuzz_frames(seed: int, count: int) -> list[bytes]:
+    rng = random.Random(seed)
+    frames = []
+    for n in range(count):
+        roll = rng.random()
+        if roll < 0.15:
+            payload = rng.randbytes(rng.randint(0, 200))
+        elif roll < 0.3:
+            payload = json.dumps(random_value(rng)).encode()
+        else:
+            message = {name: random_value(rng) for name in rng.sample(FIELD_NAMES, rng.randint(0, 6))}
+            message["type"] = rng.choice(KNOWN)
+            if rng.random() < 0.7:
+                message["id"] = f"f{n}"
+            payload = json.dumps(message).encode()
+        frames.append(frame(payload))
+    return frames
+
+
+def test_fuzzed_frames_never_crash_the_host(host):
+    for seed in range(3):
+        host.write(b"".join(fuzz_frames(seed, 150)))
+        assert host.request("ping", timeout=30)["data"] == {"pong": True}, f"seed {seed}"
+    host.close_stdin()
+    assert host.proc.returncode == 0
+    for payload in split_frames(bytes(host.raw)):
+        message = json.loads(payload)
+        assert message["type"] in ("reply", "chunk"), message
+        if message["type"] == "reply" and message["ok"] is False:
+            assert message["error"]["message"]
+            assert message["error"].get("code") != "internal", message  # an unexpected crash in a handler
+    assert b"Traceback" not in host.proc.stderr.read()

@@ -54,17 +54,22 @@ class Peer:
     async def request(
         self, type: str, fields: dict[str, Any] | None = None, *, timeout: float | None = REQUEST_TIMEOUT
     ) -> Any:
-        return await asyncio.wait_for(self.request_future(type, fields), timeout)
+        return await self.request_future(type, fields, timeout=REQUEST_TIMEOUT if timeout is None else timeout)
 
-    def request_future(self, type: str, fields: dict[str, Any] | None = None) -> asyncio.Future[Any]:
-        """Send now; the future resolves when the reply arrives (in arrival order with pushes)."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    def request_future(
+        self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = REQUEST_TIMEOUT
+    ) -> asyncio.Future[Any]:
+        """Send now; the future resolves when the reply arrives (in arrival order with pushes), or
+        fails with TimeoutError if none comes within `timeout` (so nothing waits for ever)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         if self.closed_reason is not None:
             future.set_exception(LinkClosed(self.closed_reason))
             return future
         request_id = next(self._ids)
         self._pending[request_id] = (type, future)
-        future.add_done_callback(lambda _f: self._pending.pop(request_id, None))
+        timer = loop.call_later(timeout, _expire, future, f"{type}: no reply from the extension within {timeout:g} s")
+        future.add_done_callback(lambda _f: (self._pending.pop(request_id, None), timer.cancel()))
         try:
             self._write({**(fields or {}), "type": type, "id": request_id})
         except Exception as exc:
@@ -115,6 +120,11 @@ class Peer:
         self._pending.clear()
         for handler in list(self._handlers.get("link.closed", ())):
             self._run_handler(handler, {"type": "link.closed", "reason": reason})
+
+
+def _expire(future: asyncio.Future[Any], message: str) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError(message))
 
 
 def reply_ok(request_id: str | int | None, data: Any) -> dict[str, Any]:
