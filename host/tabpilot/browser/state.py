@@ -193,7 +193,7 @@ def build_state(
     if transform is not None:
         body = transform(body)
     text = "\n".join([
-        *_header(top, tabs, width, height, page_width, page_height, above, below),
+        *_header(top, tabs, width, height, page_width, page_height),
         _edge("above", above, result.above),
         body,
         _edge("below", below, result.below),
@@ -314,8 +314,8 @@ def _frame_owner(document: Document) -> ElementRef | None:
     return None
 
 
-def _header(top: Document, tabs: list[TabSummary], width: int, height: int, page_width: int, page_height: int,
-            above: int, below: int) -> list[str]:
+def _header(top: Document, tabs: list[TabSummary], width: int, height: int, page_width: int,
+            page_height: int) -> list[str]:
     current = next((t for t in tabs if t.active), None)
     number = f" [{current.number}]" if current else ""
     lines = [f"Current tab{number}: {_title(top.title)}{top.url}"]
@@ -323,7 +323,7 @@ def _header(top: Document, tabs: list[TabSummary], width: int, height: int, page
               for t in tabs if not t.active]
     if others:
         lines.append("Other tabs: " + "; ".join(others))
-    lines.append(f"Viewport {width}x{height}, page {page_width}x{page_height}: {above}px above, {below}px below")
+    lines.append(f"Viewport {width}x{height} of page {page_width}x{page_height}")
     return lines
 
 

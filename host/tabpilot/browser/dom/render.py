@@ -15,7 +15,7 @@ from .walk import Found, Item, TextLine
 
 SYNTHETIC_ROLES = frozenset({"clickable", "focusable", "scrollable", "textbox"})
 FLAGS = frozenset({"disabled", "filled"})
-NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image", "color", "range"})
+NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image"})
 
 
 def merge_single_lines(items: list[Item]) -> list[Item]:
@@ -143,6 +143,12 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         control = _checkable_inside(found.document, found.node)
         if control is not None:
             shown["checked"] = "true" if control in found.document.checked else "false"
+    if tag == "summary":
+        details = found.document.parent[found.node]
+        if details >= 0 and found.document.tag(details) == "details":
+            shown["expanded"] = "true" if "open" in found.document.attrs(details) else "false"
+    if "aria-valuenow" in attrs and "value" not in shown:
+        shown["value"] = rules.shorten(attrs.get("aria-valuetext") or attrs["aria-valuenow"], rules.VALUE_LIMIT)
     for aria in ("checked", "selected", "expanded", "pressed"):
         value = attrs.get(f"aria-{aria}")
         if value in ("true", "false", "mixed") and aria not in shown:
