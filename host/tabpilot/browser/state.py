@@ -21,6 +21,7 @@ from .errors import BrowserError, TabClosed
 from .tab import FrameTarget, Tab
 
 Key = tuple[str | None, int]  # (owning session id, backendNodeId)
+MAX_TABS_LISTED = 12
 # No includeDOMRects: computing offset/scroll/client rects for every node doubles Chromium's work.
 _SNAPSHOT_PARAMS: dict[str, Any] = {"computedStyles": STYLES, "includePaintOrder": True}
 
@@ -321,6 +322,8 @@ def _header(top: Document, tabs: list[TabSummary], width: int, height: int, page
     lines = [f"Current tab{number}: {_title(top.title)}{top.url}"]
     others = [f"[{t.number}] {_title(t.title if t.title != t.url else '')}{_short(t.url)}"
               for t in tabs if not t.active]
+    if len(others) > MAX_TABS_LISTED:
+        others = [*others[:MAX_TABS_LISTED], f"… {len(others) - MAX_TABS_LISTED} more"]
     if others:
         lines.append("Other tabs: " + "; ".join(others))
     lines.append(f"Viewport {width}x{height} of page {page_width}x{page_height}")
