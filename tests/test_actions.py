@@ -26,8 +26,8 @@ async def test_click_is_trusted_and_scrolls_far_button_into_view(browser, tab, p
     await actions.go_to_url(browser, tab, pages.url("actions_click.html"))
     result = await actions.click(browser, tab, await ref(tab, "#save", name="Save"))
     assert result.endswith("button 'Save'.") and result.startswith("Clicked [")
-    far = await ref(tab, "#far")
-    await actions.click(browser, tab, far)
+    far = await ref(tab, "#far", name="Far button")
+    assert await actions.click(browser, tab, far) == f"Clicked [{far.index}] button 'Far button'."
     clicks = await events(tab, "click")
     assert [(c["id"], c["trusted"]) for c in clicks] == [("save", True), ("far", True)]
     assert await evaluate(tab, "scrollY") > 1000  # it had to scroll to reach it
@@ -130,10 +130,14 @@ async def test_cross_origin_iframe_click_and_typing(browser, tab, pages) -> None
     frame = await frame_session(browser, "localhost")
     owner = await ref(tab, "#cross")
     await evaluate(tab, "document.body.style.paddingTop = '900px'")  # the frame starts out of view
-    await actions.click(browser, tab, await ref(frame, "#inner-button", frame_owner=owner))
+    await evaluate(frame, "document.body.style.paddingTop = '500px'")  # and the button is below the frame's fold
+    button = await ref(frame, "#inner-button", frame_owner=owner, name="Inner button")
+    assert await actions.click(browser, tab, button) == f"Clicked [{button.index}] button 'Inner button'."
     clicks = await events(frame, "click")
     assert len(clicks) == 1 and clicks[0]["trusted"] is True
-    assert 33 <= clicks[0]["x"] <= 153 and 25 <= clicks[0]["y"] <= 55  # inside the button, in frame coordinates
+    box = await evaluate(frame, "document.getElementById('inner-button').getBoundingClientRect().toJSON()")
+    assert await evaluate(frame, "scrollY") > 0  # the frame's own document had to scroll
+    assert box["left"] <= clicks[0]["x"] <= box["right"] and box["top"] <= clicks[0]["y"] <= box["bottom"]
     result = await actions.input_text(browser, tab, await ref(frame, "#inner-input", frame_owner=owner), "über")
     assert result.endswith("its value is now 'über'.")
     inputs = await events(frame, "input")

@@ -4,12 +4,14 @@ what is really on top there, and dispatch trusted mouse events at that point.
 Measured on Chromium 156: DOM.getContentQuads in the tab's session gives tab viewport coordinates, also
 for nodes in same-process iframes; in an out-of-process iframe's session it gives coordinates in that
 frame's own viewport, so the <iframe>'s content-box origin (DOM.getBoxModel in the parent) is added.
+DOM.getNodeForLocation, unlike the quads, takes document coordinates (viewport + the frame's scroll).
 Mouse events always go to the tab's session, which routes them into the right frame."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..cdp import CDPError, CDPSession
 from .elements import ElementRef
 from .errors import ActionError
 from .nodes import RemoteObject, call, describe, release, send
@@ -69,10 +71,19 @@ async def frame_origin(tab: Tab, element: ElementRef) -> tuple[float, float]:
     return x, y
 
 
-async def _viewport_size(tab: Tab, element: ElementRef) -> tuple[float, float]:
-    metrics = await send(tab, element.session, "Page.getLayoutMetrics", element=element)
+@dataclass(frozen=True)
+class _Viewport:
+    width: float
+    height: float
+    scroll_x: float  # DOM.getNodeForLocation takes document coordinates: viewport point + scroll offset
+    scroll_y: float
+
+
+async def _viewport(tab: Tab, session: CDPSession, element: ElementRef) -> _Viewport:
+    metrics = await send(tab, session, "Page.getLayoutMetrics", element=element)
     viewport = metrics.get("cssLayoutViewport") or metrics["layoutViewport"]
-    return float(viewport["clientWidth"]), float(viewport["clientHeight"])
+    return _Viewport(float(viewport["clientWidth"]), float(viewport["clientHeight"]),
+                     float(viewport.get("pageX", 0)), float(viewport.get("pageY", 0)))
 
 
 def _candidate_points(quads: list[list[float]], width: float, height: float) -> list[tuple[float, float]]:
@@ -94,14 +105,16 @@ def _candidate_points(quads: list[list[float]], width: float, height: float) -> 
 
 
 async def _node_at(tab: Tab, element: ElementRef, owner: ElementRef | None, x: float, y: float) -> int | None:
+    """What is on top at viewport point (x, y) of the element's frame (or of the frame holding `owner`)."""
     session = owner.session if owner is not None else element.session
+    viewport = await _viewport(tab, session, element)
     try:
         hit = await session.send(
             "DOM.getNodeForLocation",
-            {"x": round(x), "y": round(y), "includeUserAgentShadowDOM": False},
+            {"x": round(x + viewport.scroll_x), "y": round(y + viewport.scroll_y), "includeUserAgentShadowDOM": False},
             timeout=10,
         )
-    except Exception:
+    except CDPError:
         return None  # nothing there (outside the document) counts as "not the element"
     return hit.get("backendNodeId")
 
@@ -146,8 +159,8 @@ async def aim(tab: Tab, element: ElementRef, object_id: str) -> Aim:
                         element=element)).get("quads", [])
     if not quads:
         raise ActionError(f"{describe(element)} is not visible on the page (it has no size), so it cannot be used.")
-    width, height = await _viewport_size(tab, element)
-    points = _candidate_points(quads, width, height)
+    viewport = await _viewport(tab, element.session, element)
+    points = _candidate_points(quads, viewport.width, viewport.height)
     if not points:
         raise ActionError(f"{describe(element)} is outside the visible part of the page even after scrolling.")
     origin_x, origin_y = await frame_origin(tab, element)
