@@ -144,6 +144,20 @@ async def test_same_site_and_cross_site_iframes(browser: Browser, pages) -> None
     # Visible boxes are in the tab's viewport: the cross frame's content sits below the same frame's.
     assert cross_card.bounds is not None and same_pay.bounds is not None
     assert cross_card.bounds[1] > same_pay.bounds[1] + 100
+    # The reachable point of an element inside the cross-site frame is, in the tab's viewport, over that
+    # frame; and inside the frame's own viewport it hits the element itself.
+    assert cross_pay.point is not None
+    x, y = cross_pay.point
+    assert await tab.evaluate(f"document.elementFromPoint({x}, {y}).id") == "cross"
+    frame_rect = await tab.evaluate(
+        "(() => { const r = document.getElementById('cross').getBoundingClientRect();"
+        " const s = getComputedStyle(document.getElementById('cross'));"
+        " return [r.left + parseFloat(s.borderLeftWidth), r.top + parseFloat(s.borderTopWidth)]; })()"
+    )
+    inner_x, inner_y = x - frame_rect[0], y - frame_rect[1]
+    assert await node_property(
+        cross_pay, f"document.elementFromPoint({inner_x}, {inner_y}) === this"
+    ), (x, y, frame_rect)
     await browser.close_tab(tab.target_id)
 
 
