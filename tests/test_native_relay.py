@@ -288,3 +288,31 @@ async def test_stdin_eof_mid_task_stops_it_recorded_and_exits_within_a_second(ho
     status, events = database_rows(tmp_path / "tabpilot", task_id)
     assert status == "stopped" and events == pushed and "step" in [e["type"] for e in events]
     await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
+
+
+async def test_a_page_config_overrides_settings_and_its_key_goes_nowhere(host, stand_in, llm, pages, tmp_path):
+    assert (await host.request("settings.set", baseURL="http://127.0.0.1:9/v1", model="unused"))["ok"]
+    tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+    page_key = "sk-page-provided-key-0000000000lmno"
+    llm.add(ToolCall("AgentOutput", output("Report", {"done": {"text": f"echo {page_key}", "success": True}})))
+    config = {"baseURL": llm.base_url, "model": "scripted", "apiKey": page_key, "includeInitialTab": True}
+    reply = await host.request("task.start", task="Say done", tabId=tab_id, config=config, source="page")
+    assert reply["ok"], reply
+    task_id = reply["data"]["taskId"]
+    result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
+    assert result["result"]["success"] is True
+    assert llm.headers[-1]["authorization"] == f"Bearer {page_key}"  # the page's endpoint and key were used
+    assert page_key not in json.dumps(host.pushes)  # not even the model's echo of it
+    exported = (await host.request("history.export", taskId=task_id))["data"]
+    assert exported["status"] == "completed" and page_key not in json.dumps(exported)
+    assert page_key not in (tmp_path / "tabpilot" / "config" / "config.json").read_text()
+    await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
+
+
+async def test_a_tab_that_cannot_be_debugged_is_refused_and_nothing_is_recorded(host, llm):
+    await configure(host, llm)
+    reply = await host.request("task.start", task="Do it", tabId=999999)
+    assert reply["ok"] is False and reply["error"]["code"] == "tab" and "999999" in reply["error"]["message"]
+    assert (await host.request("history.list"))["data"]["tasks"] == []
+    assert (await host.request("task.get"))["data"]["task"] is None
+    assert (await host.request("ping"))["ok"]

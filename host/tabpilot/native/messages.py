@@ -38,8 +38,8 @@ class ExecutionConfig(WireModel):
     system_instruction: str | None = Field(None, alias="systemInstruction")
     include_initial_tab: bool | None = Field(None, alias="includeInitialTab")
     experimental_include_all_tabs: bool | None = Field(None, alias="experimentalIncludeAllTabs")
-    max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=1000)
-    language: str | None = None
+    max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=500)
+    language: Literal["en-US", "zh-CN"] | None = None
 
 
 class TaskStart(Request):
@@ -166,12 +166,13 @@ def parse_incoming(frame: dict[str, Any]) -> Any:
     try:
         return _incoming.validate_python(frame)
     except ValidationError as exc:
-        raise BadRequest(f"invalid {kind}: {describe_errors(exc)}", request_id) from None
+        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=1)}", request_id) from None  # loc[0]: the tag
 
 
-def describe_errors(exc: ValidationError) -> str:
+def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
+    """The first few problems, each naming its field (`skip` drops leading location parts)."""
     parts = []
     for error in exc.errors(include_url=False)[:5]:
-        location = ".".join(str(p) for p in error["loc"][1:]) or "message"  # loc[0] is the tag
+        location = ".".join(str(p) for p in error["loc"][skip:]) or "message"
         parts.append(f"field '{location}': {error['msg']}")
     return "; ".join(parts)

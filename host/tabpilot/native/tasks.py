@@ -47,6 +47,12 @@ class RunningTask:
 
         return scrub(event if self.capture_raw else without_raw(event), self.secrets)  # type: ignore[no-any-return]
 
+    def outgoing_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        from ..store.redact import scrub
+
+        history = [self.outgoing(event) for event in result.get("history", [])]
+        return {**scrub({k: v for k, v in result.items() if k != "history"}, self.secrets), "history": history}
+
     @property
     def finished(self) -> bool:
         return self.runner is not None and self.runner.done()
@@ -91,10 +97,14 @@ class TaskManager:
             self._starting = False
 
     async def _start(self, request: TaskStart) -> str:
+        from pydantic import ValidationError
+
         from ..agent.config import AgentConfig
         from ..agent.loop import Agent
+        from ..browser.errors import BrowserError
         from ..llm import LLMClient, LLMConfig, LLMError
         from ..store.settings import SettingsError, load_settings
+        from .messages import describe_errors
         from .relay import RelayBrowser
 
         try:
@@ -111,24 +121,34 @@ class TaskManager:
             llm_config.resolve()
         except LLMError as exc:
             raise RequestFailed(f"{exc.message} In the popup: open Settings.", "not_configured") from exc
-        agent_config = AgentConfig(
-            max_steps=(page and page.max_steps) or settings.max_steps,
-            language=(page and page.language) or settings.language,  # type: ignore[arg-type]
-            system_instructions=page.system_instruction if page else None,
-        )
+        try:
+            agent_config = AgentConfig(
+                max_steps=(page and page.max_steps) or settings.max_steps,
+                language=(page and page.language) or settings.language,  # type: ignore[arg-type]
+                system_instructions=page.system_instruction if page else None,
+            )
+        except ValidationError as exc:
+            raise RequestFailed(f"cannot run with these settings: {describe_errors(exc)}", "bad_request") from exc
 
         store = self.host.store
         store.capture_raw = settings.debug_capture
         store.add_secret(llm_config.api_key)
+        browser = RelayBrowser(self.host.peer)
         try:
-            browser = await RelayBrowser.open(self.host.peer, request.tab_id)
+            tab = await browser.activate(str(request.tab_id), focus=False)
         except Exception as exc:
-            raise RequestFailed(f"cannot work in tab {request.tab_id}: {exc}", "tab") from exc
+            await browser.close()
+            message = str(exc) if isinstance(exc, BrowserError) else f"cannot work in tab {request.tab_id}: {exc}"
+            raise RequestFailed(message, "tab") from exc
         try:
-            url = await browser.active.url() if browser.active else None
+            url: str | None = await tab.url()
         except Exception:
             url = None
-        task_id = store.start_task(request.task, url=url, model=llm_config.model, source=request.source)
+        try:
+            task_id = store.start_task(request.task, url=url, model=llm_config.model, source=request.source)
+        except Exception:
+            await browser.close()
+            raise
         agent = Agent(browser, LLMClient(llm_config), agent_config)
         running = RunningTask(
             task_id=task_id,
@@ -152,8 +172,7 @@ class TaskManager:
         result_wire: dict[str, Any] | None = None
         try:
             result = await agent.execute(task)
-            result_wire = result.to_wire()
-            result_wire["history"] = [running.outgoing(e) for e in result_wire.get("history", [])]
+            result_wire = running.outgoing_result(result.to_wire())
         except asyncio.CancelledError:
             result_wire = {"success": False, "data": "Task stopped", "history": running.history}
             raise
