@@ -69,7 +69,9 @@ function onHostState(state) {
   $("run").disabled = !ui.connected;
   clearInterval(retryTicker);
   if (!ui.connected) {
-    $("host-down-reason").textContent = state.error || "The native host is not running.";
+    $("host-down-title").textContent = state.connecting ? "Connecting to the host…" : "Host not connected";
+    $("host-down-reason").textContent = state.connecting ? "" : state.error || "The native host is not running.";
+    $("host-down-fix").hidden = !!state.connecting;
     showRetry(state.retryInMs);
     if (ui.status === "running") setStatus("interrupted");
     return;

@@ -32,8 +32,9 @@ const host = {
 };
 const attachedTabs = new Set();
 const popupPorts = new Set();
-// Every input command (Input.dispatch*, insertText, ime*, synthesize*) this worker relayed: how the takeover feature tells its own input from the
-// user's (CDP input is isTrusted like a real mouse). Never exposed to pages.
+// Every input command (Input.dispatch*, insertText, ime*, synthesize*) this worker relayed: how the
+// takeover feature tells its own input from the user's (CDP input is isTrusted like a real mouse).
+// Never exposed to pages.
 const dispatchedInput = [];
 const SELF_INPUT_METHOD = /^Input\.(dispatch|insertText|ime|synthesize)/;
 
@@ -65,7 +66,10 @@ function connectHost() {
       host.backoffMs = BACKOFF_FIRST_MS;
       broadcastHostState(data ? data.task : null);
     })
-    .catch((error) => console.warn("tabpilot: hello failed:", error.message));
+    .catch((error) => {
+      // A host that cannot say hello is no use: drop it (closing its stdin ends it) and retry later.
+      if (host.port === port) hostDown(`The host did not answer: ${error.message}`);
+    });
 }
 
 function hostDown(reason) {
@@ -316,6 +320,7 @@ function hostState(task) {
   return {
     kind: "host",
     connected: host.connected,
+    connecting: !!host.port && !host.connected,
     hostVersion: host.hostVersion,
     error: host.error,
     retryInMs: host.retryAt ? Math.max(0, host.retryAt - Date.now()) : null,
