@@ -41,9 +41,13 @@ async def index_of(state: BrowserState, element_id: str) -> int | None:
 
 
 def line_of(state: BrowserState, index: int) -> str:
-    """The text line that shows element `index` (with its new-marker, if any)."""
+    """The text line that shows element `index` (with its new-marker, if any); for an element inside
+    running text, the line from that element on."""
     for line in state.text.splitlines():
         stripped = line.lstrip("\t*")
         if stripped.startswith(f"[{index}]<"):
             return line.strip("\t")
+        for marker in (f" *[{index}]<", f" [{index}]<"):
+            if marker in line:
+                return line[line.index(marker) + 1:]
     raise AssertionError(f"[{index}] is not in the state text:\n{state.text}")

@@ -25,7 +25,7 @@ async def test_native_aria_pointer_listener_and_editable_elements_are_offered(br
     offered = set((await ids_by_index(state)).values())
     expected = {
         "name", "email", "pw", "country", "bio", "news", "terms", "save", "locked", "help", "ext",
-        "aria-button", "aria-check", "tab-a", "tab-b",
+        "aria-button", "aria-check", "tab-a", "tab-b", "menu-item", "opt", "combo", "switch", "slider",
         "pointer-only",  # cursor:pointer only
         "listener-only",  # addEventListener('click') only: no onclick attribute, no pointer cursor
         "editor",  # contenteditable
@@ -37,6 +37,8 @@ async def test_native_aria_pointer_listener_and_editable_elements_are_offered(br
     aria_button = state.elements[await index_of(state, "aria-button")]
     assert "<div role=button>Archive" in line_of(state, aria_button.index)
     assert line_of(state, await index_of(state, "locked")).endswith("<button disabled>Delete account")
+    assert 'role=slider aria-label=Volume value=30' in line_of(state, await index_of(state, "slider"))
+    assert "role=switch checked=false>Wi-Fi" in line_of(state, await index_of(state, "switch"))
     await browser.close_tab(tab.target_id)
 
 

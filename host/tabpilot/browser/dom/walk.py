@@ -395,6 +395,7 @@ class Walker:
                 if found is not None:
                     sink = found if found.named_by_text else None
                     depth = top.depth + (0 if found.named_by_text else 1)
+                    block = block or not found.named_by_text  # its content lines end with it
                 else:
                     sink, depth = top.sink, top.depth
                 stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block))
