@@ -53,14 +53,14 @@ def real_pages() -> list[Path]:
     return []
 
 
-PAGES = real_pages()
+PAGES = [page.resolve() for page in real_pages()]
 
 
 @pytest.mark.skipif(not PAGES, reason="no real saved pages found (set TABPILOT_REAL_PAGES to a folder of .html)")
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 async def test_state_on_a_real_page_is_sane(browser: Browser, page: Path) -> None:
     tab = await browser.new_tab()
-    await tab.navigate(page.resolve().as_uri(), timeout=20)
+    await tab.navigate(page.as_uri(), timeout=20)
     state = await get_state(browser, tab)
     body = state.text.splitlines()[3:-1]  # without the header and the edges
     assert sum(len(line) for line in body) > 200, state.text  # the page was read
