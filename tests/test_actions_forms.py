@@ -31,6 +31,15 @@ async def test_input_replaces_old_value_with_trusted_input(browser, tab) -> None
     assert "old name" not in inputs[-1]["value"]
 
 
+async def test_typing_sends_keys_a_keyboard_would(browser, tab) -> None:
+    name = await ref(tab, "#name", name="Name")
+    result = await actions.input_text(browser, tab, name, "Zoë 3!\nok")
+    assert result.endswith("its value is now 'Zoë 3!ok'.")  # a one-line field drops the line break
+    keys = [k["key"] for k in await events(tab, "keyup") if k["key"] != "Shift"]
+    assert keys == ["Delete", "Z", "o", " ", "3", "!", "o", "k"]  # clearing, then each key; no key makes "ë"
+    assert all(k["trusted"] for k in await events(tab, "keyup"))
+
+
 async def test_typing_through_label_reaches_its_control(browser, tab) -> None:
     label = await ref(tab, "label", name="Name")
     await actions.input_text(browser, tab, label, "via label")
@@ -42,7 +51,7 @@ async def test_react_style_controlled_input_takes_the_text(browser, tab) -> None
     assert result.endswith("its value is now 'hello'.")
     # The page's own state followed (setting .value from script would have been ignored and reverted).
     assert await evaluate(tab, "document.getElementById('controlled-state').textContent") == "hello"
-    assert [s["value"] for s in await events(tab, "state")] == ["", "hello"]
+    assert [s["value"] for s in await events(tab, "state")] == ["", "h", "he", "hel", "hell", "hello"]
 
 
 async def test_textarea_multiline_and_contenteditable(browser, tab) -> None:

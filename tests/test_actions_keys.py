@@ -55,3 +55,15 @@ def test_normalize_url() -> None:
     assert actions.normalize_url("about:blank") == "about:blank"
     with pytest.raises(ActionError, match="javascript: URLs"):
         actions.normalize_url("JavaScript:alert(1)")
+
+
+def test_typing_events_use_real_keys_or_none() -> None:
+    from tabpilot.browser.keys import typing_events
+
+    lower = typing_events("q")
+    assert [e["type"] for e in lower] == ["keyDown", "keyUp"] and lower[0]["text"] == "q"
+    upper = typing_events("Q")
+    assert [e["key"] for e in upper] == ["Shift", "Q", "Q", "Shift"] and upper[1]["code"] == "KeyQ"
+    assert typing_events("?")[1]["code"] == "Slash"
+    assert typing_events(" ")[0]["code"] == "Space"
+    assert typing_events("é") is None and typing_events("中") is None and typing_events("\t") is None

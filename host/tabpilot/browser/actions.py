@@ -21,7 +21,7 @@ from . import scripts
 from .browser import Browser, TabInfo
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, PageScriptError
-from .keys import key_events, parse_keys
+from .keys import key_events, parse_chord, parse_keys, typing_events
 from .nodes import call, check_open, describe, ref_for_object, release, resolve, send, shorten
 from .pointer import aim, mouse_click, mouse_move, scroll_into_view
 from .tab import Tab
@@ -33,6 +33,7 @@ LOAD_WAIT = 15.0
 SETTLE_GRACE = 0.1
 NAVIGATION_START_WAIT = 2.0
 RESULT_LIMIT = 2000
+TYPE_BY_KEYS_LIMIT = 200  # longer texts are inserted at once: key by key would take seconds
 
 
 def element_at(elements: Mapping[int, ElementRef], index: int) -> ElementRef:
@@ -258,8 +259,7 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
             await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
             if await call(tab, target, field_id, scripts.READ_VALUE):
                 await _press(tab, "Delete")
-            if text:
-                await send(tab, tab.session, "Input.insertText", {"text": text}, element=target)
+            await _type(tab, target, text, multiline=info["multiline"])
             value = await call(tab, target, field_id, scripts.READ_VALUE)
     finally:
         if field_id != object_id:
@@ -271,6 +271,29 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
     if value == text:
         return f"{said}; its value is now '{shorten(value, 200)}'."
     return f"{said}, but the page changed it: its value is now '{shorten(value or '', 200)}'."
+
+
+async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) -> None:
+    """Type like a keyboard (keydown, keypress, input, keyup per character) so pages that listen to keys see
+    them; characters no US key makes, and long texts, go in as text (one input event)."""
+    if len(text) > TYPE_BY_KEYS_LIMIT:
+        await send(tab, tab.session, "Input.insertText", {"text": text}, element=element)
+        return
+    pending = ""
+    for char in text.replace("\r\n", "\n"):
+        if char == "\n" and not multiline:
+            continue  # a one-line field has no line breaks (and Enter would submit its form)
+        events = key_events(parse_chord("Enter")) if char == "\n" else typing_events(char)
+        if events is None:
+            pending += char
+            continue
+        if pending:
+            await send(tab, tab.session, "Input.insertText", {"text": pending}, element=element)
+            pending = ""
+        for event in events:
+            await send(tab, tab.session, "Input.dispatchKeyEvent", event, element=element)
+    if pending:
+        await send(tab, tab.session, "Input.insertText", {"text": pending}, element=element)
 
 
 async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str) -> None:

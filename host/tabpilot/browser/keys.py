@@ -191,3 +191,24 @@ def _event(kind: str, key: Key, modifiers: int) -> dict[str, object]:
     if key.location:
         event["location"] = key.location
     return event
+
+
+def typing_events(char: str) -> list[dict[str, object]] | None:
+    """Key events that type `char` on a US keyboard (with Shift where needed), or None when no key types
+    it (é, 中, emoji): those go in as text instead."""
+    if char == " ":
+        return key_events(Chord((), NAMED_KEYS["Space"]))
+    if len(char) != 1 or not char.isascii() or not char.isprintable():
+        return None
+    if char.isalpha():
+        return key_events(Chord(("Shift",) if char.isupper() else (), _character_key(char, char.isupper())))
+    if char.isdigit():
+        return key_events(Chord((), _character_key(char, False)))
+    if char in SHIFTED_DIGITS:
+        return key_events(Chord(("Shift",), _character_key(str(SHIFTED_DIGITS.index(char)), True)))
+    for base, (_code, _key_code, shifted) in PUNCTUATION.items():
+        if char == base:
+            return key_events(Chord((), _character_key(char, False)))
+        if char == shifted:
+            return key_events(Chord(("Shift",), _character_key(char, True)))
+    return None

@@ -50,7 +50,8 @@ FIND_TEXT_FIELD = """function() {
 TEXT_FIELD_INFO = """function() {
   const SET = ['date', 'datetime-local', 'month', 'week', 'time', 'range', 'color'];
   const isInput = this.localName === 'input';
-  return {mode: isInput && SET.includes(this.type) ? 'set' : 'type', password: isInput && this.type === 'password'};
+  return {mode: isInput && SET.includes(this.type) ? 'set' : 'type', password: isInput && this.type === 'password',
+          multiline: this.localName === 'textarea' || this.isContentEditable};
 }"""
 
 # Pickers (date, colour, range) have no text to type: set the value the way the page's own code would see it.
