@@ -7,6 +7,7 @@ long as the document lives; elements that appeared since the previous state are 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,8 @@ from .dom.walk import Found, Insets, MixedLine, TextLine, Walker
 from .elements import ElementRef
 from .errors import BrowserError, TabClosed
 from .tab import FrameTarget, Tab
+
+log = logging.getLogger(__name__)
 
 Key = tuple[str | None, int]  # (owning session id, backendNodeId)
 MAX_TABS_LISTED = 12
@@ -111,6 +114,13 @@ async def read_page(browser: Browser, tab: Tab) -> PageReading:
         raise TabClosed("the tab was closed")
     try:
         await tab.track_frames()
+    except CDPError as exc:
+        if _tab_gone(exc):
+            tab.closed = True
+            raise TabClosed("the tab was closed") from exc
+        # A transport that cannot auto-attach still shows the page, without its cross-site frames.
+        log.warning("cannot follow cross-site iframes: %s", exc)
+    try:
         snapshot, metrics, frames, tabs = await asyncio.gather(
             _capture_with_retry(tab),
             tab.send("Page.getLayoutMetrics"),
@@ -118,7 +128,7 @@ async def read_page(browser: Browser, tab: Tab) -> PageReading:
             _tab_summaries(browser, tab),
         )
     except CDPError as exc:
-        if "Session with given id not found" in str(exc) or "No target with given id" in str(exc):
+        if _tab_gone(exc):
             tab.closed = True
             raise TabClosed("the tab was closed") from exc
         raise BrowserError(f"could not read the page: {exc}") from exc
@@ -240,6 +250,10 @@ async def _capture_frames(tab: Tab) -> list[tuple[FrameTarget, dict[str, Any], i
 
     results = await asyncio.gather(*(one(frame) for frame in list(tab.frames.values())))
     return [r for r in results if r is not None]
+
+
+def _tab_gone(exc: CDPError) -> bool:
+    return "Session with given id not found" in str(exc) or "No target with given id" in str(exc)
 
 
 async def _frame_insets(
