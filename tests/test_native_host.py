@@ -240,3 +240,20 @@ def test_fuzzed_frames_never_crash_the_host(host):
             assert message["error"]["message"]
             assert message["error"].get("code") != "internal", message  # an unexpected crash in a handler
     assert b"Traceback" not in host.proc.stderr.read()
+
+
+def test_once_the_host_owns_stdout_stray_prints_go_to_stderr():
+    script = (
+        "import os, sys\n"
+        "from tabpilot.native.stdio import take_stdout\n"
+        "frames = take_stdout()\n"
+        "print('a stray print')\n"
+        "sys.stdout.write('library chatter\\n'); sys.stdout.flush()\n"
+        "os.write(1, b'C-level write\\n')\n"
+        "os.write(frames, b'FRAMES ONLY')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"FRAMES ONLY"
+    assert b"a stray print" in result.stderr and b"library chatter" in result.stderr
+    assert b"C-level write" in result.stderr
