@@ -212,8 +212,10 @@ class HostUnderTest:
         self._tasks: set[asyncio.Task[None]] = set()
 
     @classmethod
-    async def start(cls, home: Path, stand_in: ExtensionStandIn) -> HostUnderTest:
-        env = {**os.environ, "TABPILOT_HOME": str(home)}
+    async def start(
+        cls, home: Path, stand_in: ExtensionStandIn, extra_env: dict[str, str] | None = None
+    ) -> HostUnderTest:
+        env = {**os.environ, "TABPILOT_HOME": str(home), **(extra_env or {})}
         for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
             env.pop(name, None)
         process = await asyncio.create_subprocess_exec(

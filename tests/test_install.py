@@ -129,3 +129,27 @@ def test_bad_extension_id_is_refused_clearly(tmp_path, env):
 def test_install_with_no_browser_folder_says_what_to_do(env):
     result = tabpilot("install", env=env)
     assert result.returncode == 1 and "--user-data-dir" in result.stderr
+
+
+def test_manifest_locations_and_launcher_on_macos_and_windows(monkeypatch, tmp_path):
+    from tabpilot import installer
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "tabpilot"))
+    monkeypatch.setattr(sys, "platform", "darwin")
+    mac = {t.label: t.manifest for t in installer.manifest_targets("all")}
+    support = tmp_path / "Library" / "Application Support"
+    assert mac == {
+        "chrome": support / "Google/Chrome/NativeMessagingHosts/com.tabpilot.host.json",
+        "chromium": support / "Chromium/NativeMessagingHosts/com.tabpilot.host.json",
+        "edge": support / "Microsoft Edge/NativeMessagingHosts/com.tabpilot.host.json",
+        "brave": support / "BraveSoftware/Brave-Browser/NativeMessagingHosts/com.tabpilot.host.json",
+    }
+    monkeypatch.setattr(sys, "platform", "win32")
+    (edge,) = installer.manifest_targets("edge")
+    assert edge.registry_key == r"Software\Microsoft\Edge\NativeMessagingHosts\com.tabpilot.host"
+    assert edge.manifest.is_relative_to(tmp_path / "tabpilot")
+    assert installer.launcher_path().name == "tabpilot-host.cmd"
+    text = installer.launcher_text()
+    assert text.startswith("@echo off\r\n") and f'"{sys.executable}" -m tabpilot host %*\r\n' in text
+    assert "TABPILOT_HOME" in text  # installed with TABPILOT_HOME set: the launcher keeps that folder

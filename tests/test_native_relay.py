@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 import sqlite3
 from typing import Any
 
@@ -19,6 +20,8 @@ from tabpilot.browser import actions
 from tabpilot.browser.state import get_state
 from tabpilot.cdp import CDPError
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer, Text, ToolCall
+from tabpilot.native.debug import PORT_ENV, DebugLink
+from tabpilot.native.peer import ExtensionError
 from tabpilot.native.relay import RelayBrowser
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -316,3 +319,23 @@ async def test_a_tab_that_cannot_be_debugged_is_refused_and_nothing_is_recorded(
     assert (await host.request("history.list"))["data"]["tasks"] == []
     assert (await host.request("task.get"))["data"]["task"] is None
     assert (await host.request("ping"))["ok"]
+
+
+async def test_the_debug_socket_gives_a_test_a_relay_browser_through_the_host(stand_in, pages, tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    running = await HostUnderTest.start(tmp_path / "tabpilot", stand_in, {PORT_ENV: str(port)})
+    try:
+        assert (await running.request("ping"))["ok"]  # the socket is open once the host answers
+        link = await DebugLink.connect(port)
+        debug_relay = RelayBrowser(link)
+        tab = await debug_relay.new_tab(pages.url("basic.html"))
+        assert await tab.title() == "Basic page"  # CDP through host → stand-in → Chromium and back
+        with pytest.raises(ExtensionError, match="only cdp"):
+            await link.request("settings.get")  # nothing but the relay is reachable this way
+        await debug_relay.close_tab(tab.target_id)
+        await debug_relay.close()
+        await link.close()
+    finally:
+        await running.stop()
