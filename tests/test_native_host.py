@@ -257,3 +257,19 @@ def test_once_the_host_owns_stdout_stray_prints_go_to_stderr():
     assert result.stdout == b"FRAMES ONLY"
     assert b"a stray print" in result.stderr and b"library chatter" in result.stderr
     assert b"C-level write" in result.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closing a descriptor through the shell")
+def test_the_host_works_without_any_stderr(tmp_path):
+    command = f"exec {sys.executable} -m tabpilot host chrome-extension://x/ 2>&-"
+    result = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=frame({"type": "ping", "id": "p"}),
+        capture_output=True,
+        env={**os.environ, "TABPILOT_HOME": str(tmp_path)},
+        timeout=30,
+    )
+    assert result.returncode == 0
+    assert [json.loads(p) for p in split_frames(result.stdout)] == [
+        {"type": "reply", "id": "p", "ok": True, "data": {"pong": True}}
+    ]

@@ -31,8 +31,13 @@ def take_stdout() -> int:
     """A private descriptor for the real stdout; fd 1 and sys.stdout now lead to stderr."""
     sys.stdout.flush()
     frames_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no usable stderr (a GUI parent may give none): stray output goes nowhere
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    sys.stdout = sys.stderr if sys.stderr is not None else open(os.devnull, "w")  # noqa: SIM115
     if sys.platform == "win32":
         import msvcrt
 
@@ -138,5 +143,6 @@ def exit_now(code: int) -> None:
     a busy machine, and Chromium kills a host that lingers after the port closed. Everything that
     matters is already done: each event was committed when it happened, frames are written."""
     logging.shutdown()
-    sys.stderr.flush()
+    if sys.stderr is not None:
+        sys.stderr.flush()
     os._exit(code)
