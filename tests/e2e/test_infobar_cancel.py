@@ -65,12 +65,13 @@ async def test_cancel_on_the_debugging_infobar_stops_the_task(
     )
     bar_y = window["y"] + window["chrome"] - INFOBAR_HEIGHT // 2
     pressed_at = None
-    for x in range(window["x"] + 200, window["x"] + window["width"], 20):
+    for x in range(window["x"] + 300, window["x"] + window["width"], 40):  # the button is ~70 px wide
         screen.click(x, bar_y)
         if await harness.sw("attachedTabs.size === 0"):  # onDetach arrived: the bar is gone
             pressed_at = x
             break
     assert pressed_at is not None, "no press on the debugging bar detached the debugger"
+    assert pressed_at < window["x"] + window["width"] - 100, "only the bar's close box (far right) worked"
     assert await wait_status(popup, "stopped", "completed", "error", timeout=15) == "stopped"
     row = task_row(harness, await popup_task_id(popup))
     assert row["status"] == "stopped"
