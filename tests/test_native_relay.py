@@ -339,3 +339,23 @@ async def test_the_debug_socket_gives_a_test_a_relay_browser_through_the_host(st
         await link.close()
     finally:
         await running.stop()
+
+
+async def test_without_all_tabs_the_agent_sees_only_its_own_tabs(stand_in, pages):
+    users_tab = await open_tab(stand_in, pages.url("basic.html"))  # the user's other tab
+    task_tab = await open_tab(stand_in, pages.url("actions_click.html"))
+    scoped = RelayBrowser(LoopbackLink(stand_in), all_tabs=False)
+    tab = await scoped.activate(str(task_tab), focus=False)
+    state = await get_state(scoped, tab)
+    assert "Basic page" not in state.text and "basic.html" not in state.text
+    assert [t.target_id for t in await scoped.tabs()] == [str(task_tab)]
+    await actions.click(scoped, tab, element_named(state, "Open in a new tab"))  # a tab the task opens is its own
+    assert scoped.active is not None and scoped.active.target_id != str(task_tab)
+    assert {t.target_id for t in await scoped.tabs()} == {str(task_tab), scoped.active.target_id}
+    everything = RelayBrowser(LoopbackLink(stand_in))
+    assert str(users_tab) in {t.target_id for t in await everything.tabs()}
+    await scoped.close_tab(scoped.active.target_id)
+    await scoped.close()
+    await everything.close()
+    for tab_id in (users_tab, task_tab):
+        await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})

@@ -16,9 +16,9 @@ from typing import Any
 from ..browser.browser import Browser, TabInfo
 from ..browser.errors import TabClosed
 from ..browser.tab import Tab
-from ..cdp import CDPConnection
+from ..cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPTimeout
 from ..cdp.transport import TransportClosed
-from .peer import ExtensionError, ExtensionLink, LinkClosed
+from .peer import REQUEST_TIMEOUT, ExtensionError, ExtensionLink, LinkClosed
 
 log = logging.getLogger(__name__)
 
@@ -122,12 +122,18 @@ class RelayTransport:
 
 
 class RelayBrowser(Browser):
-    """The user's browser as the extension sees it: tabs through `tabs.*`, CDP through chrome.debugger."""
+    """The user's browser as the extension sees it: tabs through `tabs.*`, CDP through chrome.debugger.
 
-    def __init__(self, link: ExtensionLink) -> None:
+    With `all_tabs=False` the agent sees only its own tabs: the ones it attached to (the task's tab)
+    and the ones opened while it works (links, popups, its own new tabs), never the user's others
+    (page-agent's `experimentalIncludeAllTabs` off: their titles and URLs are not the model's business)."""
+
+    def __init__(self, link: ExtensionLink, *, all_tabs: bool = True) -> None:
         self.link = link
         self.transport = RelayTransport(link)
         super().__init__(CDPConnection(self.transport))
+        self.all_tabs = all_tabs
+        self._own_tabs: set[str] = set()
         self._attached: set[int] = set()
         self.detached_reason: str | None = None
         self.on_detached: list[Callable[[int, str], None]] = []
@@ -135,9 +141,9 @@ class RelayBrowser(Browser):
         link.on("tabs.event", self._on_tabs_event)
 
     @classmethod
-    async def open(cls, link: ExtensionLink, tab_id: int | None = None) -> RelayBrowser:
+    async def open(cls, link: ExtensionLink, tab_id: int | None = None, *, all_tabs: bool = True) -> RelayBrowser:
         """A relay browser working in tab_id (attached and active), or in the active tab when None."""
-        browser = cls(link)
+        browser = cls(link, all_tabs=all_tabs)
         if tab_id is None:
             await browser.current_tab()
         else:
@@ -164,6 +170,7 @@ class RelayBrowser(Browser):
         if not isinstance(tab_id, int):
             return
         if push.get("event") == "created":
+            self._own_tabs.add(str(tab_id))
             self._target_created.put_nowait(
                 {"targetId": str(tab_id), "url": tab.get("url", ""), "title": tab.get("title", "")}
             )
@@ -176,6 +183,18 @@ class RelayBrowser(Browser):
         for listener in list(self.on_detached):
             listener(tab_id, reason)
 
+    async def _call(self, type: str, fields: dict[str, Any] | None = None) -> Any:
+        """A tabs.* request; failures are CDP errors, as the Target domain's would be."""
+        try:
+            return await self.link.request(type, fields)
+        except ExtensionError as exc:
+            code = exc.code if isinstance(exc.code, int) else -32000
+            raise CDPError(type, code, exc.error_message) from exc
+        except LinkClosed as exc:
+            raise CDPConnectionClosed(type, str(exc)) from exc
+        except TimeoutError as exc:
+            raise CDPTimeout(type, REQUEST_TIMEOUT) from exc
+
     def _forget(self, tab_id: int) -> None:
         self._attached.discard(tab_id)
         tab = self._tabs.pop(str(tab_id), None)
@@ -186,11 +205,12 @@ class RelayBrowser(Browser):
 
     # --- tabs -----------------------------------------------------------------------------------
     async def tabs(self) -> list[TabInfo]:
-        data = await self.link.request("tabs.query")
+        data = await self._call("tabs.query")
         return [
             TabInfo(str(t["tabId"]), t.get("url", ""), t.get("title", ""))
             for t in data.get("tabs", [])
             if not str(t.get("url", "")).startswith(("chrome-extension://", "devtools://"))
+            and (self.all_tabs or str(t["tabId"]) in self._own_tabs)
         ]
 
     async def attach(self, target_id: str) -> Tab:
@@ -199,10 +219,13 @@ class RelayBrowser(Browser):
             return existing
         tab_id = int(target_id)
         try:
-            await self.link.request("cdp.attach", {"tabId": tab_id})
-        except ExtensionError as exc:
-            raise TabClosed(f"cannot work in tab {tab_id}: {exc.error_message}") from exc
+            await self._call("cdp.attach", {"tabId": tab_id})
+        except CDPConnectionClosed:
+            raise
+        except CDPError as exc:
+            raise TabClosed(f"cannot work in tab {tab_id}: {exc.cdp_message}") from exc
         self._attached.add(tab_id)
+        self._own_tabs.add(target_id)
         tab = Tab(self.connection.session(tab_session_id(tab_id)), target_id)
         await tab.enable()
         self._tabs[target_id] = tab
@@ -210,7 +233,8 @@ class RelayBrowser(Browser):
         return tab
 
     async def new_tab(self, url: str = "about:blank") -> Tab:
-        data = await self.link.request("tabs.create", {"url": "about:blank"})
+        data = await self._call("tabs.create", {"url": "about:blank"})
+        self._own_tabs.add(str(data["tab"]["tabId"]))
         tab = await self.attach(str(data["tab"]["tabId"]))
         if url != "about:blank":
             await tab.navigate(url)
@@ -220,10 +244,10 @@ class RelayBrowser(Browser):
     async def activate(self, target_id: str, *, focus: bool = True) -> Tab:
         tab = await self.attach(target_id)
         if focus:
-            await self.link.request("tabs.activate", {"tabId": int(target_id)})
+            await self._call("tabs.activate", {"tabId": int(target_id)})
         self.active = tab
         return tab
 
     async def close_tab(self, target_id: str) -> None:
-        await self.link.request("tabs.close", {"tabId": int(target_id)})
+        await self._call("tabs.close", {"tabId": int(target_id)})
         self._forget(int(target_id))

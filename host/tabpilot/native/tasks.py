@@ -133,7 +133,7 @@ class TaskManager:
         store = self.host.store
         store.capture_raw = settings.debug_capture
         store.add_secret(llm_config.api_key)
-        browser = RelayBrowser(self.host.peer)
+        browser = RelayBrowser(self.host.peer, all_tabs=bool(page and page.experimental_include_all_tabs))
         try:
             tab = await browser.activate(str(request.tab_id), focus=False)
         except Exception as exc:
