@@ -15,8 +15,9 @@ from typing import Any
 from ..cdp import CDPError, CDPSession
 from .browser import Browser
 from .dom import render
+from .dom.items import Found, MixedLine, TextLine
 from .dom.snapshot import STYLES, Document, decode
-from .dom.walk import Found, Insets, MixedLine, TextLine, Walker
+from .dom.walk import Insets, Walker
 from .elements import ElementRef
 from .errors import BrowserError, TabClosed
 from .tab import FrameTarget, Tab

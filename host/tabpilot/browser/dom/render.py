@@ -1,8 +1,10 @@
-"""Found elements and text lines → the lines the model reads. One element per line:
+"""Found elements and text lines → the lines the model reads. An element on a line of its own, or
+inside the running text it stands in:
 
     [12]<input type=email placeholder=you@example.com value=ann@example.com>
     *[13]<button>Save
     [14]<div scrollable="0px above, 1200px below">
+    Read the [15]<a href=/terms>terms</a> before you order.
 
 `*` marks an element that was not on the page at the previous step. Tabs indent what is inside a
 scrollable or clickable container. Attribute values are short; password values never appear."""
@@ -10,10 +12,9 @@ scrollable or clickable container. Attribute values are short; password values n
 from __future__ import annotations
 
 from . import rules
+from .items import Found, Item, TextLine
 from .snapshot import Document
-from .walk import Found, Item, TextLine
 
-SYNTHETIC_ROLES = frozenset({"clickable", "focusable", "scrollable", "textbox"})
 FLAGS = frozenset({"disabled", "filled"})
 NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image"})
 

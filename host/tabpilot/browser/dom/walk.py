@@ -8,18 +8,16 @@ where their <iframe> element stands, shadow roots where their host stands."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from . import rules
+from .boxes import clips, descendant_box, display_is_block, intersect, modal_dialog, scroll_extent
 from .cover import Occluders
+from .items import Found, Item, MixedLine, TextLine, WalkResult
 from .snapshot import (
     CURSOR,
     DISPLAY,
     ELEMENT_NODE,
     OPACITY,
-    OVERFLOW_X,
-    OVERFLOW_Y,
-    POSITION,
     TEXT_NODE,
     VISIBILITY,
     Document,
@@ -36,53 +34,6 @@ DEFAULT_FRAME_INSETS: Insets = (2.0, 2.0, 2.0, 2.0)  # an <iframe>'s default bor
 SKIP_MARGIN = 200
 
 
-@dataclass(eq=False)
-class Found:
-    """An element the model will be offered."""
-
-    document: Document
-    node: int
-    tag: str
-    role: str
-    attrs: dict[str, str]
-    rect: Rect  # the visible part, in top-document coordinates
-    depth: int
-    named_by_text: bool
-    text: list[str] = field(default_factory=list)
-    scroll: tuple[int, int, int, int] | None = None  # px above, below, left, right
-    point: tuple[float, float] | None = None  # where it is on top, in top-document coordinates
-
-    @property
-    def key(self) -> tuple[str | None, int]:
-        return (self.document.session.session_id, self.document.backend_id[self.node])
-
-
-@dataclass
-class TextLine:
-    text: str
-    depth: int
-
-
-@dataclass
-class MixedLine:
-    """Running text with elements inside it, e.g. a paragraph with links."""
-
-    parts: list[str | Found]
-    depth: int
-    prefix: str = ""
-
-
-Item = Found | TextLine | MixedLine
-
-
-@dataclass
-class WalkResult:
-    items: list[Item] = field(default_factory=list)
-    above: int = 0  # interactive elements above the viewport
-    below: int = 0
-    seen: set[tuple[str | None, int]] = field(default_factory=set)  # every interactive element's key
-
-
 class _Frame:
     """What the walk knows about an open element while it visits its descendants."""
 
@@ -92,14 +43,6 @@ class _Frame:
                  depth: int, block: bool) -> None:
         self.end, self.hidden, self.clip, self.pointer = end, hidden, clip, pointer
         self.sink, self.depth, self.block = sink, depth, block
-
-
-def intersect(a: Rect, b: Rect) -> Rect | None:
-    x1, y1 = max(a[0], b[0]), max(a[1], b[1])
-    x2, y2 = min(a[0] + a[2], b[0] + b[2]), min(a[1] + a[3], b[1] + b[3])
-    if x2 <= x1 or y2 <= y1:
-        return None
-    return (x1, y1, x2 - x1, y2 - y1)
 
 
 class Walker:
@@ -169,7 +112,7 @@ class Walker:
 
     # --- the walk -------------------------------------------------------------------------------
     def walk(self, document: Document) -> WalkResult:
-        self._modal = _modal_dialog(document)
+        self._modal = modal_dialog(document)
         self._walk(document, hidden=False, clip=self.viewport, depth=0, sink=None)
         self._flush()
         self._drop_redundant_labels()
@@ -342,7 +285,7 @@ class Walker:
                     role = "label" if tag == "label" else "clickable"
                 if role is None and pointer and not top.pointer:
                     role = "label" if tag == "label" else "clickable"
-                scroll = _scroll_extent(document, node, layout, style)
+                scroll = scroll_extent(document, node, layout, style)
                 if role is None and scroll is not None:
                     role = "scrollable"
             found: Found | None = None
@@ -350,8 +293,8 @@ class Walker:
                 attrs = attrs if attrs is not None else document.attrs(node)
                 key = (document.session.session_id, document.backend_id[node])
                 self.result.seen.add(key)
-                clips = _clips(strings, style)
-                box = rect if w > 0 and h > 0 else None if clips else _descendant_box(document, node, ox, oy)
+                clipped = clips(strings, style)
+                box = rect if w > 0 and h > 0 else None if clipped else descendant_box(document, node, ox, oy)
                 visible = intersect(box, top.clip) if box else None
                 if visible is not None and self._inert(document, node):
                     pass  # behind a modal dialog: seen, not offered
@@ -390,7 +333,7 @@ class Walker:
                     (found or top.sink).text.append(" " + alt + " ")  # type: ignore[union-attr]
             if end > node:
                 clip = top.clip
-                if tag not in ("html", "body") and _clips(strings, style):
+                if tag not in ("html", "body") and clips(strings, style):
                     clip = intersect(clip, rect) or (rect[0], rect[1], 0, 0)
                 if found is not None:
                     sink = found if found.named_by_text else None
@@ -437,75 +380,3 @@ class Walker:
         self._flush()
         self._walk(child, hidden=hidden, clip=clip, depth=top.depth + (1 if found else 0), sink=None)
         self._flush()
-
-
-def _modal_dialog(document: Document) -> tuple[Document, int, int] | None:
-    """The open modal <dialog> (shown with showModal(): fixed in the top layer), the last one if several."""
-    dialog_id = document.string_id("DIALOG")
-    if dialog_id < 0:
-        return None
-    fixed_id = document.string_id("fixed")
-    modal = None
-    for node, name in enumerate(document.name_index):
-        if name != dialog_id or document.layout_of[node] < 0:
-            continue
-        style = document.styles[document.layout_of[node]]
-        if len(style) > POSITION and style[POSITION] == fixed_id and "open" in document.attrs(node):
-            modal = (document, node, document.subtree_end[node])
-    return modal
-
-
-def display_is_block(strings: list[str], style: list[int]) -> bool:
-    return bool(style) and style[DISPLAY] >= 0 and strings[style[DISPLAY]] not in rules.INLINE_DISPLAYS
-
-
-def _clips(strings: list[str], style: list[int]) -> bool:
-    return len(style) > OVERFLOW_Y and (
-        strings[style[OVERFLOW_X]] in rules.CLIPPING_OVERFLOW or strings[style[OVERFLOW_Y]] in rules.CLIPPING_OVERFLOW
-    )
-
-
-def _scroll_extent(document: Document, node: int, layout: int, style: list[int]) -> tuple[int, int, int, int] | None:
-    """(px above, below, left, right) for a container the user can scroll, else None.
-
-    Measured from where its content is laid out relative to its box (DOM rects would say it to the
-    pixel, but asking Chromium for them doubles the snapshot's cost): exact up to the box's border."""
-    if len(style) <= OVERFLOW_Y:
-        return None
-    strings = document.strings
-    scrolls_y = strings[style[OVERFLOW_Y]] in rules.SCROLLING_OVERFLOW
-    scrolls_x = strings[style[OVERFLOW_X]] in rules.SCROLLING_OVERFLOW
-    if not (scrolls_x or scrolls_y):
-        return None
-    content = _descendant_box(document, node, 0.0, 0.0)
-    if content is None:
-        return None
-    x, y, w, h = document.bounds[layout]
-    cx, cy, cw, ch = content
-    above = below = before = after = 0
-    if scrolls_y:
-        above, below = round(max(0.0, y - cy)), round(max(0.0, cy + ch - (y + h)))
-    if scrolls_x:
-        before, after = round(max(0.0, x - cx)), round(max(0.0, cx + cw - (x + w)))
-    if above <= 1 and below <= 1 and before <= 1 and after <= 1:
-        return None
-    return (above, below, before, after)
-
-
-def _descendant_box(document: Document, node: int, ox: float, oy: float) -> Rect | None:
-    """The box around an element's rendered descendants, for elements that have no size of their own
-    (an inline link wrapping a block image, a zero-height wrapper around floated content)."""
-    x1 = y1 = float("inf")
-    x2 = y2 = float("-inf")
-    layout_of, bounds = document.layout_of, document.bounds
-    for inner in range(node + 1, document.subtree_end[node] + 1):
-        layout = layout_of[inner]
-        if layout < 0:
-            continue
-        x, y, w, h = bounds[layout]
-        if w <= 0 or h <= 0:
-            continue
-        x1, y1, x2, y2 = min(x1, x), min(y1, y), max(x2, x + w), max(y2, y + h)
-    if x2 <= x1 or y2 <= y1:
-        return None
-    return (x1 + ox, y1 + oy, x2 - x1, y2 - y1)
