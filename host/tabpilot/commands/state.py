@@ -13,7 +13,8 @@ import sys
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", nargs="?", metavar="URL", help="the page to open (default: the current tab)")
+    parser.add_argument("url", nargs="?", metavar="URL",
+                        help="the page to open (default: with --cdp-url, that browser's current tab)")
     parser.add_argument("--json", action="store_true",
                         help="print {url, title, text, elements: [{index, tag, name, ...}]} as JSON")
     parser.add_argument("--headed", action="store_true", help="show the launched browser window")
