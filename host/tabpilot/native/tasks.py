@@ -96,16 +96,15 @@ class TaskManager:
         finally:
             self._starting = False
 
-    async def _start(self, request: TaskStart) -> str:
+    @staticmethod
+    def _configuration(request: TaskStart) -> tuple[Any, Any, Any]:
+        """Settings, with what the request's config (a page's ExecutionConfig) overrides for this task."""
         from pydantic import ValidationError
 
         from ..agent.config import AgentConfig
-        from ..agent.loop import Agent
-        from ..browser.errors import BrowserError
-        from ..llm import LLMClient, LLMConfig, LLMError
+        from ..llm import LLMConfig, LLMError
         from ..store.settings import SettingsError, load_settings
         from .messages import describe_errors
-        from .relay import RelayBrowser
 
         try:
             settings = load_settings()
@@ -129,7 +128,16 @@ class TaskManager:
             )
         except ValidationError as exc:
             raise RequestFailed(f"cannot run with these settings: {describe_errors(exc)}", "bad_request") from exc
+        return settings, llm_config, agent_config
 
+    async def _start(self, request: TaskStart) -> str:
+        from ..agent.loop import Agent
+        from ..browser.errors import BrowserError
+        from ..llm import LLMClient
+        from .relay import RelayBrowser
+
+        settings, llm_config, agent_config = self._configuration(request)
+        page = request.config
         store = self.host.store
         store.capture_raw = settings.debug_capture
         store.add_secret(llm_config.api_key)
