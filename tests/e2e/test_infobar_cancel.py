@@ -17,6 +17,7 @@ from e2e_support import (
     start_task,
     task_row,
     wait_status,
+    wait_until,
 )
 
 from tabpilot.browser.tab import Tab
@@ -67,9 +68,12 @@ async def test_cancel_on_the_debugging_infobar_stops_the_task(
     pressed_at = None
     for x in range(window["x"] + 300, window["x"] + window["width"], 40):  # the button is ~70 px wide
         screen.click(x, bar_y)
-        if await harness.sw("attachedTabs.size === 0"):  # onDetach arrived: the bar is gone
-            pressed_at = x
-            break
+        try:  # give Chromium a moment to act on the press before trying further right
+            await wait_until(lambda: harness.sw("attachedTabs.size === 0"), "onDetach", timeout=0.3)
+        except AssertionError:
+            continue
+        pressed_at = x
+        break
     assert pressed_at is not None, "no press on the debugging bar detached the debugger"
     assert pressed_at < window["x"] + window["width"] - 100, "only the bar's close box (far right) worked"
     assert await wait_status(popup, "stopped", "completed", "error", timeout=15) == "stopped"
