@@ -1,6 +1,7 @@
 """Requests to the extension and their replies; pushes from it to whoever listens.
 
-`Peer` does not do I/O: it writes through a callable and is fed the frames that arrive. The host uses
+`Peer` does not do I/O: it writes through a callable and is fed the frames that arrive. When the
+link goes, listeners of the pseudo-push `link.closed` hear it (and every pending request fails). The host uses
 one over stdio; tests use one over the host's loopback debug socket (`debug.py`). Anything that needs
 the extension (the relay, `RelayBrowser`) talks to this `ExtensionLink` interface only.
 """
@@ -18,6 +19,7 @@ log = logging.getLogger(__name__)
 
 PushHandler = Callable[[dict[str, Any]], None]
 REQUEST_TIMEOUT = 120.0
+CANCELED_BY_USER = "canceled_by_user"  # cdp.detached reason: the user pressed Cancel on the infobar
 
 
 class ExtensionError(RuntimeError):

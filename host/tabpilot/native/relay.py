@@ -23,7 +23,6 @@ from .peer import REQUEST_TIMEOUT, ExtensionError, ExtensionLink, LinkClosed
 log = logging.getLogger(__name__)
 
 TAB_SESSION_PREFIX = "tab-"
-CANCELED_BY_USER = "canceled_by_user"
 
 
 def tab_session_id(tab_id: int) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .host import RequestFailed
+from .peer import CANCELED_BY_USER
 
 if TYPE_CHECKING:
     from .host import NativeHost
@@ -238,7 +239,7 @@ class TaskManager:
     def _on_detached(self, running: RunningTask, tab_id: int, reason: str) -> None:
         if running.finished or reason in DETACH_ENDS_TASK_EXCEPT:
             return
-        if reason == "canceled_by_user":
+        if reason == CANCELED_BY_USER:
             running.stopped_because = "Stopped: you pressed Cancel on the browser's debugging bar"
         else:
             running.stopped_because = f"Stopped: the debugger was detached from the tab ({reason})"
