@@ -1,1 +1,11 @@
-"""native"""
+"""The native messaging host: what Chromium starts when the extension connects.
+
+    codec.py     frames, sans I/O: decode any bytes, encode with chunking under the 1 MiB limit
+    messages.py  PROTOCOL.md's messages as pydantic models; parse_incoming names what is wrong
+    peer.py      requests to the extension and their replies, pushes to listeners (no I/O)
+    host.py      routing: every request answered once, bad input answered and survived
+    tasks.py     one task at a time: an Agent on a RelayBrowser, each event recorded and pushed
+    relay.py     CDP over chrome.debugger (RelayTransport) and tabs over chrome.tabs (RelayBrowser)
+    stdio.py     the process: stdin/stdout threads, frames only on stdout, log file, exit on EOF
+    debug.py     tests only: a loopback socket that gives another process a RelayBrowser
+"""
