@@ -128,7 +128,7 @@ async def test_upload_file_page_sees_name_and_size(browser, tab, tmp_path) -> No
     notes.write_text("hello")
     upload = await ref(tab, "#upload", name="Upload")
     result = await actions.upload_file(browser, tab, upload, [str(report), str(notes)])
-    assert result == (f"Attached report.csv (1.2 KB), notes.txt (5 bytes) to [{upload.index}] input 'Upload'; "
+    assert result == (f"Attached report.csv (1.2 KB), notes.txt (5 bytes) to [{upload.index}] file input 'Upload'; "
                       "it now holds 2 files.")
     files = await events(tab, "files")
     assert files == [{"type": "files", "id": "upload",
@@ -152,7 +152,7 @@ async def test_upload_through_styled_button_and_bad_paths(browser, tab, tmp_path
 
 async def test_click_reports_toggle_state_and_selects_native_option(browser, tab) -> None:
     agree = await ref(tab, "#agree", name="Agree")
-    assert await actions.click(browser, tab, agree) == f"Clicked [{agree.index}] input 'Agree'. It is now checked."
+    assert await actions.click(browser, tab, agree) == f"Clicked [{agree.index}] checkbox 'Agree'. It is now checked."
     assert await evaluate(tab, "document.getElementById('agree').checked") is True
     assert (await actions.click(browser, tab, agree)).endswith("It is now unchecked.")
     color = await ref(tab, "#color", name="Pick a color")

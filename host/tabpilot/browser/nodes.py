@@ -26,6 +26,8 @@ SESSION_GONE_MARKERS = (
     "No tab with id",
 )
 ELEMENT_TIMEOUT = 10.0
+INPUT_KINDS = {"checkbox": "checkbox", "radio": "radio button", "file": "file input", "password": "password field",
+               "submit": "button", "button": "button", "reset": "button", "range": "slider", "date": "date field"}
 
 
 def shorten(text: str, limit: int = 60) -> str:
@@ -36,6 +38,8 @@ def shorten(text: str, limit: int = 60) -> str:
 def describe(element: ElementRef) -> str:
     """How results name an element: "[12] button 'Save'"."""
     kind = element.role or element.tag or "element"
+    if not element.role and element.tag == "input" and element.attributes.get("type") in INPUT_KINDS:
+        kind = INPUT_KINDS[element.attributes["type"]]
     name = f" '{shorten(element.name)}'" if element.name else ""
     return f"[{element.index}] {kind}{name}"
 
