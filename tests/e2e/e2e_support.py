@@ -25,7 +25,7 @@ import pytest
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab, js_string
-from tabpilot.cdp import CDPSession
+from tabpilot.cdp import CDPError, CDPSession
 from tabpilot.llm.scripted import ScriptedLLMServer, Text, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,8 +131,12 @@ class PopupPage:
     async def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         height = await self.js("Math.max(document.body.scrollHeight, 320)")
-        await self.tab.send("Emulation.setDeviceMetricsOverride",
-                            {"width": 400, "height": int(min(height, 900)), "deviceScaleFactor": 1, "mobile": False})
+        try:  # a popup opened as a page gets a popup's size; the real toolbar popup has its own already
+            await self.tab.send("Emulation.setDeviceMetricsOverride", {
+                "width": 400, "height": int(min(height, 900)), "deviceScaleFactor": 1, "mobile": False,
+            })
+        except CDPError:
+            pass
         shot = await self.tab.send("Page.captureScreenshot", {"format": "png"})
         await asyncio.to_thread(path.write_bytes, base64.b64decode(shot["data"]))
 
@@ -204,6 +208,26 @@ class Harness:
         tab = await self.browser.attach(created["targetId"])
         popup = PopupPage(tab)
         await popup.wait_for("document.body.dataset.view === 'task'", "the popup to render")
+        return popup
+
+    async def open_action_popup(self, target: Tab) -> PopupPage:
+        """The real toolbar popup (chrome.action.openPopup), over `target` made the active tab."""
+        tab_id = await self.chrome_tab_id(target)
+        await self.sw(
+            f"const t = await chrome.tabs.update({tab_id}, {{active: true}});"
+            " await chrome.windows.update(t.windowId, {focused: true});"
+            " await chrome.action.openPopup({windowId: t.windowId}); true"
+        )
+        root = self.browser.connection.root
+
+        async def find() -> str | None:
+            for info in (await root.send("Target.getTargets"))["targetInfos"]:
+                if info["type"] == "page" and info["url"] == f"{EXTENSION_ORIGIN}/popup.html":
+                    return str(info["targetId"])
+            return None
+
+        popup = PopupPage(await self.browser.attach(await wait_until(find, "the toolbar popup")))
+        await popup.wait_for("document.body.dataset.view === 'task' && ui.targetTabId !== null", "the popup")
         return popup
 
     def host_pids(self) -> list[int]:

@@ -125,6 +125,21 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_the_toolbar_popup_works_on_the_active_tab(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    popup = await harness.open_action_popup(form_tab)
+    assert await popup.js("ui.targetTabId") == await harness.chrome_tab_id(form_tab)
+    assert await popup.text("#target-tab") == "on: Signup form"
+    await configure(popup, llm.base_url)
+    llm.add(done("Nothing to do here"))
+    await run_in_popup(popup, "Look at the page")
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    assert "Nothing to do here" in await popup.text("#result")
+    await popup.screenshot(SCREENS / "toolbar-popup.png")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_reopened_popup_shows_the_running_task_and_stop_ends_it_stopped(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
