@@ -47,21 +47,21 @@ class FrameDecoder:
             self._skip -= dropped
             data = data[dropped:]
         self._buffer += data
-        while len(self._buffer) >= HEADER.size:
-            (length,) = HEADER.unpack_from(self._buffer)
+        buffer, position = self._buffer, 0
+        while len(buffer) - position >= HEADER.size:
+            (length,) = HEADER.unpack_from(buffer, position)
+            start = position + HEADER.size
             if length > self.max_frame:
                 # Never allocate for it: drop its bytes as they come.
                 out.append(FrameError(f"frame of {length} bytes is over the {self.max_frame} byte limit"))
-                del self._buffer[: HEADER.size]
-                dropped = min(length, len(self._buffer))
-                del self._buffer[:dropped]
-                self._skip = length - dropped
+                position = min(start + length, len(buffer))
+                self._skip = start + length - position
                 continue
-            if len(self._buffer) < HEADER.size + length:
+            if len(buffer) - start < length:
                 break
-            payload = bytes(self._buffer[HEADER.size : HEADER.size + length])
-            del self._buffer[: HEADER.size + length]
-            out.append(decode_payload(payload))
+            out.append(decode_payload(bytes(buffer[start : start + length])))
+            position = start + length
+        del buffer[:position]  # once per feed: many small frames in one read stay linear
         return out
 
     @property
