@@ -321,3 +321,32 @@ async def test_native_modal_dialog_and_a_label_standing_in_for_an_invisible_chec
     await tab.evaluate("document.getElementById('hidden-box').checked = true")
     assert "checked=true" in line_of(await get_state(browser, tab, after), label)
     await browser.close_tab(tab.target_id)
+
+
+async def test_frames_behind_an_overlay_and_scrolled_frames(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_frames.html"))
+    # Scroll inside the same-site frame: its elements' points must follow.
+    await tab.evaluate(
+        "const inner = document.getElementById('same').contentDocument;"
+        "inner.body.style.height = '2000px'; inner.defaultView.scrollTo(0, 30);"
+    )
+    state = await get_state(browser, tab)
+    same_pay = next(ref for ref in state.elements.values() if ref.name == "Pay same")
+    assert same_pay.point is not None
+    x, y = same_pay.point
+    hit = await tab.evaluate(
+        f"(() => {{ const frame = document.getElementById('same'); const r = frame.getBoundingClientRect();"
+        f" const s = getComputedStyle(frame);"
+        f" const e = frame.contentDocument.elementFromPoint({x} - r.left - parseFloat(s.borderLeftWidth),"
+        f" {y} - r.top - parseFloat(s.borderTopWidth)); return e && e.id; }})()"
+    )
+    assert hit == "pay"
+    # A full-page overlay covers the top page and both frames: nothing is offered.
+    await tab.evaluate(
+        "const o = document.createElement('div'); o.style.cssText = 'position:fixed;inset:0;background:#0003';"
+        "document.body.append(o);"
+    )
+    covered = await get_state(browser, tab, state)
+    assert covered.elements == {}, covered.text
+    assert "Frame cross" in covered.text  # still readable, not clickable
+    await browser.close_tab(tab.target_id)
