@@ -54,6 +54,8 @@ def setup_logging() -> None:
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    for chatty in ("httpx", "httpx2", "openai", "websockets"):  # one line per request, URLs and all
+        logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 class FrameWriter:
