@@ -228,6 +228,7 @@ async def test_a_task_runs_over_the_relay_recorded_and_pushed_as_it_happens(host
     snapshot = (await host.request("task.get"))["data"]["task"]
     assert snapshot["taskId"] == task_id and snapshot["status"] == "completed"
     assert snapshot["history"] == events
+    assert API_KEY not in (tmp_path / "tabpilot" / "log" / "host.log").read_text()
     # The debugger was let go of when the task ended.
     assert any(r["type"] == "cdp.detach" and r["tabId"] == tab_id for r in stand_in.requests)
     await stand_in.cdp("Target.closeTarget", {"targetId": target})
