@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +45,15 @@ class RequestFailed(Exception):
 
 
 class NativeHost:
-    def __init__(self, write: Callable[[bytes], None], *, store: Any = None) -> None:
+    def __init__(
+        self,
+        write: Callable[[bytes], None],
+        *,
+        store: Any = None,
+        after_written: Callable[[Callable[[], None]], None] | None = None,
+    ) -> None:
         self._write_bytes = write
+        self._after_written = after_written  # runs a callback once what was written so far is out
         self.peer = Peer(self.send)
         self._reassembler = ChunkReassembler()
         self._request_tasks: set[asyncio.Task[None]] = set()
@@ -89,13 +95,21 @@ class NativeHost:
 
     def warm_up(self) -> None:
         """Load what the first real request needs (message models, the task record) in the
-        background, so the loop stays free to notice stdin closing meanwhile."""
-        if not self._warm:
-            self._warm = True
+        background, so the loop stays free to notice stdin closing meanwhile. It starts once the
+        first reply is out: importing holds the GIL and would delay the writer."""
+        if self._warm:
+            return
+        self._warm = True
+
+        def start() -> None:
             threading.Thread(target=self._load, name="warm-up", daemon=True).start()
 
+        if self._after_written is not None:
+            self._after_written(start)
+        else:
+            start()
+
     def _load(self) -> None:
-        time.sleep(0.05)  # let the writer thread send the first reply before imports hog the GIL
         try:
             from . import messages  # noqa: F401
 

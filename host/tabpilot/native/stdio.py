@@ -16,6 +16,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from .. import paths
 from .codec import FrameDecoder
@@ -63,7 +64,7 @@ class FrameWriter:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[bytes | Callable[[], None] | None] = queue.SimpleQueue()
         self.broken = False
         self._thread = threading.Thread(target=self._run, name="frames-out", daemon=True)
         self._thread.start()
@@ -72,8 +73,15 @@ class FrameWriter:
         if not self.broken:
             self._queue.put(frame)
 
+    def after_written(self, callback: Callable[[], None]) -> None:
+        """Call back (from the writer thread) once every frame queued so far is written."""
+        self._queue.put(callback)
+
     def _run(self) -> None:
         while (frame := self._queue.get()) is not None:
+            if callable(frame):
+                frame()
+                continue
             view = memoryview(frame)
             try:
                 while view:
@@ -101,7 +109,7 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes | N
 
 async def serve(in_fd: int, out_fd: int) -> None:
     writer = FrameWriter(out_fd)
-    host = NativeHost(writer.write)
+    host = NativeHost(writer.write, after_written=writer.after_written)
     debug_server = None
     if os.environ.get("TABPILOT_HOST_DEBUG_PORT"):
         from .debug import start_debug_server
