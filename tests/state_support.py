@@ -8,8 +8,13 @@ from tabpilot.browser.state import BrowserState
 from tabpilot.browser.tab import Tab
 
 
-async def open_page(browser: Browser, url: str) -> Tab:
+async def open_page(browser: Browser, url: str, *, width: int = 1280, height: int = 900) -> Tab:
+    """A new tab on `url` with a fixed viewport, so what is "in view" does not depend on the window."""
     tab = await browser.new_tab()
+    await tab.session.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
     await tab.navigate(url)
     return tab
 

@@ -79,6 +79,7 @@ class BrowserState:
                     "scrollable": ref.scrollable,
                     "new": ref.is_new,
                     "in_frame": ref.frame_owner is not None,
+                    "bounds": list(ref.bounds) if ref.bounds else None,
                 }
                 for ref in self.elements.values()
             ],
