@@ -213,6 +213,13 @@ $("task-form").addEventListener("submit", async (event) => {
   }
 });
 
+$("task-input").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !$("run").disabled && !$("run").hidden) {
+    event.preventDefault();
+    $("task-form").requestSubmit();
+  }
+});
+
 $("stop").addEventListener("click", async () => {
   $("stop").disabled = true;
   try {
