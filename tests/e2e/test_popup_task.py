@@ -208,10 +208,17 @@ async def test_past_tasks_list_open_export_delete(harness: Harness) -> None:
     assert steps >= 4
     await popup.screenshot(SCREENS / "past-task-timeline.png")
 
+    downloads = harness.home / "downloads"
+    await harness.browser.connection.root.send(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    )
     await popup.click("#past-export")
-    exported = json.loads(await popup.wait_for("ui.lastExport", "the export"))
+    saved = downloads / f"tabpilot-task-{completed['id']}.json"
+    await wait_until(lambda: asyncio.sleep(0, saved.is_file()), "the exported file to download")
+    exported = json.loads(saved.read_text())
+    assert json.loads(await popup.js("ui.lastExport")) == exported
     assert "Ada Lovelace" in json.dumps(exported)
-    assert API_KEY not in json.dumps(exported)
+    assert API_KEY not in saved.read_text()
 
     await popup.click("#past-delete")
     assert await popup.text("#past-delete") == "Really delete?"
