@@ -149,8 +149,12 @@ async def test_relayed_input_is_trusted_and_recorded(browser: Browser, relay_har
         ("mousePressed", 40, 30, int(tab.target_id)),
         ("mouseReleased", 40, 30, int(tab.target_id)),
     ]
-    # pages cannot see it: nothing of the relay leaks into the page's world
+    # pages cannot see it: nothing of the relay leaks into the page's world, and a page has no way to
+    # message the extension (no externally_connectable, no content script listening)
     assert await tab.evaluate("typeof dispatchedInput") == "undefined"
+    assert await tab.evaluate("typeof chrome === 'undefined' || typeof chrome.runtime?.sendMessage") in (
+        True, "undefined"
+    )
     await browser.close_tab(tab.target_id)
 
 
