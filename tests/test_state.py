@@ -350,3 +350,13 @@ async def test_frames_behind_an_overlay_and_scrolled_frames(browser: Browser, pa
     assert covered.elements == {}, covered.text
     assert "Frame cross" in covered.text  # still readable, not clickable
     await browser.close_tab(tab.target_id)
+
+
+async def test_rich_text_editor_frame_with_an_editable_body(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_editor.html"))
+    state = await get_state(browser, tab)
+    editors = [ref for ref in state.elements.values() if ref.tag == "body"]
+    assert len(editors) == 1 and len(state.elements) == 1, state.text  # its paragraphs are text, not targets
+    assert await node_property(editors[0], "this.isContentEditable") is True
+    assert "Draft text" in state.text
+    await browser.close_tab(tab.target_id)

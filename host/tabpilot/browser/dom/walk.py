@@ -37,12 +37,12 @@ SKIP_MARGIN = 200
 class _Frame:
     """What the walk knows about an open element while it visits its descendants."""
 
-    __slots__ = ("block", "clip", "depth", "end", "hidden", "pointer", "sink")
+    __slots__ = ("block", "clip", "depth", "editable", "end", "hidden", "pointer", "sink")
 
     def __init__(self, end: int, hidden: bool, clip: Rect, pointer: bool, sink: Found | None,
-                 depth: int, block: bool) -> None:
+                 depth: int, block: bool, editable: bool = False) -> None:
         self.end, self.hidden, self.clip, self.pointer = end, hidden, clip, pointer
-        self.sink, self.depth, self.block = sink, depth, block
+        self.sink, self.depth, self.block, self.editable = sink, depth, block, editable
 
 
 class Walker:
@@ -220,7 +220,8 @@ class Walker:
             end = ends[node]
             if kind != ELEMENT_NODE:
                 if end > node:
-                    stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False))
+                    stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
+                                        top.editable))
                 node += 1
                 continue
 
@@ -232,7 +233,8 @@ class Walker:
                     node = end + 1
                     continue
                 if end > node:
-                    stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False))
+                    stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
+                                        top.editable))
                 node += 1
                 continue
 
@@ -277,13 +279,18 @@ class Walker:
             # --- is it something a person can use? ---
             role: str | None = None
             scroll: tuple[int, int, int, int] | None = None
-            if not invisible and tag not in ("html", "body"):
-                if tag in rules.NATIVE_TAGS or attrs is not None or (raw_attrs and tag == "a"):
+            if not invisible and tag == "body" and attrs is not None:
+                # A rich-text editor is often an iframe whose whole body is contenteditable.
+                role = "textbox" if attrs.get("contenteditable", "x").lower() in rules.EDITABLE_VALUES else None
+            elif not invisible and tag not in ("html", "body"):
+                if tag in rules.NATIVE_TAGS or attrs is not None:
                     attrs = attrs if attrs is not None else document.attrs(node)
                     role = rules.interactive_role(tag, attrs)
-                if role is None and node in clickable and w * h < viewport_area * DELEGATE_AREA_SHARE:
+                # Inside an editor, paragraphs are text to edit, not things to click.
+                if role is None and not top.editable and node in clickable \
+                        and w * h < viewport_area * DELEGATE_AREA_SHARE:
                     role = "label" if tag == "label" else "clickable"
-                if role is None and pointer and not top.pointer:
+                if role is None and not top.editable and pointer and not top.pointer:
                     role = "label" if tag == "label" else "clickable"
                 scroll = scroll_extent(document, node, layout, style)
                 if role is None and scroll is not None:
@@ -341,7 +348,8 @@ class Walker:
                     block = block or not found.named_by_text  # its content lines end with it
                 else:
                     sink, depth = top.sink, top.depth
-                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block))
+                editable = top.editable or (found is not None and found.role == "textbox")
+                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block, editable))
             elif block:
                 self._flush()
             node += 1
