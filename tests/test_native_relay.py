@@ -360,3 +360,18 @@ async def test_without_all_tabs_the_agent_sees_only_its_own_tabs(stand_in, pages
     await everything.close()
     for tab_id in (users_tab, task_tab):
         await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
+
+
+async def test_stop_pressed_right_after_run_ends_the_task_before_it_starts(host, stand_in, llm, pages, tmp_path):
+    await configure(host, llm)
+    tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+    start, stop = await asyncio.gather(
+        host.request("task.start", task="Never mind", tabId=tab_id), host.request("task.stop")
+    )
+    assert start["ok"] and stop["ok"]
+    task_id = start["data"]["taskId"]
+    result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result", timeout=15)
+    assert result["result"]["success"] is False
+    assert database_rows(tmp_path / "tabpilot", task_id)[0] == "stopped"
+    assert llm.requests == []  # the model was never asked
+    await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})

@@ -38,6 +38,7 @@ class RunningTask:
     browser: RelayBrowser | None = None
     runner: asyncio.Task[None] | None = None
     stopped_because: str | None = None
+    stop_requested: bool = False
     capture_raw: bool = False
     secrets: tuple[str, ...] = ()
 
@@ -76,6 +77,7 @@ class TaskManager:
         self.host = host
         self.current: RunningTask | None = None
         self._starting = False
+        self._stop_while_starting = False
 
     @property
     def current_task_id(self) -> str | None:
@@ -91,7 +93,7 @@ class TaskManager:
         if self._starting or self.current_task_id is not None:
             running = self.current_task_id or "one"
             raise RequestFailed(f"a task is already running ({running}); stop it before starting another", "busy")
-        self._starting = True
+        self._starting, self._stop_while_starting = True, False
         try:
             return await self._start(request)
         finally:
@@ -167,6 +169,7 @@ class TaskManager:
             capture_raw=settings.debug_capture,
             secrets=tuple(s for s in (llm_config.api_key, settings.api_key) if s),
         )
+        running.stop_requested = self._stop_while_starting
         self.current = running
         agent.on("historychange", lambda event: self._on_event(running, event))
         agent.on("statuschange", lambda status: self._on_status(running, status))
@@ -180,16 +183,23 @@ class TaskManager:
         agent, store = running.agent, self.host.store
         result_wire: dict[str, Any] | None = None
         try:
-            result = await agent.execute(task)
-            result_wire = running.outgoing_result(result.to_wire())
+            if running.stop_requested:  # Stop was pressed before the agent even began
+                result_wire = {"success": False, "data": "Task stopped", "history": []}
+            else:
+                result = await agent.execute(task)
+                result_wire = running.outgoing_result(result.to_wire())
         except asyncio.CancelledError:
+            running.stop_requested = True
             result_wire = {"success": False, "data": "Task stopped", "history": running.history}
             raise
         except Exception as exc:  # the agent turns failures into an error result; this is a safety net
             log.exception("task %s crashed", running.task_id)
             result_wire = {"success": False, "data": f"{type(exc).__name__}: {exc}", "history": running.history}
         finally:
-            status = agent.status if agent.status in FINAL_STATUSES else "error"
+            if agent.status in FINAL_STATUSES:
+                status = agent.status
+            else:
+                status = "stopped" if running.stop_requested else "error"
             if result_wire is not None and running.stopped_because and status == "stopped":
                 result_wire["data"] = running.stopped_because
             running.status, running.result = status, result_wire
@@ -254,9 +264,12 @@ class TaskManager:
 
     # --- stopping -------------------------------------------------------------------------------
     async def stop(self) -> None:
+        if self._starting:
+            self._stop_while_starting = True  # the task ends as soon as it exists
         running = self.current
         if running is None or running.finished:
             return
+        running.stop_requested = True  # in case the agent has not started running yet
         await running.agent.stop()
         if running.runner is not None:
             await asyncio.wait([running.runner])
