@@ -23,7 +23,7 @@ from .elements import ElementRef
 from .errors import ActionError, BrowserError, PageScriptError
 from .keys import key_events, parse_chord, parse_keys, typing_events
 from .nodes import call, check_open, describe, ref_for_object, release, resolve, send, shorten
-from .pointer import aim, mouse_click, mouse_move, scroll_into_view
+from .pointer import aim, mouse_click, mouse_move
 from .tab import Tab
 
 NEW_TAB_WAIT = 10.0
@@ -365,9 +365,11 @@ async def _select_aria_option(
     if kind == "option":
         option_id: str | None = object_id
     else:
+        opened = False
         if kind == "combobox" and not await call(tab, element, object_id, scripts.IS_EXPANDED):
             target = await aim(tab, element, object_id)
             await mouse_click(tab, target.x, target.y)
+            opened = True
         found = await call(tab, element, object_id, scripts.FIND_ARIA_OPTION, text, 2000, by_value=False)
         if found.get("subtype") != "node" and kind == "combobox" and await call(
             tab, element, object_id, scripts.IS_TEXT_FIELD
@@ -375,6 +377,8 @@ async def _select_aria_option(
             await input_text(browser, tab, element, text)  # a filtering combobox shows options as you type
             found = await call(tab, element, object_id, scripts.FIND_ARIA_OPTION, text, 2000, by_value=False)
         if found.get("subtype") != "node":
+            if opened:
+                await _press(tab, "Escape")  # leave the list closed, as it was
             why = found.get("value") or "no such option"
             raise ActionError(f"Cannot choose '{shorten(text)}' in {describe(element)}: {why}.")
         option_id = found["objectId"]
@@ -681,6 +685,6 @@ async def _run_script(tab: Tab, script: str, timeout: float, *, repl: bool) -> s
 
 __all__ = [
     "click", "close_tab", "element_at", "execute_javascript", "go_back", "go_to_url", "hover", "input_text",
-    "open_tab", "scroll", "scroll_horizontally", "scroll_into_view", "select_option", "send_keys", "switch_tab",
+    "normalize_url", "open_tab", "scroll", "scroll_horizontally", "select_option", "send_keys", "switch_tab",
     "upload_file",
 ]
