@@ -6,7 +6,7 @@ import socket
 
 import pytest
 import pytest_asyncio
-from actions_support import evaluate
+from actions_support import evaluate, ref
 
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
@@ -112,3 +112,17 @@ async def test_execute_javascript_that_navigates_waits(browser, tab, pages) -> N
     await actions.go_to_url(browser, tab, pages.url("actions_click.html"))
     await actions.execute_javascript(browser, tab, "location.href = 'actions_next.html?js=1'")
     assert await evaluate(tab, "document.getElementById('query').textContent") == "?js=1"
+
+
+async def test_dialogs_are_accepted_and_reported(browser, tab, pages) -> None:
+    await actions.go_to_url(browser, tab, pages.url("actions_forms.html"))
+    result = await actions.execute_javascript(browser, tab, "confirm('Really delete?')")
+    assert result == (
+        "The script returned: true\nThe page showed a confirmation saying 'Really delete?', which was accepted."
+    )
+    # A page guarding unsaved changes (it asks only after the user interacted, which trusted typing is).
+    await evaluate(tab, "addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; }); 1")
+    await actions.input_text(browser, tab, await ref(tab, "#name"), "unsaved")
+    result = await actions.go_to_url(browser, tab, pages.url("actions_next.html"))
+    assert result.endswith("The page showed a 'leave page?' question saying '', which was accepted.")
+    assert await evaluate(tab, "document.title") == "Next page"

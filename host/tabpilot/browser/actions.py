@@ -652,7 +652,7 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
     if result is None:
         return "The script ran and returned nothing." + after
     text = result if len(result) <= RESULT_LIMIT else result[:RESULT_LIMIT] + f"… ({len(result)} characters)"
-    return f"The script returned: {text}" + after
+    return f"The script returned: {text}" + (f"\n{after.strip()}" if after else "")
 
 
 async def _run_script(tab: Tab, script: str, timeout: float, *, repl: bool) -> str | None:
