@@ -160,3 +160,16 @@ async def test_click_reports_toggle_state_and_selects_native_option(browser, tab
     option = await ref(tab, "#fruit option[value=b]")
     assert (await actions.click(browser, tab, option)).startswith("Selected 'Banana split' in [")
     assert await events(tab, "change") == [{"type": "change", "id": "fruit", "value": "b"}]
+
+
+async def test_upload_refuses_tabpilots_own_files_and_credentials(browser, tab, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "tabpilot"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = tmp_path / "tabpilot" / "config" / "config.json"
+    key = tmp_path / "home" / ".ssh" / "id_ed25519"
+    for secret in (config, key):
+        secret.parent.mkdir(parents=True, exist_ok=True)
+        secret.write_text("secret")
+        with pytest.raises(ActionError, match="is not uploaded: it is in tabpilot's own files or where credentials"):
+            await actions.upload_file(browser, tab, await ref(tab, "#upload"), [str(secret)])
+    assert await events(tab, "files") == []  # nothing reached the page

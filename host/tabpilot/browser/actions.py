@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import paths
 from ..cdp import CDPError
 from . import scripts
 from .browser import Browser, TabInfo
@@ -487,12 +488,30 @@ async def upload_file(browser: Browser, tab: Tab, element: ElementRef, paths: li
     return f"Attached {names} to {describe(element)}; it now holds {count} file{'s' if count != 1 else ''}." + after
 
 
-def _existing_files(paths: list[str]) -> list[Path]:
+# Folders whose files must never be sent to a web page: tabpilot's own (API keys, task history) and the
+# usual homes of credentials.
+CREDENTIAL_FOLDERS = (".ssh", ".gnupg", ".aws", ".kube", ".docker", ".config/gcloud", ".password-store")
+CREDENTIAL_FILES = (".netrc", ".pgpass", ".git-credentials")
+
+
+def _guarded_folders() -> list[Path]:
+    home = Path.home()
+    return [paths.config_dir().resolve(), paths.data_dir().resolve(), paths.log_dir().resolve(),
+            *((home / name).resolve() for name in CREDENTIAL_FOLDERS)]
+
+
+def _existing_files(raw_paths: list[str]) -> list[Path]:
     files = []
-    for raw in paths:
+    guarded = _guarded_folders()
+    for raw in raw_paths:
         path = Path(os.path.expanduser(raw)).resolve()
         if not path.is_file():
             raise ActionError(f"There is no file at {raw}: upload only files that exist on this computer.")
+        if path.name in CREDENTIAL_FILES or any(path.is_relative_to(folder) for folder in guarded):
+            raise ActionError(
+                f"{raw} is not uploaded: it is in tabpilot's own files or where credentials are kept. "
+                "If it really must go, the user can upload it by hand."
+            )
         files.append(path)
     return files
 
