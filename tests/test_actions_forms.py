@@ -70,6 +70,17 @@ async def test_password_value_is_never_echoed(browser, tab) -> None:
     assert await evaluate(tab, "document.getElementById('password').value") == "s3cret-pw"
 
 
+async def test_script_cannot_hand_a_password_to_the_model(browser, tab) -> None:
+    await actions.input_text(browser, tab, await ref(tab, "#password"), "hunter2-secret")
+    read = "document.getElementById('password').value"
+    result = await actions.execute_javascript(browser, tab, f"({{pw: {read}, len: {read}.length}})")
+    assert result == 'The script returned: {"pw":"[password hidden]","len":14}'
+    failed = await actions.execute_javascript(browser, tab, f"throw new Error('got ' + {read})")
+    assert "hunter2" not in failed and "[password hidden]" in failed
+    cleared = await actions.execute_javascript(browser, tab, f"const v = {read}; {read} = ''; v")
+    assert "hunter2" not in cleared  # read before the script emptied the field
+
+
 async def test_date_input_value_is_set(browser, tab) -> None:
     result = await actions.input_text(browser, tab, await ref(tab, "#when"), "2026-11-21")
     assert result.endswith("its value is now '2026-11-21'.")

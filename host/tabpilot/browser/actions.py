@@ -655,6 +655,7 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
     check_open(tab)
     if not script.strip():
         raise ActionError("Give the JavaScript to run.")
+    secrets = await _password_values(tab)
     async with _watch(browser, tab) as aftermath:
         try:
             try:
@@ -666,12 +667,30 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
                 # a function body ("...; return x"): a syntax error, so nothing ran yet
                 result = await _run_script(tab, f"(async () => {{\n{script}\n}})()", timeout, repl=False)
         except (PageScriptError, ActionError) as exc:
-            return f"The script failed: {shorten(str(exc), 500)}"
+            secrets |= await _password_values(tab)
+            return f"The script failed: {_hide(shorten(str(exc), 500), secrets)}"
+        secrets |= await _password_values(tab)
         after = await _after_input(browser, tab, aftermath)
     if result is None:
         return "The script ran and returned nothing." + after
+    result = _hide(result, secrets)
     text = result if len(result) <= RESULT_LIMIT else result[:RESULT_LIMIT] + f"… ({len(result)} characters)"
     return f"The script returned: {text}" + (f"\n{after.strip()}" if after else "")
+
+
+async def _password_values(tab: Tab) -> set[str]:
+    """What the page's password fields hold, so a script cannot hand a password to the model."""
+    try:
+        values = await tab.evaluate(scripts.PASSWORD_VALUES, timeout=5)
+    except (BrowserError, CDPError):
+        return set()
+    return {v for v in values or [] if isinstance(v, str) and len(v) >= 3}
+
+
+def _hide(text: str, secrets: set[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "[password hidden]")
+    return text
 
 
 async def _run_script(tab: Tab, script: str, timeout: float, *, repl: bool) -> str | None:

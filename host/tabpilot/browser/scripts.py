@@ -243,3 +243,16 @@ FIND_FILE_INPUT = """function() {
   }
   return 'none';
 }"""
+
+# The values of the document's password fields, open shadow roots included.
+PASSWORD_VALUES = """(() => {
+  const values = [];
+  const visit = (root) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (e.localName === 'input' && e.type === 'password' && e.value) values.push(e.value);
+      if (e.shadowRoot) visit(e.shadowRoot);
+    }
+  };
+  visit(document);
+  return values;
+})()"""
