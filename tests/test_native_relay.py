@@ -313,6 +313,27 @@ async def test_a_page_config_overrides_settings_and_its_key_goes_nowhere(host, s
     await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
 
 
+async def test_the_users_key_never_goes_to_an_endpoint_a_task_names_without_its_own_key(
+    host, stand_in, llm, pages, tmp_path
+):
+    await configure(host, llm)  # the user's key is configured for the user's endpoint (llm)
+    other = ScriptedLLMServer([ToolCall("AgentOutput", output("Report", {"done": {"text": "ok", "success": True}}))])
+    other.start()
+    try:
+        tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+        config = {"baseURL": other.base_url, "model": "scripted"}  # e.g. a web page's choice, no key
+        reply = await host.request("task.start", task="Say done", tabId=tab_id, config=config, source="page")
+        assert reply["ok"], reply
+        task_id = reply["data"]["taskId"]
+        await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
+        assert other.headers, "the task's own endpoint was asked"
+        assert all(API_KEY not in json.dumps(h) for h in other.headers)
+        assert not llm.requests  # and the user's endpoint was not used for it
+    finally:
+        other.close()
+    await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
+
+
 async def test_a_tab_that_cannot_be_debugged_is_refused_and_nothing_is_recorded(host, llm):
     await configure(host, llm)
     reply = await host.request("task.start", task="Do it", tabId=999999)

@@ -33,13 +33,16 @@ class LLMConfig(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
     backoff_base: float = Field(default=1.0, ge=0)
+    # False for an endpoint the user did not configure (e.g. one a web page named): the user's
+    # OPENAI_API_KEY must never be sent there.
+    key_from_environment: bool = True
 
     def resolve(self) -> ResolvedEndpoint:
         """Fill the gaps from OPENAI_BASE_URL / OPENAI_API_KEY; raise LLMNotConfigured if still incomplete."""
         base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.model:
             raise LLMNotConfigured("No model is configured. " + HOW_TO_CONFIGURE)
-        api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
+        api_key = self.api_key or (os.environ.get("OPENAI_API_KEY") if self.key_from_environment else None)
         if not api_key:
             if not is_loopback_url(base_url):
                 raise LLMNotConfigured(f"No API key is configured for {base_url}. " + HOW_TO_CONFIGURE)

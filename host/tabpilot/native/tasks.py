@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -114,10 +115,15 @@ class TaskManager:
         except SettingsError as exc:
             raise RequestFailed(str(exc), "settings") from exc
         page = request.config
+        base_url = (page and page.base_url) or settings.base_url
+        own_endpoint = _same_endpoint(base_url, settings.base_url or os.environ.get("OPENAI_BASE_URL"))
         llm_config = LLMConfig(
-            base_url=(page and page.base_url) or settings.base_url,
+            base_url=base_url,
             model=(page and page.model) or settings.model,
-            api_key=(page and page.api_key) or settings.api_key,
+            # The user's key goes only to the endpoint the user configured it for: a task naming
+            # another base URL (e.g. one a web page chose) must bring its own key.
+            api_key=(page and page.api_key) or (settings.api_key if own_endpoint else None),
+            key_from_environment=own_endpoint,
         )
         try:
             llm_config.resolve()
@@ -276,3 +282,12 @@ class TaskManager:
 
     async def shutdown(self) -> None:
         await self.stop()
+
+
+
+def _same_endpoint(task_base_url: str | None, configured_base_url: str | None) -> bool:
+    from ..llm.config import DEFAULT_BASE_URL
+
+    if not task_base_url:
+        return True
+    return task_base_url.rstrip("/") == (configured_base_url or DEFAULT_BASE_URL).rstrip("/")
