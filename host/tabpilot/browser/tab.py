@@ -77,12 +77,24 @@ class Tab:
             raise
 
     async def navigate(self, url: str, *, timeout: float = 30.0) -> None:
-        result = await self.send("Page.navigate", {"url": url}, timeout=timeout)
-        if result.get("errorText"):
-            raise RuntimeError(f"could not open {url}: {result['errorText']}")
+        # Mark loading before asking: a fast page can stop loading before Page.navigate even replies.
         self._loading = True
         self._stopped_loading.clear()
+        try:
+            result = await self.send("Page.navigate", {"url": url}, timeout=timeout)
+        except BaseException:
+            self._mark_loaded()
+            raise
+        if result.get("errorText"):
+            self._mark_loaded()
+            raise RuntimeError(f"could not open {url}: {result['errorText']}")
+        if not result.get("loaderId"):
+            self._mark_loaded()  # same-document navigation (#fragment): nothing will load
         await self.wait_for_load(timeout=timeout)
+
+    def _mark_loaded(self) -> None:
+        self._loading = False
+        self._stopped_loading.set()
 
     async def wait_for_load(self, *, timeout: float = 30.0) -> bool:
         """Wait until the main frame has stopped loading and the document is complete.
