@@ -65,6 +65,12 @@ async def test_large_message_over_64_mb(browser: Browser) -> None:
     await browser.close_tab(tab.target_id)
 
 
+async def test_text_with_lone_surrogates_from_a_page_is_received(browser: Browser) -> None:
+    tab = await browser.new_tab()
+    assert await tab.evaluate("'a' + String.fromCharCode(0xD800) + 'b'") == "a\ud800b"
+    await browser.close_tab(tab.target_id)
+
+
 async def test_closed_connection_fails_pending_calls(browser: Browser) -> None:
     connection = CDPConnection(await WebSocketTransport.connect(browser.launched.ws_url))
     target = await connection.root.send("Target.createTarget", {"url": "about:blank"})

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import websockets
+from pydantic_core import from_json
 from websockets.asyncio.client import ClientConnection
 
 
@@ -39,8 +41,15 @@ class WebSocketTransport:
     @classmethod
     async def connect(cls, url: str, *, open_timeout: float = 20.0) -> WebSocketTransport:
         # proxy=None: websockets >= 15 honours HTTP_PROXY by default, even for 127.0.0.1.
+        # No permessage-deflate on loopback: Chromium deflating a 3 MB DOM snapshot and us inflating
+        # it cost ~100 ms a step (measured) to save bytes that never leave the machine.
         socket = await websockets.connect(
-            url, max_size=MAX_MESSAGE_BYTES, proxy=None, open_timeout=open_timeout, ping_interval=None
+            url,
+            max_size=MAX_MESSAGE_BYTES,
+            proxy=None,
+            open_timeout=open_timeout,
+            ping_interval=None,
+            compression=None if _is_loopback(url) else "deflate",
         )
         return cls(socket)
 
@@ -55,7 +64,15 @@ class WebSocketTransport:
             data = await self._socket.recv()
         except websockets.ConnectionClosed as exc:
             raise TransportClosed(f"DevTools websocket closed: {exc}") from exc
-        return json.loads(data)
+        try:
+            return from_json(data)  # ~25% faster than json.loads on multi-MB snapshots
+        except ValueError:
+            return json.loads(data)  # lone surrogates (any page can hold them) only json accepts
 
     async def close(self) -> None:
         await self._socket.close()
+
+
+def _is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
