@@ -167,6 +167,59 @@ async def test_run_attached_works_in_the_current_tab_and_leaves_the_browser_open
     await tab.evaluate("sessionStorage.clear()")
 
 
+async def _only_tabs(browser: Browser, *urls: str) -> list:
+    for info in await browser.tabs():
+        await browser.close_tab(info.target_id)
+    return [await browser.new_tab(url) for url in urls]
+
+
+async def _typed_name(tab) -> str:
+    return await tab.evaluate("document.getElementById('fullname').value")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_run_attached_works_in_the_tab_the_user_is_looking_at_without_switching(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    assert browser.launched is not None
+    tabs = await _only_tabs(browser, *(pages.url(f"agent_form.html?tab={n}") for n in (1, 2, 3)))
+    await browser.connection.root.send("Target.activateTarget", {"targetId": tabs[1].target_id})
+    with ScriptedLLMServer(form_replies()) as server:
+        proc = await asyncio.to_thread(
+            tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url,
+            "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "agent_form.html?tab=2" in server.requests[0]["messages"][1]["content"]
+    assert [await _typed_name(tab) for tab in tabs] == ["", "Grace Hopper", ""]
+    assert [await tab.evaluate("document.visibilityState") for tab in tabs] == ["hidden", "visible", "hidden"]
+    assert sorted(t.target_id for t in await browser.tabs()) == sorted(t.target_id for t in tabs)
+    for tab in tabs:
+        await tab.evaluate("sessionStorage.clear()")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_run_attached_with_a_url_opens_its_own_tab_and_leaves_the_users_tabs_alone(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    assert browser.launched is not None
+    users = await _only_tabs(browser, pages.url("agent_form.html?mine=1"), pages.url("basic.html"))
+    with ScriptedLLMServer(form_replies()) as server:
+        proc = await asyncio.to_thread(
+            tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url, "--url", pages.url("agent_form.html"),
+            "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert browser.launched.process.poll() is None  # the user's browser keeps running
+    open_tabs = {t.target_id: t.url for t in await browser.tabs()}
+    assert open_tabs[users[0].target_id] == pages.url("agent_form.html?mine=1")
+    assert open_tabs[users[1].target_id] == pages.url("basic.html")
+    assert await _typed_name(users[0]) == ""
+    [(new_id, new_url)] = [(k, v) for k, v in open_tabs.items() if k not in {u.target_id for u in users}]
+    assert new_url == pages.url("agent_form.html")
+    new_tab = await browser.attach(new_id)
+    assert await _typed_name(new_tab) == "Grace Hopper"
+    await new_tab.evaluate("sessionStorage.clear()")
+
+
 def test_demo_runs_without_any_key_and_says_it_is_scripted(tmp_path: Path) -> None:
     proc = tabpilot("demo", home=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -95,3 +95,33 @@ def test_state_attached_to_a_running_browser(pages, tmp_path: Path, browser_bina
         assert launched.process.poll() is None
     finally:
         launched.close()
+
+
+def test_state_attached_without_a_url_reads_the_tab_the_user_is_looking_at(
+    pages, tmp_path: Path, browser_binary: str
+) -> None:
+    import asyncio
+
+    from tabpilot.browser.browser import Browser
+
+    async def open_three_and_look_at_the_middle(ws_url: str) -> None:
+        browser = await Browser.connect(ws_url)
+        try:
+            [blank] = await browser.tabs()
+            await browser.new_tab(pages.url("basic.html"))
+            middle = await browser.new_tab(pages.url("state_modal.html"))
+            await browser.new_tab(pages.url("state_table.html"))
+            await browser.close_tab(blank.target_id)
+            await browser.connection.root.send("Target.activateTarget", {"targetId": middle.target_id})
+        finally:
+            await browser.close()
+
+    launched = launch_browser(executable=browser_binary, headless=True, env={"HOME": str(tmp_path)})
+    try:
+        asyncio.run(open_three_and_look_at_the_middle(launched.ws_url))
+        result = _run_state(["--cdp-url", launched.ws_url], tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"Current tab [1]: State: modal — {pages.url('state_modal.html')}")
+        assert launched.process.poll() is None
+    finally:
+        launched.close()

@@ -53,7 +53,11 @@ class Browser:
             launched.close()
             raise
         browser = cls(connection, launched)
-        await browser._start()
+        try:
+            await browser._start()
+        except BaseException:
+            await browser.close()  # never leave the Chromium we started running
+            raise
         return browser
 
     @classmethod
@@ -139,13 +143,53 @@ class Browser:
                 self.active = None
 
     async def current_tab(self) -> Tab:
-        """The active tab; with none yet, the first open page (a fresh launch has one blank tab)."""
+        """The active tab; with none chosen yet, the page the user is looking at, attached but not
+        activated, so their view does not change (a fresh launch has one blank tab)."""
         if self.active is not None and not self.active.closed:
             return self.active
         pages = await self.tabs()
-        if pages:
-            return await self.activate(pages[0].target_id)
-        return await self.new_tab()
+        if not pages:
+            return await self.new_tab()
+        tab = await self.attach(await self._frontmost(pages))
+        self.active = tab
+        return tab
+
+    async def _frontmost(self, pages: list[TabInfo]) -> str:
+        """The visible page (the focused one when several windows show one); else the first listed:
+        Chromium lists targets most recently active first."""
+        if len(pages) == 1:
+            return pages[0].target_id
+        seen = await asyncio.gather(*(self._visibility(page.target_id) for page in pages))
+        visible = [(page, focused) for page, (shown, focused) in zip(pages, seen, strict=True) if shown]
+        focused = [page for page, has_focus in visible if has_focus]
+        if focused or visible:
+            return (focused or [page for page, _ in visible])[0].target_id
+        return pages[0].target_id
+
+    async def _visibility(self, target_id: str) -> tuple[bool, bool]:
+        """(visible, focused) for a page, read through a short-lived session; (False, False) when it
+        cannot be read (a frozen tab, or a transport without the Target domain)."""
+        root = self.connection.root
+        try:
+            reply = await root.send("Target.attachToTarget", {"targetId": target_id, "flatten": True}, timeout=2.0)
+        except Exception:
+            return False, False
+        session = self.connection.session(reply["sessionId"])
+        try:
+            result = await session.send(
+                "Runtime.evaluate",
+                {"expression": "[document.visibilityState === 'visible', document.hasFocus()]", "returnByValue": True},
+                timeout=2.0,
+            )
+            shown, focused = result["result"]["value"]
+            return bool(shown), bool(focused)
+        except Exception:
+            return False, False
+        finally:
+            try:
+                await root.send("Target.detachFromTarget", {"sessionId": reply["sessionId"]}, timeout=2.0)
+            except Exception:
+                pass
 
     async def wait_for_new_tab(self, timeout: float = 5.0) -> TabInfo | None:
         """The next page target opened (e.g. by a link with target=_blank), if one opens in time."""
