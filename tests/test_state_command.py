@@ -104,22 +104,23 @@ def test_state_attached_without_a_url_reads_the_tab_the_user_is_looking_at(
 
     from tabpilot.browser.browser import Browser
 
-    async def open_three_and_look_at_the_middle(ws_url: str) -> None:
-        browser = await Browser.connect(ws_url)
+    async def look_at_the_middle_of_three_tabs_and_ask(ws_url: str) -> subprocess.CompletedProcess[str]:
+        browser = await Browser.connect(ws_url)  # stays connected, like another DevTools client would
         try:
             [blank] = await browser.tabs()
-            await browser.new_tab(pages.url("basic.html"))
-            middle = await browser.new_tab(pages.url("state_modal.html"))
-            await browser.new_tab(pages.url("state_table.html"))
+            tabs = [await browser.new_tab(pages.url(name)) for name in ("basic.html", "state_modal.html",
+                                                                        "state_table.html")]
             await browser.close_tab(blank.target_id)
-            await browser.connection.root.send("Target.activateTarget", {"targetId": middle.target_id})
+            await browser.connection.root.send("Target.activateTarget", {"targetId": tabs[1].target_id})
+            result = await asyncio.to_thread(_run_state, ["--cdp-url", ws_url], tmp_path)
+            assert await tabs[1].evaluate("document.visibilityState") == "visible"  # the view did not change
+            return result
         finally:
             await browser.close()
 
     launched = launch_browser(executable=browser_binary, headless=True, env={"HOME": str(tmp_path)})
     try:
-        asyncio.run(open_three_and_look_at_the_middle(launched.ws_url))
-        result = _run_state(["--cdp-url", launched.ws_url], tmp_path)
+        result = asyncio.run(look_at_the_middle_of_three_tabs_and_ask(launched.ws_url))
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith(f"Current tab [1]: State: modal — {pages.url('state_modal.html')}")
         assert launched.process.poll() is None
