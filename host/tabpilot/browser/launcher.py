@@ -36,13 +36,14 @@ def _candidates() -> list[str]:
         ]
     if sys.platform == "win32":
         roots = [os.environ.get(v, "") for v in ("PROGRAMFILES", "PROGRAMFILES(X86)", "LOCALAPPDATA")]
+        # as path parts, not one backslash string, so the list can be checked on any system
         rel = [
-            r"Google\Chrome\Application\chrome.exe",
-            r"Chromium\Application\chrome.exe",
-            r"Microsoft\Edge\Application\msedge.exe",
-            r"BraveSoftware\Brave-Browser\Application\brave.exe",
+            ("Google", "Chrome", "Application", "chrome.exe"),
+            ("Chromium", "Application", "chrome.exe"),
+            ("Microsoft", "Edge", "Application", "msedge.exe"),
+            ("BraveSoftware", "Brave-Browser", "Application", "brave.exe"),
         ]
-        return [str(Path(root) / r) for root in roots if root for r in rel]
+        return [str(Path(root, *parts)) for root in roots if root for parts in rel]
     # Linux and the BSDs. Debian's /usr/bin/chromium is a wrapper script that adds its own flags and
     # prints shell errors, so the real binary behind it comes first.
     found = [
@@ -62,12 +63,13 @@ def _candidates() -> list[str]:
 
 def find_browser(explicit: str | None = None) -> str:
     """The browser binary to use: an explicit path, then $TABPILOT_BROWSER, then the usual places."""
-    for choice in (explicit, os.environ.get(BROWSER_ENV)):
+    for choice, origin in ((explicit, "the browser"), (os.environ.get(BROWSER_ENV), BROWSER_ENV)):
         if choice:
             resolved = shutil.which(choice) or choice
             if Path(resolved).is_file():
                 return resolved
-            raise BrowserNotFound(f"browser {choice!r} does not exist")
+            raise BrowserNotFound(f"{origin} {choice!r} does not exist (give the path of a Chrome, "
+                                  "Chromium, Edge or Brave executable)")
     for path in _candidates():
         if Path(path).is_file() and os.access(path, os.X_OK):
             return path
@@ -119,10 +121,9 @@ def _terminate_group(process: subprocess.Popen[bytes], timeout: float) -> None:
     if process.poll() is not None:
         return
     try:
-        if sys.platform == "win32":
-            process.terminate()
-        else:
-            os.killpg(process.pid, signal.SIGTERM)
+        # Only the browser process: it then shuts down like a closed window and saves the profile
+        # (cookies, site storage). Signalling the whole group kills its storage helpers first.
+        process.terminate()
         process.wait(timeout)
     except (ProcessLookupError, subprocess.TimeoutExpired):
         pass
@@ -134,7 +135,10 @@ def _terminate_group(process: subprocess.Popen[bytes], timeout: float) -> None:
                 os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        process.wait(timeout)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:  # stuck in the kernel (e.g. a hung disk): nothing more we can do
+            pass
     elif sys.platform != "win32":
         # the browser's helpers (renderers, zygote) may outlive the main process briefly
         try:
@@ -158,7 +162,7 @@ def launch_browser(
     """Start a browser with a DevTools endpoint on a free port and wait until it answers."""
     binary = find_browser(executable)
     owns_profile = user_data_dir is None
-    profile = Path(user_data_dir or tempfile.mkdtemp(prefix="tabpilot-profile-"))
+    profile = Path(user_data_dir or tempfile.mkdtemp(prefix="tabpilot-profile-")).expanduser().absolute()
     profile.mkdir(parents=True, exist_ok=True)
     port_file = profile / "DevToolsActivePort"
     port_file.unlink(missing_ok=True)
@@ -194,7 +198,8 @@ def launch_browser(
     deadline = time.monotonic() + startup_timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise BrowserLaunchError(f"{binary} exited with code {process.returncode} during start-up")
+            hint = "" if owns_profile else f" (is another browser already using the profile {profile}?)"
+            raise BrowserLaunchError(f"{binary} exited with code {process.returncode} during start-up{hint}")
         try:
             lines = port_file.read_text().splitlines()
         except OSError:

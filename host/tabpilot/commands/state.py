@@ -1,6 +1,8 @@
-"""`tabpilot state [URL] [--json] [--headed] [--cdp-url WS]`: print a page exactly as the model sees it.
+"""`tabpilot state [URL] [--json] [--headed] [--cdp-url WS] [--user-data-dir DIR]`: print a page exactly as
+the model sees it.
 
-Without --cdp-url a temporary headless Chromium is launched (and shut down afterwards); with it, the
+Without --cdp-url a headless Chromium is launched on a temporary profile, or on the --user-data-dir
+profile (kept as it is), and shut down afterwards; with it, the
 running browser is used as is: no URL means its current tab, a URL opens in a new tab that is closed
 again afterwards."""
 
@@ -20,12 +22,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--headed", action="store_true", help="show the launched browser window")
     parser.add_argument("--cdp-url", metavar="WS", help="use a running browser's DevTools endpoint (ws:// or http://)")
     parser.add_argument("--browser", metavar="PATH", help="the browser binary to launch (default: found)")
+    parser.add_argument("--user-data-dir", metavar="DIR",
+                        help="launch on this browser profile (its logins and cookies) instead of a temporary one")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="S", help="page load timeout (default 30)")
 
 
 def run(args: argparse.Namespace) -> int:
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")
+    if args.user_data_dir and args.cdp_url:
+        print("tabpilot state: --user-data-dir is for a browser tabpilot launches; "
+              "with --cdp-url the running browser's own profile is used", file=sys.stderr)
+        return 2
     url = args.url
     if url and "://" not in url and not url.startswith(("about:", "data:")):
         url = "https://" + url
@@ -49,7 +57,8 @@ async def _read(url: str | None, args: argparse.Namespace) -> str:
     if args.cdp_url:
         browser = await Browser.connect(args.cdp_url)
     else:
-        browser = await Browser.launch(executable=args.browser, headless=not args.headed)
+        browser = await Browser.launch(executable=args.browser, headless=not args.headed,
+                                       user_data_dir=args.user_data_dir)
     opened = None
     try:
         if url and args.cdp_url:

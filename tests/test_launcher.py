@@ -1,0 +1,185 @@
+"""Finding and launching the browser: the search order on each system, failures that clean up after
+themselves, and `tabpilot state --user-data-dir` running on the user's own profile."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from tabpilot.browser import launcher
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.launcher import BROWSER_ENV, BrowserNotFound, find_browser
+
+
+def _fake_executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def no_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(BROWSER_ENV, raising=False)
+
+
+# --- find_browser ----------------------------------------------------------------------------------
+def test_env_var_overrides_the_usual_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chosen = _fake_executable(tmp_path / "my-chrome")
+    monkeypatch.setenv(BROWSER_ENV, str(chosen))
+    assert find_browser() == str(chosen)
+
+
+def test_explicit_path_beats_the_env_var(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(BROWSER_ENV, str(_fake_executable(tmp_path / "from-env")))
+    explicit = _fake_executable(tmp_path / "from-flag")
+    assert find_browser(str(explicit)) == str(explicit)
+
+
+def test_a_name_on_path_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_override: None) -> None:
+    chosen = _fake_executable(tmp_path / "bin" / "brave-nightly")
+    monkeypatch.setenv("PATH", f"{chosen.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert find_browser("brave-nightly") == str(chosen)
+
+
+def test_explicit_path_that_does_not_exist(tmp_path: Path, no_override: None) -> None:
+    missing = tmp_path / "nope" / "chrome"
+    with pytest.raises(BrowserNotFound, match="does not exist") as info:
+        find_browser(str(missing))
+    assert str(missing) in str(info.value)
+
+
+def test_env_var_naming_a_missing_browser_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "gone"
+    monkeypatch.setenv(BROWSER_ENV, str(missing))
+    with pytest.raises(BrowserNotFound) as info:
+        find_browser()
+    assert BROWSER_ENV in str(info.value) and str(missing) in str(info.value)
+
+
+def test_macos_applications_in_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                no_override: None) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
+    app = _fake_executable(tmp_path / "Applications" / "Brave Browser.app" / "Contents" / "MacOS" / "Brave Browser")
+    assert not Path("/Applications").exists(), "this test expects a machine without /Applications"
+    assert find_browser() == str(app)
+    chrome = _fake_executable(
+        tmp_path / "Applications" / "Google Chrome.app" / "Contents" / "MacOS" / "Google Chrome"
+    )
+    assert find_browser() == str(chrome)  # Chrome comes before Brave
+
+
+def test_windows_program_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_override: None) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    program_files, local = tmp_path / "Program Files", tmp_path / "AppData" / "Local"
+    monkeypatch.setenv("PROGRAMFILES", str(program_files))
+    monkeypatch.delenv("PROGRAMFILES(X86)", raising=False)
+    monkeypatch.setenv("LOCALAPPDATA", str(local))
+    # a per-user Chrome install (no admin rights) lives under LOCALAPPDATA
+    chrome = _fake_executable(local / "Google" / "Chrome" / "Application" / "chrome.exe")
+    assert find_browser() == str(chrome)
+    edge = _fake_executable(program_files / "Microsoft" / "Edge" / "Application" / "msedge.exe")
+    assert find_browser() == str(edge)  # a system-wide install comes first
+
+
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_nothing_found_names_the_env_var(platform: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         no_override: None) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
+    for var in ("PROGRAMFILES", "PROGRAMFILES(X86)", "LOCALAPPDATA"):
+        monkeypatch.setenv(var, str(tmp_path / var))
+    with pytest.raises(BrowserNotFound) as info:
+        find_browser()
+    assert BROWSER_ENV in str(info.value)
+
+
+# --- shutting down ---------------------------------------------------------------------------------
+class _StuckAfterKill(subprocess.Popen):  # type: ignore[type-arg]
+    """A process whose exit cannot be waited for in time (as one stuck in the kernel on a hung disk)."""
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is not None:
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        return super().wait()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups")
+def test_terminate_group_survives_a_process_that_will_not_be_reaped() -> None:
+    process = _StuckAfterKill(
+        [sys.executable, "-c",
+         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+         "time.sleep(60)"],
+        start_new_session=True, stdout=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline() == b"ready\n"
+        launcher._terminate_group(process, 0.2)  # must not raise TimeoutExpired
+        assert process.wait() == -signal.SIGKILL  # it was killed, not left running
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
+
+
+class _FailsWhileStarting(Browser):
+    started: ClassVar[list[Browser]] = []
+
+    async def _start(self) -> None:
+        _FailsWhileStarting.started.append(self)
+        await super()._start()
+        raise RuntimeError("start-up failed")
+
+
+@pytest.mark.browser
+async def test_a_failed_start_closes_the_launched_browser(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="start-up failed"):
+        await _FailsWhileStarting.launch(headless=True, env={"HOME": str(tmp_path)})
+    (browser,) = _FailsWhileStarting.started
+    assert browser.launched is not None
+    try:
+        assert browser.launched.process.poll() is not None, "the launched Chromium was left running"
+        assert not browser.launched.user_data_dir.exists(), "its temporary profile was left behind"
+    finally:
+        browser.launched.close()  # a no-op once closed; otherwise the test must not leak it either
+
+
+# --- tabpilot state --user-data-dir ----------------------------------------------------------------
+def _run_state(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+           "TABPILOT_HOME": str(tmp_path / "tabpilot")}
+    return subprocess.run([sys.executable, "-m", "tabpilot", "state", *args],
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.mark.browser
+def test_state_runs_on_the_given_profile_and_keeps_it(pages, tmp_path: Path) -> None:
+    profile = tmp_path / "my profile"
+    profile.mkdir()
+    (profile / "mine.txt").write_text("the user's own file")
+    url = pages.url("actions_profile.html")
+
+    first = _run_state([url, "--user-data-dir", str(profile)], tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "First visit" in first.stdout
+    second = _run_state([url, "--user-data-dir", str(profile)], tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "Welcome back" in second.stdout  # the page's own storage from the first run was there
+
+    assert (profile / "mine.txt").read_text() == "the user's own file"
+    assert (profile / "Default").is_dir()  # Chromium kept its profile data there
+    assert not list(tmp_path.glob("tabpilot-profile-*")), "a temporary profile was made instead"
+
+
+def test_state_user_data_dir_with_cdp_url_is_a_clear_error(tmp_path: Path) -> None:
+    result = _run_state(["--cdp-url", "http://127.0.0.1:9", "--user-data-dir", str(tmp_path)], tmp_path)
+    assert result.returncode == 2
+    assert "--user-data-dir" in result.stderr and "--cdp-url" in result.stderr
