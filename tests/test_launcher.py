@@ -183,3 +183,12 @@ def test_state_user_data_dir_with_cdp_url_is_a_clear_error(tmp_path: Path) -> No
     result = _run_state(["--cdp-url", "http://127.0.0.1:9", "--user-data-dir", str(tmp_path)], tmp_path)
     assert result.returncode == 2
     assert "--user-data-dir" in result.stderr and "--cdp-url" in result.stderr
+
+
+def test_run_user_data_dir_with_cdp_url_is_a_clear_error(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "TABPILOT_HOME": str(tmp_path / "tabpilot")}
+    result = subprocess.run(
+        [sys.executable, "-m", "tabpilot", "run", "say hi", "--cdp-url", "http://127.0.0.1:9",
+         "--user-data-dir", str(tmp_path)], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2
+    assert "--user-data-dir" in result.stderr and "--cdp-url" in result.stderr

@@ -33,6 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cdp-url", metavar="WS", help="work in an already running browser (ws://… or http://host:port)"
     )
+    parser.add_argument("--user-data-dir", metavar="DIR",
+                        help="launch on this browser profile (its logins and cookies) instead of a temporary one")
     parser.add_argument("--base-url", metavar="B", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
     parser.add_argument("--model", metavar="M", help="model name")
     parser.add_argument("--api-key", metavar="K", help="API key (prefer the settings file or OPENAI_API_KEY)")
@@ -57,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
     from ..llm.replay import RecordingError
     from ..store.settings import SettingsError, load_settings
 
+    if args.user_data_dir and args.cdp_url:
+        print("tabpilot: --user-data-dir is for a browser tabpilot launches; with --cdp-url the running "
+              "browser's own profile is used", file=sys.stderr)
+        return EXIT_USAGE
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -67,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         url=args.url,
         headed=args.headed,
         cdp_url=args.cdp_url,
+        user_data_dir=args.user_data_dir,
         base_url=args.base_url or os.environ.get("OPENAI_BASE_URL") or settings.base_url,
         model=args.model or settings.model,
         api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or settings.api_key,
@@ -90,6 +97,7 @@ class Job:
     url: str | None = None
     headed: bool = False
     cdp_url: str | None = None
+    user_data_dir: str | None = None  # launch on this profile; never deleted
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
@@ -184,7 +192,8 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     except BrowserError as exc:
         raise OpenFailed(f"--url: {exc}") from None
     try:
-        browser = await (Browser.connect(job.cdp_url) if job.cdp_url else Browser.launch(headless=not job.headed))
+        browser = await (Browser.connect(job.cdp_url) if job.cdp_url
+                         else Browser.launch(headless=not job.headed, user_data_dir=job.user_data_dir))
     except Exception as exc:
         where = f"reach the browser at {job.cdp_url}" if job.cdp_url else "start a browser"
         raise OpenFailed(f"could not {where}: {exc}") from None
