@@ -20,6 +20,7 @@ from .. import paths
 from ..cdp import CDPError
 from . import scripts
 from .browser import Browser, TabInfo
+from .dom.rules import is_password_input
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, PageScriptError
 from .keys import key_events, parse_chord, parse_keys, typing_events
@@ -266,7 +267,7 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
         if field_id != object_id:
             await release(tab, element.session, field_id)
     await tab.settle(navigation_grace=0)
-    if info["password"]:
+    if is_password_input(info["tag"], info["attrs"]):
         return f"Typed {len(text)} characters into {describe(element)} (a password field; its value is not shown)."
     said = f"Typed '{shorten(text, 200)}' into {describe(element)}"
     if value == text:
@@ -670,7 +671,7 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
             secrets |= await _password_values(tab)
             return f"The script failed: {_hide(shorten(str(exc), 500), secrets)}"
         secrets |= await _password_values(tab)
-        after = await _after_input(browser, tab, aftermath)
+        after = _hide(await _after_input(browser, tab, aftermath), secrets)  # e.g. alert(password.value)
     if result is None:
         return "The script ran and returned nothing." + after
     result = _hide(result, secrets)
@@ -681,10 +682,14 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
 async def _password_values(tab: Tab) -> set[str]:
     """What the page's password fields hold, so a script cannot hand a password to the model."""
     try:
-        values = await tab.evaluate(scripts.PASSWORD_VALUES, timeout=5)
+        inputs = await tab.evaluate(scripts.INPUT_VALUES, timeout=5)
     except (BrowserError, CDPError):
         return set()
-    return {v for v in values or [] if isinstance(v, str) and len(v) >= 3}
+    return {
+        field["value"] for field in inputs or []
+        if isinstance(field.get("value"), str) and len(field["value"]) >= 3
+        and is_password_input("input", field.get("attrs") or {})
+    }
 
 
 def _hide(text: str, secrets: set[str]) -> str:

@@ -47,10 +47,12 @@ FIND_TEXT_FIELD = """function() {
   return e;
 }"""
 
+# tag and attrs let the host decide with its one rule (dom/rules.py: is_password_input) whether it is a password.
 TEXT_FIELD_INFO = """function() {
   const SET = ['date', 'datetime-local', 'month', 'week', 'time', 'range', 'color'];
   const isInput = this.localName === 'input';
-  return {mode: isInput && SET.includes(this.type) ? 'set' : 'type', password: isInput && this.type === 'password',
+  return {mode: isInput && SET.includes(this.type) ? 'set' : 'type', tag: this.localName,
+          attrs: Object.fromEntries([...this.attributes].map((a) => [a.name, a.value])),
           multiline: this.localName === 'textarea' || this.isContentEditable};
 }"""
 
@@ -244,15 +246,23 @@ FIND_FILE_INPUT = """function() {
   return 'none';
 }"""
 
-# The values of the document's password fields, open shadow roots included.
-PASSWORD_VALUES = """(() => {
-  const values = [];
+# Every input that holds a value, with its attributes, in the document, its open shadow roots and its
+# same-origin frames (a script can read all of those), so the host can pick out the passwords with its one
+# rule (dom/rules.py: is_password_input).
+INPUT_VALUES = """(() => {
+  const found = [];
+  const attributes = (e) => Object.fromEntries([...e.attributes].map((a) => [a.name, a.value]));
   const visit = (root) => {
     for (const e of root.querySelectorAll('*')) {
-      if (e.localName === 'input' && e.type === 'password' && e.value) values.push(e.value);
+      if (e.localName === 'input' && e.value) found.push({attrs: attributes(e), value: e.value});
       if (e.shadowRoot) visit(e.shadowRoot);
+      if (e.localName === 'iframe' || e.localName === 'frame') {
+        let doc = null;
+        try { doc = e.contentDocument; } catch (err) {}  // another site's frame: the script cannot read it
+        if (doc) visit(doc);
+      }
     }
   };
   visit(document);
-  return values;
+  return found;
 })()"""
