@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 from actions_support import evaluate
-from test_state_real_pages import PAGES
+from real_pages import MISSING_REASON, PAGES
 
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
@@ -26,7 +26,7 @@ async def tab(browser: Browser):
 DISTINCT = list({p.name: p for p in PAGES}.values())[:3]
 
 
-@pytest.mark.skipif(not DISTINCT, reason="no real saved pages found (set TABPILOT_REAL_PAGES to a folder of .html)")
+@pytest.mark.skipif(not DISTINCT, reason=MISSING_REASON)
 @pytest.mark.parametrize("page", DISTINCT, ids=[p.name for p in DISTINCT])
 async def test_scroll_and_follow_a_link_on_a_real_page(browser, tab, page) -> None:
     await actions.go_to_url(browser, tab, page.as_uri())
