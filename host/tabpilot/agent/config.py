@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ..store.settings import MAX_STEPS_LIMIT
+
 Language = Literal["en-US", "zh-CN"]
 MaybeAwaitable = Any  # a value, or an awaitable of it: hooks and callbacks may be sync or async
 
@@ -25,7 +27,7 @@ class AgentConfig(BaseModel):
     )
 
     language: Language = "en-US"
-    max_steps: int = Field(default=40, ge=1, le=500)
+    max_steps: int = Field(default=40, ge=1, le=MAX_STEPS_LIMIT)
     step_delay: float = Field(default=0.4, ge=0, description="seconds between steps")
     system_instructions: str | None = None
     custom_system_prompt: str | None = None

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ..store.settings import MAX_STEPS_LIMIT
+
 
 class WireModel(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
@@ -38,7 +40,7 @@ class ExecutionConfig(WireModel):
     system_instruction: str | None = Field(None, alias="systemInstruction")
     include_initial_tab: bool | None = Field(None, alias="includeInitialTab")
     experimental_include_all_tabs: bool | None = Field(None, alias="experimentalIncludeAllTabs")
-    max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=500)
+    max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
     language: Literal["en-US", "zh-CN"] | None = None
 
 
@@ -67,7 +69,7 @@ class SettingsSet(Request):
     base_url: str | None = Field(None, alias="baseURL")
     model: str | None = None
     api_key: str | None = Field(None, alias="apiKey", repr=False)
-    max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=1000)
+    max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
     language: str | None = None
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .. import paths
 
 LANGUAGES = ("en-US", "zh-CN")
-MAX_STEPS_LIMIT = 1000
+MAX_STEPS_LIMIT = 500  # the one limit: AgentConfig, a page's config and `run --max-steps` use it too
 
 
 class SettingsError(ValueError):
