@@ -149,6 +149,48 @@ def test_run_rejects_bad_flags_and_a_bad_recording_clearly(tmp_path: Path) -> No
     assert "Traceback" not in proc.stderr
 
 
+def test_max_steps_over_the_limit_is_one_clear_line_from_the_flag_and_from_the_settings_file(tmp_path: Path) -> None:
+    proc = tabpilot("run", "x", "--max-steps", "501", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                    home=tmp_path)
+    assert proc.returncode == 2 and "--max-steps: must be at most 500" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    config = tmp_path / "config" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"baseURL": "http://127.0.0.1:9/v1", "model": "m", "maxSteps": 800}))
+    proc = tabpilot("run", "x", home=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("tabpilot: ") and "Traceback" not in proc.stderr
+    assert "800" in proc.stderr or "max-steps" in proc.stderr.lower() or "max_steps" in proc.stderr
+    assert "500" in proc.stderr
+
+
+def _authorization(server: ScriptedLLMServer) -> list[str]:
+    return [{k.lower(): v for k, v in headers.items()}["authorization"] for headers in server.headers]
+
+
+def test_each_key_goes_only_to_the_endpoint_it_was_given_for(tmp_path: Path) -> None:
+    file_key, env_key, flag_key = "sk-file-key-000000000000", "sk-env-key-1111111111111", "sk-flag-key-22222222222"
+    with ScriptedLLMServer([done()] * 2) as users, ScriptedLLMServer([done()] * 3) as other:
+        save_settings(Settings(base_url=users.base_url, model="scripted", api_key=file_key),
+                      tmp_path / "config" / "config.json")
+        assert tabpilot("run", "x", home=tmp_path).returncode == 0  # the file's key, to the file's endpoint
+        assert _authorization(users) == [f"Bearer {file_key}"]
+        proc = tabpilot("run", "x", "--base-url", other.base_url, home=tmp_path)  # named without a key
+        assert proc.returncode == 0, proc.stderr
+        (tmp_path / "config" / "config.json").unlink()
+        proc = tabpilot("run", "x", "--base-url", other.base_url, "--model", "scripted", home=tmp_path,
+                        OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
+        assert proc.returncode == 0, proc.stderr
+        assert _authorization(other) == ["Bearer not-needed", "Bearer not-needed"]  # no key of the user's
+        proc = tabpilot("run", "x", "--base-url", other.base_url, "--model", "scripted", "--api-key", flag_key,
+                        home=tmp_path, OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
+        assert proc.returncode == 0, proc.stderr
+        assert _authorization(other)[-1] == f"Bearer {flag_key}"  # a key given with the override goes with it
+        proc = tabpilot("run", "x", "--model", "scripted", home=tmp_path,
+                        OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
+        assert proc.returncode == 0, proc.stderr
+        assert _authorization(users) == [f"Bearer {file_key}", f"Bearer {env_key}"]
+
+
 @pytest.mark.asyncio(loop_scope="module")
 async def test_run_attached_works_in_the_current_tab_and_leaves_the_browser_open(
     browser: Browser, pages, tmp_path: Path

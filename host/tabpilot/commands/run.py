@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from ..agent.loop import Agent
     from ..agent.types import ExecutionResult
     from ..browser.browser import Browser
@@ -45,17 +46,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _positive_int(text: str) -> int:
+    from ..store.settings import MAX_STEPS_LIMIT
+
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    if value > MAX_STEPS_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_STEPS_LIMIT}")
     return value
 
 
 def run(args: argparse.Namespace) -> int:
     from ..llm import LLMError
+    from ..llm.config import endpoint_config
     from ..llm.replay import RecordingError
     from ..store.settings import SettingsError, load_settings
 
@@ -68,15 +74,20 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"tabpilot: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    endpoint = endpoint_config(
+        settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
+        base_url=args.base_url, model=args.model, api_key=args.api_key, environment_first=True,
+    )
     job = Job(
         task=args.task,
         url=args.url,
         headed=args.headed,
         cdp_url=args.cdp_url,
         user_data_dir=args.user_data_dir,
-        base_url=args.base_url or os.environ.get("OPENAI_BASE_URL") or settings.base_url,
-        model=args.model or settings.model,
-        api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or settings.api_key,
+        base_url=endpoint.base_url,
+        model=endpoint.model,
+        api_key=endpoint.api_key,
+        key_from_environment=False,
         max_steps=args.max_steps or settings.max_steps,
         language=settings.language,
         debug_capture=settings.debug_capture,
@@ -101,6 +112,7 @@ class Job:
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
+    key_from_environment: bool = True  # False once the caller chose the key (llm.config.endpoint_config)
     max_steps: int = 40
     language: str = "en-US"
     debug_capture: bool = False
@@ -114,6 +126,8 @@ class Job:
 
 async def run_job(job: Job, out: TextIO | None = None) -> int:
     """Run one task start to end; returns the exit code. Raises LLMError when no model is configured."""
+    from pydantic import ValidationError
+
     from ..agent.config import AgentConfig
     from ..agent.loop import Agent
     from ..llm import LLMConfig
@@ -126,7 +140,13 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         server = ScriptedLLMServer.from_recording(job.replay).start()
         job.base_url, job.model, job.api_key = server.base_url, "scripted", "replay"
     try:
-        llm_config = LLMConfig(base_url=job.base_url, model=job.model, api_key=job.api_key)
+        try:
+            agent_config = AgentConfig(max_steps=job.max_steps, language=job.language, step_delay=job.step_delay)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            print(f"tabpilot: cannot run with these settings: {_describe(exc)}", file=sys.stderr)
+            return EXIT_USAGE
+        llm_config = LLMConfig(base_url=job.base_url, model=job.model, api_key=job.api_key,
+                               key_from_environment=job.key_from_environment)
         client = _make_client(llm_config, job)  # LLMNotConfigured says how to configure a model
         if job.banner and not job.json_output:
             print(job.banner, file=out, flush=True)
@@ -143,11 +163,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             return EXIT_FAILED
         try:
             store.mark_interrupted()
-            agent = Agent(
-                browser,
-                client,
-                AgentConfig(max_steps=job.max_steps, language=job.language, step_delay=job.step_delay),  # type: ignore[arg-type]
-            )
+            agent = Agent(browser, client, agent_config)
             task_id = store.start_task(job.task, url=tab_url, model=job.model, source=job.source)
             agent.on("historychange", lambda event: store.append_event(task_id, event.to_wire()))
             if not job.json_output:
@@ -165,6 +181,14 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     finally:
         if server is not None:
             server.close()
+
+
+def _describe(exc: ValidationError) -> str:
+    """pydantic's errors as one line: `max_steps 800: Input should be less than or equal to 500`."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc'])} {error.get('input')!r}: {error['msg']}"
+        for error in exc.errors()
+    )
 
 
 def _make_client(config: LLMConfig, job: Job) -> LLMClient:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -48,6 +49,38 @@ class LLMConfig(BaseModel):
                 raise LLMNotConfigured(f"No API key is configured for {base_url}. " + HOW_TO_CONFIGURE)
             api_key = LOCAL_PLACEHOLDER_KEY
         return ResolvedEndpoint(base_url=base_url, model=self.model, api_key=api_key)
+
+
+def endpoint_config(
+    *,
+    settings_base_url: str | None,
+    settings_model: str | None,
+    settings_api_key: str | None,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    environment_first: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> LLMConfig:
+    """The endpoint a task uses: `base_url` / `model` / `api_key` (flags, a page's config) over the
+    settings file and the OPENAI_BASE_URL / OPENAI_API_KEY environment (`environment_first`: the
+    environment over the file, as on the command line).
+
+    Each key goes only where it was meant to go: the file's key to the file's endpoint, OPENAI_API_KEY
+    to OPENAI_BASE_URL (or the default), a key given with the override to that override. An endpoint
+    named without its own key gets none of the user's keys (a local server needs none)."""
+    environ = os.environ if environ is None else environ
+    env_base_url, env_api_key = environ.get("OPENAI_BASE_URL") or None, environ.get("OPENAI_API_KEY") or None
+    configured = [env_base_url, settings_base_url] if environment_first else [settings_base_url, env_base_url]
+    chosen = _normalized(base_url or next((url for url in configured if url), None))
+    file_key = settings_api_key if chosen == _normalized(settings_base_url or env_base_url) else None
+    env_key = env_api_key if chosen == _normalized(env_base_url) else None
+    key = api_key or ((env_key or file_key) if environment_first else (file_key or env_key))
+    return LLMConfig(base_url=chosen, model=model or settings_model, api_key=key, key_from_environment=False)
+
+
+def _normalized(base_url: str | None) -> str:
+    return (base_url or DEFAULT_BASE_URL).strip().rstrip("/")
 
 
 @dataclass(frozen=True)

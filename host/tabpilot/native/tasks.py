@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -106,7 +105,8 @@ class TaskManager:
         from pydantic import ValidationError
 
         from ..agent.config import AgentConfig
-        from ..llm import LLMConfig, LLMError
+        from ..llm import LLMError
+        from ..llm.config import endpoint_config
         from ..store.settings import SettingsError, load_settings
         from .messages import describe_errors
 
@@ -115,15 +115,11 @@ class TaskManager:
         except SettingsError as exc:
             raise RequestFailed(str(exc), "settings") from exc
         page = request.config
-        base_url = (page and page.base_url) or settings.base_url
-        own_endpoint = _same_endpoint(base_url, settings.base_url or os.environ.get("OPENAI_BASE_URL"))
-        llm_config = LLMConfig(
-            base_url=base_url,
-            model=(page and page.model) or settings.model,
-            # The user's key goes only to the endpoint the user configured it for: a task naming
-            # another base URL (e.g. one a web page chose) must bring its own key.
-            api_key=(page and page.api_key) or (settings.api_key if own_endpoint else None),
-            key_from_environment=own_endpoint,
+        # The user's key goes only to the endpoint the user configured it for: a task naming
+        # another base URL (e.g. one a web page chose) must bring its own key.
+        llm_config = endpoint_config(
+            settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
+            base_url=page and page.base_url, model=page and page.model, api_key=page and page.api_key,
         )
         try:
             llm_config.resolve()
@@ -282,12 +278,3 @@ class TaskManager:
 
     async def shutdown(self) -> None:
         await self.stop()
-
-
-
-def _same_endpoint(task_base_url: str | None, configured_base_url: str | None) -> bool:
-    from ..llm.config import DEFAULT_BASE_URL
-
-    if not task_base_url:
-        return True
-    return task_base_url.rstrip("/") == (configured_base_url or DEFAULT_BASE_URL).rstrip("/")
