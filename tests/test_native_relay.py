@@ -20,7 +20,7 @@ from tabpilot.browser import actions
 from tabpilot.browser.state import get_state
 from tabpilot.cdp import CDPError
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer, Text, ToolCall
-from tabpilot.native.debug import PORT_ENV, DebugLink
+from tabpilot.native.debug import DebugAccess, DebugLink
 from tabpilot.native.peer import ExtensionError
 from tabpilot.native.relay import RelayBrowser
 
@@ -347,10 +347,11 @@ async def test_the_debug_socket_gives_a_test_a_relay_browser_through_the_host(st
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    running = await HostUnderTest.start(tmp_path / "tabpilot", stand_in, {PORT_ENV: str(port)})
+    access = DebugAccess(port, "relay-test-debug-token-0123")
+    running = await HostUnderTest.start(tmp_path / "tabpilot", stand_in, access.env())
     try:
         assert (await running.request("ping"))["ok"]  # the socket is open once the host answers
-        link = await DebugLink.connect(port)
+        link = await DebugLink.connect(access)
         debug_relay = RelayBrowser(link)
         tab = await debug_relay.new_tab(pages.url("basic.html"))
         assert await tab.title() == "Basic page"  # CDP through host → stand-in → Chromium and back

@@ -38,7 +38,7 @@ from test_state import (
 
 from tabpilot.browser.browser import Browser
 from tabpilot.cdp import CDPError
-from tabpilot.native.debug import PORT_ENV, DebugLink
+from tabpilot.native.debug import DebugAccess, DebugLink
 from tabpilot.native.relay import RelayBrowser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -79,9 +79,9 @@ def free_port() -> int:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def relay_harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
-    port = free_port()
-    h = await start_connected_harness(browser_binary, tmp_path_factory.mktemp("relay"), extra_env={PORT_ENV: str(port)})
-    h.debug_port = port  # type: ignore[attr-defined]
+    access = DebugAccess.new(free_port())
+    h = await start_connected_harness(browser_binary, tmp_path_factory.mktemp("relay"), extra_env=access.env())
+    h.debug_access = access  # type: ignore[attr-defined]
     yield h
     await h.browser.close()
 
@@ -89,7 +89,7 @@ async def relay_harness(browser_binary: str, tmp_path_factory: pytest.TempPathFa
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def browser(relay_harness: Harness) -> AsyncIterator[Browser]:
     """A RelayBrowser: what the browser-layer tests get in this module instead of a websocket Browser."""
-    link = await DebugLink.connect(relay_harness.debug_port)  # type: ignore[attr-defined]
+    link = await DebugLink.connect(relay_harness.debug_access)  # type: ignore[attr-defined]
     relay = await RelayBrowser.open(link)
     yield relay
     await relay.close()

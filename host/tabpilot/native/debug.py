@@ -1,7 +1,9 @@
 """A loopback socket onto the extension, for tests only: `RelayBrowser` from another process.
 
-When the host is started with `TABPILOT_HOST_DEBUG_PORT=<port>` in its environment (a test puts it in
-the browser's environment; the host inherits it), it listens on ws://127.0.0.1:<port>. A client sends
+When the host is started with `TABPILOT_HOST_DEBUG_PORT=<port>:<token>` in its environment (a test puts
+it in the browser's environment; the host inherits it), it listens on ws://127.0.0.1:<port>. Only a
+client that is not a web page (no Origin header: a page's WebSocket always sends one) and that brings
+the token (`Authorization: Bearer <token>`) gets in; anything else is refused at the handshake. A client sends
 protocol requests (`cdp.*`, `tabs.*`) as JSON text; the host forwards them to the extension and sends
 the replies back under the client's ids, and forwards every `cdp.event` / `cdp.detached` /
 `tabs.event` push. `DebugLink` is that client, an `ExtensionLink` a `RelayBrowser` can run on, so
@@ -12,12 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import logging
+import secrets
+from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 import websockets
 from websockets.asyncio.server import Server, ServerConnection
+from websockets.http11 import Request, Response
 
 from .host import NativeHost
 from .peer import ExtensionError, Peer, PushHandler, reply_error, reply_ok
@@ -25,9 +32,48 @@ from .peer import ExtensionError, Peer, PushHandler, reply_error, reply_ok
 log = logging.getLogger(__name__)
 PORT_ENV = "TABPILOT_HOST_DEBUG_PORT"
 FORWARDED_PREFIXES = ("cdp.", "tabs.")
+MIN_TOKEN_LENGTH = 16
 
 
-async def start_debug_server(host: NativeHost, port: int) -> Server:
+@dataclass(frozen=True)
+class DebugAccess:
+    """Where the debug socket listens and the secret a client must bring."""
+
+    port: int
+    token: str
+
+    @classmethod
+    def new(cls, port: int) -> DebugAccess:
+        return cls(port, secrets.token_urlsafe(24))
+
+    @classmethod
+    def parse(cls, value: str) -> DebugAccess:
+        port, _, token = value.partition(":")
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{PORT_ENV} must be <port>:<token>, and {port!r} is not a port")
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"{PORT_ENV} must be <port>:<token> with a token of {MIN_TOKEN_LENGTH}+ characters")
+        return cls(int(port), token)
+
+    def env(self) -> dict[str, str]:
+        """The environment a host (or the browser that spawns it) needs to open this socket."""
+        return {PORT_ENV: f"{self.port}:{self.token}"}
+
+
+def _refuse_without_token(token: str) -> Any:
+    expected = f"Bearer {token}".encode()
+
+    def check(connection: ServerConnection, request: Request) -> Response | None:
+        given = request.headers.get("Authorization", "").encode()
+        if hmac.compare_digest(given, expected):
+            return None
+        log.warning("debug socket: refused a client without the token")
+        return connection.respond(HTTPStatus.UNAUTHORIZED, "the debug socket needs its token\n")
+
+    return check
+
+
+async def start_debug_server(host: NativeHost, access: DebugAccess) -> Server:
     async def serve_client(socket: ServerConnection) -> None:
         outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
@@ -66,8 +112,16 @@ async def start_debug_server(host: NativeHost, port: int) -> Server:
             host.push_listeners.remove(forward)
             sender.cancel()
 
-    server = await websockets.serve(serve_client, "127.0.0.1", port, max_size=None, ping_interval=None)
-    log.warning("debug socket open on ws://127.0.0.1:%d (%s is set)", port, PORT_ENV)
+    server = await websockets.serve(
+        serve_client,
+        "127.0.0.1",
+        access.port,
+        origins=[None],  # web pages always send an Origin; only a non-browser client gets in
+        process_request=_refuse_without_token(access.token),
+        max_size=None,
+        ping_interval=None,
+    )
+    log.warning("debug socket open on ws://127.0.0.1:%d (%s is set)", access.port, PORT_ENV)
     return server
 
 
@@ -82,9 +136,14 @@ class DebugLink:
         self._tasks = [loop.create_task(self._read()), loop.create_task(self._write())]
 
     @classmethod
-    async def connect(cls, port: int, *, timeout: float = 10.0) -> DebugLink:
+    async def connect(cls, access: DebugAccess, *, timeout: float = 10.0) -> DebugLink:
         socket = await websockets.connect(
-            f"ws://127.0.0.1:{port}", proxy=None, max_size=None, ping_interval=None, open_timeout=timeout
+            f"ws://127.0.0.1:{access.port}",
+            additional_headers={"Authorization": f"Bearer {access.token}"},
+            proxy=None,
+            max_size=None,
+            ping_interval=None,
+            open_timeout=timeout,
         )
         return cls(socket)
 

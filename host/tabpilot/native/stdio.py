@@ -112,9 +112,14 @@ async def serve(in_fd: int, out_fd: int) -> None:
     host = NativeHost(writer.write, after_written=writer.after_written)
     debug_server = None
     if os.environ.get("TABPILOT_HOST_DEBUG_PORT"):
-        from .debug import start_debug_server
+        from .debug import DebugAccess, start_debug_server
 
-        debug_server = await start_debug_server(host, int(os.environ["TABPILOT_HOST_DEBUG_PORT"]))
+        try:
+            access = DebugAccess.parse(os.environ["TABPILOT_HOST_DEBUG_PORT"])
+        except ValueError as exc:
+            log.error("no debug socket: %s", exc)
+        else:
+            debug_server = await start_debug_server(host, access)
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd), name="frames-in", daemon=True).start()
