@@ -22,7 +22,7 @@ from . import scripts
 from .browser import Browser, TabInfo
 from .dom.rules import is_password_input
 from .elements import ElementRef
-from .errors import ActionError, BrowserError, PageScriptError
+from .errors import ActionError, BrowserError, PageScriptError, TabClosed
 from .keys import key_events, parse_chord, parse_keys, typing_events
 from .nodes import call, check_open, describe, ref_for_object, release, resolve, send, shorten
 from .pointer import aim, mouse_click, mouse_move
@@ -122,11 +122,13 @@ async def _watch(browser: Browser, tab: Tab):
             tab.session.off(method, handler)
 
 
-async def _wait(event: asyncio.Event, timeout: float) -> None:
+async def _wait(tab: Tab, event: asyncio.Event, timeout: float) -> None:
+    """Wait for event, at most timeout seconds; a tab that closes ends the wait (callers check tab.closed),
+    a lost browser connection raises."""
     try:
         async with asyncio.timeout(timeout):
-            await event.wait()
-    except TimeoutError:
+            await tab.unless_gone(event.wait(), "waiting for the page")
+    except (TimeoutError, TabClosed):
         pass
 
 
@@ -141,11 +143,12 @@ async def _settle(tab: Tab, aftermath: _Aftermath) -> None:
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 break
-            await _wait(aftermath.changed, remaining)
+            await _wait(tab, aftermath.changed, remaining)
             aftermath.changed.clear()
     if aftermath.load_started and not tab.closed:
-        await _wait(aftermath.load_finished, LOAD_WAIT)  # still loading after that: a slow page is still a page
-        await tab.wait_for_load(timeout=5)
+        await _wait(tab, aftermath.load_finished, LOAD_WAIT)  # still loading after that: a slow page is still a page
+        if not tab.closed:
+            await tab.wait_for_load(timeout=5)
 
 
 async def _after_input(browser: Browser, tab: Tab, aftermath: _Aftermath) -> str:
@@ -573,7 +576,7 @@ async def _navigate(tab: Tab, url: str, *, timeout: float = 30.0) -> None:
                 async with asyncio.timeout(timeout):
                     while frame_id not in stopped:
                         changed.clear()
-                        await changed.wait()
+                        await tab.unless_gone(changed.wait(), "waiting for the page to load")
             except TimeoutError:
                 return  # still loading: a slow page is still a page the agent can look at
         await tab.wait_for_load(timeout=5)

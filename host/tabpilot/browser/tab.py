@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from ..cdp import CDPError, CDPSession
+from ..cdp import CDPConnectionClosed, CDPError, CDPSession
 from .errors import PageScriptError, TabClosed
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -29,7 +32,7 @@ class Tab:
         self.session = session
         self.target_id = target_id
         self.main_frame_id: str | None = None
-        self.closed = False
+        self._gone = asyncio.Event()
         self._loading = False
         self._stopped_loading = asyncio.Event()
         self._stopped_loading.set()
@@ -41,6 +44,32 @@ class Tab:
         self._tracking_frames = False
         self._frame_setups: set[asyncio.Future[Any]] = set()
         self._frame_handlers: set[str | None] = set()
+
+    @property
+    def closed(self) -> bool:
+        return self._gone.is_set()
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        if value:
+            self._gone.set()  # wakes whoever waits on this tab
+        else:
+            self._gone.clear()
+
+    async def unless_gone(self, awaitable: Awaitable[T], what: str) -> T:
+        """Await `awaitable` (e.g. an event), unless the tab closes (TabClosed) or the connection to the
+        browser does (CDPConnectionClosed) first: nothing would ever come, so no point waiting out a timeout."""
+        work = asyncio.ensure_future(awaitable)
+        gone = asyncio.ensure_future(self._gone.wait())
+        try:
+            either = asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await self.session.connection.unless_closed(either, what)
+            if work in done:
+                return work.result()
+            raise TabClosed("the tab was closed")
+        finally:
+            work.cancel()
+            gone.cancel()
 
     async def enable(self) -> None:
         await self.session.send("Page.enable")
@@ -99,17 +128,19 @@ class Tab:
     async def wait_for_load(self, *, timeout: float = 30.0) -> bool:
         """Wait until the main frame has stopped loading and the document is complete.
 
-        Returns False (never raises) when the page is still busy at the deadline: a slow page is still
-        a page the agent can look at."""
+        Returns False when the page is still busy at the deadline: a slow page is still a page the agent
+        can look at. Raises TabClosed / CDPConnectionClosed as soon as the tab or the browser is gone."""
         deadline = time.monotonic() + timeout
         try:
             async with asyncio.timeout(timeout):
-                await self._stopped_loading.wait()
+                await self.unless_gone(self._stopped_loading.wait(), "waiting for the page to load")
         except TimeoutError:
             return False
         while time.monotonic() < deadline:
             try:
                 state = await self.evaluate("document.readyState", timeout=max(0.5, deadline - time.monotonic()))
+            except CDPConnectionClosed:
+                raise
             except (PageScriptError, CDPError):
                 state = None
             if state == "complete":

@@ -9,13 +9,14 @@ import itertools
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .transport import Transport, TransportClosed
 
 log = logging.getLogger(__name__)
 
 EventHandler = Callable[[dict[str, Any]], Awaitable[None] | None]
+T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 
 
@@ -48,6 +49,7 @@ class CDPConnection:
         self._handlers: dict[tuple[str | None, str], list[EventHandler]] = defaultdict(list)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed_reason: str | None = None
+        self._closed = asyncio.Event()  # wakes event waiters: no event will come once the connection is gone
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         self.root = CDPSession(self, None)
 
@@ -81,6 +83,20 @@ class CDPConnection:
             raise CDPConnectionClosed(method, str(exc)) from exc
         finally:
             self._pending.pop(message_id, None)
+
+    async def unless_closed(self, awaitable: Awaitable[T], what: str) -> T:
+        """Await `awaitable` (e.g. an event), unless the connection closes first: then raise
+        CDPConnectionClosed naming `what` instead of sitting out a timeout."""
+        work = asyncio.ensure_future(awaitable)
+        closed = asyncio.ensure_future(self._closed.wait())
+        try:
+            done, _ = await asyncio.wait((work, closed), return_when=asyncio.FIRST_COMPLETED)
+            if work in done:
+                return work.result()
+            raise CDPConnectionClosed(what, self._closed_reason or "closed")
+        finally:
+            closed.cancel()
+            work.cancel()
 
     def on(self, method: str, handler: EventHandler, *, session_id: str | None = None) -> None:
         self._handlers[(session_id, method)].append(handler)
@@ -155,6 +171,7 @@ class CDPConnection:
 
     def _fail_all(self, reason: str) -> None:
         self._closed_reason = reason
+        self._closed.set()
         for method, future in list(self._pending.values()):
             if not future.done():
                 future.set_exception(CDPConnectionClosed(method, reason))
@@ -195,7 +212,7 @@ class CDPSession:
         self.on(method, handler)
         try:
             async with asyncio.timeout(timeout):
-                return await future
+                return await self.connection.unless_closed(future, method)
         finally:
             self.off(method, handler)
 
