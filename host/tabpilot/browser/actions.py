@@ -172,7 +172,7 @@ async def _follow(browser: Browser, info: TabInfo) -> Tab:
     tab = await browser.activate(info.target_id)
     # The new tab starts on about:blank before it navigates to where the link points.
     deadline = asyncio.get_running_loop().time() + NEW_TAB_WAIT
-    while asyncio.get_running_loop().time() < deadline:
+    while asyncio.get_running_loop().time() < deadline and not (tab.closed or tab.session.connection.closed):
         if await _safe_url(tab) not in ("about:blank", ""):
             break
         await asyncio.sleep(0.05)
