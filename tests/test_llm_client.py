@@ -18,6 +18,7 @@ from tabpilot.llm import (
     LLMContextTooLong,
     LLMError,
     LLMNotConfigured,
+    LLMQuotaExceeded,
     LLMRetriesExhausted,
     RetryInfo,
 )
@@ -269,6 +270,23 @@ async def test_401_is_an_auth_error_after_exactly_one_request() -> None:
 
 async def test_403_is_an_auth_error_too() -> None:
     await fails_at_once(HTTPError(403, "Project does not have access to model"), LLMAuthError, "does not have access")
+
+
+async def test_429_for_a_used_up_quota_fails_at_once_with_a_billing_message() -> None:
+    quota = HTTPError(429, "You exceeded your current quota, please check your plan and billing details.",
+                      code="insufficient_quota", type="insufficient_quota", retry_after=30)
+    _, caught = await fails_at_once(quota, LLMQuotaExceeded, "no quota left")
+    assert "billing" in str(caught.value) and "429" in str(caught.value)
+
+
+async def test_a_closed_client_refuses_to_call_the_model() -> None:
+    with ScriptedLLMServer([ToolCall("AgentOutput", CLICK_5)]) as server:
+        client = LLMClient(config(server))
+        await client.aclose()
+        assert client.closed
+        with pytest.raises(LLMError, match="closed"):
+            await client.invoke(MESSAGES, TOOL, parse=parse)
+    assert server.requests == []
 
 
 async def test_context_length_error_is_not_retried() -> None:

@@ -10,6 +10,7 @@ from .errors import (
     LLMContextTooLong,
     LLMError,
     LLMNotConfigured,
+    LLMQuotaExceeded,
     LLMRetriesExhausted,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "LLMContextTooLong",
     "LLMError",
     "LLMNotConfigured",
+    "LLMQuotaExceeded",
     "LLMRetriesExhausted",
     "RetryInfo",
     "ToolSpec",

@@ -24,11 +24,20 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .backoff import backoff_delay, retry_after_seconds
 from .config import LLMConfig, is_loopback_url
-from .errors import LLMAuthError, LLMContentFiltered, LLMContextTooLong, LLMError, LLMRetriesExhausted
+from .errors import (
+    LLMAuthError,
+    LLMContentFiltered,
+    LLMContextTooLong,
+    LLMError,
+    LLMQuotaExceeded,
+    LLMRetriesExhausted,
+)
 from .repair import NoToolCall, action_variants, check_action_name, extract_call, repair_arguments, summarize_error
 
 if TYPE_CHECKING:
     import openai
+
+    from ..agent.types import StepUsage
 
 __all__ = ["InvokeResult", "LLMClient", "LLMConfig", "RetryInfo", "ToolSpec", "Usage"]
 
@@ -40,6 +49,7 @@ _CONTEXT_MARKERS = (
     "context_length_exceeded", "context length", "context window", "maximum context", "too many tokens",
     "prompt is too long", "input is too long", "reduce the length", "exceeds the maximum number of tokens",
 )
+_QUOTA_MARKERS = ("insufficient_quota", "exceeded your current quota", "billing_hard_limit_reached")
 _FILTER_MARKERS = (
     "content_filter", "content_policy_violation", "content management policy", "content filter",
     "safety system", "flagged by", "data_inspection_failed",
@@ -89,15 +99,17 @@ class Usage:
             usage["completion_tokens_details"] = {"reasoning_tokens": self.reasoning_tokens}
         return usage
 
-    def to_wire(self) -> dict[str, int]:
-        """page-agent's shape: promptTokens, completionTokens, totalTokens, cachedTokens?, reasoningTokens?"""
-        wire = {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens,
-                "totalTokens": self.total_tokens}
-        if self.cached_tokens is not None:
-            wire["cachedTokens"] = self.cached_tokens
-        if self.reasoning_tokens is not None:
-            wire["reasoningTokens"] = self.reasoning_tokens
-        return wire
+    def to_step_usage(self) -> StepUsage:
+        from ..agent.types import StepUsage
+
+        return StepUsage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+                         total_tokens=self.total_tokens, cached_tokens=self.cached_tokens,
+                         reasoning_tokens=self.reasoning_tokens)
+
+    def to_wire(self) -> dict[str, Any]:
+        """page-agent's shape, as `agent.types.StepUsage` (the one definition) writes it: promptTokens,
+        completionTokens, totalTokens, cachedTokens?, reasoningTokens?"""
+        return self.to_step_usage().to_wire()
 
 
 @dataclass
@@ -148,6 +160,7 @@ class LLMClient:
         self.on_result = on_result
         self.endpoint = config.resolve()  # raises LLMNotConfigured, saying how to configure
         self._openai: openai.AsyncOpenAI | None = None
+        self.closed = False
         self._tool_choice = 0  # index into _TOOL_CHOICES: how far this provider made us fall back
         self._parallel_tool_calls_supported = True
 
@@ -163,6 +176,8 @@ class LLMClient:
         on_retry: Callable[[RetryInfo], Awaitable[None] | None] | None = None,
     ) -> InvokeResult[T]:
         """Ask the model for one call of `tool`; return what `parse` made of its arguments."""
+        if self.closed:
+            raise LLMError("This model client is closed; make a new LLMClient to call the model again.")
         conversation = list(messages)
         retries = self.config.max_retries
         for attempt in range(retries + 1):
@@ -191,6 +206,7 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
+        self.closed = True
         if self._openai is not None:
             client, self._openai = self._openai, None
             await client.close()
@@ -294,6 +310,11 @@ class LLMClient:
             for option in ("tool_choice", "parallel_tool_calls"):
                 if option in lowered:
                     return _RequestRejected(option, LLMError(f"The provider rejected the request ({where}: {detail})."))
+        if status == 429 and any(marker in lowered for marker in _QUOTA_MARKERS):
+            return LLMQuotaExceeded(
+                f"The provider says the account has no quota left ({where}: {detail}). Waiting will not help: "
+                "check the plan and billing details with the provider, or use another key or model."
+            )
         if status in (408, 409, 429) or status >= 500:
             return _RetryableFailure(f"HTTP {status}: {detail}", retry_after=retry_after_seconds(exc.response.headers))
         if status == 404:

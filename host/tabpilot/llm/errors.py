@@ -23,6 +23,11 @@ class LLMAuthError(LLMError):
     """The provider refused the API key (HTTP 401/403). Retrying cannot help."""
 
 
+class LLMQuotaExceeded(LLMError):
+    """HTTP 429 saying the account's quota or credit is used up (OpenAI's `insufficient_quota`), not a
+    rate limit: retrying cannot help until the user sorts out billing."""
+
+
 class LLMContextTooLong(LLMError):
     """The prompt does not fit the model's context window. Retrying the same prompt cannot help."""
 
