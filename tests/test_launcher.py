@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -14,7 +15,7 @@ import pytest
 
 from tabpilot.browser import launcher
 from tabpilot.browser.browser import Browser
-from tabpilot.browser.launcher import BROWSER_ENV, BrowserNotFound, find_browser
+from tabpilot.browser.launcher import BROWSER_ENV, BrowserLaunchError, BrowserNotFound, find_browser
 
 
 def _fake_executable(path: Path) -> Path:
@@ -192,3 +193,34 @@ def test_run_user_data_dir_with_cdp_url_is_a_clear_error(tmp_path: Path) -> None
          "--user-data-dir", str(tmp_path)], capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 2
     assert "--user-data-dir" in result.stderr and "--cdp-url" in result.stderr
+
+
+# --- launch failures ---------------------------------------------------------------------------------
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script as the browser")
+@pytest.mark.parametrize("script", ["#!/bin/sh\nexit 3\n", "not a program at all\n"])
+def test_a_browser_that_fails_to_start_leaves_no_temporary_profile(
+    script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "bin" / "chrome"
+    fake.parent.mkdir()
+    fake.write_text(script)
+    fake.chmod(0o755)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(BrowserLaunchError, match=str(fake)):
+        launcher.launch_browser(executable=str(fake), startup_timeout=10)
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.browser
+def test_a_profile_in_use_is_a_clear_error_and_is_kept(tmp_path: Path) -> None:
+    profile = tmp_path / "profile"
+    running = launcher.launch_browser(user_data_dir=profile, env={"HOME": str(tmp_path)})
+    try:
+        with pytest.raises(BrowserLaunchError, match="already using the profile"):
+            launcher.launch_browser(user_data_dir=profile, env={"HOME": str(tmp_path)}, startup_timeout=15)
+        assert running.process.poll() is None  # the browser already on it is left alone
+    finally:
+        running.close()
+    assert (profile / "Default").is_dir()

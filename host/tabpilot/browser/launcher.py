@@ -192,24 +192,40 @@ def launch_browser(
             env={**os.environ, **(env or {})},
             start_new_session=sys.platform != "win32",
         )
+    except OSError as exc:  # not executable, not a program for this system
+        if owns_profile:
+            shutil.rmtree(profile, ignore_errors=True)
+        raise BrowserLaunchError(f"could not start {binary}: {exc}") from exc
     finally:
         if log_path:
             log_file.close()  # type: ignore[union-attr]
-    deadline = time.monotonic() + startup_timeout
+    in_use_hint = "" if owns_profile else f" (is another browser already using the profile {profile}?)"
+    try:
+        ws_url = _wait_for_endpoint(process, port_file, binary, startup_timeout, in_use_hint=in_use_hint)
+    except BaseException:
+        _terminate_group(process, 5)
+        if owns_profile:  # a profile the user gave is theirs: never removed
+            shutil.rmtree(profile, ignore_errors=True)
+        raise
+    return LaunchedBrowser(process, ws_url, profile, owns_profile, Path(log_path) if log_path else None)
+
+
+def _wait_for_endpoint(
+    process: subprocess.Popen[bytes], port_file: Path, binary: str, timeout: float, *, in_use_hint: str
+) -> str:
+    """The browser's DevTools websocket URL, once it has written it to the profile's DevToolsActivePort."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            hint = "" if owns_profile else f" (is another browser already using the profile {profile}?)"
-            raise BrowserLaunchError(f"{binary} exited with code {process.returncode} during start-up{hint}")
+            raise BrowserLaunchError(f"{binary} exited with code {process.returncode} during start-up{in_use_hint}")
         try:
             lines = port_file.read_text().splitlines()
         except OSError:
             lines = []
         if len(lines) >= 2:
-            ws_url = f"ws://127.0.0.1:{lines[0].strip()}{lines[1].strip()}"
-            return LaunchedBrowser(process, ws_url, profile, owns_profile, Path(log_path) if log_path else None)
+            return f"ws://127.0.0.1:{lines[0].strip()}{lines[1].strip()}"
         time.sleep(0.03)
-    _terminate_group(process, 5)
-    raise BrowserLaunchError(f"{binary} did not open its DevTools endpoint within {startup_timeout:g} s")
+    raise BrowserLaunchError(f"{binary} did not open its DevTools endpoint within {timeout:g} s")
 
 
 def _http_get_json(url: str, timeout: float) -> object:
