@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
@@ -403,3 +404,57 @@ async def test_password_values_never_reach_the_model(browser: Browser, pages) ->
     # after typing one, the page state and the action's result do not show it either
     assert "typed-secret-99" not in server.requests[1]["messages"][1]["content"].split("<browser_state>")[1]
     assert "typed-secret-99" not in result.history[1].action.output
+
+
+async def test_the_model_is_warned_at_5_steps_remaining(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer([step("scroll", {"down": True, "pixels": 10}), done()]) as server:
+        result = await Agent(browser, llm(server), config(max_steps=6)).execute("scroll, then stop")
+    assert result.success
+    assert "5 steps remaining" not in history_section(server.requests[0])
+    assert "Only 5 steps remaining" in history_section(server.requests[1])
+
+
+async def test_step_delay_spaces_the_model_calls(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    arrivals: list[float] = []
+
+    def timed(reply: Any) -> Any:
+        def serve(body: dict) -> Any:
+            arrivals.append(time.monotonic())
+            return reply
+        return serve
+
+    with ScriptedLLMServer([timed(step("scroll", {"down": True, "pixels": 10})), timed(done())]) as server:
+        result = await Agent(browser, llm(server), AgentConfig(step_delay=0.6)).execute("scroll, then stop")
+    assert result.success and len(server.requests) == 2
+    assert arrivals[1] - arrivals[0] >= 0.6
+
+
+async def test_a_custom_system_prompt_is_what_the_model_gets_as_system_message(browser: Browser, pages) -> None:
+    await browser.new_tab(pages.url("agent_form.html"))
+    custom = "You are Pilot-7. Answer in haiku. Always call AgentOutput."
+    with ScriptedLLMServer([done()]) as server:
+        await Agent(browser, llm(server), config(custom_system_prompt=custom)).execute("say done")
+    system = server.requests[0]["messages"][0]
+    assert system["role"] == "system" and custom in system["content"]
+
+
+async def test_dispose_closes_the_client_the_agent_made_and_leaves_a_given_one_open(browser: Browser, pages) -> None:
+    from tabpilot.llm import LLMClient, LLMError, ToolSpec
+
+    await browser.new_tab(pages.url("agent_form.html"))
+    with ScriptedLLMServer([done(), done()]) as server:
+        own = Agent(browser, llm(server), config())
+        await own.execute("say done")
+        await own.dispose()
+        assert own.llm.closed
+        with pytest.raises(LLMError, match="closed"):
+            await own.llm.invoke([{"role": "user", "content": "hi"}], ToolSpec("AgentOutput", "", {}), parse=dict)
+        given = LLMClient(llm(server))
+        borrowed = Agent(browser, given, config())
+        await borrowed.execute("say done")
+        await borrowed.dispose()
+        assert not given.closed  # the caller made it, the caller closes it
+        await given.aclose()
+    assert len(server.requests) == 2

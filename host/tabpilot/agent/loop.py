@@ -39,7 +39,6 @@ from .types import (
     RetryingActivity,
     StepAction,
     StepEvent,
-    StepUsage,
     ThinkingActivity,
     UserTakeoverEvent,
     WireModel,
@@ -74,6 +73,7 @@ class Agent(AsyncIOEventEmitter):
         from ..llm import LLMClient  # the openai package loads only when a client is made
 
         self.browser = browser
+        self._owns_llm = not isinstance(llm, LLMClient)  # made here from a config: closed in dispose()
         self.llm: LLMClient = llm if isinstance(llm, LLMClient) else LLMClient(llm)
         self.config = config or AgentConfig()
         self.tools: dict[str, Tool] = assemble_tools(self.config)
@@ -136,6 +136,8 @@ class Agent(AsyncIOEventEmitter):
             return
         await self.stop()
         self.disposed = True
+        if self._owns_llm:
+            await self.llm.aclose()
         self.emit("dispose", reason)
         await self._hook("on_dispose", self, reason)
 
@@ -185,7 +187,7 @@ class Agent(AsyncIOEventEmitter):
                     step_index=step,
                     reflection=output.reflection,
                     action=StepAction(name=output.tool_name, input=output.input_wire, output=action_output),
-                    usage=StepUsage.model_validate(_usage_wire(invoked.usage)),
+                    usage=invoked.usage.to_step_usage(),
                     raw_response=invoked.raw_response,
                     raw_request=invoked.raw_request,
                 )
@@ -355,12 +357,6 @@ def _page_key(state: BrowserState) -> str:
     # `*[` marks elements new since the last look; a page that did not change loses them, so ignore them
     text = f"{state.url}\n{state.text}".replace("*[", "[")
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
-
-
-def _usage_wire(usage: Any) -> dict[str, Any]:
-    if usage is None:
-        return {}
-    return usage.to_wire() if hasattr(usage, "to_wire") else dict(usage)
 
 
 def _describe_failure(exc: BaseException) -> str:
