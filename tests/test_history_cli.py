@@ -111,9 +111,9 @@ def test_export_is_page_agent_shaped_with_no_key_and_no_raw_content(home: Path) 
     text = target.read_text(encoding="utf-8")
     export = json.loads(text)
     assert export["task"] == "Fill in the contact form as Ada"
-    assert export["result"]["success"] is True
-    assert export["result"]["data"] == "The form was sent."
-    assert [e["type"] for e in export["result"]["history"]] == [
+    assert export["success"] is True
+    assert export["data"] == "The form was sent."
+    assert [e["type"] for e in export["history"]] == [
         "step",
         "observation",
         "retry",
@@ -121,7 +121,7 @@ def test_export_is_page_agent_shaped_with_no_key_and_no_raw_content(home: Path) 
         "step",
         "error",
     ]
-    assert export["result"]["history"][0]["reflection"]["next_goal"] == "Type the name"
+    assert export["history"][0]["reflection"]["next_goal"] == "Type the name"
     assert API_KEY not in text and "PAGE-CONTENT-MARKER" not in text
     assert "rawRequest" not in text and "rawResponse" not in text
     to_stdout = tabpilot(home, "history", "export", task_id)
@@ -133,9 +133,9 @@ def test_export_keeps_raw_io_only_with_debug_capture_on_and_never_the_key(home: 
     task_id = record_form_task(capture_raw=True)
     text = tabpilot(home, "history", "export", task_id).stdout
     export = json.loads(text)
-    assert export["result"]["history"][0]["rawRequest"]["messages"][0]["content"] == "PAGE-CONTENT-MARKER"
+    assert export["history"][0]["rawRequest"]["messages"][0]["content"] == "PAGE-CONTENT-MARKER"
     assert API_KEY not in text
-    assert export["result"]["history"][0]["rawResponse"]["headers"]["Authorization"] == "[redacted]"
+    assert export["history"][0]["rawResponse"]["headers"]["Authorization"] == "[redacted]"
     # Switched off again: exports leave the captured raw I/O out.
     assert tabpilot(home, "config", "set", "debug-capture", "off").returncode == 0
     assert "PAGE-CONTENT-MARKER" not in tabpilot(home, "history", "export", task_id).stdout

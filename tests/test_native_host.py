@@ -98,6 +98,19 @@ def test_settings_round_trip_never_echoes_the_key(host, home):
         assert SECRET_KEY not in log_file.read_text()
 
 
+def test_max_steps_over_the_shared_limit_is_refused_and_nothing_is_saved(host, home):
+    from tabpilot.store.settings import MAX_STEPS_LIMIT
+
+    assert host.request("settings.get")["data"]["maxStepsLimit"] == MAX_STEPS_LIMIT
+    assert host.request("settings.set", maxSteps=MAX_STEPS_LIMIT, model="m")["ok"]
+    for too_many in (MAX_STEPS_LIMIT + 1, 600, 1000):
+        reply = host.request("settings.set", maxSteps=too_many, model="other")
+        assert reply["ok"] is False and reply["error"]["code"] == "bad_request", reply
+        assert "maxSteps" in reply["error"]["message"] and str(MAX_STEPS_LIMIT) in reply["error"]["message"]
+    kept = host.request("settings.get")["data"]
+    assert (kept["maxSteps"], kept["model"]) == (MAX_STEPS_LIMIT, "m")  # nothing of a refused change saved
+
+
 def test_stdout_carries_only_whole_valid_frames(host):
     host.request("hello", extensionVersion="x")
     for payload, _id, _words in BAD_FRAMES:
@@ -151,7 +164,7 @@ def test_history_list_get_export_delete(host, home):
     got = host.request("history.get", taskId=task_id[:8])["data"]
     assert got["task"]["task"] == "fill the form" and got["events"] == [{"type": "observation", "content": "hello"}]
     exported = host.request("history.export", taskId=task_id)["data"]
-    assert exported["result"]["success"] is True and exported["result"]["history"][0]["content"] == "hello"
+    assert exported["success"] is True and exported["history"][0]["content"] == "hello"
     assert host.request("history.delete", taskId=task_id)["ok"] is True
     missing = host.request("history.get", taskId=task_id)
     assert missing["ok"] is False and missing["error"]["code"] == "not_found" and task_id in missing["error"]["message"]
@@ -181,9 +194,18 @@ def test_a_task_left_running_by_a_dead_host_is_interrupted_at_start(home):
 
 
 def test_task_start_without_a_model_says_how_to_configure_one(host):
-    reply = host.request("task.start", task="do something", tabId=1)
+    reply = host.request("task.start", task="do something", tabId=1, source="page")
     assert reply["ok"] is False and reply["error"]["code"] == "not_configured"
-    assert "model" in reply["error"]["message"].lower()
+    assert "model" in reply["error"]["message"].lower() and "Settings" in reply["error"]["message"]
+    # from the popup: only what to do in the popup, none of the CLI's commands or variables
+    reply = host.request("task.start", task="do something", tabId=1, source="popup")
+    assert reply["error"] == {
+        "message": "No model set: open Settings and enter the base URL, model and API key.",
+        "code": "not_configured",
+    }
+    host.request("settings.set", model="gpt-test")  # a model but no key: the same advice
+    reply = host.request("task.start", task="do something", tabId=1, source="popup")
+    assert reply["error"]["code"] == "not_configured" and "tabpilot" not in reply["error"]["message"]
     assert host.request("task.get")["data"] == {"task": None}
     assert host.request("task.stop")["ok"] is True  # nothing running: a no-op, not an error
 

@@ -159,12 +159,29 @@ def test_export_is_page_agent_shaped_without_raw_when_capture_is_off(store: Task
     export = store.export_task(task_id)
     assert export["task"] == "Find the price"
     assert export["status"] == "error"
-    assert export["result"]["success"] is False
-    assert export["result"]["data"] == "Gave up."
-    assert [e["type"] for e in export["result"]["history"]] == ["step", "observation"]
-    assert "rawResponse" not in export["result"]["history"][0]
+    assert export["success"] is False
+    assert export["data"] == "Gave up."
+    assert [e["type"] for e in export["history"]] == ["step", "observation"]
+    assert "rawResponse" not in export["history"][0]
     assert export["usage"] == {"promptTokens": 100, "completionTokens": 10, "totalTokens": 110}
     json.dumps(export)  # plain JSON
+
+
+def test_export_puts_the_execution_result_at_the_top_and_data_is_always_text(store: TaskStore) -> None:
+    finished = store.start_task("Say hi")
+    store.finish_task(finished, status="completed", result={"success": True, "data": "hi"})
+    export = store.export_task(finished)
+    assert {"success", "data", "history", "task", "taskId", "status", "usage"} <= set(export)
+    assert "result" not in export  # page-agent's ExecutionResult is the top level, not nested
+    assert (export["success"], export["data"], export["history"]) == (True, "hi", [])
+    running = store.start_task("Still going")
+    store.append_event(running, {"type": "observation", "content": "o"})
+    export = store.export_task(running)
+    assert export["success"] is False and export["data"] == "The task is still running."
+    assert export["history"] == [{"type": "observation", "content": "o"}]
+    stopped = store.start_task("Stopped without a result")
+    store.finish_task(stopped, status="stopped", result=None)
+    assert store.export_task(stopped)["data"] == "The task was stopped."
 
 
 def test_a_result_history_is_kept_when_no_events_were_appended(store: TaskStore) -> None:

@@ -138,6 +138,16 @@ def _result_text(result: dict[str, Any] | None) -> str | None:
     return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
 
 
+# An export's `data` when the task left no result text (page-agent's ExecutionResult.data is a string).
+_STATUS_SENTENCES = {
+    "running": "The task is still running.",
+    "interrupted": "The task was interrupted.",
+    "stopped": "The task was stopped.",
+    "error": "The task ended with an error.",
+    "completed": "The task completed.",
+}
+
+
 class TaskStore:
     """The task history database. Safe to share between threads (one connection behind a lock) and
     between processes (WAL; the host and `tabpilot history` may have it open at once)."""
@@ -345,21 +355,22 @@ class TaskStore:
         )
 
     def export_task(self, task_id: str, *, include_raw: bool | None = None) -> dict[str, Any]:
-        """page-agent-shaped JSON: the ExecutionResult (`{success, data, history}`) plus what we know
-        about the task. Holds no secrets; raw LLM I/O only if it was captured and `include_raw`
-        (default: this store's `capture_raw`)."""
+        """page-agent-shaped JSON: its ExecutionResult (`success`, `data` — always a string — and
+        `history`) at the top level, next to what we know about the task. Holds no secrets; raw LLM I/O
+        only if it was captured and `include_raw` (default: this store's `capture_raw`)."""
         include_raw = self.capture_raw if include_raw is None else include_raw
         record = self.get_task(task_id)
         if record is None:
             raise TaskNotFound(task_id)
         summary = record.summary
-        result = dict(record.result or {})
-        if "success" not in result:
-            result["success"] = summary.status == "completed"
-        result.setdefault("data", None if summary.status != "interrupted" else "the task was interrupted")
-        result["history"] = record.events if include_raw else [without_raw(event) for event in record.events]
+        result = record.result or {}
+        success = result.get("success")
+        data = result.get("data")
         wire = summary.to_wire()
         export = {
+            "success": success if isinstance(success, bool) else summary.status == "completed",
+            "data": data if isinstance(data, str) else _STATUS_SENTENCES.get(summary.status, ""),
+            "history": record.events if include_raw else [without_raw(event) for event in record.events],
             "task": summary.task,
             "taskId": summary.task_id,
             "status": summary.status,
@@ -374,7 +385,6 @@ class TaskStore:
                 "completionTokens": summary.completion_tokens,
                 "totalTokens": summary.total_tokens,
             },
-            "result": result,
         }
         return self._clean(export)  # defence in depth: scrub once more on the way out
 
