@@ -4,6 +4,13 @@
 
 const $ = (id) => document.getElementById(id);
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
+// Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
+// for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
+const HOST_NOT_INSTALLED = new Set([
+  "Specified native messaging host not found.",
+  "Access to the specified native messaging host is forbidden.",
+]);
+const HOST_EXITED = "Native host has exited.";
 
 const ui = {
   connected: false,
@@ -69,9 +76,16 @@ function onHostState(state) {
   $("run").disabled = !ui.connected;
   clearInterval(retryTicker);
   if (!ui.connected) {
-    $("host-down-title").textContent = state.connecting ? "Connecting to the host…" : "Host not connected";
-    $("host-down-reason").textContent = state.connecting ? "" : state.error || "The native host is not running.";
-    $("host-down-fix").hidden = !!state.connecting;
+    const exited = state.error === HOST_EXITED;
+    $("host-down-title").textContent = state.connecting
+      ? "Connecting to the host…"
+      : exited ? "The host stopped" : "Host not connected";
+    $("host-down-reason").textContent = state.connecting
+      ? ""
+      : exited
+        ? "tabpilot's local host stopped (it crashed or was ended). Reconnecting to a new one…"
+        : state.error || "The native host is not running.";
+    $("host-down-fix").hidden = !!state.connecting || !HOST_NOT_INSTALLED.has(state.error);
     showRetry(state.retryInMs);
     if (ui.status === "running") setStatus("interrupted");
     return;
@@ -108,6 +122,7 @@ function showTask(snapshot) {
   $("task-title").textContent = snapshot.task || "";
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
+  showResult(snapshot.result); // a task that ended before this popup opened
   setStatus(snapshot.status);
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
 }
@@ -259,6 +274,7 @@ function fillSettings(settings) {
     ? `Key set (${settings.apiKeyHint || "hidden"}). Type a new one to replace it.`
     : "No key set. It is kept by the local host, never in the browser.";
   $("set-max-steps").value = settings.maxSteps ?? "";
+  if (settings.maxStepsLimit) $("set-max-steps").max = settings.maxStepsLimit; // the host's one limit
   $("set-language").value = settings.language || "en-US";
 }
 
@@ -301,6 +317,10 @@ function formatTime(value) {
   return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString();
 }
 
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 async function loadPast() {
   $("past-error").hidden = true;
   $("past-detail").hidden = true;
@@ -315,7 +335,7 @@ async function loadPast() {
         Timeline.el("span", `pill status-${row.status}`, row.status),
         Timeline.el("span", "past-task", row.task),
         Timeline.el("span", "past-meta muted",
-          `${formatTime(row.startedAt)} · ${row.steps ?? 0} steps${row.totalTokens ? ` · ${row.totalTokens} tokens` : ""}`),
+          `${formatTime(row.startedAt)} · ${plural(row.steps ?? 0, "step")}${row.totalTokens ? ` · ${plural(row.totalTokens, "token")}` : ""}`),
       );
       li.addEventListener("click", () => openPast(row.taskId));
       return li;

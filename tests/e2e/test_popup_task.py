@@ -27,7 +27,8 @@ from e2e_support import (
 )
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text
+from tabpilot.store.settings import MAX_STEPS_LIMIT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -40,7 +41,8 @@ async def test_run_without_a_model_says_where_to_set_one(harness: Harness, form_
     await popup.click("#run")
     await popup.wait_for("!document.getElementById('task-error').hidden", "the popup to explain")
     message = await popup.text("#task-error")
-    assert "Settings" in message, message
+    # what to do in the popup, and nothing of the CLI's ways (commands, environment variables)
+    assert message == "No model set: open Settings and enter the base URL, model and API key.", message
     assert await popup.js("document.getElementById('nav-settings').classList.contains('attention')")
     assert await popup.visible("#run") and not await popup.visible("#stop")
     await popup.screenshot(SCREENS / "not-configured.png")
@@ -55,6 +57,7 @@ async def test_settings_from_popup_keep_the_key_in_the_host(harness: Harness, ll
     assert await popup.js("document.getElementById('set-model').value") == "scripted"
     assert await popup.js("document.getElementById('set-base-url').value") == llm.base_url
     assert await popup.js("document.getElementById('set-max-steps').value") == "12"
+    assert await popup.js("document.getElementById('set-max-steps').max") == str(MAX_STEPS_LIMIT)  # the host's
     hint = await popup.text("#api-key-hint")
     assert API_KEY[-4:] in hint
     assert API_KEY not in await popup.js("document.documentElement.outerHTML")
@@ -122,6 +125,24 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     assert row["status"] == "completed"
     assert [e["type"] for e in row["events"] if e["type"] == "step"] == ["step"] * len(cards)
     assert API_KEY not in json.dumps(row["events"])
+    # the task is over, so tabpilot lets go of the tab: no debugger attached, no "debugging" infobar
+    await wait_until(lambda: harness.sw("attachedTabs.size === 0"), "the worker to release the tab")
+    tab_id = await harness.chrome_tab_id(form_tab)
+    # chrome.debugger itself agrees (detaching is refused when this extension is not attached)
+    refusal = await harness.sw(
+        f"let refusal = 'was attached'; try {{ await chrome.debugger.detach({{tabId: {tab_id}}}); }}"
+        " catch (e) { refusal = String(e.message || e); } refusal"
+    )
+    assert "not attached" in refusal, refusal
+    await harness.browser.close_tab(popup.tab.target_id)
+
+    # a popup opened after the task ended shows how it ended, result included
+    popup = await harness.open_popup(form_tab)
+    await popup.wait_for("document.body.dataset.status === 'completed'", "the reopened popup to show the task")
+    assert await popup.visible("#result")
+    assert "Signed up as Ada Lovelace" in await popup.text("#result")
+    assert len([c for c in await popup.cards() if c["type"] == "step"]) == len(cards)
+    await popup.screenshot(SCREENS / "reopened-after-end.png")
     await harness.browser.close_tab(popup.tab.target_id)
 
 
@@ -191,6 +212,29 @@ async def test_detached_debugger_ends_the_task_stopped(harness: Harness, llm: Sc
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_a_retry_and_then_a_refused_key_show_as_cards_and_the_task_ends_in_error(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    llm.add(
+        Text("I think I should click something."),  # no tool call: the agent asks again
+        HTTPError(401, "Incorrect API key provided", type="invalid_request_error"),  # no use asking again
+    )
+    popup = await start_task(harness, form_tab, llm, "Tick the terms box")
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    cards = [c for c in await popup.cards() if c["type"] != "observation"]  # e.g. "page navigated"
+    assert [c["type"] for c in cards] == ["retry", "error"], cards
+    assert "retry 1 of" in cards[0]["text"].lower() and "AgentOutput" in cards[0]["text"]
+    assert "API key" in cards[1]["text"]
+    assert not await popup.visible("#activity")
+    assert await popup.visible("#run") and not await popup.visible("#stop")
+    await popup.screenshot(SCREENS / "retry-then-error.png")
+    row = task_row(harness, await popup_task_id(popup))
+    assert row["status"] == "error"
+    assert [e["type"] for e in row["events"] if e["type"] != "observation"] == ["retry", "error"]
+    assert API_KEY not in json.dumps(row["events"]) + await popup.js("document.documentElement.outerHTML")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_past_tasks_list_open_export_delete(harness: Harness) -> None:
     popup = await harness.open_popup()
     await popup.click("#nav-past")
@@ -202,6 +246,8 @@ async def test_past_tasks_list_open_export_delete(harness: Harness) -> None:
     )
     completed = next(i for i in items if "Ada Lovelace" in i["text"])
     assert "completed" in completed["text"]
+    one_step = next(i for i in items if "Look at the page" in i["text"])  # done at once: one step
+    assert " · 1 step" in one_step["text"] and "1 steps" not in one_step["text"], one_step
     await popup.click(f"#past-list .past-item[data-task-id='{completed['id']}']")
     await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's timeline")
     steps = await popup.js("document.querySelectorAll('#past-timeline .card-step').length")
@@ -249,10 +295,13 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
     os.kill(pids[0], signal.SIGKILL)
 
     await popup.wait_for("document.body.dataset.host === 'down'", "the popup to say the host is down", 10)
-    assert await popup.visible("#host-down")
-    reason = await popup.text("#host-down-reason")
-    assert reason, "the popup does not say why the host is down"
+    await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show the task interrupted")
     await popup.screenshot(SCREENS / "host-down.png")
+    # a crash is not the user's to fix: no install/doctor advice, just what happened and that it reconnects
+    assert await popup.text("#host-down-title") == "The host stopped"
+    assert "Reconnecting" in await popup.text("#host-down-reason")
+    assert await popup.js("document.getElementById('host-down-fix').hidden") is True
+    assert await popup.text("#task-status") == "interrupted"
     assert await harness.sw("attachedTabs.size") == 0  # the dead task's tab is released (no infobar left)
 
     # the worker reconnects by itself (backoff from 0.5 s); the new host marks the dead task interrupted
@@ -264,6 +313,7 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
     assert row["events"][: len(events_before)] == events_before
     assert [e["type"] for e in row["events"]].count("step") >= 1
     assert harness.host_pids() and harness.host_pids() != pids
+    assert await popup.js("document.body.dataset.status") == "interrupted"  # still, with the host back
 
     # and a new task works
     llm.add(done("All good again"))

@@ -237,7 +237,7 @@ class NativeHost:
         from ..store.settings import SettingsError, load_settings, public_view
 
         try:
-            return public_view(load_settings())
+            return _settings_reply(public_view(load_settings()))
         except SettingsError as exc:
             raise RequestFailed(str(exc), "settings") from exc
 
@@ -252,7 +252,7 @@ class NativeHost:
             save_settings(settings)
         except SettingsError as exc:
             raise RequestFailed(str(exc), "bad_request") from exc
-        return public_view(settings)
+        return _settings_reply(public_view(settings))
 
     async def _history_list(self, request: HistoryList) -> dict[str, Any]:
         return {"tasks": [summary.to_wire() for summary in self.store.list_tasks(request.limit)]}
@@ -280,3 +280,10 @@ class NativeHost:
             raise RequestFailed("that task is still running; stop it first", "busy")
         self.store.delete_task(task_id)
         return {}
+
+
+def _settings_reply(view: dict[str, Any]) -> dict[str, Any]:
+    """The settings as the popup gets them, with the one max-steps limit its form must use."""
+    from ..store.settings import MAX_STEPS_LIMIT
+
+    return {**view, "maxStepsLimit": MAX_STEPS_LIMIT}

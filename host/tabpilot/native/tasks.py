@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .relay import RelayBrowser
 
 log = logging.getLogger(__name__)
+POPUP_NOT_CONFIGURED = "No model set: open Settings and enter the base URL, model and API key."
 
 FINAL_STATUSES = ("completed", "error", "stopped")
 DETACH_ENDS_TASK_EXCEPT = ("target_closed",)  # a tab closed is for the agent to notice and handle
@@ -124,6 +125,8 @@ class TaskManager:
         try:
             llm_config.resolve()
         except LLMError as exc:
+            if request.source == "popup":  # the CLI's ways to configure one mean nothing there
+                raise RequestFailed(POPUP_NOT_CONFIGURED, "not_configured") from exc
             raise RequestFailed(f"{exc.message} In the popup: open Settings.", "not_configured") from exc
         try:
             agent_config = AgentConfig(
