@@ -1,0 +1,75 @@
+"""Starts fast: Chromium spawns the host on demand and waits for its answers, so `hello` and `ping` are
+answered before the heavy modules (openai, the agent, pydantic) are imported.
+
+The host runs exactly as Chromium starts it (`python -m tabpilot host <origin>`), with a gate put in
+front of the import system (a `sitecustomize` on PYTHONPATH): importing one of the heavy modules
+blocks until the test opens the gate. A host that needed one of them to answer would never answer."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from native_support import HostProcess
+
+HEAVY = ("openai", "tabpilot.agent", "pydantic")
+
+GATE = f'''
+import importlib.abc, os, sys, time
+
+HEAVY = {HEAVY!r}
+LOG, RELEASE = os.environ["TABPILOT_TEST_GATE_LOG"], os.environ["TABPILOT_TEST_GATE_RELEASE"]
+
+
+def note(line):
+    with open(LOG, "a") as log:
+        log.write(line + "\\n")
+
+
+class Gate(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in HEAVY:
+            note("waits " + name)
+            while not os.path.exists(RELEASE):
+                time.sleep(0.01)
+            note("imports " + name)
+        return None
+
+
+sys.meta_path.insert(0, Gate())
+'''
+
+
+def gate_log(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_hello_and_ping_are_answered_before_openai_the_agent_or_pydantic_load(tmp_path):
+    (tmp_path / "gate").mkdir()
+    (tmp_path / "gate" / "sitecustomize.py").write_text(GATE)
+    log, release = tmp_path / "gate.log", tmp_path / "release"
+    host = HostProcess(
+        tmp_path / "home",
+        {
+            "PYTHONPATH": str(tmp_path / "gate"),
+            "TABPILOT_TEST_GATE_LOG": str(log),
+            "TABPILOT_TEST_GATE_RELEASE": str(release),
+        },
+    )
+    try:
+        hello = host.request("hello", extensionVersion="0.1.0")
+        assert hello["ok"] and hello["data"]["task"] is None, hello
+        assert host.request("ping")["data"] == {"pong": True}
+        assert not any(line.startswith("imports") for line in gate_log(log))  # none of them got past the gate
+
+        # Opened: the warm-up that began after the first reply loads them all (so the gate saw them).
+        release.touch()
+        deadline = time.monotonic() + 60
+        while not {f"imports {name}" for name in HEAVY} <= set(gate_log(log)):
+            if time.monotonic() > deadline:
+                pytest.fail(f"the warm-up never imported all of {HEAVY}; gate log: {gate_log(log)}")
+            time.sleep(0.05)
+        assert host.request("settings.get")["ok"]  # and the host serves real requests
+    finally:
+        host.stop()
