@@ -260,8 +260,8 @@ class Harness:
         return "\n".join(parts) or "(no logs)"
 
 
-def install_host(profile: Path, env: dict[str, str]) -> None:
-    """Install exactly as a user does, into this one profile."""
+def install_host(profile: Path, env: dict[str, str]) -> str:
+    """Install exactly as a user does, into this one profile; what it told the user."""
     result = subprocess.run(
         [sys.executable, "-m", "tabpilot", "install", "--user-data-dir", str(profile)],
         env={**os.environ, **env},
@@ -271,6 +271,7 @@ def install_host(profile: Path, env: dict[str, str]) -> None:
     )
     if result.returncode != 0:
         pytest.fail(f"tabpilot install failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result.stdout
 
 
 async def start_harness(

@@ -36,7 +36,8 @@ async def test_popup_explains_a_missing_host(browser_binary: str, tmp_path_facto
 
         # the user follows the fix and presses Reconnect now: no browser restart needed
         env = {"HOME": str(harness.home), "TABPILOT_HOME": str(harness.tabpilot_home)}
-        await asyncio.to_thread(install_host, harness.profile, env)
+        told = await asyncio.to_thread(install_host, harness.profile, env)
+        assert "Reconnect now" in told and "restart" not in told.replace("No browser restart is needed", "")
         await popup.click("#reconnect")
         await popup.wait_for("document.body.dataset.host === 'connected'", "the popup to see the host", 10)
         assert not await popup.visible("#host-down")

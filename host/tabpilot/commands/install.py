@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         "\nNext: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
         f"  {extension_dir()}\n"
-        "then restart the browser once so it reads the registration. `tabpilot doctor` checks it all."
+        "The extension finds the host by itself within seconds (it keeps retrying); press \"Reconnect now\"\n"
+        "in its popup to connect at once. No browser restart is needed. `tabpilot doctor` checks it all."
     )
     return 0
