@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cdp import CDPError, CDPSession
 from .browser import Browser
-from .dom import render
+from .dom import fast, render
 from .dom.items import Found, MixedLine, TextLine
 from .dom.snapshot import STYLES, Document, decode
 from .dom.walk import Insets, Walker
@@ -88,11 +89,11 @@ class BrowserState:
 
 @dataclass
 class PageReading:
-    """Everything read from the browser for one state, before any processing (CDP replies as they came)."""
+    """Everything read from the browser for one state, before any processing."""
 
     tab: Tab
-    snapshot: dict[str, Any]
-    frames: list[tuple[FrameTarget, dict[str, Any], int]]  # (frame, its snapshot, owner <iframe> backendNodeId)
+    documents: list[Document]  # the tab's own process: the top document, same-site frames
+    frames: list[tuple[FrameTarget, list[Document], int]]  # (cross-site frame, its documents, owner <iframe> id)
     metrics: dict[str, Any]
     tabs: list[TabSummary]
     frame_insets: dict[Key, Insets]
@@ -110,8 +111,10 @@ async def get_state(
     return build_state(await read_page(browser, tab), previous, transform=transform)
 
 
-async def read_page(browser: Browser, tab: Tab) -> PageReading:
-    """The browser side of a state: one snapshot per process that renders part of the tab, concurrently."""
+async def read_page(browser: Browser, tab: Tab, *, snapshot: bool | None = None) -> PageReading:
+    """The browser side of a state, for every process that renders part of the tab, concurrently: by
+    default tabpilot's in-page walker (viewport-first); `snapshot=True` (or TABPILOT_STATE_SNAPSHOT=1)
+    reads whole-page DOM snapshots instead."""
     if tab.closed:
         raise TabClosed("the tab was closed")
     try:
@@ -122,35 +125,77 @@ async def read_page(browser: Browser, tab: Tab) -> PageReading:
             raise TabClosed("the tab was closed") from exc
         # A transport that cannot auto-attach still shows the page, without its cross-site frames.
         log.warning("cannot follow cross-site iframes: %s", exc)
+    if snapshot is None:
+        snapshot = os.environ.get("TABPILOT_STATE_SNAPSHOT", "") == "1"
     try:
-        snapshot, metrics, frames, tabs = await asyncio.gather(
-            _capture_with_retry(tab),
+        metrics, tabs, (documents, frames, insets) = await asyncio.gather(
             tab.send("Page.getLayoutMetrics"),
-            _capture_frames(tab),
             _tab_summaries(browser, tab),
+            _read_snapshots(tab) if snapshot else _read_with_walker(tab),
         )
     except CDPError as exc:
         if _tab_gone(exc):
             tab.closed = True
             raise TabClosed("the tab was closed") from exc
         raise BrowserError(f"could not read the page: {exc}") from exc
-    insets = await _frame_insets(tab, snapshot, frames)
-    return PageReading(tab, snapshot, frames, metrics, tabs, insets)
+    return PageReading(tab, documents, frames, metrics, tabs, insets)
+
+
+Frames = list[tuple[FrameTarget, list[Document], int]]
+
+
+async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key, Insets]]:
+    main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+
+    async def one(frame: FrameTarget) -> tuple[FrameTarget, fast.FrameReading] | None:
+        try:
+            return frame, await fast.read_frame(frame.session, frame.frame_id)
+        except (CDPError, BrowserError):
+            return None  # the frame went away, or is not rendered: nothing to show from it
+
+    top, *others = await asyncio.gather(
+        fast.read_frame(tab.session, main_frame), *(one(frame) for frame in list(tab.frames.values())))
+    readings = [r for r in others if r is not None]
+    worlds = {tab.session.session_id: top.world, **{f.session.session_id: r.world for f, r in readings}}
+    insets = dict(top.insets)
+    for _, reading in readings:
+        insets.update(reading.insets)
+
+    async def owner(frame: FrameTarget) -> int | None:
+        world = worlds.get(frame.parent.session_id)
+        if world is None:
+            return None
+        try:
+            reply = await frame.parent.send("DOM.getFrameOwner", {"frameId": frame.frame_id}, timeout=10.0)
+        except CDPError:
+            return None
+        return await fast.element_id(world, reply["backendNodeId"])
+
+    owners = await asyncio.gather(*(owner(frame) for frame, _ in readings))
+    frames = [(frame, reading.documents, owner_id)
+              for (frame, reading), owner_id in zip(readings, owners, strict=True) if owner_id is not None]
+    return top.documents, frames, insets
+
+
+async def _read_snapshots(tab: Tab) -> tuple[list[Document], Frames, dict[Key, Insets]]:
+    snapshot, raw_frames = await asyncio.gather(_capture_with_retry(tab), _capture_frames(tab))
+    insets = await _frame_insets(tab, snapshot, raw_frames)
+    frames = [(frame, decode(reply, frame.session), owner_id) for frame, reply, owner_id in raw_frames]
+    return decode(snapshot, tab.session), frames, insets
 
 
 def build_state(
     reading: PageReading, previous: BrowserState | None = None, *, transform: Callable[[str], str] | None = None
 ) -> BrowserState:
-    """The Python side of a state: snapshots → what is offered → text and index map."""
+    """The Python side of a state: documents → what is offered → text and index map."""
     tab, metrics, tabs = reading.tab, reading.metrics, reading.tabs
-    top_documents = decode(reading.snapshot, tab.session)
+    top_documents = reading.documents
     if not top_documents:
         raise BrowserError("the page has no document to read")
     top = top_documents[0]
     snapshots: dict[str | None, list[Document]] = {tab.session.session_id: top_documents}
     by_owner: dict[Key, Document] = {}
-    for frame, frame_snapshot, owner_id in reading.frames:
-        documents = decode(frame_snapshot, frame.session)
+    for frame, documents, owner_id in reading.frames:
         if documents:
             snapshots[frame.session.session_id] = documents
             by_owner[(frame.parent.session_id, owner_id)] = documents[0]
@@ -301,7 +346,7 @@ def _element_ref(found: Found, index: int, is_new: bool, shown: dict[str, str], 
     x, y, w, h = found.rect
     return ElementRef(
         index=index,
-        backend_node_id=found.document.backend_id[found.node],
+        backend_node_id=found.document.backend_node_id(found.node),
         session=found.document.session,
         tag=found.tag,
         name=render.accessible_name(found),
@@ -322,7 +367,7 @@ def _frame_owner(document: Document) -> ElementRef | None:
         if parent.session is not document.session:
             return ElementRef(
                 index=0,
-                backend_node_id=parent.backend_id[node],
+                backend_node_id=parent.backend_node_id(node),
                 session=parent.session,
                 tag="iframe",
                 frame_owner=_frame_owner(parent),

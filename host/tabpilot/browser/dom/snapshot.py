@@ -58,6 +58,16 @@ class Document:
     offset: tuple[float, float] = (0.0, 0.0)  # add to a rect to get top-document coordinates
     owner: tuple[Document, int] | None = None  # (parent document, <iframe> node) for iframes
     index_in_snapshot: int = 0
+    # Read by the in-page walker instead of a snapshot: node -> a point where the element itself is hit
+    # (document coordinates; None when covered), and the walker's node ids -> backendNodeIds.
+    reachable: dict[int, tuple[float, float] | None] | None = None
+    real_ids: dict[int, int] | None = None
+
+    def backend_node_id(self, node: int) -> int:
+        """The node's backendNodeId for CDP (0 when it was never looked up)."""
+        if self.real_ids is None:
+            return self.backend_id[node]
+        return self.real_ids.get(self.backend_id[node], 0)
 
     def tag(self, node: int) -> str:
         return self.strings[self.name_index[node]].lower()

@@ -106,9 +106,25 @@ class Walker:
     def _reachable_point(self, document: Document, node: int, visible: Rect) -> tuple[float, float] | None:
         """A point of the element (top-document coordinates) where nothing else is on top, if any."""
         x, y, w, h = visible
+        if document.reachable is not None:
+            return self._reachable_by_walker(document, node, visible)
         points = [(x + w / 2, y + h / 2), (x + w * 0.2, y + h * 0.2), (x + w * 0.8, y + h * 0.2),
                   (x + w * 0.2, y + h * 0.8), (x + w * 0.8, y + h * 0.8)]
         return next(((px, py) for px, py in points if not self._covered_at(document, node, px, py)), None)
+
+    def _reachable_by_walker(self, document: Document, node: int, visible: Rect) -> tuple[float, float] | None:
+        """The in-page walker hit-tested the element itself; an <iframe> it sits in must be reachable too."""
+        x, y, w, h = visible
+        point: tuple[float, float] | None = (x + w / 2, y + h / 2)
+        reachable = document.reachable or {}
+        if node in reachable:
+            found = reachable[node]
+            point = None if found is None else (found[0] + document.offset[0], found[1] + document.offset[1])
+        while point is not None and document.owner is not None:
+            document, node = document.owner
+            if document.reachable is not None and document.reachable.get(node, ()) is None:
+                return None
+        return point
 
     # --- the walk -------------------------------------------------------------------------------
     def walk(self, document: Document) -> WalkResult:

@@ -1,0 +1,234 @@
+"""Reading one frame with tabpilot's walker (`walker.js`) in an isolated world of its own.
+
+The walker returns what `DOMSnapshot.captureSnapshot` would, for the part of the page near the viewport
+only, so its cost follows what is shown, not the size of the page. What the page's JS cannot see is
+filled in through CDP: click listeners (`DOMDebugger.getEventListeners`), closed shadow roots
+(`DOM.describeNode` with pierce), and the backendNodeId of each element that may be offered (looked up
+once per element, for as long as the document lives)."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...cdp import CDPError, CDPSession
+from ..errors import BrowserError
+from .snapshot import Document, decode
+
+WORLD_NAME = "tabpilot"
+GROUP = "tabpilot-state"  # the world's document, kept
+STEP = "tabpilot-step"  # handles used while reading one state, released after it
+WALKER = "globalThis.__tabpilotWalker"
+_SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8")
+_WALK = f"({WALKER} || ({WALKER} = {_SOURCE})).walk()"
+CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
+CONTEXT_GONE = ("Cannot find context with specified id", "Execution context was destroyed",
+                "Cannot find default execution context", "No frame for given id found")
+Insets = tuple[float, float, float, float]
+AUX_TIMEOUT = 5.0
+
+
+@dataclass(eq=False)
+class World:
+    """tabpilot's isolated world in one document of one frame, and what is known about its elements."""
+
+    session: CDPSession
+    frame_id: str
+    context_id: int
+    document_object: str
+    backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId
+    marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
+
+
+@dataclass
+class FrameReading:
+    world: World
+    documents: list[Document]
+    insets: dict[tuple[str | None, int], Insets]
+
+
+_worlds: weakref.WeakKeyDictionary[CDPSession, dict[str, World]] = weakref.WeakKeyDictionary()
+
+
+async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
+    """Walk the frame's document (and its same-site iframes) in tabpilot's world."""
+    world = await _world(session, frame_id)
+    try:
+        return await _read(world)
+    except CDPError as exc:
+        if not any(marker in str(exc) for marker in CONTEXT_GONE):
+            raise
+    # The document was replaced since the last state: a new document gets a new world.
+    _worlds.get(session, {}).pop(frame_id, None)
+    return await _read(await _world(session, frame_id))
+
+
+async def element_id(world: World, backend_node_id: int) -> int | None:
+    """The walker's id for a node known by its backendNodeId (an <iframe> hosting a cross-site frame)."""
+    try:
+        resolved = await world.session.send("DOM.resolveNode", {
+            "backendNodeId": backend_node_id, "executionContextId": world.context_id, "objectGroup": STEP})
+        reply = await world.session.send("Runtime.callFunctionOn", {
+            "objectId": resolved["object"]["objectId"],
+            "functionDeclaration": f"function() {{ return {WALKER}.idOf(this); }}",
+            "returnByValue": True,
+        })
+    except CDPError:
+        return None
+    value = reply.get("result", {}).get("value")
+    if not isinstance(value, int):
+        return None
+    world.backend[value] = backend_node_id
+    return value
+
+
+async def _world(session: CDPSession, frame_id: str) -> World:
+    known = _worlds.setdefault(session, {})
+    world = known.get(frame_id)
+    if world is not None:
+        return world
+    created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME})
+    context_id = created["executionContextId"]
+    document = await session.send("Runtime.evaluate", {
+        "expression": "document", "contextId": context_id, "objectGroup": GROUP})
+    world = World(session, frame_id, context_id, document["result"]["objectId"])
+    known[frame_id] = world
+    return world
+
+
+async def _read(world: World) -> FrameReading:
+    listening = await _listening(world)
+    reply = await _walk(world)
+    walk_again = False
+    if listening - world.marked:
+        await _mark_clickable(world, listening - world.marked)
+        walk_again = True
+    if reply["hosts"] and await _open_closed_roots(world):
+        walk_again = True
+    if walk_again:
+        reply = await _walk(world)
+    if reply["unresolved"]:
+        await _resolve_pending(world)
+    if walk_again or reply["unresolved"]:
+        await world.session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+    documents = decode(reply, world.session)
+    for document, points in zip(documents, reply["reach"], strict=False):
+        document.reachable = {int(node): (p[0], p[1]) if p else None for node, p in points.items()}
+        document.real_ids = world.backend
+        document.__dict__["_escaping"] = []  # the walker already kept whatever is drawn in view
+    session_id = world.session.session_id
+    insets = {(session_id, item[0]): (item[1], item[2], item[3], item[4]) for item in reply["insets"]}
+    return FrameReading(world, documents, insets)
+
+
+async def _walk(world: World) -> dict[str, Any]:
+    reply = await world.session.send("Runtime.evaluate", {
+        "expression": _WALK, "contextId": world.context_id, "returnByValue": True}, timeout=30.0)
+    if "exceptionDetails" in reply:
+        details = reply["exceptionDetails"]
+        text = details.get("exception", {}).get("description") or details.get("text", "")
+        if "Cannot find context" in text:
+            raise CDPError("Runtime.evaluate", -1, text)
+        raise BrowserError(f"could not read the page: {text}")
+    return reply["result"]["value"]
+
+
+async def _listening(world: World) -> set[int]:
+    """backendNodeIds of elements with click-like listeners, whichever world added them."""
+    try:
+        reply = await world.session.send("DOMDebugger.getEventListeners", {
+            "objectId": world.document_object, "depth": -1, "pierce": True})
+    except CDPError as exc:
+        if any(marker in str(exc) for marker in CONTEXT_GONE) or "Could not find object" in str(exc):
+            raise CDPError("DOMDebugger.getEventListeners", -1, "Cannot find context with specified id") from exc
+        return set()
+    return {item["backendNodeId"] for item in reply.get("listeners", [])
+            if item.get("type") in CLICK_EVENTS and item.get("backendNodeId")}
+
+
+async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
+    async def one(backend_id: int) -> str | None:
+        try:
+            reply = await world.session.send("DOM.resolveNode", {
+                "backendNodeId": backend_id, "executionContextId": world.context_id, "objectGroup": STEP},
+                timeout=AUX_TIMEOUT)
+        except CDPError:
+            return None
+        return reply["object"].get("objectId")
+
+    return list(await asyncio.gather(*(one(b) for b in backend_ids)))
+
+
+async def _mark_clickable(world: World, backend_ids: set[int]) -> None:
+    world.marked |= backend_ids
+    objects = [o for o in await _objects(world, sorted(backend_ids)) if o]
+    if objects:
+        await world.session.send("Runtime.callFunctionOn", {
+            "objectId": world.document_object,
+            "functionDeclaration": f"function(...elements) {{ {WALKER}.markClickable(...elements); }}",
+            "arguments": [{"objectId": o} for o in objects],
+        })
+
+
+async def _array(world: World, method: str) -> list[str]:
+    """Object ids of the elements a walker method returns (an array handed over by reference)."""
+    reply = await world.session.send("Runtime.evaluate", {
+        "expression": f"{WALKER}.{method}()", "contextId": world.context_id, "objectGroup": STEP})
+    array = reply.get("result", {}).get("objectId")
+    if not array:
+        return []
+    properties = await world.session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+    items = [(int(p["name"]), p["value"]["objectId"]) for p in properties.get("result", [])
+             if p["name"].isdigit() and p.get("value", {}).get("objectId")]
+    return [object_id for _, object_id in sorted(items)]
+
+
+async def _resolve_pending(world: World) -> None:
+    """backendNodeIds for the elements the walker met for the first time."""
+    objects = await _array(world, "takePending")
+
+    async def one(object_id: str) -> None:
+        try:
+            described, walker_id = await asyncio.gather(
+                world.session.send("DOM.describeNode", {"objectId": object_id}),
+                world.session.send("Runtime.callFunctionOn", {
+                    "objectId": object_id, "returnByValue": True,
+                    "functionDeclaration": f"function() {{ return {WALKER}.idOf(this); }}"}),
+            )
+        except CDPError:
+            return
+        value = walker_id.get("result", {}).get("value")
+        if isinstance(value, int):
+            world.backend[value] = described["node"]["backendNodeId"]
+
+    await asyncio.gather(*(one(o) for o in objects))
+
+
+async def _open_closed_roots(world: World) -> bool:
+    """Hand the walker the closed shadow roots of custom elements it met (page scripts cannot reach them)."""
+    found = False
+
+    async def one(host: str) -> None:
+        nonlocal found
+        try:
+            described = await world.session.send("DOM.describeNode", {"objectId": host, "depth": 1, "pierce": True})
+            roots = [r for r in described["node"].get("shadowRoots", []) if r.get("shadowRootType") == "closed"]
+            if not roots:
+                return
+            root = await world.session.send("DOM.resolveNode", {
+                "backendNodeId": roots[0]["backendNodeId"], "executionContextId": world.context_id,
+                "objectGroup": STEP})
+            await world.session.send("Runtime.callFunctionOn", {
+                "objectId": host,
+                "functionDeclaration": f"function(root) {{ {WALKER}.setRoot(this, root); }}",
+                "arguments": [{"objectId": root["object"]["objectId"]}],
+            })
+        except CDPError:
+            return
+        found = True
+
+    await asyncio.gather(*(one(h) for h in await _array(world, "takeHosts")))
+    return found

@@ -1,0 +1,321 @@
+// The in-page side of the browser state. Runs in tabpilot's own isolated world (the page's scripts cannot
+// see or change it) and returns what DOMSnapshot.captureSnapshot would, for the part of the page near the
+// viewport only: subtrees far above or below are reduced to the elements a person could use in them.
+// Evaluates to the world's walker object; `fast.py` keeps it as globalThis.__tabpilotWalker.
+(() => {
+  const MARGIN = 200;  // px beyond the viewport that are still read (matches walk.SKIP_MARGIN)
+  const STYLES = ["display", "visibility", "opacity", "cursor", "overflow-x", "overflow-y", "pointer-events",
+    "position"];
+  const DEFAULT_STYLE = ["block", "visible", "1", "auto", "visible", "visible", "auto", "static"];
+  const CANDIDATES = "a,button,input,select,textarea,summary,[role],[tabindex],[contenteditable],label";
+  const COUNTED = "a,button,input,select,textarea,summary,[role]";
+  const NATIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL", "IFRAME", "BODY"]);
+  const OPAQUE = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "DATALIST", "TEXTAREA", "HEAD"]);
+  const SHADOW_HOSTS = new Set(["article", "aside", "blockquote", "body", "div", "footer", "h1", "h2", "h3", "h4",
+    "h5", "h6", "header", "main", "nav", "p", "section", "span"]);
+  const SCROLLING = new Set(["auto", "scroll", "overlay"]);
+  const CLIPPING = new Set(["auto", "scroll", "overlay", "hidden", "clip"]);
+
+  const ids = new WeakMap();  // element -> its id, for as long as this world (this document) lives
+  let nextId = 1;
+  const resolved = new WeakSet();  // elements whose backendNodeId the host already knows
+  let pending = [];  // elements whose backendNodeId the host still has to look up
+  const clickable = new WeakSet();  // elements with click listeners (found by the host through CDP)
+  const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
+  const checkedHosts = new WeakSet();  // custom elements already asked for a closed shadow root
+  let hosts = [];
+  const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
+
+  function idOf(node) {
+    let id = ids.get(node);
+    if (id === undefined) {
+      id = nextId++;
+      ids.set(node, id);
+    }
+    return id;
+  }
+
+  function walk() {
+    const strings = [];
+    const stringIds = new Map();
+    const str = (value) => {
+      let i = stringIds.get(value);
+      if (i === undefined) {
+        i = strings.length;
+        strings.push(value);
+        stringIds.set(value, i);
+      }
+      return i;
+    };
+    const PRUNED_STYLE = DEFAULT_STYLE.map(str);
+    const documents = [];
+    const reach = [];
+    const insets = [];
+
+    function want(element) {
+      if (!resolved.has(element)) {
+        resolved.add(element);
+        pending.push(element);
+      }
+    }
+
+    function walkDocument(doc) {
+      const win = doc.defaultView;
+      const sx = win.scrollX, sy = win.scrollY;
+      const vw = win.innerWidth, vh = win.innerHeight;
+      const root = doc.documentElement;
+      const d = {
+        documentURL: str(doc.URL), title: str(doc.title || ""), frameId: str(token),
+        scrollOffsetX: sx, scrollOffsetY: sy,
+        contentWidth: root ? root.scrollWidth : 0, contentHeight: root ? root.scrollHeight : 0,
+        nodes: {
+          parentIndex: [], nodeType: [], nodeName: [], nodeValue: [], backendNodeId: [], attributes: [],
+          inputValue: { index: [], value: [] }, textValue: { index: [], value: [] }, inputChecked: { index: [] },
+          optionSelected: { index: [] }, isClickable: { index: [] }, contentDocumentIndex: { index: [], value: [] },
+        },
+        layout: { nodeIndex: [], bounds: [], styles: [], paintOrders: [] },
+      };
+      const n = d.nodes, lay = d.layout;
+      const points = {};
+      documents.push(d);
+      reach.push(points);
+
+      function add(node, parent, type, name, value) {
+        const i = n.parentIndex.length;
+        n.parentIndex.push(parent);
+        n.nodeType.push(type);
+        n.nodeName.push(str(name));
+        n.nodeValue.push(value === null ? -1 : str(value));
+        n.backendNodeId.push(idOf(node));
+        const attrs = [];
+        if (type === 1) {
+          for (const a of node.attributes) {
+            if (node.localName === "input" && a.name === "value" && isSecret(node)) continue;
+            attrs.push(str(a.name), str(a.value));
+          }
+          // As Chromium's isClickable: click listeners, and a <label> that clicks its control.
+          const control = node.localName === "label" ? node.control : null;
+          if (clickable.has(node) || (control && !control.disabled && control.localName !== "select")) {
+            n.isClickable.index.push(i);
+          }
+        }
+        n.attributes.push(attrs);
+        return i;
+      }
+
+      function layout(i, r, style) {
+        const bounds = [r.left + sx, r.top + sy, r.width, r.height];
+        lay.nodeIndex.push(i);
+        lay.bounds.push(bounds);
+        lay.styles.push(style);
+        lay.paintOrders.push(0);
+      }
+
+      function values(el, i) {
+        const tag = el.localName;
+        if (tag === "input") {
+          const type = (el.type || "").toLowerCase();
+          if (type === "checkbox" || type === "radio") {
+            if (el.checked) n.inputChecked.index.push(i);
+          } else if (isSecret(el)) {
+            n.inputValue.index.push(i);
+            n.inputValue.value.push(str(el.value ? "filled" : ""));  // never the value itself
+          } else {
+            n.inputValue.index.push(i);
+            n.inputValue.value.push(str(el.value));
+          }
+        } else if (tag === "textarea") {
+          n.textValue.index.push(i);
+          n.textValue.value.push(str(el.value));
+        } else if (tag === "option" && el.selected) {
+          n.optionSelected.index.push(i);
+        }
+      }
+
+      // The first of five points of the visible box where the element itself is hit, or null.
+      function reachable(el, visible, clip) {
+        const [x, y, w, h] = visible;
+        const scope = el.getRootNode();
+        const hitter = typeof scope.elementFromPoint === "function" ? scope : doc;
+        const candidates = [];
+        const boxes = el.getClientRects();
+        if (boxes.length > 1) {  // text running over several lines: its bounding box is mostly not it
+          for (const box of boxes) {
+            const part = intersect(clip, [box.left, box.top, box.width, box.height]);
+            if (part) candidates.push([part[0] + part[2] / 2, part[1] + part[3] / 2]);
+          }
+        }
+        candidates.push([x + w / 2, y + h / 2], [x + w * 0.2, y + h * 0.2], [x + w * 0.8, y + h * 0.2],
+          [x + w * 0.2, y + h * 0.8], [x + w * 0.8, y + h * 0.8]);
+        for (const [px, py] of candidates) {
+          const hit = hitter.elementFromPoint(px, py);
+          if (hit && (hit === el || el.contains(hit))) return [px + sx, py + sy];
+        }
+        return null;
+      }
+
+      function prunedInside(el, parent) {
+        // Only what can be used in there, to be counted (and nothing drawn elsewhere, which is walked).
+        const inside = el.querySelectorAll(COUNTED);
+        for (const c of inside) {
+          const r = c.getBoundingClientRect();
+          if (r.width > 0 && r.height > 0 && r.bottom >= -MARGIN && r.top <= vh + MARGIN) return false;
+        }
+        const r = el.getBoundingClientRect();
+        const i = add(el, parent, 1, el.nodeName, null);
+        layout(i, r, PRUNED_STYLE);
+        for (const c of inside) {
+          const cr = c.getBoundingClientRect();
+          if (cr.width === 0 && cr.height === 0 && !c.getClientRects().length) continue;
+          const k = add(c, i, 1, c.nodeName, null);
+          layout(k, cr, PRUNED_STYLE);
+        }
+        return true;
+      }
+
+      function visitChildren(node, parent, clip, parentRect, parentStyle) {
+        for (let c = node.firstChild; c; c = c.nextSibling) visit(c, parent, clip, parentRect, parentStyle);
+      }
+
+      function visit(node, parent, clip, parentRect, parentStyle) {
+        const type = node.nodeType;
+        if (type === 3) {
+          const text = node.data;
+          const i = add(node, parent, 3, "#text", text);
+          if (!text.trim()) {
+            layout(i, parentRect, parentStyle);
+          } else if (inside(parentRect, clip)) {
+            layout(i, parentRect, parentStyle);
+          } else {
+            const range = doc.createRange();
+            range.selectNodeContents(node);
+            const r = range.getBoundingClientRect();
+            if (r.width > 0 || r.height > 0) layout(i, r, parentStyle);
+          }
+          return;
+        }
+        if (type !== 1) return;
+        const el = node;
+        const tag = el.nodeName.toUpperCase();
+        if (tag === "HEAD" || tag === "SCRIPT" || tag === "STYLE" || tag === "TEMPLATE") return;
+        const r = el.getBoundingClientRect();
+        if (r.height > 0 && (r.bottom < -MARGIN || r.top > vh + MARGIN) && tag !== "HTML" && tag !== "BODY") {
+          if (prunedInside(el, parent)) return;
+        }
+        const cs = getComputedStyle(el);
+        const i = add(el, parent, 1, el.nodeName, null);
+        const display = cs.display;
+        if (display === "none") return;
+        const style = [];
+        for (const name of STYLES) style.push(str(cs.getPropertyValue(name)));
+        const rendered = display !== "contents";
+        if (rendered) layout(i, r, style);
+        values(el, i);
+        const localTag = el.localName;
+        let childClip = clip;
+        if (rendered && tag !== "HTML" && tag !== "BODY"
+          && (CLIPPING.has(cs.overflowX) || CLIPPING.has(cs.overflowY))) {
+          childClip = intersect(clip, [r.left, r.top, r.width, r.height]) || [r.left, r.top, 0, 0];
+        }
+        if (rendered && r.width > 0 && r.height > 0) {
+          const candidate = NATIVE.has(tag) || clickable.has(el) || cs.cursor === "pointer"
+            || el.hasAttribute("role") || el.hasAttribute("tabindex") || el.hasAttribute("contenteditable")
+            || SCROLLING.has(cs.overflowX) || SCROLLING.has(cs.overflowY);
+          if (candidate) {
+            const visible = intersect(clip, [r.left, r.top, r.width, r.height]);
+            if (visible) {
+              points[i] = reachable(el, visible, clip);
+              want(el);
+            }
+          }
+        }
+        if (tag === "IFRAME") {
+          want(el);
+          const px = (name) => parseFloat(cs.getPropertyValue(name)) || 0;
+          insets.push([idOf(el), px("border-left-width") + px("padding-left"), px("border-top-width") + px("padding-top"),
+            px("border-right-width") + px("padding-right"), px("border-bottom-width") + px("padding-bottom")]);
+          let inner = null;
+          try { inner = el.contentDocument; } catch (e) { inner = null; }
+          if (inner && inner.documentElement && rendered) {
+            n.contentDocumentIndex.index.push(i);
+            n.contentDocumentIndex.value.push(documents.length);
+            walkDocument(inner);
+          }
+          return;
+        }
+        if (tag === "SELECT") {
+          for (const option of el.querySelectorAll("option")) {
+            const k = add(option, i, 1, option.nodeName, null);
+            if (option.selected) n.optionSelected.index.push(k);
+            add(option, k, 3, "#text", option.text);
+          }
+          return;
+        }
+        if (OPAQUE.has(tag)) return;
+        const rect = rendered ? r : parentRect;
+        const shown = rendered ? style : parentStyle;
+        let shadow = el.shadowRoot || closedRoots.get(el) || null;
+        // A closed shadow root is invisible here: ask the host (once per element) about custom elements and
+        // about boxes that are drawn but have no content of their own.
+        if (!shadow && !checkedHosts.has(el) && (localTag.includes("-")
+          || (SHADOW_HOSTS.has(localTag) && r.width > 0 && r.height > 0 && !el.firstElementChild
+            && !el.textContent.trim()))) {
+          checkedHosts.add(el);
+          hosts.push(el);
+        }
+        if (shadow) {
+          const s = add(shadow, i, 11, "#document-fragment", null);
+          visitChildren(shadow, s, childClip, rect, shown);
+          return;  // light children are shown where their <slot> stands
+        }
+        if (tag === "DETAILS" && !el.open) {  // only its <summary> is drawn
+          for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+            if (c.localName === "summary") visit(c, i, childClip, rect, shown);
+          }
+          return;
+        }
+        if (tag === "SLOT") {
+          const assigned = el.assignedNodes();
+          if (assigned.length) {
+            for (const c of assigned) visit(c, i, childClip, rect, shown);
+            return;
+          }
+        }
+        visitChildren(el, i, childClip, rect, shown);
+      }
+
+      const di = add(doc, -1, 9, "#document", null);
+      if (root) visit(root, di, [0, 0, vw, vh], { left: 0, top: 0, width: vw, height: vh }, PRUNED_STYLE);
+    }
+
+    walkDocument(document);
+    return { strings, documents, reach, insets, unresolved: pending.length, hosts: hosts.length };
+  }
+
+  function isSecret(el) {
+    return (el.getAttribute("type") || "").toLowerCase() === "password" || (el.type || "") === "password"
+      || (el.getAttribute("autocomplete") || "").toLowerCase().includes("password");
+  }
+
+  function intersect(a, b) {
+    const x1 = Math.max(a[0], b[0]), y1 = Math.max(a[1], b[1]);
+    const x2 = Math.min(a[0] + a[2], b[0] + b[2]), y2 = Math.min(a[1] + a[3], b[1] + b[3]);
+    return x2 > x1 && y2 > y1 ? [x1, y1, x2 - x1, y2 - y1] : null;
+  }
+
+  function inside(r, clip) {
+    return r.left >= clip[0] && r.top >= clip[1] && r.left + r.width <= clip[0] + clip[2]
+      && r.top + r.height <= clip[1] + clip[3];
+  }
+
+  return {
+    walk,
+    idOf,
+    token,
+    takePending() { const taken = pending; pending = []; return taken; },
+    forget(elements) { for (const e of elements) resolved.delete(e); },
+    takeHosts() { const taken = hosts; hosts = []; return taken; },
+    setRoot(host, root) { closedRoots.set(host, root); },
+    markClickable(...elements) { for (const e of elements) clickable.add(e); },
+  };
+})()
