@@ -1,10 +1,11 @@
 """Browser-state figures: extraction time and tokens on a medium (~2.5k nodes) and a large (~20k) page.
 
-    .venv/bin/python bench/bench_state.py [--runs 9]
+    .venv/bin/python bench/bench_state.py [--runs 9] [--snapshot]
 
 Serves tests/fixtures/pages on 127.0.0.1, launches a headless Chromium, and for each page prints the
 median (and min/max) of `get_state` after a warm-up, split into the browser side (`read_page`: the
-snapshot and its JSON) and the Python side (`build_state`), plus the o200k token count of the text.
+in-page walker, or with --snapshot the whole-page DOM snapshot, and its JSON) and the Python side
+(`build_state`), plus the o200k token count of the text.
 Targets: medium < 50 ms, large < 400 ms. Prints numbers; asserts nothing.
 """
 
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 from tabpilot.browser.browser import Browser
-from tabpilot.browser.state import build_state, get_state, read_page
+from tabpilot.browser.state import build_state, read_page
 
 PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
 CASES = [("medium", "state_medium.html", 50), ("large", "state_table.html", 400)]
@@ -65,11 +66,12 @@ def _ms(values: list[float]) -> str:
     return f"median {statistics.median(values):7.1f} ms  (min {min(values):.1f}, max {max(values):.1f})"
 
 
-async def bench(runs: int) -> None:
+async def bench(runs: int, snapshot: bool) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(PAGES)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     browser = await Browser.launch(headless=True)
     try:
+        print(f"reading with: {'whole-page DOM snapshots' if snapshot else 'the in-page walker'}")
         print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
         tab = await browser.current_tab()
         pings = []
@@ -83,12 +85,12 @@ async def bench(runs: int) -> None:
             tab = await browser.current_tab()
             await tab.navigate(f"http://127.0.0.1:{server.server_address[1]}/{page}")
             nodes = await tab.evaluate(COUNT_NODES)
-            state = await get_state(browser, tab)  # warm-up (also attaches frame tracking)
+            state = build_state(await read_page(browser, tab, snapshot=snapshot))  # warm-up (attaches frame tracking)
             totals, reads, builds, chromium_cpu, python_cpu = [], [], [], [], []
             for _ in range(runs):
                 cpu_before, own_before = _browser_cpu_ms(browser), time.process_time()
                 started = time.perf_counter()
-                reading = await read_page(browser, tab)
+                reading = await read_page(browser, tab, snapshot=snapshot)
                 read_done = time.perf_counter()
                 state = build_state(reading, state)
                 finished = time.perf_counter()
@@ -102,10 +104,10 @@ async def bench(runs: int) -> None:
             print(f"\n{label}: {page}, {nodes} DOM nodes, {len(state.elements)} elements listed, "
                   f"{len(state.text)} chars, {tokens if tokens is not None else '?'} tokens (o200k)")
             print(f"  get_state   {_ms(totals)}   target < {target} ms: {verdict}")
-            print(f"  browser     {_ms(reads)}   (snapshot in Chromium + transfer + JSON decode)")
-            print(f"  python      {_ms(builds)}   (decode arrays, walk, render)")
+            print(f"  browser     {_ms(reads)}   (reading in Chromium + transfer + JSON decode)")
+            print(f"  python      {_ms(builds)}   (walk, render)")
             print(f"  cpu time    Chromium median {statistics.median(chromium_cpu):.0f} ms, this process "
-                  f"{statistics.median(python_cpu):.0f} ms (incl. the snapshot's JSON decode)")
+                  f"{statistics.median(python_cpu):.0f} ms (incl. the reply's JSON decode)")
         print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         await browser.close()
@@ -116,8 +118,9 @@ async def bench(runs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="measured runs per page after one warm-up (default 9)")
+    parser.add_argument("--snapshot", action="store_true", help="read with whole-page DOM snapshots (the old way)")
     args = parser.parse_args()
-    asyncio.run(bench(max(7, args.runs)))
+    asyncio.run(bench(max(7, args.runs), args.snapshot))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """The browser state: what the model sees of the page (`text`) and the index → node map actions use.
 
-`get_state` takes one DOM snapshot of the tab (plus one per cross-site iframe), walks it viewport-first
-and renders a compact text. Indices are stable: an element keeps its index from step to step for as
+`get_state` reads the tab (and each cross-site iframe) with tabpilot's in-page walker (`dom/walker.js`,
+in an isolated world: near the viewport only), walks what it returned viewport-first and renders a
+compact text. `read_page(..., snapshot=True)` reads whole-page DOM snapshots instead: same output.
+Indices are stable: an element keeps its index from step to step for as
 long as the document lives; elements that appeared since the previous state are marked `*[n]`."""
 
 from __future__ import annotations
