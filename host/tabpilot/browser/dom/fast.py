@@ -110,9 +110,9 @@ async def _read(world: World) -> FrameReading:
         walk_again = True
     if walk_again:
         reply = await _walk(world)
-    if reply["unresolved"]:
-        await _resolve_pending(world)
-    if walk_again or reply["unresolved"]:
+    if reply["pending"]:
+        await _resolve_pending(world, reply["pending"])
+    if walk_again or reply["pending"]:
         await world.session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
@@ -186,25 +186,20 @@ async def _array(world: World, method: str) -> list[str]:
     return [object_id for _, object_id in sorted(items)]
 
 
-async def _resolve_pending(world: World) -> None:
-    """backendNodeIds for the elements the walker met for the first time."""
+async def _resolve_pending(world: World, walker_ids: list[int]) -> None:
+    """backendNodeIds for the elements the walker met for the first time (`walker_ids`, in the same order)."""
     objects = await _array(world, "takePending")
+    if len(objects) != len(walker_ids):
+        return  # cannot pair them up: their indices will point nowhere and actions will say so
 
-    async def one(object_id: str) -> None:
+    async def one(walker_id: int, object_id: str) -> None:
         try:
-            described, walker_id = await asyncio.gather(
-                world.session.send("DOM.describeNode", {"objectId": object_id}),
-                world.session.send("Runtime.callFunctionOn", {
-                    "objectId": object_id, "returnByValue": True,
-                    "functionDeclaration": f"function() {{ return {WALKER}.idOf(this); }}"}),
-            )
+            described = await world.session.send("DOM.describeNode", {"objectId": object_id}, timeout=AUX_TIMEOUT)
         except CDPError:
             return
-        value = walker_id.get("result", {}).get("value")
-        if isinstance(value, int):
-            world.backend[value] = described["node"]["backendNodeId"]
+        world.backend[walker_id] = described["node"]["backendNodeId"]
 
-    await asyncio.gather(*(one(o) for o in objects))
+    await asyncio.gather(*(one(w, o) for w, o in zip(walker_ids, objects, strict=True)))
 
 
 async def _open_closed_roots(world: World) -> bool:

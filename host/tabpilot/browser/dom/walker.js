@@ -289,7 +289,7 @@
     }
 
     walkDocument(document);
-    return { strings, documents, reach, insets, unresolved: pending.length, hosts: hosts.length };
+    return { strings, documents, reach, insets, pending: pending.map(idOf), hosts: hosts.length };
   }
 
   function isSecret(el) {
