@@ -9,6 +9,7 @@ once per element, for as long as the document lives)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,8 @@ GROUP = "tabpilot-state"  # the world's document, kept
 STEP = "tabpilot-step"  # handles used while reading one state, released after it
 WALKER = "globalThis.__tabpilotWalker"
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8")
-_WALK = f"({WALKER} || ({WALKER} = {_SOURCE})).walk()"
+_INSTALL = f"({WALKER} || ({WALKER} = {_SOURCE}))"
+_WALK = f"{WALKER}.walk()"  # installed with the world
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
 CONTEXT_GONE = ("Cannot find context with specified id", "Execution context was destroyed",
                 "Cannot find default execution context", "No frame for given id found")
@@ -92,27 +94,29 @@ async def _world(session: CDPSession, frame_id: str) -> World:
         return world
     created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME})
     context_id = created["executionContextId"]
-    document = await session.send("Runtime.evaluate", {
-        "expression": "document", "contextId": context_id, "objectGroup": GROUP})
+    document = await session.send("Runtime.evaluate", {  # installs the walker, hands back the document
+        "expression": f"({_INSTALL}, document)", "contextId": context_id, "objectGroup": GROUP})
+    if "exceptionDetails" in document:
+        raise BrowserError(f"could not read the page: {document['exceptionDetails'].get('text', '')}")
     world = World(session, frame_id, context_id, document["result"]["objectId"])
     known[frame_id] = world
     return world
 
 
 async def _read(world: World) -> FrameReading:
+    # One after the other: Chromium 156 stops answering the tab when DOMDebugger.getEventListeners runs
+    # while the walker's Runtime.evaluate is in flight (seen on the Python docs pages).
     listening = await _listening(world)
-    reply = await _walk(world)
-    walk_again = False
-    if listening - world.marked:
+    marking = bool(listening - world.marked)
+    if marking:
         await _mark_clickable(world, listening - world.marked)
-        walk_again = True
-    if reply["hosts"] and await _open_closed_roots(world):
-        walk_again = True
+    reply = await _walk(world)
+    walk_again = bool(reply["hosts"]) and await _open_closed_roots(world)
     if walk_again:
         reply = await _walk(world)
     if reply["pending"]:
         await _resolve_pending(world, reply["pending"])
-    if walk_again or reply["pending"]:
+    if marking or walk_again or reply["pending"]:
         await world.session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
@@ -133,7 +137,7 @@ async def _walk(world: World) -> dict[str, Any]:
         if "Cannot find context" in text:
             raise CDPError("Runtime.evaluate", -1, text)
         raise BrowserError(f"could not read the page: {text}")
-    return reply["result"]["value"]
+    return json.loads(reply["result"]["value"])
 
 
 async def _listening(world: World) -> set[int]:
@@ -163,14 +167,16 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
 
 
 async def _mark_clickable(world: World, backend_ids: set[int]) -> None:
-    world.marked |= backend_ids
     objects = [o for o in await _objects(world, sorted(backend_ids)) if o]
     if objects:
-        await world.session.send("Runtime.callFunctionOn", {
+        reply = await world.session.send("Runtime.callFunctionOn", {
             "objectId": world.document_object,
             "functionDeclaration": f"function(...elements) {{ {WALKER}.markClickable(...elements); }}",
             "arguments": [{"objectId": o} for o in objects],
         })
+        if "exceptionDetails" in reply:
+            return  # asked again at the next state
+    world.marked |= backend_ids
 
 
 async def _array(world: World, method: str) -> list[str]:

@@ -4,10 +4,7 @@
 // Evaluates to the world's walker object; `fast.py` keeps it as globalThis.__tabpilotWalker.
 (() => {
   const MARGIN = 200;  // px beyond the viewport that are still read (matches walk.SKIP_MARGIN)
-  const STYLES = ["display", "visibility", "opacity", "cursor", "overflow-x", "overflow-y", "pointer-events",
-    "position"];
   const DEFAULT_STYLE = ["block", "visible", "1", "auto", "visible", "visible", "auto", "static"];
-  const CANDIDATES = "a,button,input,select,textarea,summary,[role],[tabindex],[contenteditable],label";
   const COUNTED = "a,button,input,select,textarea,summary,[role]";
   const NATIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL", "IFRAME", "BODY"]);
   const OPAQUE = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "DATALIST", "TEXTAREA", "HEAD"]);
@@ -22,7 +19,7 @@
   let pending = [];  // elements whose backendNodeId the host still has to look up
   const clickable = new WeakSet();  // elements with click listeners (found by the host through CDP)
   const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
-  const checkedHosts = new WeakSet();  // custom elements already asked for a closed shadow root
+  const checkedHosts = new WeakSet();  // elements already asked about a closed shadow root
   let hosts = [];
   const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
 
@@ -80,7 +77,7 @@
       documents.push(d);
       reach.push(points);
 
-      function add(node, parent, type, name, value) {
+      function add(node, parent, type, name, value, counted) {
         const i = n.parentIndex.length;
         n.parentIndex.push(parent);
         n.nodeType.push(type);
@@ -88,7 +85,11 @@
         n.nodeValue.push(value === null ? -1 : str(value));
         n.backendNodeId.push(idOf(node));
         const attrs = [];
-        if (type === 1) {
+        if (type === 1 && counted) {  // only counted, out of view: its role is all that matters
+          const role = node.getAttribute("role");
+          if (role !== null) attrs.push(str("role"), str(role));
+          if (clickable.has(node)) n.isClickable.index.push(i);
+        } else if (type === 1) {
           for (const a of node.attributes) {
             if (node.localName === "input" && a.name === "value" && isSecret(node)) continue;
             attrs.push(str(a.name), str(a.value));
@@ -154,21 +155,49 @@
         return null;
       }
 
-      function prunedInside(el, parent) {
-        // Only what can be used in there, to be counted (and nothing drawn elsewhere, which is walked).
-        const inside = el.querySelectorAll(COUNTED);
-        for (const c of inside) {
-          const r = c.getBoundingClientRect();
-          if (r.width > 0 && r.height > 0 && r.bottom >= -MARGIN && r.top <= vh + MARGIN) return false;
+      // Every element that could be counted, in document order, with its box; the ancestors of those
+      // drawn near the viewport are never skipped (a fixed toolbar inside a footer is still on screen).
+      const counted = root ? Array.from(doc.querySelectorAll(COUNTED)) : [];
+      const countedBoxes = [];
+      const keep = new Set();
+      for (const c of counted) {
+        const cr = c.getBoundingClientRect();
+        countedBoxes.push(cr);
+        if (cr.width > 0 && cr.height > 0 && cr.bottom >= -MARGIN && cr.top <= vh + MARGIN) {
+          for (let up = c.parentElement; up && !keep.has(up); up = up.parentElement) keep.add(up);
         }
-        const r = el.getBoundingClientRect();
-        const i = add(el, parent, 1, el.nodeName, null);
+      }
+      let cursor = 0;
+
+      function prunedInside(el, parent, r) {
+        // Only what can be used in there, to be counted.
+        if (keep.has(el)) return false;
+        const inside = [];
+        const boxes = [];
+        if (el.getRootNode() === doc) {
+          while (cursor < counted.length && !el.contains(counted[cursor])
+            && (el.compareDocumentPosition(counted[cursor]) & Node.DOCUMENT_POSITION_PRECEDING)) cursor++;
+          while (cursor < counted.length && el.contains(counted[cursor])) {
+            if (counted[cursor] !== el) {  // the element itself is counted as the subtree's root
+              inside.push(counted[cursor]);
+              boxes.push(countedBoxes[cursor]);
+            }
+            cursor++;
+          }
+        } else {  // inside a shadow root: not in the document's list
+          for (const c of el.querySelectorAll(COUNTED)) {
+            const cr = c.getBoundingClientRect();
+            if (cr.width > 0 && cr.height > 0 && cr.bottom >= -MARGIN && cr.top <= vh + MARGIN) return false;
+            inside.push(c);
+            boxes.push(cr);
+          }
+        }
+        const i = add(el, parent, 1, el.nodeName, null, true);
         layout(i, r, PRUNED_STYLE);
-        for (const c of inside) {
-          const cr = c.getBoundingClientRect();
-          if (cr.width === 0 && cr.height === 0 && !c.getClientRects().length) continue;
-          const k = add(c, i, 1, c.nodeName, null);
-          layout(k, cr, PRUNED_STYLE);
+        for (let k = 0; k < inside.length; k++) {
+          const cr = boxes[k];
+          if (cr.width === 0 && cr.height === 0) continue;  // not drawn: not counted
+          layout(add(inside[k], i, 1, inside[k].nodeName, null, true), cr, PRUNED_STYLE);
         }
         return true;
       }
@@ -200,14 +229,14 @@
         if (tag === "HEAD" || tag === "SCRIPT" || tag === "STYLE" || tag === "TEMPLATE") return;
         const r = el.getBoundingClientRect();
         if (r.height > 0 && (r.bottom < -MARGIN || r.top > vh + MARGIN) && tag !== "HTML" && tag !== "BODY") {
-          if (prunedInside(el, parent)) return;
+          if (prunedInside(el, parent, r)) return;
         }
         const cs = getComputedStyle(el);
         const i = add(el, parent, 1, el.nodeName, null);
         const display = cs.display;
         if (display === "none") return;
-        const style = [];
-        for (const name of STYLES) style.push(str(cs.getPropertyValue(name)));
+        const style = [str(display), str(cs.visibility), str(cs.opacity), str(cs.cursor), str(cs.overflowX),
+          str(cs.overflowY), str(cs.pointerEvents), str(cs.position)];  // in walk.STYLES order
         const rendered = display !== "contents";
         if (rendered) layout(i, r, style);
         values(el, i);
@@ -289,7 +318,8 @@
     }
 
     walkDocument(document);
-    return { strings, documents, reach, insets, pending: pending.map(idOf), hosts: hosts.length };
+    // One string crosses to the host far faster than the same data as a protocol object.
+    return JSON.stringify({ strings, documents, reach, insets, pending: pending.map(idOf), hosts: hosts.length });
   }
 
   function isSecret(el) {
