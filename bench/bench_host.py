@@ -167,7 +167,7 @@ async def relay_figures() -> None:
 
     from tabpilot.browser.launcher import find_browser
     from tabpilot.browser.state import get_state
-    from tabpilot.native.debug import PORT_ENV, DebugLink
+    from tabpilot.native.debug import DebugAccess, DebugLink
     from tabpilot.native.relay import RelayBrowser
 
     with socket.socket() as probe:
@@ -175,8 +175,9 @@ async def relay_figures() -> None:
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{serve_pages()}/state_medium.html"
     with tempfile.TemporaryDirectory() as base:
-        harness = await start_connected_harness(find_browser(), Path(base), extra_env={PORT_ENV: str(port)})
-        link = await DebugLink.connect(port)
+        access = DebugAccess.new(port)
+        harness = await start_connected_harness(find_browser(), Path(base), extra_env=access.env())
+        link = await DebugLink.connect(access)
         relay = await RelayBrowser.open(link)
         try:
             tab = await relay.new_tab(url)

@@ -39,7 +39,7 @@ from tabpilot.browser.browser import Browser  # noqa: E402
 from tabpilot.browser.launcher import find_browser  # noqa: E402
 from tabpilot.browser.state import get_state  # noqa: E402
 from tabpilot.browser.tab import Tab  # noqa: E402
-from tabpilot.native.debug import PORT_ENV, DebugLink  # noqa: E402
+from tabpilot.native.debug import DebugAccess, DebugLink  # noqa: E402
 from tabpilot.native.relay import RelayBrowser  # noqa: E402
 
 PAGES = ROOT / "tests" / "fixtures" / "pages"
@@ -94,8 +94,9 @@ async def bench(runs: int) -> None:
     page_url = f"http://127.0.0.1:{server.server_address[1]}/{MEDIUM_PAGE}"
     port = _free_port()
     base = Path(tempfile.mkdtemp(prefix="tabpilot-bench-relay-"))
-    harness = await start_connected_harness(find_browser(), base, extra_env={PORT_ENV: str(port)})
-    link = await DebugLink.connect(port)
+    access = DebugAccess.new(port)
+    harness = await start_connected_harness(find_browser(), base, extra_env=access.env())
+    link = await DebugLink.connect(access)
     relay = await RelayBrowser.open(link)
     try:
         print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
