@@ -224,7 +224,7 @@ async def test_a_retry_and_then_a_refused_key_show_as_cards_and_the_task_ends_in
     cards = [c for c in await popup.cards() if c["type"] != "observation"]  # e.g. "page navigated"
     assert [c["type"] for c in cards] == ["retry", "error"], cards
     assert "retry 1 of" in cards[0]["text"].lower() and "AgentOutput" in cards[0]["text"]
-    assert "API key" in cards[1]["text"]
+    assert "API key" in cards[1]["text"] and "Settings" in cards[1]["text"]  # where a popup user fixes it
     assert not await popup.visible("#activity")
     assert await popup.visible("#run") and not await popup.visible("#stop")
     await popup.screenshot(SCREENS / "retry-then-error.png")

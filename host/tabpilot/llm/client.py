@@ -296,8 +296,8 @@ class LLMClient:
         where = f"HTTP {status} from {self.endpoint.base_url}"
         if status in (401, 403):
             return LLMAuthError(
-                f"The provider refused the API key ({where}: {detail}). Check the key: "
-                "`tabpilot config set api-key <key>`, the OPENAI_API_KEY environment variable, or --api-key."
+                f"The provider refused the API key ({where}: {detail}). Check the key: in the extension's "
+                "Settings, or `tabpilot config set api-key`, the OPENAI_API_KEY environment variable, or --api-key."
             )
         if status == 413 or any(marker in lowered for marker in _CONTEXT_MARKERS):
             return LLMContextTooLong(
