@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from . import rules
-from .snapshot import DISPLAY, OVERFLOW_X, OVERFLOW_Y, POSITION, Document, Rect
+from .snapshot import CLIP, CLIP_PATH, DISPLAY, OVERFLOW_X, OVERFLOW_Y, POSITION, Document, Rect
+
+# Smaller than this (CSS px) in width or height: a screen-reader-only box, not something to point at.
+MIN_SIZE = 2.0
+_NUMBER = re.compile(r"-?[\d.]+")
 
 
 def intersect(a: Rect, b: Rect) -> Rect | None:
@@ -38,6 +44,37 @@ def clips(strings: list[str], style: list[int]) -> bool:
     return len(style) > OVERFLOW_Y and (
         strings[style[OVERFLOW_X]] in rules.CLIPPING_OVERFLOW or strings[style[OVERFLOW_Y]] in rules.CLIPPING_OVERFLOW
     )
+
+
+def clipped_away(strings: list[str], style: list[int]) -> bool:
+    """Cut to nothing by `clip: rect(…)` (on a positioned box) or `clip-path: inset(…)`: the
+    "visually hidden" pattern that keeps text for screen readers only."""
+    if len(style) <= CLIP_PATH:
+        return False
+    clip, clip_path = strings[style[CLIP]], strings[style[CLIP_PATH]]
+    if clip.startswith("rect(") and strings[style[POSITION]] in ("absolute", "fixed"):
+        sides = [p.strip() for p in clip[5:-1].split(",")]
+        if len(sides) == 4 and "auto" not in sides:
+            top, right, bottom, left = (float(_NUMBER.match(p).group()) if _NUMBER.match(p) else 0.0 for p in sides)
+            if right <= left or bottom <= top:
+                return True
+    if clip_path.startswith("inset("):
+        values = clip_path[6:-1].split(" round ")[0].split()
+        if values and all(v.endswith("%") for v in values):
+            top, right, bottom, left = _box_sides([float(v[:-1]) for v in values])
+            return top + bottom >= 100 or left + right >= 100
+    return False
+
+
+def _box_sides(values: list[float]) -> tuple[float, float, float, float]:
+    """CSS shorthand: 1 to 4 values → top, right, bottom, left."""
+    if len(values) == 1:
+        return values[0], values[0], values[0], values[0]
+    if len(values) == 2:
+        return values[0], values[1], values[0], values[1]
+    if len(values) == 3:
+        return values[0], values[1], values[2], values[1]
+    return values[0], values[1], values[2], values[3]
 
 
 def scroll_extent(document: Document, node: int, layout: int, style: list[int]) -> tuple[int, int, int, int] | None:

@@ -13,8 +13,10 @@ from typing import Any
 from ...cdp import CDPSession
 
 # Order matters: Layout.styles[i] lists values in this order.
-STYLES = ["display", "visibility", "opacity", "cursor", "overflow-x", "overflow-y", "pointer-events", "position"]
-DISPLAY, VISIBILITY, OPACITY, CURSOR, OVERFLOW_X, OVERFLOW_Y, POINTER_EVENTS, POSITION = range(len(STYLES))
+STYLES = ["display", "visibility", "opacity", "cursor", "overflow-x", "overflow-y", "pointer-events", "position",
+          "clip", "clip-path"]
+DISPLAY, VISIBILITY, OPACITY, CURSOR, OVERFLOW_X, OVERFLOW_Y, POINTER_EVENTS, POSITION, CLIP, CLIP_PATH = range(
+    len(STYLES))
 
 ELEMENT_NODE, TEXT_NODE, DOCUMENT_NODE, FRAGMENT_NODE = 1, 3, 9, 11
 

@@ -10,10 +10,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import rules
-from .boxes import clips, descendant_box, display_is_block, intersect, modal_dialog, scroll_extent
+from .boxes import (
+    MIN_SIZE,
+    clipped_away,
+    clips,
+    descendant_box,
+    display_is_block,
+    intersect,
+    modal_dialog,
+    scroll_extent,
+)
 from .cover import Occluders
 from .items import Found, Item, MixedLine, TextLine, WalkResult
 from .snapshot import (
+    CLIP,
+    CLIP_PATH,
     CURSOR,
     DISPLAY,
     ELEMENT_NODE,
@@ -198,6 +209,7 @@ class Walker:
         hidden_visibility = {document.string_id("hidden"), document.string_id("collapse")} - {-1}
         pointer_id = document.string_id("pointer")
         zero_id = document.string_id("0")
+        unclipped = (document.string_id("auto"), document.string_id("none"))
         attribute_ids = {document.string_id(name) for name in (
             "role", "contenteditable", "tabindex", "aria-hidden")} - {-1}
         role_id = document.string_id("role")
@@ -266,13 +278,18 @@ class Walker:
                 continue
             style = styles[layout]
             raw_attrs = document.attributes[node]
-            hidden_here = top.hidden or (len(style) > OPACITY and style[OPACITY] == zero_id)
+            # Cut away by clip / clip-path (screen-reader-only): not drawn, though its text still names an
+            # element it stands in.
+            clipped = len(style) > CLIP_PATH and (style[CLIP], style[CLIP_PATH]) != unclipped \
+                and clipped_away(strings, style)
+            hidden_here = top.hidden or (len(style) > OPACITY and style[OPACITY] == zero_id) \
+                or (clipped and top.sink is None)
             attrs: dict[str, str] | None = None
             if not hidden_here and raw_attrs and attribute_ids.intersection(raw_attrs):
                 attrs = document.attrs(node)
                 if attrs.get("aria-hidden", "").lower() == "true":
                     hidden_here = True
-            invisible = hidden_here or (len(style) > VISIBILITY and style[VISIBILITY] in hidden_visibility)
+            invisible = hidden_here or clipped or (len(style) > VISIBILITY and style[VISIBILITY] in hidden_visibility)
             pointer = len(style) > CURSOR and style[CURSOR] == pointer_id
             display = strings[style[DISPLAY]] if style and style[DISPLAY] >= 0 else ""
             rect = (x + ox, y + oy, w, h)
@@ -316,8 +333,10 @@ class Walker:
                 attrs = attrs if attrs is not None else document.attrs(node)
                 key = (document.session.session_id, document.backend_id[node])
                 self.result.seen.add(key)
-                clipped = clips(strings, style)
-                box = rect if w > 0 and h > 0 else None if clipped else descendant_box(document, node, ox, oy)
+                box = rect if w > 0 and h > 0 else None if clips(strings, style) \
+                    else descendant_box(document, node, ox, oy)
+                if box is not None and (box[2] < MIN_SIZE or box[3] < MIN_SIZE):
+                    box = None  # too small to see or point at: there for screen readers
                 visible = intersect(box, top.clip) if box else None
                 if visible is not None and self._inert(document, node):
                     pass  # behind a modal dialog: seen, not offered

@@ -4,7 +4,7 @@
 // Evaluates to the world's walker object; `fast.py` keeps it as globalThis.__tabpilotWalker.
 (() => {
   const MARGIN = 200;  // px beyond the viewport that are still read (matches walk.SKIP_MARGIN)
-  const DEFAULT_STYLE = ["block", "visible", "1", "auto", "visible", "visible", "auto", "static"];
+  const DEFAULT_STYLE = ["block", "visible", "1", "auto", "visible", "visible", "auto", "static", "auto", "none"];
   const COUNTED = "a,button,input,select,textarea,summary,[role]";
   const NATIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL", "IFRAME", "BODY"]);
   const OPAQUE = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "DATALIST", "TEXTAREA", "HEAD"]);
@@ -236,7 +236,7 @@
         const display = cs.display;
         if (display === "none") return;
         const style = [str(display), str(cs.visibility), str(cs.opacity), str(cs.cursor), str(cs.overflowX),
-          str(cs.overflowY), str(cs.pointerEvents), str(cs.position)];  // in walk.STYLES order
+          str(cs.overflowY), str(cs.pointerEvents), str(cs.position), str(cs.clip), str(cs.clipPath)];  // STYLES order
         const rendered = display !== "contents";
         if (rendered) layout(i, r, style);
         values(el, i);
