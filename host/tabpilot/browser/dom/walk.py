@@ -212,8 +212,6 @@ class Walker:
         unclipped = (document.string_id("auto"), document.string_id("none"))
         attribute_ids = {document.string_id(name) for name in (
             "role", "contenteditable", "tabindex", "aria-hidden")} - {-1}
-        role_id = document.string_id("role")
-        native_ids = {document.string_id(name) for name in ("A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY")}
         band_top, band_bottom = vy - SKIP_MARGIN, vy + vh + SKIP_MARGIN
         count = len(node_type)
         root = _Frame(count, hidden, clip, False, sink, depth, False)
@@ -271,7 +269,7 @@ class Walker:
                 # Far above or below the viewport, with nothing inside drawn elsewhere: only count what
                 # can be used in there (by a cheap test: no text, no lines).
                 if not top.hidden:
-                    self._count_beyond(document, node, end, y + oy < vy, native_ids, role_id)
+                    self._count_beyond(document, node, end, y + oy < vy)
                 if display_is_block(strings, styles[layout]):
                     self._flush()
                 node = end + 1
@@ -392,19 +390,63 @@ class Walker:
             if stack.pop().block:
                 self._flush()
 
-    def _count_beyond(self, document: Document, node: int, end: int, above: bool, native_ids: set[int],
-                      role_id: int) -> None:
-        name_index, layout_of, clickable = document.name_index, document.layout_of, document.clickable
-        attributes, backend_id = document.attributes, document.backend_id
+    def _count_beyond(self, document: Document, node: int, end: int, above: bool) -> None:
+        """Count what a person could use in a subtree far from the viewport, by the rules that offer it
+        once it is in view (frames inside included), and remember it as seen: scrolling to it later does
+        not make it new."""
+        strings, node_type, layout_of = document.strings, document.node_type, document.layout_of
+        bounds, styles, ends, clickable = document.bounds, document.styles, document.subtree_end, document.clickable
+        hidden_visibility = {document.string_id("hidden"), document.string_id("collapse")} - {-1}
+        pointer_id, zero_id = document.string_id("pointer"), document.string_id("0")
+        none_id = document.string_id("none")
+        unclipped = (document.string_id("auto"), none_id)
+        viewport_area = self.viewport[2] * self.viewport[3]
         session_id = document.session.session_id
-        seen = self.result.seen
+        stack: list[tuple[int, bool, bool]] = []  # (subtree end, pointer cursor, inside an editor)
         count = 0
-        for inner in range(node, end + 1):
-            if layout_of[inner] >= 0 and (
-                name_index[inner] in native_ids or inner in clickable or role_id in attributes[inner]
-            ):
-                count += 1
-                seen.add((session_id, backend_id[inner]))
+        inner = node
+        while inner <= end:
+            while stack and stack[-1][0] < inner:
+                stack.pop()
+            pointer_above, editable = stack[-1][1:] if stack else (False, False)
+            layout = layout_of[inner]
+            if node_type[inner] != ELEMENT_NODE or layout < 0:
+                inner += 1
+                continue
+            style = styles[layout]
+            attrs = document.attrs(inner) if document.attributes[inner] else {}
+            if (len(style) > OPACITY and style[OPACITY] == zero_id) or (style and style[DISPLAY] == none_id) \
+                    or attrs.get("aria-hidden", "").lower() == "true" \
+                    or (len(style) > CLIP_PATH and (style[CLIP], style[CLIP_PATH]) != unclipped
+                        and clipped_away(strings, style)):
+                inner = ends[inner] + 1  # nothing in there can be seen
+                continue
+            tag = strings[document.name_index[inner]].lower()
+            pointer = len(style) > CURSOR and style[CURSOR] == pointer_id
+            x, y, w, h = bounds[layout]
+            role: str | None = None
+            if tag not in ("html", "body") and not (len(style) > VISIBILITY and style[VISIBILITY] in hidden_visibility):
+                role = rules.interactive_role(tag, attrs) if tag in rules.NATIVE_TAGS or attrs else None
+                listening = inner in clickable and w * h < viewport_area * DELEGATE_AREA_SHARE
+                # (a clickable <label> is offered only where its control is not: not counted)
+                if role is None and not editable and tag != "label" and (listening or (pointer and not pointer_above)):
+                    role = "clickable"
+                if role is None and scroll_extent(document, inner, layout, style) is not None:
+                    role = "scrollable"
+            if role is not None:
+                self.result.seen.add((session_id, document.backend_id[inner]))
+                box = (x, y, w, h) if w > 0 and h > 0 else None if clips(strings, style) \
+                    else descendant_box(document, inner, 0.0, 0.0)
+                if box is not None and box[2] >= MIN_SIZE and box[3] >= MIN_SIZE and not self._inert(document, inner):
+                    count += 1
+            if tag == "iframe":
+                child = self.frame_document(document, inner)
+                if child is not None and child.node_type:
+                    child.owner = (document, inner)
+                    self._count_beyond(child, 0, len(child.node_type) - 1, above)
+            if ends[inner] > inner:
+                stack.append((ends[inner], pointer, editable or role == "textbox"))
+            inner += 1
         if above:
             self.result.above += count
         else:
@@ -418,7 +460,8 @@ class Walker:
         child.offset = (content[0] - child.scroll_x, content[1] - child.scroll_y)
         child.owner = (parent, node)
         clip = intersect(top.clip, content)
-        if clip is None:
+        if clip is None:  # in the margin around the viewport, but not in view
+            self._count_beyond(child, 0, len(child.node_type) - 1, rect[1] < self.viewport[1])
             return
         self._flush()
         self._walk(child, hidden=hidden, clip=clip, depth=top.depth + (1 if found else 0), sink=None)

@@ -6,6 +6,8 @@
   const MARGIN = 200;  // px beyond the viewport that are still read (matches walk.SKIP_MARGIN)
   const DEFAULT_STYLE = ["block", "visible", "1", "auto", "visible", "visible", "auto", "static", "auto", "none"];
   const COUNTED = "a,button,input,select,textarea,summary,[role]";
+  const FAR = COUNTED + ",iframe,label,[tabindex],[contenteditable]";
+  const RULE_ATTRIBUTES = ["role", "href", "type", "tabindex", "contenteditable", "aria-hidden"];
   const NATIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL", "IFRAME", "BODY"]);
   const OPAQUE = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "DATALIST", "TEXTAREA", "HEAD"]);
   const SHADOW_HOSTS = new Set(["article", "aside", "blockquote", "body", "div", "footer", "h1", "h2", "h3", "h4",
@@ -18,6 +20,7 @@
   const resolved = new WeakSet();  // elements whose backendNodeId the host already knows
   let pending = [];  // elements whose backendNodeId the host still has to look up
   const clickable = new WeakSet();  // elements with click listeners (found by the host through CDP)
+  let clickableList = [];  // the same, to look for
   const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
   const checkedHosts = new WeakSet();  // elements already asked about a closed shadow root
   let hosts = [];
@@ -33,6 +36,7 @@
   }
 
   function walk() {
+    styledSelectors = new Map();
     const strings = [];
     const stringIds = new Map();
     const str = (value) => {
@@ -85,9 +89,11 @@
         n.nodeValue.push(value === null ? -1 : str(value));
         n.backendNodeId.push(idOf(node));
         const attrs = [];
-        if (type === 1 && counted) {  // only counted, out of view: its role is all that matters
-          const role = node.getAttribute("role");
-          if (role !== null) attrs.push(str("role"), str(role));
+        if (type === 1 && counted) {  // only counted, out of view: what makes it interactive is all that matters
+          for (const name of RULE_ATTRIBUTES) {
+            const value = node.getAttribute(name);
+            if (value !== null) attrs.push(str(name), str(value));
+          }
           if (clickable.has(node)) n.isClickable.index.push(i);
         } else if (type === 1) {
           for (const a of node.attributes) {
@@ -102,6 +108,11 @@
         }
         n.attributes.push(attrs);
         return i;
+      }
+
+      function styleOf(cs) {  // in snapshot.STYLES order
+        return [str(cs.display), str(cs.visibility), str(cs.opacity), str(cs.cursor), str(cs.overflowX),
+          str(cs.overflowY), str(cs.pointerEvents), str(cs.position), str(cs.clip), str(cs.clipPath)];
       }
 
       function layout(i, r, style) {
@@ -158,48 +169,79 @@
       // Every element that could be counted, in document order, with its box; the ancestors of those
       // drawn near the viewport are never skipped (a fixed toolbar inside a footer is still on screen).
       const counted = root ? Array.from(doc.querySelectorAll(COUNTED)) : [];
-      const countedBoxes = [];
       const keep = new Set();
       for (const c of counted) {
         const cr = c.getBoundingClientRect();
-        countedBoxes.push(cr);
         if (cr.width > 0 && cr.height > 0 && cr.bottom >= -MARGIN && cr.top <= vh + MARGIN) {
           for (let up = c.parentElement; up && !keep.has(up); up = up.parentElement) keep.add(up);
         }
       }
+
+      // Elements that may be usable far from the viewport, in document order (see farCandidates).
+      const farList = root ? farCandidates(doc, doc) : [];
+      let farSet = new Set(farList);
       let cursor = 0;
 
+      // A subtree far from the viewport: no text, only the elements a person could use in there (the host
+      // counts them by the same rules that offer them once in view), each with what those rules read.
       function prunedInside(el, parent, r) {
-        // Only what can be used in there, to be counted.
         if (keep.has(el)) return false;
-        const inside = [];
-        const boxes = [];
+        let inside = [];
         if (el.getRootNode() === doc) {
-          while (cursor < counted.length && !el.contains(counted[cursor])
-            && (el.compareDocumentPosition(counted[cursor]) & Node.DOCUMENT_POSITION_PRECEDING)) cursor++;
-          while (cursor < counted.length && el.contains(counted[cursor])) {
-            if (counted[cursor] !== el) {  // the element itself is counted as the subtree's root
-              inside.push(counted[cursor]);
-              boxes.push(countedBoxes[cursor]);
-            }
-            cursor++;
-          }
+          while (cursor < farList.length && !el.contains(farList[cursor])
+            && (el.compareDocumentPosition(farList[cursor]) & Node.DOCUMENT_POSITION_PRECEDING)) cursor++;
+          while (cursor < farList.length && el.contains(farList[cursor])) inside.push(farList[cursor++]);
+          if (inside[0] === el) inside.shift();
         } else {  // inside a shadow root: not in the document's list
           for (const c of el.querySelectorAll(COUNTED)) {
             const cr = c.getBoundingClientRect();
             if (cr.width > 0 && cr.height > 0 && cr.bottom >= -MARGIN && cr.top <= vh + MARGIN) return false;
-            inside.push(c);
-            boxes.push(cr);
+          }
+          inside = farCandidates(el, el.getRootNode());
+          for (const c of inside) farSet.add(c);
+        }
+        for (const c of clickableList) {
+          if (c !== el && el.contains(c) && !inside.includes(c)) inside.push(c);
+        }
+        const i = farElement(el, parent, r);
+        for (const c of inside) farElement(c, i, null);
+        return true;
+      }
+
+      // One element of a far subtree, with the attributes and style the host's rules read. An element its
+      // markup makes usable needs no computed style (a box it cannot be seen in is left out); others are
+      // usable by their cursor, overflow or listeners, read here (a cursor only where it starts: inside a
+      // pointer-cursor element, elements are not offered for their cursor).
+      function farElement(el, parent, r) {
+        const markup = byMarkup(el);
+        const styled = !markup && (farSet.has(el) || clickable.has(el));
+        if (!r && !markup && !styled) return null;
+        const visible = (!markup && !styled) || (el.checkVisibility({ opacityProperty: true, visibilityProperty: true })
+          && !el.closest("[aria-hidden=true]"));
+        if (!visible && !r) return null;
+        const i = add(el, parent, 1, el.nodeName, null, true);
+        let style = PRUNED_STYLE;
+        if (!visible) {
+          style = PRUNED_STYLE.slice();
+          style[1] = str("hidden");
+        } else if (styled) {
+          const cs = getComputedStyle(el);
+          style = styleOf(cs);
+          const up = el.parentElement;
+          if (cs.cursor === "pointer" && up && getComputedStyle(up).cursor === "pointer") style[3] = str("auto");
+        }
+        layout(i, r || el.getBoundingClientRect(), style);
+        if (el.localName === "iframe") {
+          let inner = null;
+          try { inner = el.contentDocument; } catch (e) { inner = null; }
+          if (inner && inner.documentElement) {
+            const innerSet = farSet;
+            farSet = new Set(farCandidates(inner, inner));
+            for (const c of farSet) farElement(c, i, null);
+            farSet = innerSet;
           }
         }
-        const i = add(el, parent, 1, el.nodeName, null, true);
-        layout(i, r, PRUNED_STYLE);
-        for (let k = 0; k < inside.length; k++) {
-          const cr = boxes[k];
-          if (cr.width === 0 && cr.height === 0) continue;  // not drawn: not counted
-          layout(add(inside[k], i, 1, inside[k].nodeName, null, true), cr, PRUNED_STYLE);
-        }
-        return true;
+        return i;
       }
 
       function visitChildren(node, parent, clip, parentRect, parentStyle) {
@@ -235,8 +277,7 @@
         const i = add(el, parent, 1, el.nodeName, null);
         const display = cs.display;
         if (display === "none") return;
-        const style = [str(display), str(cs.visibility), str(cs.opacity), str(cs.cursor), str(cs.overflowX),
-          str(cs.overflowY), str(cs.pointerEvents), str(cs.position), str(cs.clip), str(cs.clipPath)];  // STYLES order
+        const style = styleOf(cs);
         const rendered = display !== "contents";
         if (rendered) layout(i, r, style);
         values(el, i);
@@ -322,6 +363,56 @@
     return JSON.stringify({ strings, documents, reach, insets, pending: pending.map(idOf), hosts: hosts.length });
   }
 
+  // What may be usable in `container` (a document or an element, in document order): by markup, and by
+  // the style rules that give a pointer cursor or a scrolling overflow (a superset: the computed style
+  // decides). Where a style sheet cannot be read (another origin's), every element is a candidate.
+  function farCandidates(container, scope) {
+    const styled = styledSelector(scope);
+    return Array.from(container.querySelectorAll(styled === null ? "*" : FAR + "," + styled));
+  }
+
+  let styledSelectors = new Map();  // document or shadow root -> its selector, for one walk (sheets change)
+
+  function styledSelector(scope) {
+    if (styledSelectors.has(scope)) return styledSelectors.get(scope);
+    const sheets = [...(scope.styleSheets || []), ...(scope.adoptedStyleSheets || [])];
+    const selectors = ['[style*="cursor"]', '[style*="overflow"]'];
+    let readable = true;
+    const wanted = (value) => value === "pointer" || SCROLLING.has(value) || value.includes("var(");
+    const visitRules = (rules) => {
+      for (const rule of rules) {
+        const st = rule.style;
+        if (rule.selectorText !== undefined && st && (wanted(st.cursor) || wanted(st.overflowX)
+          || wanted(st.overflowY))) selectors.push(rule.selectorText);
+        if (rule.cssRules) visitRules(rule.cssRules);
+        if (rule.styleSheet) visitRules(rule.styleSheet.cssRules);
+      }
+    };
+    try {
+      for (const sheet of sheets) visitRules(sheet.cssRules);
+    } catch (e) {
+      readable = false;  // another origin's sheet
+    }
+    let selector = selectors.join(",");
+    try {
+      document.createDocumentFragment().querySelector(selector);
+    } catch (e) {
+      selector = null;
+    }
+    const result = readable ? selector : null;
+    styledSelectors.set(scope, result);
+    return result;
+  }
+
+  // Usable by its markup alone (walk.py's rules.interactive_role decides; this only picks the candidates).
+  function byMarkup(el) {
+    const tag = el.localName;
+    if (tag === "button" || tag === "select" || tag === "textarea" || tag === "summary") return true;
+    if (tag === "input") return (el.getAttribute("type") || "").toLowerCase() !== "hidden";
+    if (tag === "a" && el.hasAttribute("href")) return true;
+    return el.hasAttribute("role") || el.hasAttribute("tabindex") || el.hasAttribute("contenteditable");
+  }
+
   function isSecret(el) {
     return (el.getAttribute("type") || "").toLowerCase() === "password" || (el.type || "") === "password"
       || (el.getAttribute("autocomplete") || "").toLowerCase().includes("password");
@@ -346,6 +437,9 @@
     forget(elements) { for (const e of elements) resolved.delete(e); },
     takeHosts() { const taken = hosts; hosts = []; return taken; },
     setRoot(host, root) { closedRoots.set(host, root); },
-    markClickable(...elements) { for (const e of elements) clickable.add(e); },
+    markClickable(...elements) {
+      for (const e of elements) clickable.add(e);
+      clickableList = clickableList.filter((e) => e.isConnected).concat(elements);
+    },
   };
 })()
