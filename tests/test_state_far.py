@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
@@ -77,4 +78,26 @@ async def test_screen_reader_only_boxes_are_not_offered(browser: Browser, pages,
     # A visually hidden label still names the icon button it is in.
     close = state.elements[await index_of(state, "close")]
     assert close.name == "Close banner" and f"[{close.index}]<button>Close banner" in state.text, state.text
+    await browser.close_tab(tab.target_id)
+
+
+@pytest.mark.parametrize("snapshot", PATHS)
+async def test_the_header_shortens_a_long_current_url(browser: Browser, pages, snapshot) -> None:
+    query = "q=" + "+".join(["red", "leather", "shoes"] * 60) + "&session=" + "f3a9" * 50
+    url = pages.url("state_far.html") + "?" + query + "#reviews"
+    tab = await open_page(browser, url, height=700)
+    state = await state_of(browser, tab, None, snapshot)
+    header = state.text.splitlines()[0]
+    assert state.url == url  # the state itself keeps the whole URL
+    assert header.startswith("Current tab [") and url not in header, header
+    assert pages.url("state_far.html") + "?q=red+leather+shoes" in header and header.endswith("…"), header
+    assert len(header) < 200, header
+
+    payload = "<title>Inline</title><button>Inline button</button>" + "<p>" + "x" * 3000 + "</p>"
+    data_url = "data:text/html;charset=utf-8;base64," + base64.b64encode(payload.encode()).decode()
+    await tab.navigate(data_url)
+    state = await state_of(browser, tab, None, snapshot)
+    header = state.text.splitlines()[0]
+    assert header.endswith("Inline — data:text/html,…"), header
+    assert "base64" not in state.text and "[1]<button>Inline button" in state.text, state.text
     await browser.close_tab(tab.target_id)

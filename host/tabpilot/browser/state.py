@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 Key = tuple[str | None, int]  # (owning session id, backendNodeId)
 MAX_TABS_LISTED = 12
+CURRENT_URL_LIMIT = 120  # characters of the current tab's URL in the header, read every step
+OTHER_URL_LIMIT = 80
 # No includeDOMRects: computing offset/scroll/client rects for every node doubles Chromium's work.
 _SNAPSHOT_PARAMS: dict[str, Any] = {"computedStyles": STYLES, "includePaintOrder": True}
 
@@ -382,7 +384,7 @@ def _header(top: Document, tabs: list[TabSummary], width: int, height: int, page
             page_height: int) -> list[str]:
     current = next((t for t in tabs if t.active), None)
     number = f" [{current.number}]" if current else ""
-    lines = [f"Current tab{number}: {_title(top.title)}{top.url}"]
+    lines = [f"Current tab{number}: {_title(top.title)}{short_url(top.url, CURRENT_URL_LIMIT)}"]
     others = [f"[{t.number}] {_title(t.title if t.title != t.url else '')}{_short(t.url)}"
               for t in tabs if not t.active]
     if len(others) > MAX_TABS_LISTED:
@@ -399,7 +401,25 @@ def _title(title: str) -> str:
 
 
 def _short(url: str) -> str:
-    return render.rules.shorten(url, 80)
+    return short_url(url, OTHER_URL_LIMIT)
+
+
+def short_url(url: str, limit: int) -> str:
+    """A URL as the header shows it, every step: scheme, host and path stay readable, a long query or
+    fragment is cut with an ellipsis, a data: URL shows only its media type."""
+    url = url.strip()
+    if url[:5].lower() == "data:":
+        media_type = url[5:].split(",", 1)[0].split(";", 1)[0].strip() or "text/plain"
+        return f"data:{media_type},…"
+    if len(url) <= limit:
+        return url
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    base, rest = url[:cut], url[cut:]
+    if len(base) >= limit:  # a very long path: keep its start and its last segment
+        head, _, last = base.rstrip("/").rpartition("/")
+        last = render.rules.shorten(last, limit // 3)
+        return f"{head[: max(limit - len(last) - 2, 20)]}…/{last}" + ("?…" if rest else "")
+    return base + rest[: max(limit - len(base) - 1, 2)] + "…"
 
 
 def _edge(where: str, pixels: int, elements: int) -> str:
