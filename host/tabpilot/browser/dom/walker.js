@@ -365,10 +365,11 @@
 
   // What may be usable in `container` (a document or an element, in document order): by markup, and by
   // the style rules that give a pointer cursor or a scrolling overflow (a superset: the computed style
-  // decides). Where a style sheet cannot be read (another origin's), every element is a candidate.
+  // decides). A style sheet that cannot be read (another origin's, a file:// page's) is left out: taking
+  // every element instead made Chromium 156 stop answering on the Python docs pages.
   function farCandidates(container, scope) {
     const styled = styledSelector(scope);
-    return Array.from(container.querySelectorAll(styled === null ? "*" : FAR + "," + styled));
+    return Array.from(container.querySelectorAll(styled === null ? FAR : FAR + "," + styled));
   }
 
   let styledSelectors = new Map();  // document or shadow root -> its selector, for one walk (sheets change)
@@ -377,7 +378,6 @@
     if (styledSelectors.has(scope)) return styledSelectors.get(scope);
     const sheets = [...(scope.styleSheets || []), ...(scope.adoptedStyleSheets || [])];
     const selectors = ['[style*="cursor"]', '[style*="overflow"]'];
-    let readable = true;
     const wanted = (value) => value === "pointer" || SCROLLING.has(value) || value.includes("var(");
     const visitRules = (rules) => {
       for (const rule of rules) {
@@ -385,23 +385,23 @@
         if (rule.selectorText !== undefined && st && (wanted(st.cursor) || wanted(st.overflowX)
           || wanted(st.overflowY))) selectors.push(rule.selectorText);
         if (rule.cssRules) visitRules(rule.cssRules);
-        if (rule.styleSheet) visitRules(rule.styleSheet.cssRules);
+        if (rule.styleSheet) visitSheet(rule.styleSheet);
       }
     };
-    try {
-      for (const sheet of sheets) visitRules(sheet.cssRules);
-    } catch (e) {
-      readable = false;  // another origin's sheet
-    }
+    const visitSheet = (sheet) => {
+      let rules = null;
+      try { rules = sheet.cssRules; } catch (e) { rules = null; }  // another origin's sheet: not readable
+      if (rules) visitRules(rules);
+    };
+    for (const sheet of sheets) visitSheet(sheet);
     let selector = selectors.join(",");
     try {
       document.createDocumentFragment().querySelector(selector);
     } catch (e) {
       selector = null;
     }
-    const result = readable ? selector : null;
-    styledSelectors.set(scope, result);
-    return result;
+    styledSelectors.set(scope, selector);
+    return selector;
   }
 
   // Usable by its markup alone (walk.py's rules.interactive_role decides; this only picks the candidates).
