@@ -133,6 +133,9 @@ async def test_cross_origin_iframe_click_and_typing(browser, tab, pages) -> None
     await evaluate(frame, "document.body.style.paddingTop = '500px'")  # and the button is below the frame's fold
     button = await ref(frame, "#inner-button", frame_owner=owner, name="Inner button")
     assert await actions.click(browser, tab, button) == f"Clicked [{button.index}] button 'Inner button'."
+    # Input for an out-of-process frame is routed through the browser process: it may land a moment
+    # after the command returns, so wait for the frame's own record rather than read it at once.
+    await wait_until(lambda: events(frame, "click"), timeout=5)
     clicks = await events(frame, "click")
     assert len(clicks) == 1 and clicks[0]["trusted"] is True
     box = await evaluate(frame, "document.getElementById('inner-button').getBoundingClientRect().toJSON()")

@@ -9,6 +9,7 @@ Mouse events always go to the tab's session, which routes them into the right fr
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from ..cdp import CDPError, CDPSession
@@ -57,6 +58,20 @@ async def scroll_into_view(tab: Tab, element: ElementRef) -> None:
     for node in [*_owner_chain(element), element]:
         await send(tab, node.session, "DOM.scrollIntoViewIfNeeded", {"backendNodeId": node.backend_node_id},
                    element=element)
+    if element.frame_owner is not None:
+        await _frames_at_rest(tab, element)
+
+
+async def _frames_at_rest(tab: Tab, element: ElementRef, *, tries: int = 10, interval: float = 0.03) -> None:
+    """Scrolling inside an out-of-process frame can also scroll the pages around it, and that happens in
+    other renderers after the command has returned: wait until the frame stops moving before aiming."""
+    last = await frame_origin(tab, element)
+    for _ in range(tries):
+        await asyncio.sleep(interval)
+        now = await frame_origin(tab, element)
+        if now == last:
+            return
+        last = now
 
 
 async def frame_origin(tab: Tab, element: ElementRef) -> tuple[float, float]:
