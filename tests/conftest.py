@@ -14,6 +14,7 @@ import pytest_asyncio
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.launcher import BrowserNotFound, find_browser
+from tabpilot.browser.tab import Tab
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 
@@ -68,3 +69,12 @@ async def browser(browser_binary: str, tmp_path_factory: pytest.TempPathFactory)
     )
     yield b
     await b.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def tab(browser: Browser) -> AsyncIterator[Tab]:
+    """A fresh tab in the module's browser, closed after the test (unless the test closed it)."""
+    tab = await browser.new_tab()
+    yield tab
+    if not tab.closed:
+        await browser.close_tab(tab.target_id)

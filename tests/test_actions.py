@@ -4,7 +4,6 @@ script recorded; and the clear errors for stale nodes, gone frames and closed ta
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
 from actions_support import evaluate, events, frame_session, ref, wait_until
 
 from tabpilot.browser import actions
@@ -12,14 +11,6 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError, TabClosed
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def tab(browser: Browser):
-    tab = await browser.new_tab()
-    yield tab
-    if not tab.closed:
-        await browser.close_tab(tab.target_id)
 
 
 async def test_click_is_trusted_and_scrolls_far_button_into_view(browser, tab, pages) -> None:

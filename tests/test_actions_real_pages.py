@@ -4,23 +4,13 @@ scrolling reports what the page's own scroll position says, and clicking a link 
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
 from actions_support import evaluate
 from real_pages import MISSING_REASON, PAGES
 
 from tabpilot.browser import actions
-from tabpilot.browser.browser import Browser
 from tabpilot.browser.state import get_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def tab(browser: Browser):
-    tab = await browser.new_tab()
-    yield tab
-    if not tab.closed:
-        await browser.close_tab(tab.target_id)
 
 
 DISTINCT = list({p.name: p for p in PAGES}.values())[:3]

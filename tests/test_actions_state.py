@@ -4,23 +4,13 @@ including cross-site iframes, same-site iframes and closed shadow roots."""
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
 from actions_support import evaluate, events, frame_session
 
 from tabpilot.browser import actions
-from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError
 from tabpilot.browser.state import BrowserState, get_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def tab(browser: Browser):
-    tab = await browser.new_tab()
-    yield tab
-    if not tab.closed:
-        await browser.close_tab(tab.target_id)
 
 
 def named(state: BrowserState, name: str, *, in_frame: bool | None = None) -> int:
