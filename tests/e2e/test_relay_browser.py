@@ -14,7 +14,6 @@ import pytest
 import pytest_asyncio
 from e2e_support import Harness, start_connected_harness, wait_until
 from test_actions import (
-    tab,
     test_alert_opened_by_click_is_accepted_and_reported,
     test_click_covered_by_modal_is_retargeted_and_said,
     test_click_inside_open_shadow_root,
@@ -43,13 +42,13 @@ from tabpilot.native.relay import RelayBrowser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-# Browser-layer tests collected again here, unchanged, over the relay (with their own `tab` fixture).
+# Browser-layer tests collected again here, unchanged, over the relay (conftest's `tab` fixture opens
+# its tab in this module's `browser`, the RelayBrowser).
 # Left out: the ones whose helpers use browser-level Target.* calls (the relay has no browser session by
 # design), data: URLs (chrome.debugger may not navigate a tab to one), and
 # test_native_aria_pointer_listener_and_editable_elements_are_offered (its line_of helper flakes when an
 # inline label and the next control share a line, as happens under load; reported).
 __all__ = [
-    "tab",
     "test_alert_opened_by_click_is_accepted_and_reported",
     "test_click_covered_by_modal_is_retargeted_and_said",
     "test_click_inside_open_shadow_root",
