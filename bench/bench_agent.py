@@ -12,15 +12,12 @@ Uses the bundled demo page, TABPILOT_HOME in a temporary folder, step delay 0. P
 from __future__ import annotations
 
 import asyncio
-import functools
-import http.server
 import json
 import os
 import re
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from typing import Any
 
@@ -72,14 +69,9 @@ async def main() -> None:
     from tabpilot.demo import DEMO_DIR, PAGE
     from tabpilot.llm import LLMClient, LLMConfig
     from tabpilot.llm.scripted import ScriptedLLMServer
+    from tabpilot.localfiles import LocalFiles
 
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    handler = functools.partial(QuietHandler, directory=str(DEMO_DIR))
-    pages = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=pages.serve_forever, daemon=True).start()
+    pages = LocalFiles(DEMO_DIR)
 
     invoke_ms: list[float] = []
 
@@ -98,7 +90,7 @@ async def main() -> None:
     with ScriptedLLMServer([reply_for(i) for i in range(STEPS)]) as server:
         browser = await Browser.launch(headless=True, env={"HOME": os.environ["TABPILOT_HOME"]})
         try:
-            await browser.new_tab(f"http://127.0.0.1:{pages.server_address[1]}/{PAGE}")
+            await browser.new_tab(pages.url(PAGE))
             client = TimedClient(LLMConfig(base_url=server.base_url, model="scripted", api_key="bench"))
             agent = Agent(browser, client, AgentConfig(
                 max_steps=STEPS + 5, step_delay=0,
@@ -110,7 +102,7 @@ async def main() -> None:
             await client.aclose()
         finally:
             await browser.close()
-    pages.shutdown()
+    pages.close()
     if not result.success:
         sys.exit(f"the scripted task did not finish: {result.data}")
 

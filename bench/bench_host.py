@@ -16,8 +16,6 @@ TABPILOT_HOME and HOME in temporary folders. Prints numbers; asserts nothing.
 from __future__ import annotations
 
 import asyncio
-import functools
-import http.server
 import itertools
 import json
 import os
@@ -27,7 +25,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -90,14 +87,9 @@ def host_figures() -> None:
 
 
 def serve_pages() -> int:
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
+    from tabpilot.localfiles import LocalFiles
 
-    handler = functools.partial(QuietHandler, directory=str(ROOT / "tests" / "fixtures" / "pages"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return int(server.server_address[1])
+    return LocalFiles(ROOT / "tests" / "fixtures" / "pages").port
 
 
 def scroll_reply(step: int) -> Any:

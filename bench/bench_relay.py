@@ -18,27 +18,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
-import http.server
 import os
 import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from e2e_support import QuietHandler, start_connected_harness  # noqa: E402
+from e2e_support import start_connected_harness  # noqa: E402
 
 from tabpilot.browser import actions  # noqa: E402
 from tabpilot.browser.browser import Browser  # noqa: E402
 from tabpilot.browser.launcher import find_browser  # noqa: E402
 from tabpilot.browser.state import get_state  # noqa: E402
 from tabpilot.browser.tab import Tab  # noqa: E402
+from tabpilot.localfiles import LocalFiles  # noqa: E402
 from tabpilot.native.debug import DebugAccess, DebugLink  # noqa: E402
 from tabpilot.native.relay import RelayBrowser  # noqa: E402
 
@@ -89,9 +87,8 @@ async def _step_work(
 
 
 async def bench(runs: int) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(PAGES)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    page_url = f"http://127.0.0.1:{server.server_address[1]}/{MEDIUM_PAGE}"
+    server = LocalFiles(PAGES)
+    page_url = server.url(MEDIUM_PAGE)
     port = _free_port()
     base = Path(tempfile.mkdtemp(prefix="tabpilot-bench-relay-"))
     access = DebugAccess.new(port)
@@ -150,8 +147,7 @@ async def bench(runs: int) -> None:
         await relay.close()
         await link.close()
         await harness.browser.close()
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def main() -> None:

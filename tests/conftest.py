@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,38 +11,16 @@ import pytest_asyncio
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.launcher import BrowserNotFound, find_browser
 from tabpilot.browser.tab import Tab
+from tabpilot.localfiles import LocalFiles
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-
-@dataclass(frozen=True)
-class PageServer:
-    port: int
-
-    def url(self, path: str = "", host: str = "127.0.0.1") -> str:
-        """A fixture page's URL; host="localhost" gives a second site (cross-origin, own renderer)."""
-        return f"http://{host}:{self.port}/{path.lstrip('/')}"
-
-
 @pytest.fixture(scope="session")
-def pages() -> Iterator[PageServer]:
-    handler = functools.partial(_QuietHandler, directory=str(PAGES))
-    # Bind on all loopback names: 127.0.0.1 and localhost are different sites to Chromium.
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield PageServer(server.server_address[1])
-    server.shutdown()
-    server.server_close()
+def pages() -> Iterator[LocalFiles]:
+    """The fixture pages; pages.url(path, host="localhost") is a second site (cross-origin)."""
+    with LocalFiles(PAGES) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -4,28 +4,22 @@ host's logs attached to its report."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import E2E_PAGES, E2EPages, Harness, QuietHandler, start_connected_harness
+from e2e_support import E2E_PAGES, Harness, start_connected_harness
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.localfiles import LocalFiles
 
 
 @pytest.fixture(scope="session")
-def e2e_pages() -> Iterator[E2EPages]:
-    handler = functools.partial(QuietHandler, directory=str(E2E_PAGES))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield E2EPages(server.server_address[1])
-    server.shutdown()
-    server.server_close()
+def e2e_pages() -> Iterator[LocalFiles]:
+    with LocalFiles(E2E_PAGES) as server:
+        yield server
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -43,7 +37,7 @@ def llm() -> Iterator[ScriptedLLMServer]:
 
 
 @pytest_asyncio.fixture(loop_scope="module")
-async def form_tab(harness: Harness, e2e_pages: E2EPages) -> AsyncIterator[Tab]:
+async def form_tab(harness: Harness, e2e_pages: LocalFiles) -> AsyncIterator[Tab]:
     tab = await harness.browser.new_tab(e2e_pages.url("form.html"))
     yield tab
     if not tab.closed:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import http.server
 import json
 import os
 import sqlite3
@@ -65,23 +64,6 @@ async def wait_until(probe: Any, what: str, timeout: float = READY_TIMEOUT, inte
 
 
 # --- fixture pages of this folder ------------------------------------------------------------------------
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-
-@dataclass(frozen=True)
-class E2EPages:
-    port: int
-
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}/{path.lstrip('/')}"
-
-
 # --- the popup, driven as a tab ------------------------------------------------------------------------------
 class PopupPage:
     def __init__(self, tab: Tab) -> None:

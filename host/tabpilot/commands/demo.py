@@ -8,22 +8,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
-import http.server
 import json
 import sys
-import threading
 
+from ..localfiles import LocalFiles
 from .run import Job, run_job
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--headed", action="store_true", help="show the browser window while it works")
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,14 +25,11 @@ def run(args: argparse.Namespace) -> int:
     from ..llm.replay import RecordingError
 
     task = json.loads(RECORDING.read_text(encoding="utf-8")).get("task", "Fill in the demo form")
-    handler = functools.partial(_QuietHandler, directory=str(DEMO_DIR))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="demo-page", daemon=True)
-    thread.start()
+    server = LocalFiles(DEMO_DIR)
     try:
         job = Job(
             task=task,
-            url=f"http://127.0.0.1:{server.server_address[1]}/{PAGE}",
+            url=server.url(PAGE),
             headed=args.headed,
             replay=str(RECORDING),
             source="demo",
@@ -51,5 +41,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"tabpilot demo: {exc}", file=sys.stderr)
         return 1
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
