@@ -339,6 +339,7 @@ async def _tab_summaries(browser: Browser, tab: Tab) -> list[TabSummary]:
         infos = await browser.tabs()
     except CDPError:
         return []
+    browser.tab_number(tab.target_id)  # the tab being worked in is numbered first: getTargets' order varies
     return [
         TabSummary(browser.tab_number(info.target_id), info.url, info.title, info.target_id == tab.target_id)
         for info in infos
