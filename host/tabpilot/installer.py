@@ -46,14 +46,26 @@ WINDOWS_KEYS = {
 }
 
 
+# What to do when the package's own files are missing or damaged.
+REINSTALL = (
+    "reinstall tabpilot (pip install --force-reinstall tabpilot, or pipx reinstall tabpilot; "
+    "in a source checkout, restore its extension/ folder)"
+)
+
+
 class InstallError(RuntimeError):
     """Something install/uninstall cannot do; the message says what to do instead."""
 
 
 # --- the extension ------------------------------------------------------------------------------
 def extension_dir() -> Path:
-    """The unpacked extension: `extension/` at the root of the source tree this package runs from."""
-    return Path(__file__).resolve().parents[2] / "extension"
+    """The unpacked extension to load: the copy an installed wheel carries (`tabpilot/extension/`,
+    see setup.py), else `extension/` at the root of the source tree an editable install runs from."""
+    package = Path(__file__).resolve().parent
+    for folder in (package / "extension", package.parents[1] / "extension"):
+        if (folder / "manifest.json").is_file():
+            return folder
+    return package / "extension"  # neither exists: name where an installed tabpilot keeps it
 
 
 def extension_id_from_key(key: str) -> str:
@@ -68,7 +80,7 @@ def bundled_extension_id() -> str:
         key = json.loads(manifest.read_text(encoding="utf-8"))["key"]
         return extension_id_from_key(key)
     except FileNotFoundError as exc:
-        raise InstallError(f"the bundled extension is missing ({manifest}); reinstall tabpilot from source") from exc
+        raise InstallError(f"the bundled extension is missing ({manifest}); {REINSTALL}") from exc
     except (KeyError, ValueError, TypeError) as exc:
         raise InstallError(f"{manifest} has no usable \"key\" ({exc}); the extension id cannot be computed") from exc
 

@@ -60,7 +60,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bool = True) -> list[Finding]:
-    from ..installer import InstallError, bundled_extension_id, extension_dir, manifest_targets, read_registry
+    from ..installer import (
+        REINSTALL,
+        InstallError,
+        bundled_extension_id,
+        extension_dir,
+        manifest_targets,
+        read_registry,
+    )
 
     findings: list[Finding] = []
     install_command = "tabpilot install" + (f" --user-data-dir {user_data_dir}" if user_data_dir else "")
@@ -69,7 +76,7 @@ def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bo
         findings.append(Finding("ok", f"extension folder {extension_dir()} (id {extension_id})"))
     except InstallError as exc:
         extension_id = None
-        findings.append(Finding("fail", "bundled extension", str(exc), "reinstall tabpilot from its source tree"))
+        findings.append(Finding("fail", "bundled extension", str(exc), REINSTALL))
 
     targets = [t for t in manifest_targets(browser, user_data_dir=user_data_dir) if _registered(t, read_registry)]
     if not targets:
