@@ -108,11 +108,10 @@ def test_install_per_browser_on_this_os(tmp_path, env):
     assert data["allowed_origins"] == [f"chrome-extension://{BUNDLED_ID}/"]
     launcher = Path(data["path"])
     assert launcher.is_relative_to(Path(env["TABPILOT_HOME"]))  # per-user data folder, not a profile
-    # "all" writes only for browsers this user has; chromium's folder now exists, google-chrome's does not.
+    # "all" also writes for a browser that has a settings folder of this user, even with no program found
     (home / ".config" / "microsoft-edge").mkdir(parents=True)
-    result = tabpilot("install", env=env)
-    assert "chromium" in result.stdout and "edge" in result.stdout and "google-chrome" not in result.stdout
-    assert not (home / ".config" / "google-chrome").exists()
+    result = tabpilot("install", env={**env, "PATH": str(tmp_path / "empty")})
+    assert "registered for chromium" in result.stdout and "registered for edge" in result.stdout
     tabpilot("uninstall", "--browser", "chromium", env=env)
     assert not manifest.exists() and launcher.exists()  # edge still uses the launcher
     tabpilot("uninstall", env=env)

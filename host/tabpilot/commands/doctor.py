@@ -113,7 +113,7 @@ def check_coverage(
     except InstallError:
         return [] if registered else [Finding("fail", "the native host is not registered", NO_BROWSER, NO_BROWSER_FIX)]
     if not registered:
-        where = f"profile {user_data_dir}" if user_data_dir else "any browser of this user"
+        where = f"profile {user_data_dir}" if user_data_dir else browser if browser != "all" else "any browser"
         fix = install_command
         if not user_data_dir and browser == "all":
             fix += f" (it registers for {', '.join(wanted)})"
