@@ -164,6 +164,11 @@ def test_first_run_install_registers_every_installed_browser_creating_its_folder
     # a second install is the same install
     again = tabpilot("install", env=env)
     assert again.returncode == 0 and again.stdout == result.stdout
+    # one installed browser left unregistered: doctor warns, and its fix is the same install
+    assert tabpilot("uninstall", "--browser", "edge", env=env).returncode == 0
+    partly = tabpilot("doctor", "--skip-llm", env=env)
+    assert partly.returncode == 0 and "WARN  edge: the native host is not registered for it" in partly.stdout
+    assert "fix: tabpilot install\n" in partly.stdout
 
 
 def test_with_no_browser_at_all_install_and_doctor_give_the_same_remedy(monkeypatch, tmp_path, capsys):
