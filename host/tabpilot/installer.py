@@ -27,7 +27,7 @@ DESCRIPTION = "tabpilot native messaging host: runs the agent for the tabpilot e
 NO_BROWSER = "found no Chrome, Chromium, Edge or Brave: neither its program in the usual places nor its settings folder"
 # What to do then; `install` says it and `doctor` gives it as the fix.
 NO_BROWSER_FIX = (
-    "install one (e.g. `apt-get install chromium`, or from the browser's website) and run `tabpilot install` "
+    "install one (from the browser's website, or `apt-get install chromium` on Debian) and run `tabpilot install` "
     "again. If yours lives somewhere unusual, name it: `tabpilot install --browser chrome` (or chromium, "
     "edge, brave); for a browser started with --user-data-dir=DIR: `tabpilot install --user-data-dir DIR`"
 )
