@@ -28,7 +28,7 @@ from e2e_support import EXTENSION_ID, Harness
 
 from tabpilot.browser.browser import Browser
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # the first test also builds and installs
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_EXTENSION = ROOT / "extension"
