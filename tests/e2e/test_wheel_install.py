@@ -157,3 +157,17 @@ async def test_a_real_chromium_loads_the_installed_extension_and_spawns_the_inst
         raise AssertionError(f"{exc}\n{harness.logs()}") from exc
     finally:
         await browser.close()
+
+
+def test_an_installed_tabpilot_missing_its_extension_says_how_to_reinstall(installed: Installed, user: dict[str, str]):
+    folder = installed.site_packages / "tabpilot" / "extension"
+    moved = folder.with_name("extension-moved-away")
+    folder.rename(moved)
+    try:
+        result = installed.run("extension-path", env=user)
+        assert result.returncode == 1 and f"the extension folder is missing ({folder})" in result.stderr
+        assert "pip install --force-reinstall tabpilot" in result.stderr and "from source" not in result.stderr
+        doctor = installed.run("doctor", "--skip-llm", env=user)
+        assert "FAIL  bundled extension" in doctor.stdout and "fix: reinstall tabpilot" in doctor.stdout
+    finally:
+        moved.rename(folder)
