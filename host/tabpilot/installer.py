@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
-from .browsers import BROWSERS, installed_browsers
+from .browser.programs import BROWSERS, installed_browsers
 
 HOST_NAME = "com.tabpilot.host"
 MANIFEST_NAME = f"{HOST_NAME}.json"

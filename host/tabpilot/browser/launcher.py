@@ -15,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..browsers import is_program, program_candidates
+from .programs import is_program, program_candidates
 
 BROWSER_ENV = "TABPILOT_BROWSER"
 
