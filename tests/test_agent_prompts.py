@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 import pytest
 from pydantic import BaseModel
 
@@ -159,6 +162,55 @@ def test_user_prompt_holds_instructions_task_step_info_history_and_page() -> Non
 
 def test_system_prompt_language_and_override() -> None:
     assert "**English**" in system_prompt("en-US")
-    assert "中文" in system_prompt("zh-CN")
+    assert "**简体中文**" in system_prompt("zh-CN")
     assert "reflect" in system_prompt().lower() and "index" in system_prompt()
+    assert system_prompt("fr-FR") == system_prompt("en-US")  # a language it has no prompt for
     assert system_prompt("en-US", custom="You are a cat.") == "You are a cat."
+    assert system_prompt("zh-CN", custom="You are a cat.") == "You are a cat."
+
+
+# What the model must read or write as is, in any language: tool names, AgentOutput's fields, done's
+# fields and value, and a key name.
+VERBATIM = {"AgentOutput", "evaluation_previous_goal", "memory", "next_goal", "action", "send_keys", "Enter",
+            "done", "text", "success", "true"}
+SECTION_TAG = re.compile(r"</?[a-z_]+(?:_N)?>")
+
+
+def sections(prompt: str) -> list[str]:
+    """The prompt's tags in order, without the `<tag attributes>text</tag>` notation of the page format."""
+    return [tag for tag in SECTION_TAG.findall(prompt) if tag != "</tag>"]
+
+
+def text_lines(prompt: str) -> list[str]:
+    return [line for line in prompt.splitlines() if line.strip() and not SECTION_TAG.fullmatch(line.strip())]
+
+
+def test_the_chinese_system_prompt_is_wholly_chinese_but_for_tags_tools_and_fields() -> None:
+    chinese = system_prompt("zh-CN")
+    leftover = SECTION_TAG.sub(" ", chinese)
+    english_words = [w for w in re.findall(r"[A-Za-z][A-Za-z_]*", leftover) if w not in VERBATIM]
+    assert english_words == []
+    assert all(re.search(r"[\u4e00-\u9fff]", line) for line in text_lines(chinese))  # every line, not one
+
+
+def test_the_chinese_system_prompt_has_the_english_ones_structure_and_names() -> None:
+    english, chinese = system_prompt("en-US"), system_prompt("zh-CN")
+    assert sections(chinese) == sections(english)
+    assert len(text_lines(chinese)) == len(text_lines(english))
+    names = set(re.findall(r"[A-Za-z_]+", english)) & VERBATIM
+    assert names == VERBATIM and names <= set(re.findall(r"[A-Za-z_]+", chinese))
+    for tag in ("input", "rules"):  # the same bullets, in the same places
+        def bullets(prompt: str, tag: str = tag) -> int:
+            return prompt.split(f"<{tag}>")[1].split(f"</{tag}>")[0].count("\n- ")
+
+        assert bullets(chinese) == bullets(english)
+    field_lines = re.compile(r"^  (\w+)[:：]", re.MULTILINE)
+    assert field_lines.findall(chinese) == field_lines.findall(english) == [
+        "evaluation_previous_goal", "memory", "next_goal", "action"]
+
+
+def test_the_english_system_prompt_is_unchanged() -> None:
+    """Pinned: a change to the English prompt must come with the same change to its translation (then
+    update this digest)."""
+    digest = hashlib.sha256(system_prompt("en-US").encode()).hexdigest()
+    assert digest == "ab2749817ab261966dd6cffb15134877452801bf0d4bda1919d89bbcab79dfd0"

@@ -108,11 +108,10 @@ def test_install_per_browser_on_this_os(tmp_path, env):
     assert data["allowed_origins"] == [f"chrome-extension://{BUNDLED_ID}/"]
     launcher = Path(data["path"])
     assert launcher.is_relative_to(Path(env["TABPILOT_HOME"]))  # per-user data folder, not a profile
-    # "all" writes only for browsers this user has; chromium's folder now exists, google-chrome's does not.
+    # "all" also writes for a browser that has a settings folder of this user, even with no program found
     (home / ".config" / "microsoft-edge").mkdir(parents=True)
-    result = tabpilot("install", env=env)
-    assert "chromium" in result.stdout and "edge" in result.stdout and "google-chrome" not in result.stdout
-    assert not (home / ".config" / "google-chrome").exists()
+    result = tabpilot("install", env={**env, "PATH": str(tmp_path / "empty")})
+    assert "registered for chromium" in result.stdout and "registered for edge" in result.stdout
     tabpilot("uninstall", "--browser", "chromium", env=env)
     assert not manifest.exists() and launcher.exists()  # edge still uses the launcher
     tabpilot("uninstall", env=env)
@@ -126,9 +125,83 @@ def test_bad_extension_id_is_refused_clearly(tmp_path, env):
     assert not (tmp_path / "p" / "NativeMessagingHosts" / "com.tabpilot.host.json").exists()
 
 
-def test_install_with_no_browser_folder_says_what_to_do(env):
+def fake_program(path: Path) -> Path:
+    """An executable where a browser's program would be (it is only looked at, never run)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux program locations and settings folders")
+def test_first_run_install_registers_every_installed_browser_creating_its_folder(tmp_path, env):
+    """A user whose browsers were never started has no settings folders yet: doctor's fix is install, and
+    install registers every browser whose program is there (here Chrome and Edge found on PATH)."""
+    bin_dir = tmp_path / "bin"
+    fake_program(bin_dir / "google-chrome")
+    fake_program(bin_dir / "microsoft-edge")
+    env = {**env, "PATH": str(bin_dir)}
+    config = Path(env["HOME"]) / ".config"
+    assert not config.exists()
+
+    before = tabpilot("doctor", "--skip-llm", env=env)
+    assert before.returncode == 1 and "the native host is not registered for any browser" in before.stdout
+    fix = next(line.strip() for line in before.stdout.splitlines() if line.strip().startswith("fix: tabpilot install"))
+    assert "chrome" in fix and "edge" in fix
+
     result = tabpilot("install", env=env)
-    assert result.returncode == 1 and "--user-data-dir" in result.stderr
+    assert result.returncode == 0, result.stderr
+    for label, folder in (("chrome", "google-chrome"), ("edge", "microsoft-edge")):
+        manifest = config / folder / "NativeMessagingHosts" / "com.tabpilot.host.json"
+        assert f"registered for {label}: {manifest}" in result.stdout
+        assert json.loads(manifest.read_text())["allowed_origins"] == [f"chrome-extension://{BUNDLED_ID}/"]
+    if not Path("/opt/brave.com/brave/brave").exists():
+        assert "brave" not in result.stdout and not (config / "BraveSoftware").exists()
+
+    after = tabpilot("doctor", "--skip-llm", env=env)
+    assert after.returncode == 0, after.stdout
+    assert "not registered" not in after.stdout and "answered a framed hello" in after.stdout
+    # a second install is the same install
+    again = tabpilot("install", env=env)
+    assert again.returncode == 0 and again.stdout == result.stdout
+    # one installed browser left unregistered: doctor warns, and its fix is the same install
+    assert tabpilot("uninstall", "--browser", "edge", env=env).returncode == 0
+    partly = tabpilot("doctor", "--skip-llm", env=env)
+    assert partly.returncode == 0 and "WARN  edge: the native host is not registered for it" in partly.stdout
+    assert "fix: tabpilot install\n" in partly.stdout
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="a real Mac has real programs in /Applications")
+def test_with_no_browser_at_all_install_and_doctor_give_the_same_remedy(monkeypatch, tmp_path, capsys):
+    """Simulated macOS (its programs live in /Applications and ~/Applications, so nothing here is found)."""
+    import argparse
+
+    from tabpilot import installer
+    from tabpilot.browser.launcher import find_browser
+    from tabpilot.commands import doctor
+    from tabpilot.commands import install as install_command
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "tabpilot"))
+    monkeypatch.delenv("TABPILOT_BROWSER", raising=False)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    args = argparse.Namespace(browser="all", user_data_dir=None, extension_id=[])
+    assert install_command.run(args) == 1
+    said = capsys.readouterr().err
+    assert installer.NO_BROWSER in said and installer.NO_BROWSER_FIX in said
+    findings = doctor.diagnose("all", None, check_llm_endpoint=False)
+    (problem,) = [f for f in findings if f.level == "fail"]
+    assert problem.fix == installer.NO_BROWSER_FIX  # doctor says what install says
+
+    # The user installs Brave: the launcher and install find the same program, install creates its folder.
+    brave = fake_program(tmp_path / "home/Applications/Brave Browser.app/Contents/MacOS/Brave Browser")
+    assert find_browser() == str(brave)
+    assert install_command.run(args) == 0
+    support = tmp_path / "home/Library/Application Support"
+    manifest = support / "BraveSoftware/Brave-Browser/NativeMessagingHosts/com.tabpilot.host.json"
+    assert f"registered for brave: {manifest}" in capsys.readouterr().out
+    assert [p.name for p in support.iterdir()] == ["BraveSoftware"]  # only the browser that is there
+    assert not [f for f in doctor.diagnose("all", None, check_llm_endpoint=False) if f.level != "ok"]
 
 
 def test_manifest_locations_and_launcher_on_macos_and_windows(monkeypatch, tmp_path):

@@ -13,10 +13,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "state": ("state", "print a page exactly as the model sees it"),
     "run": ("run", "run a task in a browser, printing each step"),
     "demo": ("demo", "replay a bundled scripted model on a bundled page (no API key needed)"),
-    "history": ("history", "list, show, export past tasks"),
+    "history": ("history", "list, show, export or delete past tasks"),
     "config": ("config", "show or change settings (model, base URL, API key, ...)"),
     "install": ("install", "register the native messaging host with your browsers"),
-    "uninstall": ("uninstall", "remove what install wrote"),
+    "uninstall": ("uninstall", "remove the native messaging host registration that install wrote"),
     "extension-path": ("extension_path", "print the folder to load as an unpacked extension"),
     "doctor": ("doctor", "check the installation and say how to fix each problem"),
     "host": ("host", "run the native messaging host (the browser starts this itself)"),
@@ -28,7 +28,10 @@ def _load(name: str):  # type: ignore[no-untyped-def]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="tabpilot", description="An AI agent that works in the browser you use.")
+    parser.add_argument("--version", action="version", version=f"tabpilot {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_module, help_text) in COMMANDS.items():
         if only is not None and name != only:

@@ -19,11 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
+from .browser.programs import BROWSERS, installed_browsers
 
 HOST_NAME = "com.tabpilot.host"
 MANIFEST_NAME = f"{HOST_NAME}.json"
 DESCRIPTION = "tabpilot native messaging host: runs the agent for the tabpilot extension"
-BROWSERS = ("chrome", "chromium", "edge", "brave")
+NO_BROWSER = "found no Chrome, Chromium, Edge or Brave: neither its program in the usual places nor its settings folder"
+# What to do then; `install` says it and `doctor` gives it as the fix.
+NO_BROWSER_FIX = (
+    "install one (from the browser's website, or `apt-get install chromium` on Debian) and run `tabpilot install` "
+    "again. If yours lives somewhere unusual, name it: `tabpilot install --browser chrome` (or chromium, "
+    "edge, brave); for a browser started with --user-data-dir=DIR: `tabpilot install --user-data-dir DIR`"
+)
 
 # Folder of each browser's per-user data, relative to ~/.config (Linux) / ~/Library/Application Support (macOS).
 LINUX_DIRS = {
@@ -46,14 +53,26 @@ WINDOWS_KEYS = {
 }
 
 
+# What to do when the package's own files are missing or damaged.
+REINSTALL = (
+    "reinstall tabpilot (pip install --force-reinstall tabpilot, or pipx reinstall tabpilot; "
+    "in a source checkout, restore its extension/ folder)"
+)
+
+
 class InstallError(RuntimeError):
     """Something install/uninstall cannot do; the message says what to do instead."""
 
 
 # --- the extension ------------------------------------------------------------------------------
 def extension_dir() -> Path:
-    """The unpacked extension: `extension/` at the root of the source tree this package runs from."""
-    return Path(__file__).resolve().parents[2] / "extension"
+    """The unpacked extension to load: the copy an installed wheel carries (`tabpilot/extension/`,
+    see setup.py), else `extension/` at the root of the source tree an editable install runs from."""
+    package = Path(__file__).resolve().parent
+    for folder in (package / "extension", package.parents[1] / "extension"):
+        if (folder / "manifest.json").is_file():
+            return folder
+    return package / "extension"  # neither exists: name where an installed tabpilot keeps it
 
 
 def extension_id_from_key(key: str) -> str:
@@ -68,7 +87,7 @@ def bundled_extension_id() -> str:
         key = json.loads(manifest.read_text(encoding="utf-8"))["key"]
         return extension_id_from_key(key)
     except FileNotFoundError as exc:
-        raise InstallError(f"the bundled extension is missing ({manifest}); reinstall tabpilot from source") from exc
+        raise InstallError(f"the bundled extension is missing ({manifest}); {REINSTALL}") from exc
     except (KeyError, ValueError, TypeError) as exc:
         raise InstallError(f"{manifest} has no usable \"key\" ({exc}); the extension id cannot be computed") from exc
 
@@ -91,9 +110,8 @@ class Target:
     registry_key: str | None = None
 
 
-def manifest_targets(
-    browser: str = "all", *, user_data_dir: Path | None = None, only_existing: bool = False
-) -> list[Target]:
+def manifest_targets(browser: str = "all", *, user_data_dir: Path | None = None) -> list[Target]:
+    """Every place the named browser(s) would read the host from (whether or not anything is there)."""
     if user_data_dir is not None:
         directory = Path(user_data_dir).expanduser().resolve()
         return [Target(f"profile {directory}", directory / "NativeMessagingHosts" / MANIFEST_NAME)]
@@ -103,15 +121,29 @@ def manifest_targets(
         if sys.platform == "win32":
             manifest = paths.data_dir() / "native-host" / name / MANIFEST_NAME
             targets.append(Target(name, manifest, f"{WINDOWS_KEYS[name]}\\{HOST_NAME}"))
-            continue
-        if sys.platform == "darwin":
-            base = Path.home() / "Library" / "Application Support" / MAC_DIRS[name]
         else:
-            config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-            base = config_home / LINUX_DIRS[name]
-        if only_existing and not base.is_dir():
-            continue
-        targets.append(Target(name, base / "NativeMessagingHosts" / MANIFEST_NAME))
+            targets.append(Target(name, settings_dir(name) / "NativeMessagingHosts" / MANIFEST_NAME))
+    return targets
+
+
+def settings_dir(browser: str) -> Path:
+    """The browser's per-user settings folder on Linux and macOS (the folder it creates at first start)."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / MAC_DIRS[browser]
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return config_home / LINUX_DIRS[browser]
+
+
+def install_targets(browser: str = "all", *, user_data_dir: Path | None = None) -> list[Target]:
+    """Where `tabpilot install` registers: the named browser or profile; by default every browser whose
+    program is installed or that has a settings folder for this user (one never started has none yet:
+    install creates the folder it needs). On Windows the registry keys serve every browser alike."""
+    if user_data_dir is not None or browser != "all" or sys.platform == "win32":
+        return manifest_targets(browser, user_data_dir=user_data_dir)
+    present = set(installed_browsers()) | {name for name in BROWSERS if settings_dir(name).is_dir()}
+    targets = [t for t in manifest_targets("all") if t.label in present]
+    if not targets:
+        raise InstallError(f"{NO_BROWSER}. To fix: {NO_BROWSER_FIX}")
     return targets
 
 
@@ -173,12 +205,7 @@ def install(
 ) -> InstallReport:
     ids = _extension_ids(extra_ids)
     launcher = launcher_path(user_data_dir)
-    targets = manifest_targets(browser, user_data_dir=user_data_dir, only_existing=browser == "all")
-    if not targets:
-        raise InstallError(
-            "found no Chrome, Chromium, Edge or Brave settings folder for this user; "
-            "name one with --browser, or a profile with --user-data-dir"
-        )
+    targets = install_targets(browser, user_data_dir=user_data_dir)
     report = InstallReport(ids)
     launcher.parent.mkdir(parents=True, exist_ok=True)
     launcher.write_text(launcher_text(), encoding="utf-8", newline="")

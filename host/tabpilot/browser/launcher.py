@@ -15,6 +15,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .programs import is_program, program_candidates
+
 BROWSER_ENV = "TABPILOT_BROWSER"
 
 
@@ -27,38 +29,7 @@ class BrowserLaunchError(RuntimeError):
 
 
 def _candidates() -> list[str]:
-    if sys.platform == "darwin":
-        apps = ["Google Chrome", "Chromium", "Microsoft Edge", "Brave Browser", "Google Chrome Canary"]
-        return [
-            str(base / f"{app}.app/Contents/MacOS/{app}")
-            for base in (Path("/Applications"), Path.home() / "Applications")
-            for app in apps
-        ]
-    if sys.platform == "win32":
-        roots = [os.environ.get(v, "") for v in ("PROGRAMFILES", "PROGRAMFILES(X86)", "LOCALAPPDATA")]
-        # as path parts, not one backslash string, so the list can be checked on any system
-        rel = [
-            ("Google", "Chrome", "Application", "chrome.exe"),
-            ("Chromium", "Application", "chrome.exe"),
-            ("Microsoft", "Edge", "Application", "msedge.exe"),
-            ("BraveSoftware", "Brave-Browser", "Application", "brave.exe"),
-        ]
-        return [str(Path(root, *parts)) for root in roots if root for parts in rel]
-    # Linux and the BSDs. Debian's /usr/bin/chromium is a wrapper script that adds its own flags and
-    # prints shell errors, so the real binary behind it comes first.
-    found = [
-        "/usr/lib/chromium/chromium",
-        "/usr/lib/chromium-browser/chromium-browser",
-        "/opt/google/chrome/chrome",
-        "/opt/microsoft/msedge/msedge",
-        "/opt/brave.com/brave/brave",
-    ]
-    for name in ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser",
-                 "microsoft-edge", "microsoft-edge-stable", "brave-browser", "brave"):
-        path = shutil.which(name)
-        if path:
-            found.append(path)
-    return found
+    return [path for _browser, path in program_candidates()]
 
 
 def find_browser(explicit: str | None = None) -> str:
@@ -71,7 +42,7 @@ def find_browser(explicit: str | None = None) -> str:
             raise BrowserNotFound(f"{origin} {choice!r} does not exist (give the path of a Chrome, "
                                   "Chromium, Edge or Brave executable)")
     for path in _candidates():
-        if Path(path).is_file() and os.access(path, os.X_OK):
+        if is_program(path):
             return path
     raise BrowserNotFound(
         "no Chrome, Chromium, Edge or Brave found; install one (e.g. `apt-get install chromium`) "

@@ -41,7 +41,9 @@ class Finding:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_target_options(parser)
+    add_target_options(
+        parser, default_browsers="every one `tabpilot install` registers for", profile="check only"
+    )
     parser.add_argument("--skip-llm", action="store_true", help="do not contact the configured LLM endpoint")
 
 
@@ -60,21 +62,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bool = True) -> list[Finding]:
-    from ..installer import InstallError, bundled_extension_id, extension_dir, manifest_targets, read_registry
+    from ..installer import (
+        REINSTALL,
+        InstallError,
+        bundled_extension_id,
+        extension_dir,
+        manifest_targets,
+        read_registry,
+    )
 
     findings: list[Finding] = []
-    install_command = "tabpilot install" + (f" --user-data-dir {user_data_dir}" if user_data_dir else "")
+    install_command = install_command_for(browser, user_data_dir)
     try:
         extension_id = bundled_extension_id()
         findings.append(Finding("ok", f"extension folder {extension_dir()} (id {extension_id})"))
     except InstallError as exc:
         extension_id = None
-        findings.append(Finding("fail", "bundled extension", str(exc), "reinstall tabpilot from its source tree"))
+        findings.append(Finding("fail", "bundled extension", str(exc), REINSTALL))
 
     targets = [t for t in manifest_targets(browser, user_data_dir=user_data_dir) if _registered(t, read_registry)]
-    if not targets:
-        where = f"profile {user_data_dir}" if user_data_dir else "any browser of this user"
-        findings.append(Finding("fail", f"the native host is not registered for {where}", NOT_FOUND, install_command))
+    findings += check_coverage(browser, user_data_dir, {t.label for t in targets}, install_command)
     launchers: dict[str, str] = {}
     for target in targets:
         manifest_findings, launcher = check_manifest(target.label, target.manifest, extension_id, install_command)
@@ -86,6 +93,36 @@ def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bo
     if check_llm_endpoint:
         findings += check_llm()
     return findings
+
+
+def install_command_for(browser: str, user_data_dir: Path | None) -> str:
+    if user_data_dir:
+        return f"tabpilot install --user-data-dir {user_data_dir}"
+    return "tabpilot install" + (f" --browser {browser}" if browser != "all" else "")
+
+
+def check_coverage(
+    browser: str, user_data_dir: Path | None, registered: set[str], install_command: str
+) -> list[Finding]:
+    """Is the host registered everywhere `install_command` would register it? The fix is always that
+    command, or, where it would find no browser, what install itself says to do."""
+    from ..installer import NO_BROWSER, NO_BROWSER_FIX, InstallError, install_targets
+
+    try:
+        wanted = [t.label for t in install_targets(browser, user_data_dir=user_data_dir)]
+    except InstallError:
+        return [] if registered else [Finding("fail", "the native host is not registered", NO_BROWSER, NO_BROWSER_FIX)]
+    if not registered:
+        where = f"profile {user_data_dir}" if user_data_dir else browser if browser != "all" else "any browser"
+        fix = install_command
+        if not user_data_dir and browser == "all":
+            fix += f" (it registers for {', '.join(wanted)})"
+        return [Finding("fail", f"the native host is not registered for {where}", NOT_FOUND, fix)]
+    return [
+        Finding("warn", f"{label}: the native host is not registered for it", NOT_FOUND, install_command)
+        for label in wanted
+        if label not in registered
+    ]
 
 
 def _registered(target: Any, read_registry: Any) -> bool:

@@ -11,11 +11,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..installer import extension_dir
+    from ..installer import REINSTALL, extension_dir
 
     folder = extension_dir()
     if not (folder / "manifest.json").is_file():
-        print(f"tabpilot: the extension folder is missing ({folder}); reinstall tabpilot from source", file=sys.stderr)
+        print(f"tabpilot: the extension folder is missing ({folder}); {REINSTALL}", file=sys.stderr)
         return 1
     print(folder)
     return 0

@@ -9,23 +9,28 @@ from pathlib import Path
 BROWSER_CHOICES = ("chrome", "chromium", "edge", "brave", "all")
 
 
-def add_target_options(parser: argparse.ArgumentParser) -> None:
+def add_target_options(parser: argparse.ArgumentParser, *, default_browsers: str, profile: str) -> None:
+    """--browser and --user-data-dir, worded for the command (`install`, `uninstall`, `doctor`)."""
     parser.add_argument(
         "--browser",
         choices=BROWSER_CHOICES,
         default="all",
-        help="which browser (default: every one with a settings folder for this user)",
+        help=f"which browser (default: {default_browsers})",
     )
     parser.add_argument(
         "--user-data-dir",
         type=Path,
         metavar="DIR",
-        help="register for the one profile folder a browser was started with (--user-data-dir=DIR)",
+        help=f"{profile} the one profile folder a browser was started with (--user-data-dir=DIR)",
     )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_target_options(parser)
+    add_target_options(
+        parser,
+        default_browsers="every one installed on this computer or with a settings folder for this user",
+        profile="register for",
+    )
     parser.add_argument(
         "--extension-id",
         action="append",

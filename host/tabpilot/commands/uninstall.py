@@ -9,7 +9,7 @@ from .install import add_target_options
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_target_options(parser)
+    add_target_options(parser, default_browsers="all of them", profile="remove it from")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,46 @@
+"""What `tabpilot --version` and the install-side `--help` pages tell a user, run as the user runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import version
+
+import pytest
+
+import tabpilot
+
+
+def tabpilot_says(*args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "tabpilot", *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return " ".join(result.stdout.split())  # argparse wraps to the terminal's width
+
+
+def test_version():
+    assert tabpilot_says("--version") == f"tabpilot {tabpilot.__version__}"
+    assert version("tabpilot") == tabpilot.__version__  # the package's metadata takes it from the same place
+
+
+@pytest.mark.parametrize(
+    ("command", "browser_default", "profile"),
+    [
+        ("install", "every one installed on this computer or with a settings folder for this user",
+         "register for the one profile"),
+        ("uninstall", "all of them", "remove it from the one profile"),
+        ("doctor", "every one `tabpilot install` registers for", "check only the one profile"),
+    ],
+)
+def test_target_options_are_worded_for_each_command(command: str, browser_default: str, profile: str):
+    said = tabpilot_says(command, "--help")
+    assert f"which browser (default: {browser_default})" in said
+    assert f"{profile} folder a browser was started with (--user-data-dir=DIR)" in said
+    if command != "install":
+        assert "register for" not in said
+
+
+def test_history_help_names_every_action():
+    said = tabpilot_says("history", "--help")
+    assert "list, show, export or delete past tasks" in said
+    assert "delete one task and its events" in said
+    assert "list, show, export or delete past tasks" in tabpilot_says("--help")
