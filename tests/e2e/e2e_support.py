@@ -407,7 +407,7 @@ class VirtualScreen:
 
 
 # --- driving a task from the popup, and reading the record -------------------------------------------------
-SCREENS = Path("/tmp/tabpilot-screens")
+SCREENS = Path(os.environ.get("TABPILOT_SCREENS", "/tmp/tabpilot-screens"))  
 API_KEY = "sk-test-e2e-secret-7f3abcd1234"
 TASK_TIMEOUT = 60.0
 
