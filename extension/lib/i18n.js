@@ -4,7 +4,9 @@
 "use strict";
 
 const I18n = (() => {
-  const language = chrome.i18n.getUILanguage();
+  // The language of the messages chrome.i18n picked, as each messages.json names it: getUILanguage() and
+  // @@ui_locale said en-US in a Chromium started with --lang=zh-CN whose messages were Chinese.
+  const language = chrome.i18n.getMessage("locale") || chrome.i18n.getUILanguage();
   const numbers = new Intl.NumberFormat(language);
 
   // t("key", "a", 2): the message with $1, $2… filled in (numbers with the language's separators).

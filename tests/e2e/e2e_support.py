@@ -264,6 +264,7 @@ async def start_harness(
     extra_env: dict[str, str] | None = None,
     headless: bool = True,
     debugger_infobar: bool = False,
+    browser_args: list[str] | None = None,
 ) -> Harness:
     home, tabpilot_home, profile = base / "home", base / "tabpilot-home", base / "profile"
     for path in (home, tabpilot_home, profile):
@@ -277,7 +278,8 @@ async def start_harness(
         headless=headless,
         user_data_dir=profile,
         extension_dir=EXTENSION_DIR,
-        extra_args=["--window-position=0,0"] if debugger_infobar else ["--silent-debugger-extension-api"],
+        extra_args=(["--window-position=0,0"] if debugger_infobar else ["--silent-debugger-extension-api"])
+        + (browser_args or []),
         env=env,
         log_path=str(chromium_log),
     )
