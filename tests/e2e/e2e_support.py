@@ -409,7 +409,7 @@ class VirtualScreen:
 
 
 # --- driving a task from the popup, and reading the record -------------------------------------------------
-SCREENS = Path(os.environ.get("TABPILOT_SCREENS", "/tmp/tabpilot-screens"))  
+SCREENS = Path(os.environ.get("TABPILOT_SCREENS", "/tmp/tabpilot-screens"))  # the popup screenshots
 API_KEY = "sk-test-e2e-secret-7f3abcd1234"
 TASK_TIMEOUT = 60.0
 
