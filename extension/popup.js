@@ -234,7 +234,8 @@ function paintResult(prefix, result, timeline) {
 function showResult(result) {
   if (!result) return;
   paintResult("result", result, $("timeline"));
-  if (!$("view-task").hidden) $("result").scrollIntoView({ block: "nearest" });
+  // the box is sticky, so it is in view already; scroll to the end so it covers no card either
+  if (!$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
 async function currentTargetTab() {

@@ -100,22 +100,39 @@ class PopupPage:
             )
         )
 
-    async def cards(self) -> list[dict[str, str]]:
-        """The timeline as the user sees it: one dict per card (its type and visible text)."""
+    async def cards(self, timeline: str = "#timeline") -> list[dict[str, str]]:
+        """The timeline as the user sees it: one dict per shown card (its type and visible text)."""
         return await self.js(
-            "[...document.querySelectorAll('#timeline .card')]"
+            f"[...document.querySelectorAll({js_string(timeline + ' .card')})].filter(c => !c.hidden)"
             ".map(c => ({type: c.dataset.type, text: c.innerText}))"
         )
+
+    async def in_view(self, selector: str) -> bool:
+        """Whether the element is shown and wholly inside the popup's viewport (not scrolled away)."""
+        return bool(await self.js(
+            f"(() => {{ const el = document.querySelector({js_string(selector)});"
+            " if (!el || el.closest('[hidden]')) return false; const r = el.getBoundingClientRect();"
+            " const header = document.querySelector('header').getBoundingClientRect().bottom;"
+            " const covered = el.closest('header, .sticky-head') ? 0 : header;"
+            " return r.height > 0 && r.top >= covered - 1 && r.bottom <= innerHeight + 1; })()"
+        ))
+
+    async def size(self, width: int, height: int) -> None:
+        """Give the page the toolbar popup's size (Chromium caps a popup at 800x600)."""
+        await self.tab.send("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False,
+        })
 
     async def wait_for(self, expression: str, what: str, timeout: float = READY_TIMEOUT) -> Any:
         return await wait_until(lambda: self.js(expression), what, timeout)
 
-    async def screenshot(self, path: Path) -> None:
+    async def screenshot(self, path: Path, max_height: int = 900) -> None:
+        """The popup at its content's height up to `max_height` (600: the toolbar popup's own limit)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         height = await self.js("Math.max(document.body.scrollHeight, 320)")
         try:  # a popup opened as a page gets a popup's size; the real toolbar popup has its own already
             await self.tab.send("Emulation.setDeviceMetricsOverride", {
-                "width": 400, "height": int(min(height, 900)), "deviceScaleFactor": 1, "mobile": False,
+                "width": 400, "height": int(min(height, max_height)), "deviceScaleFactor": 1, "mobile": False,
             })
         except CDPError:
             pass
