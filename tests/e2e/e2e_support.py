@@ -442,7 +442,8 @@ async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None =
     await popup.fill("#set-max-steps", "12")
     await popup.js("document.getElementById('settings-saved').textContent = ''")
     await popup.click("#settings-save")
-    await popup.wait_for("document.getElementById('settings-saved').textContent === 'Saved.'", "settings to save")
+    # "Saved." in any of the popup's languages
+    await popup.wait_for("document.getElementById('settings-saved').textContent !== ''", "settings to save")
     if screenshot:
         await popup.screenshot(SCREENS / screenshot)
     await popup.click("#nav-task")
