@@ -25,6 +25,7 @@ from e2e_support import (
     wait_status,
 )
 
+from tabpilot.agent.types import ExecutedActivity, UserTakeoverEvent
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 
@@ -241,3 +242,21 @@ async def test_a_popup_that_did_not_start_the_running_task_shows_its_title(
     assert not problems
     for popup in (starter, watcher):
         await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harness) -> None:
+    """What the agent's models put on the wire, rendered by the popup's own code: a takeover's actions,
+    note and epoch-millisecond times; an executed action's duration in milliseconds."""
+    takeover = UserTakeoverEvent(actions=[{"kind": "click", "description": "Clicked 'Sign up'"}],
+                                 started_at=1_700_000_000_000, ended_at=1_700_000_004_500, note="I signed up myself")
+    executed = ExecutedActivity(tool="click_element_by_index", input={"index": 3}, output="ok", duration=1234.0)
+    popup = await harness.open_popup()
+    card = await popup.js(
+        f"(() => {{ const card = Timeline.renderEvent({json.dumps(takeover.to_wire())});"
+        " document.getElementById('timeline').append(card); return card.innerText; })()"
+    )
+    assert card.splitlines()[0].lower() == "you took over for 4.5 s", card
+    assert "Clicked 'Sign up'" in card and "I signed up myself" in card
+    activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())})")
+    assert activity == "Done click_element_by_index in 1,234 ms"
+    await harness.browser.close_tab(popup.tab.target_id)
