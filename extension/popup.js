@@ -522,14 +522,14 @@ async function rerun(newTab) {
   $("past-error").hidden = true;
   try {
     let tabId = ui.targetTabId;
-    if (newTab) {
-      const tab = await chrome.tabs.create({ url: ui.pastTask.url, active: false });
-      tabId = tab.id;
-    }
+    // Opened in the background: bringing a tab forward closes the toolbar popup, so that waits until the
+    // task has started (the host has it then; input into a background tab is slow, so it does come forward).
+    if (newTab) tabId = (await chrome.tabs.create({ url: ui.pastTask.url, active: false })).id;
     if (tabId === null) throw new Error(t("noTab"));
     $("task-input").value = ui.pastTask.task;
     showView("task");
     await startTask(ui.pastTask.task, tabId);
+    if (newTab) await chrome.tabs.update(tabId, { active: true });
   } catch (error) {
     showView("task");
     startFailed(error);

@@ -221,7 +221,9 @@ async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
     assert len(opened) == 1, opened
     third = task_row(harness, await popup_task_id(popup))
     assert third["task"] == "Say what this page is" and third["url"] == await form_tab.url()
-    await harness.sw(f"await chrome.tabs.remove({opened.pop()}); true")
+    new_tab = opened.pop()
+    assert await harness.sw(f"(await chrome.tabs.get({new_tab})).active")  # brought forward once it started
+    await harness.sw(f"await chrome.tabs.remove({new_tab}); true")
     await harness.browser.close_tab(popup.tab.target_id)
 
 
