@@ -177,7 +177,8 @@ async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
     first_id = await popup_task_id(popup)
 
     await popup.click("#nav-past")
-    await popup.wait_for("document.querySelectorAll('#past-list .past-item').length >= 2", "the past tasks list")
+    await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\")",
+                         "the past tasks list")
     row = await popup.js(f"document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\").innerText")
     assert "12,345 tokens" in row, row  # thousands separated
     # every title starts at the same x, whatever the width of the status word before it
