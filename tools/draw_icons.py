@@ -11,6 +11,7 @@ import base64
 from pathlib import Path
 
 from tabpilot.browser.browser import Browser
+from tabpilot.browser.tab import Tab
 
 ICONS = Path(__file__).resolve().parents[1] / "extension" / "icons"
 SIZES = (16, 32, 48, 128)
@@ -36,8 +37,8 @@ async def draw() -> None:
         await browser.close()
 
 
-async def _frame(tab: object) -> str:
-    tree = await tab.send("Page.getFrameTree")  # type: ignore[attr-defined]
+async def _frame(tab: Tab) -> str:
+    tree = await tab.send("Page.getFrameTree")
     return str(tree["frameTree"]["frame"]["id"])
 
 
