@@ -263,3 +263,17 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
     activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())})")
     assert activity == "Done click_element_by_index in 1,234 ms"
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_extension_ships_its_icon_at_every_size(harness: Harness) -> None:
+    """Chromium loads each icon the manifest names, at its size (the toolbar shows it, not a letter)."""
+    popup = await harness.open_popup()
+    sizes = await popup.js(
+        "Promise.all(Object.entries(chrome.runtime.getManifest().icons).map(([size, path]) =>"
+        " new Promise(done => { const img = new Image(); img.onload = () => done([size, img.naturalWidth,"
+        " img.naturalHeight]); img.onerror = () => done([size, 0, 0]); img.src = chrome.runtime.getURL(path); })))"
+    )
+    assert sorted(sizes, key=lambda s: int(s[0])) == [["16", 16, 16], ["32", 32, 32], ["48", 48, 48], ["128", 128, 128]]
+    assert await popup.js("chrome.runtime.getManifest().action.default_icon['16']") == "icons/icon-16.png"
+    assert await popup.js("document.querySelector('header .logo').naturalWidth") == 32
+    await harness.browser.close_tab(popup.tab.target_id)
