@@ -131,12 +131,16 @@ const Timeline = (() => {
     { kind: "maxSteps", test: /Step count exceeded maximum limit/ },
   ];
 
+  // The host's remedy sentences name a terminal's ways (commands, environment variables, flags); the popup
+  // says its own remedy instead, so Details keep only the cause.
+  const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
+
   function failure(text) {
     const message = String(text || "");
     const known = FAILURES.find((entry) => entry.test.test(message));
     if (!known) return { kind: "other", headline: message, remedy: "", detail: "" };
     const kind = known.kind;
-    return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message };
+    return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message.replace(HOST_REMEDY, ".") };
   }
 
   return { renderEvent, activityText, render, el, short, failure };

@@ -233,7 +233,9 @@ async def test_a_retry_and_then_a_refused_key_say_it_once_with_the_popup_remedy(
     assert shown.count("refused the API key") == 1, shown
     for cli_only in ("OPENAI_API_KEY", "--api-key", "tabpilot config"):  # a terminal's remedies, not a popup's
         assert cli_only not in shown, shown
-    assert "HTTP 401" in await popup.js("document.getElementById('result-detail-text').textContent")  # Details
+    details = await popup.js("document.getElementById('result-detail-text').textContent")  # under Details
+    assert "HTTP 401" in details and "Incorrect API key provided" in details, details  # the cause, as said
+    assert not any(cli_only in details for cli_only in ("OPENAI_API_KEY", "--api-key", "tabpilot config")), details
     assert not await popup.visible("#activity")
     assert await popup.visible("#run") and not await popup.visible("#stop")
     await popup.screenshot(SCREENS / "error-key-refused.png", max_height=600)
