@@ -1,9 +1,12 @@
 // tabpilot popup: task box, live timeline, settings, past tasks. All state comes from the host through
-// the service worker; the popup keeps nothing (closing it loses nothing).
+// the service worker; the popup keeps nothing (closing it loses nothing). Every word it shows comes from
+// _locales (I18n.t).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+const t = I18n.t;
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
+const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted"]);
 // Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
 // for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
 const HOST_NOT_INSTALLED = new Set([
@@ -11,6 +14,8 @@ const HOST_NOT_INSTALLED = new Set([
   "Access to the specified native messaging host is forbidden.",
 ]);
 const HOST_EXITED = "Native host has exited.";
+// Host error codes the popup words itself (PROTOCOL.md); any other error shows the host's message.
+const ERROR_CODES = { not_configured: "errNotConfigured", busy: "errBusy" };
 
 const ui = {
   connected: false,
@@ -18,6 +23,7 @@ const ui = {
   status: null,
   targetTabId: null,
   pastTaskId: null,
+  pastTask: null, // the past task open in the detail view: {task, url}
   lastExport: null, // the JSON text of the last export (tests read it; pages never can)
 };
 
@@ -43,9 +49,9 @@ function connectWorker() {
     }
   });
   worker.onDisconnect.addListener(() => {
-    for (const entry of waiting.values()) entry.reject(new Error("the extension's service worker restarted; try again"));
+    for (const entry of waiting.values()) entry.reject(new Error(t("workerRestarted")));
     waiting.clear();
-    onHostState({ connected: false, error: "The extension's service worker restarted; reconnecting…" });
+    onHostState({ connected: false, error: t("workerRestarted") });
     setTimeout(connectWorker, 500);
   });
 }
@@ -71,20 +77,19 @@ function onHostState(state) {
   ui.connected = !!state.connected;
   document.body.dataset.host = ui.connected ? "connected" : "down";
   $("host-dot").className = `dot ${ui.connected ? "on" : "off"}`;
-  $("host-dot").title = ui.connected ? `host ${state.hostVersion || ""} connected` : "host not connected";
+  $("host-dot").title = ui.connected ? t("hostConnected", state.hostVersion || "") : t("hostNotConnected");
   $("host-down").hidden = ui.connected;
   $("run").disabled = !ui.connected;
+  $("past-rerun").disabled = $("past-rerun-new").disabled = !ui.connected;
   clearInterval(retryTicker);
   if (!ui.connected) {
     const exited = state.error === HOST_EXITED;
     $("host-down-title").textContent = state.connecting
-      ? "Connecting to the host…"
-      : exited ? "The host stopped" : "Host not connected";
+      ? t("hostConnecting")
+      : exited ? t("hostStopped") : t("hostNotConnected");
     $("host-down-reason").textContent = state.connecting
       ? ""
-      : exited
-        ? "tabpilot's local host stopped (it crashed or was ended). Reconnecting to a new one…"
-        : state.error || "The native host is not running.";
+      : exited ? t("hostStoppedReason") : state.error || t("hostNotRunning");
     $("host-down-fix").hidden = !!state.connecting || !HOST_NOT_INSTALLED.has(state.error);
     showRetry(state.retryInMs);
     if (ui.status === "running") setStatus("interrupted");
@@ -97,7 +102,7 @@ function onHostState(state) {
 function showRetry(retryInMs) {
   const until = retryInMs == null ? null : Date.now() + retryInMs;
   const paint = () => {
-    $("host-retry").textContent = until == null ? "" : `Retrying in ${Math.max(0, Math.ceil((until - Date.now()) / 1000))} s…`;
+    $("host-retry").textContent = until == null ? "" : t("retryingIn", Math.max(0, Math.ceil((until - Date.now()) / 1000)));
   };
   paint();
   if (until != null) retryTicker = setInterval(paint, 500);
@@ -120,18 +125,27 @@ function showTask(snapshot) {
   $("idle-hint").hidden = true;
   $("task-head").hidden = false;
   $("task-title").textContent = snapshot.task || "";
+  $("task-title").title = snapshot.task || "";
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
-  showResult(snapshot.result); // a task that ended before this popup opened
   setStatus(snapshot.status);
+  showResult(snapshot.result); // a task that ended before this popup opened
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
+}
+
+function statusText(status) {
+  return STATUSES.has(status) ? t(`status_${status}`) : status || "";
+}
+
+function paintPill(pill, status) {
+  pill.textContent = statusText(status);
+  pill.className = `pill status-${status}`;
+  pill.dataset.status = status || "";
 }
 
 function setStatus(status) {
   ui.status = status;
-  const pill = $("task-status");
-  pill.textContent = status || "";
-  pill.className = `pill status-${status}`;
+  paintPill($("task-status"), status);
   document.body.dataset.status = status || "";
   const running = status === "running";
   $("run").hidden = running;
@@ -148,15 +162,32 @@ function setActivity(activity) {
   $("activity").dataset.type = activity ? activity.type : "";
 }
 
+// A task this popup did not start (another popup, a page, a reopened popup) is named by the host.
+async function fetchTitle(taskId) {
+  try {
+    const { task } = await ask("task.get");
+    if (task && task.taskId === taskId && ui.taskId === taskId && !$("task-title").textContent) {
+      $("task-title").textContent = task.task || "";
+      $("task-title").title = task.task || "";
+    }
+  } catch (_) { /* the title only; the pushes carry on */ }
+}
+
 function adoptTask(taskId, taskText) {
-  if (ui.taskId === taskId) return;
-  ui.taskId = taskId;
-  $("idle-hint").hidden = true;
-  $("task-head").hidden = false;
-  $("task-title").textContent = taskText || $("task-input").value;
-  $("timeline").replaceChildren();
-  $("result").hidden = true;
-  $("task-error").hidden = true;
+  if (ui.taskId !== taskId) {
+    ui.taskId = taskId;
+    $("idle-hint").hidden = true;
+    $("task-head").hidden = false;
+    $("task-title").textContent = "";
+    $("timeline").replaceChildren();
+    $("result").hidden = true;
+    $("task-error").hidden = true;
+    if (!taskText) fetchTitle(taskId);
+  }
+  if (taskText) {
+    $("task-title").textContent = taskText;
+    $("task-title").title = taskText;
+  }
 }
 
 function onPush(message) {
@@ -179,12 +210,32 @@ function onPush(message) {
   }
 }
 
-function showResult(result) {
-  if (!result) return;
-  const box = $("result");
+// The outcome, said once: a failure's text is already the last error card, so that card steps aside and
+// the result box (which stays in view) says it, with the remedy for a popup user.
+function paintResult(prefix, result, timeline) {
+  const box = $(prefix);
+  if (!result) {
+    box.hidden = true;
+    return;
+  }
+  const text = result.data ? String(result.data) : "";
   box.hidden = false;
   box.className = `result ${result.success ? "ok" : "failed"}`;
-  box.textContent = result.data ? String(result.data) : (result.success ? "Done." : "The task did not succeed.");
+  const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
+    : text ? Timeline.failure(text) : { headline: t("resultFailed"), remedy: "", detail: "" };
+  $(`${prefix}-text`).textContent = said.headline;
+  $(`${prefix}-remedy`).textContent = said.remedy;
+  $(`${prefix}-remedy`).hidden = !said.remedy;
+  $(`${prefix}-detail-text`).textContent = said.detail;
+  $(`${prefix}-details`).hidden = !said.detail;
+  for (const card of timeline.querySelectorAll(".card-error")) card.hidden = !result.success && card.dataset.message === text;
+}
+
+function showResult(result) {
+  if (!result) return;
+  paintResult("result", result, $("timeline"));
+  // the box is sticky, so it is in view already; scroll to the end so it covers no card either
+  if (!$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
 async function currentTargetTab() {
@@ -194,7 +245,7 @@ async function currentTargetTab() {
     try {
       return await chrome.tabs.get(tabId);
     } catch (_) {
-      return { id: tabId, title: `tab ${tabId}`, url: "" };
+      return { id: tabId, title: t("tabNumber", tabId), url: "" };
     }
   }
   const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
@@ -204,8 +255,26 @@ async function currentTargetTab() {
 async function showTargetTab() {
   const tab = await currentTargetTab();
   ui.targetTabId = tab ? tab.id : null;
-  $("target-tab").textContent = tab ? `on: ${tab.title || tab.url || `tab ${tab.id}`}` : "no tab to work on";
+  $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", tab.id)) : t("noTab");
   $("target-tab").title = tab ? tab.url || "" : "";
+}
+
+function errorText(error) {
+  const key = ERROR_CODES[error.code];
+  return key ? t(key) : error.message || String(error);
+}
+
+async function startTask(task, tabId) {
+  $("task-error").hidden = true;
+  const { taskId } = await ask("task.start", { task, tabId, source: "popup" });
+  adoptTask(taskId, task);
+  if (ui.status === null || TERMINAL.has(ui.status)) setStatus("running");
+  return taskId;
+}
+
+function startFailed(error) {
+  showError("task-error", error);
+  $("nav-settings").classList.toggle("attention", error.code === "not_configured");
 }
 
 $("task-form").addEventListener("submit", async (event) => {
@@ -214,15 +283,12 @@ $("task-form").addEventListener("submit", async (event) => {
   if (!task) return;
   $("task-error").hidden = true;
   if (ui.targetTabId === null) await showTargetTab();
-  if (ui.targetTabId === null) return showError("task-error", new Error("There is no tab to work on."));
+  if (ui.targetTabId === null) return showError("task-error", new Error(t("noTab")));
   $("run").disabled = true;
   try {
-    const { taskId } = await ask("task.start", { task, tabId: ui.targetTabId, source: "popup" });
-    adoptTask(taskId, task);
-    if (ui.status === null || TERMINAL.has(ui.status)) setStatus("running");
+    await startTask(task, ui.targetTabId);
   } catch (error) {
-    showError("task-error", error);
-    $("nav-settings").classList.toggle("attention", error.code === "not_configured");
+    startFailed(error);
   } finally {
     $("run").disabled = !ui.connected;
   }
@@ -260,7 +326,7 @@ for (const button of document.querySelectorAll("nav .nav")) {
 }
 
 function showError(id, error) {
-  $(id).textContent = error.message || String(error);
+  $(id).textContent = errorText(error);
   $(id).hidden = false;
 }
 
@@ -269,10 +335,11 @@ function fillSettings(settings) {
   $("set-base-url").value = settings.baseURL || "";
   $("set-model").value = settings.model || "";
   $("set-api-key").value = "";
-  $("set-api-key").placeholder = settings.apiKeySet ? settings.apiKeyHint || "set" : "not set";
+  $("set-api-key").placeholder = settings.apiKeySet ? settings.apiKeyHint || t("keySetShort") : t("keyNotSet");
   $("api-key-hint").textContent = settings.apiKeySet
-    ? `Key set (${settings.apiKeyHint || "hidden"}). Type a new one to replace it.`
-    : "No key set. It is kept by the local host, never in the browser.";
+    ? t("keySetHint", settings.apiKeyHint || t("keyHidden"))
+    : t("keyNotSetHint");
+  $("clear-key").hidden = !settings.apiKeySet;
   $("set-max-steps").value = settings.maxSteps ?? "";
   if (settings.maxStepsLimit) $("set-max-steps").max = settings.maxStepsLimit; // the host's one limit
   $("set-language").value = settings.language || "en-US";
@@ -281,6 +348,7 @@ function fillSettings(settings) {
 async function loadSettings() {
   $("settings-error").hidden = true;
   $("settings-saved").textContent = "";
+  $("test-result").hidden = true;
   $("settings-form").dataset.loaded = "false";
   try {
     fillSettings(await ask("settings.get"));
@@ -290,9 +358,19 @@ async function loadSettings() {
   }
 }
 
+async function saveSettings(fields, savedText) {
+  $("settings-error").hidden = true;
+  $("settings-saved").textContent = "";
+  try {
+    fillSettings(await ask("settings.set", fields));
+    $("settings-saved").textContent = savedText;
+  } catch (error) {
+    showError("settings-error", error);
+  }
+}
+
 $("settings-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  $("settings-error").hidden = true;
   const fields = {
     baseURL: $("set-base-url").value.trim(),
     model: $("set-model").value.trim(),
@@ -302,23 +380,82 @@ $("settings-form").addEventListener("submit", async (event) => {
   if (maxSteps) fields.maxSteps = Number(maxSteps);
   const apiKey = $("set-api-key").value.trim();
   if (apiKey) fields.apiKey = apiKey;
+  await saveSettings(fields, t("saved"));
+});
+
+// An empty key clears it (PROTOCOL.md settings.set).
+$("clear-key").addEventListener("click", () => saveSettings({ apiKey: "" }, t("keyCleared")));
+
+// Test connection: what the form holds now (saved or not); the host fills in the saved values for what is
+// left empty and says what works or exactly what does not.
+$("settings-test").addEventListener("click", async () => {
+  const button = $("settings-test");
+  const box = $("test-result");
+  button.disabled = true;
+  box.hidden = false;
+  box.className = "test-result testing";
+  box.dataset.state = "testing";
+  $("test-headline").textContent = t("testing");
+  $("test-remedy").hidden = $("test-detail").hidden = true;
+  const fields = {};
+  for (const [id, key] of [["set-base-url", "baseURL"], ["set-model", "model"], ["set-api-key", "apiKey"]]) {
+    const value = $(id).value.trim();
+    if (value) fields[key] = value;
+  }
   try {
-    fillSettings(await ask("settings.set", fields));
-    $("settings-saved").textContent = "Saved.";
+    showTestResult(await ask("settings.test", fields));
   } catch (error) {
-    showError("settings-error", error);
+    showTestResult({ ok: false, problem: "request", message: errorText(error) });
+  } finally {
+    button.disabled = false;
   }
 });
 
-// --- past tasks ---------------------------------------------------------------------------------------------
-function formatTime(value) {
-  if (!value) return "";
-  const date = new Date(typeof value === "number" && value < 1e12 ? value * 1000 : value);
-  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString();
+function showTestResult(outcome) {
+  const box = $("test-result");
+  box.className = `test-result ${outcome.ok ? "ok" : "failed"}`;
+  box.dataset.state = outcome.ok ? "ok" : "failed";
+  box.dataset.problem = outcome.problem || "";
+  const model = outcome.model || "";
+  let headline;
+  let remedy = "";
+  let detail = outcome.detail || "";
+  if (outcome.ok) {
+    headline = t("testOk", outcome.baseURL, model);
+    if (outcome.modelListed === false) detail = t("testNotListed", model);
+  } else if (outcome.problem === "request") {
+    headline = outcome.message;
+  } else {
+    const subs = { unreachable: [outcome.baseURL], timeout: [outcome.baseURL], key_refused: [outcome.status ?? ""],
+      not_openai: [outcome.baseURL], model_unknown: [model], rejected: [outcome.status ?? ""], not_configured: [] };
+    headline = subs[outcome.problem] ? t(`test_${outcome.problem}`, ...subs[outcome.problem]) : outcome.message;
+    remedy = subs[outcome.problem] ? t(`testFix_${outcome.problem}`) : "";
+    if (outcome.problem === "model_unknown" && outcome.models && outcome.models.length) {
+      detail = t("testModelsOffered", outcome.models.slice(0, 8).join(", "));
+    }
+  }
+  $("test-headline").textContent = headline;
+  $("test-remedy").textContent = remedy;
+  $("test-remedy").hidden = !remedy;
+  $("test-detail").textContent = detail;
+  $("test-detail").hidden = !detail;
 }
 
-function plural(count, noun) {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+// --- past tasks ---------------------------------------------------------------------------------------------
+// startedAt / endedAt are epoch milliseconds (store/tasks.py TaskSummary.to_wire).
+function formatTime(ms) {
+  if (!Number.isFinite(ms)) return "";
+  return new Date(ms).toLocaleString(I18n.language, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function count(value, one, many) {
+  return value === 1 ? t(one, value) : t(many, value);
+}
+
+function pastMeta(row) {
+  const parts = [formatTime(row.startedAt), count(row.steps ?? 0, "stepsOne", "stepsMany")];
+  if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
+  return parts.filter(Boolean).join(" · ");
 }
 
 async function loadPast() {
@@ -331,13 +468,13 @@ async function loadPast() {
       const li = Timeline.el("li", "past-item");
       li.dataset.taskId = row.taskId;
       li.tabIndex = 0;
-      li.append(
-        Timeline.el("span", `pill status-${row.status}`, row.status),
-        Timeline.el("span", "past-task", row.task),
-        Timeline.el("span", "past-meta muted",
-          `${formatTime(row.startedAt)} · ${plural(row.steps ?? 0, "step")}${row.totalTokens ? ` · ${plural(row.totalTokens, "token")}` : ""}`),
-      );
+      const pill = Timeline.el("span");
+      paintPill(pill, row.status);
+      const task = Timeline.el("span", "past-task", row.task);
+      task.title = row.task;
+      li.append(pill, task, Timeline.el("span", "past-meta muted", pastMeta(row)));
       li.addEventListener("click", () => openPast(row.taskId));
+      li.addEventListener("keydown", (event) => { if (event.key === "Enter") openPast(row.taskId); });
       return li;
     });
     $("past-list").replaceChildren(...items);
@@ -350,14 +487,19 @@ async function loadPast() {
 async function openPast(taskId) {
   $("past-error").hidden = true;
   try {
-    const { task, events } = await ask("history.get", { taskId });
+    const { task, result, events } = await ask("history.get", { taskId });
     const row = task && typeof task === "object" ? task : { task, status: "" };
-    ui.pastTaskId = taskId;
+    ui.pastTaskId = row.taskId || taskId;
+    ui.pastTask = { task: row.task || "", url: row.url || "" };
     $("past-title").textContent = row.task || "";
-    $("past-status").textContent = row.status || "";
-    $("past-status").className = `pill status-${row.status}`;
+    $("past-title").title = row.task || "";
+    paintPill($("past-status"), row.status);
+    $("past-meta").textContent = pastMeta(row);
     Timeline.render($("past-timeline"), events);
-    $("past-delete").textContent = "Delete";
+    paintResult("past-result", pastResult(row, result), $("past-timeline"));
+    $("past-delete").textContent = t("delete");
+    $("past-delete").dataset.armed = "false";
+    $("past-rerun-new").hidden = !/^(https?|file):/.test(ui.pastTask.url);
     $("past-list-wrap").hidden = true;
     $("past-detail").hidden = false;
   } catch (error) {
@@ -365,6 +507,37 @@ async function openPast(taskId) {
   }
 }
 
+// The stored result ({success, data}) of a task that ended; a task with none (interrupted) has none to show.
+function pastResult(row, result) {
+  if (result && typeof result === "object" && (result.data || typeof result.success === "boolean")) {
+    return { success: result.success === true, data: result.data };
+  }
+  if (row.resultText) return { success: row.success === true, data: row.resultText };
+  return null;
+}
+
+// Rerun: the same task text, on the tab this popup works on, or on a new tab opened at the task's page.
+async function rerun(newTab) {
+  if (!ui.pastTask) return;
+  $("past-error").hidden = true;
+  try {
+    let tabId = ui.targetTabId;
+    // Opened in the background: bringing a tab forward closes the toolbar popup, so that waits until the
+    // task has started (the host has it then; input into a background tab is slow, so it does come forward).
+    if (newTab) tabId = (await chrome.tabs.create({ url: ui.pastTask.url, active: false })).id;
+    if (tabId === null) throw new Error(t("noTab"));
+    $("task-input").value = ui.pastTask.task;
+    showView("task");
+    await startTask(ui.pastTask.task, tabId);
+    if (newTab) await chrome.tabs.update(tabId, { active: true });
+  } catch (error) {
+    showView("task");
+    startFailed(error);
+  }
+}
+
+$("past-rerun").addEventListener("click", () => rerun(false));
+$("past-rerun-new").addEventListener("click", () => rerun(true));
 $("past-back").addEventListener("click", loadPast);
 
 $("past-export").addEventListener("click", async () => {
@@ -385,10 +558,12 @@ $("past-export").addEventListener("click", async () => {
 // Two clicks to delete: no confirm() dialog, which would block the popup.
 $("past-delete").addEventListener("click", async () => {
   const button = $("past-delete");
-  if (button.textContent !== "Really delete?") {
-    button.textContent = "Really delete?";
+  if (button.dataset.armed !== "true") {
+    button.dataset.armed = "true";
+    button.textContent = t("reallyDelete");
     return;
   }
+  button.dataset.armed = "false";
   try {
     await ask("history.delete", { taskId: ui.pastTaskId });
     await loadPast();
@@ -397,6 +572,7 @@ $("past-delete").addEventListener("click", async () => {
   }
 });
 
+I18n.apply();
 connectWorker();
 showView("task");
 showTargetTab();

@@ -12,7 +12,7 @@ const DISPATCHED_INPUT_LIMIT = 1000;
 // What the popup may ask the host. Everything else (cdp.*, tabs.*) flows host → extension only.
 const POPUP_REQUEST_TYPES = new Set([
   "ping", "task.start", "task.stop", "task.get",
-  "settings.get", "settings.set",
+  "settings.get", "settings.set", "settings.test",
   "history.list", "history.get", "history.export", "history.delete",
 ]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result"]);

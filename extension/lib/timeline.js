@@ -1,7 +1,10 @@
-// Rendering of page-agent-shaped history events and activities as timeline cards (no frameworks).
+// Rendering of page-agent-shaped history events and activities as timeline cards (no frameworks), and
+// the one way the popup words a failure: what went wrong, and what to do about it in the popup.
 "use strict";
 
 const Timeline = (() => {
+  const t = I18n.t;
+
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
@@ -35,38 +38,60 @@ const Timeline = (() => {
     parent.append(row);
   }
 
+  // A retry event counts page-agent's way (retry n of maxAttempts retries); the popup counts tries, as
+  // the final "failed 4 times" does: retry 1 of 3 is try 1 of 4 having failed.
+  function tries(attempt, maxAttempts) {
+    const failed = Number.isFinite(attempt) ? attempt : 0;
+    const total = Number.isFinite(maxAttempts) ? maxAttempts + 1 : "?";
+    return [failed, total];
+  }
+
+  function seconds(ms) {
+    return Math.max(0, Math.round(ms / 100) / 10);
+  }
+
   function renderEvent(event) {
     switch (event && event.type) {
       case "step": {
-        const li = card("step", `Step ${(event.stepIndex ?? 0) + 1}`);
+        const li = card("step", t("cardStep", (event.stepIndex ?? 0) + 1));
         const reflection = event.reflection || {};
         const action = event.action || {};
-        line(li, "goal", "Goal", reflection.next_goal ?? reflection.nextGoal);
-        line(li, "action", "Action", `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
-        line(li, "output", "Result", short(action.output));
-        const evaluation = reflection.evaluation_previous_goal ?? reflection.evaluationPreviousGoal;
-        if (evaluation) line(li, "eval muted", "Eval", evaluation);
+        line(li, "goal", t("cardGoal"), reflection.next_goal);
+        line(li, "action", t("cardAction"), `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
+        line(li, "output", t("cardResult"), short(action.output));
+        if (reflection.evaluation_previous_goal) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
         return li;
       }
       case "observation": {
-        const li = card("observation", "Observation");
+        const li = card("observation", t("cardObservation"));
         li.append(el("div", "card-text", short(event.content, 500)));
         return li;
       }
       case "retry": {
-        const li = card("retry", `Retry ${event.attempt ?? "?"} of ${event.maxAttempts ?? "?"}`);
+        const li = card("retry", t("cardTryFailed", ...tries(event.attempt, event.maxAttempts)));
         li.append(el("div", "card-text", short(event.message, 500)));
         return li;
       }
       case "error": {
-        const li = card("error", "Error");
+        const li = card("error", t("cardError"));
+        li.dataset.message = event.message || "";
         li.append(el("div", "card-text", short(event.message, 800)));
         return li;
       }
       case "user_takeover": {
-        const li = card("user_takeover", "You took over");
-        const parts = [event.note, event.summary].filter(Boolean);
-        if (parts.length) li.append(el("div", "card-text", short(parts.join(" — "), 500)));
+        // agent/types.py UserTakeoverEvent: actions [{description, …}], startedAt/endedAt (epoch ms), note
+        const took = Number.isFinite(event.startedAt) && Number.isFinite(event.endedAt)
+          ? t("tookOverFor", seconds(event.endedAt - event.startedAt)) : t("tookOver");
+        const li = card("user_takeover", took);
+        const actions = Array.isArray(event.actions) ? event.actions : [];
+        if (actions.length) {
+          const list = el("ul", "card-actions");
+          for (const action of actions.slice(-8)) {
+            list.append(el("li", "", short(action && typeof action === "object" ? action.description || action : action, 160)));
+          }
+          li.append(list);
+        }
+        if (event.note) line(li, "note", t("cardNote"), short(event.note, 500));
         return li;
       }
       default: {
@@ -80,11 +105,12 @@ const Timeline = (() => {
   function activityText(activity) {
     if (!activity) return "";
     switch (activity.type) {
-      case "thinking": return "Thinking…";
-      case "executing": return `Executing ${activity.tool}${activity.input !== undefined ? ` (${describeInput(activity.input)})` : ""}`;
-      case "executed": return `Done ${activity.tool}${activity.duration !== undefined ? ` in ${Math.round(activity.duration)} ms` : ""}`;
-      case "retrying": return `Retrying ${activity.attempt} of ${activity.maxAttempts}…`;
-      case "error": return `Error: ${activity.message}`;
+      case "thinking": return t("activityThinking");
+      case "executing": return t("activityExecuting", `${activity.tool}${activity.input !== undefined ? ` (${describeInput(activity.input)})` : ""}`);
+      // agent/types.py ExecutedActivity.duration: milliseconds
+      case "executed": return t("activityExecuted", activity.tool, Math.round(activity.duration ?? 0));
+      case "retrying": return t("activityRetrying", ...tries(activity.attempt + 1, activity.maxAttempts));
+      case "error": return t("activityError", activity.message);
       default: return "";
     }
   }
@@ -93,5 +119,29 @@ const Timeline = (() => {
     list.replaceChildren(...(events || []).map(renderEvent));
   }
 
-  return { renderEvent, activityText, render, el, short };
+  // What went wrong, as the popup says it: a headline and the remedy where the user is (Settings), in the
+  // user's language; the host's own full text goes under Details. Recognised by the causes the host names
+  // (HTTP status, an unreachable URL), never by its remedy wording. Unknown failures show the host's text.
+  const FAILURES = [
+    { kind: "key", test: /refused the API key|HTTP 40[13]\b/ },
+    { kind: "quota", test: /no quota left|insufficient_quota/i },
+    { kind: "unreachable", test: /could not reach|connection (error|refused)|no reply within|timed? ?out/i },
+    { kind: "notFound", test: /HTTP 404\b|Not found \(/ },
+    { kind: "context", test: /too long for the model|context window/i },
+    { kind: "maxSteps", test: /Step count exceeded maximum limit/ },
+  ];
+
+  // The host's remedy sentences name a terminal's ways (commands, environment variables, flags); the popup
+  // says its own remedy instead, so Details keep only the cause.
+  const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
+
+  function failure(text) {
+    const message = String(text || "");
+    const known = FAILURES.find((entry) => entry.test.test(message));
+    if (!known) return { kind: "other", headline: message, remedy: "", detail: "" };
+    const kind = known.kind;
+    return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message.replace(HOST_REMEDY, ".") };
+  }
+
+  return { renderEvent, activityText, render, el, short, failure };
 })();

@@ -100,22 +100,39 @@ class PopupPage:
             )
         )
 
-    async def cards(self) -> list[dict[str, str]]:
-        """The timeline as the user sees it: one dict per card (its type and visible text)."""
+    async def cards(self, timeline: str = "#timeline") -> list[dict[str, str]]:
+        """The timeline as the user sees it: one dict per shown card (its type and visible text)."""
         return await self.js(
-            "[...document.querySelectorAll('#timeline .card')]"
+            f"[...document.querySelectorAll({js_string(timeline + ' .card')})].filter(c => !c.hidden)"
             ".map(c => ({type: c.dataset.type, text: c.innerText}))"
         )
+
+    async def in_view(self, selector: str) -> bool:
+        """Whether the element is shown and wholly inside the popup's viewport (not scrolled away)."""
+        return bool(await self.js(
+            f"(() => {{ const el = document.querySelector({js_string(selector)});"
+            " if (!el || el.closest('[hidden]')) return false; const r = el.getBoundingClientRect();"
+            " const header = document.querySelector('header').getBoundingClientRect().bottom;"
+            " const covered = el.closest('header, .sticky-head') ? 0 : header;"
+            " return r.height > 0 && r.top >= covered - 1 && r.bottom <= innerHeight + 1; })()"
+        ))
+
+    async def size(self, width: int, height: int) -> None:
+        """Give the page the toolbar popup's size (Chromium caps a popup at 800x600)."""
+        await self.tab.send("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False,
+        })
 
     async def wait_for(self, expression: str, what: str, timeout: float = READY_TIMEOUT) -> Any:
         return await wait_until(lambda: self.js(expression), what, timeout)
 
-    async def screenshot(self, path: Path) -> None:
+    async def screenshot(self, path: Path, max_height: int = 900) -> None:
+        """The popup at its content's height up to `max_height` (600: the toolbar popup's own limit)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         height = await self.js("Math.max(document.body.scrollHeight, 320)")
         try:  # a popup opened as a page gets a popup's size; the real toolbar popup has its own already
             await self.tab.send("Emulation.setDeviceMetricsOverride", {
-                "width": 400, "height": int(min(height, 900)), "deviceScaleFactor": 1, "mobile": False,
+                "width": 400, "height": int(min(height, max_height)), "deviceScaleFactor": 1, "mobile": False,
             })
         except CDPError:
             pass
@@ -264,6 +281,7 @@ async def start_harness(
     extra_env: dict[str, str] | None = None,
     headless: bool = True,
     debugger_infobar: bool = False,
+    browser_args: list[str] | None = None,
 ) -> Harness:
     home, tabpilot_home, profile = base / "home", base / "tabpilot-home", base / "profile"
     for path in (home, tabpilot_home, profile):
@@ -277,7 +295,8 @@ async def start_harness(
         headless=headless,
         user_data_dir=profile,
         extension_dir=EXTENSION_DIR,
-        extra_args=["--window-position=0,0"] if debugger_infobar else ["--silent-debugger-extension-api"],
+        extra_args=(["--window-position=0,0"] if debugger_infobar else ["--silent-debugger-extension-api"])
+        + (browser_args or []),
         env=env,
         log_path=str(chromium_log),
     )
@@ -407,7 +426,7 @@ class VirtualScreen:
 
 
 # --- driving a task from the popup, and reading the record -------------------------------------------------
-SCREENS = Path("/tmp/tabpilot-screens")
+SCREENS = Path(os.environ.get("TABPILOT_SCREENS", "/tmp/tabpilot-screens"))  # the popup screenshots
 API_KEY = "sk-test-e2e-secret-7f3abcd1234"
 TASK_TIMEOUT = 60.0
 
@@ -423,7 +442,8 @@ async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None =
     await popup.fill("#set-max-steps", "12")
     await popup.js("document.getElementById('settings-saved').textContent = ''")
     await popup.click("#settings-save")
-    await popup.wait_for("document.getElementById('settings-saved').textContent === 'Saved.'", "settings to save")
+    # "Saved." in any of the popup's languages
+    await popup.wait_for("document.getElementById('settings-saved').textContent !== ''", "settings to save")
     if screenshot:
         await popup.screenshot(SCREENS / screenshot)
     await popup.click("#nav-task")

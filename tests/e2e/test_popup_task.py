@@ -212,7 +212,7 @@ async def test_detached_debugger_ends_the_task_stopped(harness: Harness, llm: Sc
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-async def test_a_retry_and_then_a_refused_key_show_as_cards_and_the_task_ends_in_error(
+async def test_a_retry_and_then_a_refused_key_say_it_once_with_the_popup_remedy(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
     llm.add(
@@ -222,12 +222,23 @@ async def test_a_retry_and_then_a_refused_key_show_as_cards_and_the_task_ends_in
     popup = await start_task(harness, form_tab, llm, "Tick the terms box")
     assert await wait_status(popup, "completed", "error", "stopped") == "error"
     cards = [c for c in await popup.cards() if c["type"] != "observation"]  # e.g. "page navigated"
-    assert [c["type"] for c in cards] == ["retry", "error"], cards
-    assert "retry 1 of" in cards[0]["text"].lower() and "AgentOutput" in cards[0]["text"]
-    assert "API key" in cards[1]["text"] and "Settings" in cards[1]["text"]  # where a popup user fixes it
+    # the refusal is said once, in the result box: the error card with the same words steps aside
+    assert [c["type"] for c in cards] == ["retry"], cards
+    # tries are counted one way: try 1 of 4 (1 + 3 retries), as "failed 4 times" counts them
+    assert cards[0]["text"].lower().startswith("try 1 of 4 failed") and "AgentOutput" in cards[0]["text"]
+    assert await popup.in_view("#result")
+    assert await popup.text("#result-text") == "The model provider refused the API key."
+    assert await popup.text("#result-remedy") == "Open Settings, enter the right API key and press Test connection."
+    shown = await popup.js("document.body.innerText")
+    assert shown.count("refused the API key") == 1, shown
+    for cli_only in ("OPENAI_API_KEY", "--api-key", "tabpilot config"):  # a terminal's remedies, not a popup's
+        assert cli_only not in shown, shown
+    details = await popup.js("document.getElementById('result-detail-text').textContent")  # under Details
+    assert "HTTP 401" in details and "Incorrect API key provided" in details, details  # the cause, as said
+    assert not any(cli_only in details for cli_only in ("OPENAI_API_KEY", "--api-key", "tabpilot config")), details
     assert not await popup.visible("#activity")
     assert await popup.visible("#run") and not await popup.visible("#stop")
-    await popup.screenshot(SCREENS / "retry-then-error.png")
+    await popup.screenshot(SCREENS / "error-key-refused.png", max_height=600)
     row = task_row(harness, await popup_task_id(popup))
     assert row["status"] == "error"
     assert [e["type"] for e in row["events"] if e["type"] != "observation"] == ["retry", "error"]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         HistoryGet,
         HistoryList,
         SettingsSet,
+        SettingsTest,
         TaskStart,
     )
 
@@ -70,6 +71,7 @@ class NativeHost:
             "task.get": self._task_get,
             "settings.get": self._settings_get,
             "settings.set": self._settings_set,
+            "settings.test": self._settings_test,
             "history.list": self._history_list,
             "history.get": self._history_get,
             "history.export": self._history_export,
@@ -253,6 +255,15 @@ class NativeHost:
         except SettingsError as exc:
             raise RequestFailed(str(exc), "bad_request") from exc
         return _settings_reply(public_view(settings))
+
+    async def _settings_test(self, request: SettingsTest) -> dict[str, Any]:
+        from ..llm.probe import probe_settings
+        from ..store.settings import SettingsError
+
+        try:
+            return (await probe_settings(request.base_url, request.model, request.api_key)).to_wire()
+        except SettingsError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
 
     async def _history_list(self, request: HistoryList) -> dict[str, Any]:
         return {"tasks": [summary.to_wire() for summary in self.store.list_tasks(request.limit)]}

@@ -73,6 +73,15 @@ class SettingsSet(Request):
     language: str | None = None
 
 
+class SettingsTest(Request):
+    """Test connection: the form's values as typed; what is left out comes from the saved settings."""
+
+    type: Literal["settings.test"]
+    base_url: str | None = Field(None, alias="baseURL")
+    model: str | None = None
+    api_key: str | None = Field(None, alias="apiKey", repr=False)
+
+
 class HistoryList(Request):
     type: Literal["history.list"]
     limit: int = Field(50, ge=1, le=1000)
@@ -135,6 +144,7 @@ Incoming = Annotated[
     | TaskGet
     | SettingsGet
     | SettingsSet
+    | SettingsTest
     | HistoryList
     | HistoryGet
     | HistoryExport

@@ -1,0 +1,279 @@
+"""The popup as a new user reads it (issue 8): Settings that show examples and test the connection, one
+message with the popup's remedy when a task fails, the status and the outcome kept in view over a long
+timeline, past tasks with their answer and Rerun, and a popup that did not start the running task.
+Everything is asserted on what the popup shows; screenshots go to $TABPILOT_SCREENS."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from e2e_support import (
+    API_KEY,
+    SCREENS,
+    Harness,
+    PopupPage,
+    act_on,
+    agent_output,
+    configure,
+    done,
+    popup_task_id,
+    run_in_popup,
+    start_task,
+    task_row,
+    wait_status,
+)
+
+from tabpilot.agent.types import ExecutedActivity, UserTakeoverEvent
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+async def open_settings(popup: PopupPage) -> None:
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
+
+
+async def press_test_connection(popup: PopupPage) -> dict[str, str]:
+    """Press Test connection; what the popup then says."""
+    await popup.click("#settings-test")
+    await popup.wait_for("['ok', 'failed'].includes(document.getElementById('test-result').dataset.state)",
+                         "the connection test's outcome")
+    return {
+        "state": await popup.js("document.getElementById('test-result').dataset.state"),
+        "headline": await popup.text("#test-headline"),
+        "remedy": await popup.text("#test-remedy") if await popup.visible("#test-remedy") else "",
+        "detail": await popup.text("#test-detail") if await popup.visible("#test-detail") else "",
+    }
+
+
+async def test_settings_show_examples_test_the_connection_and_clear_the_key(
+    harness: Harness, llm: ScriptedLLMServer
+) -> None:
+    popup = await harness.open_popup()
+    await open_settings(popup)
+    # nothing is set yet, and the placeholders say they are examples, not values
+    assert await popup.js("document.getElementById('set-base-url').value") == ""
+    assert await popup.js("document.getElementById('set-base-url').placeholder") == "e.g. https://api.openai.com/v1"
+    assert await popup.js("document.getElementById('set-model').placeholder") == "e.g. gpt-4.1-mini"
+    assert not await popup.visible("#clear-key")  # no key to clear
+    await popup.screenshot(SCREENS / "settings-empty.png")
+
+    # what is typed is tested, before it is saved
+    await popup.fill("#set-base-url", llm.base_url)
+    await popup.fill("#set-model", "scripted")
+    await popup.fill("#set-api-key", API_KEY)
+    llm.add(Text("OK"))
+    ok = await press_test_connection(popup)
+    assert ok["state"] == "ok", ok
+    assert ok["headline"] == f"OK: {llm.base_url} answers for the model scripted.", ok
+    assert llm.headers[-1]["authorization"] == f"Bearer {API_KEY}"  # the typed key went to the typed endpoint
+    await popup.screenshot(SCREENS / "settings-test-ok.png")
+
+    # a closed port: the URL is what is wrong, and where to fix it
+    await popup.fill("#set-base-url", closed_port_url())
+    unreachable = await press_test_connection(popup)
+    assert unreachable["state"] == "failed" and unreachable["headline"].startswith("Nothing answers at http://127.0.0.1:")
+    assert unreachable["remedy"] == "Check the Base URL in Settings, and that the server is running."
+
+    # a refused key
+    await popup.fill("#set-base-url", llm.base_url)
+    llm.add(HTTPError(401, "Incorrect API key provided", type="invalid_request_error"))
+    refused = await press_test_connection(popup)
+    assert refused["headline"] == "The API key was refused (HTTP 401).", refused
+    assert refused["remedy"] == "Enter the right API key for this endpoint, then test again."
+
+    # a model the endpoint does not know, and what it does offer
+    await popup.fill("#set-model", "gpt-nope")
+    llm.add(HTTPError(404, "The model `gpt-nope` does not exist", code="model_not_found", type="invalid_request_error"))
+    unknown = await press_test_connection(popup)
+    assert unknown["headline"] == "The endpoint does not know the model gpt-nope.", unknown
+    assert unknown["remedy"] == "Check the Model name in Settings."
+    assert unknown["detail"] == "Models it offers: scripted"
+    await popup.screenshot(SCREENS / "settings-test-model-unknown.png")
+    assert API_KEY not in await popup.js("document.documentElement.outerHTML")
+
+    # save, then clear the key: the host forgets it
+    await popup.fill("#set-model", "scripted")
+    await popup.click("#settings-save")
+    await popup.wait_for("document.getElementById('settings-saved').textContent === 'Saved.'", "settings to save")
+    assert await popup.visible("#clear-key")
+    assert API_KEY[-4:] in await popup.text("#api-key-hint")
+    await popup.click("#clear-key")
+    await popup.wait_for("document.getElementById('settings-saved').textContent === 'Key cleared.'", "the key to clear")
+    assert await popup.text("#api-key-hint") == "No key set. It is kept by the local host, never in the browser."
+    assert not await popup.visible("#clear-key")
+    assert not [p for p in harness.tabpilot_home.rglob("*") if p.is_file() and API_KEY in p.read_text(errors="replace")]
+    # and a reopened Settings agrees (the saved state, not the form's)
+    await popup.click("#nav-task")
+    await open_settings(popup)
+    assert await popup.js("document.getElementById('set-api-key').placeholder") == "not set"
+    assert await popup.js("document.getElementById('set-base-url').value") == llm.base_url
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_an_unreachable_endpoint_says_check_the_base_url_once_counting_tries_one_way(
+    harness: Harness, form_tab: Tab
+) -> None:
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, closed_port_url())
+    await run_in_popup(popup, "Tick the terms box")
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    tries = [c["text"].splitlines()[0] for c in await popup.cards() if c["type"] == "retry"]
+    assert tries == ["TRY 1 OF 4 FAILED", "TRY 2 OF 4 FAILED", "TRY 3 OF 4 FAILED"], tries  # CSS upper-cases
+    assert not [c for c in await popup.cards() if c["type"] == "error"]  # said once: in the result box
+    assert await popup.text("#result-text") == "The model's server could not be reached."
+    assert (await popup.text("#result-remedy")).startswith("Check the Base URL in Settings")
+    details = await popup.js("document.getElementById('result-detail-text').textContent")
+    assert "failed 4 time(s)" in details and "could not reach" in details  # the same count as the cards
+    assert await popup.in_view("#result") and await popup.in_view("#task-status")
+    await popup.screenshot(SCREENS / "error-unreachable.png", max_height=600)
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    problems: list[str] = []
+    names = [f"Ada Lovelace {n}" for n in range(1, 10)]
+    llm.add(*[act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=name)
+              for n, name in enumerate(names, 1)])
+    llm.add(Delay(1.5, then=done("Typed the name nine times; the last one stands: Ada Lovelace 9.")))
+    popup = await harness.open_popup(form_tab)
+    await popup.size(400, 600)  # the toolbar popup's height limit
+    await configure(popup, llm.base_url)
+    await popup.size(400, 600)
+    await run_in_popup(popup, "Type the name nine times")
+    await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 9", "nine step cards")
+    assert await popup.js("document.documentElement.scrollHeight > innerHeight + 300")  # it did scroll
+    assert await popup.in_view("#task-status") and await popup.in_view("#task-title")
+    assert await popup.text("#task-status") == "running"
+    await popup.screenshot(SCREENS / "running-long.png", max_height=600)
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+    assert await popup.in_view("#task-status") and await popup.in_view("#result")
+    assert await popup.text("#result-text") == "Typed the name nine times; the last one stands: Ada Lovelace 9."
+    await popup.screenshot(SCREENS / "completed-long.png", max_height=600)
+    assert await form_tab.evaluate("document.getElementById('name').value") == "Ada Lovelace 9"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    answer = "The page is a newsletter signup form."
+    usage = {"prompt_tokens": 12000, "completion_tokens": 345, "total_tokens": 12345}
+    llm.add(ToolCall("AgentOutput", agent_output("Report", {"done": {"text": answer, "success": True}}), usage=usage))
+    popup = await start_task(harness, form_tab, llm, "Say what this page is")
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    first_id = await popup_task_id(popup)
+
+    await popup.click("#nav-past")
+    await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\")",
+                         "the past tasks list")
+    row = await popup.js(f"document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\").innerText")
+    assert "12,345 tokens" in row, row  # thousands separated
+    # every title starts at the same x, whatever the width of the status word before it
+    lefts = await popup.js(
+        "[...document.querySelectorAll('#past-list .past-task')].map(e => e.getBoundingClientRect().left)"
+    )
+    assert len(set(lefts)) == 1, lefts
+    await popup.screenshot(SCREENS / "past-list.png")
+
+    await popup.click(f"#past-list .past-item[data-task-id='{first_id}']")
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+    assert await popup.text("#past-title") == "Say what this page is"
+    assert await popup.text("#past-result-text") == answer  # the final answer, not only the steps
+    assert await popup.visible("#past-rerun") and await popup.visible("#past-rerun-new")
+    await popup.screenshot(SCREENS / "past-detail.png")
+
+    # Rerun here: the same task on the tab this popup works on
+    llm.add(done("Still a signup form."))
+    await popup.click("#past-rerun")
+    await popup.wait_for(f"ui.taskId && ui.taskId !== {json.dumps(first_id)}", "the rerun to start")
+    assert await popup.js("document.body.dataset.view") == "task"
+    assert await popup.text("#task-title") == "Say what this page is"
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    assert await popup.text("#result-text") == "Still a signup form."
+    rerun = task_row(harness, await popup_task_id(popup))
+    assert rerun["task"] == "Say what this page is" and rerun["url"] == await form_tab.url()
+
+    # Rerun in a new tab: the task's page opens in a tab of its own and the task runs there
+    tabs_before = set(await harness.sw("(await chrome.tabs.query({})).map(t => t.id)"))
+    llm.add(done("A signup form, in a new tab."))
+    await popup.click("#nav-past")
+    await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\")", "the list")
+    await popup.click(f"#past-list .past-item[data-task-id='{first_id}']")
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+    second_id = await popup_task_id(popup)
+    await popup.click("#past-rerun-new")
+    await popup.wait_for(f"ui.taskId !== {json.dumps(second_id)}", "the rerun in a new tab to start")
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    assert await popup.text("#result-text") == "A signup form, in a new tab."
+    opened = set(await harness.sw("(await chrome.tabs.query({})).map(t => t.id)")) - tabs_before
+    assert len(opened) == 1, opened
+    third = task_row(harness, await popup_task_id(popup))
+    assert third["task"] == "Say what this page is" and third["url"] == await form_tab.url()
+    new_tab = opened.pop()
+    assert await harness.sw(f"(await chrome.tabs.get({new_tab})).active")  # brought forward once it started
+    await harness.sw(f"await chrome.tabs.remove({new_tab}); true")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_popup_that_did_not_start_the_running_task_shows_its_title(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    watcher = await harness.open_popup(form_tab)  # open before the task exists: it learns of it from pushes
+    problems: list[str] = []
+    llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
+    starter = await start_task(harness, form_tab, llm, "Tick the terms box, then wait a while")
+    task_id = await popup_task_id(starter)
+    await watcher.wait_for(f"ui.taskId === {json.dumps(task_id)}", "the other popup to see the task")
+    await watcher.wait_for("document.getElementById('task-title').textContent !== ''", "the other popup's title")
+    assert await watcher.text("#task-title") == "Tick the terms box, then wait a while"
+    await watcher.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the step card")
+    await starter.click("#stop")
+    assert await wait_status(watcher, "stopped", "completed", "error", timeout=15) == "stopped"
+    assert not problems
+    for popup in (starter, watcher):
+        await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harness) -> None:
+    """What the agent's models put on the wire, rendered by the popup's own code: a takeover's actions,
+    note and epoch-millisecond times; an executed action's duration in milliseconds."""
+    takeover = UserTakeoverEvent(actions=[{"kind": "click", "description": "Clicked 'Sign up'"}],
+                                 started_at=1_700_000_000_000, ended_at=1_700_000_004_500, note="I signed up myself")
+    executed = ExecutedActivity(tool="click_element_by_index", input={"index": 3}, output="ok", duration=1234.0)
+    popup = await harness.open_popup()
+    card = await popup.js(
+        f"(() => {{ const card = Timeline.renderEvent({json.dumps(takeover.to_wire())});"
+        " document.getElementById('timeline').append(card); return card.innerText; })()"
+    )
+    assert card.splitlines()[0].lower() == "you took over for 4.5 s", card
+    assert "Clicked 'Sign up'" in card and "I signed up myself" in card
+    activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())})")
+    assert activity == "Done click_element_by_index in 1,234 ms"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_extension_ships_its_icon_at_every_size(harness: Harness) -> None:
+    """Chromium loads each icon the manifest names, at its size (the toolbar shows it, not a letter)."""
+    popup = await harness.open_popup()
+    sizes = await popup.js(
+        "Promise.all(Object.entries(chrome.runtime.getManifest().icons).map(([size, path]) =>"
+        " new Promise(done => { const img = new Image(); img.onload = () => done([size, img.naturalWidth,"
+        " img.naturalHeight]); img.onerror = () => done([size, 0, 0]); img.src = chrome.runtime.getURL(path); })))"
+    )
+    assert sorted(sizes, key=lambda s: int(s[0])) == [["16", 16, 16], ["32", 32, 32], ["48", 48, 48], ["128", 128, 128]]
+    assert await popup.js("chrome.runtime.getManifest().action.default_icon['16']") == "icons/icon-16.png"
+    assert await popup.js("document.querySelector('header .logo').naturalWidth") == 32
+    await harness.browser.close_tab(popup.tab.target_id)

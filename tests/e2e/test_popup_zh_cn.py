@@ -1,0 +1,92 @@
+"""The popup in Simplified Chinese: a Chromium started with --lang=zh-CN shows the whole popup in
+Chinese through chrome.i18n (_locales/zh_CN), numbers and dates in that language's format."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from e2e_support import SCREENS, Harness, PopupPage, configure, done, start_connected_harness, wait_status
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer, ToolCall
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
+    h = await start_connected_harness(browser_binary, tmp_path_factory.mktemp("e2e-zh"), browser_args=["--lang=zh-CN"])
+    yield h
+    await h.browser.close()
+
+
+# what is not the popup's own words: the task, the page's title, the model's and the host's words, commands
+NOT_OURS = (".card-line .v, .card-text, #task-title, #past-title, .past-task, .result-text, .result-detail,"
+            " #target-tab, #host-down-reason, code, .brand, option, #test-result, script")
+NAMES = {"tabpilot", "token", "API", "Base", "URL"}  # names Chinese users read as they are
+
+
+async def own_words(popup: PopupPage) -> str:
+    """Every word the popup itself puts on its page, shown or hidden."""
+    return str(await popup.js(
+        f"(() => {{ const copy = document.body.cloneNode(true); copy.querySelectorAll({NOT_OURS!r})"
+        ".forEach(e => e.remove()); return copy.textContent; })()"
+    ))
+
+
+async def test_the_popup_speaks_chinese(harness: Harness, llm: ScriptedLLMServer, form_tab: Tab) -> None:
+    popup = await harness.open_popup(form_tab)
+    assert [await popup.text(f"#nav-{view}") for view in ("task", "past", "settings")] == ["任务", "历史", "设置"]
+    assert await popup.text("#run") == "运行"
+    assert (await popup.js("document.getElementById('task-input').placeholder")).startswith("tabpilot 应该")
+    assert await popup.text("#target-tab") == "目标：Signup form"
+    assert await popup.js("document.documentElement.lang") == "zh-CN"
+    await popup.screenshot(SCREENS / "zh-CN-idle.png")
+
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
+    assert await popup.js("document.getElementById('set-base-url').placeholder") == "例如 https://api.openai.com/v1"
+    assert await popup.text("#settings-test") == "测试连接"
+    # a key refused, said in Chinese with the remedy
+    await popup.fill("#set-base-url", llm.base_url)
+    await popup.fill("#set-model", "scripted")
+    await popup.fill("#set-api-key", "sk-wrong-key-0000")
+    llm.add(HTTPError(401, "Incorrect API key provided", type="invalid_request_error"))
+    await popup.click("#settings-test")
+    await popup.wait_for("document.getElementById('test-result').dataset.state === 'failed'", "the test's outcome")
+    assert await popup.text("#test-headline") == "API 密钥被拒绝（HTTP 401）。"
+    assert await popup.text("#test-remedy") == "请为此接口输入正确的 API 密钥，然后再次测试。"
+    await popup.screenshot(SCREENS / "zh-CN-settings.png")
+
+    # a task: status, cards and result in Chinese (the model's own words stay as it wrote them)
+    await configure(popup, llm.base_url)
+    usage = {"prompt_tokens": 1000, "completion_tokens": 234, "total_tokens": 1234}
+    llm.add(ToolCall("AgentOutput", done("表单已找到。").arguments, usage=usage))
+    await popup.fill("#task-input", "看看这个页面")
+    await popup.click("#run")
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    assert await popup.text("#task-status") == "已完成"
+    labels = await popup.js("[...document.querySelectorAll('#timeline .card-label')].map(e => e.textContent)")
+    assert "第 1 步" in labels and "观察" in labels, labels
+    assert await popup.text("#result-text") == "表单已找到。"
+    await popup.screenshot(SCREENS / "zh-CN-completed.png")
+
+    await popup.click("#nav-past")
+    await popup.wait_for("document.querySelectorAll('#past-list .past-item').length >= 1", "the past tasks")
+    meta = await popup.text("#past-list .past-meta")
+    assert "1 步" in meta and "1,234 个 token" in meta, meta
+    assert re.search(r"\d{4}年\d{1,2}月\d{1,2}日", meta), meta  # the date in Chinese, too
+    await popup.click("#past-list .past-item")
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the detail")
+    assert await popup.text("#past-rerun") == "在此重新运行"
+    await popup.screenshot(SCREENS / "zh-CN-past-detail.png")
+    # no English of the popup's own is left on its page
+    own = await own_words(popup)
+    assert HAN.search(own)
+    assert not set(re.findall(r"[A-Za-z]{3,}", own)) - NAMES, own
+    await harness.browser.close_tab(popup.tab.target_id)
+

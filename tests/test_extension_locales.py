@@ -1,0 +1,88 @@
+"""The extension's words: both languages have the same keys, and every key the popup's HTML and JS use
+(literal or built from a list the code keeps) exists. Browser-free: it reads the files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import get_args
+
+from tabpilot.llm.probe import Problem
+
+EXTENSION = Path(__file__).resolve().parents[1] / "extension"
+LOCALES = EXTENSION / "_locales"
+LANGUAGES = ("en", "zh_CN")
+
+
+def messages(language: str) -> dict[str, dict[str, str]]:
+    return json.loads((LOCALES / language / "messages.json").read_text(encoding="utf-8"))
+
+
+def source(*names: str) -> str:
+    return "\n".join((EXTENSION / name).read_text(encoding="utf-8") for name in names)
+
+
+def used_keys() -> set[str]:
+    html = source("popup.html")
+    js = re.sub(r"^\s*//.*$", "", source("popup.js", "lib/timeline.js", "lib/i18n.js"), flags=re.M)
+    manifest = source("manifest.json")
+    keys = set(re.findall(r'data-i18n(?:-placeholder|-title)?="(\w+)"', html))
+    keys |= set(re.findall(r'\bt\(\s*"(\w+)"', js))  # t("key", …)
+    keys |= set(re.findall(r'getMessage\(\s*"(\w+)"', js))
+    keys |= set(re.findall(r"__MSG_(\w+)__", manifest))
+    keys |= set(re.findall(r'\b(?:one|many)?\s*"(\w+(?:One|Many))"', js))  # count(n, "stepsOne", "stepsMany")
+    keys |= set(re.findall(r'\w+: "(err\w+)"', js))  # ERROR_CODES
+    # keys built from a kind: t(`fail_${kind}`), t(`status_${status}`), t(`test_${problem}`)
+    failures = re.search(r"const FAILURES = \[(.*?)\];", js, re.S)
+    assert failures, "timeline.js has no FAILURES list"
+    kinds = re.findall(r'\{ kind: "(\w+)"', failures.group(1))
+    assert kinds, "timeline.js lists no failure kinds"
+    keys |= {f"{prefix}_{kind}" for kind in kinds for prefix in ("fail", "fix")}
+    statuses = re.search(r"const STATUSES = new Set\(\[([^\]]*)\]\)", js)
+    assert statuses
+    keys |= {f"status_{s}" for s in re.findall(r'"(\w+)"', statuses.group(1))}
+    # every problem the host's Test connection can name has its words (host and popup stay in step)
+    keys |= {f"{prefix}_{problem}" for problem in get_args(Problem) for prefix in ("test", "testFix")}
+    return keys
+
+
+def test_both_languages_have_the_same_keys() -> None:
+    english, chinese = messages("en"), messages("zh_CN")
+    assert set(english) == set(chinese), {
+        "only in en": sorted(set(english) - set(chinese)), "only in zh_CN": sorted(set(chinese) - set(english)),
+    }
+
+
+def test_every_key_used_exists_in_every_language() -> None:
+    used = used_keys()
+    assert len(used) > 60
+    for language in LANGUAGES:
+        missing = sorted(used - set(messages(language)))
+        assert not missing, f"{language} lacks {missing}"
+
+
+def test_the_chinese_messages_are_chinese_and_keep_their_substitutions() -> None:
+    english, chinese = messages("en"), messages("zh_CN")
+    han = re.compile(r"[\u4e00-\u9fff]")
+    untranslated = [
+        key for key, value in chinese.items()
+        if not han.search(value["message"]) and value["message"] == english[key]["message"]
+        and re.search(r"[A-Za-z]{4,}", value["message"]) and key not in ("extName", "locale")
+    ]
+    assert not untranslated, untranslated
+    for key, value in english.items():
+        places = sorted(re.findall(r"\$\d", value["message"]))
+        assert places == sorted(re.findall(r"\$\d", chinese[key]["message"])), key
+
+
+def test_the_manifest_names_the_default_locale_and_every_icon_exists() -> None:
+    manifest = json.loads(source("manifest.json"))
+    assert manifest["default_locale"] == "en"
+    for size in ("16", "32", "48", "128"):
+        icon = EXTENSION / manifest["icons"][size]
+        data = icon.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert (width, height) == (int(size), int(size)), icon
+        assert manifest["action"]["default_icon"][size] == manifest["icons"][size]
