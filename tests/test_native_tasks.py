@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -288,3 +291,53 @@ async def test_a_detach_in_one_tasks_tab_stops_that_task_only(host, stand_in, ll
     home = tmp_path / "tabpilot"
     assert database_rows(home, cancelled)[0] == "stopped" and database_rows(home, kept)[0] == "completed"
     await close_tabs(stand_in, kept_tab, cancelled_tab)
+
+
+def record_without_timing(home: Any, task_id: str) -> dict[str, Any]:
+    """A task's record as the store keeps it, minus what differs run to run: ids, times, who started
+    it, and token counts (the scripted server estimates them from the prompt, which lists the
+    browser's other tabs)."""
+    with sqlite3.connect(f"file:{home / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        db.row_factory = sqlite3.Row
+        row = db.execute("SELECT task, status, url, model, steps, result FROM tasks WHERE id = ?",
+                         (task_id,)).fetchone()
+        events = [json.loads(r[0]) for r in db.execute("SELECT body FROM events WHERE task_id = ? ORDER BY seq",
+                                                       (task_id,))]
+    for event in events:
+        event.pop("usage", None)
+    return {**dict(row), "result": json.loads(row["result"]), "events": events}
+
+
+async def test_the_same_task_gives_the_same_record_from_the_host_and_from_tabpilot_run(
+    browser, host, stand_in, llm, pages, tmp_path
+):
+    home = tmp_path / "tabpilot"
+    await configure(host, llm)  # the one settings file both read
+    url = pages.url("agent_form.html?same")
+    task = "Type Grace Hopper as the name"
+
+    def script() -> list[Any]:
+        return [typed_into_name("Grace Hopper", "Type the name"), typed_into_name("", "Clear it"), done("Typed")]
+
+    llm.add(*script())
+    tab_id = await open_tab(stand_in, url)
+    host_task = (await host.request("task.start", task=task, tabId=tab_id))["data"]["taskId"]
+    await host.wait_push(lambda p: p.get("taskId") == host_task and p["type"] == "task.result")
+    await close_tabs(stand_in, tab_id)
+
+    llm.add(*script())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(TABPILOT_HOME=str(home), PYTHONUNBUFFERED="1")
+    proc = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "tabpilot", "run", task, "--cdp-url", browser.launched.ws_url,
+                         "--url", url], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with sqlite3.connect(f"file:{home / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        cli_task = db.execute("SELECT id FROM tasks WHERE source = 'cli'").fetchone()[0]
+
+    from_host, from_cli = record_without_timing(home, host_task), record_without_timing(home, cli_task)
+    assert from_host["status"] == "completed" and [e["type"] for e in from_host["events"]] == ["step"] * 3
+    assert from_cli == from_host
+    for info in await browser.tabs():
+        if info.url == url:
+            await browser.close_tab(info.target_id)
