@@ -250,6 +250,8 @@ class Agent(AsyncIOEventEmitter):
             state = await self._read_page(tab)
             self._observe(step, state, again=again)
             again = True
+            if self.paused:  # paused while the page was read: ask nothing until resumed
+                continue
             try:
                 output, invoked = await self._think(step, state)
             except _PausedMidThought:
