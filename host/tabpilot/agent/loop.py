@@ -97,6 +97,11 @@ class Agent(AsyncIOEventEmitter):
         self._resumed = asyncio.Event()
         self._resumed.set()
         self._thinking: asyncio.Task[Any] | None = None
+        self._previous_state: BrowserState | None = None
+        self._last_url: str | None = None  # None: no page seen yet (where a task starts is no navigation)
+        self._total_wait = 0.0
+        self._recent_actions: list[tuple[str, str]] = []
+        self._loop_reported: str | None = None
         self._reset_step_state()
 
     # --- public API ---------------------------------------------------------------------------
@@ -376,11 +381,11 @@ class Agent(AsyncIOEventEmitter):
 
     # --- plumbing -----------------------------------------------------------------------------
     def _reset_step_state(self) -> None:
-        self._previous_state: BrowserState | None = None
-        self._last_url: str | None = None
+        self._previous_state = None
+        self._last_url = None
         self._total_wait = 0.0
-        self._recent_actions: list[tuple[str, str]] = []
-        self._loop_reported: str | None = None
+        self._recent_actions = []
+        self._loop_reported = None
 
     def _page_instructions(self, url: str) -> str | None:
         callback = self.config.page_instructions

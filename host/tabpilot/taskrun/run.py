@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .events import FINAL_STATUSES, RunActivity, RunEvent, RunFinished, RunStarted, RunStatus, RunUpdate
+from .events import FINAL_STATUSES, FinalStatus, RunActivity, RunEvent, RunFinished, RunStarted, RunStatus, RunUpdate
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -123,11 +123,11 @@ class TaskRun:
         log.info("task %s ended %s", self.task_id, status)
         self._tell(self.finished)
 
-    def _final_status(self) -> str:
+    def _final_status(self) -> FinalStatus:
         if self._record_failure is not None:
             return "error"
         status = self.agent.status if self.agent is not None else "idle"
-        if status in FINAL_STATUSES:
+        if status == "completed" or status == "error" or status == "stopped":
             return status
         return "stopped" if self._stop_requested else "error"
 
