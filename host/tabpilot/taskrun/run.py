@@ -50,7 +50,6 @@ class TaskRun:
         self._stop_requested = False
         self._stopped_because: str | None = None
         self._record_failure: str | None = None
-        self._paused_before_start: str | None = None
 
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
@@ -74,8 +73,6 @@ class TaskRun:
         agent.on("historychange", self._on_history)
         agent.on("statuschange", self._on_status)
         agent.on("activity", self._on_activity)
-        if self._paused_before_start is not None:
-            agent.pause(self._paused_before_start)
         self.status = "running"
         self._tell(RunStarted(self.task_id, self.plan.task, url))
         return self.task_id
@@ -159,28 +156,15 @@ class TaskRun:
             await self.agent.stop()
 
     def pause(self, reason: str | None = None) -> bool:
-        """Hold the run before its next step (see `Agent.pause`); False if already paused or over."""
-        if self.finished is not None:
-            return False
-        if self.agent is None:
-            if self._paused_before_start is not None:
-                return False
-            self._paused_before_start = reason or ""
-            return True
-        return self.agent.pause(reason)
+        """Hold the run before its next step (see `Agent.pause`); False if already paused, not begun or over."""
+        return self.finished is None and self.agent is not None and self.agent.pause(reason)
 
     def resume(self) -> bool:
-        if self.finished is not None:
-            return False
-        if self.agent is None:
-            was_paused = self._paused_before_start is not None
-            self._paused_before_start = None
-            return was_paused
-        return self.agent.resume()
+        return self.finished is None and self.agent is not None and self.agent.resume()
 
     @property
     def paused(self) -> bool:
-        return self.agent.paused if self.agent is not None else self._paused_before_start is not None
+        return self.agent is not None and self.agent.paused
 
     # --- what the agent reports -----------------------------------------------------------------
     def _shown(self, value: Any) -> Any:
