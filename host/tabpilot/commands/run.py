@@ -225,25 +225,19 @@ def _print_result(finished: RunFinished, job: Job, out: TextIO) -> None:
 
 
 class RunPrinter:
-    """Prints each history event as it is appended (step number, next goal, action, result) and the
-    run being paused and resumed."""
+    """Prints each history event as it is appended: step number, next goal, action, result."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
 
     def __call__(self, update: RunUpdate) -> None:
-        from ..taskrun.events import RunActivity, RunEvent
+        from ..taskrun.events import RunEvent
 
-        if isinstance(update, RunEvent):
-            lines = _event_lines(update.event)
-            if not update.recorded:
-                lines.append("    (this could not be saved to the task history)")
-        elif isinstance(update, RunActivity) and update.activity.get("type") == "paused":
-            lines = [f"  ⏸ paused{': ' + update.activity['reason'] if update.activity.get('reason') else ''}"]
-        elif isinstance(update, RunActivity) and update.activity.get("type") == "resumed":
-            lines = ["  ▶ resumed"]
-        else:
+        if not isinstance(update, RunEvent):
             return
+        lines = _event_lines(update.event)
+        if not update.recorded:
+            lines.append("    (this could not be saved to the task history)")
         if lines:
             print("\n".join(lines), file=self.out, flush=True)
 

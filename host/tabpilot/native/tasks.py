@@ -73,6 +73,7 @@ class TaskManager:
         self._tasks: dict[str, HostTask] = {}  # by id, oldest first: the running ones and the last ended
         self._tabs: dict[int, HostTask] = {}  # the tab → its starting or running task
         self._latest: HostTask | None = None
+        self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
 
     # --- reading --------------------------------------------------------------------------------
     def get(self, task_id: str | None = None, tab_id: int | None = None) -> dict[str, Any] | None:
@@ -196,7 +197,9 @@ class TaskManager:
         else:
             because = f"Stopped: the debugger was detached from the tab ({reason})"
         log.info("task %s: debugger detached from tab %s (%s)", entry.task_id, tab_id, reason)
-        asyncio.get_running_loop().create_task(run.stop(because))
+        stopping = asyncio.get_running_loop().create_task(run.stop(because))
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
 
     # --- stop, pause, resume --------------------------------------------------------------------
     async def stop(self, task_id: str | None = None) -> None:

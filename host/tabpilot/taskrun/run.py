@@ -50,6 +50,7 @@ class TaskRun:
         self._stop_requested = False
         self._stopped_because: str | None = None
         self._record_failure: str | None = None
+        self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
 
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
@@ -192,7 +193,9 @@ class TaskRun:
                     "stopped: what it did after that point is not in the record."
                 )
                 if self.agent is not None and self.agent.running:
-                    asyncio.get_running_loop().create_task(self.agent.stop())
+                    stopping = asyncio.get_running_loop().create_task(self.agent.stop())
+                    self._stopping.add(stopping)
+                    stopping.add_done_callback(self._stopping.discard)
         self.history.append(shown)
         self._tell(RunEvent(shown, recorded))
 
