@@ -11,7 +11,7 @@ const HOST_REQUEST_TIMEOUT_MS = 30000;
 const DISPATCHED_INPUT_LIMIT = 1000;
 // What the popup may ask the host. Everything else (cdp.*, tabs.*) flows host → extension only.
 const POPUP_REQUEST_TYPES = new Set([
-  "ping", "task.start", "task.stop", "task.get",
+  "ping", "task.start", "task.stop", "task.get", "task.list", "task.pause", "task.resume",
   "settings.get", "settings.set", "settings.test",
   "history.list", "history.get", "history.export", "history.delete",
 ]);
@@ -281,7 +281,10 @@ function isAgentTab(tab) {
 }
 
 function tabInfo(tab) {
-  return { tabId: tab.id, url: tab.url || tab.pendingUrl || "", title: tab.title || "", active: !!tab.active };
+  return {
+    tabId: tab.id, url: tab.url || tab.pendingUrl || "", title: tab.title || "", active: !!tab.active,
+    openerTabId: tab.openerTabId ?? null, // which task a new tab belongs to (the one whose tab opened it)
+  };
 }
 
 chrome.debugger.onEvent.addListener((source, method, params) => {

@@ -97,7 +97,9 @@ class ExtensionStandIn:
     def _browser_event(self, method: str, params: dict[str, Any]) -> None:
         info = params.get("targetInfo", {})
         if method == "Target.targetCreated" and info.get("type") == "page":
-            tab = {"tabId": self.tab_id(info["targetId"]), "url": info.get("url", ""), "title": info.get("title", "")}
+            opener = info.get("openerId")
+            tab = {"tabId": self.tab_id(info["targetId"]), "url": info.get("url", ""), "title": info.get("title", ""),
+                   "openerTabId": self._tab_ids.get(opener) if opener else None}
             self.push({"type": "tabs.event", "event": "created", "tab": tab})
         elif method == "Target.targetDestroyed" and params.get("targetId") in self._tab_ids:
             tab_id = self._tab_ids[params["targetId"]]

@@ -55,7 +55,7 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     out = proc.stdout
     assert "step 1 · type the name" in out and "step 2 · type the email" in out
     assert 'action: input_text {"index":' in out and "Grace Hopper" in out
-    assert "result: " in out and "Page navigated to" in out
+    assert "result: " in out and "Page navigated to" not in out  # nothing navigated
     assert out.rstrip().endswith("✅ completed: Typed Grace's name and email")
     assert out.index("step 1") < out.index("step 2") < out.index("step 3")
     assert "Step 1 of 6" in server.requests[0]["messages"][1]["content"]
@@ -68,9 +68,9 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     record = store.get_task(summary.task_id)
     assert record is not None
     types = [e["type"] for e in record.events]
-    assert types.count("step") == 3 and types[0] == "observation"
-    assert record.events[1]["action"]["input"]["text"] == "Grace Hopper"
-    assert "rawRequest" not in record.events[1]  # debug capture is off
+    assert types.count("step") == 3 and types[0] == "step"  # no false "navigated" note first
+    assert record.events[0]["action"]["input"]["text"] == "Grace Hopper"
+    assert "rawRequest" not in record.events[0]  # debug capture is off
     assert record.result == {"success": True, "data": "Typed Grace's name and email"}
     store.close()
     assert API_KEY.encode() not in (tmp_path / "data" / "tasks.sqlite3").read_bytes()

@@ -5,8 +5,11 @@ Each step: look at the page, note what changed (observations), ask the model for
 source of truth — the memory the prompt is built from and the record the store writes — and every
 append is announced at once through the `historychange` event.
 
+A run can be paused between steps (`pause()` / `resume()`): a model call in flight is cancelled and,
+once resumed, the page is read again and the model asked again; nothing is dispatched while paused.
+
 Events (pyee): `statuschange(status)`, `historychange(event)` (the event just appended),
-`activity(activity)` (transient, for UIs), `dispose(reason)`."""
+`activity(activity)` (transient, for UIs; `paused` / `resumed` too), `dispose(reason)`."""
 
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ from .types import (
     ExecutingActivity,
     ExecutionResult,
     ObservationEvent,
+    PausedActivity,
+    ResumedActivity,
     RetryEvent,
     RetryingActivity,
     StepAction,
@@ -61,6 +66,10 @@ class AgentBusy(RuntimeError):
     """execute() was called while a task is already running."""
 
 
+class _PausedMidThought(Exception):
+    """The model call in flight was cancelled by a pause; it is asked again once resumed."""
+
+
 class Agent(AsyncIOEventEmitter):
     def __init__(
         self,
@@ -85,6 +94,14 @@ class Agent(AsyncIOEventEmitter):
         self._runner: asyncio.Task[ExecutionResult] | None = None
         self._runner_started = asyncio.Event()
         self._stop_requested = False
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._thinking: asyncio.Task[Any] | None = None
+        self._previous_state: BrowserState | None = None
+        self._last_url: str | None = None  # None: no page seen yet (where a task starts is no navigation)
+        self._total_wait = 0.0
+        self._recent_actions: list[tuple[str, str]] = []
+        self._loop_reported: str | None = None
         self._reset_step_state()
 
     # --- public API ---------------------------------------------------------------------------
@@ -122,6 +139,30 @@ class Agent(AsyncIOEventEmitter):
         await self._runner_started.wait()  # a task cancelled before it ran could not settle as `stopped`
         runner.cancel()
         await asyncio.wait([runner])
+
+    @property
+    def paused(self) -> bool:
+        return not self._resumed.is_set()
+
+    def pause(self, reason: str | None = None) -> bool:
+        """Hold the run before its next step; a model call in flight is cancelled (and asked again on
+        resume), an action already under way finishes. May be called before `execute`. False if
+        already paused."""
+        if self.paused:
+            return False
+        self._resumed.clear()
+        self._activity(PausedActivity(reason=reason))
+        if self._thinking is not None:
+            self._thinking.cancel()
+        return True
+
+    def resume(self) -> bool:
+        """Let a paused run go on; False if it was not paused."""
+        if not self.paused:
+            return False
+        self._resumed.set()
+        self._activity(ResumedActivity())
+        return True
 
     def push_observation(self, content: str) -> None:
         """A note for the model, added to the history before the next step (tools use this)."""
@@ -171,16 +212,14 @@ class Agent(AsyncIOEventEmitter):
             asyncio.current_task().uncancel()  # type: ignore[union-attr]  # stopped while the task ended
         except Exception:
             log.exception("on_after_task hook failed")
+        self._resumed.set()  # a pause ends with its run: the next execute starts unpaused
         return result
 
     async def _steps(self) -> ExecutionResult:
         step = 0
         while True:
             await self._hook("on_before_step", self, step)
-            tab = await self.browser.current_tab()
-            state = await self._read_page(tab)
-            self._observe(step, state)
-            output, invoked = await self._think(step, state)
+            tab, state, output, invoked = await self._decide(step)
             action_output = await self._act(output, tab, state)
             self._append(
                 StepEvent(
@@ -204,6 +243,26 @@ class Agent(AsyncIOEventEmitter):
                 return self._end("error", MAX_STEPS_MESSAGE)
             if self.config.step_delay:
                 await asyncio.sleep(self.config.step_delay)
+
+    async def _decide(self, step: int) -> tuple[Any, BrowserState, AgentOutput, Any]:
+        """Read the page and ask the model for this step's action, once not paused. A pause while the
+        model thinks (or just as it answered) discards that answer: once resumed, the page may have
+        changed, so it is read again and the model asked again."""
+        again = False
+        while True:
+            await self._resumed.wait()
+            tab = await self.browser.current_tab()
+            state = await self._read_page(tab)
+            self._observe(step, state, again=again)
+            again = True
+            if self.paused:  # paused while the page was read: ask nothing until resumed
+                continue
+            try:
+                output, invoked = await self._think(step, state)
+            except _PausedMidThought:
+                continue
+            if not self.paused:
+                return tab, state, output, invoked
 
     async def _read_page(self, tab: Any) -> BrowserState:
         from ..browser.state import get_state
@@ -238,9 +297,18 @@ class Agent(AsyncIOEventEmitter):
             name=MACRO_TOOL_NAME, description=MACRO_TOOL_DESCRIPTION, parameters=macro_parameters(self.tools)
         )
         self._activity(ThinkingActivity())
-        invoked = await self.llm.invoke(
+        thinking = self._thinking = asyncio.ensure_future(self.llm.invoke(
             messages, spec, parse=lambda arguments: parse_agent_output(arguments, self.tools), on_retry=self._on_retry
-        )
+        ))
+        try:
+            invoked = await thinking
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if thinking.cancelled() and current is not None and not current.cancelling():
+                raise _PausedMidThought from None  # pause() cancelled only the call, not the run
+            raise
+        finally:
+            self._thinking = None
         return invoked.value, invoked
 
     async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> str:
@@ -264,15 +332,22 @@ class Agent(AsyncIOEventEmitter):
         return text
 
     # --- observations -------------------------------------------------------------------------
-    def _observe(self, step: int, state: BrowserState) -> None:
+    def _observe(self, step: int, state: BrowserState, *, again: bool = False) -> None:
+        """Notes for the model before it decides. `again`: the same step after a pause, where only what
+        may have changed meanwhile (the URL) is noted, not the step's warnings a second time."""
+        if self._last_url is None:
+            self._last_url = state.url  # where the task starts: not a navigation
+        elif state.url != self._last_url:
+            self.push_observation(f"Page navigated to → {state.url}")
+            self._last_url = state.url
+        if again:
+            self._flush_observations()
+            return
         if self._total_wait >= WAIT_WARNING_SECONDS:
             self.push_observation(
                 f"You have waited {self._total_wait:g} seconds in a row. "
                 "Do not wait any longer unless you have a good reason."
             )
-        if state.url != self._last_url:
-            self.push_observation(f"Page navigated to → {state.url}")
-            self._last_url = state.url
         remaining = self.config.max_steps - step
         if remaining == 5:
             self.push_observation(f"⚠️ Only {remaining} steps remaining. Wrap up, or call done with partial results.")
@@ -281,6 +356,9 @@ class Agent(AsyncIOEventEmitter):
         loop_note = self._loop_note(state)
         if loop_note:
             self.push_observation(loop_note)
+        self._flush_observations()
+
+    def _flush_observations(self) -> None:
         for content in self._observations:
             self._append(ObservationEvent(content=content))
         self._observations = []
@@ -303,11 +381,11 @@ class Agent(AsyncIOEventEmitter):
 
     # --- plumbing -----------------------------------------------------------------------------
     def _reset_step_state(self) -> None:
-        self._previous_state: BrowserState | None = None
-        self._last_url = ""
+        self._previous_state = None
+        self._last_url = None
         self._total_wait = 0.0
-        self._recent_actions: list[tuple[str, str]] = []
-        self._loop_reported: str | None = None
+        self._recent_actions = []
+        self._loop_reported = None
 
     def _page_instructions(self, url: str) -> str | None:
         callback = self.config.page_instructions

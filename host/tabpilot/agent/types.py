@@ -51,8 +51,25 @@ class ErrorActivity(WireModel):
     message: str
 
 
+class PausedActivity(WireModel):
+    """tabpilot's own: the run is paused between steps (nothing is dispatched until it resumes)."""
+
+    type: Literal["paused"] = "paused"
+    reason: str | None = None
+
+
+class ResumedActivity(WireModel):
+    type: Literal["resumed"] = "resumed"
+
+
 AgentActivity = Annotated[
-    ThinkingActivity | ExecutingActivity | ExecutedActivity | RetryingActivity | ErrorActivity,
+    ThinkingActivity
+    | ExecutingActivity
+    | ExecutedActivity
+    | RetryingActivity
+    | ErrorActivity
+    | PausedActivity
+    | ResumedActivity,
     Field(discriminator="type"),
 ]
 

@@ -1,7 +1,8 @@
 """`tabpilot run TASK`: run a task in a browser, printing each step as it happens.
 
-Settings come from the settings file, overridden by OPENAI_BASE_URL / OPENAI_API_KEY, overridden by
-flags. Every history event goes to the task store the moment it is appended. `--record FILE` saves
+A thin printer over `taskrun`: settings come from the settings file, overridden by OPENAI_BASE_URL /
+OPENAI_API_KEY, overridden by flags (`taskrun.plan`); the run records every event the moment it is
+appended, exactly as a task started from the popup is recorded (`taskrun.run`). `--record FILE` saves
 the model's replies; `--replay FILE` plays a recording back instead of calling a model."""
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from pydantic import ValidationError
-
-    from ..agent.loop import Agent
-    from ..agent.types import ExecutionResult
     from ..browser.browser import Browser
-    from ..llm import LLMClient, LLMConfig
+    from ..taskrun.events import RunFinished, RunUpdate
+    from ..taskrun.run import TaskRun
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -60,50 +58,37 @@ def _positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..llm import LLMError
-    from ..llm.config import endpoint_config
     from ..llm.replay import RecordingError
-    from ..store.settings import SettingsError, load_settings
 
     if args.user_data_dir and args.cdp_url:
         print("tabpilot: --user-data-dir is for a browser tabpilot launches; with --cdp-url the running "
               "browser's own profile is used", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(f"tabpilot: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    endpoint = endpoint_config(
-        settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
-        base_url=args.base_url, model=args.model, api_key=args.api_key, environment_first=True,
-    )
     job = Job(
         task=args.task,
         url=args.url,
         headed=args.headed,
         cdp_url=args.cdp_url,
         user_data_dir=args.user_data_dir,
-        base_url=endpoint.base_url,
-        model=endpoint.model,
-        api_key=endpoint.api_key,
-        key_from_environment=False,
-        max_steps=args.max_steps or settings.max_steps,
-        language=settings.language,
-        debug_capture=settings.debug_capture,
+        base_url=args.base_url,
+        model=args.model,
+        api_key=args.api_key,
+        max_steps=args.max_steps,
         json_output=args.json,
         record=args.record,
         replay=args.replay,
     )
     try:
         return asyncio.run(run_job(job))
-    except (LLMError, RecordingError) as exc:
+    except RecordingError as exc:
         print(f"tabpilot: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
 @dataclass
 class Job:
+    """What the command line asked for; `taskrun.plan` merges it with the settings."""
+
     task: str
     url: str | None = None
     headed: bool = False
@@ -112,10 +97,7 @@ class Job:
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
-    key_from_environment: bool = True  # False once the caller chose the key (llm.config.endpoint_config)
-    max_steps: int = 40
-    language: str = "en-US"
-    debug_capture: bool = False
+    max_steps: int | None = None
     json_output: bool = False
     record: str | None = None
     replay: str | None = None
@@ -125,14 +107,11 @@ class Job:
 
 
 async def run_job(job: Job, out: TextIO | None = None) -> int:
-    """Run one task start to end; returns the exit code. Raises LLMError when no model is configured."""
-    from pydantic import ValidationError
-
-    from ..agent.config import AgentConfig
-    from ..agent.loop import Agent
-    from ..llm import LLMConfig
+    """Run one task start to end, printing its run events; returns the exit code."""
     from ..llm.scripted import ScriptedLLMServer
     from ..store.tasks import StoreError, TaskStore
+    from ..taskrun.plan import PlanError, TaskOverrides, plan_task
+    from ..taskrun.run import TaskRun
 
     out = out or sys.stdout
     server = None
@@ -140,14 +119,13 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         server = ScriptedLLMServer.from_recording(job.replay).start()
         job.base_url, job.model, job.api_key = server.base_url, "scripted", "replay"
     try:
+        overrides = TaskOverrides(base_url=job.base_url, model=job.model, api_key=job.api_key,
+                                  max_steps=job.max_steps, step_delay=job.step_delay, record=job.record)
         try:
-            agent_config = AgentConfig(max_steps=job.max_steps, language=job.language, step_delay=job.step_delay)  # type: ignore[arg-type]
-        except ValidationError as exc:
-            print(f"tabpilot: cannot run with these settings: {_describe(exc)}", file=sys.stderr)
+            plan = plan_task(job.task, overrides, source=job.source)
+        except PlanError as exc:
+            print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        llm_config = LLMConfig(base_url=job.base_url, model=job.model, api_key=job.api_key,
-                               key_from_environment=job.key_from_environment)
-        client = _make_client(llm_config, job)  # LLMNotConfigured says how to configure a model
         if job.banner and not job.json_output:
             print(job.banner, file=out, flush=True)
         try:
@@ -156,49 +134,27 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_FAILED
         try:
-            store = TaskStore(capture_raw=job.debug_capture, secrets=[job.api_key or ""])
+            store = TaskStore()
         except StoreError as exc:
             await browser.close()
             print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_FAILED
         try:
             store.mark_interrupted()
-            agent = Agent(browser, client, agent_config)
-            task_id = store.start_task(job.task, url=tab_url, model=job.model, source=job.source)
-            agent.on("historychange", lambda event: store.append_event(task_id, event.to_wire()))
+            task_run = TaskRun(plan, store, browser)
             if not job.json_output:
-                agent.on("historychange", StepPrinter(out))
-            result = await _execute(agent, job.task)
-            store.finish_task(task_id, status=_final_status(agent.status), result=result.to_wire())
+                task_run.observers.append(RunPrinter(out))
+            await task_run.begin(tab_url)
+            finished = await _execute(task_run)
         finally:
             store.close()
-            await client.aclose()
-            await browser.close()
-        _print_result(result, agent.status, job, out)
-        if agent.status == "stopped":
+        _print_result(finished, job, out)
+        if finished.status == "stopped":
             return EXIT_STOPPED
-        return 0 if result.success else EXIT_FAILED
+        return 0 if finished.success else EXIT_FAILED
     finally:
         if server is not None:
             server.close()
-
-
-def _describe(exc: ValidationError) -> str:
-    """pydantic's errors as one line: `max_steps 800: Input should be less than or equal to 500`."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in error['loc'])} {error.get('input')!r}: {error['msg']}"
-        for error in exc.errors()
-    )
-
-
-def _make_client(config: LLMConfig, job: Job) -> LLMClient:
-    from ..llm import LLMClient
-
-    if not job.record:
-        return LLMClient(config)
-    from ..llm.replay import Recorder
-
-    return LLMClient(config, on_result=Recorder(job.record, model=job.model, task=job.task).record)
 
 
 class OpenFailed(Exception):
@@ -237,13 +193,13 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
         raise
 
 
-async def _execute(agent: Agent, task: str) -> ExecutionResult:
-    """Run the agent; Ctrl-C stops it cleanly (the result and the record say `stopped`)."""
+async def _execute(task_run: TaskRun) -> RunFinished:
+    """Run the task; Ctrl-C (or SIGTERM) stops it cleanly (the result and the record say `stopped`)."""
     loop = asyncio.get_running_loop()
     stopper: set[asyncio.Task[None]] = set()
 
     def on_interrupt() -> None:
-        stopper.add(loop.create_task(agent.stop()))
+        stopper.add(loop.create_task(task_run.stop()))
 
     try:
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
@@ -251,7 +207,7 @@ async def _execute(agent: Agent, task: str) -> ExecutionResult:
     except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C ends the process instead
         pass
     try:
-        return await agent.execute(task)
+        return await task_run.execute()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
@@ -260,49 +216,52 @@ async def _execute(agent: Agent, task: str) -> ExecutionResult:
                 pass
 
 
-def _final_status(status: str) -> str:
-    return status if status in ("completed", "error", "stopped") else "error"
-
-
-def _print_result(result: ExecutionResult, status: str, job: Job, out: TextIO) -> None:
-    from ..store.redact import scrub, without_raw
-
-    if job.json_output:
-        wire = result.to_wire()
-        if not job.debug_capture:
-            wire["history"] = [without_raw(event) for event in wire["history"]]
-        print(json.dumps(scrub(wire, [job.api_key or ""]), ensure_ascii=False, indent=2), file=out, flush=True)
+def _print_result(finished: RunFinished, job: Job, out: TextIO) -> None:
+    if job.json_output:  # the ExecutionResult, redacted as recorded
+        print(json.dumps(finished.result, ensure_ascii=False, indent=2), file=out, flush=True)
         return
-    mark = "✅" if result.success else ("⏹" if status == "stopped" else "❌")
-    print(f"\n{mark} {status}: {result.data}", file=out, flush=True)
+    mark = "✅" if finished.success else ("⏹" if finished.status == "stopped" else "❌")
+    print(f"\n{mark} {finished.status}: {finished.data}", file=out, flush=True)
 
 
-class StepPrinter:
+class RunPrinter:
     """Prints each history event as it is appended: step number, next goal, action, result."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
 
-    def __call__(self, event: Any) -> None:
-        kind = event.type
-        if kind == "step":
-            action = f"{event.action.name} {json.dumps(event.action.input, ensure_ascii=False)}"
-            lines = [
-                f"step {event.step_index + 1} · {event.reflection.next_goal or '(no goal given)'}",
-                f"    action: {_clip(action)}",
-                f"    result: {_clip(event.action.output)}",
-            ]
-        elif kind == "observation":
-            lines = [f"  · {_clip(event.content)}"]
-        elif kind == "retry":
-            lines = [f"  ↻ retry {event.attempt}/{event.max_attempts}: {_clip(event.message)}"]
-        elif kind == "error":
-            lines = [f"  ✖ {event.message}"]
-        elif kind == "user_takeover":
-            lines = ["  ✋ you took over"]
-        else:
+    def __call__(self, update: RunUpdate) -> None:
+        from ..taskrun.events import RunEvent
+
+        if not isinstance(update, RunEvent):
             return
-        print("\n".join(lines), file=self.out, flush=True)
+        lines = _event_lines(update.event)
+        if not update.recorded:
+            lines.append("    (this could not be saved to the task history)")
+        if lines:
+            print("\n".join(lines), file=self.out, flush=True)
+
+
+def _event_lines(event: dict[str, Any]) -> list[str]:
+    kind = event.get("type")
+    if kind == "step":
+        action = event.get("action") or {}
+        goal = (event.get("reflection") or {}).get("next_goal") or "(no goal given)"
+        described = f"{action.get('name')} {json.dumps(action.get('input'), ensure_ascii=False)}"
+        return [
+            f"step {int(event.get('stepIndex', 0)) + 1} · {goal}",
+            f"    action: {_clip(described)}",
+            f"    result: {_clip(action.get('output', ''))}",
+        ]
+    if kind == "observation":
+        return [f"  · {_clip(event.get('content', ''))}"]
+    if kind == "retry":
+        return [f"  ↻ retry {event.get('attempt')}/{event.get('maxAttempts')}: {_clip(event.get('message', ''))}"]
+    if kind == "error":
+        return [f"  ✖ {event.get('message')}"]
+    if kind == "user_takeover":
+        return ["  ✋ you took over"]
+    return []
 
 
 def _clip(text: str, limit: int = 300) -> str:

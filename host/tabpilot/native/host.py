@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from .codec import ChunkReassembler, FrameError, encode_frames
-from .peer import Peer, reply_error, reply_ok
+from .peer import Peer, RequestFailed, reply_error, reply_ok
+from .tasks import TaskManager
 
 if TYPE_CHECKING:
     from .messages import (
@@ -29,20 +30,17 @@ if TYPE_CHECKING:
         HistoryList,
         SettingsSet,
         SettingsTest,
+        TaskGet,
+        TaskPause,
+        TaskResume,
         TaskStart,
+        TaskStop,
     )
 
 log = logging.getLogger(__name__)
 
 PUSH_TYPES = ("cdp.event", "cdp.detached", "tabs.event")
-
-
-class RequestFailed(Exception):
-    """A request that was understood but cannot be done; message and code go back in the reply."""
-
-    def __init__(self, message: str, code: str = "failed") -> None:
-        super().__init__(message)
-        self.code = code
+__all__ = ["NativeHost", "RequestFailed"]
 
 
 class NativeHost:
@@ -60,15 +58,17 @@ class NativeHost:
         self._request_tasks: set[asyncio.Task[None]] = set()
         self._store = store
         self.push_listeners: list[Callable[[dict[str, Any]], None]] = []  # e.g. the debug socket
-        from .tasks import TaskManager  # cheap: the agent itself loads on the first task
-
-        self.tasks = TaskManager(self)
+        # cheap: the task run, the agent and openai load on the first task (or in warm_up)
+        self.tasks = TaskManager(self.peer, lambda: self.store, self.push)
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "hello": self._hello,
             "ping": self._ping,
             "task.start": self._task_start,
             "task.stop": self._task_stop,
             "task.get": self._task_get,
+            "task.list": self._task_list,
+            "task.pause": self._task_pause,
+            "task.resume": self._task_resume,
             "settings.get": self._settings_get,
             "settings.set": self._settings_set,
             "settings.test": self._settings_test,
@@ -186,7 +186,7 @@ class NativeHost:
             return reply_ok(request_id, {"pong": True})
         if frame.get("type") == "hello" and isinstance(frame.get("extensionVersion"), str | None):
             log.info("hello from extension %s", frame.get("extensionVersion"))
-            return reply_ok(request_id, {"hostVersion": __version__, "task": self.tasks.snapshot()})
+            return reply_ok(request_id, self._hello_data())
         return None
 
     async def _answer(self, request: Any) -> None:
@@ -220,7 +220,10 @@ class NativeHost:
 
     # --- handlers -------------------------------------------------------------------------------
     async def _hello(self, request: Any) -> dict[str, Any]:  # only reached with odd fields: see _quick_answer
-        return {"hostVersion": __version__, "task": self.tasks.snapshot()}
+        return self._hello_data()
+
+    def _hello_data(self) -> dict[str, Any]:
+        return {"hostVersion": __version__, "task": self.tasks.get(), "tasks": self.tasks.running()}
 
     async def _ping(self, request: Any) -> dict[str, Any]:
         return {"pong": True}
@@ -228,12 +231,23 @@ class NativeHost:
     async def _task_start(self, request: TaskStart) -> dict[str, Any]:
         return {"taskId": await self.tasks.start(request)}
 
-    async def _task_stop(self, request: Any) -> dict[str, Any]:
-        await self.tasks.stop()
+    async def _task_stop(self, request: TaskStop) -> dict[str, Any]:
+        await self.tasks.stop(request.task_id)
         return {}
 
-    async def _task_get(self, request: Any) -> dict[str, Any]:
-        return {"task": self.tasks.snapshot()}
+    async def _task_get(self, request: TaskGet) -> dict[str, Any]:
+        return {"task": self.tasks.get(task_id=request.task_id, tab_id=request.tab_id)}
+
+    async def _task_list(self, request: Any) -> dict[str, Any]:
+        return {"tasks": self.tasks.running()}
+
+    async def _task_pause(self, request: TaskPause) -> dict[str, Any]:
+        self.tasks.pause(request.task_id)
+        return {}
+
+    async def _task_resume(self, request: TaskResume) -> dict[str, Any]:
+        self.tasks.resume(request.task_id)
+        return {}
 
     async def _settings_get(self, request: Any) -> dict[str, Any]:
         from ..store.settings import SettingsError, load_settings, public_view
@@ -287,7 +301,7 @@ class NativeHost:
 
     async def _history_delete(self, request: HistoryDelete) -> dict[str, Any]:
         task_id = self._resolve_task_id(request.task_id)
-        if self.tasks.current_task_id == task_id:
+        if self.tasks.is_running(task_id):
             raise RequestFailed("that task is still running; stop it first", "busy")
         self.store.delete_task(task_id)
         return {}

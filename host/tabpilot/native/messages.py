@@ -31,6 +31,7 @@ class Ping(Request):
     type: Literal["ping"]
 
 
+# --- task.*: requests from the extension and the pushes the host sends about each task -----------
 class ExecutionConfig(WireModel):
     """page-agent's ExecutionConfig minus the callbacks (those stay in the page)."""
 
@@ -53,13 +54,62 @@ class TaskStart(Request):
 
 
 class TaskStop(Request):
+    """Without taskId: the one running task (refused when several run)."""
+
     type: Literal["task.stop"]
+    task_id: str | None = Field(None, alias="taskId", min_length=1)
 
 
 class TaskGet(Request):
+    """By taskId; else the running (or last) task of tabId; else the latest task."""
+
     type: Literal["task.get"]
+    task_id: str | None = Field(None, alias="taskId", min_length=1)
+    tab_id: int | None = Field(None, alias="tabId")
 
 
+class TaskList(Request):
+    type: Literal["task.list"]
+
+
+class TaskPause(Request):
+    type: Literal["task.pause"]
+    task_id: str = Field(alias="taskId", min_length=1)
+
+
+class TaskResume(Request):
+    type: Literal["task.resume"]
+    task_id: str = Field(alias="taskId", min_length=1)
+
+
+class TaskPush(WireModel):
+    task_id: str = Field(alias="taskId")
+
+    def to_frame(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class TaskStatusPush(TaskPush):
+    type: Literal["task.status"] = "task.status"
+    status: Literal["running", "completed", "error", "stopped"]
+
+
+class TaskActivityPush(TaskPush):
+    type: Literal["task.activity"] = "task.activity"
+    activity: dict[str, Any]  # AgentActivity, `paused {reason}` / `resumed` included
+
+
+class TaskEventPush(TaskPush):
+    type: Literal["task.event"] = "task.event"
+    event: dict[str, Any]  # one HistoricalEvent, as recorded
+
+
+class TaskResultPush(TaskPush):
+    type: Literal["task.result"] = "task.result"
+    result: dict[str, Any]  # ExecutionResult {success, data, history}
+
+
+# --- settings.* and history.* ----------------------------------------------------------------------
 class SettingsGet(Request):
     type: Literal["settings.get"]
 
@@ -142,6 +192,9 @@ Incoming = Annotated[
     | TaskStart
     | TaskStop
     | TaskGet
+    | TaskList
+    | TaskPause
+    | TaskResume
     | SettingsGet
     | SettingsSet
     | SettingsTest

@@ -30,6 +30,15 @@ class ExtensionError(RuntimeError):
         super().__init__(f"{request_type}: {message}")
 
 
+class RequestFailed(Exception):
+    """A request from the extension that was understood but cannot be done; message and code go back
+    in the reply (`reply_error`)."""
+
+    def __init__(self, message: str, code: str = "failed") -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class LinkClosed(ConnectionError):
     """The extension is gone (stdin closed, or the debug socket dropped)."""
 

@@ -30,10 +30,14 @@ def tab_session_id(tab_id: int) -> str:
 
 
 class RelayTransport:
-    """CDP messages ⇄ `cdp.send` requests / `cdp.event` pushes, for every tab the extension relays."""
+    """CDP messages ⇄ `cdp.send` requests / `cdp.event` pushes, for the tabs in `tabs`.
+
+    The extension pushes the events of every tab it relays, and several tasks (each with its own
+    transport) may run at once: a transport takes only its own tabs' events and detaches."""
 
     def __init__(self, link: ExtensionLink) -> None:
         self._link = link
+        self.tabs: set[int] = set()
         self._incoming: asyncio.Queue[dict[str, Any] | TransportClosed] = asyncio.Queue()
         self._child_sessions: dict[str, int] = {}  # flattened child sessionId → its tab
         self.detach_listeners: list[Callable[[int, str], None]] = []
@@ -79,7 +83,7 @@ class RelayTransport:
     def _on_event(self, push: dict[str, Any]) -> None:
         tab_id, session_id = push.get("tabId"), push.get("sessionId")
         method, params = push.get("method"), push.get("params") or {}
-        if not isinstance(tab_id, int) or not isinstance(method, str):
+        if not isinstance(tab_id, int) or not isinstance(method, str) or tab_id not in self.tabs:
             return
         if method == "Target.attachedToTarget" and params.get("sessionId"):
             self._child_sessions[params["sessionId"]] = tab_id
@@ -92,7 +96,7 @@ class RelayTransport:
 
     def _on_detached(self, push: dict[str, Any]) -> None:
         tab_id, reason = push.get("tabId"), str(push.get("reason", "unknown"))
-        if not isinstance(tab_id, int):
+        if not isinstance(tab_id, int) or tab_id not in self.tabs:
             return
         for session_id, owner in list(self._child_sessions.items()):
             if owner == tab_id:
@@ -168,13 +172,21 @@ class RelayBrowser(Browser):
         tab_id = tab.get("tabId")
         if not isinstance(tab_id, int):
             return
-        if push.get("event") == "created":
+        if push.get("event") == "created" and self._opened_by_mine(tab):
             self._own_tabs.add(str(tab_id))
             self._target_created.put_nowait(
                 {"targetId": str(tab_id), "url": tab.get("url", ""), "title": tab.get("title", "")}
             )
         elif push.get("event") == "removed":
             self._forget(tab_id)
+
+    def _opened_by_mine(self, tab: dict[str, Any]) -> bool:
+        """A new tab is this browser's when one of its tabs opened it (a link, window.open): with
+        several tasks at once, another task's new tab is not this one's to follow. An extension that
+        does not say who opened a tab (no `openerTabId` at all) gets the old rule: every new tab."""
+        if "openerTabId" not in tab:
+            return True
+        return str(tab.get("openerTabId")) in self._own_tabs
 
     def _on_tab_detached(self, tab_id: int, reason: str) -> None:
         self.detached_reason = reason
@@ -196,6 +208,7 @@ class RelayBrowser(Browser):
 
     def _forget(self, tab_id: int) -> None:
         self._attached.discard(tab_id)
+        self.transport.tabs.discard(tab_id)
         tab = self._tabs.pop(str(tab_id), None)
         if tab is not None:
             tab.closed = True
@@ -217,11 +230,14 @@ class RelayBrowser(Browser):
         if existing is not None and not existing.closed:
             return existing
         tab_id = int(target_id)
+        self.transport.tabs.add(tab_id)  # before attaching: its first events may beat the reply
         try:
             await self._call("cdp.attach", {"tabId": tab_id})
         except CDPConnectionClosed:
+            self.transport.tabs.discard(tab_id)
             raise
         except CDPError as exc:
+            self.transport.tabs.discard(tab_id)
             raise TabClosed(f"cannot work in tab {tab_id}: {exc.cdp_message}") from exc
         self._attached.add(tab_id)
         self._own_tabs.add(target_id)

@@ -1,155 +1,128 @@
-"""One task at a time, run by an `Agent` on a `RelayBrowser` for the tab the user picked.
+"""The host's tasks: several at once, at most one per tab, keyed by task id; their pushes made from
+the run events of `taskrun`.
 
-Every history event is written to the task record the moment it happens and pushed to the extension
-(`task.event`), as are status changes, activity and the final result. `snapshot()` is what a popup
-opened mid-task shows. The agent, the LLM client and openai load on the first task, never at start.
+Each task is a `taskrun.TaskRun` on its own `RelayBrowser` (attached to its tab only). A tab is taken
+from the moment `task.start` for it arrives until its run has released it; only then is the final
+`task.status` pushed, so a `task.start` sent on that push finds the tab free. `get()` is what a popup
+(re)opened mid-task shows. This module stays light: the run, the agent and openai load on the first
+task, never at start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .host import RequestFailed
-from .peer import CANCELED_BY_USER
+from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
-    from .host import NativeHost
-    from .messages import TaskStart
-    from .relay import RelayBrowser
+    from ..store.tasks import TaskStore
+    from ..taskrun.events import RunUpdate
+    from ..taskrun.plan import TaskOverrides
+    from ..taskrun.run import TaskRun
+    from .messages import ExecutionConfig, TaskStart
 
 log = logging.getLogger(__name__)
-POPUP_NOT_CONFIGURED = "No model set: open Settings and enter the base URL, model and API key."
 
-FINAL_STATUSES = ("completed", "error", "stopped")
 DETACH_ENDS_TASK_EXCEPT = ("target_closed",)  # a tab closed is for the agent to notice and handle
+KEEP_FINISHED = 20  # ended tasks kept for task.get (a popup reopened after the end shows it)
 
 
 @dataclass
-class RunningTask:
-    task_id: str
+class HostTask:
+    """One task of this host: starting (no id yet), running, or ended."""
+
+    tab_id: int
     task: str
-    status: str = "running"
-    history: list[dict[str, Any]] = field(default_factory=list)
-    activity: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
-    agent: Any = None
-    browser: RelayBrowser | None = None
+    task_id: str | None = None
+    run: TaskRun | None = None
     runner: asyncio.Task[None] | None = None
-    stopped_because: str | None = None
     stop_requested: bool = False
-    capture_raw: bool = False
-    secrets: tuple[str, ...] = ()
-
-    def outgoing(self, event: dict[str, Any]) -> dict[str, Any]:
-        """An event as the extension gets it: raw LLM I/O only with debug capture on (it holds page
-        text and the whole prompt), and no secret anywhere."""
-        from ..store.redact import scrub, without_raw
-
-        return scrub(event if self.capture_raw else without_raw(event), self.secrets)  # type: ignore[no-any-return]
-
-    def outgoing_result(self, result: dict[str, Any]) -> dict[str, Any]:
-        from ..store.redact import scrub
-
-        history = [self.outgoing(event) for event in result.get("history", [])]
-        return {**scrub({k: v for k, v in result.items() if k != "history"}, self.secrets), "history": history}
 
     @property
-    def finished(self) -> bool:
-        return self.runner is not None and self.runner.done()
+    def running(self) -> bool:
+        return self.run is None or self.run.running
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> dict[str, Any] | None:
+        run = self.run
+        if run is None or self.task_id is None:
+            return None  # still starting: the task.start reply brings its id
         snap: dict[str, Any] = {
             "taskId": self.task_id,
             "task": self.task,
-            "status": self.status,
-            "history": list(self.history),
-            "activity": self.activity,
+            "tabId": self.tab_id,
+            "status": run.status,
+            "history": list(run.history),
+            "activity": run.activity,
         }
-        if self.result is not None:
-            snap["result"] = self.result
+        if run.finished is not None:
+            snap["result"] = run.finished.result
         return snap
 
 
 class TaskManager:
-    def __init__(self, host: NativeHost) -> None:
-        self.host = host
-        self.current: RunningTask | None = None
-        self._starting = False
-        self._stop_while_starting = False
+    def __init__(
+        self, link: ExtensionLink, store: Callable[[], TaskStore], push: Callable[[dict[str, Any]], None]
+    ) -> None:
+        self._link = link
+        self._store = store
+        self._push_frame = push
+        self._tasks: dict[str, HostTask] = {}  # by id, oldest first: the running ones and the last ended
+        self._tabs: dict[int, HostTask] = {}  # the tab → its starting or running task
+        self._latest: HostTask | None = None
+        self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
 
-    @property
-    def current_task_id(self) -> str | None:
-        if self.current is None or self.current.finished:
-            return None
-        return self.current.task_id
+    # --- reading --------------------------------------------------------------------------------
+    def get(self, task_id: str | None = None, tab_id: int | None = None) -> dict[str, Any] | None:
+        """A task's snapshot: by id; else the running (or last) task of that tab; else the latest."""
+        if task_id is not None:
+            entry = self._tasks.get(task_id)
+        elif tab_id is not None:
+            entry = self._tabs.get(tab_id)
+            if entry is None or entry.task_id is None:
+                entry = next((e for e in reversed(self._tasks.values()) if e.tab_id == tab_id), None)
+        else:
+            entry = self._latest
+        return None if entry is None else entry.snapshot()
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The running task, or the last one this host ran (so a reopened popup shows its end)."""
-        return None if self.current is None else self.current.snapshot()
+    def running(self) -> list[dict[str, Any]]:
+        """Snapshots of the running tasks, oldest first."""
+        return [snap for entry in self._tasks.values() if entry.running and (snap := entry.snapshot())]
 
+    def is_running(self, task_id: str) -> bool:
+        entry = self._tasks.get(task_id)
+        return entry is not None and entry.running
+
+    # --- starting -------------------------------------------------------------------------------
     async def start(self, request: TaskStart) -> str:
-        if self._starting or self.current_task_id is not None:
-            running = self.current_task_id or "one"
-            raise RequestFailed(f"a task is already running ({running}); stop it before starting another", "busy")
-        self._starting, self._stop_while_starting = True, False
-        try:
-            return await self._start(request)
-        finally:
-            self._starting = False
-
-    @staticmethod
-    def _configuration(request: TaskStart) -> tuple[Any, Any, Any]:
-        """Settings, with what the request's config (a page's ExecutionConfig) overrides for this task."""
-        from pydantic import ValidationError
-
-        from ..agent.config import AgentConfig
-        from ..llm import LLMError
-        from ..llm.config import endpoint_config
-        from ..store.settings import SettingsError, load_settings
-        from .messages import describe_errors
-
-        try:
-            settings = load_settings()
-        except SettingsError as exc:
-            raise RequestFailed(str(exc), "settings") from exc
-        page = request.config
-        # The user's key goes only to the endpoint the user configured it for: a task naming
-        # another base URL (e.g. one a web page chose) must bring its own key.
-        llm_config = endpoint_config(
-            settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
-            base_url=page and page.base_url, model=page and page.model, api_key=page and page.api_key,
-        )
-        try:
-            llm_config.resolve()
-        except LLMError as exc:
-            if request.source == "popup":  # the CLI's ways to configure one mean nothing there
-                raise RequestFailed(POPUP_NOT_CONFIGURED, "not_configured") from exc
-            raise RequestFailed(f"{exc.message} In the popup: open Settings.", "not_configured") from exc
-        try:
-            agent_config = AgentConfig(
-                max_steps=(page and page.max_steps) or settings.max_steps,
-                language=(page and page.language) or settings.language,  # type: ignore[arg-type]
-                system_instructions=page.system_instruction if page else None,
+        busy = self._tabs.get(request.tab_id)
+        if busy is not None:
+            which = f" ({busy.task_id})" if busy.task_id else ""
+            raise RequestFailed(
+                f"a task is already running in this tab{which}; stop it or use another tab", "busy"
             )
-        except ValidationError as exc:
-            raise RequestFailed(f"cannot run with these settings: {describe_errors(exc)}", "bad_request") from exc
-        return settings, llm_config, agent_config
+        entry = HostTask(tab_id=request.tab_id, task=request.task)
+        self._tabs[request.tab_id] = entry  # taken now: a second start for this tab is busy at once
+        try:
+            return await self._begin(entry, request)
+        except BaseException:
+            self._free(entry)
+            raise
 
-    async def _start(self, request: TaskStart) -> str:
-        from ..agent.loop import Agent
+    async def _begin(self, entry: HostTask, request: TaskStart) -> str:
         from ..browser.errors import BrowserError
-        from ..llm import LLMClient
+        from ..taskrun.plan import PlanError, plan_task
+        from ..taskrun.run import TaskRun
         from .relay import RelayBrowser
 
-        settings, llm_config, agent_config = self._configuration(request)
-        page = request.config
-        store = self.host.store
-        store.capture_raw = settings.debug_capture
-        store.add_secret(llm_config.api_key)
-        browser = RelayBrowser(self.host.peer, all_tabs=bool(page and page.experimental_include_all_tabs))
+        try:
+            plan = plan_task(request.task, _overrides(request.config), source=request.source)
+        except PlanError as exc:
+            raise RequestFailed(str(exc), exc.code) from exc
+        browser = RelayBrowser(self._link, all_tabs=plan.include_all_tabs)
         try:
             tab = await browser.activate(str(request.tab_id), focus=False)
         except Exception as exc:
@@ -160,124 +133,132 @@ class TaskManager:
             url: str | None = await tab.url()
         except Exception:
             url = None
-        try:
-            task_id = store.start_task(request.task, url=url, model=llm_config.model, source=request.source)
-        except Exception:
-            await browser.close()
-            raise
-        agent = Agent(browser, LLMClient(llm_config), agent_config)
-        running = RunningTask(
-            task_id=task_id,
-            task=request.task,
-            agent=agent,
-            browser=browser,
-            capture_raw=settings.debug_capture,
-            secrets=tuple(s for s in (llm_config.api_key, settings.api_key) if s),
-        )
-        running.stop_requested = self._stop_while_starting
-        self.current = running
-        agent.on("historychange", lambda event: self._on_event(running, event))
-        agent.on("statuschange", lambda status: self._on_status(running, status))
-        agent.on("activity", lambda activity: self._on_activity(running, activity))
-        browser.on_detached.append(lambda tab_id, reason: self._on_detached(running, tab_id, reason))
-        running.runner = asyncio.get_running_loop().create_task(self._drive(running, request.task))
+        run = entry.run = TaskRun(plan, self._store(), browser)
+        run.observers.append(lambda update: self._on_update(entry, update))
+        if entry.stop_requested:  # Stop was pressed while it was starting: it ends before it begins
+            await run.stop()
+        task_id = await run.begin(url)
+        self._tasks[task_id] = entry
+        self._latest = entry
+        browser.on_detached.append(lambda tab_id, reason: self._on_detached(entry, tab_id, reason))
+        entry.runner = asyncio.get_running_loop().create_task(self._drive(entry, run))
         log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
         return task_id
 
-    async def _drive(self, running: RunningTask, task: str) -> None:
-        agent, store = running.agent, self.host.store
-        result_wire: dict[str, Any] | None = None
+    async def _drive(self, entry: HostTask, run: TaskRun) -> None:
         try:
-            if running.stop_requested:  # Stop was pressed before the agent even began
-                result_wire = {"success": False, "data": "Task stopped", "history": []}
-            else:
-                result = await agent.execute(task)
-                result_wire = running.outgoing_result(result.to_wire())
+            await run.execute()
         except asyncio.CancelledError:
-            running.stop_requested = True
-            result_wire = {"success": False, "data": "Task stopped", "history": running.history}
             raise
-        except Exception as exc:  # the agent turns failures into an error result; this is a safety net
-            log.exception("task %s crashed", running.task_id)
-            result_wire = {"success": False, "data": f"{type(exc).__name__}: {exc}", "history": running.history}
+        except Exception:  # execute() records and reports its own failures; this is a safety net
+            log.exception("task %s failed to run", entry.task_id)
         finally:
-            if agent.status in FINAL_STATUSES:
-                status = agent.status
-            else:
-                status = "stopped" if running.stop_requested else "error"
-            if result_wire is not None and running.stopped_because and status == "stopped":
-                result_wire["data"] = running.stopped_because
-            running.status, running.result = status, result_wire
-            try:
-                stored = {k: v for k, v in (result_wire or {}).items() if k != "history"}
-                store.finish_task(running.task_id, status=status, result=stored)
-            except Exception:
-                log.exception("could not record the end of task %s", running.task_id)
-            self._push({"type": "task.status", "taskId": running.task_id, "status": status})
-            self._push({"type": "task.result", "taskId": running.task_id, "result": result_wire})
-            await self._release(running)
-            log.info("task %s ended %s", running.task_id, status)
+            self._free(entry)
 
-    async def _release(self, running: RunningTask) -> None:
+    def _free(self, entry: HostTask) -> None:
+        if self._tabs.get(entry.tab_id) is entry:
+            del self._tabs[entry.tab_id]
+        ended = [task_id for task_id, e in self._tasks.items() if not e.running]
+        for task_id in ended[:-KEEP_FINISHED]:
+            del self._tasks[task_id]
+
+    # --- run events → pushes --------------------------------------------------------------------
+    def _on_update(self, entry: HostTask, update: RunUpdate) -> None:
+        from ..taskrun.events import RunActivity, RunEvent, RunFinished, RunStarted, RunStatus
+        from .messages import TaskActivityPush, TaskEventPush, TaskResultPush, TaskStatusPush
+
+        if isinstance(update, RunStarted):
+            entry.task_id = update.task_id
+            return
+        task_id = str(entry.task_id)
+        if isinstance(update, RunStatus):
+            self._push(TaskStatusPush(taskId=task_id, status=update.status))  # type: ignore[arg-type]  # "running"
+        elif isinstance(update, RunEvent):
+            self._push(TaskEventPush(taskId=task_id, event=update.event))
+        elif isinstance(update, RunActivity):
+            self._push(TaskActivityPush(taskId=task_id, activity=update.activity))
+        elif isinstance(update, RunFinished):
+            self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
+            self._push(TaskStatusPush(taskId=task_id, status=update.status))
+            self._push(TaskResultPush(taskId=task_id, result=update.result))
+
+    def _push(self, message: Any) -> None:
         try:
-            await running.agent.llm.aclose()
+            self._push_frame(message.to_frame())
         except Exception:
-            log.debug("closing the LLM client failed", exc_info=True)
-        if running.browser is not None:
-            try:
-                await asyncio.wait_for(running.browser.close(), 3.0)
-            except Exception:
-                log.debug("detaching from the tab failed", exc_info=True)
+            log.exception("could not push %s", message.type)
 
-    # --- what the agent reports -----------------------------------------------------------------
-    def _on_event(self, running: RunningTask, event: Any) -> None:
-        wire = event.to_wire()
-        try:
-            self.host.store.append_event(running.task_id, wire)
-        except Exception:
-            log.exception("could not record an event of task %s", running.task_id)
-        outgoing = running.outgoing(wire)
-        running.history.append(outgoing)
-        self._push({"type": "task.event", "taskId": running.task_id, "event": outgoing})
-
-    def _on_status(self, running: RunningTask, status: str) -> None:
-        running.status = status
-        if status in FINAL_STATUSES:
-            return  # pushed by _drive once the record says so too
-        self._push({"type": "task.status", "taskId": running.task_id, "status": status})
-
-    def _on_activity(self, running: RunningTask, activity: Any) -> None:
-        wire = running.outgoing(activity.to_wire() if hasattr(activity, "to_wire") else dict(activity))
-        running.activity = wire
-        self._push({"type": "task.activity", "taskId": running.task_id, "activity": wire})
-
-    def _on_detached(self, running: RunningTask, tab_id: int, reason: str) -> None:
-        if running.finished or reason in DETACH_ENDS_TASK_EXCEPT:
+    def _on_detached(self, entry: HostTask, tab_id: int, reason: str) -> None:
+        run = entry.run
+        if run is None or not run.running or reason in DETACH_ENDS_TASK_EXCEPT:
             return
         if reason == CANCELED_BY_USER:
-            running.stopped_because = "Stopped: you pressed Cancel on the browser's debugging bar"
+            because = "Stopped: you pressed Cancel on the browser's debugging bar"
         else:
-            running.stopped_because = f"Stopped: the debugger was detached from the tab ({reason})"
-        log.info("task %s: debugger detached from tab %s (%s)", running.task_id, tab_id, reason)
-        asyncio.get_running_loop().create_task(running.agent.stop())
+            because = f"Stopped: the debugger was detached from the tab ({reason})"
+        log.info("task %s: debugger detached from tab %s (%s)", entry.task_id, tab_id, reason)
+        stopping = asyncio.get_running_loop().create_task(run.stop(because))
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
 
-    def _push(self, message: dict[str, Any]) -> None:
-        try:
-            self.host.push(message)
-        except Exception:
-            log.exception("could not push %s", message.get("type"))
+    # --- stop, pause, resume --------------------------------------------------------------------
+    async def stop(self, task_id: str | None = None) -> None:
+        """Stop one task and return once it has ended. Without an id: the only one running (a no-op
+        when none runs; refused when several do)."""
+        if task_id is None:
+            running = list(self._tabs.values())
+            if not running:
+                return
+            if len(running) > 1:
+                ids = ", ".join(e.task_id or "starting" for e in running)
+                raise RequestFailed(f"{len(running)} tasks are running ({ids}); say which one to stop (taskId)",
+                                    "bad_request")
+            entry = running[0]
+        else:
+            entry = self._find(task_id)
+        await self._stop(entry)
 
-    # --- stopping -------------------------------------------------------------------------------
-    async def stop(self) -> None:
-        if self._starting:
-            self._stop_while_starting = True  # the task ends as soon as it exists
-        running = self.current
-        if running is None or running.finished:
-            return
-        running.stop_requested = True  # in case the agent has not started running yet
-        await running.agent.stop()
-        if running.runner is not None:
-            await asyncio.wait([running.runner])
+    async def _stop(self, entry: HostTask) -> None:
+        entry.stop_requested = True  # seen by a task still starting
+        if entry.run is not None:
+            await entry.run.stop()
+        if entry.runner is not None:
+            await asyncio.wait([entry.runner])
+
+    def pause(self, task_id: str) -> None:
+        self._running(task_id).pause("paused from the extension")
+
+    def resume(self, task_id: str) -> None:
+        self._running(task_id).resume()
+
+    def _find(self, task_id: str) -> HostTask:
+        entry = self._tasks.get(task_id)
+        if entry is None:
+            raise RequestFailed(f"this host has no task {task_id!r} (it may have ended long ago)", "not_found")
+        return entry
+
+    def _running(self, task_id: str) -> TaskRun:
+        entry = self._find(task_id)
+        if entry.run is None or not entry.run.running:
+            raise RequestFailed(f"task {task_id} is not running", "bad_request")
+        return entry.run
 
     async def shutdown(self) -> None:
-        await self.stop()
+        await asyncio.gather(*(self._stop(entry) for entry in list(self._tabs.values())))
+
+
+def _overrides(config: ExecutionConfig | None) -> TaskOverrides:
+    """What a page's ExecutionConfig overrides for its task."""
+    from ..taskrun.plan import TaskOverrides
+
+    if config is None:
+        return TaskOverrides()
+    return TaskOverrides(
+        base_url=config.base_url,
+        model=config.model,
+        api_key=config.api_key,
+        max_steps=config.max_steps,
+        language=config.language,
+        system_instruction=config.system_instruction,
+        include_all_tabs=bool(config.experimental_include_all_tabs),
+    )

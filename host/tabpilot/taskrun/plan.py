@@ -1,0 +1,125 @@
+"""Settings + what one task overrides → everything its run needs, decided in one place.
+
+Where the user is decides two things: which configuration wins (in a terminal the OPENAI_* environment
+comes before the settings file, as shells expect; in the browser the settings file is the truth) and
+what a "no model configured" error tells them to do (the CLI's flags and variables mean nothing in
+the popup)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from ..agent.config import AgentConfig
+    from ..llm.config import LLMConfig
+    from ..store.settings import Settings
+
+TERMINAL_SOURCES = ("cli", "demo")  # a person at a terminal: flags and environment variables apply
+POPUP_NOT_CONFIGURED = "No model set: open Settings and enter the base URL, model and API key."
+
+
+class PlanError(Exception):
+    """A task that cannot run as asked; `code` is the native protocol's error code."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class TaskOverrides:
+    """What one task sets over the settings: the CLI's flags, or a web page's ExecutionConfig."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    max_steps: int | None = None
+    language: str | None = None
+    system_instruction: str | None = None
+    step_delay: float | None = None
+    include_all_tabs: bool = False
+    record: str | None = None  # save the model's replies here (`tabpilot run --record`)
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    task: str
+    source: str  # popup | page | cli | demo: who started it, as recorded
+    llm: LLMConfig
+    agent: AgentConfig
+    capture_raw: bool  # keep raw model I/O in the record and the pushes (the settings' debug capture)
+    secrets: tuple[str, ...] = field(repr=False)  # every key this run knows: kept out of all it writes
+    include_all_tabs: bool = False
+    record: str | None = None
+
+
+def plan_task(
+    task: str, overrides: TaskOverrides | None = None, *, source: str, settings: Settings | None = None
+) -> TaskPlan:
+    """The plan for `task`; raises PlanError (codes `settings`, `not_configured`, `bad_request`)."""
+    from pydantic import ValidationError
+
+    from ..agent.config import AgentConfig
+    from ..llm import LLMError
+    from ..llm.config import endpoint_config
+    from ..store.settings import SettingsError, load_settings
+
+    overrides = overrides or TaskOverrides()
+    if settings is None:
+        try:
+            settings = load_settings()
+        except SettingsError as exc:
+            raise PlanError(str(exc), "settings") from exc
+    terminal = source in TERMINAL_SOURCES
+    # Each key goes only to the endpoint it was configured for: a task naming another base URL (e.g.
+    # one a web page chose) must bring its own key.
+    llm = endpoint_config(
+        settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
+        base_url=overrides.base_url, model=overrides.model, api_key=overrides.api_key, environment_first=terminal,
+    )
+    try:
+        llm.resolve()
+    except LLMError as exc:
+        raise PlanError(_not_configured(exc.message, source), "not_configured") from exc
+    agent_options: dict[str, Any] = {
+        "max_steps": overrides.max_steps or settings.max_steps,
+        "language": overrides.language or settings.language,
+        "system_instructions": overrides.system_instruction,
+    }
+    if overrides.step_delay is not None:
+        agent_options["step_delay"] = overrides.step_delay
+    try:
+        agent = AgentConfig(**agent_options)
+    except ValidationError as exc:
+        raise PlanError(f"cannot run with these settings: {describe(exc)}", "bad_request") from exc
+    keys = (llm.api_key, settings.api_key, overrides.api_key, os.environ.get("OPENAI_API_KEY"))
+    return TaskPlan(
+        task=task,
+        source=source,
+        llm=llm,
+        agent=agent,
+        capture_raw=settings.debug_capture,
+        secrets=tuple(dict.fromkeys(key for key in keys if key)),
+        include_all_tabs=overrides.include_all_tabs,
+        record=overrides.record,
+    )
+
+
+def _not_configured(message: str, source: str) -> str:
+    if source == "popup":
+        return POPUP_NOT_CONFIGURED
+    if source in TERMINAL_SOURCES:
+        return message
+    return f"{message} In the popup: open Settings."
+
+
+def describe(exc: ValidationError) -> str:
+    """pydantic's errors as one line: `max_steps 800: Input should be less than or equal to 500`."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc'])} {error.get('input')!r}: {error['msg']}"
+        for error in exc.errors(include_url=False)
+    )

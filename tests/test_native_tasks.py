@@ -1,0 +1,343 @@
+"""Several tasks at once through the host (a real subprocess speaking frames) on a real Chromium, the
+extension's relay played by `relay_support.ExtensionStandIn`: one task per tab, `busy` on a taken tab,
+stop/pause/resume by task id, every push carrying its task id, and a record that stays whole and in
+order under concurrent appends. The model is the scripted server over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from relay_support import ExtensionStandIn, HostUnderTest
+from test_native_relay import API_KEY, DONE, act, configure, database_rows, open_tab, output
+
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def stand_in(browser):
+    extension = await ExtensionStandIn.connect(browser.launched.ws_url)
+    yield extension
+    await extension.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def host(stand_in, tmp_path):
+    running = await HostUnderTest.start(tmp_path / "tabpilot", stand_in)
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+def llm():
+    server = ScriptedLLMServer([]).start()
+    yield server
+    server.close()
+
+
+def typed_into_name(name: str, goal: str) -> Any:
+    return act("Your name", "input_text", goal, text=name)
+
+
+def done(text: str) -> ToolCall:
+    return ToolCall("AgentOutput", output("Report", {"done": {"text": text, "success": True}}))
+
+
+def for_task(script: dict[str, list[Any]]) -> Any:
+    """One scripted reply for several tasks at once: answered from the script of the task named in the
+    request (the requests of concurrent tasks arrive in any order)."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        prompt = "\n".join(str(m.get("content")) for m in body["messages"])
+        for task, replies in script.items():
+            if f"<user_request>\n{task}\n</user_request>" in prompt:
+                answer = replies.pop(0)
+                return answer(body) if callable(answer) else answer
+        raise AssertionError("a request for no known task")
+
+    return reply
+
+
+async def page_log(stand_in: ExtensionStandIn, tab_id: int) -> list[dict[str, Any]]:
+    target = stand_in._targets[tab_id]
+    session = (await stand_in.cdp("Target.attachToTarget", {"targetId": target, "flatten": True}))["sessionId"]
+    value = await stand_in.cdp(
+        "Runtime.evaluate", {"expression": "sessionStorage.getItem('agentLog') || '[]'", "returnByValue": True}, session
+    )
+    await stand_in.cdp("Target.detachFromTarget", {"sessionId": session})
+    return json.loads(value["result"]["value"])
+
+
+async def close_tabs(stand_in: ExtensionStandIn, *tab_ids: int) -> None:
+    for tab_id in tab_ids:
+        await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
+
+
+def pushes_of(host: HostUnderTest, task_id: str) -> list[dict[str, Any]]:
+    return [p for p in host.pushes if p.get("taskId") == task_id]
+
+
+async def test_two_tasks_in_two_tabs_at_once_busy_on_a_taken_tab_and_stop_one_while_the_other_finishes(
+    host, stand_in, llm, pages, tmp_path
+):
+    await configure(host, llm)
+    first_tab = await open_tab(stand_in, pages.url("agent_form.html?task=ada"))
+    second_tab = await open_tab(stand_in, pages.url("agent_form.html?task=grace"))
+    dispatch = for_task({
+        "Type Ada": [typed_into_name("Ada", "Type Ada"), Delay(60)],  # then thinks until stopped
+        "Type Grace": [typed_into_name("Grace", "Type Grace"), done("Grace typed")],
+    })
+    llm.add(*[dispatch] * 4)
+
+    first = await host.request("task.start", task="Type Ada", tabId=first_tab)
+    second = await host.request("task.start", task="Type Grace", tabId=second_tab)
+    assert first["ok"] and second["ok"], (first, second)
+    ada, grace = first["data"]["taskId"], second["data"]["taskId"]
+    # a second task on a taken tab: refused, clearly; the running ones are untouched
+    busy = await host.request("task.start", task="Something else", tabId=first_tab)
+    assert busy["ok"] is False and busy["error"]["code"] == "busy"
+    assert "already running in this tab" in busy["error"]["message"] and ada in busy["error"]["message"]
+    assert "another tab" in busy["error"]["message"]
+
+    # both run at once: each typed into its own page; Ada's task then waits on its (delayed) model
+    await host.wait_push(lambda p: any(
+        q["type"] == "task.event" and q["event"]["type"] == "step" for q in pushes_of(host, ada)))
+    running = (await host.request("task.list"))["data"]["tasks"]
+    assert {(t["taskId"], t["tabId"]) for t in running} == {(ada, first_tab), (grace, second_tab)} or \
+        {(t["taskId"], t["tabId"]) for t in running} == {(ada, first_tab)}  # Grace may be done already
+    by_tab = (await host.request("task.get", tabId=first_tab))["data"]["task"]
+    assert by_tab["taskId"] == ada and by_tab["tabId"] == first_tab and by_tab["status"] == "running"
+    assert (await host.request("task.get", taskId=grace))["data"]["task"]["tabId"] == second_tab
+    several = await host.request("task.stop")  # which one? with two running it must be said
+    if len(running) == 2:
+        assert several["ok"] is False and several["error"]["code"] == "bad_request"
+
+    grace_result = await host.wait_push(lambda p: p.get("taskId") == grace and p["type"] == "task.result")
+    assert grace_result["result"]["success"] is True and grace_result["result"]["data"] == "Grace typed"
+    assert (await host.request("task.stop", taskId=ada, timeout=15))["ok"]
+    ada_status = await host.wait_push(lambda p: p.get("taskId") == ada and p.get("type") == "task.status"
+                                      and p["status"] != "running")
+    assert ada_status["status"] == "stopped"
+
+    # each page's own record has its own task's typing, and only that
+    assert [e["value"] for e in await page_log(stand_in, first_tab) if e["event"] == "input"][-1] == "Ada"
+    assert [e["value"] for e in await page_log(stand_in, second_tab) if e["event"] == "input"][-1] == "Grace"
+    assert all(e.get("value") != "Grace" for e in await page_log(stand_in, first_tab))
+    # every task push names its task; the record has each task's events as pushed, in order
+    assert all("taskId" in p for p in host.pushes if p["type"].startswith("task."))
+    home = tmp_path / "tabpilot"
+    for task_id, status in ((ada, "stopped"), (grace, "completed")):
+        stored_status, events = database_rows(home, task_id)
+        assert stored_status == status
+        assert events == [p["event"] for p in pushes_of(host, task_id) if p["type"] == "task.event"]
+    assert (await host.request("task.list"))["data"]["tasks"] == []
+    hello = (await host.request("hello", extensionVersion="0.1.0"))["data"]
+    assert hello["tasks"] == [] and hello["task"]["taskId"] in (ada, grace)
+    await close_tabs(stand_in, first_tab, second_tab)
+
+
+async def test_four_tasks_at_once_each_recorded_whole_and_in_order(host, stand_in, llm, pages, tmp_path):
+    await configure(host, llm)
+    names = ["Ada", "Grace", "Linus", "Barbara"]
+    tabs = [await open_tab(stand_in, pages.url(f"agent_form.html?n={n}")) for n in names]
+    script = {f"Type {n}": [typed_into_name(n, f"Type {n}"), typed_into_name(n + "!", "Again"), done(f"{n} typed")]
+              for n in names}
+    llm.add(*[for_task(script)] * (3 * len(names)))
+    replies = await asyncio.gather(*(host.request("task.start", task=f"Type {n}", tabId=t)
+                                     for n, t in zip(names, tabs, strict=True)))
+    assert all(r["ok"] for r in replies), replies
+    ids = [r["data"]["taskId"] for r in replies]
+    results = [await host.wait_push(lambda p, i=i: p.get("taskId") == i and p["type"] == "task.result", timeout=120)
+               for i in ids]
+    assert [r["result"]["data"] for r in results] == [f"{n} typed" for n in names]
+    home = tmp_path / "tabpilot"
+    for task_id in ids:
+        status, events = database_rows(home, task_id)
+        pushed = [p["event"] for p in pushes_of(host, task_id) if p["type"] == "task.event"]
+        assert status == "completed" and events == pushed
+        assert [e["stepIndex"] for e in events if e["type"] == "step"] == [0, 1, 2]
+    with sqlite3.connect(f"file:{home / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT task_id, seq FROM events ORDER BY task_id, seq").fetchall()
+    for task_id in ids:
+        assert [seq for t, seq in rows if t == task_id] == list(range(len(database_rows(home, task_id)[1])))
+    for tab_id, name in zip(tabs, names, strict=True):
+        assert [e["value"] for e in await page_log(stand_in, tab_id) if e["event"] == "input"][-1] == name + "!"
+    await close_tabs(stand_in, *tabs)
+
+
+async def test_a_new_task_started_on_the_final_status_push_is_not_busy(host, stand_in, llm, pages):
+    await configure(host, llm)
+    tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+    llm.add(DONE, DONE)
+    first = (await host.request("task.start", task="Say done", tabId=tab_id))["data"]["taskId"]
+    started: list[asyncio.Future[dict[str, Any]]] = []
+    original = host._route
+
+    def route(message: dict[str, Any]) -> None:  # react the moment the final status arrives
+        original(message)
+        if message.get("taskId") == first and message.get("type") == "task.status" and message["status"] != "running":
+            started.append(asyncio.ensure_future(host.request("task.start", task="Say done again", tabId=tab_id)))
+
+    host._route = route
+    try:
+        await host.wait_push(lambda p: p.get("taskId") == first and p["type"] == "task.result")
+        assert started, "no final status was pushed"
+        again = await started[0]
+    finally:
+        host._route = original
+    assert again["ok"], again
+    second = again["data"]["taskId"]
+    result = await host.wait_push(lambda p: p.get("taskId") == second and p["type"] == "task.result")
+    assert result["result"]["success"] is True
+    await close_tabs(stand_in, tab_id)
+
+
+async def test_pause_and_resume_a_task_through_the_host(host, stand_in, llm, pages, tmp_path):
+    await configure(host, llm)
+    tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+    llm.add(Delay(60, then=done("never acted on")), typed_into_name("Ada", "Type Ada"), done("Ada typed"))
+    task_id = (await host.request("task.start", task="Type Ada", tabId=tab_id))["data"]["taskId"]
+    await host.wait_push(lambda p: p.get("taskId") == task_id and p.get("activity", {}).get("type") == "thinking")
+    for _ in range(200):
+        if llm.requests:
+            break
+        await asyncio.sleep(0.05)
+    assert (await host.request("task.pause", taskId=task_id))["ok"]
+    paused = await host.wait_push(
+        lambda p: p.get("taskId") == task_id and p.get("activity", {}).get("type") == "paused")
+    assert paused["activity"]["reason"]
+    for _ in range(200):  # the model call in flight is hung up
+        if llm.dropped:
+            break
+        await asyncio.sleep(0.05)
+    assert llm.dropped == [0]
+    await asyncio.sleep(0.5)
+    assert len(llm.requests) == 1 and await page_log(stand_in, tab_id) == []  # nothing asked, nothing done
+    snapshot = (await host.request("task.get", taskId=task_id))["data"]["task"]
+    assert snapshot["status"] == "running" and snapshot["activity"]["type"] == "paused"
+    assert (await host.request("task.resume", taskId=task_id))["ok"]
+    result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
+    assert result["result"]["success"] is True and len(llm.requests) == 3
+    assert [e["value"] for e in await page_log(stand_in, tab_id) if e["event"] == "input"][-1] == "Ada"
+    resumed = [p for p in pushes_of(host, task_id) if p.get("activity", {}).get("type") == "resumed"]
+    assert len(resumed) == 1
+    # a task that has ended cannot be paused; an unknown one is not found
+    ended = await host.request("task.pause", taskId=task_id)
+    assert ended["ok"] is False and ended["error"]["code"] == "bad_request"
+    unknown = await host.request("task.resume", taskId="nope")
+    assert unknown["ok"] is False and unknown["error"]["code"] == "not_found"
+    assert (await host.request("task.pause"))["error"]["code"] == "bad_request"  # taskId is required
+    await close_tabs(stand_in, tab_id)
+
+
+async def test_an_event_the_record_refuses_fails_the_task_and_the_record_says_so(host, stand_in, llm, pages, tmp_path):
+    await configure(host, llm)
+    tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+    database = tmp_path / "tabpilot" / "data" / "tasks.sqlite3"
+    assert (await host.request("history.list"))["ok"]  # the record exists
+    with sqlite3.connect(database) as db:  # the disk refuses every step row from now on
+        db.execute("CREATE TRIGGER refuse_steps BEFORE INSERT ON events WHEN NEW.type = 'step'"
+                   " BEGIN SELECT RAISE(ABORT, 'disk I/O error (simulated)'); END")
+    llm.add(typed_into_name("Ada", "Type Ada"), typed_into_name("Ada again", "Again"), DONE)
+    task_id = (await host.request("task.start", task="Type Ada", tabId=tab_id))["data"]["taskId"]
+    result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
+    assert result["result"]["success"] is False
+    assert "could not be saved" in result["result"]["data"] and "disk I/O error" in result["result"]["data"]
+    final = [p for p in pushes_of(host, task_id) if p["type"] == "task.status"][-1]
+    assert final["status"] == "error"
+    status, events = database_rows(tmp_path / "tabpilot", task_id)
+    assert status == "error"
+    assert events[-1]["type"] == "error" and "could not be saved" in events[-1]["message"]
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        stored = json.loads(db.execute("SELECT result FROM tasks WHERE id = ?", (task_id,)).fetchone()[0])
+    assert stored["success"] is False and "could not be saved" in stored["data"]
+    assert len(llm.requests) == 1  # stopped at once: no further step went unrecorded
+    with sqlite3.connect(database) as db:
+        db.execute("DROP TRIGGER refuse_steps")
+    assert API_KEY not in json.dumps(host.pushes)
+    await close_tabs(stand_in, tab_id)
+
+
+async def test_a_detach_in_one_tasks_tab_stops_that_task_only(host, stand_in, llm, pages, tmp_path):
+    await configure(host, llm)
+    kept_tab = await open_tab(stand_in, pages.url("agent_form.html?kept"))
+    cancelled_tab = await open_tab(stand_in, pages.url("agent_form.html?cancelled"))
+    dispatch = for_task({
+        "Keep going": [Delay(3, then=typed_into_name("Ada", "Type Ada")), done("kept going")],
+        "Be cancelled": [Delay(60)],
+    })
+    llm.add(*[dispatch] * 3)
+    kept = (await host.request("task.start", task="Keep going", tabId=kept_tab))["data"]["taskId"]
+    cancelled = (await host.request("task.start", task="Be cancelled", tabId=cancelled_tab))["data"]["taskId"]
+    for _ in range(200):
+        if len(llm.requests) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    await stand_in.detach_by_user(cancelled_tab)  # Cancel pressed for that tab's debugger only
+    stopped = await host.wait_push(lambda p: p.get("taskId") == cancelled and p["type"] == "task.result")
+    assert "Cancel" in stopped["result"]["data"]
+    result = await host.wait_push(lambda p: p.get("taskId") == kept and p["type"] == "task.result", timeout=60)
+    assert result["result"]["success"] is True and result["result"]["data"] == "kept going"
+    assert [e["value"] for e in await page_log(stand_in, kept_tab) if e["event"] == "input"][-1] == "Ada"
+    home = tmp_path / "tabpilot"
+    assert database_rows(home, cancelled)[0] == "stopped" and database_rows(home, kept)[0] == "completed"
+    await close_tabs(stand_in, kept_tab, cancelled_tab)
+
+
+def record_without_timing(home: Any, task_id: str) -> dict[str, Any]:
+    """A task's record as the store keeps it, minus what differs run to run: ids, times, who started
+    it, and token counts (the scripted server estimates them from the prompt, which lists the
+    browser's other tabs)."""
+    with sqlite3.connect(f"file:{home / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        db.row_factory = sqlite3.Row
+        row = db.execute("SELECT task, status, url, model, steps, result FROM tasks WHERE id = ?",
+                         (task_id,)).fetchone()
+        events = [json.loads(r[0]) for r in db.execute("SELECT body FROM events WHERE task_id = ? ORDER BY seq",
+                                                       (task_id,))]
+    for event in events:
+        event.pop("usage", None)
+    return {**dict(row), "result": json.loads(row["result"]), "events": events}
+
+
+async def test_the_same_task_gives_the_same_record_from_the_host_and_from_tabpilot_run(
+    browser, host, stand_in, llm, pages, tmp_path
+):
+    home = tmp_path / "tabpilot"
+    await configure(host, llm)  # the one settings file both read
+    url = pages.url("agent_form.html?same")
+    task = "Type Grace Hopper as the name"
+
+    def script() -> list[Any]:
+        return [typed_into_name("Grace Hopper", "Type the name"), typed_into_name("", "Clear it"), done("Typed")]
+
+    llm.add(*script())
+    tab_id = await open_tab(stand_in, url)
+    host_task = (await host.request("task.start", task=task, tabId=tab_id))["data"]["taskId"]
+    await host.wait_push(lambda p: p.get("taskId") == host_task and p["type"] == "task.result")
+    await close_tabs(stand_in, tab_id)
+
+    llm.add(*script())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(TABPILOT_HOME=str(home), PYTHONUNBUFFERED="1")
+    proc = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "tabpilot", "run", task, "--cdp-url", browser.launched.ws_url,
+                         "--url", url], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with sqlite3.connect(f"file:{home / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        cli_task = db.execute("SELECT id FROM tasks WHERE source = 'cli'").fetchone()[0]
+
+    from_host, from_cli = record_without_timing(home, host_task), record_without_timing(home, cli_task)
+    assert from_host["status"] == "completed" and [e["type"] for e in from_host["events"]] == ["step"] * 3
+    assert from_cli == from_host
+    for info in await browser.tabs():
+        if info.url == url:
+            await browser.close_tab(info.target_id)

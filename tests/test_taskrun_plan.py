@@ -1,0 +1,73 @@
+"""`taskrun.plan`: one place turns settings + a task's overrides into its plan, for every entry point.
+Browser-free; settings files in a temporary TABPILOT_HOME."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tabpilot.store.settings import Settings, save_settings
+from tabpilot.taskrun.plan import POPUP_NOT_CONFIGURED, PlanError, TaskOverrides, plan_task
+
+FILE_KEY = "sk-file-key-0000000000000000"
+ENV_KEY = "sk-env-key-11111111111111111"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return tmp_path
+
+
+def settings_file(home: Path, **values: object) -> None:
+    save_settings(Settings(**values), home / "config" / "config.json")
+
+
+def test_not_configured_says_what_to_do_where_the_user_is(home: Path) -> None:
+    messages = {}
+    for source in ("popup", "page", "cli", "demo"):
+        with pytest.raises(PlanError) as info:
+            plan_task("x", source=source)
+        assert info.value.code == "not_configured"
+        messages[source] = str(info.value)
+    assert messages["popup"] == POPUP_NOT_CONFIGURED  # no CLI flags or variables in the popup
+    assert "tabpilot config set model" in messages["cli"] and "Settings" not in messages["cli"]
+    assert messages["page"].endswith("In the popup: open Settings.")
+
+
+def test_the_terminal_puts_the_environment_first_the_browser_the_settings_file(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings_file(home, base_url="http://127.0.0.1:9/v1", model="file-model", api_key=FILE_KEY, max_steps=7)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    terminal = plan_task("x", source="cli")
+    popup = plan_task("x", source="popup")
+    assert (terminal.llm.base_url, terminal.llm.api_key) == ("http://127.0.0.1:8/v1", ENV_KEY)
+    assert (popup.llm.base_url, popup.llm.api_key) == ("http://127.0.0.1:9/v1", FILE_KEY)
+    assert terminal.agent.max_steps == popup.agent.max_steps == 7
+    assert set(popup.secrets) == {FILE_KEY, ENV_KEY}  # every key it knows is kept out of what it writes
+
+
+def test_a_tasks_overrides_win_and_a_named_endpoint_gets_none_of_the_users_keys(home: Path) -> None:
+    settings_file(home, base_url="http://127.0.0.1:9/v1", model="file-model", api_key=FILE_KEY, debug_capture=True)
+    overrides = TaskOverrides(base_url="http://127.0.0.1:7/v1", model="page-model", max_steps=3, language="zh-CN",
+                              system_instruction="Be brief.", include_all_tabs=True)
+    plan = plan_task("x", overrides, source="page")
+    assert (plan.llm.base_url, plan.llm.model, plan.llm.api_key) == ("http://127.0.0.1:7/v1", "page-model", None)
+    assert (plan.agent.max_steps, plan.agent.language, plan.agent.system_instructions) == (3, "zh-CN", "Be brief.")
+    assert plan.capture_raw and plan.include_all_tabs and plan.source == "page"
+
+
+def test_settings_that_cannot_run_are_refused_with_what_is_wrong(home: Path) -> None:
+    settings_file(home, base_url="http://127.0.0.1:9/v1", model="m")
+    with pytest.raises(PlanError) as info:
+        plan_task("x", TaskOverrides(step_delay=-1), source="cli")
+    assert info.value.code == "bad_request" and "step_delay" in str(info.value)
+    (home / "config" / "config.json").write_text("{not json")
+    with pytest.raises(PlanError) as info:
+        plan_task("x", source="popup")
+    assert info.value.code == "settings" and "not valid JSON" in str(info.value)
