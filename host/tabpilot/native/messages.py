@@ -1,27 +1,126 @@
-"""The messages of PROTOCOL.md as pydantic models (camelCase on the wire, snake_case in Python).
+"""Every frame of PROTOCOL.md as a pydantic model (camelCase on the wire, snake_case in Python).
+
+A frame's direction is its base class: `Request` (extension → host, answered by the host),
+`ExtensionPush` (extension → host, no answer), `HostRequest` (host → extension, answered by the
+extension; it names the model of its reply's data), `HostPush` (host → extension, no answer). `reply`
+(`ReplyOk` / `ReplyError`) goes both ways. `frame_types(base)` lists the `type`s of one direction:
+tests/test_protocol_contract.py holds PROTOCOL.md and the extension's JS to those lists.
 
 `parse_incoming(dict)` validates one frame from the extension and returns its model, or raises
 `BadRequest` with a message that names the problem (the host sends it back as a `bad_request` reply).
+Build outgoing frames with the models and send `model.to_frame()`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import functools
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 from ..store.settings import MAX_STEPS_LIMIT
 
 
+# --- the bases: one per direction ------------------------------------------------------------------
 class WireModel(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
+    # Fields left out of the frame when None (the wire has "absent", not null, for these).
+    omit_if_none: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for name in self.omit_if_none:
+            for key in (name, type(self).model_fields[name].alias):
+                if key is not None and key in data and data[key] is None:
+                    del data[key]
+        return data
+
+    def to_frame(self) -> dict[str, Any]:
+        """The JSON object to send (camelCase keys)."""
+        frame: dict[str, Any] = self.model_dump(by_alias=True)
+        return frame
+
+
+class Empty(WireModel):
+    """`{}`: the data of a reply that only says "done"."""
+
 
 class Request(WireModel):
+    """Extension → host: answered with one `reply` carrying the same id."""
+
     id: str | int | None = None
 
 
-# --- extension → host requests -----------------------------------------------------------------
+class ExtensionPush(WireModel):
+    """Extension → host, no reply."""
+
+
+ReplyData = TypeVar("ReplyData")
+
+
+class HostRequest(WireModel, Generic[ReplyData]):
+    """Host → extension: the peer gives it an id; `parse_reply` types the data of the extension's reply."""
+
+    reply_data: ClassVar[Any] = Empty
+    type: str  # each request narrows it to its Literal
+
+    @classmethod
+    @functools.cache
+    def _reply_adapter(cls) -> TypeAdapter[Any]:
+        return TypeAdapter(cls.reply_data)
+
+    def parse_reply(self, data: Any) -> ReplyData:
+        parsed: ReplyData = self._reply_adapter().validate_python({} if data is None else data)
+        return parsed
+
+
+class HostPush(WireModel):
+    """Host → extension, no reply."""
+
+
+# --- replies (either direction) ----------------------------------------------------------------------
+# The codes the host answers with (PROTOCOL.md explains each). The extension answers a failed CDP
+# command with CDP's own numeric code, and a request it cannot use with "bad_request".
+HostErrorCode = Literal[
+    "bad_request", "busy", "not_configured", "not_found", "tab", "settings", "internal", "shutting_down",
+    "link", "failed",
+]
+
+
+class ErrorInfo(WireModel):
+    omit_if_none = frozenset({"code"})
+    message: str
+    code: str | int | None = None
+
+
+class ReplyOk(WireModel):
+    type: Literal["reply"] = "reply"
+    id: str | int | None
+    ok: Literal[True] = True
+    data: Any = None
+
+
+class ReplyError(WireModel):
+    type: Literal["reply"] = "reply"
+    id: str | int | None
+    ok: Literal[False] = False
+    error: ErrorInfo = Field(default_factory=lambda: ErrorInfo(message="failed (no reason given)"))
+
+
+Reply = Annotated[ReplyOk | ReplyError, Field(discriminator="ok")]
+
+
+# --- hello, ping -------------------------------------------------------------------------------------
 class Hello(Request):
     type: Literal["hello"]
     extension_version: str | None = Field(None, alias="extensionVersion")
@@ -31,6 +130,11 @@ class Ping(Request):
     type: Literal["ping"]
 
 
+class PingData(WireModel):
+    pong: Literal[True] = True
+
+
+# --- task.*: engineer A's block (requests from the extension, pushes about each task) ----------------
 class ExecutionConfig(WireModel):
     """page-agent's ExecutionConfig minus the callbacks (those stay in the page)."""
 
@@ -60,6 +164,31 @@ class TaskGet(Request):
     type: Literal["task.get"]
 
 
+class TaskPush(HostPush):
+    task_id: str = Field(alias="taskId")
+
+
+class TaskStatusPush(TaskPush):
+    type: Literal["task.status"] = "task.status"
+    status: Literal["running", "completed", "error", "stopped"]
+
+
+class TaskActivityPush(TaskPush):
+    type: Literal["task.activity"] = "task.activity"
+    activity: dict[str, Any]  # AgentActivity
+
+
+class TaskEventPush(TaskPush):
+    type: Literal["task.event"] = "task.event"
+    event: dict[str, Any]  # one HistoricalEvent, as recorded
+
+
+class TaskResultPush(TaskPush):
+    type: Literal["task.result"] = "task.result"
+    result: dict[str, Any]  # ExecutionResult {success, data, history}
+
+
+# --- settings.* ----------------------------------------------------------------------------------------
 class SettingsGet(Request):
     type: Literal["settings.get"]
 
@@ -73,6 +202,20 @@ class SettingsSet(Request):
     language: str | None = None
 
 
+class SettingsData(WireModel):
+    """settings.get / settings.set reply: everything but the key itself."""
+
+    base_url: str | None = Field(alias="baseURL")
+    model: str | None
+    api_key_set: bool = Field(alias="apiKeySet")
+    api_key_hint: str | None = Field(alias="apiKeyHint")  # "sk-…abcd"
+    max_steps: int = Field(alias="maxSteps")
+    max_steps_limit: int = Field(alias="maxStepsLimit")  # the one limit settings, a page's config and the agent share
+    language: str
+    debug_capture: bool = Field(alias="debugCapture")
+
+
+# --- history.* -----------------------------------------------------------------------------------------
 class HistoryList(Request):
     type: Literal["history.list"]
     limit: int = Field(50, ge=1, le=1000)
@@ -93,21 +236,122 @@ class HistoryDelete(Request):
     task_id: str = Field(alias="taskId", min_length=1)
 
 
-# --- frames the extension sends that are not requests ------------------------------------------
-class ErrorInfo(WireModel):
-    message: str
-    code: str | int | None = None
+class HistoryTask(WireModel):
+    """One recorded task as history.list and history.get give it; times in epoch milliseconds."""
+
+    task_id: str = Field(alias="taskId")
+    task: str
+    status: str  # running | completed | error | stopped | interrupted
+    source: str
+    started_at: int = Field(alias="startedAt")
+    ended_at: int | None = Field(alias="endedAt")
+    steps: int
+    prompt_tokens: int = Field(alias="promptTokens")
+    completion_tokens: int = Field(alias="completionTokens")
+    total_tokens: int = Field(alias="totalTokens")
+    url: str | None
+    model: str | None
+    result_text: str | None = Field(alias="resultText")
+    success: bool | None
 
 
-class Reply(WireModel):
-    type: Literal["reply"]
-    id: str | int | None
-    ok: bool
-    data: Any = None
-    error: ErrorInfo | None = None
+class HistoryListData(WireModel):
+    tasks: list[HistoryTask]
 
 
-class CdpEvent(WireModel):
+class HistoryGetData(WireModel):
+    task: HistoryTask
+    result: dict[str, Any] | None  # ExecutionResult without its history (the events are the history)
+    events: list[dict[str, Any]]  # HistoricalEvents, as recorded
+
+
+class TokenUsage(WireModel):
+    prompt_tokens: int = Field(alias="promptTokens")
+    completion_tokens: int = Field(alias="completionTokens")
+    total_tokens: int = Field(alias="totalTokens")
+
+
+class HistoryExportData(WireModel):
+    """page-agent's ExecutionResult (`success`, `data`, `history`) next to what we know about the task."""
+
+    success: bool
+    data: str
+    history: list[dict[str, Any]]
+    task: str
+    task_id: str = Field(alias="taskId")
+    status: str
+    url: str | None
+    model: str | None
+    source: str
+    started_at: int = Field(alias="startedAt")
+    ended_at: int | None = Field(alias="endedAt")
+    steps: int
+    usage: TokenUsage
+
+
+# --- the CDP relay: host → extension requests, extension → host pushes ----------------------------------
+class ChromeTab(WireModel):
+    """A tab as chrome.tabs shows it (a `removed` tabs.event carries only the tabId)."""
+
+    tab_id: int = Field(alias="tabId")
+    url: str = ""
+    title: str = ""
+    active: bool = False
+
+
+class CdpAttach(HostRequest[Empty]):
+    type: Literal["cdp.attach"] = "cdp.attach"
+    tab_id: int = Field(alias="tabId")
+
+
+class CdpDetach(HostRequest[Empty]):
+    type: Literal["cdp.detach"] = "cdp.detach"
+    tab_id: int = Field(alias="tabId")
+
+
+class CdpSend(HostRequest[dict[str, Any]]):
+    """One CDP command in a tab (or a flattened child session of it); the reply's data is its result."""
+
+    reply_data = dict[str, Any]
+    omit_if_none = frozenset({"session_id"})
+    type: Literal["cdp.send"] = "cdp.send"
+    tab_id: int = Field(alias="tabId")
+    session_id: str | None = Field(None, alias="sessionId")
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class TabsQueryData(WireModel):
+    tabs: list[ChromeTab]
+
+
+class TabsQuery(HostRequest[TabsQueryData]):
+    reply_data = TabsQueryData
+    type: Literal["tabs.query"] = "tabs.query"
+
+
+class TabsCreateData(WireModel):
+    tab: ChromeTab
+
+
+class TabsCreate(HostRequest[TabsCreateData]):
+    reply_data = TabsCreateData
+    omit_if_none = frozenset({"url"})
+    type: Literal["tabs.create"] = "tabs.create"
+    url: str | None = None
+
+
+class TabsActivate(HostRequest[Empty]):
+    type: Literal["tabs.activate"] = "tabs.activate"
+    tab_id: int = Field(alias="tabId")
+
+
+class TabsClose(HostRequest[Empty]):
+    type: Literal["tabs.close"] = "tabs.close"
+    tab_id: int = Field(alias="tabId")
+
+
+class CdpEvent(ExtensionPush):
     type: Literal["cdp.event"]
     tab_id: int = Field(alias="tabId")
     session_id: str | None = Field(None, alias="sessionId")
@@ -115,41 +359,58 @@ class CdpEvent(WireModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class CdpDetached(WireModel):
+class CdpDetached(ExtensionPush):
     type: Literal["cdp.detached"]
     tab_id: int = Field(alias="tabId")
-    reason: str = "unknown"
+    reason: str = "unknown"  # canceled_by_user: the user pressed Cancel on the infobar
 
 
-class TabsEvent(WireModel):
+class TabsEvent(ExtensionPush):
     type: Literal["tabs.event"]
-    event: str
-    tab: dict[str, Any] = Field(default_factory=dict)
+    event: Literal["created", "removed", "updated"]
+    tab: ChromeTab
 
 
-Incoming = Annotated[
-    Hello
-    | Ping
-    | TaskStart
-    | TaskStop
-    | TaskGet
-    | SettingsGet
-    | SettingsSet
-    | HistoryList
-    | HistoryGet
-    | HistoryExport
-    | HistoryDelete
-    | Reply
-    | CdpEvent
-    | CdpDetached
-    | TabsEvent,
-    Field(discriminator="type"),
-]
-_incoming = TypeAdapter(Incoming)
-KNOWN_TYPES = sorted(
-    m.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
-    for m in Incoming.__origin__.__args__  # type: ignore[attr-defined]
-)
+# --- chunking (host → extension only: Chromium drops a host→browser frame over 1 MiB) -------------------
+class Chunk(HostPush):
+    """A slice of one message's JSON text; the extension joins `count` of them in `index` order."""
+
+    type: Literal["chunk"] = "chunk"
+    chunk_id: str = Field(alias="chunkId")
+    index: int = Field(ge=0)
+    count: int = Field(ge=1)
+    data: str
+
+
+# --- parsing what the extension sends ---------------------------------------------------------------------
+def frame_models(base: type[WireModel]) -> list[type[WireModel]]:
+    """The frame models of one direction (every subclass of `base` that has a `type`)."""
+    found: list[type[WireModel]] = []
+    for sub in base.__subclasses__():
+        if _is_frame(sub) and sub not in found:
+            found.append(sub)
+        found += [m for m in frame_models(sub) if m not in found]
+    return found
+
+
+def _is_frame(model: type[WireModel]) -> bool:
+    field = model.model_fields.get("type")
+    return field is not None and get_origin(field.annotation) is Literal
+
+
+def frame_type(model: type[WireModel]) -> str:
+    kind: str = model.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
+    return kind
+
+
+def frame_types(base: type[WireModel]) -> set[str]:
+    return {frame_type(model) for model in frame_models(base)}
+
+
+_FROM_EXTENSION = (*frame_models(Request), *frame_models(ExtensionPush))
+Incoming = Annotated[Union[(*_FROM_EXTENSION, Reply)], Field(discriminator="type")]  # type: ignore[valid-type]
+_incoming: TypeAdapter[Any] = TypeAdapter(Incoming)
+KNOWN_TYPES = sorted({*frame_types(Request), *frame_types(ExtensionPush), "reply"})
 
 
 class BadRequest(ValueError):
@@ -159,6 +420,7 @@ class BadRequest(ValueError):
 
 
 def parse_incoming(frame: dict[str, Any]) -> Any:
+    """The model of one frame from the extension: a `Request`, an `ExtensionPush`, or a reply."""
     request_id = frame.get("id") if isinstance(frame.get("id"), str | int) else None
     kind = frame.get("type")
     if kind is None:
@@ -168,7 +430,8 @@ def parse_incoming(frame: dict[str, Any]) -> Any:
     try:
         return _incoming.validate_python(frame)
     except ValidationError as exc:
-        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=1)}", request_id) from None  # loc[0]: the tag
+        skip = 2 if kind == "reply" else 1  # loc starts with the tag(s)
+        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=skip)}", request_id) from None
 
 
 def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
@@ -178,3 +441,27 @@ def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
         location = ".".join(str(p) for p in error["loc"][skip:]) or "message"
         parts.append(f"field '{location}': {error['msg']}")
     return "; ".join(parts)
+
+
+_host_request: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union[tuple(frame_models(HostRequest))], Field(discriminator="type")]  # type: ignore[misc]  # noqa: UP007
+)
+
+
+def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:
+    """A host → extension request (the debug socket's clients send these), or BadRequest."""
+    request_id = frame.get("id") if isinstance(frame.get("id"), str | int) else None
+    kind = frame.get("type")
+    if kind not in frame_types(HostRequest):
+        known = ", ".join(sorted(frame_types(HostRequest)))
+        raise BadRequest(f"only cdp.* and tabs.* requests here ({known}), not {kind!r}", request_id)
+    try:
+        request: HostRequest[Any] = _host_request.validate_python(frame)
+    except ValidationError as exc:
+        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=1)}", request_id) from None
+    return request
+
+
+def wire_data(data: Any) -> Any:
+    """A reply's data as JSON-ready values (a model becomes its frame)."""
+    return data.to_frame() if isinstance(data, WireModel) else data
