@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import json
 import logging
@@ -117,7 +118,7 @@ async def start_debug_server(host: NativeHost, access: DebugAccess) -> Server:
                     outbox.put_nowait(reply_error(exc.request_id, str(exc), "bad_request"))
                     continue
                 future = host.peer.request_future(request)
-                future.add_done_callback(lambda f, rid=message.get("id"): answer(rid, f))
+                future.add_done_callback(functools.partial(answer, message.get("id")))
         except websockets.ConnectionClosed:
             pass
         finally:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         HistoryGetData,
         HistoryList,
         HistoryListData,
+        HostErrorCode,
         SettingsData,
         SettingsSet,
         TaskStart,
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 class RequestFailed(Exception):
     """A request that was understood but cannot be done; message and code go back in the reply."""
 
-    def __init__(self, message: str, code: str = "failed") -> None:
+    def __init__(self, message: str, code: HostErrorCode = "failed") -> None:
         super().__init__(message)
         self.code = code
 

@@ -407,9 +407,14 @@ def frame_types(base: type[WireModel]) -> set[str]:
     return {frame_type(model) for model in frame_models(base)}
 
 
-_FROM_EXTENSION = (*frame_models(Request), *frame_models(ExtensionPush))
-Incoming = Annotated[Union[(*_FROM_EXTENSION, Reply)], Field(discriminator="type")]  # type: ignore[valid-type]
-_incoming: TypeAdapter[Any] = TypeAdapter(Incoming)
+def _tagged_union(members: tuple[Any, ...]) -> TypeAdapter[Any]:
+    """A validator for any of `members`, picked by their `type` (the list is built at import time)."""
+    union: Any = Union[members]  # noqa: UP007
+    return TypeAdapter(Annotated[union, Field(discriminator="type")])
+
+
+_incoming = _tagged_union((*frame_models(Request), *frame_models(ExtensionPush), Reply))
+_host_request = _tagged_union(tuple(frame_models(HostRequest)))
 KNOWN_TYPES = sorted({*frame_types(Request), *frame_types(ExtensionPush), "reply"})
 
 
@@ -441,11 +446,6 @@ def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
         location = ".".join(str(p) for p in error["loc"][skip:]) or "message"
         parts.append(f"field '{location}': {error['msg']}")
     return "; ".join(parts)
-
-
-_host_request: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union[tuple(frame_models(HostRequest))], Field(discriminator="type")]  # type: ignore[misc]  # noqa: UP007
-)
 
 
 def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:

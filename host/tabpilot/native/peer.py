@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from .messages import ExtensionPush, HostErrorCode, HostRequest, ReplyError, ReplyOk
+    from .messages import ExtensionPush, HostRequest, ReplyError, ReplyOk
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,12 @@ class Peer:
         self._pending[request_id] = (request, future)
         late = f"{request.type}: no reply from the extension within {timeout:g} s"
         timer = loop.call_later(timeout, _expire, future, late)
-        future.add_done_callback(lambda _f: (self._pending.pop(request_id, None), timer.cancel()))
+
+        def settled(_future: asyncio.Future[ReplyData]) -> None:
+            self._pending.pop(request_id, None)
+            timer.cancel()
+
+        future.add_done_callback(settled)
         try:
             self._write({**request.to_frame(), "id": request_id})
         except Exception as exc:
@@ -158,8 +163,9 @@ def reply_ok(request_id: str | int | None, data: Any) -> dict[str, Any]:
     return {"type": "reply", "id": request_id, "ok": True, "data": data}
 
 
-def reply_error(request_id: str | int | None, message: str, code: HostErrorCode | int | None = None) -> dict[str, Any]:
-    """`ReplyError(id=request_id, error=ErrorInfo(message=message, code=code)).to_frame()`, without pydantic."""
+def reply_error(request_id: str | int | None, message: str, code: str | int | None = None) -> dict[str, Any]:
+    """`ReplyError(id=request_id, error=ErrorInfo(message=message, code=code)).to_frame()`, without pydantic.
+    `code`: a `HostErrorCode` when the host decides, or whatever the extension said when relaying its answer."""
     error: dict[str, Any] = {"message": message}
     if code is not None:
         error["code"] = code
