@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from tabpilot.native import messages
 from tabpilot.native.host import NativeHost
+from tabpilot.native.messages import HostErrorCode
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_WORKER = ROOT / "extension" / "service_worker.js"
@@ -100,6 +102,16 @@ def protocol_md_types(text: str) -> dict[str, set[str]]:
     return found
 
 
+def protocol_md_table(text: str, title: str) -> set[str]:
+    """The backticked names in the first column of the table under `## title`."""
+    section = re.split(r"^## ", text, flags=re.MULTILINE)
+    body = next((part for part in section if part.startswith(title)), None)
+    if body is None:
+        raise AssertionError(f"PROTOCOL.md has no section {title!r}")
+    rows = [line.split("|") for line in body.splitlines() if line.startswith("|")]
+    return {name for cells in rows[2:] for name in re.findall(r"`([^`]+)`", cells[1])}
+
+
 def mismatches(expected: dict[str, set[str]], found: dict[str, set[str]], where: str) -> list[str]:
     problems = []
     for direction, models in expected.items():
@@ -144,6 +156,10 @@ def test_reply_is_the_one_type_both_directions_use_and_no_type_has_two_direction
     assert len(everything) == len(set(everything))
     assert "reply" not in everything  # the envelope, not a direction's frame
     assert all(by_direction.values())
+
+
+def test_protocol_md_lists_exactly_the_error_codes_the_host_uses():
+    assert protocol_md_table(PROTOCOL_MD.read_text(), "Error codes the host uses") == set(get_args(HostErrorCode))
 
 
 # --- the checks can fail: one side changed, the others not ----------------------------------------------

@@ -163,7 +163,11 @@ class DebugLink:
     async def _read(self) -> None:
         try:
             async for text in self._socket:
-                message = parse_incoming(json.loads(text))
+                try:
+                    message = parse_incoming(json.loads(text))
+                except (BadRequest, ValueError) as exc:
+                    log.error("debug socket: unusable frame from the host: %s", exc)
+                    continue
                 if isinstance(message, ReplyOk | ReplyError):
                     self.peer.resolve(message)
                 elif isinstance(message, ExtensionPush):

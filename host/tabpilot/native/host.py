@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         HistoryList,
         HistoryListData,
         HostErrorCode,
+        PingData,
         SettingsData,
         SettingsSet,
         TaskStart,
@@ -221,8 +222,10 @@ class NativeHost:
     async def _hello(self, request: Any) -> dict[str, Any]:  # only reached with odd fields: see _quick_answer
         return {"hostVersion": __version__, "task": self.tasks.snapshot()}
 
-    async def _ping(self, request: Any) -> dict[str, Any]:
-        return {"pong": True}
+    async def _ping(self, request: Any) -> PingData:  # only reached with odd fields: see _quick_answer
+        from .messages import PingData
+
+        return PingData()
 
     async def _task_start(self, request: TaskStart) -> dict[str, Any]:
         return {"taskId": await self.tasks.start(request)}
