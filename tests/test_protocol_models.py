@@ -21,6 +21,7 @@ from tabpilot.native.messages import (
     HistoryExportData,
     HistoryGetData,
     HistoryListData,
+    HostRequest,
     ReplyError,
     ReplyOk,
     SettingsData,
@@ -28,6 +29,8 @@ from tabpilot.native.messages import (
     TabsEvent,
     TabsQuery,
     TabsQueryData,
+    frame_models,
+    frame_type,
     parse_incoming,
 )
 from tabpilot.native.peer import ExtensionError, LinkClosed, LinkClosedNotice, Peer, reply_error, reply_ok
@@ -81,6 +84,14 @@ def test_relay_requests_are_the_frames_the_worker_reads():
     assert CdpAttach(tab_id=4).to_frame() == {"type": "cdp.attach", "tabId": 4}
     assert TabsCreate(url="about:blank").to_frame() == {"type": "tabs.create", "url": "about:blank"}
     assert TabsQuery().to_frame() == {"type": "tabs.query"}
+
+
+def test_every_host_request_names_the_model_of_its_replys_data():
+    kinds = {frame_type(model): model._reply_adapter().core_schema["type"] for model in frame_models(HostRequest)}
+    assert kinds == {
+        "cdp.attach": "model", "cdp.detach": "model", "cdp.send": "dict", "tabs.query": "model",
+        "tabs.create": "model", "tabs.activate": "model", "tabs.close": "model",
+    }
 
 
 # --- reply data from the store: unchanged on the wire -------------------------------------------------

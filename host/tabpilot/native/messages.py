@@ -69,15 +69,19 @@ ReplyData = TypeVar("ReplyData")
 
 
 class HostRequest(WireModel, Generic[ReplyData]):
-    """Host → extension: the peer gives it an id; `parse_reply` types the data of the extension's reply."""
+    """Host → extension: the peer gives it an id; `parse_reply` types the data of the extension's reply
+    as the model a request names in its base, e.g. `class TabsQuery(HostRequest[TabsQueryData])`."""
 
-    reply_data: ClassVar[Any] = Empty
     type: str  # each request narrows it to its Literal
 
     @classmethod
     @functools.cache
     def _reply_adapter(cls) -> TypeAdapter[Any]:
-        return TypeAdapter(cls.reply_data)
+        for ancestor in cls.__mro__:
+            generic = getattr(ancestor, "__pydantic_generic_metadata__", None)
+            if generic and generic["origin"] is HostRequest and generic["args"]:
+                return TypeAdapter(generic["args"][0])
+        raise TypeError(f"{cls.__name__} does not say what its reply's data is: HostRequest[<model>]")
 
     def parse_reply(self, data: Any) -> ReplyData:
         parsed: ReplyData = self._reply_adapter().validate_python({} if data is None else data)
@@ -312,7 +316,6 @@ class CdpDetach(HostRequest[Empty]):
 class CdpSend(HostRequest[dict[str, Any]]):
     """One CDP command in a tab (or a flattened child session of it); the reply's data is its result."""
 
-    reply_data = dict[str, Any]
     omit_if_none = frozenset({"session_id"})
     type: Literal["cdp.send"] = "cdp.send"
     tab_id: int = Field(alias="tabId")
@@ -326,7 +329,6 @@ class TabsQueryData(WireModel):
 
 
 class TabsQuery(HostRequest[TabsQueryData]):
-    reply_data = TabsQueryData
     type: Literal["tabs.query"] = "tabs.query"
 
 
@@ -335,7 +337,6 @@ class TabsCreateData(WireModel):
 
 
 class TabsCreate(HostRequest[TabsCreateData]):
-    reply_data = TabsCreateData
     omit_if_none = frozenset({"url"})
     type: Literal["tabs.create"] = "tabs.create"
     url: str | None = None
