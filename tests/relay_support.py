@@ -19,6 +19,7 @@ from typing import Any
 
 from tabpilot.cdp.transport import TransportClosed, WebSocketTransport
 from tabpilot.native.codec import ChunkReassembler, FrameDecoder
+from tabpilot.native.messages import parse_incoming
 from tabpilot.native.peer import Peer
 
 HEADER = struct.Struct("=I")
@@ -184,12 +185,12 @@ class LoopbackLink:
     def __init__(self, stand_in: ExtensionStandIn) -> None:
         self.stand_in = stand_in
         self.peer = Peer(self._send)
-        stand_in.push = self.peer.deliver
+        stand_in.push = lambda frame: self.peer.deliver(parse_incoming(frame))  # parsed as the host parses it
         self._tasks: set[asyncio.Task[None]] = set()
 
     def _send(self, request: dict[str, Any]) -> None:
         async def answer() -> None:
-            self.peer.resolve(await self.stand_in.handle(request))
+            self.peer.resolve(parse_incoming(await self.stand_in.handle(request)))
 
         task = asyncio.get_running_loop().create_task(answer())
         self._tasks.add(task)

@@ -4,6 +4,7 @@ refuses a handshake that carries an Origin (every page's WebSocket does) or lack
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 
 import pytest
@@ -11,7 +12,6 @@ import websockets
 from native_support import HostProcess
 
 from tabpilot.native.debug import PORT_ENV, DebugAccess, DebugLink
-from tabpilot.native.peer import ExtensionError
 
 
 def free_port() -> int:
@@ -46,12 +46,16 @@ async def handshake_status(port: int, headers: dict[str, str], origin: str | Non
 def test_a_client_with_the_token_and_no_origin_gets_in(access):
     async def talk() -> None:
         link = await DebugLink.connect(access)
-        try:
-            # in, and answered (no extension is connected, so the relayed request fails, with a reply)
-            with pytest.raises(ExtensionError, match="only cdp"):
-                await link.request("settings.get", timeout=10)
-        finally:
-            await link.close()
+        await link.close()
+        # in, and answered: anything but a host → extension request is refused with a reply naming it
+        async with websockets.connect(
+            f"ws://127.0.0.1:{access.port}", additional_headers={"Authorization": f"Bearer {access.token}"}, proxy=None
+        ) as raw:
+            await raw.send(json.dumps({"type": "settings.get", "id": "q1"}))
+            reply = json.loads(await asyncio.wait_for(raw.recv(), 10))
+        assert reply["id"] == "q1" and reply["ok"] is False and reply["error"]["code"] == "bad_request"
+        assert "only cdp.* and tabs.* requests here" in reply["error"]["message"]
+        assert "'settings.get'" in reply["error"]["message"]
 
     asyncio.run(talk())
 

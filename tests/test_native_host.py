@@ -48,7 +48,9 @@ BAD_FRAMES = [
     (json.dumps({"type": "history.list", "id": "a5", "limit": 0}).encode(), "a5", "limit"),
     (json.dumps({"type": "history.get", "id": "a6"}).encode(), "a6", "taskId"),
     (json.dumps({"type": "settings.set", "id": "a7", "maxSteps": "many"}).encode(), "a7", "maxSteps"),
-    (json.dumps({"type": "chunk", "chunkId": "z", "index": 5, "count": 2, "data": ""}).encode(), None, "chunk z"),
+    # chunking is host → extension only (PROTOCOL.md): the extension never sends a chunk
+    (json.dumps({"type": "chunk", "chunkId": "z", "index": 0, "count": 2, "data": ""}).encode(), None,
+     "unknown message type 'chunk'"),
 ]
 
 

@@ -1,7 +1,8 @@
 """The native messaging host: what Chromium starts when the extension connects.
 
     codec.py     frames, sans I/O: decode any bytes, encode with chunking under the 1 MiB limit
-    messages.py  PROTOCOL.md's messages as pydantic models; parse_incoming names what is wrong
+    messages.py  every frame of PROTOCOL.md, both directions, as a pydantic model; parse_incoming
+                 names what is wrong
     peer.py      requests to the extension and their replies, pushes to listeners (no I/O)
     host.py      routing: every request answered once, bad input answered and survived
     tasks.py     one task at a time: an Agent on a RelayBrowser, each event recorded and pushed

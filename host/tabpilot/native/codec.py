@@ -2,8 +2,10 @@
 
 `FrameDecoder.feed(bytes)` turns whatever arrived into whole messages (or one `FrameError` per frame
 it could not use: it never raises). `encode_frames(obj)` gives the bytes to write; anything whose JSON
-is over 512 KiB goes out as `chunk` frames, because Chromium drops the port on a host→browser frame
-over 1 MiB. `ChunkReassembler` joins chunk frames back into one message (either direction).
+is over 512 KiB goes out as `chunk` frames (`messages.Chunk`), because Chromium drops the port on a
+host→browser frame over 1 MiB. Chunking is host → extension only (browser→host frames may be 64 MiB):
+`ChunkReassembler` joins chunk frames back into one message as the extension does (tests read the
+host's output with it).
 """
 
 from __future__ import annotations
@@ -110,11 +112,13 @@ def encode_frames(obj: Message, *, threshold: int = CHUNK_THRESHOLD) -> list[byt
         return [HEADER.pack(len(payload)) + payload]
     text = payload.decode("utf-8")
     pieces = _split_text(text, threshold)
+    from .messages import Chunk  # pydantic: not before the first small reply (see host.py)
+
     chunk_id = f"c{next(_chunk_ids)}"
     frames = []
     for index, piece in enumerate(pieces):
-        chunk = {"type": "chunk", "chunkId": chunk_id, "index": index, "count": len(pieces), "data": piece}
-        frame = encode_frame(chunk)
+        chunk = Chunk(chunk_id=chunk_id, index=index, count=len(pieces), data=piece)
+        frame = encode_frame(chunk.to_frame())
         assert len(frame) - HEADER.size <= MAX_FRAME_TO_BROWSER
         frames.append(frame)
     return frames
@@ -149,10 +153,19 @@ class ChunkReassembler:
         """The whole message when complete, None while waiting for more chunks, FrameError if broken."""
         if message.get("type") != "chunk":
             return message
-        chunk_id, index, count, data = (message.get(k) for k in ("chunkId", "index", "count", "data"))
-        if not isinstance(chunk_id, str) or not isinstance(data, str):
-            return FrameError("chunk frame needs a string chunkId and string data")
-        if not isinstance(count, int) or not isinstance(index, int) or not 0 <= index < count:
+        from pydantic import ValidationError
+
+        from .messages import Chunk, describe_errors
+
+        try:
+            chunk = Chunk.model_validate(message, strict=True)
+        except ValidationError as exc:
+            chunk_id = message.get("chunkId")
+            if isinstance(chunk_id, str):
+                self._pending.pop(chunk_id, None)
+            return FrameError(f"chunk {chunk_id}: {describe_errors(exc)}")
+        chunk_id, index, count, data = chunk.chunk_id, chunk.index, chunk.count, chunk.data
+        if index >= count:
             self._pending.pop(chunk_id, None)
             return FrameError(f"chunk {chunk_id}: bad index {index!r} of count {count!r}")
         expected_count, pieces = self._pending.get(chunk_id, (count, []))

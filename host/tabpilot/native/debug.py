@@ -3,21 +3,24 @@
 When the host is started with `TABPILOT_HOST_DEBUG_PORT=<port>:<token>` in its environment (a test puts
 it in the browser's environment; the host inherits it), it listens on ws://127.0.0.1:<port>. Only a
 client that is not a web page (no Origin header: a page's WebSocket always sends one) and that brings
-the token (`Authorization: Bearer <token>`) gets in; anything else is refused at the handshake. A client sends
-protocol requests (`cdp.*`, `tabs.*`) as JSON text; the host forwards them to the extension and sends
-the replies back under the client's ids, and forwards every `cdp.event` / `cdp.detached` /
-`tabs.event` push. `DebugLink` is that client, an `ExtensionLink` a `RelayBrowser` can run on, so
-browser-layer code can be exercised over the real extension relay. Never enabled otherwise.
+the token (`Authorization: Bearer <token>`) gets in; anything else is refused at the handshake. A client
+sends host → extension requests (`cdp.*`, `tabs.*`: the `HostRequest` models) as JSON text; the host
+forwards them to the extension and sends the replies back under the client's ids, and forwards every
+`cdp.event` / `cdp.detached` / `tabs.event` push. `DebugLink` is that client, an `ExtensionLink` a
+`RelayBrowser` can run on, so browser-layer code can be exercised over the real extension relay. Never
+enabled otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -27,11 +30,20 @@ from websockets.asyncio.server import Server, ServerConnection
 from websockets.http11 import Request, Response
 
 from .host import NativeHost
-from .peer import ExtensionError, Peer, PushHandler, reply_error, reply_ok
+from .messages import (
+    BadRequest,
+    ExtensionPush,
+    HostRequest,
+    ReplyError,
+    ReplyOk,
+    parse_host_request,
+    parse_incoming,
+    wire_data,
+)
+from .peer import ExtensionError, Peer, Push, ReplyData, reply_error, reply_ok
 
 log = logging.getLogger(__name__)
 PORT_ENV = "TABPILOT_HOST_DEBUG_PORT"
-FORWARDED_PREFIXES = ("cdp.", "tabs.")
 MIN_TOKEN_LENGTH = 16
 
 
@@ -77,15 +89,15 @@ async def start_debug_server(host: NativeHost, access: DebugAccess) -> Server:
     async def serve_client(socket: ServerConnection) -> None:
         outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-        def forward(push: dict[str, Any]) -> None:
-            outbox.put_nowait(push)
+        def forward(push: ExtensionPush) -> None:
+            outbox.put_nowait(push.to_frame())
 
         def answer(request_id: Any, future: asyncio.Future[Any]) -> None:
             if future.cancelled():
                 return
             exc = future.exception()
             if exc is None:
-                outbox.put_nowait(reply_ok(request_id, future.result()))
+                outbox.put_nowait(reply_ok(request_id, wire_data(future.result())))
             elif isinstance(exc, ExtensionError):
                 outbox.put_nowait(reply_error(request_id, exc.error_message, exc.code))
             else:
@@ -100,12 +112,13 @@ async def start_debug_server(host: NativeHost, access: DebugAccess) -> Server:
         try:
             async for text in socket:
                 message = json.loads(text)
-                request_id, kind = message.pop("id", None), message.pop("type", "")
-                if not str(kind).startswith(FORWARDED_PREFIXES):
-                    outbox.put_nowait(reply_error(request_id, f"only cdp.* and tabs.* requests here, not {kind!r}"))
+                try:
+                    request = parse_host_request(message)
+                except BadRequest as exc:
+                    outbox.put_nowait(reply_error(exc.request_id, str(exc), "bad_request"))
                     continue
-                future = host.peer.request_future(kind, message)
-                future.add_done_callback(lambda f, rid=request_id: answer(rid, f))
+                future = host.peer.request_future(request)
+                future.add_done_callback(functools.partial(answer, message.get("id")))
         except websockets.ConnectionClosed:
             pass
         finally:
@@ -150,10 +163,14 @@ class DebugLink:
     async def _read(self) -> None:
         try:
             async for text in self._socket:
-                message = json.loads(text)
-                if message.get("type") == "reply":
+                try:
+                    message = parse_incoming(json.loads(text))
+                except (BadRequest, ValueError) as exc:
+                    log.error("debug socket: unusable frame from the host: %s", exc)
+                    continue
+                if isinstance(message, ReplyOk | ReplyError):
                     self.peer.resolve(message)
-                else:
+                elif isinstance(message, ExtensionPush):
                     self.peer.deliver(message)
         except websockets.ConnectionClosed:
             pass
@@ -164,17 +181,17 @@ class DebugLink:
         while True:
             await self._socket.send(json.dumps(await self._outbox.get()))
 
-    async def request(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float | None = 60.0) -> Any:
-        return await self.peer.request(type, fields, timeout=timeout)
+    async def request(self, request: HostRequest[ReplyData], *, timeout: float | None = 60.0) -> ReplyData:
+        return await self.peer.request(request, timeout=timeout)
 
-    def request_future(self, type: str, fields: dict[str, Any] | None = None) -> asyncio.Future[Any]:
-        return self.peer.request_future(type, fields)
+    def request_future(self, request: HostRequest[ReplyData]) -> asyncio.Future[ReplyData]:
+        return self.peer.request_future(request)
 
-    def on(self, type: str, handler: PushHandler) -> None:
-        self.peer.on(type, handler)
+    def on(self, kind: type[Push], handler: Callable[[Push], None]) -> None:
+        self.peer.on(kind, handler)
 
-    def off(self, type: str, handler: PushHandler) -> None:
-        self.peer.off(type, handler)
+    def off(self, kind: type[Push], handler: Callable[[Push], None]) -> None:
+        self.peer.off(kind, handler)
 
     async def close(self) -> None:
         for task in self._tasks:

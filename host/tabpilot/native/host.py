@@ -18,16 +18,23 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .codec import ChunkReassembler, FrameError, encode_frames
+from .codec import FrameError, encode_frames
 from .peer import Peer, RequestFailed, reply_error, reply_ok
 from .tasks import TaskManager
 
 if TYPE_CHECKING:
     from .messages import (
+        Empty,
+        ExtensionPush,
         HistoryDelete,
         HistoryExport,
+        HistoryExportData,
         HistoryGet,
+        HistoryGetData,
         HistoryList,
+        HistoryListData,
+        PingData,
+        SettingsData,
         SettingsSet,
         SettingsTest,
         TaskGet,
@@ -39,7 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PUSH_TYPES = ("cdp.event", "cdp.detached", "tabs.event")
 __all__ = ["NativeHost", "RequestFailed"]
 
 
@@ -54,10 +60,9 @@ class NativeHost:
         self._write_bytes = write
         self._after_written = after_written  # runs a callback once what was written so far is out
         self.peer = Peer(self.send)
-        self._reassembler = ChunkReassembler()
         self._request_tasks: set[asyncio.Task[None]] = set()
         self._store = store
-        self.push_listeners: list[Callable[[dict[str, Any]], None]] = []  # e.g. the debug socket
+        self.push_listeners: list[Callable[[ExtensionPush], None]] = []  # e.g. the debug socket
         # cheap: the task run, the agent and openai load on the first task (or in warm_up)
         self.tasks = TaskManager(self.peer, lambda: self.store, self.push)
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
@@ -143,36 +148,31 @@ class NativeHost:
 
     # --- in -------------------------------------------------------------------------------------
     def receive(self, item: dict[str, Any] | FrameError) -> None:
+        """One frame from the extension (never chunked: browser→host frames may be up to 64 MiB)."""
         if isinstance(item, FrameError):
             self.send(reply_error(item.id, item.message, "bad_request"))
             return
-        joined = self._reassembler.accept(item)
-        if joined is None:
-            return
-        if isinstance(joined, FrameError):
-            self.send(reply_error(joined.id, joined.message, "bad_request"))
-            return
-        quick = self._quick_answer(joined)
+        quick = self._quick_answer(item)
         if quick is not None:
             self.send(quick)
             if not self._warm:
                 self.warm_up()
             return
-        from .messages import BadRequest, parse_incoming
+        from .messages import BadRequest, ExtensionPush, ReplyError, ReplyOk, parse_incoming
 
         try:
-            message = parse_incoming(joined)
+            message = parse_incoming(item)
         except BadRequest as exc:
             self.send(reply_error(exc.request_id, str(exc), "bad_request"))
             return
-        if joined["type"] == "reply":
-            if not self.peer.resolve(joined):
+        if isinstance(message, ReplyOk | ReplyError):
+            if not self.peer.resolve(message):
                 log.debug("reply to unknown request %r", message.id)
             return
-        if joined["type"] in PUSH_TYPES:
-            self.peer.deliver(joined)
+        if isinstance(message, ExtensionPush):
+            self.peer.deliver(message)
             for listener in list(self.push_listeners):  # after replies already resolved: wire order
-                asyncio.get_running_loop().call_soon(listener, joined)
+                asyncio.get_running_loop().call_soon(listener, message)
             return
         task = asyncio.get_running_loop().create_task(self._answer(message))
         self._request_tasks.add(task)
@@ -190,6 +190,8 @@ class NativeHost:
         return None
 
     async def _answer(self, request: Any) -> None:
+        from .messages import wire_data
+
         try:
             data = await self._routes[request.type](request)
         except RequestFailed as exc:
@@ -201,7 +203,7 @@ class NativeHost:
             log.exception("%s failed", request.type)
             self.send(reply_error(request.id, f"{request.type} failed: {exc}", "internal"))
         else:
-            self.send(reply_ok(request.id, data))
+            self.send(reply_ok(request.id, wire_data(data)))
 
     async def shutdown(self, timeout: float = 0.6) -> None:
         """stdin closed: stop the running task (it stays recorded), answer nothing more.
@@ -225,8 +227,10 @@ class NativeHost:
     def _hello_data(self) -> dict[str, Any]:
         return {"hostVersion": __version__, "task": self.tasks.get(), "tasks": self.tasks.running()}
 
-    async def _ping(self, request: Any) -> dict[str, Any]:
-        return {"pong": True}
+    async def _ping(self, request: Any) -> PingData:  # only reached with odd fields: see _quick_answer
+        from .messages import PingData
+
+        return PingData()
 
     async def _task_start(self, request: TaskStart) -> dict[str, Any]:
         return {"taskId": await self.tasks.start(request)}
@@ -249,7 +253,7 @@ class NativeHost:
         self.tasks.resume(request.task_id)
         return {}
 
-    async def _settings_get(self, request: Any) -> dict[str, Any]:
+    async def _settings_get(self, request: Any) -> SettingsData:
         from ..store.settings import SettingsError, load_settings, public_view
 
         try:
@@ -257,7 +261,7 @@ class NativeHost:
         except SettingsError as exc:
             raise RequestFailed(str(exc), "settings") from exc
 
-    async def _settings_set(self, request: SettingsSet) -> dict[str, Any]:
+    async def _settings_set(self, request: SettingsSet) -> SettingsData:
         from ..store.settings import SettingsError, apply_changes, load_settings, public_view, save_settings
 
         changes = request.model_dump(by_alias=True, exclude_unset=True, exclude={"type", "id"})
@@ -279,8 +283,12 @@ class NativeHost:
         except SettingsError as exc:
             raise RequestFailed(str(exc), "settings") from exc
 
-    async def _history_list(self, request: HistoryList) -> dict[str, Any]:
-        return {"tasks": [summary.to_wire() for summary in self.store.list_tasks(request.limit)]}
+    async def _history_list(self, request: HistoryList) -> HistoryListData:
+        from .messages import HistoryListData
+
+        return HistoryListData.model_validate(
+            {"tasks": [summary.to_wire() for summary in self.store.list_tasks(request.limit)]}
+        )
 
     def _resolve_task_id(self, task_id: str) -> str:
         from ..store.tasks import TaskNotFound
@@ -290,25 +298,32 @@ class NativeHost:
         except TaskNotFound as exc:
             raise RequestFailed(str(exc), "not_found") from exc
 
-    async def _history_get(self, request: HistoryGet) -> dict[str, Any]:
+    async def _history_get(self, request: HistoryGet) -> HistoryGetData:
+        from .messages import HistoryGetData
+
         record = self.store.get_task(self._resolve_task_id(request.task_id))
         if record is None:
             raise RequestFailed(f"no task with id {request.task_id!r}", "not_found")
-        return dict(record.to_wire())
+        return HistoryGetData.model_validate(record.to_wire())
 
-    async def _history_export(self, request: HistoryExport) -> dict[str, Any]:
-        return dict(self.store.export_task(self._resolve_task_id(request.task_id)))
+    async def _history_export(self, request: HistoryExport) -> HistoryExportData:
+        from .messages import HistoryExportData
 
-    async def _history_delete(self, request: HistoryDelete) -> dict[str, Any]:
+        return HistoryExportData.model_validate(self.store.export_task(self._resolve_task_id(request.task_id)))
+
+    async def _history_delete(self, request: HistoryDelete) -> Empty:
+        from .messages import Empty
+
         task_id = self._resolve_task_id(request.task_id)
         if self.tasks.is_running(task_id):
             raise RequestFailed("that task is still running; stop it first", "busy")
         self.store.delete_task(task_id)
-        return {}
+        return Empty()
 
 
-def _settings_reply(view: dict[str, Any]) -> dict[str, Any]:
+def _settings_reply(view: dict[str, Any]) -> SettingsData:
     """The settings as the popup gets them, with the one max-steps limit its form must use."""
     from ..store.settings import MAX_STEPS_LIMIT
+    from .messages import SettingsData
 
-    return {**view, "maxStepsLimit": MAX_STEPS_LIMIT}
+    return SettingsData.model_validate({**view, "maxStepsLimit": MAX_STEPS_LIMIT})

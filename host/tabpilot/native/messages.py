@@ -1,27 +1,133 @@
-"""The messages of PROTOCOL.md as pydantic models (camelCase on the wire, snake_case in Python).
+"""Every frame of PROTOCOL.md as a pydantic model (camelCase on the wire, snake_case in Python).
+
+A frame's direction is its base class: `Request` (extension → host, answered by the host),
+`ExtensionPush` (extension → host, no answer), `HostRequest` (host → extension, answered by the
+extension; it names the model of its reply's data), `HostPush` (host → extension, no answer). `reply`
+(`ReplyOk` / `ReplyError`) goes both ways. `frame_types(base)` lists the `type`s of one direction:
+tests/test_protocol_contract.py holds PROTOCOL.md and the extension's JS to those lists.
 
 `parse_incoming(dict)` validates one frame from the extension and returns its model, or raises
 `BadRequest` with a message that names the problem (the host sends it back as a `bad_request` reply).
+Build outgoing frames with the models and send `model.to_frame()`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import functools
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 from ..store.settings import MAX_STEPS_LIMIT
 
 
+# --- the bases: one per direction ------------------------------------------------------------------
 class WireModel(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
+    # Fields left out of the frame when None (the wire has "absent", not null, for these), and fields
+    # left out when the frame this model was read from had none (absent and null differ for these).
+    omit_if_none: ClassVar[frozenset[str]] = frozenset()
+    omit_if_unset: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        absent = {name for name in self.omit_if_unset if name not in self.model_fields_set}
+        for name in self.omit_if_none | absent:
+            for key in (name, type(self).model_fields[name].alias):
+                if key is not None and key in data and (data[key] is None or name in absent):
+                    del data[key]
+        return data
+
+    def to_frame(self) -> dict[str, Any]:
+        """The JSON object to send (camelCase keys)."""
+        frame: dict[str, Any] = self.model_dump(by_alias=True)
+        return frame
+
+
+class Empty(WireModel):
+    """`{}`: the data of a reply that only says "done"."""
+
 
 class Request(WireModel):
+    """Extension → host: answered with one `reply` carrying the same id."""
+
     id: str | int | None = None
 
 
-# --- extension → host requests -----------------------------------------------------------------
+class ExtensionPush(WireModel):
+    """Extension → host, no reply."""
+
+
+ReplyData = TypeVar("ReplyData")
+
+
+class HostRequest(WireModel, Generic[ReplyData]):
+    """Host → extension: the peer gives it an id; `parse_reply` types the data of the extension's reply
+    as the model a request names in its base, e.g. `class TabsQuery(HostRequest[TabsQueryData])`."""
+
+    type: str  # each request narrows it to its Literal
+
+    @classmethod
+    @functools.cache
+    def _reply_adapter(cls) -> TypeAdapter[Any]:
+        for ancestor in cls.__mro__:
+            generic = getattr(ancestor, "__pydantic_generic_metadata__", None)
+            if generic and generic["origin"] is HostRequest and generic["args"]:
+                return TypeAdapter(generic["args"][0])
+        raise TypeError(f"{cls.__name__} does not say what its reply's data is: HostRequest[<model>]")
+
+    def parse_reply(self, data: Any) -> ReplyData:
+        parsed: ReplyData = self._reply_adapter().validate_python({} if data is None else data)
+        return parsed
+
+
+class HostPush(WireModel):
+    """Host → extension, no reply."""
+
+
+# --- replies (either direction) ----------------------------------------------------------------------
+# The codes the host answers with (PROTOCOL.md explains each). The extension answers a failed CDP
+# command with CDP's own numeric code, and a request it cannot use with "bad_request".
+HostErrorCode = Literal[
+    "bad_request", "busy", "not_configured", "not_found", "tab", "settings", "internal", "shutting_down",
+    "link", "failed",
+]
+
+
+class ErrorInfo(WireModel):
+    omit_if_none = frozenset({"code"})
+    message: str
+    code: str | int | None = None
+
+
+class ReplyOk(WireModel):
+    type: Literal["reply"] = "reply"
+    id: str | int | None
+    ok: Literal[True] = True
+    data: Any = None
+
+
+class ReplyError(WireModel):
+    type: Literal["reply"] = "reply"
+    id: str | int | None
+    ok: Literal[False] = False
+    error: ErrorInfo = Field(default_factory=lambda: ErrorInfo(message="failed (no reason given)"))
+
+
+Reply = Annotated[ReplyOk | ReplyError, Field(discriminator="ok")]
+
+
+# --- hello, ping -------------------------------------------------------------------------------------
 class Hello(Request):
     type: Literal["hello"]
     extension_version: str | None = Field(None, alias="extensionVersion")
@@ -31,7 +137,11 @@ class Ping(Request):
     type: Literal["ping"]
 
 
-# --- task.*: requests from the extension and the pushes the host sends about each task -----------
+class PingData(WireModel):
+    pong: Literal[True] = True
+
+
+# --- task.*: engineer A's block (requests from the extension, pushes about each task) ----------------
 class ExecutionConfig(WireModel):
     """page-agent's ExecutionConfig minus the callbacks (those stay in the page)."""
 
@@ -82,7 +192,7 @@ class TaskResume(Request):
     task_id: str = Field(alias="taskId", min_length=1)
 
 
-class TaskPush(WireModel):
+class TaskPush(HostPush):
     task_id: str = Field(alias="taskId")
 
     def to_frame(self) -> dict[str, Any]:
@@ -109,7 +219,7 @@ class TaskResultPush(TaskPush):
     result: dict[str, Any]  # ExecutionResult {success, data, history}
 
 
-# --- settings.* and history.* ----------------------------------------------------------------------
+# --- settings.* ----------------------------------------------------------------------------------------
 class SettingsGet(Request):
     type: Literal["settings.get"]
 
@@ -132,6 +242,20 @@ class SettingsTest(Request):
     api_key: str | None = Field(None, alias="apiKey", repr=False)
 
 
+class SettingsData(WireModel):
+    """settings.get / settings.set reply: everything but the key itself."""
+
+    base_url: str | None = Field(alias="baseURL")
+    model: str | None
+    api_key_set: bool = Field(alias="apiKeySet")
+    api_key_hint: str | None = Field(alias="apiKeyHint")  # "sk-…abcd"
+    max_steps: int = Field(alias="maxSteps")
+    max_steps_limit: int = Field(alias="maxStepsLimit")  # the one limit settings, a page's config and the agent share
+    language: str
+    debug_capture: bool = Field(alias="debugCapture")
+
+
+# --- history.* -----------------------------------------------------------------------------------------
 class HistoryList(Request):
     type: Literal["history.list"]
     limit: int = Field(50, ge=1, le=1000)
@@ -152,21 +276,122 @@ class HistoryDelete(Request):
     task_id: str = Field(alias="taskId", min_length=1)
 
 
-# --- frames the extension sends that are not requests ------------------------------------------
-class ErrorInfo(WireModel):
-    message: str
-    code: str | int | None = None
+class HistoryTask(WireModel):
+    """One recorded task as history.list and history.get give it; times in epoch milliseconds."""
+
+    task_id: str = Field(alias="taskId")
+    task: str
+    status: str  # running | completed | error | stopped | interrupted
+    source: str
+    started_at: int = Field(alias="startedAt")
+    ended_at: int | None = Field(alias="endedAt")
+    steps: int
+    prompt_tokens: int = Field(alias="promptTokens")
+    completion_tokens: int = Field(alias="completionTokens")
+    total_tokens: int = Field(alias="totalTokens")
+    url: str | None
+    model: str | None
+    result_text: str | None = Field(alias="resultText")
+    success: bool | None
 
 
-class Reply(WireModel):
-    type: Literal["reply"]
-    id: str | int | None
-    ok: bool
-    data: Any = None
-    error: ErrorInfo | None = None
+class HistoryListData(WireModel):
+    tasks: list[HistoryTask]
 
 
-class CdpEvent(WireModel):
+class HistoryGetData(WireModel):
+    task: HistoryTask
+    result: dict[str, Any] | None  # ExecutionResult without its history (the events are the history)
+    events: list[dict[str, Any]]  # HistoricalEvents, as recorded
+
+
+class TokenUsage(WireModel):
+    prompt_tokens: int = Field(alias="promptTokens")
+    completion_tokens: int = Field(alias="completionTokens")
+    total_tokens: int = Field(alias="totalTokens")
+
+
+class HistoryExportData(WireModel):
+    """page-agent's ExecutionResult (`success`, `data`, `history`) next to what we know about the task."""
+
+    success: bool
+    data: str
+    history: list[dict[str, Any]]
+    task: str
+    task_id: str = Field(alias="taskId")
+    status: str
+    url: str | None
+    model: str | None
+    source: str
+    started_at: int = Field(alias="startedAt")
+    ended_at: int | None = Field(alias="endedAt")
+    steps: int
+    usage: TokenUsage
+
+
+# --- the CDP relay: host → extension requests, extension → host pushes ----------------------------------
+class ChromeTab(WireModel):
+    """A tab as chrome.tabs shows it (a `removed` tabs.event carries only the tabId)."""
+
+    omit_if_unset = frozenset({"opener_tab_id"})
+
+    tab_id: int = Field(alias="tabId")
+    url: str = ""
+    title: str = ""
+    active: bool = False
+    opener_tab_id: int | None = Field(None, alias="openerTabId")  # the tab that opened it (absent: not said)
+
+
+class CdpAttach(HostRequest[Empty]):
+    type: Literal["cdp.attach"] = "cdp.attach"
+    tab_id: int = Field(alias="tabId")
+
+
+class CdpDetach(HostRequest[Empty]):
+    type: Literal["cdp.detach"] = "cdp.detach"
+    tab_id: int = Field(alias="tabId")
+
+
+class CdpSend(HostRequest[dict[str, Any]]):
+    """One CDP command in a tab (or a flattened child session of it); the reply's data is its result."""
+
+    omit_if_none = frozenset({"session_id"})
+    type: Literal["cdp.send"] = "cdp.send"
+    tab_id: int = Field(alias="tabId")
+    session_id: str | None = Field(None, alias="sessionId")
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class TabsQueryData(WireModel):
+    tabs: list[ChromeTab]
+
+
+class TabsQuery(HostRequest[TabsQueryData]):
+    type: Literal["tabs.query"] = "tabs.query"
+
+
+class TabsCreateData(WireModel):
+    tab: ChromeTab
+
+
+class TabsCreate(HostRequest[TabsCreateData]):
+    omit_if_none = frozenset({"url"})
+    type: Literal["tabs.create"] = "tabs.create"
+    url: str | None = None
+
+
+class TabsActivate(HostRequest[Empty]):
+    type: Literal["tabs.activate"] = "tabs.activate"
+    tab_id: int = Field(alias="tabId")
+
+
+class TabsClose(HostRequest[Empty]):
+    type: Literal["tabs.close"] = "tabs.close"
+    tab_id: int = Field(alias="tabId")
+
+
+class CdpEvent(ExtensionPush):
     type: Literal["cdp.event"]
     tab_id: int = Field(alias="tabId")
     session_id: str | None = Field(None, alias="sessionId")
@@ -174,45 +399,63 @@ class CdpEvent(WireModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class CdpDetached(WireModel):
+class CdpDetached(ExtensionPush):
     type: Literal["cdp.detached"]
     tab_id: int = Field(alias="tabId")
-    reason: str = "unknown"
+    reason: str = "unknown"  # canceled_by_user: the user pressed Cancel on the infobar
 
 
-class TabsEvent(WireModel):
+class TabsEvent(ExtensionPush):
     type: Literal["tabs.event"]
-    event: str
-    tab: dict[str, Any] = Field(default_factory=dict)
+    event: Literal["created", "removed", "updated"]
+    tab: ChromeTab
 
 
-Incoming = Annotated[
-    Hello
-    | Ping
-    | TaskStart
-    | TaskStop
-    | TaskGet
-    | TaskList
-    | TaskPause
-    | TaskResume
-    | SettingsGet
-    | SettingsSet
-    | SettingsTest
-    | HistoryList
-    | HistoryGet
-    | HistoryExport
-    | HistoryDelete
-    | Reply
-    | CdpEvent
-    | CdpDetached
-    | TabsEvent,
-    Field(discriminator="type"),
-]
-_incoming = TypeAdapter(Incoming)
-KNOWN_TYPES = sorted(
-    m.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
-    for m in Incoming.__origin__.__args__  # type: ignore[attr-defined]
-)
+# --- chunking (host → extension only: Chromium drops a host→browser frame over 1 MiB) -------------------
+class Chunk(HostPush):
+    """A slice of one message's JSON text; the extension joins `count` of them in `index` order."""
+
+    type: Literal["chunk"] = "chunk"
+    chunk_id: str = Field(alias="chunkId")
+    index: int = Field(ge=0)
+    count: int = Field(ge=1)
+    data: str
+
+
+# --- parsing what the extension sends ---------------------------------------------------------------------
+def frame_models(base: type[WireModel]) -> list[type[WireModel]]:
+    """The frame models of one direction (every subclass of `base` that has a `type`)."""
+    found: list[type[WireModel]] = []
+    for sub in base.__subclasses__():
+        if _is_frame(sub) and sub not in found:
+            found.append(sub)
+        found += [m for m in frame_models(sub) if m not in found]
+    return found
+
+
+def _is_frame(model: type[WireModel]) -> bool:
+    field = model.model_fields.get("type")
+    return field is not None and get_origin(field.annotation) is Literal
+
+
+def frame_type(model: type[WireModel]) -> str:
+    kind: str = model.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
+    return kind
+
+
+def frame_types(base: type[WireModel]) -> set[str]:
+    return {frame_type(model) for model in frame_models(base)}
+
+
+def _tagged_union(members: tuple[Any, ...]) -> TypeAdapter[Any]:
+    """A validator for any of `members`, picked by their `type` (the list is built at import time)."""
+    union: Any = Union[members]  # noqa: UP007
+    return TypeAdapter(Annotated[union, Field(discriminator="type")])
+
+
+_incoming = _tagged_union((*frame_models(Request), *frame_models(ExtensionPush), Reply))
+_host_request = _tagged_union(tuple(frame_models(HostRequest)))
+KNOWN_TYPES = sorted({*frame_types(Request), *frame_types(ExtensionPush), "reply"})
 
 
 class BadRequest(ValueError):
@@ -222,6 +465,7 @@ class BadRequest(ValueError):
 
 
 def parse_incoming(frame: dict[str, Any]) -> Any:
+    """The model of one frame from the extension: a `Request`, an `ExtensionPush`, or a reply."""
     request_id = frame.get("id") if isinstance(frame.get("id"), str | int) else None
     kind = frame.get("type")
     if kind is None:
@@ -231,7 +475,8 @@ def parse_incoming(frame: dict[str, Any]) -> Any:
     try:
         return _incoming.validate_python(frame)
     except ValidationError as exc:
-        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=1)}", request_id) from None  # loc[0]: the tag
+        skip = 2 if kind == "reply" else 1  # loc starts with the tag(s)
+        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=skip)}", request_id) from None
 
 
 def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
@@ -241,3 +486,22 @@ def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
         location = ".".join(str(p) for p in error["loc"][skip:]) or "message"
         parts.append(f"field '{location}': {error['msg']}")
     return "; ".join(parts)
+
+
+def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:
+    """A host → extension request (the debug socket's clients send these), or BadRequest."""
+    request_id = frame.get("id") if isinstance(frame.get("id"), str | int) else None
+    kind = frame.get("type")
+    if kind not in frame_types(HostRequest):
+        known = ", ".join(sorted(frame_types(HostRequest)))
+        raise BadRequest(f"only cdp.* and tabs.* requests here ({known}), not {kind!r}", request_id)
+    try:
+        request: HostRequest[Any] = _host_request.validate_python(frame)
+    except ValidationError as exc:
+        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=1)}", request_id) from None
+    return request
+
+
+def wire_data(data: Any) -> Any:
+    """A reply's data as JSON-ready values (a model becomes its frame)."""
+    return data.to_frame() if isinstance(data, WireModel) else data

@@ -18,7 +18,21 @@ from ..browser.errors import TabClosed
 from ..browser.tab import Tab
 from ..cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPTimeout
 from ..cdp.transport import TransportClosed
-from .peer import REQUEST_TIMEOUT, ExtensionError, ExtensionLink, LinkClosed
+from .messages import (
+    CdpAttach,
+    CdpDetach,
+    CdpDetached,
+    CdpEvent,
+    CdpSend,
+    ChromeTab,
+    HostRequest,
+    TabsActivate,
+    TabsClose,
+    TabsCreate,
+    TabsEvent,
+    TabsQuery,
+)
+from .peer import REQUEST_TIMEOUT, ExtensionError, ExtensionLink, LinkClosed, LinkClosedNotice, ReplyData
 
 log = logging.getLogger(__name__)
 
@@ -41,32 +55,33 @@ class RelayTransport:
         self._incoming: asyncio.Queue[dict[str, Any] | TransportClosed] = asyncio.Queue()
         self._child_sessions: dict[str, int] = {}  # flattened child sessionId → its tab
         self.detach_listeners: list[Callable[[int, str], None]] = []
-        link.on("cdp.event", self._on_event)
-        link.on("cdp.detached", self._on_detached)
-        link.on("link.closed", self._on_link_closed)
+        link.on(CdpEvent, self._on_event)
+        link.on(CdpDetached, self._on_detached)
+        link.on(LinkClosedNotice, self._on_link_closed)
 
     async def send(self, message: dict[str, Any]) -> None:
         message_id, method = message["id"], message["method"]
         try:
-            fields = self._route(message.get("sessionId"))
+            tab_id, session_id = self._route(message.get("sessionId"))
         except ValueError as exc:
             self._incoming.put_nowait({"id": message_id, "error": {"code": -32000, "message": str(exc)}})
             return
-        fields.update(method=method, params=message.get("params") or {})
-        future = self._link.request_future("cdp.send", fields)
+        request = CdpSend(tab_id=tab_id, session_id=session_id, method=method, params=message.get("params") or {})
+        future = self._link.request_future(request)
         future.add_done_callback(lambda f: self._on_reply(message_id, f))
 
-    def _route(self, session_id: str | None) -> dict[str, Any]:
+    def _route(self, session_id: str | None) -> tuple[int, str | None]:
+        """The tab (and flattened child session, if any) a CDP session id stands for."""
         if session_id is None:
             raise ValueError("the extension relay has no browser-level session; send to a tab's session")
         if session_id.startswith(TAB_SESSION_PREFIX):
-            return {"tabId": int(session_id[len(TAB_SESSION_PREFIX) :])}
+            return int(session_id[len(TAB_SESSION_PREFIX) :]), None
         tab_id = self._child_sessions.get(session_id)
         if tab_id is None:
             raise ValueError(f"Session with given id not found: {session_id}")
-        return {"tabId": tab_id, "sessionId": session_id}
+        return tab_id, session_id
 
-    def _on_reply(self, message_id: int, future: asyncio.Future[Any]) -> None:
+    def _on_reply(self, message_id: int, future: asyncio.Future[dict[str, Any]]) -> None:
         if future.cancelled():
             return
         exc = future.exception()
@@ -80,10 +95,9 @@ class RelayTransport:
         else:
             self._incoming.put_nowait({"id": message_id, "error": {"code": -32000, "message": str(exc)}})
 
-    def _on_event(self, push: dict[str, Any]) -> None:
-        tab_id, session_id = push.get("tabId"), push.get("sessionId")
-        method, params = push.get("method"), push.get("params") or {}
-        if not isinstance(tab_id, int) or not isinstance(method, str) or tab_id not in self.tabs:
+    def _on_event(self, push: CdpEvent) -> None:
+        tab_id, session_id, method, params = push.tab_id, push.session_id, push.method, push.params
+        if tab_id not in self.tabs:
             return
         if method == "Target.attachedToTarget" and params.get("sessionId"):
             self._child_sessions[params["sessionId"]] = tab_id
@@ -94,9 +108,9 @@ class RelayTransport:
         session_id = session_id or tab_session_id(tab_id)
         self._incoming.put_nowait({"method": method, "params": params, "sessionId": session_id})
 
-    def _on_detached(self, push: dict[str, Any]) -> None:
-        tab_id, reason = push.get("tabId"), str(push.get("reason", "unknown"))
-        if not isinstance(tab_id, int) or tab_id not in self.tabs:
+    def _on_detached(self, push: CdpDetached) -> None:
+        tab_id, reason = push.tab_id, push.reason
+        if tab_id not in self.tabs:
             return
         for session_id, owner in list(self._child_sessions.items()):
             if owner == tab_id:
@@ -107,8 +121,8 @@ class RelayTransport:
             except Exception:
                 log.exception("detach listener failed")
 
-    def _on_link_closed(self, push: dict[str, Any]) -> None:
-        self._incoming.put_nowait(TransportClosed(f"extension link closed: {push.get('reason')}"))
+    def _on_link_closed(self, notice: LinkClosedNotice) -> None:
+        self._incoming.put_nowait(TransportClosed(f"extension link closed: {notice.reason}"))
 
     async def receive(self) -> dict[str, Any]:
         item = await self._incoming.get()
@@ -118,9 +132,9 @@ class RelayTransport:
         return item
 
     async def close(self) -> None:
-        self._link.off("cdp.event", self._on_event)
-        self._link.off("cdp.detached", self._on_detached)
-        self._link.off("link.closed", self._on_link_closed)
+        self._link.off(CdpEvent, self._on_event)
+        self._link.off(CdpDetached, self._on_detached)
+        self._link.off(LinkClosedNotice, self._on_link_closed)
         self._incoming.put_nowait(TransportClosed("relay closed by tabpilot"))
 
 
@@ -141,7 +155,7 @@ class RelayBrowser(Browser):
         self.detached_reason: str | None = None
         self.on_detached: list[Callable[[int, str], None]] = []
         self.transport.detach_listeners.append(self._on_tab_detached)
-        link.on("tabs.event", self._on_tabs_event)
+        link.on(TabsEvent, self._on_tabs_event)
 
     @classmethod
     async def open(cls, link: ExtensionLink, tab_id: int | None = None, *, all_tabs: bool = True) -> RelayBrowser:
@@ -157,36 +171,32 @@ class RelayBrowser(Browser):
         return None
 
     async def close(self) -> None:
-        self.link.off("tabs.event", self._on_tabs_event)
+        self.link.off(TabsEvent, self._on_tabs_event)
         for tab_id in list(self._attached):
             try:
-                await self.link.request("cdp.detach", {"tabId": tab_id}, timeout=2.0)
+                await self.link.request(CdpDetach(tab_id=tab_id), timeout=2.0)
             except (ExtensionError, LinkClosed, TimeoutError):
                 pass
         self._attached.clear()
         await self.connection.close()
 
     # --- events from the extension --------------------------------------------------------------
-    def _on_tabs_event(self, push: dict[str, Any]) -> None:
-        tab = push.get("tab") or {}
-        tab_id = tab.get("tabId")
-        if not isinstance(tab_id, int):
-            return
-        if push.get("event") == "created" and self._opened_by_mine(tab):
+    def _on_tabs_event(self, push: TabsEvent) -> None:
+        tab = push.tab
+        tab_id = tab.tab_id
+        if push.event == "created" and self._opened_by_mine(tab):
             self._own_tabs.add(str(tab_id))
-            self._target_created.put_nowait(
-                {"targetId": str(tab_id), "url": tab.get("url", ""), "title": tab.get("title", "")}
-            )
-        elif push.get("event") == "removed":
+            self._target_created.put_nowait({"targetId": str(tab_id), "url": tab.url, "title": tab.title})
+        elif push.event == "removed":
             self._forget(tab_id)
 
-    def _opened_by_mine(self, tab: dict[str, Any]) -> bool:
+    def _opened_by_mine(self, tab: ChromeTab) -> bool:
         """A new tab is this browser's when one of its tabs opened it (a link, window.open): with
         several tasks at once, another task's new tab is not this one's to follow. An extension that
         does not say who opened a tab (no `openerTabId` at all) gets the old rule: every new tab."""
-        if "openerTabId" not in tab:
+        if "opener_tab_id" not in tab.model_fields_set:
             return True
-        return str(tab.get("openerTabId")) in self._own_tabs
+        return str(tab.opener_tab_id) in self._own_tabs
 
     def _on_tab_detached(self, tab_id: int, reason: str) -> None:
         self.detached_reason = reason
@@ -194,17 +204,17 @@ class RelayBrowser(Browser):
         for listener in list(self.on_detached):
             listener(tab_id, reason)
 
-    async def _call(self, type: str, fields: dict[str, Any] | None = None) -> Any:
-        """A tabs.* request; failures are CDP errors, as the Target domain's would be."""
+    async def _call(self, request: HostRequest[ReplyData]) -> ReplyData:
+        """A tabs.* or cdp.attach request; failures are CDP errors, as the Target domain's would be."""
         try:
-            return await self.link.request(type, fields)
+            return await self.link.request(request)
         except ExtensionError as exc:
             code = exc.code if isinstance(exc.code, int) else -32000
-            raise CDPError(type, code, exc.error_message) from exc
+            raise CDPError(request.type, code, exc.error_message) from exc
         except LinkClosed as exc:
-            raise CDPConnectionClosed(type, str(exc)) from exc
+            raise CDPConnectionClosed(request.type, str(exc)) from exc
         except TimeoutError as exc:
-            raise CDPTimeout(type, REQUEST_TIMEOUT) from exc
+            raise CDPTimeout(request.type, REQUEST_TIMEOUT) from exc
 
     def _forget(self, tab_id: int) -> None:
         self._attached.discard(tab_id)
@@ -217,12 +227,12 @@ class RelayBrowser(Browser):
 
     # --- tabs -----------------------------------------------------------------------------------
     async def tabs(self) -> list[TabInfo]:
-        data = await self._call("tabs.query")
+        data = await self._call(TabsQuery())
         return [
-            TabInfo(str(t["tabId"]), t.get("url", ""), t.get("title", ""))
-            for t in data.get("tabs", [])
-            if not str(t.get("url", "")).startswith(("chrome-extension://", "devtools://"))
-            and (self.all_tabs or str(t["tabId"]) in self._own_tabs)
+            TabInfo(str(t.tab_id), t.url, t.title)
+            for t in data.tabs
+            if not t.url.startswith(("chrome-extension://", "devtools://"))
+            and (self.all_tabs or str(t.tab_id) in self._own_tabs)
         ]
 
     async def attach(self, target_id: str) -> Tab:
@@ -232,7 +242,7 @@ class RelayBrowser(Browser):
         tab_id = int(target_id)
         self.transport.tabs.add(tab_id)  # before attaching: its first events may beat the reply
         try:
-            await self._call("cdp.attach", {"tabId": tab_id})
+            await self._call(CdpAttach(tab_id=tab_id))
         except CDPConnectionClosed:
             self.transport.tabs.discard(tab_id)
             raise
@@ -248,9 +258,9 @@ class RelayBrowser(Browser):
         return tab
 
     async def new_tab(self, url: str = "about:blank") -> Tab:
-        data = await self._call("tabs.create", {"url": "about:blank"})
-        self._own_tabs.add(str(data["tab"]["tabId"]))
-        tab = await self.attach(str(data["tab"]["tabId"]))
+        data = await self._call(TabsCreate(url="about:blank"))
+        self._own_tabs.add(str(data.tab.tab_id))
+        tab = await self.attach(str(data.tab.tab_id))
         if url != "about:blank":
             await tab.navigate(url)
         self.active = tab
@@ -259,10 +269,10 @@ class RelayBrowser(Browser):
     async def activate(self, target_id: str, *, focus: bool = True) -> Tab:
         tab = await self.attach(target_id)
         if focus:
-            await self._call("tabs.activate", {"tabId": int(target_id)})
+            await self._call(TabsActivate(tab_id=int(target_id)))
         self.active = tab
         return tab
 
     async def close_tab(self, target_id: str) -> None:
-        await self._call("tabs.close", {"tabId": int(target_id)})
+        await self._call(TabsClose(tab_id=int(target_id)))
         self._forget(int(target_id))
