@@ -8,11 +8,15 @@ import json
 
 import pytest
 from actions_support import evaluate, ref
+from agent_support import browser_state, done, index_of, on_page, step
 
+from tabpilot.agent import Agent, AgentConfig
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.state import BrowserState, get_state
 from tabpilot.browser.tab import Tab
+from tabpilot.llm import LLMConfig
+from tabpilot.llm.scripted import ScriptedLLMServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -135,4 +139,29 @@ async def test_a_script_cannot_read_a_shown_password_even_transformed(browser: B
     result = await actions.execute_javascript(browser, tab, script)
     assert not _leaks(result), result
     assert "[password hidden]" in result or "withheld" in result, result
+    await browser.close_tab(tab.target_id)
+
+
+async def test_an_agent_that_shows_a_password_and_reads_it_never_gets_it(browser: Browser, pages) -> None:
+    """The whole loop: the model clicks the eye, then asks a script for the field. Neither the prompts the
+    model is sent nor the task's history (raw requests included, as debug capture stores them) hold it."""
+    tab = await _eye_page(browser, pages)
+    browser.active = tab
+    script = "[document.getElementById('pw').value, btoa(document.getElementById('pw').value)].join(' ')"
+    replies = [
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Show password")}}, goal="show it"),
+        step("execute_javascript", {"script": script}, goal="read it"),
+        done("Looked at the password field"),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-test"),
+                      AgentConfig(step_delay=0, enable_javascript_tool=True))
+        result = await agent.execute("Show the password and read it")
+    assert result.success
+    assert await evaluate(tab, "window.__shown") == [{"type": "text", "trusted": True}]  # it was shown
+    sent = json.dumps(server.requests)
+    assert len(server.requests) == 3 and "The script returned: [withheld: " in sent
+    assert "type=password filled" in browser_state(server.requests[1])
+    assert not _leaks(sent)
+    assert not _leaks(json.dumps([event.model_dump(mode="json") for event in result.history]))
     await browser.close_tab(tab.target_id)
