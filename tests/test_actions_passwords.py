@@ -13,7 +13,7 @@ from agent_support import browser_state, done, index_of, on_page, step
 from tabpilot.agent import Agent, AgentConfig
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
-from tabpilot.browser.state import BrowserState, get_state
+from tabpilot.browser.state import BrowserState, build_state, get_state, read_page
 from tabpilot.browser.tab import Tab
 from tabpilot.llm import LLMConfig
 from tabpilot.llm.scripted import ScriptedLLMServer
@@ -122,6 +122,8 @@ async def test_a_password_field_shown_as_plain_text_stays_hidden_in_the_state(br
     state = await get_state(browser, tab, await _press_the_eye(browser, tab))
     assert not _leaks(state.text), state.text
     assert "type=password" in _field_line(state) and "filled" in _field_line(state)
+    from_snapshots = build_state(await read_page(browser, tab, snapshot=True))  # the other reader agrees
+    assert not _leaks(from_snapshots.text) and "type=password filled" in _field_line(from_snapshots)
     # a later task reads the page through a new connection: it is still a password field to it
     assert browser.launched is not None
     async with await Browser.connect(browser.launched.ws_url) as other:

@@ -19,7 +19,7 @@ from ..cdp import CDPError, CDPSession
 from .browser import Browser
 from .dom import fast, render
 from .dom.items import Found, MixedLine, TextLine
-from .dom.snapshot import STYLES, Document, decode
+from .dom.snapshot import STYLES, Document, decode, mark_passwords
 from .dom.walk import Insets, Walker
 from .elements import ElementRef
 from .errors import BrowserError, PageCrashed, TabClosed
@@ -221,10 +221,14 @@ async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key,
 
 
 async def _read_snapshots(tab: Tab) -> tuple[list[Document], Frames, dict[Key, Insets]]:
-    snapshot, raw_frames = await asyncio.gather(_capture_with_retry(tab), _capture_frames(tab))
+    main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+    snapshot, raw_frames, passwords = await asyncio.gather(
+        _capture_with_retry(tab), _capture_frames(tab), fast.remembered_passwords(tab.session, main_frame))
     insets = await _frame_insets(tab, snapshot, raw_frames)
     frames = [(frame, decode(reply, frame.session), owner_id) for frame, reply, owner_id in raw_frames]
-    return decode(snapshot, tab.session), frames, insets
+    documents = decode(snapshot, tab.session)
+    mark_passwords(documents, passwords)
+    return documents, frames, insets
 
 
 def build_state(

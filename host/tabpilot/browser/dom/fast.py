@@ -89,6 +89,53 @@ async def element_id(world: World, backend_node_id: int) -> int | None:
     return value
 
 
+# The inputs walker.js remembers as password fields, in the document and its same-origin frames (the
+# ones a snapshot of this process shows); those that are password fields now are remembered from here on.
+_REMEMBERED_PASSWORDS = """(() => {
+  const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
+  const found = [];
+  const visit = (doc) => {
+    for (const e of doc.querySelectorAll('input, iframe, frame')) {
+      if (e.localName !== 'input') {
+        let inner = null;
+        try { inner = e.contentDocument; } catch (err) { inner = null; }
+        if (inner) visit(inner);
+      } else if (e.type === 'password' || passwords.has(e)) {
+        passwords.add(e);
+        found.push(e);
+      }
+    }
+  };
+  visit(document);
+  return found;
+})()"""
+
+
+async def remembered_passwords(session: CDPSession, frame_id: str) -> set[int]:
+    """backendNodeIds of the inputs that were password fields when tabpilot looked (for a DOM snapshot,
+    which only sees what their type is now). Empty when tabpilot's world cannot be asked."""
+    try:
+        created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME})
+        reply = await session.send("Runtime.evaluate", {
+            "expression": _REMEMBERED_PASSWORDS, "contextId": created["executionContextId"], "objectGroup": STEP},
+            timeout=AUX_TIMEOUT)
+        array = reply.get("result", {}).get("objectId")
+        if not array:
+            return set()
+        properties = await session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+        objects = [p["value"]["objectId"] for p in properties.get("result", [])
+                   if p["name"].isdigit() and p.get("value", {}).get("objectId")]
+        described = await asyncio.gather(*(session.send("DOM.describeNode", {"objectId": o}) for o in objects))
+        return {d["node"]["backendNodeId"] for d in described}
+    except CDPError:
+        return set()
+    finally:
+        try:
+            await session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+        except CDPError:
+            pass
+
+
 def forget(session: CDPSession) -> None:
     """Start over in `session`: the next read makes new worlds (after a failed or crashed read)."""
     _worlds.pop(session, None)
