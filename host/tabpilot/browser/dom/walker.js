@@ -40,6 +40,7 @@
 
   function walk() {
     styledSelectors = new Map();
+    clickableUnder = null;
     const strings = [];
     const stringIds = new Map();
     const str = (value) => {
@@ -207,8 +208,9 @@
           inside = farCandidates(el, el.getRootNode());
           for (const c of inside) farSet.add(c);
         }
-        for (const c of clickableList) {
-          if (c !== el && el.contains(c) && !inside.includes(c)) inside.push(c);
+        const listed = new Set(inside);
+        for (const c of clickableInside(el)) {
+          if (!listed.has(c)) inside.push(c);
         }
         const i = farElement(el, parent, r);
         for (const c of inside) farElement(c, i, null);
@@ -377,6 +379,24 @@
   function farCandidates(container, scope) {
     const styled = styledSelector(scope);
     return Array.from(container.querySelectorAll(styled === null ? FAR : FAR + "," + styled));
+  }
+
+  let clickableUnder = null;  // element -> the elements with click listeners inside it, for one walk
+
+  // Asking every pruned subtree about every listening element took ~1 s a read on a list of 2,000 rows
+  // that all listen for clicks; one pass over their ancestors costs a few ms.
+  function clickableInside(el) {
+    if (clickableUnder === null) {
+      clickableUnder = new Map();
+      for (const c of clickableList) {
+        for (let up = c.parentElement; up; up = up.parentElement) {
+          const under = clickableUnder.get(up);
+          if (under) under.push(c);
+          else clickableUnder.set(up, [c]);
+        }
+      }
+    }
+    return clickableUnder.get(el) || [];
   }
 
   let styledSelectors = new Map();  // document or shadow root -> its selector, for one walk (sheets change)
