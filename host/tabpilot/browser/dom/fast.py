@@ -43,9 +43,8 @@ class World:
     session: CDPSession
     frame_id: str
     context_id: int
-    walker: str  # object id of this world's own walker (kept in `group`)
+    walker: str  # object id of this world's own walker (kept in the object group `_group(frame_id)`)
     page_document: str  # the document as the page's main world holds it, bound without an object group
-    group: str
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
 
@@ -136,6 +135,10 @@ async def remembered_passwords(session: CDPSession, frame_id: str) -> set[int]:
             pass
 
 
+def _group(frame_id: str) -> str:
+    return f"tabpilot-world-{frame_id}"
+
+
 def forget(session: CDPSession) -> None:
     """Start over in `session`: the next read makes new worlds (after a failed or crashed read)."""
     _worlds.pop(session, None)
@@ -146,7 +149,7 @@ async def _world(session: CDPSession, frame_id: str) -> World:
     world = known.get(frame_id)
     if world is not None:
         return world
-    group = f"tabpilot-world-{frame_id}"
+    group = _group(frame_id)
     # The same CDP session may have served an earlier task (the extension keeps chrome.debugger attached
     # across a host restart): its walker for this frame is let go.
     await session.send("Runtime.releaseObjectGroup", {"objectGroup": group})
@@ -166,7 +169,7 @@ async def _world(session: CDPSession, frame_id: str) -> World:
     # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
     # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
     page_document = await session.send("DOM.resolveNode", {"backendNodeId": described["node"]["backendNodeId"]})
-    world = World(session, frame_id, context_id, walker, page_document["object"]["objectId"], group)
+    world = World(session, frame_id, context_id, walker, page_document["object"]["objectId"])
     known[frame_id] = world
     return world
 
