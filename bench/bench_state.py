@@ -1,4 +1,5 @@
-"""Browser-state figures: extraction time and tokens on a medium (~2.5k nodes) and a large (~20k) page.
+"""Browser-state figures: extraction time and tokens on a medium (~2.5k nodes), a large (~20k) page and one
+with 6,000 event listeners (the click listeners are read through CDP at every step).
 
     .venv/bin/python bench/bench_state.py [--runs 9] [--snapshot]
 
@@ -6,7 +7,7 @@ Serves tests/fixtures/pages on 127.0.0.1, launches a headless Chromium, and for 
 median (and min/max) of `get_state` after a warm-up, split into the browser side (`read_page`: the
 in-page walker, or with --snapshot the whole-page DOM snapshot, and its JSON) and the Python side
 (`build_state`), plus the o200k token count of the text.
-Targets: medium < 50 ms, large < 400 ms. Prints numbers; asserts nothing.
+Targets: medium < 50 ms, large < 400 ms, listeners < 100 ms. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.state import build_state, read_page
 
 PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
-CASES = [("medium", "state_medium.html", 50), ("large", "state_table.html", 400)]
+CASES = [("medium", "state_medium.html", 50), ("large", "state_table.html", 400),
+         ("listeners", "state_listeners.html", 100)]
 COUNT_NODES = "(function count(n) { let k = 1; for (const c of n.childNodes) k += count(c); return k; })(document)"
 
 

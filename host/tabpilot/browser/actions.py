@@ -20,11 +20,13 @@ from .. import paths
 from ..cdp import CDPError
 from . import scripts
 from .browser import Browser, TabInfo
+from .dom.fast import WORLD_NAME
 from .dom.rules import is_password_input
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, PageScriptError, TabClosed
 from .keys import key_events, parse_chord, parse_keys, typing_events
 from .nodes import call, check_open, describe, ref_for_object, release, resolve, send, shorten
+from .passwords import withhold
 from .pointer import aim, mouse_click, mouse_move
 from .tab import Tab
 
@@ -270,7 +272,8 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
         if field_id != object_id:
             await release(tab, element.session, field_id)
     await tab.settle(navigation_grace=0)
-    if is_password_input(info["tag"], info["attrs"]):
+    # The state marks a field that was a password field when read as one, whatever its type is now.
+    if is_password_input(info["tag"], info["attrs"]) or element.attributes.get("type") == "password":
         return f"Typed {len(text)} characters into {describe(element)} (a password field; its value is not shown)."
     said = f"Typed '{shorten(text, 200)}' into {describe(element)}"
     if value == text:
@@ -672,33 +675,33 @@ async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout
                 result = await _run_script(tab, f"(async () => {{\n{script}\n}})()", timeout, repl=False)
         except (PageScriptError, ActionError) as exc:
             secrets |= await _password_values(tab)
-            return f"The script failed: {_hide(shorten(str(exc), 500), secrets)}"
+            return f"The script failed: {withhold(shorten(str(exc), 500), secrets)}"
         secrets |= await _password_values(tab)
-        after = _hide(await _after_input(browser, tab, aftermath), secrets)  # e.g. alert(password.value)
+        after = withhold(await _after_input(browser, tab, aftermath), secrets)  # e.g. alert(password.value)
     if result is None:
         return "The script ran and returned nothing." + after
-    result = _hide(result, secrets)
+    result = withhold(result, secrets)
     text = result if len(result) <= RESULT_LIMIT else result[:RESULT_LIMIT] + f"… ({len(result)} characters)"
     return f"The script returned: {text}" + (f"\n{after.strip()}" if after else "")
 
 
 async def _password_values(tab: Tab) -> set[str]:
-    """What the page's password fields hold, so a script cannot hand a password to the model."""
+    """What the page's password fields hold (also those a "show password" button made plain text since
+    tabpilot saw them), so a script cannot hand a password to the model."""
     try:
-        inputs = await tab.evaluate(scripts.INPUT_VALUES, timeout=5)
+        frame_id = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+        world = await tab.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME})
+        reply = await tab.send("Runtime.evaluate", {
+            "expression": scripts.INPUT_VALUES, "contextId": world["executionContextId"], "returnByValue": True},
+            timeout=5)
     except (BrowserError, CDPError):
         return set()
+    inputs = reply.get("result", {}).get("value")
     return {
         field["value"] for field in inputs or []
-        if isinstance(field.get("value"), str) and len(field["value"]) >= 3
-        and is_password_input("input", field.get("attrs") or {})
+        if isinstance(field, dict) and isinstance(field.get("value"), str)
+        and (field.get("was_password") or is_password_input("input", field.get("attrs") or {}))
     }
-
-
-def _hide(text: str, secrets: set[str]) -> str:
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, "[password hidden]")
-    return text
 
 
 async def _run_script(tab: Tab, script: str, timeout: float, *, repl: bool) -> str | None:

@@ -17,3 +17,7 @@ class PageScriptError(BrowserError):
 
 class ActionError(BrowserError):
     """An action could not be done (bad index, stale node, detached frame, nothing to scroll, ...)."""
+
+
+class PageCrashed(BrowserError):
+    """The tab's renderer process died (Chromium's "Aw, Snap!"): it answers nothing until reloaded."""

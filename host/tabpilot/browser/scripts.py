@@ -248,13 +248,18 @@ FIND_FILE_INPUT = """function() {
 
 # Every input that holds a value, with its attributes, in the document, its open shadow roots and its
 # same-origin frames (a script can read all of those), so the host can pick out the passwords with its one
-# rule (dom/rules.py: is_password_input).
+# rule (dom/rules.py: is_password_input). Run in tabpilot's isolated world: `was_password` says the walker
+# saw the field as a password field earlier (dom/walker.js keeps them), whatever its type is now.
 INPUT_VALUES = """(() => {
   const found = [];
+  const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
   const attributes = (e) => Object.fromEntries([...e.attributes].map((a) => [a.name, a.value]));
   const visit = (root) => {
     for (const e of root.querySelectorAll('*')) {
-      if (e.localName === 'input' && e.value) found.push({attrs: attributes(e), value: e.value});
+      if (e.localName === 'input' && e.type === 'password') passwords.add(e);
+      if (e.localName === 'input' && e.value) {
+        found.push({attrs: attributes(e), value: e.value, was_password: passwords.has(e)});
+      }
       if (e.shadowRoot) visit(e.shadowRoot);
       if (e.localName === 'iframe' || e.localName === 'frame') {
         let doc = null;

@@ -19,10 +19,10 @@ from ..cdp import CDPError, CDPSession
 from .browser import Browser
 from .dom import fast, render
 from .dom.items import Found, MixedLine, TextLine
-from .dom.snapshot import STYLES, Document, decode
+from .dom.snapshot import STYLES, Document, decode, mark_passwords
 from .dom.walk import Insets, Walker
 from .elements import ElementRef
-from .errors import BrowserError, TabClosed
+from .errors import BrowserError, PageCrashed, TabClosed
 from .tab import FrameTarget, Tab
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,8 @@ Key = tuple[str | None, int]  # (owning session id, backendNodeId)
 MAX_TABS_LISTED = 12
 CURRENT_URL_LIMIT = 120  # characters of the current tab's URL in the header, read every step
 OTHER_URL_LIMIT = 80
+CRASH_NOTE = ("[The page crashed and tabpilot reloaded it: anything it held only in memory (typed text, "
+              "scroll position, open menus) is gone]")
 # No includeDOMRects: computing offset/scroll/client rects for every node doubles Chromium's work.
 _SNAPSHOT_PARAMS: dict[str, Any] = {"computedStyles": STYLES, "includePaintOrder": True}
 
@@ -101,6 +103,7 @@ class PageReading:
     metrics: dict[str, Any]
     tabs: list[TabSummary]
     frame_insets: dict[Key, Insets]
+    notes: list[str] = field(default_factory=list)  # what the model must know about this reading
 
 
 async def get_state(
@@ -131,6 +134,42 @@ async def read_page(browser: Browser, tab: Tab, *, snapshot: bool | None = None)
         log.warning("cannot follow cross-site iframes: %s", exc)
     if snapshot is None:
         snapshot = os.environ.get("TABPILOT_STATE_SNAPSHOT", "") == "1"
+    notes = []
+    if tab.crashed:
+        await _reload_after_crash(tab)
+        notes.append(CRASH_NOTE)
+    try:
+        reading = await tab.unless_crashed(_read_once(browser, tab, snapshot), "tabpilot read it")
+    except PageCrashed:
+        await _reload_after_crash(tab)
+        notes.append(CRASH_NOTE)
+        reading = await tab.unless_crashed(_read_once(browser, tab, snapshot), "tabpilot read it")
+    except BrowserError as exc:
+        if snapshot or isinstance(exc, TabClosed):
+            raise
+        # The walker could not read this page (it threw, or the page stopped answering it): whole-page DOM
+        # snapshots need no script in the page. The next read starts with fresh worlds.
+        log.warning("reading the page with DOM snapshots: the in-page walker failed (%s)", exc)
+        for session in (tab.session, *(frame.session for frame in tab.frames.values())):
+            fast.forget(session)
+        reading = await tab.unless_crashed(_read_once(browser, tab, True), "tabpilot read it")
+    reading.notes[:0] = notes
+    return reading
+
+
+async def _reload_after_crash(tab: Tab) -> None:
+    log.warning("the page in %r crashed: reloading it", tab)
+    fast.forget(tab.session)
+    try:
+        await tab.reload_after_crash()
+    except CDPError as exc:
+        if _tab_gone(exc):
+            tab.closed = True
+            raise TabClosed("the tab was closed") from exc
+        raise BrowserError(f"the page crashed and could not be reloaded: {exc}") from exc
+
+
+async def _read_once(browser: Browser, tab: Tab, snapshot: bool) -> PageReading:
     try:
         metrics, tabs, (documents, frames, insets) = await asyncio.gather(
             tab.send("Page.getLayoutMetrics"),
@@ -182,10 +221,14 @@ async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key,
 
 
 async def _read_snapshots(tab: Tab) -> tuple[list[Document], Frames, dict[Key, Insets]]:
-    snapshot, raw_frames = await asyncio.gather(_capture_with_retry(tab), _capture_frames(tab))
+    main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+    snapshot, raw_frames, passwords = await asyncio.gather(
+        _capture_with_retry(tab), _capture_frames(tab), fast.remembered_passwords(tab.session, main_frame))
     insets = await _frame_insets(tab, snapshot, raw_frames)
     frames = [(frame, decode(reply, frame.session), owner_id) for frame, reply, owner_id in raw_frames]
-    return decode(snapshot, tab.session), frames, insets
+    documents = decode(snapshot, tab.session)
+    mark_passwords(documents, passwords)
+    return documents, frames, insets
 
 
 def build_state(
@@ -256,6 +299,7 @@ def build_state(
         body = transform(body)
     text = "\n".join([
         *_header(top, tabs, width, height, page_width, page_height),
+        *reading.notes,
         _edge("above", above, result.above),
         body,
         _edge("below", below, result.below),

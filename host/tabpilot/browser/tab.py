@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..cdp import CDPConnectionClosed, CDPError, CDPSession
-from .errors import PageScriptError, TabClosed
+from .errors import PageCrashed, PageScriptError, TabClosed
 
 T = TypeVar("T")
 
@@ -33,6 +33,7 @@ class Tab:
         self.target_id = target_id
         self.main_frame_id: str | None = None
         self._gone = asyncio.Event()
+        self._crashed = asyncio.Event()
         self._loading = False
         self._stopped_loading = asyncio.Event()
         self._stopped_loading.set()
@@ -40,6 +41,7 @@ class Tab:
         session.on("Page.frameStartedLoading", self._on_started)
         session.on("Page.frameStoppedLoading", self._on_stopped)
         session.on("Page.frameNavigated", self._on_navigated)
+        session.on("Inspector.targetCrashed", lambda _: self._crashed.set())
         self.frames: dict[str, FrameTarget] = {}  # out-of-process iframes, by frame id
         self._tracking_frames = False
         self._frame_setups: set[asyncio.Future[Any]] = set()
@@ -70,6 +72,37 @@ class Tab:
         finally:
             work.cancel()
             gone.cancel()
+
+    @property
+    def crashed(self) -> bool:
+        """The renderer died and the page was not reloaded since: every command would go unanswered."""
+        return self._crashed.is_set()
+
+    async def unless_crashed(self, awaitable: Awaitable[T], what: str) -> T:
+        """Await `awaitable`, unless the renderer crashes first (PageCrashed): no reply would ever come."""
+        work = asyncio.ensure_future(awaitable)
+        crash = asyncio.ensure_future(self._crashed.wait())
+        try:
+            done, _ = await asyncio.wait((work, crash), return_when=asyncio.FIRST_COMPLETED)
+            if work in done:
+                return work.result()
+            raise PageCrashed(f"the page crashed while {what}")
+        finally:
+            work.cancel()
+            crash.cancel()
+
+    async def reload_after_crash(self, *, timeout: float = 30.0) -> None:
+        """Bring a crashed page back: Page.reload starts a new renderer for the same URL (as the sad tab's
+        Reload button does). What the page held only in memory is lost."""
+        self._crashed.clear()
+        self._loading = True
+        self._stopped_loading.clear()
+        try:
+            await self.send("Page.reload", {}, timeout=timeout)
+        except BaseException:
+            self._mark_loaded()
+            raise
+        await self.wait_for_load(timeout=timeout)
 
     async def enable(self) -> None:
         await self.session.send("Page.enable")

@@ -4,7 +4,11 @@ The walker returns what `DOMSnapshot.captureSnapshot` would, for the part of the
 only, so its cost follows what is shown, not the size of the page. What the page's JS cannot see is
 filled in through CDP: click listeners (`DOMDebugger.getEventListeners`), closed shadow roots
 (`DOM.describeNode` with pierce), and the backendNodeId of each element that may be offered (looked up
-once per element, for as long as the document lives)."""
+once per element, for as long as the document lives).
+
+Each `World` (one CDP session, one document) has a walker instance of its own, held by reference: the
+isolated world itself is shared by every session that names it (a second task, a restarted host), and
+a walker another session left there knows ids this one was never told."""
 
 from __future__ import annotations
 
@@ -16,16 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from ...cdp import CDPError, CDPSession
+from ...cdp.connection import DEFAULT_TIMEOUT
 from ..errors import BrowserError
 from .snapshot import Document, decode
 
 WORLD_NAME = "tabpilot"
-GROUP = "tabpilot-state"  # the world's document, kept
 STEP = "tabpilot-step"  # handles used while reading one state, released after it
-WALKER = "globalThis.__tabpilotWalker"
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8")
-_INSTALL = f"({WALKER} || ({WALKER} = {_SOURCE}))"
-_WALK = f"{WALKER}.walk()"  # installed with the world
+# A walker an earlier tabpilot version kept as a global of the shared world is dropped with it.
+_INSTALL = f"(delete globalThis.__tabpilotWalker, {_SOURCE})"
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
 CONTEXT_GONE = ("Cannot find context with specified id", "Execution context was destroyed",
                 "Cannot find default execution context", "No frame for given id found")
@@ -40,7 +43,8 @@ class World:
     session: CDPSession
     frame_id: str
     context_id: int
-    document_object: str
+    walker: str  # object id of this world's own walker (kept in the object group `_group(frame_id)`)
+    page_document: str  # the document as the page's main world holds it, bound without an object group
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
 
@@ -73,11 +77,8 @@ async def element_id(world: World, backend_node_id: int) -> int | None:
     try:
         resolved = await world.session.send("DOM.resolveNode", {
             "backendNodeId": backend_node_id, "executionContextId": world.context_id, "objectGroup": STEP})
-        reply = await world.session.send("Runtime.callFunctionOn", {
-            "objectId": resolved["object"]["objectId"],
-            "functionDeclaration": f"function() {{ return {WALKER}.idOf(this); }}",
-            "returnByValue": True,
-        })
+        reply = await _call(world, "function(node) { return this.idOf(node); }", resolved["object"]["objectId"],
+                            returnByValue=True)
     except CDPError:
         return None
     value = reply.get("result", {}).get("value")
@@ -87,20 +88,98 @@ async def element_id(world: World, backend_node_id: int) -> int | None:
     return value
 
 
+# The inputs walker.js remembers as password fields, in the document and its same-origin frames (the
+# ones a snapshot of this process shows); those that are password fields now are remembered from here on.
+_REMEMBERED_PASSWORDS = """(() => {
+  const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
+  const found = [];
+  const visit = (doc) => {
+    for (const e of doc.querySelectorAll('input, iframe, frame')) {
+      if (e.localName !== 'input') {
+        let inner = null;
+        try { inner = e.contentDocument; } catch (err) { inner = null; }
+        if (inner) visit(inner);
+      } else if (e.type === 'password' || passwords.has(e)) {
+        passwords.add(e);
+        found.push(e);
+      }
+    }
+  };
+  visit(document);
+  return found;
+})()"""
+
+
+async def remembered_passwords(session: CDPSession, frame_id: str) -> set[int]:
+    """backendNodeIds of the inputs that were password fields when tabpilot looked (for a DOM snapshot,
+    which only sees what their type is now). Empty when tabpilot's world cannot be asked."""
+    try:
+        created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME})
+        reply = await session.send("Runtime.evaluate", {
+            "expression": _REMEMBERED_PASSWORDS, "contextId": created["executionContextId"], "objectGroup": STEP},
+            timeout=AUX_TIMEOUT)
+        array = reply.get("result", {}).get("objectId")
+        if not array:
+            return set()
+        properties = await session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+        objects = [p["value"]["objectId"] for p in properties.get("result", [])
+                   if p["name"].isdigit() and p.get("value", {}).get("objectId")]
+        described = await asyncio.gather(*(session.send("DOM.describeNode", {"objectId": o}) for o in objects))
+        return {d["node"]["backendNodeId"] for d in described}
+    except CDPError:
+        return set()
+    finally:
+        try:
+            await session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+        except CDPError:
+            pass
+
+
+def _group(frame_id: str) -> str:
+    return f"tabpilot-world-{frame_id}"
+
+
+def forget(session: CDPSession) -> None:
+    """Start over in `session`: the next read makes new worlds (after a failed or crashed read)."""
+    _worlds.pop(session, None)
+
+
 async def _world(session: CDPSession, frame_id: str) -> World:
     known = _worlds.setdefault(session, {})
     world = known.get(frame_id)
     if world is not None:
         return world
+    group = _group(frame_id)
+    # The same CDP session may have served an earlier task (the extension keeps chrome.debugger attached
+    # across a host restart): its walker for this frame is let go.
+    await session.send("Runtime.releaseObjectGroup", {"objectGroup": group})
     created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME})
     context_id = created["executionContextId"]
-    document = await session.send("Runtime.evaluate", {  # installs the walker, hands back the document
-        "expression": f"({_INSTALL}, document)", "contextId": context_id, "objectGroup": GROUP})
-    if "exceptionDetails" in document:
-        raise BrowserError(f"could not read the page: {document['exceptionDetails'].get('text', '')}")
-    world = World(session, frame_id, context_id, document["result"]["objectId"])
+    installed = await session.send("Runtime.evaluate", {
+        "expression": _INSTALL, "contextId": context_id, "objectGroup": group})
+    if "exceptionDetails" in installed:
+        raise BrowserError(f"could not read the page: {installed['exceptionDetails'].get('text', '')}")
+    walker = installed["result"]["objectId"]
+    own_document = await session.send("Runtime.callFunctionOn", {
+        "objectId": walker, "functionDeclaration": "function() { return document; }", "objectGroup": STEP})
+    described = await session.send("DOM.describeNode", {"objectId": own_document["result"]["objectId"]})
+    await session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+    # Listeners are read through the main world's document object. Through the isolated world's, Chromium
+    # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
+    # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
+    # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
+    page_document = await session.send("DOM.resolveNode", {"backendNodeId": described["node"]["backendNodeId"]})
+    world = World(session, frame_id, context_id, walker, page_document["object"]["objectId"])
     known[frame_id] = world
     return world
+
+
+async def _call(world: World, function: str, *objects: str, timeout: float = DEFAULT_TIMEOUT,
+                **options: Any) -> dict[str, Any]:
+    """Call `function` with `this` = the world's walker and `objects` as its arguments."""
+    return await world.session.send("Runtime.callFunctionOn", {
+        "objectId": world.walker, "functionDeclaration": function,
+        "arguments": [{"objectId": o} for o in objects], **options}, timeout=timeout)
 
 
 async def _read(world: World) -> FrameReading:
@@ -129,8 +208,7 @@ async def _read(world: World) -> FrameReading:
 
 
 async def _walk(world: World) -> dict[str, Any]:
-    reply = await world.session.send("Runtime.evaluate", {
-        "expression": _WALK, "contextId": world.context_id, "returnByValue": True}, timeout=30.0)
+    reply = await _call(world, "function() { return this.walk(); }", returnByValue=True, timeout=30.0)
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         text = details.get("exception", {}).get("description") or details.get("text", "")
@@ -144,7 +222,7 @@ async def _listening(world: World) -> set[int]:
     """backendNodeIds of elements with click-like listeners, whichever world added them."""
     try:
         reply = await world.session.send("DOMDebugger.getEventListeners", {
-            "objectId": world.document_object, "depth": -1, "pierce": True})
+            "objectId": world.page_document, "depth": -1, "pierce": True})
     except CDPError as exc:
         if any(marker in str(exc) for marker in CONTEXT_GONE) or "Could not find object" in str(exc):
             raise CDPError("DOMDebugger.getEventListeners", -1, "Cannot find context with specified id") from exc
@@ -169,11 +247,7 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
 async def _mark_clickable(world: World, backend_ids: set[int]) -> None:
     objects = [o for o in await _objects(world, sorted(backend_ids)) if o]
     if objects:
-        reply = await world.session.send("Runtime.callFunctionOn", {
-            "objectId": world.document_object,
-            "functionDeclaration": f"function(...elements) {{ {WALKER}.markClickable(...elements); }}",
-            "arguments": [{"objectId": o} for o in objects],
-        })
+        reply = await _call(world, "function(...elements) { this.markClickable(...elements); }", *objects)
         if "exceptionDetails" in reply:
             return  # asked again at the next state
     world.marked |= backend_ids
@@ -181,8 +255,7 @@ async def _mark_clickable(world: World, backend_ids: set[int]) -> None:
 
 async def _array(world: World, method: str) -> list[str]:
     """Object ids of the elements a walker method returns (an array handed over by reference)."""
-    reply = await world.session.send("Runtime.evaluate", {
-        "expression": f"{WALKER}.{method}()", "contextId": world.context_id, "objectGroup": STEP})
+    reply = await _call(world, f"function() {{ return this.{method}(); }}", objectGroup=STEP)
     array = reply.get("result", {}).get("objectId")
     if not array:
         return []
@@ -222,11 +295,7 @@ async def _open_closed_roots(world: World) -> bool:
             root = await world.session.send("DOM.resolveNode", {
                 "backendNodeId": roots[0]["backendNodeId"], "executionContextId": world.context_id,
                 "objectGroup": STEP})
-            await world.session.send("Runtime.callFunctionOn", {
-                "objectId": host,
-                "functionDeclaration": f"function(root) {{ {WALKER}.setRoot(this, root); }}",
-                "arguments": [{"objectId": root["object"]["objectId"]}],
-            })
+            await _call(world, "function(host, root) { this.setRoot(host, root); }", host, root["object"]["objectId"])
         except CDPError:
             return
         found = True

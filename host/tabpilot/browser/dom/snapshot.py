@@ -126,6 +126,28 @@ def _rare_set(data: dict[str, Any] | None) -> set[int]:
     return set(data.get("index", [])) if data else set()
 
 
+def mark_passwords(documents: list[Document], backend_ids: set[int]) -> None:
+    """Show the inputs in `backend_ids` (fields tabpilot saw as password fields) as password fields, whatever
+    their type is now: a "show password" button does not make the value any less secret."""
+    if not backend_ids:
+        return
+    for document in documents:
+        strings = document.strings
+        for node, backend_id in enumerate(document.backend_id):
+            if backend_id not in backend_ids:
+                continue
+            raw = document.attributes[node]
+            kept = [index for i in range(0, len(raw) - 1, 2) if strings[raw[i]].lower() not in ("type", "value")
+                    for index in raw[i : i + 2]]
+            document.attributes[node] = [_string_index(strings, "type"), _string_index(strings, "password"), *kept]
+
+
+def _string_index(strings: list[str], value: str) -> int:
+    if value not in strings:
+        strings.append(value)
+    return strings.index(value)
+
+
 def decode(reply: dict[str, Any], session: CDPSession) -> list[Document]:
     strings: list[str] = reply["strings"]
     documents = [_decode_document(raw, strings, session) for raw in reply["documents"]]

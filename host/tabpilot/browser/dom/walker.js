@@ -24,6 +24,9 @@
   const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
   const checkedHosts = new WeakSet();  // elements already asked about a closed shadow root
   let hosts = [];
+  // Every input that was a password field when tabpilot looked, for as long as the document lives: shared by
+  // all walkers of this world (every task, every host) and read by execute_javascript's filter (scripts.py).
+  const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
   const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
 
   function idOf(node) {
@@ -37,6 +40,7 @@
 
   function walk() {
     styledSelectors = new Map();
+    clickableUnder = null;
     const strings = [];
     const stringIds = new Map();
     const str = (value) => {
@@ -65,6 +69,7 @@
       const sx = win.scrollX, sy = win.scrollY;
       const vw = win.innerWidth, vh = win.innerHeight;
       const root = doc.documentElement;
+      for (const field of doc.querySelectorAll("input[type=password i]")) passwords.add(field);
       const d = {
         documentURL: str(doc.URL), title: str(doc.title || ""), frameId: str(token),
         scrollOffsetX: sx, scrollOffsetY: sy,
@@ -89,15 +94,18 @@
         n.nodeValue.push(value === null ? -1 : str(value));
         n.backendNodeId.push(idOf(node));
         const attrs = [];
+        // A password field stays one for the host's rules whatever its type became ("show password").
+        const secret = type === 1 && node.localName === "input" && isSecret(node);
+        if (secret) attrs.push(str("type"), str("password"));
         if (type === 1 && counted) {  // only counted, out of view: what makes it interactive is all that matters
           for (const name of RULE_ATTRIBUTES) {
             const value = node.getAttribute(name);
-            if (value !== null) attrs.push(str(name), str(value));
+            if (value !== null && !(secret && name === "type")) attrs.push(str(name), str(value));
           }
           if (clickable.has(node)) n.isClickable.index.push(i);
         } else if (type === 1) {
           for (const a of node.attributes) {
-            if (node.localName === "input" && a.name === "value" && isSecret(node)) continue;
+            if (secret && (a.name === "value" || a.name === "type")) continue;
             attrs.push(str(a.name), str(a.value));
           }
           // As Chromium's isClickable: click listeners, and a <label> that clicks its control.
@@ -200,8 +208,9 @@
           inside = farCandidates(el, el.getRootNode());
           for (const c of inside) farSet.add(c);
         }
-        for (const c of clickableList) {
-          if (c !== el && el.contains(c) && !inside.includes(c)) inside.push(c);
+        const listed = new Set(inside);
+        for (const c of clickableInside(el)) {
+          if (!listed.has(c)) inside.push(c);
         }
         const i = farElement(el, parent, r);
         for (const c of inside) farElement(c, i, null);
@@ -372,6 +381,24 @@
     return Array.from(container.querySelectorAll(styled === null ? FAR : FAR + "," + styled));
   }
 
+  let clickableUnder = null;  // element -> the elements with click listeners inside it, for one walk
+
+  // Asking every pruned subtree about every listening element took ~1 s a read on a list of 2,000 rows
+  // that all listen for clicks; one pass over their ancestors costs a few ms.
+  function clickableInside(el) {
+    if (clickableUnder === null) {
+      clickableUnder = new Map();
+      for (const c of clickableList) {
+        for (let up = c.parentElement; up; up = up.parentElement) {
+          const under = clickableUnder.get(up);
+          if (under) under.push(c);
+          else clickableUnder.set(up, [c]);
+        }
+      }
+    }
+    return clickableUnder.get(el) || [];
+  }
+
   let styledSelectors = new Map();  // document or shadow root -> its selector, for one walk (sheets change)
 
   function styledSelector(scope) {
@@ -414,8 +441,11 @@
   }
 
   function isSecret(el) {
-    return (el.getAttribute("type") || "").toLowerCase() === "password" || (el.type || "") === "password"
+    if (passwords.has(el)) return true;
+    const secret = (el.getAttribute("type") || "").toLowerCase() === "password" || (el.type || "") === "password"
       || (el.getAttribute("autocomplete") || "").toLowerCase().includes("password");
+    if (secret) passwords.add(el);
+    return secret;
   }
 
   function intersect(a, b) {

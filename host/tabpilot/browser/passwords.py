@@ -1,0 +1,63 @@
+"""Keeping the page's passwords out of what a script hands back to the model.
+
+`withhold` replaces each password found in a text, also spaced out, in another case or reversed; a text
+that carries one in an encoded form (base64, hex, URL escapes, a list of character codes) is withheld as
+a whole, since there is no telling where the secret starts in it."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from urllib.parse import unquote
+
+HIDDEN = "[password hidden]"
+WITHHELD = ("[withheld: the script's result carried a password from the page in an encoded form "
+            "(base64, hex, character codes or similar); passwords are never shown]")
+MIN_LENGTH = 3  # shorter values are too common in ordinary text to stand for a password
+_SEPARATORS = r"[\W_]{0,3}"  # "h u n t e r 2", "h-u-n-t-e-r-2", "h,u,n,t,e,r,2"
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
+_HEX_RUN = re.compile(r"(?:[0-9a-fA-F]{2}){4,}")
+_CODES_RUN = re.compile(r"(?:0x[0-9a-fA-F]{1,6}|\d{1,7})(?:[^\w]{1,4}(?:0x[0-9a-fA-F]{1,6}|\d{1,7}))+")
+_CODE = re.compile(r"0x[0-9a-fA-F]{1,6}|\d{1,7}")
+
+
+def withhold(text: str, passwords: set[str]) -> str:
+    """`text` with every password in `passwords` hidden."""
+    patterns = [_pattern(p) for p in sorted(passwords, key=len, reverse=True) if len(p) >= MIN_LENGTH]
+    if not patterns:
+        return text
+    for pattern in patterns:
+        text = pattern.sub(HIDDEN, text)
+    if any(pattern.search(view) for view in _decoded_views(text) for pattern in patterns):
+        return WITHHELD
+    return text
+
+
+def _pattern(password: str) -> re.Pattern[str]:
+    """The password forwards or backwards, in any case, its characters possibly set apart."""
+    def spaced(chars: str) -> str:
+        return _SEPARATORS.join(re.escape(c) for c in chars)
+
+    return re.compile(f"{spaced(password)}|{spaced(password[::-1])}", re.IGNORECASE)
+
+
+def _decoded_views(text: str) -> list[str]:
+    """What the text says once its encoded parts are decoded."""
+    views = [unquote(text)] if "%" in text else []
+    for found in _BASE64_RUN.findall(text):
+        for start in range(4):  # the run may have picked up a word glued to its front ("id-aHVudGVy…")
+            run = found[start:].rstrip("=")
+            for decode in (base64.b64decode, base64.urlsafe_b64decode):
+                try:
+                    views.append(decode(run + "=" * (-len(run) % 4)).decode("utf-8", "replace"))
+                except (binascii.Error, ValueError):
+                    pass
+    for found in _HEX_RUN.findall(text):
+        for start in range(2):
+            run = found[start:][: (len(found) - start) // 2 * 2]
+            views.append(bytes.fromhex(run).decode("utf-8", "replace"))
+    for run in _CODES_RUN.findall(text):
+        codes = [int(c, 16) if c.lower().startswith("0x") else int(c) for c in _CODE.findall(run)]
+        views.append("".join(chr(c) for c in codes if 0 < c < 0x110000))
+    return views
