@@ -169,18 +169,22 @@ async def _task(ws_url: str, target_id: str) -> float:
 
 
 async def tasks(browser: Browser, pages: LocalFiles, runs: int) -> dict[str, list[float]]:
+    """One task alone in the tab in front, then two at once (in front and behind), alternately, so a
+    machine whose load changes slows both alike."""
     assert browser.launched is not None
     ws_url = browser.launched.ws_url
-    figures: dict[str, list[float]] = {"one task alone": [], "two tasks at once": [], "  of which the one behind": []}
+    figures: dict[str, list[float]] = {"one task alone": [], "two tasks at once": [],
+                                       "  the one in front": [], "  the one behind": []}
     for _ in range(runs):
-        front, back = await _front_and_back(browser, pages)
+        front, _ = await _front_and_back(browser, pages)
         figures["one task alone"].append(await _task(ws_url, front.target_id))
         front, back = await _front_and_back(browser, pages)
         started = time.perf_counter()
-        _, behind = await asyncio.gather(_task(ws_url, front.target_id), _task(ws_url, back.target_id))
+        in_front, behind = await asyncio.gather(_task(ws_url, front.target_id), _task(ws_url, back.target_id))
         figures["two tasks at once"].append((time.perf_counter() - started) * 1000)
-        figures["  of which the one behind"].append(behind)
-        for info in await browser.tabs():  # keep one blank tab so the window stays open
+        figures["  the one in front"].append(in_front)
+        figures["  the one behind"].append(behind)
+        for info in await browser.tabs():  # keep the blank first tab, so the window stays open
             if info.url != "about:blank":
                 await browser.close_tab(info.target_id)
     return figures
@@ -237,7 +241,7 @@ def _nothing() -> Iterator[None]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--task-runs", type=int, default=3)
+    parser.add_argument("--task-runs", type=int, default=5)
     parser.add_argument("--headless", action="store_true")
     options = parser.parse_args()
     asyncio.run(main(options.runs, options.task_runs, options.headless))
