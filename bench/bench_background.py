@@ -1,7 +1,7 @@
 """Background tabs: an action and a page read in a tab behind another tab of the same window, against the
 same in the tab in front; and two scripted tasks at once in two tabs of one window against one alone.
 
-    .venv/bin/python bench/bench_background.py [--runs 5] [--headless]
+    .venv/bin/python bench/bench_background.py [--runs 5] [--headless | --relay]
 
 Headful by default, on an Xvfb screen this script starts (the background/foreground distinction is a
 window's; headless Chromium hides a background tab the same way, measured, so --headless shows it too).
@@ -9,7 +9,8 @@ Each figure is measured three ways, each in a fresh browser: without the fix (Ta
 replaced by nothing here), with focus emulation alone, and with the fix (focus emulation + a screencast
 left unacknowledged). The tasks are the host's Agent against the scripted OpenAI-compatible model server,
 each task on its own connection to the browser (as each of several tasks has its own debugger session),
-step delay 0. Prints medians; asserts nothing.
+step delay 0. --relay measures the action and the read through the real extension's chrome.debugger and
+the real host instead (the user's own browser). Prints medians; asserts nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import asyncio
 import os
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -38,6 +40,7 @@ from actions_support import ref  # noqa: E402
 from tabpilot.agent import Agent, AgentConfig  # noqa: E402
 from tabpilot.browser import actions  # noqa: E402
 from tabpilot.browser.browser import Browser  # noqa: E402
+from tabpilot.browser.launcher import find_browser  # noqa: E402
 from tabpilot.browser.state import get_state  # noqa: E402
 from tabpilot.browser.tab import Tab  # noqa: E402
 from tabpilot.llm import LLMClient, LLMConfig  # noqa: E402
@@ -45,6 +48,7 @@ from tabpilot.llm.scripted import ScriptedLLMServer, ToolCall  # noqa: E402
 from tabpilot.localfiles import LocalFiles  # noqa: E402
 
 PAGE = "actions_click.html"
+READ_PAGE = "state_medium.html"  # a news front page: the fixtures' largest state
 ORIGINAL = Tab.render_as_if_shown
 
 
@@ -94,27 +98,38 @@ def _median(values: list[float]) -> str:
     return f"{statistics.median(values):7.0f} ms"
 
 
-async def _front_and_back(browser: Browser, pages: LocalFiles) -> tuple[Tab, Tab]:
+WindowOf = Callable[[Tab], Awaitable[int]]
+
+
+def _windows_by_target(browser: Browser) -> WindowOf:
+    async def window_of(tab: Tab) -> int:
+        reply = await browser.connection.root.send("Browser.getWindowForTarget", {"targetId": tab.target_id})
+        return int(reply["windowId"])
+    return window_of
+
+
+async def _front_and_back(browser: Browser, pages: LocalFiles, window_of: WindowOf | None = None) -> tuple[Tab, Tab]:
     back = await browser.new_tab(pages.url(PAGE))
     front = await browser.new_tab(pages.url(PAGE))
     await browser.activate(front.target_id)
-    windows = {(await browser.connection.root.send("Browser.getWindowForTarget", {"targetId": t.target_id}))
-               ["windowId"] for t in (front, back)}
-    assert len(windows) == 1, "the two tabs should share one window"
+    window_of = window_of or _windows_by_target(browser)
+    assert await window_of(front) == await window_of(back), "the two tabs should share one window"
     return front, back
 
 
-async def action_and_read(browser: Browser, pages: LocalFiles, runs: int) -> dict[str, list[float]]:
-    front, back = await _front_and_back(browser, pages)
+async def action_and_read(browser: Browser, pages: LocalFiles, runs: int,
+                          window_of: WindowOf | None = None) -> dict[str, list[float]]:
+    front, back = await _front_and_back(browser, pages, window_of)
     figures: dict[str, list[float]] = {}
     lost: dict[str, int] = {}
     for where, tab in (("front", front), ("back", back)):
         save = await ref(tab, "#save", name="Save")
         figures[f"click {where}"] = await _times(runs, lambda tab=tab, save=save: actions.click(browser, tab, save))
-        # a read is a few ms on this page: three times the runs, for a median that means something
-        figures[f"read {where}"] = await _times(3 * runs, lambda tab=tab: get_state(browser, tab))
         clicks = await tab.evaluate("window.__events.filter((e) => e.type === 'click' && e.trusted).length")
         lost[where] = runs + 1 - clicks
+        await tab.navigate(pages.url(READ_PAGE))
+        # three times the runs: a read takes a few ms, and this machine's load moves that a lot
+        figures[f"read {where}"] = await _times(3 * runs, lambda tab=tab: get_state(browser, tab))
     if any(lost.values()):
         print(f"  clicks the page never received: {lost}")
     return figures
@@ -209,28 +224,72 @@ async def measure(way: Callable[[Tab], Awaitable[None]], headless: bool, display
     return figures
 
 
+async def measure_relay(way: Callable[[Tab], Awaitable[None]], display: str, runs: int) -> dict[str, list[float]]:
+    """The action and the read through the real extension (chrome.debugger) and the real host, headful:
+    the user's own browser, whose launch flags are not ours."""
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    from e2e_support import start_connected_harness
+
+    from tabpilot.native.debug import DebugAccess, DebugLink
+    from tabpilot.native.relay import RelayBrowser
+
+    Tab.render_as_if_shown = way  # type: ignore[method-assign]
+    base = Path(tempfile.mkdtemp(prefix="tabpilot-bench-"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        access = DebugAccess.new(int(probe.getsockname()[1]))
+    harness = await start_connected_harness(str(find_browser()), base, headless=False,
+                                            extra_env={**access.env(), "DISPLAY": display})
+    try:
+        link = await DebugLink.connect(access)
+        relay = await RelayBrowser.open(link)
+
+        async def window_of(tab: Tab) -> int:
+            return int(await harness.sw(f"(await chrome.tabs.get({tab.target_id})).windowId"))
+
+        try:
+            with LocalFiles(PAGES) as pages:
+                return await action_and_read(relay, pages, runs, window_of)
+        finally:
+            await relay.close()
+            await link.close()
+    finally:
+        await harness.browser.close()
+        Tab.render_as_if_shown = ORIGINAL  # type: ignore[method-assign]
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def report(results: dict[str, dict[str, list[float]]]) -> None:
     names = list(results)
     print(f"{'':<28}" + "".join(f"{name:>22}" for name in names))
-    for row in next(iter(results.values())):
+    rows = next(iter(results.values()))
+    for row in rows:
         print(f"  {row:<26}" + "".join(f"{_median(results[name][row]):>22}" for name in names))
     print("ratios (target: back ≤ 1.5× front, two tasks < 1.8× one)")
     for label, top, bottom in (("click back / front", "click back", "click front"),
                                ("read back / front", "read back", "read front"),
                                ("two tasks / one task", "two tasks at once", "one task alone")):
+        if top not in rows:
+            continue
         print(f"  {label:<26}" + "".join(
             f"{statistics.median(results[n][top]) / statistics.median(results[n][bottom]):>21.2f}×" for n in names))
 
 
-async def main(runs: int, task_runs: int, headless: bool) -> None:
+async def main(runs: int, task_runs: int, headless: bool, relay: bool) -> None:
     with (virtual_screen() if not headless else _nothing()) as display:
-        print(f"Chromium {'headless' if headless else f'headful on Xvfb {display}'}, both tabs in one window; "
-              f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; medians of {runs} runs "
-              f"({task_runs} for tasks, {len(TASK_STEPS)} steps each)")
+        how = "headless" if headless else f"headful on Xvfb {display}"
+        if relay:
+            how += ", through the extension's chrome.debugger (tasks not run)"
+        print(f"Chromium {how}, both tabs in one window; load average {os.getloadavg()[0]:.2f} on "
+              f"{os.cpu_count()} cores; medians of {runs} runs ({task_runs} for tasks, {len(TASK_STEPS)} steps each)")
         results = {}
         for name, way in WAYS:
             print(f"{name}:", flush=True)
-            results[name] = await measure(way, headless, display, runs, task_runs)
+            if relay:
+                assert display is not None
+                results[name] = await measure_relay(way, display, runs)
+            else:
+                results[name] = await measure(way, headless, display, runs, task_runs)
         report(results)
 
 
@@ -244,5 +303,8 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--task-runs", type=int, default=5)
     parser.add_argument("--headless", action="store_true")
+    parser.add_argument("--relay", action="store_true", help="through the real extension and host (headful)")
     options = parser.parse_args()
-    asyncio.run(main(options.runs, options.task_runs, options.headless))
+    if options.relay and options.headless:
+        parser.error("--relay measures the user's own browser: a headful one")
+    asyncio.run(main(options.runs, options.task_runs, options.headless, options.relay))
