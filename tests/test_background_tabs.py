@@ -19,24 +19,26 @@ from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
-# Repaints the page on every animation frame for one second of the page's clock and counts the frames
+# Repaints the page on every animation frame for two seconds of the page's clock and counts the frames
 # it got. Measured on Chromium 156 in a background tab: hidden, it gets none (the timer answers instead);
-# with focus emulation alone its frames are not drawn and it gets ~5; with the fix ~60, as in front.
+# with focus emulation alone its frames are not drawn and it gets ~10; with the fix ~120 as in front, or
+# ~50 on a 2-core machine at load 20 (Chromium runs a background tab's renderer at a lower priority).
+PAINTED_ENOUGH = 30
 COUNT_PAINTED_FRAMES = """new Promise((done) => {
   let frames = 0;
   const start = performance.now();
   const paint = () => {
     frames += 1;
     document.body.style.backgroundColor = frames % 2 ? '#ffffff' : '#fefefe';
-    if (performance.now() - start < 1000) requestAnimationFrame(paint); else done(frames);
+    if (performance.now() - start < 2000) requestAnimationFrame(paint); else done(frames);
   };
   requestAnimationFrame(paint);
-  setTimeout(() => done(frames), 3000);
+  setTimeout(() => done(frames), 4000);
 })"""
 
 
 async def painted_frames(front: Tab, back: Tab) -> tuple[int, int]:
-    """Frames each tab painted in a second, one after the other: while the tab in front paints, the one
+    """Frames each tab painted in two seconds, one after the other: while the tab in front paints, the one
     behind gets its frames drawn too (measured), which would hide the difference."""
     return await front.evaluate(COUNT_PAINTED_FRAMES), await back.evaluate(COUNT_PAINTED_FRAMES)
 
@@ -71,8 +73,8 @@ async def test_page_in_a_background_tab_paints_as_often_as_the_one_in_front(
 ) -> None:
     front, back = front_and_back
     front_frames, back_frames = await painted_frames(front, back)
-    assert front_frames >= 10, f"the tab in front painted only {front_frames} frames in a second"
-    assert back_frames >= front_frames / 2, f"behind: {back_frames} frames, in front: {front_frames}"
+    assert front_frames >= PAINTED_ENOUGH, f"the tab in front painted only {front_frames} frames in 2 s"
+    assert back_frames >= PAINTED_ENOUGH, f"behind: {back_frames} frames in 2 s, in front: {front_frames}"
 
 
 async def test_a_background_tab_keeps_rendering_after_it_navigates_to_another_site(
@@ -82,4 +84,4 @@ async def test_a_background_tab_keeps_rendering_after_it_navigates_to_another_si
     await back.navigate(pages.url("actions_click.html", host="localhost"))  # another site: another renderer
     assert await back.evaluate("document.visibilityState") == "visible"
     front_frames, back_frames = await painted_frames(front, back)
-    assert back_frames >= front_frames / 2, f"behind: {back_frames} frames, in front: {front_frames}"
+    assert back_frames >= PAINTED_ENOUGH, f"behind: {back_frames} frames in 2 s, in front: {front_frames}"
