@@ -90,12 +90,14 @@ class Tab:
         With several tasks, all but one of their tabs are in the background of the user's window, where
         Chromium hides the page: no animation frames, and every trusted mouse move waits ~5 s for a frame
         that never comes (measured on Chromium 156, headful and headless: bench/bench_background.py).
-        Focus emulation makes the page visible and focused, but it then
-        paints ~4 frames/s and a mouse move after a change on the page still waits ~1 s; a screencast
-        keeps its frames drawn at the display's rate. Its frames are never acknowledged: Chromium then
-        sends two or three and drops the rest, yet keeps drawing. Both are plain CDP commands that
-        chrome.debugger allows, so this works in the user's own browser, whose launch flags are not ours;
-        both end with the session (the task's debugger detaching)."""
+        Focus emulation makes the page visible and focused, but it then paints ~4 frames/s and a mouse
+        move after a change on the page still waits ~1 s; a screencast keeps its frames drawn at the
+        display's rate. Its frames are never acknowledged: Chromium then sends two or three and drops the
+        rest, yet keeps drawing. Both are CDP commands chrome.debugger allows, so this works in the user's
+        own browser, whose launch flags are not ours; both end with the session (the debugger detaching).
+        Not changed: Chromium still runs a background tab's renderer at a lower OS priority (nice 5 vs 0),
+        which shows only on a machine short of CPU. Side effect, wanted: while tabpilot works in a tab, its
+        page believes it is shown and focused (so does anyone else asking it, e.g. Browser._frontmost)."""
         try:
             await self.session.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
             await self.session.send("Page.startScreencast", _SCREENCAST)
