@@ -15,6 +15,8 @@ from .errors import LLMNotConfigured
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, LM Studio, llama.cpp) accept any key; the openai package insists on one.
 LOCAL_PLACEHOLDER_KEY = "not-needed"
+DEFAULT_CALL_DEADLINE = 150.0
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 
 HOW_TO_CONFIGURE = (
     "Configure one with `tabpilot config set model <name>` (and `tabpilot config set api-key <key>`, "
@@ -31,9 +33,15 @@ class LLMConfig(BaseModel):
     model: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     temperature: float | None = None
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0)  # one attempt
     max_retries: int = Field(default=3, ge=0)
     backoff_base: float = Field(default=1.0, ge=0)
+    # One model call, attempts and waits between them included (the `model-deadline` setting): without
+    # it a hung provider took 4 × 60 s + backoff = 253 s to end a task.
+    call_deadline: float = Field(default=DEFAULT_CALL_DEADLINE, gt=0)
+    # A reply (its content, inflated) larger than this fails that attempt (the `max-reply-mb` setting).
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, gt=0)
+    wait_note_interval: float = Field(default=30.0, gt=0)  # "the model has not answered for 30 s"
     # False for an endpoint the user did not configure (e.g. one a web page named): the user's
     # OPENAI_API_KEY must never be sent there.
     key_from_environment: bool = True
