@@ -38,7 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="launch on this browser profile (its logins and cookies) instead of a temporary one")
     parser.add_argument("--base-url", metavar="B", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
     parser.add_argument("--model", metavar="M", help="model name")
-    parser.add_argument("--api-key", metavar="K", help="API key (prefer the settings file or OPENAI_API_KEY)")
+    parser.add_argument("--api-key", metavar="K",
+                        help="API key; other users of this computer can see it in the process list while the task "
+                             "runs: prefer `tabpilot config set api-key` or the OPENAI_API_KEY environment variable")
     parser.add_argument("--max-steps", metavar="N", type=_positive_int, help="give up after N steps (default 40)")
     parser.add_argument("--json", action="store_true", help="print only the final result, as JSON")
     parser.add_argument("--record", metavar="FILE", help="save the model's replies to FILE for --replay")
@@ -91,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps or settings.max_steps,
         language=settings.language,
         debug_capture=settings.debug_capture,
+        model_deadline=settings.model_deadline,
+        max_reply_bytes=settings.max_reply_bytes,
         json_output=args.json,
         record=args.record,
         replay=args.replay,
@@ -116,6 +120,8 @@ class Job:
     max_steps: int = 40
     language: str = "en-US"
     debug_capture: bool = False
+    model_deadline: float | None = None  # the settings' model-deadline / max-reply-mb; None: LLMConfig's default
+    max_reply_bytes: int | None = None
     json_output: bool = False
     record: str | None = None
     replay: str | None = None
@@ -145,8 +151,10 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         except ValidationError as exc:
             print(f"tabpilot: cannot run with these settings: {_describe(exc)}", file=sys.stderr)
             return EXIT_USAGE
+        limits = {"call_deadline": job.model_deadline, "max_reply_bytes": job.max_reply_bytes}
         llm_config = LLMConfig(base_url=job.base_url, model=job.model, api_key=job.api_key,
-                               key_from_environment=job.key_from_environment)
+                               key_from_environment=job.key_from_environment,
+                               **{name: value for name, value in limits.items() if value is not None})
         client = _make_client(llm_config, job)  # LLMNotConfigured says how to configure a model
         if job.banner and not job.json_output:
             print(job.banner, file=out, flush=True)

@@ -121,6 +121,7 @@ class TaskManager:
         llm_config = endpoint_config(
             settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
             base_url=page and page.base_url, model=page and page.model, api_key=page and page.api_key,
+            call_deadline=settings.model_deadline, max_reply_bytes=settings.max_reply_bytes,
         )
         try:
             llm_config.resolve()
