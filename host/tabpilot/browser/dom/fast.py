@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...cdp import CDPError, CDPSession
+from ...textsafety import clean_json
 from ..errors import BrowserError
 from .snapshot import Document, decode
 
@@ -137,7 +138,7 @@ async def _walk(world: World) -> dict[str, Any]:
         if "Cannot find context" in text:
             raise CDPError("Runtime.evaluate", -1, text)
         raise BrowserError(f"could not read the page: {text}")
-    return json.loads(reply["result"]["value"])
+    return clean_json(json.loads(reply["result"]["value"]))  # the page's half emoji: U+FFFD from here on
 
 
 async def _listening(world: World) -> set[int]:
