@@ -253,15 +253,17 @@ async def _execute(agent: Agent, task: str) -> ExecutionResult:
     def on_interrupt() -> None:
         stopper.add(loop.create_task(agent.stop()))
 
+    # SIGHUP: the terminal was closed; stop like Ctrl-C so the record says `stopped` and the browser closes.
+    stop_signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     try:
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
-        loop.add_signal_handler(signal.SIGTERM, on_interrupt)
+        for sig in stop_signals:
+            loop.add_signal_handler(sig, on_interrupt)
     except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C ends the process instead
         pass
     try:
         return await agent.execute(task)
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in stop_signals:
             try:
                 loop.remove_signal_handler(sig)
             except (NotImplementedError, RuntimeError):
