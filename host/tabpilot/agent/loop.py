@@ -41,6 +41,7 @@ from .types import (
     StepEvent,
     ThinkingActivity,
     UserTakeoverEvent,
+    WaitingActivity,
     WireModel,
 )
 
@@ -239,7 +240,8 @@ class Agent(AsyncIOEventEmitter):
         )
         self._activity(ThinkingActivity())
         invoked = await self.llm.invoke(
-            messages, spec, parse=lambda arguments: parse_agent_output(arguments, self.tools), on_retry=self._on_retry
+            messages, spec, parse=lambda arguments: parse_agent_output(arguments, self.tools), on_retry=self._on_retry,
+            on_wait=lambda info: self._activity(WaitingActivity(seconds=info.seconds, message=info.message)),
         )
         return invoked.value, invoked
 

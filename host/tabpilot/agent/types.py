@@ -51,8 +51,16 @@ class ErrorActivity(WireModel):
     message: str
 
 
+class WaitingActivity(WireModel):
+    """tabpilot's own: the model has not answered for `seconds` ("the model has not answered for 30 s")."""
+
+    type: Literal["waiting"] = "waiting"
+    seconds: float
+    message: str
+
+
 AgentActivity = Annotated[
-    ThinkingActivity | ExecutingActivity | ExecutedActivity | RetryingActivity | ErrorActivity,
+    ThinkingActivity | ExecutingActivity | ExecutedActivity | RetryingActivity | ErrorActivity | WaitingActivity,
     Field(discriminator="type"),
 ]
 
