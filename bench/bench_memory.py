@@ -37,7 +37,8 @@ async def main(tasks: int) -> None:
     from tabpilot.llm.scripted import ScriptedLLMServer
     from tabpilot.localfiles import LocalFiles
 
-    with tempfile.TemporaryDirectory(prefix="tpm-") as base, LocalFiles(ROOT / "tests" / "fixtures" / "pages") as pages, \
+    pages_folder = ROOT / "tests" / "fixtures" / "pages"
+    with tempfile.TemporaryDirectory(prefix="tpm-") as base, LocalFiles(pages_folder) as pages, \
             ScriptedLLMServer([]) as server:
         harness = await start_connected_harness(find_browser(), Path(base))
         try:
@@ -61,9 +62,11 @@ async def main(tasks: int) -> None:
                     figures.append((number, rss_kb(host)))
                     print(f"after {number:4d} tasks: host RSS {figures[-1][1] / 1024:6.1f} MB "
                           f"({time.monotonic() - began:.0f} s)", flush=True)
-            if len(figures) >= 2:
-                (first_n, first), (last_n, last) = figures[0], figures[-1]
-                print(f"growth from task {first_n} to {last_n}: {(last - first) / (last_n - first_n):.1f} KB a task")
+            for (first_n, first) in figures[:2]:
+                last_n, last = figures[-1]
+                if last_n > first_n:
+                    per_task = (last - first) / (last_n - first_n)
+                    print(f"growth from task {first_n} to {last_n}: {per_task:.1f} KB a task")
         finally:
             await harness.browser.close()
 

@@ -120,3 +120,26 @@ async def test_closed_connection_fails_pending_calls(browser: Browser) -> None:
         await connection.root.send("Browser.getVersion")
     await connection.close()
     await browser.close_tab(target["targetId"])
+
+
+async def test_a_session_read_by_the_state_walker_is_freed_with_its_connection(browser: Browser, pages) -> None:
+    # What leaked ~75 KB a task in the host: the walker's per-session worlds, in a module-level
+    # WeakKeyDictionary whose values referred to their session, kept every session (and its task) alive.
+    import gc
+    import weakref
+
+    from tabpilot.browser.dom.fast import read_frame
+
+    connection = CDPConnection(await WebSocketTransport.connect(browser.launched.ws_url))
+    target = await connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
+    attached = await connection.root.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})
+    session = connection.session(attached["sessionId"])
+    await session.send("Page.enable")
+    frame_tree = await session.send("Page.getFrameTree")
+    await read_frame(session, frame_tree["frameTree"]["frame"]["id"])
+    gone = weakref.ref(session)
+    await connection.root.send("Target.closeTarget", {"targetId": target["targetId"]})
+    await connection.close()
+    del session
+    gc.collect()
+    assert gone() is None

@@ -206,6 +206,10 @@ class CDPSession:
     def __init__(self, connection: CDPConnection, session_id: str | None) -> None:
         self.connection = connection
         self.session_id = session_id
+        # What other layers keep per session (e.g. the state walker's worlds), gone with the session.
+        # Not a module-level WeakKeyDictionary: values there that refer to their session keep it (and
+        # its whole task) alive forever (that leaked ~75 KB a task in the host).
+        self.kept: dict[str, Any] = {}
 
     async def send(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = DEFAULT_TIMEOUT

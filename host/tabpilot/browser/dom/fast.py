@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,9 @@ class FrameReading:
     insets: dict[tuple[str | None, int], Insets]
 
 
-_worlds: weakref.WeakKeyDictionary[CDPSession, dict[str, World]] = weakref.WeakKeyDictionary()
+def _worlds(session: CDPSession) -> dict[str, World]:
+    """This session's worlds, kept on the session (so they go when it goes)."""
+    return session.kept.setdefault("fast.worlds", {})
 
 
 async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
@@ -65,7 +66,7 @@ async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
         if not any(marker in str(exc) for marker in CONTEXT_GONE):
             raise
     # The document was replaced since the last state: a new document gets a new world.
-    _worlds.get(session, {}).pop(frame_id, None)
+    _worlds(session).pop(frame_id, None)
     return await _read(await _world(session, frame_id))
 
 
@@ -89,7 +90,7 @@ async def element_id(world: World, backend_node_id: int) -> int | None:
 
 
 async def _world(session: CDPSession, frame_id: str) -> World:
-    known = _worlds.setdefault(session, {})
+    known = _worlds(session)
     world = known.get(frame_id)
     if world is not None:
         return world
