@@ -65,9 +65,36 @@ async def test_large_message_over_64_mb(browser: Browser) -> None:
     await browser.close_tab(tab.target_id)
 
 
-async def test_text_with_lone_surrogates_from_a_page_is_received(browser: Browser) -> None:
+async def test_text_with_lone_surrogates_from_a_page_arrives_with_u_fffd(browser: Browser) -> None:
     tab = await browser.new_tab()
-    assert await tab.evaluate("'a' + String.fromCharCode(0xD800) + 'b'") == "a\ud800b"
+    assert await tab.evaluate("'a' + String.fromCharCode(0xD800) + 'b'") == "a\ufffdb"
+    assert await tab.evaluate("['\\ud83d\\ude00', '\\udc00x']") == ["😀", "\ufffdx"]  # a whole pair stays
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_page_in_an_alert_loop_is_reported_as_busy_or_showing_a_dialog(browser: Browser, pages) -> None:
+    tab = await browser.new_tab()
+    await tab.session.send("Page.navigate", {"url": pages.url("alert_loop.html")})
+    await asyncio.sleep(1.0)  # the first alert is up
+    with pytest.raises(CDPTimeout) as caught:
+        await tab.session.send("Page.getLayoutMetrics", timeout=2)
+    assert str(caught.value) == ("Page.getLayoutMetrics failed: the page is busy or showing a dialog "
+                                 "(no reply within 2 s) [code -1]")
+    await tab.session.send("Page.handleJavaScriptDialog", {"accept": True})
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_page_that_keeps_reloading_is_reported_as_such(browser: Browser, pages) -> None:
+    from tabpilot.browser.errors import BrowserError
+    from tabpilot.browser.state import get_state
+
+    tab = await browser.new_tab()
+    await tab.session.send("Page.navigate", {"url": pages.url("reloading.html")})
+    await asyncio.sleep(0.5)
+    with pytest.raises(BrowserError) as caught:
+        for _ in range(20):  # a read can land between two reloads: the page keeps reloading, so it fails soon
+            await get_state(browser, tab)
+    assert "the page keeps reloading or navigating away, so it could not be read" in str(caught.value)
     await browser.close_tab(tab.target_id)
 
 
@@ -93,3 +120,26 @@ async def test_closed_connection_fails_pending_calls(browser: Browser) -> None:
         await connection.root.send("Browser.getVersion")
     await connection.close()
     await browser.close_tab(target["targetId"])
+
+
+async def test_a_session_read_by_the_state_walker_is_freed_with_its_connection(browser: Browser, pages) -> None:
+    # What leaked ~75 KB a task in the host: the walker's per-session worlds, in a module-level
+    # WeakKeyDictionary whose values referred to their session, kept every session (and its task) alive.
+    import gc
+    import weakref
+
+    from tabpilot.browser.dom.fast import read_frame
+
+    connection = CDPConnection(await WebSocketTransport.connect(browser.launched.ws_url))
+    target = await connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
+    attached = await connection.root.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})
+    session = connection.session(attached["sessionId"])
+    await session.send("Page.enable")
+    frame_tree = await session.send("Page.getFrameTree")
+    await read_frame(session, frame_tree["frameTree"]["frame"]["id"])
+    gone = weakref.ref(session)
+    await connection.root.send("Target.closeTarget", {"targetId": target["targetId"]})
+    await connection.close()
+    del session
+    gc.collect()
+    assert gone() is None

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from store_support import API_KEY, tabpilot
 
+from tabpilot.llm.config import endpoint_config
 from tabpilot.store.settings import (
     Settings,
     SettingsError,
@@ -224,3 +225,18 @@ def test_config_cli_mentions_a_key_from_the_environment_without_showing_it(tmp_p
     done = tabpilot(tmp_path, "config", env={"OPENAI_API_KEY": "from-env-should-not-show"})
     assert "OPENAI_API_KEY from the environment" in done.stdout
     assert "from-env-should-not-show" not in done.stdout
+
+
+def test_model_deadline_and_reply_limit_are_settings_the_cli_shows_and_changes(tmp_path: Path) -> None:
+    proc = tabpilot(tmp_path, "config", "set", "model-deadline", "45")
+    assert proc.returncode == 0 and "model-deadline set to 45" in proc.stdout, proc.stderr
+    assert tabpilot(tmp_path, "config", "set", "max-reply-mb", "2").returncode == 0
+    shown = tabpilot(tmp_path, "config").stdout
+    assert "model-deadline  45 s (one model call, retries included)" in shown and "max-reply-mb    2 MB" in shown
+    settings = load_settings(tmp_path / "config" / "config.json")
+    assert (settings.model_deadline, settings.max_reply_bytes) == (45, 2 * 1024 * 1024)
+    refused = tabpilot(tmp_path, "config", "set", "model-deadline", "0")
+    assert refused.returncode == 1 and "model-deadline: input should be greater than or equal to 5" in refused.stderr
+    config = endpoint_config(settings_base_url=None, settings_model="m", settings_api_key=None,
+                             call_deadline=settings.model_deadline, max_reply_bytes=settings.max_reply_bytes)
+    assert (config.call_deadline, config.max_reply_bytes) == (45, 2 * 1024 * 1024)

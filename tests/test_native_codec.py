@@ -109,7 +109,24 @@ def test_escaping_heavy_text_still_fits():
 def test_lone_surrogates_from_a_page_are_escaped_not_fatal():
     message = {"type": "x", "data": "bad \ud800 text"}
     (frame,) = encode_frames(message)
-    assert FrameDecoder().feed(frame) == [message]
+    assert FrameDecoder().feed(frame) == [{"type": "x", "data": "bad \ufffd text"}]
+
+
+def test_a_lone_surrogate_arriving_in_a_frame_becomes_u_fffd_and_pairs_stay():
+    # what Chromium's JSON.stringify sends for a page's half emoji: the escape, in any case
+    payload = b'{"type":"hello","extensionVersion":"1.0\\uD800","t\\udfffk":["a\\ud83d\\ude00b","\\udc00"]}'
+    [message] = FrameDecoder().feed(raw_frame(payload))
+    assert message == {"type": "hello", "extensionVersion": "1.0\ufffd", "t\ufffdk": ["a😀b", "\ufffd"]}
+    json.dumps(message, ensure_ascii=False).encode("utf-8")  # fit for a log line, a request, the database
+
+
+def test_a_pair_split_across_chunks_is_joined_and_a_lone_half_is_replaced():
+    pieces = ['{"type":"x","data":"a\\ud83d', '\\ude00 b \\ud800"}']
+    joiner = ChunkReassembler()
+    frames = b"".join(encode_frame({"type": "chunk", "chunkId": "s", "index": i, "count": 2, "data": piece})
+                      for i, piece in enumerate(pieces))
+    out = [joiner.accept(m) for m in FrameDecoder().feed(frames)]
+    assert out == [None, {"type": "x", "data": "a😀 b \ufffd"}]
 
 
 def test_reassembler_rejects_out_of_order_and_bad_chunks():
@@ -165,3 +182,34 @@ def test_fuzz_any_json_object_round_trips(message: dict):
     out = [joiner.accept(m) for m in FrameDecoder().feed(b"".join(frames))]
     assert out[-1] == json.loads(json.dumps(message))
     assert all(x is None for x in out[:-1])
+
+
+def test_numbers_a_frame_could_not_be_written_back_with_are_refused():
+    out = FrameDecoder().feed(raw_frame(b'{"type":"x","n":1e400}') + raw_frame(b'{"type":"x","n":NaN}')
+                              + raw_frame(b'{"type":"x","n":' + b"9" * 5000 + b"}")
+                              + raw_frame(b'{"type":"x","n":1000000000000000000000000000000,"f":-1.5e300}'))
+    assert [type(item) for item in out] == [FrameError, FrameError, FrameError, dict]
+    assert "out of range" in out[0].message and "NaN" in out[1].message
+    assert out[3] == {"type": "x", "n": 10**30, "f": -1.5e300}
+
+
+_letters = st.characters(categories=["Cs", "Ll", "Lu", "Nd", "So"])  # Cs: lone surrogates
+_json_leaves = (st.text(alphabet=_letters, max_size=20)
+                | st.integers(min_value=-(10**40), max_value=10**40)
+                | st.floats(allow_nan=True, allow_infinity=True) | st.booleans() | st.none())
+_json_values = st.recursive(_json_leaves, lambda inner: st.lists(inner, max_size=4)
+                            | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), _json_values, max_size=5), st.booleans())
+def test_fuzz_surrogates_and_huge_numbers_decode_to_messages_that_can_be_written_back(body, ascii_only):
+    # what a page (or a broken extension) can put in a frame: lone surrogates, 10^40, 1e308, Infinity
+    payload = json.dumps({"type": "x", **body}, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    for item in FrameDecoder().feed(raw_frame(payload)):
+        assert isinstance(item, dict | FrameError)
+        if isinstance(item, dict):
+            [frame] = encode_frames(item, threshold=10**9)  # never raises: no surrogate, no inf left
+            text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")
+            assert FrameDecoder().feed(frame) == [item]

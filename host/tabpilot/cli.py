@@ -46,7 +46,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    from .textsafety import clean_text
+
+    # Bytes that are not UTF-8 arrive as lone surrogates (surrogateescape): U+FFFD before anything uses them.
+    args_list = [clean_text(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     # Chromium starts the host as `<launcher> chrome-extension://<id>/ [--parent-window=N]`.
     if args_list and args_list[0].startswith("chrome-extension://"):
         args_list = ["host", *args_list]

@@ -46,6 +46,7 @@ from .types import (
     StepEvent,
     ThinkingActivity,
     UserTakeoverEvent,
+    WaitingActivity,
     WireModel,
 )
 
@@ -298,7 +299,8 @@ class Agent(AsyncIOEventEmitter):
         )
         self._activity(ThinkingActivity())
         thinking = self._thinking = asyncio.ensure_future(self.llm.invoke(
-            messages, spec, parse=lambda arguments: parse_agent_output(arguments, self.tools), on_retry=self._on_retry
+            messages, spec, parse=lambda arguments: parse_agent_output(arguments, self.tools), on_retry=self._on_retry,
+            on_wait=lambda info: self._activity(WaitingActivity(seconds=info.seconds, message=info.message)),
         ))
         try:
             invoked = await thinking

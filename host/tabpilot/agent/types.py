@@ -51,6 +51,14 @@ class ErrorActivity(WireModel):
     message: str
 
 
+class WaitingActivity(WireModel):
+    """tabpilot's own: the model has not answered for `seconds` ("the model has not answered for 30 s")."""
+
+    type: Literal["waiting"] = "waiting"
+    seconds: float
+    message: str
+
+
 class PausedActivity(WireModel):
     """tabpilot's own: the run is paused between steps (nothing is dispatched until it resumes)."""
 
@@ -69,7 +77,8 @@ AgentActivity = Annotated[
     | RetryingActivity
     | ErrorActivity
     | PausedActivity
-    | ResumedActivity,
+    | ResumedActivity
+    | WaitingActivity,
     Field(discriminator="type"),
 ]
 

@@ -64,6 +64,50 @@ BASE_FLAGS = [
 ]
 
 
+PROFILE_PREFIX = "tabpilot-profile-"
+PROFILE_OWNER_FILE = "tabpilot-owner"  # in a temporary profile: which process made it (store/owner.py)
+STALE_UNMARKED_AGE = 3600.0  # a temporary profile without an owner file (older tabpilot) counts as stale after this
+
+# The watchdog: a tiny process in its own session that holds the read end of a pipe whose write end only
+# tabpilot holds. However tabpilot ends — SIGKILL, SIGHUP from a closed terminal, a crash — the kernel
+# closes the write end, the watchdog reads EOF, stops the browser (the main process first, so it can
+# save the profile, then its whole process group) and removes a temporary profile. Without it, each
+# killed `tabpilot run` left 9 Chromium processes (~950 MB) and the profile folder behind.
+_WATCHDOG = """
+import os, shutil, signal, sys, time
+pid, group, profile = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+try:
+    while os.read(0, 4096):
+        pass
+except OSError:
+    pass
+def alive(kill, target):
+    try:
+        kill(target, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+try:
+    os.kill(pid, signal.SIGTERM)
+except OSError:
+    pass
+deadline = time.monotonic() + 5
+while alive(os.kill, pid) and time.monotonic() < deadline:
+    time.sleep(0.05)
+try:
+    os.killpg(group, signal.SIGKILL)
+except OSError:
+    pass
+deadline = time.monotonic() + 5
+while alive(os.killpg, group) and time.monotonic() < deadline:
+    time.sleep(0.05)
+if profile:
+    shutil.rmtree(profile, ignore_errors=True)
+"""
+
+
 @dataclass
 class LaunchedBrowser:
     process: subprocess.Popen[bytes]
@@ -71,6 +115,7 @@ class LaunchedBrowser:
     user_data_dir: Path
     owns_profile: bool
     log_path: Path | None = None
+    watchdog: _Watchdog | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -86,6 +131,81 @@ class LaunchedBrowser:
         _terminate_group(self.process, timeout)
         if self.owns_profile:
             shutil.rmtree(self.user_data_dir, ignore_errors=True)
+        if self.watchdog is not None:
+            self.watchdog.release()
+
+
+class _Watchdog:
+    """tabpilot's end of the watchdog: `release()` when the browser is closed the ordinary way."""
+
+    def __init__(self, browser: subprocess.Popen[bytes], profile: Path | None) -> None:
+        read_end, self._write_end = os.pipe()  # both non-inheritable: the browser gets neither
+        try:
+            self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(browser.pid), str(browser.pid), str(profile or "")],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,  # the terminal's SIGHUP or a kill of tabpilot's group spares it
+            )
+        except OSError:
+            os.close(self._write_end)
+            raise
+        finally:
+            os.close(read_end)
+
+    def release(self) -> None:
+        """Close tabpilot's end; the watchdog finds the browser gone and exits."""
+        if self.process is None:
+            return
+        os.close(self._write_end)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
+def remove_stale_profiles(folder: Path | None = None) -> list[Path]:
+    """Temporary profiles whose tabpilot is gone and that no running browser uses (a run killed before
+    it could clean up, before the watchdog existed or when it could not run): removed; returns them."""
+    from ..store.owner import owner_alive
+
+    removed = []
+    for profile in Path(folder or tempfile.gettempdir()).glob(PROFILE_PREFIX + "*"):
+        try:
+            if not profile.is_dir() or profile.is_symlink() or profile.stat().st_uid != os.getuid():
+                continue
+            marker = profile / PROFILE_OWNER_FILE
+            if marker.exists():
+                if owner_alive(marker.read_text().strip()):
+                    continue
+            elif time.time() - profile.stat().st_mtime < STALE_UNMARKED_AGE:
+                continue
+            if _browser_alive(profile):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(profile, ignore_errors=True)
+        removed.append(profile)
+    return removed
+
+
+def _browser_alive(profile: Path) -> bool:
+    """Chromium's SingletonLock names `host-pid` while a browser uses the profile."""
+    try:
+        target = os.readlink(profile / "SingletonLock")
+    except OSError:
+        return False
+    pid_text = target.rpartition("-")[2]
+    if not pid_text.isdigit():
+        return True  # cannot tell: leave it
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _terminate_group(process: subprocess.Popen[bytes], timeout: float) -> None:
@@ -133,8 +253,14 @@ def launch_browser(
     """Start a browser with a DevTools endpoint on a free port and wait until it answers."""
     binary = find_browser(executable)
     owns_profile = user_data_dir is None
-    profile = Path(user_data_dir or tempfile.mkdtemp(prefix="tabpilot-profile-")).expanduser().absolute()
+    if owns_profile and sys.platform != "win32":
+        remove_stale_profiles()
+    profile = Path(user_data_dir or tempfile.mkdtemp(prefix=PROFILE_PREFIX)).expanduser().absolute()
     profile.mkdir(parents=True, exist_ok=True)
+    if owns_profile:
+        from ..store.owner import current_owner
+
+        (profile / PROFILE_OWNER_FILE).write_text(current_owner())
     port_file = profile / "DevToolsActivePort"
     port_file.unlink(missing_ok=True)
     args = [
@@ -171,14 +297,20 @@ def launch_browser(
         if log_path:
             log_file.close()  # type: ignore[union-attr]
     in_use_hint = "" if owns_profile else f" (is another browser already using the profile {profile}?)"
+    watchdog = None
     try:
+        if sys.platform != "win32":
+            watchdog = _Watchdog(process, profile if owns_profile else None)
         ws_url = _wait_for_endpoint(process, port_file, binary, startup_timeout, in_use_hint=in_use_hint)
     except BaseException:
         _terminate_group(process, 5)
         if owns_profile:  # a profile the user gave is theirs: never removed
             shutil.rmtree(profile, ignore_errors=True)
+        if watchdog is not None:
+            watchdog.release()
         raise
-    return LaunchedBrowser(process, ws_url, profile, owns_profile, Path(log_path) if log_path else None)
+    return LaunchedBrowser(process, ws_url, profile, owns_profile, Path(log_path) if log_path else None,
+                           watchdog=watchdog)
 
 
 def _wait_for_endpoint(

@@ -14,6 +14,8 @@ import websockets
 from pydantic_core import from_json
 from websockets.asyncio.client import ClientConnection
 
+from ..textsafety import clean_json
+
 
 class TransportClosed(ConnectionError):
     """The transport is gone; no more messages can be sent or received."""
@@ -67,7 +69,8 @@ class WebSocketTransport:
         try:
             return from_json(data)  # ~25% faster than json.loads on multi-MB snapshots
         except ValueError:
-            return json.loads(data)  # lone surrogates (any page can hold them) only json accepts
+            # Lone surrogates (any page can hold them) only json accepts; they leave as U+FFFD.
+            return clean_json(json.loads(data))
 
     async def close(self) -> None:
         await self._socket.close()

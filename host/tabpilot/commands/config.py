@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture")
+KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +51,8 @@ def _text(value: object) -> str:
 
 
 def _show_value(view: dict[str, object], key: str) -> str:
-    wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture"}
+    wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture",
+            "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB"}
     return _text(view[wire.get(key, key)])
 
 
@@ -69,8 +70,10 @@ def _show(view: dict[str, object], path: str) -> str:
         ("max-steps", _text(view["maxSteps"])),
         ("language", _text(view["language"])),
         ("debug-capture", _text(view["debugCapture"])),
+        ("model-deadline", f"{view['modelDeadline']:g} s (one model call, retries included)"),
+        ("max-reply-mb", f"{view['maxReplyMB']:g} MB (the largest model reply read)"),
     ]
-    lines = [f"{name:<14}{value}" for name, value in rows]
+    lines = [f"{name:<16}{value}" for name, value in rows]
     lines.append(f"\nsettings file: {path}")
     return "\n".join(lines)
 

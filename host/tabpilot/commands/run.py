@@ -36,7 +36,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="launch on this browser profile (its logins and cookies) instead of a temporary one")
     parser.add_argument("--base-url", metavar="B", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
     parser.add_argument("--model", metavar="M", help="model name")
-    parser.add_argument("--api-key", metavar="K", help="API key (prefer the settings file or OPENAI_API_KEY)")
+    parser.add_argument("--api-key", metavar="K",
+                        help="API key; other users of this computer can see it in the process list while the task "
+                             "runs: prefer `tabpilot config set api-key` or the OPENAI_API_KEY environment variable")
     parser.add_argument("--max-steps", metavar="N", type=_positive_int, help="give up after N steps (default 40)")
     parser.add_argument("--json", action="store_true", help="print only the final result, as JSON")
     parser.add_argument("--record", metavar="FILE", help="save the model's replies to FILE for --replay")
@@ -201,15 +203,17 @@ async def _execute(task_run: TaskRun) -> RunFinished:
     def on_interrupt() -> None:
         stopper.add(loop.create_task(task_run.stop()))
 
+    # SIGHUP: the terminal was closed; stop like Ctrl-C so the record says `stopped` and the browser closes.
+    stop_signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     try:
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
-        loop.add_signal_handler(signal.SIGTERM, on_interrupt)
+        for sig in stop_signals:
+            loop.add_signal_handler(sig, on_interrupt)
     except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C ends the process instead
         pass
     try:
         return await task_run.execute()
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in stop_signals:
             try:
                 loop.remove_signal_handler(sig)
             except (NotImplementedError, RuntimeError):

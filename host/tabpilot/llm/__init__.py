@@ -2,7 +2,7 @@
 (client.py, repair.py), the scripted server tests and the demo use (scripted.py), record/replay
 (replay.py). Importing this package does not import openai; the first request does."""
 
-from .client import InvokeResult, LLMClient, RetryInfo, ToolSpec, Usage
+from .client import InvokeResult, LLMClient, RetryInfo, ToolSpec, Usage, WaitInfo
 from .config import LLMConfig
 from .errors import (
     LLMAuthError,
@@ -28,4 +28,5 @@ __all__ = [
     "RetryInfo",
     "ToolSpec",
     "Usage",
+    "WaitInfo",
 ]

@@ -18,9 +18,10 @@ def backoff_delay(retry_number: int, base: float) -> float:
     return ceiling * (0.5 + random.random() / 2)
 
 
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None, *,
+                        cap: float | None = MAX_RETRY_AFTER) -> float | None:
     """Seconds the server asked us to wait (`retry-after-ms`, `Retry-After` as seconds or HTTP date),
-    capped at MAX_RETRY_AFTER; None when there is no usable header."""
+    capped at `cap` (None: as asked); None when there is no usable header."""
     lowered = {key.lower(): value for key, value in headers.items()}
     seconds: float | None = None
     if "retry-after-ms" in lowered:
@@ -40,4 +41,4 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
             seconds = when.timestamp() - (time.time() if now is None else now)
     if seconds is None or seconds != seconds:  # NaN
         return None
-    return max(0.0, min(seconds, MAX_RETRY_AFTER))
+    return max(0.0, seconds if cap is None else min(seconds, cap))

@@ -18,11 +18,13 @@ import asyncio
 import inspect
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .backoff import backoff_delay, retry_after_seconds
+from ..textsafety import clean_json
+from .backoff import MAX_RETRY_AFTER, backoff_delay, retry_after_seconds
 from .config import LLMConfig, is_loopback_url
 from .errors import (
     LLMAuthError,
@@ -32,14 +34,23 @@ from .errors import (
     LLMQuotaExceeded,
     LLMRetriesExhausted,
 )
-from .repair import NoToolCall, action_variants, check_action_name, extract_call, repair_arguments, summarize_error
+from .repair import (
+    ArgumentsTooDeep,
+    NoToolCall,
+    action_variants,
+    check_action_name,
+    check_depth,
+    extract_call,
+    repair_arguments,
+    summarize_error,
+)
 
 if TYPE_CHECKING:
     import openai
 
     from ..agent.types import StepUsage
 
-__all__ = ["InvokeResult", "LLMClient", "LLMConfig", "RetryInfo", "ToolSpec", "Usage"]
+__all__ = ["InvokeResult", "LLMClient", "LLMConfig", "RetryInfo", "ToolSpec", "Usage", "WaitInfo"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -123,6 +134,14 @@ class RetryInfo:
 
 
 @dataclass
+class WaitInfo:
+    """The model has not answered for `seconds` (retries included); `message` says so in words."""
+
+    seconds: float
+    message: str
+
+
+@dataclass
 class InvokeResult(Generic[T]):
     value: T  # what `parse` returned
     usage: Usage
@@ -174,36 +193,76 @@ class LLMClient:
         *,
         parse: Callable[[Any], T],
         on_retry: Callable[[RetryInfo], Awaitable[None] | None] | None = None,
+        on_wait: Callable[[WaitInfo], Awaitable[None] | None] | None = None,
     ) -> InvokeResult[T]:
-        """Ask the model for one call of `tool`; return what `parse` made of its arguments."""
+        """Ask the model for one call of `tool`; return what `parse` made of its arguments.
+
+        The whole call, retries and the waits between them included, ends within config.call_deadline.
+        `on_wait` hears every config.wait_note_interval seconds that the model has not answered yet."""
         if self.closed:
             raise LLMError("This model client is closed; make a new LLMClient to call the model again.")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        deadline = started + self.config.call_deadline
+        notes = loop.create_task(self._wait_notes(on_wait)) if on_wait is not None else None
+        try:
+            return await self._invoke(messages, tool, parse, on_retry, started, deadline)
+        finally:
+            if notes is not None:
+                notes.cancel()
+
+    async def _invoke(self, messages: list[dict[str, Any]], tool: ToolSpec, parse: Callable[[Any], T],
+                      on_retry: Callable[[RetryInfo], Awaitable[None] | None] | None, started: float,
+                      deadline: float) -> InvokeResult[T]:
+        loop = asyncio.get_running_loop()
         conversation = list(messages)
         retries = self.config.max_retries
         for attempt in range(retries + 1):
             try:
-                result = await self._attempt(conversation, tool, parse)
+                result = await self._attempt(conversation, tool, parse, deadline - loop.time())
             except _RetryableFailure as failure:
+                delay = failure.retry_after
+                if delay is None:
+                    delay = backoff_delay(attempt + 1, self.config.backoff_base)
+                left = deadline - loop.time()
+                gave_up = None
                 if attempt == retries:
-                    raise LLMRetriesExhausted(
-                        f"The model call failed {attempt + 1} time(s); last cause: {failure.message}",
-                        last_cause=failure.message, attempts=attempt + 1, raw_response=failure.raw_response,
-                    ) from None
+                    gave_up = f"The model call failed {attempt + 1} time(s); last cause: {failure.message}"
+                elif left <= 0 or delay >= left:
+                    asked = (f"; the provider asked to wait {failure.retry_after:g} s before trying again"
+                             if failure.retry_after is not None and failure.retry_after >= left else "")
+                    gave_up = (f"The model did not answer usefully within {loop.time() - started:.0f} s "
+                               f"({attempt + 1} attempt(s); one model call may take "
+                               f"{self.config.call_deadline:g} s, the model-deadline setting){asked}; "
+                               f"last cause: {failure.message}")
+                if gave_up is not None:
+                    raise LLMRetriesExhausted(gave_up, last_cause=failure.message, attempts=attempt + 1,
+                                              raw_response=failure.raw_response) from None
                 log.info("model call failed (%s); retry %d of %d", failure.message, attempt + 1, retries)
                 if on_retry is not None:
                     pending = on_retry(RetryInfo(attempt + 1, retries, failure.message))
                     if inspect.isawaitable(pending):
                         await pending
                 conversation.extend(failure.feedback)
-                delay = failure.retry_after
-                if delay is None:
-                    delay = backoff_delay(attempt + 1, self.config.backoff_base)
-                await asyncio.sleep(delay)
+                await asyncio.sleep(min(delay, MAX_RETRY_AFTER))
             else:
                 if self.on_result is not None:
                     self.on_result(result)
                 return result
         raise AssertionError("unreachable")
+
+    async def _wait_notes(self, on_wait: Callable[[WaitInfo], Awaitable[None] | None]) -> None:
+        interval = self.config.wait_note_interval
+        waited = 0.0
+        while True:
+            await asyncio.sleep(interval)
+            waited += interval
+            try:
+                pending = on_wait(WaitInfo(waited, f"the model has not answered for {waited:g} s"))
+                if inspect.isawaitable(pending):
+                    await pending
+            except Exception:  # a note is a courtesy: it must never break the call
+                log.exception("on_wait callback failed")
 
     async def aclose(self) -> None:
         self.closed = True
@@ -219,12 +278,12 @@ class LLMClient:
 
     # -- one attempt -------------------------------------------------------------------------------
 
-    async def _attempt(self, conversation: list[dict[str, Any]], tool: ToolSpec, parse: Callable[[Any], T]
-                       ) -> InvokeResult[T]:
+    async def _attempt(self, conversation: list[dict[str, Any]], tool: ToolSpec, parse: Callable[[Any], T],
+                       time_left: float) -> InvokeResult[T]:
         while True:
             body = self._request_body(conversation, tool)
             try:
-                text = await self._send(body)
+                text = await self._send(body, time_left)
                 break
             except _RequestRejected as rejected:
                 if not self._fall_back(rejected.option):
@@ -256,29 +315,53 @@ class LLMClient:
                  _TOOL_CHOICES[self._tool_choice], "false" if self._parallel_tool_calls_supported else "not sent")
         return True
 
-    async def _send(self, body: dict[str, Any]) -> str:
+    async def _send(self, body: dict[str, Any], time_left: float) -> str:
         import openai
 
+        from .bounded_http import ReplyTooLarge, UnreadableEncoding
+
         client = self._client()
+        timeout = max(0.001, min(self.config.timeout, time_left))
         try:
-            async with asyncio.timeout(self.config.timeout):
-                raw = await client.chat.completions.with_raw_response.create(**body)
+            async with asyncio.timeout(timeout):
+                raw = await client.chat.completions.with_raw_response.create(**body, timeout=timeout)
         except openai.APIStatusError as exc:
             raise self._status_failure(exc) from None
         except (openai.APITimeoutError, TimeoutError):
-            raise _RetryableFailure(f"no reply within {self.config.timeout:g} s (timeout)") from None
+            raise _RetryableFailure(f"no reply within {timeout:g} s (timeout)") from None
         except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise _RetryableFailure(self._redact(f"could not reach {self.endpoint.base_url}: {cause}")) from None
+            raise _RetryableFailure(self._redact(self._connection_failure(exc.__cause__ or exc))) from None
+        except ReplyTooLarge as exc:
+            raise _RetryableFailure(
+                f"the reply from {self.endpoint.base_url} was larger than {_megabytes(exc.limit)} and was not read "
+                "further (the max-reply-mb setting; is the base URL an OpenAI-compatible endpoint?)") from None
+        except UnreadableEncoding as exc:
+            raise _RetryableFailure(f"could not read the reply from {self.endpoint.base_url}: {exc}") from None
         return raw.http_response.text
+
+    def _connection_failure(self, cause: BaseException) -> str:
+        """What went wrong on the wire, in words even when the exception carries none."""
+        import httpx2
+
+        detail = " ".join(str(cause).split())
+        where = self.endpoint.base_url
+        if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
+            return f"could not reach {where}: {detail or 'the connection was refused or failed'}"
+        if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
+            if detail:
+                return f"{where} closed the connection before its reply was complete ({detail})"
+            return f"the connection to {where} was reset before its reply was complete"
+        return f"could not reach {where}: {detail or type(cause).__name__}"
 
     def _client(self) -> openai.AsyncOpenAI:
         if self._openai is None:
             import openai
 
+            from .bounded_http import bounded_client
+
             # Loopback servers must not go through HTTP_PROXY; remote ones keep the user's proxy settings.
-            http_client = (openai.DefaultAsyncHttpxClient(trust_env=False)
-                           if is_loopback_url(self.endpoint.base_url) else None)
+            http_client = bounded_client(self.config.max_reply_bytes,
+                                         trust_env=not is_loopback_url(self.endpoint.base_url))
             self._openai = openai.AsyncOpenAI(
                 api_key=self.endpoint.api_key, base_url=self.endpoint.base_url, max_retries=0,
                 timeout=self.config.timeout, http_client=http_client,
@@ -290,6 +373,8 @@ class LLMClient:
     def _status_failure(self, exc: Any) -> Exception:
         status: int = exc.status_code
         detail = " ".join(self._redact(_provider_message(exc.body) or exc.response.text or exc.message).split())
+        if not isinstance(exc.body, dict) and _is_html(exc.response.headers, exc.response.text):
+            detail = f"the endpoint answered {status} {_reason(exc.response)} (an HTML error page)"
         if len(detail) > 300:
             detail = detail[:299] + "…"
         lowered = detail.lower() + " " + str(_error_code(exc.body)).lower()
@@ -316,7 +401,8 @@ class LLMClient:
                 "check the plan and billing details with the provider, or use another key or model."
             )
         if status in (408, 409, 429) or status >= 500:
-            return _RetryableFailure(f"HTTP {status}: {detail}", retry_after=retry_after_seconds(exc.response.headers))
+            cause = detail if detail.startswith("the endpoint answered") else f"HTTP {status}: {detail}"
+            return _RetryableFailure(cause, retry_after=retry_after_seconds(exc.response.headers, cap=None))
         if status == 404:
             return LLMError(f"Not found ({where}: {detail}). Check the base URL ({self.endpoint.base_url}) "
                             f"and the model name ({self.endpoint.model}).")
@@ -331,8 +417,14 @@ class LLMClient:
     def _read_reply(self, text: str, body: dict[str, Any], tool: ToolSpec, parse: Callable[[Any], T]
                     ) -> InvokeResult[T]:
         try:
-            data = json.loads(text)
+            data = clean_json(json.loads(text))  # a lone surrogate becomes U+FFFD here, before anything uses it
+        except RecursionError:
+            raise _RetryableFailure("the provider's reply is JSON nested too deeply to read") from None
         except ValueError:
+            if _is_html({}, text):
+                raise _RetryableFailure(
+                    f"the endpoint answered with an HTML page ({_html_gist(text)!r}), not a chat completion "
+                    f"(is {self.endpoint.base_url} the OpenAI-compatible API's base URL?)") from None
             snippet = " ".join(text.split())[:80]
             raise _RetryableFailure(f"the provider's reply is not JSON: {snippet!r}") from None
         if not isinstance(data, dict):
@@ -356,13 +448,19 @@ class LLMClient:
             f"the context window of {self.endpoint.model}.", raw_response=data)
         try:
             extracted = extract_call(message, tool.name, set(action_variants(tool.parameters)))
+            arguments, repairs = repair_arguments(extracted, tool.name, tool.parameters)
+            check_depth(arguments)
         except NoToolCall as exc:
             if finish_reason == "length":
                 raise cut_off from None
             problem = str(exc)
             raise _RetryableFailure(problem, feedback=_feedback(message, None, tool, problem),
                                     raw_response=data) from None
-        arguments, repairs = repair_arguments(extracted, tool.name, tool.parameters)
+        except ArgumentsTooDeep as exc:
+            problem = f"invalid arguments for {tool.name}: {exc}"
+            raise _RetryableFailure(problem, feedback=_feedback(message, None, tool, problem, deep=True),
+                                    raw_response=data) from None
+        arguments = clean_json(arguments)  # arguments decoded from a string may hold new lone surrogates
         try:
             complaint = check_action_name(arguments, tool.parameters)
             if complaint:
@@ -380,9 +478,12 @@ class LLMClient:
                             raw_response=data, arguments=arguments, tool_name=tool.name, repairs=repairs)
 
 
-def _feedback(message: dict[str, Any], failed_call_id: str | None, tool: ToolSpec, problem: str
-              ) -> list[dict[str, Any]]:
-    """The model's reply and the error, as conversation messages for the next attempt."""
+def _feedback(message: dict[str, Any], failed_call_id: str | None, tool: ToolSpec, problem: str, *,
+              deep: bool = False) -> list[dict[str, Any]]:
+    """The model's reply and the error, as conversation messages for the next attempt (`deep`: the reply's
+    arguments are not repeated, only the error)."""
+    if deep:
+        return [{"role": "user", "content": f"Error: {problem}. Reply only by calling the tool {tool.name}."}]
     calls = []
     for index, call in enumerate(message.get("tool_calls") or []):
         if not isinstance(call, dict):
@@ -409,6 +510,34 @@ def _feedback(message: dict[str, Any], failed_call_id: str | None, tool: ToolSpe
     return [{"role": "assistant", "content": content}, nudge] if content else [nudge]
 
 
+def _is_html(headers: Any, text: str) -> bool:
+    if "text/html" in str(headers.get("content-type", "")).lower():
+        return True
+    start = text.lstrip()[:100].lower()
+    return start.startswith(("<!doctype html", "<html", "<head", "<body"))
+
+
+def _html_gist(html: str) -> str:
+    """An HTML page in a few words: its title, or else the start of its text."""
+    title = re.search(r"<title[^>]*>(.*?)</title>", html[:20_000], re.IGNORECASE | re.DOTALL)
+    text = title.group(1) if title else re.sub(r"<[^>]*>", " ", html[:20_000])
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _reason(response: Any) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(response.status_code).phrase
+    except ValueError:
+        return str(getattr(response, "reason_phrase", "") or "")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MB"
+
+
 def _provider_message(error: Any) -> str | None:
     if isinstance(error, dict):
         inner = error.get("error", error)
@@ -429,9 +558,19 @@ def _error_code(error: Any) -> Any:
     return ""
 
 
+# No call uses a billion tokens; a provider's 10^30 would overflow SQLite's 64-bit integers in the record.
+MAX_TOKEN_COUNT = 10**9
+
+
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    counted = _int_or_none(value)
+    return 0 if counted is None else counted
 
 
 def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    if not 0 <= value <= MAX_TOKEN_COUNT:
+        log.warning("the provider reported a token count of %.40s; counted as %s", value,
+                    0 if value < 0 else MAX_TOKEN_COUNT)
+    return min(max(value, 0), MAX_TOKEN_COUNT)

@@ -15,6 +15,8 @@ from .errors import LLMNotConfigured
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, LM Studio, llama.cpp) accept any key; the openai package insists on one.
 LOCAL_PLACEHOLDER_KEY = "not-needed"
+DEFAULT_CALL_DEADLINE = 150.0
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 
 HOW_TO_CONFIGURE = (
     "Configure one with `tabpilot config set model <name>` (and `tabpilot config set api-key <key>`, "
@@ -31,9 +33,15 @@ class LLMConfig(BaseModel):
     model: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     temperature: float | None = None
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0)  # one attempt
     max_retries: int = Field(default=3, ge=0)
     backoff_base: float = Field(default=1.0, ge=0)
+    # One model call, attempts and waits between them included (the `model-deadline` setting): without
+    # it a hung provider took 4 × 60 s + backoff = 253 s to end a task.
+    call_deadline: float = Field(default=DEFAULT_CALL_DEADLINE, gt=0)
+    # A reply (its content, inflated) larger than this fails that attempt (the `max-reply-mb` setting).
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, gt=0)
+    wait_note_interval: float = Field(default=30.0, gt=0)  # "the model has not answered for 30 s"
     # False for an endpoint the user did not configure (e.g. one a web page named): the user's
     # OPENAI_API_KEY must never be sent there.
     key_from_environment: bool = True
@@ -61,6 +69,8 @@ def endpoint_config(
     api_key: str | None = None,
     environment_first: bool = False,
     environ: Mapping[str, str] | None = None,
+    call_deadline: float = DEFAULT_CALL_DEADLINE,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> LLMConfig:
     """The endpoint a task uses: `base_url` / `model` / `api_key` (flags, a page's config) over the
     settings file and the OPENAI_BASE_URL / OPENAI_API_KEY environment (`environment_first`: the
@@ -68,7 +78,8 @@ def endpoint_config(
 
     Each key goes only where it was meant to go: the file's key to the file's endpoint, OPENAI_API_KEY
     to OPENAI_BASE_URL (or the default), a key given with the override to that override. An endpoint
-    named without its own key gets none of the user's keys (a local server needs none)."""
+    named without its own key gets none of the user's keys (a local server needs none). `call_deadline` and
+    `max_reply_bytes` are the settings' model-deadline and max-reply-mb."""
     environ = os.environ if environ is None else environ
     env_base_url, env_api_key = environ.get("OPENAI_BASE_URL") or None, environ.get("OPENAI_API_KEY") or None
     configured = [env_base_url, settings_base_url] if environment_first else [settings_base_url, env_base_url]
@@ -76,7 +87,8 @@ def endpoint_config(
     file_key = settings_api_key if chosen == _normalized(settings_base_url or env_base_url) else None
     env_key = env_api_key if chosen == _normalized(env_base_url) else None
     key = api_key or ((env_key or file_key) if environment_first else (file_key or env_key))
-    return LLMConfig(base_url=chosen, model=model or settings_model, api_key=key, key_from_environment=False)
+    return LLMConfig(base_url=chosen, model=model or settings_model, api_key=key, key_from_environment=False,
+                     call_deadline=call_deadline, max_reply_bytes=max_reply_bytes)
 
 
 def _normalized(base_url: str | None) -> str:

@@ -32,6 +32,36 @@ class NoToolCall(ValueError):
     """The reply holds neither a tool call nor JSON that could stand for one."""
 
 
+# Tool inputs are a few levels deep; 100,000 levels ended a task with a raw RecursionError.
+MAX_ARGUMENT_DEPTH = 64
+
+
+class ArgumentsTooDeep(ValueError):
+    def __init__(self) -> None:
+        super().__init__(f"the arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep; "
+                         "send the tool's fields as plain, shallow JSON")
+
+
+def check_depth(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> None:
+    """Raise ArgumentsTooDeep when lists/objects nest deeper than `limit` (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                raise ArgumentsTooDeep()
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
+def _loads(text: str) -> Any:
+    """json.loads, with JSON too deep for it (RecursionError) refused as ArgumentsTooDeep."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ArgumentsTooDeep() from None
+
+
 @dataclass
 class Extracted:
     """The arguments found in a reply, and the repairs it took to find them."""
@@ -86,7 +116,7 @@ def _content_text(content: Any) -> str:
 
 def _decode_text(text: str) -> tuple[Any, list[str]]:
     try:
-        return json.loads(text), []
+        return _loads(text), []
     except json.JSONDecodeError:
         found = find_json(text)
         if found is None:
@@ -98,19 +128,22 @@ def find_json(text: str) -> Any | None:
     """The JSON object a piece of text holds: the whole text, a ``` fence, or the first object in it."""
     text = text.strip()
     try:
-        return json.loads(text)
+        return _loads(text)
     except json.JSONDecodeError:
         pass
     for fenced in _FENCE.findall(text):
         try:
-            return json.loads(fenced.strip())
+            return _loads(fenced.strip())
         except json.JSONDecodeError:
             continue
     decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
         try:
-            value, _end = decoder.raw_decode(text, start)
+            try:
+                value, _end = decoder.raw_decode(text, start)
+            except RecursionError:
+                raise ArgumentsTooDeep() from None
             return value
         except json.JSONDecodeError:
             start = text.find("{", start + 1)
@@ -139,7 +172,7 @@ def decode_nested(value: Any, depth: int = 3) -> Any:
         if not stripped or stripped[0] not in '{["':
             break
         try:
-            value = json.loads(stripped)
+            value = _loads(stripped)
         except json.JSONDecodeError:
             break
         depth -= 1

@@ -11,6 +11,8 @@ next reply of the script:
     Delay(seconds, then=None)        wait (to provoke a timeout or a stop), then serve `then`;
                                      with `then=None` the connection is closed without a reply
     Garbage(body)                    a 200 whose body is not a chat completion
+    Endless(gzip=False)              a 200 whose body never ends (or a gzip bomb)
+    Cut(body, length, reset=False)   a reply closed (or reset) part way through its body
     a callable(request_body) -> one of the above, to compute the answer from the request
 
 When the script runs out, the server answers 400 "script exhausted" so a test fails clearly.
@@ -28,8 +30,10 @@ import http.server
 import json
 import select
 import socket
+import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,13 +72,32 @@ class Delay:
 
 
 @dataclass
+class Endless:
+    """A 200 whose body never ends (until the client hangs up): `gzip` sends it as a gzip bomb, each
+    piece megabytes of zeros squeezed into about a kilobyte."""
+
+    gzip: bool = False
+    status: int = 200
+
+
+@dataclass
+class Cut:
+    """A reply that stops part way: `body` (of a claimed `length`), then the connection is closed, or
+    reset (`reset`: TCP RST, as a crashing proxy does)."""
+
+    body: bytes = b'{"id": "chatcmpl-cut", "choices": ['
+    length: int = 4096
+    reset: bool = False
+
+
+@dataclass
 class Garbage:
     body: bytes | str = b"<html><body>502 Bad Gateway</body></html>"
     status: int = 200
     content_type: str = "application/json"
 
 
-Reply = ToolCall | Text | HTTPError | Delay | Garbage | Callable[[dict[str, Any]], Any]
+Reply = ToolCall | Text | HTTPError | Delay | Garbage | Endless | Cut | Callable[[dict[str, Any]], Any]
 
 
 @dataclass
@@ -203,7 +226,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._serve(reply, body, index)
 
     def _serve(self, reply: Any, body: dict[str, Any], index: int) -> None:
-        if callable(reply) and not isinstance(reply, (ToolCall, Text, HTTPError, Delay, Garbage)):
+        if callable(reply) and not isinstance(reply, (ToolCall, Text, HTTPError, Delay, Garbage, Endless, Cut)):
             try:
                 reply = reply(body)
             except Exception as exc:  # a broken test script: say so instead of hanging up
@@ -238,6 +261,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif isinstance(reply, Garbage):
             data = reply.body.encode() if isinstance(reply.body, str) else reply.body
             self._send_bytes(reply.status, data, reply.content_type)
+        elif isinstance(reply, Endless):
+            self._send_endless(reply)
+        elif isinstance(reply, Cut):
+            self._send_cut(reply)
         else:
             raise TypeError(f"scripted server: not a reply: {reply!r}")
 
@@ -256,6 +283,45 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     return False
                 time.sleep(min(left, 0.05))  # data from a client that did not wait: keep the delay
         return True
+
+    def _send_endless(self, reply: Endless) -> None:
+        self.close_connection = True
+        if reply.gzip:
+            squeezer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+            zeros = bytes(4 * 1024 * 1024)
+            piece = squeezer.compress(zeros) + squeezer.flush(zlib.Z_SYNC_FLUSH)
+            first = piece
+            piece = squeezer.compress(zeros) + squeezer.flush(zlib.Z_SYNC_FLUSH)  # no gzip header again
+        else:
+            first = piece = b'{"choices": [{"message": {"content": "' + b"x" * 65536
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            if reply.gzip:
+                self.send_header("Content-Encoding", "gzip")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(first)
+            while not self.state.stopping.is_set():
+                self.wfile.write(piece)
+        except OSError:
+            pass  # the client hung up: what it should do
+
+    def _send_cut(self, reply: Cut) -> None:
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(reply.length))
+            self.end_headers()
+            self.wfile.write(reply.body)
+            self.wfile.flush()
+            time.sleep(0.05)
+            if reply.reset:
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+        except OSError:
+            pass
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)

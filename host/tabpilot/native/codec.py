@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import struct
 from dataclasses import dataclass
 from typing import Any
+
+from ..textsafety import clean_json, may_hold_surrogates
 
 HEADER = struct.Struct("=I")  # native byte order, as Chromium writes it
 MAX_FRAME_TO_BROWSER = 1024 * 1024  # Chromium: one byte more and the port is gone
@@ -77,14 +80,33 @@ def decode_payload(payload: bytes) -> Message | FrameError:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
         return FrameError(f"frame is not valid UTF-8 (byte {exc.start})")
+    return _decode_json(text, may_hold_surrogates(payload))
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):  # 1e400: it could never be written back (allow_nan=False)
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constants(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _decode_json(text: str, clean: bool) -> Message | FrameError:
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=_finite, parse_constant=_no_constants)
     except ValueError as exc:
         return FrameError(f"frame is not valid JSON: {exc}")
     except RecursionError:
         return FrameError("frame is not usable JSON: nested too deeply")
     if not isinstance(value, dict):
         return FrameError(f"frame must be a JSON object, got {type(value).__name__}")
+    # A page's half emoji becomes U+FFFD here. Not in a chunk: its data is a slice of JSON text that may
+    # end in the first half of a pair; the joined message is cleaned instead.
+    if clean and value.get("type") != "chunk":
+        clean_json(value)
     return value
 
 
@@ -182,4 +204,5 @@ class ChunkReassembler:
             self._pending[chunk_id] = (count, pieces)
             return None
         self._pending.pop(chunk_id, None)
-        return decode_payload("".join(pieces).encode("utf-8", "surrogatepass"))
+        text = "".join(pieces)
+        return _decode_json(text, may_hold_surrogates(text))

@@ -29,6 +29,7 @@ import websockets
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.http11 import Request, Response
 
+from ..textsafety import clean_json
 from .host import NativeHost
 from .messages import (
     BadRequest,
@@ -111,7 +112,14 @@ async def start_debug_server(host: NativeHost, access: DebugAccess) -> Server:
         sender = asyncio.get_running_loop().create_task(pump())
         try:
             async for text in socket:
-                message = json.loads(text)
+                try:
+                    message = clean_json(json.loads(text))
+                except (ValueError, RecursionError) as exc:
+                    outbox.put_nowait(reply_error(None, f"not a JSON request: {exc}", "bad_request"))
+                    continue
+                if not isinstance(message, dict):
+                    outbox.put_nowait(reply_error(None, "a request must be a JSON object", "bad_request"))
+                    continue
                 try:
                     request = parse_host_request(message)
                 except BadRequest as exc:

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from .. import paths
 from .codec import FrameDecoder
@@ -47,10 +48,27 @@ def take_stdout() -> int:
     return frames_fd
 
 
+class PrivateLogFile(logging.handlers.RotatingFileHandler):
+    """host.log and its rotations, readable by their owner only (they hold page URLs and task text).
+    A character UTF-8 cannot hold (a lone surrogate from anywhere) is written escaped, never a traceback."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace")
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        stream = super()._open()
+        if os.name == "posix":
+            os.chmod(self.baseFilename, 0o600)
+        return stream
+
+
 def setup_logging() -> None:
-    handler = logging.handlers.RotatingFileHandler(
-        paths.log_dir() / "host.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-    )
+    folder = paths.log_dir()
+    if os.name == "posix":
+        os.chmod(folder, 0o700)
+        for old in folder.glob("host.log*"):  # written by an earlier version with the umask's 0644
+            old.chmod(0o600)
+    handler = PrivateLogFile(folder / "host.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)

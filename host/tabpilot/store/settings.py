@@ -14,9 +14,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .. import paths
+from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
+from ..textsafety import clean_json
 
 LANGUAGES = ("en-US", "zh-CN")
 MAX_STEPS_LIMIT = 500  # the one limit: AgentConfig, a page's config and `run --max-steps` use it too
+MEGABYTE = 1024 * 1024
 
 
 class SettingsError(ValueError):
@@ -32,6 +35,10 @@ class Settings(BaseModel):
     max_steps: int = Field(default=40, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
     language: str = "en-US"
     debug_capture: bool = Field(default=False, alias="debugCapture")
+    # Seconds one model call may take, its retries included; then the step fails and says so.
+    model_deadline: float = Field(default=DEFAULT_CALL_DEADLINE, alias="modelDeadline", ge=5, le=3600)
+    # A model reply larger than this (megabytes, inflated) fails that attempt instead of filling memory.
+    max_reply_mb: float = Field(default=DEFAULT_MAX_REPLY_BYTES / MEGABYTE, alias="maxReplyMB", gt=0, le=1024)
 
     @field_validator("base_url", "model", "api_key", mode="before")
     @classmethod
@@ -58,8 +65,19 @@ class Settings(BaseModel):
         return value
 
     def to_file(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True)
+        data = self.model_dump(by_alias=True, exclude_none=True)
+        for name in _WRITTEN_ONLY_WHEN_CHANGED:  # a later version's better default still reaches older files
+            field = Settings.model_fields[name]
+            if getattr(self, name) == field.default:
+                data.pop(field.alias or name, None)
+        return data
 
+    @property
+    def max_reply_bytes(self) -> int:
+        return int(self.max_reply_mb * MEGABYTE)
+
+
+_WRITTEN_ONLY_WHEN_CHANGED = ("model_deadline", "max_reply_mb")
 
 # Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
 FIELD_NAMES: dict[str, str] = {}
@@ -90,7 +108,7 @@ def load_settings(path: Path | None = None) -> Settings:
     except OSError as exc:
         raise SettingsError(f"cannot read the settings file {path}: {exc.strerror or exc}") from exc
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = clean_json(json.loads(text)) if text.strip() else {}  # a lone surrogate becomes U+FFFD
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"the settings file {path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it or delete it"
@@ -127,7 +145,9 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
 
 def apply_changes(settings: Settings, changes: dict[str, Any]) -> Settings:
     """A copy of `settings` with `changes` applied. Keys in any spelling (`baseURL`, `base_url`,
-    `base-url`); a None value resets that setting. Unknown keys and bad values raise SettingsError."""
+    `base-url`); a None value resets that setting. Unknown keys and bad values raise SettingsError.
+    A lone surrogate in a value (it could never be saved as UTF-8) becomes U+FFFD."""
+    changes = clean_json(dict(changes))
     unknown = [key for key in changes if key not in FIELD_NAMES]
     if unknown:
         known = ", ".join(name.replace("_", "-") for name in Settings.model_fields)
@@ -166,4 +186,6 @@ def public_view(settings: Settings) -> dict[str, Any]:
         "maxSteps": settings.max_steps,
         "language": settings.language,
         "debugCapture": settings.debug_capture,
+        "modelDeadline": settings.model_deadline,
+        "maxReplyMB": settings.max_reply_mb,
     }

@@ -412,8 +412,15 @@ class _Transaction:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
+# Token counts per event, clamped: a provider's 10^30 raised OverflowError in SQLite (64-bit integers) and
+# the step was never stored. 10^12 per event keeps any task's sums far inside that range.
+MAX_EVENT_COUNT = 10**12
+
+
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return 0
+    return min(value, MAX_EVENT_COUNT)
 
 
 def _summary(row: sqlite3.Row) -> TaskSummary:

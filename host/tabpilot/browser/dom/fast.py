@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...cdp import CDPError, CDPSession
 from ...cdp.connection import DEFAULT_TIMEOUT
+from ...textsafety import clean_json
 from ..errors import BrowserError
 from .snapshot import Document, decode
 
@@ -56,7 +56,9 @@ class FrameReading:
     insets: dict[tuple[str | None, int], Insets]
 
 
-_worlds: weakref.WeakKeyDictionary[CDPSession, dict[str, World]] = weakref.WeakKeyDictionary()
+def _worlds(session: CDPSession) -> dict[str, World]:
+    """This session's worlds, kept on the session (so they go when it goes)."""
+    return session.kept.setdefault("fast.worlds", {})
 
 
 async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
@@ -68,7 +70,7 @@ async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
         if not any(marker in str(exc) for marker in CONTEXT_GONE):
             raise
     # The document was replaced since the last state: a new document gets a new world.
-    _worlds.get(session, {}).pop(frame_id, None)
+    _worlds(session).pop(frame_id, None)
     return await _read(await _world(session, frame_id))
 
 
@@ -145,7 +147,7 @@ def forget(session: CDPSession) -> None:
 
 
 async def _world(session: CDPSession, frame_id: str) -> World:
-    known = _worlds.setdefault(session, {})
+    known = _worlds(session)
     world = known.get(frame_id)
     if world is not None:
         return world
@@ -215,7 +217,7 @@ async def _walk(world: World) -> dict[str, Any]:
         if "Cannot find context" in text:
             raise CDPError("Runtime.evaluate", -1, text)
         raise BrowserError(f"could not read the page: {text}")
-    return json.loads(reply["result"]["value"])
+    return clean_json(json.loads(reply["result"]["value"]))  # the page's half emoji: U+FFFD from here on
 
 
 async def _listening(world: World) -> set[int]:

@@ -1,0 +1,62 @@
+"""Lone UTF-16 surrogates out of text that enters the host.
+
+A page's JS can cut an emoji in half (`'a\\ud800b'`); JSON carries such a half as a `\\udXXX` escape, and
+Python decodes it into a str that cannot be encoded as UTF-8 — so the next request, log line, print or
+database write fails. Every boundary where outside text comes in (CDP, native frames, model replies,
+settings, the command line) passes it through here: each lone surrogate becomes U+FFFD, valid pairs
+and everything else stay as they were."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REPLACEMENT = "\ufffd"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A JSON text that can decode to a lone surrogate holds a \uD800-\uDFFF escape (or, as a str, one).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE_OR_ESCAPE = re.compile("\\\\u[dD][89abcdefABCDEF]|[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (a surrogate pair becomes its character)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def may_hold_surrogates(json_text: bytes | str) -> bool:
+    """False when JSON text certainly decodes without lone surrogates (the cheap check before a walk)."""
+    if isinstance(json_text, bytes):
+        return _SURROGATE_ESCAPE.search(json_text) is not None
+    return _SURROGATE_OR_ESCAPE.search(json_text) is not None
+
+
+def clean_json(value: Any) -> Any:
+    """A decoded JSON value with every string (keys too) cleaned. Lists and dicts are fixed in place;
+    the walk is iterative, so any depth the decoder accepted is fine."""
+    if isinstance(value, str):
+        return clean_text(value)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            dirty_keys = [key for key in item if isinstance(key, str) and clean_text(key) is not key]
+            for key, child in item.items():
+                if isinstance(child, str):
+                    cleaned = clean_text(child)
+                    if cleaned is not child:
+                        item[key] = cleaned
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+            for key in dirty_keys:
+                item[clean_text(key)] = item.pop(key)
+        elif isinstance(item, list):
+            for index, child in enumerate(item):
+                if isinstance(child, str):
+                    cleaned = clean_text(child)
+                    if cleaned is not child:
+                        item[index] = cleaned
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+    return value

@@ -1,0 +1,117 @@
+"""Issue 14 at the host's edges, on real processes: lone surrogates in frames, settings and command-line
+arguments; owner-only logs; a debug-socket client that sends garbage; token counts SQLite cannot hold."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import websockets
+from native_support import HostProcess, frame
+from store_support import step
+from test_native_debug_socket import free_port
+
+from tabpilot.native.debug import DebugAccess
+from tabpilot.store.settings import load_settings
+from tabpilot.store.tasks import TaskStore
+
+LOGGING_TRACEBACK = ("Traceback", "--- Logging error ---")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def test_lone_surrogates_in_hello_and_settings_set_are_replaced_and_nothing_breaks(home: Path) -> None:
+    host = HostProcess(home)
+    try:
+        # the escapes as Chromium's JSON.stringify writes a page's (or a field's) half emoji
+        host.write(frame(b'{"type":"hello","id":"h1","extensionVersion":"0.1\\ud800"}'))
+        assert host.reply_to("h1")["ok"]
+        host.write(frame(b'{"type":"settings.set","id":"s1","model":"gpt \\udc00 mini"}'))
+        reply = host.reply_to("s1")
+        assert reply["ok"], reply
+        assert reply["data"]["model"] == "gpt \ufffd mini"
+        assert host.request("ping")["ok"]  # still serving
+    finally:
+        host.stop()
+    assert load_settings(home / "config" / "config.json").model == "gpt \ufffd mini"
+    log = (home / "log" / "host.log").read_text(encoding="utf-8")
+    assert "hello from extension 0.1\ufffd" in log
+    stderr = host.proc.stderr.read().decode() if host.proc.stderr and not host.proc.stderr.closed else ""
+    assert not any(marker in log + stderr for marker in LOGGING_TRACEBACK)
+
+
+def test_a_settings_file_with_a_lone_surrogate_loads_with_u_fffd(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"model": "m\\ud800", "baseURL": "http://127.0.0.1:9/v1"}', encoding="utf-8")
+    settings = load_settings(path)
+    assert settings.model == "m\ufffd"
+    json.dumps(settings.to_file(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_command_line_argument_that_is_not_utf8_becomes_u_fffd(home: Path) -> None:
+    env = {**os.environ, "TABPILOT_HOME": str(home), "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "tabpilot", "config", "set", "model", b"caf\xff-model"],
+                          capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"Traceback" not in proc.stderr
+    assert load_settings(home / "config" / "config.json").model == "caf\ufffd-model"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are a POSIX thing")
+def test_the_host_log_is_owner_only(home: Path) -> None:
+    (home / "log").mkdir(parents=True)
+    (home / "log" / "host.log").write_text("written by an older version\n")
+    (home / "log" / "host.log").chmod(0o644)
+    host = HostProcess(home)
+    try:
+        assert host.request("ping")["ok"]
+    finally:
+        host.stop()
+    assert stat.S_IMODE((home / "log").stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "log" / "host.log").stat().st_mode) == 0o600
+
+
+def test_a_debug_socket_client_sending_garbage_gets_errors_and_keeps_its_connection(home: Path) -> None:
+    access = DebugAccess.new(free_port())
+    host = HostProcess(home, access.env())
+
+    async def talk() -> list[dict]:
+        async with websockets.connect(f"ws://127.0.0.1:{access.port}", proxy=None, open_timeout=10,
+                                      additional_headers={"Authorization": f"Bearer {access.token}"}) as socket:
+            answers = []
+            for text in ("{not json", "[1, 2]", json.dumps({"id": 7, "type": "settings.get"})):
+                await socket.send(text)
+                answers.append(json.loads(await asyncio.wait_for(socket.recv(), 10)))
+            return answers
+
+    try:
+        assert host.request("ping")["ok"]
+        not_json, not_object, refused = asyncio.run(talk())
+        assert host.request("ping")["ok"]
+    finally:
+        host.stop()
+    assert not_json["ok"] is False and "not a JSON request" in not_json["error"]["message"]
+    assert not_object["ok"] is False and "JSON object" in not_object["error"]["message"]
+    assert refused["id"] == 7 and "only cdp" in refused["error"]["message"]  # the same connection still answers
+    assert "Traceback" not in (home / "log" / "host.log").read_text()
+
+
+def test_a_step_with_absurd_token_counts_is_stored(tmp_path: Path) -> None:
+    with TaskStore(tmp_path / "tasks.sqlite3") as store:
+        task_id = store.start_task("count")
+        store.append_event(task_id, step(0, prompt=10**30, completion=10**30))
+        store.append_event(task_id, step(1, prompt=5, completion=1))
+        record = store.get_task(task_id)
+    assert record is not None
+    assert [event["stepIndex"] for event in record.events] == [0, 1]
+    assert record.events[0]["usage"]["promptTokens"] == 10**30  # the event as it came
+    assert record.summary.prompt_tokens == 10**12 + 5  # the totals clamped
