@@ -124,8 +124,8 @@ def test_history_leaves_out_retries_and_errors_and_keeps_observations_and_takeov
     text = render_history(history)
     assert "HTTP 500" not in text and "transient" not in text
     assert "<sys>Page navigated to → http://a/</sys>" in text
-    assert "User took over" in text and "typed Ada into Name" in text and "fixed the name" in text
-    assert text.index("<step_1>") < text.index("User took over") < text.index("<step_2>")
+    assert "The user took over" in text and "typed Ada into Name" in text and "fixed the name" in text
+    assert text.index("<step_1>") < text.index("<user_takeover>The user took over") < text.index("<step_2>")
     assert "Memory: memory 0" in text and 'Action: click_element_by_index {"index":1}' in text
 
 
