@@ -16,7 +16,10 @@ const OVERLAY_FILE = "content/overlay.js";
 const CAPTURE_FILE = "content/capture.js";
 // How long after an Input.* call returned the page may still be handling the events it caused. Measured on
 // the 20-step e2e task (tests/e2e/test_takeover.py): `takeoverStats.maxAgentLagMs` is the largest lag seen.
-const AGENT_INPUT_SLACK_MS = 400;
+const AGENT_INPUT_SLACK_MS = 150;
+// A press on the overlay is the agent's only while its click is being dispatched (its coordinates landed on
+// the overlay); a person pressing right after the agent typed is still the person.
+const OVERLAY_PRESS_SLACK_MS = 30;
 const INPUT_WINDOWS_KEPT = 200;
 const ACTION_BATCH_MS = 250;
 const OVERLAY_CLAIM_MS = 1000;
@@ -248,11 +251,11 @@ function agentInputEnded(window) {
 }
 
 // Whether input the page saw at `at` (epoch ms) came from an Input.* call this worker relayed to that tab.
-function agentLag(tabId, at) {
+function agentLag(tabId, at, slack = AGENT_INPUT_SLACK_MS) {
   for (const window of inputWindows.get(tabId) || []) {
     if (at < window.start - 20) continue;
     if (window.end === null) return 0;
-    if (at <= window.end + AGENT_INPUT_SLACK_MS) return Math.max(0, at - window.end);
+    if (at <= window.end + slack) return Math.max(0, at - window.end);
   }
   return null;
 }
@@ -407,7 +410,7 @@ async function onOverlayCommand(port, tabId, message) {
   try {
     if (!task) throw new Error(chrome.i18n.getMessage("overlayNoTask"));
     const at = Number.isFinite(message.at) ? message.at : Date.now();
-    if (agentLag(tabId, at) !== null) throw new Error(chrome.i18n.getMessage("overlayAgentPress"));
+    if (agentLag(tabId, at, OVERLAY_PRESS_SLACK_MS) !== null) throw new Error(chrome.i18n.getMessage("overlayAgentPress"));
     switch (message.command) {
       case "takeover": await takeControls(task, "user"); break;
       case "handback": await handBack(task, message.note); break;

@@ -1,0 +1,194 @@
+"""User takeover (issue 10) end to end: real Chromium, the real extension (overlay, capture script, service
+worker), the real host Chromium spawned, the scripted model. "The user" is this test acting through its
+own CDP connection on the browser's debugging port: input the extension did not dispatch, so to the
+extension it is a person's (takeover_support.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import API_KEY, Harness, act_on, agent_output, done, prompt_text, wait_until
+from takeover_support import (
+    overlay,
+    page_box,
+    press_overlay,
+    screenshot,
+    type_in_overlay,
+    user_click,
+    user_fill,
+    user_type,
+    wait_overlay,
+)
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
+from tabpilot.localfiles import LocalFiles
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+PASSWORD = "hunter2-Secret!9"  # typed by "the user"; must never leave the page
+
+
+# --- talking to the host the way the popup does (through the worker's native port) -------------------------
+async def ask_host(harness: Harness, message: dict[str, Any]) -> dict[str, Any]:
+    return await harness.sw(
+        f"try {{ ({{ok: true, data: await requestHost({json.dumps(message)})}}) }}"
+        " catch (e) { ({ok: false, message: e.message, code: e.code}) }",
+        timeout=30,
+    )
+
+
+async def configure(harness: Harness, llm: ScriptedLLMServer, max_steps: int = 12) -> None:
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": API_KEY, "maxSteps": max_steps})
+    assert reply["ok"], reply
+
+
+async def start(harness: Harness, tab: Tab, task: str) -> str:
+    reply = await ask_host(harness, {"type": "task.start", "task": task, "tabId": await harness.chrome_tab_id(tab),
+                                     "source": "popup"})
+    assert reply["ok"], reply
+    return str(reply["data"]["taskId"])
+
+
+async def snapshot(harness: Harness, task_id: str) -> dict[str, Any]:
+    reply = await ask_host(harness, {"type": "task.get", "taskId": task_id})
+    assert reply["ok"], reply
+    return reply["data"]["task"]
+
+
+async def ended(harness: Harness, task_id: str, timeout: float = 90) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        snap = await snapshot(harness, task_id)
+        return snap if snap and snap["status"] != "running" else None
+
+    return await wait_until(probe, f"task {task_id} to end", timeout)
+
+
+async def controlled_by_user(harness: Harness, task_id: str, timeout: float = 20) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        snap = await snapshot(harness, task_id)
+        return snap["control"] if snap and snap.get("control") else None
+
+    return await wait_until(probe, "the host to say the user has the controls", timeout)
+
+
+def takeovers(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in history if e.get("type") == "user_takeover"]
+
+
+def leaks(harness: Harness, secret: str) -> list[str]:
+    """Every stored file of the host (the sqlite database and its journal, logs, settings) holding `secret`."""
+    found = []
+    for path in harness.tabpilot_home.rglob("*"):
+        if path.is_file() and secret.encode() in path.read_bytes():
+            found.append(str(path))
+    if secret in harness.chromium_log.read_text(errors="replace"):
+        found.append(str(harness.chromium_log))
+    return found
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def account_tab(harness: Harness, e2e_pages: LocalFiles) -> AsyncIterator[Tab]:
+    """The account page, the visible tab of a window of its own."""
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": e2e_pages.url("account.html"), "newWindow": True}
+    )
+    tab = await harness.browser.attach(created["targetId"])
+    await tab.send("Emulation.setDeviceMetricsOverride",
+                   {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def _async(value: Any) -> Any:
+    return value
+
+
+def account_told(replies: list[Any], then: Any) -> Any:
+    """A reply that first keeps the request (the one after a hand back), then answers `then`."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        replies.append(body)
+        return then(body) if callable(then) else then
+
+    return reply
+
+
+# --- (a) explicit: Take over in the overlay, the user signs in, Hand back with a note ----------------------------
+async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_model(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
+        Delay(60),  # the agent thinks; the user presses Take over meanwhile (this call is cancelled)
+        account_told(after_handback, done("Profile saved")),
+    )
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Sign in and save the profile of Ada Lovelace")
+
+    running = await wait_overlay(account_tab, "the overlay with the agent's goal",
+                                 lambda o: o["state"] == "running" and "Type the name" in o["goal"])
+    assert running["buttons"] == ["takeover", "stop"], running
+    assert "Sign in and save the profile" in running["task"]
+    await wait_until(lambda: account_tab.evaluate("document.getElementById('name').value === 'Ada Lovelace'"),
+                     "the agent to type the name")
+    await screenshot(account_tab, "takeover-running.png")
+
+    await wait_until(lambda: _async(len(llm.requests) >= 2), "the agent to ask the model for its next step")
+    await press_overlay(account_tab, "takeover")
+    control = await controlled_by_user(harness, task_id)
+    assert control["reason"] == "user", control  # a press on the overlay is not an implicit takeover
+    paused = await wait_overlay(account_tab, "the overlay to say the user has the controls",
+                                lambda o: o["state"] == "user")
+    assert paused["notice"] == "You have the controls.", paused
+    assert paused["buttons"] == ["handback", "stop"] and "note" in paused["fields"], paused
+
+    await user_fill(account_tab, "#email", "ada@example.org")
+    await user_fill(account_tab, "#password", PASSWORD)
+    box = await page_box(account_tab, "#signin")
+    await user_click(account_tab, box["x"], box["y"])
+    assert await account_tab.evaluate("document.getElementById('status').textContent") == \
+        "Signed in as ada@example.org."
+    await type_in_overlay(account_tab, "textarea.note", "Signed in for you; now save the profile")
+    await screenshot(account_tab, "takeover-you-have-the-controls.png")
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert llm.dropped == [1], llm.dropped  # the model call in flight when the user took over was cancelled
+    assert (end["status"], end["result"]["data"]) == ("completed", "Profile saved"), end
+    [event] = takeovers(end["history"])
+    assert event["reason"] == "user" and event["note"] == "Signed in for you; now save the profile", event
+    assert event["urlBefore"].endswith("account.html") and event["startedAt"] <= event["endedAt"]
+    kinds = [(a["kind"], a["target"]) for a in event["actions"]]
+    assert any(k == "input" and "Email" in t for k, t in kinds), kinds
+    assert any(k == "input" and "Password" in t for k, t in kinds), kinds
+    assert any(k in ("click", "submit") and "Sign in" in t for k, t in kinds), kinds
+    typed = {a["target"]: a.get("value") for a in event["actions"] if a["kind"] == "input"}
+    assert any(v == "ada@example.org" for v in typed.values()), typed
+    assert [v for t, v in typed.items() if "Password" in t] == ["•••"], typed
+    assert not any("tabpilot" in t.lower() or "hand back" in t.lower() for _, t in kinds), kinds  # not the overlay
+
+    # the model was told, in the next request, what the user did (with the email, without the password)
+    [told] = after_handback
+    account = "\n".join(str(m.get("content")) for m in told["messages"])
+    assert "ada@example.org" in account and "Signed in for you; now save the profile" in account, account[-3000:]
+    # the password is nowhere: not in any request the model got, the record, the logs, the export
+    exported = await ask_host(harness, {"type": "history.export", "taskId": task_id})
+    assert exported["ok"], exported
+    assert any(e.get("type") == "user_takeover" for e in exported["data"]["history"]), exported
+    assert PASSWORD not in json.dumps(exported)
+    assert PASSWORD not in json.dumps(llm.requests)
+    assert leaks(harness, PASSWORD) == []
+    # the overlay was never part of what the model read
+    assert not any("Take over" in prompt_text(r) or "Hand back" in prompt_text(r) for r in llm.requests)
