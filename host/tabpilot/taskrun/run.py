@@ -46,9 +46,15 @@ Observer = Callable[[RunUpdate], None]
 
 
 class TaskRun:
-    """Owns the browser it is given (closed when the run ends); shares the store."""
+    """Owns the browser it is given (closed when the run ends); shares the store.
 
-    def __init__(self, plan: TaskPlan, store: TaskStore, browser: Browser) -> None:
+    `can_ask` / `can_hand_over`: whether someone can answer the model's `ask_user` and take the controls
+    it hands over with `request_takeover` (the popup always can; a terminal only when a person sees the
+    browser or types answers). Without, those tools are not offered."""
+
+    def __init__(
+        self, plan: TaskPlan, store: TaskStore, browser: Browser, *, can_ask: bool = True, can_hand_over: bool = True
+    ) -> None:
         self.plan = plan
         self.store = store
         self.browser = browser
@@ -59,6 +65,8 @@ class TaskRun:
         self.activity: dict[str, Any] | None = None
         self.finished: RunFinished | None = None
         self.agent: Agent | None = None
+        self.can_ask = can_ask
+        self.can_hand_over = can_hand_over
         self._llm: LLMClient | None = None
         self._stop_requested = False
         self._stopped_because: str | None = None
@@ -87,8 +95,10 @@ class TaskRun:
         except BaseException:
             await self._release()
             raise
-        helpers: dict[str, Any] = {"request_takeover": self._request_takeover}
-        if self.plan.agent.ask_user is None:
+        helpers: dict[str, Any] = {}
+        if self.can_hand_over:
+            helpers["request_takeover"] = self._request_takeover
+        if self.can_ask and self.plan.agent.ask_user is None:
             helpers["ask_user"] = self._ask_user
         agent = self.agent = Agent(self.browser, self._llm, self.plan.agent.model_copy(update=helpers))
         agent.on("historychange", self._on_history)
