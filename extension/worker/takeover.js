@@ -22,7 +22,7 @@ const AGENT_INPUT_SLACK_MS = 150;
 const OVERLAY_PRESS_SLACK_MS = 30;
 const INPUT_WINDOWS_KEPT = 200;
 const ACTION_BATCH_MS = 250;
-const OVERLAY_CLAIM_MS = 1000;
+const OVERLAY_CLAIM_MS = 150;
 const USER_TOOK_OVER = "the user took over";
 // Input kinds that never mean the user took the controls (contract: mouse moves alone never count).
 const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseout", "mouseenter", "mouseleave",
@@ -36,6 +36,7 @@ const overlayPorts = new Map(); // tabId → the overlay's port in that tab's to
 const overlayClaims = new Map(); // tabId → time the overlay last saw the user press it
 const pendingActions = new Map(); // taskId → {actions, timer}
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
+const captureFrames = new Map(); // tabId → Set of frameIds whose content scripts said hello
 const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>")
 // Figures for tests and bench (looked at over CDP like the rest of the worker's state).
 const takeoverStats = { implicit: 0, agentInput: 0, maxAgentLagMs: 0, refusedInput: 0, overlayInput: 0 };
@@ -220,15 +221,27 @@ async function injectInto(tabId) {
   }
 }
 
-function sendMode(tabId, mode, frameId) {
+// Tell every frame of the tab its capture mode. A frame leaving "record" answers with the actions it still
+// held (the field being typed in): they are returned, in frame order, for the caller to send before
+// handing back.
+async function sendMode(tabId, mode, frameId) {
   if (frameId === undefined) {
-    if (sentModes.get(tabId) === mode) return;
+    if (sentModes.get(tabId) === mode) return [];
     sentModes.set(tabId, mode);
   }
-  const options = frameId === undefined ? {} : { frameId };
-  chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode }, options).catch(() => {
-    /* no content script there (yet): it asks with frame.hello when it starts */
-  });
+  const frameIds = frameId !== undefined ? [frameId] : [...(captureFrames.get(tabId) || [0])];
+  const replies = await Promise.all(frameIds.map((id) =>
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode }, { frameId: id }).catch(() => null)));
+  return replies.flatMap((reply) => (reply && Array.isArray(reply.actions) ? reply.actions : []));
+}
+
+// Before the controls go back (or the task stops): every frame stops recording, and what it still held is
+// sent to the host after what it sent already.
+async function collectActions(task, mode) {
+  for (const tabId of tabsOfTask(task)) {
+    for (const action of await sendMode(tabId, mode)) queueAction(task, action);
+  }
+  await flushActions(task.taskId);
 }
 
 // --- the agent's input and the user's ---------------------------------------------------------------------
@@ -292,7 +305,7 @@ async function takeControls(task, reason) {
 }
 
 async function handBack(task, note) {
-  await flushActions(task.taskId);
+  await collectActions(task, "watch");
   const request = { type: "task.handback", taskId: task.taskId };
   if (note && note.trim()) request.note = note.trim();
   await requestHost(request);
@@ -301,7 +314,7 @@ async function handBack(task, note) {
 }
 
 async function stopTask(task) {
-  await flushActions(task.taskId);
+  if (task.control) await collectActions(task, "off");
   await requestHost({ type: "task.stop", taskId: task.taskId });
 }
 
@@ -326,6 +339,13 @@ async function popupTakeoverRequest(request) {
 function onCaptureAction(tabId, action) {
   const task = runningTaskOfTab(tabId);
   if (!task || !task.control || !action || typeof action !== "object") return;
+  // the user pressing the overlay (Hand back, the note) is not something they did in the page
+  const claimed = overlayClaims.get(tabId);
+  if (claimed && Number.isFinite(action.at) && Math.abs(action.at - claimed) < OVERLAY_CLAIM_MS) return;
+  queueAction(task, action);
+}
+
+function queueAction(task, action) {
   let pending = pendingActions.get(task.taskId);
   if (!pending) pendingActions.set(task.taskId, (pending = { actions: [], timer: null }));
   pending.actions.push(action);
@@ -355,7 +375,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (sender.id !== chrome.runtime.id || !sender.tab || !message || typeof message !== "object") return false;
   const tabId = sender.tab.id;
   switch (message.type) {
-    case "frame.hello": {
+    case "frame.hello":
+    case "capture.hello": {
+      if (!captureFrames.has(tabId)) captureFrames.set(tabId, new Set());
+      captureFrames.get(tabId).add(sender.frameId);
       const task = runningTaskOfTab(tabId);
       const mode = captureMode(task);
       sendResponse({ active: !!task, mode });
@@ -468,10 +491,13 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   openedBy.delete(tabId);
   inputWindows.delete(tabId);
   sentModes.delete(tabId);
+  captureFrames.delete(tabId);
   injected.delete(tabId);
   overlayClaims.delete(tabId);
 });
 // A new document forgets its mode: the content scripts ask again (frame.hello), so send it afresh.
 chrome.tabs.onUpdated.addListener((tabId, change) => {
-  if (change.status === "loading") sentModes.delete(tabId);
+  if (change.status !== "loading") return;
+  sentModes.delete(tabId);
+  if (change.url !== undefined) captureFrames.delete(tabId); // a new top document: its frames say hello anew
 });
