@@ -107,12 +107,14 @@
   function build() {
     host = document.createElement("tabpilot-overlay");
     host.setAttribute("data-tabpilot-overlay", "");
+    // a landmark for screen readers; also how capture.js names it (the worker drops actions on it)
+    host.setAttribute("role", "region");
+    host.setAttribute("aria-label", "tabpilot");
     root = host.attachShadow({ mode: "closed" });
     const style = el("style");
     style.textContent = STYLE;
     const panel = ui.panel = el("div", "panel");
-    panel.setAttribute("role", "region");
-    panel.setAttribute("aria-label", t("overlayLabel"));
+    panel.title = t("overlayLabel");
     const head = el("div", "head");
     head.append(el("span", "brand", "tabpilot"), (ui.pill = el("span", "pill")));
     ui.task = el("div", "task");

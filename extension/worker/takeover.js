@@ -23,6 +23,7 @@ const OVERLAY_PRESS_SLACK_MS = 30;
 const INPUT_WINDOWS_KEPT = 200;
 const ACTION_BATCH_MS = 250;
 const OVERLAY_CLAIM_MS = 150;
+const OVERLAY_TARGET = 'region "tabpilot"'; // content/overlay.js: its host element's role and aria-label
 const USER_TOOK_OVER = "the user took over";
 // Input kinds that never mean the user took the controls (contract: mouse moves alone never count).
 const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseout", "mouseenter", "mouseleave",
@@ -339,9 +340,9 @@ async function popupTakeoverRequest(request) {
 function onCaptureAction(tabId, action) {
   const task = runningTaskOfTab(tabId);
   if (!task || !task.control || !action || typeof action !== "object") return;
-  // the user pressing the overlay (Hand back, the note) is not something they did in the page
-  const claimed = overlayClaims.get(tabId);
-  if (claimed && Number.isFinite(action.at) && Math.abs(action.at - claimed) < OVERLAY_CLAIM_MS) return;
+  // the user pressing the overlay (Hand back, the note) is not something they did in the page: capture.js
+  // names the overlay's host element by its role and label (the overlay's UI is out of its sight)
+  if (action.target === OVERLAY_TARGET) return;
   queueAction(task, action);
 }
 

@@ -137,9 +137,15 @@ async def page_box(tab: Tab, selector: str) -> dict[str, float]:
     return box
 
 
+# A person's hand moves from the mouse to the keys between a click into a field and the first key (about a
+# third of a second); a machine typing within milliseconds of its click is no person.
+HAND_TO_KEYS_S = 0.3
+
+
 async def user_fill(tab: Tab, selector: str, text: str) -> None:
     box = await page_box(tab, selector)
     await user_click(tab, box["x"], box["y"])
+    await asyncio.sleep(HAND_TO_KEYS_S)
     await user_type(tab, text)
 
 

@@ -192,3 +192,56 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     assert leaks(harness, PASSWORD) == []
     # the overlay was never part of what the model read
     assert not any("Take over" in prompt_text(r) or "Hand back" in prompt_text(r) for r in llm.requests)
+
+
+# --- (b) implicit: the user types into the page while the agent works ----------------------------------------------
+async def test_typing_into_the_page_mid_task_pauses_it_at_once_and_is_recorded(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Full name", "input_text", "Type the name", problems, text="Grace Hopper"),
+        # the agent would type a city; the user is faster (this call is cancelled when they touch the page)
+        Delay(60, then=act_on("City", "input_text", "Type the city", problems, text="Paris")),
+        account_told(after_handback, act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems)),
+        done("Profile done"),
+    )
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Fill in the profile of Grace Hopper")
+    await wait_until(lambda: account_tab.evaluate("document.getElementById('name').value === 'Grace Hopper'"),
+                     "the agent to type the name")
+    await wait_until(lambda: _async(len(llm.requests) >= 2), "the agent to ask the model for its next step")
+    dispatched_before = await harness.sw("dispatchedInput.length")
+    first_user_input = await account_tab.evaluate("Date.now()")
+    await user_fill(account_tab, "#city", "Lyon")
+
+    control = await controlled_by_user(harness, task_id)
+    assert control["reason"] == "implicit", control
+    paused = await wait_overlay(account_tab, "the overlay to say the user touched the page",
+                                lambda o: o["state"] == "implicit")
+    assert paused["notice"] == "You touched the page: paused. Hand back when you're done.", paused
+    assert paused["buttons"] == ["handback", "stop"], paused
+    await screenshot(account_tab, "takeover-paused-implicit.png")
+    await asyncio.sleep(1.5)  # the agent does nothing while the user has the controls
+    assert await harness.sw(f"dispatchedInput.slice({dispatched_before}).length") == 0
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert (end["status"], end["result"]["data"]) == ("completed", "Profile done"), end
+    assert llm.dropped == [1], llm.dropped  # the model call in flight was cancelled at the user's first input
+    [event] = takeovers(end["history"])
+    assert event["reason"] == "implicit", event
+    assert {(a["kind"], a["target"], a.get("value")) for a in event["actions"]} >= {("input", 'textbox "City"', "Lyon")}, \
+        event["actions"]
+    # the page's own record: from the user's first input to the hand back, only the user's input reached it
+    received = await account_tab.evaluate("window.received")
+    # (a `change` of the agent's field when the user's click took the focus away is the user's doing too)
+    between = [e for e in received if first_user_input <= e["at"] < event["endedAt"] and e["type"] != "change"]
+    assert between and {e["target"] for e in between} <= {"city", "TABPILOT-OVERLAY"}, between
+    assert (await account_tab.evaluate("document.getElementById('city').value")) == "Lyon"  # not overwritten
+    assert await account_tab.evaluate("document.getElementById('terms').checked")  # the agent went on after
+    [told] = after_handback
+    assert "Lyon" in "\n".join(str(m.get("content")) for m in told["messages"])
+    assert await harness.sw("takeoverStats.implicit") >= 1
