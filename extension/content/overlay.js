@@ -215,7 +215,7 @@
     ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
     ui.task.textContent = task.task || "";
     ui.task.title = task.task || "";
-    ui.goal.textContent = running && !control && task.nextGoal ? t("overlayNextGoal", task.nextGoal) : "";
+    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayNextGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
     let title = "";
     let reason = "";
@@ -237,6 +237,7 @@
     ui.answer.hidden = ui.send.hidden = !question;
     ui.note.hidden = ui.handback.hidden = !control;
     ui.takeover.hidden = !running || !!control;
+    ui.takeover.className = question ? "" : "primary"; // answering is the main way then
     ui.stop.hidden = !running;
     ui.close.hidden = running;
     if (!running) hideTimer = setTimeout(remove, FINISHED_SHOWN_MS);

@@ -160,3 +160,19 @@ async def screenshot(tab: Tab, name: str, clip_overlay: bool = False) -> Path:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+async def open_panel(harness: Any, target: Tab) -> Any:
+    """The side panel's page (popup.html?mode=panel, as the manifest's side_panel names it) for `target`'s
+    window, driven as a tab of its own at a side panel's size."""
+    from e2e_support import EXTENSION_ORIGIN, PopupPage
+
+    tab_id = await harness.chrome_tab_id(target)
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html?mode=panel&tabId={tab_id}", "newWindow": True}
+    )
+    panel = PopupPage(await harness.browser.attach(created["targetId"]))
+    await panel.size(360, 720)
+    await panel.wait_for("document.body.dataset.view === 'task' && document.body.dataset.mode === 'panel'",
+                         "the side panel to render")
+    return panel

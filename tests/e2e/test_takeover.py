@@ -14,6 +14,8 @@ import pytest
 import pytest_asyncio
 from e2e_support import API_KEY, Harness, act_on, agent_output, done, prompt_text, wait_until
 from takeover_support import (
+    SCREENS,
+    open_panel,
     overlay,
     page_box,
     press_overlay,
@@ -245,3 +247,76 @@ async def test_typing_into_the_page_mid_task_pauses_it_at_once_and_is_recorded(
     [told] = after_handback
     assert "Lyon" in "\n".join(str(m.get("content")) for m in told["messages"])
     assert await harness.sw("takeoverStats.implicit") >= 1
+
+
+def agent_call(next_goal: str, action: dict[str, Any]) -> ToolCall:
+    return ToolCall("AgentOutput", agent_output(next_goal, action))
+
+
+async def notifications(harness: Harness) -> dict[str, Any]:
+    return await harness.sw("await new Promise((resolve) => chrome.notifications.getAll(resolve))")
+
+
+# --- (c) the agent asks: request_takeover (notification, overlay, side panel) and ask_user (answer box) -------------
+async def test_the_agent_asks_for_help_then_asks_a_question(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    after_answer: list[dict[str, Any]] = []
+    reason = "Please sign in with your account, then hand back"
+    llm.add(
+        agent_call("Ask the user to sign in", {"request_takeover": {"reason": reason}}),
+        account_told(after_handback, agent_call("Ask for the city", {"ask_user": {"question": "Which city?"}})),
+        account_told(after_answer, act_on("City", "input_text", "Type the city", problems, text="Kyoto")),
+        done("Signed in, city set"),
+    )
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Sign in and set my city")
+
+    control = await controlled_by_user(harness, task_id)
+    assert (control["reason"], control["message"]) == ("agent_request", reason), control
+    asking = await wait_overlay(account_tab, "the overlay to show the agent's request",
+                                lambda o: o["state"] == "agent_request")
+    assert (asking["notice"], asking["reason"]) == ("The agent asks for your help:", reason), asking
+    assert asking["buttons"] == ["handback", "stop"], asking
+    await screenshot(account_tab, "takeover-agent-asking.png")
+    shown = await wait_until(lambda: notifications(harness), "a desktop notification")
+    assert f"tabpilot-{task_id}" in shown, shown
+
+    panel = await open_panel(harness, account_tab)
+    await panel.wait_for("!document.getElementById('control').hidden", "the side panel to show the request")
+    assert await panel.text("#control-reason") == reason
+    assert await panel.visible("#handback") and not await panel.visible("#takeover")
+    await user_fill(account_tab, "#email", "grace@example.org")
+    await user_fill(account_tab, "#password", PASSWORD)
+    box = await page_box(account_tab, "#signin")
+    await user_click(account_tab, box["x"], box["y"])
+    await panel.fill("#handback-note", "Signed in")
+    await panel.screenshot(SCREENS / "takeover-side-panel.png", max_height=720)
+    await panel.click("#handback")
+
+    question = await wait_overlay(account_tab, "the overlay to show the agent's question",
+                                  lambda o: o["state"] == "question")
+    assert (question["notice"], question["reason"]) == ("The agent asks:", "Which city?"), question
+    # (the user may also take the controls instead of answering)
+    assert question["buttons"] == ["takeover", "answer", "stop"] and "answer" in question["fields"], question
+    assert question["goal"] == "", question
+    await panel.wait_for("!document.getElementById('answer-form').hidden", "the side panel's answer box")
+    await screenshot(account_tab, "takeover-question.png")
+    await type_in_overlay(account_tab, "input.answer", "Kyoto")
+    await press_overlay(account_tab, "answer")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert (end["status"], end["result"]["data"]) == ("completed", "Signed in, city set"), end
+    [event] = takeovers(end["history"])
+    assert event["reason"] == "agent_request" and event["note"] == "Signed in", event
+    assert any(a["kind"] == "input" and a.get("value") == "•••" for a in event["actions"]), event["actions"]
+    assert "grace@example.org" in json.dumps([m.get("content") for m in after_handback[0]["messages"]])
+    assert "Kyoto" in json.dumps([m.get("content") for m in after_answer[0]["messages"]])
+    assert await account_tab.evaluate("document.getElementById('city').value") == "Kyoto"
+    assert f"tabpilot-{task_id}" not in await notifications(harness)  # nothing is asked any more
+    assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
+    await harness.browser.close_tab(panel.tab.target_id)
+
