@@ -380,3 +380,39 @@ async def test_no_false_takeover_over_a_twenty_step_task(
         " name: document.getElementById('name').value, terms: document.getElementById('terms').checked})"
     )
     assert page == {"count": "4", "finished": "Finished.", "country": "Peru", "name": "Ada King", "terms": True}, page
+
+
+# --- (e) a hostile page can neither find, read, hide nor press the overlay ----------------------------------------------
+async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": e2e_pages.url("hostile.html"), "newWindow": True}
+    )
+    tab = await harness.browser.attach(created["targetId"])
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the hostile page to load")
+    llm.add(Delay(60))  # the agent thinks the whole time
+    await configure(harness, llm)
+    task_id = await start(harness, tab, "Look at this page")
+    await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: tab.evaluate("window.hostile.removed >= 3 && window.hostile.attempts >= 20"),
+                     "the page to attack the overlay for a while")
+
+    hostile = await tab.evaluate("window.hostile")
+    assert hostile["sawHost"] and hostile["shadowRoot"] == "null", hostile  # a closed root: nothing to open
+    assert hostile["capturedRoots"] == 0, hostile  # made in the extension's world, not the page's
+    assert hostile["overlayText"] is False and hostile["buttons"] == ["Decoy"], hostile
+    snap = await snapshot(harness, task_id)
+    assert (snap["status"], snap["control"]) == ("running", None), snap  # no press of the page's counted
+    shown = await overlay(tab)  # still there, still shown, after being removed three times
+    assert shown is not None and shown["buttons"] == ["takeover", "stop"], shown
+    visible = await tab.evaluate(
+        "(() => { const h = document.querySelector('[data-tabpilot-overlay]');"
+        " return !!h && h.checkVisibility({opacityProperty: true, visibilityProperty: true}); })()"
+    )
+    assert visible
+    await screenshot(tab, "takeover-hostile-page.png")
+    # the user's own press still works
+    await press_overlay(tab, "stop")
+    assert (await ended(harness, task_id))["status"] == "stopped"
+    await harness.browser.close_tab(tab.target_id)
