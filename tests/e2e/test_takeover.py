@@ -416,3 +416,49 @@ async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
     await press_overlay(tab, "stop")
     assert (await ended(harness, task_id))["status"] == "stopped"
     await harness.browser.close_tab(tab.target_id)
+
+
+# --- the takeover survives a reload, and the worker re-learns it from the host -----------------------------------------
+async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems),
+            done("Done after the reload"))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Tick the terms after I am done")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(account_tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    await user_fill(account_tab, "#name", "Before reload")
+    box = await page_box(account_tab, "#plus")
+    await user_click(account_tab, box["x"], box["y"])
+
+    # the page reloads: the overlay comes back as it was, and what the user does next is still recorded
+    await account_tab.send("Page.reload", {})
+    await wait_until(lambda: account_tab.evaluate("document.readyState === 'complete' && window.received.length === 0"),
+                     "the page to reload")
+    again = await wait_overlay(account_tab, "the overlay after the reload", lambda o: o["state"] == "user")
+    assert again["notice"] == "You have the controls." and again["buttons"] == ["handback", "stop"], again
+    await user_fill(account_tab, "#city", "After reload")
+
+    # the worker forgets everything it knew (as a restarted worker has) and asks the host, as on reconnect
+    await harness.sw(
+        "tasks.clear(); userHasControls.clear(); sentModes.clear();"
+        " for (const port of overlayPorts.values()) port.disconnect(); overlayPorts.clear();"
+        " learnTasks((await requestHost({type: 'hello', extensionVersion: 'e2e'})).tasks); true"
+    )
+    assert await harness.sw(f"userHasControls.has({await harness.chrome_tab_id(account_tab)})")
+    await wait_overlay(account_tab, "the overlay after the worker re-learnt the task", lambda o: o["state"] == "user")
+    await asyncio.sleep(0.6)  # the overlay reconnects (it retries after 500 ms)
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert end["status"] == "completed", end
+    [event] = takeovers(end["history"])
+    typed = [(a["target"], a.get("value")) for a in event["actions"] if a["kind"] == "input"]
+    assert ('textbox "Full name"', "Before reload") in typed and ('textbox "City"', "After reload") in typed, event
+    assert any(a["kind"] == "click" and "Add one" in a["target"] for a in event["actions"]), event["actions"]
+    assert await account_tab.evaluate("document.getElementById('terms').checked")
