@@ -462,3 +462,44 @@ async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     assert ('textbox "Full name"', "Before reload") in typed and ('textbox "City"', "After reload") in typed, event
     assert any(a["kind"] == "click" and "Add one" in a["target"] for a in event["actions"]), event["actions"]
     assert await account_tab.evaluate("document.getElementById('terms').checked")
+
+
+# --- the popup opens the real side panel, which follows its window's task ------------------------------------------------
+async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems), done("Ticked"))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Tick the terms, side panel")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    popup = await harness.open_popup(account_tab)
+    await popup.wait_for("!document.getElementById('takeover').hidden", "the popup's Take over button")
+    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, box["x"], box["y"])  # a person's click: sidePanel.open needs one
+
+    from e2e_support import EXTENSION_ORIGIN, PopupPage
+
+    async def find_panel() -> str | None:
+        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
+            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
+                return str(info["targetId"])
+        return None
+
+    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+    await panel.wait_for(f"ui.taskId === {json.dumps(task_id)} && document.body.dataset.status === 'running'",
+                         "the side panel to show the task of its window's tab")
+    await panel.click("#takeover")
+    assert (await controlled_by_user(harness, task_id))["reason"] == "user"
+    await panel.wait_for("!document.getElementById('handback-box').hidden", "the side panel's Hand back")
+    assert await panel.text("#control-title") == "You have the controls."
+    await wait_overlay(account_tab, "the overlay to follow", lambda o: o["state"] == "user")
+    await panel.fill("#handback-note", "Nothing to do, go on")
+    await panel.click("#handback")
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert end["status"] == "completed"
+    [event] = takeovers(end["history"])
+    assert (event["reason"], event["note"]) == ("user", "Nothing to do, go on"), event
+    await panel.wait_for("document.body.dataset.status === 'completed'", "the side panel to show the end")
