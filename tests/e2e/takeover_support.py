@@ -12,11 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from e2e_support import wait_until
+from e2e_support import SCREENS, wait_until
 
 from tabpilot.browser.tab import Tab, js_string
 
-SCREENS = Path("/work/wt/screens")
 OVERLAY_ATTRIBUTE = "data-tabpilot-overlay"
 
 _READ_OVERLAY = """function () {
@@ -149,9 +148,9 @@ async def user_fill(tab: Tab, selector: str, text: str) -> None:
     await user_type(tab, text)
 
 
-async def screenshot(tab: Tab, name: str, clip_overlay: bool = False) -> Path:
-    """A screenshot of the tab as the user sees it, under /work/wt/screens (not committed)."""
-    SCREENS.mkdir(parents=True, exist_ok=True)
+async def screenshot(tab: Tab, name: str) -> Path:
+    """A screenshot of the tab as the user sees it, in $TABPILOT_SCREENS (e2e_support.SCREENS)."""
+    await asyncio.to_thread(SCREENS.mkdir, parents=True, exist_ok=True)
     path = SCREENS / name
     shot = await tab.send("Page.captureScreenshot", {"format": "png"})
     await asyncio.to_thread(path.write_bytes, base64.b64decode(shot["data"]))

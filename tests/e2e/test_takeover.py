@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import API_KEY, Harness, act_on, agent_output, done, prompt_text, wait_until
+from e2e_support import API_KEY, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from takeover_support import (
-    SCREENS,
     open_panel,
     overlay,
     page_box,
@@ -23,7 +22,6 @@ from takeover_support import (
     type_in_overlay,
     user_click,
     user_fill,
-    user_type,
     wait_overlay,
 )
 
@@ -36,7 +34,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 PASSWORD = "hunter2-Secret!9"  # typed by "the user"; must never leave the page
 
 
-# --- talking to the host the way the popup does (through the worker's native port) -------------------------
+# --- talking to the host the way the popup does (through the worker's native port) ------------------------------------
 async def ask_host(harness: Harness, message: dict[str, Any]) -> dict[str, Any]:
     return await harness.sw(
         f"try {{ ({{ok: true, data: await requestHost({json.dumps(message)})}}) }}"
@@ -124,7 +122,7 @@ def account_told(replies: list[Any], then: Any) -> Any:
     return reply
 
 
-# --- (a) explicit: Take over in the overlay, the user signs in, Hand back with a note ----------------------------
+# --- (a) explicit: Take over in the overlay, the user signs in, Hand back with a note ---------------------------------
 async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_model(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
@@ -196,7 +194,7 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     assert not any("Take over" in prompt_text(r) or "Hand back" in prompt_text(r) for r in llm.requests)
 
 
-# --- (b) implicit: the user types into the page while the agent works ----------------------------------------------
+# --- (b) implicit: the user types into the page while the agent works -------------------------------------------------
 async def test_typing_into_the_page_mid_task_pauses_it_at_once_and_is_recorded(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
@@ -235,8 +233,8 @@ async def test_typing_into_the_page_mid_task_pauses_it_at_once_and_is_recorded(
     assert llm.dropped == [1], llm.dropped  # the model call in flight was cancelled at the user's first input
     [event] = takeovers(end["history"])
     assert event["reason"] == "implicit", event
-    assert {(a["kind"], a["target"], a.get("value")) for a in event["actions"]} >= {("input", 'textbox "City"', "Lyon")}, \
-        event["actions"]
+    done_by_user = {(a["kind"], a["target"], a.get("value")) for a in event["actions"]}
+    assert ("input", 'textbox "City"', "Lyon") in done_by_user, event["actions"]
     # the page's own record: from the user's first input to the hand back, only the user's input reached it
     received = await account_tab.evaluate("window.received")
     # (a `change` of the agent's field when the user's click took the focus away is the user's doing too)
@@ -257,7 +255,7 @@ async def notifications(harness: Harness) -> dict[str, Any]:
     return await harness.sw("await new Promise((resolve) => chrome.notifications.getAll(resolve))")
 
 
-# --- (c) the agent asks: request_takeover (notification, overlay, side panel) and ask_user (answer box) -------------
+# --- (c) the agent asks: request_takeover (notification, overlay, side panel) and ask_user (answer box) ---------------
 async def test_the_agent_asks_for_help_then_asks_a_question(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
@@ -322,7 +320,7 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
 
 
 
-# --- (d) the agent's own input never counts as the user's ------------------------------------------------------------
+# --- (d) the agent's own input never counts as the user's -------------------------------------------------------------
 async def test_no_false_takeover_over_a_twenty_step_task(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
@@ -382,7 +380,7 @@ async def test_no_false_takeover_over_a_twenty_step_task(
     assert page == {"count": "4", "finished": "Finished.", "country": "Peru", "name": "Ada King", "terms": True}, page
 
 
-# --- (e) a hostile page can neither find, read, hide nor press the overlay ----------------------------------------------
+# --- (e) a hostile page can neither find, read, hide nor press the overlay --------------------------------------------
 async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
@@ -418,7 +416,7 @@ async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
     await harness.browser.close_tab(tab.target_id)
 
 
-# --- the takeover survives a reload, and the worker re-learns it from the host -----------------------------------------
+# --- the takeover survives a reload, and the worker re-learns it from the host ----------------------------------------
 async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
@@ -464,7 +462,7 @@ async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     assert await account_tab.evaluate("document.getElementById('terms').checked")
 
 
-# --- the popup opens the real side panel, which follows its window's task ------------------------------------------------
+# --- the popup opens the real side panel, which follows its window's task ---------------------------------------------
 async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
