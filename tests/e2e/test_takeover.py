@@ -225,6 +225,14 @@ async def test_typing_into_the_page_mid_task_pauses_it_at_once_and_is_recorded(
     await screenshot(account_tab, "takeover-paused-implicit.png")
     await asyncio.sleep(1.5)  # the agent does nothing while the user has the controls
     assert await harness.sw(f"dispatchedInput.slice({dispatched_before}).length") == 0
+    # and if the host did send input now (an action already under way), the relay would refuse it
+    tab_id = await harness.chrome_tab_id(account_tab)
+    refused = await harness.sw(
+        f"try {{ await sendCommand({{tabId: {tab_id}, method: 'Input.insertText', params: {{text: 'AGENT'}}}});"
+        " 'relayed' } catch (e) { e.message }"
+    )
+    assert refused == "the user took over", refused
+    assert "AGENT" not in await account_tab.evaluate("document.getElementById('city').value")
     await press_overlay(account_tab, "handback")
 
     end = await ended(harness, task_id)
@@ -359,7 +367,7 @@ async def test_no_false_takeover_over_a_twenty_step_task(
     await configure(harness, llm, max_steps=25)
     before = await harness.sw("({...takeoverStats})")
     task_id = await start(harness, account_tab, "Fill in the whole profile, twenty steps")
-    end = await ended(harness, task_id, timeout=180)
+    end = await ended(harness, task_id, timeout=100)
     after = await harness.sw("({...takeoverStats})")
 
     assert not problems, problems
