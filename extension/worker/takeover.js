@@ -52,11 +52,22 @@ function learnSnapshot(snapshot) {
     control: snapshot.control || null, question: snapshot.question || null,
   });
   if (snapshot.activity !== undefined) known.activity = snapshot.activity;
+  forgetEndedTasks();
   const steps = (snapshot.history || []).filter((e) => e && e.type === "step");
   if (steps.length) known.nextGoal = goalOf(steps[steps.length - 1]) ?? known.nextGoal;
   tasks.set(known.taskId, known);
   taskChanged(known);
   return known;
+}
+
+// The host keeps the record; this worker keeps only what the overlays and modes need.
+const ENDED_TASKS_KEPT = 20;
+function forgetEndedTasks() {
+  const ended = [...tasks.values()].filter((t) => t.status !== "running");
+  for (const task of ended.slice(0, Math.max(0, ended.length - ENDED_TASKS_KEPT))) {
+    tasks.delete(task.taskId);
+    notified.delete(task.taskId);
+  }
 }
 
 function goalOf(step) {
@@ -78,6 +89,7 @@ function learnTasks(snapshots) {
       taskChanged(task);
     }
   }
+  syncContentScripts(); // a registration left from before this worker started goes when no task runs
 }
 
 function forgetAllTasks() {
