@@ -26,7 +26,7 @@
   const waiting = new Map();
 
   function hello() {
-    chrome.runtime.sendMessage({ type: "frame.hello" }).then((reply) => {
+    chrome.runtime.sendMessage({ type: "frame.hello", at: Date.now() }).then((reply) => {
       if (reply && reply.active && window === window.top) connect();
     }, () => { /* the worker is starting: the registered script says hello again on the next document */ });
   }

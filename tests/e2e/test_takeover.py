@@ -1,7 +1,7 @@
 """User takeover (issue 10) end to end: real Chromium, the real extension (overlay, capture script, service
 worker), the real host Chromium spawned, the scripted model. "The user" is this test acting through its
 own CDP connection on the browser's debugging port: input the extension did not dispatch, so to the
-extension it is a person's (takeover_support.py)."""
+extension it is a person's (user_support.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from e2e_support import API_KEY, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
-from takeover_support import (
+from user_support import (
     open_panel,
     overlay,
     page_box,
