@@ -92,11 +92,13 @@ async def main(runs: int) -> None:
             await harness.sw(
                 "syncContentScripts = () => Promise.resolve();"
                 " await chrome.scripting.unregisterContentScripts({ids: [TASK_SCRIPT_ID]});"
-                f" chrome.tabs.onUpdated.addListener((id, change) => {{ if (id === {tab_id} && change.status === 'loading')"
+                " chrome.tabs.onUpdated.addListener((id, change) => {"
+                f" if (id === {tab_id} && change.status === 'loading')"
                 " chrome.scripting.executeScript({target: {tabId: id, allFrames: true},"
                 " files: [OVERLAY_FILE, CAPTURE_FILE]}).catch(() => {}); }); true")
             print(f"blind window, executeScript on tabs.onUpdated 'loading': {spread(await blind_window())}")
-            print("task still running after the reloads:", (await host(f'{{type: "task.get", taskId: "{task["taskId"]}"}}'))["task"]["status"])
+            after = await host(f'{{type: "task.get", taskId: "{task["taskId"]}"}}')
+            print("the task after the reloads:", after["task"]["status"])
         finally:
             await harness.browser.close()
 
