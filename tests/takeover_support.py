@@ -11,9 +11,11 @@ from typing import Any
 from tabpilot.cdp import CDPConnection, CDPSession, WebSocketTransport
 
 # The centre of an element in page coordinates, through same-origin frames (`expression` yields it).
-CENTRE = """(() => {
+# Two frames after scrolling: the browser hit-tests cross-site frames where the compositor last drew them.
+CENTRE = """(async () => {
   let el = %s;
   el.scrollIntoView({block: "center"});
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const r = el.getBoundingClientRect();
   let x = r.left + r.width / 2, y = r.top + r.height / 2;
   for (let win = el.ownerDocument.defaultView; win.frameElement; win = win.parent) {
@@ -39,7 +41,8 @@ class Person:
         await self.connection.close()
 
     async def evaluate(self, expression: str) -> Any:
-        reply = await self.session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        reply = await self.session.send("Runtime.evaluate",
+                                        {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in reply:
             raise AssertionError(f"{expression}: {reply['exceptionDetails']}")
         return reply["result"].get("value")

@@ -18,7 +18,7 @@
   const HIDDEN = "•••";
   const NAME_LIMIT = 80;
   const VALUE_LIMIT = 2000;
-  const SCROLL_IDLE_MS = 600; // a scroll gesture ends after this long without a wheel event
+  const SCROLL_IDLE_MS = 1000; // a scroll gesture ends after this long without a wheel event
   const NAVIGATE_WINDOW_MS = 3000; // a top frame told "record" this soon after it started was navigated to
   const NAMED_KEYS = new Set([
     "Enter", "Escape", "Tab", "PageUp", "PageDown", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9",
@@ -54,6 +54,7 @@
   }
 
   function report(action) {
+    if (action.kind !== "navigate") checkNavigation(); // a URL changed since the last action comes first
     action.url = location.href;
     action.at = Date.now();
     if (flushed) flushed.push(action);
@@ -276,7 +277,7 @@
   }
 
   function checkNavigation() {
-    if (location.href !== lastUrl) {
+    if (mode === "record" && location.href !== lastUrl) {
       lastUrl = location.href;
       report({ kind: "navigate", target: "page", value: location.href });
     }
@@ -309,8 +310,11 @@
       return;
     }
     if (el && el.localName === "label" && el.control) return;
+    // a click made by a key (Enter submitting a form, Space on a button) is told as that key
+    if (event.detail === 0 && !event.pointerType) return;
     flushPending();
     report({ kind: "click", target: describe(el) });
+    soonCheckNavigation();
   }
 
   function onInput(event) {
@@ -347,6 +351,7 @@
     const form = innermost(event);
     const submitter = event.submitter ? ` via ${describe(event.submitter)}` : "";
     report({ kind: "submit", target: describe(form) + submitter });
+    soonCheckNavigation();
   }
 
   function keyName(event) {
@@ -378,6 +383,12 @@
     else flushPending();
     const focused = el && el !== document.body && el !== document.documentElement ? describe(el) : "";
     report({ kind: "key", target: focused, value: name });
+    soonCheckNavigation();
+  }
+
+  // the page's own handlers run after ours: a history.pushState they make is seen a moment later
+  function soonCheckNavigation() {
+    setTimeout(() => { if (!flushed) checkNavigation(); }, 50);
   }
 
   function onWheel(event) {
@@ -433,8 +444,8 @@
   window.addEventListener("focusin", onFocusIn, options);
   window.addEventListener("pointerdown", onOtherInput, options);
   window.addEventListener("touchstart", onOtherInput, options);
-  window.addEventListener("hashchange", () => mode === "record" && checkNavigation(), options);
-  window.addEventListener("popstate", () => mode === "record" && checkNavigation(), options);
+  window.addEventListener("hashchange", checkNavigation, options);
+  window.addEventListener("popstate", checkNavigation, options);
   window.addEventListener("pagehide", () => mode === "record" && flushPending(), options);
 
   // a field that stops being a password field (a "show password" toggle) keeps its value hidden

@@ -348,7 +348,8 @@ class Agent(AsyncIOEventEmitter):
             self._acting = None
         duration = (time.monotonic() - started) * 1000
         self._activity(ExecutedActivity(tool=name, input=output.input_wire, output=text, duration=round(duration, 1)))
-        self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if name == "wait" else 0.0
+        waited = name == "wait" and text != TOOK_OVER_RESULT
+        self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if waited else 0.0
         self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
         del self._recent_actions[:-LOOP_REPEATS]
         return text

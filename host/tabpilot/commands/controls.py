@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from ..taskrun.events import RunUpdate
     from ..taskrun.run import TaskRun
 
-REFUSED = "The user took the controls; nothing is sent to the page until they hand back."
 HELP = "⌨  Press Enter here to take the controls of the browser; press it again when you are done to hand them back."
 
 
@@ -96,16 +95,12 @@ class TerminalControls:
 
     # --- taking over and handing back --------------------------------------------------------------
     async def _take_over(self, reason: str) -> None:
-        if self.tab is not None:
-            self.tab.input_log.refused = REFUSED  # before anything else: no agent input from now on
-        await self.run.take_over(reason)  # type: ignore[arg-type]
+        await self.run.take_over(reason)  # type: ignore[arg-type]  # it refuses the agent's input from now on
 
     async def _hand_back(self, note: str | None) -> None:
         if self.capture is not None:
             self._recording = False
             self.run.add_takeover_actions(await self.capture.set_mode("watch"))  # what was still being typed
-        if self.tab is not None:
-            self.tab.input_log.refused = None
         await self.run.hand_back(note)
 
     def _on_capture(self, message: dict[str, Any]) -> None:
@@ -125,8 +120,6 @@ class TerminalControls:
         control = update.control
         if control is not None and not self._recording:
             self._recording = True
-            if self.tab is not None:
-                self.tab.input_log.refused = REFUSED
             if self.capture is not None:
                 self._spawn(self.capture.set_mode("record"))
             self._say(_took_over_text(control))

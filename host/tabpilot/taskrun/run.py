@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..agent.loop import Agent
     from ..agent.types import UserTakeoverEvent
     from ..browser.browser import Browser
+    from ..browser.tab import Tab
     from ..llm import LLMClient
     from ..store.tasks import TaskStore
     from .plan import TaskPlan
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
+TAKEN_OVER = "The user took the controls; no input is sent to the page until they hand back."
 URL_READ_TIMEOUT = 3.0  # reading the tab's URL for a takeover's record; a page that hangs must not hold it up
 
 Observer = Callable[[RunUpdate], None]
@@ -76,6 +78,7 @@ class TaskRun:
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
         self._question: str | None = None
         self._answer: asyncio.Future[str] | None = None
+        self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
 
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
@@ -229,6 +232,10 @@ class TaskRun:
         takeover = self._takeover = Takeover(reason=reason, started_at=now_ms(), message=message)
         agent.pause(reason, abandon=reason != "agent_request")
         self._tell_control()
+        tab = await self._tab()
+        if tab is not None:  # an action still under way can send no more input
+            self._refused_tab = tab
+            tab.input_log.refused = TAKEN_OVER
         takeover.url_before = await self._current_url()
         log.info("task %s: the user took over (%s)", self.task_id, reason)
         return True
@@ -263,8 +270,19 @@ class TaskRun:
         takeover, self._takeover = self._takeover, None  # actions sent from now on are refused
         assert takeover is not None
         ended_at = now_ms()
+        if self._refused_tab is not None:
+            self._refused_tab.input_log.refused = None
+            self._refused_tab = None
         self._tell_control()
         return takeover.event(url_after=await self._current_url(), note=note, ended_at=ended_at)
+
+    async def _tab(self) -> Tab | None:
+        try:
+            async with asyncio.timeout(URL_READ_TIMEOUT):
+                return await self.browser.current_tab()
+        except Exception:
+            log.debug("no current tab", exc_info=True)
+            return None
 
     async def _current_url(self) -> str | None:
         try:
