@@ -80,7 +80,7 @@ async def test_the_extensions_overlay_is_not_part_of_the_page_state(browser: Bro
     tab = await open_page(browser, pages.url("state_overlay.html"))
     state = await get_state(browser, tab)
     assert "Pay now" in state.text, state.text
-    for text in ("Take over", "Stop", "Agent goal", "What I did", "tabpilot"):
+    for text in ("Take over", "Stop", "Agent goal", "What I did", "tabpilot", "region"):
         assert text not in state.text, state.text
     assert set((await ids_by_index(state)).values()) == {"pay"}, state.text
     await browser.close_tab(tab.target_id)

@@ -500,6 +500,7 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     assert (await controlled_by_user(harness, task_id))["reason"] == "user"
     await panel.wait_for("!document.getElementById('handback-box').hidden", "the side panel's Hand back")
     assert await panel.text("#control-title") == "You have the controls."
+    await panel.screenshot(SCREENS / "takeover-real-side-panel.png", max_height=720)
     await wait_overlay(account_tab, "the overlay to follow", lambda o: o["state"] == "user")
     await panel.fill("#handback-note", "Nothing to do, go on")
     await panel.click("#handback")
@@ -509,3 +510,25 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     [event] = takeovers(end["history"])
     assert (event["reason"], event["note"]) == ("user", "Nothing to do, go on"), event
     await panel.wait_for("document.body.dataset.status === 'completed'", "the side panel to show the end")
+
+
+# --- Stop while the user has the controls: what they did is recorded, the task ends stopped -------------------------------
+async def test_stop_while_the_user_has_the_controls_records_what_they_did(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    llm.add(Delay(60))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Wait for me")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(account_tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    await user_fill(account_tab, "#city", "Typed, then stopped")  # the field is still being typed in
+    await press_overlay(account_tab, "stop")
+    end = await ended(harness, task_id)
+    assert end["status"] == "stopped", end
+    [event] = takeovers(end["history"])
+    assert ("input", 'textbox "City"', "Typed, then stopped") in {
+        (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
+    finished = await wait_overlay(account_tab, "the overlay to show the end", lambda o: o["state"] == "stopped")
+    assert finished["buttons"] == ["close"], finished
