@@ -512,7 +512,7 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     await panel.wait_for("document.body.dataset.status === 'completed'", "the side panel to show the end")
 
 
-# --- Stop while the user has the controls: what they did is recorded, the task ends stopped -------------------------------
+# --- Stop while the user has the controls: what they did is recorded, the task ends stopped ---------------------------
 async def test_stop_while_the_user_has_the_controls_records_what_they_did(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
