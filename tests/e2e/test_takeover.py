@@ -496,6 +496,8 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
     await panel.wait_for(f"ui.taskId === {json.dumps(task_id)} && document.body.dataset.status === 'running'",
                          "the side panel to show the task of its window's tab")
+    await panel.wait_for("!document.getElementById('takeover').hidden", "the side panel's Take over")
+    await panel.screenshot(SCREENS / "takeover-side-panel-running.png", max_height=720)
     await panel.click("#takeover")
     assert (await controlled_by_user(harness, task_id))["reason"] == "user"
     await panel.wait_for("!document.getElementById('handback-box').hidden", "the side panel's Hand back")
