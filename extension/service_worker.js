@@ -376,7 +376,9 @@ async function onPopupMessage(port, message) {
   try {
     if (!POPUP_REQUEST_TYPES.has(request.type)) throw new Error(`the popup may not send ${request.type}`);
     let data;
-    if (TAKEOVER_REQUEST_TYPES.has(request.type) || (request.type === "task.stop" && tasks.has(request.taskId))) {
+    const known = tasks.get(request.taskId);
+    // Stop of a task the user has the controls of: what capture.js still holds is sent first
+    if (TAKEOVER_REQUEST_TYPES.has(request.type) || (request.type === "task.stop" && known && known.control)) {
       data = await popupTakeoverRequest(request);
     } else {
       data = await requestHost(request);
