@@ -154,6 +154,10 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
             # 4. the agent asks the person to act
             await terminal.shows("The agent asks you to take the controls: Please confirm the payment")
             await person.click("document.querySelector('#shadow').shadowRoot.querySelector('#shadowbtn')")
+            opened = await person.connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
+            await asyncio.sleep(1.0)
+            await person.connection.root.send("Target.closeTarget", {"targetId": opened["targetId"]})
+            await asyncio.sleep(0.5)
             await terminal.type()
             await terminal.type("Paid")
             assert await asyncio.wait_for(process.wait(), 120) == 0, terminal.text
@@ -181,6 +185,8 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
     assert 'chose "Team plan" in combobox "Plan"' in requests[4]
     assert "The user handed the controls back" in requests[5] and "Save nickname" in requests[5]
     assert "Paid" in requests[5]
+    basic = pages.url("basic.html")
+    assert f'opened tab "{basic}"' in requests[5] and f'closed tab "{basic}"' in requests[5]  # tabs, from the host
     # the password is nowhere: not in any request, the output, or the record
     assert PASSWORD not in everything_sent and PASSWORD not in out and PASSWORD not in stderr
     store = TaskStore(tmp_path / "home" / "data" / "tasks.sqlite3")
