@@ -104,10 +104,17 @@ class TerminalControls:
     async def _take_over(self, reason: str) -> None:
         await self.run.take_over(reason)  # type: ignore[arg-type]  # it refuses the agent's input from now on
 
-    async def _hand_back(self, note: str | None) -> None:
-        if self.capture is not None:
+    async def flush(self) -> None:
+        """Stop recording and keep what was still pending (a field being typed in, a scroll)."""
+        if self.capture is not None and self.run.taken_over:
             self._recording = False
-            self.run.add_takeover_actions(await self.capture.set_mode("watch"))  # what was still being typed
+            try:
+                self.run.add_takeover_actions(await self.capture.set_mode("watch"))
+            except Exception:
+                pass  # the browser is gone: what was sent before is kept
+
+    async def _hand_back(self, note: str | None) -> None:
+        await self.flush()
         await self.run.hand_back(note)
 
     def _on_capture(self, message: dict[str, Any]) -> None:
