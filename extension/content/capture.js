@@ -460,5 +460,12 @@
   }
   markPasswordFields(document);
 
-  send({ type: "capture.hello", url: location.href });
+  // ask for the mode: the host answers through tabpilotCaptureMode, the extension in its reply
+  if (binding) {
+    send({ type: "capture.hello", url: location.href });
+  } else if (globalThis.chrome?.runtime?.id) {
+    chrome.runtime.sendMessage({ type: "capture.hello", url: location.href })
+      .then((reply) => { if (reply && reply.mode && modeSetCount === 0) setMode(reply.mode); })
+      .catch(() => {}); // no service worker listening: stays "off" until told
+  }
 })();

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,6 +155,10 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
             # 4. the agent asks the person to act
             await terminal.shows("The agent asks you to take the controls: Please confirm the payment")
             await person.click("document.querySelector('#shadow').shadowRoot.querySelector('#shadowbtn')")
+            opened = await person.connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
+            await asyncio.sleep(1.0)
+            await person.connection.root.send("Target.closeTarget", {"targetId": opened["targetId"]})
+            await asyncio.sleep(0.5)
             await terminal.type()
             await terminal.type("Paid")
             assert await asyncio.wait_for(process.wait(), 120) == 0, terminal.text
@@ -181,6 +186,8 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
     assert 'chose "Team plan" in combobox "Plan"' in requests[4]
     assert "The user handed the controls back" in requests[5] and "Save nickname" in requests[5]
     assert "Paid" in requests[5]
+    basic = pages.url("basic.html")
+    assert f'opened tab "{basic}"' in requests[5] and f'closed tab "{basic}"' in requests[5]  # tabs, from the host
     # the password is nowhere: not in any request, the output, or the record
     assert PASSWORD not in everything_sent and PASSWORD not in out and PASSWORD not in stderr
     store = TaskStore(tmp_path / "home" / "data" / "tasks.sqlite3")
@@ -198,3 +205,49 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
     # the agent's own typing just before the implicit takeover is not the person's
     assert all("ada.l@example.org" not in str(a.get("value")) for t in takeovers for a in t["actions"])
     assert PASSWORD.encode() not in (tmp_path / "home" / "data" / "tasks.sqlite3").read_bytes()
+
+
+async def test_ctrl_c_while_the_user_has_the_controls_records_the_takeover_then_ends_stopped(
+    screen: VirtualScreen, pages, tmp_path: Path
+) -> None:
+    profile = tmp_path / "profile"
+    with ScriptedLLMServer([step("wait", {"seconds": 10}, goal="Wait")]) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        env.update(TABPILOT_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1",
+                   DISPLAY=screen.display)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tabpilot", "run", "Sign in", "--url", pages.url("takeover_form.html"),
+            "--headed", "--user-data-dir", str(profile), "--base-url", server.base_url, "--model", "scripted",
+            "--api-key", API_KEY,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+        terminal = Terminal(process)
+        person: Person | None = None
+        try:
+            await terminal.shows("Press Enter here to take the controls")
+            person = await person_in(profile, "takeover_form.html")
+            await wait_for(lambda: len(server.requests) == 1, timeout=60)
+            await terminal.type()
+            await terminal.shows("You have the controls")
+            await person.click(EMAIL)
+            await person.type("half-typed@example.org")  # still in the field, never left: pending in the page
+            await asyncio.sleep(0.3)
+            process.send_signal(signal.SIGINT)
+            assert await asyncio.wait_for(process.wait(), 60) == 130, terminal.text
+        finally:
+            print(terminal.text)
+            if person is not None:
+                await person.close()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            await terminal.reader
+    store = TaskStore(tmp_path / "home" / "data" / "tasks.sqlite3")
+    [summary] = store.list_tasks()
+    record = store.get_task(summary.task_id)
+    store.close()
+    assert record is not None and summary.status == "stopped"
+    [takeover] = [e for e in record.events if e["type"] == "user_takeover"]
+    assert takeover["reason"] == "user"
+    assert [(a["kind"], a["target"], a.get("value")) for a in takeover["actions"]] == [
+        ("input", 'textbox "Email"', "half-typed@example.org")]
+    assert "✋ The user took over" in terminal.text and "⏹ stopped" in terminal.text

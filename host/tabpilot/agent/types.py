@@ -194,7 +194,7 @@ def describe_action(action: Any) -> str:
     """One recorded action as the model reads it, e.g. `typed in textbox "Email" → "ada@example.org"`."""
     if not isinstance(action, dict):
         return _one_line(str(action), 200)
-    kind = action.get("kind") or action.get("type")
+    kind = action.get("kind")  # records made before capture.js have only a `description`
     target = _one_line(str(action.get("target") or ""), 120)
     value = action.get("value")
     shown = None if value is None else _one_line(str(value), 200)

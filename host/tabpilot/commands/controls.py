@@ -9,8 +9,10 @@ trusted input capture.js reports that the host did not dispatch is the user's.""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ class TerminalControls:
         self._recording = False
         self._shown_question: str | None = None
         self._work: set[asyncio.Task[Any]] = set()
+        self._opened: dict[str, dict[str, Any]] = {}  # target id → the `tab` action of a tab the user opened
 
     async def start(self, *, capture: bool) -> None:
         """Listen to the terminal; with `capture`, record what the user does in the task's tab."""
@@ -45,6 +48,10 @@ class TerminalControls:
             self.tab = await self.run.browser.current_tab()
             self.capture = PageCapture(self.tab, self._on_capture)
             await self.capture.start("watch")
+            root = self.run.browser.connection.root
+            root.on("Target.targetCreated", lambda params: self._on_tab(params, "opened"))
+            root.on("Target.targetDestroyed", lambda params: self._on_tab(params, "closed"))
+            root.on("Target.targetInfoChanged", self._on_tab_changed)
             self._say(HELP)
         self.run.observers.append(self._on_update)
         threading.Thread(target=self._read_lines, args=(loop,), name="terminal", daemon=True).start()
@@ -97,10 +104,17 @@ class TerminalControls:
     async def _take_over(self, reason: str) -> None:
         await self.run.take_over(reason)  # type: ignore[arg-type]  # it refuses the agent's input from now on
 
-    async def _hand_back(self, note: str | None) -> None:
-        if self.capture is not None:
+    async def flush(self) -> None:
+        """Stop recording and keep what was still pending (a field being typed in, a scroll)."""
+        if self.capture is not None and self.run.taken_over:
             self._recording = False
-            self.run.add_takeover_actions(await self.capture.set_mode("watch"))  # what was still being typed
+            try:
+                self.run.add_takeover_actions(await self.capture.set_mode("watch"))
+            except Exception:
+                pass  # the browser is gone: what was sent before is kept
+
+    async def _hand_back(self, note: str | None) -> None:
+        await self.flush()
         await self.run.hand_back(note)
 
     def _on_capture(self, message: dict[str, Any]) -> None:
@@ -111,6 +125,32 @@ class TerminalControls:
             at = message.get("at")
             if isinstance(at, int | float) and not self.tab.input_log.ours(at):
                 self._spawn(self._take_over("implicit"))
+
+    def _on_tab(self, params: dict[str, Any], what: str) -> None:
+        """A tab the user opens or closes while they have the controls (capture.js cannot see tabs)."""
+        info = params.get("targetInfo") or {}
+        if not self.run.taken_over or (info and info.get("type") != "page"):
+            return
+        target_id = params.get("targetId") or info.get("targetId", "")
+        if what == "opened":
+            url = info.get("url", "")
+            action = {"kind": "tab", "target": _tab_name(url), "value": what, "url": url,
+                      "at": int(time.time() * 1000)}
+            self._opened[target_id] = action
+        elif target_id in self._opened:
+            url = self._opened.pop(target_id)["url"]
+            action = {"kind": "tab", "target": _tab_name(url), "value": what, "url": url,
+                      "at": int(time.time() * 1000)}
+        else:
+            return  # not a tab opened during this takeover
+        self.run.add_takeover_actions([action])
+
+    def _on_tab_changed(self, params: dict[str, Any]) -> None:
+        """A new tab's URL is known only once it starts loading: name it by that."""
+        info = params.get("targetInfo") or {}
+        action = self._opened.get(info.get("targetId", ""))
+        if action is not None and info.get("url"):
+            action.update(target=_tab_name(info["url"]), url=info["url"])  # the recorded dict itself
 
     def _on_update(self, update: RunUpdate) -> None:
         from ..taskrun.events import RunControl
@@ -136,6 +176,10 @@ class TerminalControls:
         task = asyncio.ensure_future(work)
         self._work.add(task)
         task.add_done_callback(self._work.discard)
+
+
+def _tab_name(url: str) -> str:
+    return f"tab {json.dumps(url)}" if url and url != "about:blank" else "a new tab"
 
 
 def _took_over_text(control: dict[str, Any]) -> str:

@@ -155,7 +155,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             if interactive:
                 controls = TerminalControls(task_run, sys.stderr if job.json_output else out, stdin=stdin)
                 await controls.start(capture=visible)
-            finished = await _execute(task_run)
+            finished = await _execute(task_run, controls)
         finally:
             if controls is not None:
                 await controls.close()
@@ -212,13 +212,19 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
         raise
 
 
-async def _execute(task_run: TaskRun) -> RunFinished:
-    """Run the task; Ctrl-C (or SIGTERM) stops it cleanly (the result and the record say `stopped`)."""
+async def _execute(task_run: TaskRun, controls: TerminalControls | None = None) -> RunFinished:
+    """Run the task; Ctrl-C (or SIGTERM) stops it cleanly (the result and the record say `stopped`; what
+    the user was still typing while they had the controls is kept)."""
     loop = asyncio.get_running_loop()
     stopper: set[asyncio.Task[None]] = set()
 
+    async def stop() -> None:
+        if controls is not None:
+            await controls.flush()
+        await task_run.stop()
+
     def on_interrupt() -> None:
-        stopper.add(loop.create_task(task_run.stop()))
+        stopper.add(loop.create_task(stop()))
 
     try:
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
