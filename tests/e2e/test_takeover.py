@@ -497,12 +497,12 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     await panel.wait_for(f"ui.taskId === {json.dumps(task_id)} && document.body.dataset.status === 'running'",
                          "the side panel to show the task of its window's tab")
     await panel.wait_for("!document.getElementById('takeover').hidden", "the side panel's Take over")
-    await panel.screenshot(SCREENS / "takeover-side-panel-running.png", max_height=720)
+    await screenshot(panel.tab, "takeover-side-panel-running.png")  # at the side panel's own size
     await panel.click("#takeover")
     assert (await controlled_by_user(harness, task_id))["reason"] == "user"
     await panel.wait_for("!document.getElementById('handback-box').hidden", "the side panel's Hand back")
     assert await panel.text("#control-title") == "You have the controls."
-    await panel.screenshot(SCREENS / "takeover-real-side-panel.png", max_height=720)
+    await screenshot(panel.tab, "takeover-real-side-panel.png")
     await wait_overlay(account_tab, "the overlay to follow", lambda o: o["state"] == "user")
     await panel.fill("#handback-note", "Nothing to do, go on")
     await panel.click("#handback")
