@@ -1,6 +1,7 @@
-// tabpilot popup: task box, live timeline, settings, past tasks. All state comes from the host through
-// the service worker; the popup keeps nothing (closing it loses nothing). Every word it shows comes from
-// _locales (I18n.t).
+// tabpilot popup: task box, live timeline, Take over / Hand back / answers, settings, past tasks. All state
+// comes from the host through the service worker; the popup keeps nothing (closing it loses nothing).
+// Every word it shows comes from _locales (I18n.t). The same page is the side panel (`?mode=panel`, the
+// manifest's side_panel): it stays open while the user works in the page, and follows the window's tab.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -16,6 +17,8 @@ const HOST_NOT_INSTALLED = new Set([
 const HOST_EXITED = "Native host has exited.";
 // Host error codes the popup words itself (PROTOCOL.md); any other error shows the host's message.
 const ERROR_CODES = { not_configured: "errNotConfigured", busy: "errBusy" };
+const PANEL = new URLSearchParams(location.search).get("mode") === "panel";
+document.body.dataset.mode = PANEL ? "panel" : "popup";
 
 const ui = {
   connected: false,
@@ -25,6 +28,8 @@ const ui = {
   pastTaskId: null,
   pastTask: null, // the past task open in the detail view: {task, url}
   lastExport: null, // the JSON text of the last export (tests read it; pages never can)
+  control: null, // the host's task.control: who has the controls and why (null: the agent)
+  question: null, // the agent's pending ask_user question
 };
 
 // --- talking to the service worker -------------------------------------------------------------------
@@ -113,7 +118,8 @@ $("reconnect").addEventListener("click", () => worker.postMessage({ kind: "recon
 // --- the current task -----------------------------------------------------------------------------------
 async function refreshCurrentTask() {
   try {
-    const { task } = await ask("task.get");
+    // the side panel shows the task of the tab beside it; the popup the latest task
+    const { task } = await ask("task.get", PANEL && ui.targetTabId !== null ? { tabId: ui.targetTabId } : {});
     if (task) showTask(task);
   } catch (error) {
     showError("task-error", error);
@@ -131,6 +137,34 @@ function showTask(snapshot) {
   setStatus(snapshot.status);
   showResult(snapshot.result); // a task that ended before this popup opened
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
+  setControl(snapshot.control || null, snapshot.question || null);
+}
+
+// Who has the controls: the user (Take over, or they touched the page, or the agent asked) → Hand back
+// with an optional note; a question of the agent → the answer box.
+function setControl(control, question) {
+  const running = ui.status === "running";
+  ui.control = running ? control : null;
+  ui.question = running ? question : null;
+  document.body.dataset.control = ui.control ? ui.control.reason : "";
+  let title = "";
+  let reason = "";
+  if (ui.question) {
+    title = t("overlayQuestion");
+    reason = ui.question;
+  } else if (ui.control && ui.control.reason === "agent_request") {
+    title = t("overlayAgentAsks");
+    reason = ui.control.message || "";
+  } else if (ui.control) {
+    title = t(ui.control.reason === "implicit" ? "overlayImplicit" : "overlayYouHaveControls");
+  }
+  $("control").hidden = !title;
+  $("control-title").textContent = title;
+  $("control-reason").textContent = reason;
+  $("control-reason").hidden = !reason;
+  $("answer-form").hidden = !ui.question;
+  $("handback-box").hidden = !ui.control;
+  $("takeover").hidden = !running || !!ui.control;
 }
 
 function statusText(status) {
@@ -151,8 +185,10 @@ function setStatus(status) {
   $("run").hidden = running;
   $("stop").hidden = !running;
   $("stop").disabled = false;
+  $("takeover").hidden = !running || !!ui.control;
   $("task-input").disabled = running;
   if (TERMINAL.has(status)) setActivity(null);
+  if (!running) setControl(null, null);
 }
 
 function setActivity(activity) {
@@ -190,9 +226,15 @@ function adoptTask(taskId, taskText) {
   }
 }
 
+let refreshing = null;
 function onPush(message) {
   if (!message || !message.taskId) return;
-  adoptTask(message.taskId); // one task runs at a time: a push for another task means a new one began
+  if (PANEL && message.taskId !== ui.taskId) {
+    // several tasks may run: the panel shows the one of its tab, and asks the host whether this is it
+    if (!refreshing) refreshing = setTimeout(() => { refreshing = null; refreshCurrentTask(); }, 100);
+    return;
+  }
+  adoptTask(message.taskId); // a push for another task means a new one began
   switch (message.type) {
     case "task.status":
       setStatus(message.status);
@@ -206,6 +248,9 @@ function onPush(message) {
       break;
     case "task.result":
       showResult(message.result);
+      break;
+    case "task.control":
+      setControl(message.control || null, message.question || null);
       break;
   }
 }
@@ -248,7 +293,7 @@ async function currentTargetTab() {
       return { id: tabId, title: t("tabNumber", tabId), url: "" };
     }
   }
-  const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  const [tab] = await chrome.tabs.query(PANEL ? { active: true, currentWindow: true } : { active: true, lastFocusedWindow: true });
   return tab || null;
 }
 
@@ -304,12 +349,57 @@ $("task-input").addEventListener("keydown", (event) => {
 $("stop").addEventListener("click", async () => {
   $("stop").disabled = true;
   try {
-    await ask("task.stop");
+    await ask("task.stop", ui.taskId ? { taskId: ui.taskId } : {});
   } catch (error) {
     showError("task-error", error);
     $("stop").disabled = false;
   }
 });
+
+// Take over / Hand back / Answer: the worker refuses the agent's input to the tab at once and tells the host.
+async function controlRequest(button, type, fields = {}) {
+  $("task-error").hidden = true;
+  button.disabled = true;
+  try {
+    await ask(type, { taskId: ui.taskId, ...fields });
+    return true;
+  } catch (error) {
+    showError("task-error", error);
+    return false;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+$("takeover").addEventListener("click", () => controlRequest($("takeover"), "task.takeover"));
+$("handback").addEventListener("click", async () => {
+  if (await controlRequest($("handback"), "task.handback", { note: $("handback-note").value })) $("handback-note").value = "";
+});
+$("answer-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const answer = $("answer-input").value.trim();
+  if (answer && await controlRequest($("answer"), "task.answer", { answer })) $("answer-input").value = "";
+});
+
+// The side panel stays open while the user works in the page (the toolbar popup closes at the first click).
+$("open-panel").hidden = PANEL || !chrome.sidePanel;
+$("open-panel").addEventListener("click", async () => {
+  const tab = ui.targetTabId !== null ? await chrome.tabs.get(ui.targetTabId).catch(() => null) : null;
+  const windowId = tab ? tab.windowId : (await chrome.windows.getCurrent()).id;
+  await chrome.sidePanel.open({ windowId });
+  window.close();
+});
+
+if (PANEL) {
+  // the panel belongs to a window: it works on that window's tab, whichever the user brings forward
+  chrome.tabs.onActivated.addListener(async ({ tabId, windowId }) => {
+    const own = await chrome.windows.getCurrent();
+    if (windowId !== own.id || new URLSearchParams(location.search).get("tabId")) return;
+    ui.targetTabId = tabId;
+    await showTargetTab();
+    if (ui.connected) refreshCurrentTask();
+  });
+}
 
 // --- views ---------------------------------------------------------------------------------------------------
 function showView(name) {
@@ -573,6 +663,10 @@ $("past-delete").addEventListener("click", async () => {
 });
 
 I18n.apply();
-connectWorker();
 showView("task");
-showTargetTab();
+if (PANEL) {
+  showTargetTab().finally(connectWorker); // the panel asks for its tab's task: it needs the tab first
+} else {
+  connectWorker();
+  showTargetTab();
+}

@@ -2,6 +2,8 @@
 // It holds no agent logic. Wire format: host/tabpilot/native/PROTOCOL.md.
 "use strict";
 
+importScripts("worker/takeover.js");
+
 const HOST_NAME = "com.tabpilot.host";
 const EXTENSION_VERSION = chrome.runtime.getManifest().version;
 const DEBUGGER_PROTOCOL = "1.3";
@@ -12,10 +14,14 @@ const DISPATCHED_INPUT_LIMIT = 1000;
 // What the popup may ask the host. Everything else (cdp.*, tabs.*) flows host → extension only.
 const POPUP_REQUEST_TYPES = new Set([
   "ping", "task.start", "task.stop", "task.get", "task.list", "task.pause", "task.resume",
+  "task.takeover", "task.handback", "task.answer",
   "settings.get", "settings.set", "settings.test",
   "history.list", "history.get", "history.export", "history.delete",
 ]);
-const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result"]);
+const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);
+// Takeover requests the worker carries out itself on the way to the host (worker/takeover.js): the tab's
+// input is refused at once, recorded actions are sent first.
+const TAKEOVER_REQUEST_TYPES = new Set(["task.takeover", "task.handback", "task.answer"]);
 
 // --- state (memory only; the host owns everything long-lived) ---------------------------------------
 const host = {
@@ -64,6 +70,7 @@ function connectHost() {
       host.error = null;
       host.hostVersion = data && data.hostVersion;
       host.backoffMs = BACKOFF_FIRST_MS;
+      learnTasks(data && data.tasks);
       broadcastHostState(data ? data.task : null);
     })
     .catch((error) => {
@@ -83,6 +90,7 @@ function hostDown(reason) {
     host.pending.delete(id);
   }
   host.chunks.clear();
+  forgetAllTasks();
   if (port) {
     try { port.disconnect(); } catch (_) { /* already gone */ }
   }
@@ -162,6 +170,7 @@ function onHostMessage(message) {
     return;
   }
   if (TASK_PUSH_TYPES.has(message.type)) {
+    onTaskPush(message);
     broadcast({ kind: "push", message });
     return;
   }
@@ -244,12 +253,18 @@ async function sendCommand({ tabId, sessionId, method, params }) {
   if (!Number.isInteger(tabId) || typeof method !== "string") {
     throw Object.assign(new Error("cdp.send needs an integer tabId and a method"), { code: "bad_request" });
   }
-  if (SELF_INPUT_METHOD.test(method)) recordDispatchedInput(tabId, sessionId, method, params || {});
+  let inputWindow = null;
+  if (SELF_INPUT_METHOD.test(method)) {
+    inputWindow = agentInputStarted(tabId); // refused while the user has the controls of this tab
+    recordDispatchedInput(tabId, sessionId, method, params || {});
+  }
   const target = sessionId ? { tabId, sessionId } : { tabId };
   try {
     return (await chrome.debugger.sendCommand(target, method, params || {})) || {};
   } catch (error) {
     throw cdpError(method, error);
+  } finally {
+    if (inputWindow) agentInputEnded(inputWindow);
   }
 }
 
@@ -360,7 +375,18 @@ async function onPopupMessage(port, message) {
   let reply;
   try {
     if (!POPUP_REQUEST_TYPES.has(request.type)) throw new Error(`the popup may not send ${request.type}`);
-    reply = { kind: "reply", id: message.id, ok: true, data: await requestHost(request) };
+    let data;
+    const known = tasks.get(request.taskId);
+    // Stop of a task the user has the controls of: what capture.js still holds is sent first
+    if (TAKEOVER_REQUEST_TYPES.has(request.type) || (request.type === "task.stop" && known && known.control)) {
+      data = await popupTakeoverRequest(request);
+    } else {
+      data = await requestHost(request);
+      if (request.type === "task.start" && data && data.taskId) {
+        learnSnapshot({ taskId: data.taskId, tabId: request.tabId, task: request.task, status: "running" });
+      }
+    }
+    reply = { kind: "reply", id: message.id, ok: true, data };
   } catch (error) {
     reply = { kind: "reply", id: message.id, ok: false, error: error.message || String(error), code: error.code };
   }

@@ -387,7 +387,7 @@ async def test_a_user_takeover_is_recorded_and_shown_to_the_model(browser: Brows
     assert seen == ["step", "user_takeover", "step"]
     assert isinstance(result.history[1], UserTakeoverEvent)
     history = history_section(server.requests[1])
-    assert "User took over control" in history and "typed 'Ada' into Your name" in history
+    assert "The user took over for 4 s" in history and "typed 'Ada' into Your name" in history
     assert "I fixed the name" in history
 
 

@@ -124,8 +124,8 @@ def test_history_leaves_out_retries_and_errors_and_keeps_observations_and_takeov
     text = render_history(history)
     assert "HTTP 500" not in text and "transient" not in text
     assert "<sys>Page navigated to → http://a/</sys>" in text
-    assert "User took over" in text and "typed Ada into Name" in text and "fixed the name" in text
-    assert text.index("<step_1>") < text.index("User took over") < text.index("<step_2>")
+    assert "The user took over" in text and "typed Ada into Name" in text and "fixed the name" in text
+    assert text.index("<step_1>") < text.index("<user_takeover>The user took over") < text.index("<step_2>")
     assert "Memory: memory 0" in text and 'Action: click_element_by_index {"index":1}' in text
 
 
@@ -172,7 +172,7 @@ def test_system_prompt_language_and_override() -> None:
 # What the model must read or write as is, in any language: tool names, AgentOutput's fields, done's
 # fields and value, and a key name.
 VERBATIM = {"AgentOutput", "evaluation_previous_goal", "memory", "next_goal", "action", "send_keys", "Enter",
-            "done", "text", "success", "true"}
+            "done", "text", "success", "true", "request_takeover", "reason", "ask_user"}
 SECTION_TAG = re.compile(r"</?[a-z_]+(?:_N)?>")
 
 
@@ -213,4 +213,4 @@ def test_the_english_system_prompt_is_unchanged() -> None:
     """Pinned: a change to the English prompt must come with the same change to its translation (then
     update this digest)."""
     digest = hashlib.sha256(system_prompt("en-US").encode()).hexdigest()
-    assert digest == "ab2749817ab261966dd6cffb15134877452801bf0d4bda1919d89bbcab79dfd0"
+    assert digest == "e859e534cb8826279a2afe57a9d79de32e697e9892baeb32464359d7aaa4cf14"

@@ -102,3 +102,38 @@ def test_agent_config_is_camel_case_on_the_wire_and_keeps_callables_out() -> Non
         AgentConfig(max_steps=0)
     with pytest.raises(ValidationError):
         AgentConfig(language="fr-FR")  # type: ignore[arg-type]
+
+
+def test_a_takeover_reads_as_a_plain_account_with_typed_values_but_never_hidden_ones() -> None:
+    url = "https://shop.example/account"
+    event = UserTakeoverEvent(
+        reason="user", started_at=1_700_000_000_000, ended_at=1_700_000_042_400, url_before=url + "/login",
+        url_after=url, note="Signed in; now add the blue mug",
+        actions=[
+            {"kind": "click", "target": 'link "Sign in"', "url": url, "at": 1},
+            {"kind": "input", "target": 'textbox "Email"', "value": "ada@example.org", "url": url, "at": 2},
+            {"kind": "input", "target": 'textbox "Password"', "value": "•••", "url": url, "at": 3},
+            {"kind": "key", "target": 'textbox "Password"', "value": "Enter", "url": url, "at": 4},
+            {"kind": "select", "target": 'combobox "Size"', "value": "Large", "url": url, "at": 5},
+            {"kind": "check", "target": 'checkbox "Remember me"', "value": "unchecked", "url": url, "at": 6},
+            {"kind": "submit", "target": 'form "Login"', "url": url, "at": 7},
+            {"kind": "scroll", "target": "page", "value": "down 1200px", "url": url, "at": 8},
+            {"kind": "navigate", "target": "page", "value": url, "url": url, "at": 9},
+            {"kind": "tab", "target": 'tab "Docs"', "value": "opened", "url": url, "at": 10},
+        ],
+    )
+    assert event.to_prompt() == (
+        '<user_takeover>The user took over for 42 s: clicked link "Sign in"; typed in textbox "Email" → '
+        '"ada@example.org"; typed in textbox "Password" (hidden); pressed Enter in textbox "Password"; chose '
+        '"Large" in combobox "Size"; unchecked checkbox "Remember me"; submitted form "Login"; scrolled page '
+        f'down 1200px; went to {url}; opened tab "Docs"; page is now {url}. Their note: Signed in; now add the '
+        "blue mug</user_takeover>"
+    )
+    assert "•••" not in event.to_prompt()
+    wire = event.to_wire()
+    assert wire["type"] == "user_takeover" and wire["urlBefore"] == url + "/login"
+    assert wire["endedAt"] == 1_700_000_042_400
+    assert parse_event(wire) == event  # page-agent's type, extended: stored and read back whole
+    asked = UserTakeoverEvent(reason="agent_request", started_at=0, ended_at=5000, actions=[])
+    assert asked.to_prompt() == "<user_takeover>The user took over for 5 s (you asked them to): they did nothing " \
+        "you can see</user_takeover>"

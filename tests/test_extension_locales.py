@@ -1,5 +1,6 @@
-"""The extension's words: both languages have the same keys, and every key the popup's HTML and JS use
-(literal or built from a list the code keeps) exists. Browser-free: it reads the files."""
+"""The extension's words: both languages have the same keys, and every key the popup's, the overlay's and the
+worker's HTML and JS use (literal or built from a list the code keeps) exists. Browser-free: it reads the
+files."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def source(*names: str) -> str:
 
 def used_keys() -> set[str]:
     html = source("popup.html")
-    js = re.sub(r"^\s*//.*$", "", source("popup.js", "lib/timeline.js", "lib/i18n.js"), flags=re.M)
+    js = re.sub(r"^\s*//.*$", "", source("popup.js", "lib/timeline.js", "lib/i18n.js", "content/overlay.js",
+                                          "worker/takeover.js"), flags=re.M)
     manifest = source("manifest.json")
     keys = set(re.findall(r'data-i18n(?:-placeholder|-title)?="(\w+)"', html))
     keys |= set(re.findall(r'\bt\(\s*"(\w+)"', js))  # t("key", …)
@@ -33,6 +35,7 @@ def used_keys() -> set[str]:
     keys |= set(re.findall(r"__MSG_(\w+)__", manifest))
     keys |= set(re.findall(r'\b(?:one|many)?\s*"(\w+(?:One|Many))"', js))  # count(n, "stepsOne", "stepsMany")
     keys |= set(re.findall(r'\w+: "(err\w+)"', js))  # ERROR_CODES
+    keys |= set(re.findall(r'\w+: "(overlay_\w+)"', js))  # the overlay's PILL words
     # keys built from a kind: t(`fail_${kind}`), t(`status_${status}`), t(`test_${problem}`)
     failures = re.search(r"const FAILURES = \[(.*?)\];", js, re.S)
     assert failures, "timeline.js has no FAILURES list"

@@ -59,6 +59,8 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     assert out.rstrip().endswith("✅ completed: Typed Grace's name and email")
     assert out.index("step 1") < out.index("step 2") < out.index("step 3")
     assert "Step 1 of 6" in server.requests[0]["messages"][1]["content"]
+    offered = json.dumps(server.requests[0]["tools"])  # nobody to answer or take the controls: not offered
+    assert "request_takeover" not in offered and "ask_user" not in offered
     assert {k.lower(): v for k, v in server.headers[0].items()}["authorization"] == f"Bearer {API_KEY}"
 
     store = TaskStore(tmp_path / "data" / "tasks.sqlite3")

@@ -74,3 +74,13 @@ async def test_a_listener_added_later_is_offered_at_the_next_step(browser: Brows
 
 async def _node_id(ref: ElementRef) -> object:
     return (await node_property(ref, "this.id || this.localName"), ref.session.session_id)
+
+
+async def test_the_extensions_overlay_is_not_part_of_the_page_state(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("state_overlay.html"))
+    state = await get_state(browser, tab)
+    assert "Pay now" in state.text, state.text
+    for text in ("Take over", "Stop", "Agent goal", "What I did", "tabpilot", "region"):
+        assert text not in state.text, state.text
+    assert set((await ids_by_index(state)).values()) == {"pay"}, state.text
+    await browser.close_tab(tab.target_id)

@@ -19,6 +19,7 @@ MaybeAwaitable = Any  # a value, or an awaitable of it: hooks and callbacks may 
 PageInstructions = Callable[[str], str | None]
 PageContentTransform = Callable[[str], "str | Awaitable[str]"]
 AskUser = Callable[[str], "str | Awaitable[str]"]
+RequestTakeover = Callable[[str], "Awaitable[Any]"]  # the reason → the UserTakeoverEvent once handed back
 
 
 class AgentConfig(BaseModel):
@@ -41,6 +42,9 @@ class AgentConfig(BaseModel):
     """Called on the page text before it goes to the model (masking, inspection)."""
     ask_user: AskUser | None = Field(default=None, exclude=True)
     """Answers the model's questions; without it the `ask_user` tool is not offered."""
+    request_takeover: RequestTakeover | None = Field(default=None, exclude=True)
+    """Hands the controls to the user (the model's reason shown) and returns the `UserTakeoverEvent` once
+    they hand back; without it the `request_takeover` tool is not offered. A task run always sets it."""
     custom_tools: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """name → `tools.Tool`: adds one, overrides a built-in of that name; name → None removes one."""
 

@@ -58,6 +58,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
+TOOK_OVER_RESULT = (
+    "⏸ The user took the controls before this action finished, so it was abandoned (not an error). "
+    "What they did is in their takeover note; read the page as it is now before going on."
+)
 MAX_STEPS_MESSAGE = "Step count exceeded maximum limit"
 LOOP_REPEATS = 3  # the same action on an unchanged page this many times in a row is a loop
 WAIT_WARNING_SECONDS = 3
@@ -98,6 +102,8 @@ class Agent(AsyncIOEventEmitter):
         self._resumed = asyncio.Event()
         self._resumed.set()
         self._thinking: asyncio.Task[Any] | None = None
+        self._acting: asyncio.Future[Any] | None = None
+        self._user_has_controls = False  # set by pause(abandon=True) until resume()
         self._previous_state: BrowserState | None = None
         self._last_url: str | None = None  # None: no page seen yet (where a task starts is no navigation)
         self._total_wait = 0.0
@@ -145,10 +151,15 @@ class Agent(AsyncIOEventEmitter):
     def paused(self) -> bool:
         return not self._resumed.is_set()
 
-    def pause(self, reason: str | None = None) -> bool:
+    def pause(self, reason: str | None = None, *, abandon: bool = False) -> bool:
         """Hold the run before its next step; a model call in flight is cancelled (and asked again on
-        resume), an action already under way finishes. May be called before `execute`. False if
-        already paused."""
+        resume). An action already under way finishes, or with `abandon` (the user took the controls) is
+        cancelled where it is and its step says so. May be called before `execute`. False if already
+        paused (an action is still abandoned if asked)."""
+        if abandon:
+            self._user_has_controls = True
+            if self._acting is not None:
+                self._acting.cancel()
         if self.paused:
             return False
         self._resumed.clear()
@@ -161,6 +172,7 @@ class Agent(AsyncIOEventEmitter):
         """Let a paused run go on; False if it was not paused."""
         if not self.paused:
             return False
+        self._user_has_controls = False
         self._resumed.set()
         self._activity(ResumedActivity())
         return True
@@ -213,6 +225,7 @@ class Agent(AsyncIOEventEmitter):
             asyncio.current_task().uncancel()  # type: ignore[union-attr]  # stopped while the task ended
         except Exception:
             log.exception("on_after_task hook failed")
+        self._user_has_controls = False
         self._resumed.set()  # a pause ends with its run: the next execute starts unpaused
         return result
 
@@ -318,17 +331,27 @@ class Agent(AsyncIOEventEmitter):
         self._activity(ExecutingActivity(tool=name, input=output.input_wire))
         started = time.monotonic()
         context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
+        acting = self._acting = asyncio.ensure_future(_maybe_await(self.tools[name].execute(context, tool_input)))
         try:
-            result = await _maybe_await(self.tools[name].execute(context, tool_input))
+            result = await acting
             text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not acting.cancelled() or current is None or current.cancelling():
+                raise  # the run is stopping
+            text = TOOK_OVER_RESULT  # pause(abandon=True) cancelled only the action
         except BrowserError as exc:  # a bad index, a stale element, a closed tab: the model can fix it
-            text = f"❌ {exc}"
+            # ... unless the user took the controls meanwhile: then input was refused on purpose
+            text = TOOK_OVER_RESULT if self._user_has_controls else f"❌ {exc}"
         except Exception as exc:  # a custom tool's bug must not end the task
             log.exception("tool %s failed", name)
             text = f"❌ {name} failed: {exc}"
+        finally:
+            self._acting = None
         duration = (time.monotonic() - started) * 1000
         self._activity(ExecutedActivity(tool=name, input=output.input_wire, output=text, duration=round(duration, 1)))
-        self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if name == "wait" else 0.0
+        waited = name == "wait" and text != TOOK_OVER_RESULT
+        self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if waited else 0.0
         self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
         del self._recent_actions[:-LOOP_REPEATS]
         return text

@@ -2,7 +2,8 @@
 
 Built-in names and inputs are page-agent's (done, wait, ask_user, click_element_by_index, input_text,
 select_dropdown_option, scroll, scroll_horizontally, execute_javascript) plus the browser layer's
-other actions. Custom tools come from `tool()`:
+other actions and `request_takeover` (hand the controls to the user; offered when a handler is set,
+as every task run does). Custom tools come from `tool()`:
 
     class Lookup(BaseModel):
         sku: str
@@ -102,6 +103,10 @@ class AskUserInput(ToolInput):
     question: str
 
 
+class RequestTakeoverInput(ToolInput):
+    reason: str = Field(description="what the user should do, e.g. 'Please log in, then hand back'")
+
+
 class IndexInput(ToolInput):
     index: int = Field(ge=0)
 
@@ -166,13 +171,28 @@ async def _wait(ctx: ToolContext, args: WaitInput) -> str:
 
 
 async def _ask_user(ctx: ToolContext, args: AskUserInput) -> str:
+    from .types import QuestionActivity
+
     ask = ctx.agent.config.ask_user
     if ask is None:
         raise ActionError("Asking the user is not available.")
+    ctx.agent.emit("activity", QuestionActivity(question=args.question))
     answer = ask(args.question)
     if inspect.isawaitable(answer):
         answer = await answer
     return f"User answered: {answer}"
+
+
+async def _request_takeover(ctx: ToolContext, args: RequestTakeoverInput) -> str:
+    from .types import UserTakeoverEvent
+
+    request = ctx.agent.config.request_takeover
+    if request is None:
+        raise ActionError("Handing the controls to the user is not available.")
+    event = await request(args.reason)
+    account = event.to_prompt() if isinstance(event, UserTakeoverEvent) else str(event)
+    account = account.removeprefix("<user_takeover>").removesuffix("</user_takeover>")
+    return f"✅ The user handed the controls back. {account}. Read the page again: it may have changed."
 
 
 async def _click(ctx: ToolContext, args: IndexInput) -> str:
@@ -275,6 +295,12 @@ BUILTIN_TOOLS: dict[str, Tool] = {
         AskUserInput,
         _ask_user,
     ),
+    "request_takeover": Tool(
+        "Hand the controls to the user and wait until they hand back: for what only they can or should do "
+        "(log in, solve a captcha, enter a 2FA code, confirm a payment). `reason` tells them what to do.",
+        RequestTakeoverInput,
+        _request_takeover,
+    ),
     "click_element_by_index": Tool("Click the element with this index.", IndexInput, _click),
     "input_text": Tool("Click into the input element with this index and type the text.", InputTextInput, _input_text),
     "select_dropdown_option": Tool(
@@ -312,6 +338,8 @@ def assemble_tools(config: Any) -> dict[str, Tool]:
         tools.pop("execute_javascript")
     if config.ask_user is None:
         tools.pop("ask_user")
+    if config.request_takeover is None:
+        tools.pop("request_takeover")
     if not config.upload_paths:
         tools.pop("upload_file")
     for name, custom in config.custom_tools.items():

@@ -70,6 +70,13 @@ class ResumedActivity(WireModel):
     type: Literal["resumed"] = "resumed"
 
 
+class QuestionActivity(WireModel):
+    """tabpilot's own: the agent asked the user (`ask_user`) and waits for the answer."""
+
+    type: Literal["question"] = "question"
+    question: str
+
+
 AgentActivity = Annotated[
     ThinkingActivity
     | ExecutingActivity
@@ -78,7 +85,8 @@ AgentActivity = Annotated[
     | ErrorActivity
     | PausedActivity
     | ResumedActivity
-    | WaitingActivity,
+    | WaitingActivity
+    | QuestionActivity,
     Field(discriminator="type"),
 ]
 
@@ -148,25 +156,79 @@ class ObservationEvent(WireModel):
         return f"<sys>{_clip(self.content, 1000)}</sys>"
 
 
+TakeoverReason = Literal["user", "implicit", "agent_request"]
+HIDDEN_VALUE = "•••"  # what capture.js reports for a password / one-time-code / card field
+
+
 class UserTakeoverEvent(WireModel):
-    """The user took the controls. page-agent's event has only `type`; tabpilot adds what the user
-    did (`actions`: one dict per recorded input), when (epoch milliseconds) and an optional note."""
+    """The user had the controls. page-agent's event has only `type`; tabpilot adds why (`reason`),
+    when (epoch milliseconds), where (the URL before and after), what the user did (`actions`: one
+    semantic action each, `{kind, target, value?, url, at}` as capture.js reports them) and their note."""
 
     type: Literal["user_takeover"] = "user_takeover"
-    actions: list[dict[str, Any]] = Field(default_factory=list)
+    reason: TakeoverReason | None = None
     started_at: float | None = None
     ended_at: float | None = None
+    url_before: str | None = None
+    url_after: str | None = None
+    actions: list[dict[str, Any]] = Field(default_factory=list)
     note: str | None = None
 
     def to_prompt(self, full: bool = True) -> str:
-        text = "User took over control and made changes to the page"
-        if full and self.actions:
-            done = [_one_line(str(a.get("description") or _compact(a)), 100) for a in self.actions[-8:]]
-            skipped = len(self.actions) - len(done)
-            text += ": " + "; ".join(done) + (f" (and {skipped} earlier actions)" if skipped else "")
+        """A plain account for the model, outside the page state: how long, what they did (values typed
+        included, hidden ones not), where the page is now, and their note."""
+        text = "The user took over"
+        if self.started_at is not None and self.ended_at is not None:
+            text += f" for {max(0, round((self.ended_at - self.started_at) / 1000))} s"
+        if self.reason == "agent_request":
+            text += " (you asked them to)"
+        elif self.reason == "implicit":
+            text += " (they used the page while you were working)"
+        steps = [describe_action(a) for a in self.actions]
+        steps = [step for step in steps if step]
+        shown = steps[-40:] if full else steps[-3:]
+        if shown:
+            skipped = len(steps) - len(shown)
+            text += ": " + ("… " if skipped else "") + "; ".join(shown)
+        elif full:
+            text += ": they did nothing you can see"
+        if self.url_after:
+            text += f"; page is now {self.url_after}"
         if self.note:
-            text += f". The user's note: {_clip(self.note, 500)}"
-        return f"<sys>{text}</sys>"
+            text += f". Their note: {_clip(self.note, 1000 if full else 200)}"
+        return f"<user_takeover>{text}</user_takeover>"
+
+
+def describe_action(action: Any) -> str:
+    """One recorded action as the model reads it, e.g. `typed in textbox "Email" → "ada@example.org"`."""
+    if not isinstance(action, dict):
+        return _one_line(str(action), 200)
+    kind = action.get("kind")  # records made before capture.js have only a `description`
+    target = _one_line(str(action.get("target") or ""), 120)
+    value = action.get("value")
+    shown = None if value is None else _one_line(str(value), 200)
+    if kind == "click":
+        text = f"clicked {target}"
+    elif kind == "input":
+        typed = "(hidden)" if shown == HIDDEN_VALUE else f"→ {json.dumps(shown or '', ensure_ascii=False)}"
+        text = f"typed in {target} {typed}"
+    elif kind == "select":
+        text = f"chose {json.dumps(shown or '', ensure_ascii=False)} in {target}"
+    elif kind == "check":
+        text = f"{'unchecked' if shown == 'unchecked' else 'checked'} {target}"
+    elif kind == "submit":
+        text = f"submitted {target}"
+    elif kind == "key":
+        text = f"pressed {shown}" + (f" in {target}" if target else "")
+    elif kind == "navigate":
+        text = f"went to {shown or action.get('url')}"
+    elif kind == "scroll":
+        text = f"scrolled {target or 'the page'} {shown or ''}".rstrip()
+    elif kind == "tab":
+        text = f"{shown or 'switched to'} {target}".rstrip()
+    else:  # an older record: {description} or anything else
+        text = str(action.get("description") or _compact(action))
+    return _one_line(text, 300)
 
 
 class RetryEvent(WireModel):

@@ -69,10 +69,15 @@ async def send(
     element: ElementRef | None = None,
     timeout: float = ELEMENT_TIMEOUT,
 ) -> dict[str, Any]:
-    """session.send, with every failure mapped to BrowserError/ActionError/TabClosed."""
+    """session.send, with every failure mapped to BrowserError/ActionError/TabClosed. Input.* is logged
+    as this host's own input, or refused while the user has the controls."""
     check_open(tab)
+    is_input = method.startswith("Input.")
+    if is_input and tab.input_log.refused:
+        raise ActionError(tab.input_log.refused)
     try:
-        return await session.send(method, params, timeout=timeout)
+        with tab.input_log.dispatching(is_input):
+            return await session.send(method, params, timeout=timeout)
     except CDPTimeout as exc:
         raise ActionError(
             f"The page did not respond within {timeout:g} s ({method}); it may be busy or showing a dialog."

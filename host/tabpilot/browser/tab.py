@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from ..cdp import CDPConnectionClosed, CDPError, CDPSession
 from .errors import PageCrashed, PageScriptError, TabClosed
+from .inputlog import InputLog
 
 T = TypeVar("T")
 
@@ -52,6 +53,7 @@ class Tab:
         self._tracking_frames = False
         self._frame_setups: set[asyncio.Future[Any]] = set()
         self._frame_handlers: set[str | None] = set()
+        self.input_log = InputLog()  # when this host dispatched input here (the user's input is the rest)
 
     @property
     def closed(self) -> bool:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..browser.browser import Browser
     from ..taskrun.events import RunFinished, RunUpdate
     from ..taskrun.run import TaskRun
+    from .controls import TerminalControls
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -106,6 +107,7 @@ class Job:
     source: str = "cli"
     step_delay: float = 0.4
     banner: str | None = None
+    stdin: TextIO | None = None  # where the person answers and presses Enter (default: sys.stdin)
 
 
 async def run_job(job: Job, out: TextIO | None = None) -> int:
@@ -114,6 +116,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     from ..store.tasks import StoreError, TaskStore
     from ..taskrun.plan import PlanError, TaskOverrides, plan_task
     from ..taskrun.run import TaskRun
+    from .controls import TerminalControls
 
     out = out or sys.stdout
     server = None
@@ -141,14 +144,23 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             await browser.close()
             print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_FAILED
+        stdin = job.stdin or sys.stdin
+        visible = job.headed or bool(job.cdp_url)  # a person can see the page and take the controls
+        interactive = visible or _is_terminal(stdin)  # … or at least answer questions
+        controls: TerminalControls | None = None
         try:
             store.mark_interrupted()
-            task_run = TaskRun(plan, store, browser)
+            task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible)
             if not job.json_output:
                 task_run.observers.append(RunPrinter(out))
             await task_run.begin(tab_url)
-            finished = await _execute(task_run)
+            if interactive:
+                controls = TerminalControls(task_run, sys.stderr if job.json_output else out, stdin=stdin)
+                await controls.start(capture=visible)
+            finished = await _execute(task_run, controls)
         finally:
+            if controls is not None:
+                await controls.close()
             store.close()
         _print_result(finished, job, out)
         if finished.status == "stopped":
@@ -157,6 +169,13 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     finally:
         if server is not None:
             server.close()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 class OpenFailed(Exception):
@@ -195,13 +214,19 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
         raise
 
 
-async def _execute(task_run: TaskRun) -> RunFinished:
-    """Run the task; Ctrl-C (or SIGTERM) stops it cleanly (the result and the record say `stopped`)."""
+async def _execute(task_run: TaskRun, controls: TerminalControls | None = None) -> RunFinished:
+    """Run the task; Ctrl-C (or SIGTERM) stops it cleanly (the result and the record say `stopped`; what
+    the user was still typing while they had the controls is kept)."""
     loop = asyncio.get_running_loop()
     stopper: set[asyncio.Task[None]] = set()
 
+    async def stop() -> None:
+        if controls is not None:
+            await controls.flush()
+        await task_run.stop()
+
     def on_interrupt() -> None:
-        stopper.add(loop.create_task(task_run.stop()))
+        stopper.add(loop.create_task(stop()))
 
     # SIGHUP: the terminal was closed; stop like Ctrl-C so the record says `stopped` and the browser closes.
     stop_signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
@@ -264,7 +289,13 @@ def _event_lines(event: dict[str, Any]) -> list[str]:
     if kind == "error":
         return [f"  ✖ {event.get('message')}"]
     if kind == "user_takeover":
-        return ["  ✋ you took over"]
+        from ..agent.types import parse_event
+
+        try:
+            account = parse_event(event).to_prompt()
+        except ValueError:
+            account = "The user took over"
+        return [f"  ✋ {_clip(account.removeprefix('<user_takeover>').removesuffix('</user_takeover>'), 1000)}"]
     return []
 
 

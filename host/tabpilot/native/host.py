@@ -37,11 +37,15 @@ if TYPE_CHECKING:
         SettingsData,
         SettingsSet,
         SettingsTest,
+        TakeoverActions,
+        TaskAnswer,
         TaskGet,
+        TaskHandback,
         TaskPause,
         TaskResume,
         TaskStart,
         TaskStop,
+        TaskTakeover,
     )
 
 log = logging.getLogger(__name__)
@@ -74,6 +78,10 @@ class NativeHost:
             "task.list": self._task_list,
             "task.pause": self._task_pause,
             "task.resume": self._task_resume,
+            "task.takeover": self._task_takeover,
+            "takeover.actions": self._takeover_actions,
+            "task.handback": self._task_handback,
+            "task.answer": self._task_answer,
             "settings.get": self._settings_get,
             "settings.set": self._settings_set,
             "settings.test": self._settings_test,
@@ -251,6 +259,23 @@ class NativeHost:
 
     async def _task_resume(self, request: TaskResume) -> dict[str, Any]:
         self.tasks.resume(request.task_id)
+        return {}
+
+    async def _task_takeover(self, request: TaskTakeover) -> dict[str, Any]:
+        await self.tasks.take_over(request.task_id, request.reason)
+        return {}
+
+    async def _takeover_actions(self, request: TakeoverActions) -> dict[str, Any]:
+        actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
+        self.tasks.add_takeover_actions(request.task_id, actions)
+        return {}
+
+    async def _task_handback(self, request: TaskHandback) -> dict[str, Any]:
+        await self.tasks.hand_back(request.task_id, request.note)
+        return {}
+
+    async def _task_answer(self, request: TaskAnswer) -> dict[str, Any]:
+        self.tasks.answer(request.task_id, request.answer)
         return {}
 
     async def _settings_get(self, request: Any) -> SettingsData:

@@ -192,6 +192,42 @@ class TaskResume(Request):
     task_id: str = Field(alias="taskId", min_length=1)
 
 
+# --- user takeover (issue 10): the user takes the controls of a task and hands them back ----------
+class TakeoverAction(WireModel):
+    """One semantic action capture.js recorded: `target` names the element as a person would
+    (`textbox "Email"`); `value` is "•••" for password / one-time-code / card fields."""
+
+    kind: Literal["click", "input", "select", "check", "submit", "key", "navigate", "scroll", "tab"]
+    target: str = Field("", max_length=1000)
+    value: str | None = Field(None, max_length=20_000)
+    url: str = Field("", max_length=10_000)
+    at: float
+
+
+class TaskTakeover(Request):
+    type: Literal["task.takeover"]
+    task_id: str = Field(alias="taskId", min_length=1)
+    reason: Literal["user", "implicit"] = "user"
+
+
+class TakeoverActions(Request):
+    type: Literal["takeover.actions"]
+    task_id: str = Field(alias="taskId", min_length=1)
+    actions: list[TakeoverAction] = Field(max_length=1000)
+
+
+class TaskHandback(Request):
+    type: Literal["task.handback"]
+    task_id: str = Field(alias="taskId", min_length=1)
+    note: str | None = Field(None, max_length=5000)
+
+
+class TaskAnswer(Request):
+    type: Literal["task.answer"]
+    task_id: str = Field(alias="taskId", min_length=1)
+    answer: str = Field(max_length=5000)
+
+
 class TaskPush(HostPush):
     task_id: str = Field(alias="taskId")
 
@@ -212,6 +248,14 @@ class TaskActivityPush(TaskPush):
 class TaskEventPush(TaskPush):
     type: Literal["task.event"] = "task.event"
     event: dict[str, Any]  # one HistoricalEvent, as recorded
+
+
+class TaskControlPush(TaskPush):
+    """Who has the controls (`control`: null while the agent works) and the agent's pending question."""
+
+    type: Literal["task.control"] = "task.control"
+    control: dict[str, Any] | None  # {by: "user", reason, startedAt, message?}
+    question: str | None
 
 
 class TaskResultPush(TaskPush):

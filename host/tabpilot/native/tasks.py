@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..taskrun.events import RunUpdate
     from ..taskrun.plan import TaskOverrides
     from ..taskrun.run import TaskRun
+    from ..taskrun.takeover import Reason
     from .messages import ExecutionConfig, TaskStart
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,8 @@ class HostTask:
             "status": run.status,
             "history": list(run.history),
             "activity": run.activity,
+            "control": run.control,
+            "question": run.question,
         }
         if run.finished is not None:
             snap["result"] = run.finished.result
@@ -164,8 +167,8 @@ class TaskManager:
 
     # --- run events → pushes --------------------------------------------------------------------
     def _on_update(self, entry: HostTask, update: RunUpdate) -> None:
-        from ..taskrun.events import RunActivity, RunEvent, RunFinished, RunStarted, RunStatus
-        from .messages import TaskActivityPush, TaskEventPush, TaskResultPush, TaskStatusPush
+        from ..taskrun.events import RunActivity, RunControl, RunEvent, RunFinished, RunStarted, RunStatus
+        from .messages import TaskActivityPush, TaskControlPush, TaskEventPush, TaskResultPush, TaskStatusPush
 
         if isinstance(update, RunStarted):
             entry.task_id = update.task_id
@@ -177,6 +180,8 @@ class TaskManager:
             self._push(TaskEventPush(taskId=task_id, event=update.event))
         elif isinstance(update, RunActivity):
             self._push(TaskActivityPush(taskId=task_id, activity=update.activity))
+        elif isinstance(update, RunControl):
+            self._push(TaskControlPush(taskId=task_id, control=update.control, question=update.question))
         elif isinstance(update, RunFinished):
             self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
             self._push(TaskStatusPush(taskId=task_id, status=update.status))
@@ -230,6 +235,24 @@ class TaskManager:
 
     def resume(self, task_id: str) -> None:
         self._running(task_id).resume()
+
+    # --- the user at the controls ---------------------------------------------------------------
+    async def take_over(self, task_id: str, reason: Reason) -> None:
+        """The user takes the controls (a no-op if they have them already)."""
+        await self._running(task_id).take_over(reason)
+
+    def add_takeover_actions(self, task_id: str, actions: list[dict[str, Any]]) -> None:
+        if not self._running(task_id).add_takeover_actions(actions):
+            raise RequestFailed(f"the user does not have the controls of task {task_id} (no task.takeover, "
+                                "or it was handed back): these actions were not recorded", "bad_request")
+
+    async def hand_back(self, task_id: str, note: str | None) -> None:
+        if await self._running(task_id).hand_back(note) is None:
+            raise RequestFailed(f"the user does not have the controls of task {task_id}", "bad_request")
+
+    def answer(self, task_id: str, answer: str) -> None:
+        if not self._running(task_id).answer(answer):
+            raise RequestFailed(f"task {task_id} has no question waiting for an answer", "bad_request")
 
     def _find(self, task_id: str) -> HostTask:
         entry = self._tasks.get(task_id)

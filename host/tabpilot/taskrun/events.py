@@ -1,7 +1,7 @@
 """What a `TaskRun` tells its observers, in the order it happens.
 
-`RunStarted` once, then any number of `RunStatus` / `RunEvent` / `RunActivity`, then `RunFinished`
-once. Events and activities are the page-agent wire JSON as recorded and shown: secrets scrubbed,
+`RunStarted` once, then any number of `RunStatus` / `RunEvent` / `RunActivity` / `RunControl`, then
+`RunFinished` once. Events and activities are the page-agent wire JSON as recorded and shown: secrets scrubbed,
 raw model I/O only with debug capture on. A final status comes only with `RunFinished`, sent once the
 record says so and the tab is released (a new task on that tab can start at once)."""
 
@@ -45,6 +45,15 @@ class RunActivity:
 
 
 @dataclass(frozen=True)
+class RunControl:
+    """Who has the controls and what the agent asks, whenever either changes: `control` is None while
+    the agent works, else `{by: "user", reason, startedAt, message?}`; `question` the pending ask_user."""
+
+    control: dict[str, Any] | None
+    question: str | None
+
+
+@dataclass(frozen=True)
 class RunFinished:
     status: FinalStatus
     result: dict[str, Any]  # ExecutionResult wire JSON: success, data, history (as recorded and shown)
@@ -58,4 +67,4 @@ class RunFinished:
         return str(self.result.get("data", ""))
 
 
-RunUpdate = RunStarted | RunStatus | RunEvent | RunActivity | RunFinished
+RunUpdate = RunStarted | RunStatus | RunEvent | RunActivity | RunControl | RunFinished

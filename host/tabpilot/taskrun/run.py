@@ -16,11 +16,24 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .events import FINAL_STATUSES, FinalStatus, RunActivity, RunEvent, RunFinished, RunStarted, RunStatus, RunUpdate
+from .events import (
+    FINAL_STATUSES,
+    FinalStatus,
+    RunActivity,
+    RunControl,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    RunUpdate,
+)
+from .takeover import Reason, Takeover, now_ms
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
+    from ..agent.types import UserTakeoverEvent
     from ..browser.browser import Browser
+    from ..browser.tab import Tab
     from ..llm import LLMClient
     from ..store.tasks import TaskStore
     from .plan import TaskPlan
@@ -28,14 +41,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
+TAKEN_OVER = "The user took the controls; no input is sent to the page until they hand back."
+URL_READ_TIMEOUT = 3.0  # reading the tab's URL for a takeover's record; a page that hangs must not hold it up
 
 Observer = Callable[[RunUpdate], None]
 
 
 class TaskRun:
-    """Owns the browser it is given (closed when the run ends); shares the store."""
+    """Owns the browser it is given (closed when the run ends); shares the store.
 
-    def __init__(self, plan: TaskPlan, store: TaskStore, browser: Browser) -> None:
+    `can_ask` / `can_hand_over`: whether someone can answer the model's `ask_user` and take the controls
+    it hands over with `request_takeover` (the popup always can; a terminal only when a person sees the
+    browser or types answers). Without, those tools are not offered."""
+
+    def __init__(
+        self, plan: TaskPlan, store: TaskStore, browser: Browser, *, can_ask: bool = True, can_hand_over: bool = True
+    ) -> None:
         self.plan = plan
         self.store = store
         self.browser = browser
@@ -46,11 +67,18 @@ class TaskRun:
         self.activity: dict[str, Any] | None = None
         self.finished: RunFinished | None = None
         self.agent: Agent | None = None
+        self.can_ask = can_ask
+        self.can_hand_over = can_hand_over
         self._llm: LLMClient | None = None
         self._stop_requested = False
         self._stopped_because: str | None = None
         self._record_failure: str | None = None
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
+        self._takeover: Takeover | None = None
+        self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
+        self._question: str | None = None
+        self._answer: asyncio.Future[str] | None = None
+        self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
 
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
@@ -70,7 +98,12 @@ class TaskRun:
         except BaseException:
             await self._release()
             raise
-        agent = self.agent = Agent(self.browser, self._llm, self.plan.agent)
+        helpers: dict[str, Any] = {}
+        if self.can_hand_over:
+            helpers["request_takeover"] = self._request_takeover
+        if self.can_ask and self.plan.agent.ask_user is None:
+            helpers["ask_user"] = self._ask_user
+        agent = self.agent = Agent(self.browser, self._llm, self.plan.agent.model_copy(update=helpers))
         agent.on("historychange", self._on_history)
         agent.on("statuschange", self._on_status)
         agent.on("activity", self._on_activity)
@@ -102,6 +135,9 @@ class TaskRun:
         return self.finished
 
     async def _finish(self, data: str | None, success: bool) -> None:
+        if self._takeover is not None:  # the run ended while the user had the controls: keep what they did
+            self._append((await self._end_takeover(None)).to_wire())
+        self._close_question()
         status = self._final_status()
         if self._record_failure is not None:
             self._append(_error_event(self._record_failure))  # stored if the store takes it at all
@@ -153,6 +189,12 @@ class TaskRun:
         self._stop_requested = True
         if because is not None and self._stopped_because is None:
             self._stopped_because = because
+        if self._takeover is not None:  # Stop while the user has the controls: what they did is recorded first
+            event = await self._end_takeover(None)
+            if self.agent is not None and self.agent.running:
+                self.agent.push_takeover(event)
+            else:
+                self._append(event.to_wire())
         if self.agent is not None:
             await self.agent.stop()
 
@@ -166,6 +208,128 @@ class TaskRun:
     @property
     def paused(self) -> bool:
         return self.agent is not None and self.agent.paused
+
+    # --- the user at the controls ---------------------------------------------------------------
+    @property
+    def control(self) -> dict[str, Any] | None:
+        return None if self._takeover is None else self._takeover.control()
+
+    @property
+    def question(self) -> str | None:
+        return self._question
+
+    @property
+    def taken_over(self) -> bool:
+        return self._takeover is not None
+
+    async def take_over(self, reason: Reason, message: str | None = None) -> bool:
+        """The user takes the controls: the run pauses at once (a model call in flight is cancelled; an
+        action under way is abandoned, except the agent's own request_takeover). False if the user
+        already has them, or the run has not begun or is over."""
+        agent = self.agent
+        if self.finished is not None or agent is None or self._takeover is not None:
+            return False
+        takeover = self._takeover = Takeover(reason=reason, started_at=now_ms(), message=message)
+        agent.pause(reason, abandon=reason != "agent_request")
+        self._tell_control()
+        tab = await self._tab()
+        if tab is not None:  # an action still under way can send no more input
+            self._refused_tab = tab
+            tab.input_log.refused = TAKEN_OVER
+        takeover.url_before = await self._current_url()
+        log.info("task %s: the user took over (%s)", self.task_id, reason)
+        return True
+
+    def add_takeover_actions(self, actions: list[dict[str, Any]]) -> bool:
+        """Actions capture.js recorded, in order; False if the user does not have the controls."""
+        if self._takeover is None:
+            return False
+        self._takeover.add(actions)
+        return True
+
+    async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
+        """The user hands the controls back: ONE user_takeover event is appended (recorded and told at
+        once), then the run goes on and the agent reads the page again. None if they did not have them."""
+        if self._takeover is None or self.finished is not None:
+            return None
+        event = await self._end_takeover(note)
+        if self.agent is not None and self.agent.running:
+            self.agent.push_takeover(event)
+        else:
+            self._append(event.to_wire())
+        if self.agent is not None:
+            self.agent.resume()
+        for waiter in self._handed_back:
+            if not waiter.done():
+                waiter.set_result(event)
+        self._handed_back.clear()
+        log.info("task %s: the user handed back after %d action(s)", self.task_id, len(event.actions))
+        return self.history[-1] if self.history else None
+
+    async def _end_takeover(self, note: str | None) -> UserTakeoverEvent:
+        takeover, self._takeover = self._takeover, None  # actions sent from now on are refused
+        assert takeover is not None
+        ended_at = now_ms()
+        if self._refused_tab is not None:
+            self._refused_tab.input_log.refused = None
+            self._refused_tab = None
+        self._tell_control()
+        return takeover.event(url_after=await self._current_url(), note=note, ended_at=ended_at)
+
+    async def _tab(self) -> Tab | None:
+        try:
+            async with asyncio.timeout(URL_READ_TIMEOUT):
+                return await self.browser.current_tab()
+        except Exception:
+            log.debug("no current tab", exc_info=True)
+            return None
+
+    async def _current_url(self) -> str | None:
+        try:
+            async with asyncio.timeout(URL_READ_TIMEOUT):
+                tab = await self.browser.current_tab()
+                return await tab.url()
+        except Exception:
+            log.debug("could not read the tab's URL", exc_info=True)
+            return None
+
+    async def _request_takeover(self, reason: str) -> UserTakeoverEvent:
+        """The model's `request_takeover`: pause with the model's reason shown, wait for Hand back."""
+        waiter: asyncio.Future[UserTakeoverEvent] = asyncio.get_running_loop().create_future()
+        self._handed_back.append(waiter)
+        if self._takeover is None:
+            await self.take_over("agent_request", message=reason)
+        return await waiter
+
+    async def _ask_user(self, question: str) -> str:
+        """The model's `ask_user`: the question waits for `answer()` (the popup, overlay or terminal)."""
+        self._close_question()
+        answer = self._answer = asyncio.get_running_loop().create_future()
+        self._question = question
+        self._tell_control()
+        try:
+            return await answer
+        finally:
+            if self._answer is answer:
+                self._close_question()
+
+    def answer(self, text: str) -> bool:
+        """The answer to the pending question; False if none is pending."""
+        if self._answer is None or self._answer.done():
+            return False
+        self._answer.set_result(text)
+        return True
+
+    def _close_question(self) -> None:
+        answer, self._answer = self._answer, None
+        if answer is not None and not answer.done():
+            answer.cancel()
+        if self._question is not None:
+            self._question = None
+            self._tell_control()
+
+    def _tell_control(self) -> None:
+        self._tell(RunControl(self.control, self._question))
 
     # --- what the agent reports -----------------------------------------------------------------
     def _shown(self, value: Any) -> Any:

@@ -278,6 +278,7 @@
         const el = node;
         const tag = el.nodeName.toUpperCase();
         if (tag === "HEAD" || tag === "SCRIPT" || tag === "STYLE" || tag === "TEMPLATE") return;
+        if (el.hasAttribute("data-tabpilot-overlay")) return;  // the extension's own overlay: not the page
         const r = el.getBoundingClientRect();
         if (r.height > 0 && (r.bottom < -MARGIN || r.top > vh + MARGIN) && tag !== "HTML" && tag !== "BODY") {
           if (prunedInside(el, parent, r)) return;

@@ -1,0 +1,471 @@
+// tabpilot's capture script: what the user does in a page while they have the controls (issue 10).
+//
+// ONE file, run in an isolated world in every frame: as the extension's content script, and injected
+// by the host over CDP in `tabpilot run --headed` (then a binding `tabpilotCapture` exists in this
+// world). Modes: "off" (nothing), "watch" (the agent has the controls: report each trusted input event
+// as `capture.input`, for implicit takeover), "record" (the user has the controls: report semantic
+// actions `{kind, target, value?, url, at}` as `capture.action`). See TAKEOVER_CONTRACT.md.
+//
+// Secrets: the value of a password field, of a one-time-code or card (cc-*) field, and of any field
+// that ever was type=password is never read: it is reported as "•••". Key events report no key of
+// plain typing (only Enter, Escape, Tab, … and shortcuts such as Control+a), and `capture.input`
+// reports only the kind of event.
+(() => {
+  "use strict";
+  if (globalThis.__tabpilotCapture) return; // injected twice into one world: the first one works
+  globalThis.__tabpilotCapture = true;
+
+  const HIDDEN = "•••";
+  const NAME_LIMIT = 80;
+  const VALUE_LIMIT = 2000;
+  const SCROLL_IDLE_MS = 1000; // a scroll gesture ends after this long without a wheel event
+  const NAVIGATE_WINDOW_MS = 3000; // a top frame told "record" this soon after it started was navigated to
+  const NAMED_KEYS = new Set([
+    "Enter", "Escape", "Tab", "PageUp", "PageDown", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9",
+    "F10", "F11", "F12",
+  ]);
+  const KEYS_OUTSIDE_FIELDS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "Backspace", "Delete", " "]);
+  const TEXT_INPUT_TYPES = new Set(["", "text", "email", "search", "tel", "url", "password", "number"]);
+
+  const binding = typeof globalThis.tabpilotCapture === "function" ? globalThis.tabpilotCapture : null;
+  const startedAt = Date.now();
+  let mode = "off";
+  let modeSetCount = 0;
+  let lastUrl = location.href;
+  let pendingField = null; // the field being typed in: one `input` action when the user is done with it
+  let pendingScroll = null; // {target, dx, dy, timer}
+  let flushed = null; // while leaving "record": the actions flushed, returned in the mode change's reply
+  let lastWheelReport = 0;
+  const everPassword = new WeakSet();
+  const watchedRoots = new WeakSet();
+
+  // --- the two channels ---------------------------------------------------------------------------
+  function send(message) {
+    try {
+      if (binding) {
+        binding(JSON.stringify(message));
+      } else if (globalThis.chrome?.runtime?.id) {
+        const sent = chrome.runtime.sendMessage(message);
+        if (sent && typeof sent.catch === "function") sent.catch(() => {}); // no listener / extension reloaded
+      }
+    } catch {
+      // the extension was reloaded under this page: nothing to report to any more
+    }
+  }
+
+  function report(action) {
+    if (action.kind !== "navigate") checkNavigation(); // a URL changed since the last action comes first
+    action.url = location.href;
+    action.at = Date.now();
+    if (flushed) flushed.push(action);
+    else send({ type: "capture.action", action });
+  }
+
+  // --- modes --------------------------------------------------------------------------------------
+  function setMode(next) {
+    if (next !== "record" && next !== "watch" && next !== "off") return [];
+    const first = modeSetCount++ === 0;
+    const leaving = mode === "record" && next !== "record";
+    let actions = [];
+    if (leaving) {
+      flushed = [];
+      flushPending();
+      actions = flushed;
+      flushed = null;
+    }
+    if (next === "record" && mode !== "record") {
+      markPasswordFields(document);
+      lastUrl = location.href;
+      if (first && window === window.top && Date.now() - startedAt < NAVIGATE_WINDOW_MS) {
+        report({ kind: "navigate", target: "page", value: location.href });
+      }
+    }
+    mode = next;
+    return actions;
+  }
+
+  if (binding) {
+    globalThis.tabpilotCaptureMode = (next) => JSON.stringify(setMode(next));
+  } else if (globalThis.chrome?.runtime?.onMessage) {
+    chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
+      if (message && message.type === "capture.mode") {
+        sendResponse({ actions: setMode(message.mode) });
+      }
+    });
+  }
+
+  // --- naming elements as a person would: role + accessible name -----------------------------------
+  function roleOf(el) {
+    const explicit = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
+    if (explicit) return explicit;
+    const tag = el.localName;
+    if (tag === "a") return el.hasAttribute("href") ? "link" : "generic";
+    if (tag === "button" || tag === "summary") return "button";
+    if (tag === "select") return el.multiple || el.size > 1 ? "listbox" : "combobox";
+    if (tag === "textarea") return "textbox";
+    if (tag === "input") {
+      const type = (el.getAttribute("type") || "text").toLowerCase();
+      if (type === "checkbox") return "checkbox";
+      if (type === "radio") return "radio";
+      if (type === "search") return "searchbox";
+      if (type === "range") return "slider";
+      if (type === "number") return "spinbutton";
+      if (["submit", "button", "reset", "image"].includes(type)) return "button";
+      return "textbox";
+    }
+    if (el.isContentEditable) return "textbox";
+    if (/^h[1-6]$/.test(tag)) return "heading";
+    if (tag === "img") return "img";
+    if (tag === "form") return "form";
+    if (tag === "option") return "option";
+    if (tag === "label") return "label";
+    return tag;
+  }
+
+  function clean(text, limit = NAME_LIMIT) {
+    const line = String(text || "").replace(/\s+/g, " ").trim();
+    return line.length > limit ? line.slice(0, limit - 1) + "…" : line;
+  }
+
+  function textOf(el) {
+    // visible text, without the values of fields inside it (a label wrapping a password field)
+    let text = "";
+    const walk = (node) => {
+      for (const child of node.childNodes) {
+        if (child.nodeType === Node.TEXT_NODE) text += child.data + " ";
+        else if (child.nodeType === Node.ELEMENT_NODE && !["input", "textarea", "select", "script", "style"].includes(child.localName)) {
+          if (child.localName === "img") text += (child.getAttribute("alt") || "") + " ";
+          else walk(child);
+        }
+        if (text.length > 400) return;
+      }
+    };
+    walk(el);
+    return clean(text);
+  }
+
+  function byIds(el, ids) {
+    const root = el.getRootNode();
+    return ids.split(/\s+/).map((id) => (root.getElementById ? root.getElementById(id) : document.getElementById(id)))
+      .filter(Boolean).map(textOf).join(" ");
+  }
+
+  function nameOf(el) {
+    const labelledBy = el.getAttribute("aria-labelledby");
+    if (labelledBy) {
+      const text = clean(byIds(el, labelledBy));
+      if (text) return text;
+    }
+    const aria = clean(el.getAttribute("aria-label"));
+    if (aria) return aria;
+    const tag = el.localName;
+    if (tag === "input" || tag === "textarea" || tag === "select") {
+      const type = (el.getAttribute("type") || "").toLowerCase();
+      if (tag === "input" && ["submit", "button", "reset"].includes(type)) {
+        return clean(el.getAttribute("value") || (type === "submit" ? "Submit" : type === "reset" ? "Reset" : ""));
+      }
+      const labels = el.labels ? Array.from(el.labels).map(textOf).join(" ") : "";
+      if (clean(labels)) return clean(labels);
+      for (const attribute of ["placeholder", "title", "alt", "name", "id"]) {
+        const text = clean(el.getAttribute(attribute));
+        if (text) return text;
+      }
+      return "";
+    }
+    if (tag === "form") {
+      return clean(el.getAttribute("title") || el.getAttribute("name") || el.id || "");
+    }
+    if (tag === "img") return clean(el.getAttribute("alt") || el.getAttribute("title"));
+    const text = textOf(el);
+    return text || clean(el.getAttribute("title"));
+  }
+
+  function describe(el) {
+    if (!el || el.nodeType !== Node.ELEMENT_NODE) return "page";
+    const role = roleOf(el);
+    const name = nameOf(el);
+    return name ? `${role} ${JSON.stringify(name)}` : role;
+  }
+
+  // --- what counts as what ---------------------------------------------------------------------------
+  function isTextField(el) {
+    if (!el || el.nodeType !== Node.ELEMENT_NODE) return false;
+    if (el.localName === "textarea") return true;
+    if (el.localName === "input") return TEXT_INPUT_TYPES.has((el.getAttribute("type") || "").toLowerCase());
+    return el.isContentEditable === true;
+  }
+
+  function isChoice(el) {
+    if (!el || el.localName !== "input") return false;
+    const type = (el.getAttribute("type") || "").toLowerCase();
+    return type === "checkbox" || type === "radio";
+  }
+
+  function markPasswordFields(root) {
+    try {
+      for (const field of root.querySelectorAll("input[type=password i]")) everPassword.add(field);
+    } catch {
+      // a document being torn down
+    }
+  }
+
+  function isSensitive(el) {
+    if (el.localName === "input" && (el.getAttribute("type") || "").toLowerCase() === "password") {
+      everPassword.add(el);
+      return true;
+    }
+    if (everPassword.has(el)) return true;
+    const autocomplete = (el.getAttribute("autocomplete") || "").toLowerCase();
+    return /(^|\s)(one-time-code|cc-[a-z-]+|current-password|new-password)(\s|$)/.test(autocomplete);
+  }
+
+  function valueOf(el) {
+    if (isSensitive(el)) return HIDDEN; // never read
+    const value = el.isContentEditable && el.localName !== "input" && el.localName !== "textarea" ? el.innerText : el.value;
+    return clean(value, VALUE_LIMIT);
+  }
+
+  // the element the person meant: the innermost target (open shadow roots included), or the nearest
+  // ancestor a person would name (a button around an icon, a link around a span)
+  function innermost(event) {
+    const path = event.composedPath();
+    return path.length && path[0].nodeType === Node.ELEMENT_NODE ? path[0] : path.find((n) => n.nodeType === Node.ELEMENT_NODE) || null;
+  }
+
+  const ACTIONABLE = "a[href],button,input,select,textarea,summary,label,option,[role],[contenteditable=''],[contenteditable=true],[onclick],[tabindex]";
+
+  function actionable(event) {
+    for (const node of event.composedPath()) {
+      if (node.nodeType !== Node.ELEMENT_NODE) continue;
+      if (node.matches(ACTIONABLE) && node.getAttribute("role") !== "presentation" && node.getAttribute("role") !== "none") {
+        return node;
+      }
+      if (node.localName === "body" || node.localName === "html") break;
+    }
+    return innermost(event);
+  }
+
+  // non-composed events (change, submit) stop at a shadow root: listen on every open root the user reaches
+  function watchShadowRoots(event) {
+    for (const node of event.composedPath()) {
+      if (node instanceof ShadowRoot && !watchedRoots.has(node)) {
+        watchedRoots.add(node);
+        node.addEventListener("change", onChange, true);
+        node.addEventListener("submit", onSubmit, true);
+        markPasswordFields(node);
+      }
+    }
+  }
+
+  // --- pending actions: typing merged per field, scrolls summarised ----------------------------------
+  function flushField() {
+    const field = pendingField;
+    if (!field) return;
+    pendingField = null;
+    report({ kind: "input", target: describe(field), value: valueOf(field) });
+  }
+
+  function flushScroll() {
+    const scroll = pendingScroll;
+    if (!scroll) return;
+    pendingScroll = null;
+    clearTimeout(scroll.timer);
+    const parts = [];
+    if (scroll.dy) parts.push(`${scroll.dy > 0 ? "down" : "up"} ${Math.round(Math.abs(scroll.dy))}px`);
+    if (scroll.dx) parts.push(`${scroll.dx > 0 ? "right" : "left"} ${Math.round(Math.abs(scroll.dx))}px`);
+    if (parts.length) report({ kind: "scroll", target: scroll.target, value: parts.join(", ") });
+  }
+
+  function checkNavigation() {
+    if (mode === "record" && location.href !== lastUrl) {
+      lastUrl = location.href;
+      report({ kind: "navigate", target: "page", value: location.href });
+    }
+  }
+
+  function flushPending() {
+    flushField();
+    flushScroll();
+    checkNavigation();
+  }
+
+  // --- listeners ---------------------------------------------------------------------------------------
+  function watch(event) {
+    if (mode !== "watch" || !event.isTrusted) return;
+    if (event.type === "wheel") {
+      const now = Date.now();
+      if (now - lastWheelReport < 100) return; // a scroll gesture is dozens of wheel events
+      lastWheelReport = now;
+    }
+    send({ type: "capture.input", kind: event.type, at: Date.now(), trusted: true });
+  }
+
+  function onClick(event) {
+    watch(event);
+    if (mode !== "record" || !event.isTrusted) return;
+    watchShadowRoots(event);
+    const el = actionable(event);
+    // a click into a field, on a checkbox / radio / select (or a label for one) is told by what follows it
+    if (isTextField(el) || isChoice(el) || (el && (el.localName === "select" || el.localName === "option"))) {
+      return;
+    }
+    if (el && el.localName === "label" && el.control) return;
+    // a click made by a key (Enter submitting a form, Space on a button) is told as that key
+    if (event.detail === 0 && !event.pointerType) return;
+    flushPending();
+    report({ kind: "click", target: describe(el) });
+    soonCheckNavigation();
+  }
+
+  function onInput(event) {
+    watch(event);
+    if (mode !== "record" || !event.isTrusted) return;
+    watchShadowRoots(event);
+    const el = innermost(event);
+    if (!isTextField(el)) return;
+    if (pendingField && pendingField !== el) flushField();
+    else flushScroll();
+    if (isSensitive(el)) everPassword.add(el);
+    pendingField = el;
+  }
+
+  function onChange(event) {
+    if (mode !== "record" || !event.isTrusted) return;
+    const el = innermost(event);
+    if (!el) return;
+    if (el.localName === "select") {
+      flushPending();
+      const labels = Array.from(el.selectedOptions || []).map((o) => clean(o.label || o.textContent, 200));
+      report({ kind: "select", target: describe(el), value: isSensitive(el) ? HIDDEN : labels.join(", ") });
+    } else if (isChoice(el)) {
+      flushPending();
+      report({ kind: "check", target: describe(el), value: el.checked ? "checked" : "unchecked" });
+    } else if (isTextField(el) && el === pendingField) {
+      flushField(); // the user is done with this field (blur, Enter in some fields)
+    }
+  }
+
+  function onSubmit(event) {
+    if (mode !== "record" || !event.isTrusted) return;
+    flushPending();
+    const form = innermost(event);
+    const submitter = event.submitter ? ` via ${describe(event.submitter)}` : "";
+    report({ kind: "submit", target: describe(form) + submitter });
+    soonCheckNavigation();
+  }
+
+  function keyName(event) {
+    const key = event.key;
+    if (!key || ["Control", "Shift", "Alt", "Meta"].includes(key)) return null;
+    const combo = event.ctrlKey || event.metaKey || event.altKey;
+    if (combo) {
+      const parts = [];
+      if (event.ctrlKey) parts.push("Control");
+      if (event.altKey) parts.push("Alt");
+      if (event.metaKey) parts.push("Meta");
+      if (event.shiftKey) parts.push("Shift");
+      parts.push(key.length === 1 ? key.toLowerCase() : key);
+      return parts.join("+");
+    }
+    if (NAMED_KEYS.has(key)) return event.shiftKey && key === "Tab" ? "Shift+Tab" : key;
+    if (KEYS_OUTSIDE_FIELDS.has(key) && !isTextField(innermost(event))) return key === " " ? "Space" : key;
+    return null; // plain typing: told as the field's value, never key by key
+  }
+
+  function onKeydown(event) {
+    watch(event);
+    if (mode !== "record" || !event.isTrusted) return;
+    watchShadowRoots(event);
+    const name = keyName(event);
+    if (!name) return;
+    const el = innermost(event);
+    if (isTextField(el) && el === pendingField) flushField();
+    else flushPending();
+    const focused = el && el !== document.body && el !== document.documentElement ? describe(el) : "";
+    report({ kind: "key", target: focused, value: name });
+    soonCheckNavigation();
+  }
+
+  // the page's own handlers run after ours: a history.pushState they make is seen a moment later
+  function soonCheckNavigation() {
+    setTimeout(() => { if (!flushed) checkNavigation(); }, 50);
+  }
+
+  function onWheel(event) {
+    watch(event);
+    if (mode !== "record" || !event.isTrusted) return;
+    if (pendingField) flushField();
+    const target = scrollTarget(event);
+    if (pendingScroll && pendingScroll.target !== target) flushScroll();
+    if (!pendingScroll) pendingScroll = { target, dx: 0, dy: 0, timer: 0 };
+    const unit = event.deltaMode === 1 ? 40 : event.deltaMode === 2 ? window.innerHeight : 1;
+    pendingScroll.dx += event.deltaX * unit;
+    pendingScroll.dy += event.deltaY * unit;
+    clearTimeout(pendingScroll.timer);
+    pendingScroll.timer = setTimeout(flushScroll, SCROLL_IDLE_MS);
+  }
+
+  function scrollTarget(event) {
+    for (const node of event.composedPath()) {
+      if (node.nodeType !== Node.ELEMENT_NODE || node === document.body || node === document.documentElement) continue;
+      const style = getComputedStyle(node);
+      const scrollable = /(auto|scroll)/.test(style.overflowY + style.overflowX);
+      if (scrollable && (node.scrollHeight > node.clientHeight || node.scrollWidth > node.clientWidth)) {
+        return describe(node);
+      }
+    }
+    return "page";
+  }
+
+  function onFocusOut(event) {
+    if (mode !== "record") return;
+    if (pendingField && innermost(event) === pendingField) flushField();
+  }
+
+  function onFocusIn(event) {
+    if (mode !== "record") return;
+    watchShadowRoots(event);
+    const el = innermost(event);
+    if (el && el.localName === "input") isSensitive(el); // remember password fields before they change type
+  }
+
+  function onOtherInput(event) {
+    watch(event); // pointerdown, touchstart: only ever reported in watch mode
+  }
+
+  const options = { capture: true, passive: true };
+  window.addEventListener("click", onClick, options);
+  window.addEventListener("input", onInput, options);
+  window.addEventListener("change", onChange, options);
+  window.addEventListener("submit", onSubmit, options);
+  window.addEventListener("keydown", onKeydown, options);
+  window.addEventListener("wheel", onWheel, options);
+  window.addEventListener("focusout", onFocusOut, options);
+  window.addEventListener("focusin", onFocusIn, options);
+  window.addEventListener("pointerdown", onOtherInput, options);
+  window.addEventListener("touchstart", onOtherInput, options);
+  window.addEventListener("hashchange", checkNavigation, options);
+  window.addEventListener("popstate", checkNavigation, options);
+  window.addEventListener("pagehide", () => mode === "record" && flushPending(), options);
+
+  // a field that stops being a password field (a "show password" toggle) keeps its value hidden
+  try {
+    new MutationObserver((records) => {
+      for (const record of records) {
+        if (record.oldValue && record.oldValue.toLowerCase() === "password") everPassword.add(record.target);
+      }
+    }).observe(document, { subtree: true, attributes: true, attributeFilter: ["type"], attributeOldValue: true });
+  } catch {
+    // no document element yet: password fields are also marked when focused or typed in
+  }
+  markPasswordFields(document);
+
+  // ask for the mode: the host answers through tabpilotCaptureMode, the extension in its reply
+  if (binding) {
+    send({ type: "capture.hello", url: location.href });
+  } else if (globalThis.chrome?.runtime?.id) {
+    chrome.runtime.sendMessage({ type: "capture.hello", url: location.href })
+      .then((reply) => { if (reply && reply.mode && modeSetCount === 0) setMode(reply.mode); })
+      .catch(() => {}); // no service worker listening: stays "off" until told
+  }
+})();

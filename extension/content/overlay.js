@@ -1,0 +1,257 @@
+// tabpilot's in-page overlay, on the tab a task runs in (issue 10). A content script in the extension's
+// isolated world; its UI lives in a CLOSED shadow root under one host element marked
+// data-tabpilot-overlay (the host's walker leaves that element out of the page state, capture.js leaves
+// it out of the recorded actions). Page styles cannot reach inside; page scripts cannot find, read or
+// press its buttons (they see only the host element, and their synthetic events are not trusted).
+// Everything it shows comes from the service worker (the host owns the task's state). In frames other
+// than the top one it only says hello, so the worker tells the frame's capture script its mode.
+(() => {
+  "use strict";
+  if (globalThis.__tabpilotOverlay) return; // injected at task start and registered for new documents
+  globalThis.__tabpilotOverlay = true;
+
+  const t = (key, ...subs) => chrome.i18n.getMessage(key, subs.map(String)) || key;
+  const FINISHED_SHOWN_MS = 8000;
+  const PILL = { running: "overlay_running", paused: "overlay_paused", asking: "overlay_asking" };
+  // What capture.js reports as input: the overlay claims these when they are presses on itself.
+  const PRESS_EVENTS = ["pointerdown", "mousedown", "mouseup", "click", "keydown", "keyup", "input", "wheel",
+    "touchstart", "beforeinput", "change"];
+
+  let host = null; // the element in the page
+  let root = null; // its closed shadow root: kept only here
+  let port = null;
+  let state = null;
+  let hideTimer = null;
+  let nextId = 1;
+  const waiting = new Map();
+
+  function hello() {
+    chrome.runtime.sendMessage({ type: "frame.hello", at: Date.now() }).then((reply) => {
+      if (reply && reply.active && window === window.top) connect();
+    }, () => { /* the worker is starting: the registered script says hello again on the next document */ });
+  }
+
+  // --- the worker ------------------------------------------------------------------------------------------
+  function connect() {
+    try {
+      port = chrome.runtime.connect({ name: "overlay" });
+    } catch (_) {
+      return; // the extension was reloaded: this document's script is orphaned
+    }
+    port.onMessage.addListener((message) => {
+      if (message.kind === "state") show(message.task);
+      else if (message.kind === "reply") {
+        const done = waiting.get(message.id);
+        waiting.delete(message.id);
+        if (done) done(message);
+      }
+    });
+    port.onDisconnect.addListener(() => {
+      port = null;
+      for (const done of waiting.values()) done({ ok: false, error: t("overlayWorkerGone") });
+      waiting.clear();
+      // the worker restarted: connecting again wakes it, and it re-learns the task from the host
+      setTimeout(() => { if (!port && chrome.runtime.id) connect(); }, 500);
+    });
+  }
+
+  function command(name, fields = {}) {
+    return new Promise((resolve) => {
+      if (!port) return resolve({ ok: false, error: t("overlayWorkerGone") });
+      const id = nextId++;
+      waiting.set(id, resolve);
+      port.postMessage({ kind: "command", id, command: name, at: Date.now(), ...fields });
+    });
+  }
+
+  // --- the UI ---------------------------------------------------------------------------------------------------
+  const STYLE = `
+    :host { all: initial !important; position: fixed !important; right: 16px !important; bottom: 16px !important;
+      z-index: 2147483647 !important; display: block !important; }
+    .panel { box-sizing: border-box; width: 320px; max-height: 70vh; overflow: auto; padding: 12px 14px;
+      font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: #f3f4f6; background: #111827;
+      border: 1px solid #374151; border-radius: 12px; box-shadow: 0 8px 28px rgba(0,0,0,.35); }
+    .panel[data-state="user"], .panel[data-state="implicit"] { border-color: #f59e0b; }
+    .panel[data-state="agent_request"], .panel[data-state="question"] { border-color: #60a5fa; }
+    .head { display: flex; align-items: center; gap: 8px; margin-bottom: 6px; }
+    .brand { font-weight: 700; letter-spacing: .2px; }
+    .pill { margin-left: auto; padding: 1px 8px; border-radius: 999px; font-size: 11px; background: #374151; }
+    .pill[data-kind="running"] { background: #065f46; }
+    .pill[data-kind="paused"] { background: #92400e; }
+    .pill[data-kind="asking"] { background: #1e40af; }
+    .task { color: #d1d5db; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+    .goal { margin-top: 4px; color: #9ca3af; }
+    .notice { margin-top: 8px; padding: 8px; border-radius: 8px; background: #1f2937; font-weight: 600; }
+    .reason { margin-top: 4px; font-weight: 400; white-space: pre-wrap; }
+    textarea, input { box-sizing: border-box; width: 100%; margin-top: 8px; padding: 6px 8px; font: inherit;
+      color: #f9fafb; background: #0b1220; border: 1px solid #4b5563; border-radius: 6px; }
+    textarea { resize: vertical; min-height: 48px; }
+    .buttons { display: flex; gap: 8px; margin-top: 10px; justify-content: flex-end; }
+    button { font: inherit; font-weight: 600; padding: 6px 12px; border-radius: 6px; border: 1px solid #4b5563;
+      color: #f9fafb; background: #374151; cursor: pointer; }
+    button.primary { background: #2563eb; border-color: #2563eb; }
+    button.danger { background: #7f1d1d; border-color: #991b1b; }
+    button:disabled { opacity: .6; cursor: default; }
+    .error { margin-top: 6px; color: #fca5a5; }
+    [hidden] { display: none !important; }
+  `;
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  const ui = {};
+  function build() {
+    host = document.createElement("tabpilot-overlay");
+    host.setAttribute("data-tabpilot-overlay", "");
+    // a landmark for screen readers; also how capture.js names it (the worker drops actions on it)
+    host.setAttribute("role", "region");
+    host.setAttribute("aria-label", "tabpilot");
+    root = host.attachShadow({ mode: "closed" });
+    const style = el("style");
+    style.textContent = STYLE;
+    const panel = ui.panel = el("div", "panel");
+    panel.title = t("overlayLabel");
+    const head = el("div", "head");
+    head.append(el("span", "brand", "tabpilot"), (ui.pill = el("span", "pill")));
+    ui.task = el("div", "task");
+    ui.goal = el("div", "goal");
+    ui.notice = el("div", "notice");
+    ui.noticeTitle = el("div", "notice-title");
+    ui.reason = el("div", "reason");
+    ui.notice.append(ui.noticeTitle, ui.reason);
+    ui.note = el("textarea", "note");
+    ui.note.placeholder = t("overlayNotePlaceholder");
+    ui.answer = el("input", "answer");
+    ui.answer.placeholder = t("overlayAnswerPlaceholder");
+    ui.takeover = button("takeover", t("takeOver"), "primary");
+    ui.handback = button("handback", t("handBack"), "primary");
+    ui.send = button("answer", t("sendAnswer"), "primary");
+    ui.stop = button("stop", t("stop"), "danger");
+    ui.close = button("close", t("overlayClose"), "");
+    const buttons = el("div", "buttons");
+    buttons.append(ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
+    ui.error = el("div", "error");
+    panel.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, buttons, ui.error);
+    root.append(style, panel);
+    ui.answer.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && event.isTrusted) press("answer", event);
+    });
+  }
+
+  function button(name, text, className) {
+    const b = el("button", className, text);
+    b.type = "button";
+    b.dataset.command = name;
+    // Only the user's real press: a page script's synthetic click is not trusted (and cannot reach here).
+    b.addEventListener("click", (event) => { if (event.isTrusted) press(name, event); });
+    return b;
+  }
+
+  async function press(name) {
+    if (name === "close") return remove();
+    const fields = {};
+    if (name === "handback") fields.note = ui.note.value;
+    if (name === "answer") {
+      fields.answer = ui.answer.value.trim();
+      if (!fields.answer) return;
+    }
+    for (const b of [ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = true;
+    ui.error.textContent = "";
+    const reply = await command(name, fields);
+    for (const b of [ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = false;
+    if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
+    else if (name === "handback") ui.note.value = "";
+    else if (name === "answer") ui.answer.value = "";
+  }
+
+  // The page may remove or restyle the host element: it comes back as it was.
+  let guard = null;
+  function mount() {
+    if (!host) build();
+    const parent = document.documentElement;
+    if (!parent) return;
+    if (host.parentNode !== parent) parent.append(host);
+    if (!guard) {
+      guard = new MutationObserver(() => {
+        if (!host || !state) return;
+        if (host.hasAttribute("style")) host.removeAttribute("style");
+        if (host.hasAttribute("hidden")) host.removeAttribute("hidden");
+        if (host.parentNode !== document.documentElement) {
+          guard.disconnect();
+          guard = null;
+          mount();
+        }
+      });
+      guard.observe(document, { childList: true }); // the root element replaced
+      guard.observe(parent, { childList: true }); // the host element removed
+      guard.observe(host, { attributes: true, attributeFilter: ["style", "hidden"] });
+    }
+  }
+
+  function remove() {
+    clearTimeout(hideTimer);
+    state = null;
+    if (guard) guard.disconnect();
+    guard = null;
+    if (host) host.remove();
+  }
+
+  function show(task) {
+    clearTimeout(hideTimer);
+    if (!task) return remove();
+    state = task;
+    mount();
+    const running = task.status === "running";
+    const control = running ? task.control : null;
+    const question = running ? task.question : null;
+    const kind = !running ? "finished" : question || (control && control.reason === "agent_request") ? "asking"
+      : control ? "paused" : "running";
+    ui.panel.dataset.state = question ? "question" : control ? control.reason : running ? "running" : task.status;
+    ui.pill.dataset.kind = kind;
+    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
+    ui.task.textContent = task.task || "";
+    ui.task.title = task.task || "";
+    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayNextGoal", task.nextGoal) : "";
+    ui.goal.hidden = !ui.goal.textContent;
+    let title = "";
+    let reason = "";
+    if (question) {
+      title = t("overlayQuestion");
+      reason = question;
+    } else if (control && control.reason === "agent_request") {
+      title = t("overlayAgentAsks");
+      reason = control.message || "";
+    } else if (control && control.reason === "implicit") {
+      title = t("overlayImplicit");
+    } else if (control) {
+      title = t("overlayYouHaveControls");
+    }
+    ui.noticeTitle.textContent = title;
+    ui.reason.textContent = reason;
+    ui.reason.hidden = !reason;
+    ui.notice.hidden = !title;
+    ui.answer.hidden = ui.send.hidden = !question;
+    ui.note.hidden = ui.handback.hidden = !control;
+    ui.takeover.hidden = !running || !!control;
+    ui.takeover.className = question ? "" : "primary"; // answering is the main way then
+    ui.stop.hidden = !running;
+    ui.close.hidden = running;
+    if (!running) hideTimer = setTimeout(remove, FINISHED_SHOWN_MS);
+  }
+
+  // Presses on the overlay are the user's, not the page's: say so to the worker before capture.js (whose
+  // listeners come after these) reports the same event as input to the page.
+  for (const type of PRESS_EVENTS) {
+    window.addEventListener(type, (event) => {
+      if (host && event.isTrusted && event.target === host) {
+        chrome.runtime.sendMessage({ type: "overlay.pressed", kind: type, at: Date.now() }).catch(() => {});
+      }
+    }, true);
+  }
+
+  hello();
+})();

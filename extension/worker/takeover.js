@@ -1,0 +1,525 @@
+// tabpilot service worker, part 2 (loaded by service_worker.js with importScripts): what the worker knows
+// of the running tasks, for the user's takeover (issue 10). The host owns every task's state; this file
+// keeps a copy learnt from hello / task.get snapshots and the task.* pushes, and with it:
+// - puts the overlay (content/overlay.js) and the capture script (content/capture.js) into task tabs and
+//   tells each frame its capture mode (watch while the agent has the controls, record while the user has);
+// - tells the agent's input from the user's: the relay logs when it dispatched Input.* to a tab; trusted
+//   input reported by capture.js outside those windows is the user's → implicit takeover, and from that
+//   moment no Input.* reaches that tab until the user hands back;
+// - relays the overlay's and the popup's Take over / Hand back / Answer / Stop, and the recorded actions
+//   (batched) to the host;
+// - shows a desktop notification when the agent asks for help or asks a question.
+"use strict";
+
+const TASK_SCRIPT_ID = "tabpilot-task-tab";
+const OVERLAY_FILE = "content/overlay.js";
+const CAPTURE_FILE = "content/capture.js";
+// How long after an Input.* call returned the page may still be handling the events it caused. Measured on
+// the 20-step e2e task (tests/e2e/test_takeover.py, `takeoverStats.maxAgentLagMs`): 0 ms over 134 events
+// (Chromium answers an Input.dispatch* call once the page has handled it); the rest is a margin for load.
+const AGENT_INPUT_SLACK_MS = 150;
+// A press on the overlay is the agent's only while its click is being dispatched (its coordinates landed on
+// the overlay); a person pressing right after the agent typed is still the person.
+const OVERLAY_PRESS_SLACK_MS = 30;
+const INPUT_WINDOWS_KEPT = 200;
+const ACTION_BATCH_MS = 250;
+const OVERLAY_CLAIM_MS = 150;
+const OVERLAY_TARGET = 'region "tabpilot"'; // content/overlay.js: its host element's role and aria-label
+const USER_TOOK_OVER = "the user took over";
+// Input kinds that never mean the user took the controls (contract: mouse moves alone never count).
+const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseout", "mouseenter", "mouseleave",
+  "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
+
+const tasks = new Map(); // taskId → {taskId, tabId, task, status, control, question, nextGoal, activity}
+const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
+const userHasControls = new Set(); // tabIds where Input.* relays are refused
+const inputWindows = new Map(); // tabId → [{start, end}] of the Input.* calls relayed (end null: in flight)
+const overlayPorts = new Map(); // tabId → the overlay's port in that tab's top frame
+const overlayClaims = new Map(); // tabId → time the overlay last saw the user press it
+const pendingActions = new Map(); // taskId → {actions, timer}
+const sentModes = new Map(); // tabId → the capture mode last sent to the tab
+const captureFrames = new Map(); // tabId → Set of frameIds whose content scripts said hello
+const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>")
+// Figures for tests and bench (looked at over CDP like the rest of the worker's state).
+const takeoverStats = { implicit: 0, agentInput: 0, maxAgentLagMs: 0, refusedInput: 0, overlayInput: 0 };
+
+// --- what the worker knows of tasks -------------------------------------------------------------------
+function learnSnapshot(snapshot) {
+  if (!snapshot || !snapshot.taskId) return null;
+  const known = tasks.get(snapshot.taskId) || { taskId: snapshot.taskId, nextGoal: null, activity: null };
+  Object.assign(known, {
+    tabId: snapshot.tabId ?? known.tabId, task: snapshot.task ?? known.task, status: snapshot.status,
+    control: snapshot.control || null, question: snapshot.question || null,
+  });
+  if (snapshot.activity !== undefined) known.activity = snapshot.activity;
+  forgetEndedTasks();
+  const steps = (snapshot.history || []).filter((e) => e && e.type === "step");
+  if (steps.length) known.nextGoal = goalOf(steps[steps.length - 1]) ?? known.nextGoal;
+  tasks.set(known.taskId, known);
+  taskChanged(known);
+  return known;
+}
+
+// The host keeps the record; this worker keeps only what the overlays and modes need.
+const ENDED_TASKS_KEPT = 20;
+function forgetEndedTasks() {
+  const ended = [...tasks.values()].filter((t) => t.status !== "running");
+  for (const task of ended.slice(0, Math.max(0, ended.length - ENDED_TASKS_KEPT))) {
+    tasks.delete(task.taskId);
+    notified.delete(task.taskId);
+  }
+}
+
+function goalOf(step) {
+  return step && step.reflection && step.reflection.next_goal ? String(step.reflection.next_goal) : null;
+}
+
+// Every task the host runs, after a hello (a new host, or this worker restarted): what it says is all.
+function learnTasks(snapshots) {
+  const running = new Set();
+  for (const snapshot of snapshots || []) {
+    const task = learnSnapshot(snapshot);
+    if (task) running.add(task.taskId);
+  }
+  for (const task of tasks.values()) {
+    if (!running.has(task.taskId) && task.status === "running") {
+      task.status = "interrupted";
+      task.control = null;
+      task.question = null;
+      taskChanged(task);
+    }
+  }
+  syncContentScripts(); // a registration left from before this worker started goes when no task runs
+}
+
+function forgetAllTasks() {
+  for (const task of tasks.values()) {
+    if (task.status !== "running") continue;
+    task.status = "interrupted";
+    task.control = null;
+    task.question = null;
+    taskChanged(task);
+  }
+}
+
+const lookingUp = new Set();
+async function lookUpTask(taskId) {
+  if (lookingUp.has(taskId)) return;
+  lookingUp.add(taskId);
+  try {
+    const data = await requestHost({ type: "task.get", taskId });
+    if (data && data.task) learnSnapshot(data.task);
+  } catch (error) {
+    console.warn("tabpilot: could not learn task", taskId, error.message);
+  } finally {
+    lookingUp.delete(taskId);
+  }
+}
+
+// A task.* push from the host (also relayed to popups by the caller).
+function onTaskPush(message) {
+  const task = tasks.get(message.taskId);
+  if (!task) {
+    lookUpTask(message.taskId); // started elsewhere (a page, another popup before this worker started)
+    return;
+  }
+  switch (message.type) {
+    case "task.status":
+      task.status = message.status;
+      if (message.status !== "running") {
+        task.control = null;
+        task.question = null;
+      }
+      break;
+    case "task.activity":
+      task.activity = message.activity || null;
+      if (task.activity && task.activity.type === "question") task.question = task.activity.question || task.question;
+      break;
+    case "task.event":
+      if (message.event && message.event.type === "step") task.nextGoal = goalOf(message.event) ?? task.nextGoal;
+      break;
+    case "task.control":
+      task.control = message.control || null;
+      task.question = message.question || null;
+      break;
+    case "task.result":
+      return;
+    default:
+      return;
+  }
+  taskChanged(task);
+}
+
+function runningTaskOfTab(tabId) {
+  let owner = tabId;
+  for (let hops = 0; owner !== undefined && hops < 10; hops++, owner = openedBy.get(owner)) {
+    for (const task of tasks.values()) if (task.tabId === owner && task.status === "running") return task;
+  }
+  return null;
+}
+
+function lastTaskOfTab(tabId) {
+  let found = null;
+  for (const task of tasks.values()) if (task.tabId === tabId) found = task;
+  return found;
+}
+
+function tabsOfTask(task) {
+  const tabs = [task.tabId];
+  for (const [tabId, opener] of openedBy) if (tabs.includes(opener) && !tabs.includes(tabId)) tabs.push(tabId);
+  return tabs;
+}
+
+function captureMode(task) {
+  if (!task || task.status !== "running") return "off";
+  return task.control ? "record" : "watch";
+}
+
+// One place where a change of a task reaches the tabs: input refusal, capture modes, overlays, the
+// content-script registration, notifications.
+function taskChanged(task) {
+  const running = task.status === "running";
+  for (const tabId of tabsOfTask(task)) {
+    if (running && task.control) userHasControls.add(tabId);
+    else userHasControls.delete(tabId);
+    sendMode(tabId, captureMode(task));
+    postOverlay(tabId);
+  }
+  if (running && !task.control) flushActions(task.taskId);
+  notifyIfAsked(task);
+  syncContentScripts();
+  if (running) injectInto(task.tabId);
+}
+
+// --- the content scripts in task tabs ----------------------------------------------------------------------
+let captureExists = null;
+async function taskTabFiles() {
+  if (captureExists === null) {
+    captureExists = await fetch(chrome.runtime.getURL(CAPTURE_FILE)).then((r) => r.ok, () => false);
+  }
+  return captureExists ? [OVERLAY_FILE, CAPTURE_FILE] : [OVERLAY_FILE];
+}
+
+// Registered (document_start, every frame) while a task runs, so a frame that loads in a task tab — after
+// a navigation, a reload, a new iframe, a tab the task opens — has them before the page's own scripts run.
+// In a tab without a task they ask the worker once (frame.hello) and stay idle.
+let registration = Promise.resolve();
+function syncContentScripts() {
+  registration = registration.then(async () => {
+    const wanted = [...tasks.values()].some((t) => t.status === "running");
+    const have = (await chrome.scripting.getRegisteredContentScripts({ ids: [TASK_SCRIPT_ID] })).length > 0;
+    if (wanted && !have) {
+      await chrome.scripting.registerContentScripts([{
+        id: TASK_SCRIPT_ID, matches: ["<all_urls>"], js: await taskTabFiles(), allFrames: true,
+        matchOriginAsFallback: true, runAt: "document_start", persistAcrossSessions: false,
+      }]);
+    } else if (!wanted && have) {
+      await chrome.scripting.unregisterContentScripts({ ids: [TASK_SCRIPT_ID] });
+    }
+  }).catch((error) => console.warn("tabpilot: content script registration:", error.message));
+  return registration;
+}
+
+// The documents already loaded when the task started get the scripts now (both guard against running
+// twice in one document).
+const injected = new Map(); // tabId → taskId the scripts were injected for
+async function injectInto(tabId) {
+  const task = runningTaskOfTab(tabId);
+  if (!task || injected.get(tabId) === task.taskId) return;
+  injected.set(tabId, task.taskId);
+  try {
+    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: await taskTabFiles() });
+  } catch (error) {
+    // a page extensions may not script (chrome://, the web store): no overlay there, the popup still works
+    console.warn(`tabpilot: no overlay in tab ${tabId}:`, error.message);
+  }
+}
+
+// Tell every frame of the tab its capture mode. A frame leaving "record" answers with the actions it still
+// held (the field being typed in): they are returned, in frame order, for the caller to send before
+// handing back.
+async function sendMode(tabId, mode, frameId) {
+  if (frameId === undefined) {
+    if (sentModes.get(tabId) === mode) return [];
+    sentModes.set(tabId, mode);
+  }
+  const frameIds = frameId !== undefined ? [frameId] : [...(captureFrames.get(tabId) || [0])];
+  const replies = await Promise.all(frameIds.map((id) =>
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode }, { frameId: id }).catch(() => null)));
+  return replies.flatMap((reply) => (reply && Array.isArray(reply.actions) ? reply.actions : []));
+}
+
+// Before the controls go back (or the task stops): every frame stops recording, and what it still held is
+// sent to the host after what it sent already.
+async function collectActions(task, mode) {
+  for (const tabId of tabsOfTask(task)) {
+    for (const action of await sendMode(tabId, mode)) queueAction(task, action);
+  }
+  await flushActions(task.taskId);
+}
+
+// --- the agent's input and the user's ---------------------------------------------------------------------
+// Called by the relay around every Input.* command it sends: refused while the user has the controls.
+function agentInputStarted(tabId) {
+  if (userHasControls.has(tabId)) {
+    takeoverStats.refusedInput += 1;
+    throw Object.assign(new Error(USER_TOOK_OVER), { code: "user_takeover" });
+  }
+  let windows = inputWindows.get(tabId);
+  if (!windows) inputWindows.set(tabId, (windows = []));
+  const window = { start: Date.now(), end: null };
+  windows.push(window);
+  if (windows.length > INPUT_WINDOWS_KEPT) windows.splice(0, windows.length - INPUT_WINDOWS_KEPT);
+  return window;
+}
+
+function agentInputEnded(window) {
+  window.end = Date.now();
+}
+
+// Whether input the page saw at `at` (epoch ms) came from an Input.* call this worker relayed to that tab.
+// Its lag: how long after that call returned (0 while one is in flight), or null: not the agent's.
+function agentLag(tabId, at, slack = AGENT_INPUT_SLACK_MS) {
+  const windows = inputWindows.get(tabId) || [];
+  let lag = null;
+  for (let i = windows.length - 1; i >= 0; i--) { // newest first: the call just before `at` is the cause
+    const window = windows[i];
+    if (window.end === null) {
+      if (at >= window.start - 20) return 0;
+      continue; // in flight, begun after `at`
+    }
+    if (at < window.start - 20) continue;
+    if (at <= window.end + slack) lag = Math.max(0, at - window.end);
+    break;
+  }
+  return lag;
+}
+
+function onCaptureInput(tabId, message) {
+  if (!message.trusted || PASSIVE_INPUT.has(message.kind)) return;
+  const task = runningTaskOfTab(tabId);
+  if (!task || task.control) return;
+  const at = Number.isFinite(message.at) ? message.at : Date.now();
+  const lag = agentLag(tabId, at);
+  if (lag !== null) {
+    takeoverStats.agentInput += 1;
+    takeoverStats.maxAgentLagMs = Math.max(takeoverStats.maxAgentLagMs, lag);
+    return;
+  }
+  // The user pressing the overlay itself (Take over, Stop): the overlay says so before capture.js does.
+  const claimed = overlayClaims.get(tabId);
+  if (claimed && Math.abs(at - claimed) < OVERLAY_CLAIM_MS) {
+    takeoverStats.overlayInput += 1;
+    return;
+  }
+  takeoverStats.implicit += 1;
+  takeControls(task, "implicit").catch((error) => console.warn("tabpilot: implicit takeover:", error.message));
+}
+
+// --- takeover requests (from the overlay, the popup, or implicit) ------------------------------------------
+async function takeControls(task, reason) {
+  if (!task.control) {
+    // at once, before the host hears of it: from here on no Input.* reaches the page
+    task.control = { by: "user", reason, startedAt: Date.now() };
+    taskChanged(task);
+  }
+  await requestHost({ type: "task.takeover", taskId: task.taskId, reason });
+}
+
+async function handBack(task, note) {
+  await collectActions(task, "watch");
+  const request = { type: "task.handback", taskId: task.taskId };
+  if (note && note.trim()) request.note = note.trim();
+  await requestHost(request);
+  task.control = null;
+  taskChanged(task);
+}
+
+async function stopTask(task) {
+  if (task.control) await collectActions(task, "off");
+  await requestHost({ type: "task.stop", taskId: task.taskId });
+}
+
+async function answerTask(task, answer) {
+  await requestHost({ type: "task.answer", taskId: task.taskId, answer });
+}
+
+// A popup / side panel request about takeover goes through the same steps as the overlay's.
+async function popupTakeoverRequest(request) {
+  const task = tasks.get(request.taskId) || (request.tabId !== undefined ? runningTaskOfTab(request.tabId) : null);
+  if (!task || task.status !== "running") {
+    throw Object.assign(new Error("no task is running there"), { code: "bad_request" });
+  }
+  if (request.type === "task.takeover") await takeControls(task, "user");
+  else if (request.type === "task.handback") await handBack(task, request.note);
+  else if (request.type === "task.answer") await answerTask(task, String(request.answer || ""));
+  else if (request.type === "task.stop") await stopTask(task);
+  return {};
+}
+
+// --- recorded actions -------------------------------------------------------------------------------------------
+function onCaptureAction(tabId, action) {
+  const task = runningTaskOfTab(tabId);
+  if (!task || !task.control || !action || typeof action !== "object") return;
+  // the user pressing the overlay (Hand back, the note) is not something they did in the page: capture.js
+  // names the overlay's host element by its role and label (the overlay's UI is out of its sight)
+  if (action.target === OVERLAY_TARGET) return;
+  queueAction(task, action);
+}
+
+function queueAction(task, action) {
+  let pending = pendingActions.get(task.taskId);
+  if (!pending) pendingActions.set(task.taskId, (pending = { actions: [], timer: null }));
+  pending.actions.push(action);
+  if (!pending.timer) pending.timer = setTimeout(() => flushActions(task.taskId), ACTION_BATCH_MS);
+}
+
+// In order, one batch at a time: a batch sent is the host's (a worker restart loses only the last 250 ms).
+let flushing = Promise.resolve();
+function flushActions(taskId) {
+  flushing = flushing.then(async () => {
+    const pending = pendingActions.get(taskId);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    pendingActions.delete(taskId);
+    if (!pending.actions.length) return;
+    try {
+      await requestHost({ type: "takeover.actions", taskId, actions: pending.actions });
+    } catch (error) {
+      console.warn("tabpilot: the host did not take the recorded actions:", error.message);
+    }
+  });
+  return flushing;
+}
+
+// --- messages from the content scripts ------------------------------------------------------------------------
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  if (sender.id !== chrome.runtime.id || !sender.tab || !message || typeof message !== "object") return false;
+  const tabId = sender.tab.id;
+  switch (message.type) {
+    case "frame.hello":
+    case "capture.hello": {
+      if (!captureFrames.has(tabId)) captureFrames.set(tabId, new Set());
+      captureFrames.get(tabId).add(sender.frameId);
+      const task = runningTaskOfTab(tabId);
+      const mode = captureMode(task);
+      sendResponse({ active: !!task, mode });
+      // capture.js in that frame hears its mode the way it always does
+      if (mode !== "off") sendMode(tabId, mode, sender.frameId);
+      return false;
+    }
+    case "capture.input":
+      onCaptureInput(tabId, message);
+      return false;
+    case "capture.action":
+      onCaptureAction(tabId, message.action);
+      return false;
+    case "overlay.pressed": // the user's trusted press on the overlay (it runs before capture.js)
+      overlayClaims.set(tabId, Number.isFinite(message.at) ? message.at : Date.now());
+      return false;
+    default:
+      return false;
+  }
+});
+
+// --- the overlay ---------------------------------------------------------------------------------------------------
+function overlayState(tabId) {
+  const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
+  if (!task) return { kind: "state", task: null };
+  const { taskId, task: text, status, control, question, nextGoal, activity } = task;
+  return { kind: "state", task: { taskId, task: text, status, control, question, nextGoal, activity } };
+}
+
+function postOverlay(tabId) {
+  const port = overlayPorts.get(tabId);
+  if (!port) return;
+  try { port.postMessage(overlayState(tabId)); } catch (_) { overlayPorts.delete(tabId); }
+}
+
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name !== "overlay" || port.sender.id !== chrome.runtime.id || !port.sender.tab) return;
+  if (port.sender.frameId !== 0) return port.disconnect();
+  const tabId = port.sender.tab.id;
+  overlayPorts.set(tabId, port);
+  port.onDisconnect.addListener(() => { if (overlayPorts.get(tabId) === port) overlayPorts.delete(tabId); });
+  port.onMessage.addListener((message) => onOverlayCommand(port, tabId, message));
+  port.postMessage(overlayState(tabId));
+});
+
+// The overlay acts only on the user's trusted presses (it checks isTrusted); the agent's clicks are
+// trusted too, so a press at a moment this worker was dispatching input to the tab is not the user's.
+async function onOverlayCommand(port, tabId, message) {
+  if (!message || message.kind !== "command") return;
+  const reply = (fields) => { try { port.postMessage({ kind: "reply", id: message.id, ...fields }); } catch (_) { /* gone */ } };
+  const task = runningTaskOfTab(tabId);
+  try {
+    if (!task) throw new Error(chrome.i18n.getMessage("overlayNoTask"));
+    const at = Number.isFinite(message.at) ? message.at : Date.now();
+    if (agentLag(tabId, at, OVERLAY_PRESS_SLACK_MS) !== null) throw new Error(chrome.i18n.getMessage("overlayAgentPress"));
+    switch (message.command) {
+      case "takeover": await takeControls(task, "user"); break;
+      case "handback": await handBack(task, message.note); break;
+      case "answer": await answerTask(task, String(message.answer || "")); break;
+      case "stop": await stopTask(task); break;
+      default: throw new Error(`unknown command ${message.command}`);
+    }
+    reply({ ok: true });
+  } catch (error) {
+    reply({ ok: false, error: error.message || String(error) });
+  }
+}
+
+// --- notifications ----------------------------------------------------------------------------------------------------
+function notifyIfAsked(task) {
+  let key = null;
+  let message = null;
+  if (task.status === "running" && task.control && task.control.reason === "agent_request") {
+    key = `agent_request:${task.control.message || ""}`;
+    message = task.control.message || chrome.i18n.getMessage("agentAsksHelp");
+  } else if (task.status === "running" && task.question) {
+    key = `question:${task.question}`;
+    message = task.question;
+  }
+  if (key === null) {
+    if (notified.has(task.taskId)) chrome.notifications.clear(`tabpilot-${task.taskId}`).catch(() => {});
+    notified.delete(task.taskId);
+    return;
+  }
+  if (notified.get(task.taskId) === key) return;
+  notified.set(task.taskId, key);
+  chrome.notifications.create(`tabpilot-${task.taskId}`, {
+    type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
+    title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle" : "notifyHelpTitle"),
+    message: message.slice(0, 300), contextMessage: (task.task || "").slice(0, 120),
+  }).catch((error) => console.warn("tabpilot: notification:", error.message));
+}
+
+// Clicking the notification brings the task's tab forward, where the overlay says what to do.
+chrome.notifications.onClicked.addListener(async (id) => {
+  const task = tasks.get(id.replace(/^tabpilot-/, ""));
+  chrome.notifications.clear(id).catch(() => {});
+  if (!task) return;
+  try {
+    const tab = await chrome.tabs.update(task.tabId, { active: true });
+    await chrome.windows.update(tab.windowId, { focused: true });
+  } catch (_) { /* the tab is gone */ }
+});
+
+// --- tabs ---------------------------------------------------------------------------------------------------------------
+chrome.tabs.onCreated.addListener((tab) => {
+  if (tab.openerTabId !== undefined && runningTaskOfTab(tab.openerTabId)) openedBy.set(tab.id, tab.openerTabId);
+});
+chrome.tabs.onRemoved.addListener((tabId) => {
+  openedBy.delete(tabId);
+  inputWindows.delete(tabId);
+  sentModes.delete(tabId);
+  captureFrames.delete(tabId);
+  injected.delete(tabId);
+  overlayClaims.delete(tabId);
+});
+// A new document forgets its mode: the content scripts ask again (frame.hello), so send it afresh.
+chrome.tabs.onUpdated.addListener((tabId, change) => {
+  if (change.status !== "loading") return;
+  sentModes.delete(tabId);
+  if (change.url !== undefined) captureFrames.delete(tabId); // a new top document: its frames say hello anew
+});

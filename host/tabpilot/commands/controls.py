@@ -1,0 +1,192 @@
+"""The person at the terminal of `tabpilot run`: Enter takes the controls of the browser and hands them
+back (asking for an optional note), the agent's `ask_user` questions are answered here, and touching
+the page while the agent works pauses it by itself (implicit takeover).
+
+What the user does in the page is recorded by capture.js, injected over CDP into every frame of the
+task's tab (`browser.capture.PageCapture`); the host knows its own input (`Tab.input_log`), so any
+trusted input capture.js reports that the host did not dispatch is the user's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from ..browser.capture import PageCapture
+    from ..browser.tab import Tab
+    from ..taskrun.events import RunUpdate
+    from ..taskrun.run import TaskRun
+
+HELP = "⌨  Press Enter here to take the controls of the browser; press it again when you are done to hand them back."
+
+
+class TerminalControls:
+    def __init__(self, run: TaskRun, out: TextIO, *, stdin: TextIO | None = None) -> None:
+        self.run = run
+        self.out = out
+        self.stdin = stdin or sys.stdin
+        self.tab: Tab | None = None
+        self.capture: PageCapture | None = None
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self._reader: asyncio.Task[None] | None = None
+        self._awaiting_note = False
+        self._recording = False
+        self._shown_question: str | None = None
+        self._work: set[asyncio.Task[Any]] = set()
+        self._opened: dict[str, dict[str, Any]] = {}  # target id → the `tab` action of a tab the user opened
+
+    async def start(self, *, capture: bool) -> None:
+        """Listen to the terminal; with `capture`, record what the user does in the task's tab."""
+        loop = asyncio.get_running_loop()
+        if capture:
+            from ..browser.capture import PageCapture
+
+            self.tab = await self.run.browser.current_tab()
+            self.capture = PageCapture(self.tab, self._on_capture)
+            await self.capture.start("watch")
+            root = self.run.browser.connection.root
+            root.on("Target.targetCreated", lambda params: self._on_tab(params, "opened"))
+            root.on("Target.targetDestroyed", lambda params: self._on_tab(params, "closed"))
+            root.on("Target.targetInfoChanged", self._on_tab_changed)
+            self._say(HELP)
+        self.run.observers.append(self._on_update)
+        threading.Thread(target=self._read_lines, args=(loop,), name="terminal", daemon=True).start()
+        self._reader = loop.create_task(self._handle_lines())
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        if self.capture is not None:
+            try:
+                await self.capture.set_mode("off")
+            except Exception:
+                pass  # the browser is gone
+
+    # --- the terminal ------------------------------------------------------------------------------
+    def _read_lines(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            for line in self.stdin:
+                loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\r\n"))
+        except (ValueError, OSError, RuntimeError):
+            pass  # stdin closed, or the loop is gone: nobody to answer any more
+        try:
+            loop.call_soon_threadsafe(self._lines.put_nowait, None)
+        except RuntimeError:
+            pass
+
+    async def _handle_lines(self) -> None:
+        while (line := await self._lines.get()) is not None:
+            if not self.run.running:
+                return
+            try:
+                await self._on_line(line)
+            except Exception as exc:  # a browser gone mid-takeover: say so, keep listening
+                self._say(f"tabpilot: {exc}")
+
+    async def _on_line(self, line: str) -> None:
+        if self.run.question is not None and not self._awaiting_note:
+            self.run.answer(line)
+            return
+        if self._awaiting_note:
+            self._awaiting_note = False
+            await self._hand_back(line.strip() or None)
+        elif self.run.taken_over:
+            self._awaiting_note = True
+            self._say("Note for the agent: what you did, or what it should do next (Enter for none):")
+        elif self.capture is not None:
+            await self._take_over("user")
+
+    # --- taking over and handing back --------------------------------------------------------------
+    async def _take_over(self, reason: str) -> None:
+        await self.run.take_over(reason)  # type: ignore[arg-type]  # it refuses the agent's input from now on
+
+    async def flush(self) -> None:
+        """Stop recording and keep what was still pending (a field being typed in, a scroll)."""
+        if self.capture is not None and self.run.taken_over:
+            self._recording = False
+            try:
+                self.run.add_takeover_actions(await self.capture.set_mode("watch"))
+            except Exception:
+                pass  # the browser is gone: what was sent before is kept
+
+    async def _hand_back(self, note: str | None) -> None:
+        await self.flush()
+        await self.run.hand_back(note)
+
+    def _on_capture(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "capture.action" and isinstance(message.get("action"), dict):
+            self.run.add_takeover_actions([message["action"]])
+        elif kind == "capture.input" and not self.run.taken_over and self.run.running and self.tab is not None:
+            at = message.get("at")
+            if isinstance(at, int | float) and not self.tab.input_log.ours(at):
+                self._spawn(self._take_over("implicit"))
+
+    def _on_tab(self, params: dict[str, Any], what: str) -> None:
+        """A tab the user opens or closes while they have the controls (capture.js cannot see tabs)."""
+        info = params.get("targetInfo") or {}
+        if not self.run.taken_over or (info and info.get("type") != "page"):
+            return
+        target_id = params.get("targetId") or info.get("targetId", "")
+        if what == "opened":
+            url = info.get("url", "")
+            action = {"kind": "tab", "target": _tab_name(url), "value": what, "url": url,
+                      "at": int(time.time() * 1000)}
+            self._opened[target_id] = action
+        elif target_id in self._opened:
+            url = self._opened.pop(target_id)["url"]
+            action = {"kind": "tab", "target": _tab_name(url), "value": what, "url": url,
+                      "at": int(time.time() * 1000)}
+        else:
+            return  # not a tab opened during this takeover
+        self.run.add_takeover_actions([action])
+
+    def _on_tab_changed(self, params: dict[str, Any]) -> None:
+        """A new tab's URL is known only once it starts loading: name it by that."""
+        info = params.get("targetInfo") or {}
+        action = self._opened.get(info.get("targetId", ""))
+        if action is not None and info.get("url"):
+            action.update(target=_tab_name(info["url"]), url=info["url"])  # the recorded dict itself
+
+    def _on_update(self, update: RunUpdate) -> None:
+        from ..taskrun.events import RunControl
+
+        if not isinstance(update, RunControl):
+            return
+        control = update.control
+        if control is not None and not self._recording:
+            self._recording = True
+            if self.capture is not None:
+                self._spawn(self.capture.set_mode("record"))
+            self._say(_took_over_text(control))
+        elif control is None and self._recording:
+            self._recording = False  # handed back another way (the run ended, stopped)
+        if update.question is not None and update.question != self._shown_question:
+            self._say(f"❓ The agent asks: {update.question}\n   Type your answer and press Enter:")
+        self._shown_question = update.question
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._work.add(task)
+        task.add_done_callback(self._work.discard)
+
+
+def _tab_name(url: str) -> str:
+    return f"tab {json.dumps(url)}" if url and url != "about:blank" else "a new tab"
+
+
+def _took_over_text(control: dict[str, Any]) -> str:
+    reason = control.get("reason")
+    if reason == "agent_request":
+        return (f"🙋 The agent asks you to take the controls: {control.get('message') or '(no reason given)'}\n"
+                "   Do it in the browser, then press Enter here to hand back.")
+    if reason == "implicit":
+        return "✋ You touched the page: the agent paused. Press Enter here when you are done to hand back."
+    return "✋ You have the controls: the agent is paused. Press Enter here when you are done to hand back."

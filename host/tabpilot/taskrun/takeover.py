@@ -1,0 +1,61 @@
+"""The user at the controls of a run: one takeover from Take over (or the agent's request) to Hand back.
+
+The host owns this state (a closed popup, a reloaded page or a restarted extension service worker lose
+nothing already sent): why and when it began, the URL then, and the semantic actions capture.js
+recorded meanwhile (`{kind, target, value?, url, at}`; values of password / one-time-code / card
+fields arrive already hidden as "•••"). Hand back turns it into one `user_takeover` event."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..agent.types import UserTakeoverEvent
+
+Reason = Literal["user", "implicit", "agent_request"]
+MAX_ACTIONS = 2000  # a takeover longer than this keeps its first actions and counts the rest
+ACTION_KINDS = ("click", "input", "select", "check", "submit", "key", "navigate", "scroll", "tab")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class Takeover:
+    reason: Reason
+    started_at: int
+    message: str | None = None  # the agent's reason, for `agent_request`
+    url_before: str | None = None
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    dropped: int = 0
+
+    def control(self) -> dict[str, Any]:
+        """The `control` of the task snapshot and of `task.control`."""
+        control: dict[str, Any] = {"by": "user", "reason": self.reason, "startedAt": self.started_at}
+        if self.message:
+            control["message"] = self.message
+        return control
+
+    def add(self, actions: list[dict[str, Any]]) -> None:
+        room = MAX_ACTIONS - len(self.actions)
+        self.actions.extend(actions[:max(room, 0)])
+        self.dropped += max(len(actions) - max(room, 0), 0)
+
+    def event(self, *, url_after: str | None, note: str | None, ended_at: int | None = None) -> UserTakeoverEvent:
+        from ..agent.types import UserTakeoverEvent
+
+        actions = list(self.actions)
+        if self.dropped:
+            actions.append({"kind": "note", "description": f"(and {self.dropped} more actions, not kept)"})
+        return UserTakeoverEvent(
+            reason=self.reason,
+            started_at=self.started_at,
+            ended_at=ended_at if ended_at is not None else now_ms(),
+            url_before=self.url_before,
+            url_after=url_after,
+            actions=actions,
+            note=(note or "").strip() or None,
+        )

@@ -1,0 +1,536 @@
+"""User takeover (issue 10) end to end: real Chromium, the real extension (overlay, capture script, service
+worker), the real host Chromium spawned, the scripted model. "The user" is this test acting through its
+own CDP connection on the browser's debugging port: input the extension did not dispatch, so to the
+extension it is a person's (user_support.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import API_KEY, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
+from user_support import (
+    open_panel,
+    overlay,
+    page_box,
+    press_overlay,
+    screenshot,
+    type_in_overlay,
+    user_click,
+    user_fill,
+    wait_overlay,
+)
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
+from tabpilot.localfiles import LocalFiles
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+PASSWORD = "hunter2-Secret!9"  # typed by "the user"; must never leave the page
+
+
+# --- talking to the host the way the popup does (through the worker's native port) ------------------------------------
+async def ask_host(harness: Harness, message: dict[str, Any]) -> dict[str, Any]:
+    return await harness.sw(
+        f"try {{ ({{ok: true, data: await requestHost({json.dumps(message)})}}) }}"
+        " catch (e) { ({ok: false, message: e.message, code: e.code}) }",
+        timeout=30,
+    )
+
+
+async def configure(harness: Harness, llm: ScriptedLLMServer, max_steps: int = 12) -> None:
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": API_KEY, "maxSteps": max_steps})
+    assert reply["ok"], reply
+
+
+async def start(harness: Harness, tab: Tab, task: str) -> str:
+    reply = await ask_host(harness, {"type": "task.start", "task": task, "tabId": await harness.chrome_tab_id(tab),
+                                     "source": "popup"})
+    assert reply["ok"], reply
+    return str(reply["data"]["taskId"])
+
+
+async def snapshot(harness: Harness, task_id: str) -> dict[str, Any]:
+    reply = await ask_host(harness, {"type": "task.get", "taskId": task_id})
+    assert reply["ok"], reply
+    return reply["data"]["task"]
+
+
+async def ended(harness: Harness, task_id: str, timeout: float = 90) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        snap = await snapshot(harness, task_id)
+        return snap if snap and snap["status"] != "running" else None
+
+    return await wait_until(probe, f"task {task_id} to end", timeout)
+
+
+async def controlled_by_user(harness: Harness, task_id: str, timeout: float = 20) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        snap = await snapshot(harness, task_id)
+        return snap["control"] if snap and snap.get("control") else None
+
+    return await wait_until(probe, "the host to say the user has the controls", timeout)
+
+
+def takeovers(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in history if e.get("type") == "user_takeover"]
+
+
+def leaks(harness: Harness, secret: str) -> list[str]:
+    """Every stored file of the host (the sqlite database and its journal, logs, settings) holding `secret`."""
+    found = []
+    for path in harness.tabpilot_home.rglob("*"):
+        if path.is_file() and secret.encode() in path.read_bytes():
+            found.append(str(path))
+    if secret in harness.chromium_log.read_text(errors="replace"):
+        found.append(str(harness.chromium_log))
+    return found
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def account_tab(harness: Harness, e2e_pages: LocalFiles) -> AsyncIterator[Tab]:
+    """The account page, the visible tab of a window of its own."""
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": e2e_pages.url("account.html"), "newWindow": True}
+    )
+    tab = await harness.browser.attach(created["targetId"])
+    await tab.send("Emulation.setDeviceMetricsOverride",
+                   {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def _async(value: Any) -> Any:
+    return value
+
+
+def account_told(replies: list[Any], then: Any) -> Any:
+    """A reply that first keeps the request (the one after a hand back), then answers `then`."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        replies.append(body)
+        return then(body) if callable(then) else then
+
+    return reply
+
+
+# --- (a) explicit: Take over in the overlay, the user signs in, Hand back with a note ---------------------------------
+async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_model(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
+        Delay(60),  # the agent thinks; the user presses Take over meanwhile (this call is cancelled)
+        account_told(after_handback, done("Profile saved")),
+    )
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Sign in and save the profile of Ada Lovelace")
+
+    running = await wait_overlay(account_tab, "the overlay with the agent's goal",
+                                 lambda o: o["state"] == "running" and "Type the name" in o["goal"])
+    assert running["buttons"] == ["takeover", "stop"], running
+    assert "Sign in and save the profile" in running["task"]
+    await wait_until(lambda: account_tab.evaluate("document.getElementById('name').value === 'Ada Lovelace'"),
+                     "the agent to type the name")
+    await screenshot(account_tab, "takeover-running.png")
+
+    await wait_until(lambda: _async(len(llm.requests) >= 2), "the agent to ask the model for its next step")
+    await press_overlay(account_tab, "takeover")
+    control = await controlled_by_user(harness, task_id)
+    assert control["reason"] == "user", control  # a press on the overlay is not an implicit takeover
+    paused = await wait_overlay(account_tab, "the overlay to say the user has the controls",
+                                lambda o: o["state"] == "user")
+    assert paused["notice"] == "You have the controls.", paused
+    assert paused["buttons"] == ["handback", "stop"] and "note" in paused["fields"], paused
+
+    await user_fill(account_tab, "#email", "ada@example.org")
+    await user_fill(account_tab, "#password", PASSWORD)
+    box = await page_box(account_tab, "#signin")
+    await user_click(account_tab, box["x"], box["y"])
+    assert await account_tab.evaluate("document.getElementById('status').textContent") == \
+        "Signed in as ada@example.org."
+    await type_in_overlay(account_tab, "textarea.note", "Signed in for you; now save the profile")
+    await screenshot(account_tab, "takeover-you-have-the-controls.png")
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert llm.dropped == [1], llm.dropped  # the model call in flight when the user took over was cancelled
+    assert (end["status"], end["result"]["data"]) == ("completed", "Profile saved"), end
+    [event] = takeovers(end["history"])
+    assert event["reason"] == "user" and event["note"] == "Signed in for you; now save the profile", event
+    assert event["urlBefore"].endswith("account.html") and event["startedAt"] <= event["endedAt"]
+    kinds = [(a["kind"], a["target"]) for a in event["actions"]]
+    assert any(k == "input" and "Email" in t for k, t in kinds), kinds
+    assert any(k == "input" and "Password" in t for k, t in kinds), kinds
+    assert any(k in ("click", "submit") and "Sign in" in t for k, t in kinds), kinds
+    typed = {a["target"]: a.get("value") for a in event["actions"] if a["kind"] == "input"}
+    assert any(v == "ada@example.org" for v in typed.values()), typed
+    assert [v for t, v in typed.items() if "Password" in t] == ["•••"], typed
+    assert not any("tabpilot" in t.lower() or "hand back" in t.lower() for _, t in kinds), kinds  # not the overlay
+
+    # the model was told, in the next request, what the user did (with the email, without the password)
+    [told] = after_handback
+    account = "\n".join(str(m.get("content")) for m in told["messages"])
+    assert "ada@example.org" in account and "Signed in for you; now save the profile" in account, account[-3000:]
+    # the password is nowhere: not in any request the model got, the record, the logs, the export
+    exported = await ask_host(harness, {"type": "history.export", "taskId": task_id})
+    assert exported["ok"], exported
+    assert any(e.get("type") == "user_takeover" for e in exported["data"]["history"]), exported
+    assert PASSWORD not in json.dumps(exported)
+    assert PASSWORD not in json.dumps(llm.requests)
+    assert leaks(harness, PASSWORD) == []
+    # the overlay was never part of what the model read
+    assert not any("Take over" in prompt_text(r) or "Hand back" in prompt_text(r) for r in llm.requests)
+
+
+# --- (b) implicit: the user types into the page while the agent works -------------------------------------------------
+async def test_typing_into_the_page_mid_task_pauses_it_at_once_and_is_recorded(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Full name", "input_text", "Type the name", problems, text="Grace Hopper"),
+        # the agent would type a city; the user is faster (this call is cancelled when they touch the page)
+        Delay(60, then=act_on("City", "input_text", "Type the city", problems, text="Paris")),
+        account_told(after_handback, act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems)),
+        done("Profile done"),
+    )
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Fill in the profile of Grace Hopper")
+    await wait_until(lambda: account_tab.evaluate("document.getElementById('name').value === 'Grace Hopper'"),
+                     "the agent to type the name")
+    await wait_until(lambda: _async(len(llm.requests) >= 2), "the agent to ask the model for its next step")
+    dispatched_before = await harness.sw("dispatchedInput.length")
+    first_user_input = await account_tab.evaluate("Date.now()")
+    await user_fill(account_tab, "#city", "Lyon")
+
+    control = await controlled_by_user(harness, task_id)
+    assert control["reason"] == "implicit", control
+    paused = await wait_overlay(account_tab, "the overlay to say the user touched the page",
+                                lambda o: o["state"] == "implicit")
+    assert paused["notice"] == "You touched the page: paused. Hand back when you're done.", paused
+    assert paused["buttons"] == ["handback", "stop"], paused
+    await screenshot(account_tab, "takeover-paused-implicit.png")
+    await asyncio.sleep(1.5)  # the agent does nothing while the user has the controls
+    assert await harness.sw(f"dispatchedInput.slice({dispatched_before}).length") == 0
+    # and if the host did send input now (an action already under way), the relay would refuse it
+    tab_id = await harness.chrome_tab_id(account_tab)
+    refused = await harness.sw(
+        f"try {{ await sendCommand({{tabId: {tab_id}, method: 'Input.insertText', params: {{text: 'AGENT'}}}});"
+        " 'relayed' } catch (e) { e.message }"
+    )
+    assert refused == "the user took over", refused
+    assert "AGENT" not in await account_tab.evaluate("document.getElementById('city').value")
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert (end["status"], end["result"]["data"]) == ("completed", "Profile done"), end
+    assert llm.dropped == [1], llm.dropped  # the model call in flight was cancelled at the user's first input
+    [event] = takeovers(end["history"])
+    assert event["reason"] == "implicit", event
+    done_by_user = {(a["kind"], a["target"], a.get("value")) for a in event["actions"]}
+    assert ("input", 'textbox "City"', "Lyon") in done_by_user, event["actions"]
+    # the page's own record: from the user's first input to the hand back, only the user's input reached it
+    received = await account_tab.evaluate("window.received")
+    # (a `change` of the agent's field when the user's click took the focus away is the user's doing too)
+    between = [e for e in received if first_user_input <= e["at"] < event["endedAt"] and e["type"] != "change"]
+    assert between and {e["target"] for e in between} <= {"city", "TABPILOT-OVERLAY"}, between
+    assert (await account_tab.evaluate("document.getElementById('city').value")) == "Lyon"  # not overwritten
+    assert await account_tab.evaluate("document.getElementById('terms').checked")  # the agent went on after
+    [told] = after_handback
+    assert "Lyon" in "\n".join(str(m.get("content")) for m in told["messages"])
+    assert await harness.sw("takeoverStats.implicit") >= 1
+
+
+def agent_call(next_goal: str, action: dict[str, Any]) -> ToolCall:
+    return ToolCall("AgentOutput", agent_output(next_goal, action))
+
+
+async def notifications(harness: Harness) -> dict[str, Any]:
+    return await harness.sw("await new Promise((resolve) => chrome.notifications.getAll(resolve))")
+
+
+# --- (c) the agent asks: request_takeover (notification, overlay, side panel) and ask_user (answer box) ---------------
+async def test_the_agent_asks_for_help_then_asks_a_question(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    after_answer: list[dict[str, Any]] = []
+    reason = "Please sign in with your account, then hand back"
+    llm.add(
+        agent_call("Ask the user to sign in", {"request_takeover": {"reason": reason}}),
+        account_told(after_handback, agent_call("Ask for the city", {"ask_user": {"question": "Which city?"}})),
+        account_told(after_answer, act_on("City", "input_text", "Type the city", problems, text="Kyoto")),
+        done("Signed in, city set"),
+    )
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Sign in and set my city")
+
+    control = await controlled_by_user(harness, task_id)
+    assert (control["reason"], control["message"]) == ("agent_request", reason), control
+    asking = await wait_overlay(account_tab, "the overlay to show the agent's request",
+                                lambda o: o["state"] == "agent_request")
+    assert (asking["notice"], asking["reason"]) == ("The agent asks for your help:", reason), asking
+    assert asking["buttons"] == ["handback", "stop"], asking
+    await screenshot(account_tab, "takeover-agent-asking.png")
+    shown = await wait_until(lambda: notifications(harness), "a desktop notification")
+    assert f"tabpilot-{task_id}" in shown, shown
+
+    panel = await open_panel(harness, account_tab)
+    await panel.wait_for("!document.getElementById('control').hidden", "the side panel to show the request")
+    assert await panel.text("#control-reason") == reason
+    assert await panel.visible("#handback") and not await panel.visible("#takeover")
+    await user_fill(account_tab, "#email", "grace@example.org")
+    await user_fill(account_tab, "#password", PASSWORD)
+    box = await page_box(account_tab, "#signin")
+    await user_click(account_tab, box["x"], box["y"])
+    await panel.fill("#handback-note", "Signed in")
+    await panel.screenshot(SCREENS / "takeover-side-panel.png", max_height=720)
+    await panel.click("#handback")
+
+    question = await wait_overlay(account_tab, "the overlay to show the agent's question",
+                                  lambda o: o["state"] == "question")
+    assert (question["notice"], question["reason"]) == ("The agent asks:", "Which city?"), question
+    # (the user may also take the controls instead of answering)
+    assert question["buttons"] == ["takeover", "answer", "stop"] and "answer" in question["fields"], question
+    assert question["goal"] == "", question
+    await panel.wait_for("!document.getElementById('answer-form').hidden", "the side panel's answer box")
+    await screenshot(account_tab, "takeover-question.png")
+    await type_in_overlay(account_tab, "input.answer", "Kyoto")
+    await press_overlay(account_tab, "answer")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert (end["status"], end["result"]["data"]) == ("completed", "Signed in, city set"), end
+    [event] = takeovers(end["history"])
+    assert event["reason"] == "agent_request" and event["note"] == "Signed in", event
+    assert any(a["kind"] == "input" and a.get("value") == "•••" for a in event["actions"]), event["actions"]
+    assert "grace@example.org" in json.dumps([m.get("content") for m in after_handback[0]["messages"]])
+    assert "Kyoto" in json.dumps([m.get("content") for m in after_answer[0]["messages"]])
+    assert await account_tab.evaluate("document.getElementById('city').value") == "Kyoto"
+    assert f"tabpilot-{task_id}" not in await notifications(harness)  # nothing is asked any more
+    assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
+    await harness.browser.close_tab(panel.tab.target_id)
+
+
+
+# --- (d) the agent's own input never counts as the user's -------------------------------------------------------------
+async def test_no_false_takeover_over_a_twenty_step_task(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+
+    def step(label: str, tool: str, **fields: Any) -> Any:
+        return act_on(label, tool, f"{tool} on {label}", problems, **fields)
+
+    def page_step(goal: str, action: dict[str, Any]) -> Any:
+        return agent_call(goal, action)
+
+    steps = [
+        step("Full name", "input_text", text="Ada Lovelace"),
+        step("City", "input_text", text="Nairobi"),
+        step("Country", "select_dropdown_option", text="Kenya"),
+        step("Newsletter", "click_element_by_index"),
+        step("Agree to terms", "click_element_by_index"),
+        step("Add one", "click_element_by_index"),
+        step("Add one", "click_element_by_index"),
+        step("Email", "input_text", text="ada@example.org"),
+        step("Country", "select_dropdown_option", text="Japan"),
+        step("Add one", "click_element_by_index"),
+        page_step("Scroll down", {"scroll": {"down": True, "pixels": 600}}),
+        page_step("Scroll up", {"scroll": {"down": False, "pixels": 600}}),
+        step("City", "input_text", text="Tokyo"),
+        step("Newsletter", "click_element_by_index"),
+        step("Country", "select_dropdown_option", text="Peru"),
+        step("Add one", "click_element_by_index"),
+        page_step("Scroll to the end", {"scroll": {"down": True, "pixels": 1800}}),
+        step("Finish", "click_element_by_index"),
+        page_step("Back to the top", {"scroll": {"down": False, "pixels": 2400}}),
+        step("Full name", "input_text", text="Ada King"),
+    ]
+    assert len(steps) == 20
+    llm.add(*steps, done("All twenty steps done"))
+    await configure(harness, llm, max_steps=25)
+    before = await harness.sw("({...takeoverStats})")
+    task_id = await start(harness, account_tab, "Fill in the whole profile, twenty steps")
+    end = await ended(harness, task_id, timeout=100)
+    after = await harness.sw("({...takeoverStats})")
+
+    assert not problems, problems
+    assert (end["status"], end["result"]["data"]) == ("completed", "All twenty steps done"), end
+    assert len([e for e in end["history"] if e["type"] == "step"]) == 21
+    assert takeovers(end["history"]) == []
+    false_takeovers = after["implicit"] - before["implicit"]
+    agent_input_seen = after["agentInput"] - before["agentInput"]
+    print(f"\nfalse takeovers over 20 agent steps: {false_takeovers}; agent input events capture.js reported and"
+          f" the worker recognised as the agent's: {agent_input_seen}; largest lag after the Input.* call"
+          f" returned: {after['maxAgentLagMs']} ms")
+    assert false_takeovers == 0
+    assert agent_input_seen >= 20  # capture.js was watching: the agent's clicks and typing were seen and told apart
+    page = await account_tab.evaluate(
+        "({count: count.textContent, finished: status.textContent, country: document.getElementById('country').value,"
+        " name: document.getElementById('name').value, terms: document.getElementById('terms').checked})"
+    )
+    assert page == {"count": "4", "finished": "Finished.", "country": "Peru", "name": "Ada King", "terms": True}, page
+
+
+# --- (e) a hostile page can neither find, read, hide nor press the overlay --------------------------------------------
+async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": e2e_pages.url("hostile.html"), "newWindow": True}
+    )
+    tab = await harness.browser.attach(created["targetId"])
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the hostile page to load")
+    llm.add(Delay(60))  # the agent thinks the whole time
+    await configure(harness, llm)
+    task_id = await start(harness, tab, "Look at this page")
+    await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: tab.evaluate("window.hostile.removed >= 3 && window.hostile.attempts >= 20"),
+                     "the page to attack the overlay for a while")
+
+    hostile = await tab.evaluate("window.hostile")
+    assert hostile["sawHost"] and hostile["shadowRoot"] == "null", hostile  # a closed root: nothing to open
+    assert hostile["capturedRoots"] == 0, hostile  # made in the extension's world, not the page's
+    assert hostile["overlayText"] is False and hostile["buttons"] == ["Decoy"], hostile
+    snap = await snapshot(harness, task_id)
+    assert (snap["status"], snap["control"]) == ("running", None), snap  # no press of the page's counted
+    shown = await overlay(tab)  # still there, still shown, after being removed three times
+    assert shown is not None and shown["buttons"] == ["takeover", "stop"], shown
+    visible = await tab.evaluate(
+        "(() => { const h = document.querySelector('[data-tabpilot-overlay]');"
+        " return !!h && h.checkVisibility({opacityProperty: true, visibilityProperty: true}); })()"
+    )
+    assert visible
+    await screenshot(tab, "takeover-hostile-page.png")
+    # the user's own press still works
+    await press_overlay(tab, "stop")
+    assert (await ended(harness, task_id))["status"] == "stopped"
+    await harness.browser.close_tab(tab.target_id)
+
+
+# --- the takeover survives a reload, and the worker re-learns it from the host ----------------------------------------
+async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems),
+            done("Done after the reload"))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Tick the terms after I am done")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(account_tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    await user_fill(account_tab, "#name", "Before reload")
+    box = await page_box(account_tab, "#plus")
+    await user_click(account_tab, box["x"], box["y"])
+
+    # the page reloads: the overlay comes back as it was, and what the user does next is still recorded
+    await account_tab.send("Page.reload", {})
+    await wait_until(lambda: account_tab.evaluate("document.readyState === 'complete' && window.received.length === 0"),
+                     "the page to reload")
+    again = await wait_overlay(account_tab, "the overlay after the reload", lambda o: o["state"] == "user")
+    assert again["notice"] == "You have the controls." and again["buttons"] == ["handback", "stop"], again
+    await user_fill(account_tab, "#city", "After reload")
+
+    # the worker forgets everything it knew (as a restarted worker has) and asks the host, as on reconnect
+    await harness.sw(
+        "tasks.clear(); userHasControls.clear(); sentModes.clear();"
+        " for (const port of overlayPorts.values()) port.disconnect(); overlayPorts.clear();"
+        " learnTasks((await requestHost({type: 'hello', extensionVersion: 'e2e'})).tasks); true"
+    )
+    assert await harness.sw(f"userHasControls.has({await harness.chrome_tab_id(account_tab)})")
+    await wait_overlay(account_tab, "the overlay after the worker re-learnt the task", lambda o: o["state"] == "user")
+    await asyncio.sleep(0.6)  # the overlay reconnects (it retries after 500 ms)
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert end["status"] == "completed", end
+    [event] = takeovers(end["history"])
+    typed = [(a["target"], a.get("value")) for a in event["actions"] if a["kind"] == "input"]
+    assert ('textbox "Full name"', "Before reload") in typed and ('textbox "City"', "After reload") in typed, event
+    assert any(a["kind"] == "click" and "Add one" in a["target"] for a in event["actions"]), event["actions"]
+    assert await account_tab.evaluate("document.getElementById('terms').checked")
+
+
+# --- the popup opens the real side panel, which follows its window's task ---------------------------------------------
+async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    problems: list[str] = []
+    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems), done("Ticked"))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Tick the terms, side panel")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    popup = await harness.open_popup(account_tab)
+    await popup.wait_for("!document.getElementById('takeover').hidden", "the popup's Take over button")
+    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, box["x"], box["y"])  # a person's click: sidePanel.open needs one
+
+    from e2e_support import EXTENSION_ORIGIN, PopupPage
+
+    async def find_panel() -> str | None:
+        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
+            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
+                return str(info["targetId"])
+        return None
+
+    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+    await panel.wait_for(f"ui.taskId === {json.dumps(task_id)} && document.body.dataset.status === 'running'",
+                         "the side panel to show the task of its window's tab")
+    await panel.wait_for("!document.getElementById('takeover').hidden", "the side panel's Take over")
+    await screenshot(panel.tab, "takeover-side-panel-running.png")  # at the side panel's own size
+    await panel.click("#takeover")
+    assert (await controlled_by_user(harness, task_id))["reason"] == "user"
+    await panel.wait_for("!document.getElementById('handback-box').hidden", "the side panel's Hand back")
+    assert await panel.text("#control-title") == "You have the controls."
+    await screenshot(panel.tab, "takeover-real-side-panel.png")
+    await wait_overlay(account_tab, "the overlay to follow", lambda o: o["state"] == "user")
+    await panel.fill("#handback-note", "Nothing to do, go on")
+    await panel.click("#handback")
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert end["status"] == "completed"
+    [event] = takeovers(end["history"])
+    assert (event["reason"], event["note"]) == ("user", "Nothing to do, go on"), event
+    await panel.wait_for("document.body.dataset.status === 'completed'", "the side panel to show the end")
+
+
+# --- Stop while the user has the controls: what they did is recorded, the task ends stopped ---------------------------
+async def test_stop_while_the_user_has_the_controls_records_what_they_did(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    llm.add(Delay(60))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Wait for me")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(account_tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    await user_fill(account_tab, "#city", "Typed, then stopped")  # the field is still being typed in
+    await press_overlay(account_tab, "stop")
+    end = await ended(harness, task_id)
+    assert end["status"] == "stopped", end
+    [event] = takeovers(end["history"])
+    assert ("input", 'textbox "City"', "Typed, then stopped") in {
+        (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
+    finished = await wait_overlay(account_tab, "the overlay to show the end", lambda o: o["state"] == "stopped")
+    assert finished["buttons"] == ["close"], finished

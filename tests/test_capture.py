@@ -1,0 +1,172 @@
+"""capture.js in a real page (issue 10): injected over CDP into an isolated world of every frame, as
+`tabpilot run` does, and driven by a person: trusted input from a second CDP connection, which nothing
+of tabpilot dispatched. It reports semantic actions named as a person would name the element, merges
+typing per field, hides password / one-time-code values (the clear value is in no message at all),
+works in same- and cross-origin iframes and open shadow DOM, and reports only bare input events while
+watching."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from takeover_support import Person, wait_for
+
+from tabpilot.browser.capture import PageCapture
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+PASSWORD = "hunter2-Secret"
+CODE = "493817"
+EMAIL = "document.querySelector('#email')"
+SHADOW = "document.querySelector('#shadow').shadowRoot"
+SAME_FRAME = "document.querySelector('#same').contentDocument"
+
+
+class Captured:
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+
+    @property
+    def actions(self) -> list[dict[str, Any]]:
+        return [m["action"] for m in self.messages if m["type"] == "capture.action"]
+
+    def brief(self) -> list[tuple[str, str, str | None]]:
+        return [(a["kind"], a["target"], a.get("value")) for a in self.actions]
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def page(browser, pages):
+    tab = await browser.new_tab(pages.url("takeover_form.html"))
+    captured = Captured()
+    capture = PageCapture(tab, captured)
+    await capture.start("watch")
+    person = await Person.at(browser.launched.ws_url, tab.target_id)
+    # the page and its same-site frame (one session), its cross-site frame (a session of its own)
+    await wait_for(lambda: len(capture._contexts) >= 3 and len({session for session, _ in capture._contexts}) == 2)
+    yield capture, captured, person, tab
+    await person.close()
+    await browser.close_tab(tab.target_id)
+
+
+async def click_cross_site_field(person: Person, tab: Any) -> None:
+    """Click the cross-site frame's field (its own process); the browser hit-tests such a frame where the
+    compositor last drew it, so a click right after the page moved can miss: click until it has focus."""
+    [frame] = [f for f in tab.frames.values() if "takeover_frame" in f.url]
+    for _ in range(10):
+        x, y = await person.centre("document.querySelector('#cross')")
+        await person.click_at(x - 160 + 1 + 20, y - 40 + 1 + 20)  # the frame is 320×80 (+1 border); its field at 10,10
+        focused = await frame.session.send("Runtime.evaluate", {"expression": "document.activeElement.id",
+                                                                 "returnByValue": True})
+        if focused["result"].get("value") == "city":
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError("the cross-site frame's field never took the click")
+
+
+async def test_what_a_person_does_is_recorded_as_named_actions_and_secrets_never_leave_the_page(page, pages):
+    capture, captured, person, tab = page
+    assert await capture.set_mode("record") == []
+    await person.click(EMAIL)
+    await person.type("ada@example.org")
+    await person.click("document.querySelector('#password')")
+    await person.type(PASSWORD)
+    await person.click("document.querySelector('#otp')")
+    await person.type(CODE)
+    await person.click("document.querySelector('#remember')")
+    await person.select("document.querySelector('#plan')", "Team")
+    await person.click(f"{SHADOW}.querySelector('#nick')")
+    await person.type("adz")
+    await person.click(f"{SHADOW}.querySelector('#shadowbtn')")
+    await person.click(f"{SHADOW}.querySelector('#shadowcheck')")
+    await person.click(f"{SAME_FRAME}.querySelector('#city')")
+    await person.type("Paris")
+    await click_cross_site_field(person, tab)
+    await person.type("Lyon")
+    await person.click(EMAIL)
+    await person.press("a", 65, modifiers=2, text=None)  # Control+a
+    await person.type("grace@example.org")
+    await person.enter()  # submits the form: the page pushes #signed-in
+    await person.wheel(600, 200, 300)
+    await person.wheel(600, 200, 300)  # right of every frame: the page scrolls
+    await asyncio.sleep(0.2)
+    assert await person.evaluate(EMAIL + ".value") == "grace@example.org"  # the person's input reached the page
+    flushed = await capture.set_mode("watch")  # the scroll still pending comes back in the reply
+    actions = captured.actions + flushed
+    brief = [(a["kind"], a["target"], a.get("value")) for a in actions]
+    form_url = pages.url("takeover_form.html")
+    assert brief == [
+        ("input", 'textbox "Email"', "ada@example.org"),
+        ("input", 'textbox "Password"', "•••"),
+        ("input", 'textbox "One-time code"', "•••"),
+        ("check", 'checkbox "Remember me"', "checked"),
+        ("select", 'combobox "Plan"', "Team plan"),
+        ("input", 'textbox "Nickname"', "adz"),
+        ("click", 'button "Save nickname"', None),
+        ("check", 'checkbox "Shadow option"', "checked"),
+        ("input", 'textbox "City"', "Paris"),
+        ("input", 'textbox "City"', "Lyon"),
+        ("key", 'textbox "Email"', "Control+a"),
+        ("input", 'textbox "Email"', "grace@example.org"),
+        ("key", 'textbox "Email"', "Enter"),
+        ("submit", 'form "Login" via button "Sign in"', None),
+        ("navigate", "page", form_url + "#signed-in"),
+        ("scroll", "page", "down 600px"),
+    ], brief
+    frames = {a["target"]: a["url"] for a in actions if a["kind"] == "input"}
+    assert "takeover_frame.html" in frames['textbox "City"']  # the later one: the cross-site frame
+    assert actions[8]["url"].startswith(form_url.split("takeover_form")[0])  # same-site frame, its own URL
+    assert actions[9]["url"] != actions[8]["url"]  # cross-site: another origin
+    assert all(isinstance(a["at"], int) and a["url"] for a in actions)
+    everything = json.dumps(captured.messages) + json.dumps(flushed)
+    assert PASSWORD not in everything and CODE not in everything and "hunter2" not in everything
+
+
+async def test_a_field_that_was_a_password_stays_hidden_and_watch_and_off_report_no_values(page):
+    capture, captured, person, _tab = page
+    await person.evaluate("document.querySelector('#password').value = ''")
+    await capture.set_mode("record")
+    captured.messages.clear()
+    await person.click("document.querySelector('#password')")
+    await person.type("abc")
+    await person.evaluate("document.querySelector('#password').type = 'text'")  # the page's "show password"
+    await person.type("def")
+    await person.click("document.querySelector('#docs')")
+    assert [(a["kind"], a["target"], a.get("value")) for a in captured.actions][:2] == [
+        ("input", 'textbox "Password"', "•••"), ("click", 'link "Docs"', None)]
+    await capture.set_mode("watch")  # the agent has the controls: bare input events, nothing named
+    captured.messages.clear()
+    await person.click(EMAIL)
+    await person.type("zz")
+    await wait_for(lambda: len(captured.messages) >= 4)
+    kinds = [m["kind"] for m in captured.messages]
+    assert captured.actions == [] and {"pointerdown", "click", "keydown", "input"} <= set(kinds)
+    assert all(set(m) == {"type", "kind", "at", "trusted"} and m["trusted"] for m in captured.messages)
+    await capture.set_mode("off")
+    captured.messages.clear()
+    await person.click(EMAIL)
+    await person.type("q")
+    await asyncio.sleep(0.5)
+    assert captured.messages == []
+    # the page's own scripts cannot see the capture script or press its mode switch
+    assert await person.evaluate("typeof tabpilotCaptureMode + typeof tabpilotCapture") == "undefinedundefined"
+
+
+async def test_a_reloaded_page_gets_the_script_again_in_the_current_mode(page, pages):
+    capture, captured, person, tab = page
+    await capture.set_mode("record")
+    await tab.navigate(pages.url("takeover_form.html?again"))
+    await wait_for(lambda: any(a["kind"] == "navigate" and "again" in a["value"] for a in captured.actions))
+    captured.messages.clear()
+    await person.click(EMAIL)
+    await person.type("second@example.org")
+    await person.click("document.querySelector('#docs')")
+    await wait_for(lambda: len(captured.actions) >= 2)
+    assert captured.brief()[:2] == [("input", 'textbox "Email"', "second@example.org"), ("click", 'link "Docs"', None)]
+    await capture.set_mode("watch")
