@@ -60,10 +60,18 @@ def set_constant(source: str, name: str) -> set[str]:
     return set(re.findall(r'"([^"]*)"', found.group(1)))
 
 
-def js_types(service_worker: str) -> dict[str, set[str]]:
+def worker_imports() -> str:
+    """The scripts service_worker.js loads with importScripts, as one text."""
+    imported = re.findall(r'importScripts\(\s*"([^"]+)"\s*\)', SERVICE_WORKER.read_text())
+    return "\n".join((SERVICE_WORKER.parent / name).read_text() for name in imported)
+
+
+def js_types(service_worker: str, imports: str = "") -> dict[str, set[str]]:
     """What the extension sends and handles, by direction (the worker talks to the host; the popup
-    only through the worker, checked by `popup_types`)."""
-    own_requests = set(re.findall(rf'requestHost\(\{{\s*type:\s*"({TYPE_NAME})"', service_worker))
+    only through the worker, checked by `popup_types`). `imports` (the worker's importScripts) count
+    for the requests they send the host; they also message content scripts, so their other `type`
+    literals are not read as frames."""
+    own_requests = set(re.findall(rf'requestHost\(\{{\s*type:\s*"({TYPE_NAME})"', service_worker + imports))
     sent_literals = set(re.findall(rf'\{{\s*type:\s*"({TYPE_NAME})"', service_worker))
     handled_by_type = set(re.findall(rf'message\.type === "({TYPE_NAME})"', service_worker))
     return {
@@ -128,8 +136,8 @@ def mismatches(expected: dict[str, set[str]], found: dict[str, set[str]], where:
 
 # --- the checks -----------------------------------------------------------------------------------------
 def test_the_extension_sends_and_handles_exactly_the_types_the_models_define():
-    found = js_types(SERVICE_WORKER.read_text())
-    assert mismatches(model_types(), found, "extension/service_worker.js") == []
+    found = js_types(SERVICE_WORKER.read_text(), worker_imports())
+    assert mismatches(model_types(), found, "extension/service_worker.js (+ its importScripts)") == []
 
 
 def test_protocol_md_tables_list_exactly_the_types_the_models_define():
@@ -183,7 +191,7 @@ def test_a_host_request_the_worker_does_not_handle_is_reported():
 )
 def test_a_model_added_without_the_js_and_protocol_md_is_reported(direction, new_type):
     with_new_model = {d: names | {new_type} if d == direction else names for d, names in model_types().items()}
-    from_js = mismatches(with_new_model, js_types(SERVICE_WORKER.read_text()), "the JS")
+    from_js = mismatches(with_new_model, js_types(SERVICE_WORKER.read_text(), worker_imports()), "the JS")
     from_md = mismatches(with_new_model, protocol_md_types(PROTOCOL_MD.read_text()), "PROTOCOL.md")
     assert from_js == [f"{direction}: {new_type!r} is a model in messages.py but missing from the JS"]
     assert from_md == [f"{direction}: {new_type!r} is a model in messages.py but missing from PROTOCOL.md"]
