@@ -297,6 +297,8 @@ class SettingsData(WireModel):
     max_steps_limit: int = Field(alias="maxStepsLimit")  # the one limit settings, a page's config and the agent share
     language: str
     debug_capture: bool = Field(alias="debugCapture")
+    model_deadline: float = Field(alias="modelDeadline")  # seconds one model call may take, retries included
+    max_reply_mb: float = Field(alias="maxReplyMB")  # a longer model reply fails that attempt
 
 
 # --- history.* -----------------------------------------------------------------------------------------
