@@ -51,6 +51,7 @@ class TaskStart(Request):
     tab_id: int = Field(alias="tabId")
     config: ExecutionConfig | None = None
     source: Literal["popup", "page"] = "popup"
+    origin: str | None = Field(None, max_length=2048)  # source "page": the calling frame's origin, as Chromium says
 
 
 class TaskStop(Request):
@@ -152,6 +153,30 @@ class HistoryDelete(Request):
     task_id: str = Field(alias="taskId", min_length=1)
 
 
+# --- sites.* and approval.*: the page bridge's permissions and the user's answers ------------------
+class SitesList(Request):
+    type: Literal["sites.list"]
+
+
+class SitesAllow(Request):
+    type: Literal["sites.allow"]
+    origin: str = Field(min_length=1, max_length=2048)
+    ask: bool = False
+    use_my_model: bool = Field(False, alias="useMyModel")
+    all_tabs: bool = Field(False, alias="allTabs")
+
+
+class SitesRevoke(Request):
+    type: Literal["sites.revoke"]
+    origin: str = Field(min_length=1, max_length=2048)
+
+
+class ApprovalAnswer(Request):
+    type: Literal["approval.answer"]
+    approval_id: str = Field(alias="approvalId", min_length=1)
+    decision: Literal["once", "always", "deny"]
+
+
 # --- frames the extension sends that are not requests ------------------------------------------
 class ErrorInfo(WireModel):
     message: str
@@ -202,6 +227,10 @@ Incoming = Annotated[
     | HistoryGet
     | HistoryExport
     | HistoryDelete
+    | SitesList
+    | SitesAllow
+    | SitesRevoke
+    | ApprovalAnswer
     | Reply
     | CdpEvent
     | CdpDetached
