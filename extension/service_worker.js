@@ -1,6 +1,7 @@
 // tabpilot service worker: a relay between the native host (which runs the agent) and the browser.
 // It holds no agent logic. Wire format: host/tabpilot/native/PROTOCOL.md.
 "use strict";
+importScripts("bridge/worker.js"); // the page bridge (window.PAGE_AGENT_EXT): its own file
 
 const HOST_NAME = "com.tabpilot.host";
 const EXTENSION_VERSION = chrome.runtime.getManifest().version;
@@ -14,8 +15,10 @@ const POPUP_REQUEST_TYPES = new Set([
   "ping", "task.start", "task.stop", "task.get", "task.list", "task.pause", "task.resume",
   "settings.get", "settings.set", "settings.test",
   "history.list", "history.get", "history.export", "history.delete",
+  "sites.list", "sites.allow", "sites.revoke",
 ]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result"]);
+const BRIDGE_PUSH_TYPES = new Set(["sites.changed", "approval.request", "approval.closed"]); // popups hear them too
 
 // --- state (memory only; the host owns everything long-lived) ---------------------------------------
 const host = {
@@ -65,6 +68,7 @@ function connectHost() {
       host.hostVersion = data && data.hostVersion;
       host.backoffMs = BACKOFF_FIRST_MS;
       broadcastHostState(data ? data.task : null);
+      bridgeHostConnected();
     })
     .catch((error) => {
       // A host that cannot say hello is no use: drop it (closing its stdin ends it) and retry later.
@@ -161,7 +165,8 @@ function onHostMessage(message) {
     }));
     return;
   }
-  if (TASK_PUSH_TYPES.has(message.type)) {
+  if (message.type !== "reply" && message.id == null && bridgeOnHostPush(message)) return;
+  if (TASK_PUSH_TYPES.has(message.type) || BRIDGE_PUSH_TYPES.has(message.type)) {
     broadcast({ kind: "push", message });
     return;
   }
