@@ -9,19 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from e2e_support import E2E_PAGES, Harness, act_on, done, wait_until
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -147,7 +145,8 @@ async def test_page_agents_quick_start_runs_unchanged_on_an_allowed_site(harness
     tab = await open_page(harness, site.url("quickstart.html"))
     try:
         logged = await wait_until(
-            lambda: js(tab, "window.logged.some(e => e[0] === 'Result:') && window.logged"), "the Quick Start's result", 90
+            lambda: js(tab, "window.logged.some(e => e[0] === 'Result:') && window.logged"),
+            "the Quick Start's result", 90,
         )
         assert not problems, problems
         assert await js(tab, "document.getElementById('status').textContent") == "Signed in as ada@example.com."
