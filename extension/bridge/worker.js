@@ -120,8 +120,9 @@ function bridgeForgetOld() {
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== "bridge") return;
   const sender = port.sender || {};
-  // Chromium's word for who is calling, never the page's: the top frame of a tab, of an allowed origin.
-  if (!sender.tab || sender.frameId !== 0 || !bridgeSiteOf(sender.origin)) {
+  // Chromium's word for who is calling, never the page's: the top frame of a tab. Whether its origin is
+  // allowed is asked at each request (a page open since before a revoke is told so).
+  if (!sender.tab || sender.frameId !== 0 || !sender.origin) {
     port.disconnect();
     return;
   }
