@@ -414,3 +414,103 @@ async def test_revoke_takes_the_global_away_on_the_next_load_and_an_open_page_st
             "undefined", "undefined"]
     finally:
         await close(harness, tab)
+
+
+async def test_include_initial_tab_false_runs_the_task_in_a_new_tab_the_page_opened(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        caller = await harness.chrome_tab_id(tab)
+        llm.add(done("Worked in a tab of its own"))
+        await execute_from_page(tab, "newtab", "Work elsewhere", {**own_model(llm), "includeInitialTab": False})
+        finished = await outcome(tab, "newtab")
+        assert finished["result"]["success"] is True
+        task_id = await harness.sw(f"bridge.byTab.get({caller})")
+        snapshot = await harness.sw(f"(await requestHost({{type: 'task.get', taskId: {json.dumps(task_id)}}})).task")
+        assert snapshot["tabId"] != caller
+        opener = await harness.sw(f"(await chrome.tabs.get({snapshot['tabId']})).openerTabId")
+        assert opener == caller
+        await harness.sw(f"await chrome.tabs.remove({snapshot['tabId']}); true")
+    finally:
+        await close(harness, tab)
+
+
+async def test_the_pages_api_key_is_in_no_store_row_log_line_export_or_popup_view(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        llm.add(done(f"The key I was called with is {PAGE_KEY}"))  # even a model echoing it back
+        await execute_from_page(tab, "secret", "Say which key you got", own_model(llm))
+        finished = await outcome(tab, "secret")
+        assert finished["result"]["success"] is True and PAGE_KEY not in json.dumps(finished)
+        assert llm.headers[-1]["authorization"] == f"Bearer {PAGE_KEY}"  # it was used, for this task
+        caller = await harness.chrome_tab_id(tab)
+        task_id = await harness.sw(f"bridge.byTab.get({caller})")
+        exported = await harness.sw(f"await requestHost({{type: 'history.export', taskId: {json.dumps(task_id)}}})")
+        assert exported["task"] == "Say which key you got" and PAGE_KEY not in json.dumps(exported)
+        popup = await harness.open_popup(tab)
+        await popup.click("#nav-past")
+        await popup.wait_for("document.querySelectorAll('#past-list li').length > 0", "the past list")
+        await popup.click("#past-list li")
+        await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task")
+        shown = await popup.js("document.documentElement.outerHTML + (ui.lastExport || '')")
+        assert "Say which key you got" in shown and PAGE_KEY not in shown
+        await harness.browser.close_tab(popup.tab.target_id)
+        worker_memory = await harness.sw("JSON.stringify([...bridge.tasks.values()].map(e => ({...e, port: null})))")
+        assert PAGE_KEY not in worker_memory
+        files = [p for p in harness.tabpilot_home.rglob("*") if p.is_file()] + [harness.chromium_log]
+        assert any(p.name.startswith("tasks.sqlite3") for p in files) and any(p.suffix == ".log" for p in files)
+        leaks = [str(p) for p in files if PAGE_KEY.encode() in p.read_bytes()]
+        assert leaks == []
+    finally:
+        await close(harness, tab)
+
+
+async def test_the_popup_allows_this_site_and_settings_revokes_it(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    origin = origin_of(site)
+    if await harness.sw(f"!!bridgeSiteOf({json.dumps(origin)})"):
+        await revoke(harness, origin)
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        assert await js(tab, "typeof window.PAGE_AGENT_EXT") == "undefined"
+        popup = await harness.open_popup(tab)
+        await popup.wait_for("!document.getElementById('site-access').hidden", "the site-access control")
+        assert await popup.text("#site-origin") == origin
+        assert not await popup.visible("#site-options")
+        await popup.click("#site-allow")
+        await popup.wait_for("!document.getElementById('site-options').hidden", "the grant's options")
+        await popup.click("#site-use-my-model")
+        await wait_until(lambda: harness.sw(
+            f"await bridge.registering; bridgeSiteOf({json.dumps(origin)})?.useMyModel === true"), "the grant")
+        listed = json.loads(sites_cli(harness, "list", "--json"))["sites"]
+        grants = [(s["origin"], s["useMyModel"], s["allTabs"], s["ask"]) for s in listed]
+        assert grants == [(origin, True, False, False)]
+        await popup.screenshot(SCREENS / "bridge-allow-control.png", max_height=600)
+        await js(tab, "location.reload(), true")
+        await wait_until(lambda: js(tab, "typeof window.PAGE_AGENT_EXT === 'object'"), "the global after allowing")
+
+        await popup.click("#nav-settings")
+        await popup.wait_for("document.getElementById('sites').dataset.loaded === 'true'", "the allowed sites")
+        rows = await popup.js("[...document.querySelectorAll('#sites-list li')].map(li => li.innerText)")
+        assert len(rows) == 1 and origin in rows[0] and "your model" in rows[0]
+        token = json.loads(sites_cli(harness, "list", "--json"))["token"]
+        assert await popup.js("document.getElementById('sites-token').value") == token
+        await popup.js("document.getElementById('sites').scrollIntoView()")
+        await popup.screenshot(SCREENS / "bridge-settings-sites.png", max_height=900)
+        await popup.click("#sites-list li .site-revoke")
+        await popup.wait_for("document.querySelectorAll('#sites-list li').length === 0"
+                             " && !document.getElementById('sites-empty').hidden", "the list to empty")
+        await wait_until(lambda: harness.sw(f"await bridge.registering; !bridgeSiteOf({json.dumps(origin)})"),
+                         "the browser to drop the site")
+        await js(tab, "location.reload(), true")
+        await wait_until(lambda: js(tab, "document.readyState === 'complete'"), "the reload")
+        assert await js(tab, "typeof window.PAGE_AGENT_EXT") == "undefined"
+        await harness.browser.close_tab(popup.tab.target_id)
+    finally:
+        await close(harness, tab)
