@@ -136,3 +136,16 @@ def test_the_extension_hears_of_a_change_made_in_a_terminal(host: HostProcess, h
     assert pushed[-1]["sites"] == []
     bad = host.request("sites.allow", origin="https://*.example.com")
     assert bad["error"]["code"] == "bad_request" and "wildcards" in bad["error"]["message"]
+
+
+def test_page_agents_token_counts_as_allowed_with_no_further_grant(host: HostProcess) -> None:
+    token = host.request("sites.list")["data"]["token"]
+    wrong = start(host, origin=ORIGIN, config=OWN_MODEL, pageToken=token[:-1] + ("x" if token[-1] != "x" else "y"))
+    assert wrong["error"]["code"] == "not_allowed"
+    no_model = start(host, origin=ORIGIN, config={}, pageToken=token)
+    assert no_model["error"]["code"] == "not_allowed" and "--use-my-model" in no_model["error"]["message"]
+    host.send({"type": "task.start", "id": "k1", "task": "Fill", "tabId": 7, "source": "page", "origin": ORIGIN,
+               "config": OWN_MODEL, "pageToken": token})
+    passed = wait_frame(host, lambda m: m.get("type") == "reply" and m.get("id") == "k1")
+    assert passed["error"]["code"] == "tab"  # past the gate
+    assert host.request("sites.list")["data"]["sites"] == []  # nothing was added to the list

@@ -12,10 +12,17 @@ const BRIDGE_SCRIPTS = [
 ];
 // A page's task.start may wait for the user's answer to the prompt (the host gives up after 60 s).
 const BRIDGE_START_TIMEOUT_MS = 90000;
+// page-agent's token scheme: this probe runs on every web page and speaks only if the page holds a token.
+const BRIDGE_TOKEN_PROBE = {
+  id: "tabpilot-bridge-token", js: ["bridge/token_probe.js"], matches: ["http://*/*", "https://*/*"],
+  runAt: "document_start", allFrames: false, persistAcrossSessions: false,
+};
 const BRIDGE_KEEP_ENDED = 20;
 
 const bridge = {
   sites: [], // [{origin, ask, useMyModel, allTabs}] as the host last said
+  token: null, // page-agent's token, as Settings show it
+  tokenTabs: new Map(), // tab → the origin whose page in that tab held the token (page-agent's scheme)
   registering: Promise.resolve(),
   tasks: new Map(), // taskId → {callerTabId, origin, port, callId, status, history, result}
   byTab: new Map(), // caller tab → the taskId its page started last
@@ -27,7 +34,11 @@ const bridge = {
 // --- which sites get the bridge -----------------------------------------------------------------------------
 function bridgeHostConnected() {
   requestHost({ type: "sites.list" })
-    .then((data) => bridgeSetSites(data.sites || []))
+    .then((data) => {
+      bridge.token = data.token || null;
+      bridgeRegisterTokenProbe();
+      return bridgeSetSites(data.sites || []);
+    })
     .catch((error) => console.warn("tabpilot: could not read the allowed sites:", error.message));
 }
 
@@ -50,6 +61,31 @@ function bridgeSetSites(sites) {
 function bridgeSiteOf(origin) {
   return bridge.sites.find((site) => site.origin === origin) || null;
 }
+
+// May this caller use the bridge: its origin is allowed, or its page held page-agent's token at load.
+function bridgeAllowed(caller) {
+  return !!bridgeSiteOf(caller.origin) || bridge.tokenTabs.get(caller.tabId) === caller.origin;
+}
+
+function bridgeRegisterTokenProbe() {
+  bridge.registering = bridge.registering.then(async () => {
+    const existing = await chrome.scripting.getRegisteredContentScripts({ ids: [BRIDGE_TOKEN_PROBE.id] });
+    if (!existing.length) await chrome.scripting.registerContentScripts([BRIDGE_TOKEN_PROBE]);
+  }).catch((error) => console.warn("tabpilot: could not register the token probe:", error.message));
+}
+
+// A page that holds the token gets the bridge now (it missed document_start: page-agent's own pages wait
+// up to a second for it). A wrong token gets nothing, and no answer that says so.
+chrome.runtime.onMessage.addListener((message, sender) => {
+  if (!message || message.kind !== "bridge.token" || !sender.tab || sender.frameId !== 0 || !sender.origin) return;
+  bridge.tokenTabs.delete(sender.tab.id);
+  if (!bridge.token || message.token !== bridge.token || bridgeSiteOf(sender.origin)) return;
+  bridge.tokenTabs.set(sender.tab.id, sender.origin);
+  const target = { tabId: sender.tab.id, frameIds: [0] };
+  chrome.scripting.executeScript({ target, files: ["bridge/relay.js"], injectImmediately: true })
+    .then(() => chrome.scripting.executeScript({ target, files: ["bridge/main_world.js"], world: "MAIN", injectImmediately: true }))
+    .catch((error) => console.warn("tabpilot: could not give a token page the bridge:", error.message));
+});
 
 // --- host pushes ------------------------------------------------------------------------------------------------
 // True when the push was the bridge's alone.
@@ -139,7 +175,7 @@ chrome.runtime.onConnect.addListener((port) => {
 
 async function bridgeOnPageRequest(caller, message) {
   if (!message || typeof message !== "object") return;
-  if (!bridgeSiteOf(caller.origin)) { // revoked while the page was open
+  if (!bridgeAllowed(caller)) { // revoked while the page was open
     if (message.id) bridgePost(caller.port, { id: message.id, kind: "error", message: `${caller.origin} may no longer start tasks in this browser` });
     return;
   }
@@ -176,9 +212,11 @@ async function bridgeExecute(caller, { id, task, config }) {
       taskTabId = tab.id;
     }
     bridge.promptTabs.set(taskTabId, caller.port);
-    const data = await requestHost({
+    const start = {
       type: "task.start", task, tabId: taskTabId, config: config || {}, source: "page", origin: caller.origin,
-    }, BRIDGE_START_TIMEOUT_MS);
+    };
+    if (!bridgeSiteOf(caller.origin)) start.pageToken = bridge.token; // its page held the token
+    const data = await requestHost(start, BRIDGE_START_TIMEOUT_MS);
     const entry = {
       callerTabId: caller.tabId, origin: caller.origin, port: caller.port, callId: id,
       status: "running", history: [], result: null,

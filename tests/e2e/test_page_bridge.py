@@ -514,3 +514,30 @@ async def test_the_popup_allows_this_site_and_settings_revokes_it(
         await harness.browser.close_tab(popup.tab.target_id)
     finally:
         await close(harness, tab)
+
+
+async def test_page_agents_token_in_local_storage_gives_a_site_the_bridge(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    stranger = origin_of(site, "localhost")  # in no list
+    token = json.loads(sites_cli(harness, "list", "--json"))["token"]
+    tab = await open_page(harness, site.url("app.html", host="localhost"))
+    try:
+        await js(tab, "localStorage.setItem('PageAgentExtUserAuthToken', 'not-the-token'), location.reload(), true")
+        await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
+        await asyncio.sleep(1.5)
+        assert await js(tab, "typeof window.PAGE_AGENT_EXT") == "undefined"
+        await js(tab, f"localStorage.setItem('PageAgentExtUserAuthToken', {json.dumps(token)}),"
+                      " location.reload(), true")
+        await wait_until(lambda: js(tab, "typeof window.PAGE_AGENT_EXT === 'object'"), "the bridge for the token", 10)
+        llm.add(done("Done for a token page"))
+        await execute_from_page(tab, "token", "Say done", own_model(llm))
+        finished = await outcome(tab, "token")
+        assert finished["result"]["success"] is True and finished["result"]["data"] == "Done for a token page"
+        assert not await harness.sw(f"!!bridgeSiteOf({json.dumps(stranger)})")  # the list is unchanged
+        await js(tab, "localStorage.removeItem('PageAgentExtUserAuthToken'), location.reload(), true")
+        await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
+        await asyncio.sleep(1.5)
+        assert await js(tab, "typeof window.PAGE_AGENT_EXT") == "undefined"
+    finally:
+        await close(harness, tab)

@@ -52,6 +52,8 @@ class TaskStart(Request):
     config: ExecutionConfig | None = None
     source: Literal["popup", "page"] = "popup"
     origin: str | None = Field(None, max_length=2048)  # source "page": the calling frame's origin, as Chromium says
+    # source "page", page-agent's scheme: the token the page held (a site not in the list counts as allowed)
+    page_token: str | None = Field(None, alias="pageToken", max_length=512, repr=False)
 
 
 class TaskStop(Request):

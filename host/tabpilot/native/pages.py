@@ -7,6 +7,7 @@ also for a page that is still open. Sites allowed with "ask" wait for the user's
 
 from __future__ import annotations
 
+import secrets
 from typing import TYPE_CHECKING
 
 from .peer import RequestFailed
@@ -21,15 +22,18 @@ HOW_TO_ALLOW = "the user can allow it from tabpilot's popup on that site, or wit
 async def admit_page_task(request: TaskStart, approvals: Approvals) -> bool:
     """Check a `source: "page"` task.start; returns whether it may use the user's own model. Raises
     RequestFailed: `not_allowed` (no such grant), `denied` (the user said no or did not answer)."""
-    from ..store.sites import SiteError, find, load_sites, normalize_origin, stop_asking
+    from ..store.sites import SiteError, SiteGrant, find, load_sites, normalize_origin, stop_asking
 
     if not request.origin:
         raise RequestFailed("a task started by a page must say the page's origin", "bad_request")
     try:
         origin = normalize_origin(request.origin)
-        grant = find(load_sites(), origin)
+        sites = load_sites()
     except SiteError as exc:
         raise RequestFailed(str(exc), "not_allowed") from exc
+    grant = find(sites, origin)
+    if grant is None and request.page_token and secrets.compare_digest(request.page_token, sites.token):
+        grant = SiteGrant(origin=origin)  # page-agent's token scheme: allowed, with no further grant
     if grant is None:
         raise RequestFailed(f"{origin} may not start tasks in this browser; " + HOW_TO_ALLOW.format(origin=origin),
                             "not_allowed")
