@@ -23,7 +23,7 @@
     port.onMessage.addListener(fromWorker);
     port.onDisconnect.addListener(() => {
       port = null;
-      for (const id of open) toPage({ id, kind: "error", message: "tabpilot's extension restarted; call PAGE_AGENT_EXT.attach() for the task's result" });
+      for (const id of open) toPage({ id, kind: "error", message: "tabpilot's extension restarted, which ends the tasks it ran; start the task again" });
       open.clear();
     });
     return port;
