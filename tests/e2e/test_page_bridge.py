@@ -133,6 +133,7 @@ async def test_a_site_nobody_allowed_sees_nothing_and_starts_nothing(harness: Ha
         assert seen == ["undefined", "undefined", [], []]
         assert len(llm.requests) == before
         assert await harness.sw("bridge.tasks.size") == 0
+        assert (await harness.sw("await requestHost({type: 'history.list'})"))["tasks"] == []
     finally:
         await close(harness, tab)
 
@@ -276,7 +277,10 @@ async def test_an_ask_site_waits_for_the_user_spoofs_answer_nothing_deny_rejects
             prompt.click();
             prompt.dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true}));
             for (const el of prompt.querySelectorAll('*')) el.click();
-            return {shadow: prompt.shadowRoot, children: prompt.querySelectorAll('*').length};
+            for (const button of (prompt.shadowRoot ? prompt.shadowRoot.querySelectorAll('button') : [])) {
+                if (button.className === 'run') button.click();
+            }
+            return {shadow: prompt.shadowRoot && 'open', children: prompt.querySelectorAll('*').length};
         })()""")
         assert reached == {"shadow": None, "children": 0}  # closed: nothing of it is the page's to touch
         await asyncio.sleep(1.0)
