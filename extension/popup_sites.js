@@ -117,5 +117,14 @@ async function loadSites() {
   }
 }
 
+$("sites-new-token").addEventListener("click", async () => {
+  try {
+    paintSites(await ask("sites.rotate"));
+    siteError("sites-error", null);
+  } catch (error) {
+    siteError("sites-error", error);
+  }
+});
+
 $("nav-settings").addEventListener("click", loadSites);
 loadSiteAccess();

@@ -15,7 +15,7 @@ const POPUP_REQUEST_TYPES = new Set([
   "ping", "task.start", "task.stop", "task.get", "task.list", "task.pause", "task.resume",
   "settings.get", "settings.set", "settings.test",
   "history.list", "history.get", "history.export", "history.delete",
-  "sites.list", "sites.allow", "sites.revoke",
+  "sites.list", "sites.allow", "sites.revoke", "sites.rotate",
 ]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result"]);
 const BRIDGE_PUSH_TYPES = new Set(["sites.changed", "approval.request", "approval.closed"]); // popups hear them too

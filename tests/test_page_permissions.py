@@ -129,7 +129,7 @@ def test_the_extension_hears_of_a_change_made_in_a_terminal(host: HostProcess, h
                    env={**os.environ, "TABPILOT_HOME": str(home)}, check=True, capture_output=True, timeout=60)
     changed = wait_frame(host, lambda m: m.get("type") == "sites.changed", timeout=10)
     assert [(s["origin"], s["ask"]) for s in changed["sites"]] == [("http://127.0.0.1:8123", True)]
-    assert "token" not in changed  # the token is for Settings to show, not for every push
+    assert changed["token"] == listed["token"]
     revoked = host.request("sites.revoke", origin="http://127.0.0.1:8123")
     assert revoked["ok"] and revoked["data"]["sites"] == []
     pushed = [m for m in host.unclaimed if m.get("type") == "sites.changed"]  # at once, before the reply
@@ -149,3 +149,7 @@ def test_page_agents_token_counts_as_allowed_with_no_further_grant(host: HostPro
     passed = wait_frame(host, lambda m: m.get("type") == "reply" and m.get("id") == "k1")
     assert passed["error"]["code"] == "tab"  # past the gate
     assert host.request("sites.list")["data"]["sites"] == []  # nothing was added to the list
+    renewed = host.request("sites.rotate")["data"]["token"]
+    assert renewed != token and [m for m in host.unclaimed if m.get("type") == "sites.changed"][-1]["token"] == renewed
+    old = start(host, origin=ORIGIN, config=OWN_MODEL, pageToken=token)
+    assert old["error"]["code"] == "not_allowed"  # pages holding the old token lost access

@@ -98,6 +98,9 @@ def test_the_sites_command_lists_allows_and_revokes(home: Path) -> None:
     assert listed["tokenName"] == "PageAgentExtUserAuthToken" and listed["token"] == sites.load_sites().token
     bad = cli(home, "allow", "*.example.com")
     assert bad.returncode == 1 and "tabpilot sites:" in bad.stderr and "Traceback" not in bad.stderr
+    renewed = cli(home, "new-token")
+    assert renewed.returncode == 0 and listed["token"] not in renewed.stdout
+    assert sites.load_sites().token in renewed.stdout
     assert cli(home, "revoke", "https://app.example.com").returncode == 0
     missing = cli(home, "revoke", "https://app.example.com")
     assert missing.returncode == 1 and "was not allowed" in missing.stderr

@@ -92,6 +92,10 @@ chrome.runtime.onMessage.addListener((message, sender) => {
 function bridgeOnHostPush(message) {
   switch (message.type) {
     case "sites.changed":
+      if (message.token !== undefined && message.token !== bridge.token) {
+        bridge.token = message.token; // a new token: pages allowed by the old one are no longer
+        bridge.tokenTabs.clear();
+      }
       bridgeSetSites(message.sites || []);
       return false; // the popup's allowed-sites list listens too
     case "approval.request": {

@@ -515,6 +515,11 @@ async def test_the_popup_allows_this_site_and_settings_revokes_it(
         await js(tab, "location.reload(), true")
         await wait_until(lambda: js(tab, "document.readyState === 'complete'"), "the reload")
         assert await js(tab, "typeof window.PAGE_AGENT_EXT") == "undefined"
+        await popup.click("#sites-new-token")  # pages holding the old token lose access
+        renewed = await popup.wait_for(f"(v => v !== {json.dumps(token)} && v)"
+                                       "(document.getElementById('sites-token').value)", "a new token")
+        assert json.loads(sites_cli(harness, "list", "--json"))["token"] == renewed
+        await wait_until(lambda: harness.sw(f"bridge.token === {json.dumps(renewed)}"), "the worker's new token")
         await harness.browser.close_tab(popup.tab.target_id)
     finally:
         await close(harness, tab)

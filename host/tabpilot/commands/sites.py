@@ -1,6 +1,7 @@
 """`tabpilot sites`: which web sites may start tasks in this browser through `window.PAGE_AGENT_EXT`.
 
-`list` · `allow ORIGIN [--ask] [--use-my-model] [--all-tabs]` · `revoke ORIGIN`. A browser that is
+`list` · `allow ORIGIN [--ask] [--use-my-model] [--all-tabs]` · `revoke ORIGIN` · `new-token` (page-agent's
+token scheme: pages holding the old token lose access). A browser that is
 running picks a change up at once (its host watches the file)."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="the site may ask for all your tabs (experimentalIncludeAllTabs)")
     revoke = actions.add_parser("revoke", help="take a site's permission away")
     revoke.add_argument("origin", metavar="ORIGIN")
+    actions.add_parser("new-token", help="replace page-agent's token: pages holding the old one lose access")
 
 
 def _flags(site: dict[str, object]) -> str:
@@ -46,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"tabpilot sites: {origin} was not allowed (see `tabpilot sites list`)", file=sys.stderr)
                 return 1
             print(f"revoked {origin}")
+            return 0
+        if args.action == "new-token":
+            print(f"new page-agent token ({store.TOKEN_NAME}): {store.new_token()}")
             return 0
         view = store.public_view(store.load_sites())
     except store.SiteError as exc:

@@ -40,15 +40,13 @@ class Approvals:
         approval_id = f"a{next(self._count)}-{secrets.token_hex(6)}"  # not guessable by whoever hears of another
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._pending[approval_id] = future
-        request: dict[str, Any] = {
-            "type": "approval.request", "approvalId": approval_id, "kind": kind, "requester": requester,
-            "task": task, "timeoutMs": int(timeout * 1000),
-        }
-        if tab_id is not None:
-            request["tabId"] = tab_id
+        from .messages import ApprovalClosedPush, ApprovalRequestPush
+
+        request = ApprovalRequestPush(approvalId=approval_id, kind=kind, requester=requester, task=task,
+                                      tabId=tab_id, timeoutMs=int(timeout * 1000))
         decision: Decision = "deny"
         try:
-            self._push(request)
+            self._push(request.to_frame())
             decision = await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
             log.info("approval %s (%s, %s): no answer within %g s", approval_id, kind, requester, timeout)
@@ -58,7 +56,7 @@ class Approvals:
             ) from None
         finally:
             self._pending.pop(approval_id, None)
-            self._push({"type": "approval.closed", "approvalId": approval_id, "decision": decision})
+            self._push(ApprovalClosedPush(approvalId=approval_id, decision=decision).to_frame())
         if decision == "deny":
             raise RequestFailed(f"the user declined to let {requester} run this task", "denied")
         return decision

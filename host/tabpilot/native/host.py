@@ -86,6 +86,7 @@ class NativeHost:
             "sites.list": self._sites_list,
             "sites.allow": self._sites_allow,
             "sites.revoke": self._sites_revoke,
+            "sites.rotate": self._sites_rotate,
             "approval.answer": self._approval_answer,
         }
         self._warm = False
@@ -351,6 +352,16 @@ class NativeHost:
         except SiteError as exc:
             raise RequestFailed(str(exc), "bad_request") from exc
         self.sites.check()
+        return await self._sites_list(request)
+
+    async def _sites_rotate(self, request: Any) -> dict[str, Any]:
+        from ..store.sites import SiteError, new_token
+
+        try:
+            new_token()
+        except SiteError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+        self.sites.check()  # pages holding the old token lose the bridge at once
         return await self._sites_list(request)
 
     async def _approval_answer(self, request: ApprovalAnswer) -> dict[str, Any]:

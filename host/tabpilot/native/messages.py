@@ -173,9 +173,42 @@ class SitesRevoke(Request):
     origin: str = Field(min_length=1, max_length=2048)
 
 
+class SitesRotate(Request):
+    type: Literal["sites.rotate"]
+
+
 class ApprovalAnswer(Request):
     type: Literal["approval.answer"]
     approval_id: str = Field(alias="approvalId", min_length=1)
+    decision: Literal["once", "always", "deny"]
+
+
+class BridgePush(WireModel):
+    """Host → extension pushes of the page bridge and the approvals (no reply)."""
+
+    def to_frame(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class SitesChangedPush(BridgePush):
+    type: Literal["sites.changed"] = "sites.changed"
+    sites: list[dict[str, Any]]  # as in the sites.list reply
+    token: str | None
+
+
+class ApprovalRequestPush(BridgePush):
+    type: Literal["approval.request"] = "approval.request"
+    approval_id: str = Field(alias="approvalId")
+    kind: Literal["page", "mcp"]
+    requester: str  # a page's origin, an MCP client's name
+    task: str
+    tab_id: int | None = Field(None, alias="tabId")  # kind "page": the task's tab
+    timeout_ms: int = Field(alias="timeoutMs")
+
+
+class ApprovalClosedPush(BridgePush):
+    type: Literal["approval.closed"] = "approval.closed"
+    approval_id: str = Field(alias="approvalId")
     decision: Literal["once", "always", "deny"]
 
 
@@ -232,6 +265,7 @@ Incoming = Annotated[
     | SitesList
     | SitesAllow
     | SitesRevoke
+    | SitesRotate
     | ApprovalAnswer
     | Reply
     | CdpEvent

@@ -19,7 +19,7 @@ POLL_SECONDS = 0.5  # a stat() per half second: an allow in a terminal reaches t
 class SiteFeed:
     def __init__(self, push: Callable[[dict[str, Any]], None]) -> None:
         self._push = push
-        self._last_sites: list[dict[str, Any]] | None = None
+        self._last: dict[str, Any] | None = None  # the sites and token the extension has
         self._signature: tuple[int, int, int] | None = None
         self._watcher: asyncio.Task[None] | None = None
 
@@ -28,26 +28,29 @@ class SiteFeed:
         from ..store.sites import load_sites, public_view, sites_path
 
         view = public_view(load_sites())
-        self._last_sites = view["sites"]
+        self._last = {"sites": view["sites"], "token": view["token"]}
         self._signature = _signature(sites_path())
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
         return view
 
     def check(self) -> None:
-        """Push `sites.changed` if the list differs from what the extension last got."""
+        """Push `sites.changed` if the list or the token differs from what the extension last got."""
         from ..store.sites import SiteError, load_sites, public_view
 
-        if self._last_sites is None:
+        if self._last is None:
             return  # the extension has not asked yet: it will get the list when it does
         try:
-            sites = public_view(load_sites())["sites"]
+            view = public_view(load_sites())
+            now = {"sites": view["sites"], "token": view["token"]}
         except SiteError as exc:
             log.error("allowed sites unreadable: %s", exc)
-            sites = []  # a damaged file allows nobody
-        if sites != self._last_sites:
-            self._last_sites = sites
-            self._push({"type": "sites.changed", "sites": sites})
+            now = {"sites": [], "token": None}  # a damaged file allows nobody
+        if now != self._last:
+            self._last = now
+            from .messages import SitesChangedPush
+
+            self._push(SitesChangedPush(**now).to_frame())
 
     async def _watch(self) -> None:
         from ..store.sites import sites_path

@@ -143,10 +143,18 @@ def stop_asking(origin: str, path: Path | None = None) -> None:
         save_sites(sites, path)
 
 
+def new_token(path: Path | None = None) -> str:
+    """Replace page-agent's token: every page that held the old one loses the bridge."""
+    sites = load_sites(path)
+    sites.token = SitesFile().token
+    save_sites(sites, path)
+    return sites.token
+
+
 def public_view(sites: SitesFile) -> dict[str, Any]:
     """The `sites.list` reply: the grants, and the token page-agent apps store in localStorage."""
     return {"sites": [site.to_wire() for site in sites.sites], "token": sites.token, "tokenName": TOKEN_NAME}
 
 
 __all__ = ["SiteError", "SiteGrant", "SitesFile", "allow", "find", "load_sites",
-           "normalize_origin", "public_view", "revoke", "save_sites", "sites_path", "stop_asking"]
+           "new_token", "normalize_origin", "public_view", "revoke", "save_sites", "sites_path", "stop_asking"]
