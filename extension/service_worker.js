@@ -1,6 +1,7 @@
 // tabpilot service worker: a relay between the native host (which runs the agent) and the browser.
 // It holds no agent logic. Wire format: host/tabpilot/native/PROTOCOL.md.
 "use strict";
+importScripts("bridge/worker.js"); // the page bridge (window.PAGE_AGENT_EXT): its own file
 
 importScripts("worker/takeover.js");
 
@@ -17,11 +18,13 @@ const POPUP_REQUEST_TYPES = new Set([
   "task.takeover", "task.handback", "task.answer",
   "settings.get", "settings.set", "settings.test",
   "history.list", "history.get", "history.export", "history.delete",
+  "sites.list", "sites.allow", "sites.revoke", "sites.rotate",
 ]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);
 // Takeover requests the worker carries out itself on the way to the host (worker/takeover.js): the tab's
 // input is refused at once, recorded actions are sent first.
 const TAKEOVER_REQUEST_TYPES = new Set(["task.takeover", "task.handback", "task.answer"]);
+const BRIDGE_PUSH_TYPES = new Set(["sites.changed", "approval.request", "approval.closed"]); // popups hear them too
 
 // --- state (memory only; the host owns everything long-lived) ---------------------------------------
 const host = {
@@ -72,6 +75,7 @@ function connectHost() {
       host.backoffMs = BACKOFF_FIRST_MS;
       learnTasks(data && data.tasks);
       broadcastHostState(data ? data.task : null);
+      bridgeHostConnected();
     })
     .catch((error) => {
       // A host that cannot say hello is no use: drop it (closing its stdin ends it) and retry later.
@@ -169,8 +173,9 @@ function onHostMessage(message) {
     }));
     return;
   }
-  if (TASK_PUSH_TYPES.has(message.type)) {
-    onTaskPush(message);
+  if (message.type !== "reply" && message.id == null && bridgeOnHostPush(message)) return;
+  if (TASK_PUSH_TYPES.has(message.type)) onTaskPush(message);
+  if (TASK_PUSH_TYPES.has(message.type) || BRIDGE_PUSH_TYPES.has(message.type)) {
     broadcast({ kind: "push", message });
     return;
   }

@@ -26,15 +26,18 @@ def source(*names: str) -> str:
 
 def used_keys() -> set[str]:
     html = source("popup.html")
-    js = re.sub(r"^\s*//.*$", "", source("popup.js", "lib/timeline.js", "lib/i18n.js", "content/overlay.js",
-                                          "worker/takeover.js"), flags=re.M)
+    scripts = source("popup.js", "popup_sites.js", "bridge/relay.js", "lib/timeline.js", "lib/i18n.js",
+                     "content/overlay.js", "worker/takeover.js")
+    js = re.sub(r"^\s*//.*$", "", scripts, flags=re.M)
     manifest = source("manifest.json")
     keys = set(re.findall(r'data-i18n(?:-placeholder|-title)?="(\w+)"', html))
     keys |= set(re.findall(r'\bt\(\s*"(\w+)"', js))  # t("key", …)
     keys |= set(re.findall(r'getMessage\(\s*"(\w+)"', js))
     keys |= set(re.findall(r"__MSG_(\w+)__", manifest))
     keys |= set(re.findall(r'\b(?:one|many)?\s*"(\w+(?:One|Many))"', js))  # count(n, "stepsOne", "stepsMany")
-    keys |= set(re.findall(r'\w+: "(err\w+)"', js))  # ERROR_CODES
+    error_codes = re.search(r"const ERROR_CODES = \{(.*?)\};", js, re.S)
+    assert error_codes, "popup.js has no ERROR_CODES"
+    keys |= set(re.findall(r'\w+: "(err\w+)"', error_codes.group(1)))
     keys |= set(re.findall(r'\w+: "(overlay_\w+)"', js))  # the overlay's PILL words
     # keys built from a kind: t(`fail_${kind}`), t(`status_${status}`), t(`test_${problem}`)
     failures = re.search(r"const FAILURES = \[(.*?)\];", js, re.S)

@@ -196,7 +196,8 @@ def test_a_task_left_running_by_a_dead_host_is_interrupted_at_start(home):
 
 
 def test_task_start_without_a_model_says_how_to_configure_one(host):
-    reply = host.request("task.start", task="do something", tabId=1, source="page")
+    assert host.request("sites.allow", origin="https://app.example", useMyModel=True)["ok"]
+    reply = host.request("task.start", task="do something", tabId=1, source="page", origin="https://app.example")
     assert reply["ok"] is False and reply["error"]["code"] == "not_configured"
     assert "model" in reply["error"]["message"].lower() and "Settings" in reply["error"]["message"]
     # from the popup: only what to do in the popup, none of the CLI's commands or variables

@@ -295,13 +295,26 @@ async def test_stdin_eof_mid_task_stops_it_recorded_and_exits_within_a_second(ho
     await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
 
 
+async def allow_page_origin(host, pages) -> str:
+    """Let the fixture pages' origin start tasks (as `tabpilot sites allow` would); returns it."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(pages.url("agent_form.html"))
+    origin = f"{parts.scheme}://{parts.netloc}"
+    assert (await host.request("sites.allow", origin=origin))["ok"]
+    return origin
+
+
 async def test_a_page_config_overrides_settings_and_its_key_goes_nowhere(host, stand_in, llm, pages, tmp_path):
     assert (await host.request("settings.set", baseURL="http://127.0.0.1:9/v1", model="unused"))["ok"]
     tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
     page_key = "sk-page-provided-key-0000000000lmno"
     llm.add(ToolCall("AgentOutput", output("Report", {"done": {"text": f"echo {page_key}", "success": True}})))
     config = {"baseURL": llm.base_url, "model": "scripted", "apiKey": page_key, "includeInitialTab": True}
-    reply = await host.request("task.start", task="Say done", tabId=tab_id, config=config, source="page")
+    origin = await allow_page_origin(host, pages)
+    reply = await host.request(
+        "task.start", task="Say done", tabId=tab_id, config=config, source="page", origin=origin
+    )
     assert reply["ok"], reply
     task_id = reply["data"]["taskId"]
     result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
@@ -323,7 +336,10 @@ async def test_the_users_key_never_goes_to_an_endpoint_a_task_names_without_its_
     try:
         tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
         config = {"baseURL": other.base_url, "model": "scripted"}  # e.g. a web page's choice, no key
-        reply = await host.request("task.start", task="Say done", tabId=tab_id, config=config, source="page")
+        origin = await allow_page_origin(host, pages)
+        reply = await host.request(
+            "task.start", task="Say done", tabId=tab_id, config=config, source="page", origin=origin
+        )
         assert reply["ok"], reply
         task_id = reply["data"]["taskId"]
         await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")

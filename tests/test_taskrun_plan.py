@@ -71,3 +71,19 @@ def test_settings_that_cannot_run_are_refused_with_what_is_wrong(home: Path) -> 
     with pytest.raises(PlanError) as info:
         plan_task("x", source="popup")
     assert info.value.code == "settings" and "not valid JSON" in str(info.value)
+
+
+def test_a_page_not_allowed_the_users_model_gets_nothing_of_it_even_naming_the_users_endpoint(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings_file(home, base_url="http://127.0.0.1:9/v1", model="file-model", api_key=FILE_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    same_endpoint = TaskOverrides(base_url="http://127.0.0.1:9/v1", model="page-model", use_my_model=False)
+    plan = plan_task("x", same_endpoint, source="page")
+    assert (plan.llm.base_url, plan.llm.model, plan.llm.api_key) == ("http://127.0.0.1:9/v1", "page-model", None)
+    assert FILE_KEY in plan.secrets and ENV_KEY in plan.secrets  # still kept out of what the run writes
+    with pytest.raises(PlanError) as info:  # no model of its own: the user's does not exist for it
+        plan_task("x", TaskOverrides(use_my_model=False), source="page")
+    assert info.value.code == "not_configured"
+    granted = plan_task("x", TaskOverrides(), source="page")  # a site allowed the user's model
+    assert (granted.llm.model, granted.llm.api_key) == ("file-model", FILE_KEY)

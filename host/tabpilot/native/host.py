@@ -18,14 +18,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .approvals import Approvals
 from .codec import FrameError, encode_frames
 from .peer import Peer, RequestFailed, reply_error, reply_ok
+from .site_feed import SiteFeed
 from .tasks import TaskManager
 
 if TYPE_CHECKING:
     from .messages import (
         Empty,
         ExtensionPush,
+        ApprovalAnswer,
         HistoryDelete,
         HistoryExport,
         HistoryExportData,
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
         SettingsTest,
         TakeoverActions,
         TaskAnswer,
+        SitesAllow,
+        SitesRevoke,
         TaskGet,
         TaskHandback,
         TaskPause,
@@ -69,6 +74,8 @@ class NativeHost:
         self.push_listeners: list[Callable[[ExtensionPush], None]] = []  # e.g. the debug socket
         # cheap: the task run, the agent and openai load on the first task (or in warm_up)
         self.tasks = TaskManager(self.peer, lambda: self.store, self.push)
+        self.approvals = Approvals(self.push)  # the page bridge's prompts; the MCP server's too
+        self.sites = SiteFeed(self.push)
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "hello": self._hello,
             "ping": self._ping,
@@ -89,6 +96,11 @@ class NativeHost:
             "history.get": self._history_get,
             "history.export": self._history_export,
             "history.delete": self._history_delete,
+            "sites.list": self._sites_list,
+            "sites.allow": self._sites_allow,
+            "sites.revoke": self._sites_revoke,
+            "sites.rotate": self._sites_rotate,
+            "approval.answer": self._approval_answer,
         }
         self._warm = False
         self._store_lock = threading.Lock()
@@ -219,6 +231,8 @@ class NativeHost:
         No reply can arrive any more, so the link closes first: whatever waits on the extension (a CDP
         call, the final detach) fails at once instead of waiting out its timeout."""
         self.peer.close("the extension disconnected")
+        self.approvals.close()
+        self.sites.close()
         try:
             await asyncio.wait_for(self.tasks.shutdown(), timeout)
         except TimeoutError:
@@ -241,7 +255,12 @@ class NativeHost:
         return PingData()
 
     async def _task_start(self, request: TaskStart) -> dict[str, Any]:
-        return {"taskId": await self.tasks.start(request)}
+        use_my_model = True
+        if request.source == "page":
+            from .pages import admit_page_task
+
+            use_my_model = await admit_page_task(request, self.approvals)
+        return {"taskId": await self.tasks.start(request, use_my_model=use_my_model)}
 
     async def _task_stop(self, request: TaskStop) -> dict[str, Any]:
         await self.tasks.stop(request.task_id)
@@ -344,6 +363,50 @@ class NativeHost:
             raise RequestFailed("that task is still running; stop it first", "busy")
         self.store.delete_task(task_id)
         return Empty()
+
+    # --- the page bridge's allowed sites and the user's answers ---------------------------------
+    async def _sites_list(self, request: Any) -> dict[str, Any]:
+        from ..store.sites import SiteError
+
+        try:
+            return self.sites.view()
+        except SiteError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+
+    async def _sites_allow(self, request: SitesAllow) -> dict[str, Any]:
+        from ..store.sites import SiteError, allow
+
+        try:
+            allow(request.origin, ask=request.ask, use_my_model=request.use_my_model, all_tabs=request.all_tabs)
+        except SiteError as exc:
+            raise RequestFailed(str(exc), "bad_request") from exc
+        self.sites.check()  # the extension re-registers the bridge at once
+        return await self._sites_list(request)
+
+    async def _sites_revoke(self, request: SitesRevoke) -> dict[str, Any]:
+        from ..store.sites import SiteError, revoke
+
+        try:
+            revoke(request.origin)
+        except SiteError as exc:
+            raise RequestFailed(str(exc), "bad_request") from exc
+        self.sites.check()
+        return await self._sites_list(request)
+
+    async def _sites_rotate(self, request: Any) -> dict[str, Any]:
+        from ..store.sites import SiteError, new_token
+
+        try:
+            new_token()
+        except SiteError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+        self.sites.check()  # pages holding the old token lose the bridge at once
+        return await self._sites_list(request)
+
+    async def _approval_answer(self, request: ApprovalAnswer) -> dict[str, Any]:
+        if not self.approvals.answer(request.approval_id, request.decision):
+            raise RequestFailed("that question is no longer open (answered already, or it timed out)", "not_found")
+        return {}
 
 
 def _settings_reply(view: dict[str, Any]) -> SettingsData:

@@ -100,6 +100,7 @@ class HostPush(WireModel):
 # command with CDP's own numeric code, and a request it cannot use with "bad_request".
 HostErrorCode = Literal[
     "bad_request", "busy", "not_configured", "not_found", "tab", "settings", "internal", "shutting_down",
+    "not_allowed", "denied",
     "link", "failed",
 ]
 
@@ -161,6 +162,9 @@ class TaskStart(Request):
     tab_id: int = Field(alias="tabId")
     config: ExecutionConfig | None = None
     source: Literal["popup", "page"] = "popup"
+    origin: str | None = Field(None, max_length=2048)  # source "page": the calling frame's origin, as Chromium says
+    # source "page", page-agent's scheme: the token the page held (a site not in the list counts as allowed)
+    page_token: str | None = Field(None, alias="pageToken", max_length=512, repr=False)
 
 
 class TaskStop(Request):
@@ -455,6 +459,63 @@ class TabsEvent(ExtensionPush):
     type: Literal["tabs.event"]
     event: Literal["created", "removed", "updated"]
     tab: ChromeTab
+
+
+# --- sites.* and approval.*: the page bridge's permissions and the user's answers ------------------
+class SitesList(Request):
+    type: Literal["sites.list"]
+
+
+class SitesAllow(Request):
+    type: Literal["sites.allow"]
+    origin: str = Field(min_length=1, max_length=2048)
+    ask: bool = False
+    use_my_model: bool = Field(False, alias="useMyModel")
+    all_tabs: bool = Field(False, alias="allTabs")
+
+
+class SitesRevoke(Request):
+    type: Literal["sites.revoke"]
+    origin: str = Field(min_length=1, max_length=2048)
+
+
+class SitesRotate(Request):
+    type: Literal["sites.rotate"]
+
+
+class ApprovalAnswer(Request):
+    type: Literal["approval.answer"]
+    approval_id: str = Field(alias="approvalId", min_length=1)
+    decision: Literal["once", "always", "deny"]
+
+
+class BridgePush(HostPush):
+    """Host → extension pushes of the page bridge and the approvals (no reply)."""
+
+    def to_frame(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class SitesChangedPush(BridgePush):
+    type: Literal["sites.changed"] = "sites.changed"
+    sites: list[dict[str, Any]]  # as in the sites.list reply
+    token: str | None
+
+
+class ApprovalRequestPush(BridgePush):
+    type: Literal["approval.request"] = "approval.request"
+    approval_id: str = Field(alias="approvalId")
+    kind: Literal["page", "mcp"]
+    requester: str  # a page's origin, an MCP client's name
+    task: str
+    tab_id: int | None = Field(None, alias="tabId")  # kind "page": the task's tab
+    timeout_ms: int = Field(alias="timeoutMs")
+
+
+class ApprovalClosedPush(BridgePush):
+    type: Literal["approval.closed"] = "approval.closed"
+    approval_id: str = Field(alias="approvalId")
+    decision: Literal["once", "always", "deny"]
 
 
 # --- chunking (host → extension only: Chromium drops a host→browser frame over 1 MiB) -------------------

@@ -100,7 +100,8 @@ class TaskManager:
         return entry is not None and entry.running
 
     # --- starting -------------------------------------------------------------------------------
-    async def start(self, request: TaskStart) -> str:
+    async def start(self, request: TaskStart, *, use_my_model: bool = True) -> str:
+        """`use_my_model` False (a page not granted it): the user's model settings do not exist for this task."""
         busy = self._tabs.get(request.tab_id)
         if busy is not None:
             which = f" ({busy.task_id})" if busy.task_id else ""
@@ -110,19 +111,19 @@ class TaskManager:
         entry = HostTask(tab_id=request.tab_id, task=request.task)
         self._tabs[request.tab_id] = entry  # taken now: a second start for this tab is busy at once
         try:
-            return await self._begin(entry, request)
+            return await self._begin(entry, request, use_my_model)
         except BaseException:
             self._free(entry)
             raise
 
-    async def _begin(self, entry: HostTask, request: TaskStart) -> str:
+    async def _begin(self, entry: HostTask, request: TaskStart, use_my_model: bool) -> str:
         from ..browser.errors import BrowserError
         from ..taskrun.plan import PlanError, plan_task
         from ..taskrun.run import TaskRun
         from .relay import RelayBrowser
 
         try:
-            plan = plan_task(request.task, _overrides(request.config), source=request.source)
+            plan = plan_task(request.task, _overrides(request.config, use_my_model), source=request.source)
         except PlanError as exc:
             raise RequestFailed(str(exc), exc.code) from exc
         browser = RelayBrowser(self._link, all_tabs=plan.include_all_tabs)
@@ -270,13 +271,14 @@ class TaskManager:
         await asyncio.gather(*(self._stop(entry) for entry in list(self._tabs.values())))
 
 
-def _overrides(config: ExecutionConfig | None) -> TaskOverrides:
+def _overrides(config: ExecutionConfig | None, use_my_model: bool = True) -> TaskOverrides:
     """What a page's ExecutionConfig overrides for its task."""
     from ..taskrun.plan import TaskOverrides
 
     if config is None:
-        return TaskOverrides()
+        return TaskOverrides(use_my_model=use_my_model)
     return TaskOverrides(
+        use_my_model=use_my_model,
         base_url=config.base_url,
         model=config.model,
         api_key=config.api_key,

@@ -122,12 +122,15 @@ def load_settings(path: Path | None = None) -> Settings:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:
-    """Write atomically (temp file + rename) with owner-only permissions, so a crash mid-write leaves the
-    old file whole and no other user can read the key even for a moment."""
     path = path or paths.config_path()
+    write_private(path, json.dumps(settings.to_file(), indent=2, ensure_ascii=False) + "\n", prefix=".config-")
+
+
+def write_private(path: Path, text: str, *, prefix: str) -> None:
+    """Write atomically (temp file + rename) with owner-only permissions, so a crash mid-write leaves the
+    old file whole and no other user can read a key or token even for a moment."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(settings.to_file(), indent=2, ensure_ascii=False) + "\n"
-    fd, temp_name = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)  # created 0600
+    fd, temp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)  # created 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(text)

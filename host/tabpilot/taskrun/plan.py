@@ -42,6 +42,7 @@ class TaskOverrides:
     system_instruction: str | None = None
     step_delay: float | None = None
     include_all_tabs: bool = False
+    use_my_model: bool = True  # False: a web page not allowed the user's model — only its own endpoint counts
     record: str | None = None  # save the model's replies here (`tabpilot run --record`)
 
 
@@ -75,12 +76,17 @@ def plan_task(
         except SettingsError as exc:
             raise PlanError(str(exc), "settings") from exc
     terminal = source in TERMINAL_SOURCES
+    environ, user_key = None, settings.api_key  # the user's key is kept out of what the run writes, used or not
+    if not overrides.use_my_model:  # none of the user's endpoint, model or keys (file or environment)
+        settings = settings.model_copy(update={"base_url": None, "model": None, "api_key": None})
+        environ = {}
     # Each key goes only to the endpoint it was configured for: a task naming another base URL (e.g.
     # one a web page chose) must bring its own key.
     llm = endpoint_config(
         settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
         base_url=overrides.base_url, model=overrides.model, api_key=overrides.api_key, environment_first=terminal,
         call_deadline=settings.model_deadline, max_reply_bytes=settings.max_reply_bytes,
+        environ=environ,
     )
     try:
         llm.resolve()
@@ -97,7 +103,7 @@ def plan_task(
         agent = AgentConfig(**agent_options)
     except ValidationError as exc:
         raise PlanError(f"cannot run with these settings: {describe(exc)}", "bad_request") from exc
-    keys = (llm.api_key, settings.api_key, overrides.api_key, os.environ.get("OPENAI_API_KEY"))
+    keys = (llm.api_key, user_key, overrides.api_key, os.environ.get("OPENAI_API_KEY"))
     return TaskPlan(
         task=task,
         source=source,

@@ -1,0 +1,137 @@
+// tabpilot page bridge, isolated world: relays window.PAGE_AGENT_EXT's calls (bridge/main_world.js) to the
+// service worker and its answers back, and shows the "may this site run this task?" prompt.
+// Only messages from this very window and origin count (a cross-origin iframe's do not), only in the
+// top frame. The prompt lives in a closed shadow root and answers only trusted clicks: the page's
+// scripts can neither read it nor press its buttons, and no window message answers it.
+(() => {
+  "use strict";
+  if (window.top !== window || globalThis.__tabpilotBridgeRelay) return;
+  globalThis.__tabpilotBridgeRelay = true; // isolated world: invisible to the page
+  const CHANNEL = "tabpilot-bridge";
+  const ORIGIN = location.origin;
+  const ACTIONS = new Set(["execute", "stop", "attach"]);
+  const CLICK_GRACE_MS = 400; // clicks this soon after the prompt appears are ignored (no click-through)
+  let port = null;
+
+  function toPage(message) {
+    window.postMessage({ channel: CHANNEL, dir: "to-page", ...message }, ORIGIN);
+  }
+
+  function connect() {
+    if (port) return port;
+    port = chrome.runtime.connect({ name: "bridge" });
+    port.onMessage.addListener(fromWorker);
+    port.onDisconnect.addListener(() => {
+      port = null;
+      for (const id of open) toPage({ id, kind: "error", message: "tabpilot's extension restarted, which ends the tasks it ran; start the task again" });
+      open.clear();
+    });
+    return port;
+  }
+  const open = new Set(); // call ids still waiting for their end
+
+  window.addEventListener("message", (event) => {
+    if (event.source !== window || event.origin !== ORIGIN) return;
+    const data = event.data;
+    if (!data || data.channel !== CHANNEL || data.dir !== "to-content" || !ACTIONS.has(data.action)) return;
+    if (typeof data.id !== "string" || data.id.length > 200) return;
+    const request = { id: data.id, action: data.action };
+    if (data.action === "execute") {
+      request.task = typeof data.task === "string" ? data.task : "";
+      request.config = data.config && typeof data.config === "object" ? data.config : {};
+    }
+    open.add(data.id);
+    try {
+      connect().postMessage(request);
+    } catch (error) {
+      open.delete(data.id);
+      toPage({ id: data.id, kind: "error", message: `tabpilot's extension is not reachable: ${error.message}` });
+    }
+  });
+
+  function fromWorker(message) {
+    if (!message || typeof message !== "object") return;
+    if (message.kind === "approval") return showPrompt(message);
+    if (message.kind === "approval.closed") return closePrompt(message.approvalId);
+    if (message.kind === "result" || message.kind === "error") open.delete(message.id);
+    toPage(message);
+  }
+
+  // --- the prompt ------------------------------------------------------------------------------------
+  const prompts = new Map(); // approvalId → host element
+
+  function t(name, substitutions) {
+    return chrome.i18n.getMessage(name, substitutions) || name;
+  }
+
+  function showPrompt({ approvalId, requester, task }) {
+    if (prompts.has(approvalId)) return;
+    const host = document.createElement("tabpilot-prompt");
+    host.style.setProperty("all", "initial", "important");
+    host.style.setProperty("position", "fixed", "important");
+    host.style.setProperty("inset", "16px 16px auto auto", "important");
+    host.style.setProperty("z-index", "2147483647", "important");
+    host.style.setProperty("display", "block", "important");
+    const root = host.attachShadow({ mode: "closed" });
+    const style = document.createElement("style");
+    style.textContent = `
+      .box { font: 14px/1.4 system-ui, sans-serif; color: #1d1d1f; background: #fff; width: 340px;
+             border: 1px solid #c7c7cc; border-radius: 10px; box-shadow: 0 8px 28px rgba(0,0,0,.25); padding: 14px 16px; }
+      .title { font-weight: 600; margin: 0 0 6px; }
+      .who { font-weight: 600; word-break: break-all; }
+      .task { margin: 6px 0 12px; padding: 8px; background: #f2f2f7; border-radius: 6px; white-space: pre-wrap;
+              max-height: 160px; overflow: auto; word-break: break-word; }
+      .note { font-size: 12px; color: #6e6e73; margin: 0 0 12px; }
+      .buttons { display: flex; gap: 8px; justify-content: flex-end; }
+      button { font: inherit; padding: 6px 16px; border-radius: 6px; border: 1px solid #c7c7cc; background: #fff; cursor: pointer; }
+      button.run { background: #0a64d8; border-color: #0a64d8; color: #fff; }`;
+    const box = document.createElement("div");
+    box.className = "box";
+    box.setAttribute("role", "alertdialog");
+    const title = document.createElement("p");
+    title.className = "title";
+    title.textContent = t("bridgePromptTitle");
+    const line = document.createElement("div");
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = requester;
+    line.append(who, document.createTextNode(` ${t("bridgePromptWants")}`));
+    const quoted = document.createElement("div");
+    quoted.className = "task";
+    quoted.textContent = `"${task}"`;
+    const note = document.createElement("p");
+    note.className = "note";
+    note.textContent = t("bridgePromptNote");
+    const buttons = document.createElement("div");
+    buttons.className = "buttons";
+    const deny = document.createElement("button");
+    deny.className = "deny";
+    deny.textContent = t("bridgePromptDeny");
+    const run = document.createElement("button");
+    run.className = "run";
+    run.textContent = t("bridgePromptRun");
+    buttons.append(deny, run);
+    box.append(title, line, quoted, note, buttons);
+    root.append(style, box);
+    const shownAt = performance.now();
+    const answer = (decision) => (event) => {
+      // A page script can call click() or dispatch events on our element: those are never trusted.
+      if (!event.isTrusted || performance.now() - shownAt < CLICK_GRACE_MS) return;
+      closePrompt(approvalId);
+      try {
+        connect().postMessage({ action: "approval.answer", approvalId, decision });
+      } catch (_) { /* the worker is gone: the host's timeout answers no */ }
+    };
+    run.addEventListener("click", answer("once"));
+    deny.addEventListener("click", answer("deny"));
+    (document.body || document.documentElement).appendChild(host);
+    prompts.set(approvalId, host);
+  }
+
+  function closePrompt(approvalId) {
+    const host = prompts.get(approvalId);
+    if (!host) return;
+    prompts.delete(approvalId);
+    host.remove();
+  }
+})();

@@ -1,0 +1,273 @@
+// tabpilot page bridge, service-worker side (loaded by service_worker.js with importScripts): registers
+// bridge/main_world.js + bridge/relay.js for exactly the origins the user allowed (the host says which,
+// at connect and on every change), turns a page's execute/stop/attach into task.start/task.stop/task.get
+// with source "page" and the origin Chromium reports for the calling frame, streams the task's pushes to
+// the page that started it (also after a reload: attach), and relays the host's approval prompts.
+// Uses service_worker.js's requestHost and host.
+"use strict";
+
+const BRIDGE_SCRIPTS = [
+  { id: "tabpilot-bridge-relay", js: ["bridge/relay.js"] },
+  { id: "tabpilot-bridge-main", js: ["bridge/main_world.js"], world: "MAIN" },
+];
+// A page's task.start may wait for the user's answer to the prompt (the host gives up after 60 s).
+const BRIDGE_START_TIMEOUT_MS = 90000;
+// page-agent's token scheme: this probe runs on every web page and speaks only if the page holds a token.
+const BRIDGE_TOKEN_PROBE = {
+  id: "tabpilot-bridge-token", js: ["bridge/token_probe.js"], matches: ["http://*/*", "https://*/*"],
+  runAt: "document_start", allFrames: false, persistAcrossSessions: false,
+};
+const BRIDGE_KEEP_ENDED = 20;
+
+const bridge = {
+  sites: [], // [{origin, ask, useMyModel, allTabs}] as the host last said
+  token: null, // page-agent's token, as Settings show it
+  tokenTabs: new Map(), // tab → the origin whose page in that tab held the token (page-agent's scheme)
+  registering: Promise.resolve(),
+  tasks: new Map(), // taskId → {callerTabId, origin, port, callId, status, history, result}
+  byTab: new Map(), // caller tab → the taskId its page started last
+  starting: new Map(), // caller tab → true while its page's task.start is under way
+  promptTabs: new Map(), // task's tab → the caller port whose page shows that task's prompt
+  approvals: new Map(), // approvalId → caller port
+};
+
+// --- which sites get the bridge -----------------------------------------------------------------------------
+function bridgeHostConnected() {
+  requestHost({ type: "sites.list" })
+    .then((data) => {
+      bridge.token = data.token || null;
+      bridgeRegisterTokenProbe();
+      return bridgeSetSites(data.sites || []);
+    })
+    .catch((error) => console.warn("tabpilot: could not read the allowed sites:", error.message));
+}
+
+function bridgeSetSites(sites) {
+  bridge.sites = Array.isArray(sites) ? sites : [];
+  const matches = bridge.sites.map((site) => `${site.origin}/*`);
+  // One change at a time, in order: the last list the host sent is what ends up registered.
+  bridge.registering = bridge.registering.then(async () => {
+    const ids = BRIDGE_SCRIPTS.map((script) => script.id);
+    const existing = await chrome.scripting.getRegisteredContentScripts({ ids });
+    if (existing.length) await chrome.scripting.unregisterContentScripts({ ids: existing.map((s) => s.id) });
+    if (!matches.length) return;
+    await chrome.scripting.registerContentScripts(BRIDGE_SCRIPTS.map((script) => ({
+      ...script, matches, runAt: "document_start", allFrames: false, persistAcrossSessions: false,
+    })));
+  }).catch((error) => console.warn("tabpilot: could not register the page bridge:", error.message));
+  return bridge.registering;
+}
+
+function bridgeSiteOf(origin) {
+  return bridge.sites.find((site) => site.origin === origin) || null;
+}
+
+// May this caller use the bridge: its origin is allowed, or its page held page-agent's token at load.
+function bridgeAllowed(caller) {
+  return !!bridgeSiteOf(caller.origin) || bridge.tokenTabs.get(caller.tabId) === caller.origin;
+}
+
+function bridgeRegisterTokenProbe() {
+  bridge.registering = bridge.registering.then(async () => {
+    const existing = await chrome.scripting.getRegisteredContentScripts({ ids: [BRIDGE_TOKEN_PROBE.id] });
+    if (!existing.length) await chrome.scripting.registerContentScripts([BRIDGE_TOKEN_PROBE]);
+  }).catch((error) => console.warn("tabpilot: could not register the token probe:", error.message));
+}
+
+// A page that holds the token gets the bridge now (it missed document_start: page-agent's own pages wait
+// up to a second for it). A wrong token gets nothing, and no answer that says so.
+chrome.runtime.onMessage.addListener((message, sender) => {
+  if (!message || message.kind !== "bridge.token" || !sender.tab || sender.frameId !== 0 || !sender.origin) return;
+  bridge.tokenTabs.delete(sender.tab.id);
+  if (!bridge.token || message.token !== bridge.token || bridgeSiteOf(sender.origin)) return;
+  bridge.tokenTabs.set(sender.tab.id, sender.origin);
+  const target = { tabId: sender.tab.id, frameIds: [0] };
+  chrome.scripting.executeScript({ target, files: ["bridge/relay.js"], injectImmediately: true })
+    .then(() => chrome.scripting.executeScript({ target, files: ["bridge/main_world.js"], world: "MAIN", injectImmediately: true }))
+    .catch((error) => console.warn("tabpilot: could not give a token page the bridge:", error.message));
+});
+
+// --- host pushes ------------------------------------------------------------------------------------------------
+// True when the push was the bridge's alone.
+function bridgeOnHostPush(message) {
+  switch (message.type) {
+    case "sites.changed":
+      if (message.token !== undefined && message.token !== bridge.token) {
+        bridge.token = message.token; // a new token: pages allowed by the old one are no longer
+        bridge.tokenTabs.clear();
+      }
+      bridgeSetSites(message.sites || []);
+      return false; // the popup's allowed-sites list listens too
+    case "approval.request": {
+      const port = message.kind === "page" ? bridge.promptTabs.get(message.tabId) : null;
+      if (!port) return false; // not a page's question (MCP): for the popup / side panel
+      bridge.approvals.set(message.approvalId, port);
+      bridgePost(port, {
+        kind: "approval", approvalId: message.approvalId, requester: message.requester, task: message.task,
+      });
+      return true;
+    }
+    case "approval.closed": {
+      const port = bridge.approvals.get(message.approvalId);
+      bridge.approvals.delete(message.approvalId);
+      if (port) bridgePost(port, { kind: "approval.closed", approvalId: message.approvalId });
+      return false;
+    }
+    case "task.status": case "task.activity": case "task.event": case "task.result":
+      bridgeOnTaskPush(message);
+      return false; // the popup shows page tasks too
+    default:
+      return false;
+  }
+}
+
+function bridgeOnTaskPush(message) {
+  const entry = bridge.tasks.get(message.taskId);
+  if (!entry) return;
+  if (message.type === "task.status") {
+    entry.status = message.status;
+    bridgeTell(entry, { kind: "status", status: message.status });
+  } else if (message.type === "task.activity") {
+    bridgeTell(entry, { kind: "activity", activity: message.activity });
+  } else if (message.type === "task.event") {
+    entry.history.push(message.event);
+    bridgeTell(entry, { kind: "history", history: entry.history });
+  } else if (message.type === "task.result") {
+    entry.result = message.result;
+    bridgeTell(entry, { kind: "result", result: message.result });
+    entry.callId = null;
+    bridgeForgetOld();
+  }
+}
+
+function bridgeTell(entry, message) {
+  if (entry.port && entry.callId) bridgePost(entry.port, { ...message, id: entry.callId });
+}
+
+function bridgePost(port, message) {
+  try { port.postMessage(message); } catch (_) { /* the page went away: attach() picks the task up again */ }
+}
+
+function bridgeForgetOld() {
+  const ended = [...bridge.tasks].filter(([, entry]) => entry.result);
+  for (const [taskId, entry] of ended.slice(0, Math.max(0, ended.length - BRIDGE_KEEP_ENDED))) {
+    bridge.tasks.delete(taskId);
+    if (bridge.byTab.get(entry.callerTabId) === taskId) bridge.byTab.delete(entry.callerTabId);
+  }
+}
+
+// --- the pages' requests --------------------------------------------------------------------------------------
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name !== "bridge") return;
+  const sender = port.sender || {};
+  // Chromium's word for who is calling, never the page's: the top frame of a tab. Whether its origin is
+  // allowed is asked at each request (a page open since before a revoke is told so).
+  if (!sender.tab || sender.frameId !== 0 || !sender.origin) {
+    port.disconnect();
+    return;
+  }
+  const caller = { port, tabId: sender.tab.id, windowId: sender.tab.windowId, origin: sender.origin };
+  port.onMessage.addListener((message) => bridgeOnPageRequest(caller, message));
+  port.onDisconnect.addListener(() => {
+    for (const entry of bridge.tasks.values()) {
+      if (entry.port === port) { entry.port = null; entry.callId = null; }
+    }
+    for (const [approvalId, owner] of bridge.approvals) if (owner === port) bridge.approvals.delete(approvalId);
+    for (const [tabId, owner] of bridge.promptTabs) if (owner === port) bridge.promptTabs.delete(tabId);
+  });
+});
+
+async function bridgeOnPageRequest(caller, message) {
+  if (!message || typeof message !== "object") return;
+  if (!bridgeAllowed(caller)) { // revoked while the page was open
+    if (message.id) bridgePost(caller.port, { id: message.id, kind: "error", message: `${caller.origin} may no longer start tasks in this browser` });
+    return;
+  }
+  try {
+    switch (message.action) {
+      case "execute": return await bridgeExecute(caller, message);
+      case "stop": return await bridgeStop(caller, message);
+      case "attach": return await bridgeAttach(caller, message);
+      case "approval.answer": return await bridgeAnswer(caller, message);
+      default: return undefined;
+    }
+  } catch (error) {
+    if (message.id) bridgePost(caller.port, { id: message.id, kind: "error", message: error.message || String(error) });
+  }
+}
+
+function bridgeRunningTask(caller) {
+  const taskId = bridge.byTab.get(caller.tabId);
+  const entry = taskId && bridge.tasks.get(taskId);
+  return entry && entry.origin === caller.origin && !entry.result ? { taskId, entry } : null;
+}
+
+async function bridgeExecute(caller, { id, task, config }) {
+  const running = bridgeRunningTask(caller);
+  if (running || bridge.starting.get(caller.tabId)) {
+    throw new Error(`this page's task${running ? ` (${running.taskId})` : ""} is still running; `
+      + "wait for its result, or call PAGE_AGENT_EXT.stop() first");
+  }
+  bridge.starting.set(caller.tabId, true);
+  let taskTabId = caller.tabId;
+  try {
+    if (config && config.includeInitialTab === false) {
+      const tab = await chrome.tabs.create({ url: "about:blank", openerTabId: caller.tabId, windowId: caller.windowId, active: true });
+      taskTabId = tab.id;
+    }
+    bridge.promptTabs.set(taskTabId, caller.port);
+    const start = {
+      type: "task.start", task, tabId: taskTabId, config: config || {}, source: "page", origin: caller.origin,
+    };
+    if (!bridgeSiteOf(caller.origin)) start.pageToken = bridge.token; // its page held the token
+    const data = await requestHost(start, BRIDGE_START_TIMEOUT_MS);
+    const entry = {
+      callerTabId: caller.tabId, origin: caller.origin, port: caller.port, callId: id,
+      status: "running", history: [], result: null,
+    };
+    bridge.tasks.set(data.taskId, entry);
+    bridge.byTab.set(caller.tabId, data.taskId);
+  } catch (error) {
+    if (taskTabId !== caller.tabId) chrome.tabs.remove(taskTabId).catch(() => {});
+    throw error;
+  } finally {
+    bridge.starting.delete(caller.tabId);
+    bridge.promptTabs.delete(taskTabId);
+  }
+}
+
+async function bridgeStop(caller, { id }) {
+  const running = bridgeRunningTask(caller);
+  if (running) await requestHost({ type: "task.stop", taskId: running.taskId }, BRIDGE_START_TIMEOUT_MS);
+  bridgePost(caller.port, { id, kind: "result", result: null });
+}
+
+async function bridgeAttach(caller, { id }) {
+  const taskId = bridge.byTab.get(caller.tabId);
+  const entry = taskId && bridge.tasks.get(taskId);
+  if (!entry || entry.origin !== caller.origin) {
+    bridgePost(caller.port, { id, kind: "result", result: null });
+    return;
+  }
+  // The host's record is the truth (pushes may have gone by while no page listened).
+  const snapshot = (await requestHost({ type: "task.get", taskId })).task;
+  if (snapshot) {
+    entry.history = snapshot.history || entry.history;
+    entry.status = snapshot.status || entry.status;
+    if (snapshot.result && !entry.result) entry.result = snapshot.result;
+  }
+  entry.port = caller.port;
+  entry.callId = id;
+  bridgeTell(entry, { kind: "status", status: entry.status });
+  if (entry.history.length) bridgeTell(entry, { kind: "history", history: entry.history });
+  if (entry.result) {
+    bridgeTell(entry, { kind: "result", result: entry.result });
+    entry.callId = null;
+  }
+}
+
+async function bridgeAnswer(caller, { approvalId, decision }) {
+  if (bridge.approvals.get(approvalId) !== caller.port || !["once", "deny"].includes(decision)) return;
+  bridge.approvals.delete(approvalId);
+  await requestHost({ type: "approval.answer", approvalId, decision });
+}

@@ -1,0 +1,130 @@
+// The popup's part of the page bridge: "Let this site start tasks in your browser" for the site of the
+// popup's tab (task view), and the allowed sites with Revoke plus page-agent's token (Settings view).
+// The host's allowed-sites file is the truth (sites.list / sites.allow / sites.revoke); a change reaches
+// the browser's registration at once. Uses popup.js's $, t, ask, currentTargetTab and showView.
+"use strict";
+
+const sitesUi = { origin: null, sites: [] };
+
+function webOrigin(url) {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.origin : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+function siteError(id, error) {
+  $(id).textContent = error ? errorText(error) : "";
+  $(id).hidden = !error;
+}
+
+// --- the task view: this site --------------------------------------------------------------------------------
+function paintSiteAccess() {
+  const grant = sitesUi.sites.find((site) => site.origin === sitesUi.origin) || null;
+  $("site-access").hidden = !sitesUi.origin;
+  $("site-origin").textContent = sitesUi.origin || "";
+  $("site-allow").checked = !!grant;
+  $("site-options").hidden = !grant;
+  $("site-use-my-model").checked = !!(grant && grant.useMyModel);
+  $("site-all-tabs").checked = !!(grant && grant.allTabs);
+  $("site-ask").checked = !!(grant && grant.ask);
+}
+
+async function loadSiteAccess() {
+  const tab = await currentTargetTab();
+  sitesUi.origin = tab ? webOrigin(tab.url || "") : null;
+  if (!sitesUi.origin) return paintSiteAccess();
+  try {
+    sitesUi.sites = (await ask("sites.list")).sites || [];
+    siteError("site-error", null);
+  } catch (error) {
+    siteError("site-error", error);
+  }
+  paintSiteAccess();
+}
+
+async function changeSiteAccess() {
+  const allowed = $("site-allow").checked;
+  try {
+    const reply = allowed
+      ? await ask("sites.allow", {
+        origin: sitesUi.origin, useMyModel: $("site-use-my-model").checked,
+        allTabs: $("site-all-tabs").checked, ask: $("site-ask").checked,
+      })
+      : await ask("sites.revoke", { origin: sitesUi.origin });
+    sitesUi.sites = reply.sites || [];
+    siteError("site-error", null);
+  } catch (error) {
+    siteError("site-error", error);
+  }
+  paintSiteAccess();
+}
+
+for (const id of ["site-allow", "site-use-my-model", "site-all-tabs", "site-ask"]) {
+  $(id).addEventListener("change", changeSiteAccess);
+}
+
+// --- the settings view: every allowed site ---------------------------------------------------------------------
+function siteFlags(site) {
+  const flags = [site.ask && t("sitesFlagAsk"), site.useMyModel && t("sitesFlagModel"), site.allTabs && t("sitesFlagTabs")];
+  return flags.filter(Boolean).join(" · ") || t("sitesFlagNone");
+}
+
+function paintSites(view) {
+  sitesUi.sites = view.sites || [];
+  const list = $("sites-list");
+  list.replaceChildren();
+  for (const site of sitesUi.sites) {
+    const li = document.createElement("li");
+    li.dataset.origin = site.origin;
+    const name = document.createElement("span");
+    name.className = "site-name";
+    name.textContent = site.origin;
+    const flags = document.createElement("span");
+    flags.className = "site-flags";
+    flags.textContent = siteFlags(site);
+    name.append(flags);
+    const revoke = document.createElement("button");
+    revoke.type = "button";
+    revoke.className = "secondary site-revoke";
+    revoke.textContent = t("sitesRevoke");
+    revoke.addEventListener("click", async () => {
+      try {
+        paintSites(await ask("sites.revoke", { origin: site.origin }));
+        siteError("sites-error", null);
+      } catch (error) {
+        siteError("sites-error", error);
+      }
+      paintSiteAccess();
+    });
+    li.append(name, revoke);
+    list.append(li);
+  }
+  $("sites-empty").hidden = sitesUi.sites.length > 0;
+  if (view.token) $("sites-token").value = view.token;
+  $("sites").dataset.loaded = "true";
+}
+
+async function loadSites() {
+  $("sites").dataset.loaded = "false";
+  try {
+    paintSites(await ask("sites.list"));
+    siteError("sites-error", null);
+  } catch (error) {
+    siteError("sites-error", error);
+  }
+}
+
+$("sites-new-token").addEventListener("click", async () => {
+  try {
+    paintSites(await ask("sites.rotate"));
+    siteError("sites-error", null);
+  } catch (error) {
+    siteError("sites-error", error);
+  }
+});
+
+$("nav-settings").addEventListener("click", loadSites);
+loadSiteAccess();

@@ -1,0 +1,75 @@
+"""Questions the host puts to the user through the extension, and their answers.
+
+A page that asks to run a task (kind "page") or an MCP client (kind "mcp") may need the user's yes
+first. The host pushes `approval.request {approvalId, kind, requester, task, tabId?, timeoutMs}`; the
+extension shows it where only trusted input can answer and sends `approval.answer {approvalId,
+decision}` ("once" | "always" | "deny"). No answer within the timeout is a no. Either way the host
+pushes `approval.closed {approvalId, decision}` so every view of the question goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Any, Literal
+
+from .peer import RequestFailed
+
+log = logging.getLogger(__name__)
+
+Decision = Literal["once", "always", "deny"]
+APPROVAL_TIMEOUT = 60.0  # seconds the user has to answer; then the requester gets a clear no
+
+
+class Approvals:
+    def __init__(self, push: Callable[[dict[str, Any]], None], timeout: float = APPROVAL_TIMEOUT) -> None:
+        self._push = push
+        self.timeout = timeout
+        self._pending: dict[str, asyncio.Future[Decision]] = {}
+        self._count = itertools.count(1)
+
+    def pending(self) -> list[str]:
+        return list(self._pending)
+
+    async def ask(self, kind: Literal["page", "mcp"], requester: str, task: str, *, tab_id: int | None = None,
+                  timeout: float | None = None) -> Decision:
+        """The user's "once" or "always"; raises RequestFailed (code `denied`) on a no or no answer."""
+        timeout = self.timeout if timeout is None else timeout
+        approval_id = f"a{next(self._count)}-{secrets.token_hex(6)}"  # not guessable by whoever hears of another
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._pending[approval_id] = future
+        from .messages import ApprovalClosedPush, ApprovalRequestPush
+
+        request = ApprovalRequestPush(approvalId=approval_id, kind=kind, requester=requester, task=task,
+                                      tabId=tab_id, timeoutMs=int(timeout * 1000))
+        decision: Decision = "deny"
+        try:
+            self._push(request.to_frame())
+            decision = await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            log.info("approval %s (%s, %s): no answer within %g s", approval_id, kind, requester, timeout)
+            raise RequestFailed(
+                f"the user did not answer within {timeout:g} s whether {requester} may run this task; "
+                "nothing was started", "denied",
+            ) from None
+        finally:
+            self._pending.pop(approval_id, None)
+            self._push(ApprovalClosedPush(approvalId=approval_id, decision=decision).to_frame())
+        if decision == "deny":
+            raise RequestFailed(f"the user declined to let {requester} run this task", "denied")
+        return decision
+
+    def answer(self, approval_id: str, decision: Decision) -> bool:
+        """Settle a pending question; False if there is none by that id (answered, timed out, unknown)."""
+        future = self._pending.get(approval_id)
+        if future is None or future.done():
+            return False
+        future.set_result(decision)
+        return True
+
+    def close(self) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_result("deny")

@@ -1,0 +1,160 @@
+"""Which web sites may start tasks in the user's browser (the page bridge `window.PAGE_AGENT_EXT`).
+
+One JSON file next to the settings, owner-only like them: exact origins (scheme://host[:port], as a
+browser writes `location.origin`), each with its grants — `ask` (the user confirms every task),
+`useMyModel` (a task without its own baseURL/model may use the user's configured model), `allTabs`
+(`experimentalIncludeAllTabs`) — and page-agent's compatibility token (`PageAgentExtUserAuthToken`),
+made once and shown in Settings. The CLI (`tabpilot sites`), the popup (through the host) and the
+host's checks at `task.start` all read and write here; the file is the truth."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import paths
+from .settings import write_private
+
+TOKEN_NAME = "PageAgentExtUserAuthToken"  # page-agent's localStorage key, kept for compatibility
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class SiteError(ValueError):
+    """An origin that cannot be allowed, or a sites file that cannot be read; the message says what to do."""
+
+
+class SiteGrant(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    origin: str
+    ask: bool = False
+    use_my_model: bool = Field(default=False, alias="useMyModel")
+    all_tabs: bool = Field(default=False, alias="allTabs")
+    allowed_at: float = Field(default_factory=time.time, alias="allowedAt")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True)
+
+
+class SitesFile(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    token: str = Field(default_factory=lambda: secrets.token_urlsafe(24))
+    sites: list[SiteGrant] = Field(default_factory=list)
+
+
+def sites_path() -> Path:
+    return paths.config_dir() / "sites.json"
+
+
+def normalize_origin(text: str) -> str:
+    """`https://Example.com:443/path` → `https://example.com`: the origin a browser reports for that
+    page (the scheme's default port left out). Only http(s); no wildcards, no paths that change it."""
+    value = text.strip()
+    parts = urlsplit(value)
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.netloc:
+        raise SiteError(f"{text!r} is not a web origin; give scheme://host[:port], e.g. https://app.example.com")
+    if "*" in value:
+        raise SiteError(f"{text!r}: wildcards are not allowed; name each origin exactly")
+    if parts.username or parts.password:
+        raise SiteError(f"{text!r}: an origin has no user name or password")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise SiteError(f"{text!r} has no host name")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise SiteError(f"{text!r}: {exc}") from None
+    if ":" in host:
+        host = f"[{host}]"  # IPv6, as browsers write it
+    if port is None or port == DEFAULT_PORTS[scheme]:
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def load_sites(path: Path | None = None) -> SitesFile:
+    """The saved file; a new one (with a fresh token, saved) when there is none."""
+    path = path or sites_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        created = SitesFile()
+        save_sites(created, path)
+        return created
+    except OSError as exc:
+        raise SiteError(f"cannot read the allowed-sites file {path}: {exc.strerror or exc}") from exc
+    try:
+        return SitesFile.model_validate(json.loads(text))
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise SiteError(
+            f"the allowed-sites file {path} is damaged ({type(exc).__name__}); fix it or delete it "
+            "(deleting revokes every site)"
+        ) from exc
+
+
+def save_sites(sites: SitesFile, path: Path | None = None) -> None:
+    path = path or sites_path()
+    try:
+        write_private(path, json.dumps(sites.model_dump(by_alias=True), indent=2) + "\n", prefix=".sites-")
+    except OSError as exc:
+        raise SiteError(f"cannot save the allowed-sites file {path}: {exc.strerror or exc}") from exc
+
+
+def find(sites: SitesFile, origin: str) -> SiteGrant | None:
+    return next((site for site in sites.sites if site.origin == origin), None)
+
+
+def allow(origin: str, *, ask: bool = False, use_my_model: bool = False, all_tabs: bool = False,
+          path: Path | None = None) -> SiteGrant:
+    """Allow (or re-allow with new grants) one origin; returns its grant."""
+    origin = normalize_origin(origin)
+    sites = load_sites(path)
+    grant = SiteGrant(origin=origin, ask=ask, use_my_model=use_my_model, all_tabs=all_tabs)
+    sites.sites = [site for site in sites.sites if site.origin != origin] + [grant]
+    save_sites(sites, path)
+    return grant
+
+
+def revoke(origin: str, path: Path | None = None) -> bool:
+    """Remove one origin; False if it was not allowed."""
+    origin = normalize_origin(origin)
+    sites = load_sites(path)
+    kept = [site for site in sites.sites if site.origin != origin]
+    if len(kept) == len(sites.sites):
+        return False
+    sites.sites = kept
+    save_sites(sites, path)
+    return True
+
+
+def stop_asking(origin: str, path: Path | None = None) -> None:
+    """The user answered "always" to a site's prompt: its tasks start without asking from now on."""
+    sites = load_sites(path)
+    grant = find(sites, origin)
+    if grant is not None and grant.ask:
+        grant.ask = False
+        save_sites(sites, path)
+
+
+def new_token(path: Path | None = None) -> str:
+    """Replace page-agent's token: every page that held the old one loses the bridge."""
+    sites = load_sites(path)
+    sites.token = SitesFile().token
+    save_sites(sites, path)
+    return sites.token
+
+
+def public_view(sites: SitesFile) -> dict[str, Any]:
+    """The `sites.list` reply: the grants, and the token page-agent apps store in localStorage."""
+    return {"sites": [site.to_wire() for site in sites.sites], "token": sites.token, "tokenName": TOKEN_NAME}
+
+
+__all__ = ["SiteError", "SiteGrant", "SitesFile", "allow", "find", "load_sites",
+           "new_token", "normalize_origin", "public_view", "revoke", "save_sites", "sites_path", "stop_asking"]

@@ -1,0 +1,106 @@
+"""The allowed-sites file (`store/sites.py`) and `tabpilot sites`: exact origins, grants, the token.
+Browser-free; a temporary TABPILOT_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tabpilot.store import sites
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize(("given", "origin"), [
+    ("https://App.Example.com", "https://app.example.com"),
+    ("https://app.example.com:443/some/page?q=1", "https://app.example.com"),
+    ("http://127.0.0.1:8000/", "http://127.0.0.1:8000"),
+    ("http://localhost:80", "http://localhost"),
+    ("https://app.example.com:8443", "https://app.example.com:8443"),
+    ("http://[::1]:9000/x", "http://[::1]:9000"),
+])
+def test_an_origin_is_written_as_the_browser_reports_it(given: str, origin: str) -> None:
+    assert sites.normalize_origin(given) == origin
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    ("app.example.com", "scheme://host"),
+    ("file:///etc/passwd", "scheme://host"),
+    ("chrome-extension://abc/", "scheme://host"),
+    ("https://*.example.com", "wildcards"),
+    ("https://user:pw@example.com", "user name"),
+    ("http://example.com:99999", "Port"),
+])
+def test_what_is_not_an_exact_web_origin_is_refused_saying_why(given: str, says: str) -> None:
+    with pytest.raises(sites.SiteError) as info:
+        sites.normalize_origin(given)
+    assert says.lower() in str(info.value).lower()
+
+
+def test_allow_revoke_and_the_token_persist_in_an_owner_only_file(home: Path) -> None:
+    first = sites.load_sites()
+    assert len(first.token) >= 24 and first.sites == []
+    sites.allow("https://app.example.com/x", ask=True, use_my_model=True)
+    sites.allow("http://127.0.0.1:8000")
+    sites.allow("https://app.example.com", all_tabs=True)  # again: its grants are replaced, not added
+    saved = sites.load_sites()
+    assert saved.token == first.token  # made once
+    assert [(s.origin, s.ask, s.use_my_model, s.all_tabs) for s in saved.sites] == [
+        ("http://127.0.0.1:8000", False, False, False), ("https://app.example.com", False, False, True),
+    ]
+    path = home / "config" / "sites.json"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert sites.revoke("https://app.example.com") and not sites.revoke("https://app.example.com")
+    assert [s.origin for s in sites.load_sites().sites] == ["http://127.0.0.1:8000"]
+
+
+def test_always_stops_asking_that_site_only(home: Path) -> None:
+    sites.allow("https://a.example", ask=True)
+    sites.allow("https://b.example", ask=True)
+    sites.stop_asking("https://a.example")
+    asks = {s.origin: s.ask for s in sites.load_sites().sites}
+    assert asks == {"https://a.example": False, "https://b.example": True}
+
+
+def test_a_damaged_file_says_what_to_do(home: Path) -> None:
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    (home / "config" / "sites.json").write_text("{oops")
+    with pytest.raises(sites.SiteError) as info:
+        sites.load_sites()
+    assert "sites.json" in str(info.value) and "delete it" in str(info.value)
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tabpilot", "sites", *args], capture_output=True, text=True,
+                          env={**os.environ, "TABPILOT_HOME": str(home)}, timeout=60)
+
+
+def test_the_sites_command_lists_allows_and_revokes(home: Path) -> None:
+    empty = cli(home, "list")
+    assert empty.returncode == 0 and "No site may start tasks" in empty.stdout
+    assert "PageAgentExtUserAuthToken" in empty.stdout
+    allowed = cli(home, "allow", "https://app.example.com/", "--ask", "--use-my-model", "--all-tabs")
+    assert allowed.returncode == 0 and "allowed https://app.example.com" in allowed.stdout
+    listed = json.loads(cli(home, "list", "--json").stdout)
+    assert listed["sites"][0] | {"allowedAt": 0} == {
+        "origin": "https://app.example.com", "ask": True, "useMyModel": True, "allTabs": True, "allowedAt": 0,
+    }
+    assert listed["tokenName"] == "PageAgentExtUserAuthToken" and listed["token"] == sites.load_sites().token
+    bad = cli(home, "allow", "*.example.com")
+    assert bad.returncode == 1 and "tabpilot sites:" in bad.stderr and "Traceback" not in bad.stderr
+    renewed = cli(home, "new-token")
+    assert renewed.returncode == 0 and listed["token"] not in renewed.stdout
+    assert sites.load_sites().token in renewed.stdout
+    assert cli(home, "revoke", "https://app.example.com").returncode == 0
+    missing = cli(home, "revoke", "https://app.example.com")
+    assert missing.returncode == 1 and "was not allowed" in missing.stderr
