@@ -80,7 +80,8 @@ def js_types(service_worker: str, imports: str = "") -> dict[str, set[str]]:
         "Host → extension requests": set(
             re.findall(r'case "([^"]+)":', function_body(service_worker, "handleHostRequest"))
         ),
-        "Host → extension pushes": set_constant(service_worker, "TASK_PUSH_TYPES") | (handled_by_type - {"reply"}),
+        "Host → extension pushes": set_constant(service_worker, "TASK_PUSH_TYPES")
+        | set_constant(service_worker, "BRIDGE_PUSH_TYPES") | (handled_by_type - {"reply"}),
     }
 
 

@@ -26,9 +26,9 @@ from .tasks import TaskManager
 
 if TYPE_CHECKING:
     from .messages import (
+        ApprovalAnswer,
         Empty,
         ExtensionPush,
-        ApprovalAnswer,
         HistoryDelete,
         HistoryExport,
         HistoryExportData,
@@ -40,10 +40,10 @@ if TYPE_CHECKING:
         SettingsData,
         SettingsSet,
         SettingsTest,
-        TakeoverActions,
-        TaskAnswer,
         SitesAllow,
         SitesRevoke,
+        TakeoverActions,
+        TaskAnswer,
         TaskGet,
         TaskHandback,
         TaskPause,
