@@ -85,15 +85,16 @@ async def test_a_page_in_an_alert_loop_is_reported_as_busy_or_showing_a_dialog(b
 
 
 async def test_a_page_that_keeps_reloading_is_reported_as_such(browser: Browser, pages) -> None:
-    from tabpilot.browser.errors import BrowserError
-    from tabpilot.browser.state import get_state
-
+    # (The state read itself recovers from this by reading with DOM snapshots: tests/test_state_recovery.py.)
     tab = await browser.new_tab()
     await tab.session.send("Page.navigate", {"url": pages.url("reloading.html")})
     await asyncio.sleep(0.5)
-    with pytest.raises(BrowserError) as caught:
-        for _ in range(20):  # a read can land between two reloads: the page keeps reloading, so it fails soon
-            await get_state(browser, tab)
+    with pytest.raises(CDPError) as caught:
+        for _ in range(20):  # a context made between two reloads is gone by the next one
+            frame_id = (await tab.session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+            world = await tab.session.send("Page.createIsolatedWorld", {"frameId": frame_id})
+            await asyncio.sleep(0.3)
+            await tab.session.send("Runtime.evaluate", {"expression": "1", "contextId": world["executionContextId"]})
     assert "the page keeps reloading or navigating away, so it could not be read" in str(caught.value)
     await browser.close_tab(tab.target_id)
 

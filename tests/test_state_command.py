@@ -111,6 +111,8 @@ def test_state_attached_without_a_url_reads_the_tab_the_user_is_looking_at(
             tabs = [await browser.new_tab(pages.url(name)) for name in ("basic.html", "state_modal.html",
                                                                         "state_table.html")]
             await browser.close_tab(blank.target_id)
+            for tab in tabs:  # the test's own sessions must not make every tab look shown (Tab.render_as_if_shown)
+                await tab.send("Emulation.setFocusEmulationEnabled", {"enabled": False})
             await browser.connection.root.send("Target.activateTarget", {"targetId": tabs[1].target_id})
             result = await asyncio.to_thread(_run_state, ["--cdp-url", ws_url], tmp_path)
             assert await tabs[1].evaluate("document.visibilityState") == "visible"  # the view did not change

@@ -143,7 +143,7 @@ def _group(frame_id: str) -> str:
 
 def forget(session: CDPSession) -> None:
     """Start over in `session`: the next read makes new worlds (after a failed or crashed read)."""
-    _worlds.pop(session, None)
+    session.kept.pop("fast.worlds", None)
 
 
 async def _world(session: CDPSession, frame_id: str) -> World:
