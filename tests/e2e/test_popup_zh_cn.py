@@ -26,8 +26,8 @@ async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory)
 
 # what is not the popup's own words: the task, the page's title, the model's and the host's words, commands
 NOT_OURS = (".card-line .v, .card-text, #task-title, #past-title, .past-task, .result-text, .result-detail,"
-            " #target-tab, #host-down-reason, code, .brand, option, #test-result, script")
-NAMES = {"tabpilot", "token", "API", "Base", "URL"}  # names Chinese users read as they are
+            " #target-tab, #host-down-reason, code, .brand, option, #test-result, script, .origin, .site-name")
+NAMES = {"tabpilot", "token", "API", "Base", "URL", "page", "agent", "PageAgentExtUserAuthToken"}  # read as they are
 
 
 async def own_words(popup: PopupPage) -> str:
