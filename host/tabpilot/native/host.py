@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from .codec import ChunkReassembler, FrameError, encode_frames
+from .consent import Approvals
 from .peer import Peer, RequestFailed, reply_error, reply_ok
 from .tasks import TaskManager
 
 if TYPE_CHECKING:
     from .messages import (
+        ApprovalAnswer,
         HistoryDelete,
         HistoryExport,
         HistoryGet,
@@ -60,6 +62,9 @@ class NativeHost:
         self.push_listeners: list[Callable[[dict[str, Any]], None]] = []  # e.g. the debug socket
         # cheap: the task run, the agent and openai load on the first task (or in warm_up)
         self.tasks = TaskManager(self.peer, lambda: self.store, self.push)
+        # local clients (native/endpoint.py: `tabpilot mcp`) hear the task pushes of their own tasks
+        self.outgoing_push_listeners: list[Callable[[dict[str, Any]], None]] = []
+        self.approvals = Approvals(self.push)
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "hello": self._hello,
             "ping": self._ping,
@@ -76,6 +81,7 @@ class NativeHost:
             "history.get": self._history_get,
             "history.export": self._history_export,
             "history.delete": self._history_delete,
+            "approval.answer": self._approval_answer,
         }
         self._warm = False
         self._store_lock = threading.Lock()
@@ -140,6 +146,11 @@ class NativeHost:
 
     def push(self, message: dict[str, Any]) -> None:
         self.send(message)
+        for listener in list(self.outgoing_push_listeners):
+            try:
+                listener(message)
+            except Exception:
+                log.exception("a listener of %s failed", message.get("type"))
 
     # --- in -------------------------------------------------------------------------------------
     def receive(self, item: dict[str, Any] | FrameError) -> None:
@@ -191,17 +202,22 @@ class NativeHost:
 
     async def _answer(self, request: Any) -> None:
         try:
-            data = await self._routes[request.type](request)
-        except RequestFailed as exc:
-            self.send(reply_error(request.id, str(exc), exc.code))
+            reply = await self.respond(request)
         except asyncio.CancelledError:
             self.send(reply_error(request.id, "the host is shutting down", "shutting_down"))
             raise
+        self.send(reply)
+
+    async def respond(self, request: Any) -> dict[str, Any]:
+        """The reply to one parsed request, whoever sent it (the extension, or a local client)."""
+        try:
+            data = await self._routes[request.type](request)
+        except RequestFailed as exc:
+            return reply_error(request.id, str(exc), exc.code)
         except Exception as exc:
             log.exception("%s failed", request.type)
-            self.send(reply_error(request.id, f"{request.type} failed: {exc}", "internal"))
-        else:
-            self.send(reply_ok(request.id, data))
+            return reply_error(request.id, f"{request.type} failed: {exc}", "internal")
+        return reply_ok(request.id, data)
 
     async def shutdown(self, timeout: float = 0.6) -> None:
         """stdin closed: stop the running task (it stays recorded), answer nothing more.
@@ -278,6 +294,10 @@ class NativeHost:
             return (await probe_settings(request.base_url, request.model, request.api_key)).to_wire()
         except SettingsError as exc:
             raise RequestFailed(str(exc), "settings") from exc
+
+    async def _approval_answer(self, request: ApprovalAnswer) -> dict[str, Any]:
+        self.approvals.answer(request.approval_id, request.decision)
+        return {}
 
     async def _history_list(self, request: HistoryList) -> dict[str, Any]:
         return {"tasks": [summary.to_wire() for summary in self.store.list_tasks(request.limit)]}

@@ -50,7 +50,8 @@ class TaskStart(Request):
     task: str = Field(min_length=1, max_length=20_000)
     tab_id: int = Field(alias="tabId")
     config: ExecutionConfig | None = None
-    source: Literal["popup", "page"] = "popup"
+    source: Literal["popup", "page", "mcp"] = "popup"
+    url: str | None = Field(None, max_length=20_000)  # open this page in the tab first (MCP's run_task)
 
 
 class TaskStop(Request):
@@ -152,6 +153,13 @@ class HistoryDelete(Request):
     task_id: str = Field(alias="taskId", min_length=1)
 
 
+# --- approvals (native/consent.py) -----------------------------------------------------------------
+class ApprovalAnswer(Request):
+    type: Literal["approval.answer"]
+    approval_id: str = Field(alias="approvalId", min_length=1)
+    decision: Literal["once", "always", "deny"]
+
+
 # --- frames the extension sends that are not requests ------------------------------------------
 class ErrorInfo(WireModel):
     message: str
@@ -202,6 +210,7 @@ Incoming = Annotated[
     | HistoryGet
     | HistoryExport
     | HistoryDelete
+    | ApprovalAnswer
     | Reply
     | CdpEvent
     | CdpDetached
