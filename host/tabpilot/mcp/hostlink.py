@@ -108,6 +108,8 @@ class _Connection:
             self.writer.write(encode_frame({**fields, "type": type, "id": request_id}))
             await self.writer.drain()
             return await asyncio.wait_for(future, timeout)
+        except TimeoutError:  # an OSError too, but the connection is fine: that request had no answer
+            raise
         except (ConnectionError, OSError) as exc:
             self.close(f"could not write to it: {exc}")
             raise self.closed from exc  # type: ignore[misc]  # set by close()

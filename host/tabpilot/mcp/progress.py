@@ -18,9 +18,11 @@ def event_message(event: dict[str, Any]) -> str | None:
         tool_input = json.dumps(action.get("input"), ensure_ascii=False)
         return (f"step {int(event.get('stepIndex', 0)) + 1} · {goal} · {action.get('name')} {_clip(tool_input)}"
                 f" → {_clip(str(action.get('output', '')))}")
-    if kind == "user_takeover":
-        note = event.get("note") or event.get("summary")
-        return "the person took over the tab" + (f": {_clip(str(note))}" if note else "")
+    if kind == "user_takeover":  # UserTakeoverEvent: what the person did while they had the controls
+        actions = event.get("actions") or []
+        did = f" and did {len(actions)} thing{'s' if len(actions) != 1 else ''}" if actions else ""
+        note = event.get("note")
+        return f"the person took over the tab{did}" + (f": {_clip(str(note))}" if note else "")
     if kind == "error":
         return f"error: {_clip(str(event.get('message', '')))}"
     return None

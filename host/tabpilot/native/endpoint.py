@@ -146,6 +146,10 @@ class LocalEndpoint:
     # --- one client -----------------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         client = LocalClient(writer=writer)
+        if not _same_user(writer):
+            log.warning("local endpoint: refused a process of another user")
+            writer.close()
+            return
         decoder = FrameDecoder()
         authenticated = False
         try:
@@ -290,6 +294,23 @@ class LocalEndpoint:
                 client.send(message)
                 if message.get("type") == "task.result":
                     client.tasks.discard(str(task_id))
+
+
+def _same_user(writer: asyncio.StreamWriter) -> bool:
+    """Linux tells who is on the other end (SO_PEERCRED): only this user's processes, as the 0700 folder
+    already ensures; elsewhere the folder and the token do it alone."""
+    import socket
+    import struct
+
+    sock = writer.get_extra_info("socket")
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return True
+    try:
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                              struct.calcsize("3i")))
+    except OSError:
+        return True
+    return uid == os.getuid()
 
 
 async def _serve_pipe(name: str, serve: Any) -> asyncio.AbstractServer:  # pragma: no cover - Windows
