@@ -334,3 +334,29 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         assert not is_error and again["success"], again
         is_error, page = await client.call("read_page")
         assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+
+
+async def test_a_client_that_goes_away_leaves_no_task_running(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server killed mid-task (its client quit): nobody is left to hear the end, so it stops."""
+    from tabpilot.mcp.hostlink import HostLink
+
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
+    await configure(harness, llm)
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
+    link = HostLink("a server about to die")
+    tab = (await link.request("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
+    task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab,
+                                                 "url": e2e_pages.url("form.html?orphan")}))["taskId"]
+    updates = link.updates(task_id)
+    while (push := await asyncio.wait_for(updates.get(), 60)) and push.get("type") != "task.event":
+        pass
+    await link.close()
+
+    async def ended() -> dict[str, Any] | None:
+        snapshot = (await ask_host(harness, {"type": "task.get", "taskId": task_id}))["data"]["task"]
+        return snapshot if snapshot["status"] != "running" else None
+
+    assert (await wait_until(ended, "the orphaned task to stop", 30))["status"] == "stopped"
