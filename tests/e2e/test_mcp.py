@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from e2e_support import API_KEY, Harness, act_on, done, wait_until
+from e2e_support import API_KEY, EXTENSION_ORIGIN, Harness, act_on, done, wait_until
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
@@ -260,7 +260,8 @@ async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
     async with mcp_client(harness, "--approve", "always") as client:
         call = asyncio.ensure_future(client.call("run_task", task="Sign up slowly",
                                                  url=e2e_pages.url("form.html?killed")))
-        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
         hosts = harness.host_pids()
         assert len(hosts) == 1, hosts  # one host for the browser: the MCP server started none of its own
         os.kill(hosts[0], signal.SIGKILL)
@@ -286,7 +287,8 @@ async def test_cancelling_the_call_stops_the_task(
     async with mcp_client(harness, "--approve", "always") as client:
         call = asyncio.ensure_future(client.call("run_task", task="Sign up, then think long",
                                                  url=e2e_pages.url("form.html?cancel")))
-        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
         running = (await ask_host(harness, {"type": "task.list"}))["data"]["tasks"]
         assert len(running) == 1 and running[0]["task"] == "Sign up, then think long"
         call.cancel()
@@ -353,6 +355,7 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
     updates = link.updates(task_id)
     while (push := await asyncio.wait_for(updates.get(), 60)) and push.get("type") != "task.event":
         pass
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
     await link.close()
 
     async def ended() -> dict[str, Any] | None:
@@ -360,3 +363,39 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
         return snapshot if snapshot["status"] != "running" else None
 
     assert (await wait_until(ended, "the orphaned task to stop", 30))["status"] == "stopped"
+
+
+async def test_service_worker_restart_mid_call_fails_clearly_and_the_next_call_works(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The extension's service worker was stopped (Chromium does that to idle workers; here it is
+    closed mid-task): its native port, and with it the host, go; the worker's next start brings a host."""
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve", "always") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up before the restart",
+                                                 url=e2e_pages.url("form.html?restart")))
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
+        old_hosts = harness.host_pids()
+        root = harness.browser.connection.root
+        workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
+                   if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
+        assert len(workers) == 1
+        await root.send("Target.closeTarget", {"targetId": workers[0]})
+        is_error, text = await call
+        assert is_error and "went away" in text, text
+
+        harness.worker = None
+        await harness.browser.new_tab(e2e_pages.url("form.html?wake"))  # a tab event wakes the worker
+        await harness.attach_worker()
+        await harness.wait_host_connected()
+        llm.add(*sign_up(problems, "Grace"))
+        url = e2e_pages.url("form.html?after-restart")
+        is_error, result = await client.call("run_task", task="Sign up after the restart", url=url)
+        assert not is_error and result["success"], result
+        assert not problems, problems
+        assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
+        hosts = harness.host_pids()
+        assert len(hosts) == 1 and hosts != old_hosts  # the old host exited: none leaked
