@@ -157,6 +157,8 @@ async def test_run_task_in_the_users_browser_with_a_progress_notification_per_st
         assert not is_error, page
         assert page["url"] == url and "Signed up as Ada Lovelace." in page["text"]
         assert "Full name" in page["text"] and "[" in page["text"]  # indexed elements, as the model sees them
+        is_error, active = await client.call("read_page")  # no tab named: the active one
+        assert not is_error and active["tabId"] in [t["tabId"] for t in tabs if t["active"]], active
         # the record says who started it
         history = await ask_host(harness, {"type": "history.get", "taskId": result["taskId"]})
         assert history["data"]["task"]["source"] == "mcp"
@@ -291,6 +293,8 @@ async def test_cancelling_the_call_stops_the_task(
         await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
         running = (await ask_host(harness, {"type": "task.list"}))["data"]["tasks"]
         assert len(running) == 1 and running[0]["task"] == "Sign up, then think long"
+        is_error, text = await client.call("read_page", tab=running[0]["tabId"])  # reading would detach it
+        assert is_error and f"task {running[0]['taskId']} is working in tab" in text, text
         call.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await call

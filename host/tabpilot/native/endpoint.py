@@ -61,8 +61,11 @@ class EndpointAddress:
     def for_this_user(cls) -> EndpointAddress:
         folder = paths.runtime_dir()
         if sys.platform == "win32":
+            import hashlib
+
             user = os.environ.get("USERNAME", "user")
-            return cls(rf"\\.\pipe\tabpilot-{user}-{abs(hash(str(folder))) % 10**8}", folder / TOKEN_NAME)
+            place = hashlib.sha256(str(folder).encode()).hexdigest()[:12]  # the same in the host and the client
+            return cls(rf"\\.\pipe\tabpilot-{user}-{place}", folder / TOKEN_NAME)
         socket_path = str(folder / SOCKET_NAME)
         if len(socket_path.encode()) >= UNIX_PATH_LIMIT:
             raise OSError(f"the socket path {socket_path} is too long for a Unix socket; "
@@ -270,9 +273,16 @@ class LocalEndpoint:
 
         if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
             raise RequestFailed("page.read: tabId must be a whole number (list_tabs shows them)", "bad_request")
+        if tab_id is None:  # the tab the user is looking at (the relay cannot tell focus; tabs.query can)
+            tabs = (await self.host.peer.request("tabs.query", timeout=PAGE_READ_TIMEOUT)).get("tabs", [])
+            active = [t["tabId"] for t in tabs if t.get("active") and not str(t.get("url")).startswith(
+                ("chrome-extension://", "devtools://"))]
+            if not active:
+                raise RequestFailed("no tab is active; name one (list_tabs shows them)", "tab")
+            tab_id = active[0]
         browser = RelayBrowser(self.host.peer)
         try:
-            tab = await (browser.current_tab() if tab_id is None else browser.activate(str(tab_id), focus=False))
+            tab = await browser.activate(str(tab_id), focus=False)
             working = {snap["tabId"]: snap["taskId"] for snap in self.host.tasks.running()}
             if int(tab.target_id) in working:
                 raise RequestFailed(f"task {working[int(tab.target_id)]} is working in tab {tab.target_id}; "
