@@ -103,3 +103,22 @@ def test_progress_lines_for_each_kind_of_event() -> None:
     assert activity_message({"type": "thinking"}) is None
     long = event_message({**step, "action": {**step["action"], "output": "y" * 1000}})
     assert long is not None and len(long) < 400 and long.endswith("…")
+
+
+async def test_with_no_browser_open_a_call_says_what_to_do(tmp_path: Path) -> None:
+    """The MCP client's view when the browser (and so the host) is not running: a tool error with the
+    remedy, not a crash; the server keeps serving (the next call says the same)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tabpilot.mcp.hostlink import NO_HOST
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tabpilot", "mcp"],
+                                   env={"HOME": str(tmp_path), "TABPILOT_HOME": str(tmp_path / "tp"),
+                                        "PATH": os.environ["PATH"]})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(2):
+            result = await session.call_tool("list_tabs", {})
+            assert result.is_error
+            assert NO_HOST in result.content[0].text  # type: ignore[union-attr]

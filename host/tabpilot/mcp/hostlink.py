@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import sys
 import time
 from typing import Any
@@ -22,6 +23,7 @@ from ..native.endpoint import EndpointAddress
 log = logging.getLogger(__name__)
 
 CONNECT_WAIT = 10.0  # a host being respawned after an extension reload appears within ~1 s (backoff 0.5 s)
+FIRST_CONNECT_WAIT = 1.0  # never seen a host, and no socket: the browser is most likely not open
 REQUEST_TIMEOUT = 60.0
 NO_HOST = (
     "tabpilot cannot reach your browser: no tabpilot host is running. Open Chrome/Chromium (or Edge, Brave) "
@@ -125,6 +127,7 @@ class HostLink:
         self._connect_wait = connect_wait
         self._connection: _Connection | None = None
         self._connecting = asyncio.Lock()
+        self._seen_host = False
 
     async def request(self, type: str, fields: dict[str, Any] | None = None, *,
                       timeout: float = REQUEST_TIMEOUT) -> Any:
@@ -149,15 +152,17 @@ class HostLink:
             if self._connection is not None and self._connection.closed is None:
                 return self._connection
             self._connection = await self._connect()
+            self._seen_host = True
             return self._connection
 
     async def _connect(self) -> _Connection:
-        """Wait up to `connect_wait` for a host (one being respawned appears within a second or so)."""
-        deadline = time.monotonic() + self._connect_wait
+        """Wait up to `connect_wait` for a host (one being respawned appears within a second or so);
+        only briefly when there has never been one (no socket, no host seen: the browser is not open)."""
+        address = self._address or EndpointAddress.for_this_user()
+        deadline = time.monotonic() + self._wait_for(address)
         last: str = "no socket yet"
         while True:
             try:
-                address = self._address or EndpointAddress.for_this_user()
                 return await self._open(address)
             except (FileNotFoundError, ConnectionRefusedError, HostRefused, HostGone) as exc:
                 last = str(exc)  # not there yet, a dead host's socket, or the new host's token not yet written
@@ -167,6 +172,11 @@ class HostLink:
                 log.info("no host: %s", last)
                 raise HostUnavailable(NO_HOST)
             await asyncio.sleep(0.2)
+
+    def _wait_for(self, address: EndpointAddress) -> float:
+        if not self._seen_host and not os.path.exists(address.socket):
+            return min(self._connect_wait, FIRST_CONNECT_WAIT)
+        return self._connect_wait
 
     async def _open(self, address: EndpointAddress) -> _Connection:
         token = address.read_token()
