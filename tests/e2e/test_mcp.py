@@ -252,6 +252,15 @@ async def test_allow_once_runs_and_no_answer_is_a_deny_that_says_what_to_do(
     assert len(llm.requests) == 4  # only the allowed task's
 
 
+async def test_no_model_configured_says_so_and_leaves_no_tab_behind(harness: Harness) -> None:
+    assert (await ask_host(harness, {"type": "settings.set", "model": "", "baseURL": "", "apiKey": ""}))["ok"]
+    before = len(await harness.browser.tabs())
+    async with mcp_client(harness, "--approve", "always") as client:
+        is_error, text = await client.call("run_task", task="Anything")
+    assert is_error and "No model is configured" in text and "open Settings" in text, text
+    assert len(await harness.browser.tabs()) == before
+
+
 # --- the host goes away -----------------------------------------------------------------------------------------
 async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles

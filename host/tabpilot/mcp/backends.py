@@ -96,7 +96,13 @@ class HostBackend:
         fields: dict[str, Any] = {"task": task, "tabId": tab_id, "source": "mcp"}
         if url:
             fields["url"] = url
-        started = await self._ask("task.start", fields)
+        try:
+            started = await self._ask("task.start", fields)
+        except TaskFailed:
+            if new_tab:  # no task came to it: leave no blank tab behind
+                with contextlib.suppress(Exception):
+                    await self.link.request("tabs.close", {"tabId": tab_id}, timeout=10)
+            raise
         task_id = str(started["taskId"])
         try:
             return await self._follow(task_id, report)
