@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import itertools
 import logging
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -17,6 +18,7 @@ from .. import __version__
 from .backends import Backend, TaskFailed
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "tabpilot runs whole tasks in a web browser with its own AI agent: give run_task a task in plain words "
@@ -72,7 +74,7 @@ def build_server(backend: Backend) -> MCPServer:
     return app
 
 
-async def _call(work: Any) -> Any:
+async def _call(work: Awaitable[T]) -> T:
     try:
         return await work
     except TaskFailed as exc:
@@ -82,7 +84,7 @@ async def _call(work: Any) -> Any:
 def _requester(ctx: Context) -> str:
     """The MCP client's own name (from its initialize request), as the person is asked about it."""
     try:
-        info = ctx.session.client_params.client_info  # type: ignore[union-attr]
+        info = ctx.session.client_params.client_info
         return str(info.title or info.name)
     except Exception:
         return "an MCP client"

@@ -75,4 +75,4 @@ class Approvals:
         if decision not in DECISIONS:
             raise RequestFailed(f"decision must be one of {', '.join(DECISIONS)}", "bad_request")
         if not future.done():
-            future.set_result(decision)  # type: ignore[arg-type]  # checked against DECISIONS above
+            future.set_result(decision)  # checked against DECISIONS above

@@ -187,8 +187,9 @@ class LocalEndpoint:
             client.send(reply_error(frame.get("id"), "refused: the first message must be hello with the token "
                                     f"from {self.address.token_file}", "unauthorized"))
             return False
-        info = frame.get("client") if isinstance(frame.get("client"), dict) else {}
-        client.name = str(info.get("name") or client.name)[:100]
+        info = frame.get("client")
+        if isinstance(info, dict) and info.get("name"):
+            client.name = str(info["name"])[:100]
         self.clients.add(client)
         log.info("local client connected: %s", client.name)
         from .. import __version__
@@ -242,14 +243,7 @@ class LocalEndpoint:
         kind = frame["type"]
         fields = {k: v for k, v in frame.items() if k not in ("type", "id")}
         if kind in RELAYED:
-            from .peer import ExtensionError, LinkClosed
-
-            try:
-                return await self.host.peer.request(kind, fields, timeout=PAGE_READ_TIMEOUT)
-            except ExtensionError as exc:
-                raise RequestFailed(exc.error_message, "tab") from exc
-            except (LinkClosed, TimeoutError) as exc:
-                raise RequestFailed(f"the extension did not answer {kind}: {exc}", "link") from exc
+            return await self._relay(kind, fields)
         if kind == "page.read":
             return await self._read_page(frame.get("tabId"))
         if kind == "approval.ask":
@@ -264,6 +258,17 @@ class LocalEndpoint:
             return {"decision": verdict.decision, "message": verdict.message}
         raise RequestFailed(f"unknown request {kind!r}", "bad_request")  # not reached: LOCAL_TYPES
 
+    async def _relay(self, kind: str, fields: dict[str, Any]) -> Any:
+        """A tabs.* request of a local client, answered by the extension."""
+        from .peer import ExtensionError, LinkClosed
+
+        try:
+            return await self.host.peer.request(kind, fields, timeout=PAGE_READ_TIMEOUT)
+        except ExtensionError as exc:
+            raise RequestFailed(exc.error_message, "tab") from exc
+        except (LinkClosed, TimeoutError) as exc:
+            raise RequestFailed(f"the extension did not answer {kind}: {exc}", "link") from exc
+
     async def _read_page(self, tab_id: Any) -> dict[str, Any]:
         """The tab as the model sees it. A tab a task works in is not read here: detaching afterwards
         would pull the debugger from under that task (its own steps show what it sees)."""
@@ -274,7 +279,7 @@ class LocalEndpoint:
         if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
             raise RequestFailed("page.read: tabId must be a whole number (list_tabs shows them)", "bad_request")
         if tab_id is None:  # the tab the user is looking at (the relay cannot tell focus; tabs.query can)
-            tabs = (await self.host.peer.request("tabs.query", timeout=PAGE_READ_TIMEOUT)).get("tabs", [])
+            tabs = (await self._relay("tabs.query", {})).get("tabs", [])
             active = [t["tabId"] for t in tabs if t.get("active") and not str(t.get("url")).startswith(
                 ("chrome-extension://", "devtools://"))]
             if not active:
@@ -320,7 +325,7 @@ def _same_user(writer: asyncio.StreamWriter) -> bool:
                                                               struct.calcsize("3i")))
     except OSError:
         return True
-    return uid == os.getuid()
+    return bool(uid == os.getuid())
 
 
 async def _serve_pipe(name: str, serve: Any) -> asyncio.AbstractServer:  # pragma: no cover - Windows
