@@ -5,7 +5,9 @@ installed into the profile, as tests/e2e/ does; the model is the scripted server
    stdio, as Claude Desktop or Cursor start the server), beside the same moment — the first step's
    `task.event` push — for the same task run directly through the host protocol (the local endpoint,
    `task.start` and the `task.*` pushes, no MCP layer);
-2. the overhead per step of the MCP path over the direct one: (MCP total - direct total) / steps.
+2. the overhead per step of the MCP path over the direct one: for each step, the time from its event
+   being recorded (the store's created_at) to the client hearing of it (a `task.event` push on the
+   direct path, a progress notification through MCP); and the whole task's time, (MCP - direct) / steps.
 
     .venv/bin/python bench/bench_mcp.py [--rounds N]
 
@@ -40,8 +42,11 @@ def reply(step: int) -> Any:
                                     "next_goal": "Scroll the page", "action": action})
 
 
-async def direct(url: str) -> tuple[float, float]:
-    """(ms to the first step event, ms to the result) through the host protocol itself."""
+Figure = tuple[float, float, str, list[float]]  # ms to the first step, ms to the result, task id, arrivals
+
+
+async def direct(url: str) -> Figure:
+    """Through the host protocol itself."""
     from tabpilot.mcp.hostlink import HostLink
 
     link = HostLink("bench", connect_wait=10)
@@ -50,36 +55,50 @@ async def direct(url: str) -> tuple[float, float]:
         tab = (await link.request("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
         task_id = (await link.request("task.start", {"task": "Scroll the page", "tabId": tab, "url": url,
                                                     "source": "mcp"}))["taskId"]
-        updates, first = link.updates(task_id), None
+        updates, first, arrivals = link.updates(task_id), None, []
         while True:
             push = await updates.get()
             assert isinstance(push, dict), push
-            if push["type"] == "task.event" and push["event"]["type"] == "step" and first is None:
-                first = time.perf_counter()
+            if push["type"] == "task.event" and push["event"]["type"] == "step":
+                arrivals.append(time.time())
+                first = first or time.perf_counter()
             if push["type"] == "task.result":
                 assert push["result"]["success"], push["result"]
                 ended = time.perf_counter()
                 break
         assert first is not None
-        return (first - began) * 1000, (ended - began) * 1000
+        return (first - began) * 1000, (ended - began) * 1000, task_id, arrivals
     finally:
         await link.close()
 
 
-async def through_mcp(session: Any, url: str) -> tuple[float, float]:
-    """(ms to the first progress notification, ms to the result) for run_task over MCP."""
+async def through_mcp(session: Any, url: str) -> Figure:
+    """run_task over MCP."""
     first: list[float] = []
+    arrivals: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         first.append(time.perf_counter())
+        arrivals.append(time.time())
 
     began = time.perf_counter()
     result = await session.call_tool("run_task", {"task": "Scroll the page", "url": url},
                                      progress_callback=on_progress)
     ended = time.perf_counter()
-    assert not result.is_error and json.loads(result.content[0].text)["success"], result
+    data = json.loads(result.content[0].text)
+    assert not result.is_error and data["success"], result
     assert len(first) == STEPS, first
-    return (first[0] - began) * 1000, (ended - began) * 1000
+    return (first[0] - began) * 1000, (ended - began) * 1000, data["taskId"], arrivals
+
+
+def relay_ms(database: Path, figure: Figure) -> list[float]:
+    """Per step: recorded (created_at) → heard by the client, in ms."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        recorded = [row[0] for row in db.execute(
+            "SELECT created_at FROM events WHERE task_id = ? AND type = 'step' ORDER BY seq", (figure[2],))]
+    return [(heard - at) * 1000 for at, heard in zip(recorded, figure[3], strict=True)]
 
 
 async def main(rounds: int) -> None:
@@ -105,7 +124,7 @@ async def main(rounds: int) -> None:
                 env={"HOME": str(harness.home), "TABPILOT_HOME": str(harness.tabpilot_home),
                      "PATH": os.environ["PATH"]},
             )
-            figures: dict[str, list[tuple[float, float]]] = {"direct": [], "mcp": []}
+            figures: dict[str, list[Figure]] = {"direct": [], "mcp": []}
             async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 for n in range(rounds + 1):  # the first round warms both paths up (imports, first tab)
@@ -115,6 +134,8 @@ async def main(rounds: int) -> None:
                         figure = await (direct(url) if path == "direct" else through_mcp(session, url))
                         if n:
                             figures[path].append(figure)
+            relay = {path: [ms for figure in figures[path] for ms in relay_ms(harness.database(), figure)]
+                     for path in figures}
         finally:
             await harness.browser.close()
 
@@ -126,8 +147,14 @@ async def main(rounds: int) -> None:
           f"(direct through the host protocol, to the first step event: {median('direct', 0):.0f} ms)")
     print(f"whole task: MCP {median('mcp', 1):.0f} ms, direct {median('direct', 1):.0f} ms")
     overhead = [(m[1] - d[1]) / STEPS for m, d in zip(figures["mcp"], figures["direct"], strict=True)]
-    print(f"overhead per step through MCP: {statistics.median(overhead):.1f} ms "
+    print(f"whole task, (MCP - direct) / steps: {statistics.median(overhead):.1f} ms "
           f"(rounds: {', '.join(f'{o:.1f}' for o in overhead)})")
+    for path, label in (("direct", "task.event push"), ("mcp", "MCP progress notification")):
+        values = sorted(relay[path])
+        print(f"step recorded → {label}: median {statistics.median(values):.1f} ms, "
+              f"p90 {values[int(len(values) * 0.9)]:.1f} ms ({len(values)} steps)")
+    print(f"overhead per step through MCP: {statistics.median(relay['mcp']) - statistics.median(relay['direct']):.1f}"
+          " ms (difference of the medians above)")
 
 
 if __name__ == "__main__":
