@@ -246,6 +246,9 @@ async def test_allow_once_runs_and_no_answer_is_a_deny_that_says_what_to_do(
                                          "decision": "once"}))["ok"]
         is_error, result = await call
         assert not is_error and result["success"], result
+        messages = [message for _, message in client.progress]
+        assert messages[0] == "waiting for the person using the browser to allow this task (tabpilot popup)"
+        assert len(messages) == 5 and (messages[1] or "").startswith("step 1 ·"), messages
     async with mcp_client(harness, "--approve-timeout", "1", name="Unattended Agent") as client:
         is_error, text = await client.call("run_task", task="Sign up Bob", url=e2e_pages.url("form.html?none"))
     assert is_error and "Nobody allowed Unattended Agent" in text and "--approve always" in text, text

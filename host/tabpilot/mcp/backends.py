@@ -74,10 +74,12 @@ class HostBackend:
         except TimeoutError as exc:
             raise TaskFailed(f"the host did not answer {type} within {timeout:g} s") from exc
 
-    async def consent(self, requester: str, task: str) -> None:
+    async def consent(self, requester: str, task: str, report: Report) -> None:
         """The one place an MCP task is allowed or refused before anything runs (no tab, no model call)."""
         if self.approve == "always":
             return
+        # said at once: the person may take a while, and some clients time a silent call out
+        await report("waiting for the person using the browser to allow this task (tabpilot popup)")
         fields: dict[str, Any] = {"requester": requester, "task": task}
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
@@ -88,7 +90,7 @@ class HostBackend:
 
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
-        await self.consent(requester, task)
+        await self.consent(requester, task, report)
         if new_tab:
             tab_id = (await self._ask("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
         else:
