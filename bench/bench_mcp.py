@@ -7,7 +7,9 @@ installed into the profile, as tests/e2e/ does; the model is the scripted server
    `task.start` and the `task.*` pushes, no MCP layer);
 2. the overhead per step of the MCP path over the direct one: for each step, the time from its event
    being recorded (the store's created_at) to the client hearing of it (a `task.event` push on the
-   direct path, a progress notification through MCP); and the whole task's time, (MCP - direct) / steps.
+   direct path, a progress notification through MCP); and the whole task's time, (MCP - direct) / steps;
+3. `--launch --headless` (a Chromium of its own, no extension): run_task → first progress notification
+   on the first call (which starts the browser) and on the calls after it.
 
     .venv/bin/python bench/bench_mcp.py [--rounds N]
 
@@ -101,6 +103,26 @@ def relay_ms(database: Path, figure: Figure) -> list[float]:
     return [(heard - at) * 1000 for at, heard in zip(recorded, figure[3], strict=True)]
 
 
+async def launch_figures(harness: Any, pages: Any, llm: Any, rounds: int) -> list[float]:
+    """ms to the first progress notification for each run_task of a `--launch --headless` server."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tabpilot.browser.launcher import find_browser
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tabpilot", "mcp", "--launch", "--headless", "--browser", find_browser()],
+        env={"HOME": str(harness.home), "TABPILOT_HOME": str(harness.tabpilot_home), "PATH": os.environ["PATH"]},
+    )
+    firsts = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for n in range(rounds + 1):
+            llm.add(*[reply(i) for i in range(STEPS)])
+            firsts.append((await through_mcp(session, pages.url(f"form.html?launched{n}")))[0])
+    return firsts
+
+
 async def main(rounds: int) -> None:
     sys.path.insert(0, str(ROOT / "tests" / "e2e"))
     from e2e_support import API_KEY, start_connected_harness
@@ -134,6 +156,7 @@ async def main(rounds: int) -> None:
                         figure = await (direct(url) if path == "direct" else through_mcp(session, url))
                         if n:
                             figures[path].append(figure)
+            launched = await launch_figures(harness, pages, llm, rounds)
             relay = {path: [ms for figure in figures[path] for ms in relay_ms(harness.database(), figure)]
                      for path in figures}
         finally:
@@ -155,6 +178,8 @@ async def main(rounds: int) -> None:
               f"p90 {values[int(len(values) * 0.9)]:.1f} ms ({len(values)} steps)")
     print(f"overhead per step through MCP: {statistics.median(relay['mcp']) - statistics.median(relay['direct']):.1f}"
           " ms (difference of the medians above)")
+    print(f"--launch --headless, run_task → first progress notification: first call (starts Chromium) "
+          f"{launched[0]:.0f} ms, later calls median {statistics.median(launched[1:]):.0f} ms")
 
 
 if __name__ == "__main__":
