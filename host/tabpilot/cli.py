@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "uninstall": ("uninstall", "remove the native messaging host registration that install wrote"),
     "extension-path": ("extension_path", "print the folder to load as an unpacked extension"),
     "doctor": ("doctor", "check the installation and say how to fix each problem"),
+    "mcp": ("mcp", "serve MCP clients (Claude Desktop, Cursor, VS Code): tasks run in your browser"),
     "host": ("host", "run the native messaging host (the browser starts this itself)"),
 }
 

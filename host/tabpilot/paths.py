@@ -39,3 +39,26 @@ def database_path() -> Path:
 
 def config_path() -> Path:
     return config_dir() / "config.json"
+
+
+def runtime_dir() -> Path:
+    """Where the running host's local endpoint lives (its socket and token): the platform's per-user
+    runtime folder (platformdirs; /run/user/<uid>/tabpilot on Linux), `<TABPILOT_HOME>/run` with
+    TABPILOT_HOME. Owner-only (0700): only this user can reach what is in it."""
+    home = os.environ.get(HOME_ENV)
+    if home:
+        path = Path(home) / "run"
+    else:
+        import warnings
+
+        import platformdirs
+
+        with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: platformdirs falls back to /tmp/runtime-<uid>
+            warnings.simplefilter("ignore")
+            path = Path(platformdirs.user_runtime_dir("tabpilot", appauthor=False))
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.name != "nt":
+        if path.stat().st_uid != os.getuid():  # e.g. a /tmp folder someone else made first
+            raise PermissionError(f"{path} belongs to another user; set TABPILOT_HOME to a folder of yours")
+        os.chmod(path, 0o700)  # mkdir's mode is cut by the umask, and an existing folder keeps its own
+    return path

@@ -23,6 +23,10 @@ Decision = Literal["once", "always", "deny"]
 APPROVAL_TIMEOUT = 60.0  # seconds the user has to answer; then the requester gets a clear no
 
 
+class NoAnswer(RequestFailed):
+    """Nobody answered in time: a no (code `denied`) that a requester may word differently from a refusal."""
+
+
 class Approvals:
     def __init__(self, push: Callable[[dict[str, Any]], None], timeout: float = APPROVAL_TIMEOUT) -> None:
         self._push = push
@@ -50,7 +54,7 @@ class Approvals:
             decision = await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
             log.info("approval %s (%s, %s): no answer within %g s", approval_id, kind, requester, timeout)
-            raise RequestFailed(
+            raise NoAnswer(
                 f"the user did not answer within {timeout:g} s whether {requester} may run this task; "
                 "nothing was started", "denied",
             ) from None

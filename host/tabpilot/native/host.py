@@ -74,8 +74,10 @@ class NativeHost:
         self.push_listeners: list[Callable[[ExtensionPush], None]] = []  # e.g. the debug socket
         # cheap: the task run, the agent and openai load on the first task (or in warm_up)
         self.tasks = TaskManager(self.peer, lambda: self.store, self.push)
-        self.approvals = Approvals(self.push)  # the page bridge's prompts; the MCP server's too
+        self.approvals = Approvals(self.push)  # the page bridge's prompts; the MCP server's too (consent.py)
         self.sites = SiteFeed(self.push)
+        # local clients (native/endpoint.py: `tabpilot mcp`) hear the task pushes of their own tasks
+        self.outgoing_push_listeners: list[Callable[[dict[str, Any]], None]] = []
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "hello": self._hello,
             "ping": self._ping,
@@ -165,6 +167,11 @@ class NativeHost:
 
     def push(self, message: dict[str, Any]) -> None:
         self.send(message)
+        for listener in list(self.outgoing_push_listeners):
+            try:
+                listener(message)
+            except Exception:
+                log.exception("a listener of %s failed", message.get("type"))
 
     # --- in -------------------------------------------------------------------------------------
     def receive(self, item: dict[str, Any] | FrameError) -> None:
@@ -210,20 +217,25 @@ class NativeHost:
         return None
 
     async def _answer(self, request: Any) -> None:
+        try:
+            reply = await self.respond(request)
+        except asyncio.CancelledError:
+            self.send(reply_error(request.id, "the host is shutting down", "shutting_down"))
+            raise
+        self.send(reply)
+
+    async def respond(self, request: Any) -> dict[str, Any]:
+        """The reply to one parsed request, whoever sent it (the extension, or a local client)."""
         from .messages import wire_data
 
         try:
             data = await self._routes[request.type](request)
         except RequestFailed as exc:
-            self.send(reply_error(request.id, str(exc), exc.code))
-        except asyncio.CancelledError:
-            self.send(reply_error(request.id, "the host is shutting down", "shutting_down"))
-            raise
+            return reply_error(request.id, str(exc), exc.code)
         except Exception as exc:
             log.exception("%s failed", request.type)
-            self.send(reply_error(request.id, f"{request.type} failed: {exc}", "internal"))
-        else:
-            self.send(reply_ok(request.id, wire_data(data)))
+            return reply_error(request.id, f"{request.type} failed: {exc}", "internal")
+        return reply_ok(request.id, wire_data(data))
 
     async def shutdown(self, timeout: float = 0.6) -> None:
         """stdin closed: stop the running task (it stays recorded), answer nothing more.

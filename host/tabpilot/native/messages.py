@@ -161,7 +161,8 @@ class TaskStart(Request):
     task: str = Field(min_length=1, max_length=20_000)
     tab_id: int = Field(alias="tabId")
     config: ExecutionConfig | None = None
-    source: Literal["popup", "page"] = "popup"
+    source: Literal["popup", "page", "mcp"] = "popup"
+    url: str | None = Field(None, max_length=20_000)  # open this page in the tab first (MCP's run_task)
     origin: str | None = Field(None, max_length=2048)  # source "page": the calling frame's origin, as Chromium says
     # source "page", page-agent's scheme: the token the page held (a site not in the list counts as allowed)
     page_token: str | None = Field(None, alias="pageToken", max_length=512, repr=False)

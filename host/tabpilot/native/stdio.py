@@ -18,10 +18,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import paths
 from .codec import FrameDecoder
 from .host import NativeHost
+
+if TYPE_CHECKING:
+    from .endpoint import LocalEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +142,7 @@ async def serve(in_fd: int, out_fd: int) -> None:
             log.error("no debug socket: %s", exc)
         else:
             debug_server = await start_debug_server(host, access)
+    endpoint = await _open_local_endpoint(host)
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd), name="frames-in", daemon=True).start()
@@ -149,12 +154,27 @@ async def serve(in_fd: int, out_fd: int) -> None:
     log.info("stdin closed; shutting down")
     if decoder.pending_bytes:
         log.warning("the last frame was cut off (%d bytes)", decoder.pending_bytes)
+    if endpoint is not None:
+        await endpoint.close()  # first: a local client's next call must not reach a host on its way out
     await host.shutdown(timeout=0.5)
     if debug_server is not None:
         debug_server.close()
     await asyncio.sleep(0)  # let cancelled request tasks write their last replies
     writer.close(EXIT_FLUSH_TIMEOUT)
     log.info("host exited %.3f s after stdin closed", time.monotonic() - ended)
+
+
+async def _open_local_endpoint(host: NativeHost) -> LocalEndpoint | None:
+    """The socket `tabpilot mcp` reaches this host on (endpoint.py); without it the extension still works."""
+    from .endpoint import LocalEndpoint
+
+    try:
+        endpoint = LocalEndpoint(host)
+        await endpoint.start()
+    except Exception as exc:
+        log.error("no local endpoint for tabpilot mcp: %s", exc)
+        return None
+    return endpoint
 
 
 def main(origin: str | None = None) -> int:

@@ -133,6 +133,14 @@ class TaskManager:
             await browser.close()
             message = str(exc) if isinstance(exc, BrowserError) else f"cannot work in tab {request.tab_id}: {exc}"
             raise RequestFailed(message, "tab") from exc
+        if request.url:  # a page to open first (an MCP client's run_task): the task starts there
+            try:
+                from ..browser.actions import normalize_url
+
+                await tab.navigate(normalize_url(request.url))
+            except Exception as exc:
+                await browser.close()
+                raise RequestFailed(f"could not open {request.url}: {exc}", "tab") from exc
         try:
             url: str | None = await tab.url()
         except Exception:

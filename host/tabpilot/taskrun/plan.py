@@ -49,7 +49,7 @@ class TaskOverrides:
 @dataclass(frozen=True)
 class TaskPlan:
     task: str
-    source: str  # popup | page | cli | demo: who started it, as recorded
+    source: str  # popup | page | mcp | cli | demo: who started it, as recorded
     llm: LLMConfig
     agent: AgentConfig
     capture_raw: bool  # keep raw model I/O in the record and the pushes (the settings' debug capture)

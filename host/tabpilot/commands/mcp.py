@@ -1,0 +1,145 @@
+"""`tabpilot mcp`: an MCP server over stdio (started by an MCP client, not by you), and
+`tabpilot mcp config --client claude-desktop|cursor|vscode [--write]`: the entry that starts it.
+
+By default tasks run in your own browser through the tabpilot extension (the browser must be open);
+`--launch` starts a Chromium of its own instead (headed, `--headless` for servers), `--cdp-url`
+attaches to a running one. The MCP SDK is an optional extra: `pip install 'tabpilot[mcp]'`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+MISSING_SDK = (
+    "tabpilot mcp needs the MCP Python SDK, which is not installed. Install it with\n"
+    "    pip install 'tabpilot[mcp]'\n"
+    "(or, for a pipx install: pipx inject tabpilot mcp)"
+)
+EXIT_USAGE = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=["config"],
+                        help="config: print (or --write) the entry that starts this server in an MCP client")
+    parser.add_argument("--client", choices=["claude-desktop", "cursor", "vscode"],
+                        help="with config: which MCP client's config file")
+    parser.add_argument("--write", action="store_true",
+                        help="with config: merge the entry into that client's config file (other entries kept)")
+    parser.add_argument("--launch", action="store_true",
+                        help="run tasks in a Chromium of its own instead of your browser (no extension needed)")
+    parser.add_argument("--headless", action="store_true", help="with --launch: no browser window")
+    parser.add_argument("--cdp-url", metavar="WS", help="run tasks in the browser at this DevTools endpoint")
+    parser.add_argument("--browser", metavar="PATH", help="with --launch: the browser binary (default: found)")
+    parser.add_argument("--approve", choices=["always", "ask"],
+                        help="ask: the person allows each new MCP client in the tabpilot popup (default in your "
+                             "browser); always: run without asking (the default, and the only choice, with "
+                             "--launch/--cdp-url, which have no popup to ask in)")
+    parser.add_argument("--approve-timeout", type=float, metavar="S",
+                        help="with --approve ask: refuse when nobody answered within S seconds (default 120)")
+
+
+def _server_options(args: argparse.Namespace) -> list[str]:
+    """The flags the config entry passes on to `tabpilot mcp`."""
+    options = []
+    if args.launch:
+        options.append("--launch")
+    if args.headless:
+        options.append("--headless")
+    if args.cdp_url:
+        options += ["--cdp-url", args.cdp_url]
+    if args.browser:
+        options += ["--browser", args.browser]
+    if args.approve:
+        options += ["--approve", args.approve]
+    if args.approve_timeout is not None:
+        options += ["--approve-timeout", str(args.approve_timeout)]
+    return options
+
+
+def run(args: argparse.Namespace) -> int:
+    own_browser = args.launch or bool(args.cdp_url)
+    if args.headless and not args.launch:
+        print("tabpilot mcp: --headless is for the browser --launch starts", file=sys.stderr)
+        return EXIT_USAGE
+    if own_browser and args.approve == "ask":
+        print("tabpilot mcp: --approve ask needs the tabpilot popup in your browser; a browser of its own "
+              "(--launch, --cdp-url) has none. Leave --approve out (or use --approve always).", file=sys.stderr)
+        return EXIT_USAGE
+    if args.action == "config":
+        return _config(args)
+    if args.client or args.write:
+        print("tabpilot mcp: --client and --write go with `tabpilot mcp config`", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        print(MISSING_SDK, file=sys.stderr)
+        return EXIT_USAGE
+    _log_to_file()
+    import anyio
+
+    from ..mcp.backends import Backend, HostBackend, LaunchBackend
+    from ..mcp.hostlink import HostLink
+    from ..mcp.server import build_server
+
+    backend: Backend
+    if own_browser:
+        backend = LaunchBackend(headless=args.headless, cdp_url=args.cdp_url, executable=args.browser)
+    else:
+        backend = HostBackend(HostLink(f"tabpilot mcp (pid {os.getpid()})"), approve=args.approve or "ask",
+                              approve_timeout=args.approve_timeout)
+    server = build_server(backend)
+
+    async def serve() -> None:
+        try:
+            await server.run_stdio_async()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await backend.close()
+
+    try:
+        anyio.run(serve)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _config(args: argparse.Namespace) -> int:
+    from ..mcp.clients import CLIENTS, ConfigFileError, config_path, merge_into, snippet
+
+    if not args.client:
+        print(f"tabpilot mcp config: say which client: --client {'|'.join(CLIENTS)}", file=sys.stderr)
+        return EXIT_USAGE
+    options = _server_options(args)
+    if not args.write:
+        print(json.dumps(snippet(args.client, options), indent=2))
+        print(f"\n(add this to {config_path(args.client)}, or run this again with --write)", file=sys.stderr)
+        return 0
+    path = config_path(args.client)
+    try:
+        merge_into(path, args.client, options)
+    except (ConfigFileError, OSError) as exc:
+        print(f"tabpilot mcp config: {exc}", file=sys.stderr)
+        return 1
+    print(f"Added tabpilot to {CLIENTS[args.client].label}'s MCP servers in {path}; restart "
+          f"{CLIENTS[args.client].label} to use it.")
+    return 0
+
+
+def _log_to_file() -> None:
+    """stdout carries the MCP protocol: log lines go to a file (and warnings to stderr, which MCP
+    clients show in their server logs)."""
+    import logging.handlers
+
+    from .. import paths
+
+    handler = logging.handlers.RotatingFileHandler(paths.log_dir() / "mcp.log", maxBytes=1_000_000,
+                                                   backupCount=2, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    for chatty in ("httpx", "httpx2", "openai", "websockets", "mcp"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)

@@ -1,0 +1,353 @@
+"""Where an MCP client's tasks run.
+
+- `HostBackend` (the default): in the user's own browser, through the native host the extension keeps
+  running (`hostlink.py`). Each task gets a tab of its own; the person sees it in the popup, can take
+  over and stop it, and is asked first (consent) unless the server runs with `--approve always`.
+- `LaunchBackend` (`--launch`, `--cdp-url`): in a Chromium it launches (or one it attaches to), run
+  directly with the task-run layer; no extension involved.
+
+Both report each step through `report(message)` and return `{success, data, taskId, steps}`.
+Failures are `TaskFailed` with a message that says what to do."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from .hostlink import HostGone, HostLink, HostRefused, HostUnavailable
+from .progress import activity_message, event_message, steps_of
+
+if TYPE_CHECKING:
+    from ..browser.browser import Browser
+    from ..store.tasks import TaskStore
+    from ..taskrun.run import TaskRun
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[str], Awaitable[None]]
+ApprovePolicy = Literal["always", "ask"]
+STOP_TIMEOUT = 15.0
+
+
+class TaskFailed(Exception):
+    """A tool call that cannot be done; the message is for the MCP client's user."""
+
+
+class Backend(Protocol):
+    async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
+                       ) -> dict[str, Any]: ...
+
+    async def get_task(self, task_id: str) -> dict[str, Any]: ...
+
+    async def stop_task(self, task_id: str) -> dict[str, Any]: ...
+
+    async def list_tabs(self) -> list[dict[str, Any]]: ...
+
+    async def read_page(self, tab: int | str | None) -> dict[str, Any]: ...
+
+    async def close(self) -> None: ...
+
+
+def task_result(task_id: str, result: dict[str, Any]) -> dict[str, Any]:
+    return {"success": bool(result.get("success")), "data": result.get("data"), "taskId": task_id,
+            "steps": steps_of(result.get("history") or [])}
+
+
+# --- the user's browser, through the host --------------------------------------------------------------
+class HostBackend:
+    def __init__(self, link: HostLink, *, approve: ApprovePolicy = "ask", approve_timeout: float | None = None
+                 ) -> None:
+        self.link = link
+        self.approve = approve
+        self.approve_timeout = approve_timeout
+
+    async def _ask(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = 60.0) -> Any:
+        try:
+            return await self.link.request(type, fields, timeout=timeout)
+        except HostUnavailable as exc:
+            raise TaskFailed(str(exc)) from exc
+        except HostRefused as exc:
+            raise TaskFailed(str(exc)) from exc
+        except TimeoutError as exc:
+            raise TaskFailed(f"the host did not answer {type} within {timeout:g} s") from exc
+
+    async def consent(self, requester: str, task: str, report: Report) -> None:
+        """The one place an MCP task is allowed or refused before anything runs (no tab, no model call)."""
+        if self.approve == "always":
+            return
+        # said at once: the person may take a while, and some clients time a silent call out
+        await report("waiting for the person using the browser to allow this task (tabpilot popup)")
+        fields: dict[str, Any] = {"requester": requester, "task": task}
+        if self.approve_timeout is not None:
+            fields["timeout"] = self.approve_timeout
+        wait = (self.approve_timeout or 120.0) + 10.0
+        verdict = await self._ask("approval.ask", fields, timeout=wait)
+        if verdict.get("decision") == "deny":
+            raise TaskFailed(f"Refused: {verdict.get('message')}")
+
+    async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
+                       ) -> dict[str, Any]:
+        await self.consent(requester, task, report)
+        if new_tab:
+            tab_id = (await self._ask("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
+        else:
+            tab_id = await self._active_tab()
+        fields: dict[str, Any] = {"task": task, "tabId": tab_id, "source": "mcp"}
+        if url:
+            fields["url"] = url
+        try:
+            started = await self._ask("task.start", fields)
+        except TaskFailed:
+            if new_tab:  # no task came to it: leave no blank tab behind
+                with contextlib.suppress(Exception):
+                    await self.link.request("tabs.close", {"tabId": tab_id}, timeout=10)
+            raise
+        task_id = str(started["taskId"])
+        try:
+            return await self._follow(task_id, report)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):  # the call was cancelled: the task stops with it
+                await asyncio.shield(self.link.request("task.stop", {"taskId": task_id}, timeout=STOP_TIMEOUT))
+            raise
+        finally:
+            self.link.forget(task_id)
+
+    async def _follow(self, task_id: str, report: Report) -> dict[str, Any]:
+        updates = self.link.updates(task_id)
+        while True:
+            push = await updates.get()
+            if isinstance(push, HostGone):
+                raise TaskFailed(f"Task {task_id} did not finish. {push} Its steps so far are in the task "
+                                 "history (`tabpilot history`).")
+            kind = push.get("type")
+            message = None
+            if kind == "task.event":
+                message = event_message(push.get("event") or {})
+            elif kind == "task.activity":
+                message = activity_message(push.get("activity") or {})
+            elif kind == "task.result":
+                return task_result(task_id, push.get("result") or {})
+            if message:
+                await report(message)
+
+    async def _active_tab(self) -> int:
+        tabs = (await self._ask("tabs.query")).get("tabs", [])
+        for tab in tabs:
+            if tab.get("active") and not str(tab.get("url", "")).startswith("chrome-extension://"):
+                return int(tab["tabId"])
+        raise TaskFailed("there is no active tab to work in; call run_task with new_tab true")
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        snapshot = (await self._ask("task.get", {"taskId": task_id})).get("task")
+        if snapshot is not None:
+            out = {"taskId": snapshot["taskId"], "task": snapshot["task"], "status": snapshot["status"],
+                   "tabId": snapshot["tabId"], "history": snapshot["history"]}
+            if "result" in snapshot:
+                out["result"] = {k: v for k, v in snapshot["result"].items() if k != "history"}
+            return out
+        record = await self._ask("history.get", {"taskId": task_id})  # ended long ago, or before a restart
+        task = record.get("task") or {}
+        return {"taskId": task.get("taskId", task_id), "task": task.get("task"), "status": task.get("status"),
+                "history": record.get("events", []), "result": record.get("result")}
+
+    async def stop_task(self, task_id: str) -> dict[str, Any]:
+        await self._ask("task.stop", {"taskId": task_id}, timeout=STOP_TIMEOUT + 5)
+        return {"taskId": task_id, "stopped": True}
+
+    async def list_tabs(self) -> list[dict[str, Any]]:
+        tabs = (await self._ask("tabs.query")).get("tabs", [])
+        return [{"tabId": t["tabId"], "url": t.get("url", ""), "title": t.get("title", ""),
+                 "active": bool(t.get("active"))} for t in tabs]
+
+    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        if tab is not None:
+            try:
+                fields["tabId"] = int(tab)
+            except ValueError:
+                raise TaskFailed(f"tab {tab!r} is not a tab id; list_tabs shows them") from None
+        return dict(await self._ask("page.read", fields))
+
+    async def close(self) -> None:
+        await self.link.close()
+
+
+# --- a browser of its own ---------------------------------------------------------------------------------
+class LaunchBackend:
+    """Tasks in a Chromium this server launches (headed unless `headless`), or attaches to (`cdp_url`).
+    Each task works through its own CDP connection on its own new tab, so several run at once."""
+
+    def __init__(self, *, headless: bool = False, cdp_url: str | None = None, executable: str | None = None
+                 ) -> None:
+        self.headless = headless
+        self.cdp_url = cdp_url
+        self.executable = executable
+        self._browser: Browser | None = None  # the launched one (None when attached)
+        self._launching = asyncio.Lock()
+        self._store: TaskStore | None = None
+        self._runs: dict[str, TaskRun] = {}
+
+    async def _endpoint(self) -> str:
+        if self.cdp_url:
+            return self.cdp_url
+        from ..browser.browser import Browser
+
+        async with self._launching:
+            launched = self._browser.launched if self._browser is not None else None
+            if launched is None or launched.process.poll() is not None:  # first call, or the window was closed
+                if self._browser is not None:
+                    with contextlib.suppress(Exception):
+                        await self._browser.close()
+                try:
+                    self._browser = await Browser.launch(headless=self.headless, executable=self.executable)
+                except Exception as exc:
+                    self._browser = None
+                    raise TaskFailed(f"could not start a browser: {exc}") from exc
+                launched = self._browser.launched
+            assert launched is not None
+            return launched.ws_url
+
+    async def _connect(self) -> Browser:
+        from ..browser.browser import Browser
+
+        endpoint = await self._endpoint()
+        try:
+            return await Browser.connect(endpoint)
+        except Exception as exc:
+            raise TaskFailed(f"could not reach the browser at {endpoint}: {exc}") from exc
+
+    def _records(self) -> TaskStore:
+        if self._store is None:
+            from ..store.tasks import TaskStore
+
+            self._store = TaskStore()
+            self._store.mark_interrupted()
+        return self._store
+
+    async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
+                       ) -> dict[str, Any]:
+        from ..browser.actions import normalize_url
+        from ..taskrun.plan import PlanError, plan_task
+        from ..taskrun.run import TaskRun
+
+        try:
+            plan = plan_task(task, source="mcp")
+        except PlanError as exc:
+            advice = str(exc).replace("In the popup: open Settings.", "Set it with `tabpilot config set`.")
+            raise TaskFailed(advice) from exc
+        browser = await self._connect()
+        try:
+            tab = await (browser.new_tab() if new_tab else browser.current_tab())
+            browser.active = tab
+            if url:
+                await tab.navigate(normalize_url(url))
+            page_url = await tab.url()
+        except Exception as exc:
+            await browser.close()
+            raise TaskFailed(f"could not open {url or 'a tab'}: {exc}") from exc
+        run = TaskRun(plan, self._records(), browser)
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        run.observers.append(lambda update: _queue_message(update, queue))
+        task_id = await run.begin(page_url)
+        self._runs[task_id] = run
+        runner = asyncio.get_running_loop().create_task(run.execute())
+        try:
+            while not runner.done():
+                getter = asyncio.ensure_future(queue.get())
+                await asyncio.wait([getter, runner], return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    await report(getter.result())
+                else:
+                    getter.cancel()
+            while not queue.empty():
+                await report(queue.get_nowait())
+            finished = runner.result()
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop(run, runner))
+            raise
+        if new_tab and self.headless and self._browser is not None:  # nobody will look at it
+            with contextlib.suppress(Exception):
+                await self._browser.close_tab(tab.target_id)
+        return task_result(task_id, finished.result)
+
+    @staticmethod
+    async def _stop(run: TaskRun, runner: asyncio.Task[Any]) -> None:
+        await run.stop("Stopped: the MCP client cancelled the call")
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(runner, STOP_TIMEOUT)
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        run = self._runs.get(task_id)
+        if run is not None:
+            out: dict[str, Any] = {"taskId": task_id, "task": run.plan.task, "status": run.status,
+                                   "history": list(run.history)}
+            if run.finished is not None:
+                out["result"] = {k: v for k, v in run.finished.result.items() if k != "history"}
+            return out
+        from ..store.tasks import TaskNotFound
+
+        try:
+            full_id = str(self._records().resolve_id(task_id))
+        except TaskNotFound as exc:
+            raise TaskFailed(str(exc)) from exc
+        record = self._records().get_task(full_id)
+        if record is None:
+            raise TaskFailed(f"no task with id {task_id!r}")
+        wire = dict(record.to_wire())
+        task = wire.get("task") or {}
+        return {"taskId": full_id, "task": task.get("task"), "status": task.get("status"),
+                "history": wire.get("events", []), "result": wire.get("result")}
+
+    async def stop_task(self, task_id: str) -> dict[str, Any]:
+        run = self._runs.get(task_id)
+        if run is None:
+            raise TaskFailed(f"this server is not running a task {task_id!r}")
+        await run.stop("Stopped by the MCP client")
+        return {"taskId": task_id, "stopped": True}
+
+    async def list_tabs(self) -> list[dict[str, Any]]:
+        browser = await self._connect()
+        try:
+            return [{"tabId": t.target_id, "url": t.url, "title": t.title} for t in await browser.tabs()]
+        finally:
+            await browser.close()
+
+    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
+        from ..browser.state import get_state
+
+        browser = await self._connect()
+        try:
+            target = await (browser.current_tab() if tab is None else browser.attach(str(tab)))
+            state = await get_state(browser, target)
+            return {"tabId": target.target_id, "url": state.url, "title": state.title, "text": state.text}
+        except TaskFailed:
+            raise
+        except Exception as exc:
+            raise TaskFailed(f"could not read tab {tab}: {exc}") from exc
+        finally:
+            await browser.close()
+
+    async def close(self) -> None:
+        for run in list(self._runs.values()):
+            if run.running:
+                with contextlib.suppress(Exception):
+                    await run.stop("Stopped: the MCP server is exiting")
+        if self._browser is not None:
+            await self._browser.close()
+        if self._store is not None:
+            self._store.close()
+
+
+def _queue_message(update: Any, queue: asyncio.Queue[str]) -> None:
+    from ..taskrun.events import RunActivity, RunEvent
+
+    message = None
+    if isinstance(update, RunEvent):
+        message = event_message(update.event)
+    elif isinstance(update, RunActivity):
+        message = activity_message(update.activity)
+    if message:
+        queue.put_nowait(message)

@@ -1,0 +1,47 @@
+"""A task's history events and activities → the progress messages an MCP client shows, one per step
+(step number, next goal, the action and its result) and one per takeover or pause."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+CLIP = 300
+
+
+def event_message(event: dict[str, Any]) -> str | None:
+    """The progress line for one HistoricalEvent (page-agent's shapes), or None for one not worth one."""
+    kind = event.get("type")
+    if kind == "step":
+        action = event.get("action") or {}
+        goal = (event.get("reflection") or {}).get("next_goal") or "(no goal given)"
+        tool_input = json.dumps(action.get("input"), ensure_ascii=False)
+        return (f"step {int(event.get('stepIndex', 0)) + 1} · {goal} · {action.get('name')} {_clip(tool_input)}"
+                f" → {_clip(str(action.get('output', '')))}")
+    if kind == "user_takeover":  # UserTakeoverEvent: what the person did while they had the controls
+        actions = event.get("actions") or []
+        did = f" and did {len(actions)} thing{'s' if len(actions) != 1 else ''}" if actions else ""
+        note = event.get("note")
+        return f"the person took over the tab{did}" + (f": {_clip(str(note))}" if note else "")
+    if kind == "error":
+        return f"error: {_clip(str(event.get('message', '')))}"
+    return None
+
+
+def activity_message(activity: dict[str, Any]) -> str | None:
+    kind = activity.get("type")
+    if kind == "paused":
+        reason = activity.get("reason")
+        return "paused" + (f": {reason}" if reason else "")
+    if kind == "resumed":
+        return "resumed"
+    return None
+
+
+def steps_of(history: list[dict[str, Any]]) -> int:
+    return sum(1 for event in history if event.get("type") == "step")
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= CLIP else text[: CLIP - 1] + "…"

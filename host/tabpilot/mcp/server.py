@@ -1,0 +1,90 @@
+"""The MCP tools, on the official SDK's `MCPServer`, served over stdio.
+
+`run_task` sends one progress notification per step (and per takeover or pause) through the request
+context and returns when the task has ended; a client cancelling the call stops the task. Failures are
+`ToolError`s whose text says what to do (the SDK hides any other exception's text from the client)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from .. import __version__
+from .backends import Backend, TaskFailed
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "tabpilot runs whole tasks in a web browser with its own AI agent: give run_task a task in plain words "
+    "(and a url to start from); it works step by step, reporting each step as progress, and returns the "
+    "result. By default tasks run in the user's own browser, where the person can watch, take over or stop."
+)
+
+
+def build_server(backend: Backend) -> MCPServer:
+    app = MCPServer("tabpilot", instructions=INSTRUCTIONS, version=__version__)
+
+    @app.tool()
+    async def run_task(task: str, ctx: Context, url: str | None = None, new_tab: bool = True) -> dict[str, Any]:
+        """Run a whole browser task to its end, e.g. "find the order status for #1234 on this site".
+
+        url: open this page first. new_tab: work in a new tab (default); false uses the active tab.
+        Progress notifications report each step. Returns {success, data, taskId, steps}."""
+        counter = itertools.count(1)
+
+        async def report(message: str) -> None:
+            try:
+                await ctx.report_progress(next(counter), None, message)
+            except Exception:  # a client gone deaf must not end the task
+                log.debug("progress notification failed", exc_info=True)
+
+        try:
+            return await backend.run_task(task, url, new_tab, _requester(ctx), report)
+        except TaskFailed as exc:
+            raise ToolError(str(exc)) from exc
+
+    @app.tool()
+    async def get_task(task_id: str) -> dict[str, Any]:
+        """A task's status and its history (page-agent's event shapes: step, observation, user_takeover,
+        retry, error)."""
+        return await _call(backend.get_task(task_id))
+
+    @app.tool()
+    async def stop_task(task_id: str) -> dict[str, Any]:
+        """Stop a running task; returns once it has ended."""
+        return await _call(backend.stop_task(task_id))
+
+    @app.tool()
+    async def list_tabs() -> dict[str, Any]:
+        """The browser's tabs: {tabs: [{tabId, url, title, active}]}."""
+        return {"tabs": await _call(backend.list_tabs())}
+
+    @app.tool()
+    async def read_page(tab: int | str | None = None) -> dict[str, Any]:
+        """Read a tab (default: the active one) as tabpilot's agent sees it: text with numbered
+        interactive elements. Read only: nothing on the page is touched."""
+        return await _call(backend.read_page(tab))
+
+    return app
+
+
+async def _call(work: Awaitable[T]) -> T:
+    try:
+        return await work
+    except TaskFailed as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _requester(ctx: Context) -> str:
+    """The MCP client's own name (from its initialize request), as the person is asked about it."""
+    try:
+        info = ctx.session.client_params.client_info
+        return str(info.title or info.name)
+    except Exception:
+        return "an MCP client"

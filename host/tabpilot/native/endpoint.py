@@ -1,0 +1,368 @@
+"""The host's local endpoint: how the user's own programs (`tabpilot mcp`) reach the host that Chromium
+spawned for the extension, to run tasks in the user's browser.
+
+Where: a Unix socket `host.sock` (0600) in the owner-only runtime folder (`paths.runtime_dir()`,
+0700), and beside it `host.token` (0600), a random secret written fresh by each host. A client's first
+frame must be `{type: "hello", token, client: {name, version}}`; anything else, or a wrong token, is
+refused and the connection closed. On Windows a named pipe stands in for the socket (see
+`_serve_pipe`: written, not yet run on Windows).
+
+What: the frames of the native port (4-byte native-endian length + UTF-8 JSON, no chunking: a local
+socket has no 1 MiB limit) and the popup's requests (`LOCAL_TYPES`), plus `tabs.query` /
+`tabs.create` relayed to the extension, `page.read` and `approval.ask`. A client gets the `task.*`
+pushes of the tasks it started (each task keeps its own tab; no client sees or stops another's by
+accident). Tasks a client started are stopped when it goes away: nobody is left to hear their end.
+
+The latest host to start owns the socket (an extension reload starts the new host before the old one
+has exited); a host removes the socket and token on exit only while they are still its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import os
+import secrets
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import paths
+from .codec import FrameDecoder, FrameError, encode_frame
+from .consent import McpConsent
+from .peer import RequestFailed, reply_error, reply_ok
+
+if TYPE_CHECKING:
+    from .host import NativeHost
+    from .messages import HostRequest, ReplyData
+
+log = logging.getLogger(__name__)
+
+SOCKET_NAME = "host.sock"
+TOKEN_NAME = "host.token"
+UNIX_PATH_LIMIT = 104  # sun_path: 108 bytes on Linux, 104 on macOS
+HOST_ROUTED = ("ping", "task.start", "task.stop", "task.get", "task.list", "settings.get", "history.get")
+RELAYED = ("tabs.query", "tabs.create", "tabs.close")  # answered by the extension
+LOCAL_TYPES = ("hello", *HOST_ROUTED, *RELAYED, "page.read", "approval.ask")
+TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.result")
+LOCAL_SOURCE = "mcp"
+PAGE_READ_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class EndpointAddress:
+    """Where a host listens and the file with its token."""
+
+    socket: str  # a Unix socket path, or a Windows pipe name
+    token_file: Path
+
+    @classmethod
+    def for_this_user(cls) -> EndpointAddress:
+        folder = paths.runtime_dir()
+        if sys.platform == "win32":
+            import hashlib
+
+            user = os.environ.get("USERNAME", "user")
+            place = hashlib.sha256(str(folder).encode()).hexdigest()[:12]  # the same in the host and the client
+            return cls(rf"\\.\pipe\tabpilot-{user}-{place}", folder / TOKEN_NAME)
+        socket_path = str(folder / SOCKET_NAME)
+        if len(socket_path.encode()) >= UNIX_PATH_LIMIT:
+            raise OSError(f"the socket path {socket_path} is too long for a Unix socket; "
+                          "set TABPILOT_HOME (or XDG_RUNTIME_DIR) to a shorter folder")
+        return cls(socket_path, folder / TOKEN_NAME)
+
+    def read_token(self) -> str:
+        return self.token_file.read_text(encoding="ascii").strip()
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, replacing any earlier one in one step."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(text)
+    os.replace(temporary, path)
+
+
+@dataclass(eq=False)
+class LocalClient:
+    name: str = "a local program"
+    writer: asyncio.StreamWriter | None = None
+    tasks: set[str] = field(default_factory=set)  # the ids of the tasks it started
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.writer is not None and not self.writer.is_closing():
+            self.writer.write(encode_frame(message))
+
+
+class LocalEndpoint:
+    def __init__(self, host: NativeHost, address: EndpointAddress | None = None) -> None:
+        self.host = host
+        self.address = address or EndpointAddress.for_this_user()
+        self.clients: set[LocalClient] = set()
+        self._token = secrets.token_urlsafe(32)
+        self._server: asyncio.AbstractServer | None = None
+        self._socket_identity: tuple[int, int] | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        host.outgoing_push_listeners.append(self._on_host_push)
+        self.consent = McpConsent(host.approvals)
+
+    # --- lifetime -------------------------------------------------------------------------------
+    async def start(self) -> None:
+        if sys.platform == "win32":
+            self._server = await _serve_pipe(self.address.socket, self._serve)
+        else:
+            path = self.address.socket
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # a dead host's socket, or the one of a host about to exit: the latest owns it
+            self._server = await asyncio.start_unix_server(self._serve, path=path, limit=1 << 20)
+            os.chmod(path, 0o600)  # the folder (0700) already keeps others out; this says so again
+            status = os.stat(path)
+            self._socket_identity = (status.st_dev, status.st_ino)
+        write_private(self.address.token_file, self._token)
+        log.info("local endpoint listening on %s", self.address.socket)
+
+    def _still_mine(self) -> bool:
+        try:
+            status = os.stat(self.address.socket)
+        except OSError:
+            return False
+        return (status.st_dev, status.st_ino) == self._socket_identity
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        if sys.platform != "win32" and self._still_mine():
+            with contextlib.suppress(OSError):
+                os.unlink(self.address.socket)
+            with contextlib.suppress(OSError):
+                if hmac.compare_digest(self.address.read_token(), self._token):
+                    os.unlink(self.address.token_file)
+        for client in list(self.clients):
+            if client.writer is not None:
+                client.writer.close()
+        for handler in list(self._handlers):
+            handler.cancel()
+
+    # --- one client -----------------------------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        client = LocalClient(writer=writer)
+        if not _same_user(writer):
+            log.warning("local endpoint: refused a process of another user")
+            writer.close()
+            return
+        decoder = FrameDecoder()
+        authenticated = False
+        try:
+            while data := await reader.read(1 << 16):
+                for frame in decoder.feed(data):
+                    if isinstance(frame, FrameError):
+                        client.send(reply_error(frame.id, frame.message, "bad_request"))
+                        continue
+                    if not authenticated:
+                        authenticated = self._hello(client, frame)
+                        if not authenticated:
+                            await writer.drain()
+                            return
+                        continue
+                    handler = asyncio.get_running_loop().create_task(self._answer(client, frame))
+                    self._handlers.add(handler)
+                    handler.add_done_callback(self._handlers.discard)
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self.clients.discard(client)
+            writer.close()
+            await self._orphaned(client)
+
+    def _hello(self, client: LocalClient, frame: dict[str, Any]) -> bool:
+        token = frame.get("token")
+        if frame.get("type") != "hello" or not isinstance(token, str) or not hmac.compare_digest(
+            token.encode(), self._token.encode()
+        ):
+            log.warning("local endpoint: refused a client without the current token")
+            client.send(reply_error(frame.get("id"), "refused: the first message must be hello with the token "
+                                    f"from {self.address.token_file}", "unauthorized"))
+            return False
+        info = frame.get("client")
+        if isinstance(info, dict) and info.get("name"):
+            client.name = str(info["name"])[:100]
+        self.clients.add(client)
+        log.info("local client connected: %s", client.name)
+        from .. import __version__
+
+        client.send(reply_ok(frame.get("id"), {"hostVersion": __version__, "tasks": self.host.tasks.running()}))
+        return True
+
+    async def _orphaned(self, client: LocalClient) -> None:
+        """The client went away: its running tasks have nobody to report to, so they stop."""
+        for task_id in list(client.tasks):
+            if self.host.tasks.is_running(task_id):
+                log.info("stopping task %s: %s went away", task_id, client.name)
+                with contextlib.suppress(Exception):
+                    await self.host.tasks.stop(task_id)
+
+    async def _answer(self, client: LocalClient, frame: dict[str, Any]) -> None:
+        request_id, kind = frame.get("id"), frame.get("type")
+        try:
+            if kind not in LOCAL_TYPES:
+                raise RequestFailed(f"{kind!r} is not for local clients (they may send: {', '.join(LOCAL_TYPES)})",
+                                    "bad_request")
+            if kind in HOST_ROUTED:
+                reply = await self._host_reply(client, frame)
+            else:
+                reply = reply_ok(request_id, await self._local(client, frame))
+        except RequestFailed as exc:
+            reply = reply_error(request_id, str(exc), exc.code)
+        except asyncio.CancelledError:
+            client.send(reply_error(request_id, "the host is shutting down", "shutting_down"))
+            raise
+        except Exception as exc:
+            log.exception("local %s failed", kind)
+            reply = reply_error(request_id, f"{kind} failed: {exc}", "internal")
+        client.send(reply)
+
+    async def _host_reply(self, client: LocalClient, frame: dict[str, Any]) -> dict[str, Any]:
+        from .messages import BadRequest, parse_incoming
+
+        if frame.get("type") == "task.start":
+            frame = {**frame, "source": LOCAL_SOURCE}
+        try:
+            request = parse_incoming(frame)
+        except BadRequest as exc:
+            return reply_error(exc.request_id, str(exc), "bad_request")
+        reply = await self.host.respond(request)
+        if frame.get("type") == "task.start" and reply.get("ok"):
+            client.tasks.add(str(reply["data"]["taskId"]))  # before the reply is out: its pushes follow it
+        return reply
+
+    async def _local(self, client: LocalClient, frame: dict[str, Any]) -> Any:
+        kind = frame["type"]
+        fields = {k: v for k, v in frame.items() if k not in ("type", "id")}
+        if kind in RELAYED:
+            return await self._relay(kind, fields)
+        if kind == "page.read":
+            return await self._read_page(frame.get("tabId"))
+        if kind == "approval.ask":
+            requester = str(frame.get("requester") or client.name)[:100]
+            task = frame.get("task")
+            if not isinstance(task, str) or not task:
+                raise RequestFailed("approval.ask needs the task's text", "bad_request")
+            timeout = frame.get("timeout")
+            verdict = await self.consent.ask(
+                requester, task, timeout=float(timeout) if isinstance(timeout, int | float) else None
+            )
+            return {"decision": verdict.decision, "message": verdict.message}
+        raise RequestFailed(f"unknown request {kind!r}", "bad_request")  # not reached: LOCAL_TYPES
+
+    async def _relay(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """A tabs.* request of a local client, answered by the extension."""
+        from pydantic import ValidationError
+
+        from .messages import TabsClose, TabsCreate, TabsQuery, WireModel, describe_errors
+
+        models: dict[str, type[HostRequest[Any]]] = {
+            "tabs.query": TabsQuery, "tabs.create": TabsCreate, "tabs.close": TabsClose,
+        }
+        try:
+            request = models[kind].model_validate(fields)
+        except ValidationError as exc:
+            raise RequestFailed(f"invalid {kind}: {describe_errors(exc)}", "bad_request") from exc
+        reply: WireModel = await self._ask_extension(request)
+        return reply.to_frame()
+
+    async def _ask_extension(self, request: HostRequest[ReplyData]) -> ReplyData:
+        from .peer import ExtensionError, LinkClosed
+
+        try:
+            return await self.host.peer.request(request, timeout=PAGE_READ_TIMEOUT)
+        except ExtensionError as exc:
+            raise RequestFailed(exc.error_message, "tab") from exc
+        except (LinkClosed, TimeoutError) as exc:
+            raise RequestFailed(f"the extension did not answer {request.type}: {exc}", "link") from exc
+
+    async def _read_page(self, tab_id: Any) -> dict[str, Any]:
+        """The tab as the model sees it. A tab a task works in is not read here: detaching afterwards
+        would pull the debugger from under that task (its own steps show what it sees)."""
+        from ..browser.errors import BrowserError
+        from ..browser.state import get_state
+        from .relay import RelayBrowser
+
+        if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
+            raise RequestFailed("page.read: tabId must be a whole number (list_tabs shows them)", "bad_request")
+        if tab_id is None:  # the tab the user is looking at (the relay cannot tell focus; tabs.query can)
+            from .messages import TabsQuery
+
+            tabs = (await self._ask_extension(TabsQuery())).tabs
+            active = [t.tab_id for t in tabs if t.active and not t.url.startswith(
+                ("chrome-extension://", "devtools://"))]
+            if not active:
+                raise RequestFailed("no tab is active; name one (list_tabs shows them)", "tab")
+            tab_id = active[0]
+        browser = RelayBrowser(self.host.peer)
+        try:
+            tab = await browser.activate(str(tab_id), focus=False)
+            working = {snap["tabId"]: snap["taskId"] for snap in self.host.tasks.running()}
+            if int(tab.target_id) in working:
+                raise RequestFailed(f"task {working[int(tab.target_id)]} is working in tab {tab.target_id}; "
+                                    "get_task shows what it sees", "busy")
+            state = await asyncio.wait_for(get_state(browser, tab), PAGE_READ_TIMEOUT)
+            return {"tabId": int(tab.target_id), "url": state.url, "title": state.title, "text": state.text}
+        except BrowserError as exc:
+            raise RequestFailed(str(exc), "tab") from exc
+        finally:
+            await browser.close()
+
+    # --- pushes ---------------------------------------------------------------------------------
+    def _on_host_push(self, message: dict[str, Any]) -> None:
+        if message.get("type") not in TASK_PUSHES:
+            return
+        task_id = message.get("taskId")
+        for client in list(self.clients):
+            if task_id in client.tasks:
+                client.send(message)
+                if message.get("type") == "task.result":
+                    client.tasks.discard(str(task_id))
+
+
+def _same_user(writer: asyncio.StreamWriter) -> bool:
+    """Linux tells who is on the other end (SO_PEERCRED): only this user's processes, as the 0700 folder
+    already ensures; elsewhere the folder and the token do it alone."""
+    import socket
+    import struct
+
+    sock = writer.get_extra_info("socket")
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return True
+    try:
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                              struct.calcsize("3i")))
+    except OSError:
+        return True
+    return bool(uid == os.getuid())
+
+
+async def _serve_pipe(name: str, serve: Any) -> asyncio.AbstractServer:  # pragma: no cover - Windows
+    """A Windows named pipe with the same stream handler as the Unix socket. Written for the
+    ProactorEventLoop (Windows' default) and not yet run on Windows: untested. A named pipe's default
+    security lets other users open it for reading; the token is what keeps them out."""
+    loop = asyncio.get_running_loop()
+
+    def protocol() -> asyncio.StreamReaderProtocol:
+        reader = asyncio.StreamReader(limit=1 << 20)
+        return asyncio.StreamReaderProtocol(reader, serve)
+
+    servers = await loop.start_serving_pipe(protocol, name)  # type: ignore[attr-defined]
+
+    class PipeServer:
+        def close(self) -> None:
+            for server in servers:
+                server.close()
+
+    return PipeServer()  # type: ignore[return-value]

@@ -1,0 +1,417 @@
+"""`tabpilot mcp` as an MCP client meets it: the SDK's own `ClientSession` starts the server over stdio;
+the server reaches the real host that Chromium spawned for the real extension (its local endpoint under
+the harness's TABPILOT_HOME), and tasks run in the browser's tabs. Each page's own script records the
+input it received; a progress notification arrives for every step. Two clients at once, consent (a
+deny asks no model), a host killed mid-call, and `--launch --headless` with no extension at all."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from e2e_support import API_KEY, EXTENSION_ORIGIN, Harness, act_on, done, wait_until
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import Implementation
+
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.localfiles import LocalFiles
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+CALL_TIMEOUT = 120.0
+
+
+# --- an MCP client, as Claude Desktop or Cursor would start the server --------------------------------------------
+class McpClient:
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+        self.progress: list[tuple[float, str | None]] = []
+
+    async def call(self, tool: str, **arguments: Any) -> tuple[bool, Any]:
+        """(is_error, the JSON result or the error text)."""
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            self.progress.append((progress, message))
+
+        result = await asyncio.wait_for(
+            self.session.call_tool(tool, arguments, progress_callback=on_progress), CALL_TIMEOUT
+        )
+        text = "\n".join(getattr(part, "text", "") for part in result.content)
+        if result.is_error:
+            return True, text
+        return False, json.loads(text) if text else None
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(home: Any, *options: str, name: str = "e2e-client") -> AsyncIterator[McpClient]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tabpilot", "mcp", *options],
+        env={"HOME": str(home.home), "TABPILOT_HOME": str(home.tabpilot_home), "PATH": os.environ["PATH"]},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(
+        read, write, client_info=Implementation(name=name, version="1.0")
+    ) as session:
+        await session.initialize()
+        yield McpClient(session)
+
+
+async def ask_host(harness: Harness, message: dict[str, Any]) -> dict[str, Any]:
+    """A request to the host over the worker's native port, as the popup sends it."""
+    return await harness.sw(
+        f"try {{ ({{ok: true, data: await requestHost({json.dumps(message)})}}) }}"
+        " catch (e) { ({ok: false, message: e.message, code: e.code}) }",
+        timeout=30,
+    )
+
+
+async def configure(harness: Harness, llm: ScriptedLLMServer) -> None:
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": API_KEY, "maxSteps": 12})
+    assert reply["ok"], reply
+
+
+async def tab_at(browser: Browser, url: str) -> Tab:
+    """The tab the task ran in, found by its URL, to read what its page recorded."""
+    async def find() -> str | None:
+        return next((t.target_id for t in await browser.tabs() if t.url == url), None)
+
+    return await browser.attach(await wait_until(find, f"a tab at {url}"))
+
+
+def sign_up(problems: list[str], name: str) -> list[Any]:
+    return [
+        act_on("Full name", "input_text", "Type the name", problems, text=name),
+        act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems),
+        act_on("Sign up", "click_element_by_index", "Press Sign up", problems),
+        done(f"Signed up as {name}"),
+    ]
+
+
+def for_task(script: dict[str, list[Any]]) -> Any:
+    """One scripted reply for concurrent tasks: answered from the script of the task the request is for."""
+    def reply(body: dict[str, Any]) -> Any:
+        prompt = "\n".join(str(m.get("content")) for m in body["messages"])
+        for task, replies in script.items():
+            if f"<user_request>\n{task}\n</user_request>" in prompt:
+                answer = replies.pop(0)
+                return answer(body) if callable(answer) else answer
+        raise AssertionError("a request for no known task")
+
+    return reply
+
+
+async def page_record(tab: Tab) -> tuple[str, list[dict[str, Any]]]:
+    return (await tab.evaluate("document.getElementById('status').textContent"),
+            await tab.evaluate("window.received"))
+
+
+# --- in the user's browser, through the host ---------------------------------------------------------------------
+async def test_run_task_in_the_users_browser_with_a_progress_notification_per_step(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada Lovelace"))
+    await configure(harness, llm)
+    url = e2e_pages.url("form.html?mcp=one")
+    async with mcp_client(harness, "--approve", "always") as client:
+        tools = {tool.name for tool in (await client.session.list_tools()).tools}
+        assert tools == {"run_task", "get_task", "stop_task", "list_tabs", "read_page"}
+        is_error, result = await client.call("run_task", task="Sign up as Ada Lovelace", url=url)
+        assert not is_error, result
+        assert not problems, problems
+        assert (result["success"], result["data"], result["steps"]) == (True, "Signed up as Ada Lovelace", 4)
+        # one progress notification per step, each with its number, goal, action and result
+        messages = [message or "" for _, message in client.progress]
+        assert len(messages) == 4, messages
+        assert messages[0].startswith("step 1 · Type the name · input_text") and "Ada Lovelace" in messages[0]
+        assert messages[1].startswith("step 2 · Tick the terms box · click_element_by_index")
+        assert messages[3].startswith("step 4 · Report the result · done")
+        assert all("→" in m for m in messages)
+        assert [p for p, _ in client.progress] == [1, 2, 3, 4]
+
+        # the page's own script saw trusted typing and clicks, in the tab the task had to itself
+        status, received = await page_record(await tab_at(harness.browser, url))
+        assert status == "Signed up as Ada Lovelace."
+        typed = [e for e in received if e["target"] == "name" and e["type"] == "input"]
+        assert typed and all(e["trusted"] for e in typed) and typed[-1]["value"] == "Ada Lovelace"
+
+        # the same task, as get_task and the other tools see it
+        is_error, task = await client.call("get_task", task_id=result["taskId"])
+        assert not is_error, task
+        assert task["status"] == "completed" and task["result"]["data"] == "Signed up as Ada Lovelace"
+        assert [e["type"] for e in task["history"]].count("step") == 4
+        assert task["history"][0]["action"]["name"] == "input_text"
+        is_error, listed = await client.call("list_tabs")
+        tabs = listed["tabs"]
+        assert not is_error and url in [t["url"] for t in tabs], tabs
+        tab_id = next(t["tabId"] for t in tabs if t["url"] == url)
+        is_error, page = await client.call("read_page", tab=tab_id)
+        assert not is_error, page
+        assert page["url"] == url and "Signed up as Ada Lovelace." in page["text"]
+        assert "Full name" in page["text"] and "[" in page["text"]  # indexed elements, as the model sees them
+        is_error, active = await client.call("read_page")  # no tab named: the active one
+        assert not is_error and active["tabId"] in [t["tabId"] for t in tabs if t["active"]], active
+        # the record says who started it
+        history = await ask_host(harness, {"type": "history.get", "taskId": result["taskId"]})
+        assert history["data"]["task"]["source"] == "mcp"
+
+        # use it twice: a second task from the same client works the same
+        llm.add(*sign_up(problems, "Grace Hopper"))
+        second_url = e2e_pages.url("form.html?mcp=again")
+        is_error, again = await client.call("run_task", task="Sign up as Grace Hopper", url=second_url)
+        assert not is_error and again["success"], again
+        assert (await page_record(await tab_at(harness.browser, second_url)))[0] == "Signed up as Grace Hopper."
+
+
+async def test_two_clients_at_once_each_in_its_own_tab(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    problems: list[str] = []
+    dispatch = for_task({"Sign up Ada": sign_up(problems, "Ada"), "Sign up Grace": sign_up(problems, "Grace")})
+    llm.add(*[dispatch] * 8)
+    await configure(harness, llm)
+    urls = [e2e_pages.url("form.html?client=ada"), e2e_pages.url("form.html?client=grace")]
+    async with mcp_client(harness, "--approve", "always", name="first") as first, \
+            mcp_client(harness, "--approve", "always", name="second") as second:
+        (ada_error, ada), (grace_error, grace) = await asyncio.gather(
+            first.call("run_task", task="Sign up Ada", url=urls[0]),
+            second.call("run_task", task="Sign up Grace", url=urls[1]),
+        )
+        assert not ada_error and not grace_error, (ada, grace)
+        assert not problems, problems
+        assert (ada["data"], grace["data"]) == ("Signed up as Ada", "Signed up as Grace")
+        assert ada["taskId"] != grace["taskId"]
+        # each client heard only its own task's steps
+        assert len(first.progress) == 4 and len(second.progress) == 4
+        assert all("Grace" not in (m or "") for _, m in first.progress)
+        assert all("Ada" not in (m or "") for _, m in second.progress)
+        ada_status, _ = await page_record(await tab_at(harness.browser, urls[0]))
+        grace_status, _ = await page_record(await tab_at(harness.browser, urls[1]))
+        assert (ada_status, grace_status) == ("Signed up as Ada.", "Signed up as Grace.")
+        # both clients still connected and served: neither kicked the other out
+        assert not (await first.call("list_tabs"))[0] and not (await second.call("list_tabs"))[0]
+
+
+# --- consent ---------------------------------------------------------------------------------------------------
+async def watch_approvals(harness: Harness) -> None:
+    """Stand in for the approval UI: the worker keeps the approval.request pushes it gets from the host."""
+    await harness.sw(
+        "if (!self.__approvals) { self.__approvals = []; const original = onHostMessage;"
+        " onHostMessage = (m) => { if (m.type === 'approval.request') self.__approvals.push(m); else original(m); }; }"
+        " true"
+    )
+
+
+async def test_deny_refuses_the_task_and_asks_no_model(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    await configure(harness, llm)
+    await watch_approvals(harness)
+    before = await harness.sw("self.__approvals.length")
+    url = e2e_pages.url("form.html?mcp=denied")
+    async with mcp_client(harness, "--approve-timeout", "60", name="Curious Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up as Mallory", url=url))
+        request = await wait_until(lambda: harness.sw(f"self.__approvals[{before}] ?? null"), "an approval request")
+        assert (request["kind"], request["requester"], request["task"]) == ("mcp", "Curious Agent",
+                                                                           "Sign up as Mallory")
+        answer = await ask_host(harness, {"type": "approval.answer", "approvalId": request["approvalId"],
+                                          "decision": "deny"})
+        assert answer["ok"], answer
+        is_error, text = await call
+    assert is_error and "Refused" in text and "refused to let Curious Agent run this task" in text, text
+    assert llm.requests == []  # no model was asked
+    assert url not in [t.url for t in await harness.browser.tabs()]  # and no tab was opened for it
+
+
+async def test_allow_once_runs_and_no_answer_is_a_deny_that_says_what_to_do(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada"))
+    await configure(harness, llm)
+    await watch_approvals(harness)
+    before = await harness.sw("self.__approvals.length")
+    async with mcp_client(harness, "--approve-timeout", "60", name="Helpful Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=e2e_pages.url("form.html?ok")))
+        request = await wait_until(lambda: harness.sw(f"self.__approvals[{before}] ?? null"), "an approval request")
+        assert (await ask_host(harness, {"type": "approval.answer", "approvalId": request["approvalId"],
+                                         "decision": "once"}))["ok"]
+        is_error, result = await call
+        assert not is_error and result["success"], result
+        messages = [message for _, message in client.progress]
+        assert messages[0] == "waiting for the person using the browser to allow this task (tabpilot popup)"
+        assert len(messages) == 5 and (messages[1] or "").startswith("step 1 ·"), messages
+    async with mcp_client(harness, "--approve-timeout", "1", name="Unattended Agent") as client:
+        is_error, text = await client.call("run_task", task="Sign up Bob", url=e2e_pages.url("form.html?none"))
+    assert is_error and "Nobody allowed Unattended Agent" in text and "--approve always" in text, text
+    assert len(llm.requests) == 4  # only the allowed task's
+
+
+async def test_no_model_configured_says_so_and_leaves_no_tab_behind(harness: Harness) -> None:
+    assert (await ask_host(harness, {"type": "settings.set", "model": "", "baseURL": "", "apiKey": ""}))["ok"]
+    before = len(await harness.browser.tabs())
+    async with mcp_client(harness, "--approve", "always") as client:
+        is_error, text = await client.call("run_task", task="Anything")
+    assert is_error and "No model is configured" in text and "open Settings" in text, text
+    assert len(await harness.browser.tabs()) == before
+
+
+# --- the host goes away -----------------------------------------------------------------------------------------
+async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve", "always") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up slowly",
+                                                 url=e2e_pages.url("form.html?killed")))
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
+        hosts = harness.host_pids()
+        assert len(hosts) == 1, hosts  # one host for the browser: the MCP server started none of its own
+        os.kill(hosts[0], signal.SIGKILL)
+        is_error, text = await call
+        assert is_error and "went away" in text and "Call again once the browser is back" in text, text
+
+        # no restart of anything: the extension brings a new host up and the next call reaches it
+        llm.add(*sign_up(problems, "Grace"))
+        url = e2e_pages.url("form.html?after-kill")
+        is_error, result = await client.call("run_task", task="Sign up after the restart", url=url)
+        assert not is_error and result["success"], result
+        assert not problems, problems
+        assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
+        assert len(harness.host_pids()) == 1
+
+
+async def test_cancelling_the_call_stops_the_task(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve", "always") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up, then think long",
+                                                 url=e2e_pages.url("form.html?cancel")))
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
+        running = (await ask_host(harness, {"type": "task.list"}))["data"]["tasks"]
+        assert len(running) == 1 and running[0]["task"] == "Sign up, then think long"
+        is_error, text = await client.call("read_page", tab=running[0]["tabId"])  # reading would detach it
+        assert is_error and f"task {running[0]['taskId']} is working in tab" in text, text
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+
+        async def ended() -> dict[str, Any] | None:
+            snapshot = (await ask_host(harness, {"type": "task.get", "taskId": running[0]["taskId"]}))["data"]["task"]
+            return snapshot if snapshot["status"] != "running" else None
+
+        assert (await wait_until(ended, "the task to stop", 30))["status"] == "stopped"
+
+
+# --- a browser of its own ----------------------------------------------------------------------------------------
+async def test_launch_headless_runs_the_same_task_without_the_extension(
+    browser_binary: str, tmp_path: Any, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    class Home:
+        home = tmp_path / "home"
+        tabpilot_home = tmp_path / "tabpilot-home"
+
+    Home.home.mkdir()
+    env = {**os.environ, "HOME": str(Home.home), "TABPILOT_HOME": str(Home.tabpilot_home)}
+    for key, value in (("base-url", llm.base_url), ("model", "scripted"), ("api-key", API_KEY)):
+        process = await asyncio.create_subprocess_exec(sys.executable, "-m", "tabpilot", "config", "set", key, value,
+                                                       env=env)
+        assert await process.wait() == 0
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada Lovelace"))
+    url = e2e_pages.url("form.html?launched")
+    async with mcp_client(Home, "--launch", "--headless", "--browser", browser_binary) as client:
+        is_error, result = await client.call("run_task", task="Sign up as Ada Lovelace", url=url)
+        assert not is_error, result
+        assert not problems, problems
+        assert (result["success"], result["data"], result["steps"]) == (True, "Signed up as Ada Lovelace", 4)
+        assert len(client.progress) == 4 and (client.progress[0][1] or "").startswith("step 1 · Type the name")
+        is_error, task = await client.call("get_task", task_id=result["taskId"])
+        assert not is_error and task["status"] == "completed"
+        typed = next(e for e in task["history"] if e.get("type") == "step")["action"]
+        assert typed["name"] == "input_text" and typed["input"]["text"] == "Ada Lovelace"
+        # the page's own record, read back through the server's read_page (the task's tab is closed when
+        # headless, so a second run leaves the form filled in a tab kept open: new_tab false on the first tab)
+        llm.add(*sign_up(problems, "Grace Hopper"))
+        is_error, again = await client.call("run_task", task="Sign up as Grace Hopper", url=url, new_tab=False)
+        assert not is_error and again["success"], again
+        is_error, page = await client.call("read_page")
+        assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+
+
+async def test_a_client_that_goes_away_leaves_no_task_running(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server killed mid-task (its client quit): nobody is left to hear the end, so it stops."""
+    from tabpilot.mcp.hostlink import HostLink
+
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
+    await configure(harness, llm)
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
+    link = HostLink("a server about to die")
+    tab = (await link.request("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
+    task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab,
+                                                 "url": e2e_pages.url("form.html?orphan")}))["taskId"]
+    updates = link.updates(task_id)
+    while (push := await asyncio.wait_for(updates.get(), 60)) and push.get("type") != "task.event":
+        pass
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+    await link.close()
+
+    async def ended() -> dict[str, Any] | None:
+        snapshot = (await ask_host(harness, {"type": "task.get", "taskId": task_id}))["data"]["task"]
+        return snapshot if snapshot["status"] != "running" else None
+
+    assert (await wait_until(ended, "the orphaned task to stop", 30))["status"] == "stopped"
+
+
+async def test_service_worker_restart_mid_call_fails_clearly_and_the_next_call_works(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The extension's service worker was stopped (Chromium does that to idle workers; here it is
+    closed mid-task): its native port, and with it the host, go; the worker's next start brings a host."""
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve", "always") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up before the restart",
+                                                 url=e2e_pages.url("form.html?restart")))
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
+        old_hosts = harness.host_pids()
+        root = harness.browser.connection.root
+        workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
+                   if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
+        assert len(workers) == 1
+        await root.send("Target.closeTarget", {"targetId": workers[0]})
+        is_error, text = await call
+        assert is_error and "went away" in text, text
+
+        harness.worker = None
+        await harness.browser.new_tab(e2e_pages.url("form.html?wake"))  # a tab event wakes the worker
+        await harness.attach_worker()
+        await harness.wait_host_connected()
+        llm.add(*sign_up(problems, "Grace"))
+        url = e2e_pages.url("form.html?after-restart")
+        is_error, result = await client.call("run_task", task="Sign up after the restart", url=url)
+        assert not is_error and result["success"], result
+        assert not problems, problems
+        assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
+        hosts = harness.host_pids()
+        assert len(hosts) == 1 and hosts != old_hosts  # the old host exited: none leaked

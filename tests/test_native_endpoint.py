@@ -1,0 +1,257 @@
+"""The host's local endpoint (what `tabpilot mcp` connects to), browser-free: a real NativeHost with its
+frames to the extension collected, a real Unix socket in an owner-only folder, and the MCP side's real
+`HostLink`. Who may connect, who gets in without the token (nobody), the latest host owning the socket,
+a call in flight when the host goes away, the next call reaching the new host, and MCP consent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from tabpilot.mcp.hostlink import NO_HOST, HostGone, HostLink, HostRefused, HostUnavailable
+from tabpilot.native.codec import FrameDecoder, encode_frame
+from tabpilot.native.endpoint import EndpointAddress, LocalEndpoint
+from tabpilot.native.host import NativeHost
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets (the Windows pipe is untested)")
+
+
+class Extension:
+    """The extension's side of the host's stdout: the frames the host wrote, decoded."""
+
+    def __init__(self) -> None:
+        self.decoder = FrameDecoder()
+        self.frames: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        self.frames.extend(f for f in self.decoder.feed(data) if isinstance(f, dict))
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if f.get("type") == kind]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "tp"))
+    return tmp_path / "tp"
+
+
+async def start_host(extension: Extension) -> tuple[NativeHost, LocalEndpoint]:
+    host = NativeHost(extension.write)
+    endpoint = LocalEndpoint(host)
+    await endpoint.start()
+    return host, endpoint
+
+
+@pytest_asyncio.fixture
+async def running(home: Path) -> AsyncIterator[tuple[Extension, NativeHost, LocalEndpoint]]:
+    extension = Extension()
+    host, endpoint = await start_host(extension)
+    yield extension, host, endpoint
+    await endpoint.close()
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def exists(path: str | Path) -> bool:
+    return os.path.exists(path)
+
+
+async def raw_exchange(path: str, frame: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+    """Send one frame on a fresh connection: (the reply, whether the host then closed the connection)."""
+    reader, writer = await asyncio.open_unix_connection(path)
+    writer.write(encode_frame(frame))
+    await writer.drain()
+    decoder, replies = FrameDecoder(), []
+    closed = False
+    try:
+        while not replies:
+            data = await asyncio.wait_for(reader.read(1 << 16), 5)
+            if not data:
+                closed = True
+                break
+            replies += decoder.feed(data)
+        if replies and not closed:
+            closed = await asyncio.wait_for(reader.read(1), 5) == b""
+    finally:
+        writer.close()
+    return (replies[0] if replies else None), closed
+
+
+async def test_only_the_owner_can_open_it(running: tuple[Extension, NativeHost, LocalEndpoint]) -> None:
+    _, _, endpoint = running
+    socket_path, token_file = Path(endpoint.address.socket), endpoint.address.token_file
+    assert mode(socket_path.parent) == 0o700
+    assert mode(socket_path) == 0o600 and stat.S_ISSOCK(os.stat(socket_path).st_mode)
+    assert mode(token_file) == 0o600
+    assert len(endpoint.address.read_token()) >= 40
+
+
+async def test_without_the_token_nothing_gets_through(running: tuple[Extension, NativeHost, LocalEndpoint]) -> None:
+    extension, _, endpoint = running
+    path = endpoint.address.socket
+    for first in ({"type": "hello", "id": 1, "token": "guessed"}, {"type": "task.list", "id": 1},
+                  {"type": "hello", "id": 1}):
+        reply, closed = await raw_exchange(path, first)
+        assert reply is not None and reply["ok"] is False and reply["error"]["code"] == "unauthorized", reply
+        assert str(endpoint.address.token_file) in reply["error"]["message"]
+        assert closed
+    assert extension.frames == []  # nothing reached the extension
+
+
+async def test_a_client_with_the_token_speaks_the_popups_requests(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        assert await link.request("ping") == {"pong": True}
+        assert (await link.request("task.list")) == {"tasks": []}
+        assert (await link.request("task.get", {"taskId": "nope"})) == {"task": None}
+        with pytest.raises(HostRefused) as refused:  # only what a local client needs, not the extension's
+            await link.request("history.delete", {"taskId": "x"})
+        assert refused.value.code == "bad_request" and "not for local clients" in str(refused.value)
+        with pytest.raises(HostRefused) as bad:
+            await link.request("task.start", {"task": "", "tabId": 1})
+        assert bad.value.code == "bad_request" and "task" in str(bad.value)
+        assert await link.request("ping") == {"pong": True}  # and it keeps serving
+    finally:
+        await link.close()
+
+
+async def test_the_latest_host_owns_the_socket_and_a_host_removes_only_its_own(home: Path) -> None:
+    old_extension, new_extension = Extension(), Extension()
+    _, old = await start_host(old_extension)
+    _, new = await start_host(new_extension)  # an extension reload: the new host starts before the old exits
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        await link.request("approval.ask", {"task": "t", "timeout": 0.05})
+        assert len(new_extension.of_type("approval.request")) == 1 and old_extension.frames == []
+        await old.close()
+        assert exists(new.address.socket) and exists(new.address.token_file)
+        assert await link.request("ping") == {"pong": True}
+    finally:
+        await link.close()
+        await new.close()
+    assert not exists(new.address.socket) and not exists(new.address.token_file)
+
+
+async def test_a_call_in_flight_fails_when_the_host_goes_and_the_next_reaches_the_new_host(home: Path) -> None:
+    _, first = await start_host(Extension())
+    link = HostLink("unit test", connect_wait=5)
+    try:
+        waiting = asyncio.ensure_future(link.request("approval.ask", {"task": "t", "timeout": 30}))
+        await asyncio.sleep(0.2)
+        await first.close()  # the browser closed, or the extension reloaded
+        with pytest.raises(HostGone) as gone:
+            await waiting
+        assert "went away" in str(gone.value) and "Call again once the browser is back" in str(gone.value)
+        _, second = await start_host(Extension())
+        try:
+            assert await link.request("ping") == {"pong": True}  # same link: nothing restarted
+        finally:
+            await second.close()
+    finally:
+        await link.close()
+
+
+async def test_no_host_says_what_to_do(home: Path) -> None:
+    link = HostLink("unit test", connect_wait=0.3)
+    with pytest.raises(HostUnavailable) as missing:
+        await link.request("ping")
+    assert str(missing.value) == NO_HOST
+    assert "tabpilot mcp --launch" in NO_HOST and "tabpilot doctor" in NO_HOST
+
+
+# --- consent -------------------------------------------------------------------------------------------------
+async def answer_from_extension(host: NativeHost, extension: Extension, decision: str, seen: int) -> dict[str, Any]:
+    """Answer the next approval.request (after `seen` of them) as the popup would: an approval.answer
+    request to the host."""
+    for _ in range(250):
+        if len(extension.of_type("approval.request")) > seen:
+            break
+        await asyncio.sleep(0.02)
+    request = extension.of_type("approval.request")[-1]
+    host.receive({"type": "approval.answer", "id": "p1", "approvalId": request["approvalId"], "decision": decision})
+    await asyncio.sleep(0.05)
+    return request
+
+
+async def test_consent_asks_the_extension_and_remembers_always(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    extension, host, _ = running
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent A", "task": "Book it"}))
+        request = await answer_from_extension(host, extension, "deny", 0)
+        assert (request["kind"], request["requester"], request["task"]) == ("mcp", "Agent A", "Book it")
+        verdict = await asking
+        assert verdict["decision"] == "deny" and "refused to let Agent A" in verdict["message"]
+
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent A", "task": "Again"}))
+        await answer_from_extension(host, extension, "always", 1)
+        assert (await asking)["decision"] == "always"
+        asked = len(extension.of_type("approval.request"))
+        assert (await link.request("approval.ask", {"requester": "Agent A", "task": "Third"}))["decision"] == "always"
+        assert len(extension.of_type("approval.request")) == asked  # not asked again
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent B", "task": "Other"}))
+        await answer_from_extension(host, extension, "once", 2)
+        assert (await asking)["decision"] == "once"  # another client is asked for itself
+        replies = [f for f in extension.of_type("reply") if f["id"] == "p1"]
+        assert replies and all(r["ok"] for r in replies)
+    finally:
+        await link.close()
+
+
+async def test_consent_is_the_shared_approval_question_and_every_view_of_it_closes(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """MCP consent asks through the page bridge's approvals (the one approval model the extension's
+    UI knows): the question says how long it stays open, carries no tab, and its close is pushed."""
+    extension, host, _ = running
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent D", "task": "Look",
+                                                                     "timeout": 30}))
+        request = await answer_from_extension(host, extension, "once", 0)
+        assert (await asking)["decision"] == "once"
+    finally:
+        await link.close()
+    assert request["kind"] == "mcp" and request["timeoutMs"] == 30_000 and "tabId" not in request
+    assert extension.of_type("approval.closed") == [
+        {"type": "approval.closed", "approvalId": request["approvalId"], "decision": "once"}
+    ]
+    assert host.approvals.pending() == []
+
+
+async def test_consent_with_nobody_answering_is_a_deny_that_says_what_to_do(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    extension, host, _ = running
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        verdict = await link.request("approval.ask", {"requester": "Agent C", "task": "t", "timeout": 0.2})
+    finally:
+        await link.close()
+    assert verdict["decision"] == "deny"
+    assert "Nobody allowed Agent C" in verdict["message"] and "--approve always" in verdict["message"]
+    host.receive({"type": "approval.answer", "id": "late", "approvalId": extension.of_type("approval.request")[0][
+        "approvalId"], "decision": "once"})
+    await asyncio.sleep(0.05)
+    late = next(f for f in extension.of_type("reply") if f["id"] == "late")
+    assert late["ok"] is False and late["error"]["code"] == "not_found"  # too late: clearly refused
+
+
+def test_endpoint_address_lives_in_the_runtime_folder(home: Path) -> None:
+    address = EndpointAddress.for_this_user()
+    assert Path(address.socket) == home / "run" / "host.sock" and address.token_file == home / "run" / "host.token"
