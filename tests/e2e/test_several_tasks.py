@@ -6,6 +6,7 @@ opened on one tab shows that tab's task only, and lists the other tabs' running 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ import pytest
 import pytest_asyncio
 from e2e_support import (
     API_KEY,
+    EXTENSION_ORIGIN,
     SCREENS,
     Harness,
     PopupPage,
@@ -25,6 +27,7 @@ from e2e_support import (
     wait_status,
     wait_until,
 )
+from user_support import user_click
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -278,3 +281,70 @@ async def test_the_popup_shows_its_tabs_task_and_lists_the_other_tabs_tasks_to_s
         theirs_acts.set()
         mine_ends.set()
         await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_side_panel_follows_its_windows_tab_between_the_tasks_it_lists(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Two tasks in two tabs of one window: the real side panel shows the task of the tab in front and lists
+    the other; its Switch to brings that tab forward and the panel follows it; a tab with no task shows none."""
+    llm.add(*[for_task({"Think here": [Delay(60)], "Think there": [Delay(60)]})] * 2)
+    await configure(harness, llm)
+    here, there = await harness.sw(
+        f"const w = await chrome.windows.create({{url: {json.dumps(e2e_pages.url('form.html?here'))}}});"
+        f" const t = await chrome.tabs.create({{windowId: w.id, url: {json.dumps(e2e_pages.url('account.html'))},"
+        " active: false}); [w.tabs[0].id, t.id]"
+    )
+    for tab_id in (here, there):
+        await wait_until(lambda tab_id=tab_id: harness.sw(f"(await chrome.tabs.get({tab_id})).status === 'complete'"),
+                         "the tab to load")
+    ids = {}
+    for tab_id, task in ((here, "Think here"), (there, "Think there")):
+        reply = await ask_host(harness, {"type": "task.start", "task": task, "tabId": tab_id, "source": "popup"})
+        assert reply["ok"], reply
+        ids[tab_id] = reply["data"]["taskId"]
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= 2), "both tasks to think")
+    await harness.sw(f"await chrome.tabs.update({here}, {{active: true}}); true")
+
+    # the real side panel, opened from the popup by a person's click on its button
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html?tabId={here}", "newWindow": True})
+    popup = PopupPage(await harness.browser.attach(created["targetId"]))
+    await popup.wait_for(f"ui.taskId === {json.dumps(ids[here])}", "the popup to show this tab's task")
+    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, box["x"], box["y"])  # sidePanel.open needs a person's gesture (the popup closes)
+
+    async def find_panel() -> str | None:
+        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
+            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
+                return str(info["targetId"])
+        return None
+
+    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+    try:
+        await panel.wait_for(f"ui.taskId === {json.dumps(ids[here])} && ui.targetTabId === {here}",
+                             "the side panel to show the task of the tab in front")
+        await panel.wait_for(f"!!document.querySelector({json.dumps(other_item(ids[there]))})", "the other task listed")
+        assert [item["task"] for item in await listed(panel)] == ["Think there"]
+
+        await panel.click(other_item(ids[there]) + " .other-switch")
+        await panel.wait_for(f"ui.taskId === {json.dumps(ids[there])} && ui.targetTabId === {there}",
+                             "the side panel to follow the tab brought forward")
+        assert await panel.text("#task-title") == "Think there"
+        await panel.wait_for(f"!!document.querySelector({json.dumps(other_item(ids[here]))})", "the first task listed")
+        assert [item["task"] for item in await listed(panel)] == ["Think here"]
+
+        # a tab with no task: nothing of the tab before it stays in the view; both tasks are listed
+        blank = await harness.sw(f"(await chrome.tabs.create({{windowId: (await chrome.tabs.get({here})).windowId,"
+                                 " active: true})).id")
+        await panel.wait_for(f"ui.targetTabId === {blank} && ui.taskId === null", "the side panel to follow")
+        assert await panel.visible("#idle-hint") and not await panel.visible("#task-head")
+        assert await panel.js("document.querySelectorAll('#timeline .card').length") == 0
+        await panel.wait_for("document.querySelectorAll('#other-list .other-item').length === 2", "both listed")
+        for task_id in ids.values():
+            await panel.click(other_item(task_id) + " .other-stop")
+            assert (await ended(harness, task_id))["status"] == "stopped"
+        await panel.wait_for("document.getElementById('other-tasks').hidden", "the list to empty")
+    finally:
+        await harness.sw(f"await chrome.windows.remove((await chrome.tabs.get({here})).windowId); true")
