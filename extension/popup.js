@@ -240,10 +240,8 @@ function adoptTask(taskId, taskText) {
 // Pushes carry the taskId only: a task this view does not know yet is asked for once (task.get), and its
 // pushes meanwhile are in the snapshot that comes back (the worker keeps the host's order).
 const placing = new Set();
-function onPush(message) {
-  if (!message || !message.taskId) return;
-  if (message.taskId === ui.taskId) showPush(message);
-  else if (others.has(message.taskId)) otherPush(message);
+function anotherTasksPush(message) {
+  if (others.has(message.taskId)) otherPush(message);
   else if (!placing.has(message.taskId)) placeTask(message.taskId);
 }
 
@@ -265,7 +263,9 @@ async function placeTask(taskId) {
   }
 }
 
-function showPush(message) {
+function onPush(message) {
+  if (!message || !message.taskId) return;
+  if (message.taskId !== ui.taskId) return anotherTasksPush(message);
   switch (message.type) {
     case "task.status":
       setStatus(message.status);
