@@ -98,10 +98,12 @@ function onHostState(state) {
     $("host-down-fix").hidden = !!state.connecting || !HOST_NOT_INSTALLED.has(state.error);
     showRetry(state.retryInMs);
     if (ui.status === "running") setStatus("interrupted");
+    others.clear();
+    renderOthers();
     return;
   }
-  if (state.task) showTask(state.task);
-  if (!wasConnected) refreshCurrentTask();
+  if (state.task && state.task.tabId === ui.targetTabId) showTask(state.task); // hello names the latest task
+  if (!wasConnected) refreshTasks();
 }
 
 function showRetry(retryInMs) {
@@ -116,14 +118,35 @@ function showRetry(retryInMs) {
 $("reconnect").addEventListener("click", () => worker.postMessage({ kind: "reconnect" }));
 
 // --- the current task -----------------------------------------------------------------------------------
-async function refreshCurrentTask() {
+// Several tasks run at once, one per tab (PROTOCOL.md). This view shows the task of its own tab (running, or
+// the last one) and lists the other tabs' running tasks. `retarget`: the view now works on another tab, so a
+// task of the tab before it leaves the view (a host that came back keeps showing what it had, interrupted).
+async function refreshTasks({ retarget = false } = {}) {
   try {
-    // the side panel shows the task of the tab beside it; the popup the latest task
-    const { task } = await ask("task.get", PANEL && ui.targetTabId !== null ? { tabId: ui.targetTabId } : {});
+    const [{ task }, { tasks }] = await Promise.all([
+      ui.targetTabId === null ? { task: null } : ask("task.get", { tabId: ui.targetTabId }),
+      ask("task.list"),
+    ]);
     if (task) showTask(task);
+    else if (retarget) clearTask();
+    others.clear();
+    for (const snapshot of tasks) {
+      if (snapshot.tabId !== ui.targetTabId) others.set(snapshot.taskId, otherEntry(snapshot));
+    }
+    renderOthers();
   } catch (error) {
     showError("task-error", error);
   }
+}
+
+function clearTask() {
+  ui.taskId = null;
+  $("task-head").hidden = true;
+  $("idle-hint").hidden = false;
+  $("task-title").textContent = "";
+  $("timeline").replaceChildren();
+  $("result").hidden = true;
+  setStatus(null);
 }
 
 function showTask(snapshot) {
@@ -198,43 +221,51 @@ function setActivity(activity) {
   $("activity").dataset.type = activity ? activity.type : "";
 }
 
-// A task this popup did not start (another popup, a page, a reopened popup) is named by the host.
-async function fetchTitle(taskId) {
-  try {
-    const { task } = await ask("task.get");
-    if (task && task.taskId === taskId && ui.taskId === taskId && !$("task-title").textContent) {
-      $("task-title").textContent = task.task || "";
-      $("task-title").title = task.task || "";
-    }
-  } catch (_) { /* the title only; the pushes carry on */ }
-}
-
+// A task this view started: its pushes may come before the task.start reply (placeTask shows those).
 function adoptTask(taskId, taskText) {
+  others.delete(taskId);
   if (ui.taskId !== taskId) {
     ui.taskId = taskId;
     $("idle-hint").hidden = true;
     $("task-head").hidden = false;
-    $("task-title").textContent = "";
     $("timeline").replaceChildren();
     $("result").hidden = true;
     $("task-error").hidden = true;
-    if (!taskText) fetchTitle(taskId);
   }
-  if (taskText) {
-    $("task-title").textContent = taskText;
-    $("task-title").title = taskText;
+  $("task-title").textContent = taskText;
+  $("task-title").title = taskText;
+  renderOthers();
+}
+
+// Pushes carry the taskId only: a task this view does not know yet is asked for once (task.get), and its
+// pushes meanwhile are in the snapshot that comes back (the worker keeps the host's order).
+const placing = new Set();
+function anotherTasksPush(message) {
+  if (others.has(message.taskId)) otherPush(message);
+  else if (!placing.has(message.taskId)) placeTask(message.taskId);
+}
+
+async function placeTask(taskId) {
+  placing.add(taskId);
+  try {
+    const { task } = await ask("task.get", { taskId });
+    if (task && task.tabId === ui.targetTabId) {
+      others.delete(taskId);
+      showTask(task); // a task begun on this tab elsewhere (another popup, a page)
+    } else if (task && task.status === "running") {
+      others.set(taskId, otherEntry(task));
+    }
+    renderOthers();
+  } catch (_) {
+    /* the task's next push asks again */
+  } finally {
+    placing.delete(taskId);
   }
 }
 
-let refreshing = null;
 function onPush(message) {
   if (!message || !message.taskId) return;
-  if (PANEL && message.taskId !== ui.taskId) {
-    // several tasks may run: the panel shows the one of its tab, and asks the host whether this is it
-    if (!refreshing) refreshing = setTimeout(() => { refreshing = null; refreshCurrentTask(); }, 100);
-    return;
-  }
-  adoptTask(message.taskId); // a push for another task means a new one began
+  if (message.taskId !== ui.taskId) return anotherTasksPush(message);
   switch (message.type) {
     case "task.status":
       setStatus(message.status);
@@ -252,6 +283,91 @@ function onPush(message) {
     case "task.control":
       setControl(message.control || null, message.question || null);
       break;
+  }
+}
+
+// --- the other tabs' running tasks: Switch to, Stop -------------------------------------------------------------
+const others = new Map(); // taskId → {taskId, task, tabId, status}
+
+function otherEntry(snapshot) {
+  return { taskId: snapshot.taskId, task: snapshot.task || "", tabId: snapshot.tabId, status: snapshot.status };
+}
+
+function otherPush(message) {
+  const entry = others.get(message.taskId);
+  if (message.type === "task.result" || (message.type === "task.status" && TERMINAL.has(message.status))) {
+    others.delete(message.taskId); // it ended: it leaves the list
+  } else if (message.type === "task.status") {
+    entry.status = message.status;
+  } else {
+    return;
+  }
+  renderOthers();
+}
+
+function renderOthers() {
+  const items = [...others.values()].map((entry) => {
+    const li = Timeline.el("li", "other-item");
+    li.dataset.taskId = entry.taskId;
+    li.dataset.tabId = String(entry.tabId);
+    const pill = Timeline.el("span");
+    paintPill(pill, entry.status);
+    const text = Timeline.el("span", "other-text");
+    const title = Timeline.el("span", "other-task", entry.task);
+    title.title = entry.task;
+    const tab = Timeline.el("span", "other-tab muted", t("tabNumber", entry.tabId));
+    text.append(title, tab);
+    const switchTo = Timeline.el("button", "secondary other-switch", t("switchTo"));
+    switchTo.type = "button";
+    switchTo.title = t("switchToTitle");
+    switchTo.addEventListener("click", () => switchToTab(entry.tabId));
+    const stop = Timeline.el("button", "danger other-stop", t("stop"));
+    stop.type = "button";
+    stop.addEventListener("click", () => stopOther(entry.taskId, stop));
+    li.append(pill, text, switchTo, stop);
+    nameTab(tab, entry.tabId);
+    return li;
+  });
+  $("other-list").replaceChildren(...items);
+  $("other-tasks").hidden = items.length === 0;
+}
+
+// The tab's title (its URL when it has none, and as the tooltip): which tab the task works in.
+async function nameTab(label, tabId) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab) return;
+  label.textContent = tab.title || tab.url || t("tabNumber", tabId);
+  label.title = tab.url || "";
+}
+
+chrome.tabs.onUpdated.addListener((tabId, change) => {
+  if (change.title === undefined && change.url === undefined) return;
+  for (const label of document.querySelectorAll(`#other-list .other-item[data-tab-id="${tabId}"] .other-tab`)) {
+    nameTab(label, tabId);
+  }
+});
+
+// In the toolbar popup, bringing another tab forward closes the popup; the side panel follows that tab.
+async function switchToTab(tabId) {
+  $("other-error").hidden = true;
+  try {
+    const tab = await chrome.tabs.update(tabId, { active: true });
+    await chrome.windows.update(tab.windowId, { focused: true });
+  } catch (error) {
+    showError("other-error", error);
+  }
+}
+
+async function stopOther(taskId, button) {
+  $("other-error").hidden = true;
+  button.disabled = true;
+  try {
+    await ask("task.stop", { taskId }); // answered once the task has ended
+    others.delete(taskId);
+    renderOthers();
+  } catch (error) {
+    showError("other-error", error);
+    button.disabled = false;
   }
 }
 
@@ -297,8 +413,8 @@ async function currentTargetTab() {
   return tab || null;
 }
 
-async function showTargetTab() {
-  const tab = await currentTargetTab();
+async function showTargetTab(chosen = null) {
+  const tab = chosen || await currentTargetTab();
   ui.targetTabId = tab ? tab.id : null;
   $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", tab.id)) : t("noTab");
   $("target-tab").title = tab ? tab.url || "" : "";
@@ -397,7 +513,7 @@ if (PANEL) {
     if (windowId !== own.id || new URLSearchParams(location.search).get("tabId")) return;
     ui.targetTabId = tabId;
     await showTargetTab();
-    if (ui.connected) refreshCurrentTask();
+    if (ui.connected) refreshTasks({ retarget: true });
   });
 }
 
@@ -614,7 +730,11 @@ async function rerun(newTab) {
     let tabId = ui.targetTabId;
     // Opened in the background: bringing a tab forward closes the toolbar popup, so that waits until the
     // task has started (the host has it then; input into a background tab is slow, so it does come forward).
-    if (newTab) tabId = (await chrome.tabs.create({ url: ui.pastTask.url, active: false })).id;
+    if (newTab) {
+      const tab = await chrome.tabs.create({ url: ui.pastTask.url, active: false });
+      tabId = tab.id;
+      showTargetTab(tab); // this view now works on that tab: its task is the one shown
+    }
     if (tabId === null) throw new Error(t("noTab"));
     $("task-input").value = ui.pastTask.task;
     showView("task");
@@ -664,9 +784,4 @@ $("past-delete").addEventListener("click", async () => {
 
 I18n.apply();
 showView("task");
-if (PANEL) {
-  showTargetTab().finally(connectWorker); // the panel asks for its tab's task: it needs the tab first
-} else {
-  connectWorker();
-  showTargetTab();
-}
+showTargetTab().finally(connectWorker); // the view asks for its tab's task: it needs the tab first

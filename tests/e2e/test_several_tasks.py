@@ -1,17 +1,33 @@
 """Several tasks at once through the real extension and the real host Chromium spawned: two tasks in
 two tabs run together and both finish, each page's own script records its own task's typing; one is
 stopped by id while the other finishes; a second task on a taken tab is refused `busy`. The requests go
-the way the popup's do: through the service worker's connection to the host (`requestHost`)."""
+the way the popup's do: through the service worker's connection to the host (`requestHost`). The popup
+opened on one tab shows that tab's task only, and lists the other tabs' running tasks (Switch to, Stop)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import API_KEY, Harness, act_on, done, wait_until
+from e2e_support import (
+    API_KEY,
+    EXTENSION_ORIGIN,
+    SCREENS,
+    Harness,
+    PopupPage,
+    act_on,
+    done,
+    run_in_popup,
+    task_row,
+    wait_status,
+    wait_until,
+)
+from user_support import user_click
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -146,3 +162,189 @@ async def test_stop_one_task_by_id_while_the_other_finishes(
     assert (await typed_names(second))[-1] == "Grace"
     hello = await ask_host(harness, {"type": "hello", "extensionVersion": "e2e"})
     assert hello["data"]["tasks"] == [] and hello["data"]["task"]["taskId"] in (stopped, finished)
+
+
+def after(gate: threading.Event, reply: Any) -> Any:
+    """A scripted reply held back until the test opens `gate` (the model "thinks" until then)."""
+
+    def held(body: dict[str, Any]) -> Any:
+        gate.wait(60)
+        return reply(body) if callable(reply) else reply
+
+    return held
+
+
+async def steps_pushed(harness: Harness, task_id: str, count: int) -> bool:
+    """Whether the host has recorded (and so pushed) `count` steps of that task."""
+    snapshot = (await ask_host(harness, {"type": "task.get", "taskId": task_id}))["data"]["task"]
+    return [e["type"] for e in snapshot["history"]].count("step") >= count
+
+
+def other_item(task_id: str) -> str:
+    return f"#other-list .other-item[data-task-id='{task_id}']"
+
+
+async def listed(popup: PopupPage) -> list[dict[str, str]]:
+    """The other tasks as the popup lists them: task id, status word, task, tab label and its tooltip."""
+    return await popup.js(
+        "[...document.querySelectorAll('#other-list .other-item')].filter(li => !li.closest('[hidden]'))"
+        ".map(li => ({taskId: li.dataset.taskId, status: li.querySelector('.pill').textContent,"
+        " task: li.querySelector('.other-task').textContent, tab: li.querySelector('.other-tab').textContent,"
+        " url: li.querySelector('.other-tab').title}))"
+    )
+
+
+async def test_the_popup_shows_its_tabs_task_and_lists_the_other_tabs_tasks_to_switch_to_or_stop(
+    harness: Harness, llm: ScriptedLLMServer, two_tabs: list[Tab]
+) -> None:
+    problems: list[str] = []
+    mine, theirs = two_tabs
+    theirs_tab = await harness.chrome_tab_id(theirs)
+    theirs_acts, mine_ends = threading.Event(), threading.Event()
+    dispatch = for_task({
+        "Type Ada here": [act_on("Full name", "input_text", "Type Ada", problems, text="Ada Lovelace"),
+                          after(mine_ends, done("Ada typed"))],
+        "Type Grace there": [act_on("Full name", "input_text", "Type Grace", problems, text="Grace"),
+                             after(theirs_acts, act_on("Full name", "input_text", "Type Grace Hopper", problems,
+                                                       text="Grace Hopper")),
+                             Delay(60)],
+        "Type again here": [done("Ada again")],
+        "Wait there": [Delay(60)],
+    })
+    llm.add(*[dispatch] * 7)
+    await configure(harness, llm)
+    popup = await harness.open_popup(mine)
+    try:
+        # another tab's task, begun elsewhere while the popup is open: it joins the list from its pushes,
+        # and this tab, which has no task, stays idle
+        theirs_id = await start(harness, theirs, "Type Grace there")
+        await popup.wait_for(f"!!document.querySelector({json.dumps(other_item(theirs_id))})",
+                             "the other tab's task in the popup's list")
+        await wait_until(lambda: typed_names(theirs), "the other task's first step")
+        assert await popup.visible("#idle-hint") and not await popup.visible("#task-head")
+        assert await popup.js("ui.taskId") is None
+
+        # Run on this tab while the other tab's task runs
+        mine_id = await run_in_popup(popup, "Type Ada here")
+        await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "this task's step")
+        theirs_acts.set()  # the other task takes a second step while this one is shown
+        await wait_until(lambda: steps_pushed(harness, theirs_id, 2), "the other task's second step")
+        await popup.js("ask('ping').then(() => true)")  # the popup has had every push sent before this reply
+        assert await popup.js("ui.taskId") == mine_id
+        assert await popup.text("#task-title") == "Type Ada here"
+        assert await popup.js("document.body.dataset.status") == "running"
+        cards = await popup.cards()
+        assert [c["type"] for c in cards if c["type"] == "step"] == ["step"], cards
+        assert "Type Ada" in cards[0]["text"] and not any("Grace" in c["text"] for c in cards), cards
+        assert await listed(popup) == [{"taskId": theirs_id, "status": "running", "task": "Type Grace there",
+                                        "tab": "Signup form", "url": await theirs.url()}]
+        assert await popup.visible(other_item(theirs_id) + " .other-switch")
+        await popup.screenshot(SCREENS / "tasks-list.png")
+
+        # Switch to brings the other task's tab forward (here it was behind another tab of its window)
+        window = await harness.sw(f"(await chrome.tabs.get({theirs_tab})).windowId")
+        cover = await harness.sw(f"(await chrome.tabs.create({{windowId: {window}, active: true}})).id")
+        assert not await harness.sw(f"(await chrome.tabs.get({theirs_tab})).active")
+        await popup.click(other_item(theirs_id) + " .other-switch")
+        await wait_until(lambda: harness.sw(f"(await chrome.tabs.get({theirs_tab})).active"),
+                         "Switch to to bring the other task's tab forward")
+        await harness.sw(f"await chrome.tabs.remove({cover}); true")
+
+        # Stop in the list stops that task, and only it
+        await popup.click(other_item(theirs_id) + " .other-stop")
+        await popup.wait_for("document.getElementById('other-tasks').hidden", "the stopped task to leave the list")
+        assert (await ended(harness, theirs_id))["status"] == "stopped"
+        assert (await ask_host(harness, {"type": "task.get", "taskId": mine_id}))["data"]["task"]["status"] == "running"
+        assert await popup.js("document.body.dataset.status") == "running"
+
+        mine_ends.set()
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+        assert await popup.text("#result-text") == "Ada typed"
+        steps = [c for c in await popup.cards() if c["type"] == "step"]
+        assert len(steps) == 2 and not any("Grace" in c["text"] for c in steps), steps
+        recorded = task_row(harness, mine_id)["events"]
+        assert [e["type"] for e in recorded if e["type"] == "step"] == ["step", "step"]
+        assert [e["type"] for e in task_row(harness, theirs_id)["events"]].count("step") == 2  # pushed, not shown
+
+        # and again: another tab's task joins the list while a second task runs on this tab
+        again_id = await start(harness, theirs, "Wait there")
+        await popup.wait_for(f"!!document.querySelector({json.dumps(other_item(again_id))})", "the new task listed")
+        second_id = await run_in_popup(popup, "Type again here")
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+        assert await popup.text("#result-text") == "Ada again" and await popup.js("ui.taskId") == second_id
+        assert [item["taskId"] for item in await listed(popup)] == [again_id]
+        await popup.click(other_item(again_id) + " .other-stop")
+        await popup.wait_for("document.getElementById('other-tasks').hidden", "the second stopped task to go")
+        assert (await ended(harness, again_id))["status"] == "stopped"
+        assert not problems, problems
+    finally:
+        theirs_acts.set()
+        mine_ends.set()
+        await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_side_panel_follows_its_windows_tab_between_the_tasks_it_lists(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Two tasks in two tabs of one window: the real side panel shows the task of the tab in front and lists
+    the other; its Switch to brings that tab forward and the panel follows it; a tab with no task shows none."""
+    llm.add(*[for_task({"Think here": [Delay(60)], "Think there": [Delay(60)]})] * 2)
+    await configure(harness, llm)
+    here, there = await harness.sw(
+        f"const w = await chrome.windows.create({{url: {json.dumps(e2e_pages.url('form.html?here'))}}});"
+        f" const t = await chrome.tabs.create({{windowId: w.id, url: {json.dumps(e2e_pages.url('account.html'))},"
+        " active: false}); [w.tabs[0].id, t.id]"
+    )
+    for tab_id in (here, there):
+        await wait_until(lambda tab_id=tab_id: harness.sw(f"(await chrome.tabs.get({tab_id})).status === 'complete'"),
+                         "the tab to load")
+    ids = {}
+    for tab_id, task in ((here, "Think here"), (there, "Think there")):
+        reply = await ask_host(harness, {"type": "task.start", "task": task, "tabId": tab_id, "source": "popup"})
+        assert reply["ok"], reply
+        ids[tab_id] = reply["data"]["taskId"]
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= 2), "both tasks to think")
+    await harness.sw(f"await chrome.tabs.update({here}, {{active: true}}); true")
+
+    # the real side panel, opened from the popup by a person's click on its button
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html?tabId={here}", "newWindow": True})
+    popup = PopupPage(await harness.browser.attach(created["targetId"]))
+    await popup.wait_for(f"ui.taskId === {json.dumps(ids[here])}", "the popup to show this tab's task")
+    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, box["x"], box["y"])  # sidePanel.open needs a person's gesture (the popup closes)
+
+    async def find_panel() -> str | None:
+        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
+            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
+                return str(info["targetId"])
+        return None
+
+    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+    try:
+        await panel.wait_for(f"ui.taskId === {json.dumps(ids[here])} && ui.targetTabId === {here}",
+                             "the side panel to show the task of the tab in front")
+        await panel.wait_for(f"!!document.querySelector({json.dumps(other_item(ids[there]))})", "the other task listed")
+        assert [item["task"] for item in await listed(panel)] == ["Think there"]
+
+        await panel.click(other_item(ids[there]) + " .other-switch")
+        await panel.wait_for(f"ui.taskId === {json.dumps(ids[there])} && ui.targetTabId === {there}",
+                             "the side panel to follow the tab brought forward")
+        assert await panel.text("#task-title") == "Think there"
+        await panel.wait_for(f"!!document.querySelector({json.dumps(other_item(ids[here]))})", "the first task listed")
+        assert [item["task"] for item in await listed(panel)] == ["Think here"]
+
+        # a tab with no task: nothing of the tab before it stays in the view; both tasks are listed
+        blank = await harness.sw(f"(await chrome.tabs.create({{windowId: (await chrome.tabs.get({here})).windowId,"
+                                 " active: true})).id")
+        await panel.wait_for(f"ui.targetTabId === {blank} && ui.taskId === null", "the side panel to follow")
+        assert await panel.visible("#idle-hint") and not await panel.visible("#task-head")
+        assert await panel.js("document.querySelectorAll('#timeline .card').length") == 0
+        await panel.wait_for("document.querySelectorAll('#other-list .other-item').length === 2", "both listed")
+        for task_id in ids.values():
+            await panel.click(other_item(task_id) + " .other-stop")
+            assert (await ended(harness, task_id))["status"] == "stopped"
+        await panel.wait_for("document.getElementById('other-tasks').hidden", "the list to empty")
+    finally:
+        await harness.sw(f"await chrome.windows.remove((await chrome.tabs.get({here})).windowId); true")
