@@ -64,6 +64,7 @@ EN_US: dict[str, str] = {
         "⏸ The user took the controls before this action finished, so it was abandoned (not an error). "
         "What they did is in their takeover note; read the page as it is now before going on."
     ),
+    "result.done": "Task completed",
     "result.waited": "✅ Waited for {seconds} seconds.",
     "result.user_answered": "User answered: {answer}",
     "result.handed_back": "✅ The user handed the controls back. {account}. Read the page again: it may have changed.",
@@ -75,6 +76,7 @@ EN_US: dict[str, str] = {
     "run.result": "    result: {result}",
     "run.retry": "  ↻ retry {attempt}/{max_attempts}: {message}",
     "run.not_saved": "    (this could not be saved to the task history)",
+    "run.outcome": "{mark} {status}: {data}",
     "run.status.completed": "completed",
     "run.status.error": "error",
     "run.status.stopped": "stopped",
@@ -129,6 +131,7 @@ ZH_CN: dict[str, str] = {
         "⏸ 这个动作完成之前用户接管了控制，所以它被放弃了（不是错误）。用户做了什么见他们的接管记录；"
         "继续之前，先阅读页面现在的样子。"
     ),
+    "result.done": "任务已完成",
     "result.waited": "✅ 已等待 {seconds} 秒。",
     "result.user_answered": "用户的回答：{answer}",
     "result.handed_back": "✅ 用户交还了控制。{account}。请重新阅读页面：它可能已经变化。",
@@ -139,6 +142,7 @@ ZH_CN: dict[str, str] = {
     "run.result": "    结果：{result}",
     "run.retry": "  ↻ 重试 {attempt}/{max_attempts}：{message}",
     "run.not_saved": "    （这一条没能保存到任务历史）",
+    "run.outcome": "{mark} {status}：{data}",
     "run.status.completed": "已完成",
     "run.status.error": "出错",
     "run.status.stopped": "已停止",

@@ -163,7 +163,7 @@ class UploadInput(ToolInput):
 
 # --- built-ins ----------------------------------------------------------------------------------
 async def _done(ctx: ToolContext, args: DoneInput) -> str:
-    return "Task completed"  # the loop ends the task
+    return say("result.done", ctx.agent.config.language)  # the loop ends the task
 
 
 async def _wait(ctx: ToolContext, args: WaitInput) -> str:
