@@ -33,6 +33,7 @@ EN_US: dict[str, str] = {
     "takeover.did_nothing": ": they did nothing you can see",
     "takeover.page_now": "; page is now {url}",
     "takeover.note": ". Their note: {note}",
+    "takeover.list_start": ": ",
     "takeover.list_separator": "; ",
     "did.clicked": "clicked {target}",
     "did.typed": "typed in {target} → {value}",
@@ -83,6 +84,13 @@ EN_US: dict[str, str] = {
     # --- errors and remedies ----------------------------------------------------------------------------
     "error.popup_not_configured": "No model set: open Settings and enter the base URL, model and API key.",
     "error.page_not_configured": "{message} In the popup: open Settings.",
+    "error.no_model": "No model is configured.",
+    "error.no_api_key": "No API key is configured for {base_url}.",
+    "error.how_to_configure_terminal": (
+        "Configure one with `tabpilot config set model <name>` (and `tabpilot config set api-key <key>`, "
+        "`tabpilot config set base-url <url>` for a provider other than OpenAI), or set the environment "
+        "variables OPENAI_API_KEY / OPENAI_BASE_URL, or pass --model / --base-url / --api-key."
+    ),
 }
 
 ZH_CN: dict[str, str] = {
@@ -102,6 +110,7 @@ ZH_CN: dict[str, str] = {
     "takeover.did_nothing": "：没有你能看到的操作",
     "takeover.page_now": "；页面现在是 {url}",
     "takeover.note": "。他们的留言：{note}",
+    "takeover.list_start": "：",
     "takeover.list_separator": "；",
     "did.clicked": "点击了 {target}",
     "did.typed": "在 {target} 中输入了 {value}",
@@ -148,6 +157,13 @@ ZH_CN: dict[str, str] = {
     "run.status.stopped": "已停止",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
+    "error.no_model": "尚未配置模型。",
+    "error.no_api_key": "尚未为 {base_url} 配置 API 密钥。",
+    "error.how_to_configure_terminal": (
+        "用 `tabpilot config set model <name>` 配置一个（使用 OpenAI 以外的服务商时，还要 "
+        "`tabpilot config set api-key <key>` 和 `tabpilot config set base-url <url>`），或者设置环境变量 "
+        "OPENAI_API_KEY / OPENAI_BASE_URL，或者传入 --model / --base-url / --api-key。"
+    ),
 }
 
 CATALOG: dict[Language, dict[str, str]] = {"en-US": EN_US, "zh-CN": ZH_CN}

@@ -193,7 +193,8 @@ class UserTakeoverEvent(WireModel):
         shown = steps[-40:] if full else steps[-3:]
         if shown:
             skipped = len(steps) - len(shown)
-            text += ": " + ("… " if skipped else "") + say("takeover.list_separator", language).join(shown)
+            listed = say("takeover.list_separator", language).join(shown)
+            text += say("takeover.list_start", language) + ("… " if skipped else "") + listed
         elif full:
             text += say("takeover.did_nothing", language)
         if self.url_after:

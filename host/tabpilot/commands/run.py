@@ -130,7 +130,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         overrides = TaskOverrides(base_url=job.base_url, model=job.model, api_key=job.api_key,
                                   max_steps=job.max_steps, step_delay=job.step_delay, record=job.record)
         try:
-            plan = plan_task(job.task, overrides, source=job.source)
+            plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
             print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -154,7 +154,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         try:
             store.mark_interrupted()
             task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible)
-            language = terminal_language()
+            language = terminal_language()  # read again: `config set language` may have run meanwhile
             if not job.json_output:
                 task_run.observers.append(RunPrinter(out, language))
             await task_run.begin(tab_url)
