@@ -81,6 +81,20 @@ EN_US: dict[str, str] = {
     "run.status.completed": "completed",
     "run.status.error": "error",
     "run.status.stopped": "stopped",
+    "controls.help": (
+        "⌨  Press Enter here to take the controls of the browser; press it again when you are done to hand them back."
+    ),
+    "controls.ask_note": "Note for the agent: what you did, or what it should do next (Enter for none):",
+    "controls.question": "❓ The agent asks: {question}\n   Type your answer and press Enter:",
+    "controls.no_reason": "(no reason given)",
+    "controls.agent_asks_takeover": (
+        "🙋 The agent asks you to take the controls: {reason}\n"
+        "   Do it in the browser, then press Enter here to hand back."
+    ),
+    "controls.touched": "✋ You touched the page: the agent paused. Press Enter here when you are done to hand back.",
+    "controls.you_have_them": (
+        "✋ You have the controls: the agent is paused. Press Enter here when you are done to hand back."
+    ),
     # --- errors and remedies ----------------------------------------------------------------------------
     "error.popup_not_configured": "No model set: open Settings and enter the base URL, model and API key.",
     "error.page_not_configured": "{message} In the popup: open Settings.",
@@ -155,6 +169,15 @@ ZH_CN: dict[str, str] = {
     "run.status.completed": "已完成",
     "run.status.error": "出错",
     "run.status.stopped": "已停止",
+    "controls.help": "⌨  在这里按 Enter 接管浏览器的控制；完成后再按一次，把控制交还给智能体。",
+    "controls.ask_note": "给智能体的留言：你做了什么，或者它接下来该做什么（直接按 Enter 表示没有）：",
+    "controls.question": "❓ 智能体问：{question}\n   输入你的回答并按 Enter：",
+    "controls.no_reason": "（没有给出原因）",
+    "controls.agent_asks_takeover": (
+        "🙋 智能体请你接管控制：{reason}\n   请在浏览器中完成，然后在这里按 Enter 交还控制。"
+    ),
+    "controls.touched": "✋ 你操作了页面：智能体已暂停。完成后在这里按 Enter 交还控制。",
+    "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
     "error.no_model": "尚未配置模型。",

@@ -159,7 +159,8 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
                 task_run.observers.append(RunPrinter(out, language))
             await task_run.begin(tab_url)
             if interactive:
-                controls = TerminalControls(task_run, sys.stderr if job.json_output else out, stdin=stdin)
+                controls = TerminalControls(task_run, sys.stderr if job.json_output else out, stdin=stdin,
+                                            language=language)
                 await controls.start(capture=visible)
             finished = await _execute(task_run, controls)
         finally:
