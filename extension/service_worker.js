@@ -66,7 +66,10 @@ function connectHost() {
     const reason = (chrome.runtime.lastError && chrome.runtime.lastError.message) || "The host closed the connection.";
     if (host.port === port) hostDown(reason);
   });
-  requestHost({ type: "hello", extensionVersion: EXTENSION_VERSION })
+  // The UI's language, for the host's messages: the locale the extension's own strings were picked in
+  // (getUILanguage() can say en-US under --lang=zh-CN, while the popup shows the zh_CN strings).
+  const uiLanguage = chrome.i18n.getMessage("locale") || chrome.i18n.getUILanguage();
+  requestHost({ type: "hello", extensionVersion: EXTENSION_VERSION, uiLanguage })
     .then((data) => {
       if (host.port !== port) return;
       host.connected = true;

@@ -213,6 +213,27 @@ def test_task_start_without_a_model_says_how_to_configure_one(host):
     assert host.request("task.stop")["ok"] is True  # nothing running: a no-op, not an error
 
 
+def test_an_extension_in_chinese_gets_the_hosts_advice_in_chinese(host, home):
+    # the popup's language as the worker sends it: its zh_CN strings' own `locale`
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    reply = host.request("task.start", task="做点什么", tabId=1, source="popup")
+    assert reply["error"] == {"message": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
+                              "code": "not_configured"}
+    assert host.request("sites.allow", origin="https://app.example", useMyModel=True)["ok"]
+    reply = host.request("task.start", task="做点什么", tabId=1, source="page", origin="https://app.example")
+    assert reply["error"]["code"] == "not_configured"
+    assert reply["error"]["message"].startswith("尚未配置模型。") and "请打开“设置”" in reply["error"]["message"]
+    # an English extension on the next connection is answered in English again
+    host.stop()
+    english = HostProcess(home)
+    try:
+        assert english.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
+        reply = english.request("task.start", task="do something", tabId=1, source="popup")
+        assert reply["error"]["message"] == "No model set: open Settings and enter the base URL, model and API key."
+    finally:
+        english.stop()
+
+
 def random_value(rng: random.Random, depth: int = 0) -> object:
     choices = [
         None, True, False, 0, -1, 2**63, 10**30, 3.5, "", "x" * rng.randint(0, 50), "chrome-extension://", "\u202e",

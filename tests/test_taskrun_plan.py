@@ -38,6 +38,19 @@ def test_not_configured_says_what_to_do_where_the_user_is(home: Path) -> None:
     assert messages["page"].endswith("In the popup: open Settings.")
 
 
+def test_not_configured_advice_is_in_the_users_language(home: Path) -> None:
+    with pytest.raises(PlanError) as popup:
+        plan_task("x", source="popup", language="zh-CN")
+    assert str(popup.value) == "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。"
+    settings_file(home, model="gpt-test", base_url="https://llm.example/v1")
+    with pytest.raises(PlanError) as terminal:
+        plan_task("x", source="cli", language="zh-CN")
+    assert str(terminal.value).startswith("尚未为 https://llm.example/v1 配置 API 密钥。 用 `tabpilot config set model")
+    with pytest.raises(PlanError) as english:
+        plan_task("x", source="cli")
+    assert str(english.value).startswith("No API key is configured for https://llm.example/v1. Configure one with")
+
+
 def test_the_terminal_puts_the_environment_first_the_browser_the_settings_file(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,6 +38,14 @@ async def own_words(popup: PopupPage) -> str:
     ))
 
 
+async def test_the_host_words_its_advice_in_the_popups_language(harness: Harness) -> None:
+    # the worker's hello said the UI is in Chinese; nothing is configured yet in this fresh profile
+    error = await harness.sw("await requestHost({type: 'task.start', task: '看看', tabId: 1, source: 'popup'})"
+                             ".then(() => null, (e) => ({message: e.message, code: e.code}))")
+    assert error == {"code": "not_configured",
+                     "message": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。"}
+
+
 async def test_the_popup_speaks_chinese(harness: Harness, llm: ScriptedLLMServer, form_tab: Tab) -> None:
     popup = await harness.open_popup(form_tab)
     assert [await popup.text(f"#nav-{view}") for view in ("task", "past", "settings")] == ["任务", "历史", "设置"]

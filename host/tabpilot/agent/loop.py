@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pyee.asyncio import AsyncIOEventEmitter
 
 from ..browser.errors import BrowserError
+from ..i18n import text as say
 from .config import AgentConfig
 from .macro import MACRO_TOOL_DESCRIPTION, MACRO_TOOL_NAME, AgentOutput, macro_parameters, parse_agent_output
 from .prompts import system_prompt, user_prompt
@@ -58,10 +59,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
-TOOK_OVER_RESULT = (
-    "⏸ The user took the controls before this action finished, so it was abandoned (not an error). "
-    "What they did is in their takeover note; read the page as it is now before going on."
-)
 MAX_STEPS_MESSAGE = "Step count exceeded maximum limit"
 LOOP_REPEATS = 3  # the same action on an unchanged page this many times in a row is a loop
 WAIT_WARNING_SECONDS = 3
@@ -304,6 +301,7 @@ class Agent(AsyncIOEventEmitter):
                     page_text=page_text,
                     system_instructions=self.config.system_instructions,
                     page_instructions=self._page_instructions(state.url),
+                    language=self.config.language,
                 ),
             },
         ]
@@ -330,6 +328,8 @@ class Agent(AsyncIOEventEmitter):
         name, tool_input = output.tool_name, output.tool_input
         self._activity(ExecutingActivity(tool=name, input=output.input_wire))
         started = time.monotonic()
+        language = self.config.language
+        took_over = say("result.took_over", language)
         context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
         acting = self._acting = asyncio.ensure_future(_maybe_await(self.tools[name].execute(context, tool_input)))
         try:
@@ -339,18 +339,18 @@ class Agent(AsyncIOEventEmitter):
             current = asyncio.current_task()
             if not acting.cancelled() or current is None or current.cancelling():
                 raise  # the run is stopping
-            text = TOOK_OVER_RESULT  # pause(abandon=True) cancelled only the action
+            text = took_over  # pause(abandon=True) cancelled only the action
         except BrowserError as exc:  # a bad index, a stale element, a closed tab: the model can fix it
             # ... unless the user took the controls meanwhile: then input was refused on purpose
-            text = TOOK_OVER_RESULT if self._user_has_controls else f"❌ {exc}"
+            text = took_over if self._user_has_controls else f"❌ {exc}"
         except Exception as exc:  # a custom tool's bug must not end the task
             log.exception("tool %s failed", name)
-            text = f"❌ {name} failed: {exc}"
+            text = say("result.tool_failed", language, tool=name, error=exc)
         finally:
             self._acting = None
         duration = (time.monotonic() - started) * 1000
         self._activity(ExecutedActivity(tool=name, input=output.input_wire, output=text, duration=round(duration, 1)))
-        waited = name == "wait" and text != TOOK_OVER_RESULT
+        waited = name == "wait" and text != took_over
         self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if waited else 0.0
         self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
         del self._recent_actions[:-LOOP_REPEATS]
@@ -360,24 +360,22 @@ class Agent(AsyncIOEventEmitter):
     def _observe(self, step: int, state: BrowserState, *, again: bool = False) -> None:
         """Notes for the model before it decides. `again`: the same step after a pause, where only what
         may have changed meanwhile (the URL) is noted, not the step's warnings a second time."""
+        language = self.config.language
         if self._last_url is None:
             self._last_url = state.url  # where the task starts: not a navigation
         elif state.url != self._last_url:
-            self.push_observation(f"Page navigated to → {state.url}")
+            self.push_observation(say("note.navigated", language, url=state.url))
             self._last_url = state.url
         if again:
             self._flush_observations()
             return
         if self._total_wait >= WAIT_WARNING_SECONDS:
-            self.push_observation(
-                f"You have waited {self._total_wait:g} seconds in a row. "
-                "Do not wait any longer unless you have a good reason."
-            )
+            self.push_observation(say("note.waited", language, seconds=f"{self._total_wait:g}"))
         remaining = self.config.max_steps - step
         if remaining == 5:
-            self.push_observation(f"⚠️ Only {remaining} steps remaining. Wrap up, or call done with partial results.")
+            self.push_observation(say("note.steps_left", language, remaining=remaining))
         elif remaining == 2:
-            self.push_observation(f"⚠️ Critical: only {remaining} steps left! Finish the task or call done now.")
+            self.push_observation(say("note.steps_critical", language, remaining=remaining))
         loop_note = self._loop_note(state)
         if loop_note:
             self.push_observation(loop_note)
@@ -398,11 +396,7 @@ class Agent(AsyncIOEventEmitter):
         if self._loop_reported == action:
             return None  # said once per loop; it is repeated if the loop starts again
         self._loop_reported = action
-        return (
-            f"LOOP DETECTED: you have done `{action}` {LOOP_REPEATS} times in a row and the page has not changed. "
-            "It is not working. Do something different: another element, scroll, go back, wait, "
-            "or call done with what you have."
-        )
+        return say("note.loop", self.config.language, action=action, repeats=LOOP_REPEATS)
 
     # --- plumbing -----------------------------------------------------------------------------
     def _reset_step_state(self) -> None:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..i18n import text as say
 from .types import AnyEvent, StepEvent
 
 FULL_STEPS = 3
 LINE_STEPS = 6
 
 
-def render_history(history: Sequence[AnyEvent], *, full_steps: int = FULL_STEPS, line_steps: int = LINE_STEPS) -> str:
+def render_history(history: Sequence[AnyEvent], *, full_steps: int = FULL_STEPS, line_steps: int = LINE_STEPS,
+                   language: str | None = None) -> str:
     step_count = sum(1 for event in history if isinstance(event, StepEvent))
     first_full = step_count - full_steps
     first_line = first_full - line_steps
@@ -32,25 +34,24 @@ def render_history(history: Sequence[AnyEvent], *, full_steps: int = FULL_STEPS,
                 folded.append(event)
             elif event.type == "user_takeover":
                 if folded:
-                    lines.append(_folded_block(folded))
+                    lines.append(_folded_block(folded, language))
                     folded = []
-                lines.append(event.to_prompt(full=False))
+                lines.append(event.to_prompt(full=False, language=language))
             continue
         if folded:
-            lines.append(_folded_block(folded))
+            lines.append(_folded_block(folded, language))
             folded = []
-        text = event.to_prompt(full=position >= first_full)
+        text = event.to_prompt(full=position >= first_full, language=language)
         if text:
             lines.append(text)
     if folded:
-        lines.append(_folded_block(folded))
+        lines.append(_folded_block(folded, language))
     return "\n".join(lines)
 
 
-def _folded_block(steps: list[StepEvent]) -> str:
+def _folded_block(steps: list[StepEvent], language: str | None) -> str:
     first, last = steps[0].step_index + 1, steps[-1].step_index + 1
     memory = next((s.reflection.memory for s in reversed(steps) if s.reflection.memory), "")
-    return (
-        f"<earlier_steps>Steps {first}–{last} are condensed. "
-        f"Your memory after step {last}: {memory or '(none recorded)'}</earlier_steps>"
-    )
+    condensed = say("history.condensed", language, first=first, last=last,
+                    memory=memory or say("history.no_memory", language))
+    return f"<earlier_steps>{condensed}</earlier_steps>"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from ..i18n import text as say
 from .memory import render_history
 from .types import AnyEvent
 
@@ -160,17 +161,20 @@ def user_prompt(
     system_instructions: str | None = None,
     page_instructions: str | None = None,
     now: datetime | None = None,
+    language: str = "en-US",
 ) -> str:
+    """The step's user message; the host's own words in it (step info, history labels, notes) are in
+    `language`, like the system prompt."""
     now = now or datetime.now().astimezone()
     return (
         instructions_block(system_instructions, page_instructions)
         + "<agent_state>\n"
         + f"<user_request>\n{task}\n</user_request>\n"
         + "<step_info>\n"
-        + f"Step {step_number} of {max_steps} max possible steps\n"
-        + f"Current date and time: {now:%Y-%m-%d %H:%M %Z}\n"
+        + say("prompt.step_info", language, step=step_number, max_steps=max_steps) + "\n"
+        + say("prompt.now", language, now=f"{now:%Y-%m-%d %H:%M %Z}") + "\n"
         + "</step_info>\n"
         + "</agent_state>\n\n"
-        + f"<agent_history>\n{render_history(history)}\n</agent_history>\n\n"
+        + f"<agent_history>\n{render_history(history, language=language)}\n</agent_history>\n\n"
         + f"<browser_state>\n{page_text}\n</browser_state>\n"
     )

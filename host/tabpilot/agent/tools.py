@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..browser.errors import ActionError
+from ..i18n import text as say
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -162,12 +163,12 @@ class UploadInput(ToolInput):
 
 # --- built-ins ----------------------------------------------------------------------------------
 async def _done(ctx: ToolContext, args: DoneInput) -> str:
-    return "Task completed"  # the loop ends the task
+    return say("result.done", ctx.agent.config.language)  # the loop ends the task
 
 
 async def _wait(ctx: ToolContext, args: WaitInput) -> str:
     await asyncio.sleep(args.seconds)
-    return f"✅ Waited for {args.seconds:g} seconds."
+    return say("result.waited", ctx.agent.config.language, seconds=f"{args.seconds:g}")
 
 
 async def _ask_user(ctx: ToolContext, args: AskUserInput) -> str:
@@ -180,7 +181,7 @@ async def _ask_user(ctx: ToolContext, args: AskUserInput) -> str:
     answer = ask(args.question)
     if inspect.isawaitable(answer):
         answer = await answer
-    return f"User answered: {answer}"
+    return say("result.user_answered", ctx.agent.config.language, answer=answer)
 
 
 async def _request_takeover(ctx: ToolContext, args: RequestTakeoverInput) -> str:
@@ -190,9 +191,10 @@ async def _request_takeover(ctx: ToolContext, args: RequestTakeoverInput) -> str
     if request is None:
         raise ActionError("Handing the controls to the user is not available.")
     event = await request(args.reason)
-    account = event.to_prompt() if isinstance(event, UserTakeoverEvent) else str(event)
+    language = ctx.agent.config.language
+    account = event.to_prompt(language=language) if isinstance(event, UserTakeoverEvent) else str(event)
     account = account.removeprefix("<user_takeover>").removesuffix("</user_takeover>")
-    return f"✅ The user handed the controls back. {account}. Read the page again: it may have changed."
+    return say("result.handed_back", language, account=account)
 
 
 async def _click(ctx: ToolContext, args: IndexInput) -> str:

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from ..i18n import text as say
+
 AgentStatus = Literal["idle", "running", "completed", "error", "stopped"]
 
 
@@ -128,8 +130,9 @@ class StepEvent(WireModel):
     raw_response: Any = None
     raw_request: Any = None
 
-    def to_prompt(self, full: bool = True) -> str:
-        """This step as the model reads it in its history: whole, or condensed to one line."""
+    def to_prompt(self, full: bool = True, language: str | None = None) -> str:
+        """This step as the model reads it in its history (labels in `language`): whole, or condensed to
+        one line."""
         number = self.step_index + 1
         action = f"{self.action.name} {_compact(self.action.input)}"
         if not full:
@@ -139,11 +142,11 @@ class StepEvent(WireModel):
             )
         return (
             f"<step_{number}>\n"
-            f"Evaluation of Previous Step: {self.reflection.evaluation_previous_goal}\n"
-            f"Memory: {self.reflection.memory}\n"
-            f"Next Goal: {self.reflection.next_goal}\n"
-            f"Action: {_clip(action, 600)}\n"
-            f"Action Results: {_clip(self.action.output, 2000)}\n"
+            f"{say('step.evaluation', language)}: {self.reflection.evaluation_previous_goal}\n"
+            f"{say('step.memory', language)}: {self.reflection.memory}\n"
+            f"{say('step.next_goal', language)}: {self.reflection.next_goal}\n"
+            f"{say('step.action', language)}: {_clip(action, 600)}\n"
+            f"{say('step.results', language)}: {_clip(self.action.output, 2000)}\n"
             f"</step_{number}>"
         )
 
@@ -152,7 +155,7 @@ class ObservationEvent(WireModel):
     type: Literal["observation"] = "observation"
     content: str
 
-    def to_prompt(self, full: bool = True) -> str:
+    def to_prompt(self, full: bool = True, language: str | None = None) -> str:
         return f"<sys>{_clip(self.content, 1000)}</sys>"
 
 
@@ -174,58 +177,66 @@ class UserTakeoverEvent(WireModel):
     actions: list[dict[str, Any]] = Field(default_factory=list)
     note: str | None = None
 
-    def to_prompt(self, full: bool = True) -> str:
-        """A plain account for the model, outside the page state: how long, what they did (values typed
-        included, hidden ones not), where the page is now, and their note."""
-        text = "The user took over"
+    def to_prompt(self, full: bool = True, language: str | None = None) -> str:
+        """A plain account for the model (in `language`), outside the page state: how long, what they did
+        (values typed included, hidden ones not), where the page is now, and their note."""
+        text = say("takeover.took_over", language)
         if self.started_at is not None and self.ended_at is not None:
-            text += f" for {max(0, round((self.ended_at - self.started_at) / 1000))} s"
+            seconds = max(0, round((self.ended_at - self.started_at) / 1000))
+            text += say("takeover.for_seconds", language, seconds=seconds)
         if self.reason == "agent_request":
-            text += " (you asked them to)"
+            text += say("takeover.asked", language)
         elif self.reason == "implicit":
-            text += " (they used the page while you were working)"
-        steps = [describe_action(a) for a in self.actions]
+            text += say("takeover.implicit", language)
+        steps = [describe_action(a, language) for a in self.actions]
         steps = [step for step in steps if step]
         shown = steps[-40:] if full else steps[-3:]
         if shown:
             skipped = len(steps) - len(shown)
-            text += ": " + ("… " if skipped else "") + "; ".join(shown)
+            listed = say("takeover.list_separator", language).join(shown)
+            text += say("takeover.list_start", language) + ("… " if skipped else "") + listed
         elif full:
-            text += ": they did nothing you can see"
+            text += say("takeover.did_nothing", language)
         if self.url_after:
-            text += f"; page is now {self.url_after}"
+            text += say("takeover.page_now", language, url=self.url_after)
         if self.note:
-            text += f". Their note: {_clip(self.note, 1000 if full else 200)}"
+            text += say("takeover.note", language, note=_clip(self.note, 1000 if full else 200))
         return f"<user_takeover>{text}</user_takeover>"
 
 
-def describe_action(action: Any) -> str:
-    """One recorded action as the model reads it, e.g. `typed in textbox "Email" → "ada@example.org"`."""
+def describe_action(action: Any, language: str | None = None) -> str:
+    """One recorded action as the model reads it, e.g. `typed in textbox "Email" → "ada@example.org"`.
+    The target (the element's role and name) is the page's own text and stays as it is."""
     if not isinstance(action, dict):
         return _one_line(str(action), 200)
     kind = action.get("kind")  # records made before capture.js have only a `description`
     target = _one_line(str(action.get("target") or ""), 120)
     value = action.get("value")
     shown = None if value is None else _one_line(str(value), 200)
+    quoted = json.dumps(shown or "", ensure_ascii=False)
     if kind == "click":
-        text = f"clicked {target}"
+        text = say("did.clicked", language, target=target)
     elif kind == "input":
-        typed = "(hidden)" if shown == HIDDEN_VALUE else f"→ {json.dumps(shown or '', ensure_ascii=False)}"
-        text = f"typed in {target} {typed}"
+        if shown == HIDDEN_VALUE:
+            text = say("did.typed_hidden", language, target=target)
+        else:
+            text = say("did.typed", language, target=target, value=quoted)
     elif kind == "select":
-        text = f"chose {json.dumps(shown or '', ensure_ascii=False)} in {target}"
+        text = say("did.chose", language, target=target, value=quoted)
     elif kind == "check":
-        text = f"{'unchecked' if shown == 'unchecked' else 'checked'} {target}"
+        text = say("did.unchecked" if shown == "unchecked" else "did.checked", language, target=target)
     elif kind == "submit":
-        text = f"submitted {target}"
+        text = say("did.submitted", language, target=target)
     elif kind == "key":
-        text = f"pressed {shown}" + (f" in {target}" if target else "")
+        text = say("did.pressed_in", language, key=shown, target=target) if target else say(
+            "did.pressed", language, key=shown)
     elif kind == "navigate":
-        text = f"went to {shown or action.get('url')}"
+        text = say("did.went_to", language, url=shown or action.get("url"))
     elif kind == "scroll":
-        text = f"scrolled {target or 'the page'} {shown or ''}".rstrip()
+        text = say("did.scrolled", language, target=target or say("did.the_page", language), how=shown or "").rstrip()
     elif kind == "tab":
-        text = f"{shown or 'switched to'} {target}".rstrip()
+        what = say(f"did.tab_{shown}", language) if shown in ("opened", "closed") else shown
+        text = say("did.tab", language, what=what or say("did.switched_to", language), target=target).rstrip()
     else:  # an older record: {description} or anything else
         text = str(action.get("description") or _compact(action))
     return _one_line(text, 300)
@@ -237,7 +248,7 @@ class RetryEvent(WireModel):
     attempt: int
     max_attempts: int
 
-    def to_prompt(self, full: bool = True) -> None:
+    def to_prompt(self, full: bool = True, language: str | None = None) -> None:
         return None  # transient trouble with the model call: for the record, not for its memory
 
 
@@ -246,7 +257,7 @@ class ErrorEvent(WireModel):
     message: str
     raw_response: Any = None
 
-    def to_prompt(self, full: bool = True) -> None:
+    def to_prompt(self, full: bool = True, language: str | None = None) -> None:
         return None
 
 

@@ -15,17 +15,20 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..i18n import text as say
+
 if TYPE_CHECKING:
     from ..browser.capture import PageCapture
     from ..browser.tab import Tab
     from ..taskrun.events import RunUpdate
     from ..taskrun.run import TaskRun
 
-HELP = "⌨  Press Enter here to take the controls of the browser; press it again when you are done to hand them back."
-
 
 class TerminalControls:
-    def __init__(self, run: TaskRun, out: TextIO, *, stdin: TextIO | None = None) -> None:
+    def __init__(
+        self, run: TaskRun, out: TextIO, *, stdin: TextIO | None = None, language: str | None = None
+    ) -> None:
+        self.language = language  # what it says is worded in: `run`'s language
         self.run = run
         self.out = out
         self.stdin = stdin or sys.stdin
@@ -52,7 +55,7 @@ class TerminalControls:
             root.on("Target.targetCreated", lambda params: self._on_tab(params, "opened"))
             root.on("Target.targetDestroyed", lambda params: self._on_tab(params, "closed"))
             root.on("Target.targetInfoChanged", self._on_tab_changed)
-            self._say(HELP)
+            self._say(say("controls.help", self.language))
         self.run.observers.append(self._on_update)
         threading.Thread(target=self._read_lines, args=(loop,), name="terminal", daemon=True).start()
         self._reader = loop.create_task(self._handle_lines())
@@ -96,7 +99,7 @@ class TerminalControls:
             await self._hand_back(line.strip() or None)
         elif self.run.taken_over:
             self._awaiting_note = True
-            self._say("Note for the agent: what you did, or what it should do next (Enter for none):")
+            self._say(say("controls.ask_note", self.language))
         elif self.capture is not None:
             await self._take_over("user")
 
@@ -162,11 +165,11 @@ class TerminalControls:
             self._recording = True
             if self.capture is not None:
                 self._spawn(self.capture.set_mode("record"))
-            self._say(_took_over_text(control))
+            self._say(_took_over_text(control, self.language))
         elif control is None and self._recording:
             self._recording = False  # handed back another way (the run ended, stopped)
         if update.question is not None and update.question != self._shown_question:
-            self._say(f"❓ The agent asks: {update.question}\n   Type your answer and press Enter:")
+            self._say(say("controls.question", self.language, question=update.question))
         self._shown_question = update.question
 
     def _say(self, text: str) -> None:
@@ -182,11 +185,11 @@ def _tab_name(url: str) -> str:
     return f"tab {json.dumps(url)}" if url and url != "about:blank" else "a new tab"
 
 
-def _took_over_text(control: dict[str, Any]) -> str:
+def _took_over_text(control: dict[str, Any], language: str | None = None) -> str:
     reason = control.get("reason")
     if reason == "agent_request":
-        return (f"🙋 The agent asks you to take the controls: {control.get('message') or '(no reason given)'}\n"
-                "   Do it in the browser, then press Enter here to hand back.")
+        reason_given = control.get("message") or say("controls.no_reason", language)
+        return say("controls.agent_asks_takeover", language, reason=reason_given)
     if reason == "implicit":
-        return "✋ You touched the page: the agent paused. Press Enter here when you are done to hand back."
-    return "✋ You have the controls: the agent is paused. Press Enter here when you are done to hand back."
+        return say("controls.touched", language)
+    return say("controls.you_have_them", language)

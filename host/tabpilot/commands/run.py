@@ -15,6 +15,9 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, language_of
+from ..i18n import text as say
+
 if TYPE_CHECKING:
     from ..browser.browser import Browser
     from ..taskrun.events import RunFinished, RunUpdate
@@ -127,7 +130,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         overrides = TaskOverrides(base_url=job.base_url, model=job.model, api_key=job.api_key,
                                   max_steps=job.max_steps, step_delay=job.step_delay, record=job.record)
         try:
-            plan = plan_task(job.task, overrides, source=job.source)
+            plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
             print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -151,18 +154,20 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         try:
             store.mark_interrupted()
             task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible)
+            language = terminal_language()  # read again: `config set language` may have run meanwhile
             if not job.json_output:
-                task_run.observers.append(RunPrinter(out))
+                task_run.observers.append(RunPrinter(out, language))
             await task_run.begin(tab_url)
             if interactive:
-                controls = TerminalControls(task_run, sys.stderr if job.json_output else out, stdin=stdin)
+                controls = TerminalControls(task_run, sys.stderr if job.json_output else out, stdin=stdin,
+                                            language=language)
                 await controls.start(capture=visible)
             finished = await _execute(task_run, controls)
         finally:
             if controls is not None:
                 await controls.close()
             store.close()
-        _print_result(finished, job, out)
+        _print_result(finished, job, out, language)
         if finished.status == "stopped":
             return EXIT_STOPPED
         return 0 if finished.success else EXIT_FAILED
@@ -245,56 +250,71 @@ async def _execute(task_run: TaskRun, controls: TerminalControls | None = None) 
                 pass
 
 
-def _print_result(finished: RunFinished, job: Job, out: TextIO) -> None:
+def terminal_language() -> Language:
+    """The language `run` prints in: the settings' language when the user chose one, else the terminal's
+    (LANG and friends)."""
+    from ..store.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings()
+    except SettingsError:
+        return environment_language()
+    return language_of(settings.language) if "language" in settings.model_fields_set else environment_language()
+
+
+def _print_result(finished: RunFinished, job: Job, out: TextIO, language: Language = DEFAULT_LANGUAGE) -> None:
     if job.json_output:  # the ExecutionResult, redacted as recorded
         print(json.dumps(finished.result, ensure_ascii=False, indent=2), file=out, flush=True)
         return
     mark = "✅" if finished.success else ("⏹" if finished.status == "stopped" else "❌")
-    print(f"\n{mark} {finished.status}: {finished.data}", file=out, flush=True)
+    status = say(f"run.status.{finished.status}", language)
+    print("\n" + say("run.outcome", language, mark=mark, status=status, data=finished.data), file=out, flush=True)
 
 
 class RunPrinter:
     """Prints each history event as it is appended: step number, next goal, action, result."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, language: Language = DEFAULT_LANGUAGE) -> None:
         self.out = out
+        self.language = language
 
     def __call__(self, update: RunUpdate) -> None:
         from ..taskrun.events import RunEvent
 
         if not isinstance(update, RunEvent):
             return
-        lines = _event_lines(update.event)
+        lines = _event_lines(update.event, self.language)
         if not update.recorded:
-            lines.append("    (this could not be saved to the task history)")
+            lines.append(say("run.not_saved", self.language))
         if lines:
             print("\n".join(lines), file=self.out, flush=True)
 
 
-def _event_lines(event: dict[str, Any]) -> list[str]:
+def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -> list[str]:
     kind = event.get("type")
     if kind == "step":
         action = event.get("action") or {}
-        goal = (event.get("reflection") or {}).get("next_goal") or "(no goal given)"
+        goal = (event.get("reflection") or {}).get("next_goal") or say("run.no_goal", language)
         described = f"{action.get('name')} {json.dumps(action.get('input'), ensure_ascii=False)}"
         return [
-            f"step {int(event.get('stepIndex', 0)) + 1} · {goal}",
-            f"    action: {_clip(described)}",
-            f"    result: {_clip(action.get('output', ''))}",
+            say("run.step", language, step=int(event.get("stepIndex", 0)) + 1, goal=goal),
+            say("run.action", language, action=_clip(described)),
+            say("run.result", language, result=_clip(action.get("output", ""))),
         ]
     if kind == "observation":
         return [f"  · {_clip(event.get('content', ''))}"]
     if kind == "retry":
-        return [f"  ↻ retry {event.get('attempt')}/{event.get('maxAttempts')}: {_clip(event.get('message', ''))}"]
+        return [say("run.retry", language, attempt=event.get("attempt"), max_attempts=event.get("maxAttempts"),
+                    message=_clip(event.get("message", "")))]
     if kind == "error":
         return [f"  ✖ {event.get('message')}"]
     if kind == "user_takeover":
         from ..agent.types import parse_event
 
         try:
-            account = parse_event(event).to_prompt()
+            account = parse_event(event).to_prompt(language=language)
         except ValueError:
-            account = "The user took over"
+            account = say("takeover.took_over", language)
         return [f"  ✋ {_clip(account.removeprefix('<user_takeover>').removesuffix('</user_takeover>'), 1000)}"]
     return []
 

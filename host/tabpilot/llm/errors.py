@@ -16,7 +16,14 @@ class LLMError(Exception):
 
 
 class LLMNotConfigured(LLMError):
-    """No model (or no API key for a remote endpoint) is configured."""
+    """No model (or no API key for a remote endpoint) is configured. `missing` says which (`model` or
+    `api_key`, then `base_url` is the endpoint that needs one), so a caller can word it for where the user
+    is and in their language."""
+
+    def __init__(self, message: str, *, missing: str = "model", base_url: str | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing
+        self.base_url = base_url
 
 
 class LLMAuthError(LLMError):

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..i18n import language_of
 from .approvals import Approvals
 from .codec import FrameError, encode_frames
 from .peer import Peer, RequestFailed, reply_error, reply_ok
@@ -213,6 +214,8 @@ class NativeHost:
             return reply_ok(request_id, {"pong": True})
         if frame.get("type") == "hello" and isinstance(frame.get("extensionVersion"), str | None):
             log.info("hello from extension %s", frame.get("extensionVersion"))
+            if isinstance(frame.get("uiLanguage"), str):
+                self.tasks.ui_language = language_of(frame["uiLanguage"])
             return reply_ok(request_id, self._hello_data())
         return None
 
@@ -256,6 +259,8 @@ class NativeHost:
 
     # --- handlers -------------------------------------------------------------------------------
     async def _hello(self, request: Any) -> dict[str, Any]:  # only reached with odd fields: see _quick_answer
+        if request.ui_language:
+            self.tasks.ui_language = language_of(request.ui_language)
         return self._hello_data()
 
     def _hello_data(self) -> dict[str, Any]:

@@ -132,6 +132,7 @@ Reply = Annotated[ReplyOk | ReplyError, Field(discriminator="ok")]
 class Hello(Request):
     type: Literal["hello"]
     extension_version: str | None = Field(None, alias="extensionVersion")
+    ui_language: str | None = Field(None, alias="uiLanguage")  # the popup's language: the host's messages follow it
 
 
 class Ping(Request):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..i18n import DEFAULT_LANGUAGE, Language
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class TaskManager:
         self._tabs: dict[int, HostTask] = {}  # the tab → its starting or running task
         self._latest: HostTask | None = None
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
+        self.ui_language: Language = DEFAULT_LANGUAGE  # the extension's (its hello): what errors are worded in
 
     # --- reading --------------------------------------------------------------------------------
     def get(self, task_id: str | None = None, tab_id: int | None = None) -> dict[str, Any] | None:
@@ -123,7 +125,8 @@ class TaskManager:
         from .relay import RelayBrowser
 
         try:
-            plan = plan_task(request.task, _overrides(request.config, use_my_model), source=request.source)
+            plan = plan_task(request.task, _overrides(request.config, use_my_model), source=request.source,
+                             language=self.ui_language)
         except PlanError as exc:
             raise RequestFailed(str(exc), exc.code) from exc
         browser = RelayBrowser(self._link, all_tabs=plan.include_all_tabs)

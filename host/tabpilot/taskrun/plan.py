@@ -3,7 +3,7 @@
 Where the user is decides two things: which configuration wins (in a terminal the OPENAI_* environment
 comes before the settings file, as shells expect; in the browser the settings file is the truth) and
 what a "no model configured" error tells them to do (the CLI's flags and variables mean nothing in
-the popup)."""
+the popup), in their language (the popup's, or the terminal's)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,18 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..i18n import text as say
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from ..agent.config import AgentConfig
+    from ..llm import LLMNotConfigured
     from ..llm.config import LLMConfig
     from ..store.settings import Settings
 
 TERMINAL_SOURCES = ("cli", "demo")  # a person at a terminal: flags and environment variables apply
-POPUP_NOT_CONFIGURED = "No model set: open Settings and enter the base URL, model and API key."
+POPUP_NOT_CONFIGURED = say("error.popup_not_configured")
 
 
 class PlanError(Exception):
@@ -59,13 +62,15 @@ class TaskPlan:
 
 
 def plan_task(
-    task: str, overrides: TaskOverrides | None = None, *, source: str, settings: Settings | None = None
+    task: str, overrides: TaskOverrides | None = None, *, source: str, settings: Settings | None = None,
+    language: str | None = None,
 ) -> TaskPlan:
-    """The plan for `task`; raises PlanError (codes `settings`, `not_configured`, `bad_request`)."""
+    """The plan for `task`; raises PlanError (codes `settings`, `not_configured`, `bad_request`), whose
+    not-configured advice is in `language` (the user's, not the agent's; English by default)."""
     from pydantic import ValidationError
 
     from ..agent.config import AgentConfig
-    from ..llm import LLMError
+    from ..llm import LLMError, LLMNotConfigured
     from ..llm.config import endpoint_config
     from ..store.settings import SettingsError, load_settings
 
@@ -90,8 +95,10 @@ def plan_task(
     )
     try:
         llm.resolve()
+    except LLMNotConfigured as exc:
+        raise PlanError(_not_configured(exc, source, language), "not_configured") from exc
     except LLMError as exc:
-        raise PlanError(_not_configured(exc.message, source), "not_configured") from exc
+        raise PlanError(exc.message, "not_configured") from exc
     agent_options: dict[str, Any] = {
         "max_steps": overrides.max_steps or settings.max_steps,
         "language": overrides.language or settings.language,
@@ -116,12 +123,17 @@ def plan_task(
     )
 
 
-def _not_configured(message: str, source: str) -> str:
+def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) -> str:
     if source == "popup":
-        return POPUP_NOT_CONFIGURED
+        return say("error.popup_not_configured", language)
+    if exc.missing == "api_key":
+        missing = say("error.no_api_key", language, base_url=exc.base_url)
+    else:
+        missing = say("error.no_model", language)
+    message = f"{missing} {say('error.how_to_configure_terminal', language)}"
     if source in TERMINAL_SOURCES:
         return message
-    return f"{message} In the popup: open Settings."
+    return say("error.page_not_configured", language, message=message)
 
 
 def describe(exc: ValidationError) -> str:

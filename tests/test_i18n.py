@@ -1,0 +1,63 @@
+"""The host's message catalog: every language holds the same keys with the same placeholders, and a
+language tag from Chrome, a page or the terminal's locale picks the right table (English otherwise)."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from tabpilot.agent.types import UserTakeoverEvent
+from tabpilot.i18n import CATALOG, EN_US, environment_language, language_of, text
+
+
+def placeholders(message: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(message) if name}
+
+
+@pytest.mark.parametrize("language", sorted(CATALOG))
+def test_every_language_has_every_message_with_the_same_placeholders(language: str) -> None:
+    table = CATALOG[language]  # type: ignore[index]
+    assert table.keys() == EN_US.keys()
+    for key, english in EN_US.items():
+        assert placeholders(table[key]) == placeholders(english), key
+
+
+def test_language_tags_from_chrome_pages_and_locales() -> None:
+    for tag in ("zh-CN", "zh_CN", "zh", "zh-Hans", "zh_CN.UTF-8", "ZH-cn"):
+        assert language_of(tag) == "zh-CN", tag
+    for tag in (None, "", "en", "en-US", "en_GB.UTF-8", "fr", "C.UTF-8", "zh-TW", "zh-Hant"):
+        assert language_of(tag) == "en-US", tag
+    assert environment_language({"LANG": "zh_CN.UTF-8"}) == "zh-CN"
+    assert environment_language({"LANGUAGE": "en_US:zh_CN", "LANG": "zh_CN.UTF-8"}) == "en-US"
+    assert environment_language({}) == "en-US"
+
+
+def test_a_message_falls_back_to_english_for_an_unknown_language() -> None:
+    assert text("run.status.completed", "fr-FR") == "completed"
+    assert text("run.status.completed", "zh-CN") == "已完成"
+
+
+def test_the_takeover_account_is_worded_in_the_agents_language() -> None:
+    event = UserTakeoverEvent(
+        reason="agent_request", started_at=1000, ended_at=6000, url_after="http://x/done",
+        actions=[{"kind": "input", "target": 'textbox "Code"', "value": "•••"},
+                 {"kind": "click", "target": 'button "Verify"'},
+                 {"kind": "tab", "target": "docs", "value": "opened"}],
+        note="好了",
+    )
+    assert event.to_prompt(language="zh-CN") == (
+        '<user_takeover>用户接管了控制 5 秒（是你请求的）：在 textbox "Code" 中输入了（隐藏的值）；'
+        '点击了 button "Verify"；打开了标签页 docs；页面现在是 http://x/done。他们的留言：好了</user_takeover>'
+    )
+    assert event.to_prompt().startswith("<user_takeover>The user took over for 5 s (you asked them to): typed in")
+
+
+def test_the_terminal_controls_speak_the_runs_language() -> None:
+    from tabpilot.commands.controls import _took_over_text
+
+    asked = {"reason": "agent_request", "message": "请输入验证码"}
+    assert _took_over_text(asked, "zh-CN") == (
+        "🙋 智能体请你接管控制：请输入验证码\n   请在浏览器中完成，然后在这里按 Enter 交还控制。"
+    )
+    assert _took_over_text({"reason": "implicit"}).startswith("✋ You touched the page: the agent paused.")
