@@ -111,6 +111,7 @@ const Timeline = (() => {
       case "executed": return t("activityExecuted", activity.tool, Math.round(activity.duration ?? 0));
       case "retrying": return t("activityRetrying", ...tries(activity.attempt + 1, activity.maxAttempts));
       case "error": return t("activityError", activity.message);
+      case "waiting": return t("activityWaiting", Math.round(activity.seconds ?? 0));
       default: return "";
     }
   }

@@ -25,7 +25,7 @@ from e2e_support import (
     wait_status,
 )
 
-from tabpilot.agent.types import ExecutedActivity, UserTakeoverEvent
+from tabpilot.agent.types import ExecutedActivity, UserTakeoverEvent, WaitingActivity
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 
@@ -262,6 +262,9 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
     assert "Clicked 'Sign up'" in card and "I signed up myself" in card
     activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())})")
     assert activity == "Done click_element_by_index in 1,234 ms"
+    waiting = WaitingActivity(seconds=30.0, message="the model has not answered for 30 s")
+    activity = await popup.js(f"Timeline.activityText({json.dumps(waiting.to_wire())})")
+    assert activity == "The model has not answered for 30 s; still waiting…"
     await harness.browser.close_tab(popup.tab.target_id)
 
 

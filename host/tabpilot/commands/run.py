@@ -272,15 +272,20 @@ def _print_result(finished: RunFinished, job: Job, out: TextIO, language: Langua
 
 
 class RunPrinter:
-    """Prints each history event as it is appended: step number, next goal, action, result."""
+    """Prints each history event as it is appended (step number, next goal, action, result) and a note
+    while the model has not answered."""
 
     def __init__(self, out: TextIO, language: Language = DEFAULT_LANGUAGE) -> None:
         self.out = out
         self.language = language
 
     def __call__(self, update: RunUpdate) -> None:
-        from ..taskrun.events import RunEvent
+        from ..taskrun.events import RunActivity, RunEvent
 
+        if isinstance(update, RunActivity) and update.activity.get("type") == "waiting":
+            seconds = f"{float(update.activity.get('seconds', 0)):g}"
+            print(say("run.waiting", self.language, seconds=seconds), file=self.out, flush=True)
+            return
         if not isinstance(update, RunEvent):
             return
         lines = _event_lines(update.event, self.language)
