@@ -292,7 +292,7 @@ def _event_lines(event: dict[str, Any]) -> list[str]:
         from ..agent.types import parse_event
 
         try:
-            account = parse_event(event).to_prompt()
+            account = parse_event(event).to_prompt() or "The user took over"
         except ValueError:
             account = "The user took over"
         return [f"  ✋ {_clip(account.removeprefix('<user_takeover>').removesuffix('</user_takeover>'), 1000)}"]
