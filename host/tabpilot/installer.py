@@ -223,9 +223,10 @@ def install(
 
 def is_ours(manifest: Path) -> bool:
     try:
-        return json.loads(manifest.read_text(encoding="utf-8")).get("name") == HOST_NAME
-    except (OSError, ValueError, AttributeError):
+        manifest_json = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return False
+    return isinstance(manifest_json, dict) and manifest_json.get("name") == HOST_NAME
 
 
 def uninstall(browser: str = "all", *, user_data_dir: Path | None = None) -> InstallReport:
@@ -248,32 +249,38 @@ def uninstall(browser: str = "all", *, user_data_dir: Path | None = None) -> Ins
 
 # --- Windows registry ---------------------------------------------------------------------------
 def _set_registry(key: str, value: str) -> None:
-    import winreg  # type: ignore[import-not-found,unused-ignore]
+    # if/else on sys.platform: mypy checks each branch only for its own platform (winreg's stubs are
+    # Windows-only), so no type: ignore is needed on either.
+    if sys.platform == "win32":
+        import winreg
 
-    with winreg.CreateKey(winreg.HKEY_CURRENT_USER, key) as handle:  # type: ignore[attr-defined,unused-ignore]
-        winreg.SetValueEx(handle, "", 0, winreg.REG_SZ, value)  # type: ignore[attr-defined,unused-ignore]
+        with winreg.CreateKey(winreg.HKEY_CURRENT_USER, key) as handle:
+            winreg.SetValueEx(handle, "", 0, winreg.REG_SZ, value)
+    else:
+        raise OSError(f"there is no Windows registry on {sys.platform}")
 
 
 def _delete_registry(key: str) -> bool:
-    if sys.platform != "win32":
-        return False
-    import winreg  # type: ignore[import-not-found,unused-ignore]
+    if sys.platform == "win32":
+        import winreg
 
-    try:
-        winreg.DeleteKey(winreg.HKEY_CURRENT_USER, key)  # type: ignore[attr-defined,unused-ignore]
-    except FileNotFoundError:
+        try:
+            winreg.DeleteKey(winreg.HKEY_CURRENT_USER, key)
+        except FileNotFoundError:
+            return False
+        return True
+    else:
         return False
-    return True
 
 
 def read_registry(key: str) -> str | None:
-    if sys.platform != "win32":
-        return None
-    import winreg  # type: ignore[import-not-found,unused-ignore]
+    if sys.platform == "win32":
+        import winreg
 
-    try:
-        with winreg.OpenKey(winreg.HKEY_CURRENT_USER, key) as handle:  # type: ignore[attr-defined,unused-ignore]
-            return str(winreg.QueryValueEx(handle, "")[0])  # type: ignore[attr-defined,unused-ignore]
-    except FileNotFoundError:
+        try:
+            with winreg.OpenKey(winreg.HKEY_CURRENT_USER, key) as handle:
+                return str(winreg.QueryValueEx(handle, "")[0])
+        except FileNotFoundError:
+            return None
+    else:
         return None
-

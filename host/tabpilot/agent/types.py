@@ -271,7 +271,7 @@ class ExecutionResult(WireModel):
     history: list[HistoricalEvent] = Field(default_factory=list)
 
 
-_event_adapter: TypeAdapter[Any] = TypeAdapter(HistoricalEvent)
+_event_adapter: TypeAdapter[AnyEvent] = TypeAdapter(HistoricalEvent)
 _activity_adapter: TypeAdapter[Any] = TypeAdapter(AgentActivity)
 
 

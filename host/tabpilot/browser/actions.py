@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,7 @@ class _Aftermath:
 
 
 @asynccontextmanager
-async def _watch(browser: Browser, tab: Tab):
+async def _watch(browser: Browser, tab: Tab) -> AsyncIterator[_Aftermath]:
     """Accept JavaScript dialogs (they would block the page) and notice navigations and new windows."""
     aftermath = _Aftermath()
 

@@ -104,7 +104,7 @@ async def resolve(tab: Tab, element: ElementRef) -> str:
     """The element's JS object id, after checking it is still attached to its document."""
     reply = await send(tab, element.session, "DOM.resolveNode", {"backendNodeId": element.backend_node_id},
                        element=element)
-    object_id = reply["object"].get("objectId")
+    object_id: str | None = reply["object"].get("objectId")
     if not object_id:
         raise stale_error(element)
     connected = await call(tab, element, object_id, "function() { return this.isConnected; }")

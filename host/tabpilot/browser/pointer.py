@@ -186,7 +186,8 @@ async def aim(tab: Tab, element: ElementRef, object_id: str) -> Aim:
     owners = _owner_chain(element)
     first_blocker: tuple[int | None, ElementRef | None] | None = None
     for x, y in points:
-        blocker = await _frame_blocker(tab, element, owners, x + origin_x, y + origin_y)
+        blocker: tuple[int | None, ElementRef | None] | None = await _frame_blocker(
+            tab, element, owners, x + origin_x, y + origin_y)
         if blocker is None:
             hit = await _node_at(tab, element, None, x, y)
             if await _hits_element(tab, element, object_id, hit):

@@ -196,8 +196,8 @@ async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key,
         except (CDPError, BrowserError):
             return None  # the frame went away, or is not rendered: nothing to show from it
 
-    top, *others = await asyncio.gather(
-        fast.read_frame(tab.session, main_frame), *(one(frame) for frame in list(tab.frames.values())))
+    top, others = await asyncio.gather(
+        fast.read_frame(tab.session, main_frame), asyncio.gather(*(one(frame) for frame in list(tab.frames.values()))))
     readings = [r for r in others if r is not None]
     worlds = {tab.session.session_id: top.world, **{f.session.session_id: r.world for f, r in readings}}
     insets = dict(top.insets)

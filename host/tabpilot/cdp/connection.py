@@ -171,15 +171,15 @@ class CDPConnection:
             else:
                 future.set_result(message.get("result", {}))
             return
-        method = message.get("method")
-        if not method:
+        event: str | None = message.get("method")
+        if not event:
             return
         params = message.get("params", {})
-        for handler in list(self._handlers.get((message.get("sessionId"), method), ())):
+        for handler in list(self._handlers.get((message.get("sessionId"), event), ())):
             try:
                 result = handler(params)
             except Exception:
-                log.exception("handler for %s failed", method)
+                log.exception("handler for %s failed", event)
                 continue
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)

@@ -66,11 +66,13 @@ class WebSocketTransport:
             data = await self._socket.recv()
         except websockets.ConnectionClosed as exc:
             raise TransportClosed(f"DevTools websocket closed: {exc}") from exc
+        message: dict[str, Any]
         try:
-            return from_json(data)  # ~25% faster than json.loads on multi-MB snapshots
+            message = from_json(data)  # ~25% faster than json.loads on multi-MB snapshots
         except ValueError:
             # Lone surrogates (any page can hold them) only json accepts; they leave as U+FFFD.
-            return clean_json(json.loads(data))
+            message = clean_json(json.loads(data))
+        return message
 
     async def close(self) -> None:
         await self._socket.close()

@@ -317,7 +317,7 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
         from ..agent.types import parse_event
 
         try:
-            account = parse_event(event).to_prompt(language=language)
+            account = parse_event(event).to_prompt(language=language) or say("takeover.took_over", language)
         except ValueError:
             account = say("takeover.took_over", language)
         return [f"  ✋ {_clip(account.removeprefix('<user_takeover>').removesuffix('</user_takeover>'), 1000)}"]

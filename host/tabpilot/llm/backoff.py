@@ -14,7 +14,7 @@ MAX_RETRY_AFTER = 60.0
 
 def backoff_delay(retry_number: int, base: float) -> float:
     """Delay before retry `retry_number` (1-based): base·2^(n-1), scaled by a random factor in [0.5, 1)."""
-    ceiling = min(MAX_BACKOFF, base * 2 ** (retry_number - 1))
+    ceiling = min(MAX_BACKOFF, base * 2.0 ** (retry_number - 1))
     return ceiling * (0.5 + random.random() / 2)
 
 

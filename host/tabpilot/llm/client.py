@@ -337,7 +337,8 @@ class LLMClient:
                 "further (the max-reply-mb setting; is the base URL an OpenAI-compatible endpoint?)") from None
         except UnreadableEncoding as exc:
             raise _RetryableFailure(f"could not read the reply from {self.endpoint.base_url}: {exc}") from None
-        return raw.http_response.text
+        text: str = raw.http_response.text  # `raw` is Any: create(**body) matches none of openai's overloads
+        return text
 
     def _connection_failure(self, cause: BaseException) -> str:
         """What went wrong on the wire, in words even when the exception carries none."""
@@ -438,7 +439,8 @@ class LLMClient:
             cause = f"the provider returned an error: {detail}" if detail else "the reply has no choices"
             raise _RetryableFailure(cause, raw_response=data)
         choice = choices[0]
-        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        reply_message = choice.get("message")
+        message: dict[str, Any] = reply_message if isinstance(reply_message, dict) else {}
         finish_reason = choice.get("finish_reason")
         if finish_reason == "content_filter":
             raise LLMContentFiltered("The provider's content filter blocked the model's reply "
@@ -541,8 +543,9 @@ def _megabytes(size: int) -> str:
 def _provider_message(error: Any) -> str | None:
     if isinstance(error, dict):
         inner = error.get("error", error)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
+        text = inner.get("message") if isinstance(inner, dict) else None
+        if isinstance(text, str):
+            return text
         if isinstance(inner, str):
             return inner
     if isinstance(error, str) and error.strip():

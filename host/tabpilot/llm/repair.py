@@ -248,7 +248,7 @@ def action_variants(parameters: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def single_field(schema: dict[str, Any], root: dict[str, Any]) -> str | None:
     """The field a bare value belongs in: the only property, or else the only required one."""
     schema = _resolve(schema, root)
-    properties = list((schema.get("properties") or {}).keys())
+    properties: list[str] = list((schema.get("properties") or {}).keys())
     if len(properties) == 1:
         return properties[0]
     required = schema.get("required") or []

@@ -246,11 +246,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif isinstance(reply, ToolCall):
             arguments = reply.arguments if isinstance(reply.arguments, str) else json.dumps(reply.arguments)
             call = {"id": f"call_{index}", "type": "function", "function": {"name": reply.name, "arguments": arguments}}
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
-            self._send_json(200, _completion(index, body, message, reply.finish_reason, reply.usage, arguments))
+            calling = {"role": "assistant", "content": None, "tool_calls": [call]}
+            self._send_json(200, _completion(index, body, calling, reply.finish_reason, reply.usage, arguments))
         elif isinstance(reply, Text):
-            message = {"role": "assistant", "content": reply.content}
-            self._send_json(200, _completion(index, body, message, reply.finish_reason, reply.usage, reply.content))
+            saying = {"role": "assistant", "content": reply.content}
+            self._send_json(200, _completion(index, body, saying, reply.finish_reason, reply.usage, reply.content))
         elif isinstance(reply, HTTPError):
             headers = {} if reply.retry_after is None else {"Retry-After": str(reply.retry_after)}
             if reply.body is not None:

@@ -46,8 +46,8 @@ class Approvals:
         self._pending[approval_id] = future
         from .messages import ApprovalClosedPush, ApprovalRequestPush
 
-        request = ApprovalRequestPush(approvalId=approval_id, kind=kind, requester=requester, task=task,
-                                      tabId=tab_id, timeoutMs=int(timeout * 1000))
+        request = ApprovalRequestPush(approval_id=approval_id, kind=kind, requester=requester, task=task,
+                                      tab_id=tab_id, timeout_ms=int(timeout * 1000))
         decision: Decision = "deny"
         try:
             self._push(request.to_frame())
@@ -60,7 +60,7 @@ class Approvals:
             ) from None
         finally:
             self._pending.pop(approval_id, None)
-            self._push(ApprovalClosedPush(approvalId=approval_id, decision=decision).to_frame())
+            self._push(ApprovalClosedPush(approval_id=approval_id, decision=decision).to_frame())
         if decision == "deny":
             raise RequestFailed(f"the user declined to let {requester} run this task", "denied")
         return decision

@@ -187,17 +187,17 @@ class TaskManager:
             return
         task_id = str(entry.task_id)
         if isinstance(update, RunStatus):
-            self._push(TaskStatusPush(taskId=task_id, status=update.status))  # type: ignore[arg-type]  # "running"
+            self._push(TaskStatusPush(task_id=task_id, status=update.status))  # type: ignore[arg-type]  # "running"
         elif isinstance(update, RunEvent):
-            self._push(TaskEventPush(taskId=task_id, event=update.event))
+            self._push(TaskEventPush(task_id=task_id, event=update.event))
         elif isinstance(update, RunActivity):
-            self._push(TaskActivityPush(taskId=task_id, activity=update.activity))
+            self._push(TaskActivityPush(task_id=task_id, activity=update.activity))
         elif isinstance(update, RunControl):
-            self._push(TaskControlPush(taskId=task_id, control=update.control, question=update.question))
+            self._push(TaskControlPush(task_id=task_id, control=update.control, question=update.question))
         elif isinstance(update, RunFinished):
             self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
-            self._push(TaskStatusPush(taskId=task_id, status=update.status))
-            self._push(TaskResultPush(taskId=task_id, result=update.result))
+            self._push(TaskStatusPush(task_id=task_id, status=update.status))
+            self._push(TaskResultPush(task_id=task_id, result=update.result))
 
     def _push(self, message: Any) -> None:
         try:

@@ -330,7 +330,7 @@ class TaskStore:
             rows = self._db.execute(
                 "SELECT id FROM tasks WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (pattern,)
             ).fetchall()
-        ids = [row["id"] for row in rows]
+        ids: list[str] = [row["id"] for row in rows]
         if not ids:
             raise TaskNotFound(prefix)
         if prefix in ids:
@@ -386,7 +386,8 @@ class TaskStore:
                 "totalTokens": summary.total_tokens,
             },
         }
-        return self._clean(export)  # defence in depth: scrub once more on the way out
+        cleaned: dict[str, Any] = self._clean(export)  # defence in depth: scrub once more on the way out
+        return cleaned
 
     def close(self) -> None:
         with self._lock:

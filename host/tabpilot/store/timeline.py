@@ -13,8 +13,8 @@ CLIP = 400
 
 def clip(text: Any, limit: int = CLIP) -> str:
     """One line, at most `limit` characters; anything that is not text is shown as compact JSON."""
-    text = " ".join((text if isinstance(text, str) else compact(text)).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    line = " ".join((text if isinstance(text, str) else compact(text)).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def when(seconds: float | None) -> str:
@@ -94,7 +94,8 @@ def _event_lines(stored: StoredEvent, started_at: float) -> list[str]:
         if isinstance(event.get("startedAt"), int | float) and isinstance(event.get("endedAt"), int | float):
             took = f" for {duration((event['endedAt'] - event['startedAt']) / 1000)}"
         lines = [f"{offset}  you took over{took}"]
-        actions = event.get("actions") if isinstance(event.get("actions"), list) else []
+        recorded = event.get("actions")
+        actions: list[Any] = recorded if isinstance(recorded, list) else []
         for action in actions[:20]:
             text = action if isinstance(action, str) else _object(action).get("description") or compact(action)
             lines.append(f"{pad}    - {clip(text, 200)}")

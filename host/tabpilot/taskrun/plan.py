@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..i18n import text as say
 
@@ -25,10 +25,13 @@ TERMINAL_SOURCES = ("cli", "demo")  # a person at a terminal: flags and environm
 POPUP_NOT_CONFIGURED = say("error.popup_not_configured")
 
 
+PlanErrorCode = Literal["settings", "not_configured", "bad_request"]  # native protocol error codes
+
+
 class PlanError(Exception):
     """A task that cannot run as asked; `code` is the native protocol's error code."""
 
-    def __init__(self, message: str, code: str) -> None:
+    def __init__(self, message: str, code: PlanErrorCode) -> None:
         super().__init__(message)
         self.code = code
 
@@ -81,6 +84,7 @@ def plan_task(
         except SettingsError as exc:
             raise PlanError(str(exc), "settings") from exc
     terminal = source in TERMINAL_SOURCES
+    environ: dict[str, str] | None
     environ, user_key = None, settings.api_key  # the user's key is kept out of what the run writes, used or not
     if not overrides.use_my_model:  # none of the user's endpoint, model or keys (file or environment)
         settings = settings.model_copy(update={"base_url": None, "model": None, "api_key": None})

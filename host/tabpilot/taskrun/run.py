@@ -304,7 +304,8 @@ class TaskRun:
     async def _ask_user(self, question: str) -> str:
         """The model's `ask_user`: the question waits for `answer()` (the popup, overlay or terminal)."""
         self._close_question()
-        answer = self._answer = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._answer = answer
         self._question = question
         self._tell_control()
         try:

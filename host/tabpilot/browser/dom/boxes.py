@@ -55,7 +55,7 @@ def clipped_away(strings: list[str], style: list[int]) -> bool:
     if clip.startswith("rect(") and strings[style[POSITION]] in ("absolute", "fixed"):
         sides = [p.strip() for p in clip[5:-1].split(",")]
         if len(sides) == 4 and "auto" not in sides:
-            top, right, bottom, left = (float(_NUMBER.match(p).group()) if _NUMBER.match(p) else 0.0 for p in sides)
+            top, right, bottom, left = (_leading_number(p) for p in sides)
             if right <= left or bottom <= top:
                 return True
     if clip_path.startswith("inset("):
@@ -64,6 +64,12 @@ def clipped_away(strings: list[str], style: list[int]) -> bool:
             top, right, bottom, left = _box_sides([float(v[:-1]) for v in values])
             return top + bottom >= 100 or left + right >= 100
     return False
+
+
+def _leading_number(text: str) -> float:
+    """The number a CSS length starts with (`12px` → 12.0); 0.0 when it starts with none."""
+    found = _NUMBER.match(text)
+    return float(found.group()) if found else 0.0
 
 
 def _box_sides(values: list[float]) -> tuple[float, float, float, float]:

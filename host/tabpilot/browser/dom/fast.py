@@ -56,9 +56,13 @@ class FrameReading:
     insets: dict[tuple[str | None, int], Insets]
 
 
+_WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
+
+
 def _worlds(session: CDPSession) -> dict[str, World]:
     """This session's worlds, kept on the session (so they go when it goes)."""
-    return session.kept.setdefault("fast.worlds", {})
+    worlds: dict[str, World] = session.kept.setdefault(_WORLDS, {})
+    return worlds
 
 
 async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
@@ -143,7 +147,7 @@ def _group(frame_id: str) -> str:
 
 def forget(session: CDPSession) -> None:
     """Start over in `session`: the next read makes new worlds (after a failed or crashed read)."""
-    session.kept.pop("fast.worlds", None)
+    session.kept.pop(_WORLDS, None)
 
 
 async def _world(session: CDPSession, frame_id: str) -> World:
@@ -217,7 +221,9 @@ async def _walk(world: World) -> dict[str, Any]:
         if "Cannot find context" in text:
             raise CDPError("Runtime.evaluate", -1, text)
         raise BrowserError(f"could not read the page: {text}")
-    return clean_json(json.loads(reply["result"]["value"]))  # the page's half emoji: U+FFFD from here on
+    # the page's half emoji: U+FFFD from here on
+    walked: dict[str, Any] = clean_json(json.loads(reply["result"]["value"]))
+    return walked
 
 
 async def _listening(world: World) -> set[int]:
@@ -241,7 +247,8 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
                 timeout=AUX_TIMEOUT)
         except CDPError:
             return None
-        return reply["object"].get("objectId")
+        object_id: str | None = reply["object"].get("objectId")
+        return object_id
 
     return list(await asyncio.gather(*(one(b) for b in backend_ids)))
 

@@ -127,9 +127,9 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         listed = [rules.shorten(o, 30) for o in options[: rules.OPTIONS_SHOWN]]
         more = len(options) - rules.OPTIONS_SHOWN
         shown["options"] = "|".join(listed) + (f"|…{more} more" if more > 0 else "")
-    value = current_value(found)
-    if value:
-        shown["value"] = rules.shorten(value, rules.VALUE_LIMIT)
+    current = current_value(found)
+    if current:
+        shown["value"] = rules.shorten(current, rules.VALUE_LIMIT)
     if rules.is_password_input(tag, attrs):
         index = found.document.input_value.get(found.node, -1)
         if index >= 0 and found.document.strings[index]:
@@ -151,9 +151,9 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
     if "aria-valuenow" in attrs and "value" not in shown:
         shown["value"] = rules.shorten(attrs.get("aria-valuetext") or attrs["aria-valuenow"], rules.VALUE_LIMIT)
     for aria in ("checked", "selected", "expanded", "pressed"):
-        value = attrs.get(f"aria-{aria}")
-        if value in ("true", "false", "mixed") and aria not in shown:
-            shown[aria] = value
+        aria_state = attrs.get(f"aria-{aria}")
+        if aria_state in ("true", "false", "mixed") and aria not in shown:
+            shown[aria] = aria_state
     if "disabled" in attrs or attrs.get("aria-disabled") == "true":
         shown["disabled"] = "true"
     if found.scroll is not None:
