@@ -210,3 +210,51 @@ async def test_typing_into_the_page_mid_task_pauses_the_page_task_and_the_page_h
 
 async def _async(value: Any) -> Any:
     return value
+
+
+# --- the page reloads while the user has the controls: attach() hears the rest, the takeover included -----------
+async def test_a_reload_during_the_takeover_and_attach_gets_the_takeover_and_the_result(
+    harness: Harness, llm: ScriptedLLMServer, app_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    await app_tab.evaluate("document.getElementById('name').value = ''; document.getElementById('city').value = ''")
+    llm.add(Delay(60), told_after_handback(after_handback, done("Done after the reload")))
+    await execute_from_page(app_tab, "reloaded", "Wait for me, then finish", llm)
+    await wait_overlay(app_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(app_tab, "takeover")
+    await wait_overlay(app_tab, "the overlay to say the user has the controls", lambda o: o["state"] == "user")
+    await user_fill(app_tab, "#name", "Before reload")
+
+    await app_tab.evaluate("location.reload(), true")
+    await wait_until(lambda: app_tab.evaluate("document.readyState === 'complete' && !window.runs"
+                                              " && typeof PAGE_AGENT_EXT === 'object'"), "the page to reload")
+    await app_tab.evaluate("""(() => {
+        const run = window.attached = {statuses: [], activities: [], histories: []};
+        const copy = (value) => JSON.parse(JSON.stringify(value));
+        window.PAGE_AGENT_EXT.attach({
+            onStatusChange: (s) => run.statuses.push(s),
+            onActivity: (a) => run.activities.push(copy(a)),
+            onHistoryUpdate: (h) => run.histories.push(copy(h)),
+        }).then((r) => { run.result = r; }, (e) => { run.error = String(e && e.message || e); });
+        return true;
+    })()""")
+    await wait_until(lambda: app_tab.evaluate("window.attached.statuses.length > 0"), "attach() to re-subscribe")
+    await wait_overlay(app_tab, "the overlay after the reload", lambda o: o["state"] == "user")
+    await user_fill(app_tab, "#city", "After reload")
+    await press_overlay(app_tab, "handback")
+
+    run = await wait_until(lambda: app_tab.evaluate("(r => 'result' in r || 'error' in r ? r : null)(window.attached)"),
+                           "attach() to resolve", 90)
+    assert not problems, problems
+    assert "error" not in run, run["error"]
+    assert run["statuses"] == ["running", "completed"], run["statuses"]
+    assert [a["type"] for a in run["activities"]].count("resumed") == 1, run["activities"]
+    [event] = takeovers(run["histories"][-1])
+    typed = {(a["target"], a.get("value")) for a in event["actions"] if a["kind"] == "input"}
+    assert {('textbox "Full name"', "Before reload"), ('textbox "City"', "After reload")} <= typed, event["actions"]
+    assert run["result"]["success"] is True and run["result"]["data"] == "Done after the reload"
+    assert takeovers(run["result"]["history"]) == [event]
+    [told] = after_handback
+    assert "After reload" in model_read(told), model_read(told)[-3000:]
