@@ -1,0 +1,260 @@
+"""User takeover of a task a web page started through `window.PAGE_AGENT_EXT` (issue 11): it works exactly as
+for a popup's task, and the page hears of it through page-agent's callbacks. Real Chromium, the real
+extension, the real host Chromium spawned, the scripted model. The allowed site is the account page's own
+origin; "the user" is this test's own CDP connection (user_support.py): input the extension did not dispatch.
+Both tests run on the same page, one task after the other (a second page task after a takeover works too)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from bridge_support import allow, origin_of
+from e2e_support import Harness, act_on, done, wait_until
+from user_support import press_overlay, screenshot, type_in_overlay, user_fill, wait_overlay
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.localfiles import LocalFiles
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+PAGE_KEY = "sk-page-app-key-takeover-8c1d"
+AGENT_STATUSES = {"idle", "running", "completed", "error", "stopped"}  # page-agent's AgentStatus
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def app_tab(harness: Harness, e2e_pages: LocalFiles) -> AsyncIterator[Tab]:
+    """The account page on an origin the user allowed, the visible tab of a window of its own."""
+    await allow(harness, origin_of(e2e_pages))
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": e2e_pages.url("account.html"), "newWindow": True}
+    )
+    tab = await harness.browser.attach(created["targetId"])
+    await tab.send("Emulation.setDeviceMetricsOverride",
+                   {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete' && typeof PAGE_AGENT_EXT === 'object'"),
+                     "the allowed page to load with the bridge")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def execute_from_page(tab: Tab, name: str, task: str, llm: ScriptedLLMServer) -> None:
+    """The app's own script calls execute() with its model and all three callbacks, without waiting; each
+    callback's values (copied as received) and the outcome land in window.runs[name]."""
+    config = {"baseURL": llm.base_url, "model": "scripted", "apiKey": PAGE_KEY}
+    await tab.evaluate(f"""(() => {{
+        window.runs = window.runs || {{}};
+        const run = window.runs[{json.dumps(name)}] = {{statuses: [], activities: [], histories: []}};
+        const copy = (value) => JSON.parse(JSON.stringify(value));
+        const config = Object.assign({json.dumps(config)}, {{
+            onStatusChange: (s) => run.statuses.push(s),
+            onActivity: (a) => run.activities.push(copy(a)),
+            onHistoryUpdate: (h) => run.histories.push(copy(h)),
+        }});
+        window.PAGE_AGENT_EXT.execute({json.dumps(task)}, config).then(
+            (r) => {{ run.result = r; }}, (e) => {{ run.error = String(e && e.message || e); }});
+        return true;
+    }})()""")
+
+
+async def page_run(tab: Tab, name: str) -> dict[str, Any]:
+    return await tab.evaluate(f"window.runs[{json.dumps(name)}]")
+
+
+async def outcome(tab: Tab, name: str, timeout: float = 90) -> dict[str, Any]:
+    return await wait_until(
+        lambda: tab.evaluate("(r => r && ('result' in r || 'error' in r) ? r : null)"
+                             f"(window.runs[{json.dumps(name)}])"),
+        f"the page's {name} to settle", timeout,
+    )
+
+
+def takeovers(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in history if e.get("type") == "user_takeover"]
+
+
+def told_after_handback(replies: list[dict[str, Any]], then: Any) -> Any:
+    """A reply that keeps the request it answers (the model's first after the hand back)."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        replies.append(body)
+        return then(body) if callable(then) else then
+
+    return reply
+
+
+def model_read(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content")) for m in body["messages"])
+
+
+def assert_told_to_the_page(run: dict[str, Any], reason: str) -> dict[str, Any]:
+    """What the page's callbacks and promise got around one takeover; returns the user_takeover event."""
+    assert "error" not in run, run.get("error")
+    # onStatusChange: page-agent's statuses only, running throughout the takeover, then the end
+    assert run["statuses"] == ["running", "completed"], run["statuses"]
+    assert set(run["statuses"]) <= AGENT_STATUSES
+    # onActivity: tabpilot's paused (why) and resumed reached the page, in that order, once each
+    kinds = [a["type"] for a in run["activities"]]
+    assert kinds.count("paused") == 1 and kinds.count("resumed") == 1, kinds
+    assert kinds.index("paused") < kinds.index("resumed"), kinds
+    paused = run["activities"][kinds.index("paused")]
+    assert paused.get("reason"), paused
+    # onHistoryUpdate: page-agent's HistoricalEvent list, one more event each time, the takeover among them
+    lengths = [len(h) for h in run["histories"]]
+    assert lengths == list(range(1, len(lengths) + 1)), lengths
+    last = run["histories"][-1]
+    assert all(isinstance(e, dict) and isinstance(e.get("type"), str) for e in last), last
+    [event] = takeovers(last)
+    assert event["reason"] == reason and event["actions"], event
+    first_with_it = next(i for i, h in enumerate(run["histories"]) if takeovers(h))
+    assert run["histories"][first_with_it][-1] == event  # pushed when handed back, as the newest event
+    # the promise: page-agent's ExecutionResult, its history holding the same event
+    result = run["result"]
+    assert set(result) == {"success", "data", "history"} and result["success"] is True, result
+    assert takeovers(result["history"]) == [event]
+    assert result["history"] == last
+    return event
+
+
+# --- explicit: Take over in the overlay, the user types, Hand back with a note ----------------------------------
+async def test_a_page_task_taken_over_in_the_overlay_tells_the_page_and_the_model(
+    harness: Harness, llm: ScriptedLLMServer, app_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
+        Delay(60),  # the agent thinks; the user presses Take over meanwhile (this call is cancelled)
+        told_after_handback(after_handback, done("Profile saved")),
+    )
+    await execute_from_page(app_tab, "explicit", "Save the profile of Ada Lovelace", llm)
+
+    running = await wait_overlay(app_tab, "the overlay on the page's task",
+                                 lambda o: o["state"] == "running" and "Type the name" in o["goal"])
+    assert running["buttons"] == ["takeover", "stop"], running
+    assert "Save the profile of Ada Lovelace" in running["task"]
+    await wait_until(lambda: app_tab.evaluate("document.getElementById('name').value === 'Ada Lovelace'"),
+                     "the agent to type the name")
+    await wait_until(lambda: _async(len(llm.requests) >= 2), "the agent to ask the model for its next step")
+    await press_overlay(app_tab, "takeover")
+    paused = await wait_overlay(app_tab, "the overlay to say the user has the controls", lambda o: o["state"] == "user")
+    assert paused["buttons"] == ["handback", "stop"] and "note" in paused["fields"], paused
+    await wait_until(lambda: app_tab.evaluate("window.runs.explicit.activities.some(a => a.type === 'paused')"),
+                     "the page's onActivity to hear of the pause")
+    assert (await page_run(app_tab, "explicit"))["statuses"] == ["running"]  # no status of its own: still running
+
+    await user_fill(app_tab, "#city", "Lyon")
+    await type_in_overlay(app_tab, "textarea.note", "City set to Lyon, go on")
+    await screenshot(app_tab, "bridge-takeover-user-has-the-controls.png")
+    await press_overlay(app_tab, "handback")
+
+    run = await outcome(app_tab, "explicit")
+    assert not problems, problems
+    assert llm.dropped == [1], llm.dropped  # the model call in flight when the user took over was cancelled
+    event = assert_told_to_the_page(run, "user")
+    assert event["note"] == "City set to Lyon, go on", event
+    assert ("input", 'textbox "City"', "Lyon") in {(a["kind"], a["target"], a.get("value")) for a in event["actions"]}
+    assert not any("hand back" in a["target"].lower() for a in event["actions"]), event["actions"]  # not the overlay
+    assert run["result"]["data"] == "Profile saved"
+    assert await app_tab.evaluate("document.getElementById('city').value") == "Lyon"
+    # the model's next request (as the scripted server received it) carries the account and the note
+    [told] = after_handback
+    assert "Lyon" in model_read(told) and "City set to Lyon, go on" in model_read(told), model_read(told)[-3000:]
+    assert told["messages"] and llm.headers[-1]["authorization"] == f"Bearer {PAGE_KEY}"  # still the page's model
+
+
+# --- implicit: the user types into the page while the page's task runs -------------------------------------------
+async def test_typing_into_the_page_mid_task_pauses_the_page_task_and_the_page_hears_of_it(
+    harness: Harness, llm: ScriptedLLMServer, app_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    await app_tab.evaluate("document.getElementById('name').value = ''; document.getElementById('city').value = ''")
+    llm.add(
+        act_on("Full name", "input_text", "Type the name", problems, text="Grace Hopper"),
+        # the agent would type a city; the user is faster (this call is cancelled at their first input)
+        Delay(60, then=act_on("City", "input_text", "Type the city", problems, text="Paris")),
+        told_after_handback(after_handback, act_on("Agree to terms", "click_element_by_index", "Tick the terms",
+                                                   problems)),
+        done("Profile done"),
+    )
+    await execute_from_page(app_tab, "implicit", "Fill in the profile of Grace Hopper", llm)
+    await wait_until(lambda: app_tab.evaluate("document.getElementById('name').value === 'Grace Hopper'"),
+                     "the agent to type the name")
+    await wait_until(lambda: _async(len(llm.requests) >= 2), "the agent to ask the model for its next step")
+    await user_fill(app_tab, "#city", "Kyoto")
+
+    paused = await wait_overlay(app_tab, "the overlay to say the user touched the page",
+                                lambda o: o["state"] == "implicit")
+    assert paused["buttons"] == ["handback", "stop"], paused
+    await wait_until(lambda: app_tab.evaluate("window.runs.implicit.activities.some(a => a.type === 'paused')"),
+                     "the page's onActivity to hear of the pause")
+    await press_overlay(app_tab, "handback")
+
+    run = await outcome(app_tab, "implicit")
+    assert not problems, problems
+    assert llm.dropped == [1], llm.dropped
+    event = assert_told_to_the_page(run, "implicit")
+    assert ("input", 'textbox "City"', "Kyoto") in {(a["kind"], a["target"], a.get("value")) for a in event["actions"]}
+    assert run["result"]["data"] == "Profile done"
+    assert await app_tab.evaluate("document.getElementById('city').value") == "Kyoto"  # not overwritten
+    assert await app_tab.evaluate("document.getElementById('terms').checked")  # the agent went on after
+    [told] = after_handback
+    assert "Kyoto" in model_read(told), model_read(told)[-3000:]
+
+
+async def _async(value: Any) -> Any:
+    return value
+
+
+# --- the page reloads while the user has the controls: attach() hears the rest, the takeover included -----------
+async def test_a_reload_during_the_takeover_and_attach_gets_the_takeover_and_the_result(
+    harness: Harness, llm: ScriptedLLMServer, app_tab: Tab
+) -> None:
+    problems: list[str] = []
+    after_handback: list[dict[str, Any]] = []
+    await app_tab.evaluate("document.getElementById('name').value = ''; document.getElementById('city').value = ''")
+    llm.add(Delay(60), told_after_handback(after_handback, done("Done after the reload")))
+    await execute_from_page(app_tab, "reloaded", "Wait for me, then finish", llm)
+    await wait_overlay(app_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(app_tab, "takeover")
+    await wait_overlay(app_tab, "the overlay to say the user has the controls", lambda o: o["state"] == "user")
+    await user_fill(app_tab, "#name", "Before reload")
+
+    await app_tab.evaluate("location.reload(), true")
+    await wait_until(lambda: app_tab.evaluate("document.readyState === 'complete' && !window.runs"
+                                              " && typeof PAGE_AGENT_EXT === 'object'"), "the page to reload")
+    await app_tab.evaluate("""(() => {
+        const run = window.attached = {statuses: [], activities: [], histories: []};
+        const copy = (value) => JSON.parse(JSON.stringify(value));
+        window.PAGE_AGENT_EXT.attach({
+            onStatusChange: (s) => run.statuses.push(s),
+            onActivity: (a) => run.activities.push(copy(a)),
+            onHistoryUpdate: (h) => run.histories.push(copy(h)),
+        }).then((r) => { run.result = r; }, (e) => { run.error = String(e && e.message || e); });
+        return true;
+    })()""")
+    await wait_until(lambda: app_tab.evaluate("window.attached.statuses.length > 0"), "attach() to re-subscribe")
+    await wait_overlay(app_tab, "the overlay after the reload", lambda o: o["state"] == "user")
+    await user_fill(app_tab, "#city", "After reload")
+    await press_overlay(app_tab, "handback")
+
+    run = await wait_until(lambda: app_tab.evaluate("(r => 'result' in r || 'error' in r ? r : null)(window.attached)"),
+                           "attach() to resolve", 90)
+    assert not problems, problems
+    assert "error" not in run, run["error"]
+    assert run["statuses"] == ["running", "completed"], run["statuses"]
+    assert [a["type"] for a in run["activities"]].count("resumed") == 1, run["activities"]
+    [event] = takeovers(run["histories"][-1])
+    typed = {(a["target"], a.get("value")) for a in event["actions"] if a["kind"] == "input"}
+    assert {('textbox "Full name"', "Before reload"), ('textbox "City"', "After reload")} <= typed, event["actions"]
+    assert run["result"]["success"] is True and run["result"]["data"] == "Done after the reload"
+    assert takeovers(run["result"]["history"]) == [event]
+    [told] = after_handback
+    assert "After reload" in model_read(told), model_read(told)[-3000:]
