@@ -79,7 +79,7 @@ class HostBackend:
         if self.approve == "always":
             return
         # said at once: the person may take a while, and some clients time a silent call out
-        await report("waiting for the person using the browser to allow this task (tabpilot popup)")
+        await report("waiting for the person using the browser to allow this task (tabpilot popup or side panel)")
         fields: dict[str, Any] = {"requester": requester, "task": task}
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
