@@ -56,13 +56,15 @@ async function notifyApproval(request) {
   }).catch((error) => console.warn("tabpilot: notification:", error.message));
 }
 
-chrome.notifications.onClicked.addListener((id) => {
+chrome.notifications.onClicked.addListener(onApprovalNotificationClicked);
+
+function onApprovalNotificationClicked(id) {
   if (!id.startsWith(MCP_APPROVAL_PREFIX)) return;
   const request = openApprovals.get(id.slice(MCP_APPROVAL_PREFIX.length));
   chrome.notifications.clear(id).catch(() => {});
   if (!request) return;
   openWhereAsked(request).catch(() => tellToOpenTheButton(request));
-});
+}
 
 // The side panel in the window the person was in, else the toolbar popup; Chromium allows either only from
 // the person's click, and may refuse both (no window, a gesture it does not count): then it says where to look.

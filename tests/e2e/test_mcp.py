@@ -266,6 +266,40 @@ async def test_deny_in_the_popup_refuses_the_task_and_asks_no_model(
     await close_popup(harness, popup)
 
 
+async def test_clicking_the_notification_opens_a_view_that_shows_the_request(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The notification's click (its handler run in the worker: a desktop notification cannot be clicked over
+    CDP, and without the click's gesture Chromium refuses the side panel) opens the toolbar popup there."""
+    await configure(harness, llm)
+    page = await harness.browser.new_tab(e2e_pages.url("form.html?notified"))
+    await harness.sw(f"const t = await chrome.tabs.get({await harness.chrome_tab_id(page)});"
+                     " await chrome.windows.update(t.windowId, {focused: true}); true")
+    async with mcp_client(harness, "--approve-timeout", "60", name="Noticed Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Nora", url=e2e_pages.url("form.html?n")))
+        shown = await wait_until(lambda: notification(harness, "Noticed Agent"), "the desktop notification")
+        await harness.sw(f"onApprovalNotificationClicked({json.dumps(shown['id'])}); true")
+        root = harness.browser.connection.root
+
+        async def opened() -> str | None:
+            for info in (await root.send("Target.getTargets"))["targetInfos"]:
+                if info["type"] == "page" and info["url"].startswith(f"{EXTENSION_ORIGIN}/popup.html"):
+                    return str(info["targetId"])
+            return None
+
+        popup = PopupPage(await harness.browser.attach(await wait_until(opened, "the popup or side panel")))
+        assert await popup.js("location.href") == f"{EXTENSION_ORIGIN}/popup.html"  # the toolbar popup
+        card = await approval_card(popup, "Noticed Agent")
+        assert "Sign up Nora" in card["text"]
+        assert shown["id"] not in await notifications_shown(harness)  # clicked: it goes
+        assert await harness.sw("(await chrome.action.getBadgeText({}))") == "?"  # the toolbar button says so
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert await harness.sw("(await chrome.action.getBadgeText({}))") == ""
+    assert llm.requests == []
+    await harness.browser.close_tab(page.target_id)
+
+
 async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_to_answer(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
