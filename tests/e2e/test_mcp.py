@@ -378,6 +378,31 @@ async def test_always_allow_in_the_side_panel_is_not_asked_again_for_that_client
     await close_popup(harness, panel)
 
 
+async def test_a_request_dies_with_its_host_and_the_next_one_is_shown_again(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The host killed while the person has not answered: the card goes (nothing is left to answer), the
+    client hears why, and the next request (to the new host) is shown in the same popup."""
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Patient Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Pat", url=e2e_pages.url("form.html?k1")))
+        await approval_card(popup, "Patient Agent")
+        os.kill(harness.host_pids()[0], signal.SIGKILL)
+        is_error, text = await call
+        assert is_error and "went away" in text, text
+        await popup.wait_for("!document.querySelector('.approval-card')", "the dead host's card to go")
+        await harness.wait_host_connected()
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Pat again",
+                                                 url=e2e_pages.url("form.html?k2")))
+        card = await approval_card(popup, "Patient Agent")
+        assert "Sign up Pat again" in card["text"]
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert llm.requests == []
+    await close_popup(harness, popup)
+
+
 async def test_no_model_configured_says_so_and_leaves_no_tab_behind(harness: Harness) -> None:
     assert (await ask_host(harness, {"type": "settings.set", "model": "", "baseURL": "", "apiKey": ""}))["ok"]
     before = len(await harness.browser.tabs())
