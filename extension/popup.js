@@ -57,6 +57,8 @@ function connectWorker() {
     for (const entry of waiting.values()) entry.reject(new Error(t("workerRestarted")));
     waiting.clear();
     onHostState({ connected: false, error: t("workerRestarted") });
+    // the worker's native port, and with it the host and its questions, went: the new worker replays any open
+    for (const approvalId of [...approvals.keys()]) closeApproval(approvalId);
     setTimeout(connectWorker, 500);
   });
 }

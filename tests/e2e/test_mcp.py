@@ -403,6 +403,36 @@ async def test_a_request_dies_with_its_host_and_the_next_one_is_shown_again(
     await close_popup(harness, popup)
 
 
+async def test_a_request_dies_with_the_service_worker_and_the_reopened_view_shows_only_live_ones(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The service worker stopped while a request waits: its native port takes the host and the question
+    along, so the open popup drops the card; the popup reconnects to the new worker and shows the next one."""
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Restart Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Ray", url=e2e_pages.url("form.html?w1")))
+        await approval_card(popup, "Restart Agent")
+        root = harness.browser.connection.root
+        workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
+                   if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
+        await root.send("Target.closeTarget", {"targetId": workers[0]})
+        is_error, text = await call
+        assert is_error and "went away" in text, text
+        await popup.wait_for("!document.querySelector('.approval-card')", "the card of the stopped worker's host")
+        harness.worker = None
+        await harness.attach_worker()  # the popup's reconnect woke it
+        await harness.wait_host_connected()
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Ray again",
+                                                 url=e2e_pages.url("form.html?w2")))
+        card = await approval_card(popup, "Restart Agent")
+        assert "Sign up Ray again" in card["text"]
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert llm.requests == []
+    await close_popup(harness, popup)
+
+
 async def test_no_model_configured_says_so_and_leaves_no_tab_behind(harness: Harness) -> None:
     assert (await ask_host(harness, {"type": "settings.set", "model": "", "baseURL": "", "apiKey": ""}))["ok"]
     before = len(await harness.browser.tabs())
