@@ -57,6 +57,8 @@ function connectWorker() {
     for (const entry of waiting.values()) entry.reject(new Error(t("workerRestarted")));
     waiting.clear();
     onHostState({ connected: false, error: t("workerRestarted") });
+    // the worker's native port, and with it the host and its questions, went: the new worker replays any open
+    for (const approvalId of [...approvals.keys()]) closeApproval(approvalId);
     setTimeout(connectWorker, 500);
   });
 }
@@ -264,7 +266,14 @@ async function placeTask(taskId) {
 }
 
 function onPush(message) {
-  if (!message || !message.taskId) return;
+  if (!message) return;
+  switch (message.type) {
+    case "approval.request":
+      return showApproval(message);
+    case "approval.closed":
+      return closeApproval(message.approvalId);
+  }
+  if (!message.taskId) return;
   if (message.taskId !== ui.taskId) return anotherTasksPush(message);
   switch (message.type) {
     case "task.status":
@@ -283,6 +292,70 @@ function onPush(message) {
     case "task.control":
       setControl(message.control || null, message.question || null);
       break;
+  }
+}
+
+// --- MCP clients asking to run a task: Allow once / Always allow for this client / Deny ----------------------------
+// A page's question is shown in that page (bridge/); an MCP client has no page, so it is asked here. The worker
+// replays the open ones to a view that connects later; approval.closed (answered anywhere, timed out) removes it.
+const approvals = new Map(); // approvalId → {request, li}
+let approvalTicker = null;
+
+function showApproval(request) {
+  if (request.kind !== "mcp" || approvals.has(request.approvalId)) return;
+  const li = Timeline.el("li", "approval-card");
+  li.dataset.approvalId = request.approvalId;
+  const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
+  const task = Timeline.el("blockquote", "approval-task", request.task);
+  const left = Timeline.el("div", "approval-left muted");
+  const buttons = Timeline.el("div", "row approval-buttons");
+  for (const [decision, key, style] of [["once", "approvalOnce", ""], ["always", "approvalAlways", "secondary"],
+    ["deny", "approvalDeny", "danger"]]) {
+    const button = Timeline.el("button", `${style} approval-${decision}`.trim(), t(key));
+    button.type = "button";
+    button.dataset.decision = decision;
+    button.addEventListener("click", () => answerApproval(request.approvalId, decision, li));
+    buttons.append(button);
+  }
+  li.append(title, task, left, buttons);
+  approvals.set(request.approvalId, { request, li });
+  $("approval-list").append(li);
+  renderApprovals();
+}
+
+function closeApproval(approvalId) {
+  const entry = approvals.get(approvalId);
+  if (!entry) return;
+  entry.li.remove();
+  approvals.delete(approvalId);
+  renderApprovals();
+}
+
+function renderApprovals() {
+  $("approvals").hidden = approvals.size === 0;
+  if (approvals.size === 0) $("approval-error").hidden = true;
+  clearInterval(approvalTicker);
+  approvalTicker = null;
+  if (approvals.size === 0) return;
+  const paint = () => {
+    for (const { request, li } of approvals.values()) {
+      const seconds = Math.max(0, Math.ceil(((request.expiresAt || 0) - Date.now()) / 1000));
+      li.querySelector(".approval-left").textContent = t("approvalLeft", seconds);
+    }
+  };
+  paint();
+  approvalTicker = setInterval(paint, 1000);
+}
+
+async function answerApproval(approvalId, decision, li) {
+  $("approval-error").hidden = true;
+  for (const button of li.querySelectorAll("button")) button.disabled = true;
+  try {
+    await ask("approval.answer", { approvalId, decision });
+    closeApproval(approvalId); // approval.closed follows; the card goes at once
+  } catch (error) {
+    showError("approval-error", error.code === "not_found" ? new Error(t("approvalGone")) : error);
+    closeApproval(approvalId); // answered elsewhere or timed out: nothing is left to answer
   }
 }
 

@@ -4,6 +4,7 @@
 importScripts("bridge/worker.js"); // the page bridge (window.PAGE_AGENT_EXT): its own file
 
 importScripts("worker/takeover.js");
+importScripts("worker/approvals.js"); // the MCP clients' requests, shown in the popup / side panel
 
 const HOST_NAME = "com.tabpilot.host";
 const EXTENSION_VERSION = chrome.runtime.getManifest().version;
@@ -19,6 +20,7 @@ const POPUP_REQUEST_TYPES = new Set([
   "settings.get", "settings.set", "settings.test",
   "history.list", "history.get", "history.export", "history.delete",
   "sites.list", "sites.allow", "sites.revoke", "sites.rotate",
+  "approval.answer", // an MCP client's request to run a task: the person's answer (worker/approvals.js)
 ]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);
 // Takeover requests the worker carries out itself on the way to the host (worker/takeover.js): the tab's
@@ -98,6 +100,7 @@ function hostDown(reason) {
   }
   host.chunks.clear();
   forgetAllTasks();
+  forgetApprovals();
   if (port) {
     try { port.disconnect(); } catch (_) { /* already gone */ }
   }
@@ -178,6 +181,7 @@ function onHostMessage(message) {
   }
   if (message.type !== "reply" && message.id == null && bridgeOnHostPush(message)) return;
   if (TASK_PUSH_TYPES.has(message.type)) onTaskPush(message);
+  if (BRIDGE_PUSH_TYPES.has(message.type)) onApprovalPush(message);
   if (TASK_PUSH_TYPES.has(message.type) || BRIDGE_PUSH_TYPES.has(message.type)) {
     broadcast({ kind: "push", message });
     return;
@@ -370,6 +374,7 @@ chrome.runtime.onConnect.addListener((port) => {
   port.onDisconnect.addListener(() => popupPorts.delete(port));
   port.onMessage.addListener((message) => onPopupMessage(port, message));
   port.postMessage(hostState(null));
+  replayApprovals(port);
 });
 
 async function onPopupMessage(port, message) {

@@ -13,10 +13,11 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import API_KEY, EXTENSION_ORIGIN, Harness, act_on, done, wait_until
+from e2e_support import API_KEY, EXTENSION_ORIGIN, Harness, PopupPage, act_on, done, wait_until
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
@@ -200,59 +201,236 @@ async def test_two_clients_at_once_each_in_its_own_tab(
         assert not (await first.call("list_tabs"))[0] and not (await second.call("list_tabs"))[0]
 
 
-# --- consent ---------------------------------------------------------------------------------------------------
-async def watch_approvals(harness: Harness) -> None:
-    """Stand in for the approval UI: the worker keeps the approval.request pushes it gets from the host."""
-    await harness.sw(
-        "if (!self.__approvals) { self.__approvals = []; const original = onHostMessage;"
-        " onHostMessage = (m) => { if (m.type === 'approval.request') self.__approvals.push(m); else original(m); }; }"
-        " true"
+# --- consent: the person answers in the popup / side panel --------------------------------------------------------
+SCREENS = Path("/work/wt/screens")  # the approval prompt as the person sees it (looked at, not committed)
+WAITING = "waiting for the person using the browser to allow this task (tabpilot popup or side panel)"
+
+
+async def approval_card(popup: PopupPage, requester: str) -> dict[str, Any]:
+    """The prompt card the popup shows for `requester`, as the person reads it (text and buttons)."""
+    card = await popup.wait_for(
+        "(() => { const li = [...document.querySelectorAll('#approval-list .approval-card')]"
+        f".find(c => c.innerText.includes({json.dumps(requester)})); if (!li || li.closest('[hidden]')) return null;"
+        " return {id: li.dataset.approvalId, text: li.innerText,"
+        " buttons: [...li.querySelectorAll('button')].map(b => [b.tagName, b.dataset.decision, b.textContent])}; })()",
+        f"{requester}'s request in the popup", 60,
     )
+    assert isinstance(card, dict)
+    return card
 
 
-async def test_deny_refuses_the_task_and_asks_no_model(
+async def press(popup: PopupPage, approval_id: str, decision: str) -> None:
+    await popup.click(f'.approval-card[data-approval-id="{approval_id}"] button[data-decision="{decision}"]')
+    await popup.wait_for(f"!document.querySelector('.approval-card[data-approval-id=\"{approval_id}\"]')",
+                         "the answered card to go")
+
+
+async def notification(harness: Harness, requester: str) -> dict[str, Any] | None:
+    """The desktop notification raised for `requester`'s request (chrome.notifications, read in the worker)."""
+    ids = [i for i in await notifications_shown(harness) if i.startswith("tabpilot-approval-")]
+    for approval_id in ids:
+        request = await harness.sw(f"openApprovals.get({json.dumps(approval_id[len('tabpilot-approval-'):])}) ?? null")
+        if request and request["requester"] == requester:
+            return {"id": approval_id, "request": request}
+    return None
+
+
+async def notifications_shown(harness: Harness) -> list[str]:
+    return list(await harness.sw("Object.keys(await chrome.notifications.getAll())"))
+
+
+async def close_popup(harness: Harness, popup: PopupPage) -> None:
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_deny_in_the_popup_refuses_the_task_and_asks_no_model(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
     await configure(harness, llm)
-    await watch_approvals(harness)
-    before = await harness.sw("self.__approvals.length")
+    popup = await harness.open_popup()  # open before the request: the push reaches it live
     url = e2e_pages.url("form.html?mcp=denied")
     async with mcp_client(harness, "--approve-timeout", "60", name="Curious Agent") as client:
         call = asyncio.ensure_future(client.call("run_task", task="Sign up as Mallory", url=url))
-        request = await wait_until(lambda: harness.sw(f"self.__approvals[{before}] ?? null"), "an approval request")
-        assert (request["kind"], request["requester"], request["task"]) == ("mcp", "Curious Agent",
-                                                                           "Sign up as Mallory")
-        answer = await ask_host(harness, {"type": "approval.answer", "approvalId": request["approvalId"],
-                                          "decision": "deny"})
-        assert answer["ok"], answer
+        card = await approval_card(popup, "Curious Agent")
+        assert "Curious Agent wants to run:" in card["text"] and "Sign up as Mallory" in card["text"], card
+        assert card["buttons"] == [["BUTTON", "once", "Allow once"],
+                                   ["BUTTON", "always", "Always allow for this client"], ["BUTTON", "deny", "Deny"]]
+        shown = await wait_until(lambda: notification(harness, "Curious Agent"), "the desktop notification")
+        assert shown["request"]["task"] == "Sign up as Mallory"
+        await press(popup, card["id"], "deny")
         is_error, text = await call
     assert is_error and "Refused" in text and "refused to let Curious Agent run this task" in text, text
     assert llm.requests == []  # no model was asked
     assert url not in [t.url for t in await harness.browser.tabs()]  # and no tab was opened for it
+    assert shown["id"] not in await notifications_shown(harness)  # answered: the notification went too
+    await close_popup(harness, popup)
 
 
-async def test_allow_once_runs_and_no_answer_is_a_deny_that_says_what_to_do(
+async def test_clicking_the_notification_opens_a_view_that_shows_the_request(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The notification's click (its handler run in the worker: a desktop notification cannot be clicked over
+    CDP, and without the click's gesture Chromium refuses the side panel) opens the toolbar popup there."""
+    await configure(harness, llm)
+    page = await harness.browser.new_tab(e2e_pages.url("form.html?notified"))
+    await harness.sw(f"const t = await chrome.tabs.get({await harness.chrome_tab_id(page)});"
+                     " await chrome.windows.update(t.windowId, {focused: true}); true")
+    async with mcp_client(harness, "--approve-timeout", "60", name="Noticed Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Nora", url=e2e_pages.url("form.html?n")))
+        shown = await wait_until(lambda: notification(harness, "Noticed Agent"), "the desktop notification")
+        await harness.sw(f"onApprovalNotificationClicked({json.dumps(shown['id'])}); true")
+        root = harness.browser.connection.root
+
+        async def opened() -> str | None:
+            for info in (await root.send("Target.getTargets"))["targetInfos"]:
+                if info["type"] == "page" and info["url"].startswith(f"{EXTENSION_ORIGIN}/popup.html"):
+                    return str(info["targetId"])
+            return None
+
+        popup = PopupPage(await harness.browser.attach(await wait_until(opened, "the popup or side panel")))
+        assert await popup.js("location.href") == f"{EXTENSION_ORIGIN}/popup.html"  # the toolbar popup
+        card = await approval_card(popup, "Noticed Agent")
+        assert "Sign up Nora" in card["text"]
+        assert shown["id"] not in await notifications_shown(harness)  # clicked: it goes
+        assert await harness.sw("(await chrome.action.getBadgeText({}))") == "?"  # the toolbar button says so
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert await harness.sw("(await chrome.action.getBadgeText({}))") == ""
+    assert llm.requests == []
+    await harness.browser.close_tab(page.target_id)
+
+
+async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_to_answer(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
     problems: list[str] = []
     llm.add(*sign_up(problems, "Ada"))
     await configure(harness, llm)
-    await watch_approvals(harness)
-    before = await harness.sw("self.__approvals.length")
     async with mcp_client(harness, "--approve-timeout", "60", name="Helpful Agent") as client:
         call = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=e2e_pages.url("form.html?ok")))
-        request = await wait_until(lambda: harness.sw(f"self.__approvals[{before}] ?? null"), "an approval request")
-        assert (await ask_host(harness, {"type": "approval.answer", "approvalId": request["approvalId"],
-                                         "decision": "once"}))["ok"]
+        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the wait for an answer to be reported")
+        await wait_until(lambda: notification(harness, "Helpful Agent"), "the desktop notification")
+        popup = await harness.open_popup()  # the person opens the popup after the request arrived
+        card = await approval_card(popup, "Helpful Agent")
+        assert "Sign up Ada" in card["text"] and "Denied automatically in" in card["text"], card
+        await popup.size(400, 600)
+        await popup.screenshot(SCREENS / "mcp-approval.png", max_height=600)
+        await press(popup, card["id"], "once")
         is_error, result = await call
         assert not is_error and result["success"], result
         messages = [message for _, message in client.progress]
-        assert messages[0] == "waiting for the person using the browser to allow this task (tabpilot popup)"
+        assert messages[0] == WAITING
         assert len(messages) == 5 and (messages[1] or "").startswith("step 1 ·"), messages
-    async with mcp_client(harness, "--approve-timeout", "1", name="Unattended Agent") as client:
-        is_error, text = await client.call("run_task", task="Sign up Bob", url=e2e_pages.url("form.html?none"))
+        # once is once: the next task of the same client is asked again
+        second = asyncio.ensure_future(client.call("run_task", task="Sign up Ada again",
+                                                   url=e2e_pages.url("form.html?again")))
+        again = await approval_card(popup, "Helpful Agent")
+        assert again["id"] != card["id"] and "Sign up Ada again" in again["text"]
+        await press(popup, again["id"], "deny")
+        assert (await second)[0]
+    async with mcp_client(harness, "--approve-timeout", "3", name="Unattended Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Bob", url=e2e_pages.url("form.html?none")))
+        unanswered = await wait_until(lambda: notification(harness, "Unattended Agent"), "the desktop notification")
+        await approval_card(popup, "Unattended Agent")
+        is_error, text = await call
     assert is_error and "Nobody allowed Unattended Agent" in text and "--approve always" in text, text
+    assert "tabpilot popup and side panel" in text and "press Allow there" in text, text
+    # the request that timed out is gone from the popup and from the notifications
+    await popup.wait_for("!document.querySelector('.approval-card')", "the timed-out card to go")
+    assert await popup.visible("#approvals") is False
+    assert unanswered["id"] not in await notifications_shown(harness)
     assert len(llm.requests) == 4  # only the allowed task's
+    await close_popup(harness, popup)
+
+
+async def test_always_allow_in_the_side_panel_is_not_asked_again_for_that_client(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada"), *sign_up(problems, "Grace"))
+    await configure(harness, llm)
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html?mode=panel", "newWindow": True})
+    panel = PopupPage(await harness.browser.attach(created["targetId"]))
+    await panel.wait_for("document.body.dataset.mode === 'panel' && document.body.dataset.view === 'task'",
+                         "the side panel page")
+    async with mcp_client(harness, "--approve-timeout", "60", name="Trusted Agent") as client:
+        first = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=e2e_pages.url("form.html?t1")))
+        card = await approval_card(panel, "Trusted Agent")
+        await panel.screenshot(SCREENS / "mcp-approval-panel.png", max_height=600)
+        await press(panel, card["id"], "always")
+        is_error, result = await first
+        assert not is_error and result["success"], result
+        asked = len(client.progress)
+        url = e2e_pages.url("form.html?t2")
+        is_error, result = await client.call("run_task", task="Sign up Grace", url=url)
+        assert not is_error and result["success"], result
+        assert WAITING not in [m for _, m in client.progress[asked:]]  # not asked: it ran at once
+        assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
+        assert await panel.js("document.querySelectorAll('.approval-card').length") == 0
+    assert not problems, problems
+    # "always" is for that client only: another one is still asked
+    async with mcp_client(harness, "--approve-timeout", "60", name="Stranger Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Eve", url=e2e_pages.url("form.html?t3")))
+        card = await approval_card(panel, "Stranger Agent")
+        await press(panel, card["id"], "deny")
+        assert (await call)[0]
+    await close_popup(harness, panel)
+
+
+async def test_a_request_dies_with_its_host_and_the_next_one_is_shown_again(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The host killed while the person has not answered: the card goes (nothing is left to answer), the
+    client hears why, and the next request (to the new host) is shown in the same popup."""
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Patient Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Pat", url=e2e_pages.url("form.html?k1")))
+        await approval_card(popup, "Patient Agent")
+        os.kill(harness.host_pids()[0], signal.SIGKILL)
+        is_error, text = await call
+        assert is_error and "went away" in text, text
+        await popup.wait_for("!document.querySelector('.approval-card')", "the dead host's card to go")
+        await harness.wait_host_connected()
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Pat again",
+                                                 url=e2e_pages.url("form.html?k2")))
+        card = await approval_card(popup, "Patient Agent")
+        assert "Sign up Pat again" in card["text"]
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert llm.requests == []
+    await close_popup(harness, popup)
+
+
+async def test_a_request_dies_with_the_service_worker_and_the_reopened_view_shows_only_live_ones(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The service worker stopped while a request waits: its native port takes the host and the question
+    along, so the open popup drops the card; the popup reconnects to the new worker and shows the next one."""
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Restart Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Ray", url=e2e_pages.url("form.html?w1")))
+        await approval_card(popup, "Restart Agent")
+        root = harness.browser.connection.root
+        workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
+                   if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
+        await root.send("Target.closeTarget", {"targetId": workers[0]})
+        is_error, text = await call
+        assert is_error and "went away" in text, text
+        await popup.wait_for("!document.querySelector('.approval-card')", "the card of the stopped worker's host")
+        harness.worker = None
+        await harness.attach_worker()  # the popup's reconnect woke it
+        await harness.wait_host_connected()
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Ray again",
+                                                 url=e2e_pages.url("form.html?w2")))
+        card = await approval_card(popup, "Restart Agent")
+        assert "Sign up Ray again" in card["text"]
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert llm.requests == []
+    await close_popup(harness, popup)
 
 
 async def test_no_model_configured_says_so_and_leaves_no_tab_behind(harness: Harness) -> None:

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 Report = Callable[[str], Awaitable[None]]
 ApprovePolicy = Literal["always", "ask"]
+ANSWERED_AT_ONCE = 0.5  # s: an "always" the host remembers comes back in milliseconds over the local socket
 STOP_TIMEOUT = 15.0
 
 
@@ -78,13 +79,20 @@ class HostBackend:
         """The one place an MCP task is allowed or refused before anything runs (no tab, no model call)."""
         if self.approve == "always":
             return
-        # said at once: the person may take a while, and some clients time a silent call out
-        await report("waiting for the person using the browser to allow this task (tabpilot popup)")
         fields: dict[str, Any] = {"requester": requester, "task": task}
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
         wait = (self.approve_timeout or 120.0) + 10.0
-        verdict = await self._ask("approval.ask", fields, timeout=wait)
+        asking = asyncio.ensure_future(self._ask("approval.ask", fields, timeout=wait))
+        try:
+            # a client the person always allows is answered at once, and nobody was asked; otherwise said
+            # early: the person may take a while, and some clients time a silent call out
+            if not (await asyncio.wait({asking}, timeout=ANSWERED_AT_ONCE))[0]:
+                await report("waiting for the person using the browser to allow this task (tabpilot popup or "
+                             "side panel)")
+            verdict = await asking
+        finally:
+            asking.cancel()
         if verdict.get("decision") == "deny":
             raise TaskFailed(f"Refused: {verdict.get('message')}")
 

@@ -40,8 +40,10 @@ class McpConsent:
             decision = await self._approvals.ask("mcp", requester, task, timeout=wait)
         except NoAnswer:
             return Verdict("deny", f"Nobody allowed {requester} to run this task in the browser within {wait:g} s. "
-                                   "Allow it in the tabpilot popup when asked, or start `tabpilot mcp --approve "
-                                   "always` to run tasks without asking.")
+                                   "It was shown in the browser's tabpilot popup and side panel (the tabpilot "
+                                   "button in the toolbar; a desktop notification points there): call again and "
+                                   "press Allow there, or start `tabpilot mcp --approve always` to run tasks "
+                                   "without asking.")
         except RequestFailed:
             return Verdict("deny", f"The person using the browser refused to let {requester} run this task.")
         if decision == "always":
