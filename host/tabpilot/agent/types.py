@@ -253,8 +253,14 @@ class RetryEvent(WireModel):
 
 
 class ErrorEvent(WireModel):
+    """`message` is English (page-agent's field; the model and older readers use it). `code` and `params`
+    (tabpilot's, optional) name the failure for a reader that words it in the user's language
+    (i18n.FAILURE_CODES, i18n.failure_text)."""
+
     type: Literal["error"] = "error"
     message: str
+    code: str | None = None
+    params: dict[str, Any] | None = None
     raw_response: Any = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> None:
