@@ -70,3 +70,6 @@ def test_an_unreachable_endpoint_is_said_in_chinese_under_zh_cn(tmp_path: Path) 
     assert last.startswith(f"❌ 出错：模型调用失败了 4 次；最后一次的原因：无法连接 {where}："), proc.stdout
     assert "could not reach" not in last and "The model call failed" not in last, last
     assert f"  ✖ 模型调用失败了 4 次；最后一次的原因：无法连接 {where}：" in proc.stdout, proc.stdout
+    retries = [line for line in proc.stdout.splitlines() if line.startswith("  ↻")]
+    assert [line.split("：")[0] for line in retries] == ["  ↻ 重试 1/3", "  ↻ 重试 2/3", "  ↻ 重试 3/3"], retries
+    assert all(f"无法连接 {where}：" in line for line in retries), retries  # the cause, in Chinese too

@@ -420,7 +420,8 @@ class Agent(AsyncIOEventEmitter):
 
     def _on_retry(self, info: Any) -> None:
         self._activity(RetryingActivity(attempt=info.attempt, max_attempts=info.max_attempts))
-        self._append(RetryEvent(message=info.message, attempt=info.attempt, max_attempts=info.max_attempts))
+        self._append(RetryEvent(message=info.message, attempt=info.attempt, max_attempts=info.max_attempts,
+                                code=getattr(info, "code", None), params=getattr(info, "params", None)))
 
     def _end(self, status: AgentStatus, data: str, *, success: bool = False) -> ExecutionResult:
         self._set_status(status)

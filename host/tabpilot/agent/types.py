@@ -243,10 +243,14 @@ def describe_action(action: Any, language: str | None = None) -> str:
 
 
 class RetryEvent(WireModel):
+    """`code` and `params` (tabpilot's, optional): the cause for a reader wording it (as ErrorEvent's)."""
+
     type: Literal["retry"] = "retry"
     message: str
     attempt: int
     max_attempts: int
+    code: str | None = None
+    params: dict[str, Any] | None = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> None:
         return None  # transient trouble with the model call: for the record, not for its memory

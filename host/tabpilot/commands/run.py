@@ -283,7 +283,7 @@ def _failure_words(result: dict[str, Any], language: Language) -> str:
 
 
 def _error_words(event: dict[str, Any], language: Language) -> str:
-    """An error event's message in `language` when it carries a code the catalog words, else as written."""
+    """An error or retry event's message in `language` when it carries a code the catalog words, else as written."""
     code, params = event.get("code"), event.get("params")
     if isinstance(code, str) and (params is None or isinstance(params, dict)):
         try:
@@ -332,7 +332,7 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
         return [f"  · {_clip(event.get('content', ''))}"]
     if kind == "retry":
         return [say("run.retry", language, attempt=event.get("attempt"), max_attempts=event.get("maxAttempts"),
-                    message=_clip(event.get("message", "")))]
+                    message=_clip(_error_words(event, language)))]
     if kind == "error":
         return [f"  ✖ {_error_words(event, language)}"]
     if kind == "user_takeover":

@@ -127,11 +127,14 @@ class Usage:
 @dataclass
 class RetryInfo:
     """One retry about to happen, as page-agent counts them: `attempt` is the retry's number (1-based),
-    `max_attempts` the number of retries allowed (config.max_retries); `message` the short cause."""
+    `max_attempts` the number of retries allowed (config.max_retries); `message` the short cause in
+    English, `code` and `params` the same cause for the catalog (i18n.failure_text)."""
 
     attempt: int
     max_attempts: int
     message: str
+    code: str | None = None
+    params: dict[str, Any] | None = None
 
 
 @dataclass
@@ -244,7 +247,7 @@ class LLMClient:
                                               raw_response=failure.raw_response) from None
                 log.info("model call failed (%s); retry %d of %d", failure.message, attempt + 1, retries)
                 if on_retry is not None:
-                    pending = on_retry(RetryInfo(attempt + 1, retries, failure.message))
+                    pending = on_retry(RetryInfo(attempt + 1, retries, failure.message, failure.code, failure.params))
                     if inspect.isawaitable(pending):
                         await pending
                 conversation.extend(failure.feedback)
