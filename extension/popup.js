@@ -456,7 +456,7 @@ function paintResult(prefix, result, timeline) {
   box.hidden = false;
   box.className = `result ${result.success ? "ok" : "failed"}`;
   const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
-    : text ? Timeline.failure(text) : { headline: t("resultFailed"), remedy: "", detail: "" };
+    : text ? Timeline.failure(Timeline.failedEvent(timeline, text)) : { headline: t("resultFailed"), remedy: "", detail: "" };
   $(`${prefix}-text`).textContent = said.headline;
   $(`${prefix}-remedy`).textContent = said.remedy;
   $(`${prefix}-remedy`).hidden = !said.remedy;

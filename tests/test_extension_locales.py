@@ -40,10 +40,10 @@ def used_keys() -> set[str]:
     keys |= set(re.findall(r'\w+: "(err\w+)"', error_codes.group(1)))
     keys |= set(re.findall(r'\w+: "(overlay_\w+)"', js))  # the overlay's PILL words
     # keys built from a kind: t(`fail_${kind}`), t(`status_${status}`), t(`test_${problem}`)
-    failures = re.search(r"const FAILURES = \[(.*?)\];", js, re.S)
-    assert failures, "timeline.js has no FAILURES list"
-    kinds = re.findall(r'\{ kind: "(\w+)"', failures.group(1))
-    assert kinds, "timeline.js lists no failure kinds"
+    kinds = set(popup_failure_kinds().values())
+    markers = re.search(r"const FAILURE_MARKERS = \[(.*?)\];", js, re.S)
+    assert markers, "timeline.js has no FAILURE_MARKERS list"
+    kinds |= set(re.findall(r'\{ kind: "(\w+)"', markers.group(1)))
     keys |= {f"{prefix}_{kind}" for kind in kinds for prefix in ("fail", "fix")}
     statuses = re.search(r"const STATUSES = new Set\(\[([^\]]*)\]\)", js)
     assert statuses
@@ -51,6 +51,22 @@ def used_keys() -> set[str]:
     # every problem the host's Test connection can name has its words (host and popup stay in step)
     keys |= {f"{prefix}_{problem}" for problem in get_args(Problem) for prefix in ("test", "testFix")}
     return keys
+
+
+def popup_failure_kinds() -> dict[str, str]:
+    """timeline.js CODE_KINDS: the host's failure code → the popup's failure kind."""
+    found = re.search(r"const CODE_KINDS = \{(.*?)\};", source("lib/timeline.js"), re.S)
+    assert found, "timeline.js has no CODE_KINDS"
+    kinds = dict(re.findall(r"(\w+): \"(\w+)\"", found.group(1)))
+    assert kinds, "timeline.js maps no failure codes"
+    return kinds
+
+
+def test_the_popup_knows_failures_only_by_codes_the_host_sends() -> None:
+    from tabpilot.i18n import FAILURE_CODES
+
+    unknown = sorted(set(popup_failure_kinds()) - set(FAILURE_CODES))
+    assert not unknown, f"timeline.js maps codes the host never sends: {unknown}"
 
 
 def test_both_languages_have_the_same_keys() -> None:

@@ -61,3 +61,38 @@ def test_the_terminal_controls_speak_the_runs_language() -> None:
         "🙋 智能体请你接管控制：请输入验证码\n   请在浏览器中完成，然后在这里按 Enter 交还控制。"
     )
     assert _took_over_text({"reason": "implicit"}).startswith("✋ You touched the page: the agent paused.")
+
+
+def test_every_failure_code_has_its_words_in_every_language_with_the_same_placeholders() -> None:
+    from tabpilot.i18n import FAILURE_CODES
+
+    for code, forms in FAILURE_CODES.items():
+        keys = ["error.no_model", "error.no_api_key"] if code == "not_configured" else [
+            f"failure.{code}.{form}" if form else f"failure.{code}" for form in forms]
+        for key in keys:
+            for language, table in CATALOG.items():
+                assert key in table, (language, key)
+                assert placeholders(table[key]) == placeholders(EN_US[key]), (language, key)
+    worded = {key for key in EN_US if key.startswith("failure.")}
+    listed = {f"failure.{code}.{form}" if form else f"failure.{code}"
+              for code, forms in FAILURE_CODES.items() for form in forms if code != "not_configured"}
+    assert worded == listed  # no wording for a code nobody sends
+
+
+def test_a_failures_message_is_the_catalogs_english_and_its_words_follow_the_language() -> None:
+    from tabpilot.agent.loop import MAX_STEPS_MESSAGE
+    from tabpilot.i18n import failure_text
+    from tabpilot.llm.errors import LLMAuthError, LLMNotConfigured, LLMRetriesExhausted
+
+    refused = LLMAuthError(code="key_refused", params={"status": 401, "base_url": "http://x/v1", "detail": "nope"})
+    assert refused.message.startswith("The provider refused the API key (HTTP 401 from http://x/v1: nope).")
+    assert refused.describe("zh-CN").startswith("服务商拒绝了 API 密钥（HTTP 401，来自 http://x/v1：nope）。")
+    cause = {"code": "timeout", "params": {"timeout": "60"}}
+    gave_up = LLMRetriesExhausted(code="retries_exhausted", params={"cause": cause}, attempts=4)
+    assert gave_up.message == "The model call failed 4 time(s); last cause: no reply within 60 s (timeout)"
+    assert gave_up.last_cause == "no reply within 60 s (timeout)"
+    assert gave_up.describe("zh-CN") == "模型调用失败了 4 次；最后一次的原因：60 秒内没有回复（超时）"
+    missing = LLMNotConfigured(missing="api_key", base_url="https://api.example.com/v1")
+    assert missing.message.startswith("No API key is configured for https://api.example.com/v1. Configure one")
+    assert missing.describe("zh-CN").startswith("尚未为 https://api.example.com/v1 配置 API 密钥。")
+    assert failure_text("max_steps") == MAX_STEPS_MESSAGE

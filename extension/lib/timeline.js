@@ -75,6 +75,8 @@ const Timeline = (() => {
       case "error": {
         const li = card("error", t("cardError"));
         li.dataset.message = event.message || "";
+        if (event.code) li.dataset.code = event.code;
+        if (event.params) li.dataset.params = JSON.stringify(event.params);
         li.append(el("div", "card-text", short(event.message, 800)));
         return li;
       }
@@ -121,9 +123,37 @@ const Timeline = (() => {
   }
 
   // What went wrong, as the popup says it: a headline and the remedy where the user is (Settings), in the
-  // user's language; the host's own full text goes under Details. Recognised by the causes the host names
-  // (HTTP status, an unreachable URL), never by its remedy wording. Unknown failures show the host's text.
-  const FAILURES = [
+  // user's language; the host's own full text goes under Details. An error event names its kind by `code`
+  // (host/tabpilot/i18n.py FAILURE_CODES); a failure that gave up after retries is known by its last
+  // cause. Unknown failures show the host's text.
+  const CODE_KINDS = {
+    key_refused: "key",
+    quota: "quota",
+    unreachable: "unreachable",
+    timeout: "unreachable",
+    not_found: "notFound",
+    context_too_long: "context",
+    max_steps: "maxSteps",
+    server_error: "server",
+    rate_limited: "server",
+    connection_cut: "server",
+    bad_reply: "badReply",
+    reply_too_large: "badReply",
+    bad_call: "badCall",
+    content_filtered: "filtered",
+  };
+
+  function kindOfCode(code, params) {
+    const cause = params && typeof params === "object" ? params.cause : null;
+    if ((code === "retries_exhausted" || code === "deadline") && cause && typeof cause === "object") {
+      return kindOfCode(cause.code, cause.params);
+    }
+    return CODE_KINDS[code] || null;
+  }
+
+  // Records written before error events had a code: recognised by the causes the host names in English
+  // (HTTP status, an unreachable URL), never by its remedy wording.
+  const FAILURE_MARKERS = [
     { kind: "key", test: /refused the API key|HTTP 40[13]\b/ },
     { kind: "quota", test: /no quota left|insufficient_quota/i },
     { kind: "unreachable", test: /could not reach|connection (error|refused)|no reply within|timed? ?out/i },
@@ -136,13 +166,30 @@ const Timeline = (() => {
   // says its own remedy instead, so Details keep only the cause.
   const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
 
-  function failure(text) {
-    const message = String(text || "");
-    const known = FAILURES.find((entry) => entry.test.test(message));
-    if (!known) return { kind: "other", headline: message, remedy: "", detail: "" };
-    const kind = known.kind;
+  // `source`: an error event ({message, code?, params?}) or just the host's text.
+  function failure(source) {
+    const event = source && typeof source === "object" ? source : { message: source };
+    const message = String(event.message || "");
+    const kind = event.code ? kindOfCode(event.code, event.params)
+      : (FAILURE_MARKERS.find((entry) => entry.test.test(message)) || {}).kind;
+    if (!kind) return { kind: "other", headline: message, remedy: "", detail: "" };
     return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message.replace(HOST_REMEDY, ".") };
   }
 
-  return { renderEvent, activityText, render, el, short, failure };
+  // The error event a result's `data` came from, read back from its card in `list` (the last one saying
+  // exactly that text), so its code is known; just the text when no card says it.
+  function failedEvent(list, text) {
+    const cards = [...list.querySelectorAll(".card-error")].filter((node) => node.dataset.message === text);
+    const last = cards[cards.length - 1];
+    if (!last || !last.dataset.code) return { message: text };
+    let params = null;
+    try {
+      params = last.dataset.params ? JSON.parse(last.dataset.params) : null;
+    } catch (_) {
+      params = null;
+    }
+    return { message: text, code: last.dataset.code, params };
+  }
+
+  return { renderEvent, activityText, render, el, short, failure, failedEvent };
 })();

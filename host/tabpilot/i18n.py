@@ -106,6 +106,72 @@ EN_US: dict[str, str] = {
         "`tabpilot config set base-url <url>` for a provider other than OpenAI), or set the environment "
         "variables OPENAI_API_KEY / OPENAI_BASE_URL, or pass --model / --base-url / --api-key."
     ),
+    # --- failures by code (FAILURE_CODES; `run` prints these; the record keeps the English) ----------
+    "failure.client_closed": "This model client is closed; make a new LLMClient to call the model again.",
+    "failure.key_refused": (
+        "The provider refused the API key (HTTP {status} from {base_url}: {detail}). Check the key: in the "
+        "extension's Settings, or `tabpilot config set api-key`, the OPENAI_API_KEY environment variable, or --api-key."
+    ),
+    "failure.quota": (
+        "The provider says the account has no quota left (HTTP {status} from {base_url}: {detail}). Waiting will "
+        "not help: check the plan and billing details with the provider, or use another key or model."
+    ),
+    "failure.context_too_long": (
+        "The prompt is too long for the model {model} (HTTP {status} from {base_url}: {detail}). "
+        "Use a model with a larger context window, or a task that needs less of the page."
+    ),
+    "failure.context_too_long.reply": "The prompt is too long for the model {model}: {detail}",
+    "failure.context_too_long.cut_off": (
+        "The model's reply was cut off (finish_reason=length): the prompt and the reply do not fit "
+        "the context window of {model}."
+    ),
+    "failure.content_filtered": (
+        "The provider's content filter blocked the request (HTTP {status} from {base_url}: {detail})."
+    ),
+    "failure.content_filtered.reply": (
+        "The provider's content filter blocked the model's reply (finish_reason=content_filter)."
+    ),
+    "failure.not_found": (
+        "Not found (HTTP {status} from {base_url}: {detail}). Check the base URL ({base_url}) "
+        "and the model name ({model})."
+    ),
+    "failure.rejected": "The provider rejected the request (HTTP {status} from {base_url}: {detail}).",
+    "failure.rate_limited": "HTTP {status}: {detail}",
+    "failure.rate_limited.html": "the endpoint answered {status} {reason} (an HTML error page)",
+    "failure.server_error": "HTTP {status}: {detail}",
+    "failure.server_error.html": "the endpoint answered {status} {reason} (an HTML error page)",
+    "failure.timeout": "no reply within {timeout} s (timeout)",
+    "failure.unreachable": "could not reach {base_url}: {detail}",
+    "failure.unreachable.refused": "could not reach {base_url}: the connection was refused or failed",
+    "failure.connection_cut": "{base_url} closed the connection before its reply was complete ({detail})",
+    "failure.connection_cut.reset": "the connection to {base_url} was reset before its reply was complete",
+    "failure.reply_too_large": (
+        "the reply from {base_url} was larger than {limit} and was not read further "
+        "(the max-reply-mb setting; is the base URL an OpenAI-compatible endpoint?)"
+    ),
+    "failure.bad_reply.unreadable": "could not read the reply from {base_url}: {detail}",
+    "failure.bad_reply.too_deep": "the provider's reply is JSON nested too deeply to read",
+    "failure.bad_reply.html": (
+        "the endpoint answered with an HTML page ({gist}), not a chat completion "
+        "(is {base_url} the OpenAI-compatible API's base URL?)"
+    ),
+    "failure.bad_reply.not_json": "the provider's reply is not JSON: {snippet}",
+    "failure.bad_reply.not_object": "the provider's reply is not a JSON object",
+    "failure.bad_reply.provider_error": "the provider returned an error: {detail}",
+    "failure.bad_reply.no_choices": "the reply has no choices",
+    "failure.bad_call": "{detail}",
+    "failure.bad_call.arguments": "invalid arguments for {tool}: {detail}",
+    "failure.retries_exhausted": "The model call failed {attempts} time(s); last cause: {cause}",
+    "failure.deadline": (
+        "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
+        "{deadline} s, the model-deadline setting); last cause: {cause}"
+    ),
+    "failure.deadline.asked": (
+        "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
+        "{deadline} s, the model-deadline setting); the provider asked to wait {retry_after} s before trying "
+        "again; last cause: {cause}"
+    ),
+    "failure.max_steps": "Step count exceeded maximum limit",
 }
 
 ZH_CN: dict[str, str] = {
@@ -189,6 +255,62 @@ ZH_CN: dict[str, str] = {
         "`tabpilot config set api-key <key>` 和 `tabpilot config set base-url <url>`），或者设置环境变量 "
         "OPENAI_API_KEY / OPENAI_BASE_URL，或者传入 --model / --base-url / --api-key。"
     ),
+    "failure.client_closed": "这个模型客户端已关闭；要再次调用模型，请新建一个 LLMClient。",
+    "failure.key_refused": (
+        "服务商拒绝了 API 密钥（HTTP {status}，来自 {base_url}：{detail}）。请检查密钥：在扩展的“设置”中，"
+        "或用 `tabpilot config set api-key`、环境变量 OPENAI_API_KEY，或者 --api-key。"
+    ),
+    "failure.quota": (
+        "服务商表示该账户的额度已用完（HTTP {status}，来自 {base_url}：{detail}）。等待没有用："
+        "请向服务商核对套餐和账单，或者换一个密钥或模型。"
+    ),
+    "failure.context_too_long": (
+        "提示内容超出了模型 {model} 的长度上限（HTTP {status}，来自 {base_url}：{detail}）。"
+        "请换一个上下文窗口更大的模型，或者给一个需要页面内容更少的任务。"
+    ),
+    "failure.context_too_long.reply": "提示内容超出了模型 {model} 的长度上限：{detail}",
+    "failure.context_too_long.cut_off": (
+        "模型的回复被截断了（finish_reason=length）：提示和回复放不进 {model} 的上下文窗口。"
+    ),
+    "failure.content_filtered": "服务商的内容过滤拦截了请求（HTTP {status}，来自 {base_url}：{detail}）。",
+    "failure.content_filtered.reply": "服务商的内容过滤拦截了模型的回复（finish_reason=content_filter）。",
+    "failure.not_found": (
+        "未找到（HTTP {status}，来自 {base_url}：{detail}）。请检查 Base URL（{base_url}）和模型名称（{model}）。"
+    ),
+    "failure.rejected": "服务商拒绝了请求（HTTP {status}，来自 {base_url}：{detail}）。",
+    "failure.rate_limited": "HTTP {status}（请求过于频繁）：{detail}",
+    "failure.rate_limited.html": "端点返回了 {status} {reason}（一个 HTML 错误页）",
+    "failure.server_error": "HTTP {status}（服务器出错）：{detail}",
+    "failure.server_error.html": "端点返回了 {status} {reason}（一个 HTML 错误页）",
+    "failure.timeout": "{timeout} 秒内没有回复（超时）",
+    "failure.unreachable": "无法连接 {base_url}：{detail}",
+    "failure.unreachable.refused": "无法连接 {base_url}：连接被拒绝或失败",
+    "failure.connection_cut": "{base_url} 在回复完成之前关闭了连接（{detail}）",
+    "failure.connection_cut.reset": "到 {base_url} 的连接在回复完成之前被重置",
+    "failure.reply_too_large": (
+        "来自 {base_url} 的回复超过了 {limit}，没有继续读取（max-reply-mb 设置；Base URL 是 OpenAI 兼容的端点吗？）"
+    ),
+    "failure.bad_reply.unreadable": "无法读取来自 {base_url} 的回复：{detail}",
+    "failure.bad_reply.too_deep": "服务商的回复是嵌套过深的 JSON，无法读取",
+    "failure.bad_reply.html": (
+        "端点返回的是一个 HTML 页面（{gist}），而不是聊天补全结果（{base_url} 是 OpenAI 兼容 API 的 Base URL 吗？）"
+    ),
+    "failure.bad_reply.not_json": "服务商的回复不是 JSON：{snippet}",
+    "failure.bad_reply.not_object": "服务商的回复不是一个 JSON 对象",
+    "failure.bad_reply.provider_error": "服务商返回了一个错误：{detail}",
+    "failure.bad_reply.no_choices": "回复中没有 choices",
+    "failure.bad_call": "模型的回复无法使用：{detail}",
+    "failure.bad_call.arguments": "{tool} 的参数无效：{detail}",
+    "failure.retries_exhausted": "模型调用失败了 {attempts} 次；最后一次的原因：{cause}",
+    "failure.deadline": (
+        "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
+        "即 model-deadline 设置）；最后一次的原因：{cause}"
+    ),
+    "failure.deadline.asked": (
+        "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
+        "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
+    ),
+    "failure.max_steps": "步数已超过上限，任务没有完成。可用 --max-steps 或 `tabpilot config set max-steps` 提高上限。",
 }
 
 CATALOG: dict[Language, dict[str, str]] = {"en-US": EN_US, "zh-CN": ZH_CN}
@@ -216,3 +338,46 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
 def text(key: str, language: str | None = None, /, **values: object) -> str:
     """The message `key` in `language` (English for a language or key the catalog lacks), filled in."""
     return CATALOG[language_of(language)].get(key, EN_US[key]).format(**values)
+
+
+# Every code a failure may carry → its forms ("" is the plain one); the catalog words each as
+# `failure.<code>` or `failure.<code>.<form>` (llm/errors.py says what each code means).
+FAILURE_CODES: dict[str, tuple[str, ...]] = {
+    "not_configured": ("model", "api_key"),
+    "client_closed": ("",),
+    "key_refused": ("",),
+    "quota": ("",),
+    "context_too_long": ("", "reply", "cut_off"),
+    "content_filtered": ("", "reply"),
+    "not_found": ("",),
+    "rejected": ("",),
+    # the causes a retry may fix (the `cause` of retries_exhausted / deadline)
+    "rate_limited": ("", "html"),
+    "server_error": ("", "html"),
+    "timeout": ("",),
+    "unreachable": ("", "refused"),
+    "connection_cut": ("", "reset"),
+    "reply_too_large": ("",),
+    "bad_reply": ("unreadable", "too_deep", "html", "not_json", "not_object", "provider_error", "no_choices"),
+    "bad_call": ("", "arguments"),
+    # what ended a model call after retryable causes
+    "retries_exhausted": ("",),
+    "deadline": ("", "asked"),
+    # the agent's own
+    "max_steps": ("",),
+}
+
+
+def failure_text(code: str, params: Mapping[str, object] | None = None, language: str | None = None, /) -> str:
+    """The failure `code` in words, in `language`, with the terminal's remedy. `params["form"]` picks a
+    wording; `params["cause"]` ({code, params}) is a nested failure, worded the same way."""
+    values = dict(params or {})
+    if code == "not_configured":
+        missing = text("error.no_api_key" if values.get("form") == "api_key" else "error.no_model", language,
+                       base_url=values.get("base_url"))
+        return f"{missing} {text('error.how_to_configure_terminal', language)}"
+    cause = values.get("cause")
+    if isinstance(cause, Mapping):
+        values["cause"] = failure_text(str(cause.get("code")), cause.get("params"), language)
+    form = values.get("form")
+    return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)

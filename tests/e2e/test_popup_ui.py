@@ -140,6 +140,52 @@ async def test_an_unreachable_endpoint_says_check_the_base_url_once_counting_tri
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def open_past_result(popup: PopupPage, task_id: str) -> dict[str, str]:
+    """Open one task in Past tasks; its result box's headline and remedy."""
+    await popup.click("#nav-past")
+    item = f"#past-list .past-item[data-task-id='{task_id}']"
+    await popup.wait_for(f"!!document.querySelector({json.dumps(item)})", "the task in Past tasks")
+    await popup.click(item)
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+    return {"headline": await popup.text("#past-result-text"), "remedy": await popup.text("#past-result-remedy")}
+
+
+async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # a server error every time: the host's English names none of the causes the popup once looked for
+    llm.add(*[HTTPError(503, "The engine is currently overloaded")] * 4)
+    popup = await start_task(harness, form_tab, llm, "Tick the terms box")
+    task_id = await popup_task_id(popup)
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    said = {"headline": "The model's server answered with an error.",
+            "remedy": "Try again in a moment. If it keeps failing, check the Base URL and the Model in Settings "
+                      "and press Test connection."}
+    assert {"headline": await popup.text("#result-text"), "remedy": await popup.text("#result-remedy")} == said
+    details = await popup.js("document.getElementById('result-detail-text').textContent")
+    assert "failed 4 time(s)" in details and "HTTP 503: The engine is currently overloaded" in details, details
+    [error] = [event for event in task_row(harness, task_id)["events"] if event["type"] == "error"]
+    assert error["code"] == "retries_exhausted" and error["params"]["cause"]["code"] == "server_error", error
+    await popup.screenshot(SCREENS / "error-server.png", max_height=600)
+    assert await open_past_result(popup, task_id) == said  # the record's code, read again
+
+    # a task recorded before error events had a code: known by the cause its English names
+    from tabpilot.store.tasks import TaskStore
+
+    refused = ("The provider refused the API key (HTTP 401 from http://127.0.0.1:9/v1: Incorrect API key provided). "
+               "Check the key: in the extension's Settings, or `tabpilot config set api-key`.")
+    store = TaskStore(harness.database())
+    older = store.start_task("A task from an older version", source="popup")
+    store.append_event(older, {"type": "error", "message": refused})
+    store.finish_task(older, status="error", result={"success": False, "data": refused})
+    store.close()
+    await popup.click("#nav-task")
+    assert await open_past_result(popup, older) == {
+        "headline": "The model provider refused the API key.",
+        "remedy": "Open Settings, enter the right API key and press Test connection."}
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:

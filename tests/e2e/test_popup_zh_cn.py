@@ -11,7 +11,7 @@ import pytest_asyncio
 from e2e_support import SCREENS, Harness, PopupPage, configure, done, start_connected_harness, wait_status
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer, ToolCall
+from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer, Text, ToolCall
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -98,3 +98,19 @@ async def test_the_popup_speaks_chinese(harness: Harness, llm: ScriptedLLMServer
     assert not set(re.findall(r"[A-Za-z]{3,}", own)) - NAMES, own
     await harness.browser.close_tab(popup.tab.target_id)
 
+
+
+async def test_a_failed_task_is_said_in_chinese_by_its_code(harness: Harness, llm: ScriptedLLMServer,
+                                                          form_tab: Tab) -> None:
+    # the model never calls the tool: no cause the popup once recognised in the host's English
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    llm.add(*[Text("我想我应该点一下什么。")] * 4)
+    await popup.fill("#task-input", "勾选条款")
+    await popup.click("#run")
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    assert await popup.text("#task-status") == "出错"
+    assert await popup.text("#result-text") == "模型没有按 tabpilot 需要的格式回答。"
+    assert await popup.text("#result-remedy") == "请在设置中选择能力更强的模型（支持工具调用的模型），或者再试一次。"
+    await popup.screenshot(SCREENS / "zh-CN-error.png", max_height=600)
+    await harness.browser.close_tab(popup.tab.target_id)

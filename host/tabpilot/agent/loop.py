@@ -211,8 +211,10 @@ class Agent(AsyncIOEventEmitter):
             result = self._end("stopped", STOPPED_MESSAGE)
         except Exception as exc:  # a model that cannot be reached, a browser gone, a failing hook
             message = _describe_failure(exc)
+            code, params = _failure_code(exc)
             self._activity(ErrorActivity(message=message))
-            self._append(ErrorEvent(message=message, raw_response=getattr(exc, "raw_response", None)))
+            self._append(ErrorEvent(message=message, code=code, params=params,
+                                    raw_response=getattr(exc, "raw_response", None)))
             result = self._end("error", message)
         try:
             await self._hook("on_after_task", self, result)
@@ -250,7 +252,7 @@ class Agent(AsyncIOEventEmitter):
                 return self._end("completed" if success else "error", text, success=success)
             step += 1
             if step >= self.config.max_steps:
-                self._append(ErrorEvent(message=MAX_STEPS_MESSAGE))
+                self._append(ErrorEvent(message=MAX_STEPS_MESSAGE, code="max_steps"))
                 return self._end("error", MAX_STEPS_MESSAGE)
             if self.config.step_delay:
                 await asyncio.sleep(self.config.step_delay)
@@ -418,7 +420,8 @@ class Agent(AsyncIOEventEmitter):
 
     def _on_retry(self, info: Any) -> None:
         self._activity(RetryingActivity(attempt=info.attempt, max_attempts=info.max_attempts))
-        self._append(RetryEvent(message=info.message, attempt=info.attempt, max_attempts=info.max_attempts))
+        self._append(RetryEvent(message=info.message, attempt=info.attempt, max_attempts=info.max_attempts,
+                                code=getattr(info, "code", None), params=getattr(info, "params", None)))
 
     def _end(self, status: AgentStatus, data: str, *, success: bool = False) -> ExecutionResult:
         self._set_status(status)
@@ -464,3 +467,12 @@ def _describe_failure(exc: BaseException) -> str:
     if isinstance(exc, BrowserError):
         return f"The browser failed: {exc}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def _failure_code(exc: BaseException) -> tuple[str | None, dict[str, Any] | None]:
+    """The failure's code and params (i18n.FAILURE_CODES), when it has them."""
+    from ..llm import LLMError
+
+    if isinstance(exc, LLMError) and exc.code:
+        return exc.code, exc.params
+    return None, None

@@ -243,18 +243,28 @@ def describe_action(action: Any, language: str | None = None) -> str:
 
 
 class RetryEvent(WireModel):
+    """`code` and `params` (tabpilot's, optional): the cause for a reader wording it (as ErrorEvent's)."""
+
     type: Literal["retry"] = "retry"
     message: str
     attempt: int
     max_attempts: int
+    code: str | None = None
+    params: dict[str, Any] | None = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> None:
         return None  # transient trouble with the model call: for the record, not for its memory
 
 
 class ErrorEvent(WireModel):
+    """`message` is English (page-agent's field; the model and older readers use it). `code` and `params`
+    (tabpilot's, optional) name the failure for a reader that words it in the user's language
+    (i18n.FAILURE_CODES, i18n.failure_text)."""
+
     type: Literal["error"] = "error"
     message: str
+    code: str | None = None
+    params: dict[str, Any] | None = None
     raw_response: Any = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> None:

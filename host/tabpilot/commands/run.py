@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, language_of
+from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, failure_text, language_of
 from ..i18n import text as say
 
 if TYPE_CHECKING:
@@ -268,7 +268,29 @@ def _print_result(finished: RunFinished, job: Job, out: TextIO, language: Langua
         return
     mark = "✅" if finished.success else ("⏹" if finished.status == "stopped" else "❌")
     status = say(f"run.status.{finished.status}", language)
-    print("\n" + say("run.outcome", language, mark=mark, status=status, data=finished.data), file=out, flush=True)
+    data = finished.data if finished.success else _failure_words(finished.result, language)
+    print("\n" + say("run.outcome", language, mark=mark, status=status, data=data), file=out, flush=True)
+
+
+def _failure_words(result: dict[str, Any], language: Language) -> str:
+    """A failed run's `data` in the run's language: the catalog's words for the error event that ended it
+    (the one whose English message the data is), else the data as it is."""
+    data = str(result.get("data", ""))
+    for event in reversed(result.get("history") or []):
+        if isinstance(event, dict) and event.get("type") == "error" and event.get("message") == data:
+            return _error_words(event, language)
+    return data
+
+
+def _error_words(event: dict[str, Any], language: Language) -> str:
+    """An error or retry event's message in `language` when it carries a code the catalog words, else as written."""
+    code, params = event.get("code"), event.get("params")
+    if isinstance(code, str) and (params is None or isinstance(params, dict)):
+        try:
+            return failure_text(code, params, language)
+        except (KeyError, IndexError, ValueError):  # a code or params this version does not know
+            pass
+    return str(event.get("message", ""))
 
 
 class RunPrinter:
@@ -310,9 +332,9 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
         return [f"  · {_clip(event.get('content', ''))}"]
     if kind == "retry":
         return [say("run.retry", language, attempt=event.get("attempt"), max_attempts=event.get("maxAttempts"),
-                    message=_clip(event.get("message", "")))]
+                    message=_clip(_error_words(event, language)))]
     if kind == "error":
-        return [f"  ✖ {event.get('message')}"]
+        return [f"  ✖ {_error_words(event, language)}"]
     if kind == "user_takeover":
         from ..agent.types import parse_event
 

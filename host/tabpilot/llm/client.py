@@ -33,6 +33,7 @@ from .errors import (
     LLMError,
     LLMQuotaExceeded,
     LLMRetriesExhausted,
+    describe,
 )
 from .repair import (
     ArgumentsTooDeep,
@@ -126,11 +127,14 @@ class Usage:
 @dataclass
 class RetryInfo:
     """One retry about to happen, as page-agent counts them: `attempt` is the retry's number (1-based),
-    `max_attempts` the number of retries allowed (config.max_retries); `message` the short cause."""
+    `max_attempts` the number of retries allowed (config.max_retries); `message` the short cause in
+    English, `code` and `params` the same cause for the catalog (i18n.failure_text)."""
 
     attempt: int
     max_attempts: int
     message: str
+    code: str | None = None
+    params: dict[str, Any] | None = None
 
 
 @dataclass
@@ -153,10 +157,14 @@ class InvokeResult(Generic[T]):
 
 
 class _RetryableFailure(Exception):
-    def __init__(self, message: str, *, retry_after: float | None = None, feedback: list[dict[str, Any]] | None = None,
-                 raw_response: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+    """A cause a retry may fix: its code and params (errors.CODES), worded in English as `message`."""
+
+    def __init__(self, code: str, params: dict[str, Any] | None = None, *, retry_after: float | None = None,
+                 feedback: list[dict[str, Any]] | None = None, raw_response: dict[str, Any] | None = None) -> None:
+        self.code = code
+        self.params = params or {}
+        self.message = describe(code, self.params)
+        super().__init__(self.message)
         self.retry_after = retry_after
         self.feedback = feedback or []
         self.raw_response = raw_response
@@ -200,7 +208,7 @@ class LLMClient:
         The whole call, retries and the waits between them included, ends within config.call_deadline.
         `on_wait` hears every config.wait_note_interval seconds that the model has not answered yet."""
         if self.closed:
-            raise LLMError("This model client is closed; make a new LLMClient to call the model again.")
+            raise LLMError(code="client_closed")
         loop = asyncio.get_running_loop()
         started = loop.time()
         deadline = started + self.config.call_deadline
@@ -225,22 +233,21 @@ class LLMClient:
                 if delay is None:
                     delay = backoff_delay(attempt + 1, self.config.backoff_base)
                 left = deadline - loop.time()
-                gave_up = None
+                cause = {"code": failure.code, "params": failure.params}
+                gave_up: tuple[str, dict[str, Any]] | None = None
                 if attempt == retries:
-                    gave_up = f"The model call failed {attempt + 1} time(s); last cause: {failure.message}"
+                    gave_up = "retries_exhausted", {"cause": cause}
                 elif left <= 0 or delay >= left:
-                    asked = (f"; the provider asked to wait {failure.retry_after:g} s before trying again"
-                             if failure.retry_after is not None and failure.retry_after >= left else "")
-                    gave_up = (f"The model did not answer usefully within {loop.time() - started:.0f} s "
-                               f"({attempt + 1} attempt(s); one model call may take "
-                               f"{self.config.call_deadline:g} s, the model-deadline setting){asked}; "
-                               f"last cause: {failure.message}")
+                    gave_up = "deadline", {"cause": cause, "elapsed": f"{loop.time() - started:.0f}",
+                                           "deadline": f"{self.config.call_deadline:g}"}
+                    if failure.retry_after is not None and failure.retry_after >= left:
+                        gave_up[1].update(form="asked", retry_after=f"{failure.retry_after:g}")
                 if gave_up is not None:
-                    raise LLMRetriesExhausted(gave_up, last_cause=failure.message, attempts=attempt + 1,
+                    raise LLMRetriesExhausted(code=gave_up[0], params=gave_up[1], attempts=attempt + 1,
                                               raw_response=failure.raw_response) from None
                 log.info("model call failed (%s); retry %d of %d", failure.message, attempt + 1, retries)
                 if on_retry is not None:
-                    pending = on_retry(RetryInfo(attempt + 1, retries, failure.message))
+                    pending = on_retry(RetryInfo(attempt + 1, retries, failure.message, failure.code, failure.params))
                     if inspect.isawaitable(pending):
                         await pending
                 conversation.extend(failure.feedback)
@@ -328,31 +335,33 @@ class LLMClient:
         except openai.APIStatusError as exc:
             raise self._status_failure(exc) from None
         except (openai.APITimeoutError, TimeoutError):
-            raise _RetryableFailure(f"no reply within {timeout:g} s (timeout)") from None
+            raise _RetryableFailure("timeout", {"timeout": f"{timeout:g}"}) from None
         except openai.APIConnectionError as exc:
-            raise _RetryableFailure(self._redact(self._connection_failure(exc.__cause__ or exc))) from None
+            raise self._connection_failure(exc.__cause__ or exc) from None
         except ReplyTooLarge as exc:
-            raise _RetryableFailure(
-                f"the reply from {self.endpoint.base_url} was larger than {_megabytes(exc.limit)} and was not read "
-                "further (the max-reply-mb setting; is the base URL an OpenAI-compatible endpoint?)") from None
+            raise _RetryableFailure("reply_too_large", {"base_url": self.endpoint.base_url,
+                                                        "limit": _megabytes(exc.limit)}) from None
         except UnreadableEncoding as exc:
-            raise _RetryableFailure(f"could not read the reply from {self.endpoint.base_url}: {exc}") from None
+            raise _RetryableFailure("bad_reply", {"form": "unreadable", "base_url": self.endpoint.base_url,
+                                                  "detail": str(exc)}) from None
         text: str = raw.http_response.text  # `raw` is Any: create(**body) matches none of openai's overloads
         return text
 
-    def _connection_failure(self, cause: BaseException) -> str:
+    def _connection_failure(self, cause: BaseException) -> _RetryableFailure:
         """What went wrong on the wire, in words even when the exception carries none."""
         import httpx2
 
-        detail = " ".join(str(cause).split())
-        where = self.endpoint.base_url
+        detail = self._redact(" ".join(str(cause).split()))
+        where = {"base_url": self.endpoint.base_url}
         if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
-            return f"could not reach {where}: {detail or 'the connection was refused or failed'}"
+            if not detail:
+                return _RetryableFailure("unreachable", {**where, "form": "refused"})
+            return _RetryableFailure("unreachable", {**where, "detail": detail})
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
             if detail:
-                return f"{where} closed the connection before its reply was complete ({detail})"
-            return f"the connection to {where} was reset before its reply was complete"
-        return f"could not reach {where}: {detail or type(cause).__name__}"
+                return _RetryableFailure("connection_cut", {**where, "detail": detail})
+            return _RetryableFailure("connection_cut", {**where, "form": "reset"})
+        return _RetryableFailure("unreachable", {**where, "detail": detail or type(cause).__name__})
 
     def _client(self) -> openai.AsyncOpenAI:
         if self._openai is None:
@@ -374,40 +383,34 @@ class LLMClient:
     def _status_failure(self, exc: Any) -> Exception:
         status: int = exc.status_code
         detail = " ".join(self._redact(_provider_message(exc.body) or exc.response.text or exc.message).split())
-        if not isinstance(exc.body, dict) and _is_html(exc.response.headers, exc.response.text):
+        html = not isinstance(exc.body, dict) and _is_html(exc.response.headers, exc.response.text)
+        if html:
             detail = f"the endpoint answered {status} {_reason(exc.response)} (an HTML error page)"
         if len(detail) > 300:
             detail = detail[:299] + "…"
         lowered = detail.lower() + " " + str(_error_code(exc.body)).lower()
-        where = f"HTTP {status} from {self.endpoint.base_url}"
+        params: dict[str, Any] = {"status": status, "base_url": self.endpoint.base_url, "detail": detail,
+                                  "model": self.endpoint.model}
         if status in (401, 403):
-            return LLMAuthError(
-                f"The provider refused the API key ({where}: {detail}). Check the key: in the extension's "
-                "Settings, or `tabpilot config set api-key`, the OPENAI_API_KEY environment variable, or --api-key."
-            )
+            return LLMAuthError(code="key_refused", params=params)
         if status == 413 or any(marker in lowered for marker in _CONTEXT_MARKERS):
-            return LLMContextTooLong(
-                f"The prompt is too long for the model {self.endpoint.model} ({where}: {detail}). "
-                "Use a model with a larger context window, or a task that needs less of the page."
-            )
+            return LLMContextTooLong(code="context_too_long", params=params)
         if any(marker in lowered for marker in _FILTER_MARKERS):
-            return LLMContentFiltered(f"The provider's content filter blocked the request ({where}: {detail}).")
+            return LLMContentFiltered(code="content_filtered", params=params)
         if status in (400, 422):
             for option in ("tool_choice", "parallel_tool_calls"):
                 if option in lowered:
-                    return _RequestRejected(option, LLMError(f"The provider rejected the request ({where}: {detail})."))
+                    return _RequestRejected(option, LLMError(code="rejected", params=params))
         if status == 429 and any(marker in lowered for marker in _QUOTA_MARKERS):
-            return LLMQuotaExceeded(
-                f"The provider says the account has no quota left ({where}: {detail}). Waiting will not help: "
-                "check the plan and billing details with the provider, or use another key or model."
-            )
+            return LLMQuotaExceeded(code="quota", params=params)
         if status in (408, 409, 429) or status >= 500:
-            cause = detail if detail.startswith("the endpoint answered") else f"HTTP {status}: {detail}"
-            return _RetryableFailure(cause, retry_after=retry_after_seconds(exc.response.headers, cap=None))
+            if html:
+                params.update(form="html", reason=_reason(exc.response))
+            return _RetryableFailure("rate_limited" if status == 429 else "server_error", params,
+                                     retry_after=retry_after_seconds(exc.response.headers, cap=None))
         if status == 404:
-            return LLMError(f"Not found ({where}: {detail}). Check the base URL ({self.endpoint.base_url}) "
-                            f"and the model name ({self.endpoint.model}).")
-        return LLMError(f"The provider rejected the request ({where}: {detail}).")
+            return LLMError(code="not_found", params=params)
+        return LLMError(code="rejected", params=params)
 
     def _redact(self, text: str) -> str:
         key = self.endpoint.api_key
@@ -420,34 +423,31 @@ class LLMClient:
         try:
             data = clean_json(json.loads(text))  # a lone surrogate becomes U+FFFD here, before anything uses it
         except RecursionError:
-            raise _RetryableFailure("the provider's reply is JSON nested too deeply to read") from None
+            raise _RetryableFailure("bad_reply", {"form": "too_deep"}) from None
         except ValueError:
             if _is_html({}, text):
-                raise _RetryableFailure(
-                    f"the endpoint answered with an HTML page ({_html_gist(text)!r}), not a chat completion "
-                    f"(is {self.endpoint.base_url} the OpenAI-compatible API's base URL?)") from None
+                raise _RetryableFailure("bad_reply", {"form": "html", "gist": repr(_html_gist(text)),
+                                                      "base_url": self.endpoint.base_url}) from None
             snippet = " ".join(text.split())[:80]
-            raise _RetryableFailure(f"the provider's reply is not JSON: {snippet!r}") from None
+            raise _RetryableFailure("bad_reply", {"form": "not_json", "snippet": repr(snippet)}) from None
         if not isinstance(data, dict):
-            raise _RetryableFailure("the provider's reply is not a JSON object")
+            raise _RetryableFailure("bad_reply", {"form": "not_object"})
         choices = data.get("choices")
         if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             detail = self._redact(_provider_message(data.get("error")) or "")
             if detail and any(marker in detail.lower() for marker in _CONTEXT_MARKERS):
-                raise LLMContextTooLong(f"The prompt is too long for the model {self.endpoint.model}: {detail}",
-                                        raw_response=data)
-            cause = f"the provider returned an error: {detail}" if detail else "the reply has no choices"
-            raise _RetryableFailure(cause, raw_response=data)
+                raise LLMContextTooLong(code="context_too_long", raw_response=data,
+                                        params={"form": "reply", "model": self.endpoint.model, "detail": detail})
+            cause = {"form": "provider_error", "detail": detail} if detail else {"form": "no_choices"}
+            raise _RetryableFailure("bad_reply", cause, raw_response=data)
         choice = choices[0]
         reply_message = choice.get("message")
         message: dict[str, Any] = reply_message if isinstance(reply_message, dict) else {}
         finish_reason = choice.get("finish_reason")
         if finish_reason == "content_filter":
-            raise LLMContentFiltered("The provider's content filter blocked the model's reply "
-                                     "(finish_reason=content_filter).", raw_response=data)
-        cut_off = LLMContextTooLong(
-            "The model's reply was cut off (finish_reason=length): the prompt and the reply do not fit "
-            f"the context window of {self.endpoint.model}.", raw_response=data)
+            raise LLMContentFiltered(code="content_filtered", params={"form": "reply"}, raw_response=data)
+        cut_off = LLMContextTooLong(code="context_too_long", params={"form": "cut_off", "model": self.endpoint.model},
+                                    raw_response=data)
         try:
             extracted = extract_call(message, tool.name, set(action_variants(tool.parameters)))
             arguments, repairs = repair_arguments(extracted, tool.name, tool.parameters)
@@ -455,13 +455,14 @@ class LLMClient:
         except NoToolCall as exc:
             if finish_reason == "length":
                 raise cut_off from None
-            problem = str(exc)
-            raise _RetryableFailure(problem, feedback=_feedback(message, None, tool, problem),
-                                    raw_response=data) from None
+            failure = _RetryableFailure("bad_call", {"detail": str(exc)}, raw_response=data)
+            failure.feedback = _feedback(message, None, tool, failure.message)
+            raise failure from None
         except ArgumentsTooDeep as exc:
-            problem = f"invalid arguments for {tool.name}: {exc}"
-            raise _RetryableFailure(problem, feedback=_feedback(message, None, tool, problem, deep=True),
-                                    raw_response=data) from None
+            failure = _RetryableFailure("bad_call", {"form": "arguments", "tool": tool.name, "detail": str(exc)},
+                                        raw_response=data)
+            failure.feedback = _feedback(message, None, tool, failure.message, deep=True)
+            raise failure from None
         arguments = clean_json(arguments)  # arguments decoded from a string may hold new lone surrogates
         try:
             complaint = check_action_name(arguments, tool.parameters)
@@ -471,9 +472,10 @@ class LLMClient:
         except ValueError as exc:  # pydantic's ValidationError is one
             if finish_reason == "length":
                 raise cut_off from None
-            problem = f"invalid arguments for {tool.name}: {summarize_error(exc)}"
-            raise _RetryableFailure(problem, feedback=_feedback(message, extracted.tool_call_id, tool, problem),
-                                    raw_response=data) from None
+            failure = _RetryableFailure("bad_call", {"form": "arguments", "tool": tool.name,
+                                                     "detail": summarize_error(exc)}, raw_response=data)
+            failure.feedback = _feedback(message, extracted.tool_call_id, tool, failure.message)
+            raise failure from None
         if repairs:
             log.info("repaired the model's reply: %s", "; ".join(repairs))
         return InvokeResult(value=value, usage=Usage.from_openai(data.get("usage")), raw_request=body,

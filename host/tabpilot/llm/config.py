@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..i18n import text as say
 from .errors import LLMNotConfigured
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -18,8 +17,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 DEFAULT_CALL_DEADLINE = 150.0
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
-
-HOW_TO_CONFIGURE = say("error.how_to_configure_terminal")
 
 
 class LLMConfig(BaseModel):
@@ -47,12 +44,11 @@ class LLMConfig(BaseModel):
         """Fill the gaps from OPENAI_BASE_URL / OPENAI_API_KEY; raise LLMNotConfigured if still incomplete."""
         base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.model:
-            raise LLMNotConfigured("No model is configured. " + HOW_TO_CONFIGURE, missing="model")
+            raise LLMNotConfigured(missing="model")
         api_key = self.api_key or (os.environ.get("OPENAI_API_KEY") if self.key_from_environment else None)
         if not api_key:
             if not is_loopback_url(base_url):
-                raise LLMNotConfigured(f"No API key is configured for {base_url}. " + HOW_TO_CONFIGURE,
-                                       missing="api_key", base_url=base_url)
+                raise LLMNotConfigured(missing="api_key", base_url=base_url)
             api_key = LOCAL_PLACEHOLDER_KEY
         return ResolvedEndpoint(base_url=base_url, model=self.model, api_key=api_key)
 

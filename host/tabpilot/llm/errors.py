@@ -1,18 +1,39 @@
 """What can go wrong when calling the model. Every message names the cause and what to do about it,
-and never contains the API key."""
+and never contains the API key.
+
+Every failure the client recognises carries a stable machine `code` (i18n.FAILURE_CODES) and the `params`
+its message needs (base_url, status, the provider's own `detail`, …): `describe(code, params, language)`
+words it from the message catalog in the user's language, so a caller shows it where the user is
+without parsing English. `message` is always the en-US wording (for the
+model, the record and older readers). A retried failure that ended the call is the `cause` param of
+`retries_exhausted` / `deadline`: `{"code": …, "params": …}`."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import failure_text as describe
+
 
 class LLMError(Exception):
-    """A model call failed. `raw_response` is the provider's reply when there was one."""
+    """A model call failed. `raw_response` is the provider's reply when there was one. `code` is None for a
+    failure without a catalog wording (then `message` is all there is)."""
 
-    def __init__(self, message: str, *, raw_response: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str | None = None, *, code: str | None = None, params: dict[str, Any] | None = None,
+                 raw_response: dict[str, Any] | None = None) -> None:
+        self.code = code
+        self.params: dict[str, Any] = params or {}
+        if message is None:
+            if code is None:
+                raise ValueError("an LLMError needs a message or a code")
+            message = describe(code, self.params)
         super().__init__(message)
         self.message = message
         self.raw_response = raw_response
+
+    def describe(self, language: str | None = None) -> str:
+        """The message in `language` (the catalog's wording when there is a code)."""
+        return describe(self.code, self.params, language) if self.code else self.message
 
 
 class LLMNotConfigured(LLMError):
@@ -20,8 +41,8 @@ class LLMNotConfigured(LLMError):
     `api_key`, then `base_url` is the endpoint that needs one), so a caller can word it for where the user
     is and in their language."""
 
-    def __init__(self, message: str, *, missing: str = "model", base_url: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, *, missing: str = "model", base_url: str | None = None) -> None:
+        super().__init__(code="not_configured", params={"form": missing, "base_url": base_url})
         self.missing = missing
         self.base_url = base_url
 
@@ -44,10 +65,12 @@ class LLMContentFiltered(LLMError):
 
 
 class LLMRetriesExhausted(LLMError):
-    """Every attempt failed with a retryable cause; `last_cause` is the last one."""
+    """Every attempt failed with a retryable cause (code `retries_exhausted`), or the call's deadline
+    came first (code `deadline`); `last_cause` is the last cause in English, `params["cause"]` its code."""
 
-    def __init__(self, message: str, *, last_cause: str, attempts: int,
+    def __init__(self, *, code: str, params: dict[str, Any], attempts: int,
                  raw_response: dict[str, Any] | None = None) -> None:
-        super().__init__(message, raw_response=raw_response)
-        self.last_cause = last_cause
+        super().__init__(code=code, params={**params, "attempts": attempts}, raw_response=raw_response)
+        cause = params["cause"]
+        self.last_cause = describe(cause["code"], cause.get("params"))
         self.attempts = attempts

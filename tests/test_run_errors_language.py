@@ -1,0 +1,75 @@
+"""`tabpilot run` says a failed model call in the run's language: the catalog's words for the error event's
+code, on the "✖" line and the final line; the record keeps the English message with the code. Subprocesses
+with TABPILOT_HOME in a temporary folder, a real Chromium, the scripted model server over HTTP (or a
+closed port), rows in the real SQLite store."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from test_run_cli import tabpilot
+
+from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer
+from tabpilot.store.tasks import TaskStore
+
+pytestmark = [pytest.mark.browser]
+
+API_KEY = "sk-wrong-0123456789abcdefghijkl"
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"  # nothing listens there once the socket is closed
+
+
+def run_refused(home: Path, language: str) -> tuple[str, str, list[dict]]:
+    assert tabpilot("config", "set", "language", language, home=home).returncode == 0
+    with ScriptedLLMServer([HTTPError(401, "Incorrect API key provided", type="invalid_request_error")]) as server:
+        proc = tabpilot("run", "Tick the terms box", "--base-url", server.base_url, "--model", "scripted",
+                        "--api-key", API_KEY, home=home)
+        base_url = server.base_url
+    assert proc.returncode == 1, proc.stderr
+    store = TaskStore(home / "data" / "tasks.sqlite3")
+    record = store.get_task(store.list_tasks()[0].task_id)
+    store.close()
+    assert record is not None
+    return proc.stdout, base_url, record.events
+
+
+def test_a_refused_key_is_said_in_chinese_under_zh_cn_and_as_before_under_en_us(tmp_path: Path) -> None:
+    out, base_url, events = run_refused(tmp_path / "zh", "zh-CN")
+    said = (f"服务商拒绝了 API 密钥（HTTP 401，来自 {base_url}：Incorrect API key provided）。请检查密钥："
+            "在扩展的“设置”中，或用 `tabpilot config set api-key`、环境变量 OPENAI_API_KEY，或者 --api-key。")
+    assert f"  ✖ {said}\n" in out, out
+    assert out.rstrip().endswith(f"❌ 出错：{said}"), out
+    assert "refused" not in out, out
+    # the record keeps page-agent's English message, with the code that words it
+    [error] = [event for event in events if event["type"] == "error"]
+    assert error["code"] == "key_refused" and error["message"].startswith("The provider refused the API key (HTTP 401")
+    assert error["params"]["status"] == 401 and error["params"]["base_url"] == base_url
+
+    out, base_url, _ = run_refused(tmp_path / "en", "en-US")
+    english = (f"The provider refused the API key (HTTP 401 from {base_url}: Incorrect API key provided). Check the "
+               "key: in the extension's Settings, or `tabpilot config set api-key`, the OPENAI_API_KEY environment "
+               "variable, or --api-key.")
+    assert f"  ✖ {english}\n" in out, out
+    assert out.rstrip().endswith(f"❌ error: {english}"), out
+    assert API_KEY not in out
+
+
+def test_an_unreachable_endpoint_is_said_in_chinese_under_zh_cn(tmp_path: Path) -> None:
+    assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
+    where = closed_port_url()
+    proc = tabpilot("run", "Tick the terms box", "--base-url", where, "--model", "scripted", home=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stdout.rstrip().splitlines()[-1]
+    assert last.startswith(f"❌ 出错：模型调用失败了 4 次；最后一次的原因：无法连接 {where}："), proc.stdout
+    assert "could not reach" not in last and "The model call failed" not in last, last
+    assert f"  ✖ 模型调用失败了 4 次；最后一次的原因：无法连接 {where}：" in proc.stdout, proc.stdout
+    retries = [line for line in proc.stdout.splitlines() if line.startswith("  ↻")]
+    assert [line.split("：")[0] for line in retries] == ["  ↻ 重试 1/3", "  ↻ 重试 2/3", "  ↻ 重试 3/3"], retries
+    assert all(f"无法连接 {where}：" in line for line in retries), retries  # the cause, in Chinese too
