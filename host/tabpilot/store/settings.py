@@ -39,6 +39,12 @@ class Settings(BaseModel):
     model_deadline: float = Field(default=DEFAULT_CALL_DEADLINE, alias="modelDeadline", ge=5, le=3600)
     # A model reply larger than this (megabytes, inflated) fails that attempt instead of filling memory.
     max_reply_mb: float = Field(default=DEFAULT_MAX_REPLY_BYTES / MEGABYTE, alias="maxReplyMB", gt=0, le=1024)
+    # Masking what reaches the model (privacy/masking.py): card numbers by default, the rest when asked.
+    mask_emails: bool = Field(default=False, alias="maskEmails")
+    mask_phones: bool = Field(default=False, alias="maskPhones")
+    mask_cards: bool = Field(default=True, alias="maskCards")
+    mask_ibans: bool = Field(default=False, alias="maskIbans")
+    mask_patterns: list[str] = Field(default_factory=list, alias="maskPatterns")  # "/regex/" or a literal
 
     @field_validator("base_url", "model", "api_key", mode="before")
     @classmethod
@@ -56,6 +62,16 @@ class Settings(BaseModel):
         if not value.lower().startswith(("http://", "https://")) or len(value.split("://", 1)[1]) == 0:
             raise ValueError("must be an http:// or https:// URL, e.g. https://api.openai.com/v1")
         return value.rstrip("/")
+
+    @field_validator("mask_patterns")
+    @classmethod
+    def _valid_patterns(cls, value: list[str]) -> list[str]:
+        from ..privacy.masking import compile_pattern
+
+        patterns = [item.strip() for item in value if item.strip()]
+        for pattern in patterns:
+            compile_pattern(pattern)  # a PatternError (a ValueError) names the bad one
+        return patterns
 
     @field_validator("language")
     @classmethod
@@ -191,4 +207,15 @@ def public_view(settings: Settings) -> dict[str, Any]:
         "debugCapture": settings.debug_capture,
         "modelDeadline": settings.model_deadline,
         "maxReplyMB": settings.max_reply_mb,
+        **masking_view(settings),
+    }
+
+
+def masking_view(settings: Settings) -> dict[str, Any]:
+    return {
+        "maskEmails": settings.mask_emails,
+        "maskPhones": settings.mask_phones,
+        "maskCards": settings.mask_cards,
+        "maskIbans": settings.mask_ibans,
+        "maskPatterns": list(settings.mask_patterns),
     }

@@ -107,6 +107,7 @@ def plan_task(
         "max_steps": overrides.max_steps or settings.max_steps,
         "language": overrides.language or settings.language,
         "system_instructions": overrides.system_instruction,
+        "privacy": _privacy_guard(settings),
     }
     if overrides.step_delay is not None:
         agent_options["step_delay"] = overrides.step_delay
@@ -125,6 +126,22 @@ def plan_task(
         include_all_tabs=overrides.include_all_tabs,
         record=overrides.record,
     )
+
+
+def _privacy_guard(settings: Settings) -> Any:
+    """This task's guard: the user's secrets and the masking settings (a fresh one per task, so each task
+    numbers its placeholders from 1)."""
+    from ..privacy.guard import PrivacyGuard
+    from ..privacy.masking import MaskRules
+    from ..privacy.secrets import SecretError, load_secrets
+
+    try:
+        secrets = load_secrets()
+    except SecretError as exc:
+        raise PlanError(str(exc), "settings") from exc
+    rules = MaskRules(emails=settings.mask_emails, phones=settings.mask_phones, cards=settings.mask_cards,
+                      ibans=settings.mask_ibans, patterns=tuple(settings.mask_patterns))
+    return PrivacyGuard(secrets, rules)
 
 
 def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) -> str:

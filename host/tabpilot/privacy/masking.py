@@ -1,0 +1,105 @@
+"""Finding personal data in text: e-mail addresses, phone numbers, card numbers (Luhn-checked), IBANs
+(mod-97 checked) and the user's own patterns (`/regex/` or a literal string)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+KINDS = ("email", "phone", "card", "iban", "masked")  # "masked": the user's own patterns
+
+_EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
+_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+_IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![\w])")
+_PHONE = re.compile(r"(?<![\w+])(?:\+|\(\d)[\d\s().-]{6,}\d(?![\w])|(?<![\w+.-])\d[\d\s().-]{7,}\d(?![\w.-]))")
+_DATE = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{4}$")
+
+
+class PatternError(ValueError):
+    """A user pattern that is not a valid regular expression."""
+
+
+def luhn_valid(digits: str) -> bool:
+    if not digits.isdigit():
+        return False
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def iban_valid(text: str) -> bool:
+    iban = text.replace(" ", "").upper()
+    if not 15 <= len(iban) <= 34 or not iban.isalnum():
+        return False
+    moved = iban[4:] + iban[:4]
+    return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """`/.../` is a regular expression; anything else matches literally."""
+    if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
+        try:
+            return re.compile(pattern[1:-1])
+        except re.error as exc:
+            raise PatternError(f"{pattern} is not a valid regular expression: {exc}") from exc
+    return re.compile(re.escape(pattern))
+
+
+@dataclass(frozen=True)
+class MaskRules:
+    emails: bool = False
+    phones: bool = False
+    cards: bool = True
+    ibans: bool = False
+    patterns: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return self.emails or self.phones or self.cards or self.ibans or bool(self.patterns)
+
+
+@dataclass(frozen=True)
+class Found:
+    start: int
+    end: int
+    kind: str
+    value: str
+
+
+def find_personal_data(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]] = ()) -> list[Found]:
+    """The non-overlapping personal data in `text`, in order (the earlier, then the longer one wins)."""
+    candidates = sorted(_candidates(text, rules, compiled), key=lambda f: (f.start, -(f.end - f.start)))
+    chosen: list[Found] = []
+    for found in candidates:
+        if not chosen or found.start >= chosen[-1].end:
+            chosen.append(found)
+    return chosen
+
+
+def _candidates(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]]) -> Iterator[Found]:
+    for pattern in compiled:
+        for match in pattern.finditer(text):
+            if match.end() > match.start():
+                yield Found(match.start(), match.end(), "masked", match.group())
+    if rules.emails and "@" in text:
+        for match in _EMAIL.finditer(text):
+            yield Found(match.start(), match.end(), "email", match.group())
+    if rules.cards:
+        for match in _CARD.finditer(text):
+            if luhn_valid(re.sub(r"[ -]", "", match.group())):
+                yield Found(match.start(), match.end(), "card", match.group())
+    if rules.ibans:
+        for match in _IBAN.finditer(text):
+            if iban_valid(match.group()):
+                yield Found(match.start(), match.end(), "iban", match.group())
+    if rules.phones:
+        for match in _PHONE.finditer(text):
+            value = match.group().strip()
+            digits = sum(char.isdigit() for char in value)
+            if 7 <= digits <= 15 and not _DATE.match(value):
+                yield Found(match.start(), match.start() + len(value), "phone", value)
