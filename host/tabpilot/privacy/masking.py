@@ -10,9 +10,12 @@ from dataclasses import dataclass
 KINDS = ("email", "phone", "card", "iban", "masked")  # "masked": the user's own patterns
 
 _EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
-_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+# a run of digit groups (separated by one space or dash); a card is some of its consecutive groups
+_DIGIT_RUN = re.compile(r"(?<![\w-])\d+(?:[ -]\d+)*(?![\w-])")
+_GROUP = re.compile(r"\d+")
+_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2} $")  # digits right after "DE89 " belong to an IBAN, not a card
 _IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![\w])")
-_PHONE = re.compile(r"(?<![\w+])(?:\+|\(\d)[\d\s().-]{6,}\d(?![\w])|(?<![\w+.-])\d[\d\s().-]{7,}\d(?![\w.-]))")
+_PHONE = re.compile(r"(?:(?<![\w+])(?:\+|\(\d)[\d\s().-]{6,}\d|(?<![\w+.-])\d[\d\s().-]{7,}\d)(?![\w.-]\w)")
 _DATE = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{4}$")
 
 
@@ -90,9 +93,10 @@ def _candidates(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]]
         for match in _EMAIL.finditer(text):
             yield Found(match.start(), match.end(), "email", match.group())
     if rules.cards:
-        for match in _CARD.finditer(text):
-            if luhn_valid(re.sub(r"[ -]", "", match.group())):
-                yield Found(match.start(), match.end(), "card", match.group())
+        for run in _DIGIT_RUN.finditer(text):
+            if _IBAN_HEAD.search(text, max(0, run.start() - 5), run.start()):
+                continue
+            yield from _cards(text, [(g.start(), g.end()) for g in _GROUP.finditer(text, run.start(), run.end())])
     if rules.ibans:
         for match in _IBAN.finditer(text):
             if iban_valid(match.group()):
@@ -103,3 +107,23 @@ def _candidates(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]]
             digits = sum(char.isdigit() for char in value)
             if 7 <= digits <= 15 and not _DATE.match(value):
                 yield Found(match.start(), match.start() + len(value), "phone", value)
+
+
+def _cards(text: str, groups: list[tuple[int, int]]) -> Iterator[Found]:
+    """Luhn-valid numbers of 13-19 digits made of consecutive groups, leftmost and longest first."""
+    first = 0
+    while first < len(groups):
+        found = None
+        digits = ""
+        for last in range(first, len(groups)):
+            digits += text[groups[last][0]:groups[last][1]]
+            if len(digits) > 19:
+                break
+            if len(digits) >= 13 and luhn_valid(digits):
+                found = last
+        if found is None:
+            first += 1
+            continue
+        start, end = groups[first][0], groups[found][1]
+        yield Found(start, end, "card", text[start:end])
+        first = found + 1

@@ -84,7 +84,7 @@ class Settings(BaseModel):
         data = self.model_dump(by_alias=True, exclude_none=True)
         for name in _WRITTEN_ONLY_WHEN_CHANGED:  # a later version's better default still reaches older files
             field = Settings.model_fields[name]
-            if getattr(self, name) == field.default:
+            if getattr(self, name) == field.get_default(call_default_factory=True):
                 data.pop(field.alias or name, None)
         return data
 
@@ -93,7 +93,9 @@ class Settings(BaseModel):
         return int(self.max_reply_mb * MEGABYTE)
 
 
-_WRITTEN_ONLY_WHEN_CHANGED = ("model_deadline", "max_reply_mb")
+_WRITTEN_ONLY_WHEN_CHANGED = (
+    "model_deadline", "max_reply_mb", "mask_emails", "mask_phones", "mask_cards", "mask_ibans", "mask_patterns",
+)
 
 # Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
 FIELD_NAMES: dict[str, str] = {}
