@@ -208,3 +208,15 @@ def test_a_damaged_secrets_file_is_named_with_the_fix(tmp_path: Path) -> None:
     (tmp_path / "config" / "secrets.json").write_text("{not json")
     result = tabpilot(tmp_path, "secrets", "list")
     assert result.returncode == 1 and "is damaged" in result.stderr and "delete it" in result.stderr
+
+
+def test_masking_settings_are_shown_and_changed_with_tabpilot_config(tmp_path: Path) -> None:
+    shown = tabpilot(tmp_path, "config").stdout
+    assert "mask-emails     off" in shown and "mask-cards      on" in shown
+    assert tabpilot(tmp_path, "config", "set", "mask-emails", "on").stdout.strip() == "mask-emails set to on"
+    assert tabpilot(tmp_path, "config", "set", "mask-cards", "off").returncode == 0
+    saved = json.loads((tmp_path / "config" / "config.json").read_text())
+    assert (saved["maskEmails"], saved["maskCards"]) == (True, False)
+    bad = tabpilot(tmp_path, "config", "set", "mask-ibans", "maybe")
+    assert bad.returncode == 1 and "mask-ibans: input should be a valid boolean" in bad.stderr
+    assert tabpilot(tmp_path, "config", "unset", "mask-cards").stdout.strip() == "mask-cards reset to on"

@@ -37,7 +37,8 @@ PAGE = "privacy_form.html"
 
 
 def prepare_home(home: Path, domain: str) -> None:
-    save_settings(Settings(mask_emails=True), home / "config" / "config.json")
+    # debug capture on: the raw requests are kept in the record too, and must be the masked ones
+    save_settings(Settings(mask_emails=True, debug_capture=True), home / "config" / "config.json")
     saved = tabpilot(home, "secrets", "set", "SITE_PW", "--domain", domain, stdin=SECRET + "\n")
     assert saved.returncode == 0, saved.stderr
 
@@ -123,6 +124,7 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
         assert 'value="<secret>SITE_PW</secret>"' in browser_state(server.requests[1]) or \
             "<secret>SITE_PW</secret>" in browser_state(server.requests[1])
         assert "value is now '[email 1]'" in third
+        assert b'"rawRequest"' in every_output(tmp_path, proc, server)["sqlite file"]
         assert_nowhere(every_output(tmp_path, proc, server), SECRET, EMAIL, CARD, "4242424242424242")
 
 
