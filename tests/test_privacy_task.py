@@ -177,3 +177,29 @@ async def test_a_script_result_and_a_secret_in_a_script_never_reach_the_model(br
     assert "only be typed with input_text" in outputs[1]
     assert await tab.evaluate("document.title") == "Account details"  # the refused script did not run
     assert_nowhere({"model requests": json.dumps(server.requests).encode()}, SECRET, EMAIL)
+
+
+async def test_a_secret_goes_into_a_same_site_frame_but_not_into_a_frame_of_another_site(
+    browser: Browser, pages
+) -> None:
+    inner = pages.url("actions_frame_inner.html", host="localhost")
+    tab = await only_tab(browser, pages.url(f"actions_frames.html?inner={inner}"))
+    await asyncio.sleep(0.5)  # both frames loaded
+    def into_frame(which: int) -> Any:
+        def reply(body: dict[str, Any]) -> Any:
+            lines = [line for line in browser_state(body).splitlines() if "inner text" in line]
+            index = int(lines[which].split("[", 1)[1].split("]", 1)[0])
+            return step("input_text", {"index": index, "text": "<secret>SITE_PW</secret>"})
+        return reply
+
+    guard = PrivacyGuard([Secret("SITE_PW", "127.0.0.1", SECRET)])
+    with ScriptedLLMServer([into_frame(0), into_frame(1), done()]) as server:
+        llm = LLMConfig(base_url=server.base_url, model="scripted", api_key=API_KEY, timeout=5.0, backoff_base=0.0)
+        result = await Agent(browser, llm, AgentConfig(step_delay=0, privacy=guard)).execute("Type the password")
+    outputs = [e.action.output for e in result.history if isinstance(e, StepEvent)]
+    # the top page is on 127.0.0.1, but the first frame's document is on localhost: refused there
+    assert outputs[0].startswith("❌ The secret SITE_PW may not be typed on localhost"), outputs
+    assert "Typed '<secret>SITE_PW</secret>'" in outputs[1], outputs
+    same_site = await tab.evaluate("document.getElementById('same').contentWindow.__events")
+    assert [e["value"] for e in same_site if e["type"] == "input"][-1] == SECRET
+    assert_nowhere({"model requests": json.dumps(server.requests).encode()}, SECRET)
