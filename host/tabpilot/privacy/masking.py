@@ -23,16 +23,15 @@ class PatternError(ValueError):
     """A user pattern that is not a valid regular expression."""
 
 
+_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)
+
+
 def luhn_valid(digits: str) -> bool:
     if not digits.isdigit():
         return False
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        value = int(char)
-        if position % 2:
-            value = value * 2 - 9 if value > 4 else value * 2
-        total += value
-    return total % 10 == 0
+    odd = sum(int(char) for char in digits[-1::-2])
+    even = sum(_DOUBLED[int(char)] for char in digits[-2::-2])
+    return (odd + even) % 10 == 0
 
 
 def iban_valid(text: str) -> bool:
@@ -94,7 +93,7 @@ def _candidates(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]]
             yield Found(match.start(), match.end(), "email", match.group())
     if rules.cards:
         for run in _DIGIT_RUN.finditer(text):
-            if _IBAN_HEAD.search(text, max(0, run.start() - 5), run.start()):
+            if run.end() - run.start() < 13 or _IBAN_HEAD.search(text, max(0, run.start() - 5), run.start()):
                 continue
             yield from _cards(text, [(g.start(), g.end()) for g in _GROUP.finditer(text, run.start(), run.end())])
     if rules.ibans:
