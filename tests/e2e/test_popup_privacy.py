@@ -7,9 +7,11 @@ Screenshots go to $TABPILOT_SCREENS."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from e2e_support import SCREENS, Harness, PopupPage, configure, done, run_in_popup, wait_status
+from e2e_support import API_KEY, SCREENS, Harness, PopupPage, configure, done, run_in_popup, wait_status
+from store_support import tabpilot
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import ScriptedLLMServer, ToolCall
@@ -123,3 +125,38 @@ async def test_privacy_settings_and_a_task_that_types_a_secret_and_a_masked_emai
     assert SECRET not in secrets_file.read_text()
     await harness.browser.close_tab(popup.tab.target_id)
     await harness.browser.close_tab(target.target_id)
+
+
+async def test_mcp_progress_and_read_page_carry_neither_a_secret_nor_a_masked_value(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, pages
+) -> None:
+    from test_mcp import mcp_client
+
+    class Home:
+        home = tmp_path / "home"
+        tabpilot_home = tmp_path / "tabpilot-home"
+
+    Home.home.mkdir()
+    settings = [("base-url", llm.base_url), ("model", "scripted"), ("api-key", API_KEY), ("mask-emails", "on")]
+    for args, stdin in [*((("config", "set", *pair), None) for pair in settings),
+                        (("secrets", "set", "SITE_PW", "--domain", "127.0.0.1"), SECRET)]:
+        done_ = tabpilot(Home.tabpilot_home, *args, stdin=stdin, env={"HOME": str(Home.home)})
+        assert done_.returncode == 0, done_.stderr
+    llm.add(type_into("Notes", "<secret>SITE_PW</secret>"), type_into("Copy to", "[email 1]"), done("Typed both"))
+    url = pages.url("privacy_form.html")
+    async with mcp_client(Home, "--launch", "--headless", "--browser", browser_binary) as client:
+        is_error, result = await client.call("run_task", task="Fill in the account details", url=url, new_tab=False)
+        assert not is_error and result["success"], result
+        progress = "\n".join(message or "" for _, message in client.progress)
+        assert "input_text" in progress and "<secret>SITE_PW</secret>" in progress and "[email 1]" in progress
+        is_error, page = await client.call("read_page")  # the form the task filled in, as the MCP client reads it
+        assert not is_error, page
+        assert "<secret>SITE_PW</secret>" in page["text"] and "Contact: [email 1]" in page["text"]
+        assert "[card 1]" in page["text"]
+        is_error, task = await client.call("get_task", task_id=result["taskId"])
+        assert not is_error, task
+    channels = {"progress": progress, "read_page": json.dumps(page), "get_task": json.dumps(task),
+                "model requests": json.dumps(llm.requests)}
+    for name, text in channels.items():
+        for value in (SECRET, EMAIL, *CARD_DIGITS):
+            assert value not in text, f"{value!r} leaked into {name}"

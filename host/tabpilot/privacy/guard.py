@@ -17,18 +17,28 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..browser.errors import ActionError
 from ..i18n import text as say
 from .domains import domain_matches, page_host
 from .masking import KINDS, MaskRules, compile_pattern, find_personal_data
-from .secrets import Secret
+from .secrets import Secret, load_secrets
+
+if TYPE_CHECKING:
+    from ..store.settings import Settings
 
 SECRET_TAG = re.compile(r"<secret>\s*([^<>\s]{1,64})\s*</secret>")
 PLACEHOLDER = re.compile(rf"\[({'|'.join(KINDS)}) (\d+)\]")
 _TAG_OR_PLACEHOLDER = re.compile(f"{SECRET_TAG.pattern}|{PLACEHOLDER.pattern}")
 TYPING_TOOLS = {"input_text": "text"}  # tool → the input field whose text is typed into the page
+
+
+def guard_for(settings: Settings) -> PrivacyGuard:
+    """A new guard with the user's secrets and masking settings (raises secrets.SecretError)."""
+    rules = MaskRules(emails=settings.mask_emails, phones=settings.mask_phones, cards=settings.mask_cards,
+                      ibans=settings.mask_ibans, patterns=tuple(settings.mask_patterns))
+    return PrivacyGuard(load_secrets(), rules)
 
 
 class Refused(ActionError):

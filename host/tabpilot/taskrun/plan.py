@@ -107,7 +107,7 @@ def plan_task(
         "max_steps": overrides.max_steps or settings.max_steps,
         "language": overrides.language or settings.language,
         "system_instructions": overrides.system_instruction,
-        "privacy": _privacy_guard(settings),
+        "privacy": _privacy_guard(settings),  # a fresh one per task: each numbers its placeholders from 1
     }
     if overrides.step_delay is not None:
         agent_options["step_delay"] = overrides.step_delay
@@ -129,19 +129,13 @@ def plan_task(
 
 
 def _privacy_guard(settings: Settings) -> Any:
-    """This task's guard: the user's secrets and the masking settings (a fresh one per task, so each task
-    numbers its placeholders from 1)."""
-    from ..privacy.guard import PrivacyGuard
-    from ..privacy.masking import MaskRules
-    from ..privacy.secrets import SecretError, load_secrets
+    from ..privacy.guard import guard_for
+    from ..privacy.secrets import SecretError
 
     try:
-        secrets = load_secrets()
+        return guard_for(settings)
     except SecretError as exc:
         raise PlanError(str(exc), "settings") from exc
-    rules = MaskRules(emails=settings.mask_emails, phones=settings.mask_phones, cards=settings.mask_cards,
-                      ibans=settings.mask_ibans, patterns=tuple(settings.mask_patterns))
-    return PrivacyGuard(secrets, rules)
 
 
 def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) -> str:
