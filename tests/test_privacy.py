@@ -220,3 +220,32 @@ def test_masking_settings_are_shown_and_changed_with_tabpilot_config(tmp_path: P
     bad = tabpilot(tmp_path, "config", "set", "mask-ibans", "maybe")
     assert bad.returncode == 1 and "mask-ibans: input should be a valid boolean" in bad.stderr
     assert tabpilot(tmp_path, "config", "unset", "mask-cards").stdout.strip() == "mask-cards reset to on"
+
+
+# --- the host's secrets.* requests (the popup's Privacy section) --------------------------------------
+def test_the_host_keeps_a_secret_from_the_popup_and_never_sends_its_value_back(tmp_path: Path) -> None:
+    from native_support import HostProcess
+
+    host = HostProcess(tmp_path)
+    try:
+        added = host.request("secrets.set", name="SHOP_PW", domain="https://shop.example.com/", value="pa55-word-x")
+        assert added["ok"], added
+        assert added["data"]["secrets"] == [{"name": "SHOP_PW", "domain": "shop.example.com"}]
+        assert host.request("secrets.list")["data"]["secrets"] == [{"name": "SHOP_PW", "domain": "shop.example.com"}]
+        bad = host.request("secrets.set", name="SHOP PW", domain="shop.example.com", value="pa55-word-x")
+        assert bad["ok"] is False and bad["error"]["code"] == "bad_request" and "secret name" in bad["error"]["message"]
+        short = host.request("secrets.set", name="PIN", domain="bank.test", value="12")
+        assert short["ok"] is False and "at least 4 characters" in short["error"]["message"]
+        missing = host.request("secrets.delete", name="NOPE")
+        assert missing["ok"] is False and missing["error"]["code"] == "not_found"
+        assert host.request("ping")["data"] == {"pong": True}  # still answering
+        assert host.request("secrets.delete", name="SHOP_PW")["data"]["secrets"] == []
+        again = host.request("secrets.set", name="SHOP_PW", domain="shop.example.com", value="pa55-word-y")
+        assert again["ok"], again  # use it twice: set again after a delete
+        host.close_stdin()
+    finally:
+        host.proc.wait(10)
+    assert b"pa55-word" not in bytes(host.raw)  # never sent back
+    for log_file in (tmp_path / "log").iterdir():
+        assert "pa55-word" not in log_file.read_text()
+    assert json.loads((tmp_path / "config" / "secrets.json").read_text())["secrets"][0]["value"] == "pa55-word-y"
