@@ -76,6 +76,13 @@ def test_only_checked_numbers_are_masked() -> None:
         ("card", CARD), ("iban", "DE89 3704 0044 0532 0130 00")]
 
 
+def test_cards_are_found_as_they_are_written() -> None:
+    text = ("Visa 4242-4242-4242-4242, Amex 3782 822463 10005, plain 378282246310005, "
+            "order 2026 1124 0000 0001, two 5555 5555 5555 4444 4000 0566 5566 5556")
+    assert [f.value for f in find_personal_data(text, MaskRules())] == [
+        "4242-4242-4242-4242", "3782 822463 10005", "378282246310005", "5555 5555 5555 4444", "4000 0566 5566 5556"]
+
+
 def test_phones_are_found_but_dates_and_short_numbers_are_not() -> None:
     found = find_personal_data("Call +49 30 1234567 or (030) 123-4567 by 2026-11-24, room 1204.",
                                MaskRules(cards=False, phones=True))

@@ -109,20 +109,38 @@ def _candidates(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]]
 
 
 def _cards(text: str, groups: list[tuple[int, int]]) -> Iterator[Found]:
-    """Luhn-valid numbers of 13-19 digits made of consecutive groups, leftmost and longest first."""
+    """Luhn-valid card numbers among consecutive digit groups, written as cards are: one run of 13-19
+    digits, groups of four (the last may be shorter), or 4-6-5 / 4-6-4 (Amex, Diners). Leftmost first,
+    the longest that passes Luhn."""
+    lengths = [end - start for start, end in groups]
     first = 0
     while first < len(groups):
-        found = None
-        digits = ""
-        for last in range(first, len(groups)):
-            digits += text[groups[last][0]:groups[last][1]]
-            if len(digits) > 19:
-                break
-            if len(digits) >= 13 and luhn_valid(digits):
-                found = last
+        found = next((last for last in reversed(_card_shapes(lengths, first))
+                      if luhn_valid("".join(text[a:b] for a, b in groups[first:last + 1]))), None)
         if found is None:
             first += 1
             continue
         start, end = groups[first][0], groups[found][1]
         yield Found(start, end, "card", text[start:end])
         first = found + 1
+
+
+def _card_shapes(lengths: list[int], first: int) -> list[int]:
+    """The last group of each card-shaped run of groups starting at `first`, shortest first."""
+    if 13 <= lengths[first] <= 19:
+        return [first]
+    if lengths[first] != 4:
+        return []
+    if lengths[first + 1:first + 2] == [6] and first + 2 < len(lengths) and lengths[first + 2] in (4, 5):
+        return [first + 2]
+    ends, total, last = [], 0, first
+    while last < len(lengths) and total < 19:
+        if lengths[last] != 4:
+            if last > first + 2 and lengths[last] < 4 and 13 <= total + lengths[last] <= 19:
+                ends.append(last)
+            break
+        total += 4
+        if total >= 13:
+            ends.append(last)
+        last += 1
+    return ends
