@@ -17,7 +17,7 @@ const DISPATCHED_INPUT_LIMIT = 1000;
 const POPUP_REQUEST_TYPES = new Set([
   "ping", "task.start", "task.stop", "task.get", "task.list", "task.pause", "task.resume",
   "task.takeover", "task.handback", "task.answer",
-  "settings.get", "settings.set", "settings.test",
+  "settings.get", "settings.set", "settings.test", "secrets.list", "secrets.set", "secrets.delete",
   "history.list", "history.get", "history.export", "history.delete",
   "sites.list", "sites.allow", "sites.revoke", "sites.rotate",
   "approval.answer", // an MCP client's request to run a task: the person's answer (worker/approvals.js)

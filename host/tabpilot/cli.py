@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "replay a bundled scripted model on a bundled page (no API key needed)"),
     "history": ("history", "list, show, export or delete past tasks"),
     "config": ("config", "show or change settings (model, base URL, API key, ...)"),
+    "secrets": ("secrets", "values the agent may type on one site without the model seeing them"),
     "sites": ("sites", "which web sites may start tasks in your browser: list, allow, revoke"),
     "install": ("install", "register the native messaging host with your browsers"),
     "uninstall": ("uninstall", "remove the native messaging host registration that install wrote"),

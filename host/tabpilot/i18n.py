@@ -52,6 +52,14 @@ EN_US: dict[str, str] = {
     "did.tab_opened": "opened",
     "did.tab_closed": "closed",
     # --- the agent's own notes to the model (agent/loop.py, tools.py) --------------------------------
+    "privacy.secrets_here": (
+        "Secrets of the user you may type on this page without knowing them: {secrets}. To type one, write "
+        "it exactly so (e.g. as the text of input_text); the real value is put in for you and never shown."
+    ),
+    "privacy.masked": (
+        "Personal data on the page is masked as placeholders such as [email 1] or [card 1] (the same value keeps "
+        "its placeholder). Type a placeholder to enter the real value, on the site where it was seen."
+    ),
     "note.navigated": "Page navigated to → {url}",
     "note.waited": "You have waited {seconds} seconds in a row. Do not wait any longer unless you have a good reason.",
     "note.steps_left": "⚠️ Only {remaining} steps remaining. Wrap up, or call done with partial results.",
@@ -209,6 +217,14 @@ ZH_CN: dict[str, str] = {
     "did.switched_to": "切换到",
     "did.tab_opened": "打开了标签页",
     "did.tab_closed": "关闭了标签页",
+    "privacy.secrets_here": (
+        "你可以在此页面上输入用户的这些机密，而无需知道它们的值：{secrets}。要输入其中一个，请原样写出它"
+        "（例如作为 input_text 的 text）；真实的值会替你填入，并且永远不会显示出来。"
+    ),
+    "privacy.masked": (
+        "页面上的个人信息已被遮盖为 [email 1]、[card 1] 这样的占位符（同一个值始终使用同一个占位符）。"
+        "输入占位符即可填入真实的值，但只能在看到它的网站上。"
+    ),
     "note.navigated": "页面已跳转到 → {url}",
     "note.waited": "你已经连续等待了 {seconds} 秒。除非有充分的理由，不要再等待。",
     "note.steps_left": "⚠️ 只剩 {remaining} 步了。请收尾，或者带着部分结果调用 done。",

@@ -45,6 +45,9 @@ class AgentConfig(BaseModel):
     request_takeover: RequestTakeover | None = Field(default=None, exclude=True)
     """Hands the controls to the user (the model's reason shown) and returns the `UserTakeoverEvent` once
     they hand back; without it the `request_takeover` tool is not offered. A task run always sets it."""
+    privacy: Any = Field(default=None, exclude=True)
+    """A `privacy.guard.PrivacyGuard`: hides secrets and masks personal data in what the model reads, and
+    puts the real values in where the model types their names (a task run always sets one)."""
     custom_tools: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """name → `tools.Tool`: adds one, overrides a built-in of that name; name → None removes one."""
 

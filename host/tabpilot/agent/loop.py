@@ -291,6 +291,11 @@ class Agent(AsyncIOEventEmitter):
         transform = self.config.transform_page_content
         if transform is not None:
             page_text = await _maybe_await(transform(page_text))
+        guard = self.config.privacy
+        if guard is not None:  # what this page's secrets are called goes next to the page, never its values
+            page_text = guard.conceal(page_text, state.url)
+            note = guard.note(state.url, self.config.language)
+            page_text = f"{page_text}\n{note}" if note else page_text
         messages = [
             {"role": "system", "content": system_prompt(self.config.language, self.config.custom_system_prompt)},
             {
@@ -307,6 +312,8 @@ class Agent(AsyncIOEventEmitter):
                 ),
             },
         ]
+        if guard is not None:  # the page → model boundary: nothing the model reads holds a secret or masked value
+            messages = guard.conceal_messages(messages, state.url, keep=self.task)
         spec = ToolSpec(
             name=MACRO_TOOL_NAME, description=MACRO_TOOL_DESCRIPTION, parameters=macro_parameters(self.tools)
         )
@@ -333,7 +340,7 @@ class Agent(AsyncIOEventEmitter):
         language = self.config.language
         took_over = say("result.took_over", language)
         context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
-        acting = self._acting = asyncio.ensure_future(_maybe_await(self.tools[name].execute(context, tool_input)))
+        acting = self._acting = asyncio.ensure_future(self._execute(name, context, tool_input))
         try:
             result = await acting
             text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
@@ -350,6 +357,8 @@ class Agent(AsyncIOEventEmitter):
             text = say("result.tool_failed", language, tool=name, error=exc)
         finally:
             self._acting = None
+        if self.config.privacy is not None:  # e.g. a typed value read back, or a script's result
+            text = self.config.privacy.conceal(text, state.url)
         duration = (time.monotonic() - started) * 1000
         self._activity(ExecutedActivity(tool=name, input=output.input_wire, output=text, duration=round(duration, 1)))
         waited = name == "wait" and text != took_over
@@ -357,6 +366,20 @@ class Agent(AsyncIOEventEmitter):
         self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
         del self._recent_actions[:-LOOP_REPEATS]
         return text
+
+    async def _execute(self, name: str, context: ToolContext, tool_input: Any) -> Any:
+        """Run one tool; the model → page boundary: secret names and placeholders in typed text become the
+        real values only here, for a page of their site (else `privacy.guard.Refused`)."""
+        guard = self.config.privacy
+        if guard is not None and guard.uses(tool_input):
+            url = None
+            index = getattr(tool_input, "index", None)
+            if isinstance(index, int):  # where the text would go: the element's own document (an iframe too)
+                from ..browser.nodes import document_url
+
+                url = await document_url(context.tab, context.element(index))
+            tool_input = guard.reveal_input(name, tool_input, url)
+        return await _maybe_await(self.tools[name].execute(context, tool_input))
 
     # --- observations -------------------------------------------------------------------------
     def _observe(self, step: int, state: BrowserState, *, again: bool = False) -> None:

@@ -113,6 +113,15 @@ async def resolve(tab: Tab, element: ElementRef) -> str:
     return object_id
 
 
+async def document_url(tab: Tab, element: ElementRef) -> str:
+    """The URL of the document the element is in (an iframe's own, not the tab's)."""
+    object_id = await resolve(tab, element)
+    try:
+        return str(await call(tab, element, object_id, "function() { return this.ownerDocument.URL; }"))
+    finally:
+        await release(tab, element.session, object_id)
+
+
 async def call(
     tab: Tab,
     element: ElementRef,

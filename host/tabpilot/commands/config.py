@@ -10,7 +10,9 @@ import json
 import os
 import sys
 
-KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb")
+MASK_KEYS = ("mask-emails", "mask-phones", "mask-cards", "mask-ibans")  # on/off: hidden from the model in page text
+KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb",
+        *MASK_KEYS)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +54,8 @@ def _text(value: object) -> str:
 
 def _show_value(view: dict[str, object], key: str) -> str:
     wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture",
-            "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB"}
+            "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB", "mask-emails": "maskEmails",
+            "mask-phones": "maskPhones", "mask-cards": "maskCards", "mask-ibans": "maskIbans"}
     return _text(view[wire.get(key, key)])
 
 
@@ -72,6 +75,7 @@ def _show(view: dict[str, object], path: str) -> str:
         ("debug-capture", _text(view["debugCapture"])),
         ("model-deadline", f"{view['modelDeadline']:g} s (one model call, retries included)"),
         ("max-reply-mb", f"{view['maxReplyMB']:g} MB (the largest model reply read)"),
+        *((key, _show_value(view, key)) for key in MASK_KEYS),
     ]
     lines = [f"{name:<16}{value}" for name, value in rows]
     lines.append(f"\nsettings file: {path}")

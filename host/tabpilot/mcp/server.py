@@ -69,9 +69,22 @@ def build_server(backend: Backend) -> MCPServer:
     async def read_page(tab: int | str | None = None) -> dict[str, Any]:
         """Read a tab (default: the active one) as tabpilot's agent sees it: text with numbered
         interactive elements. Read only: nothing on the page is touched."""
-        return await _call(backend.read_page(tab))
+        return _concealed(await _call(backend.read_page(tab)))
 
     return app
+
+
+def _concealed(page: dict[str, Any]) -> dict[str, Any]:
+    """The page as tabpilot's own model would get it: no secret value, personal data masked as set."""
+    from ..privacy.guard import guard_for
+    from ..privacy.secrets import SecretError
+    from ..store.settings import SettingsError, load_settings
+
+    try:
+        guard = guard_for(load_settings())
+    except (SettingsError, SecretError) as exc:
+        raise ToolError(f"read_page: {exc}") from exc
+    return {**page, "text": guard.conceal(str(page.get("text", "")), page.get("url"))}
 
 
 async def _call(work: Awaitable[T]) -> T:

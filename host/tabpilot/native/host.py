@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         HistoryList,
         HistoryListData,
         PingData,
+        SecretsDelete,
+        SecretsSet,
         SettingsData,
         SettingsSet,
         SettingsTest,
@@ -95,6 +97,9 @@ class NativeHost:
             "settings.get": self._settings_get,
             "settings.set": self._settings_set,
             "settings.test": self._settings_test,
+            "secrets.list": self._secrets_list,
+            "secrets.set": self._secrets_set,
+            "secrets.delete": self._secrets_delete,
             "history.list": self._history_list,
             "history.get": self._history_get,
             "history.export": self._history_export,
@@ -335,6 +340,33 @@ class NativeHost:
             raise RequestFailed(str(exc), "bad_request") from exc
         return _settings_reply(public_view(settings))
 
+    async def _secrets_list(self, request: Any) -> dict[str, Any]:
+        from ..privacy import secrets
+
+        try:
+            return _secrets_reply()
+        except secrets.SecretError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+
+    async def _secrets_set(self, request: SecretsSet) -> dict[str, Any]:
+        from ..privacy import secrets
+
+        try:
+            secrets.set_secret(request.name, request.domain, request.value)
+            return _secrets_reply()
+        except secrets.SecretError as exc:
+            raise RequestFailed(str(exc), "bad_request") from exc
+
+    async def _secrets_delete(self, request: SecretsDelete) -> dict[str, Any]:
+        from ..privacy import secrets
+
+        try:
+            if not secrets.delete_secret(request.name):
+                raise RequestFailed(f"there is no secret named {request.name}", "not_found")
+            return _secrets_reply()
+        except secrets.SecretError as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+
     async def _settings_test(self, request: SettingsTest) -> dict[str, Any]:
         from ..llm.probe import probe_settings
         from ..store.settings import SettingsError
@@ -424,6 +456,13 @@ class NativeHost:
         if not self.approvals.answer(request.approval_id, request.decision):
             raise RequestFailed("that question is no longer open (answered already, or it timed out)", "not_found")
         return {}
+
+
+def _secrets_reply() -> dict[str, Any]:
+    from ..privacy import secrets
+
+    listed = [{"name": name, "domain": domain} for name, domain in secrets.list_secrets()]
+    return {"secrets": listed, "backend": secrets.backend_name()}
 
 
 def _settings_reply(view: dict[str, Any]) -> SettingsData:

@@ -281,6 +281,11 @@ class SettingsSet(Request):
     api_key: str | None = Field(None, alias="apiKey", repr=False)
     max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
     language: str | None = None
+    mask_emails: bool | None = Field(None, alias="maskEmails")
+    mask_phones: bool | None = Field(None, alias="maskPhones")
+    mask_cards: bool | None = Field(None, alias="maskCards")
+    mask_ibans: bool | None = Field(None, alias="maskIbans")
+    mask_patterns: list[str] | None = Field(None, alias="maskPatterns")
 
 
 class SettingsTest(Request):
@@ -305,6 +310,30 @@ class SettingsData(WireModel):
     debug_capture: bool = Field(alias="debugCapture")
     model_deadline: float = Field(alias="modelDeadline")  # seconds one model call may take, retries included
     max_reply_mb: float = Field(alias="maxReplyMB")  # a longer model reply fails that attempt
+    mask_emails: bool = Field(alias="maskEmails")  # masking what reaches the model
+    mask_phones: bool = Field(alias="maskPhones")
+    mask_cards: bool = Field(alias="maskCards")
+    mask_ibans: bool = Field(alias="maskIbans")
+    mask_patterns: list[str] = Field(alias="maskPatterns")
+
+
+# --- secrets.* -----------------------------------------------------------------------------------------
+class SecretsList(Request):
+    type: Literal["secrets.list"]
+
+
+class SecretsSet(Request):
+    """A secret's value goes from the popup's form straight here; the reply (and every push) never has it."""
+
+    type: Literal["secrets.set"]
+    name: str
+    domain: str
+    value: str = Field(repr=False)
+
+
+class SecretsDelete(Request):
+    type: Literal["secrets.delete"]
+    name: str
 
 
 # --- history.* -----------------------------------------------------------------------------------------

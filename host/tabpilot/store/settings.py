@@ -39,6 +39,12 @@ class Settings(BaseModel):
     model_deadline: float = Field(default=DEFAULT_CALL_DEADLINE, alias="modelDeadline", ge=5, le=3600)
     # A model reply larger than this (megabytes, inflated) fails that attempt instead of filling memory.
     max_reply_mb: float = Field(default=DEFAULT_MAX_REPLY_BYTES / MEGABYTE, alias="maxReplyMB", gt=0, le=1024)
+    # Masking what reaches the model (privacy/masking.py): card numbers by default, the rest when asked.
+    mask_emails: bool = Field(default=False, alias="maskEmails")
+    mask_phones: bool = Field(default=False, alias="maskPhones")
+    mask_cards: bool = Field(default=True, alias="maskCards")
+    mask_ibans: bool = Field(default=False, alias="maskIbans")
+    mask_patterns: list[str] = Field(default_factory=list, alias="maskPatterns")  # "/regex/" or a literal
 
     @field_validator("base_url", "model", "api_key", mode="before")
     @classmethod
@@ -57,6 +63,16 @@ class Settings(BaseModel):
             raise ValueError("must be an http:// or https:// URL, e.g. https://api.openai.com/v1")
         return value.rstrip("/")
 
+    @field_validator("mask_patterns")
+    @classmethod
+    def _valid_patterns(cls, value: list[str]) -> list[str]:
+        from ..privacy.masking import compile_pattern
+
+        patterns = [item.strip() for item in value if item.strip()]
+        for pattern in patterns:
+            compile_pattern(pattern)  # a PatternError (a ValueError) names the bad one
+        return patterns
+
     @field_validator("language")
     @classmethod
     def _known_language(cls, value: str) -> str:
@@ -68,7 +84,7 @@ class Settings(BaseModel):
         data = self.model_dump(by_alias=True, exclude_none=True)
         for name in _WRITTEN_ONLY_WHEN_CHANGED:  # a later version's better default still reaches older files
             field = Settings.model_fields[name]
-            if getattr(self, name) == field.default:
+            if getattr(self, name) == field.get_default(call_default_factory=True):
                 data.pop(field.alias or name, None)
         return data
 
@@ -77,7 +93,9 @@ class Settings(BaseModel):
         return int(self.max_reply_mb * MEGABYTE)
 
 
-_WRITTEN_ONLY_WHEN_CHANGED = ("model_deadline", "max_reply_mb")
+_WRITTEN_ONLY_WHEN_CHANGED = (
+    "model_deadline", "max_reply_mb", "mask_emails", "mask_phones", "mask_cards", "mask_ibans", "mask_patterns",
+)
 
 # Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
 FIELD_NAMES: dict[str, str] = {}
@@ -191,4 +209,15 @@ def public_view(settings: Settings) -> dict[str, Any]:
         "debugCapture": settings.debug_capture,
         "modelDeadline": settings.model_deadline,
         "maxReplyMB": settings.max_reply_mb,
+        **masking_view(settings),
+    }
+
+
+def masking_view(settings: Settings) -> dict[str, Any]:
+    return {
+        "maskEmails": settings.mask_emails,
+        "maskPhones": settings.mask_phones,
+        "maskCards": settings.mask_cards,
+        "maskIbans": settings.mask_ibans,
+        "maskPatterns": list(settings.mask_patterns),
     }

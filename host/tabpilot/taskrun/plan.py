@@ -107,6 +107,7 @@ def plan_task(
         "max_steps": overrides.max_steps or settings.max_steps,
         "language": overrides.language or settings.language,
         "system_instructions": overrides.system_instruction,
+        "privacy": _privacy_guard(settings),  # a fresh one per task: each numbers its placeholders from 1
     }
     if overrides.step_delay is not None:
         agent_options["step_delay"] = overrides.step_delay
@@ -125,6 +126,16 @@ def plan_task(
         include_all_tabs=overrides.include_all_tabs,
         record=overrides.record,
     )
+
+
+def _privacy_guard(settings: Settings) -> Any:
+    from ..privacy.guard import guard_for
+    from ..privacy.secrets import SecretError
+
+    try:
+        return guard_for(settings)
+    except SecretError as exc:
+        raise PlanError(str(exc), "settings") from exc
 
 
 def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) -> str:

@@ -334,11 +334,14 @@ class TaskRun:
 
     # --- what the agent reports -----------------------------------------------------------------
     def _shown(self, value: Any) -> Any:
-        """The one redaction: no secret anywhere, and no raw model I/O without debug capture."""
+        """The one redaction: no key or secret anywhere, and no raw model I/O without debug capture."""
         from ..store.redact import scrub, without_raw
 
         if isinstance(value, dict) and not self.plan.capture_raw:
             value = without_raw(value)
+        guard = self.plan.agent.privacy
+        if guard is not None:  # the user's secrets (and masked values) too, whatever slipped through
+            value = guard.hide(value)
         return scrub(value, self.plan.secrets)
 
     def _on_history(self, event: Any) -> None:

@@ -1,0 +1,60 @@
+"""Privacy guard figures: what hiding secrets and masking personal data adds to each step, on page texts
+of the size the model reads (a ~20 KB and a ~200 KB state text with e-mails, phones, card numbers, IBANs
+and many long digit runs that are not cards), with masking off (secrets only), the default (cards) and
+everything on plus two user patterns.
+
+    .venv/bin/python bench/bench_privacy.py [--runs 21]
+
+Prints the median (min–max) milliseconds of one `conceal` call; asserts nothing. Target: < 5 ms for
+20 KB with everything on (a step's page read takes 30-400 ms)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from tabpilot.privacy.guard import PrivacyGuard
+from tabpilot.privacy.masking import MaskRules
+from tabpilot.privacy.secrets import Secret
+
+LINE = ("[{i}]<a href=/orders/{i}>Order 2026-11-{d:02d} #10{i:05d}</a> ada{i}@example.org +49 30 {i:07d} "
+        "4242 4242 4242 4242 DE89 3704 0044 0532 0130 00 ref 1234 5678 9012 {i:04d} qty 3 · €{i}.99\n")
+SECRETS = [Secret(f"PW_{n}", f"site{n}.test", f"password-value-{n}") for n in range(10)]
+RULES = {
+    "secrets only": MaskRules(cards=False),
+    "default (cards)": MaskRules(),
+    "everything + 2 patterns": MaskRules(emails=True, phones=True, cards=True, ibans=True,
+                                         patterns=("/ACME-\\d{4}/", "Project Falcon")),
+}
+
+
+def page(size: int) -> str:
+    lines, total, i = [], 0, 0
+    while total < size:
+        line = LINE.format(i=i, d=i % 28 + 1)
+        lines.append(line)
+        total += len(line)
+        i += 1
+    return "".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=21)
+    args = parser.parse_args()
+    for label, size in (("20 KB", 20_000), ("200 KB", 200_000)):
+        text = page(size)
+        for name, rules in RULES.items():
+            timings = []
+            for _ in range(args.runs):
+                guard = PrivacyGuard(SECRETS, rules)  # a fresh task each run: every value is new
+                started = time.perf_counter()
+                guard.conceal(text, "https://shop.example.com/orders")
+                timings.append((time.perf_counter() - started) * 1000)
+            print(f"{label:>7} · {name:<24} {statistics.median(timings):8.2f} ms "
+                  f"({min(timings):.2f}–{max(timings):.2f})")
+
+
+if __name__ == "__main__":
+    main()

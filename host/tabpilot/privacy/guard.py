@@ -1,0 +1,211 @@
+"""One task's privacy guard, used at the task's two boundaries (both in `agent.loop`):
+
+- page text → model (`conceal`): each secret value becomes `<secret>NAME</secret>`; with masking on,
+  e-mails, phones, cards, IBANs and the user's patterns become `[email 1]`, `[card 1]`, … — the same
+  value the same placeholder for the whole task, noted with the site it was seen on. `note` tells the
+  model which secrets it may type on the current page, and nothing of them elsewhere.
+- model text → page (`reveal_input`): `<secret>NAME</secret>` and placeholders in `input_text` become
+  the real values, only on a page of the secret's domain (or the site where the value was seen);
+  anywhere else the action is refused with an observation for the model.
+
+`hide` is the last net for what is recorded and shown (the store, pushes, results): no secret value
+gets through it."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..browser.errors import ActionError
+from ..i18n import text as say
+from .domains import domain_matches, page_host
+from .masking import KINDS, MaskRules, compile_pattern, find_personal_data
+from .secrets import Secret, load_secrets
+
+if TYPE_CHECKING:
+    from ..store.settings import Settings
+
+SECRET_TAG = re.compile(r"<secret>\s*([^<>\s]{1,64})\s*</secret>")
+PLACEHOLDER = re.compile(rf"\[({'|'.join(KINDS)}) (\d+)\]")
+_TAG_OR_PLACEHOLDER = re.compile(f"{SECRET_TAG.pattern}|{PLACEHOLDER.pattern}")
+TYPING_TOOLS = {"input_text": "text"}  # tool → the input field whose text is typed into the page
+
+
+def guard_for(settings: Settings) -> PrivacyGuard:
+    """A new guard with the user's secrets and masking settings (raises secrets.SecretError)."""
+    rules = MaskRules(emails=settings.mask_emails, phones=settings.mask_phones, cards=settings.mask_cards,
+                      ibans=settings.mask_ibans, patterns=tuple(settings.mask_patterns))
+    return PrivacyGuard(load_secrets(), rules)
+
+
+class Refused(ActionError):
+    """A secret or masked value the model asked for may not go to this page; nothing was sent."""
+
+
+@dataclass
+class _Masked:
+    value: str
+    hosts: set[str] = field(default_factory=set)  # sites it was seen on: typed back only there
+
+
+class PrivacyGuard:
+    def __init__(self, secrets: Sequence[Secret] = (), rules: MaskRules | None = None) -> None:
+        self.secrets = {secret.name: secret for secret in secrets}
+        self._longest_first = sorted(secrets, key=lambda s: len(s.value), reverse=True)
+        self.rules = rules or MaskRules(cards=False)
+        self._patterns = [compile_pattern(p) for p in self.rules.patterns]
+        self._placeholder_of: dict[str, str] = {}
+        self._masked: dict[str, _Masked] = {}
+        self._counts: Counter[str] = Counter()
+
+    @property
+    def masking(self) -> bool:
+        return self.rules.any
+
+    @property
+    def active(self) -> bool:
+        return bool(self.secrets) or self.masking
+
+    # --- page → model -------------------------------------------------------------------------
+    def conceal(self, text: str, url: str | None = None, *, keep: str = "") -> str:
+        """`text` as the model may read it; personal data in it is noted as seen on `url`'s site. The
+        `keep` text (the user's own task) is not masked, though a secret value in it is still hidden."""
+        text = self.hide_secrets(text)
+        if not self.masking:
+            return text
+        if keep and keep in text:
+            return keep.join(self._mask(part, url) for part in text.split(keep))
+        return self._mask(text, url)
+
+    def conceal_messages(
+        self, messages: list[dict[str, Any]], url: str | None, *, keep: str = ""
+    ) -> list[dict[str, Any]]:
+        """Model request messages with every text part concealed (see `conceal`)."""
+        concealed = []
+        for message in messages:
+            content = message.get("content")
+            if isinstance(content, str):
+                message = {**message, "content": self.conceal(content, url, keep=keep)}
+            elif isinstance(content, list):
+                parts = [{**part, "text": self.conceal(part["text"], url, keep=keep)}
+                         if isinstance(part, dict) and isinstance(part.get("text"), str) else part
+                         for part in content]
+                message = {**message, "content": parts}
+            concealed.append(message)
+        return concealed
+
+    def hide_secrets(self, text: str) -> str:
+        for secret in self._longest_first:
+            if secret.value in text:
+                text = text.replace(secret.value, f"<secret>{secret.name}</secret>")
+        return text
+
+    def hide(self, value: Any) -> Any:
+        """A copy of a JSON-like value with every secret value (and known masked value) replaced."""
+        if not self.active:
+            return value
+        if isinstance(value, str):
+            text = self.hide_secrets(value)
+            for placeholder, masked in self._masked.items():
+                if masked.value in text:
+                    text = text.replace(masked.value, placeholder)
+            return text
+        if isinstance(value, dict):
+            return {key: self.hide(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.hide(item) for item in value]
+        return value
+
+    def note(self, url: str | None, language: str = "en-US") -> str:
+        """What the model is told about this page: the secrets it may type here (none of any other
+        site) and, once something was masked, how placeholders work. Empty when there is nothing."""
+        names = sorted(name for name, secret in self.secrets.items() if domain_matches(secret.domain, url))
+        lines = []
+        if names:
+            listed = ", ".join(f"<secret>{name}</secret>" for name in names)
+            lines.append(say("privacy.secrets_here", language, secrets=listed))
+        if self._masked:
+            lines.append(say("privacy.masked", language))
+        return "<privacy>\n" + "\n".join(lines) + "\n</privacy>" if lines else ""
+
+    def _mask(self, text: str, url: str | None) -> str:
+        found = find_personal_data(text, self.rules, self._patterns)
+        if not found:
+            return text
+        host = page_host(url)
+        parts, position = [], 0
+        for item in found:
+            placeholder = self._placeholder_of.get(item.value)
+            if placeholder is None:
+                self._counts[item.kind] += 1
+                placeholder = f"[{item.kind} {self._counts[item.kind]}]"
+                self._placeholder_of[item.value] = placeholder
+                self._masked[placeholder] = _Masked(item.value)
+            if host is not None:
+                self._masked[placeholder].hosts.add(host)
+            parts += [text[position:item.start], placeholder]
+            position = item.end
+        parts.append(text[position:])
+        return "".join(parts)
+
+    # --- model → page -------------------------------------------------------------------------
+    def uses(self, value: Any) -> bool:
+        """Whether a tool input names a secret or a masked value (and so needs the page's URL)."""
+        texts = _strings(value)
+        return any(SECRET_TAG.search(t) or (self._masked and PLACEHOLDER.search(t)) for t in texts)
+
+    def reveal_input(self, tool: str, tool_input: Any, url: str | None) -> Any:
+        """The tool input to execute, with secrets and placeholders in the typed text made real for the
+        page at `url`; raises Refused when one may not go there. The model's own input is unchanged."""
+        field_name = TYPING_TOOLS.get(tool)
+        if field_name is None:
+            if any(SECRET_TAG.search(t) for t in _strings(tool_input)):
+                raise Refused(f"Secrets can only be typed with input_text; {tool} was not run.")
+            return tool_input
+        text = getattr(tool_input, field_name)
+        revealed = self.reveal(text, url)
+        return tool_input if revealed == text else tool_input.model_copy(update={field_name: revealed})
+
+    def reveal(self, text: str, url: str | None) -> str:
+        host = page_host(url) or "this page"
+
+        def secret(match: re.Match[str]) -> str:
+            name = match.group(1)
+            known = self.secrets.get(name)
+            if known is None:
+                raise Refused(f"There is no secret named {name} that you may type here; nothing was typed. "
+                              "Use only the secret names listed for the current page.")
+            if not domain_matches(known.domain, url):
+                raise Refused(f"The secret {name} may not be typed on {host}: it belongs to another site. "
+                              "Nothing was typed.")
+            return known.value
+
+        def placeholder(match: re.Match[str]) -> str:
+            masked = self._masked.get(match.group())
+            if masked is None:
+                return match.group()  # not one this task made: typed as written
+            if not any(domain_matches(seen, url) for seen in masked.hosts):
+                raise Refused(f"{match.group()} may not be typed on {host}: it was seen on another site. "
+                              "Nothing was typed.")
+            return masked.value
+
+        def either(match: re.Match[str]) -> str:
+            return secret(match) if match.group(1) is not None else placeholder(match)
+
+        # one pass, so a value that happens to look like a tag or a placeholder is not expanded again
+        return _TAG_OR_PLACEHOLDER.sub(either, text)
+
+def _strings(value: Any) -> Iterable[str]:
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)

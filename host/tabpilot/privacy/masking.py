@@ -1,0 +1,146 @@
+"""Finding personal data in text: e-mail addresses, phone numbers, card numbers (Luhn-checked), IBANs
+(mod-97 checked) and the user's own patterns (`/regex/` or a literal string)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+KINDS = ("email", "phone", "card", "iban", "masked")  # "masked": the user's own patterns
+
+_EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
+# a run of digit groups (separated by one space or dash); a card is some of its consecutive groups
+_DIGIT_RUN = re.compile(r"(?<![\w-])\d+(?:[ -]\d+)*(?![\w-])")
+_GROUP = re.compile(r"\d+")
+_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2} $")  # digits right after "DE89 " belong to an IBAN, not a card
+_IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![\w])")
+_PHONE = re.compile(r"(?:(?<![\w+])(?:\+|\(\d)[\d\s().-]{6,}\d|(?<![\w+.-])\d[\d\s().-]{7,}\d)(?![\w.-]\w)")
+_DATE = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{4}$")
+
+
+class PatternError(ValueError):
+    """A user pattern that is not a valid regular expression."""
+
+
+_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)
+
+
+def luhn_valid(digits: str) -> bool:
+    if not digits.isdigit():
+        return False
+    odd = sum(int(char) for char in digits[-1::-2])
+    even = sum(_DOUBLED[int(char)] for char in digits[-2::-2])
+    return (odd + even) % 10 == 0
+
+
+def iban_valid(text: str) -> bool:
+    iban = text.replace(" ", "").upper()
+    if not 15 <= len(iban) <= 34 or not iban.isalnum():
+        return False
+    moved = iban[4:] + iban[:4]
+    return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """`/.../` is a regular expression; anything else matches literally."""
+    if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
+        try:
+            return re.compile(pattern[1:-1])
+        except re.error as exc:
+            raise PatternError(f"{pattern} is not a valid regular expression: {exc}") from exc
+    return re.compile(re.escape(pattern))
+
+
+@dataclass(frozen=True)
+class MaskRules:
+    emails: bool = False
+    phones: bool = False
+    cards: bool = True
+    ibans: bool = False
+    patterns: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return self.emails or self.phones or self.cards or self.ibans or bool(self.patterns)
+
+
+@dataclass(frozen=True)
+class Found:
+    start: int
+    end: int
+    kind: str
+    value: str
+
+
+def find_personal_data(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]] = ()) -> list[Found]:
+    """The non-overlapping personal data in `text`, in order (the earlier, then the longer one wins)."""
+    candidates = sorted(_candidates(text, rules, compiled), key=lambda f: (f.start, -(f.end - f.start)))
+    chosen: list[Found] = []
+    for found in candidates:
+        if not chosen or found.start >= chosen[-1].end:
+            chosen.append(found)
+    return chosen
+
+
+def _candidates(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]]) -> Iterator[Found]:
+    for pattern in compiled:
+        for match in pattern.finditer(text):
+            if match.end() > match.start():
+                yield Found(match.start(), match.end(), "masked", match.group())
+    if rules.emails and "@" in text:
+        for match in _EMAIL.finditer(text):
+            yield Found(match.start(), match.end(), "email", match.group())
+    if rules.cards:
+        for run in _DIGIT_RUN.finditer(text):
+            if run.end() - run.start() < 13 or _IBAN_HEAD.search(text, max(0, run.start() - 5), run.start()):
+                continue
+            yield from _cards(text, [(g.start(), g.end()) for g in _GROUP.finditer(text, run.start(), run.end())])
+    if rules.ibans:
+        for match in _IBAN.finditer(text):
+            if iban_valid(match.group()):
+                yield Found(match.start(), match.end(), "iban", match.group())
+    if rules.phones:
+        for match in _PHONE.finditer(text):
+            value = match.group().strip()
+            digits = sum(char.isdigit() for char in value)
+            if 7 <= digits <= 15 and not _DATE.match(value):
+                yield Found(match.start(), match.start() + len(value), "phone", value)
+
+
+def _cards(text: str, groups: list[tuple[int, int]]) -> Iterator[Found]:
+    """Luhn-valid card numbers among consecutive digit groups, written as cards are: one run of 13-19
+    digits, groups of four (the last may be shorter), or 4-6-5 / 4-6-4 (Amex, Diners). Leftmost first,
+    the longest that passes Luhn."""
+    lengths = [end - start for start, end in groups]
+    first = 0
+    while first < len(groups):
+        found = next((last for last in reversed(_card_shapes(lengths, first))
+                      if luhn_valid("".join(text[a:b] for a, b in groups[first:last + 1]))), None)
+        if found is None:
+            first += 1
+            continue
+        start, end = groups[first][0], groups[found][1]
+        yield Found(start, end, "card", text[start:end])
+        first = found + 1
+
+
+def _card_shapes(lengths: list[int], first: int) -> list[int]:
+    """The last group of each card-shaped run of groups starting at `first`, shortest first."""
+    if 13 <= lengths[first] <= 19:
+        return [first]
+    if lengths[first] != 4:
+        return []
+    if lengths[first + 1:first + 2] == [6] and first + 2 < len(lengths) and lengths[first + 2] in (4, 5):
+        return [first + 2]
+    ends, total, last = [], 0, first
+    while last < len(lengths) and total < 19:
+        if lengths[last] != 4:
+            if last > first + 2 and lengths[last] < 4 and 13 <= total + lengths[last] <= 19:
+                ends.append(last)
+            break
+        total += 4
+        if total >= 13:
+            ends.append(last)
+        last += 1
+    return ends

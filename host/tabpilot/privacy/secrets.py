@@ -1,0 +1,161 @@
+"""The user's secrets: a name, the domain it may be typed on, and a value the model never sees.
+
+The names and domains live in `secrets.json` in the config folder (owner-only, written atomically).
+The values live there too, unless the `keyring` package is installed and has a usable backend (the OS
+keychain): then they go to the keychain under the service "tabpilot". With TABPILOT_HOME set
+(tests, portable use) everything stays in the file, and TABPILOT_SECRETS_BACKEND=file forces that too."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..store.settings import write_private
+from .domains import DomainError, normalize_domain
+
+KEYRING_SERVICE = "tabpilot"
+BACKEND_ENV = "TABPILOT_SECRETS_BACKEND"  # "file" keeps values in the file even with a keychain at hand
+NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+MIN_VALUE_LENGTH = 4  # shorter values would be found (and hidden) in too much unrelated text
+
+
+class SecretError(ValueError):
+    """A secret that cannot be stored, found or read; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Secret:
+    name: str
+    domain: str
+    value: str = field(repr=False)
+
+
+def secrets_path() -> Path:
+    return paths.config_dir() / "secrets.json"
+
+
+def check_name(name: str) -> str:
+    if not NAME_PATTERN.match(name or ""):
+        raise SecretError(
+            f"{name!r} is not a usable secret name: use a letter, then letters, digits, _ . or - "
+            "(up to 64), e.g. GITHUB_PASSWORD"
+        )
+    return name
+
+
+def _keyring() -> Any | None:
+    """The keyring module when it can really store values here, else None (the file keeps them)."""
+    if os.environ.get(paths.HOME_ENV) or os.environ.get(BACKEND_ENV, "").lower() == "file":
+        return None
+    try:
+        import keyring  # type: ignore[import-not-found]
+        from keyring.backends import fail  # type: ignore[import-not-found]
+    except Exception:
+        return None
+    try:
+        backend = keyring.get_keyring()
+    except Exception:
+        return None
+    if isinstance(backend, fail.Keyring) or getattr(backend, "priority", 0) <= 0:
+        return None
+    return keyring
+
+
+def backend_name() -> str:
+    return "the system keychain" if _keyring() is not None else f"the owner-only file {secrets_path()}"
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise SecretError(f"cannot read the secrets file {path}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text) if text.strip() else {}
+        entries = data.get("secrets", []) if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("domain"), str)
+            for e in entries
+        ):
+            raise ValueError("unexpected shape")
+    except ValueError as exc:
+        raise SecretError(
+            f"the secrets file {path} is damaged ({exc}); fix it or delete it and set the secrets again"
+        ) from exc
+    return entries
+
+
+def _write(path: Path, entries: list[dict[str, str]]) -> None:
+    write_private(path, json.dumps({"secrets": entries}, indent=2, ensure_ascii=False) + "\n", prefix=".secrets-")
+
+
+def list_secrets(path: Path | None = None) -> list[tuple[str, str]]:
+    """(name, domain) of every secret, by name; never a value."""
+    entries = _read(path or secrets_path())
+    return sorted((e["name"], e["domain"]) for e in entries)
+
+
+def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> Secret:
+    """Store (or replace) the secret `name`, typed only on `domain` and its subdomains."""
+    check_name(name)
+    try:
+        domain = normalize_domain(domain)
+    except DomainError as exc:
+        raise SecretError(str(exc)) from exc
+    value = value.rstrip("\r\n")
+    if len(value) < MIN_VALUE_LENGTH:
+        raise SecretError(f"a secret's value needs at least {MIN_VALUE_LENGTH} characters")
+    path = path or secrets_path()
+    entries = [e for e in _read(path) if e["name"] != name]
+    entry = {"name": name, "domain": domain}
+    keyring = _keyring()
+    if keyring is not None:
+        try:
+            keyring.set_password(KEYRING_SERVICE, name, value)
+        except Exception as exc:
+            raise SecretError(f"the system keychain refused the secret ({exc}); "
+                              f"set {BACKEND_ENV}=file to keep it in an owner-only file instead") from exc
+    else:
+        entry["value"] = value
+    _write(path, [*entries, entry])
+    return Secret(name, domain, value)
+
+
+def delete_secret(name: str, path: Path | None = None) -> bool:
+    """False if there was no such secret."""
+    path = path or secrets_path()
+    entries = _read(path)
+    kept = [e for e in entries if e["name"] != name]
+    if len(kept) == len(entries):
+        return False
+    _write(path, kept)
+    keyring = _keyring()
+    if keyring is not None:
+        try:
+            keyring.delete_password(KEYRING_SERVICE, name)
+        except Exception:
+            pass  # it was kept in the file, or is already gone
+    return True
+
+
+def load_secrets(path: Path | None = None) -> list[Secret]:
+    """Every secret with its value (for a task's guard; never shown)."""
+    keyring = _keyring()
+    loaded = []
+    for entry in _read(path or secrets_path()):
+        value = entry.get("value")
+        if value is None and keyring is not None:
+            try:
+                value = keyring.get_password(KEYRING_SERVICE, entry["name"])
+            except Exception:
+                value = None
+        if isinstance(value, str) and value:
+            loaded.append(Secret(entry["name"], entry["domain"], value))
+    return loaded

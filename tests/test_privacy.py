@@ -1,0 +1,258 @@
+"""Secrets and masking without a browser: domain matching, the checksums, the placeholders a task
+keeps, what the guard lets through in each direction, and `tabpilot secrets` as users run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from store_support import tabpilot
+
+from tabpilot.agent.tools import InputTextInput, ScriptInput
+from tabpilot.privacy.domains import DomainError, domain_matches, normalize_domain
+from tabpilot.privacy.guard import PrivacyGuard, Refused
+from tabpilot.privacy.masking import MaskRules, find_personal_data, iban_valid, luhn_valid
+from tabpilot.privacy.secrets import Secret
+from tabpilot.store.settings import Settings, SettingsError, apply_changes, public_view
+
+CARD = "4242 4242 4242 4242"  # Luhn-valid test card
+SHOP = "https://shop.example.com/checkout"
+
+
+# --- domains ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("url, matches", [
+    ("https://example.com/login", True),
+    ("http://example.com:8443/", True),
+    ("https://login.example.com/", True),
+    ("https://a.b.example.com/x", True),
+    ("https://example.com.evil.test/", False),
+    ("https://notexample.com/", False),
+    ("https://example.org/", False),
+    ("file:///home/example.com/page.html", False),
+    ("about:blank", False),
+    ("", False),
+    (None, False),
+])
+def test_a_domain_matches_its_host_and_subdomains_on_any_port(url: str | None, matches: bool) -> None:
+    assert domain_matches("example.com", url) is matches
+
+
+def test_localhost_and_127_0_0_1_are_different_domains() -> None:
+    assert domain_matches("127.0.0.1", "http://127.0.0.1:8123/form.html")
+    assert not domain_matches("127.0.0.1", "http://localhost:8123/form.html")
+    assert domain_matches("localhost", "http://localhost:9/")
+    assert not domain_matches("localhost", "http://127.0.0.1:9/")
+
+
+@pytest.mark.parametrize("given", ["Example.COM", "https://example.com:8443/login", "*.example.com", ".example.com"])
+def test_a_domain_is_normalised_from_what_users_paste(given: str) -> None:
+    assert normalize_domain(given) == "example.com"
+
+
+@pytest.mark.parametrize("given", ["", "   ", "https://", "exa mple.com"])
+def test_a_bad_domain_is_refused(given: str) -> None:
+    with pytest.raises(DomainError, match=r"host name such as example\.com"):
+        normalize_domain(given)
+
+
+# --- checksums ----------------------------------------------------------------------------------------
+def test_luhn() -> None:
+    assert luhn_valid("4242424242424242") and luhn_valid("79927398713")
+    assert not luhn_valid("4242424242424241") and not luhn_valid("42424242x4242424")
+
+
+def test_iban_checksum() -> None:
+    assert iban_valid("DE89 3704 0044 0532 0130 00") and iban_valid("GB82WEST12345698765432")
+    assert not iban_valid("DE89 3704 0044 0532 0130 01") and not iban_valid("DE89")
+
+
+def test_only_checked_numbers_are_masked() -> None:
+    rules = MaskRules(cards=True, ibans=True)
+    text = f"Card {CARD}, order 4242 4242 4242 4241, IBAN DE89 3704 0044 0532 0130 00, ref DE89 3704 0044 0532 0130 01"
+    assert [(f.kind, f.value) for f in find_personal_data(text, rules)] == [
+        ("card", CARD), ("iban", "DE89 3704 0044 0532 0130 00")]
+
+
+def test_cards_are_found_as_they_are_written() -> None:
+    text = ("Visa 4242-4242-4242-4242, Amex 3782 822463 10005, plain 378282246310005, "
+            "order 2026 1124 0000 0001, two 5555 5555 5555 4444 4000 0566 5566 5556")
+    assert [f.value for f in find_personal_data(text, MaskRules())] == [
+        "4242-4242-4242-4242", "3782 822463 10005", "378282246310005", "5555 5555 5555 4444", "4000 0566 5566 5556"]
+
+
+def test_phones_are_found_but_dates_and_short_numbers_are_not() -> None:
+    found = find_personal_data("Call +49 30 1234567 or (030) 123-4567 by 2026-11-24, room 1204.",
+                               MaskRules(cards=False, phones=True))
+    assert [f.value for f in found] == ["+49 30 1234567", "(030) 123-4567"]
+
+
+# --- the guard: page → model --------------------------------------------------------------------------
+def test_the_same_value_keeps_its_placeholder_across_steps_and_kinds_count_apart() -> None:
+    guard = PrivacyGuard(rules=MaskRules(emails=True, cards=True))
+    first = guard.conceal(f"Ada: ada@example.com, card {CARD}; Bob: bob@example.com", SHOP)
+    second = guard.conceal(f"Reply to bob@example.com and ada@example.com (card {CARD})", SHOP)
+    assert first == "Ada: [email 1], card [card 1]; Bob: [email 2]"
+    assert second == "Reply to [email 2] and [email 1] (card [card 1])"
+    assert PrivacyGuard(rules=MaskRules(emails=True)).conceal("bob@example.com", SHOP) == "[email 1]"  # per task
+
+
+def test_masking_is_off_by_default_except_card_numbers() -> None:
+    rules = MaskRules()
+    guard = PrivacyGuard(rules=rules)
+    text = f"ada@example.com, +49 30 1234567, DE89 3704 0044 0532 0130 00, {CARD}"
+    assert guard.conceal(text, SHOP) == "ada@example.com, +49 30 1234567, DE89 3704 0044 0532 0130 00, [card 1]"
+    view = public_view(Settings())
+    assert (view["maskEmails"], view["maskPhones"], view["maskCards"], view["maskIbans"]) == (False, False, True, False)
+
+
+def test_user_patterns_are_regexes_between_slashes_or_literal() -> None:
+    guard = PrivacyGuard(rules=MaskRules(cards=False, patterns=("/ACME-\\d{4}/", "Project Falcon")))
+    assert guard.conceal("ACME-1234 and ACME-99 for Project Falcon", SHOP) == "[masked 1] and ACME-99 for [masked 2]"
+
+
+def test_a_bad_user_pattern_is_a_settings_error_naming_it() -> None:
+    with pytest.raises(SettingsError, match=r"mask-patterns: .*/\(unclosed/ is not a valid regular expression"):
+        apply_changes(Settings(), {"maskPatterns": ["ok", "/(unclosed/"]})
+
+
+def test_the_users_task_is_not_masked_but_a_secret_in_it_is_hidden() -> None:
+    guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")], MaskRules(emails=True))
+    task = "Write to ada@example.com"
+    text = f"<user_request>{task}</user_request> page: ada@example.com, typed hunter2-value"
+    assert guard.conceal(text, SHOP, keep=task) == (
+        f"<user_request>{task}</user_request> page: [email 1], typed <secret>PW</secret>")
+
+
+def test_the_note_names_only_the_secrets_of_the_current_domain() -> None:
+    guard = PrivacyGuard([Secret("SHOP_PW", "example.com", "s3cret-shop"), Secret("BANK_PIN", "bank.test", "9911-22")])
+    note = guard.note(SHOP)
+    assert "<secret>SHOP_PW</secret>" in note and "BANK" not in note and "s3cret" not in note
+    assert guard.note("https://other.test/") == ""  # nothing of them elsewhere
+    assert "<secret>BANK_PIN</secret>" in guard.note("https://www.bank.test/login", "zh-CN")
+
+
+def test_hide_replaces_secret_values_everywhere_in_a_record() -> None:
+    guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")])
+    event = {"type": "step", "action": {"output": "Typed 'hunter2-value'"}, "list": ["x hunter2-value y", 3]}
+    assert json.dumps(guard.hide(event)).count("hunter2-value") == 0
+    assert guard.hide(event)["action"]["output"] == "Typed '<secret>PW</secret>'"
+
+
+# --- the guard: model → page --------------------------------------------------------------------------
+def test_a_secret_is_put_in_only_on_its_domain() -> None:
+    guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")])
+    typed = InputTextInput(index=3, text="<secret>PW</secret>")
+    assert guard.reveal_input("input_text", typed, SHOP).text == "hunter2-value"
+    assert typed.text == "<secret>PW</secret>"  # the model's own input (recorded) is unchanged
+    with pytest.raises(Refused, match=r"may not be typed on evil\.test.*Nothing was typed"):
+        guard.reveal_input("input_text", typed, "https://evil.test/")
+    with pytest.raises(Refused, match="no secret named NOPE"):
+        guard.reveal_input("input_text", InputTextInput(index=3, text="<secret>NOPE</secret>"), SHOP)
+    with pytest.raises(Refused, match="only be typed with input_text"):
+        guard.reveal_input("execute_javascript", ScriptInput(script="x = '<secret>PW</secret>'"), SHOP)
+
+
+def test_a_placeholder_typed_back_is_the_real_value_on_the_site_it_was_seen_on() -> None:
+    guard = PrivacyGuard(rules=MaskRules(emails=True))
+    guard.conceal("Contact: ada@example.com", "https://crm.example.com/contacts")
+    assert guard.reveal("To: [email 1]", "https://crm.example.com/mail") == "To: ada@example.com"
+    assert guard.reveal("[email 7]", "https://crm.example.com/") == "[email 7]"  # not one it made
+    with pytest.raises(Refused, match=r"\[email 1\] may not be typed on evil.test"):
+        guard.reveal("[email 1]", "https://evil.test/")
+
+
+def test_a_value_that_looks_like_a_tag_is_not_expanded_again() -> None:
+    guard = PrivacyGuard([Secret("A", "example.com", "<secret>B</secret>"), Secret("B", "example.com", "bbbb-value")])
+    assert guard.reveal("<secret>A</secret>", SHOP) == "<secret>B</secret>"
+
+
+# --- tabpilot secrets ---------------------------------------------------------------------------------
+def test_secrets_cli_set_list_delete_with_stdin_and_an_owner_only_file(tmp_path: Path) -> None:
+    domain = "https://Shop.Example.com:8443/"
+    saved = tabpilot(tmp_path, "secrets", "set", "SHOP_PW", "--domain", domain, stdin="pa55-word\n")
+    assert saved.returncode == 0, saved.stderr
+    assert "saved SHOP_PW for shop.example.com" in saved.stdout and "pa55-word" not in saved.stdout
+    assert tabpilot(tmp_path, "secrets", "set", "BANK", "--domain", "bank.test", stdin="1234-5678").returncode == 0
+    path = tmp_path / "config" / "secrets.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".secrets-")]  # no temp file left
+    listed = tabpilot(tmp_path, "secrets", "list")
+    assert listed.stdout.split() == ["BANK", "bank.test", "SHOP_PW", "shop.example.com"]
+    assert json.loads(tabpilot(tmp_path, "secrets", "list", "--json").stdout) == [
+        {"name": "BANK", "domain": "bank.test"}, {"name": "SHOP_PW", "domain": "shop.example.com"}]
+    assert "pa55-word" not in listed.stdout + listed.stderr
+
+    from tabpilot.privacy.secrets import load_secrets
+    os.environ["TABPILOT_HOME"] = str(tmp_path)
+    try:
+        assert {s.name: s.value for s in load_secrets()} == {"SHOP_PW": "pa55-word", "BANK": "1234-5678"}
+    finally:
+        del os.environ["TABPILOT_HOME"]
+
+    assert tabpilot(tmp_path, "secrets", "delete", "BANK").stdout.strip() == "deleted BANK"
+    missing = tabpilot(tmp_path, "secrets", "delete", "BANK")
+    assert missing.returncode == 1 and "no secret named BANK" in missing.stderr
+    assert tabpilot(tmp_path, "secrets").stdout.split() == ["SHOP_PW", "shop.example.com"]
+
+
+@pytest.mark.parametrize("args, stdin, error", [
+    (["set", "PW", "--domain", "example.com"], "", "no value given"),
+    (["set", "PW", "--domain", "example.com"], "abc", "at least 4 characters"),
+    (["set", "PW", "--domain", "not a domain"], "long-value", "host name such as example.com"),
+    (["set", "1PW", "--domain", "example.com"], "long-value", "not a usable secret name"),
+])
+def test_secrets_cli_bad_input_says_what_to_do(tmp_path: Path, args: list[str], stdin: str, error: str) -> None:
+    result = tabpilot(tmp_path, "secrets", *args, stdin=stdin)
+    assert result.returncode == 1 and error in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "config" / "secrets.json").exists()
+
+
+def test_a_damaged_secrets_file_is_named_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "secrets.json").write_text("{not json")
+    result = tabpilot(tmp_path, "secrets", "list")
+    assert result.returncode == 1 and "is damaged" in result.stderr and "delete it" in result.stderr
+
+
+def test_masking_settings_are_shown_and_changed_with_tabpilot_config(tmp_path: Path) -> None:
+    shown = tabpilot(tmp_path, "config").stdout
+    assert "mask-emails     off" in shown and "mask-cards      on" in shown
+    assert tabpilot(tmp_path, "config", "set", "mask-emails", "on").stdout.strip() == "mask-emails set to on"
+    assert tabpilot(tmp_path, "config", "set", "mask-cards", "off").returncode == 0
+    saved = json.loads((tmp_path / "config" / "config.json").read_text())
+    assert (saved["maskEmails"], saved["maskCards"]) == (True, False)
+    bad = tabpilot(tmp_path, "config", "set", "mask-ibans", "maybe")
+    assert bad.returncode == 1 and "mask-ibans: input should be a valid boolean" in bad.stderr
+    assert tabpilot(tmp_path, "config", "unset", "mask-cards").stdout.strip() == "mask-cards reset to on"
+
+
+# --- the host's secrets.* requests (the popup's Privacy section) --------------------------------------
+def test_the_host_keeps_a_secret_from_the_popup_and_never_sends_its_value_back(tmp_path: Path) -> None:
+    from native_support import HostProcess
+
+    host = HostProcess(tmp_path)
+    try:
+        added = host.request("secrets.set", name="SHOP_PW", domain="https://shop.example.com/", value="pa55-word-x")
+        assert added["ok"], added
+        assert added["data"]["secrets"] == [{"name": "SHOP_PW", "domain": "shop.example.com"}]
+        assert host.request("secrets.list")["data"]["secrets"] == [{"name": "SHOP_PW", "domain": "shop.example.com"}]
+        bad = host.request("secrets.set", name="SHOP PW", domain="shop.example.com", value="pa55-word-x")
+        assert bad["ok"] is False and bad["error"]["code"] == "bad_request" and "secret name" in bad["error"]["message"]
+        short = host.request("secrets.set", name="PIN", domain="bank.test", value="12")
+        assert short["ok"] is False and "at least 4 characters" in short["error"]["message"]
+        missing = host.request("secrets.delete", name="NOPE")
+        assert missing["ok"] is False and missing["error"]["code"] == "not_found"
+        assert host.request("ping")["data"] == {"pong": True}  # still answering
+        assert host.request("secrets.delete", name="SHOP_PW")["data"]["secrets"] == []
+        again = host.request("secrets.set", name="SHOP_PW", domain="shop.example.com", value="pa55-word-y")
+        assert again["ok"], again  # use it twice: set again after a delete
+        host.close_stdin()
+    finally:
+        host.proc.wait(10)
+    assert b"pa55-word" not in bytes(host.raw)  # never sent back
+    for log_file in (tmp_path / "log").iterdir():
+        assert "pa55-word" not in log_file.read_text()
+    assert json.loads((tmp_path / "config" / "secrets.json").read_text())["secrets"][0]["value"] == "pa55-word-y"
