@@ -25,7 +25,7 @@ class Found:
 
     @property
     def key(self) -> tuple[str | None, int]:
-        return (self.document.session.session_id, self.document.backend_id[self.node])
+        return (self.document.key_scope, self.document.backend_id[self.node])
 
 
 @dataclass

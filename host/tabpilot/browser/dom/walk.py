@@ -329,7 +329,7 @@ class Walker:
             found: Found | None = None
             if role is not None:
                 attrs = attrs if attrs is not None else document.attrs(node)
-                key = (document.session.session_id, document.backend_id[node])
+                key = (document.key_scope, document.backend_id[node])
                 self.result.seen.add(key)
                 box = rect if w > 0 and h > 0 else None if clips(strings, style) \
                     else descendant_box(document, node, ox, oy)
@@ -401,7 +401,7 @@ class Walker:
         none_id = document.string_id("none")
         unclipped = (document.string_id("auto"), none_id)
         viewport_area = self.viewport[2] * self.viewport[3]
-        session_id = document.session.session_id
+        session_id = document.key_scope
         stack: list[tuple[int, bool, bool]] = []  # (subtree end, pointer cursor, inside an editor)
         count = 0
         inner = node
@@ -454,7 +454,7 @@ class Walker:
 
     def _enter_frame(self, parent: Document, node: int, child: Document, rect: Rect,
                      top: _Frame, hidden: bool, found: Found | None) -> None:
-        key = (parent.session.session_id, parent.backend_id[node])
+        key = (parent.key_scope, parent.backend_id[node])
         left, top_inset, right, bottom = self.frame_insets.get(key, DEFAULT_FRAME_INSETS)
         content = (rect[0] + left, rect[1] + top_inset, rect[2] - left - right, rect[3] - top_inset - bottom)
         child.offset = (content[0] - child.scroll_x, content[1] - child.scroll_y)
