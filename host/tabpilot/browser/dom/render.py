@@ -15,7 +15,7 @@ from . import rules
 from .items import Found, Item, TextLine
 from .snapshot import Document
 
-FLAGS = frozenset({"disabled", "filled"})
+FLAGS = frozenset({"disabled", "filled", "required", "invalid", "haspopup"})
 NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image"})
 
 
@@ -69,11 +69,22 @@ def select_options(document: Document, node: int) -> tuple[list[str], list[str]]
     return selected, options
 
 
+# Pseudo-attributes the walker adds to an icon-only control (walker.js nameIcon): the name the page gives it
+# (aria-labelledby, alt, SVG <title>, a tooltip), or words guessed from its class names.
+ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
+
+
+def icon_name(found: Found) -> str:
+    """The name the page gives an icon-only control that has no text, aria-label or title."""
+    return " ".join(found.attrs.get(ICON_NAME, "").split())
+
+
 def accessible_name(found: Found) -> str:
-    """The accessible name, near enough: aria-label, then own text, then title, placeholder, alt."""
+    """The accessible name, near enough: aria-label, then own text, then title, what names an icon-only
+    control, placeholder, alt, and last the words its class names suggest."""
     attrs = found.attrs
-    for candidate in (attrs.get("aria-label", ""), element_text(found), attrs.get("title", ""),
-                      attrs.get("placeholder", ""), attrs.get("alt", "")):
+    for candidate in (attrs.get("aria-label", ""), element_text(found), attrs.get("title", ""), icon_name(found),
+                      attrs.get("placeholder", ""), attrs.get("alt", ""), attrs.get(ICON_HINT, "")):
         candidate = " ".join(candidate.split())
         if candidate:
             return candidate
@@ -118,6 +129,8 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         placeholder = attrs.get("placeholder") or attrs.get("aria-placeholder", "")
         if placeholder:
             shown["placeholder"] = rules.shorten(placeholder, rules.ATTRIBUTE_LIMIT)
+    if ICON_HINT in attrs and not text:
+        shown["icon"] = rules.shorten(attrs[ICON_HINT], rules.ATTRIBUTE_LIMIT)
     unlabelled = not any(k in shown for k in ("aria-label", "placeholder"))
     if tag in ("input", "textarea", "select") and unlabelled and attrs.get("name"):
         shown["name"] = rules.shorten(attrs["name"], rules.ATTRIBUTE_LIMIT)
@@ -156,6 +169,7 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             shown[aria] = aria_state
     if "disabled" in attrs or attrs.get("aria-disabled") == "true":
         shown["disabled"] = "true"
+    shown.update(_more_states(tag, attrs, input_type))
     if found.scroll is not None:
         above, below, left, right = found.scroll
         parts = []
@@ -165,6 +179,27 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             parts.append(f"{left}px left, {right}px right")
         shown["scrollable"] = "; ".join(parts)
     return shown
+
+
+def _more_states(tag: str, attrs: dict[str, str], input_type: str) -> dict[str, str]:
+    """Opens a popup (a submenu, a listbox), required, invalid, and a number's bounds: a spinner's
+    up/down arrows (ArrowUp/ArrowDown) stay within them."""
+    states: dict[str, str] = {}
+    popup = attrs.get("aria-haspopup", "false").strip().lower()
+    if popup and popup != "false":
+        states["haspopup"] = "true" if popup in ("true", "menu") else popup
+    if ("required" in attrs and tag in ("input", "select", "textarea")) or attrs.get("aria-required") == "true":
+        states["required"] = "true"
+    if attrs.get("aria-invalid", "false").strip().lower() not in ("false", ""):
+        states["invalid"] = "true"
+    numeric = (tag == "input" and input_type in ("number", "range")) or \
+        attrs.get("role", "").split(" ")[0].lower() in ("spinbutton", "slider")
+    if numeric:
+        for bound in ("min", "max", "step"):
+            value = attrs.get(bound) if tag == "input" else attrs.get(f"aria-value{bound}")
+            if value is not None and value.strip() and not (bound == "step" and value.strip() in ("1", "any")):
+                states[bound] = rules.shorten(value, 12)
+    return states
 
 
 def _checkable_inside(document: Document, node: int) -> int | None:
@@ -185,7 +220,9 @@ def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, s
     parts = "".join(f" {k}" if k in FLAGS and v == "true" else f" {k}={rules.quote(v)}"
                     for k, v in attributes.items())
     name = rules.shorten(element_text(found), rules.NAME_LIMIT) if found.named_by_text else ""
+    if not name and not found.text:
+        name = rules.shorten(icon_name(found), rules.NAME_LIMIT)
     marker = "*" if is_new else ""
     if inline:
-        return f" {marker}[{index}]<{found.tag}{parts}>{name}</{found.tag}>"
+        return f"{marker}[{index}]<{found.tag}{parts}>{name}</{found.tag}>"  # spaced only as the page is
     return f"{marker}[{index}]<{found.tag}{parts}>{name}"

@@ -18,6 +18,9 @@ NAMED_BY_TEXT_ROLES = frozenset({
 # Their content is shown as a value instead of being read as text.
 OPAQUE_TAGS = frozenset({"select", "textarea", "script", "style", "noscript", "template", "datalist"})
 INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", ""})
+# Text that runs on with its neighbours: words are apart only where the page has whitespace
+# (Enter "<span>Kanesha</span>" reads Enter "Kanesha").
+RUNNING_DISPLAYS = frozenset({"inline", "contents"})
 # Inline formatting that never separates words: "<b>un</b>done" is one word.
 PHRASING_TAGS = frozenset({"b", "i", "em", "strong", "u", "s", "code", "mark", "small", "sub", "sup", "abbr", "q",
                            "cite", "kbd", "var", "dfn", "del", "ins", "bdi", "bdo", "font", "wbr"})

@@ -48,12 +48,22 @@ SKIP_MARGIN = 200
 class _Frame:
     """What the walk knows about an open element while it visits its descendants."""
 
-    __slots__ = ("block", "clip", "depth", "editable", "end", "hidden", "pointer", "sink")
+    __slots__ = ("block", "box", "clip", "depth", "editable", "end", "hidden", "pointer", "sink")
 
     def __init__(self, end: int, hidden: bool, clip: Rect, pointer: bool, sink: Found | None,
-                 depth: int, block: bool, editable: bool = False) -> None:
+                 depth: int, block: bool, editable: bool = False, box: Rect | None = None) -> None:
         self.end, self.hidden, self.clip, self.pointer = end, hidden, clip, pointer
         self.sink, self.depth, self.block, self.editable = sink, depth, block, editable
+        # What the clipping containers around leave visible, the viewport aside (None: no container): an
+        # element outside it is scrolled away inside a list, not above or below on the page.
+        self.box = box
+
+
+def _tree_level(role: str, attrs: dict[str, str]) -> int:
+    """How much deeper than its tree a tree item with aria-level stands (virtual trees list all their rows
+    side by side and say each one's level)."""
+    level = attrs.get("aria-level", "") if role == "treeitem" else ""
+    return min(int(level), 20) - 1 if level.isdigit() and int(level) > 0 else 0
 
 
 class Walker:
@@ -171,12 +181,13 @@ class Walker:
                     label.node < control.node <= last or (target and control.attrs.get("id") == target)
                 ):
                     redundant.add(id(label))
+                    self._name_by_label(control, label)
                     break
         items: list[Item] = []
         for item in self.result.items:
             if isinstance(item, Found) and id(item) in redundant:
                 text = " ".join("".join(item.text).split())
-                if text:
+                if text and not item.named_control:
                     items.append(TextLine(text, item.depth))
             elif isinstance(item, MixedLine):
                 item.parts = ["".join(p.text) if isinstance(p, Found) and id(p) in redundant else p
@@ -185,6 +196,17 @@ class Walker:
             else:
                 items.append(item)
         self.result.items = items
+
+    @staticmethod
+    def _name_by_label(control: Found, label: Found) -> None:
+        """A checkbox or radio button takes its label's text as its name, on its own line: the label is
+        read with the box it ticks, not on the line before or after it."""
+        is_box = control.tag == "input" and control.attrs.get("type", "").lower() in ("checkbox", "radio")
+        text = " ".join("".join(label.text).split())
+        if is_box and text and not control.text:
+            control.text.append(text)
+            control.named_by_text = True
+            label.named_control = True
 
     def _all_found(self) -> list[Found]:
         found: list[Found] = []
@@ -247,7 +269,7 @@ class Walker:
             if kind != ELEMENT_NODE:
                 if end > node:
                     stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
-                                        top.editable))
+                                        top.editable, top.box))
                 node += 1
                 continue
 
@@ -260,7 +282,7 @@ class Walker:
                     continue
                 if end > node:
                     stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
-                                        top.editable))
+                                        top.editable, top.box))
                 node += 1
                 continue
 
@@ -300,8 +322,8 @@ class Walker:
                     self._buffer.append(" | ")
             elif block:
                 self._flush()
-            elif self._buffer and tag not in rules.PHRASING_TAGS:
-                self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> are two words
+            elif self._buffer and tag not in rules.PHRASING_TAGS and display not in rules.RUNNING_DISPLAYS:
+                self._buffer.append(" ")  # two inline-blocks are two boxes: <x>World</x><x>1 h ago</x> are two words
             if tag in rules.HEADINGS and not hidden_here:
                 self._flush()
                 self._prefix = rules.HEADINGS[tag]
@@ -339,7 +361,7 @@ class Walker:
                 if visible is not None and self._inert(document, node):
                     pass  # behind a modal dialog: seen, not offered
                 elif visible is None:
-                    if box and box[2] > 0 and box[3] > 0:
+                    if box and box[2] > 0 and box[3] > 0 and (top.box is None or intersect(box, top.box)):
                         if box[1] + box[3] <= vy:
                             self.result.above += 1
                         elif box[1] >= vy + vh:
@@ -347,7 +369,8 @@ class Walker:
                 elif (point := self._reachable_point(document, node, visible)) is not None:
                     named_by_text = (tag in rules.NAMED_BY_TEXT_TAGS or role in rules.NAMED_BY_TEXT_ROLES) \
                         and scroll is None
-                    found = Found(document, node, tag, role, attrs, visible, top.depth, named_by_text,
+                    found = Found(document, node, tag, role, attrs, visible, top.depth + _tree_level(role, attrs),
+                                  named_by_text,
                                   scroll=scroll, point=point)
                     if named_by_text and display == "inline" and top.sink is None:
                         if not self._buffer:  # a link in running text stays in its sentence
@@ -372,17 +395,20 @@ class Walker:
                 if alt:
                     (found or top.sink).text.append(" " + alt + " ")  # type: ignore[union-attr]
             if end > node:
-                clip = top.clip
+                clip, container = top.clip, top.box
                 if tag not in ("html", "body") and clips(strings, style):
                     clip = intersect(clip, rect) or (rect[0], rect[1], 0, 0)
+                    container = (intersect(container, rect) or (rect[0], rect[1], 0, 0)) if container else rect
                 if found is not None:
                     sink = found if found.named_by_text else None
-                    depth = top.depth + (0 if found.named_by_text else 1)
+                    # A tree item's own items (a folder's files) are indented under it.
+                    nested = not found.named_by_text or (found.role == "treeitem" and "aria-level" not in found.attrs)
+                    depth = top.depth + (1 if nested else 0)
                     block = block or not found.named_by_text  # its content lines end with it
                 else:
                     sink, depth = top.sink, top.depth
                 editable = top.editable or (found is not None and found.role == "textbox")
-                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block, editable))
+                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block, editable, container))
             elif block:
                 self._flush()
             node += 1

@@ -306,6 +306,7 @@
             if (visible) {
               points[i] = reachable(el, visible, clip);
               want(el);
+              nameIcon(el, n.attributes[i], str);
             }
           }
         }
@@ -430,6 +431,87 @@
     }
     styledSelectors.set(scope, selector);
     return selector;
+  }
+
+  // --- names of icon-only controls ---------------------------------------------------------------------
+  // What a person (or a screen reader) calls a control that shows only an icon, in this order: the elements
+  // aria-labelledby points at, an image's alt, an SVG <title>, a tooltip attribute; failing those, the
+  // meaningful words of the class names of the element and its only children (icon-reply, fa-trash, btn-send),
+  // which are only a guess. Handed to the host as a pseudo-attribute no real one can clash with (names have
+  // no spaces): ICON_NAME, or ICON_HINT for the guess. aria-label and title the host reads itself.
+  const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
+  const FIELDS = new Set(["input", "select", "textarea", "iframe", "body", "html", "label"]);
+  const TOOLTIPS = ["data-tooltip", "data-title", "data-original-title", "data-bs-original-title", "data-tip"];
+  const GENERIC = new Set(["icon", "icons", "ico", "fa", "fas", "far", "fab", "fal", "fad", "fass", "solid", "regular",
+    "btn", "button", "glyphicon", "glyphicons", "bi", "mdi", "material", "symbols", "outlined", "rounded", "sharp",
+    "filled", "ion", "ionicon", "la", "las", "lar", "ti", "tabler", "feather", "octicon", "svg", "img", "image",
+    "js", "is", "has", "active", "disabled", "enabled", "selected", "hover", "focus", "tool", "toolbar", "item",
+    "action", "actions", "link", "control", "ctrl", "wrapper", "wrap", "container", "inner", "outer", "default",
+    "primary", "secondary", "small", "large", "medium", "left", "right", "top", "bottom", "big", "mini", "lg", "sm",
+    "md", "xs", "xl", "xxl", "inline", "block", "flex", "text", "label", "clickable", "pointer", "round", "circle",
+    "square", "light", "dark", "white", "black", "muted", "ghost", "flat", "plain", "base", "ui", "el", "fw",
+    "the", "and", "with", "for", "col", "row", "pull", "float", "hidden", "visible", "show", "shown", "open",
+    "span", "div", "nav", "menu", "bar", "css"]);
+
+  function nameIcon(el, attrs, str) {
+    if (FIELDS.has(el.localName) || el.hasAttribute("aria-label") || el.hasAttribute("title") || hasOwnText(el)) return;
+    const named = givenIconName(el);
+    if (named) {
+      attrs.push(str(ICON_NAME), str(named));
+      return;
+    }
+    const guessed = classWords(el);
+    if (guessed) attrs.push(str(ICON_HINT), str(guessed));
+  }
+
+  // Text a person reads in the element (an SVG's <title> and <desc> are not drawn).
+  function hasOwnText(el) {
+    const texts = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+      if (t.data.trim() && !t.parentElement.closest("title, desc, style, script")) return true;
+    }
+    return false;
+  }
+
+  function givenIconName(el) {
+    const doc = el.ownerDocument;
+    const labelledBy = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean)
+      .map((id) => doc.getElementById(id)).filter(Boolean)
+      .map((label) => label.getAttribute("aria-label") || label.textContent).join(" ").trim();
+    if (labelledBy) return labelledBy;
+    const image = el.matches("img[alt], input[type=image i][alt]") ? el : el.querySelector("img[alt], input[type=image i][alt]");
+    if (image && image.getAttribute("alt").trim()) return image.getAttribute("alt").trim();
+    const svgLabel = el.querySelector("svg[aria-label]");
+    if (svgLabel && svgLabel.getAttribute("aria-label").trim()) return svgLabel.getAttribute("aria-label").trim();
+    const svgTitle = el.querySelector("svg title");
+    if (svgTitle && svgTitle.textContent.trim()) return svgTitle.textContent.trim();
+    for (let part = el; part; part = onlyChild(part)) {
+      for (const name of TOOLTIPS) {
+        const value = (part.getAttribute(name) || "").trim();
+        if (value) return value;
+      }
+      if (part !== el && (part.getAttribute("aria-label") || part.getAttribute("title") || "").trim()) {
+        return (part.getAttribute("aria-label") || part.getAttribute("title")).trim();
+      }
+    }
+    return "";
+  }
+
+  function onlyChild(el) {
+    return el.children.length === 1 ? el.firstElementChild : null;
+  }
+
+  // "btn btn-send" → "send"; "fa fa-trash-can" → "trash can"; "icon-star": "star". At most three words.
+  function classWords(el) {
+    const words = [];
+    for (let part = el; part; part = onlyChild(part)) {
+      for (const name of part.classList) {
+        for (const word of name.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase().split(/[-_]+/)) {
+          if (word.length > 2 && /^[a-z]+$/.test(word) && !GENERIC.has(word) && !words.includes(word)) words.push(word);
+        }
+      }
+    }
+    return words.slice(0, 3).join(" ");
   }
 
   // Usable by its markup alone (walk.py's rules.interactive_role decides; this only picks the candidates).
