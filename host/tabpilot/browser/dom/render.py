@@ -142,7 +142,9 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         shown["options"] = "|".join(listed) + (f"|…{more} more" if more > 0 else "")
     current = current_value(found)
     if current:
-        shown["value"] = rules.shorten(current, rules.VALUE_LIMIT)
+        shown["value"] = rules.shorten(current, rules.FIELD_VALUE_LIMIT)
+        if len(current) > rules.FIELD_VALUE_LIMIT:
+            shown["length"] = str(len(current))  # the whole value: read_text(index)
     if rules.is_password_input(tag, attrs):
         index = found.document.input_value.get(found.node, -1)
         if index >= 0 and found.document.strings[index]:

@@ -32,6 +32,7 @@ INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
 
 NAME_LIMIT = 80
 VALUE_LIMIT = 60
+FIELD_VALUE_LIMIT = 500  # what a field holds is shown whole up to here; longer ones say their length
 ATTRIBUTE_LIMIT = 40
 TEXT_LINE_LIMIT = 1500
 OPTIONS_SHOWN = 8

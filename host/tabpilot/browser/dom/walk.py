@@ -35,6 +35,7 @@ from .snapshot import (
     Rect,
 )
 
+FIELD_SCROLL = "tabpilot scroll"  # walker.js fieldScroll: "above,below" in px
 FrameResolver = Callable[[Document, int], "Document | None"]
 # An element that covers half the viewport or more with nothing but a click listener is a delegating
 # container (React attaches its listeners to the root), not a button.
@@ -57,6 +58,12 @@ class _Frame:
         # What the clipping containers around leave visible, the viewport aside (None: no container): an
         # element outside it is scrolled away inside a list, not above or below on the page.
         self.box = box
+
+
+def field_scroll(attrs: dict[str, str] | None) -> tuple[int, int, int, int] | None:
+    """(px above, below, 0, 0) of a text area whose text runs beyond its box (read by the walker)."""
+    above, _, below = (attrs or {}).get(FIELD_SCROLL, "").partition(",")
+    return (int(above), int(below), 0, 0) if above.isdigit() and below.isdigit() else None
 
 
 def _tree_level(role: str, attrs: dict[str, str]) -> int:
@@ -345,7 +352,7 @@ class Walker:
                     role = "label" if tag == "label" else "clickable"
                 if role is None and not top.editable and pointer and not top.pointer:
                     role = "label" if tag == "label" else "clickable"
-                scroll = scroll_extent(document, node, layout, style)
+                scroll = scroll_extent(document, node, layout, style) or field_scroll(attrs)
                 if role is None and scroll is not None:
                     role = "scrollable"
             found: Found | None = None

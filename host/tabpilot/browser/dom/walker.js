@@ -307,6 +307,7 @@
               points[i] = reachable(el, visible, clip);
               want(el);
               nameIcon(el, n.attributes[i], str);
+              fieldScroll(el, n.attributes[i], str);
             }
           }
         }
@@ -512,6 +513,15 @@
       }
     }
     return words.slice(0, 3).join(" ");
+  }
+
+  // --- how far a text area scrolls (its text is a value, not boxes the host could measure) ---------------
+  const FIELD_SCROLL = "tabpilot scroll";
+
+  function fieldScroll(el, attrs, str) {
+    if (el.localName !== "textarea" || el.scrollHeight <= el.clientHeight + 1) return;
+    const below = Math.max(0, el.scrollHeight - el.clientHeight - el.scrollTop);
+    attrs.push(str(FIELD_SCROLL), str(Math.round(el.scrollTop) + "," + Math.round(below)));
   }
 
   // Usable by its markup alone (walk.py's rules.interactive_role decides; this only picks the candidates).
