@@ -99,7 +99,7 @@ async def test_mail_client_reads_as_a_person_sees_it(browser: Browser, pages) ->
     tab = await open_page(browser, pages.url("eyes_mail.html"))
     state = await get_state(browser, tab)
     lines = body(state)
-    assert lines[:13] == [
+    assert lines[:14] == [
         '[1]<div scrollable="0px above, 119px below">',
         "\t[2]<button>Message one",
         "\t[3]<button>Message two",
@@ -109,6 +109,7 @@ async def test_mail_client_reads_as_a_person_sees_it(browser: Browser, pages) ->
         "[7]<span icon=star>",
         "[8]<span>Move to trash",
         'Enter "Kanesha" in the To field, then press Send.',  # no space the page does not have
+        "From Ann 2 h ago",  # but spans a margin sets apart are two words
         'Read "[9]<a>the terms</a>" first.',
         "[10]<input type=checkbox checked=false>Remember me",  # the label on its checkbox's line
         "[11]<input type=checkbox checked=false>Mark as urgent",

@@ -87,9 +87,21 @@ class Walker:
         self._last_line = ""
         self._occluders: dict[int, Occluders] = {}
         self._modal: tuple[Document, int, int] | None = None
+        # The last inline element whose text runs in the buffer: (its document, last node, box), while
+        # nothing outside it has been read since.
+        self._inline: tuple[Document, int, Rect] | None = None
 
     # --- text ----------------------------------------------------------------------------------
+    def _apart(self, document: Document, rect: Rect) -> bool:
+        """Whether an inline element starting at `rect` stands apart from the inline element before it
+        (a margin between them, as pages built without whitespace between elements space their words)."""
+        if self._inline is None or self._inline[0] is not document:
+            return False
+        x, y, _, h = self._inline[2]
+        return rect[0] - x - self._inline[2][2] >= 2 and rect[1] < y + h and y < rect[1] + rect[3]
+
     def _flush(self) -> None:
+        self._inline = None
         if any(isinstance(part, Found) for part in self._buffer):
             self._flush_mixed()
         elif self._buffer:
@@ -269,6 +281,8 @@ class Walker:
                                 if not self._buffer:
                                     self._buffer_depth = top.depth
                                 self._buffer.append(strings[document.value_index[node]])
+                                if self._inline is not None and node > self._inline[1]:
+                                    self._inline = None  # text between: it says where words part
                 node += 1
                 continue
 
@@ -329,8 +343,11 @@ class Walker:
                     self._buffer.append(" | ")
             elif block:
                 self._flush()
-            elif self._buffer and tag not in rules.PHRASING_TAGS and display not in rules.RUNNING_DISPLAYS:
-                self._buffer.append(" ")  # two inline-blocks are two boxes: <x>World</x><x>1 h ago</x> are two words
+            elif self._buffer and tag not in rules.PHRASING_TAGS and (
+                    display not in rules.RUNNING_DISPLAYS or self._apart(document, rect)):
+                self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> set apart: two words
+            if display in rules.RUNNING_DISPLAYS and w > 0:
+                self._inline = (document, end, rect)
             if tag in rules.HEADINGS and not hidden_here:
                 self._flush()
                 self._prefix = rules.HEADINGS[tag]
@@ -382,6 +399,8 @@ class Walker:
                     if named_by_text and display == "inline" and top.sink is None:
                         if not self._buffer:  # a link in running text stays in its sentence
                             self._buffer_depth = top.depth
+                        elif isinstance(self._buffer[-1], Found):
+                            self._buffer.append(" ")  # two controls side by side: two names
                         self._buffer.append(found)
                     else:
                         self._flush()
