@@ -5,17 +5,22 @@ own script records the action)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from agent_support import done, history_section, index_of, on_page
 from state_support import line_of, node_property, open_page
 
+from tabpilot.agent import Agent, AgentConfig
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError
 from tabpilot.browser.state import BrowserState, get_state
+from tabpilot.llm import LLMConfig
+from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -147,6 +152,8 @@ async def test_long_field_values_are_shown_and_read_whole_but_never_a_password(b
     whole = await actions.read_text(browser, tab, area)
     assert whole.startswith("The text of [14] textarea (858 characters):\nword1 word2 ")
     assert whole.endswith("word119 word120 finale")
+    await actions.scroll(browser, tab, down=True, pixels=100, element=area)  # it scrolls like any list
+    assert line_of(await get_state(browser, tab, state), 14).endswith('scrollable="100px above, 60px below">')
 
     await actions.input_text(browser, tab, state.elements[13], "Sw0rdf1sh-Zebra")
     with pytest.raises(ActionError, match="password field: its value is never shown"):
@@ -202,4 +209,25 @@ async def test_tree_menu_spinner_and_field_states(browser: Browser, pages) -> No
     last = await get_state(browser, tab, opened)
     assert "[9]<input type=number name=qty value=3 min=1 max=9>" in last.text.splitlines()
     assert "[10]<span role=spinbutton aria-label=Guests value=5 min=0 max=6>5" in last.text.splitlines()
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_model_reads_a_long_value_whole_and_clicks_an_icon_by_its_name(browser: Browser, pages) -> None:
+    """Through the agent loop, its model a scripted OpenAI-compatible server: the system prompt explains
+    the page text's notation, read_text hands over what the page text cut short."""
+    tab = await open_page(browser, pages.url("eyes_mail.html"))
+    replies = [
+        on_page(lambda b: {"read_text": {"index": index_of(b, "<textarea name=body", "length=858")}}),
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "<span>Move to trash")}}),
+        done("The last word is finale."),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-test-not-real-0000",
+                                         timeout=5.0, max_retries=1), AgentConfig(step_delay=0))
+        result = await agent.execute("What is the last word of the message body? Then trash the message.")
+    assert result.success and result.data == "The last word is finale."
+    assert "read_text" in json.dumps(server.requests[0]["tools"])
+    assert "icon=word is only a guess" in server.requests[0]["messages"][0]["content"]
+    assert "word119 word120 finale" in history_section(server.requests[1])
+    assert await tab.evaluate("window.clicks") == ["t-trash"]
     await browser.close_tab(tab.target_id)
