@@ -65,6 +65,12 @@ async def test_same_site_frame_on_another_port_is_offered_and_used(browser: Brow
     again = await get_state(browser, tab, state)
     assert "paid 4242 4242" in again.text and "[3]<button>Pay now" in again.text, again.text
     assert await node_property(again.elements[2], "this.value") == "4242 4242"
+    # A new document (the page reloaded): new worlds, the same offer, and it works again.
+    await actions.go_to_url(browser, tab, pages.url(f"eyes_frame_outer.html?port={other_port.port}"))
+    reloaded = await get_state(browser, tab, again)
+    assert body(reloaded) == body(state), reloaded.text
+    await actions.click(browser, tab, reloaded.elements[3])
+    assert await node_property(reloaded.elements[3], "window.clicks") == ["pay-now"]
     await browser.close_tab(tab.target_id)
 
 
