@@ -5,9 +5,15 @@ inside the running text it stands in:
     *[13]<button>Save
     [14]<div scrollable="0px above, 1200px below">
     Read the [15]<a href=/terms>terms</a> before you order.
+    [16]<button>More actions
+    [17]<span icon=trash>
+    [18]<li role=treeitem expanded=false haspopup>lib
+    [19]<textarea value="Dear Ann, …" length=2400 scrollable="0px above, 300px below">
 
 `*` marks an element that was not on the page at the previous step. Tabs indent what is inside a
-scrollable or clickable container. Attribute values are short; password values never appear."""
+scrollable or clickable container, and a tree item's own items. An icon-only control shows the name the page
+gives it as its text, or `icon=` words its class names suggest (a guess). Attribute values are short, a
+field's value up to FIELD_VALUE_LIMIT (then its length); password values never appear."""
 
 from __future__ import annotations
 
