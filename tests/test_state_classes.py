@@ -183,38 +183,40 @@ async def test_tree_menu_spinner_and_field_states(browser: Browser, pages) -> No
     state = await get_state(browser, tab)
     assert body(state) == [
         "## Files",
-        "[1]<li role=treeitem expanded=true>src",
+        "[1]<li role=treeitem expanded=true>src",  # an open folder: its items nested in it
         "\t[2]<li role=treeitem selected=true>app.py",
-        "\t[3]<li role=treeitem expanded=false>lib",
+        "\t[3]<li role=treeitem expanded=false>lib",  # a closed one
         "[4]<li role=treeitem>README.md",
-        "[5]<summary expanded=false>Advanced",
-        "[6]<button pressed=true>Bold",
-        "[7]<li role=menuitem expanded=false haspopup>File",
-        "[8]<li role=menuitem>Help",
-        "[9]<input type=number name=qty value=2 min=1 max=9>",
-        "[10]<span role=spinbutton aria-label=Guests value=3 min=0 max=6>3",
-        '[11]<span aria-label="More guests">',
-        "[12]<input type=email name=email value=not-an-email required invalid>",
-        "[13]<button disabled>Go",
+        "[5]<div role=treeitem expanded=true>docs",  # a flat tree that says each row's aria-level
+        "\t[6]<div role=treeitem>guide.md",
+        "[7]<summary expanded=false>Advanced",
+        "[8]<button pressed=true>Bold",
+        "[9]<li role=menuitem expanded=false haspopup>File",
+        "[10]<li role=menuitem>Help",
+        "[11]<input type=number name=qty value=2 min=1 max=9>",
+        "[12]<span role=spinbutton aria-label=Guests value=3 min=0 max=6>3",
+        '[13]<span aria-label="More guests">',
+        "[14]<input type=email name=email value=not-an-email required invalid>",
+        "[15]<button disabled>Go",
     ], state.text
     await actions.click(browser, tab, state.elements[3])  # open the folder
-    await actions.click(browser, tab, state.elements[7])  # open the menu
+    await actions.click(browser, tab, state.elements[9])  # open the menu
     opened = await get_state(browser, tab, state)
     assert "\t[3]<li role=treeitem expanded=true>lib" in opened.text.splitlines()
-    assert "[7]<li role=menuitem expanded=true haspopup>File" in opened.text.splitlines()
+    assert "[9]<li role=menuitem expanded=true haspopup>File" in opened.text.splitlines()
     recent = next(i for i, ref in opened.elements.items() if ref.name == "Open recent")
     assert line_of(opened, recent) == f"*[{recent}]<li role=menuitem expanded=false haspopup>Open recent"
     await actions.click(browser, tab, opened.elements[recent])
     # Spinners: the named up button, and the arrow keys on the spinbutton and on the number field.
-    await actions.click(browser, tab, opened.elements[11])
-    await actions.click(browser, tab, opened.elements[10])
+    await actions.click(browser, tab, opened.elements[13])
+    await actions.click(browser, tab, opened.elements[12])
     await actions.send_keys(browser, tab, "ArrowUp")
-    await actions.click(browser, tab, opened.elements[9])
+    await actions.click(browser, tab, opened.elements[11])
     await actions.send_keys(browser, tab, "ArrowUp")
     assert await tab.evaluate("window.clicks") == ["f-lib", "menu-file", "menu-recent", "spin=4", "spin=5", "qty=3"]
     last = await get_state(browser, tab, opened)
-    assert "[9]<input type=number name=qty value=3 min=1 max=9>" in last.text.splitlines()
-    assert "[10]<span role=spinbutton aria-label=Guests value=5 min=0 max=6>5" in last.text.splitlines()
+    assert "[11]<input type=number name=qty value=3 min=1 max=9>" in last.text.splitlines()
+    assert "[12]<span role=spinbutton aria-label=Guests value=5 min=0 max=6>5" in last.text.splitlines()
     await browser.close_tab(tab.target_id)
 
 
