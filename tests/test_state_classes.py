@@ -94,15 +94,18 @@ async def test_icon_only_controls_are_named_in_each_style(browser: Browser, page
         "[10]<span role=button>send",
         "[11]<button icon=trash>",  # fa fa-trash on its only child
         "[12]<span icon=send>",  # btn btn-send
+        "[13]<button>Post menu",  # aria-labelledby before the icon font's ligature (more_vert)
         "none",
     ], state.text
     assert await actions.click(browser, tab, state.elements[4]) == "Clicked [4] button 'More actions'."
     assert await actions.click(browser, tab, state.elements[11]) == "Clicked [11] button 'trash'."
     await actions.click(browser, tab, state.elements[1])
     await actions.click(browser, tab, state.elements[5])
-    assert await tab.evaluate("window.clicks") == ["p1-more", "p3-trash", "p1-reply", "p2-retweet"]
+    assert await actions.click(browser, tab, state.elements[13]) == "Clicked [13] button 'Post menu'."
+    assert await tab.evaluate("window.clicks") == ["p1-more", "p3-trash", "p1-reply", "p2-retweet", "p3-menu"]
     again = await get_state(browser, tab, state)  # a second read names them the same way
-    assert body(again)[:-1] == body(state)[:-1] and "clicked p1-more, p3-trash, p1-reply, p2-retweet" in again.text
+    assert body(again)[:-1] == body(state)[:-1]
+    assert "clicked p1-more, p3-trash, p1-reply, p2-retweet, p3-menu" in again.text
     await browser.close_tab(tab.target_id)
 
 

@@ -81,7 +81,8 @@ ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
 
 
 def icon_name(found: Found) -> str:
-    """The name the page gives an icon-only control that has no text, aria-label or title."""
+    """The name the page gives an icon-only control that has no aria-label or title, and no text but its
+    icon font's ligature."""
     return " ".join(found.attrs.get(ICON_NAME, "").split())
 
 
@@ -89,7 +90,7 @@ def accessible_name(found: Found) -> str:
     """The accessible name, near enough: aria-label, then own text, then title, what names an icon-only
     control, placeholder, alt, and last the words its class names suggest."""
     attrs = found.attrs
-    for candidate in (attrs.get("aria-label", ""), element_text(found), attrs.get("title", ""), icon_name(found),
+    for candidate in (attrs.get("aria-label", ""), icon_name(found), element_text(found), attrs.get("title", ""),
                       attrs.get("placeholder", ""), attrs.get("alt", ""), attrs.get(ICON_HINT, "")):
         candidate = " ".join(candidate.split())
         if candidate:
@@ -227,9 +228,9 @@ def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, s
     """`[12]<a href=/x>Name` on a line of its own; `[12]<a href=/x>Name</a>` inside running text."""
     parts = "".join(f" {k}" if k in FLAGS and v == "true" else f" {k}={rules.quote(v)}"
                     for k, v in attributes.items())
-    name = rules.shorten(element_text(found), rules.NAME_LIMIT) if found.named_by_text else ""
-    if not name and not found.text:
-        name = rules.shorten(icon_name(found), rules.NAME_LIMIT)
+    # The name the page gives an icon-only control stands for its icon font's ligature, if it has one.
+    name = icon_name(found) or (element_text(found) if found.named_by_text else "")
+    name = rules.shorten(name, rules.NAME_LIMIT)
     marker = "*" if is_new else ""
     if inline:
         return f"{marker}[{index}]<{found.tag}{parts}>{name}</{found.tag}>"  # spaced only as the page is

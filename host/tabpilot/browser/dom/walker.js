@@ -455,23 +455,32 @@
     "span", "div", "nav", "menu", "bar", "css"]);
 
   function nameIcon(el, attrs, str) {
-    if (FIELDS.has(el.localName) || el.hasAttribute("aria-label") || el.hasAttribute("title") || hasOwnText(el)) return;
+    if (FIELDS.has(el.localName) || el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
+    const text = ownText(el);
+    if (text === WORDS) return;
     const named = givenIconName(el);
     if (named) {
-      attrs.push(str(ICON_NAME), str(named));
-      return;
+      attrs.push(str(ICON_NAME), str(named));  // before an icon font's ligature ("more_vert")
+    } else if (text === NONE) {
+      const guessed = classWords(el);
+      if (guessed) attrs.push(str(ICON_HINT), str(guessed));
     }
-    const guessed = classWords(el);
-    if (guessed) attrs.push(str(ICON_HINT), str(guessed));
   }
 
-  // Text a person reads in the element (an SVG's <title> and <desc> are not drawn).
-  function hasOwnText(el) {
+  const NONE = 0, LIGATURE = 1, WORDS = 2;
+  const LIGATURE_FONT = /(^|\s)(material-icons|material-symbols|google-symbols)/;
+
+  // What text a person reads in the element: none, only an icon font's ligatures (drawn as icons), or
+  // words (an SVG's <title> and <desc> are not drawn).
+  function ownText(el) {
+    let found = NONE;
     const texts = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     for (let t = texts.nextNode(); t; t = texts.nextNode()) {
-      if (t.data.trim() && !t.parentElement.closest("title, desc, style, script")) return true;
+      if (!t.data.trim() || t.parentElement.closest("title, desc, style, script")) continue;
+      if (!LIGATURE_FONT.test(t.parentElement.className)) return WORDS;
+      found = LIGATURE;
     }
-    return false;
+    return found;
   }
 
   function givenIconName(el) {
