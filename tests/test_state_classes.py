@@ -200,7 +200,8 @@ async def test_tree_menu_spinner_and_field_states(browser: Browser, pages) -> No
         "[12]<span role=spinbutton aria-label=Guests value=3 min=0 max=6>3",
         '[13]<span aria-label="More guests">',
         "[14]<input type=email name=email value=not-an-email required invalid>",
-        "[15]<button disabled>Go",
+        '[15]<input type=email placeholder="Backup email">',
+        "[16]<button disabled>Go",
     ], state.text
     await actions.click(browser, tab, state.elements[3])  # open the folder
     await actions.click(browser, tab, state.elements[9])  # open the menu
@@ -220,6 +221,13 @@ async def test_tree_menu_spinner_and_field_states(browser: Browser, pages) -> No
     last = await get_state(browser, tab, opened)
     assert "[11]<input type=number name=qty value=3 min=1 max=9>" in last.text.splitlines()
     assert "[12]<span role=spinbutton aria-label=Guests value=5 min=0 max=6>5" in last.text.splitlines()
+    # A field the browser finds invalid once it was used says what the browser says is wrong.
+    await actions.input_text(browser, tab, last.elements[15], "abc")
+    await actions.click(browser, tab, last.elements[8])
+    message = await node_property(last.elements[15], "this.validationMessage")  # in the browser's language
+    assert message  # e.g. "Please include an '@' in the email address. 'abc' is missing an '@'."
+    assert line_of(await get_state(browser, tab, last), 15) == (
+        f"[15]<input type=email placeholder=\"Backup email\" value=abc invalid=\"{message}\">")
     await browser.close_tab(tab.target_id)
 
 

@@ -78,6 +78,7 @@ def select_options(document: Document, node: int) -> tuple[list[str], list[str]]
 # Pseudo-attributes the walker adds to an icon-only control (walker.js nameIcon): the name the page gives it
 # (aria-labelledby, alt, SVG <title>, a tooltip), or words guessed from its class names.
 ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
+FIELD_INVALID = "tabpilot invalid"  # walker.js fieldValidity: the browser's message for a field it finds invalid
 
 
 def icon_name(found: Found) -> str:
@@ -199,7 +200,9 @@ def _more_states(tag: str, attrs: dict[str, str], input_type: str) -> dict[str, 
         states["haspopup"] = "true" if popup in ("true", "menu") else popup
     if ("required" in attrs and tag in ("input", "select", "textarea")) or attrs.get("aria-required") == "true":
         states["required"] = "true"
-    if attrs.get("aria-invalid", "false").strip().lower() not in ("false", ""):
+    if FIELD_INVALID in attrs:  # what the browser says is wrong with it
+        states["invalid"] = rules.shorten(attrs[FIELD_INVALID], rules.MESSAGE_LIMIT)
+    elif attrs.get("aria-invalid", "false").strip().lower() not in ("false", ""):
         states["invalid"] = "true"
     numeric = (tag == "input" and input_type in ("number", "range")) or \
         attrs.get("role", "").split(" ")[0].lower() in ("spinbutton", "slider")

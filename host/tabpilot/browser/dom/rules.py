@@ -34,6 +34,7 @@ NAME_LIMIT = 80
 VALUE_LIMIT = 60
 FIELD_VALUE_LIMIT = 500  # what a field holds is shown whole up to here; longer ones say their length
 ATTRIBUTE_LIMIT = 40
+MESSAGE_LIMIT = 120  # the browser's word on an invalid field: "Please include an '@' in the email address. …"
 TEXT_LINE_LIMIT = 1500
 OPTIONS_SHOWN = 8
 

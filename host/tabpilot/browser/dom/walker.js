@@ -308,6 +308,7 @@
               want(el);
               nameIcon(el, n.attributes[i], str);
               fieldScroll(el, n.attributes[i], str);
+              fieldValidity(el, n.attributes[i], str);
             }
           }
         }
@@ -531,6 +532,16 @@
     if (el.localName !== "textarea" || el.scrollHeight <= el.clientHeight + 1) return;
     const below = Math.max(0, el.scrollHeight - el.clientHeight - el.scrollTop);
     attrs.push(str(FIELD_SCROLL), str(Math.round(el.scrollTop) + "," + Math.round(below)));
+  }
+
+  // --- a field the browser found invalid once the user (or the agent) used it --------------------------
+  const FIELD_INVALID = "tabpilot invalid";
+
+  function fieldValidity(el, attrs, str) {
+    const tag = el.localName;
+    if ((tag !== "input" && tag !== "select" && tag !== "textarea") || !el.matches(":user-invalid")) return;
+    // The browser's message can quote the value ("'abc' is missing an '@'"): none for a password field.
+    attrs.push(str(FIELD_INVALID), str(isSecret(el) ? "true" : el.validationMessage || "true"));
   }
 
   // Usable by its markup alone (walk.py's rules.interactive_role decides; this only picks the candidates).
