@@ -75,24 +75,18 @@ def select_options(document: Document, node: int) -> tuple[list[str], list[str]]
     return selected, options
 
 
-# Pseudo-attributes the walker adds to an icon-only control (walker.js nameIcon): the name the page gives it
-# (aria-labelledby, alt, SVG <title>, a tooltip), or words guessed from its class names.
-ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
-FIELD_INVALID = "tabpilot invalid"  # walker.js fieldValidity: the browser's message for a field it finds invalid
-
-
 def icon_name(found: Found) -> str:
     """The name the page gives an icon-only control that has no aria-label or title, and no text but its
     icon font's ligature."""
-    return " ".join(found.attrs.get(ICON_NAME, "").split())
+    return " ".join(found.attrs.get(rules.ICON_NAME, "").split())
 
 
 def accessible_name(found: Found) -> str:
-    """The accessible name, near enough: aria-label, then own text, then title, what names an icon-only
-    control, placeholder, alt, and last the words its class names suggest."""
+    """The accessible name, near enough: aria-label, what the page names an icon-only control, own text,
+    title, placeholder, alt, and last the words an icon's class names suggest."""
     attrs = found.attrs
     for candidate in (attrs.get("aria-label", ""), icon_name(found), element_text(found), attrs.get("title", ""),
-                      attrs.get("placeholder", ""), attrs.get("alt", ""), attrs.get(ICON_HINT, "")):
+                      attrs.get("placeholder", ""), attrs.get("alt", ""), attrs.get(rules.ICON_HINT, "")):
         candidate = " ".join(candidate.split())
         if candidate:
             return candidate
@@ -137,8 +131,8 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         placeholder = attrs.get("placeholder") or attrs.get("aria-placeholder", "")
         if placeholder:
             shown["placeholder"] = rules.shorten(placeholder, rules.ATTRIBUTE_LIMIT)
-    if ICON_HINT in attrs and not text:
-        shown["icon"] = rules.shorten(attrs[ICON_HINT], rules.ATTRIBUTE_LIMIT)
+    if rules.ICON_HINT in attrs and not text:
+        shown["icon"] = rules.shorten(attrs[rules.ICON_HINT], rules.ATTRIBUTE_LIMIT)
     unlabelled = not any(k in shown for k in ("aria-label", "placeholder"))
     if tag in ("input", "textarea", "select") and unlabelled and attrs.get("name"):
         shown["name"] = rules.shorten(attrs["name"], rules.ATTRIBUTE_LIMIT)
@@ -200,8 +194,8 @@ def _more_states(tag: str, attrs: dict[str, str], input_type: str) -> dict[str, 
         states["haspopup"] = "true" if popup in ("true", "menu") else popup
     if ("required" in attrs and tag in ("input", "select", "textarea")) or attrs.get("aria-required") == "true":
         states["required"] = "true"
-    if FIELD_INVALID in attrs:  # what the browser says is wrong with it
-        states["invalid"] = rules.shorten(attrs[FIELD_INVALID], rules.MESSAGE_LIMIT)
+    if rules.FIELD_INVALID in attrs:  # what the browser says is wrong with it
+        states["invalid"] = rules.shorten(attrs[rules.FIELD_INVALID], rules.MESSAGE_LIMIT)
     elif attrs.get("aria-invalid", "false").strip().lower() not in ("false", ""):
         states["invalid"] = "true"
     numeric = (tag == "input" and input_type in ("number", "range")) or \

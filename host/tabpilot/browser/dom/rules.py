@@ -30,6 +30,13 @@ CLIPPING_OVERFLOW = frozenset({"auto", "scroll", "overlay", "hidden", "clip"})
 EDITABLE_VALUES = frozenset({"", "true", "plaintext-only"})
 INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
 
+# Pseudo-attributes walker.js adds to what it read (names no real attribute can have: they hold a space): the
+# name the page gives an icon-only control (aria-labelledby, alt, SVG <title>, a tooltip) or the words its
+# class names suggest (a guess); how far a text area scrolls ("above,below" in px); the browser's message for
+# a field it finds invalid once used.
+ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
+FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
+
 NAME_LIMIT = 80
 VALUE_LIMIT = 60
 FIELD_VALUE_LIMIT = 500  # what a field holds is shown whole up to here; longer ones say their length

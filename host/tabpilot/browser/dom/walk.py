@@ -35,7 +35,6 @@ from .snapshot import (
     Rect,
 )
 
-FIELD_SCROLL = "tabpilot scroll"  # walker.js fieldScroll: "above,below" in px
 FrameResolver = Callable[[Document, int], "Document | None"]
 # An element that covers half the viewport or more with nothing but a click listener is a delegating
 # container (React attaches its listeners to the root), not a button.
@@ -62,7 +61,7 @@ class _Frame:
 
 def field_scroll(attrs: dict[str, str] | None) -> tuple[int, int, int, int] | None:
     """(px above, below, 0, 0) of a text area whose text runs beyond its box (read by the walker)."""
-    above, _, below = (attrs or {}).get(FIELD_SCROLL, "").partition(",")
+    above, _, below = (attrs or {}).get(rules.FIELD_SCROLL, "").partition(",")
     return (int(above), int(below), 0, 0) if above.isdigit() and below.isdigit() else None
 
 
@@ -97,8 +96,8 @@ class Walker:
         (a margin between them, as pages built without whitespace between elements space their words)."""
         if self._inline is None or self._inline[0] is not document:
             return False
-        x, y, _, h = self._inline[2]
-        return rect[0] - x - self._inline[2][2] >= 2 and rect[1] < y + h and y < rect[1] + rect[3]
+        x, y, w, h = self._inline[2]
+        return rect[0] - (x + w) >= 2 and rect[1] < y + h and y < rect[1] + rect[3]
 
     def _flush(self) -> None:
         self._inline = None
