@@ -34,6 +34,7 @@ from test_state import (
     test_same_site_and_cross_site_iframes,
     test_tabs_and_json_shape,
 )
+from test_state_classes import other_port, test_same_site_frame_on_another_port_is_offered_and_used
 
 from tabpilot.browser.browser import Browser
 from tabpilot.cdp import CDPError
@@ -49,6 +50,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 # test_native_aria_pointer_listener_and_editable_elements_are_offered (its line_of helper flakes when an
 # inline label and the next control share a line, as happens under load; reported).
 __all__ = [
+    "other_port",
     "test_alert_opened_by_click_is_accepted_and_reported",
     "test_click_covered_by_modal_is_retargeted_and_said",
     "test_click_inside_open_shadow_root",
@@ -64,6 +66,7 @@ __all__ = [
     "test_removed_element_is_stale",
     "test_same_origin_iframe_click",
     "test_same_site_and_cross_site_iframes",
+    "test_same_site_frame_on_another_port_is_offered_and_used",
     "test_scroll_page_by_pages_and_pixels_and_report_the_rest",
     "test_send_keys_combinations_reach_page",
     "test_tabs_and_json_shape",

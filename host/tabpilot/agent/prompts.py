@@ -37,6 +37,12 @@ Elements you can act on are shown as [index]<tag attributes>text</tag>. Indentat
 A * before the index marks an element that appeared since the last step. Text without an [index] \
 is content you can read but not act on. Only what is in or near the viewport is listed: scroll to \
 see more when the page says there is more above or below.
+An icon-only control is named by what the page says it means, as its text; icon=word is only a guess \
+from the icon's class names. States are attributes: checked, selected, pressed, expanded (false: a \
+closed folder, menu or section), haspopup (opens a menu or list), disabled, required, invalid; min \
+and max bound a number field or spinner (click it, then ArrowUp/ArrowDown with send_keys). A value \
+cut short ends with … and length= tells its full size: read_text reads it whole. A scrollable= \
+element scrolls with scroll and its index.
 </browser_state>
 
 <rules>
@@ -97,6 +103,12 @@ SIMPLIFIED_CHINESE = """\
 可以操作的元素显示为 [编号]<标签 属性>文本</标签>。缩进表示嵌套。编号前的 * 表示这个元素是上一步之后\
 新出现的。没有 [编号] 的文本是你可以阅读、但不能操作的内容。只列出视口之内或附近的内容：当页面提示\
 上方或下方还有更多内容时，滚动查看。
+只有图标的控件，以页面给出的含义作为它的文本来命名；icon=词 只是根据图标的类名所作的猜测。状态以属性显示\
+：checked（已勾选）、selected（已选中）、pressed（已按下）、expanded（展开；fa\
+lse 表示文件夹、菜单或区块是收起的）、haspopup（会打开菜单或列表）、disabled（不可用）、r\
+equired（必填）、invalid（无效）；min 和 max 是数字输入框或微调器的范围（点击它，然后用\
+ send_keys 按 ArrowUp/ArrowDown）。被截短的值以 … 结尾，length= 给出完\
+整长度：用 read_text 读取全文。带 scrollable= 的元素可以用 scroll 加它的编号来滚动。
 </browser_state>
 
 <rules>

@@ -251,6 +251,12 @@ async def _hover(ctx: ToolContext, args: IndexInput) -> str:
     return await actions.hover(ctx.browser, ctx.tab, ctx.element(args.index))
 
 
+async def _read_text(ctx: ToolContext, args: IndexInput) -> str:
+    from ..browser import actions
+
+    return await actions.read_text(ctx.browser, ctx.tab, ctx.element(args.index))
+
+
 async def _go_to_url(ctx: ToolContext, args: GoToUrlInput) -> str:
     from ..browser import actions
 
@@ -322,6 +328,12 @@ BUILTIN_TOOLS: dict[str, Tool] = {
         "Run JavaScript in the page and see its result. Use with care.", ScriptInput, _execute_javascript
     ),
     "send_keys": Tool("Press keys, e.g. Enter to submit a search box.", SendKeysInput, _send_keys),
+    "read_text": Tool(
+        "Read the whole text of the element with this index: a field's full value (the page text shows long "
+        "values cut short, with length=), a text area, an article or a list. Like extract, without leaving the page.",
+        IndexInput,
+        _read_text,
+    ),
     "hover_element": Tool("Move the mouse over the element with this index.", IndexInput, _hover),
     "go_to_url": Tool("Open a URL in this tab, or in a new tab with new_tab=true.", GoToUrlInput, _go_to_url),
     "go_back": Tool("Go back to the previous page in this tab.", NoInput, _go_back),

@@ -37,6 +37,7 @@ LOAD_WAIT = 15.0
 SETTLE_GRACE = 0.1
 NAVIGATION_START_WAIT = 2.0
 RESULT_LIMIT = 2000
+READ_TEXT_LIMIT = 20_000  # characters read_text hands the model at once (~5k tokens)
 TYPE_BY_KEYS_LIMIT = 200  # longer texts are inserted at once: key by key would take seconds
 
 
@@ -656,6 +657,26 @@ async def close_tab(browser: Browser, tab_number: int) -> str:
     return result
 
 
+# --- reading ---------------------------------------------------------------------------------------
+async def read_text(browser: Browser, tab: Tab, element: ElementRef) -> str:
+    """An element's whole text, or a field's whole value: what the page text shows cut short."""
+    check_open(tab)
+    if element.attributes.get("type") == "password" or is_password_input(element.tag, element.attributes):
+        raise ActionError(f"{describe(element)} is a password field: its value is never shown.")
+    object_id = await resolve(tab, element)
+    found = await call(tab, element, object_id, scripts.READ_TEXT)
+    if not isinstance(found, dict) or found.get("secret"):
+        raise ActionError(f"{describe(element)} is a password field: its value is never shown.")
+    raw = found.get("text")
+    text = withhold(raw if isinstance(raw, str) else "", await _password_values(tab)).strip()
+    if not text:
+        return f"{describe(element)} holds no text."
+    if len(text) > READ_TEXT_LIMIT:
+        return (f"The first {READ_TEXT_LIMIT} of {len(text)} characters of {describe(element)} (read a smaller "
+                f"element inside it for the rest):\n{text[:READ_TEXT_LIMIT]}")
+    return f"The text of {describe(element)} ({len(text)} characters):\n{text}"
+
+
 # --- scripts ---------------------------------------------------------------------------------------
 async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout: float = 15.0) -> str:
     """Run the script in the page's top document: an expression, statements, `await` and `return` all work."""
@@ -734,6 +755,6 @@ async def _run_script(tab: Tab, script: str, timeout: float, *, repl: bool) -> s
 
 __all__ = [
     "click", "close_tab", "element_at", "execute_javascript", "go_back", "go_to_url", "hover", "input_text",
-    "normalize_url", "open_tab", "scroll", "scroll_horizontally", "select_option", "send_keys", "switch_tab",
-    "upload_file",
+    "normalize_url", "open_tab", "read_text", "scroll", "scroll_horizontally", "select_option", "send_keys",
+    "switch_tab", "upload_file",
 ]

@@ -271,3 +271,14 @@ INPUT_VALUES = """(() => {
   visit(document);
   return found;
 })()"""
+
+# The whole of what an element shows or a field holds, for read_text; never a password field's value.
+READ_TEXT = """function() {
+  const passwords = globalThis.__tabpilotPasswords;
+  const secret = (e) => e.localName === 'input' && (e.type === 'password'
+    || (e.getAttribute('autocomplete') || '').toLowerCase().includes('password') || (passwords && passwords.has(e)));
+  if (secret(this)) return {secret: true};
+  if (this.localName === 'input' || this.localName === 'textarea') return {text: this.value};
+  if (this.localName === 'select') return {text: Array.from(this.selectedOptions, (o) => o.text).join(', ')};
+  return {text: this.innerText || this.textContent || ''};
+}"""

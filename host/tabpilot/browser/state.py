@@ -17,7 +17,7 @@ from typing import Any
 
 from ..cdp import CDPError, CDPSession
 from .browser import Browser
-from .dom import fast, render
+from .dom import fast, origins, render
 from .dom.items import Found, MixedLine, TextLine
 from .dom.snapshot import STYLES, Document, decode, mark_passwords
 from .dom.walk import Insets, Walker
@@ -200,7 +200,8 @@ async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key,
         fast.read_frame(tab.session, main_frame), asyncio.gather(*(one(frame) for frame in list(tab.frames.values()))))
     readings = [r for r in others if r is not None]
     worlds = {tab.session.session_id: top.world, **{f.session.session_id: r.world for f, r in readings}}
-    insets = dict(top.insets)
+    documents, insets = await origins.read_other_origins(tab.session, top, main_frame, set(tab.frames))
+    insets.update(top.insets)
     for _, reading in readings:
         insets.update(reading.insets)
 
@@ -217,7 +218,7 @@ async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key,
     owners = await asyncio.gather(*(owner(frame) for frame, _ in readings))
     frames = [(frame, reading.documents, owner_id)
               for (frame, reading), owner_id in zip(readings, owners, strict=True) if owner_id is not None]
-    return top.documents, frames, insets
+    return documents, frames, insets
 
 
 async def _read_snapshots(tab: Tab) -> tuple[list[Document], Frames, dict[Key, Insets]]:

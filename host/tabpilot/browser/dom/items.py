@@ -22,10 +22,11 @@ class Found:
     text: list[str] = field(default_factory=list)
     scroll: tuple[int, int, int, int] | None = None  # px above, below, left, right
     point: tuple[float, float] | None = None  # where it is on top, in top-document coordinates
+    named_control: bool = False  # a <label> whose text became its checkbox's name
 
     @property
     def key(self) -> tuple[str | None, int]:
-        return (self.document.session.session_id, self.document.backend_id[self.node])
+        return (self.document.key_scope, self.document.backend_id[self.node])
 
 
 @dataclass

@@ -5,9 +5,15 @@ inside the running text it stands in:
     *[13]<button>Save
     [14]<div scrollable="0px above, 1200px below">
     Read the [15]<a href=/terms>terms</a> before you order.
+    [16]<button>More actions
+    [17]<span icon=trash>
+    [18]<li role=treeitem expanded=false haspopup>lib
+    [19]<textarea value="Dear Ann, …" length=2400 scrollable="0px above, 300px below">
 
 `*` marks an element that was not on the page at the previous step. Tabs indent what is inside a
-scrollable or clickable container. Attribute values are short; password values never appear."""
+scrollable or clickable container, and a tree item's own items. An icon-only control shows the name the page
+gives it as its text, or `icon=` words its class names suggest (a guess). Attribute values are short, a
+field's value up to FIELD_VALUE_LIMIT (then its length); password values never appear."""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from . import rules
 from .items import Found, Item, TextLine
 from .snapshot import Document
 
-FLAGS = frozenset({"disabled", "filled"})
+FLAGS = frozenset({"disabled", "filled", "required", "invalid", "haspopup"})
 NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image"})
 
 
@@ -69,11 +75,18 @@ def select_options(document: Document, node: int) -> tuple[list[str], list[str]]
     return selected, options
 
 
+def icon_name(found: Found) -> str:
+    """The name the page gives an icon-only control that has no aria-label or title, and no text but its
+    icon font's ligature."""
+    return " ".join(found.attrs.get(rules.ICON_NAME, "").split())
+
+
 def accessible_name(found: Found) -> str:
-    """The accessible name, near enough: aria-label, then own text, then title, placeholder, alt."""
+    """The accessible name, near enough: aria-label, what the page names an icon-only control, own text,
+    title, placeholder, alt, and last the words an icon's class names suggest."""
     attrs = found.attrs
-    for candidate in (attrs.get("aria-label", ""), element_text(found), attrs.get("title", ""),
-                      attrs.get("placeholder", ""), attrs.get("alt", "")):
+    for candidate in (attrs.get("aria-label", ""), icon_name(found), element_text(found), attrs.get("title", ""),
+                      attrs.get("placeholder", ""), attrs.get("alt", ""), attrs.get(rules.ICON_HINT, "")):
         candidate = " ".join(candidate.split())
         if candidate:
             return candidate
@@ -118,6 +131,8 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         placeholder = attrs.get("placeholder") or attrs.get("aria-placeholder", "")
         if placeholder:
             shown["placeholder"] = rules.shorten(placeholder, rules.ATTRIBUTE_LIMIT)
+    if rules.ICON_HINT in attrs and not text:
+        shown["icon"] = rules.shorten(attrs[rules.ICON_HINT], rules.ATTRIBUTE_LIMIT)
     unlabelled = not any(k in shown for k in ("aria-label", "placeholder"))
     if tag in ("input", "textarea", "select") and unlabelled and attrs.get("name"):
         shown["name"] = rules.shorten(attrs["name"], rules.ATTRIBUTE_LIMIT)
@@ -129,7 +144,9 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         shown["options"] = "|".join(listed) + (f"|…{more} more" if more > 0 else "")
     current = current_value(found)
     if current:
-        shown["value"] = rules.shorten(current, rules.VALUE_LIMIT)
+        shown["value"] = rules.shorten(current, rules.FIELD_VALUE_LIMIT)
+        if len(current) > rules.FIELD_VALUE_LIMIT:
+            shown["length"] = str(len(current))  # the whole value: read_text(index)
     if rules.is_password_input(tag, attrs):
         index = found.document.input_value.get(found.node, -1)
         if index >= 0 and found.document.strings[index]:
@@ -156,6 +173,7 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             shown[aria] = aria_state
     if "disabled" in attrs or attrs.get("aria-disabled") == "true":
         shown["disabled"] = "true"
+    shown.update(_more_states(tag, attrs, input_type))
     if found.scroll is not None:
         above, below, left, right = found.scroll
         parts = []
@@ -165,6 +183,29 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             parts.append(f"{left}px left, {right}px right")
         shown["scrollable"] = "; ".join(parts)
     return shown
+
+
+def _more_states(tag: str, attrs: dict[str, str], input_type: str) -> dict[str, str]:
+    """Opens a popup (a submenu, a listbox), required, invalid, and a number's bounds: a spinner's
+    up/down arrows (ArrowUp/ArrowDown) stay within them."""
+    states: dict[str, str] = {}
+    popup = attrs.get("aria-haspopup", "false").strip().lower()
+    if popup and popup != "false":
+        states["haspopup"] = "true" if popup in ("true", "menu") else popup
+    if ("required" in attrs and tag in ("input", "select", "textarea")) or attrs.get("aria-required") == "true":
+        states["required"] = "true"
+    if rules.FIELD_INVALID in attrs:  # what the browser says is wrong with it
+        states["invalid"] = rules.shorten(attrs[rules.FIELD_INVALID], rules.MESSAGE_LIMIT)
+    elif attrs.get("aria-invalid", "false").strip().lower() not in ("false", ""):
+        states["invalid"] = "true"
+    numeric = (tag == "input" and input_type in ("number", "range")) or \
+        attrs.get("role", "").split(" ")[0].lower() in ("spinbutton", "slider")
+    if numeric:
+        for bound in ("min", "max", "step"):
+            value = attrs.get(bound) if tag == "input" else attrs.get(f"aria-value{bound}")
+            if value is not None and value.strip() and not (bound == "step" and value.strip() in ("1", "any")):
+                states[bound] = rules.shorten(value, 12)
+    return states
 
 
 def _checkable_inside(document: Document, node: int) -> int | None:
@@ -184,8 +225,10 @@ def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, s
     """`[12]<a href=/x>Name` on a line of its own; `[12]<a href=/x>Name</a>` inside running text."""
     parts = "".join(f" {k}" if k in FLAGS and v == "true" else f" {k}={rules.quote(v)}"
                     for k, v in attributes.items())
-    name = rules.shorten(element_text(found), rules.NAME_LIMIT) if found.named_by_text else ""
+    # The name the page gives an icon-only control stands for its icon font's ligature, if it has one.
+    name = icon_name(found) or (element_text(found) if found.named_by_text else "")
+    name = rules.shorten(name, rules.NAME_LIMIT)
     marker = "*" if is_new else ""
     if inline:
-        return f" {marker}[{index}]<{found.tag}{parts}>{name}</{found.tag}>"
+        return f"{marker}[{index}]<{found.tag}{parts}>{name}</{found.tag}>"  # spaced only as the page is
     return f"{marker}[{index}]<{found.tag}{parts}>{name}"

@@ -18,6 +18,9 @@ NAMED_BY_TEXT_ROLES = frozenset({
 # Their content is shown as a value instead of being read as text.
 OPAQUE_TAGS = frozenset({"select", "textarea", "script", "style", "noscript", "template", "datalist"})
 INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", ""})
+# Text that runs on with its neighbours: words are apart only where the page has whitespace
+# (Enter "<span>Kanesha</span>" reads Enter "Kanesha").
+RUNNING_DISPLAYS = frozenset({"inline", "contents"})
 # Inline formatting that never separates words: "<b>un</b>done" is one word.
 PHRASING_TAGS = frozenset({"b", "i", "em", "strong", "u", "s", "code", "mark", "small", "sub", "sup", "abbr", "q",
                            "cite", "kbd", "var", "dfn", "del", "ins", "bdi", "bdo", "font", "wbr"})
@@ -27,9 +30,18 @@ CLIPPING_OVERFLOW = frozenset({"auto", "scroll", "overlay", "hidden", "clip"})
 EDITABLE_VALUES = frozenset({"", "true", "plaintext-only"})
 INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
 
+# Pseudo-attributes walker.js adds to what it read (names no real attribute can have: they hold a space): the
+# name the page gives an icon-only control (aria-labelledby, alt, SVG <title>, a tooltip) or the words its
+# class names suggest (a guess); how far a text area scrolls ("above,below" in px); the browser's message for
+# a field it finds invalid once used.
+ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
+FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
+
 NAME_LIMIT = 80
 VALUE_LIMIT = 60
+FIELD_VALUE_LIMIT = 500  # what a field holds is shown whole up to here; longer ones say their length
 ATTRIBUTE_LIMIT = 40
+MESSAGE_LIMIT = 120  # the browser's word on an invalid field: "Please include an '@' in the email address. …"
 TEXT_LINE_LIMIT = 1500
 OPTIONS_SHOWN = 8
 

@@ -64,6 +64,14 @@ class Document:
     # (document coordinates; None when covered), and the walker's node ids -> backendNodeIds.
     reachable: dict[int, tuple[float, float] | None] | None = None
     real_ids: dict[int, int] | None = None
+    # Set for a document read by a second world of the same session (a frame of another origin in the tab's
+    # own process): its node ids are that world's, so keys need more than the session to stay apart.
+    scope: str | None = None
+
+    @property
+    def key_scope(self) -> str | None:
+        """What keeps this document's node ids apart from those of other documents (the first half of a key)."""
+        return self.scope if self.scope is not None else self.session.session_id
 
     def backend_node_id(self, node: int) -> int:
         """The node's backendNodeId for CDP (0 when it was never looked up)."""

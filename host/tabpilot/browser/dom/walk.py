@@ -48,12 +48,28 @@ SKIP_MARGIN = 200
 class _Frame:
     """What the walk knows about an open element while it visits its descendants."""
 
-    __slots__ = ("block", "clip", "depth", "editable", "end", "hidden", "pointer", "sink")
+    __slots__ = ("block", "box", "clip", "depth", "editable", "end", "hidden", "pointer", "sink")
 
     def __init__(self, end: int, hidden: bool, clip: Rect, pointer: bool, sink: Found | None,
-                 depth: int, block: bool, editable: bool = False) -> None:
+                 depth: int, block: bool, editable: bool = False, box: Rect | None = None) -> None:
         self.end, self.hidden, self.clip, self.pointer = end, hidden, clip, pointer
         self.sink, self.depth, self.block, self.editable = sink, depth, block, editable
+        # What the clipping containers around leave visible, the viewport aside (None: no container): an
+        # element outside it is scrolled away inside a list, not above or below on the page.
+        self.box = box
+
+
+def field_scroll(attrs: dict[str, str] | None) -> tuple[int, int, int, int] | None:
+    """(px above, below, 0, 0) of a text area whose text runs beyond its box (read by the walker)."""
+    above, _, below = (attrs or {}).get(rules.FIELD_SCROLL, "").partition(",")
+    return (int(above), int(below), 0, 0) if above.isdigit() and below.isdigit() else None
+
+
+def _tree_level(role: str, attrs: dict[str, str]) -> int:
+    """How much deeper than its tree a tree item with aria-level stands (virtual trees list all their rows
+    side by side and say each one's level)."""
+    level = attrs.get("aria-level", "") if role == "treeitem" else ""
+    return min(int(level), 20) - 1 if level.isdigit() and int(level) > 0 else 0
 
 
 class Walker:
@@ -70,9 +86,21 @@ class Walker:
         self._last_line = ""
         self._occluders: dict[int, Occluders] = {}
         self._modal: tuple[Document, int, int] | None = None
+        # The last inline element whose text runs in the buffer: (its document, last node, box), while
+        # nothing outside it has been read since.
+        self._inline: tuple[Document, int, Rect] | None = None
 
     # --- text ----------------------------------------------------------------------------------
+    def _apart(self, document: Document, rect: Rect) -> bool:
+        """Whether an inline element starting at `rect` stands apart from the inline element before it
+        (a margin between them, as pages built without whitespace between elements space their words)."""
+        if self._inline is None or self._inline[0] is not document:
+            return False
+        x, y, w, h = self._inline[2]
+        return rect[0] - (x + w) >= 2 and rect[1] < y + h and y < rect[1] + rect[3]
+
     def _flush(self) -> None:
+        self._inline = None
         if any(isinstance(part, Found) for part in self._buffer):
             self._flush_mixed()
         elif self._buffer:
@@ -171,12 +199,13 @@ class Walker:
                     label.node < control.node <= last or (target and control.attrs.get("id") == target)
                 ):
                     redundant.add(id(label))
+                    self._name_by_label(control, label)
                     break
         items: list[Item] = []
         for item in self.result.items:
             if isinstance(item, Found) and id(item) in redundant:
                 text = " ".join("".join(item.text).split())
-                if text:
+                if text and not item.named_control:
                     items.append(TextLine(text, item.depth))
             elif isinstance(item, MixedLine):
                 item.parts = ["".join(p.text) if isinstance(p, Found) and id(p) in redundant else p
@@ -185,6 +214,17 @@ class Walker:
             else:
                 items.append(item)
         self.result.items = items
+
+    @staticmethod
+    def _name_by_label(control: Found, label: Found) -> None:
+        """A checkbox or radio button takes its label's text as its name, on its own line: the label is
+        read with the box it ticks, not on the line before or after it."""
+        is_box = control.tag == "input" and control.attrs.get("type", "").lower() in ("checkbox", "radio")
+        text = " ".join("".join(label.text).split())
+        if is_box and text and not control.text:
+            control.text.append(text)
+            control.named_by_text = True
+            label.named_control = True
 
     def _all_found(self) -> list[Found]:
         found: list[Found] = []
@@ -240,6 +280,8 @@ class Walker:
                                 if not self._buffer:
                                     self._buffer_depth = top.depth
                                 self._buffer.append(strings[document.value_index[node]])
+                                if self._inline is not None and node > self._inline[1]:
+                                    self._inline = None  # text between: it says where words part
                 node += 1
                 continue
 
@@ -247,7 +289,7 @@ class Walker:
             if kind != ELEMENT_NODE:
                 if end > node:
                     stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
-                                        top.editable))
+                                        top.editable, top.box))
                 node += 1
                 continue
 
@@ -260,7 +302,7 @@ class Walker:
                     continue
                 if end > node:
                     stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
-                                        top.editable))
+                                        top.editable, top.box))
                 node += 1
                 continue
 
@@ -300,8 +342,11 @@ class Walker:
                     self._buffer.append(" | ")
             elif block:
                 self._flush()
-            elif self._buffer and tag not in rules.PHRASING_TAGS:
-                self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> are two words
+            elif self._buffer and tag not in rules.PHRASING_TAGS and (
+                    display not in rules.RUNNING_DISPLAYS or self._apart(document, rect)):
+                self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> set apart: two words
+            if display in rules.RUNNING_DISPLAYS and w > 0:
+                self._inline = (document, end, rect)
             if tag in rules.HEADINGS and not hidden_here:
                 self._flush()
                 self._prefix = rules.HEADINGS[tag]
@@ -323,13 +368,13 @@ class Walker:
                     role = "label" if tag == "label" else "clickable"
                 if role is None and not top.editable and pointer and not top.pointer:
                     role = "label" if tag == "label" else "clickable"
-                scroll = scroll_extent(document, node, layout, style)
+                scroll = scroll_extent(document, node, layout, style) or field_scroll(attrs)
                 if role is None and scroll is not None:
                     role = "scrollable"
             found: Found | None = None
             if role is not None:
                 attrs = attrs if attrs is not None else document.attrs(node)
-                key = (document.session.session_id, document.backend_id[node])
+                key = (document.key_scope, document.backend_id[node])
                 self.result.seen.add(key)
                 box = rect if w > 0 and h > 0 else None if clips(strings, style) \
                     else descendant_box(document, node, ox, oy)
@@ -339,7 +384,7 @@ class Walker:
                 if visible is not None and self._inert(document, node):
                     pass  # behind a modal dialog: seen, not offered
                 elif visible is None:
-                    if box and box[2] > 0 and box[3] > 0:
+                    if box and box[2] > 0 and box[3] > 0 and (top.box is None or intersect(box, top.box)):
                         if box[1] + box[3] <= vy:
                             self.result.above += 1
                         elif box[1] >= vy + vh:
@@ -347,11 +392,14 @@ class Walker:
                 elif (point := self._reachable_point(document, node, visible)) is not None:
                     named_by_text = (tag in rules.NAMED_BY_TEXT_TAGS or role in rules.NAMED_BY_TEXT_ROLES) \
                         and scroll is None
-                    found = Found(document, node, tag, role, attrs, visible, top.depth, named_by_text,
+                    found = Found(document, node, tag, role, attrs, visible, top.depth + _tree_level(role, attrs),
+                                  named_by_text,
                                   scroll=scroll, point=point)
                     if named_by_text and display == "inline" and top.sink is None:
                         if not self._buffer:  # a link in running text stays in its sentence
                             self._buffer_depth = top.depth
+                        elif isinstance(self._buffer[-1], Found):
+                            self._buffer.append(" ")  # two controls side by side: two names
                         self._buffer.append(found)
                     else:
                         self._flush()
@@ -372,17 +420,20 @@ class Walker:
                 if alt:
                     (found or top.sink).text.append(" " + alt + " ")  # type: ignore[union-attr]
             if end > node:
-                clip = top.clip
+                clip, container = top.clip, top.box
                 if tag not in ("html", "body") and clips(strings, style):
                     clip = intersect(clip, rect) or (rect[0], rect[1], 0, 0)
+                    container = (intersect(container, rect) or (rect[0], rect[1], 0, 0)) if container else rect
                 if found is not None:
                     sink = found if found.named_by_text else None
-                    depth = top.depth + (0 if found.named_by_text else 1)
+                    # A tree item's own items (a folder's files) are indented under it.
+                    nested = not found.named_by_text or (found.role == "treeitem" and "aria-level" not in found.attrs)
+                    depth = top.depth + (1 if nested else 0)
                     block = block or not found.named_by_text  # its content lines end with it
                 else:
                     sink, depth = top.sink, top.depth
                 editable = top.editable or (found is not None and found.role == "textbox")
-                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block, editable))
+                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block, editable, container))
             elif block:
                 self._flush()
             node += 1
@@ -401,7 +452,7 @@ class Walker:
         none_id = document.string_id("none")
         unclipped = (document.string_id("auto"), none_id)
         viewport_area = self.viewport[2] * self.viewport[3]
-        session_id = document.session.session_id
+        session_id = document.key_scope
         stack: list[tuple[int, bool, bool]] = []  # (subtree end, pointer cursor, inside an editor)
         count = 0
         inner = node
@@ -454,7 +505,7 @@ class Walker:
 
     def _enter_frame(self, parent: Document, node: int, child: Document, rect: Rect,
                      top: _Frame, hidden: bool, found: Found | None) -> None:
-        key = (parent.session.session_id, parent.backend_id[node])
+        key = (parent.key_scope, parent.backend_id[node])
         left, top_inset, right, bottom = self.frame_insets.get(key, DEFAULT_FRAME_INSETS)
         content = (rect[0] + left, rect[1] + top_inset, rect[2] - left - right, rect[3] - top_inset - bottom)
         child.offset = (content[0] - child.scroll_x, content[1] - child.scroll_y)

@@ -306,6 +306,9 @@
             if (visible) {
               points[i] = reachable(el, visible, clip);
               want(el);
+              nameIcon(el, n.attributes[i], str);
+              fieldScroll(el, n.attributes[i], str);
+              fieldValidity(el, n.attributes[i], str);
             }
           }
         }
@@ -430,6 +433,115 @@
     }
     styledSelectors.set(scope, selector);
     return selector;
+  }
+
+  // --- names of icon-only controls ---------------------------------------------------------------------
+  // What a person (or a screen reader) calls a control that shows only an icon, in this order: the elements
+  // aria-labelledby points at, an image's alt, an SVG <title>, a tooltip attribute; failing those, the
+  // meaningful words of the class names of the element and its only children (icon-reply, fa-trash, btn-send),
+  // which are only a guess. Handed to the host as a pseudo-attribute no real one can clash with (names have
+  // no spaces): ICON_NAME, or ICON_HINT for the guess. aria-label and title the host reads itself.
+  const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
+  const FIELDS = new Set(["input", "select", "textarea", "iframe", "body", "html", "label"]);
+  const TOOLTIPS = ["data-tooltip", "data-title", "data-original-title", "data-bs-original-title", "data-tip"];
+  const GENERIC = new Set(["icon", "icons", "ico", "fa", "fas", "far", "fab", "fal", "fad", "fass", "solid", "regular",
+    "btn", "button", "glyphicon", "glyphicons", "bi", "mdi", "material", "symbols", "outlined", "rounded", "sharp",
+    "filled", "ion", "ionicon", "la", "las", "lar", "ti", "tabler", "feather", "octicon", "svg", "img", "image",
+    "js", "is", "has", "active", "disabled", "enabled", "selected", "hover", "focus", "tool", "toolbar", "item",
+    "action", "actions", "link", "control", "ctrl", "wrapper", "wrap", "container", "inner", "outer", "default",
+    "primary", "secondary", "small", "large", "medium", "left", "right", "top", "bottom", "big", "mini", "lg", "sm",
+    "md", "xs", "xl", "xxl", "inline", "block", "flex", "text", "label", "clickable", "pointer", "round", "circle",
+    "square", "light", "dark", "white", "black", "muted", "ghost", "flat", "plain", "base", "ui", "el", "fw",
+    "the", "and", "with", "for", "col", "row", "pull", "float", "hidden", "visible", "show", "shown", "open",
+    "span", "div", "nav", "menu", "bar", "css"]);
+
+  function nameIcon(el, attrs, str) {
+    if (FIELDS.has(el.localName) || el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
+    const text = ownText(el);
+    if (text === WORDS) return;
+    const named = givenIconName(el);
+    if (named) {
+      attrs.push(str(ICON_NAME), str(named));  // before an icon font's ligature ("more_vert")
+    } else if (text === NONE) {
+      const guessed = classWords(el);
+      if (guessed) attrs.push(str(ICON_HINT), str(guessed));
+    }
+  }
+
+  const NONE = 0, LIGATURE = 1, WORDS = 2;
+  const LIGATURE_FONT = /(^|\s)(material-icons|material-symbols|google-symbols)/;
+
+  // What text a person reads in the element: none, only an icon font's ligatures (drawn as icons), or
+  // words (an SVG's <title> and <desc> are not drawn).
+  function ownText(el) {
+    let found = NONE;
+    const texts = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+      if (!t.data.trim() || t.parentElement.closest("title, desc, style, script")) continue;
+      if (!LIGATURE_FONT.test(t.parentElement.className)) return WORDS;
+      found = LIGATURE;
+    }
+    return found;
+  }
+
+  function givenIconName(el) {
+    const doc = el.ownerDocument;
+    const labelledBy = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean)
+      .map((id) => doc.getElementById(id)).filter(Boolean)
+      .map((label) => label.getAttribute("aria-label") || label.textContent).join(" ").trim();
+    if (labelledBy) return labelledBy;
+    const image = el.matches("img[alt], input[type=image i][alt]") ? el : el.querySelector("img[alt], input[type=image i][alt]");
+    if (image && image.getAttribute("alt").trim()) return image.getAttribute("alt").trim();
+    const svgLabel = el.querySelector("svg[aria-label]");
+    if (svgLabel && svgLabel.getAttribute("aria-label").trim()) return svgLabel.getAttribute("aria-label").trim();
+    const svgTitle = el.querySelector("svg title");
+    if (svgTitle && svgTitle.textContent.trim()) return svgTitle.textContent.trim();
+    for (let part = el; part; part = onlyChild(part)) {
+      for (const name of TOOLTIPS) {
+        const value = (part.getAttribute(name) || "").trim();
+        if (value) return value;
+      }
+      if (part !== el && (part.getAttribute("aria-label") || part.getAttribute("title") || "").trim()) {
+        return (part.getAttribute("aria-label") || part.getAttribute("title")).trim();
+      }
+    }
+    return "";
+  }
+
+  function onlyChild(el) {
+    return el.children.length === 1 ? el.firstElementChild : null;
+  }
+
+  // "btn btn-send" → "send"; "fa fa-trash-can" → "trash can"; "icon-star": "star". At most three words.
+  function classWords(el) {
+    const words = [];
+    for (let part = el; part; part = onlyChild(part)) {
+      for (const name of part.classList) {
+        for (const word of name.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase().split(/[-_]+/)) {
+          if (word.length > 2 && /^[a-z]+$/.test(word) && !GENERIC.has(word) && !words.includes(word)) words.push(word);
+        }
+      }
+    }
+    return words.slice(0, 3).join(" ");
+  }
+
+  // --- how far a text area scrolls (its text is a value, not boxes the host could measure) ---------------
+  const FIELD_SCROLL = "tabpilot scroll";
+
+  function fieldScroll(el, attrs, str) {
+    if (el.localName !== "textarea" || el.scrollHeight <= el.clientHeight + 1) return;
+    const below = Math.max(0, el.scrollHeight - el.clientHeight - el.scrollTop);
+    attrs.push(str(FIELD_SCROLL), str(Math.round(el.scrollTop) + "," + Math.round(below)));
+  }
+
+  // --- a field the browser found invalid once the user (or the agent) used it --------------------------
+  const FIELD_INVALID = "tabpilot invalid";
+
+  function fieldValidity(el, attrs, str) {
+    const tag = el.localName;
+    if ((tag !== "input" && tag !== "select" && tag !== "textarea") || !el.matches(":user-invalid")) return;
+    // The browser's message can quote the value ("'abc' is missing an '@'"): none for a password field.
+    attrs.push(str(FIELD_INVALID), str(isSecret(el) ? "true" : el.validationMessage || "true"));
   }
 
   // Usable by its markup alone (walk.py's rules.interactive_role decides; this only picks the candidates).

@@ -1,0 +1,252 @@
+"""Classes of page the model must read as a person would, each on a fixture page of its own in a real Chromium:
+icon-only controls named, long values readable, tree/menu/spinner states, text quirks, and frames of another
+origin on the same site. Each asserts the exact text the model gets and acts on what it offers (the page's
+own script records the action)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agent_support import done, history_section, index_of, on_page
+from state_support import line_of, node_property, open_page
+
+from tabpilot.agent import Agent, AgentConfig
+from tabpilot.browser import actions
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.errors import ActionError
+from tabpilot.browser.state import BrowserState, get_state
+from tabpilot.llm import LLMConfig
+from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.localfiles import LocalFiles
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+PAGES = Path(__file__).parent / "fixtures" / "pages"
+EDGE_ABOVE = re.compile(r"^\[(top of page|\d+px above: .*)\]$")
+EDGE_BELOW = re.compile(r"^\[(end of page|\d+px below: .*)\]$")
+
+
+@pytest.fixture(scope="module")
+def other_port() -> Iterator[LocalFiles]:
+    """The fixture pages again on another port of 127.0.0.1: another origin of the same site."""
+    with LocalFiles(PAGES) as server:
+        yield server
+
+
+def body(state: BrowserState) -> list[str]:
+    """The page part of the text: the lines between the edge lines above and below it."""
+    lines = state.text.splitlines()
+    start = next(i for i, line in enumerate(lines) if EDGE_ABOVE.match(line))
+    end = max(i for i, line in enumerate(lines) if EDGE_BELOW.match(line))
+    return lines[start + 1:end]
+
+
+async def test_same_site_frame_on_another_port_is_offered_and_used(browser: Browser, pages, other_port) -> None:
+    tab = await open_page(browser, pages.url(f"eyes_frame_outer.html?port={other_port.port}"))
+    await tab.settle()
+    state = await get_state(browser, tab)
+    assert body(state) == [
+        "# Shop",
+        "[1]<button>Outer button",
+        "Payment on another port",
+        "[2]<input placeholder=\"Card number\">",
+        "[3]<button>Pay now",
+        "unpaid",
+    ], state.text
+    card, pay = state.elements[2], state.elements[3]
+    assert await node_property(card, "location.port") == str(other_port.port)
+    await actions.input_text(browser, tab, card, "4242 4242")
+    await actions.click(browser, tab, pay)
+    assert await node_property(pay, "window.clicks") == ["pay-now"]
+    again = await get_state(browser, tab, state)
+    assert "paid 4242 4242" in again.text and "[3]<button>Pay now" in again.text, again.text
+    assert await node_property(again.elements[2], "this.value") == "4242 4242"
+    # A new document (the page reloaded): new worlds, the same offer, and it works again.
+    await actions.go_to_url(browser, tab, pages.url(f"eyes_frame_outer.html?port={other_port.port}"))
+    reloaded = await get_state(browser, tab, again)
+    assert body(reloaded) == body(state), reloaded.text
+    await actions.click(browser, tab, reloaded.elements[3])
+    assert await node_property(reloaded.elements[3], "window.clicks") == ["pay-now"]
+    await browser.close_tab(tab.target_id)
+
+
+async def test_icon_only_controls_are_named_in_each_style(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_feed.html"))
+    state = await get_state(browser, tab)
+    assert body(state) == [
+        "# Home",
+        "Ada: Shipping the new release today.",
+        "[1]<span icon=reply>",  # only its class names say what it is: a guess
+        "[2]<span role=button>Like this post",  # aria-labelledby, pointing at a hidden element
+        '[3]<button title="Share post">',
+        "[4]<button>More actions",  # an SVG <title>
+        "Grace: Found the bug.",
+        "[5]<span>Repost",  # data-tooltip
+        "[6]<a>Bookmark",  # data-original-title
+        "[7]<button>Pin to profile",  # data-title
+        "[8]<button>Add photo",  # an image's alt
+        "Linus: Merged.",
+        "[9]<button>star",  # icon-font ligatures are text already
+        "[10]<span role=button>send",
+        "[11]<button icon=trash>",  # fa fa-trash on its only child
+        "[12]<span icon=send>",  # btn btn-send
+        "[13]<button>Post menu",  # aria-labelledby before the icon font's ligature (more_vert)
+        "none",
+    ], state.text
+    assert await actions.click(browser, tab, state.elements[4]) == "Clicked [4] button 'More actions'."
+    assert await actions.click(browser, tab, state.elements[11]) == "Clicked [11] button 'trash'."
+    await actions.click(browser, tab, state.elements[1])
+    await actions.click(browser, tab, state.elements[5])
+    assert await actions.click(browser, tab, state.elements[13]) == "Clicked [13] button 'Post menu'."
+    assert await tab.evaluate("window.clicks") == ["p1-more", "p3-trash", "p1-reply", "p2-retweet", "p3-menu"]
+    again = await get_state(browser, tab, state)  # a second read names them the same way
+    assert body(again)[:-1] == body(state)[:-1]
+    assert "clicked p1-more, p3-trash, p1-reply, p2-retweet, p3-menu" in again.text
+    await browser.close_tab(tab.target_id)
+
+
+async def test_mail_client_reads_as_a_person_sees_it(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_mail.html"))
+    state = await get_state(browser, tab)
+    lines = body(state)
+    assert lines[:14] == [
+        '[1]<div scrollable="0px above, 119px below">',
+        "\t[2]<button>Message one",
+        "\t[3]<button>Message two",
+        "\t[4]<button>Message three",
+        "\t[5]<button>Message four",
+        "[6]<span title=Send>",
+        "[7]<span icon=star>",
+        "[8]<span>Move to trash",
+        'Enter "Kanesha" in the To field, then press Send.',  # no space the page does not have
+        "From Ann 2 h ago",  # but spans a margin sets apart are two words
+        'Read "[9]<a>the terms</a>" first.',
+        "[10]<input type=checkbox checked=false>Remember me",  # the label on its checkbox's line
+        "[11]<input type=checkbox checked=false>Mark as urgent",
+        "[12]<input placeholder=To>",
+    ], state.text
+    await actions.click(browser, tab, state.elements[10])
+    await actions.click(browser, tab, state.elements[8])
+    assert await tab.evaluate("window.clicks") == ["remember=true", "t-trash"]
+
+    # The inbox scrolled to its end: its rows out of view are not "above" on a page that is not scrolled.
+    await actions.scroll(browser, tab, down=True, pixels=500, element=state.elements[1])
+    scrolled = await get_state(browser, tab, state)
+    assert body(scrolled)[:5] == [
+        '[1]<div scrollable="119px above, 0px below">',
+        "\t[15]<button>Message five",
+        "\t[16]<button>Message six",
+        "\t[17]<button>Message seven",
+        "\t[18]<button>Message eight",
+    ], scrolled.text
+    assert "[top of page]" in scrolled.text.splitlines() and scrolled.elements_above == 0
+    await actions.click(browser, tab, scrolled.elements[18])
+    assert (await tab.evaluate("window.clicks"))[-1] == "m8"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_long_field_values_are_shown_and_read_whole_but_never_a_password(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_mail.html"))
+    state = await get_state(browser, tab)
+    area = state.elements[14]
+    line = line_of(state, 14)
+    # The first 500 characters, the length of the whole, and that the box scrolls.
+    assert line.startswith('[14]<textarea name=body value="word1 word2 word3 ') and " word72 word…" in line
+    assert line.endswith('word…" length=858 scrollable="0px above, 160px below">'), line
+    assert "finale" not in state.text
+    whole = await actions.read_text(browser, tab, area)
+    assert whole.startswith("The text of [14] textarea (858 characters):\nword1 word2 ")
+    assert whole.endswith("word119 word120 finale")
+    await actions.scroll(browser, tab, down=True, pixels=100, element=area)  # it scrolls like any list
+    assert line_of(await get_state(browser, tab, state), 14).endswith('scrollable="100px above, 60px below">')
+
+    await actions.input_text(browser, tab, state.elements[13], "Sw0rdf1sh-Zebra")
+    with pytest.raises(ActionError, match="password field: its value is never shown"):
+        await actions.read_text(browser, tab, state.elements[13])
+    # A "show password" button makes it a text field: still a password, also to the page text's reader.
+    await tab.evaluate("document.getElementById('secret').type = 'text';"
+                       "document.getElementById('to').value = 'copy: ' + document.getElementById('secret').value")
+    shown = await get_state(browser, tab, state)
+    with pytest.raises(ActionError, match="password field"):
+        await actions.read_text(browser, tab, shown.elements[13])
+    assert await actions.read_text(browser, tab, shown.elements[12]) == \
+        "The text of [12] input 'To' (23 characters):\ncopy: [password hidden]"
+    await actions.input_text(browser, tab, shown.elements[14], "short now")
+    short = await get_state(browser, tab, shown)
+    assert line_of(short, 14) == "[14]<textarea name=body value=\"short now\">"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_tree_menu_spinner_and_field_states(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_tree.html"))
+    state = await get_state(browser, tab)
+    assert body(state) == [
+        "## Files",
+        "[1]<li role=treeitem expanded=true>src",  # an open folder: its items nested in it
+        "\t[2]<li role=treeitem selected=true>app.py",
+        "\t[3]<li role=treeitem expanded=false>lib",  # a closed one
+        "[4]<li role=treeitem>README.md",
+        "[5]<div role=treeitem expanded=true>docs",  # a flat tree that says each row's aria-level
+        "\t[6]<div role=treeitem>guide.md",
+        "[7]<summary expanded=false>Advanced",
+        "[8]<button pressed=true>Bold",
+        "[9]<li role=menuitem expanded=false haspopup>File",
+        "[10]<li role=menuitem>Help",
+        "[11]<input type=number name=qty value=2 min=1 max=9>",
+        "[12]<span role=spinbutton aria-label=Guests value=3 min=0 max=6>3",
+        '[13]<span aria-label="More guests">',
+        "[14]<input type=email name=email value=not-an-email required invalid>",
+        '[15]<input type=email placeholder="Backup email">',
+        "[16]<button disabled>Go",
+    ], state.text
+    await actions.click(browser, tab, state.elements[3])  # open the folder
+    await actions.click(browser, tab, state.elements[9])  # open the menu
+    opened = await get_state(browser, tab, state)
+    assert "\t[3]<li role=treeitem expanded=true>lib" in opened.text.splitlines()
+    assert "[9]<li role=menuitem expanded=true haspopup>File" in opened.text.splitlines()
+    recent = next(i for i, ref in opened.elements.items() if ref.name == "Open recent")
+    assert line_of(opened, recent) == f"*[{recent}]<li role=menuitem expanded=false haspopup>Open recent"
+    await actions.click(browser, tab, opened.elements[recent])
+    # Spinners: the named up button, and the arrow keys on the spinbutton and on the number field.
+    await actions.click(browser, tab, opened.elements[13])
+    await actions.click(browser, tab, opened.elements[12])
+    await actions.send_keys(browser, tab, "ArrowUp")
+    await actions.click(browser, tab, opened.elements[11])
+    await actions.send_keys(browser, tab, "ArrowUp")
+    assert await tab.evaluate("window.clicks") == ["f-lib", "menu-file", "menu-recent", "spin=4", "spin=5", "qty=3"]
+    last = await get_state(browser, tab, opened)
+    assert "[11]<input type=number name=qty value=3 min=1 max=9>" in last.text.splitlines()
+    assert "[12]<span role=spinbutton aria-label=Guests value=5 min=0 max=6>5" in last.text.splitlines()
+    # A field the browser finds invalid once it was used says what the browser says is wrong.
+    await actions.input_text(browser, tab, last.elements[15], "abc")
+    await actions.click(browser, tab, last.elements[8])
+    message = await node_property(last.elements[15], "this.validationMessage")  # in the browser's language
+    assert message  # e.g. "Please include an '@' in the email address. 'abc' is missing an '@'."
+    assert line_of(await get_state(browser, tab, last), 15) == (
+        f"[15]<input type=email placeholder=\"Backup email\" value=abc invalid=\"{message}\">")
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_model_reads_a_long_value_whole_and_clicks_an_icon_by_its_name(browser: Browser, pages) -> None:
+    """Through the agent loop, its model a scripted OpenAI-compatible server: the system prompt explains
+    the page text's notation, read_text hands over what the page text cut short."""
+    tab = await open_page(browser, pages.url("eyes_mail.html"))
+    replies = [
+        on_page(lambda b: {"read_text": {"index": index_of(b, "<textarea name=body", "length=858")}}),
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "<span>Move to trash")}}),
+        done("The last word is finale."),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-test-not-real-0000",
+                                         timeout=5.0, max_retries=1), AgentConfig(step_delay=0))
+        result = await agent.execute("What is the last word of the message body? Then trash the message.")
+    assert result.success and result.data == "The last word is finale."
+    assert "read_text" in json.dumps(server.requests[0]["tools"])
+    assert "icon=word is only a guess" in server.requests[0]["messages"][0]["content"]
+    assert "word119 word120 finale" in history_section(server.requests[1])
+    assert await tab.evaluate("window.clicks") == ["t-trash"]
+    await browser.close_tab(tab.target_id)
