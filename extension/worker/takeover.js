@@ -49,7 +49,7 @@ function learnSnapshot(snapshot) {
   const known = tasks.get(snapshot.taskId) || { taskId: snapshot.taskId, nextGoal: null, activity: null };
   Object.assign(known, {
     tabId: snapshot.tabId ?? known.tabId, task: snapshot.task ?? known.task, status: snapshot.status,
-    control: snapshot.control || null, question: snapshot.question || null,
+    control: snapshot.control || null, question: snapshot.question || null, approval: snapshot.approval || null,
   });
   if (snapshot.activity !== undefined) known.activity = snapshot.activity;
   forgetEndedTasks();
@@ -86,6 +86,7 @@ function learnTasks(snapshots) {
       task.status = "interrupted";
       task.control = null;
       task.question = null;
+      task.approval = null;
       taskChanged(task);
     }
   }
@@ -129,6 +130,7 @@ function onTaskPush(message) {
       if (message.status !== "running") {
         task.control = null;
         task.question = null;
+        task.approval = null;
       }
       break;
     case "task.activity":
@@ -141,6 +143,7 @@ function onTaskPush(message) {
     case "task.control":
       task.control = message.control || null;
       task.question = message.question || null;
+      task.approval = message.approval || null;
       break;
     case "task.result":
       return;
@@ -344,6 +347,13 @@ async function answerTask(task, answer) {
   await requestHost({ type: "task.answer", taskId: task.taskId, answer });
 }
 
+// The action the agent waits on (an irreversible one, guards/irreversible.py): Allow runs it, Deny refuses it.
+// Take over is the ordinary takeover: the action is abandoned and the user has the controls.
+async function approveTask(task, decision) {
+  if (decision === "takeover") return takeControls(task, "user");
+  await requestHost({ type: "task.approve", taskId: task.taskId, decision });
+}
+
 // A popup / side panel request about takeover goes through the same steps as the overlay's.
 async function popupTakeoverRequest(request) {
   const task = tasks.get(request.taskId) || (request.tabId !== undefined ? runningTaskOfTab(request.tabId) : null);
@@ -353,6 +363,7 @@ async function popupTakeoverRequest(request) {
   if (request.type === "task.takeover") await takeControls(task, "user");
   else if (request.type === "task.handback") await handBack(task, request.note);
   else if (request.type === "task.answer") await answerTask(task, String(request.answer || ""));
+  else if (request.type === "task.approve") await approveTask(task, String(request.decision || ""));
   else if (request.type === "task.stop") await stopTask(task);
   return {};
 }
@@ -426,8 +437,8 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
-  const { taskId, task: text, status, control, question, nextGoal, activity } = task;
-  return { kind: "state", task: { taskId, task: text, status, control, question, nextGoal, activity } };
+  const { taskId, task: text, status, control, question, approval, nextGoal, activity } = task;
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, activity } };
 }
 
 function postOverlay(tabId) {
@@ -460,6 +471,8 @@ async function onOverlayCommand(port, tabId, message) {
       case "takeover": await takeControls(task, "user"); break;
       case "handback": await handBack(task, message.note); break;
       case "answer": await answerTask(task, String(message.answer || "")); break;
+      case "allow": await approveTask(task, "allow"); break;
+      case "deny": await approveTask(task, "deny"); break;
       case "stop": await stopTask(task); break;
       default: throw new Error(`unknown command ${message.command}`);
     }

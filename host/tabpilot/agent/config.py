@@ -20,6 +20,8 @@ PageInstructions = Callable[[str], str | None]
 PageContentTransform = Callable[[str], "str | Awaitable[str]"]
 AskUser = Callable[[str], "str | Awaitable[str]"]
 RequestTakeover = Callable[[str], "Awaitable[Any]"]  # the reason → the UserTakeoverEvent once handed back
+# (tool name, its input, the ToolContext) → None to go ahead, else the words saying why the action did not run
+ApproveAction = Callable[[str, Any, Any], "str | Awaitable[str | None] | None"]
 
 
 class AgentConfig(BaseModel):
@@ -45,6 +47,10 @@ class AgentConfig(BaseModel):
     request_takeover: RequestTakeover | None = Field(default=None, exclude=True)
     """Hands the controls to the user (the model's reason shown) and returns the `UserTakeoverEvent` once
     they hand back; without it the `request_takeover` tool is not offered. A task run always sets it."""
+    approve_action: ApproveAction | None = Field(default=None, exclude=True)
+    """Called before each action runs (a task run asks the user here, `guards/irreversible.py`)."""
+    domains: Any = Field(default=None, exclude=True)
+    """The task's `guards.domains.DomainPolicy`: `go_to_url` refuses a URL it does not allow, up front."""
     custom_tools: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """name → `tools.Tool`: adds one, overrides a built-in of that name; name → None removes one."""
 

@@ -38,6 +38,7 @@ from .types import (
     ExecutedActivity,
     ExecutingActivity,
     ExecutionResult,
+    GuardKind,
     ObservationEvent,
     PausedActivity,
     ResumedActivity,
@@ -92,7 +93,7 @@ class Agent(AsyncIOEventEmitter):
         self.history: list[AnyEvent] = []
         self.disposed = False
         self._status: AgentStatus = "idle"
-        self._observations: list[str] = []
+        self._observations: list[ObservationEvent] = []
         self._runner: asyncio.Task[ExecutionResult] | None = None
         self._runner_started = asyncio.Event()
         self._stop_requested = False
@@ -174,9 +175,12 @@ class Agent(AsyncIOEventEmitter):
         self._activity(ResumedActivity())
         return True
 
-    def push_observation(self, content: str) -> None:
-        """A note for the model, added to the history before the next step (tools use this)."""
-        self._observations.append(content)
+    def push_observation(self, content: str, guard: GuardKind | None = None) -> None:
+        """A note for the model, added to the history before the next step (tools use this); `guard`: a
+        guard stopped something (said once while it waits for the next step)."""
+        note = ObservationEvent(content=content, guard=guard)
+        if guard is None or note not in self._observations:
+            self._observations.append(note)
 
     def push_takeover(self, event: UserTakeoverEvent) -> None:
         """Record that the user took the controls (and what they did) in the history."""
@@ -333,7 +337,7 @@ class Agent(AsyncIOEventEmitter):
         language = self.config.language
         took_over = say("result.took_over", language)
         context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
-        acting = self._acting = asyncio.ensure_future(_maybe_await(self.tools[name].execute(context, tool_input)))
+        acting = self._acting = asyncio.ensure_future(self._approved_then_run(name, context, tool_input))
         try:
             result = await acting
             text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
@@ -357,6 +361,15 @@ class Agent(AsyncIOEventEmitter):
         self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
         del self._recent_actions[:-LOOP_REPEATS]
         return text
+
+    async def _approved_then_run(self, name: str, context: ToolContext, tool_input: Any) -> Any:
+        """Run the tool, once the user said yes if `approve_action` asks them (a no: the refusal's words)."""
+        approve = self.config.approve_action
+        if approve is not None:
+            refusal = await _maybe_await(approve(name, tool_input, context))
+            if refusal is not None:
+                return refusal
+        return await _maybe_await(self.tools[name].execute(context, tool_input))
 
     # --- observations -------------------------------------------------------------------------
     def _observe(self, step: int, state: BrowserState, *, again: bool = False) -> None:
@@ -384,8 +397,8 @@ class Agent(AsyncIOEventEmitter):
         self._flush_observations()
 
     def _flush_observations(self) -> None:
-        for content in self._observations:
-            self._append(ObservationEvent(content=content))
+        for note in self._observations:
+            self._append(note)
         self._observations = []
 
     def _loop_note(self, state: BrowserState) -> str | None:

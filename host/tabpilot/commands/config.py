@@ -10,7 +10,8 @@ import json
 import os
 import sys
 
-KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb")
+KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb",
+        "allowed-domains", "blocked-domains", "ask-before")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -47,12 +48,15 @@ def _text(value: object) -> str:
         return "(not set)"
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "(none)"
     return str(value)
 
 
 def _show_value(view: dict[str, object], key: str) -> str:
     wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture",
-            "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB"}
+            "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB", "allowed-domains": "allowedDomains",
+            "blocked-domains": "blockedDomains", "ask-before": "askBefore"}
     return _text(view[wire.get(key, key)])
 
 
@@ -72,6 +76,9 @@ def _show(view: dict[str, object], path: str) -> str:
         ("debug-capture", _text(view["debugCapture"])),
         ("model-deadline", f"{view['modelDeadline']:g} s (one model call, retries included)"),
         ("max-reply-mb", f"{view['maxReplyMB']:g} MB (the largest model reply read)"),
+        ("allowed-domains", _text(view["allowedDomains"]) if view["allowedDomains"] else "(any domain not blocked)"),
+        ("blocked-domains", _text(view["blockedDomains"])),
+        ("ask-before", f"{view['askBefore']} (never | irreversible | every: when the agent waits for your yes)"),
     ]
     lines = [f"{name:<16}{value}" for name, value in rows]
     lines.append(f"\nsettings file: {path}")

@@ -234,6 +234,14 @@ class TaskAnswer(Request):
     answer: str = Field(max_length=5000)
 
 
+class TaskApprove(Request):
+    """The user's answer to the action a task waits on (its `approval`): run it, refuse it, or take the controls."""
+
+    type: Literal["task.approve"]
+    task_id: str = Field(alias="taskId", min_length=1)
+    decision: Literal["allow", "deny", "takeover"]
+
+
 class TaskPush(HostPush):
     task_id: str = Field(alias="taskId")
 
@@ -262,6 +270,7 @@ class TaskControlPush(TaskPush):
     type: Literal["task.control"] = "task.control"
     control: dict[str, Any] | None  # {by: "user", reason, startedAt, message?}
     question: str | None
+    approval: dict[str, str] | None = None  # an action waiting for the user's yes: {action, site, why}
 
 
 class TaskResultPush(TaskPush):
@@ -281,6 +290,9 @@ class SettingsSet(Request):
     api_key: str | None = Field(None, alias="apiKey", repr=False)
     max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
     language: str | None = None
+    allowed_domains: list[str] | None = Field(None, alias="allowedDomains")
+    blocked_domains: list[str] | None = Field(None, alias="blockedDomains")
+    ask_before: Literal["never", "irreversible", "every"] | None = Field(None, alias="askBefore")
 
 
 class SettingsTest(Request):
@@ -305,6 +317,9 @@ class SettingsData(WireModel):
     debug_capture: bool = Field(alias="debugCapture")
     model_deadline: float = Field(alias="modelDeadline")  # seconds one model call may take, retries included
     max_reply_mb: float = Field(alias="maxReplyMB")  # a longer model reply fails that attempt
+    allowed_domains: list[str] = Field(alias="allowedDomains")  # every task may go only there (empty: anywhere)
+    blocked_domains: list[str] = Field(alias="blockedDomains")  # and never there
+    ask_before: str = Field(alias="askBefore")  # never | irreversible | every
 
 
 # --- history.* -----------------------------------------------------------------------------------------

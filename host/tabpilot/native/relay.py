@@ -154,6 +154,7 @@ class RelayBrowser(Browser):
         self._attached: set[int] = set()
         self.detached_reason: str | None = None
         self.on_detached: list[Callable[[int, str], None]] = []
+        self._guarding: set[asyncio.Future[None]] = set()
         self.transport.detach_listeners.append(self._on_tab_detached)
         link.on(TabsEvent, self._on_tabs_event)
 
@@ -169,6 +170,27 @@ class RelayBrowser(Browser):
 
     async def _start(self) -> None:  # no Target domain here: tabs.event pushes instead
         return None
+
+    async def _guard_popups(self) -> None:
+        """chrome.debugger cannot hold a new tab before its first request: a tab the task's tabs open is
+        guarded once attached (`_on_tabs_event`), and one already on a refused domain is closed."""
+        return None
+
+    async def _guard_new_tab(self, tab: ChromeTab) -> None:
+        guard = self.guard
+        if guard is None:
+            return
+        url = tab.url or ""
+        refusal = guard.policy.refusal(url)
+        try:
+            if refusal is not None:
+                await self.close_tab(str(tab.tab_id))
+                guard.blocked.append(url)
+                guard.on_blocked(url, refusal)
+            else:
+                await self.attach(str(tab.tab_id))
+        except Exception as exc:
+            log.debug("guarding new tab %s: %s", tab.tab_id, exc)
 
     async def close(self) -> None:
         self.link.off(TabsEvent, self._on_tabs_event)
@@ -187,6 +209,10 @@ class RelayBrowser(Browser):
         if push.event == "created" and self._opened_by_mine(tab):
             self._own_tabs.add(str(tab_id))
             self._target_created.put_nowait({"targetId": str(tab_id), "url": tab.url, "title": tab.title})
+            if self.guard is not None:
+                guarding = asyncio.ensure_future(self._guard_new_tab(tab))
+                self._guarding.add(guarding)
+                guarding.add_done_callback(self._guarding.discard)
         elif push.event == "removed":
             self._forget(tab_id)
 
@@ -253,6 +279,8 @@ class RelayBrowser(Browser):
         self._own_tabs.add(target_id)
         tab = Tab(self.connection.session(tab_session_id(tab_id)), target_id)
         await tab.enable()
+        if self.guard is not None:
+            await self.guard.watch(tab.session)
         self._tabs[target_id] = tab
         self.tab_number(target_id)
         return tab

@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,6 +18,7 @@ from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
 from ..textsafety import clean_json
 
 LANGUAGES = ("en-US", "zh-CN")
+AskBefore = Literal["never", "irreversible", "every"]  # when the agent waits for a yes (guards/irreversible.py)
 MAX_STEPS_LIMIT = 500  # the one limit: AgentConfig, a page's config and `run --max-steps` use it too
 MEGABYTE = 1024 * 1024
 
@@ -39,6 +40,17 @@ class Settings(BaseModel):
     model_deadline: float = Field(default=DEFAULT_CALL_DEADLINE, alias="modelDeadline", ge=5, le=3600)
     # A model reply larger than this (megabytes, inflated) fails that attempt instead of filling memory.
     max_reply_mb: float = Field(default=DEFAULT_MAX_REPLY_BYTES / MEGABYTE, alias="maxReplyMB", gt=0, le=1024)
+    # Domains (a host and its subdomains) every task may go to (none: all but the blocked), and may never go to.
+    allowed_domains: list[str] = Field(default_factory=list, alias="allowedDomains")
+    blocked_domains: list[str] = Field(default_factory=list, alias="blockedDomains")
+    ask_before: AskBefore = Field(default="irreversible", alias="askBefore")
+
+    @field_validator("allowed_domains", "blocked_domains", mode="before")
+    @classmethod
+    def _domains(cls, value: Any) -> list[str]:
+        from ..guards.domains import parse_domains
+
+        return parse_domains(value)
 
     @field_validator("base_url", "model", "api_key", mode="before")
     @classmethod
@@ -68,7 +80,7 @@ class Settings(BaseModel):
         data = self.model_dump(by_alias=True, exclude_none=True)
         for name in _WRITTEN_ONLY_WHEN_CHANGED:  # a later version's better default still reaches older files
             field = Settings.model_fields[name]
-            if getattr(self, name) == field.default:
+            if getattr(self, name) == field.get_default(call_default_factory=True):
                 data.pop(field.alias or name, None)
         return data
 
@@ -77,7 +89,7 @@ class Settings(BaseModel):
         return int(self.max_reply_mb * MEGABYTE)
 
 
-_WRITTEN_ONLY_WHEN_CHANGED = ("model_deadline", "max_reply_mb")
+_WRITTEN_ONLY_WHEN_CHANGED = ("model_deadline", "max_reply_mb", "allowed_domains", "blocked_domains", "ask_before")
 
 # Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
 FIELD_NAMES: dict[str, str] = {}
@@ -191,4 +203,7 @@ def public_view(settings: Settings) -> dict[str, Any]:
         "debugCapture": settings.debug_capture,
         "modelDeadline": settings.model_deadline,
         "maxReplyMB": settings.max_reply_mb,
+        "allowedDomains": list(settings.allowed_domains),
+        "blockedDomains": list(settings.blocked_domains),
+        "askBefore": settings.ask_before,
     }
