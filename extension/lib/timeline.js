@@ -65,7 +65,7 @@ const Timeline = (() => {
       case "observation": {
         // tabpilot's guards: a navigation the allowed domains stopped, an action the user denied
         const guard = event.guard === "blocked" || event.guard === "denied" ? event.guard : null;
-        const li = guard ? card(`observation guard-${guard}`, t(guard === "blocked" ? "cardBlocked" : "cardDenied"))
+        const li = guard ? card(guard, t(guard === "blocked" ? "cardBlocked" : "cardDenied"))
           : card("observation", t("cardObservation"));
         li.append(el("div", "card-text", short(event.content, 500)));
         return li;

@@ -1,0 +1,105 @@
+"""Approval before irreversible actions, end to end (issue 13): the real extension, the host Chromium spawned,
+the scripted model. The agent wants to press "Place order": the task waits, the in-page overlay and the side
+panel ask "The agent wants to click button "Place order" on 127.0.0.1 — Allow / Deny / Take over". The user
+(trusted input from the test's own CDP connection, user_support.py) answers; the shop page's own record
+(window.shopLog) shows whether the click reached it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import SCREENS, Harness, act_on, done, prompt_text, wait_until
+from test_takeover import configure, ended, start
+from user_support import open_panel, press_overlay, screenshot, wait_overlay
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.localfiles import LocalFiles
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+WANTS = 'The agent wants to click button "Place order" on 127.0.0.1'
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def shop_tab(harness: Harness, pages: LocalFiles) -> AsyncIterator[Tab]:
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": pages.url("guard_shop.html"), "newWindow": True})
+    tab = await harness.browser.attach(created["targetId"])
+    await tab.send("Emulation.setDeviceMetricsOverride",
+                   {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the shop page to load")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+def kept(requests: list[dict[str, Any]], then: Any) -> Any:
+    """A reply that keeps the request it answers (the one after the user's answer), then answers `then`."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        requests.append(body)
+        return then
+
+    return reply
+
+
+async def asking(shop_tab: Tab) -> dict[str, Any]:
+    return await wait_overlay(shop_tab, "the overlay to ask about the order",
+                              lambda o: o["state"] == "approval" and WANTS in o["reason"])
+
+
+async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    problems: list[str] = []
+    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems), done("Ordered"))
+    await configure(harness, llm)
+    task_id = await start(harness, shop_tab, "Buy this book")
+    shown = await asking(shop_tab)
+    assert {"allow", "deny", "takeover"} <= set(shown["buttons"]), shown
+    assert shown["why"] == 'Asked because its name says "order".', shown
+    assert await shop_tab.evaluate("window.shopLog") == []  # nothing happens until the user says so
+    await screenshot(shop_tab, "approval-overlay.png")
+    panel = await open_panel(harness, shop_tab)  # the side panel shows the same question
+    await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
+                         "the side panel to ask")
+    assert await panel.visible("#approve-allow") and await panel.visible("#approve-deny")
+    await panel.screenshot(SCREENS / "approval-panel.png")
+    await press_overlay(shop_tab, "allow")
+    snap = await ended(harness, task_id)
+    assert snap["status"] == "completed", snap
+    assert not problems, problems
+    assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
+    await panel.wait_for("!document.getElementById('approve-box').offsetParent", "the question to go from the panel")
+    await harness.browser.close_tab(panel.tab.target_id)
+
+
+async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_the_model(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    await shop_tab.evaluate("window.shopLog.length = 0")
+    problems: list[str] = []
+    after: list[dict[str, Any]] = []
+    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems),
+            kept(after, done("The user did not want the order", success=False)))
+    await configure(harness, llm)
+    task_id = await start(harness, shop_tab, "Buy this book")
+    await asking(shop_tab)
+    panel = await open_panel(harness, shop_tab)
+    await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
+                         "the side panel to ask")
+    await panel.click("#approve-deny")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    assert await shop_tab.evaluate("window.shopLog") == []  # the page never got the click
+    denial = 'The user denied this action: click button "Place order" on 127.0.0.1'
+    assert [e for e in snap["history"] if e["type"] == "observation" and e.get("guard") == "denied"
+            and denial in e["content"]], snap["history"]
+    assert after and denial in prompt_text(after[0])  # the model's next request has it
+    cards = await panel.cards()
+    assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
+    await harness.browser.close_tab(panel.tab.target_id)
