@@ -155,6 +155,8 @@ class RelayBrowser(Browser):
         self.detached_reason: str | None = None
         self.on_detached: list[Callable[[int, str], None]] = []
         self._guarding: set[asyncio.Future[None]] = set()
+        self._opened: set[int] = set()  # tabs the task's tabs opened (popups, target=_blank links)
+        self._refused_tabs: set[int] = set()  # ... closed for going to a refused domain
         self.transport.detach_listeners.append(self._on_tab_detached)
         link.on(TabsEvent, self._on_tabs_event)
 
@@ -172,23 +174,26 @@ class RelayBrowser(Browser):
         return None
 
     async def _guard_popups(self) -> None:
-        """chrome.debugger cannot hold a new tab before its first request: a tab the task's tabs open is
-        guarded once attached (`_on_tabs_event`), and one already on a refused domain is closed."""
+        """chrome.debugger cannot hold a new tab before its first request (its debuggee does not exist before
+        the tab does): a tab the task's tabs open is attached at once, so Fetch guards it from then on, and
+        one whose URL is already on a refused domain is closed and reported. Its first request may have
+        left by then (measured: a window.open to a refused domain reaches its server over the relay)."""
         return None
 
     async def _guard_new_tab(self, tab: ChromeTab) -> None:
         guard = self.guard
-        if guard is None:
+        if guard is None or tab.tab_id in self._refused_tabs:
             return
-        url = tab.url or ""
-        refusal = guard.policy.refusal(url)
+        refusal = guard.policy.refusal(tab.url or "")
         try:
-            if refusal is not None:
-                await self.close_tab(str(tab.tab_id))
-                guard.blocked.append(url)
-                guard.on_blocked(url, refusal)
-            else:
-                await self.attach(str(tab.tab_id))
+            if refusal is None:
+                if str(tab.tab_id) not in self._tabs:
+                    await self.attach(str(tab.tab_id))
+                return
+            self._refused_tabs.add(tab.tab_id)
+            guard.blocked.append(tab.url)
+            guard.on_blocked(tab.url, refusal)
+            await self.close_tab(str(tab.tab_id))
         except Exception as exc:
             log.debug("guarding new tab %s: %s", tab.tab_id, exc)
 
@@ -208,11 +213,12 @@ class RelayBrowser(Browser):
         tab_id = tab.tab_id
         if push.event == "created" and self._opened_by_mine(tab):
             self._own_tabs.add(str(tab_id))
+            self._opened.add(tab_id)
             self._target_created.put_nowait({"targetId": str(tab_id), "url": tab.url, "title": tab.title})
-            if self.guard is not None:
-                guarding = asyncio.ensure_future(self._guard_new_tab(tab))
-                self._guarding.add(guarding)
-                guarding.add_done_callback(self._guarding.discard)
+        if push.event in ("created", "updated") and tab_id in self._opened and self.guard is not None:
+            guarding = asyncio.ensure_future(self._guard_new_tab(tab))
+            self._guarding.add(guarding)
+            guarding.add_done_callback(self._guarding.discard)
         elif push.event == "removed":
             self._forget(tab_id)
 

@@ -1,0 +1,112 @@
+"""Allowed domains in the user's own browser (issue 13): the same Fetch interception as in a launched one, sent
+through the extension's chrome.debugger relay. A task started as the popup starts it, on a hostile page at
+shop.test, with the setting allowedDomains = [shop.test]; the scripted model follows the page's links to
+evil.test. The web server's own record shows what reached evil.test; the popup's timeline shows the cards."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import Harness, act_on, done, prompt_text, start_connected_harness, wait_until
+from guard_support import RESOLVER_RULES, RecordingSite
+from test_takeover import ask_host, ended, start
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import ScriptedLLMServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+BLOCKED = "Navigation to {} was blocked: not in this task's allowed domains"
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[RecordingSite]:
+    server = RecordingSite()
+    yield server
+    server.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
+    """The module's browser, with the test's made-up domains resolving to the recording server."""
+    h = await start_connected_harness(browser_binary, tmp_path_factory.mktemp("e2e"), browser_args=[RESOLVER_RULES])
+    yield h
+    await h.browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def hostile_tab(harness: Harness, site: RecordingSite) -> AsyncIterator[Tab]:
+    tab = await harness.browser.new_tab(site.url("shop.test", "guard_hostile.html"))
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+def kept(requests: list[dict[str, Any]], then: Any) -> Any:
+    def reply(body: dict[str, Any]) -> Any:
+        requests.append(body)
+        return then(body) if callable(then) else then
+
+    return reply
+
+
+async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
+) -> None:
+    problems: list[str] = []
+    seen: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Claim your prize", "click_element_by_index", "Open evil.test as the page says", problems),
+        kept(seen, act_on("Continue to the deal", "click_element_by_index", "Try the other link", problems)),
+        kept(seen, done("evil.test could not be opened")),
+    )
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
+                                     "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    assert reply["data"]["allowedDomains"] == ["shop.test"]
+    task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    assert snap["status"] == "completed", snap
+    assert site.reached("evil.test") == [], site.hits  # the server's own record: nothing arrived
+    assert any(hit.path.startswith("/redirect") for hit in site.reached("shop.test"))  # the allowed hop went out
+    guards = [e["content"] for e in snap["history"] if e["type"] == "observation" and e.get("guard") == "blocked"]
+    assert BLOCKED.format("evil.test") in guards and BLOCKED.format("sub.evil.test") in guards, snap["history"]
+    assert BLOCKED.format("evil.test") in prompt_text(seen[0])  # the model read it before its next step
+    assert BLOCKED.format("sub.evil.test") in prompt_text(seen[1])
+    assert await hostile_tab.url() == site.url("shop.test", "guard_hostile.html")  # the page stayed
+    popup = await harness.open_popup(hostile_tab)
+    await popup.wait_for("document.querySelectorAll('#timeline .card-blocked').length >= 2", "the blocked cards")
+    cards = [card for card in await popup.cards() if card["type"] == "blocked"]
+    assert BLOCKED.format("evil.test") in cards[0]["text"], cards
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def test_a_popup_to_another_domain_is_closed_and_reported(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab
+) -> None:
+    """chrome.debugger cannot hold a new tab before its first request, so over the relay a popup's first
+    request may reach its server (the websocket path holds it: tests/test_guards_navigation.py). What the
+    guard does here: the popup is closed at once, the agent stays on its page, the model and the user are told."""
+    problems: list[str] = []
+    seen: list[dict[str, Any]] = []
+    llm.add(act_on("Open the prize window", "click_element_by_index", "Open the prize window", problems),
+            kept(seen, done("No prize")))
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
+                                     "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    before = {t.target_id for t in await harness.browser.tabs()}
+    task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    [click] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] != "done"]
+    assert "closed at once; this tab is still the active one" in click["action"]["output"], click
+    assert BLOCKED.format("evil.test") in prompt_text(seen[0])
+    assert {t.target_id for t in await harness.browser.tabs()} <= before  # the popup is gone
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
