@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import Harness, act_on, done, prompt_text, start_connected_harness, wait_until
+from e2e_support import SCREENS, Harness, act_on, done, prompt_text, start_connected_harness, wait_until
 from guard_support import RESOLVER_RULES, RecordingSite
 from test_takeover import ask_host, ended, start
 
@@ -110,3 +110,26 @@ async def test_a_popup_to_another_domain_is_closed_and_reported(
     assert BLOCKED.format("evil.test") in prompt_text(seen[0])
     assert {t.target_id for t in await harness.browser.tabs()} <= before  # the popup is gone
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def test_the_safety_settings_in_the_popup_are_the_hosts(harness: Harness, hostile_tab: Tab) -> None:
+    popup = await harness.open_popup(hostile_tab)
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.getElementById('guards-ask-before').value === 'irreversible'", "the Safety section")
+    await popup.fill("#guards-allowed", "shop.test, exa$mple.com")
+    await popup.click("#guards-save")
+    await popup.wait_for("!document.getElementById('guards-error').hidden", "the bad domain to be refused")
+    assert "not a domain" in await popup.text("#guards-error")
+    await popup.fill("#guards-allowed", "Shop.Test\nhttps://docs.example/help")
+    await popup.fill("#guards-blocked", "evil.test")
+    await popup.js("document.getElementById('guards-ask-before').value = 'every'")
+    await popup.click("#guards-save")
+    await popup.wait_for("document.getElementById('guards-allowed').value === 'shop.test\\ndocs.example'",
+                         "the saved domains, as the host normalized them")
+    saved = (await ask_host(harness, {"type": "settings.get"}))["data"]
+    assert (saved["allowedDomains"], saved["blockedDomains"], saved["askBefore"]) == (
+        ["shop.test", "docs.example"], ["evil.test"], "every")
+    await popup.screenshot(SCREENS / "guards-settings.png", max_height=1400)
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": [], "blockedDomains": [],
+                             "askBefore": "irreversible"})
+    await harness.browser.close_tab(popup.tab.target_id)
