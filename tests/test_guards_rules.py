@@ -75,3 +75,22 @@ def test_settings_keep_domain_lists_and_ask_before_in_any_spelling() -> None:
         apply_changes(Settings(), {"ask-before": "sometimes"})
     with pytest.raises(SettingsError, match=r"allowed-domains: .*not a domain"):
         apply_changes(Settings(), {"allowed-domains": "exa$mple.com"})
+
+
+def test_a_task_a_page_started_may_go_only_to_that_pages_domain_and_the_allowed_ones() -> None:
+    from tabpilot.native.messages import TaskStart
+    from tabpilot.native.tasks import _overrides
+    from tabpilot.taskrun.plan import plan_task
+
+    settings = Settings(base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-0123456789abcdef",
+                        allowed_domains=["docs.example"], blocked_domains=["evil.test"])
+    page = TaskStart.model_validate({"type": "task.start", "id": "1", "task": "t", "tabId": 3, "source": "page",
+                                     "origin": "https://App.Example:8443"})
+    plan = plan_task("t", _overrides(page), source="page", settings=settings)
+    assert plan.domains == DomainPolicy(allowed=("docs.example", "app.example"), blocked=("evil.test",))
+    assert plan.domains.refusal("https://www.app.example/next") is None
+    assert plan.domains.refusal("https://elsewhere.example/") is not None
+    popup = TaskStart.model_validate({"type": "task.start", "id": "2", "task": "t", "tabId": 3, "source": "popup"})
+    plan = plan_task("t", _overrides(popup), source="popup", settings=Settings(
+        base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-0123456789abcdef"))
+    assert plan.domains is None  # nothing restricted: no guard is installed at all
