@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import http.server
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+
+import pytest
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 RESOLVER_RULES = "--host-resolver-rules=MAP shop.test 127.0.0.1, MAP *.evil.test 127.0.0.1, MAP evil.test 127.0.0.1"
@@ -62,3 +65,11 @@ class RecordingSite:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+@pytest.fixture(scope="module", name="site")
+def recording_site() -> Iterator[RecordingSite]:
+    """The recording server, for a test module (import this fixture where it is used)."""
+    server = RecordingSite()
+    yield server
+    server.close()

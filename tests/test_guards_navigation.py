@@ -7,14 +7,14 @@ prompt injection one: a hostile page tells the agent to go to evil.test, a scrip
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from actions_support import wait_until
 from agent_support import browser_state, done, index_of, on_page, step
-from guard_support import RESOLVER_RULES, RecordingSite
+from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa: F401  (the `site` fixture)
 from test_run_cli import API_KEY, tabpilot
 
 from tabpilot.browser.browser import Browser
@@ -23,13 +23,6 @@ from tabpilot.guards.navigation import NavigationGuard
 from tabpilot.llm.scripted import ScriptedLLMServer
 
 pytestmark = [pytest.mark.browser]
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[RecordingSite]:
-    server = RecordingSite()
-    yield server
-    server.close()
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")

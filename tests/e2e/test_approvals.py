@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from e2e_support import SCREENS, Harness, act_on, done, prompt_text, wait_until
-from test_takeover import configure, ended, start
+from test_takeover import account_told, configure, ended, start
 from user_support import open_panel, press_overlay, screenshot, wait_overlay
 
 from tabpilot.browser.tab import Tab
@@ -35,16 +35,6 @@ async def shop_tab(harness: Harness, pages: LocalFiles) -> AsyncIterator[Tab]:
     yield tab
     if not tab.closed:
         await harness.browser.close_tab(tab.target_id)
-
-
-def kept(requests: list[dict[str, Any]], then: Any) -> Any:
-    """A reply that keeps the request it answers (the one after the user's answer), then answers `then`."""
-
-    def reply(body: dict[str, Any]) -> Any:
-        requests.append(body)
-        return then
-
-    return reply
 
 
 async def asking(shop_tab: Tab) -> dict[str, Any]:
@@ -85,7 +75,7 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     problems: list[str] = []
     after: list[dict[str, Any]] = []
     llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems),
-            kept(after, done("The user did not want the order", success=False)))
+            account_told(after, done("The user did not want the order", success=False)))
     await configure(harness, llm)
     task_id = await start(harness, shop_tab, "Buy this book")
     await asking(shop_tab)

@@ -5,14 +5,14 @@ evil.test. The web server's own record shows what reached evil.test; the popup's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
 from e2e_support import SCREENS, Harness, act_on, done, prompt_text, start_connected_harness, wait_until
-from guard_support import RESOLVER_RULES, RecordingSite
-from test_takeover import ask_host, ended, start
+from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa: F401  (the `site` fixture)
+from test_takeover import account_told, ask_host, ended, start
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import ScriptedLLMServer
@@ -20,13 +20,6 @@ from tabpilot.llm.scripted import ScriptedLLMServer
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 BLOCKED = "Navigation to {} was blocked: not in this task's allowed domains"
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[RecordingSite]:
-    server = RecordingSite()
-    yield server
-    server.close()
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -46,14 +39,6 @@ async def hostile_tab(harness: Harness, site: RecordingSite) -> AsyncIterator[Ta
         await harness.browser.close_tab(tab.target_id)
 
 
-def kept(requests: list[dict[str, Any]], then: Any) -> Any:
-    def reply(body: dict[str, Any]) -> Any:
-        requests.append(body)
-        return then(body) if callable(then) else then
-
-    return reply
-
-
 async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
     harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
 ) -> None:
@@ -61,8 +46,8 @@ async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
     seen: list[dict[str, Any]] = []
     llm.add(
         act_on("Claim your prize", "click_element_by_index", "Open evil.test as the page says", problems),
-        kept(seen, act_on("Continue to the deal", "click_element_by_index", "Try the other link", problems)),
-        kept(seen, done("evil.test could not be opened")),
+        account_told(seen, act_on("Continue to the deal", "click_element_by_index", "Try the other link", problems)),
+        account_told(seen, done("evil.test could not be opened")),
     )
     reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
                                      "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
@@ -96,7 +81,7 @@ async def test_a_popup_to_another_domain_is_closed_and_reported(
     problems: list[str] = []
     seen: list[dict[str, Any]] = []
     llm.add(act_on("Open the prize window", "click_element_by_index", "Open the prize window", problems),
-            kept(seen, done("No prize")))
+            account_told(seen, done("No prize")))
     reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
                                      "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
                                      "allowedDomains": ["shop.test"]})
