@@ -93,3 +93,27 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     cards = await panel.cards()
     assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
     await harness.browser.close_tab(panel.tab.target_id)
+
+
+async def test_take_over_from_the_question_abandons_the_action_and_gives_the_user_the_controls(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    await shop_tab.evaluate("window.shopLog.length = 0")
+    problems: list[str] = []
+    after: list[dict[str, Any]] = []
+    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems),
+            account_told(after, done("The user placed the order themselves")))
+    await configure(harness, llm)
+    task_id = await start(harness, shop_tab, "Buy this book")
+    await asking(shop_tab)
+    await press_overlay(shop_tab, "takeover")
+    await wait_overlay(shop_tab, "the overlay to say the user has the controls",
+                       lambda o: o["state"] == "user" and "handback" in o["buttons"] and "allow" not in o["buttons"])
+    assert await shop_tab.evaluate("window.shopLog") == []  # the agent's click never happened
+    await press_overlay(shop_tab, "handback")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    [order] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] == "click_element_by_index"]
+    assert "The user took the controls before this action finished, so it was abandoned" in order["action"]["output"]
+    assert [e for e in snap["history"] if e["type"] == "user_takeover"], snap["history"]
+    assert await shop_tab.evaluate("window.shopLog") == []
