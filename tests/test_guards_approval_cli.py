@@ -120,3 +120,20 @@ async def test_without_a_terminal_the_action_is_refused_unless_yes(browser: Brow
     assert code == 0, out
     assert await shop_log(browser, url) == [{"event": "click", "id": "order", "trusted": True}], out
     assert "Allow it?" not in out and "needs the user's approval" not in out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_enter_in_a_card_form_is_asked_too(browser: Browser, pages, tmp_path: Path) -> None:
+    assert browser.launched is not None
+    url = pages.url("guard_shop.html?enter=1")
+    replies = [on_page(lambda b: {"input_text": {"index": index_of(b, "<input"), "text": "4111111111111111"}},
+                       goal="type the card"),
+               on_page(lambda b: {"send_keys": {"keys": "Enter"}}, goal="submit"),
+               done("Stopped before paying")]
+    with ScriptedLLMServer(replies) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Pay for the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+    assert code == 0, out
+    assert "press Enter on 127.0.0.1 needs the user's approval (ask-before: irreversible)" in out, out
+    assert await shop_log(browser, url) == [], out  # the form was not submitted
