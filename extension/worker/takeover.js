@@ -39,7 +39,7 @@ const overlayClaims = new Map(); // tabId → time the overlay last saw the user
 const pendingActions = new Map(); // taskId → {actions, timer}
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
 const captureFrames = new Map(); // tabId → Set of frameIds whose content scripts said hello
-const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>")
+const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>" / "approval:…")
 // Figures for tests and bench (looked at over CDP like the rest of the worker's state).
 const takeoverStats = { implicit: 0, agentInput: 0, maxAgentLagMs: 0, refusedInput: 0, overlayInput: 0 };
 
@@ -492,6 +492,10 @@ function notifyIfAsked(task) {
   } else if (task.status === "running" && task.question) {
     key = `question:${task.question}`;
     message = task.question;
+  } else if (task.status === "running" && task.approval && !task.control) {
+    const { action, site } = task.approval;
+    key = `approval:${action}:${site}`;
+    message = site ? chrome.i18n.getMessage("approveWants", [action, site]) : chrome.i18n.getMessage("approveWantsHere", [action]);
   }
   if (key === null) {
     if (notified.has(task.taskId)) chrome.notifications.clear(`tabpilot-${task.taskId}`).catch(() => {});
@@ -502,7 +506,8 @@ function notifyIfAsked(task) {
   notified.set(task.taskId, key);
   chrome.notifications.create(`tabpilot-${task.taskId}`, {
     type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
-    title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle" : "notifyHelpTitle"),
+    title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle"
+      : key.startsWith("approval:") ? "approveTitle" : "notifyHelpTitle"),
     message: message.slice(0, 300), contextMessage: (task.task || "").slice(0, 120),
   }).catch((error) => console.warn("tabpilot: notification:", error.message));
 }
