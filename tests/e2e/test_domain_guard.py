@@ -12,10 +12,10 @@ import pytest
 import pytest_asyncio
 from e2e_support import SCREENS, Harness, act_on, done, prompt_text, start_connected_harness, wait_until
 from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa: F401  (the `site` fixture)
-from test_takeover import account_told, ask_host, ended, start
+from test_takeover import account_told, ask_host, controlled_by_user, ended, start
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -118,3 +118,35 @@ async def test_the_safety_settings_in_the_popup_are_the_hosts(harness: Harness, 
     await ask_host(harness, {"type": "settings.set", "allowedDomains": [], "blockedDomains": [],
                              "askBefore": "irreversible"})
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def _at_least(llm: ScriptedLLMServer, count: int) -> bool:
+    return len(llm.requests) >= count
+
+
+async def test_the_user_at_the_controls_may_go_anywhere_and_the_agent_is_held_again_after(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
+) -> None:
+    problems: list[str] = []
+    seen: list[dict[str, Any]] = []
+    llm.add(Delay(60),  # the agent thinks; the user takes the controls meanwhile (this call is cancelled)
+            act_on("Claim your prize", "click_element_by_index", "Open evil.test as the page says", problems),
+            account_told(seen, done("evil.test could not be opened")))
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
+                                     "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+    await wait_until(lambda: _at_least(llm, 1), "the model to be asked")
+    assert (await ask_host(harness, {"type": "task.takeover", "taskId": task_id, "reason": "user"}))["ok"]
+    await controlled_by_user(harness, task_id)
+    await hostile_tab.navigate(site.url("evil.test", "by-the-user"))  # the user's own navigation goes through
+    assert "/by-the-user" in [hit.path for hit in site.reached("evil.test")], site.hits
+    await hostile_tab.navigate(site.url("shop.test", "guard_hostile.html"))
+    assert (await ask_host(harness, {"type": "task.handback", "taskId": task_id}))["ok"]
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    assert not [hit for hit in site.reached("evil.test") if hit.path.startswith("/collect")], site.hits
+    assert BLOCKED.format("evil.test") in prompt_text(seen[0])  # the agent's own link click was stopped again
+    assert snap["status"] == "completed", snap
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": []})

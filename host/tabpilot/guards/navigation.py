@@ -11,7 +11,8 @@ and from the moment the host attaches to it in the extension relay (`RelayBrowse
 
 A refused request fails as `Aborted`, which leaves the page where it was (measured on Chromium 156:
 `BlockedByClient` replaces the page with chrome-error://chromewebdata/, losing the agent's page); a
-popup's first request fails as `BlockedByClient`, so that tab says it was blocked."""
+popup's first request fails as `BlockedByClient`, so that tab says it was blocked. The guard is the agent's:
+while the user has the controls (a takeover) their own navigations go through."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class NavigationGuard:
         self._watched: set[int] = set()
         self._pending: set[asyncio.Task[None]] = set()
         self.blocked: list[str] = []  # the URLs refused so far, in order
+        self.suspended = False  # while the user has the controls, where they go is their business
 
     async def watch(self, session: CDPSession, *, popup: bool = False) -> None:
         """Intercept the document requests of this session's target from now on (idempotent)."""
@@ -57,7 +59,7 @@ class NavigationGuard:
     async def _decide(self, session: CDPSession, params: dict[str, Any], popup: bool) -> None:
         request_id = params["requestId"]
         url = str(params.get("request", {}).get("url", ""))
-        refusal = self.policy.refusal(url)
+        refusal = None if self.suspended else self.policy.refusal(url)
         try:
             if refusal is None:
                 await session.send("Fetch.continueRequest", {"requestId": request_id})

@@ -182,7 +182,7 @@ class RelayBrowser(Browser):
 
     async def _guard_new_tab(self, tab: ChromeTab) -> None:
         guard = self.guard
-        if guard is None or tab.tab_id in self._refused_tabs:
+        if guard is None or guard.suspended or tab.tab_id in self._refused_tabs:
             return
         refusal = guard.policy.refusal(tab.url or "")
         try:

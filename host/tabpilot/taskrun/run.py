@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..browser.browser import Browser
     from ..browser.tab import Tab
     from ..guards.irreversible import PendingAction
+    from ..guards.navigation import NavigationGuard
     from ..llm import LLMClient
     from ..store.tasks import TaskStore
     from .plan import TaskPlan
@@ -91,6 +92,7 @@ class TaskRun:
         self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
         self.approvals = approvals
         self.nobody_to_approve = nobody_to_approve  # what to do, worded for where the user is (terminal, popup)
+        self._guard: NavigationGuard | None = None
         self._approval: PendingAction | None = None
         self._decision: asyncio.Future[Decision] | None = None
 
@@ -123,8 +125,9 @@ class TaskRun:
             from ..guards.navigation import NavigationGuard
 
             helpers["domains"] = self.plan.domains
+            self._guard = NavigationGuard(self.plan.domains, self._on_blocked)
             try:
-                await self.browser.guard_navigation(NavigationGuard(self.plan.domains, self._on_blocked))
+                await self.browser.guard_navigation(self._guard)
             except BaseException:
                 await self._release()
                 raise
@@ -255,6 +258,8 @@ class TaskRun:
         if self.finished is not None or agent is None or self._takeover is not None:
             return False
         takeover = self._takeover = Takeover(reason=reason, started_at=now_ms(), message=message)
+        if self._guard is not None:
+            self._guard.suspended = True
         agent.pause(reason, abandon=reason != "agent_request")
         self._tell_control()
         tab = await self._tab()
@@ -293,6 +298,8 @@ class TaskRun:
 
     async def _end_takeover(self, note: str | None) -> UserTakeoverEvent:
         takeover, self._takeover = self._takeover, None  # actions sent from now on are refused
+        if self._guard is not None:
+            self._guard.suspended = False
         assert takeover is not None
         ended_at = now_ms()
         if self._refused_tab is not None:
