@@ -31,7 +31,9 @@ async def shop_tab(harness: Harness, pages: LocalFiles) -> AsyncIterator[Tab]:
     tab = await harness.browser.attach(created["targetId"])
     await tab.send("Emulation.setDeviceMetricsOverride",
                    {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
-    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the shop page to load")
+    # the new tab is about:blank (and complete) for a moment before the shop page: wait for the shop's own record
+    await wait_until(lambda: tab.evaluate("Array.isArray(window.shopLog) && document.readyState === 'complete'"),
+                     "the shop page to load")
     yield tab
     if not tab.closed:
         await harness.browser.close_tab(tab.target_id)
@@ -42,13 +44,23 @@ async def asking(shop_tab: Tab) -> dict[str, Any]:
                               lambda o: o["state"] == "approval" and WANTS in o["reason"])
 
 
+async def order_asked(harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab, then: Any
+                      ) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """A task whose model wants "Place order", then answers `then`; returns once the overlay asks: the task id,
+    the scripted model's problems, and the request the model gets after the user's answer."""
+    problems: list[str] = []
+    after: list[dict[str, Any]] = []
+    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems), account_told(after, then))
+    await configure(harness, llm)
+    task_id = await start(harness, shop_tab, "Buy this book")
+    await asking(shop_tab)
+    return task_id, problems, after
+
+
 async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:
-    problems: list[str] = []
-    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems), done("Ordered"))
-    await configure(harness, llm)
-    task_id = await start(harness, shop_tab, "Buy this book")
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
     shown = await asking(shop_tab)
     assert {"allow", "deny", "takeover"} <= set(shown["buttons"]), shown
     assert shown["why"] == 'Asked because its name says "order".', shown
@@ -74,14 +86,8 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
 async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_the_model(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:
-    await shop_tab.evaluate("window.shopLog.length = 0")
-    problems: list[str] = []
-    after: list[dict[str, Any]] = []
-    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems),
-            account_told(after, done("The user did not want the order", success=False)))
-    await configure(harness, llm)
-    task_id = await start(harness, shop_tab, "Buy this book")
-    await asking(shop_tab)
+    task_id, problems, after = await order_asked(harness, llm, shop_tab,
+                                                 done("The user did not want the order", success=False))
     panel = await open_panel(harness, shop_tab)
     await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
                          "the side panel to ask")
@@ -101,14 +107,7 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
 async def test_take_over_from_the_question_abandons_the_action_and_gives_the_user_the_controls(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:
-    await shop_tab.evaluate("window.shopLog.length = 0")
-    problems: list[str] = []
-    after: list[dict[str, Any]] = []
-    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems),
-            account_told(after, done("The user placed the order themselves")))
-    await configure(harness, llm)
-    task_id = await start(harness, shop_tab, "Buy this book")
-    await asking(shop_tab)
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("The user placed the order themselves"))
     await press_overlay(shop_tab, "takeover")
     await wait_overlay(shop_tab, "the overlay to say the user has the controls",
                        lambda o: o["state"] == "user" and "handback" in o["buttons"] and "allow" not in o["buttons"])
