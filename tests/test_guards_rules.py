@@ -94,3 +94,18 @@ def test_a_task_a_page_started_may_go_only_to_that_pages_domain_and_the_allowed_
     plan = plan_task("t", _overrides(popup), source="popup", settings=Settings(
         base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-0123456789abcdef"))
     assert plan.domains is None  # nothing restricted: no guard is installed at all
+
+
+def test_tabpilot_config_sets_shows_and_refuses_the_guard_settings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from test_config import tabpilot
+
+    done = tabpilot(tmp_path, "config", "set", "allowed-domains", "Shop.Example, https://docs.example/help")
+    assert done.returncode == 0 and "allowed-domains set to shop.example, docs.example" in done.stdout, done
+    assert tabpilot(tmp_path, "config", "set", "blocked-domains", "evil.test").returncode == 0
+    bad = tabpilot(tmp_path, "config", "set", "ask-before", "sometimes")
+    assert bad.returncode == 1 and "ask-before" in bad.stderr and "never" in bad.stderr, bad
+    shown = tabpilot(tmp_path, "config").stdout
+    assert "allowed-domains shop.example, docs.example" in shown and "blocked-domains evil.test" in shown, shown
+    assert "ask-before      irreversible" in shown, shown
+    reset = tabpilot(tmp_path, "config", "unset", "allowed-domains")
+    assert "allowed-domains reset to (none)" in reset.stdout, reset
