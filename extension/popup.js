@@ -162,19 +162,24 @@ function showTask(snapshot) {
   setStatus(snapshot.status);
   showResult(snapshot.result); // a task that ended before this popup opened
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
-  setControl(snapshot.control || null, snapshot.question || null);
+  setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
 }
 
 // Who has the controls: the user (Take over, or they touched the page, or the agent asked) → Hand back
 // with an optional note; a question of the agent → the answer box.
-function setControl(control, question) {
+function setControl(control, question, approval = null) {
   const running = ui.status === "running";
   ui.control = running ? control : null;
   ui.question = running ? question : null;
+  const asked = running && !ui.control ? approval : null; // an action waiting for Allow / Deny / Take over
   document.body.dataset.control = ui.control ? ui.control.reason : "";
   let title = "";
   let reason = "";
-  if (ui.question) {
+  if (asked) {
+    title = t("approveTitle");
+    reason = `${asked.site ? t("approveWants", asked.action, asked.site) : t("approveWantsHere", asked.action)}\n`
+      + t("approveWhy", asked.why);
+  } else if (ui.question) {
     title = t("overlayQuestion");
     reason = ui.question;
   } else if (ui.control && ui.control.reason === "agent_request") {
@@ -188,6 +193,7 @@ function setControl(control, question) {
   $("control-reason").textContent = reason;
   $("control-reason").hidden = !reason;
   $("answer-form").hidden = !ui.question;
+  $("approve-box").hidden = !asked;
   $("handback-box").hidden = !ui.control;
   $("takeover").hidden = !running || !!ui.control;
 }
@@ -290,7 +296,7 @@ function onPush(message) {
       showResult(message.result);
       break;
     case "task.control":
-      setControl(message.control || null, message.question || null);
+      setControl(message.control || null, message.question || null, message.approval || null);
       break;
   }
 }
@@ -561,6 +567,8 @@ async function controlRequest(button, type, fields = {}) {
 }
 
 $("takeover").addEventListener("click", () => controlRequest($("takeover"), "task.takeover"));
+$("approve-allow").addEventListener("click", () => controlRequest($("approve-allow"), "task.approve", { decision: "allow" }));
+$("approve-deny").addEventListener("click", () => controlRequest($("approve-deny"), "task.approve", { decision: "deny" }));
 $("handback").addEventListener("click", async () => {
   if (await controlRequest($("handback"), "task.handback", { note: $("handback-note").value })) $("handback-note").value = "";
 });

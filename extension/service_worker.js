@@ -16,7 +16,7 @@ const DISPATCHED_INPUT_LIMIT = 1000;
 // What the popup may ask the host. Everything else (cdp.*, tabs.*) flows host → extension only.
 const POPUP_REQUEST_TYPES = new Set([
   "ping", "task.start", "task.stop", "task.get", "task.list", "task.pause", "task.resume",
-  "task.takeover", "task.handback", "task.answer",
+  "task.takeover", "task.handback", "task.answer", "task.approve",
   "settings.get", "settings.set", "settings.test", "secrets.list", "secrets.set", "secrets.delete",
   "history.list", "history.get", "history.export", "history.delete",
   "sites.list", "sites.allow", "sites.revoke", "sites.rotate",
@@ -25,7 +25,7 @@ const POPUP_REQUEST_TYPES = new Set([
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);
 // Takeover requests the worker carries out itself on the way to the host (worker/takeover.js): the tab's
 // input is refused at once, recorded actions are sent first.
-const TAKEOVER_REQUEST_TYPES = new Set(["task.takeover", "task.handback", "task.answer"]);
+const TAKEOVER_REQUEST_TYPES = new Set(["task.takeover", "task.handback", "task.answer", "task.approve"]);
 const BRIDGE_PUSH_TYPES = new Set(["sites.changed", "approval.request", "approval.closed"]); // popups hear them too
 
 // --- state (memory only; the host owns everything long-lived) ---------------------------------------

@@ -173,7 +173,9 @@ async def open_tab(stand_in: ExtensionStandIn, url: str) -> int:
 
 
 async def configure(host: HostUnderTest, llm: ScriptedLLMServer) -> None:
-    reply = await host.request("settings.set", baseURL=llm.base_url, model="scripted", apiKey=API_KEY, maxSteps=8)
+    # not about approvals: the form's "Sign up" (an e-mail field) runs without asking (test_guards_approval_*)
+    reply = await host.request("settings.set", baseURL=llm.base_url, model="scripted", apiKey=API_KEY, maxSteps=8,
+                               askBefore="never")
     assert reply["ok"], reply
 
 

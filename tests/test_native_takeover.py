@@ -172,7 +172,7 @@ async def test_the_model_asks_the_user_to_take_over_and_to_answer_a_question(hos
     assert question["activity"]["question"] == "Which plan do you want?"
     assert (await host.request("task.get", taskId=task_id))["data"]["task"]["question"] == "Which plan do you want?"
     assert of(host, task_id, "task.control")[-1] == {"type": "task.control", "taskId": task_id, "control": None,
-                                                     "question": "Which plan do you want?"}
+                                                     "question": "Which plan do you want?", "approval": None}
     assert (await host.request("task.answer", taskId=task_id, answer="The Team plan"))["ok"]
     result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
     assert result["result"]["success"] is True

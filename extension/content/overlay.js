@@ -73,6 +73,8 @@
       border: 1px solid #374151; border-radius: 12px; box-shadow: 0 8px 28px rgba(0,0,0,.35); }
     .panel[data-state="user"], .panel[data-state="implicit"] { border-color: #f59e0b; }
     .panel[data-state="agent_request"], .panel[data-state="question"] { border-color: #60a5fa; }
+    .panel[data-state="approval"] { border-color: #f87171; }
+    .why { margin-top: 4px; font-weight: 400; color: #9ca3af; }
     .head { display: flex; align-items: center; gap: 8px; margin-bottom: 6px; }
     .brand { font-weight: 700; letter-spacing: .2px; }
     .pill { margin-left: auto; padding: 1px 8px; border-radius: 999px; font-size: 11px; background: #374151; }
@@ -122,7 +124,8 @@
     ui.notice = el("div", "notice");
     ui.noticeTitle = el("div", "notice-title");
     ui.reason = el("div", "reason");
-    ui.notice.append(ui.noticeTitle, ui.reason);
+    ui.why = el("div", "why");
+    ui.notice.append(ui.noticeTitle, ui.reason, ui.why);
     ui.note = el("textarea", "note");
     ui.note.placeholder = t("overlayNotePlaceholder");
     ui.answer = el("input", "answer");
@@ -130,10 +133,12 @@
     ui.takeover = button("takeover", t("takeOver"), "primary");
     ui.handback = button("handback", t("handBack"), "primary");
     ui.send = button("answer", t("sendAnswer"), "primary");
+    ui.allow = button("allow", t("approveAllow"), "primary");
+    ui.deny = button("deny", t("approveDeny"), "danger");
     ui.stop = button("stop", t("stop"), "danger");
     ui.close = button("close", t("overlayClose"), "");
     const buttons = el("div", "buttons");
-    buttons.append(ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
+    buttons.append(ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
     ui.error = el("div", "error");
     panel.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, buttons, ui.error);
     root.append(style, panel);
@@ -159,10 +164,10 @@
       fields.answer = ui.answer.value.trim();
       if (!fields.answer) return;
     }
-    for (const b of [ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = true;
+    for (const b of [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = true;
     ui.error.textContent = "";
     const reply = await command(name, fields);
-    for (const b of [ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = false;
+    for (const b of [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = false;
     if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
     else if (name === "handback") ui.note.value = "";
     else if (name === "answer") ui.answer.value = "";
@@ -208,9 +213,11 @@
     const running = task.status === "running";
     const control = running ? task.control : null;
     const question = running ? task.question : null;
-    const kind = !running ? "finished" : question || (control && control.reason === "agent_request") ? "asking"
-      : control ? "paused" : "running";
-    ui.panel.dataset.state = question ? "question" : control ? control.reason : running ? "running" : task.status;
+    const approval = running && !control ? task.approval : null;
+    const kind = !running ? "finished" : question || approval || (control && control.reason === "agent_request")
+      ? "asking" : control ? "paused" : "running";
+    ui.panel.dataset.state = approval ? "approval" : question ? "question" : control ? control.reason
+      : running ? "running" : task.status;
     ui.pill.dataset.kind = kind;
     ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
     ui.task.textContent = task.task || "";
@@ -219,7 +226,12 @@
     ui.goal.hidden = !ui.goal.textContent;
     let title = "";
     let reason = "";
-    if (question) {
+    let why = "";
+    if (approval) {
+      title = t("approveTitle");
+      reason = approval.site ? t("approveWants", approval.action, approval.site) : t("approveWantsHere", approval.action);
+      why = t("approveWhy", approval.why);
+    } else if (question) {
       title = t("overlayQuestion");
       reason = question;
     } else if (control && control.reason === "agent_request") {
@@ -234,10 +246,13 @@
     ui.reason.textContent = reason;
     ui.reason.hidden = !reason;
     ui.notice.hidden = !title;
+    ui.why.textContent = why;
+    ui.why.hidden = !why;
+    ui.allow.hidden = ui.deny.hidden = !approval;
     ui.answer.hidden = ui.send.hidden = !question;
     ui.note.hidden = ui.handback.hidden = !control;
     ui.takeover.hidden = !running || !!control;
-    ui.takeover.className = question ? "" : "primary"; // answering is the main way then
+    ui.takeover.className = question || approval ? "" : "primary"; // answering is the main way then
     ui.stop.hidden = !running;
     ui.close.hidden = running;
     if (!running) hideTimer = setTimeout(remove, FINISHED_SHOWN_MS);

@@ -63,7 +63,10 @@ const Timeline = (() => {
         return li;
       }
       case "observation": {
-        const li = card("observation", t("cardObservation"));
+        // tabpilot's guards: a navigation the allowed domains stopped, an action the user denied
+        const guard = event.guard === "blocked" || event.guard === "denied" ? event.guard : null;
+        const li = guard ? card(guard, t(guard === "blocked" ? "cardBlocked" : "cardDenied"))
+          : card("observation", t("cardObservation"));
         li.append(el("div", "card-text", short(event.content, 500)));
         return li;
       }

@@ -39,7 +39,7 @@ const overlayClaims = new Map(); // tabId → time the overlay last saw the user
 const pendingActions = new Map(); // taskId → {actions, timer}
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
 const captureFrames = new Map(); // tabId → Set of frameIds whose content scripts said hello
-const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>")
+const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>" / "approval:…")
 // Figures for tests and bench (looked at over CDP like the rest of the worker's state).
 const takeoverStats = { implicit: 0, agentInput: 0, maxAgentLagMs: 0, refusedInput: 0, overlayInput: 0 };
 
@@ -49,7 +49,7 @@ function learnSnapshot(snapshot) {
   const known = tasks.get(snapshot.taskId) || { taskId: snapshot.taskId, nextGoal: null, activity: null };
   Object.assign(known, {
     tabId: snapshot.tabId ?? known.tabId, task: snapshot.task ?? known.task, status: snapshot.status,
-    control: snapshot.control || null, question: snapshot.question || null,
+    control: snapshot.control || null, question: snapshot.question || null, approval: snapshot.approval || null,
   });
   if (snapshot.activity !== undefined) known.activity = snapshot.activity;
   forgetEndedTasks();
@@ -86,6 +86,7 @@ function learnTasks(snapshots) {
       task.status = "interrupted";
       task.control = null;
       task.question = null;
+      task.approval = null;
       taskChanged(task);
     }
   }
@@ -129,6 +130,7 @@ function onTaskPush(message) {
       if (message.status !== "running") {
         task.control = null;
         task.question = null;
+        task.approval = null;
       }
       break;
     case "task.activity":
@@ -141,6 +143,7 @@ function onTaskPush(message) {
     case "task.control":
       task.control = message.control || null;
       task.question = message.question || null;
+      task.approval = message.approval || null;
       break;
     case "task.result":
       return;
@@ -344,6 +347,13 @@ async function answerTask(task, answer) {
   await requestHost({ type: "task.answer", taskId: task.taskId, answer });
 }
 
+// The action the agent waits on (an irreversible one, guards/irreversible.py): Allow runs it, Deny refuses it.
+// Take over is the ordinary takeover: the action is abandoned and the user has the controls.
+async function approveTask(task, decision) {
+  if (decision === "takeover") return takeControls(task, "user");
+  await requestHost({ type: "task.approve", taskId: task.taskId, decision });
+}
+
 // A popup / side panel request about takeover goes through the same steps as the overlay's.
 async function popupTakeoverRequest(request) {
   const task = tasks.get(request.taskId) || (request.tabId !== undefined ? runningTaskOfTab(request.tabId) : null);
@@ -353,6 +363,7 @@ async function popupTakeoverRequest(request) {
   if (request.type === "task.takeover") await takeControls(task, "user");
   else if (request.type === "task.handback") await handBack(task, request.note);
   else if (request.type === "task.answer") await answerTask(task, String(request.answer || ""));
+  else if (request.type === "task.approve") await approveTask(task, String(request.decision || ""));
   else if (request.type === "task.stop") await stopTask(task);
   return {};
 }
@@ -426,8 +437,8 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
-  const { taskId, task: text, status, control, question, nextGoal, activity } = task;
-  return { kind: "state", task: { taskId, task: text, status, control, question, nextGoal, activity } };
+  const { taskId, task: text, status, control, question, approval, nextGoal, activity } = task;
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, activity } };
 }
 
 function postOverlay(tabId) {
@@ -460,6 +471,8 @@ async function onOverlayCommand(port, tabId, message) {
       case "takeover": await takeControls(task, "user"); break;
       case "handback": await handBack(task, message.note); break;
       case "answer": await answerTask(task, String(message.answer || "")); break;
+      case "allow": await approveTask(task, "allow"); break;
+      case "deny": await approveTask(task, "deny"); break;
       case "stop": await stopTask(task); break;
       default: throw new Error(`unknown command ${message.command}`);
     }
@@ -479,6 +492,10 @@ function notifyIfAsked(task) {
   } else if (task.status === "running" && task.question) {
     key = `question:${task.question}`;
     message = task.question;
+  } else if (task.status === "running" && task.approval && !task.control) {
+    const { action, site } = task.approval;
+    key = `approval:${action}:${site}`;
+    message = site ? chrome.i18n.getMessage("approveWants", [action, site]) : chrome.i18n.getMessage("approveWantsHere", [action]);
   }
   if (key === null) {
     if (notified.has(task.taskId)) chrome.notifications.clear(`tabpilot-${task.taskId}`).catch(() => {});
@@ -489,7 +506,8 @@ function notifyIfAsked(task) {
   notified.set(task.taskId, key);
   chrome.notifications.create(`tabpilot-${task.taskId}`, {
     type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
-    title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle" : "notifyHelpTitle"),
+    title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle"
+      : key.startsWith("approval:") ? "approveTitle" : "notifyHelpTitle"),
     message: message.slice(0, 300), contextMessage: (task.task || "").slice(0, 120),
   }).catch((error) => console.warn("tabpilot: notification:", error.message));
 }

@@ -101,6 +101,12 @@ EN_US: dict[str, str] = {
         "   Do it in the browser, then press Enter here to hand back."
     ),
     "controls.touched": "✋ You touched the page: the agent paused. Press Enter here when you are done to hand back.",
+    "controls.approve": (
+        "⚠  {sentence} ({why}).\n   Allow it? Type y and Enter to allow, n to deny{takeover}:"
+    ),
+    "controls.approve_takeover": ", t to take the controls",
+    "controls.approved": "   ✔ allowed",
+    "controls.denied": "   ✖ denied: the agent is told and the action is not done",
     "controls.you_have_them": (
         "✋ You have the controls: the agent is paused. Press Enter here when you are done to hand back."
     ),
@@ -261,6 +267,10 @@ ZH_CN: dict[str, str] = {
         "🙋 智能体请你接管控制：{reason}\n   请在浏览器中完成，然后在这里按 Enter 交还控制。"
     ),
     "controls.touched": "✋ 你操作了页面：智能体已暂停。完成后在这里按 Enter 交还控制。",
+    "controls.approve": "⚠  {sentence}（{why}）。\n   允许吗？输入 y 并按 Enter 允许，n 拒绝{takeover}：",
+    "controls.approve_takeover": "，t 接管控制",
+    "controls.approved": "   ✔ 已允许",
+    "controls.denied": "   ✖ 已拒绝：智能体会被告知，这个操作不会执行",
     "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",

@@ -25,7 +25,7 @@ _READ_OVERLAY = """function () {
   return {
     state: panel ? panel.dataset.state : null,
     pill: text('.pill'), task: text('.task'), goal: text('.goal'), notice: text('.notice-title'),
-    reason: text('.reason'), error: text('.error'),
+    reason: text('.reason'), why: text('.why'), error: text('.error'),
     buttons: [...this.querySelectorAll('button')].filter(shown).map((b) => b.dataset.command),
     fields: [...this.querySelectorAll('textarea, input')].filter(shown).map((f) => f.className),
   };

@@ -20,6 +20,8 @@ PageInstructions = Callable[[str], str | None]
 PageContentTransform = Callable[[str], "str | Awaitable[str]"]
 AskUser = Callable[[str], "str | Awaitable[str]"]
 RequestTakeover = Callable[[str], "Awaitable[Any]"]  # the reason → the UserTakeoverEvent once handed back
+# (tool name, its input, the ToolContext) → None to go ahead, else the words saying why the action did not run
+ApproveAction = Callable[[str, Any, Any], "str | Awaitable[str | None] | None"]
 
 
 class AgentConfig(BaseModel):
@@ -48,6 +50,10 @@ class AgentConfig(BaseModel):
     privacy: Any = Field(default=None, exclude=True)
     """A `privacy.guard.PrivacyGuard`: hides secrets and masks personal data in what the model reads, and
     puts the real values in where the model types their names (a task run always sets one)."""
+    approve_action: ApproveAction | None = Field(default=None, exclude=True)
+    """Called before each action runs (a task run asks the user here, `guards/irreversible.py`)."""
+    domains: Any = Field(default=None, exclude=True)
+    """The task's `guards.domains.DomainPolicy`: `go_to_url` refuses a URL it does not allow, up front."""
     custom_tools: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """name → `tools.Tool`: adds one, overrides a built-in of that name; name → None removes one."""
 

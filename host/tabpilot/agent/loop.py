@@ -38,6 +38,7 @@ from .types import (
     ExecutedActivity,
     ExecutingActivity,
     ExecutionResult,
+    GuardKind,
     ObservationEvent,
     PausedActivity,
     ResumedActivity,
@@ -92,7 +93,7 @@ class Agent(AsyncIOEventEmitter):
         self.history: list[AnyEvent] = []
         self.disposed = False
         self._status: AgentStatus = "idle"
-        self._observations: list[str] = []
+        self._observations: list[ObservationEvent] = []
         self._runner: asyncio.Task[ExecutionResult] | None = None
         self._runner_started = asyncio.Event()
         self._stop_requested = False
@@ -174,9 +175,12 @@ class Agent(AsyncIOEventEmitter):
         self._activity(ResumedActivity())
         return True
 
-    def push_observation(self, content: str) -> None:
-        """A note for the model, added to the history before the next step (tools use this)."""
-        self._observations.append(content)
+    def push_observation(self, content: str, guard: GuardKind | None = None) -> None:
+        """A note for the model, added to the history before the next step (tools use this); `guard`: a
+        guard stopped something (said once while it waits for the next step)."""
+        note = ObservationEvent(content=content, guard=guard)
+        if guard is None or note not in self._observations:
+            self._observations.append(note)
 
     def push_takeover(self, event: UserTakeoverEvent) -> None:
         """Record that the user took the controls (and what they did) in the history."""
@@ -368,8 +372,15 @@ class Agent(AsyncIOEventEmitter):
         return text
 
     async def _execute(self, name: str, context: ToolContext, tool_input: Any) -> Any:
-        """Run one tool; the model → page boundary: secret names and placeholders in typed text become the
-        real values only here, for a page of their site (else `privacy.guard.Refused`)."""
+        """Run one tool, once the user said yes if `approve_action` asks them (a no: the refusal's words).
+        The model → page boundary: secret names and placeholders in typed text become the real values
+        only here, for a page of their site (else `privacy.guard.Refused`), after the question: the
+        user is asked about what the model wrote, never shown a secret's value."""
+        approve = self.config.approve_action
+        if approve is not None:
+            refusal = await _maybe_await(approve(name, tool_input, context))
+            if refusal is not None:
+                return refusal
         guard = self.config.privacy
         if guard is not None and guard.uses(tool_input):
             url = None
@@ -407,8 +418,8 @@ class Agent(AsyncIOEventEmitter):
         self._flush_observations()
 
     def _flush_observations(self) -> None:
-        for content in self._observations:
-            self._append(ObservationEvent(content=content))
+        for note in self._observations:
+            self._append(note)
         self._observations = []
 
     def _loop_note(self, state: BrowserState) -> str | None:

@@ -260,6 +260,10 @@ async def _read_text(ctx: ToolContext, args: IndexInput) -> str:
 async def _go_to_url(ctx: ToolContext, args: GoToUrlInput) -> str:
     from ..browser import actions
 
+    domains = ctx.agent.config.domains
+    refusal = domains.refusal(actions.normalize_url(args.url)) if domains is not None else None
+    if refusal is not None:
+        raise ActionError(refusal)
     return await actions.go_to_url(ctx.browser, ctx.tab, args.url, new_tab=args.new_tab)
 
 

@@ -151,9 +151,13 @@ class StepEvent(WireModel):
         )
 
 
+GuardKind = Literal["blocked", "denied"]  # a navigation the allowed domains stopped; an action the user refused
+
+
 class ObservationEvent(WireModel):
     type: Literal["observation"] = "observation"
     content: str
+    guard: GuardKind | None = None  # tabpilot's: a guard stopped something (the popup shows its own card)
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> str:
         return f"<sys>{_clip(self.content, 1000)}</sys>"

@@ -164,7 +164,10 @@ async def _after_input(browser: Browser, tab: Tab, aftermath: _Aftermath) -> str
         if tab.closed:
             return note + " The tab closed itself."
         return note
-    new_tab = await _follow(browser, info)
+    try:
+        new_tab = await _follow(browser, info)
+    except TabClosed:  # e.g. a popup to a domain the task may not reach, closed by the guard
+        return note + " It opened a new tab, which closed at once; this tab is still the active one."
     number = browser.tab_number(new_tab.target_id)
     title = await _safe_title(new_tab)
     return note + f" It opened a new tab (tab {number}: '{shorten(title)}', {await _safe_url(new_tab)}), " \

@@ -6,13 +6,20 @@ relay) provides a subclass with the same methods."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cdp import CDPConnection, WebSocketTransport
 from .errors import TabClosed
 from .launcher import LaunchedBrowser, launch_browser, resolve_ws_url
 from .tab import Tab
+
+if TYPE_CHECKING:
+    from ..guards.navigation import NavigationGuard
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,8 @@ class Browser:
         self._target_created: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.active: Tab | None = None
         self._tab_numbers: dict[str, int] = {}
+        self.guard: NavigationGuard | None = None  # the task's allowed domains, enforced on every tab
+        self._popups: set[str] = set()  # targets opened by the task's tabs, guarded from their first request
 
     def tab_number(self, target_id: str) -> int:
         """The short id the model sees for a tab: 1, 2, 3… in order first seen, stable for its life."""
@@ -85,6 +94,39 @@ class Browser:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    # --- allowed domains ------------------------------------------------------------------------
+    async def guard_navigation(self, guard: NavigationGuard) -> None:
+        """Enforce `guard` on every tab of this browser's task: those attached now, those attached later,
+        and the pages they open (popups, target=_blank links), which Chromium holds before their first
+        request until the guard is on them (auto-attach with waitForDebuggerOnStart)."""
+        self.guard = guard
+        for tab in list(self._tabs.values()):
+            await guard.watch(tab.session)
+        await self._guard_popups()
+
+    async def _guard_popups(self) -> None:
+        root = self.connection.root
+        root.on("Target.attachedToTarget", self._on_auto_attached)
+        await root.send("Target.setAutoAttach", {
+            "autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True, "filter": [{"type": "page"}],
+        })
+
+    async def _on_auto_attached(self, params: dict[str, Any]) -> None:
+        # Only new pages wait for us. The root session also hears of every explicit attach (ours, new_tab's):
+        # those are left alone, as are the pages that existed before (attached once, kept until we disconnect).
+        info, session_id = params.get("targetInfo", {}), params.get("sessionId")
+        if not session_id or not params.get("waitingForDebugger"):
+            return
+        session = self.connection.session(session_id)
+        opener = info.get("openerId")
+        try:
+            if self.guard is not None and (opener in self._tabs or opener in self._popups):
+                self._popups.add(info["targetId"])
+                await self.guard.watch(session, popup=True)  # this session stays: its interception with it
+            await session.send("Runtime.runIfWaitingForDebugger")
+        except Exception as exc:  # the page closed meanwhile
+            log.debug("auto-attached target %s: %s", info.get("targetId"), exc)
+
     # --- tabs -----------------------------------------------------------------------------------
     def _on_target_created(self, params: dict[str, Any]) -> None:
         info = params["targetInfo"]
@@ -117,6 +159,8 @@ class Browser:
             raise TabClosed(f"tab {target_id} is not open: {exc}") from exc
         tab = Tab(self.connection.session(reply["sessionId"]), target_id)
         await tab.enable()
+        if self.guard is not None:
+            await self.guard.watch(tab.session)
         self._tabs[target_id] = tab
         return tab
 

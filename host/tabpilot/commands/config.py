@@ -12,7 +12,7 @@ import sys
 
 MASK_KEYS = ("mask-emails", "mask-phones", "mask-cards", "mask-ibans")  # on/off: hidden from the model in page text
 KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb",
-        *MASK_KEYS)
+        *MASK_KEYS, "allowed-domains", "blocked-domains", "ask-before")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -49,13 +49,16 @@ def _text(value: object) -> str:
         return "(not set)"
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "(none)"
     return str(value)
 
 
 def _show_value(view: dict[str, object], key: str) -> str:
     wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture",
             "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB", "mask-emails": "maskEmails",
-            "mask-phones": "maskPhones", "mask-cards": "maskCards", "mask-ibans": "maskIbans"}
+            "mask-phones": "maskPhones", "mask-cards": "maskCards", "mask-ibans": "maskIbans",
+            "allowed-domains": "allowedDomains", "blocked-domains": "blockedDomains", "ask-before": "askBefore"}
     return _text(view[wire.get(key, key)])
 
 
@@ -76,6 +79,9 @@ def _show(view: dict[str, object], path: str) -> str:
         ("model-deadline", f"{view['modelDeadline']:g} s (one model call, retries included)"),
         ("max-reply-mb", f"{view['maxReplyMB']:g} MB (the largest model reply read)"),
         *((key, _show_value(view, key)) for key in MASK_KEYS),
+        ("allowed-domains", _text(view["allowedDomains"]) if view["allowedDomains"] else "(any domain not blocked)"),
+        ("blocked-domains", _text(view["blockedDomains"])),
+        ("ask-before", f"{view['askBefore']} (never | irreversible | every: when the agent waits for your yes)"),
     ]
     lines = [f"{name:<16}{value}" for name, value in rows]
     lines.append(f"\nsettings file: {path}")

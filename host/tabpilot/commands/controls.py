@@ -39,6 +39,7 @@ class TerminalControls:
         self._awaiting_note = False
         self._recording = False
         self._shown_question: str | None = None
+        self._shown_approval: dict[str, str] | None = None
         self._work: set[asyncio.Task[Any]] = set()
         self._opened: dict[str, dict[str, Any]] = {}  # target id → the `tab` action of a tab the user opened
 
@@ -91,6 +92,17 @@ class TerminalControls:
                 self._say(f"tabpilot: {exc}")
 
     async def _on_line(self, line: str) -> None:
+        if self.run.approval is not None and not self._awaiting_note:
+            answer = line.strip().lower()
+            if answer in ("t", "take", "take over") and self.capture is not None:
+                self.run.decide("takeover")
+            elif answer in ("y", "yes", "是", "允许"):
+                self._say(say("controls.approved", self.language))
+                self.run.decide("allow")
+            else:
+                self._say(say("controls.denied", self.language))
+                self.run.decide("deny")
+            return
         if self.run.question is not None and not self._awaiting_note:
             self.run.answer(line)
             return
@@ -168,6 +180,14 @@ class TerminalControls:
             self._say(_took_over_text(control, self.language))
         elif control is None and self._recording:
             self._recording = False  # handed back another way (the run ended, stopped)
+        if update.approval is not None and update.approval != self._shown_approval:
+            from ..guards.irreversible import PendingAction
+
+            takeover = say("controls.approve_takeover", self.language) if self.capture is not None else ""
+            pending = PendingAction(**update.approval)
+            self._say(say("controls.approve", self.language, sentence=pending.sentence(), why=pending.why,
+                          takeover=takeover))
+        self._shown_approval = update.approval
         if update.question is not None and update.question != self._shown_question:
             self._say(say("controls.question", self.language, question=update.question))
         self._shown_question = update.question

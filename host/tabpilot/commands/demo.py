@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     server = LocalFiles(DEMO_DIR)
     try:
         job = Job(
+            yes=True,  # the bundled page is no real site: its form is sent without asking
             task=task,
             url=server.url(PAGE),
             headed=args.headed,

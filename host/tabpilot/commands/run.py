@@ -21,12 +21,16 @@ from ..i18n import text as say
 if TYPE_CHECKING:
     from ..browser.browser import Browser
     from ..taskrun.events import RunFinished, RunUpdate
-    from ..taskrun.run import TaskRun
+    from ..taskrun.run import ApprovalMode, TaskRun
     from .controls import TerminalControls
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_STOPPED = 130
+NO_TERMINAL_TO_APPROVE = (
+    "Standard input is not a terminal, so tabpilot run cannot ask you: run it again with --yes to let the agent do "
+    "such actions without asking (or `tabpilot config set ask-before never`)."
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +51,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print only the final result, as JSON")
     parser.add_argument("--record", metavar="FILE", help="save the model's replies to FILE for --replay")
     parser.add_argument("--replay", metavar="FILE", help="play a recording back instead of calling a model")
+    parser.add_argument("--allow-domain", metavar="D", action="append", default=[], dest="allow_domains",
+                        help="let the agent go only to this domain and its subdomains (repeatable; added to the "
+                             "allowed-domains setting); a navigation anywhere else is stopped before it leaves")
+    parser.add_argument("--yes", action="store_true",
+                        help="do actions that need your approval (ask-before setting: payments, sending, deleting…) "
+                             "without asking; without it they are asked in the terminal, or refused when standard "
+                             "input is not a terminal")
 
 
 def _positive_int(text: str) -> int:
@@ -83,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         json_output=args.json,
         record=args.record,
         replay=args.replay,
+        allow_domains=tuple(args.allow_domains),
+        yes=args.yes,
     )
     try:
         return asyncio.run(run_job(job))
@@ -111,6 +124,8 @@ class Job:
     step_delay: float = 0.4
     banner: str | None = None
     stdin: TextIO | None = None  # where the person answers and presses Enter (default: sys.stdin)
+    allow_domains: tuple[str, ...] = ()
+    yes: bool = False  # actions that need the user's yes run without asking
 
 
 async def run_job(job: Job, out: TextIO | None = None) -> int:
@@ -128,7 +143,8 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         job.base_url, job.model, job.api_key = server.base_url, "scripted", "replay"
     try:
         overrides = TaskOverrides(base_url=job.base_url, model=job.model, api_key=job.api_key,
-                                  max_steps=job.max_steps, step_delay=job.step_delay, record=job.record)
+                                  max_steps=job.max_steps, step_delay=job.step_delay, record=job.record,
+                                  allow_domains=job.allow_domains)
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
@@ -153,7 +169,9 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         controls: TerminalControls | None = None
         try:
             store.mark_interrupted()
-            task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible)
+            approvals: ApprovalMode = "allow" if job.yes else ("ask" if _is_terminal(stdin) else "refuse")
+            task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible, approvals=approvals,
+                               nobody_to_approve=NO_TERMINAL_TO_APPROVE)
             language = terminal_language()  # read again: `config set language` may have run meanwhile
             if not job.json_output:
                 task_run.observers.append(RunPrinter(out, language))
@@ -328,8 +346,8 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
             say("run.action", language, action=_clip(described)),
             say("run.result", language, result=_clip(action.get("output", ""))),
         ]
-    if kind == "observation":
-        return [f"  · {_clip(event.get('content', ''))}"]
+    if kind == "observation":  # a guard's (a blocked navigation, a denied action) stands out
+        return [f"  {'🚫' if event.get('guard') else '·'} {_clip(event.get('content', ''))}"]
     if kind == "retry":
         return [say("run.retry", language, attempt=event.get("attempt"), max_attempts=event.get("maxAttempts"),
                     message=_clip(_error_words(event, language)))]

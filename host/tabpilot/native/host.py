@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         SitesRevoke,
         TakeoverActions,
         TaskAnswer,
+        TaskApprove,
         TaskGet,
         TaskHandback,
         TaskPause,
@@ -94,6 +95,7 @@ class NativeHost:
             "takeover.actions": self._takeover_actions,
             "task.handback": self._task_handback,
             "task.answer": self._task_answer,
+            "task.approve": self._task_approve,
             "settings.get": self._settings_get,
             "settings.set": self._settings_set,
             "settings.test": self._settings_test,
@@ -317,6 +319,10 @@ class NativeHost:
 
     async def _task_answer(self, request: TaskAnswer) -> dict[str, Any]:
         self.tasks.answer(request.task_id, request.answer)
+        return {}
+
+    async def _task_approve(self, request: TaskApprove) -> dict[str, Any]:
+        self.tasks.decide(request.task_id, request.decision)
         return {}
 
     async def _settings_get(self, request: Any) -> SettingsData:

@@ -234,6 +234,14 @@ class TaskAnswer(Request):
     answer: str = Field(max_length=5000)
 
 
+class TaskApprove(Request):
+    """The user's answer to the action a task waits on (its `approval`): run it, refuse it, or take the controls."""
+
+    type: Literal["task.approve"]
+    task_id: str = Field(alias="taskId", min_length=1)
+    decision: Literal["allow", "deny", "takeover"]
+
+
 class TaskPush(HostPush):
     task_id: str = Field(alias="taskId")
 
@@ -262,6 +270,7 @@ class TaskControlPush(TaskPush):
     type: Literal["task.control"] = "task.control"
     control: dict[str, Any] | None  # {by: "user", reason, startedAt, message?}
     question: str | None
+    approval: dict[str, str] | None = None  # an action waiting for the user's yes: {action, site, why}
 
 
 class TaskResultPush(TaskPush):
@@ -286,6 +295,9 @@ class SettingsSet(Request):
     mask_cards: bool | None = Field(None, alias="maskCards")
     mask_ibans: bool | None = Field(None, alias="maskIbans")
     mask_patterns: list[str] | None = Field(None, alias="maskPatterns")
+    allowed_domains: list[str] | None = Field(None, alias="allowedDomains")
+    blocked_domains: list[str] | None = Field(None, alias="blockedDomains")
+    ask_before: Literal["never", "irreversible", "every"] | None = Field(None, alias="askBefore")
 
 
 class SettingsTest(Request):
@@ -315,6 +327,9 @@ class SettingsData(WireModel):
     mask_cards: bool = Field(alias="maskCards")
     mask_ibans: bool = Field(alias="maskIbans")
     mask_patterns: list[str] = Field(alias="maskPatterns")
+    allowed_domains: list[str] = Field(alias="allowedDomains")  # every task may go only there (empty: anywhere)
+    blocked_domains: list[str] = Field(alias="blockedDomains")  # and never there
+    ask_before: str = Field(alias="askBefore")  # never | irreversible | every
 
 
 # --- secrets.* -----------------------------------------------------------------------------------------

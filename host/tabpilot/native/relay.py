@@ -154,6 +154,9 @@ class RelayBrowser(Browser):
         self._attached: set[int] = set()
         self.detached_reason: str | None = None
         self.on_detached: list[Callable[[int, str], None]] = []
+        self._guarding: set[asyncio.Future[None]] = set()
+        self._opened: set[int] = set()  # tabs the task's tabs opened (popups, target=_blank links)
+        self._refused_tabs: set[int] = set()  # ... closed for going to a refused domain
         self.transport.detach_listeners.append(self._on_tab_detached)
         link.on(TabsEvent, self._on_tabs_event)
 
@@ -169,6 +172,30 @@ class RelayBrowser(Browser):
 
     async def _start(self) -> None:  # no Target domain here: tabs.event pushes instead
         return None
+
+    async def _guard_popups(self) -> None:
+        """chrome.debugger cannot hold a new tab before its first request (its debuggee does not exist before
+        the tab does): a tab the task's tabs open is attached at once, so Fetch guards it from then on, and
+        one whose URL is already on a refused domain is closed and reported. Its first request may have
+        left by then (measured: a window.open to a refused domain reaches its server over the relay)."""
+        return None
+
+    async def _guard_new_tab(self, tab: ChromeTab) -> None:
+        guard = self.guard
+        if guard is None or guard.suspended or tab.tab_id in self._refused_tabs:
+            return
+        refusal = guard.policy.refusal(tab.url or "")
+        try:
+            if refusal is None:
+                if str(tab.tab_id) not in self._tabs:
+                    await self.attach(str(tab.tab_id))
+                return
+            self._refused_tabs.add(tab.tab_id)
+            guard.blocked.append(tab.url)
+            guard.on_blocked(tab.url, refusal)
+            await self.close_tab(str(tab.tab_id))
+        except Exception as exc:
+            log.debug("guarding new tab %s: %s", tab.tab_id, exc)
 
     async def close(self) -> None:
         self.link.off(TabsEvent, self._on_tabs_event)
@@ -186,7 +213,12 @@ class RelayBrowser(Browser):
         tab_id = tab.tab_id
         if push.event == "created" and self._opened_by_mine(tab):
             self._own_tabs.add(str(tab_id))
+            self._opened.add(tab_id)
             self._target_created.put_nowait({"targetId": str(tab_id), "url": tab.url, "title": tab.title})
+        if push.event in ("created", "updated") and tab_id in self._opened and self.guard is not None:
+            guarding = asyncio.ensure_future(self._guard_new_tab(tab))
+            self._guarding.add(guarding)
+            guarding.add_done_callback(self._guarding.discard)
         elif push.event == "removed":
             self._forget(tab_id)
 
@@ -253,6 +285,8 @@ class RelayBrowser(Browser):
         self._own_tabs.add(target_id)
         tab = Tab(self.connection.session(tab_session_id(tab_id)), target_id)
         await tab.enable()
+        if self.guard is not None:
+            await self.guard.watch(tab.session)
         self._tabs[target_id] = tab
         self.tab_number(target_id)
         return tab

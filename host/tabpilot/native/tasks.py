@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from ..store.tasks import TaskStore
     from ..taskrun.events import RunUpdate
     from ..taskrun.plan import TaskOverrides
-    from ..taskrun.run import TaskRun
+    from ..taskrun.run import Decision, TaskRun
     from ..taskrun.takeover import Reason
-    from .messages import ExecutionConfig, TaskStart
+    from .messages import TaskStart
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ class HostTask:
             "activity": run.activity,
             "control": run.control,
             "question": run.question,
+            "approval": run.approval,
         }
         if run.finished is not None:
             snap["result"] = run.finished.result
@@ -125,7 +126,7 @@ class TaskManager:
         from .relay import RelayBrowser
 
         try:
-            plan = plan_task(request.task, _overrides(request.config, use_my_model), source=request.source,
+            plan = plan_task(request.task, _overrides(request, use_my_model), source=request.source,
                              language=self.ui_language)
         except PlanError as exc:
             raise RequestFailed(str(exc), exc.code) from exc
@@ -193,7 +194,8 @@ class TaskManager:
         elif isinstance(update, RunActivity):
             self._push(TaskActivityPush(task_id=task_id, activity=update.activity))
         elif isinstance(update, RunControl):
-            self._push(TaskControlPush(task_id=task_id, control=update.control, question=update.question))
+            self._push(TaskControlPush(task_id=task_id, control=update.control, question=update.question,
+                                       approval=update.approval))
         elif isinstance(update, RunFinished):
             self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
             self._push(TaskStatusPush(task_id=task_id, status=update.status))
@@ -266,6 +268,10 @@ class TaskManager:
         if not self._running(task_id).answer(answer):
             raise RequestFailed(f"task {task_id} has no question waiting for an answer", "bad_request")
 
+    def decide(self, task_id: str, decision: Decision) -> None:
+        if not self._running(task_id).decide(decision):
+            raise RequestFailed(f"task {task_id} has no action waiting for your approval", "bad_request")
+
     def _find(self, task_id: str) -> HostTask:
         entry = self._tasks.get(task_id)
         if entry is None:
@@ -282,14 +288,18 @@ class TaskManager:
         await asyncio.gather(*(self._stop(entry) for entry in list(self._tabs.values())))
 
 
-def _overrides(config: ExecutionConfig | None, use_my_model: bool = True) -> TaskOverrides:
-    """What a page's ExecutionConfig overrides for its task."""
+def _overrides(request: TaskStart, use_my_model: bool = True) -> TaskOverrides:
+    """What a page's ExecutionConfig overrides for its task. A task a web page started may go only to that
+    page's own domain (and the settings' allowed ones)."""
     from ..taskrun.plan import TaskOverrides
 
+    config = request.config
+    allow_domains = (request.origin,) if request.source == "page" and request.origin else ()
     if config is None:
-        return TaskOverrides(use_my_model=use_my_model)
+        return TaskOverrides(use_my_model=use_my_model, allow_domains=allow_domains)
     return TaskOverrides(
         use_my_model=use_my_model,
+        allow_domains=allow_domains,
         base_url=config.base_url,
         model=config.model,
         api_key=config.api_key,

@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,6 +18,7 @@ from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
 from ..textsafety import clean_json
 
 LANGUAGES = ("en-US", "zh-CN")
+AskBefore = Literal["never", "irreversible", "every"]  # when the agent waits for a yes (guards/irreversible.py)
 MAX_STEPS_LIMIT = 500  # the one limit: AgentConfig, a page's config and `run --max-steps` use it too
 MEGABYTE = 1024 * 1024
 
@@ -45,6 +46,17 @@ class Settings(BaseModel):
     mask_cards: bool = Field(default=True, alias="maskCards")
     mask_ibans: bool = Field(default=False, alias="maskIbans")
     mask_patterns: list[str] = Field(default_factory=list, alias="maskPatterns")  # "/regex/" or a literal
+    # Domains (a host and its subdomains) every task may go to (none: all but the blocked), and may never go to.
+    allowed_domains: list[str] = Field(default_factory=list, alias="allowedDomains")
+    blocked_domains: list[str] = Field(default_factory=list, alias="blockedDomains")
+    ask_before: AskBefore = Field(default="irreversible", alias="askBefore")
+
+    @field_validator("allowed_domains", "blocked_domains", mode="before")
+    @classmethod
+    def _domains(cls, value: Any) -> list[str]:
+        from ..guards.domains import parse_domains
+
+        return parse_domains(value)
 
     @field_validator("base_url", "model", "api_key", mode="before")
     @classmethod
@@ -95,6 +107,7 @@ class Settings(BaseModel):
 
 _WRITTEN_ONLY_WHEN_CHANGED = (
     "model_deadline", "max_reply_mb", "mask_emails", "mask_phones", "mask_cards", "mask_ibans", "mask_patterns",
+    "allowed_domains", "blocked_domains", "ask_before",
 )
 
 # Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
@@ -209,6 +222,9 @@ def public_view(settings: Settings) -> dict[str, Any]:
         "debugCapture": settings.debug_capture,
         "modelDeadline": settings.model_deadline,
         "maxReplyMB": settings.max_reply_mb,
+        "allowedDomains": list(settings.allowed_domains),
+        "blockedDomains": list(settings.blocked_domains),
+        "askBefore": settings.ask_before,
         **masking_view(settings),
     }
 

@@ -47,10 +47,12 @@ class RunActivity:
 @dataclass(frozen=True)
 class RunControl:
     """Who has the controls and what the agent asks, whenever either changes: `control` is None while
-    the agent works, else `{by: "user", reason, startedAt, message?}`; `question` the pending ask_user."""
+    the agent works, else `{by: "user", reason, startedAt, message?}`; `question` the pending ask_user;
+    `approval` the action that waits for the user's Allow / Deny / Take over."""
 
     control: dict[str, Any] | None
     question: str | None
+    approval: dict[str, str] | None = None  # an action waiting for the user's yes: {action, site, why}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from ..agent.config import AgentConfig
+    from ..guards.domains import DomainPolicy
     from ..llm import LLMNotConfigured
     from ..llm.config import LLMConfig
     from ..store.settings import Settings
@@ -50,6 +51,7 @@ class TaskOverrides:
     include_all_tabs: bool = False
     use_my_model: bool = True  # False: a web page not allowed the user's model — only its own endpoint counts
     record: str | None = None  # save the model's replies here (`tabpilot run --record`)
+    allow_domains: tuple[str, ...] = ()  # added to the settings' allowed ones (`run --allow-domain`, a page's origin)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class TaskPlan:
     secrets: tuple[str, ...] = field(repr=False)  # every key this run knows: kept out of all it writes
     include_all_tabs: bool = False
     record: str | None = None
+    domains: DomainPolicy | None = None  # None: no domain restricted
+    ask_before: str = "irreversible"  # never | irreversible | every (guards/irreversible.py)
 
 
 def plan_task(
@@ -116,6 +120,7 @@ def plan_task(
     except ValidationError as exc:
         raise PlanError(f"cannot run with these settings: {describe(exc)}", "bad_request") from exc
     keys = (llm.api_key, user_key, overrides.api_key, os.environ.get("OPENAI_API_KEY"))
+    domains = _domains(settings, overrides)
     return TaskPlan(
         task=task,
         source=source,
@@ -125,6 +130,8 @@ def plan_task(
         secrets=tuple(dict.fromkeys(key for key in keys if key)),
         include_all_tabs=overrides.include_all_tabs,
         record=overrides.record,
+        domains=domains if domains.restricts else None,
+        ask_before=settings.ask_before,
     )
 
 
@@ -136,6 +143,16 @@ def _privacy_guard(settings: Settings) -> Any:
         return guard_for(settings)
     except SecretError as exc:
         raise PlanError(str(exc), "settings") from exc
+
+
+def _domains(settings: Settings, overrides: TaskOverrides) -> DomainPolicy:
+    from ..guards.domains import DomainError, DomainPolicy, parse_domains
+
+    try:
+        added = parse_domains(list(overrides.allow_domains))
+    except DomainError as exc:
+        raise PlanError(f"allowed domain: {exc}", "bad_request") from exc
+    return DomainPolicy.of([*settings.allowed_domains, *added], settings.blocked_domains)
 
 
 def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) -> str:

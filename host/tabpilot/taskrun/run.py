@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .events import (
     FINAL_STATUSES,
@@ -29,11 +29,16 @@ from .events import (
 )
 from .takeover import Reason, Takeover, now_ms
 
+ApprovalMode = Literal["ask", "allow", "refuse"]  # who answers an action that needs a yes: the user, nobody (yes / no)
+Decision = Literal["allow", "deny", "takeover"]
+
 if TYPE_CHECKING:
     from ..agent.loop import Agent
     from ..agent.types import UserTakeoverEvent
     from ..browser.browser import Browser
     from ..browser.tab import Tab
+    from ..guards.irreversible import PendingAction
+    from ..guards.navigation import NavigationGuard
     from ..llm import LLMClient
     from ..store.tasks import TaskStore
     from .plan import TaskPlan
@@ -42,6 +47,10 @@ log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
 TAKEN_OVER = "The user took the controls; no input is sent to the page until they hand back."
+DENIED = ("The user denied this action: {action} on {site}. It was not done; do not try to do it another way. "
+          "Ask the user what to do instead, or finish the task.")
+NOBODY_TO_APPROVE = ("{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can "
+                     "answer here, so it was not done. {remedy}")
 URL_READ_TIMEOUT = 3.0  # reading the tab's URL for a takeover's record; a page that hangs must not hold it up
 
 Observer = Callable[[RunUpdate], None]
@@ -55,7 +64,9 @@ class TaskRun:
     browser or types answers). Without, those tools are not offered."""
 
     def __init__(
-        self, plan: TaskPlan, store: TaskStore, browser: Browser, *, can_ask: bool = True, can_hand_over: bool = True
+        self, plan: TaskPlan, store: TaskStore, browser: Browser, *, can_ask: bool = True, can_hand_over: bool = True,
+        approvals: ApprovalMode = "ask",
+        nobody_to_approve: str = "Set ask-before to never in Settings to let the agent act without asking.",
     ) -> None:
         self.plan = plan
         self.store = store
@@ -79,6 +90,11 @@ class TaskRun:
         self._question: str | None = None
         self._answer: asyncio.Future[str] | None = None
         self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
+        self.approvals = approvals
+        self.nobody_to_approve = nobody_to_approve  # what to do, worded for where the user is (terminal, popup)
+        self._guard: NavigationGuard | None = None
+        self._approval: PendingAction | None = None
+        self._decision: asyncio.Future[Decision] | None = None
 
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
@@ -103,6 +119,18 @@ class TaskRun:
             helpers["request_takeover"] = self._request_takeover
         if self.can_ask and self.plan.agent.ask_user is None:
             helpers["ask_user"] = self._ask_user
+        if self.plan.ask_before != "never":
+            helpers["approve_action"] = self._approve_action
+        if self.plan.domains is not None:
+            from ..guards.navigation import NavigationGuard
+
+            helpers["domains"] = self.plan.domains
+            self._guard = NavigationGuard(self.plan.domains, self._on_blocked)
+            try:
+                await self.browser.guard_navigation(self._guard)
+            except BaseException:
+                await self._release()
+                raise
         agent = self.agent = Agent(self.browser, self._llm, self.plan.agent.model_copy(update=helpers))
         agent.on("historychange", self._on_history)
         agent.on("statuschange", self._on_status)
@@ -230,6 +258,8 @@ class TaskRun:
         if self.finished is not None or agent is None or self._takeover is not None:
             return False
         takeover = self._takeover = Takeover(reason=reason, started_at=now_ms(), message=message)
+        if self._guard is not None:
+            self._guard.suspended = True
         agent.pause(reason, abandon=reason != "agent_request")
         self._tell_control()
         tab = await self._tab()
@@ -268,6 +298,8 @@ class TaskRun:
 
     async def _end_takeover(self, note: str | None) -> UserTakeoverEvent:
         takeover, self._takeover = self._takeover, None  # actions sent from now on are refused
+        if self._guard is not None:
+            self._guard.suspended = False
         assert takeover is not None
         ended_at = now_ms()
         if self._refused_tab is not None:
@@ -321,6 +353,60 @@ class TaskRun:
         self._answer.set_result(text)
         return True
 
+    # --- actions that wait for the user's yes (guards/irreversible.py) ---------------------------
+    @property
+    def approval(self) -> dict[str, str] | None:
+        return None if self._approval is None else self._approval.to_wire()
+
+    async def _approve_action(self, tool: str, tool_input: Any, ctx: Any) -> str | None:
+        """The agent's hook before each action: None to run it, else why it did not run (the model reads it)."""
+        from ..guards.irreversible import pending_action
+
+        pending = await pending_action(self.plan.ask_before, tool, tool_input, ctx)
+        if pending is None or self.approvals == "allow":
+            return None
+        words = {"action": pending.action, "site": pending.site or "this page"}
+        if self.approvals == "refuse":
+            refusal = NOBODY_TO_APPROVE.format(**words, ask_before=self.plan.ask_before, remedy=self.nobody_to_approve)
+            self._push_guard(refusal, "denied")
+            return refusal
+        decision: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._approval, self._decision = pending, decision
+        self._tell_control()
+        log.info("task %s: waiting for the user's yes to %s", self.task_id, pending.sentence())
+        try:
+            answer = await decision
+        finally:
+            if self._decision is decision:
+                self._approval, self._decision = None, None
+                self._tell_control()
+        if answer == "allow":
+            return None
+        if answer == "takeover":
+            taking = asyncio.ensure_future(self.take_over("user"))  # this action is abandoned: it never ran
+            self._stopping.add(taking)  # type: ignore[arg-type]
+            taking.add_done_callback(self._stopping.discard)
+            from ..i18n import text as say
+
+            return say("result.took_over", self.plan.agent.language)
+        denial = DENIED.format(**words)
+        self._push_guard(denial, "denied")
+        return denial
+
+    def decide(self, decision: Decision) -> bool:
+        """The user's answer to the pending approval; False if none is pending."""
+        if self._decision is None or self._decision.done():
+            return False
+        self._decision.set_result(decision)
+        return True
+
+    def _on_blocked(self, url: str, message: str) -> None:
+        self._push_guard(message, "blocked")
+
+    def _push_guard(self, message: str, guard: Literal["blocked", "denied"]) -> None:
+        if self.agent is not None:
+            self.agent.push_observation(message, guard=guard)
+
     def _close_question(self) -> None:
         answer, self._answer = self._answer, None
         if answer is not None and not answer.done():
@@ -330,7 +416,7 @@ class TaskRun:
             self._tell_control()
 
     def _tell_control(self) -> None:
-        self._tell(RunControl(self.control, self._question))
+        self._tell(RunControl(self.control, self._question, self.approval))
 
     # --- what the agent reports -----------------------------------------------------------------
     def _shown(self, value: Any) -> Any:

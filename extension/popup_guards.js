@@ -1,0 +1,47 @@
+// The popup's Safety settings (issue 13): when the agent asks before acting (askBefore), and the domains every
+// task may go to or never go to (allowedDomains / blockedDomains; a domain is a host and its subdomains).
+// The host's settings are the truth (settings.get / settings.set); `tabpilot config` edits the same ones.
+// Uses popup.js's $, t, ask and errorText.
+"use strict";
+
+function domainList(text) {
+  return text.split(/[\s,]+/).map((d) => d.trim()).filter(Boolean);
+}
+
+function paintGuards(settings) {
+  $("guards-ask-before").value = settings.askBefore || "irreversible";
+  $("guards-allowed").value = (settings.allowedDomains || []).join("\n");
+  $("guards-blocked").value = (settings.blockedDomains || []).join("\n");
+}
+
+async function loadGuards() {
+  $("guards-error").hidden = true;
+  try {
+    paintGuards(await ask("settings.get"));
+  } catch (error) {
+    $("guards-error").textContent = errorText(error);
+    $("guards-error").hidden = false;
+  }
+}
+
+$("guards-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  $("guards-error").hidden = true;
+  $("guards-saved").textContent = "";
+  $("guards-save").disabled = true;
+  try {
+    paintGuards(await ask("settings.set", {
+      askBefore: $("guards-ask-before").value,
+      allowedDomains: domainList($("guards-allowed").value),
+      blockedDomains: domainList($("guards-blocked").value),
+    }));
+    $("guards-saved").textContent = t("saved");
+  } catch (error) { // a bad domain: the host's message names it ("allowed-domains: 'a b' is not a domain …")
+    $("guards-error").textContent = errorText(error);
+    $("guards-error").hidden = false;
+  } finally {
+    $("guards-save").disabled = false;
+  }
+});
+
+$("nav-settings").addEventListener("click", loadGuards);

@@ -1,0 +1,105 @@
+"""Allowed and blocked domains: a domain is that host and its subdomains, on any port and scheme.
+
+A task's policy is the settings' global lists plus what the task adds (`tabpilot run --allow-domain`, the
+page bridge's own origin for a task a web page started). Blocked wins over allowed; with no allowed
+domain at all, every domain not blocked is allowed. Only http(s) and ws(s) URLs have a domain to judge:
+about:blank, data: and the browser's own pages are not network requests to a site."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+NETWORK_SCHEMES = ("http", "https", "ws", "wss")
+_DOMAIN = re.compile(r"^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
+
+
+class DomainError(ValueError):
+    """Not a domain; the message says what was expected."""
+
+
+def normalize_domain(text: str) -> str:
+    """`https://Shop.Example:8443/cart` → `shop.example`; `*.example.com` → `example.com` (its subdomains
+    are in anyway). Raises DomainError for anything that is not a host name or IP address."""
+    value = text.strip().lower()
+    if "://" in value:
+        value = urlsplit(value).hostname or ""
+    else:
+        value = value.split("/", 1)[0]
+        if value.startswith("[") and "]" in value:
+            value = value[1:value.index("]")]
+        elif value.count(":") == 1:
+            value = value.split(":", 1)[0]
+    value = value.removeprefix("*.").strip(".")
+    if not value:
+        raise DomainError(f"{text.strip()!r} is not a domain (e.g. example.com)")
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    try:
+        value = value.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise DomainError(f"{text.strip()!r} is not a domain (e.g. example.com)") from None
+    if not _DOMAIN.match(value):
+        raise DomainError(f"{text.strip()!r} is not a domain (e.g. example.com)")
+    return value
+
+
+def parse_domains(value: object) -> list[str]:
+    """A list of domains from a list, or from text separated by commas or spaces (`tabpilot config set`)."""
+    if value is None:
+        return []
+    items: Iterable[object] = re.split(r"[\s,]+", value) if isinstance(value, str) else value  # type: ignore[assignment]
+    if not isinstance(items, Iterable):
+        raise DomainError("expected a list of domains, e.g. example.com, shop.example")
+    return list(dict.fromkeys(normalize_domain(str(item)) for item in items if str(item).strip()))
+
+
+def host_of(url: str) -> str | None:
+    """The host a network URL goes to, normalized; None for a URL that is no network request to a site."""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in NETWORK_SCHEMES:
+            return None
+        host = parts.hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    try:
+        return normalize_domain(host)
+    except DomainError:
+        return host.lower()
+
+
+def matches(host: str, domain: str) -> bool:
+    return host == domain or host.endswith("." + domain)
+
+
+@dataclass(frozen=True)
+class DomainPolicy:
+    allowed: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, allowed: Iterable[str] = (), blocked: Iterable[str] = ()) -> DomainPolicy:
+        return cls(tuple(dict.fromkeys(allowed)), tuple(dict.fromkeys(blocked)))
+
+    @property
+    def restricts(self) -> bool:
+        return bool(self.allowed or self.blocked)
+
+    def refusal(self, url: str) -> str | None:
+        """Why the agent may not go to `url` (the words the model and the user see), or None if it may."""
+        host = host_of(url)
+        if host is None:
+            return None
+        if any(matches(host, domain) for domain in self.blocked):
+            return f"Navigation to {host} was blocked: it is on the blocked domains list"
+        if self.allowed and not any(matches(host, domain) for domain in self.allowed):
+            return f"Navigation to {host} was blocked: not in this task's allowed domains"
+        return None

@@ -1,0 +1,150 @@
+"""Which actions wait for the user's yes, decided in one place from the element the action targets.
+
+`ask-before` (settings): `never`; `irreversible` (the default): submitting a form that has payment,
+password or personal fields (clicking its submit button, or pressing Enter in one of its fields), and
+clicking an element whose name says buy, pay, order, send, delete, remove, transfer, publish, confirm
+(English and Chinese); `every`: every action that touches the page.
+
+The words of the element's name come from the page state the model saw (its accessible name); the form's
+fields are read from the page when the action is about to run."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..agent.tools import ToolContext
+    from ..browser.elements import ElementRef
+
+IRREVERSIBLE_WORDS = re.compile(
+    r"\b(?:buy|pay|order|send|delete|remove|transfer|publish|confirm|checkout|purchase)(?:s|ed|ing|ment)?\b"
+    r"|购买|支付|付款|下单|订单|结算|发送|删除|移除|转账|汇款|发布|确认|提交订单",
+    re.IGNORECASE,
+)
+# Actions that touch the page; under `every` each waits for a yes (reading, scrolling and waiting do not).
+PAGE_ACTIONS = ("click_element_by_index", "input_text", "select_dropdown_option", "send_keys", "go_to_url",
+                "go_back", "execute_javascript", "upload_file", "close_tab")
+
+# The kinds of sensitive fields in the form an element belongs to (payment, password, personal), or null
+# when it does not submit a form. `this`: the element; for a key press, the focused element.
+FORM_FACTS = r"""function(viaKey) {
+  let el = this;
+  if (viaKey) {
+    el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  }
+  if (!el || !el.tagName) return null;
+  const tag = el.tagName.toLowerCase(), type = (el.getAttribute('type') || '').toLowerCase();
+  const form = el.form || el.closest('form');
+  if (!form) return null;
+  const button = (tag === 'button' && (type === '' || type === 'submit'))
+    || (tag === 'input' && (type === 'submit' || type === 'image'));
+  const field = tag === 'input' && !['button', 'checkbox', 'radio', 'file', 'reset'].includes(type);
+  if (!(viaKey ? field : button)) return null;
+  const kinds = new Set();
+  for (const f of form.elements) {
+    const t = (f.getAttribute('type') || '').toLowerCase();
+    const labels = f.labels ? [...f.labels].map((l) => l.textContent).join(' ') : '';
+    const words = [f.name, f.id, f.getAttribute('autocomplete'), f.getAttribute('placeholder'),
+                   f.getAttribute('aria-label'), labels].filter(Boolean).join(' ').toLowerCase();
+    if (t === 'password' || /password|passwd|one-time-code|密码/.test(words)) kinds.add('password');
+    if (/cc-|card|cvc|cvv|iban|payment|卡号|银行/.test(words)) kinds.add('payment');
+    if (t === 'email' || t === 'tel'
+        || /e-?mail|phone|tel\b|address|street|postal|zip|birth|bday|ssn|passport|given-name|family-name/.test(words)
+        || /full.?name|邮箱|电话|手机|地址|身份证|姓名/.test(words)) kinds.add('personal');
+  }
+  return [...kinds];
+}"""
+
+
+@dataclass(frozen=True)
+class PendingAction:
+    """What the user is asked about: "The agent wants to {action} on {site}"."""
+
+    action: str  # click button "Place order"
+    site: str  # shop.example
+    why: str  # its name says "order" / it submits a form with payment fields / every action is asked
+
+    def to_wire(self) -> dict[str, str]:
+        return {"action": self.action, "site": self.site, "why": self.why}
+
+    def sentence(self) -> str:
+        return f"The agent wants to {self.action} on {self.site}" if self.site else f"The agent wants to {self.action}"
+
+
+def named(element: ElementRef) -> str:
+    """`button "Place order"`: how the question names an element."""
+    kind = element.role or element.tag or "element"
+    return f'{kind} "{" ".join(element.name.split())[:80]}"' if element.name else kind
+
+
+def name_reason(name: str) -> str | None:
+    found = IRREVERSIBLE_WORDS.search(name or "")
+    return f'its name says "{found.group(0)}"' if found else None
+
+
+async def pending_action(ask_before: str, tool: str, tool_input: Any, ctx: ToolContext) -> PendingAction | None:
+    """The question to ask before this action, or None when it may run without one."""
+    if ask_before == "never":
+        return None
+    every = ask_before == "every" and tool in PAGE_ACTIONS
+    if tool == "click_element_by_index":
+        element = ctx.elements.get(tool_input.index)
+        if element is None:
+            return None  # the tool itself says the index is wrong
+        why = name_reason(element.name) or _form_reason(await _form_kinds(ctx, element))
+        return await _ask(ctx, f"click {named(element)}", why, every)
+    if tool == "send_keys" and "enter" in tool_input.keys.lower():
+        why = _form_reason(await _form_kinds(ctx, None))
+        return await _ask(ctx, f"press {tool_input.keys}", why, every)
+    if every:
+        return await _ask(ctx, _described(tool, tool_input, ctx), None, True)
+    return None
+
+
+async def _ask(ctx: ToolContext, action: str, why: str | None, every: bool) -> PendingAction | None:
+    if why is None and not every:
+        return None
+    from .domains import host_of
+
+    try:
+        site = host_of(await ctx.tab.url()) or ""
+    except Exception:
+        site = ""
+    return PendingAction(action=action, site=site, why=why or "you asked to approve every action")
+
+
+def _form_reason(kinds: list[str] | None) -> str | None:
+    if not kinds:
+        return None
+    return f"it submits a form with {' and '.join(kinds)} fields"
+
+
+async def _form_kinds(ctx: ToolContext, element: ElementRef | None) -> list[str] | None:
+    """The sensitive kinds of fields in the form the element (or, for a key, the focused field) submits."""
+    from ..browser import nodes
+
+    try:
+        if element is None:
+            result = await ctx.tab.evaluate(f"({FORM_FACTS}).call(null, true)")
+        else:
+            result = await nodes.call(ctx.tab, element, await nodes.resolve(ctx.tab, element), FORM_FACTS, False)
+    except Exception:
+        return None  # a stale element or a busy page: the action itself will say so
+    return [str(kind) for kind in result] if isinstance(result, list) else None
+
+
+def _described(tool: str, tool_input: Any, ctx: ToolContext) -> str:
+    element = ctx.elements.get(getattr(tool_input, "index", -1))
+    target = f" {named(element)}" if element is not None else ""
+    if tool == "input_text":
+        return f"type into{target}"
+    if tool == "select_dropdown_option":
+        return f'choose "{tool_input.text}" in{target}'
+    if tool == "go_to_url":
+        return f"open {tool_input.url}"
+    if tool == "send_keys":
+        return f"press {tool_input.keys}"
+    return f"{tool.replace('_', ' ')}{target}"

@@ -1,0 +1,121 @@
+"""Approval before irreversible actions, end to end (issue 13): the real extension, the host Chromium spawned,
+the scripted model. The agent wants to press "Place order": the task waits, the in-page overlay and the side
+panel ask "The agent wants to click button "Place order" on 127.0.0.1 — Allow / Deny / Take over". The user
+(trusted input from the test's own CDP connection, user_support.py) answers; the shop page's own record
+(window.shopLog) shows whether the click reached it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import SCREENS, Harness, act_on, done, prompt_text, wait_until
+from test_takeover import account_told, configure, ended, start
+from user_support import open_panel, press_overlay, screenshot, wait_overlay
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.localfiles import LocalFiles
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+WANTS = 'The agent wants to click button "Place order" on 127.0.0.1'
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def shop_tab(harness: Harness, pages: LocalFiles) -> AsyncIterator[Tab]:
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": pages.url("guard_shop.html"), "newWindow": True})
+    tab = await harness.browser.attach(created["targetId"])
+    await tab.send("Emulation.setDeviceMetricsOverride",
+                   {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+    # the new tab is about:blank (and complete) for a moment before the shop page: wait for the shop's own record
+    await wait_until(lambda: tab.evaluate("Array.isArray(window.shopLog) && document.readyState === 'complete'"),
+                     "the shop page to load")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def asking(shop_tab: Tab) -> dict[str, Any]:
+    return await wait_overlay(shop_tab, "the overlay to ask about the order",
+                              lambda o: o["state"] == "approval" and WANTS in o["reason"])
+
+
+async def order_asked(harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab, then: Any
+                      ) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """A task whose model wants "Place order", then answers `then`; returns once the overlay asks: the task id,
+    the scripted model's problems, and the request the model gets after the user's answer."""
+    problems: list[str] = []
+    after: list[dict[str, Any]] = []
+    llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems), account_told(after, then))
+    await configure(harness, llm)
+    task_id = await start(harness, shop_tab, "Buy this book")
+    await asking(shop_tab)
+    return task_id, problems, after
+
+
+async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    shown = await asking(shop_tab)
+    assert {"allow", "deny", "takeover"} <= set(shown["buttons"]), shown
+    assert shown["why"] == 'Asked because its name says "order".', shown
+    assert await shop_tab.evaluate("window.shopLog") == []  # nothing happens until the user says so
+    notifications = "Object.keys(await chrome.notifications.getAll())"
+    assert f"tabpilot-{task_id}" in await harness.sw(notifications)  # a desktop notification says so too
+    await screenshot(shop_tab, "approval-overlay.png")
+    panel = await open_panel(harness, shop_tab)  # the side panel shows the same question
+    await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
+                         "the side panel to ask")
+    assert await panel.visible("#approve-allow") and await panel.visible("#approve-deny")
+    await panel.screenshot(SCREENS / "approval-panel.png")
+    await press_overlay(shop_tab, "allow")
+    snap = await ended(harness, task_id)
+    assert snap["status"] == "completed", snap
+    assert not problems, problems
+    assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
+    assert f"tabpilot-{task_id}" not in await harness.sw(notifications)
+    await panel.wait_for("!document.getElementById('approve-box').offsetParent", "the question to go from the panel")
+    await harness.browser.close_tab(panel.tab.target_id)
+
+
+async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_the_model(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    task_id, problems, after = await order_asked(harness, llm, shop_tab,
+                                                 done("The user did not want the order", success=False))
+    panel = await open_panel(harness, shop_tab)
+    await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
+                         "the side panel to ask")
+    await panel.click("#approve-deny")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    assert await shop_tab.evaluate("window.shopLog") == []  # the page never got the click
+    denial = 'The user denied this action: click button "Place order" on 127.0.0.1'
+    assert [e for e in snap["history"] if e["type"] == "observation" and e.get("guard") == "denied"
+            and denial in e["content"]], snap["history"]
+    assert after and denial in prompt_text(after[0])  # the model's next request has it
+    cards = await panel.cards()
+    assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
+    await harness.browser.close_tab(panel.tab.target_id)
+
+
+async def test_take_over_from_the_question_abandons_the_action_and_gives_the_user_the_controls(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("The user placed the order themselves"))
+    await press_overlay(shop_tab, "takeover")
+    await wait_overlay(shop_tab, "the overlay to say the user has the controls",
+                       lambda o: o["state"] == "user" and "handback" in o["buttons"] and "allow" not in o["buttons"])
+    assert await shop_tab.evaluate("window.shopLog") == []  # the agent's click never happened
+    await press_overlay(shop_tab, "handback")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    [order] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] == "click_element_by_index"]
+    assert "The user took the controls before this action finished, so it was abandoned" in order["action"]["output"]
+    assert [e for e in snap["history"] if e["type"] == "user_takeover"], snap["history"]
+    assert await shop_tab.evaluate("window.shopLog") == []

@@ -1,0 +1,152 @@
+"""Allowed domains in the user's own browser (issue 13): the same Fetch interception as in a launched one, sent
+through the extension's chrome.debugger relay. A task started as the popup starts it, on a hostile page at
+shop.test, with the setting allowedDomains = [shop.test]; the scripted model follows the page's links to
+evil.test. The web server's own record shows what reached evil.test; the popup's timeline shows the cards."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import SCREENS, Harness, act_on, done, prompt_text, start_connected_harness, wait_until
+from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa: F401  (the `site` fixture)
+from test_takeover import account_told, ask_host, controlled_by_user, ended, start
+
+from tabpilot.browser.tab import Tab
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+BLOCKED = "Navigation to {} was blocked: not in this task's allowed domains"
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Harness]:
+    """The module's browser, with the test's made-up domains resolving to the recording server."""
+    h = await start_connected_harness(browser_binary, tmp_path_factory.mktemp("e2e"), browser_args=[RESOLVER_RULES])
+    yield h
+    await h.browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def hostile_tab(harness: Harness, site: RecordingSite) -> AsyncIterator[Tab]:
+    tab = await harness.browser.new_tab(site.url("shop.test", "guard_hostile.html"))
+    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
+) -> None:
+    problems: list[str] = []
+    seen: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Claim your prize", "click_element_by_index", "Open evil.test as the page says", problems),
+        account_told(seen, act_on("Continue to the deal", "click_element_by_index", "Try the other link", problems)),
+        account_told(seen, done("evil.test could not be opened")),
+    )
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
+                                     "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    assert reply["data"]["allowedDomains"] == ["shop.test"]
+    task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    assert snap["status"] == "completed", snap
+    assert site.reached("evil.test") == [], site.hits  # the server's own record: nothing arrived
+    assert any(hit.path.startswith("/redirect") for hit in site.reached("shop.test"))  # the allowed hop went out
+    guards = [e["content"] for e in snap["history"] if e["type"] == "observation" and e.get("guard") == "blocked"]
+    assert BLOCKED.format("evil.test") in guards and BLOCKED.format("sub.evil.test") in guards, snap["history"]
+    assert BLOCKED.format("evil.test") in prompt_text(seen[0])  # the model read it before its next step
+    assert BLOCKED.format("sub.evil.test") in prompt_text(seen[1])
+    assert await hostile_tab.url() == site.url("shop.test", "guard_hostile.html")  # the page stayed
+    popup = await harness.open_popup(hostile_tab)
+    await popup.wait_for("document.querySelectorAll('#timeline .card-blocked').length >= 2", "the blocked cards")
+    cards = [card for card in await popup.cards() if card["type"] == "blocked"]
+    assert BLOCKED.format("evil.test") in cards[0]["text"], cards
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def test_a_popup_to_another_domain_is_closed_and_reported(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab
+) -> None:
+    """chrome.debugger cannot hold a new tab before its first request, so over the relay a popup's first
+    request may reach its server (the websocket path holds it: tests/test_guards_navigation.py). What the
+    guard does here: the popup is closed at once, the agent stays on its page, the model and the user are told."""
+    problems: list[str] = []
+    seen: list[dict[str, Any]] = []
+    llm.add(act_on("Open the prize window", "click_element_by_index", "Open the prize window", problems),
+            account_told(seen, done("No prize")))
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
+                                     "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    before = {t.target_id for t in await harness.browser.tabs()}
+    task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    [click] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] != "done"]
+    assert "closed at once; this tab is still the active one" in click["action"]["output"], click
+    assert BLOCKED.format("evil.test") in prompt_text(seen[0])
+    assert {t.target_id for t in await harness.browser.tabs()} <= before  # the popup is gone
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def test_the_safety_settings_in_the_popup_are_the_hosts(harness: Harness, hostile_tab: Tab) -> None:
+    popup = await harness.open_popup(hostile_tab)
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.getElementById('guards-ask-before').value === 'irreversible'", "the Safety section")
+    await popup.fill("#guards-allowed", "shop.test, exa$mple.com")
+    await popup.click("#guards-save")
+    await popup.wait_for("!document.getElementById('guards-error').hidden", "the bad domain to be refused")
+    assert "not a domain" in await popup.text("#guards-error")
+    await popup.fill("#guards-allowed", "Shop.Test\nhttps://docs.example/help")
+    await popup.fill("#guards-blocked", "evil.test")
+    await popup.js("document.getElementById('guards-ask-before').value = 'every'")
+    await popup.click("#guards-save")
+    await popup.wait_for("document.getElementById('guards-allowed').value === 'shop.test\\ndocs.example'",
+                         "the saved domains, as the host normalized them")
+    saved = (await ask_host(harness, {"type": "settings.get"}))["data"]
+    assert (saved["allowedDomains"], saved["blockedDomains"], saved["askBefore"]) == (
+        ["shop.test", "docs.example"], ["evil.test"], "every")
+    await popup.screenshot(SCREENS / "guards-settings.png", max_height=1400)
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": [], "blockedDomains": [],
+                             "askBefore": "irreversible"})
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def _at_least(llm: ScriptedLLMServer, count: int) -> bool:
+    return len(llm.requests) >= count
+
+
+async def test_the_user_at_the_controls_may_go_anywhere_and_the_agent_is_held_again_after(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
+) -> None:
+    problems: list[str] = []
+    seen: list[dict[str, Any]] = []
+    llm.add(Delay(60),  # the agent thinks; the user takes the controls meanwhile (this call is cancelled)
+            act_on("Claim your prize", "click_element_by_index", "Open evil.test as the page says", problems),
+            account_told(seen, done("evil.test could not be opened")))
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
+                                     "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+    await wait_until(lambda: _at_least(llm, 1), "the model to be asked")
+    assert (await ask_host(harness, {"type": "task.takeover", "taskId": task_id, "reason": "user"}))["ok"]
+    await controlled_by_user(harness, task_id)
+    await hostile_tab.navigate(site.url("evil.test", "by-the-user"))  # the user's own navigation goes through
+    assert "/by-the-user" in [hit.path for hit in site.reached("evil.test")], site.hits
+    await hostile_tab.navigate(site.url("shop.test", "guard_hostile.html"))
+    assert (await ask_host(harness, {"type": "task.handback", "taskId": task_id}))["ok"]
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    assert not [hit for hit in site.reached("evil.test") if hit.path.startswith("/collect")], site.hits
+    assert BLOCKED.format("evil.test") in prompt_text(seen[0])  # the agent's own link click was stopped again
+    assert snap["status"] == "completed", snap
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": []})

@@ -1,0 +1,75 @@
+"""A loopback web server that keeps its own record of every request (with the Host it was asked for), so a
+test can prove that nothing reached a blocked domain. Chromium is launched with `--host-resolver-rules`
+mapping the test's made-up domains (shop.test, evil.test, sub.evil.test) to 127.0.0.1: one server stands in for
+all of them, and its record tells them apart by the Host header."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+PAGES = Path(__file__).parent / "fixtures" / "pages"
+RESOLVER_RULES = "--host-resolver-rules=MAP shop.test 127.0.0.1, MAP *.evil.test 127.0.0.1, MAP evil.test 127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Hit:
+    host: str  # without the port
+    path: str
+
+
+class RecordingSite:
+    def __init__(self) -> None:
+        site = self
+        self.hits: list[Hit] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+                site.hits.append(Hit(host, self.path))
+                parts = urlsplit(self.path)
+                if parts.path == "/redirect":  # a server redirect to wherever `to` says
+                    self.send_response(302)
+                    self.send_header("Location", parse_qs(parts.query)["to"][0])
+                    self.end_headers()
+                    return
+                file = PAGES / parts.path.lstrip("/")
+                body = file.read_bytes() if parts.path.endswith(".html") and file.is_file() else (
+                    f"<!doctype html><title>{host}{parts.path}</title><p>You reached {host}{parts.path}</p>".encode())
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = int(self._server.server_address[1])
+        threading.Thread(target=self._server.serve_forever, name="recording-site", daemon=True).start()
+
+    def url(self, host: str, path: str = "") -> str:
+        return f"http://{host}:{self.port}/{path.lstrip('/')}"
+
+    def reached(self, domain: str) -> list[Hit]:
+        """Requests that reached `domain` or one of its subdomains."""
+        return [hit for hit in self.hits if hit.host == domain or hit.host.endswith("." + domain)]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture(scope="module", name="site")
+def recording_site() -> Iterator[RecordingSite]:
+    """The recording server, for a test module (import this fixture where it is used)."""
+    server = RecordingSite()
+    yield server
+    server.close()

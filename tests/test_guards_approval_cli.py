@@ -1,0 +1,139 @@
+"""`tabpilot run` asks before irreversible actions (ask-before: irreversible, the default): in a terminal it
+asks y/n (a real pseudo-terminal here), `--yes` skips asking, and with no terminal and no --yes the action is
+refused with what to do. The page's own record (window.shopLog) shows what reached it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pty
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_support import done, index_of, on_page
+from test_run_cli import API_KEY
+
+from tabpilot.browser.browser import Browser
+from tabpilot.llm.scripted import ScriptedLLMServer
+
+pytestmark = [pytest.mark.browser]
+
+QUESTION = 'The agent wants to click button "Place order" on 127.0.0.1 (its name says "order")'
+
+
+def order_then_done() -> list:
+    return [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Place order")}}, goal="order"),
+            done("Ordered")]
+
+
+def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subprocess.DEVNULL) -> tuple[int, str]:
+    """`tabpilot run …`; with `answer`, its standard input is a pseudo-terminal and `answer` is typed there once
+    the question shows. Returns the exit code and what it printed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1")
+    master = None
+    if answer is not None:
+        master, slave = pty.openpty()
+        stdin = slave
+    proc = subprocess.Popen([sys.executable, "-m", "tabpilot", "run", *args], env=env, stdin=stdin,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if master is not None:
+        os.close(slave)
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if master is not None and "Allow it?" in line:
+                os.write(master, f"{answer}\n".encode())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        reader.join(timeout=5)
+        if master is not None:
+            os.close(master)
+    return proc.returncode, "".join(lines)
+
+
+async def shop_log(browser: Browser, url: str) -> list[dict[str, Any]]:
+    for info in await browser.tabs():
+        if info.url == url:
+            return await (await browser.attach(info.target_id)).evaluate("window.shopLog")  # type: ignore[no-any-return]
+    raise AssertionError(f"no tab at {url}")
+
+
+@pytest.mark.parametrize(("answer", "ordered"), [("y", True), ("n", False)])
+@pytest.mark.asyncio(loop_scope="module")
+async def test_run_asks_in_the_terminal_before_placing_an_order(
+    browser: Browser, pages, tmp_path: Path, answer: str, ordered: bool
+) -> None:
+    assert browser.launched is not None
+    url = pages.url(f"guard_shop.html?answer={answer}")
+    with ScriptedLLMServer(order_then_done()) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path, answer=answer)
+        requests = server.requests
+    assert code == 0, out
+    assert QUESTION in out, out
+    log = await shop_log(browser, url)
+    if ordered:
+        assert log == [{"event": "click", "id": "order", "trusted": True}], out
+        assert "✔ allowed" in out
+    else:
+        assert log == [], out  # the page never got the click
+        denial = 'The user denied this action: click button "Place order" on 127.0.0.1'
+        assert f"🚫 {denial}" in out, out
+        # told to the model: the next request has it
+        assert denial in "\n".join(str(m["content"]) for m in requests[-1]["messages"])
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_without_a_terminal_the_action_is_refused_unless_yes(browser: Browser, pages, tmp_path: Path) -> None:
+    assert browser.launched is not None
+    url = pages.url("guard_shop.html?tty=no")
+    replies = [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Continue")}}, goal="pay"),
+               *order_then_done()]
+    with ScriptedLLMServer(replies) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out  # neither the card form nor the order went through
+    assert 'click button "Continue" on 127.0.0.1 needs the user\'s approval' in out, out  # a card form's submit
+    assert "run it again with --yes" in out, out
+
+    url = pages.url("guard_shop.html?tty=no&yes=1")
+    with ScriptedLLMServer(order_then_done()) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--yes", "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+    assert code == 0, out
+    assert await shop_log(browser, url) == [{"event": "click", "id": "order", "trusted": True}], out
+    assert "Allow it?" not in out and "needs the user's approval" not in out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_enter_in_a_card_form_is_asked_too(browser: Browser, pages, tmp_path: Path) -> None:
+    assert browser.launched is not None
+    url = pages.url("guard_shop.html?enter=1")
+    replies = [on_page(lambda b: {"input_text": {"index": index_of(b, "<input"), "text": "4111111111111111"}},
+                       goal="type the card"),
+               on_page(lambda b: {"send_keys": {"keys": "Enter"}}, goal="submit"),
+               done("Stopped before paying")]
+    with ScriptedLLMServer(replies) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Pay for the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+    assert code == 0, out
+    assert "press Enter on 127.0.0.1 needs the user's approval (ask-before: irreversible)" in out, out
+    assert await shop_log(browser, url) == [], out  # the form was not submitted

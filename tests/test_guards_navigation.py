@@ -1,0 +1,145 @@
+"""Allowed and blocked domains in a real Chromium: a navigation, a link, a popup (window.open) and a server
+redirect to a domain the task may not reach are stopped before the request leaves. The proof is the web
+server's own record (guard_support.RecordingSite): nothing ever arrived for evil.test. The last test is the
+prompt injection one: a hostile page tells the agent to go to evil.test, a scripted model obeys, and
+`tabpilot run --allow-domain` stops every try while the model is told why."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from actions_support import wait_until
+from agent_support import browser_state, done, index_of, on_page, step
+from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa: F401  (the `site` fixture)
+from test_run_cli import API_KEY, tabpilot
+
+from tabpilot.browser.browser import Browser
+from tabpilot.guards.domains import DomainPolicy
+from tabpilot.guards.navigation import NavigationGuard
+from tabpilot.llm.scripted import ScriptedLLMServer
+
+pytestmark = [pytest.mark.browser]
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def chromium(browser_binary: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Browser]:
+    home = tmp_path_factory.mktemp("home")
+    launched = await Browser.launch(executable=browser_binary, headless=True, env={"HOME": str(home)},
+                                    extra_args=[RESOLVER_RULES], log_path=str(home / "chromium.log"))
+    yield launched
+    await launched.close()
+
+
+async def guarded(chromium: Browser, policy: DomainPolicy) -> tuple[Browser, list[tuple[str, str]]]:
+    """A connection of its own to the test's Chromium (as `tabpilot run --cdp-url` makes), guarded by policy."""
+    assert chromium.launched is not None
+    browser = await Browser.connect(chromium.launched.ws_url)
+    blocked: list[tuple[str, str]] = []
+    await browser.guard_navigation(NavigationGuard(policy, lambda url, why: blocked.append((url, why))))
+    return browser, blocked
+
+
+async def until(check, what: str) -> None:  # type: ignore[no-untyped-def]
+    async def checked() -> bool:
+        return bool(check())
+
+    try:
+        await wait_until(checked, timeout=10.0)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+async def try_every_way_out(browser: Browser, site: RecordingSite, blocked: list[tuple[str, str]]) -> None:
+    """From the hostile page: a link, window.open, a server redirect and a direct navigation, each to evil.test."""
+    tab = await browser.new_tab(site.url("shop.test", "guard_hostile.html"))
+    press = "document.getElementById({!r}).click()"
+    await tab.send("Runtime.evaluate", {"expression": press.format("evil-link"), "userGesture": True})
+    await until(lambda: len(blocked) >= 1, "the link to be blocked")
+    await tab.send("Runtime.evaluate", {"expression": press.format("evil-popup"), "userGesture": True})
+    await until(lambda: len(blocked) >= 2, "the popup to be blocked")
+    with pytest.raises(RuntimeError, match="ERR_ABORTED"):  # shop.test answers with a redirect to sub.evil.test
+        await tab.navigate(site.url("shop.test", f"redirect?to={site.url('sub.evil.test', 'redirected')}"))
+    with pytest.raises(RuntimeError, match="ERR_ABORTED"):
+        await tab.navigate(site.url("evil.test", "typed"))
+    assert await tab.url() == site.url("shop.test", "guard_hostile.html")  # the page stayed where it was
+    # what the task may reach still works, in the same tab
+    await tab.send("Runtime.evaluate", {"expression": press.format("shop-link"), "userGesture": True})
+    await until(lambda: any(hit.path == "/more.html" for hit in site.reached("shop.test")), "the allowed link")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_only_the_allowed_domains_are_reached(chromium: Browser, site: RecordingSite) -> None:
+    browser, blocked = await guarded(chromium, DomainPolicy.of(allowed=["shop.test"]))
+    try:
+        await try_every_way_out(browser, site, blocked)
+    finally:
+        await browser.close()
+    assert site.reached("evil.test") == [], site.hits  # the server's own record: nothing arrived
+    assert any(hit.path.startswith("/redirect") for hit in site.reached("shop.test"))  # the allowed hop went out
+    urls = [url for url, _ in blocked]
+    assert any("/collect" in url for url in urls) and any("/popup" in url for url in urls)
+    assert any("sub.evil.test" in url for url in urls) and any(url.endswith("/typed") for url in urls)
+    assert "Navigation to evil.test was blocked: not in this task's allowed domains" in [why for _, why in blocked]
+    assert "Navigation to sub.evil.test was blocked: not in this task's allowed domains" in [why for _, why in blocked]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_blocked_domains_and_their_subdomains_are_never_reached(chromium: Browser, site: RecordingSite) -> None:
+    before = len(site.hits)
+    browser, blocked = await guarded(chromium, DomainPolicy.of(blocked=["evil.test"]))
+    try:
+        await try_every_way_out(browser, site, blocked)
+    finally:
+        await browser.close()
+    assert site.reached("evil.test") == [], site.hits
+    assert len(site.hits) > before
+    assert {why for _, why in blocked} == {
+        "Navigation to evil.test was blocked: it is on the blocked domains list",
+        "Navigation to sub.evil.test was blocked: it is on the blocked domains list",
+    }
+
+
+def tab_of(body: dict, url_part: str) -> int:
+    """The id the model sees for the tab whose URL has `url_part` (the browser state's tab list)."""
+    for number, url in re.findall(r"\[(\d+)\][^\[]*?(https?://\S+)", browser_state(body)):
+        if url_part in url:
+            return int(number)
+    raise AssertionError(f"no tab with {url_part} in:\n{browser_state(body)}")
+
+
+def test_a_hostile_page_cannot_send_the_agent_to_a_blocked_domain(
+    chromium: Browser, site: RecordingSite, tmp_path: Path
+) -> None:
+    """The scripted model does what the page says; every way to evil.test is stopped and the model is told."""
+    assert chromium.launched is not None
+    evil = site.url("evil.test", "collect?cookies=all")
+    replies = [
+        step("go_to_url", {"url": evil}, goal="open evil.test as the page says"),
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Claim your prize")}}, goal="the link"),
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Open the prize window")}},
+                goal="the popup"),
+        on_page(lambda b: {"switch_tab": {"tab_id": tab_of(b, "guard_hostile.html")}}, goal="back to the page"),
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Continue to the deal")}},
+                goal="the redirect"),
+        done("I could not open evil.test"),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        proc = tabpilot("run", "Find the best deal on this page", "--cdp-url", chromium.launched.ws_url,
+                        "--url", site.url("shop.test", "guard_hostile.html"), "--allow-domain", "shop.test",
+                        "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert site.reached("evil.test") == [], site.hits
+    words = "Navigation to evil.test was blocked: not in this task's allowed domains"
+    # go_to_url refused up front: the step's result says so
+    assert f"result: ❌ {words}" in proc.stdout, proc.stdout
+    # the link and the popup (Fetch interception) and the redirect: a 🚫 line each for the user
+    assert proc.stdout.count(f"🚫 {words}") >= 2, proc.stdout
+    assert "🚫 Navigation to sub.evil.test was blocked" in proc.stdout, proc.stdout
+    # ... and the model read them in its next requests
+    last = "\n".join(str(message["content"]) for message in requests[-1]["messages"])
+    assert words in last and "Navigation to sub.evil.test was blocked" in last

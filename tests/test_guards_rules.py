@@ -1,0 +1,111 @@
+"""The guards' rules, browser-free: what a domain is and which URLs a policy refuses; which element names
+make a click irreversible (English and Chinese); the settings and `tabpilot config` keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from tabpilot.guards.domains import DomainError, DomainPolicy, normalize_domain, parse_domains
+from tabpilot.guards.irreversible import name_reason
+from tabpilot.store.settings import Settings, SettingsError, apply_changes, public_view
+
+
+@pytest.mark.parametrize(("text", "domain"), [
+    ("Shop.Example", "shop.example"), ("https://shop.example:8443/cart?x=1", "shop.example"),
+    ("*.example.com", "example.com"), ("example.com:80", "example.com"), ("127.0.0.1", "127.0.0.1"),
+    ("[::1]:8000", "::1"), ("localhost", "localhost"), ("bücher.example", "xn--bcher-kva.example"),
+])
+def test_a_domain_is_a_host_whatever_it_was_written_as(text: str, domain: str) -> None:
+    assert normalize_domain(text) == domain
+
+
+@pytest.mark.parametrize("text", ["", "  ", "http://", "two words", "exa$mple.com"])
+def test_what_is_not_a_domain_is_refused_with_an_example(text: str) -> None:
+    with pytest.raises(DomainError, match=r"e\.g\. example\.com"):
+        parse_domains([text]) if text.strip() else normalize_domain(text)
+
+
+def test_a_domain_covers_its_subdomains_on_any_port_but_not_lookalikes() -> None:
+    policy = DomainPolicy.of(allowed=["shop.example"])
+    for url in ("https://shop.example/", "http://www.shop.example:8080/x", "wss://api.shop.example/socket"):
+        assert policy.refusal(url) is None, url
+    for url in ("https://evilshop.example/", "https://shop.example.evil.test/", "http://example/"):
+        assert policy.refusal(url) == (
+            f"Navigation to {url.split('/')[2]} was blocked: not in this task's allowed domains"), url
+    # not a request to a site: nothing to judge
+    for url in ("about:blank", "data:text/html,hi", "chrome-error://chromewebdata/", "javascript:void(0)"):
+        assert policy.refusal(url) is None
+
+
+def test_blocked_wins_over_allowed_and_localhost_is_not_127_0_0_1() -> None:
+    policy = DomainPolicy.of(allowed=["example.com"], blocked=["pay.example.com", "localhost"])
+    assert policy.refusal("https://pay.example.com/x") == (
+        "Navigation to pay.example.com was blocked: it is on the blocked domains list")
+    assert policy.refusal("https://www.example.com/") is None
+    assert DomainPolicy.of(blocked=["localhost"]).refusal("http://127.0.0.1:8000/") is None
+    assert DomainPolicy.of(blocked=["localhost"]).refusal("http://localhost:8000/") is not None
+    assert not DomainPolicy.of().restricts and DomainPolicy.of(blocked=["x.test"]).restricts
+
+
+@pytest.mark.parametrize("name", [
+    "Place order", "Buy now", "Pay €12", "Send", "Delete account", "Remove from cart", "Transfer money",
+    "Publish post", "Confirm", "Proceed to checkout", "Complete purchase", "Payment", "Sending…",
+    "立即购买", "支付", "确认付款", "提交订单", "下单", "发送", "删除", "移除", "转账", "发布", "确认",
+])
+def test_irreversible_names(name: str) -> None:
+    assert name_reason(name) is not None
+
+
+@pytest.mark.parametrize("name", ["Sign up", "Next", "Save nickname", "Add one", "Search", "Payday loans? No: Sender",
+                                  "Ordinary", "购物车", "Does nothing", ""])
+def test_ordinary_names(name: str) -> None:
+    assert name_reason(name) is None, name
+
+
+def test_settings_keep_domain_lists_and_ask_before_in_any_spelling() -> None:
+    settings = apply_changes(Settings(), {"allowed-domains": "Shop.Example, https://docs.example/x",
+                                          "blockedDomains": ["evil.test"], "ask_before": "every"})
+    assert settings.allowed_domains == ["shop.example", "docs.example"]
+    view = public_view(settings)
+    assert (view["allowedDomains"], view["blockedDomains"], view["askBefore"]) == (
+        ["shop.example", "docs.example"], ["evil.test"], "every")
+    assert Settings().ask_before == "irreversible"  # the default asks before irreversible actions
+    assert "allowedDomains" not in Settings().to_file()  # defaults stay out of the file
+    with pytest.raises(SettingsError, match="ask-before"):
+        apply_changes(Settings(), {"ask-before": "sometimes"})
+    with pytest.raises(SettingsError, match=r"allowed-domains: .*not a domain"):
+        apply_changes(Settings(), {"allowed-domains": "exa$mple.com"})
+
+
+def test_a_task_a_page_started_may_go_only_to_that_pages_domain_and_the_allowed_ones() -> None:
+    from tabpilot.native.messages import TaskStart
+    from tabpilot.native.tasks import _overrides
+    from tabpilot.taskrun.plan import plan_task
+
+    settings = Settings(base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-0123456789abcdef",
+                        allowed_domains=["docs.example"], blocked_domains=["evil.test"])
+    page = TaskStart.model_validate({"type": "task.start", "id": "1", "task": "t", "tabId": 3, "source": "page",
+                                     "origin": "https://App.Example:8443"})
+    plan = plan_task("t", _overrides(page), source="page", settings=settings)
+    assert plan.domains == DomainPolicy(allowed=("docs.example", "app.example"), blocked=("evil.test",))
+    assert plan.domains.refusal("https://www.app.example/next") is None
+    assert plan.domains.refusal("https://elsewhere.example/") is not None
+    popup = TaskStart.model_validate({"type": "task.start", "id": "2", "task": "t", "tabId": 3, "source": "popup"})
+    plan = plan_task("t", _overrides(popup), source="popup", settings=Settings(
+        base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-0123456789abcdef"))
+    assert plan.domains is None  # nothing restricted: no guard is installed at all
+
+
+def test_tabpilot_config_sets_shows_and_refuses_the_guard_settings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from test_config import tabpilot
+
+    done = tabpilot(tmp_path, "config", "set", "allowed-domains", "Shop.Example, https://docs.example/help")
+    assert done.returncode == 0 and "allowed-domains set to shop.example, docs.example" in done.stdout, done
+    assert tabpilot(tmp_path, "config", "set", "blocked-domains", "evil.test").returncode == 0
+    bad = tabpilot(tmp_path, "config", "set", "ask-before", "sometimes")
+    assert bad.returncode == 1 and "ask-before" in bad.stderr and "never" in bad.stderr, bad
+    shown = tabpilot(tmp_path, "config").stdout
+    assert "allowed-domains shop.example, docs.example" in shown and "blocked-domains evil.test" in shown, shown
+    assert "ask-before      irreversible" in shown, shown
+    reset = tabpilot(tmp_path, "config", "unset", "allowed-domains")
+    assert "allowed-domains reset to (none)" in reset.stdout, reset
