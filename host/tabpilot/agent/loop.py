@@ -28,7 +28,7 @@ from ..browser.errors import BrowserError
 from ..i18n import text as say
 from .config import AgentConfig
 from .macro import MACRO_TOOL_DESCRIPTION, MACRO_TOOL_NAME, AgentOutput, macro_parameters, parse_agent_output
-from .prompts import system_prompt, user_prompt
+from .prompts import stable_prefix, step_tail, system_prompt
 from .tools import Tool, ToolContext, assemble_tools
 from .types import (
     AgentStatus,
@@ -291,20 +291,18 @@ class Agent(AsyncIOEventEmitter):
         transform = self.config.transform_page_content
         if transform is not None:
             page_text = await _maybe_await(transform(page_text))
+        # Cache-friendly order (issue 16): the system prompt, the tool schema and the stable prefix first,
+        # byte-identical from step to step; what changes each step (prompts.step_tail) last.
+        language = self.config.language
         messages = [
-            {"role": "system", "content": system_prompt(self.config.language, self.config.custom_system_prompt)},
+            {"role": "system", "content": system_prompt(language, self.config.custom_system_prompt)},
             {
                 "role": "user",
-                "content": user_prompt(
-                    task=self.task,
-                    step_number=step + 1,
-                    max_steps=self.config.max_steps,
-                    history=self.history,
-                    page_text=page_text,
-                    system_instructions=self.config.system_instructions,
-                    page_instructions=self._page_instructions(state.url),
-                    language=self.config.language,
-                ),
+                "content": stable_prefix(task=self.task, history=self.history,
+                                         system_instructions=self.config.system_instructions, language=language)
+                + step_tail(step_number=step + 1, max_steps=self.config.max_steps, page_text=page_text,
+                            page_instructions=self._page_instructions(state.url),
+                            page_notes=self._page_notes(state), language=language),
             },
         ]
         spec = ToolSpec(
@@ -417,6 +415,13 @@ class Agent(AsyncIOEventEmitter):
         except Exception:
             log.exception("page_instructions callback failed")
             return None
+
+    def _page_notes(self, state: BrowserState) -> list[str]:
+        """Per-page text for the model, placed after the stable prefix, just before the page (see
+        prompts.step_tail): the one place for what depends on the current page or its domain, e.g. the
+        names of the secrets usable there or a note that masking is on. Never put such text in the
+        history or the task: it would break the prompt cache every time the page changes."""
+        return []
 
     def _on_retry(self, info: Any) -> None:
         self._activity(RetryingActivity(attempt=info.attempt, max_attempts=info.max_attempts))
