@@ -26,6 +26,7 @@ from pyee.asyncio import AsyncIOEventEmitter
 
 from ..browser.errors import BrowserError
 from ..i18n import text as say
+from ..llm.vision import wants_images
 from .config import AgentConfig
 from .macro import MACRO_TOOL_DESCRIPTION, MACRO_TOOL_NAME, AgentOutput, macro_parameters, parse_agent_output
 from .prompts import stable_prefix, step_tail, system_prompt
@@ -53,6 +54,7 @@ from .types import (
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
+    from ..browser.screenshot import Screenshot
     from ..browser.state import BrowserState
     from ..llm import LLMClient, LLMConfig
 
@@ -106,6 +108,8 @@ class Agent(AsyncIOEventEmitter):
         self._total_wait = 0.0
         self._recent_actions: list[tuple[str, str]] = []
         self._loop_reported: str | None = None
+        self._vision = False  # this task sends screenshots (decided at its start, off once refused)
+        self._vision_confirmed = False
         self._reset_step_state()
 
     # --- public API ---------------------------------------------------------------------------
@@ -199,6 +203,8 @@ class Agent(AsyncIOEventEmitter):
         self.history = []
         self._observations = []
         self._reset_step_state()
+        self._vision = wants_images(self.config.use_vision, self.llm.endpoint.base_url, self.llm.endpoint.model)
+        self._vision_confirmed = False
         self._set_status("running")
         result: ExecutionResult
         try:
@@ -271,7 +277,7 @@ class Agent(AsyncIOEventEmitter):
             if self.paused:  # paused while the page was read: ask nothing until resumed
                 continue
             try:
-                output, invoked = await self._think(step, state)
+                output, invoked = await self._think(step, state, tab)
             except _PausedMidThought:
                 continue
             if not self.paused:
@@ -284,7 +290,7 @@ class Agent(AsyncIOEventEmitter):
         self._previous_state = state
         return state
 
-    async def _think(self, step: int, state: BrowserState) -> tuple[AgentOutput, Any]:
+    async def _think(self, step: int, state: BrowserState, tab: Any) -> tuple[AgentOutput, Any]:
         from ..llm import ToolSpec
 
         page_text = state.text
@@ -294,7 +300,7 @@ class Agent(AsyncIOEventEmitter):
         # Cache-friendly order (issue 16): the system prompt, the tool schema and the stable prefix first,
         # byte-identical from step to step; what changes each step (prompts.step_tail) last.
         language = self.config.language
-        messages = [
+        messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(language, self.config.custom_system_prompt)},
             {
                 "role": "user",
@@ -305,6 +311,12 @@ class Agent(AsyncIOEventEmitter):
                             page_notes=self._page_notes(state), language=language),
             },
         ]
+        screenshot = await self._screenshot(tab, state)
+        if screenshot is not None:  # last: an image changes every step
+            messages.append({"role": "user", "content": [
+                {"type": "text", "text": say("prompt.screenshot", language)},
+                {"type": "image_url", "image_url": {"url": screenshot.data_url(), "detail": "high"}},
+            ]})
         spec = ToolSpec(
             name=MACRO_TOOL_NAME, description=MACRO_TOOL_DESCRIPTION, parameters=macro_parameters(self.tools)
         )
@@ -322,7 +334,37 @@ class Agent(AsyncIOEventEmitter):
             raise
         finally:
             self._thinking = None
+        if screenshot is not None:
+            self._vision_answered()
         return invoked.value, invoked
+
+    async def _screenshot(self, tab: Any, state: BrowserState) -> Screenshot | None:
+        """The viewport with the indices drawn on, when this task sends the model images; a screenshot that
+        fails is left out of this step only."""
+        if not self._vision:
+            return None
+        from ..browser.screenshot import labelled_screenshot
+
+        try:
+            return await labelled_screenshot(tab, state.elements.values())
+        except BrowserError as exc:
+            log.warning("no screenshot this step: %s", exc)
+            return None
+
+    def _vision_answered(self) -> None:
+        """The model answered a request with a screenshot: note whether its endpoint took the image. A
+        refusal turns screenshots off for the rest of the task, with a note (the task goes on)."""
+        from ..llm.vision import remember
+
+        endpoint = self.llm.endpoint
+        if self.llm.images_refused:
+            self._vision = False
+            # at once, not before the next step: a task that ends with this step still says so
+            self._append(ObservationEvent(content=say("note.vision_off", self.config.language)))
+            remember(endpoint.base_url, endpoint.model, accepted=False)
+        elif not self._vision_confirmed:
+            self._vision_confirmed = True
+            remember(endpoint.base_url, endpoint.model, accepted=True)
 
     async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> str:
         name, tool_input = output.tool_name, output.tool_input

@@ -10,7 +10,8 @@ import json
 import os
 import sys
 
-KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb")
+KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb",
+        "use-vision")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +53,7 @@ def _text(value: object) -> str:
 
 def _show_value(view: dict[str, object], key: str) -> str:
     wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture",
-            "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB"}
+            "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB", "use-vision": "useVision"}
     return _text(view[wire.get(key, key)])
 
 
@@ -72,6 +73,7 @@ def _show(view: dict[str, object], path: str) -> str:
         ("debug-capture", _text(view["debugCapture"])),
         ("model-deadline", f"{view['modelDeadline']:g} s (one model call, retries included)"),
         ("max-reply-mb", f"{view['maxReplyMB']:g} MB (the largest model reply read)"),
+        ("use-vision", f"{view['useVision']} (screenshots for the model: auto, on or off)"),
     ]
     lines = [f"{name:<16}{value}" for name, value in rows]
     lines.append(f"\nsettings file: {path}")

@@ -26,6 +26,7 @@ from pydantic import (
     model_serializer,
 )
 
+from ..llm.vision import VisionMode
 from ..store.settings import MAX_STEPS_LIMIT
 
 
@@ -281,6 +282,7 @@ class SettingsSet(Request):
     api_key: str | None = Field(None, alias="apiKey", repr=False)
     max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
     language: str | None = None
+    use_vision: VisionMode | None = Field(None, alias="useVision")
 
 
 class SettingsTest(Request):
@@ -305,6 +307,7 @@ class SettingsData(WireModel):
     debug_capture: bool = Field(alias="debugCapture")
     model_deadline: float = Field(alias="modelDeadline")  # seconds one model call may take, retries included
     max_reply_mb: float = Field(alias="maxReplyMB")  # a longer model reply fails that attempt
+    use_vision: VisionMode = Field(alias="useVision")  # screenshots for the model: auto | on | off
 
 
 # --- history.* -----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import paths
 from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
+from ..llm.vision import VisionMode
 from ..textsafety import clean_json
 
 LANGUAGES = ("en-US", "zh-CN")
@@ -39,6 +40,8 @@ class Settings(BaseModel):
     model_deadline: float = Field(default=DEFAULT_CALL_DEADLINE, alias="modelDeadline", ge=5, le=3600)
     # A model reply larger than this (megabytes, inflated) fails that attempt instead of filling memory.
     max_reply_mb: float = Field(default=DEFAULT_MAX_REPLY_BYTES / MEGABYTE, alias="maxReplyMB", gt=0, le=1024)
+    # Screenshots for the model: auto (when the model takes images), on, off (none taken).
+    use_vision: VisionMode = Field(default="auto", alias="useVision")
 
     @field_validator("base_url", "model", "api_key", mode="before")
     @classmethod
@@ -77,7 +80,7 @@ class Settings(BaseModel):
         return int(self.max_reply_mb * MEGABYTE)
 
 
-_WRITTEN_ONLY_WHEN_CHANGED = ("model_deadline", "max_reply_mb")
+_WRITTEN_ONLY_WHEN_CHANGED = ("model_deadline", "max_reply_mb", "use_vision")
 
 # Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
 FIELD_NAMES: dict[str, str] = {}
@@ -191,4 +194,5 @@ def public_view(settings: Settings) -> dict[str, Any]:
         "debugCapture": settings.debug_capture,
         "modelDeadline": settings.model_deadline,
         "maxReplyMB": settings.max_reply_mb,
+        "useVision": settings.use_vision,
     }
