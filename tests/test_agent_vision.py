@@ -69,9 +69,13 @@ async def test_vision_on_ends_each_request_with_a_labelled_jpeg_of_the_viewport(
         [data] = images(body)
         picture = Image.open(io.BytesIO(data))
         assert picture.format == "JPEG" and max(picture.size) == MAX_SIDE and min(picture.size) > 300
+    # the page saw the overlay come and go once per request, and could not look inside it
+    record = await overlay_record(tab)
+    assert record == [{"added": "tabpilot-vision", "shadowRoot": "null"}, {"removed": "tabpilot-vision"}] * 2
+    assert await tab.evaluate("document.querySelectorAll('tabpilot-vision').length") == 0
     # the labels are on the image the model got: the last one against the same viewport without them
     state = await get_state(browser, tab)
-    plain = Image.open(io.BytesIO((await labelled_screenshot(tab, [], labels=False)).data)).convert("RGB")
+    plain = Image.open(io.BytesIO((await labelled_screenshot(tab, [])).data)).convert("RGB")
     labelled = Image.open(io.BytesIO(images(server.requests[-1])[0])).convert("RGB")
     assert labelled.size == plain.size
     scale = plain.size[0] / state.viewport[0]
@@ -88,11 +92,28 @@ async def test_vision_on_ends_each_request_with_a_labelled_jpeg_of_the_viewport(
         assert change(x, y + height / 2, x + 1, y + height / 2) > 100, element.index  # the box's border
         assert change(x + width - 12, y - 12, x + width - 1, y - 2) > 300, element.index  # its index, above right
         assert change(x + 8, y + 8, x + width - 8, y + height - 8) < 60, element.index  # the element itself shows
-    # the page saw the overlay come and go once per request, and could not look inside it
-    record = await overlay_record(tab)
-    assert record == [{"added": "tabpilot-vision", "shadowRoot": "null"}, {"removed": "tabpilot-vision"}] * 2
-    assert await tab.evaluate("document.querySelectorAll('tabpilot-vision').length") == 0
     assert remembered(server.base_url, "scripted") is True  # the endpoint took images: auto uses them from now
+    await browser.close_tab(tab.target_id)
+
+
+@in_module_loop
+async def test_a_password_field_is_covered_in_the_screenshot_also_once_shown_as_text(
+        browser: Browser, pages) -> None:
+    tab = await browser.new_tab(pages.url("actions_show_password.html"))
+    await tab.evaluate("document.getElementById('pw').value = 'hunter2-hunter2-hunter2'")
+    state = await get_state(browser, tab)  # the walker sees a password field
+    await tab.evaluate("document.getElementById('eye').click()")  # "show password": now a plain text field
+    assert await tab.evaluate("document.getElementById('pw').type") == "text"
+    shot = await labelled_screenshot(tab, [])
+    picture = Image.open(io.BytesIO(shot.data)).convert("RGB")
+    x, y, width, height = await tab.evaluate(
+        "(() => { const r = document.getElementById('pw').getBoundingClientRect(); "
+        "return [r.left, r.top, r.width, r.height]; })()")
+    scale = picture.size[0] / state.viewport[0]
+    inside = [picture.getpixel((round(px * scale), round(py * scale)))
+              for px in range(round(x) + 2, round(x + width) - 2, 2)
+              for py in range(round(y) + 2, round(y + height) - 2)]
+    assert all(abs(channel - 0x77) < 24 for pixel in inside for channel in pixel)  # one grey cover, no text
     await browser.close_tab(tab.target_id)
 
 

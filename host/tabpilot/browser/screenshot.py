@@ -30,20 +30,43 @@ _DRAW = """(labels) => {
   const host = document.createElement('tabpilot-vision');
   host.style.cssText = 'all:initial;position:fixed;left:0;top:0;width:0;height:0;z-index:2147483647;' +
     'pointer-events:none';
-  const root = host.attachShadow({mode: 'closed'});
+  const shadow = host.attachShadow({mode: 'closed'});
+  const fixed = (x, y, w, h, css) => {
+    const e = document.createElement('div');
+    e.style.cssText = `position:fixed;left:${x}px;top:${y}px;width:${w}px;height:${h}px;${css}`;
+    shadow.append(e);
+    return e;
+  };
   const colours = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#008080', '#9a6324', '#800000'];
   for (const [index, x, y, w, h] of labels) {
     const colour = colours[index % colours.length];
-    const box = document.createElement('div');
-    box.style.cssText = `position:fixed;left:${x}px;top:${y}px;width:${w}px;height:${h}px;` +
-      `border:2px solid ${colour};box-sizing:border-box`;
-    const tag = document.createElement('div');
-    tag.textContent = String(index);
+    fixed(x, y, w, h, `border:2px solid ${colour};box-sizing:border-box`);
     // at the box's top right corner, just above it: the box's own text and the text before it stay readable
-    tag.style.cssText = `position:fixed;left:${x + w}px;top:${Math.max(0, y - 14)}px;background:${colour};` +
-      'transform:translateX(-100%);color:#fff;font:bold 12px/14px sans-serif;padding:0 3px;border-radius:2px';
-    root.append(box, tag);
+    const tag = fixed(x + w, Math.max(0, y - 14), '', '', `background:${colour};transform:translateX(-100%);` +
+      'width:auto;height:auto;color:#fff;font:bold 12px/14px sans-serif;padding:0 3px;border-radius:2px');
+    tag.textContent = String(index);
   }
+  // Password fields are covered, also one a "show password" button made plain text since the walker saw it
+  // as a password (dom/walker.js keeps them in __tabpilotPasswords): a screenshot must not show a password.
+  const passwords = globalThis.__tabpilotPasswords || new WeakSet();
+  const secret = (e) => e.localName === 'input' && (e.type === 'password' || passwords.has(e) ||
+    (e.getAttribute('autocomplete') || '').toLowerCase().includes('password'));
+  const cover = (root, dx, dy) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (secret(e) && e.value) {
+        const r = e.getBoundingClientRect();
+        fixed(r.left + dx, r.top + dy, r.width, r.height, 'background:#777');
+      }
+      if (e.shadowRoot) cover(e.shadowRoot, dx, dy);
+      if (e.localName === 'iframe' || e.localName === 'frame') {
+        let inner = null;
+        try { inner = e.contentDocument; } catch (err) {}  // another site's frame: out of reach here
+        const r = e.getBoundingClientRect();
+        if (inner) cover(inner, dx + r.left + e.clientLeft, dy + r.top + e.clientTop);
+      }
+    }
+  };
+  cover(document, 0, 0);
   document.documentElement.append(host);
   globalThis.__tabpilotVision = host;
 }"""
@@ -62,19 +85,20 @@ class Screenshot:
         return f"data:{self.mime_type};base64,{base64.b64encode(self.data).decode('ascii')}"
 
 
-async def labelled_screenshot(tab: Tab, elements: Iterable[ElementRef], *, labels: bool = True) -> Screenshot:
-    """The viewport as a JPEG, each element's index drawn on its box (`labels=False`: without them)."""
+async def labelled_screenshot(tab: Tab, elements: Iterable[ElementRef]) -> Screenshot:
+    """The viewport as a JPEG, each of `elements` with its index drawn on its box, password fields covered."""
     started = time.perf_counter()
     try:
         metrics = await tab.send("Page.getLayoutMetrics")
         viewport = metrics["cssVisualViewport"]
         width, height = viewport["clientWidth"], viewport["clientHeight"]
         scale = min(1.0, MAX_SIDE / max(width, height, 1))
-        context = await _world(tab) if labels else None
-        if context is not None:
-            boxes = [[e.index, *(round(v) for v in e.bounds)] for e in elements if e.bounds is not None]
-            await tab.send("Runtime.evaluate", {"expression": f"({_DRAW})({json.dumps(boxes)})",
-                                                "contextId": context, "returnByValue": True})
+        context = await _world(tab)
+        boxes = [[e.index, *(round(v) for v in e.bounds)] for e in elements if e.bounds is not None]
+        drawn = await tab.send("Runtime.evaluate", {"expression": f"({_DRAW})({json.dumps(boxes)})",
+                                                    "contextId": context, "returnByValue": True})
+        if "exceptionDetails" in drawn:  # never a screenshot without its password covers
+            raise BrowserError(f"could not draw the screenshot's overlay: {drawn['exceptionDetails'].get('text')}")
         try:
             shot = await tab.send("Page.captureScreenshot", {
                 "format": "jpeg", "quality": JPEG_QUALITY, "optimizeForSpeed": True,
@@ -82,8 +106,7 @@ async def labelled_screenshot(tab: Tab, elements: Iterable[ElementRef], *, label
                          "scale": scale},
             }, timeout=15)
         finally:
-            if context is not None:
-                await tab.send("Runtime.evaluate", {"expression": _REMOVE, "contextId": context})
+            await tab.send("Runtime.evaluate", {"expression": _REMOVE, "contextId": context})
     except CDPError as exc:
         raise BrowserError(f"could not take a screenshot: {exc}") from exc
     data = base64.b64decode(shot["data"])
