@@ -203,7 +203,9 @@ class Agent(AsyncIOEventEmitter):
         self.history = []
         self._observations = []
         self._reset_step_state()
-        self._vision = wants_images(self.config.use_vision, self.llm.endpoint.base_url, self.llm.endpoint.model)
+        endpoint = self.llm.endpoint
+        self._vision = not self.llm.images_refused and wants_images(self.config.use_vision, endpoint.base_url,
+                                                                    endpoint.model)
         self._vision_confirmed = False
         self._set_status("running")
         result: ExecutionResult
