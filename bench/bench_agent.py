@@ -33,7 +33,8 @@ def index_of(body: dict[str, Any], needle: str) -> int:
     raise LookupError(needle)
 
 
-def reply_for(step: int):  # type: ignore[no-untyped-def]
+def reply_for(step: int, steps: int = STEPS):  # type: ignore[no-untyped-def]
+    """The scripted model's reply at `step` of a `steps`-long task on the demo page (done at the last)."""
     from tabpilot.llm.scripted import ToolCall
 
     plan = [
@@ -46,13 +47,13 @@ def reply_for(step: int):  # type: ignore[no-untyped-def]
     action, make_input = plan[step % len(plan)]
 
     def reply(body: dict[str, Any]) -> ToolCall:
-        if step == STEPS - 1:
-            action_part: dict[str, Any] = {"done": {"text": "Filled the form thirty times over.", "success": True}}
+        if step == steps - 1:
+            action_part: dict[str, Any] = {"done": {"text": f"Filled the form {steps} times over.", "success": True}}
         else:
             action_part = {action: make_input(body)}
         return ToolCall("AgentOutput", {
             "evaluation_previous_goal": f"Success: step {step} found the page as expected and the last action worked.",
-            "memory": f"Working through the form; {step} of {STEPS} steps done. Name and email fields hold the "
+            "memory": f"Working through the form; {step} of {steps} steps done. Name and email fields hold the "
                       f"latest values; the genre alternates between poetry and history.",
             "next_goal": f"Step {step + 1}: use {action} on the form to keep the values current.",
             "action": action_part,

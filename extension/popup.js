@@ -630,6 +630,7 @@ function fillSettings(settings) {
   $("set-max-steps").value = settings.maxSteps ?? "";
   if (settings.maxStepsLimit) $("set-max-steps").max = settings.maxStepsLimit; // the host's one limit
   $("set-language").value = settings.language || "en-US";
+  $("set-vision").value = settings.useVision || "auto";
 }
 
 async function loadSettings() {
@@ -662,6 +663,7 @@ $("settings-form").addEventListener("submit", async (event) => {
     baseURL: $("set-base-url").value.trim(),
     model: $("set-model").value.trim(),
     language: $("set-language").value,
+    useVision: $("set-vision").value,
   };
   const maxSteps = $("set-max-steps").value.trim();
   if (maxSteps) fields.maxSteps = Number(maxSteps);

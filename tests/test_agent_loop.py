@@ -329,9 +329,9 @@ async def test_prompt_history_leaves_out_retries_and_condenses_old_steps(browser
     history = history_section(server.requests[-1])
     assert "flaky upstream" not in last and "retry" not in history.lower()
     assert "<earlier_steps>Steps 1–5 are condensed. Your memory after step 5: counted up to 4" in history
-    assert history.count("Evaluation of Previous Step") == 3  # the newest three in full
-    line = next(line for line in history.splitlines() if line.startswith("<step_6>"))  # one line each before
-    assert "count" in line and "counted 5" in line and "Memory" not in line
+    assert "<earlier_steps>Steps 6–10 are condensed. Your memory after step 10: counted up to 9" in history
+    assert history.count("Evaluation of Previous Step") == 4  # 14 steps: two blocks of five folded, four whole
+    assert "<step_10>" not in history and "<step_11>" in history
     assert "Memory: counted up to 13" in history
     # instructions, masking
     assert "Always be brief." in last and "Instructions for " + pages.url("agent_form.html") in last

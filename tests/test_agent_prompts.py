@@ -133,14 +133,36 @@ def test_history_is_bounded_older_steps_condensed() -> None:
     def length(n: int) -> int:
         return len(render_history([step(i) for i in range(n)]))
 
-    assert length(30) == pytest.approx(length(10), rel=0.1)
-    assert length(30) < 2 * length(3)
+    assert length(500) < 2 * length(10)  # 500 steps: ten 50-step lines, up to nine 5-step lines, 2–6 whole steps
+    assert length(30) <= 1.2 * length(6)  # at most 6 whole steps; the rest one line per 5
     text = render_history([step(i, memory=f"summary after {i}") for i in range(30)])
-    assert "<earlier_steps>Steps 1–21 are condensed. Your memory after step 21: summary after 20" in text
-    assert "Memory: summary after 29" in text and "Memory: summary after 25" not in text
-    line = next(line for line in text.splitlines() if line.startswith("<step_25>"))
-    assert "goal 24" in line and "click_element_by_index" in line and len(line) < 400
-    assert text.count("Evaluation of Previous Step") == 3
+    assert "<earlier_steps>Steps 21–25 are condensed. Your memory after step 25: summary after 24" in text
+    assert "<earlier_steps>Steps 1–5 are condensed. Your memory after step 5: summary after 4" in text
+    assert "Memory: summary after 29" in text and "Memory: summary after 25" in text
+    assert "Memory: summary after 24" not in text
+    assert text.count("Evaluation of Previous Step") == 5
+    assert render_history([step(i) for i in range(32)]).count("Evaluation of Previous Step") == 2
+    text = render_history([step(i, memory=f"summary after {i}") for i in range(60)])
+    assert text.startswith("<earlier_steps>Steps 1–50 are condensed. Your memory after step 50: summary after 49")
+    assert "<earlier_steps>Steps 51–55 are condensed" in text and text.count("<earlier_steps>") == 2
+
+
+def test_history_only_grows_at_its_end_between_fixed_folds() -> None:
+    """Prompt caching (issue 16): the history of step N+1 starts with the history of step N byte for byte,
+    except at a fold (every 5 steps), which keeps everything before the block it folds."""
+    history: list = []
+    before = render_history(history)
+    folds = 0
+    for i in range(130):
+        history += [step(i), ObservationEvent(content=f"note after step {i + 1}")]
+        after = render_history(history)
+        if not after.startswith(before):
+            folds += 1
+            assert i % 5 == 1  # 7 steps shown whole: the oldest 5 of them fold, 2 stay
+            if i > 6 and i % 50 != 1:  # all before the folded block stays (it starts at the note before its step)
+                assert after.startswith(before[: before.index(f"<sys>note after step {i - 6}</sys>")])
+        before = after
+    assert folds == 25  # one per 5 steps
 
 
 def test_user_prompt_holds_instructions_task_step_info_history_and_page() -> None:
@@ -153,8 +175,9 @@ def test_user_prompt_holds_instructions_task_step_info_history_and_page() -> Non
         system_instructions="Be polite",
         page_instructions="This is the signup page",
     )
-    order = ["<system_instructions>\nBe polite", "<page_instructions>", "<user_request>\nFill the form",
-             "Step 3 of 40", "<agent_history>", "<step_2>", "<browser_state>\n[1]<input name=first/>"]
+    order = ["<system_instructions>\nBe polite", "<user_request>\nFill the form", "<agent_history>", "<step_2>",
+             "</agent_history>", "Step 3 of 40", "<page_instructions>\nThis is the signup page",
+             "<browser_state>\n<untrusted_page_content>\n[1]<input name=first/>\n</untrusted_page_content>"]
     positions = [prompt.index(marker) for marker in order]
     assert positions == sorted(positions)
     assert "<instructions>" not in user_prompt(task="t", step_number=1, max_steps=2, history=[], page_text="")
@@ -216,4 +239,4 @@ def test_the_english_system_prompt_is_unchanged() -> None:
     """Pinned: a change to the English prompt must come with the same change to its translation (then
     update this digest)."""
     digest = hashlib.sha256(system_prompt("en-US").encode()).hexdigest()
-    assert digest == "04b8ba3fc80cbce2b67fd1f6592953f1defc7462958f0f33edca60a62ef12ce0"
+    assert digest == "562c771b2535b9dff29500a152d0fc8f1a07fd2072470c9109f62c687d95baf1"

@@ -95,7 +95,8 @@ def test_execution_result_carries_history_as_wire_events() -> None:
 def test_agent_config_is_camel_case_on_the_wire_and_keeps_callables_out() -> None:
     config = AgentConfig(max_steps=12, step_delay=0, language="zh-CN", page_instructions=lambda url: "x")
     assert config.to_wire() == {
-        "language": "zh-CN", "maxSteps": 12, "stepDelay": 0.0, "enableJavascriptTool": False, "uploadPaths": [],
+        "language": "zh-CN", "maxSteps": 12, "stepDelay": 0.0, "enableJavascriptTool": False, "useVision": "auto",
+        "uploadPaths": [],
     }
     assert AgentConfig.model_validate({"maxSteps": 5}).max_steps == 5
     with pytest.raises(ValidationError):

@@ -19,6 +19,7 @@ EN_US: dict[str, str] = {
     # --- the per-step user message (agent/prompts.py, memory.py, types.py) ---------------------------
     "prompt.step_info": "Step {step} of {max_steps} max possible steps",
     "prompt.now": "Current date and time: {now}",
+    "prompt.screenshot": "Screenshot of the viewport, each element's index drawn on it:",
     "history.condensed": "Steps {first}–{last} are condensed. Your memory after step {last}: {memory}",
     "history.no_memory": "(none recorded)",
     "step.evaluation": "Evaluation of Previous Step",
@@ -61,6 +62,7 @@ EN_US: dict[str, str] = {
         "its placeholder). Type a placeholder to enter the real value, on the site where it was seen."
     ),
     "note.navigated": "Page navigated to → {url}",
+    "note.vision_off": "The model does not take images: no more screenshots in this task; the page text is all.",
     "note.waited": "You have waited {seconds} seconds in a row. Do not wait any longer unless you have a good reason.",
     "note.steps_left": "⚠️ Only {remaining} steps remaining. Wrap up, or call done with partial results.",
     "note.steps_critical": "⚠️ Critical: only {remaining} steps left! Finish the task or call done now.",
@@ -191,6 +193,7 @@ EN_US: dict[str, str] = {
 ZH_CN: dict[str, str] = {
     "prompt.step_info": "第 {step} 步，最多 {max_steps} 步",
     "prompt.now": "当前日期和时间：{now}",
+    "prompt.screenshot": "视口截图，每个元素的编号都画在图上：",
     "history.condensed": "第 {first}–{last} 步已压缩。你在第 {last} 步之后的记忆：{memory}",
     "history.no_memory": "（没有记录）",
     "step.evaluation": "对上一步的评估",
@@ -232,6 +235,7 @@ ZH_CN: dict[str, str] = {
         "输入占位符即可填入真实的值，但只能在看到它的网站上。"
     ),
     "note.navigated": "页面已跳转到 → {url}",
+    "note.vision_off": "模型不接受图片：本任务不再发送截图，只有页面文本。",
     "note.waited": "你已经连续等待了 {seconds} 秒。除非有充分的理由，不要再等待。",
     "note.steps_left": "⚠️ 只剩 {remaining} 步了。请收尾，或者带着部分结果调用 done。",
     "note.steps_critical": "⚠️ 紧急：只剩 {remaining} 步了！现在就完成任务或调用 done。",

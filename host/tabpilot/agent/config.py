@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ..llm.vision import VisionMode
 from ..store.settings import MAX_STEPS_LIMIT
 
 Language = Literal["en-US", "zh-CN"]
@@ -35,6 +36,9 @@ class AgentConfig(BaseModel):
     system_instructions: str | None = None
     custom_system_prompt: str | None = None
     enable_javascript_tool: bool = False
+    use_vision: VisionMode = "auto"
+    """Screenshots of the viewport, indices drawn on, for a multimodal model: `auto` when the model is
+    known to take images (llm/vision.py), `on`, or `off` (none taken)."""
     upload_paths: list[str] = Field(default_factory=list)
     """Files the model may put into file inputs; without any the `upload_file` tool is not offered."""
 

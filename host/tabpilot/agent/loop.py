@@ -26,9 +26,10 @@ from pyee.asyncio import AsyncIOEventEmitter
 
 from ..browser.errors import BrowserError
 from ..i18n import text as say
+from ..llm.vision import wants_images
 from .config import AgentConfig
 from .macro import MACRO_TOOL_DESCRIPTION, MACRO_TOOL_NAME, AgentOutput, macro_parameters, parse_agent_output
-from .prompts import system_prompt, user_prompt
+from .prompts import stable_prefix, step_tail, system_prompt
 from .tools import Tool, ToolContext, assemble_tools
 from .types import (
     AgentStatus,
@@ -54,6 +55,7 @@ from .types import (
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
+    from ..browser.screenshot import Screenshot
     from ..browser.state import BrowserState
     from ..llm import LLMClient, LLMConfig
 
@@ -107,6 +109,8 @@ class Agent(AsyncIOEventEmitter):
         self._total_wait = 0.0
         self._recent_actions: list[tuple[str, str]] = []
         self._loop_reported: str | None = None
+        self._vision = False  # this task sends screenshots (decided at its start, off once refused)
+        self._vision_confirmed = False
         self._reset_step_state()
 
     # --- public API ---------------------------------------------------------------------------
@@ -203,6 +207,10 @@ class Agent(AsyncIOEventEmitter):
         self.history = []
         self._observations = []
         self._reset_step_state()
+        endpoint = self.llm.endpoint
+        self._vision = not self.llm.images_refused and wants_images(self.config.use_vision, endpoint.base_url,
+                                                                    endpoint.model)
+        self._vision_confirmed = False
         self._set_status("running")
         result: ExecutionResult
         try:
@@ -275,7 +283,7 @@ class Agent(AsyncIOEventEmitter):
             if self.paused:  # paused while the page was read: ask nothing until resumed
                 continue
             try:
-                output, invoked = await self._think(step, state)
+                output, invoked = await self._think(step, state, tab)
             except _PausedMidThought:
                 continue
             if not self.paused:
@@ -288,7 +296,7 @@ class Agent(AsyncIOEventEmitter):
         self._previous_state = state
         return state
 
-    async def _think(self, step: int, state: BrowserState) -> tuple[AgentOutput, Any]:
+    async def _think(self, step: int, state: BrowserState, tab: Any) -> tuple[AgentOutput, Any]:
         from ..llm import ToolSpec
 
         page_text = state.text
@@ -296,28 +304,34 @@ class Agent(AsyncIOEventEmitter):
         if transform is not None:
             page_text = await _maybe_await(transform(page_text))
         guard = self.config.privacy
-        if guard is not None:  # what this page's secrets are called goes next to the page, never its values
-            page_text = guard.conceal(page_text, state.url)
-            note = guard.note(state.url, self.config.language)
-            page_text = f"{page_text}\n{note}" if note else page_text
-        messages = [
-            {"role": "system", "content": system_prompt(self.config.language, self.config.custom_system_prompt)},
+        hidden_here = False
+        if guard is not None:  # the page → model boundary: no secret or masked value in the page text
+            concealed = guard.conceal(page_text, state.url)
+            hidden_here = concealed != page_text
+            page_text = concealed
+        # Cache-friendly order (issue 16): the system prompt, the tool schema and the stable prefix first,
+        # byte-identical from step to step; what changes each step (prompts.step_tail) last.
+        language = self.config.language
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system_prompt(language, self.config.custom_system_prompt)},
             {
                 "role": "user",
-                "content": user_prompt(
-                    task=self.task,
-                    step_number=step + 1,
-                    max_steps=self.config.max_steps,
-                    history=self.history,
-                    page_text=page_text,
-                    system_instructions=self.config.system_instructions,
-                    page_instructions=self._page_instructions(state.url),
-                    language=self.config.language,
-                ),
+                "content": stable_prefix(task=self.task, history=self.history,
+                                         system_instructions=self.config.system_instructions, language=language)
+                + step_tail(step_number=step + 1, max_steps=self.config.max_steps, page_text=page_text,
+                            page_instructions=self._page_instructions(state.url),
+                            page_notes=self._page_notes(state), language=language),
             },
         ]
-        if guard is not None:  # the page → model boundary: nothing the model reads holds a secret or masked value
+        if guard is not None:  # nothing the model reads holds a secret or masked value
             messages = guard.conceal_messages(messages, state.url, keep=self.task)
+        # A screenshot would show what the page text hides (a typed secret, a card number): none on such a page.
+        screenshot = None if hidden_here else await self._screenshot(tab, state)
+        if screenshot is not None:  # last: an image changes every step
+            messages.append({"role": "user", "content": [
+                {"type": "text", "text": say("prompt.screenshot", language)},
+                {"type": "image_url", "image_url": {"url": screenshot.data_url(), "detail": "high"}},
+            ]})
         spec = ToolSpec(
             name=MACRO_TOOL_NAME, description=MACRO_TOOL_DESCRIPTION, parameters=macro_parameters(self.tools)
         )
@@ -335,7 +349,37 @@ class Agent(AsyncIOEventEmitter):
             raise
         finally:
             self._thinking = None
+        if screenshot is not None:
+            self._vision_answered()
         return invoked.value, invoked
+
+    async def _screenshot(self, tab: Any, state: BrowserState) -> Screenshot | None:
+        """The viewport with the indices drawn on, when this task sends the model images; a screenshot that
+        fails is left out of this step only."""
+        if not self._vision:
+            return None
+        from ..browser.screenshot import labelled_screenshot
+
+        try:
+            return await labelled_screenshot(tab, state.elements.values())
+        except BrowserError as exc:
+            log.warning("no screenshot this step: %s", exc)
+            return None
+
+    def _vision_answered(self) -> None:
+        """The model answered a request with a screenshot: note whether its endpoint took the image. A
+        refusal turns screenshots off for the rest of the task, with a note (the task goes on)."""
+        from ..llm.vision import remember
+
+        endpoint = self.llm.endpoint
+        if self.llm.images_refused:
+            self._vision = False
+            # at once, not before the next step: a task that ends with this step still says so
+            self._append(ObservationEvent(content=say("note.vision_off", self.config.language)))
+            remember(endpoint.base_url, endpoint.model, accepted=False)
+        elif not self._vision_confirmed:
+            self._vision_confirmed = True
+            remember(endpoint.base_url, endpoint.model, accepted=True)
 
     async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> str:
         name, tool_input = output.tool_name, output.tool_input
@@ -451,6 +495,15 @@ class Agent(AsyncIOEventEmitter):
         except Exception:
             log.exception("page_instructions callback failed")
             return None
+
+    def _page_notes(self, state: BrowserState) -> list[str]:
+        """Per-page text for the model, placed after the stable prefix, just before the page (see
+        prompts.step_tail): the one place for what depends on the current page or its domain, e.g. the
+        names of the secrets usable there or a note that masking is on. Never put such text in the
+        history or the task: it would break the prompt cache every time the page changes."""
+        guard = self.config.privacy
+        note = guard.note(state.url, self.config.language) if guard is not None else None
+        return [note] if note else []
 
     def _on_retry(self, info: Any) -> None:
         self._activity(RetryingActivity(attempt=info.attempt, max_attempts=info.max_attempts))

@@ -131,15 +131,11 @@ class StepEvent(WireModel):
     raw_request: Any = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> str:
-        """This step as the model reads it in its history (labels in `language`): whole, or condensed to
-        one line."""
+        """This step as the model reads it in its history (labels in `language`). Always whole: older steps
+        are folded into blocks by memory.py, never shortened one by one (`full` is the events' shared
+        signature)."""
         number = self.step_index + 1
         action = f"{self.action.name} {_compact(self.action.input)}"
-        if not full:
-            return (
-                f"<step_{number}>{_one_line(self.reflection.next_goal, 80)} → {_one_line(action, 80)} → "
-                f"{_one_line(self.action.output, 80)}</step_{number}>"
-            )
         return (
             f"<step_{number}>\n"
             f"{say('step.evaluation', language)}: {self.reflection.evaluation_previous_goal}\n"

@@ -12,7 +12,7 @@ import sys
 
 MASK_KEYS = ("mask-emails", "mask-phones", "mask-cards", "mask-ibans")  # on/off: hidden from the model in page text
 KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb",
-        *MASK_KEYS, "allowed-domains", "blocked-domains", "ask-before")
+        *MASK_KEYS, "allowed-domains", "blocked-domains", "ask-before", "use-vision")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +58,8 @@ def _show_value(view: dict[str, object], key: str) -> str:
     wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture",
             "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB", "mask-emails": "maskEmails",
             "mask-phones": "maskPhones", "mask-cards": "maskCards", "mask-ibans": "maskIbans",
-            "allowed-domains": "allowedDomains", "blocked-domains": "blockedDomains", "ask-before": "askBefore"}
+            "allowed-domains": "allowedDomains", "blocked-domains": "blockedDomains", "ask-before": "askBefore",
+            "use-vision": "useVision"}
     return _text(view[wire.get(key, key)])
 
 
@@ -82,6 +83,7 @@ def _show(view: dict[str, object], path: str) -> str:
         ("allowed-domains", _text(view["allowedDomains"]) if view["allowedDomains"] else "(any domain not blocked)"),
         ("blocked-domains", _text(view["blockedDomains"])),
         ("ask-before", f"{view['askBefore']} (never | irreversible | every: when the agent waits for your yes)"),
+        ("use-vision", f"{view['useVision']} (screenshots for the model: auto, on or off)"),
     ]
     lines = [f"{name:<16}{value}" for name, value in rows]
     lines.append(f"\nsettings file: {path}")

@@ -48,6 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="API key; other users of this computer can see it in the process list while the task "
                              "runs: prefer `tabpilot config set api-key` or the OPENAI_API_KEY environment variable")
     parser.add_argument("--max-steps", metavar="N", type=_positive_int, help="give up after N steps (default 40)")
+    parser.add_argument("--vision", choices=("auto", "on", "off"),
+                        help="send the model screenshots with the element numbers drawn on: auto (when the model "
+                             "takes images), on, off (default: the use-vision setting, auto)")
     parser.add_argument("--json", action="store_true", help="print only the final result, as JSON")
     parser.add_argument("--record", metavar="FILE", help="save the model's replies to FILE for --replay")
     parser.add_argument("--replay", metavar="FILE", help="play a recording back instead of calling a model")
@@ -91,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         model=args.model,
         api_key=args.api_key,
         max_steps=args.max_steps,
+        vision=args.vision,
         json_output=args.json,
         record=args.record,
         replay=args.replay,
@@ -117,6 +121,7 @@ class Job:
     model: str | None = None
     api_key: str | None = None
     max_steps: int | None = None
+    vision: str | None = None  # auto | on | off; the settings' when None
     json_output: bool = False
     record: str | None = None
     replay: str | None = None
@@ -144,7 +149,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     try:
         overrides = TaskOverrides(base_url=job.base_url, model=job.model, api_key=job.api_key,
                                   max_steps=job.max_steps, step_delay=job.step_delay, record=job.record,
-                                  allow_domains=job.allow_domains)
+                                  allow_domains=job.allow_domains, use_vision=job.vision)
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:

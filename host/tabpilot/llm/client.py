@@ -8,7 +8,9 @@ and a one-line error go back into the conversation so it can correct itself. 401
 long for the context window and content filtering fail at once with a clear error.
 
 Providers that reject a forced named tool choice get "required", then "auto", then none; the client
-remembers what worked for the rest of its life. The openai package is imported on first use: it costs
+remembers what worked for the rest of its life. Likewise a 4xx naming images for a request that carried
+some: the request goes again without its image messages, and none are sent from then on
+(`images_refused`). The openai package is imported on first use: it costs
 about half a second, and the browser starts the host on demand.
 """
 
@@ -62,6 +64,7 @@ _CONTEXT_MARKERS = (
     "prompt is too long", "input is too long", "reduce the length", "exceeds the maximum number of tokens",
 )
 _QUOTA_MARKERS = ("insufficient_quota", "exceeded your current quota", "billing_hard_limit_reached")
+_IMAGE_MARKERS = ("image", "vision", "multimodal", "multi-modal")
 _FILTER_MARKERS = (
     "content_filter", "content_policy_violation", "content management policy", "content filter",
     "safety system", "flagged by", "data_inspection_failed",
@@ -179,6 +182,14 @@ class _RequestRejected(Exception):
         self.error = error
 
 
+class _ImagesRefused(Exception):
+    """A 4xx naming images (or vision) for a request that carried some: the model does not take them."""
+
+    def __init__(self, error: LLMError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class LLMClient:
     def __init__(self, config: LLMConfig, *, on_result: Callable[[InvokeResult[Any]], None] | None = None) -> None:
         """`on_result` sees every successful InvokeResult (e.g. `Recorder.record` for `run --record`);
@@ -190,6 +201,9 @@ class LLMClient:
         self.closed = False
         self._tool_choice = 0  # index into _TOOL_CHOICES: how far this provider made us fall back
         self._parallel_tool_calls_supported = True
+        # The endpoint answered a request with images by refusing them: from then on the client sends
+        # none (messages that carried images are left out) and callers can see it here.
+        self.images_refused = False
 
     def __repr__(self) -> str:
         return f"LLMClient(base_url={self.endpoint.base_url!r}, model={self.endpoint.model!r})"
@@ -295,10 +309,16 @@ class LLMClient:
             except _RequestRejected as rejected:
                 if not self._fall_back(rejected.option):
                     raise rejected.error from None
+            except _ImagesRefused as refused:
+                if self.images_refused:
+                    raise refused.error from None
+                self.images_refused = True
+                log.warning("the model refused images (%s); sending none from now on", refused.error.message)
         return self._read_reply(text, body, tool, parse)
 
     def _request_body(self, conversation: list[dict[str, Any]], tool: ToolSpec) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.endpoint.model, "messages": list(conversation),
+        messages = [m for m in conversation if not _has_image(m)] if self.images_refused else list(conversation)
+        body: dict[str, Any] = {"model": self.endpoint.model, "messages": messages,
                                 "tools": [tool.to_openai()]}
         choice = _TOOL_CHOICES[self._tool_choice]
         if choice == "named":
@@ -333,7 +353,7 @@ class LLMClient:
             async with asyncio.timeout(timeout):
                 raw = await client.chat.completions.with_raw_response.create(**body, timeout=timeout)
         except openai.APIStatusError as exc:
-            raise self._status_failure(exc) from None
+            raise self._status_failure(exc, images=any(_has_image(m) for m in body["messages"])) from None
         except (openai.APITimeoutError, TimeoutError):
             raise _RetryableFailure("timeout", {"timeout": f"{timeout:g}"}) from None
         except openai.APIConnectionError as exc:
@@ -380,7 +400,7 @@ class LLMClient:
 
     # -- classifying failures ------------------------------------------------------------------------
 
-    def _status_failure(self, exc: Any) -> Exception:
+    def _status_failure(self, exc: Any, *, images: bool = False) -> Exception:
         status: int = exc.status_code
         detail = " ".join(self._redact(_provider_message(exc.body) or exc.response.text or exc.message).split())
         html = not isinstance(exc.body, dict) and _is_html(exc.response.headers, exc.response.text)
@@ -393,6 +413,8 @@ class LLMClient:
                                   "model": self.endpoint.model}
         if status in (401, 403):
             return LLMAuthError(code="key_refused", params=params)
+        if images and 400 <= status < 500 and any(marker in lowered for marker in _IMAGE_MARKERS):
+            return _ImagesRefused(LLMError(code="rejected", params=params))
         if status == 413 or any(marker in lowered for marker in _CONTEXT_MARKERS):
             return LLMContextTooLong(code="context_too_long", params=params)
         if any(marker in lowered for marker in _FILTER_MARKERS):
@@ -512,6 +534,12 @@ def _feedback(message: dict[str, Any], failed_call_id: str | None, tool: ToolSpe
         return [{"role": "assistant", "content": content, "tool_calls": calls}, *replies]
     nudge = {"role": "user", "content": f"Error: {problem}. Reply only by calling the tool {tool.name}."}
     return [{"role": "assistant", "content": content}, nudge] if content else [nudge]
+
+
+def _has_image(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") in ("image_url", "input_image") for part in content)
 
 
 def _is_html(headers: Any, text: str) -> bool:

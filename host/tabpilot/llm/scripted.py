@@ -358,3 +358,17 @@ def _completion(index: int, request: dict[str, Any], message: dict[str, Any], fi
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": usage,
     }
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """A recorded request as one text, in the order a provider reads it for its prompt cache: the tool
+    schema, then each message (role and content; an image part as a placeholder). Two requests share a
+    cacheable prefix as far as their texts agree."""
+    parts = [json.dumps(body.get("tools", []), ensure_ascii=False, sort_keys=False)]
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") if part.get("type") == "text" else f"[{part.get('type')}]"
+                              for part in content if isinstance(part, dict))
+        parts.append(f"<|{message.get('role')}|>{content or ''}")
+    return "\n".join(parts)

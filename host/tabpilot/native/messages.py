@@ -26,6 +26,7 @@ from pydantic import (
     model_serializer,
 )
 
+from ..llm.vision import VisionMode
 from ..store.settings import MAX_STEPS_LIMIT
 
 
@@ -298,6 +299,7 @@ class SettingsSet(Request):
     allowed_domains: list[str] | None = Field(None, alias="allowedDomains")
     blocked_domains: list[str] | None = Field(None, alias="blockedDomains")
     ask_before: Literal["never", "irreversible", "every"] | None = Field(None, alias="askBefore")
+    use_vision: VisionMode | None = Field(None, alias="useVision")
 
 
 class SettingsTest(Request):
@@ -330,6 +332,7 @@ class SettingsData(WireModel):
     allowed_domains: list[str] = Field(alias="allowedDomains")  # every task may go only there (empty: anywhere)
     blocked_domains: list[str] = Field(alias="blockedDomains")  # and never there
     ask_before: str = Field(alias="askBefore")  # never | irreversible | every
+    use_vision: VisionMode = Field(alias="useVision")  # screenshots for the model: auto | on | off
 
 
 # --- secrets.* -----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import paths
 from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
+from ..llm.vision import VisionMode
 from ..textsafety import clean_json
 
 LANGUAGES = ("en-US", "zh-CN")
@@ -57,6 +58,8 @@ class Settings(BaseModel):
         from ..guards.domains import parse_domains
 
         return parse_domains(value)
+    # Screenshots for the model: auto (when the model takes images), on, off (none taken).
+    use_vision: VisionMode = Field(default="auto", alias="useVision")
 
     @field_validator("base_url", "model", "api_key", mode="before")
     @classmethod
@@ -107,7 +110,7 @@ class Settings(BaseModel):
 
 _WRITTEN_ONLY_WHEN_CHANGED = (
     "model_deadline", "max_reply_mb", "mask_emails", "mask_phones", "mask_cards", "mask_ibans", "mask_patterns",
-    "allowed_domains", "blocked_domains", "ask_before",
+    "allowed_domains", "blocked_domains", "ask_before", "use_vision",
 )
 
 # Every spelling a caller may use for a setting: wire (camelCase), Python (snake_case), CLI (kebab-case).
@@ -222,6 +225,7 @@ def public_view(settings: Settings) -> dict[str, Any]:
         "debugCapture": settings.debug_capture,
         "modelDeadline": settings.model_deadline,
         "maxReplyMB": settings.max_reply_mb,
+        "useVision": settings.use_vision,
         "allowedDomains": list(settings.allowed_domains),
         "blockedDomains": list(settings.blocked_domains),
         "askBefore": settings.ask_before,

@@ -48,6 +48,7 @@ class TaskOverrides:
     language: str | None = None
     system_instruction: str | None = None
     step_delay: float | None = None
+    use_vision: str | None = None  # auto | on | off; the settings' when None
     include_all_tabs: bool = False
     use_my_model: bool = True  # False: a web page not allowed the user's model — only its own endpoint counts
     record: str | None = None  # save the model's replies here (`tabpilot run --record`)
@@ -112,6 +113,7 @@ def plan_task(
         "language": overrides.language or settings.language,
         "system_instructions": overrides.system_instruction,
         "privacy": _privacy_guard(settings),  # a fresh one per task: each numbers its placeholders from 1
+        "use_vision": overrides.use_vision or settings.use_vision,
     }
     if overrides.step_delay is not None:
         agent_options["step_delay"] = overrides.step_delay
