@@ -378,6 +378,53 @@ async def test_always_allow_in_the_side_panel_is_not_asked_again_for_that_client
     await close_popup(harness, panel)
 
 
+async def test_always_allow_outlives_the_host_and_a_revoke_in_settings_asks_again(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """"Always allow for this client" is kept with the allowed sites: a new host process does not ask that
+    client again; the popup's Settings lists it beside the sites, and its Revoke asks again at the next task."""
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada"), *sign_up(problems, "Grace"))
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Remembered Agent") as client:
+        first = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=e2e_pages.url("form.html?r1")))
+        await press(popup, (await approval_card(popup, "Remembered Agent"))["id"], "always")
+        is_error, result = await first
+        assert not is_error and result["success"], result
+
+        old_host = harness.host_pids()
+        os.kill(old_host[0], signal.SIGKILL)  # the host restarts (a browser restart does the same): nothing in memory
+        await harness.wait_host_connected()
+        await wait_until(lambda: asyncio.sleep(0, harness.host_pids() not in ([], old_host)), "a new host process")
+        await popup.js("window.cardsShown = []; new MutationObserver(() => window.cardsShown.push("
+                       "...[...document.querySelectorAll('.approval-card')].map(c => c.innerText)))"
+                       ".observe(document.body, {childList: true, subtree: true})")
+        url = e2e_pages.url("form.html?r2")
+        is_error, result = await client.call("run_task", task="Sign up Grace", url=url)
+        assert not is_error and result["success"], result
+        assert await popup.js("window.cardsShown") == []  # nobody was asked: it ran at once
+        assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
+
+        await popup.click("#nav-settings")
+        row = '#mcp-clients-list li[data-name="Remembered Agent"]'
+        await popup.wait_for(f"!!document.querySelector({json.dumps(row)})", "the client in Settings")
+        assert "Remembered Agent" in await popup.text(row) and await popup.visible("#mcp-clients-empty") is False
+        await popup.screenshot(SCREENS / "mcp-clients-settings.png", max_height=1600)
+        await popup.click(f"{row} .site-revoke")
+        await popup.wait_for(f"!document.querySelector({json.dumps(row)})", "the revoked client to go")
+        assert "Remembered Agent" not in await popup.text("#mcp-clients-list")
+
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Eve", url=e2e_pages.url("form.html?r3")))
+        card = await approval_card(popup, "Remembered Agent")  # asked again, at once
+        assert "Sign up Eve" in card["text"]
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert not problems, problems
+    assert len(llm.requests) == 8  # the two allowed tasks' only
+    await close_popup(harness, popup)
+
+
 async def test_a_request_dies_with_its_host_and_the_next_one_is_shown_again(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
