@@ -169,7 +169,7 @@ async def test_no_host_says_what_to_do(home: Path) -> None:
     with pytest.raises(HostUnavailable) as missing:
         await link.request("ping")
     assert str(missing.value) == NO_HOST
-    assert "tabpilot mcp --launch" in NO_HOST and "tabpilot doctor" in NO_HOST
+    assert "tabpilot mcp --launch" in NO_HOST and "tabpilot doctor" in NO_HOST and "--fallback launch" in NO_HOST
 
 
 # --- consent -------------------------------------------------------------------------------------------------

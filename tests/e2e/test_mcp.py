@@ -26,6 +26,7 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
+from tabpilot.mcp.backends import FALLING_BACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 CALL_TIMEOUT = 120.0
@@ -544,23 +545,31 @@ async def test_cancelling_the_call_stops_the_task(
 
 
 # --- a browser of its own ----------------------------------------------------------------------------------------
-async def test_launch_headless_runs_the_same_task_without_the_extension(
-    browser_binary: str, tmp_path: Any, llm: ScriptedLLMServer, e2e_pages: LocalFiles
-) -> None:
-    class Home:
-        home = tmp_path / "home"
-        tabpilot_home = tmp_path / "tabpilot-home"
+class NoBrowserHome:
+    """A user whose browser is not open (no host, no socket), with a model set up in a terminal."""
 
-    Home.home.mkdir()
-    env = {**os.environ, "HOME": str(Home.home), "TABPILOT_HOME": str(Home.tabpilot_home)}
-    for key, value in (("base-url", llm.base_url), ("model", "scripted"), ("api-key", API_KEY)):
-        process = await asyncio.create_subprocess_exec(sys.executable, "-m", "tabpilot", "config", "set", key, value,
-                                                       env=env)
-        assert await process.wait() == 0
+    def __init__(self, base: Path) -> None:
+        self.home = base / "home"
+        self.tabpilot_home = base / "tabpilot-home"
+        self.home.mkdir()
+
+    async def configure(self, llm: ScriptedLLMServer) -> None:
+        env = {**os.environ, "HOME": str(self.home), "TABPILOT_HOME": str(self.tabpilot_home)}
+        for key, value in (("base-url", llm.base_url), ("model", "scripted"), ("api-key", API_KEY)):
+            process = await asyncio.create_subprocess_exec(sys.executable, "-m", "tabpilot", "config", "set", key,
+                                                           value, env=env)
+            assert await process.wait() == 0
+
+
+async def test_launch_headless_runs_the_same_task_without_the_extension(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    home = NoBrowserHome(tmp_path)
+    await home.configure(llm)
     problems: list[str] = []
     llm.add(*sign_up(problems, "Ada Lovelace"))
     url = e2e_pages.url("form.html?launched")
-    async with mcp_client(Home, "--launch", "--headless", "--browser", browser_binary) as client:
+    async with mcp_client(home, "--launch", "--headless", "--browser", browser_binary) as client:
         is_error, result = await client.call("run_task", task="Sign up as Ada Lovelace", url=url)
         assert not is_error, result
         assert not problems, problems
@@ -577,6 +586,37 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         assert not is_error and again["success"], again
         is_error, page = await client.call("read_page")
         assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+
+
+async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_not_open(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The user chose `--fallback launch`: with their browser closed, run_task does not fail but runs in a
+    Chromium the server launches (headless here, as on a server), saying so first; and again on the next call.
+    Without the choice the same call fails saying how to start the browser or to pass the flag."""
+    home = NoBrowserHome(tmp_path)
+    await home.configure(llm)
+    async with mcp_client(home, "--approve-timeout", "5") as client:
+        is_error, text = await client.call("run_task", task="Sign up as Ada", url=e2e_pages.url("form.html?nofb"))
+        assert is_error and "Open Chrome/Chromium" in text and "--fallback launch" in text, text
+    assert llm.requests == []
+
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada Lovelace"), *sign_up(problems, "Grace Hopper"))
+    url = e2e_pages.url("form.html?fallback")
+    async with mcp_client(home, "--fallback", "launch", "--headless", "--browser", browser_binary) as client:
+        is_error, result = await client.call("run_task", task="Sign up as Ada Lovelace", url=url)
+        assert not is_error, result
+        assert (result["success"], result["data"], result["steps"]) == (True, "Signed up as Ada Lovelace", 4)
+        assert client.progress[0][1] == FALLING_BACK
+        assert (client.progress[1][1] or "").startswith("step 1 · Type the name")
+        is_error, task = await client.call("get_task", task_id=result["taskId"])
+        assert not is_error and task["status"] == "completed", task
+        is_error, again = await client.call("run_task", task="Sign up as Grace Hopper", url=url, new_tab=False)
+        assert not is_error and again["success"], again
+        is_error, page = await client.call("read_page")  # the launched browser's page, its own record
+        assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+    assert not problems, problems
 
 
 async def test_a_client_that_goes_away_leaves_no_task_running(
