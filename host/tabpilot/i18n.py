@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 Language = Literal["en-US", "zh-CN"]
 DEFAULT_LANGUAGE: Language = "en-US"
@@ -381,3 +381,16 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
         values["cause"] = failure_text(str(cause.get("code")), cause.get("params"), language)
     form = values.get("form")
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)
+
+
+def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
+    """A recorded event as sent to a reader in `language` (the popup): a retry that names its cause by
+    code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
+    code, params = event.get("code"), event.get("params")
+    if event.get("type") != "retry" or not isinstance(code, str) or code not in FAILURE_CODES:
+        return dict(event)
+    try:
+        worded = failure_text(code, params if isinstance(params, Mapping) else None, language)
+    except (KeyError, IndexError, ValueError):  # params the catalog's words do not fit: the English stands
+        return dict(event)
+    return {**event, "text": worded}

@@ -27,7 +27,8 @@ async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory)
 # what is not the popup's own words: the task, the page's title, the model's and the host's words, commands
 NOT_OURS = (".card-line .v, .card-text, #task-title, #past-title, .past-task, .result-text, .result-detail,"
             " #target-tab, #host-down-reason, code, .brand, option, #test-result, script, .origin, .site-name")
-NAMES = {"tabpilot", "token", "API", "Base", "URL", "page", "agent", "PageAgentExtUserAuthToken"}  # read as they are
+NAMES = {"tabpilot", "token", "API", "Base", "URL", "page", "agent", "PageAgentExtUserAuthToken",
+         "MCP", "Claude", "Desktop", "Cursor"}  # read as they are
 
 
 async def own_words(popup: PopupPage) -> str:
@@ -112,5 +113,8 @@ async def test_a_failed_task_is_said_in_chinese_by_its_code(harness: Harness, ll
     assert await popup.text("#task-status") == "出错"
     assert await popup.text("#result-text") == "模型没有按 tabpilot 需要的格式回答。"
     assert await popup.text("#result-remedy") == "请在设置中选择能力更强的模型（支持工具调用的模型），或者再试一次。"
+    # each retry's cause in the host's words for this popup's language (the record keeps its English)
+    retries = [c["text"] for c in await popup.cards() if c["type"] == "retry"]
+    assert len(retries) == 3 and all("模型的回复无法使用：" in text for text in retries), retries
     await popup.screenshot(SCREENS / "zh-CN-error.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)

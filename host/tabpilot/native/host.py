@@ -367,7 +367,11 @@ class NativeHost:
         record = self.store.get_task(self._resolve_task_id(request.task_id))
         if record is None:
             raise RequestFailed(f"no task with id {request.task_id!r}", "not_found")
-        return HistoryGetData.model_validate(record.to_wire())
+        from ..i18n import for_reader
+
+        wire = record.to_wire()
+        wire["events"] = [for_reader(event, self.tasks.ui_language) for event in wire["events"]]
+        return HistoryGetData.model_validate(wire)
 
     async def _history_export(self, request: HistoryExport) -> HistoryExportData:
         from .messages import HistoryExportData
