@@ -240,6 +240,7 @@ EN_US: dict[str, str] = {
     "failure.bad_reply.no_choices": "the reply has no choices",
     "failure.bad_call": "{detail}",
     "failure.bad_call.arguments": "invalid arguments for {tool}: {detail}",
+    "failure.bad_call.no_call": "the reply has no call of the tool {tool} (and no JSON in its text)",
     "failure.retries_exhausted": "The model call failed {attempts} time(s); last cause: {cause}",
     "failure.deadline": (
         "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
@@ -455,6 +456,7 @@ ZH_CN: dict[str, str] = {
     "failure.bad_reply.no_choices": "回复中没有 choices",
     "failure.bad_call": "模型的回复无法使用：{detail}",
     "failure.bad_call.arguments": "{tool} 的参数无效：{detail}",
+    "failure.bad_call.no_call": "模型的回复无法使用：回复中没有对工具 {tool} 的调用（文本中也没有 JSON）",
     "failure.retries_exhausted": "模型调用失败了 {attempts} 次；最后一次的原因：{cause}",
     "failure.deadline": (
         "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
@@ -513,7 +515,7 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "connection_cut": ("", "reset"),
     "reply_too_large": ("",),
     "bad_reply": ("unreadable", "too_deep", "html", "not_json", "not_object", "provider_error", "no_choices"),
-    "bad_call": ("", "arguments"),
+    "bad_call": ("", "arguments", "no_call"),
     # what ended a model call after retryable causes
     "retries_exhausted": ("",),
     "deadline": ("", "asked"),

@@ -115,6 +115,7 @@ async def test_a_failed_task_is_said_in_chinese_by_its_code(harness: Harness, ll
     assert await popup.text("#result-remedy") == "请在设置中选择能力更强的模型（支持工具调用的模型），或者再试一次。"
     # each retry's cause in the host's words for this popup's language (the record keeps its English)
     retries = [c["text"] for c in await popup.cards() if c["type"] == "retry"]
-    assert len(retries) == 3 and all("模型的回复无法使用：" in text for text in retries), retries
+    cause = "模型的回复无法使用：回复中没有对工具 AgentOutput 的调用（文本中也没有 JSON）"
+    assert len(retries) == 3 and all(cause in text for text in retries), retries
     await popup.screenshot(SCREENS / "zh-CN-error.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
