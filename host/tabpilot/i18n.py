@@ -99,6 +99,10 @@ EN_US: dict[str, str] = {
     # --- errors and remedies ----------------------------------------------------------------------------
     "error.popup_not_configured": "No model set: open Settings and enter the base URL, model and API key.",
     "error.page_not_configured": "{message} In the popup: open Settings.",
+    "error.cannot_work_in_tab": (
+        "tabpilot cannot work in this tab (tab {tab}: {error}). Open a web page (http or https) in it, or use "
+        "another tab, and start the task again."
+    ),
     "error.no_model": "No model is configured.",
     "error.no_api_key": "No API key is configured for {base_url}.",
     "error.how_to_configure_terminal": (
@@ -328,6 +332,10 @@ ZH_CN: dict[str, str] = {
     "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
+    "error.cannot_work_in_tab": (
+        "tabpilot 无法在这个标签页中工作（标签页 {tab}：{error}）。请在这个标签页中打开一个网页（http 或 https），"
+        "或者换一个标签页，然后重新开始任务。"
+    ),
     "error.no_model": "尚未配置模型。",
     "error.no_api_key": "尚未为 {base_url} 配置 API 密钥。",
     "error.how_to_configure_terminal": (

@@ -119,3 +119,20 @@ async def test_a_failed_task_is_said_in_chinese_by_its_code(harness: Harness, ll
     assert len(retries) == 3 and all(cause in text for text in retries), retries
     await popup.screenshot(SCREENS / "zh-CN-error.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harness: Harness, llm: ScriptedLLMServer
+                                                                          ) -> None:
+    """A browser page (chrome://) cannot be driven: the popup says so in its language, and what to do there."""
+    browser_page = await harness.browser.new_tab("chrome://version/")
+    popup = await harness.open_popup(browser_page)
+    await configure(popup, llm.base_url)
+    await popup.fill("#task-input", "看看这个页面")
+    await popup.click("#run")
+    await popup.wait_for("!document.getElementById('task-error').hidden", "the error")
+    said = await popup.text("#task-error")
+    assert said.startswith("tabpilot 无法在这个标签页中工作") and "请在这个标签页中打开一个网页" in said, said
+    assert llm.requests == []
+    await popup.screenshot(SCREENS / "zh-CN-browser-page.png", max_height=600)
+    for tab in (popup.tab, browser_page):
+        await harness.browser.close_tab(tab.target_id)

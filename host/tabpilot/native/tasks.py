@@ -122,7 +122,7 @@ class TaskManager:
             raise
 
     async def _begin(self, entry: HostTask, request: TaskStart, use_my_model: bool) -> str:
-        from ..browser.errors import BrowserError
+        from ..i18n import text
         from ..taskrun.plan import PlanError, plan_task
         from ..taskrun.run import TaskRun
         from .relay import RelayBrowser
@@ -137,8 +137,9 @@ class TaskManager:
             tab = await browser.activate(str(request.tab_id), focus=False)
         except Exception as exc:
             await browser.close()
-            message = str(exc) if isinstance(exc, BrowserError) else f"cannot work in tab {request.tab_id}: {exc}"
-            raise RequestFailed(message, "tab") from exc
+            cause = getattr(exc.__cause__, "cdp_message", None) or str(exc)  # Chromium's own reason, as it says it
+            raise RequestFailed(text("error.cannot_work_in_tab", self.ui_language, tab=request.tab_id, error=cause),
+                                "tab") from exc
         if request.url:  # a page to open first (an MCP client's run_task): the task starts there
             try:
                 from ..browser.actions import normalize_url
