@@ -278,6 +278,8 @@ function onPush(message) {
       return showApproval(message);
     case "approval.closed":
       return closeApproval(message.approvalId);
+    case "sites.changed":
+      return sitesChanged(message); // popup_sites.js
   }
   if (!message.taskId) return;
   if (message.taskId !== ui.taskId) return anotherTasksPush(message);

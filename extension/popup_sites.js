@@ -1,7 +1,8 @@
 // The popup's part of the page bridge: "Let this site start tasks in your browser" for the site of the
-// popup's tab (task view), and the allowed sites with Revoke plus page-agent's token (Settings view).
-// The host's allowed-sites file is the truth (sites.list / sites.allow / sites.revoke); a change reaches
-// the browser's registration at once. Uses popup.js's $, t, ask, currentTargetTab and showView.
+// popup's tab (task view), and the allowed sites with Revoke plus page-agent's token (Settings view), and
+// the MCP clients the person always allows, with Revoke (they are asked again before their next task).
+// The host's allowed-sites file is the truth (sites.list / sites.allow / sites.revoke / clients.revoke,
+// sites.changed when it changes elsewhere); a change reaches the browser's registration at once. Uses popup.js's $, t, ask, currentTargetTab and showView.
 "use strict";
 
 const sitesUi = { origin: null, sites: [] };
@@ -77,34 +78,59 @@ function paintSites(view) {
   const list = $("sites-list");
   list.replaceChildren();
   for (const site of sitesUi.sites) {
-    const li = document.createElement("li");
-    li.dataset.origin = site.origin;
-    const name = document.createElement("span");
-    name.className = "site-name";
-    name.textContent = site.origin;
-    const flags = document.createElement("span");
-    flags.className = "site-flags";
-    flags.textContent = siteFlags(site);
-    name.append(flags);
-    const revoke = document.createElement("button");
-    revoke.type = "button";
-    revoke.className = "secondary site-revoke";
-    revoke.textContent = t("sitesRevoke");
-    revoke.addEventListener("click", async () => {
-      try {
-        paintSites(await ask("sites.revoke", { origin: site.origin }));
-        siteError("sites-error", null);
-      } catch (error) {
-        siteError("sites-error", error);
-      }
+    list.append(revocableRow(site.origin, siteFlags(site), async () => {
+      paintSites(await ask("sites.revoke", { origin: site.origin }));
       paintSiteAccess();
-    });
-    li.append(name, revoke);
-    list.append(li);
+    }));
   }
   $("sites-empty").hidden = sitesUi.sites.length > 0;
   if (view.token) $("sites-token").value = view.token;
+  paintClients(view.mcpClients || []);
   $("sites").dataset.loaded = "true";
+}
+
+function paintClients(clients) {
+  const list = $("mcp-clients-list");
+  list.replaceChildren();
+  for (const client of clients) {
+    const since = t("mcpClientsSince", formatTime(client.allowedAt * 1000)); // allowedAt: epoch seconds
+    list.append(revocableRow(client.name, since, async () => paintSites(await ask("clients.revoke", { name: client.name }))));
+  }
+  $("mcp-clients-empty").hidden = clients.length > 0;
+}
+
+// One row of an allowed list: the name, a line about it, and Revoke (its errors shown under the lists).
+function revocableRow(label, detail, revoke) {
+  const li = document.createElement("li");
+  li.dataset.name = label;
+  const name = document.createElement("span");
+  name.className = "site-name";
+  name.textContent = label;
+  const about = document.createElement("span");
+  about.className = "site-flags";
+  about.textContent = detail;
+  name.append(about);
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "secondary site-revoke";
+  button.textContent = t("sitesRevoke");
+  button.addEventListener("click", async () => {
+    try {
+      await revoke();
+      siteError("sites-error", null);
+    } catch (error) {
+      siteError("sites-error", error);
+    }
+  });
+  li.append(name, button);
+  return li;
+}
+
+// The list changed elsewhere (an "always" answer, `tabpilot sites` in a terminal): a shown list follows it.
+function sitesChanged(message) {
+  if ($("sites").dataset.loaded === "true") paintSites(message);
+  else sitesUi.sites = message.sites || [];
+  paintSiteAccess();
 }
 
 async function loadSites() {

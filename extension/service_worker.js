@@ -19,7 +19,7 @@ const POPUP_REQUEST_TYPES = new Set([
   "task.takeover", "task.handback", "task.answer", "task.approve",
   "settings.get", "settings.set", "settings.test", "secrets.list", "secrets.set", "secrets.delete",
   "history.list", "history.get", "history.export", "history.delete",
-  "sites.list", "sites.allow", "sites.revoke", "sites.rotate",
+  "sites.list", "sites.allow", "sites.revoke", "sites.rotate", "clients.revoke",
   "approval.answer", // an MCP client's request to run a task: the person's answer (worker/approvals.js)
 ]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);

@@ -180,3 +180,31 @@ def test_llm_endpoint_problems(setup, models_server):
     (Path(env["TABPILOT_HOME"]) / "config" / "config.json").unlink()
     result = doctor(env, profile)
     assert "No model is configured" in result.stdout and "tabpilot config set model" in result.stdout
+
+
+def test_doctor_speaks_the_language_setting(setup, models_server):
+    """With the language set to zh-CN the doctor's own words (levels, findings, fixes, the summary) are
+    Chinese; Chromium's quoted messages, paths and commands stay as they are. en-US stays English."""
+    env, profile, manifest = setup
+    configure_llm(env, models_server, "sk-wrong-key-000000000000")
+    subprocess.run([sys.executable, "-m", "tabpilot", "config", "set", "language", "zh-CN"], env=env, check=True,
+                   capture_output=True)
+    result = doctor(env, profile)
+    assert result.returncode == 1
+    assert "  正常  扩展文件夹 " in result.stdout and "（ID " in result.stdout
+    assert "  失败  模型端点 " in result.stdout and "API 密钥被拒绝（HTTP 401）" in result.stdout
+    assert "修复：tabpilot config set api-key <密钥>（或在弹出窗口的“设置”中填写）" in result.stdout
+    assert "毫秒内回复了分帧的 hello" in result.stdout and result.stdout.rstrip().endswith("发现 1 个问题")
+    for english in ("refused", "fix:", "problem(s)", "answered a framed hello"):
+        assert english not in result.stdout, result.stdout
+    manifest.write_text(manifest.read_text().replace('"stdio"', '"pipe"'))
+    broken = doctor(env, profile, "--skip-llm")
+    assert '"type" 是 \'pipe\'，而不是 "stdio"。Chromium says: "Specified native messaging host not found."' \
+        in broken.stdout, broken.stdout
+    assert f"修复：再次运行 `tabpilot install --user-data-dir {profile}` 以重写它" in broken.stdout
+
+    subprocess.run([sys.executable, "-m", "tabpilot", "config", "set", "language", "en-US"], env=env, check=True,
+                   capture_output=True)
+    english = doctor(env, profile, "--skip-llm")
+    assert '"type" is \'pipe\', not "stdio".' in english.stdout and "1 problem(s) found" in english.stdout
+    assert "fix: run `tabpilot install" in english.stdout

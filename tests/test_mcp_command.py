@@ -82,7 +82,8 @@ def test_without_the_sdk_it_says_what_to_install(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("flags", "said"), [
     (["--launch", "--approve", "ask"], "--approve ask needs the tabpilot popup"),
-    (["--headless"], "--headless is for the browser --launch starts"),
+    (["--headless"], "--headless and --browser are for the browser --launch (or --fallback launch) starts"),
+    (["--launch", "--fallback", "launch"], "--fallback launch is for tasks in your browser"),
     (["--client", "cursor"], "go with `tabpilot mcp config`"),
 ])
 def test_flags_that_do_not_go_together(tmp_path: Path, flags: list[str], said: str) -> None:
@@ -122,3 +123,9 @@ async def test_with_no_browser_open_a_call_says_what_to_do(tmp_path: Path) -> No
             result = await session.call_tool("list_tabs", {})
             assert result.is_error
             assert NO_HOST in result.content[0].text  # type: ignore[union-attr]
+
+
+def test_config_carries_the_fallback_choice(tmp_path: Path) -> None:
+    result = tabpilot("mcp", "config", "--client", "cursor", "--fallback", "launch", "--headless", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["mcpServers"]["tabpilot"]["args"][-3:] == ["--fallback", "launch", "--headless"]

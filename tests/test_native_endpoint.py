@@ -169,7 +169,7 @@ async def test_no_host_says_what_to_do(home: Path) -> None:
     with pytest.raises(HostUnavailable) as missing:
         await link.request("ping")
     assert str(missing.value) == NO_HOST
-    assert "tabpilot mcp --launch" in NO_HOST and "tabpilot doctor" in NO_HOST
+    assert "tabpilot mcp --launch" in NO_HOST and "tabpilot doctor" in NO_HOST and "--fallback launch" in NO_HOST
 
 
 # --- consent -------------------------------------------------------------------------------------------------
@@ -211,6 +211,48 @@ async def test_consent_asks_the_extension_and_remembers_always(
         assert replies and all(r["ok"] for r in replies)
     finally:
         await link.close()
+
+
+async def test_always_outlives_the_host_is_listed_with_the_sites_and_a_revoke_asks_again(home: Path) -> None:
+    """"Always allow for this client" is kept in the allowed-sites file: a new host process (a browser
+    restart) does not ask that client again; it is listed where the popup's Settings and `tabpilot sites`
+    read the sites, and revoking it there (`clients.revoke`) asks again at the very next task."""
+    extension = Extension()
+    host, endpoint = await start_host(extension)
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        host.receive({"type": "sites.list", "id": "s0"})  # the extension asks once, then hears changes
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent K", "task": "One"}))
+        await answer_from_extension(host, extension, "always", 0)
+        assert (await asking)["decision"] == "always"
+        changed = extension.of_type("sites.changed")
+        assert changed and [c["name"] for c in changed[-1]["mcpClients"]] == ["Agent K"]
+    finally:
+        await link.close()
+        await endpoint.close()
+
+    extension = Extension()  # the browser restarted: a new host, nothing in memory
+    host, endpoint = await start_host(extension)
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        assert (await link.request("approval.ask", {"requester": "Agent K", "task": "Two"}))["decision"] == "always"
+        assert extension.of_type("approval.request") == []  # nobody was asked
+        host.receive({"type": "sites.list", "id": "s1"})
+        await asyncio.sleep(0.05)
+        listed = next(f for f in extension.of_type("reply") if f["id"] == "s1")["data"]
+        assert [c["name"] for c in listed["mcpClients"]] == ["Agent K"] and listed["mcpClients"][0]["allowedAt"] > 0
+
+        host.receive({"type": "clients.revoke", "id": "r1", "name": "Agent K"})
+        await asyncio.sleep(0.05)
+        revoked = next(f for f in extension.of_type("reply") if f["id"] == "r1")
+        assert revoked["ok"] and revoked["data"]["mcpClients"] == []
+        assert extension.of_type("sites.changed")[-1]["mcpClients"] == []
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent K", "task": "Three"}))
+        request = await answer_from_extension(host, extension, "deny", 0)
+        assert request["task"] == "Three" and (await asking)["decision"] == "deny"
+    finally:
+        await link.close()
+        await endpoint.close()
 
 
 async def test_consent_is_the_shared_approval_question_and_every_view_of_it_closes(

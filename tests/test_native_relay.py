@@ -357,6 +357,8 @@ async def test_a_tab_that_cannot_be_debugged_is_refused_and_nothing_is_recorded(
     await configure(host, llm)
     reply = await host.request("task.start", task="Do it", tabId=999999)
     assert reply["ok"] is False and reply["error"]["code"] == "tab" and "999999" in reply["error"]["message"]
+    said = reply["error"]["message"]
+    assert said.startswith("tabpilot cannot work in this tab (tab 999999: ") and "Open a web page" in said, said
     assert (await host.request("history.list"))["data"]["tasks"] == []
     assert (await host.request("task.get"))["data"]["task"] is None
     assert (await host.request("ping"))["ok"]

@@ -267,6 +267,24 @@ async def test_run_attached_with_a_url_opens_its_own_tab_and_leaves_the_users_ta
     await new_tab.evaluate("sessionStorage.clear()")
 
 
+def test_demo_speaks_the_language_setting_and_says_what_to_do_without_a_browser(tmp_path: Path) -> None:
+    """zh-CN: the demo's banner, steps and result are Chinese; a browser it cannot find is said in Chinese
+    with what to do. en-US says the same in English."""
+    assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
+    proc = tabpilot("demo", home=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：")
+    assert "第 1 步 · " in proc.stdout and "✅ 已完成：" in proc.stdout
+    missing = tabpilot("demo", home=tmp_path, TABPILOT_BROWSER="/nowhere/chrome")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == ("tabpilot: 无法启动浏览器：TABPILOT_BROWSER '/nowhere/chrome' 不存在"
+                                      "（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）"), missing.stderr
+    assert tabpilot("config", "set", "language", "en-US", home=tmp_path).returncode == 0
+    missing = tabpilot("demo", home=tmp_path, TABPILOT_BROWSER="/nowhere/chrome")
+    assert missing.stderr.strip() == ("tabpilot: could not start a browser: TABPILOT_BROWSER '/nowhere/chrome' does "
+                                      "not exist (give the path of a Chrome, Chromium, Edge or Brave executable)")
+
+
 def test_demo_runs_without_any_key_and_says_it_is_scripted(tmp_path: Path) -> None:
     proc = tabpilot("demo", home=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr

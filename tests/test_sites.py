@@ -104,3 +104,20 @@ def test_the_sites_command_lists_allows_and_revokes(home: Path) -> None:
     assert cli(home, "revoke", "https://app.example.com").returncode == 0
     missing = cli(home, "revoke", "https://app.example.com")
     assert missing.returncode == 1 and "was not allowed" in missing.stderr
+
+
+def test_mcp_clients_always_allowed_are_kept_listed_and_revoked(home: Path) -> None:
+    """"Always allow for this client" lives in the same file as the sites: listed and revoked from the CLI."""
+    sites.allow_client("Claude Desktop")
+    sites.allow_client("Claude Desktop")  # answered twice: listed once
+    assert sites.client_allowed("Claude Desktop") and not sites.client_allowed("Cursor")
+    assert stat.S_IMODE(os.stat(sites.sites_path()).st_mode) == 0o600
+    listed = cli(home, "list")
+    assert listed.returncode == 0 and "MCP clients that run tasks without asking" in listed.stdout
+    assert "  Claude Desktop  (since " in listed.stdout
+    assert [c["name"] for c in json.loads(cli(home, "list", "--json").stdout)["mcpClients"]] == ["Claude Desktop"]
+    revoked = cli(home, "revoke-client", "Claude Desktop")
+    assert revoked.returncode == 0 and "asked again" in revoked.stdout
+    assert not sites.client_allowed("Claude Desktop")
+    missing = cli(home, "revoke-client", "Claude Desktop")
+    assert missing.returncode == 1 and "was not always allowed" in missing.stderr

@@ -72,7 +72,7 @@ const Timeline = (() => {
       }
       case "retry": {
         const li = card("retry", t("cardTryFailed", ...tries(event.attempt, event.maxAttempts)));
-        li.append(el("div", "card-text", short(event.message, 500)));
+        li.append(el("div", "card-text", short(event.text || event.message, 500))); // text: the host's words in our language
         return li;
       }
       case "error": {

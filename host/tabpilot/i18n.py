@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 Language = Literal["en-US", "zh-CN"]
 DEFAULT_LANGUAGE: Language = "en-US"
@@ -115,6 +115,10 @@ EN_US: dict[str, str] = {
     # --- errors and remedies ----------------------------------------------------------------------------
     "error.popup_not_configured": "No model set: open Settings and enter the base URL, model and API key.",
     "error.page_not_configured": "{message} In the popup: open Settings.",
+    "error.cannot_work_in_tab": (
+        "tabpilot cannot work in this tab (tab {tab}: {error}). Open a web page (http or https) in it, or use "
+        "another tab, and start the task again."
+    ),
     "error.no_model": "No model is configured.",
     "error.no_api_key": "No API key is configured for {base_url}.",
     "error.how_to_configure_terminal": (
@@ -122,6 +126,85 @@ EN_US: dict[str, str] = {
         "`tabpilot config set base-url <url>` for a provider other than OpenAI), or set the environment "
         "variables OPENAI_API_KEY / OPENAI_BASE_URL, or pass --model / --base-url / --api-key."
     ),
+    # --- `tabpilot doctor` (commands/doctor.py); Chromium's own messages are quoted as it says them ----
+    "doctor.level.ok": "OK",
+    "doctor.level.warn": "WARN",
+    "doctor.level.fail": "FAIL",
+    "doctor.fix": "fix: {fix}",
+    "doctor.all_good": "all good",
+    "doctor.problems": "{count} problem(s) found",
+    "doctor.extension_ok": "extension folder {folder} (id {extension_id})",
+    "doctor.extension": "bundled extension",
+    "install.no_browser": (
+        "found no Chrome, Chromium, Edge or Brave: neither its program in the usual places nor its settings folder"
+    ),
+    "install.no_browser_fix": (
+        "install one (from the browser's website, or `apt-get install chromium` on Debian) and run `tabpilot install` "
+        "again. If yours lives somewhere unusual, name it: `tabpilot install --browser chrome` (or chromium, "
+        "edge, brave); for a browser started with --user-data-dir=DIR: `tabpilot install --user-data-dir DIR`"
+    ),
+    "install.reinstall": (
+        "reinstall tabpilot (pip install --force-reinstall tabpilot, or pipx reinstall tabpilot; "
+        "in a source checkout, restore its extension/ folder)"
+    ),
+    "doctor.not_registered": "the native host is not registered",
+    "doctor.not_registered_for": "the native host is not registered for {where}",
+    "doctor.where_profile": "profile {profile}",
+    "doctor.where_any": "any browser",
+    "doctor.registers_for": "{command} (it registers for {browsers})",
+    "doctor.not_registered_label": "{label}: the native host is not registered for it",
+    "doctor.rewrite": "run `{command}` again to rewrite it",
+    "doctor.run_again": "run `{command}` again",
+    "doctor.manifest.unreadable": "cannot read it as JSON ({error}). {chromium}",
+    "doctor.manifest.not_object": "it is not a JSON object. {chromium}",
+    "doctor.manifest.field": "\"{field}\" is {value}, not {expected}. {chromium}",
+    "doctor.manifest.no_origins": "\"allowed_origins\" is missing or empty. {chromium}",
+    "doctor.manifest.no_slash": "allowed origin {origin} lacks the trailing slash. {chromium}",
+    "doctor.manifest.bad_origin": "allowed origin {origin} is not chrome-extension://<id>/. {chromium}",
+    "doctor.manifest.missing_id": "the bundled extension ({extension_id}) is not in allowed_origins. {chromium}",
+    "doctor.manifest.other_copy": "{fix} (add --extension-id ID for another copy)",
+    "doctor.manifest.no_path": "\"path\" is missing. {chromium}",
+    "doctor.manifest.relative_path": "\"path\" {path} is not absolute. {chromium}",
+    "doctor.manifest.no_launcher": "the launcher {path} does not exist. {chromium}",
+    "doctor.manifest.not_executable": "the launcher {path} is not executable. {chromium}",
+    "doctor.manifest.chmod": "chmod 755 {path}  (or {fix})",
+    "doctor.manifest.ok": "launcher {path}",
+    "doctor.launcher": "launcher {path}",
+    "doctor.launcher.unreadable": "cannot read it: {error}",
+    "doctor.launcher.python_gone": "it runs {python}, which no longer exists. {chromium}",
+    "doctor.launcher.python_gone_fix": "reinstall tabpilot, then {fix}",
+    "doctor.launcher.other_python": "it runs {python}, not this tabpilot's {this}",
+    "doctor.ping": "host started through {launcher}",
+    "doctor.ping.cannot_start": "cannot start it: {error}. {chromium}",
+    "doctor.ping.no_reply": "no framed reply to hello. {chromium}",
+    "doctor.ping.stderr": " Its error output: {stderr}",
+    "doctor.ping.by_hand": "run the launcher by hand to see why; then `{command}`",
+    "doctor.ping.ok": "answered a framed hello in {ms} ms (host {version})",
+    "doctor.ping.other_version": "; this tabpilot is {version}",
+    "doctor.settings": "settings",
+    "doctor.settings_fix": "tabpilot config (or delete the file and set them again)",
+    "doctor.llm": "LLM",
+    "doctor.llm.configure": "tabpilot config set model <name> (or the popup's Settings)",
+    "doctor.llm.endpoint": "LLM endpoint {base_url} (model {model})",
+    "doctor.llm.key_refused": "the API key was refused (HTTP {status})",
+    "doctor.llm.key_fix": "tabpilot config set api-key <key> (or the popup's Settings)",
+    "doctor.llm.no_models": "it has no /models list, so the model name could not be checked",
+    "doctor.llm.http": "GET /models answered HTTP {status}",
+    "doctor.llm.check_url": "check the base URL (`tabpilot config set base-url <url>`, or the popup's Settings)",
+    "doctor.llm.unreachable": "cannot reach it: {reason}",
+    "doctor.llm.unreachable_fix": "check the base URL and your connection",
+    "doctor.llm.not_json": "GET /models did not answer JSON",
+    "doctor.llm.not_listed": "reachable, but it does not list {model} (it has: {models})",
+    "doctor.llm.pick_model": "tabpilot config set model <one of those>",
+    "doctor.llm.ok": "reachable, key accepted",
+    # --- `tabpilot demo` and a browser `run` could not find ---------------------------------------------
+    "demo.banner": "tabpilot demo — scripted demo model — no AI involved\ntask: {task}\n",
+    "browser.not_found": (
+        "no Chrome, Chromium, Edge or Brave found; install one (e.g. `apt-get install chromium`) "
+        "or point {variable} at its binary"
+    ),
+    "browser.missing": "{origin} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)",
+    "browser.cannot_start": "could not start a browser: {error}",
     # --- failures by code (FAILURE_CODES; `run` prints these; the record keeps the English) ----------
     "failure.client_closed": "This model client is closed; make a new LLMClient to call the model again.",
     "failure.key_refused": (
@@ -177,6 +260,7 @@ EN_US: dict[str, str] = {
     "failure.bad_reply.no_choices": "the reply has no choices",
     "failure.bad_call": "{detail}",
     "failure.bad_call.arguments": "invalid arguments for {tool}: {detail}",
+    "failure.bad_call.no_call": "the reply has no call of the tool {tool} (and no JSON in its text)",
     "failure.retries_exhausted": "The model call failed {attempts} time(s); last cause: {cause}",
     "failure.deadline": (
         "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
@@ -278,6 +362,10 @@ ZH_CN: dict[str, str] = {
     "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
+    "error.cannot_work_in_tab": (
+        "tabpilot 无法在这个标签页中工作（标签页 {tab}：{error}）。请在这个标签页中打开一个网页（http 或 https），"
+        "或者换一个标签页，然后重新开始任务。"
+    ),
     "error.no_model": "尚未配置模型。",
     "error.no_api_key": "尚未为 {base_url} 配置 API 密钥。",
     "error.how_to_configure_terminal": (
@@ -285,6 +373,81 @@ ZH_CN: dict[str, str] = {
         "`tabpilot config set api-key <key>` 和 `tabpilot config set base-url <url>`），或者设置环境变量 "
         "OPENAI_API_KEY / OPENAI_BASE_URL，或者传入 --model / --base-url / --api-key。"
     ),
+    "doctor.level.ok": "正常",
+    "doctor.level.warn": "注意",
+    "doctor.level.fail": "失败",
+    "doctor.fix": "修复：{fix}",
+    "doctor.all_good": "一切正常",
+    "doctor.problems": "发现 {count} 个问题",
+    "doctor.extension_ok": "扩展文件夹 {folder}（ID {extension_id}）",
+    "doctor.extension": "随附的扩展",
+    "install.no_browser": "没有找到 Chrome、Chromium、Edge 或 Brave：常见位置既没有它的程序，也没有它的设置文件夹",
+    "install.no_browser_fix": (
+        "请安装一个（从浏览器的官网，或在 Debian 上 `apt-get install chromium`），然后再次运行 `tabpilot install`。"
+        "如果你的浏览器装在不常见的位置，请指明：`tabpilot install --browser chrome`（或 chromium、edge、brave）；"
+        "对于用 --user-data-dir=DIR 启动的浏览器：`tabpilot install --user-data-dir DIR`"
+    ),
+    "install.reinstall": (
+        "重新安装 tabpilot（pip install --force-reinstall tabpilot，或 pipx reinstall tabpilot；"
+        "源码检出中请恢复它的 extension/ 文件夹）"
+    ),
+    "doctor.not_registered": "本机主机（native host）尚未注册",
+    "doctor.not_registered_for": "本机主机（native host）尚未为 {where} 注册",
+    "doctor.where_profile": "配置文件夹 {profile}",
+    "doctor.where_any": "任何浏览器",
+    "doctor.registers_for": "{command}（它会为 {browsers} 注册）",
+    "doctor.not_registered_label": "{label}：本机主机尚未为它注册",
+    "doctor.rewrite": "再次运行 `{command}` 以重写它",
+    "doctor.run_again": "再次运行 `{command}`",
+    "doctor.manifest.unreadable": "无法作为 JSON 读取（{error}）。{chromium}",
+    "doctor.manifest.not_object": "它不是一个 JSON 对象。{chromium}",
+    "doctor.manifest.field": "\"{field}\" 是 {value}，而不是 {expected}。{chromium}",
+    "doctor.manifest.no_origins": "\"allowed_origins\" 缺失或为空。{chromium}",
+    "doctor.manifest.no_slash": "允许的来源 {origin} 缺少末尾的斜杠。{chromium}",
+    "doctor.manifest.bad_origin": "允许的来源 {origin} 不是 chrome-extension://<id>/ 的形式。{chromium}",
+    "doctor.manifest.missing_id": "随附的扩展（{extension_id}）不在 allowed_origins 中。{chromium}",
+    "doctor.manifest.other_copy": "{fix}（另一份扩展请加上 --extension-id ID）",
+    "doctor.manifest.no_path": "缺少 \"path\"。{chromium}",
+    "doctor.manifest.relative_path": "\"path\" {path} 不是绝对路径。{chromium}",
+    "doctor.manifest.no_launcher": "启动脚本 {path} 不存在。{chromium}",
+    "doctor.manifest.not_executable": "启动脚本 {path} 不可执行。{chromium}",
+    "doctor.manifest.chmod": "chmod 755 {path}（或者{fix}）",
+    "doctor.manifest.ok": "启动脚本 {path}",
+    "doctor.launcher": "启动脚本 {path}",
+    "doctor.launcher.unreadable": "无法读取：{error}",
+    "doctor.launcher.python_gone": "它运行的 {python} 已不存在。{chromium}",
+    "doctor.launcher.python_gone_fix": "重新安装 tabpilot，然后{fix}",
+    "doctor.launcher.other_python": "它运行的是 {python}，而不是当前 tabpilot 的 {this}",
+    "doctor.ping": "通过 {launcher} 启动的主机",
+    "doctor.ping.cannot_start": "无法启动：{error}。{chromium}",
+    "doctor.ping.no_reply": "hello 没有得到分帧的回复。{chromium}",
+    "doctor.ping.stderr": " 它的错误输出：{stderr}",
+    "doctor.ping.by_hand": "手动运行启动脚本查看原因；然后运行 `{command}`",
+    "doctor.ping.ok": "{ms} 毫秒内回复了分帧的 hello（主机 {version}）",
+    "doctor.ping.other_version": "；当前 tabpilot 是 {version}",
+    "doctor.settings": "设置",
+    "doctor.settings_fix": "tabpilot config（或删除该文件后重新设置）",
+    "doctor.llm": "模型（LLM）",
+    "doctor.llm.configure": "tabpilot config set model <名称>（或在弹出窗口的“设置”中填写）",
+    "doctor.llm.endpoint": "模型端点 {base_url}（模型 {model}）",
+    "doctor.llm.key_refused": "API 密钥被拒绝（HTTP {status}）",
+    "doctor.llm.key_fix": "tabpilot config set api-key <密钥>（或在弹出窗口的“设置”中填写）",
+    "doctor.llm.no_models": "它没有 /models 列表，所以无法核对模型名称",
+    "doctor.llm.http": "GET /models 返回了 HTTP {status}",
+    "doctor.llm.check_url": "检查 Base URL（`tabpilot config set base-url <url>`，或弹出窗口的“设置”）",
+    "doctor.llm.unreachable": "无法连接：{reason}",
+    "doctor.llm.unreachable_fix": "检查 Base URL 和网络连接",
+    "doctor.llm.not_json": "GET /models 返回的不是 JSON",
+    "doctor.llm.not_listed": "可以连接，但它没有列出 {model}（它有：{models}）",
+    "doctor.llm.pick_model": "tabpilot config set model <其中之一>",
+    "doctor.llm.ok": "可以连接，密钥已被接受",
+    "demo.banner": "tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：{task}\n",
+    "browser.not_found": (
+        "没有找到 Chrome、Chromium、Edge 或 Brave；请安装一个（例如 `apt-get install chromium`），"
+        "或者把 {variable} 指向它的可执行文件"
+    ),
+    "browser.missing": "{origin} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
+    "browser.cannot_start": "无法启动浏览器：{error}",
     "failure.client_closed": "这个模型客户端已关闭；要再次调用模型，请新建一个 LLMClient。",
     "failure.key_refused": (
         "服务商拒绝了 API 密钥（HTTP {status}，来自 {base_url}：{detail}）。请检查密钥：在扩展的“设置”中，"
@@ -331,6 +494,7 @@ ZH_CN: dict[str, str] = {
     "failure.bad_reply.no_choices": "回复中没有 choices",
     "failure.bad_call": "模型的回复无法使用：{detail}",
     "failure.bad_call.arguments": "{tool} 的参数无效：{detail}",
+    "failure.bad_call.no_call": "模型的回复无法使用：回复中没有对工具 {tool} 的调用（文本中也没有 JSON）",
     "failure.retries_exhausted": "模型调用失败了 {attempts} 次；最后一次的原因：{cause}",
     "failure.deadline": (
         "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
@@ -389,7 +553,7 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "connection_cut": ("", "reset"),
     "reply_too_large": ("",),
     "bad_reply": ("unreadable", "too_deep", "html", "not_json", "not_object", "provider_error", "no_choices"),
-    "bad_call": ("", "arguments"),
+    "bad_call": ("", "arguments", "no_call"),
     # what ended a model call after retryable causes
     "retries_exhausted": ("",),
     "deadline": ("", "asked"),
@@ -411,3 +575,16 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
         values["cause"] = failure_text(str(cause.get("code")), cause.get("params"), language)
     form = values.get("form")
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)
+
+
+def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
+    """A recorded event as sent to a reader in `language` (the popup): a retry that names its cause by
+    code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
+    code, params = event.get("code"), event.get("params")
+    if event.get("type") != "retry" or not isinstance(code, str) or code not in FAILURE_CODES:
+        return dict(event)
+    try:
+        worded = failure_text(code, params if isinstance(params, Mapping) else None, language)
+    except (KeyError, IndexError, ValueError):  # params the catalog's words do not fit: the English stands
+        return dict(event)
+    return {**event, "text": worded}

@@ -20,17 +20,14 @@ from typing import Any
 
 from . import paths
 from .browser.programs import BROWSERS, installed_browsers
+from .i18n import text
 
 HOST_NAME = "com.tabpilot.host"
 MANIFEST_NAME = f"{HOST_NAME}.json"
 DESCRIPTION = "tabpilot native messaging host: runs the agent for the tabpilot extension"
-NO_BROWSER = "found no Chrome, Chromium, Edge or Brave: neither its program in the usual places nor its settings folder"
-# What to do then; `install` says it and `doctor` gives it as the fix.
-NO_BROWSER_FIX = (
-    "install one (from the browser's website, or `apt-get install chromium` on Debian) and run `tabpilot install` "
-    "again. If yours lives somewhere unusual, name it: `tabpilot install --browser chrome` (or chromium, "
-    "edge, brave); for a browser started with --user-data-dir=DIR: `tabpilot install --user-data-dir DIR`"
-)
+NO_BROWSER = text("install.no_browser")
+# What to do then; `install` says it and `doctor` gives it as the fix (in the user's language: i18n.py).
+NO_BROWSER_FIX = text("install.no_browser_fix")
 
 # Folder of each browser's per-user data, relative to ~/.config (Linux) / ~/Library/Application Support (macOS).
 LINUX_DIRS = {
@@ -54,10 +51,7 @@ WINDOWS_KEYS = {
 
 
 # What to do when the package's own files are missing or damaged.
-REINSTALL = (
-    "reinstall tabpilot (pip install --force-reinstall tabpilot, or pipx reinstall tabpilot; "
-    "in a source checkout, restore its extension/ folder)"
-)
+REINSTALL = text("install.reinstall")
 
 
 class InstallError(RuntimeError):

@@ -26,6 +26,7 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
+from tabpilot.mcp.backends import FALLING_BACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 CALL_TIMEOUT = 120.0
@@ -378,6 +379,53 @@ async def test_always_allow_in_the_side_panel_is_not_asked_again_for_that_client
     await close_popup(harness, panel)
 
 
+async def test_always_allow_outlives_the_host_and_a_revoke_in_settings_asks_again(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """"Always allow for this client" is kept with the allowed sites: a new host process does not ask that
+    client again; the popup's Settings lists it beside the sites, and its Revoke asks again at the next task."""
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada"), *sign_up(problems, "Grace"))
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Remembered Agent") as client:
+        first = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=e2e_pages.url("form.html?r1")))
+        await press(popup, (await approval_card(popup, "Remembered Agent"))["id"], "always")
+        is_error, result = await first
+        assert not is_error and result["success"], result
+
+        old_host = harness.host_pids()
+        os.kill(old_host[0], signal.SIGKILL)  # the host restarts (a browser restart does the same): nothing in memory
+        await harness.wait_host_connected()
+        await wait_until(lambda: asyncio.sleep(0, harness.host_pids() not in ([], old_host)), "a new host process")
+        await popup.js("window.cardsShown = []; new MutationObserver(() => window.cardsShown.push("
+                       "...[...document.querySelectorAll('.approval-card')].map(c => c.innerText)))"
+                       ".observe(document.body, {childList: true, subtree: true})")
+        url = e2e_pages.url("form.html?r2")
+        is_error, result = await client.call("run_task", task="Sign up Grace", url=url)
+        assert not is_error and result["success"], result
+        assert await popup.js("window.cardsShown") == []  # nobody was asked: it ran at once
+        assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
+
+        await popup.click("#nav-settings")
+        row = '#mcp-clients-list li[data-name="Remembered Agent"]'
+        await popup.wait_for(f"!!document.querySelector({json.dumps(row)})", "the client in Settings")
+        assert "Remembered Agent" in await popup.text(row) and await popup.visible("#mcp-clients-empty") is False
+        await popup.screenshot(SCREENS / "mcp-clients-settings.png", max_height=1600)
+        await popup.click(f"{row} .site-revoke")
+        await popup.wait_for(f"!document.querySelector({json.dumps(row)})", "the revoked client to go")
+        assert "Remembered Agent" not in await popup.text("#mcp-clients-list")
+
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Eve", url=e2e_pages.url("form.html?r3")))
+        card = await approval_card(popup, "Remembered Agent")  # asked again, at once
+        assert "Sign up Eve" in card["text"]
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    assert not problems, problems
+    assert len(llm.requests) == 8  # the two allowed tasks' only
+    await close_popup(harness, popup)
+
+
 async def test_a_request_dies_with_its_host_and_the_next_one_is_shown_again(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
@@ -497,23 +545,31 @@ async def test_cancelling_the_call_stops_the_task(
 
 
 # --- a browser of its own ----------------------------------------------------------------------------------------
-async def test_launch_headless_runs_the_same_task_without_the_extension(
-    browser_binary: str, tmp_path: Any, llm: ScriptedLLMServer, e2e_pages: LocalFiles
-) -> None:
-    class Home:
-        home = tmp_path / "home"
-        tabpilot_home = tmp_path / "tabpilot-home"
+class NoBrowserHome:
+    """A user whose browser is not open (no host, no socket), with a model set up in a terminal."""
 
-    Home.home.mkdir()
-    env = {**os.environ, "HOME": str(Home.home), "TABPILOT_HOME": str(Home.tabpilot_home)}
-    for key, value in (("base-url", llm.base_url), ("model", "scripted"), ("api-key", API_KEY)):
-        process = await asyncio.create_subprocess_exec(sys.executable, "-m", "tabpilot", "config", "set", key, value,
-                                                       env=env)
-        assert await process.wait() == 0
+    def __init__(self, base: Path) -> None:
+        self.home = base / "home"
+        self.tabpilot_home = base / "tabpilot-home"
+        self.home.mkdir()
+
+    async def configure(self, llm: ScriptedLLMServer) -> None:
+        env = {**os.environ, "HOME": str(self.home), "TABPILOT_HOME": str(self.tabpilot_home)}
+        for key, value in (("base-url", llm.base_url), ("model", "scripted"), ("api-key", API_KEY)):
+            process = await asyncio.create_subprocess_exec(sys.executable, "-m", "tabpilot", "config", "set", key,
+                                                           value, env=env)
+            assert await process.wait() == 0
+
+
+async def test_launch_headless_runs_the_same_task_without_the_extension(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    home = NoBrowserHome(tmp_path)
+    await home.configure(llm)
     problems: list[str] = []
     llm.add(*sign_up(problems, "Ada Lovelace"))
     url = e2e_pages.url("form.html?launched")
-    async with mcp_client(Home, "--launch", "--headless", "--browser", browser_binary) as client:
+    async with mcp_client(home, "--launch", "--headless", "--browser", browser_binary) as client:
         is_error, result = await client.call("run_task", task="Sign up as Ada Lovelace", url=url)
         assert not is_error, result
         assert not problems, problems
@@ -530,6 +586,37 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         assert not is_error and again["success"], again
         is_error, page = await client.call("read_page")
         assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+
+
+async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_not_open(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The user chose `--fallback launch`: with their browser closed, run_task does not fail but runs in a
+    Chromium the server launches (headless here, as on a server), saying so first; and again on the next call.
+    Without the choice the same call fails saying how to start the browser or to pass the flag."""
+    home = NoBrowserHome(tmp_path)
+    await home.configure(llm)
+    async with mcp_client(home, "--approve-timeout", "5") as client:
+        is_error, text = await client.call("run_task", task="Sign up as Ada", url=e2e_pages.url("form.html?nofb"))
+        assert is_error and "Open Chrome/Chromium" in text and "--fallback launch" in text, text
+    assert llm.requests == []
+
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada Lovelace"), *sign_up(problems, "Grace Hopper"))
+    url = e2e_pages.url("form.html?fallback")
+    async with mcp_client(home, "--fallback", "launch", "--headless", "--browser", browser_binary) as client:
+        is_error, result = await client.call("run_task", task="Sign up as Ada Lovelace", url=url)
+        assert not is_error, result
+        assert (result["success"], result["data"], result["steps"]) == (True, "Signed up as Ada Lovelace", 4)
+        assert client.progress[0][1] == FALLING_BACK
+        assert (client.progress[1][1] or "").startswith("step 1 · Type the name")
+        is_error, task = await client.call("get_task", task_id=result["taskId"])
+        assert not is_error and task["status"] == "completed", task
+        is_error, again = await client.call("run_task", task="Sign up as Grace Hopper", url=url, new_tab=False)
+        assert not is_error and again["success"], again
+        is_error, page = await client.call("read_page")  # the launched browser's page, its own record
+        assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+    assert not problems, problems
 
 
 async def test_a_client_that_goes_away_leaves_no_task_running(

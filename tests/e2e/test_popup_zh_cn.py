@@ -27,7 +27,8 @@ async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory)
 # what is not the popup's own words: the task, the page's title, the model's and the host's words, commands
 NOT_OURS = (".card-line .v, .card-text, #task-title, #past-title, .past-task, .result-text, .result-detail,"
             " #target-tab, #host-down-reason, code, .brand, option, #test-result, script, .origin, .site-name")
-NAMES = {"tabpilot", "token", "API", "Base", "URL", "page", "agent", "PageAgentExtUserAuthToken"}  # read as they are
+NAMES = {"tabpilot", "token", "API", "Base", "URL", "page", "agent", "PageAgentExtUserAuthToken",
+         "MCP", "Claude", "Desktop", "Cursor"}  # read as they are
 
 
 async def own_words(popup: PopupPage) -> str:
@@ -112,5 +113,26 @@ async def test_a_failed_task_is_said_in_chinese_by_its_code(harness: Harness, ll
     assert await popup.text("#task-status") == "出错"
     assert await popup.text("#result-text") == "模型没有按 tabpilot 需要的格式回答。"
     assert await popup.text("#result-remedy") == "请在设置中选择能力更强的模型（支持工具调用的模型），或者再试一次。"
+    # each retry's cause in the host's words for this popup's language (the record keeps its English)
+    retries = [c["text"] for c in await popup.cards() if c["type"] == "retry"]
+    cause = "模型的回复无法使用：回复中没有对工具 AgentOutput 的调用（文本中也没有 JSON）"
+    assert len(retries) == 3 and all(cause in text for text in retries), retries
     await popup.screenshot(SCREENS / "zh-CN-error.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harness: Harness, llm: ScriptedLLMServer
+                                                                          ) -> None:
+    """A browser page (chrome://) cannot be driven: the popup says so in its language, and what to do there."""
+    browser_page = await harness.browser.new_tab("chrome://version/")
+    popup = await harness.open_popup(browser_page)
+    await configure(popup, llm.base_url)
+    await popup.fill("#task-input", "看看这个页面")
+    await popup.click("#run")
+    await popup.wait_for("!document.getElementById('task-error').hidden", "the error")
+    said = await popup.text("#task-error")
+    assert said.startswith("tabpilot 无法在这个标签页中工作") and "请在这个标签页中打开一个网页" in said, said
+    assert llm.requests == []
+    await popup.screenshot(SCREENS / "zh-CN-browser-page.png", max_height=600)
+    for tab in (popup.tab, browser_page):
+        await harness.browser.close_tab(tab.target_id)

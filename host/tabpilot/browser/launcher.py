@@ -21,7 +21,13 @@ BROWSER_ENV = "TABPILOT_BROWSER"
 
 
 class BrowserNotFound(RuntimeError):
-    pass
+    """`key` and `values` word it in another language (i18n.py `browser.*`); the message is the English."""
+
+    def __init__(self, key: str, **values: str) -> None:
+        from ..i18n import text
+
+        super().__init__(text(key, None, **values))
+        self.key, self.values = key, values
 
 
 class BrowserLaunchError(RuntimeError):
@@ -39,15 +45,11 @@ def find_browser(explicit: str | None = None) -> str:
             resolved = shutil.which(choice) or choice
             if Path(resolved).is_file():
                 return resolved
-            raise BrowserNotFound(f"{origin} {choice!r} does not exist (give the path of a Chrome, "
-                                  "Chromium, Edge or Brave executable)")
+            raise BrowserNotFound("browser.missing", origin=origin, path=repr(choice))
     for path in _candidates():
         if is_program(path):
             return path
-    raise BrowserNotFound(
-        "no Chrome, Chromium, Edge or Brave found; install one (e.g. `apt-get install chromium`) "
-        f"or point {BROWSER_ENV} at its binary"
-    )
+    raise BrowserNotFound("browser.not_found", variable=BROWSER_ENV)
 
 
 BASE_FLAGS = [

@@ -11,8 +11,10 @@ import asyncio
 import json
 import sys
 
+from ..i18n import failure_text
+from ..i18n import text as say
 from ..localfiles import LocalFiles
-from .run import Job, run_job
+from .run import Job, run_job, terminal_language
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..demo import DEMO_DIR, LABEL, PAGE, RECORDING
+    from ..demo import DEMO_DIR, PAGE, RECORDING
     from ..llm import LLMError
     from ..llm.replay import RecordingError
 
@@ -35,10 +37,14 @@ def run(args: argparse.Namespace) -> int:
             replay=str(RECORDING),
             source="demo",
             step_delay=0.6 if args.headed else 0.1,
-            banner=f"tabpilot demo — {LABEL}\ntask: {task}\n",
+            banner=say("demo.banner", terminal_language(), task=task),
         )
         return asyncio.run(run_job(job))
-    except (LLMError, RecordingError) as exc:
+    except LLMError as exc:
+        said = failure_text(exc.code, exc.params, terminal_language()) if exc.code else str(exc)
+        print(f"tabpilot demo: {said}", file=sys.stderr)
+        return 1
+    except RecordingError as exc:
         print(f"tabpilot demo: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -3,7 +3,8 @@
 Checks every registered host manifest (as Chromium reads it), the launcher, starts the host through
 the launcher and exchanges a real framed hello with it, and asks the configured LLM endpoint for its
 models. Chromium's own error for each broken manifest is quoted, so a user who saw it in the popup
-can match it up.
+can match it up. Everything else is said in the run's language (the settings' language, else the
+terminal's: i18n.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..i18n import DEFAULT_LANGUAGE, Language
+from ..i18n import text as say
 from .install import add_target_options
 
 NOT_FOUND = 'Chromium says: "Specified native messaging host not found."'
@@ -48,50 +51,58 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    findings = diagnose(args.browser, args.user_data_dir, check_llm_endpoint=not args.skip_llm)
+    from .run import terminal_language
+
+    language = terminal_language()
+    findings = diagnose(args.browser, args.user_data_dir, check_llm_endpoint=not args.skip_llm, language=language)
     print("tabpilot doctor")
     for finding in findings:
-        print(f"  {finding.level.upper():5} {finding.what}")
+        print(f"  {_column(say(f'doctor.level.{finding.level}', language), 5)} {finding.what}")
         if finding.detail:
             print(f"        {finding.detail}")
         if finding.fix:
-            print(f"        fix: {finding.fix}")
+            print(f"        {say('doctor.fix', language, fix=finding.fix)}")
     failures = sum(f.level == "fail" for f in findings)
-    print("all good" if not failures else f"{failures} problem(s) found")
+    print(say("doctor.all_good", language) if not failures else say("doctor.problems", language, count=failures))
     return 1 if failures else 0
 
 
-def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bool = True) -> list[Finding]:
-    from ..installer import (
-        REINSTALL,
-        InstallError,
-        bundled_extension_id,
-        extension_dir,
-        manifest_targets,
-        read_registry,
-    )
+def _column(text: str, width: int) -> str:
+    """`text` padded to `width` columns as a terminal shows them (a Chinese character takes two)."""
+    import unicodedata
+
+    shown = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * max(width - shown, 0)
+
+
+def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bool = True,
+             language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
+    from ..installer import InstallError, bundled_extension_id, extension_dir, manifest_targets, read_registry
 
     findings: list[Finding] = []
     install_command = install_command_for(browser, user_data_dir)
     try:
         extension_id = bundled_extension_id()
-        findings.append(Finding("ok", f"extension folder {extension_dir()} (id {extension_id})"))
+        findings.append(Finding("ok", say("doctor.extension_ok", language, folder=extension_dir(),
+                                          extension_id=extension_id)))
     except InstallError as exc:
         extension_id = None
-        findings.append(Finding("fail", "bundled extension", str(exc), REINSTALL))
+        findings.append(Finding("fail", say("doctor.extension", language), str(exc),
+                                say("install.reinstall", language)))
 
     targets = [t for t in manifest_targets(browser, user_data_dir=user_data_dir) if _registered(t, read_registry)]
-    findings += check_coverage(browser, user_data_dir, {t.label for t in targets}, install_command)
+    findings += check_coverage(browser, user_data_dir, {t.label for t in targets}, install_command, language)
     launchers: dict[str, str] = {}
     for target in targets:
-        manifest_findings, launcher = check_manifest(target.label, target.manifest, extension_id, install_command)
+        manifest_findings, launcher = check_manifest(target.label, target.manifest, extension_id, install_command,
+                                                     language)
         findings += manifest_findings
         if launcher and extension_id:
             launchers.setdefault(launcher, target.label)
     for launcher in launchers:
-        findings.append(ping_host(launcher, extension_id or "", install_command))
+        findings.append(ping_host(launcher, extension_id or "", install_command, language))
     if check_llm_endpoint:
-        findings += check_llm()
+        findings += check_llm(language)
     return findings
 
 
@@ -102,24 +113,29 @@ def install_command_for(browser: str, user_data_dir: Path | None) -> str:
 
 
 def check_coverage(
-    browser: str, user_data_dir: Path | None, registered: set[str], install_command: str
+    browser: str, user_data_dir: Path | None, registered: set[str], install_command: str,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> list[Finding]:
     """Is the host registered everywhere `install_command` would register it? The fix is always that
     command, or, where it would find no browser, what install itself says to do."""
-    from ..installer import NO_BROWSER, NO_BROWSER_FIX, InstallError, install_targets
+    from ..installer import InstallError, install_targets
 
     try:
         wanted = [t.label for t in install_targets(browser, user_data_dir=user_data_dir)]
     except InstallError:
-        return [] if registered else [Finding("fail", "the native host is not registered", NO_BROWSER, NO_BROWSER_FIX)]
+        if registered:
+            return []
+        return [Finding("fail", say("doctor.not_registered", language), say("install.no_browser", language),
+                        say("install.no_browser_fix", language))]
     if not registered:
-        where = f"profile {user_data_dir}" if user_data_dir else browser if browser != "all" else "any browser"
+        where = (say("doctor.where_profile", language, profile=user_data_dir) if user_data_dir
+                 else browser if browser != "all" else say("doctor.where_any", language))
         fix = install_command
         if not user_data_dir and browser == "all":
-            fix += f" (it registers for {', '.join(wanted)})"
-        return [Finding("fail", f"the native host is not registered for {where}", NOT_FOUND, fix)]
+            fix = say("doctor.registers_for", language, command=install_command, browsers=", ".join(wanted))
+        return [Finding("fail", say("doctor.not_registered_for", language, where=where), NOT_FOUND, fix)]
     return [
-        Finding("warn", f"{label}: the native host is not registered for it", NOT_FOUND, install_command)
+        Finding("warn", say("doctor.not_registered_label", language, label=label), NOT_FOUND, install_command)
         for label in wanted
         if label not in registered
     ]
@@ -132,81 +148,86 @@ def _registered(target: Any, read_registry: Any) -> bool:
 
 
 def check_manifest(
-    label: str, manifest: Path, extension_id: str | None, install_command: str
+    label: str, manifest: Path, extension_id: str | None, install_command: str,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> tuple[list[Finding], str | None]:
     """Findings for one manifest, and its launcher path if that one is fit to run."""
     from ..installer import HOST_NAME
 
     name = f"{label}: {manifest}"
-    reinstall = f"run `{install_command}` again to rewrite it"
+    reinstall = say("doctor.rewrite", language, command=install_command)
+
+    def broken(key: str, chromium: str = NOT_FOUND, fix: str = reinstall, **values: object) -> Finding:
+        return Finding("fail", name, say(f"doctor.manifest.{key}", language, chromium=chromium, **values), fix)
+
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return [Finding("fail", name, f"cannot read it as JSON ({exc}). {NOT_FOUND}", reinstall)], None
+        return [broken("unreadable", error=exc)], None
     if not isinstance(data, dict):
-        return [Finding("fail", name, f"it is not a JSON object. {NOT_FOUND}", reinstall)], None
+        return [broken("not_object")], None
     problems: list[Finding] = []
     if data.get("name") != HOST_NAME:
-        problems.append(Finding("fail", name, f"\"name\" is {data.get('name')!r}, not {HOST_NAME!r}. {NOT_FOUND}",
-                                reinstall))
+        problems.append(broken("field", field="name", value=repr(data.get("name")), expected=repr(HOST_NAME)))
     if data.get("type") != "stdio":
-        problems.append(Finding("fail", name, f"\"type\" is {data.get('type')!r}, not \"stdio\". {NOT_FOUND}",
-                                reinstall))
+        problems.append(broken("field", field="type", value=repr(data.get("type")), expected='"stdio"'))
     origins = data.get("allowed_origins")
     if not isinstance(origins, list) or not origins:
-        problems.append(Finding("fail", name, f"\"allowed_origins\" is missing or empty. {FORBIDDEN}", reinstall))
+        problems.append(broken("no_origins", FORBIDDEN))
         origins = []
     for entry in origins:
         if isinstance(entry, str) and ORIGIN_PATTERN.match(entry + "/"):
-            problems.append(Finding("fail", name, f"allowed origin {entry!r} lacks the trailing slash. {NOT_FOUND}",
-                                    reinstall))
+            problems.append(broken("no_slash", origin=repr(entry)))
         elif not isinstance(entry, str) or not ORIGIN_PATTERN.match(entry):
-            problems.append(Finding("fail", name, f"allowed origin {entry!r} is not chrome-extension://<id>/. "
-                                    f"{NOT_FOUND}", reinstall))
+            problems.append(broken("bad_origin", origin=repr(entry)))
     listed = {entry.rstrip("/") for entry in origins if isinstance(entry, str)}
     if extension_id and f"chrome-extension://{extension_id}" not in listed:
-        problems.append(Finding("fail", name, f"the bundled extension ({extension_id}) is not in allowed_origins. "
-                                f"{FORBIDDEN}", f"{reinstall} (add --extension-id ID for another copy)"))
+        problems.append(broken("missing_id", FORBIDDEN, say("doctor.manifest.other_copy", language, fix=reinstall),
+                               extension_id=extension_id))
     launcher = data.get("path")
     launcher_ok = False
     if not isinstance(launcher, str) or not launcher:
-        problems.append(Finding("fail", name, f"\"path\" is missing. {NOT_FOUND}", reinstall))
+        problems.append(broken("no_path"))
     elif not os.path.isabs(launcher):
-        problems.append(Finding("fail", name, f"\"path\" {launcher!r} is not absolute. {NOT_FOUND}", reinstall))
+        problems.append(broken("relative_path", path=repr(launcher)))
     elif not os.path.isfile(launcher):
-        problems.append(Finding("fail", name, f"the launcher {launcher} does not exist. {EXITED}", reinstall))
+        problems.append(broken("no_launcher", EXITED, path=launcher))
     elif os.name == "posix" and not os.access(launcher, os.X_OK):
-        problems.append(Finding("fail", name, f"the launcher {launcher} is not executable. {EXITED}",
-                                f"chmod 755 {launcher}  (or {reinstall})"))
+        problems.append(broken("not_executable", EXITED, say("doctor.manifest.chmod", language, path=launcher,
+                                                              fix=reinstall), path=launcher))
     else:
         launcher_ok = True
-        problems += check_launcher(launcher, reinstall)
+        problems += check_launcher(launcher, reinstall, language)
     if not problems:
-        problems.append(Finding("ok", name, f"launcher {launcher}"))
+        problems.append(Finding("ok", name, say("doctor.manifest.ok", language, path=launcher)))
     return problems, launcher if launcher_ok and not any(p.level == "fail" for p in problems) else None
 
 
-def check_launcher(launcher: str, reinstall: str) -> list[Finding]:
+def check_launcher(launcher: str, reinstall: str, language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
     """The Python the launcher runs must still exist (a deleted virtualenv is the usual cause)."""
+    what = say("doctor.launcher", language, path=launcher)
     try:
         text = Path(launcher).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        return [Finding("fail", f"launcher {launcher}", f"cannot read it: {exc}", reinstall)]
+        return [Finding("fail", what, say("doctor.launcher.unreadable", language, error=exc), reinstall)]
     match = re.search(r"""(?:exec\s+|^")'?"?([^'"\s]+python[^'"\s]*)'?"?\s+-m tabpilot""", text, re.MULTILINE)
     if match and not os.path.exists(match.group(1)):
-        return [Finding("fail", f"launcher {launcher}", f"it runs {match.group(1)}, which no longer exists. {EXITED}",
-                        f"reinstall tabpilot, then {reinstall}")]
+        return [Finding("fail", what, say("doctor.launcher.python_gone", language, python=match.group(1),
+                                          chromium=EXITED),
+                        say("doctor.launcher.python_gone_fix", language, fix=reinstall))]
     if match and os.path.realpath(match.group(1)) != os.path.realpath(sys.executable):
-        return [Finding("warn", f"launcher {launcher}", f"it runs {match.group(1)}, not this tabpilot's "
-                        f"{sys.executable}", reinstall)]
+        return [Finding("warn", what, say("doctor.launcher.other_python", language, python=match.group(1),
+                                          this=sys.executable), reinstall)]
     return []
 
 
-def ping_host(launcher: str, extension_id: str, install_command: str) -> Finding:
+def ping_host(launcher: str, extension_id: str, install_command: str, language: Language = DEFAULT_LANGUAGE
+              ) -> Finding:
     """Start the host exactly as Chromium would and exchange one framed hello with it."""
     from .. import __version__
 
-    what = f"host started through {launcher}"
+    what = say("doctor.ping", language, launcher=launcher)
+    run_again = say("doctor.run_again", language, command=install_command)
     began = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -216,7 +237,7 @@ def ping_host(launcher: str, extension_id: str, install_command: str) -> Finding
             stderr=subprocess.PIPE,
         )
     except OSError as exc:
-        return Finding("fail", what, f"cannot start it: {exc}. {EXITED}", f"run `{install_command}` again")
+        return Finding("fail", what, say("doctor.ping.cannot_start", language, error=exc, chromium=EXITED), run_again)
     replies: queue.Queue[bytes | None] = queue.Queue()
     threading.Thread(target=_read_one_frame, args=(process.stdout, replies), daemon=True).start()
     try:
@@ -233,12 +254,15 @@ def ping_host(launcher: str, extension_id: str, install_command: str) -> Finding
         if reply is None or reply.get("id") != "doctor" or not reply.get("ok"):
             process.kill()
             stderr = process.communicate(timeout=5)[1].decode("utf-8", "replace").strip()
-            detail = f"no framed reply to hello. {EXITED}" + (f" Its error output: {stderr[-600:]}" if stderr else "")
-            return Finding("fail", what, detail, f"run the launcher by hand to see why; then `{install_command}`")
+            detail = say("doctor.ping.no_reply", language, chromium=EXITED)
+            if stderr:
+                detail += say("doctor.ping.stderr", language, stderr=stderr[-600:])
+            return Finding("fail", what, detail, say("doctor.ping.by_hand", language, command=install_command))
         version = reply.get("data", {}).get("hostVersion")
-        detail = f"answered a framed hello in {elapsed * 1000:.0f} ms (host {version})"
+        detail = say("doctor.ping.ok", language, ms=f"{elapsed * 1000:.0f}", version=version)
         if version != __version__:
-            return Finding("warn", what, detail + f"; this tabpilot is {__version__}", f"run `{install_command}` again")
+            return Finding("warn", what, detail + say("doctor.ping.other_version", language, version=__version__),
+                           run_again)
         return Finding("ok", what, detail)
     finally:
         if process.stdin is not None:
@@ -278,7 +302,7 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def check_llm() -> list[Finding]:
+def check_llm(language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
     import urllib.error
     import urllib.request
 
@@ -289,12 +313,15 @@ def check_llm() -> list[Finding]:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        return [Finding("fail", "settings", str(exc), "tabpilot config (or delete the file and set them again)")]
+        return [Finding("fail", say("doctor.settings", language), str(exc), say("doctor.settings_fix", language))]
     try:
         endpoint = LLMConfig(base_url=settings.base_url, model=settings.model, api_key=settings.api_key).resolve()
     except LLMNotConfigured as exc:
-        return [Finding("fail", "LLM", exc.message, "tabpilot config set model <name> (or the popup's Settings)")]
-    what = f"LLM endpoint {endpoint.base_url} (model {endpoint.model})"
+        missing = say("error.no_api_key" if exc.missing == "api_key" else "error.no_model", language,
+                      base_url=exc.base_url)
+        fix = "doctor.llm.key_fix" if exc.missing == "api_key" else "doctor.llm.configure"
+        return [Finding("fail", say("doctor.llm", language), missing, say(fix, language))]
+    what = say("doctor.llm.endpoint", language, base_url=endpoint.base_url, model=endpoint.model)
     request = urllib.request.Request(
         f"{endpoint.base_url}/models", headers={"Authorization": f"Bearer {endpoint.api_key}"}
     )
@@ -305,19 +332,21 @@ def check_llm() -> list[Finding]:
             body = json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
-            fix = "tabpilot config set api-key <key>"
-            return [Finding("fail", what, f"the API key was refused (HTTP {exc.code})", fix)]
+            return [Finding("fail", what, say("doctor.llm.key_refused", language, status=exc.code),
+                            say("doctor.llm.key_fix", language))]
         if exc.code == 404:
-            return [Finding("warn", what, "it has no /models list, so the model name could not be checked")]
-        return [Finding("fail", what, f"GET /models answered HTTP {exc.code}", "check the base URL")]
+            return [Finding("warn", what, say("doctor.llm.no_models", language))]
+        return [Finding("fail", what, say("doctor.llm.http", language, status=exc.code),
+                        say("doctor.llm.check_url", language))]
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        return [Finding("fail", what, f"cannot reach it: {reason}", "check the base URL and your connection")]
+        return [Finding("fail", what, say("doctor.llm.unreachable", language, reason=reason),
+                        say("doctor.llm.unreachable_fix", language))]
     except ValueError:
-        return [Finding("warn", what, "GET /models did not answer JSON")]
+        return [Finding("warn", what, say("doctor.llm.not_json", language))]
     models = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)] if isinstance(body, dict) else []
     if models and endpoint.model not in models:
         shown = ", ".join(str(m) for m in models[:8])
-        return [Finding("warn", what, f"reachable, but it does not list {endpoint.model!r} (it has: {shown})",
-                        "tabpilot config set model <one of those>")]
-    return [Finding("ok", what, "reachable, key accepted")]
+        return [Finding("warn", what, say("doctor.llm.not_listed", language, model=repr(endpoint.model),
+                                          models=shown), say("doctor.llm.pick_model", language))]
+    return [Finding("ok", what, say("doctor.llm.ok", language))]

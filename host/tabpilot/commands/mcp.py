@@ -1,9 +1,10 @@
 """`tabpilot mcp`: an MCP server over stdio (started by an MCP client, not by you), and
 `tabpilot mcp config --client claude-desktop|cursor|vscode [--write]`: the entry that starts it.
 
-By default tasks run in your own browser through the tabpilot extension (the browser must be open);
-`--launch` starts a Chromium of its own instead (headed, `--headless` for servers), `--cdp-url`
-attaches to a running one. The MCP SDK is an optional extra: `pip install 'tabpilot[mcp]'`."""
+By default tasks run in your own browser through the tabpilot extension (the browser must be open;
+with `--fallback launch` a Chromium of its own stands in while it is not); `--launch` always starts a
+Chromium of its own (headed, `--headless` for servers), `--cdp-url` attaches to a running one. The MCP
+SDK is an optional extra: `pip install 'tabpilot[mcp]'`."""
 
 from __future__ import annotations
 
@@ -29,9 +30,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="with config: merge the entry into that client's config file (other entries kept)")
     parser.add_argument("--launch", action="store_true",
                         help="run tasks in a Chromium of its own instead of your browser (no extension needed)")
-    parser.add_argument("--headless", action="store_true", help="with --launch: no browser window")
+    parser.add_argument("--fallback", choices=["launch"],
+                        help="launch: when your browser is not reachable (not open, no tabpilot host), run the "
+                             "task in a Chromium of its own instead of failing")
+    parser.add_argument("--headless", action="store_true",
+                        help="with --launch or --fallback launch: no browser window")
     parser.add_argument("--cdp-url", metavar="WS", help="run tasks in the browser at this DevTools endpoint")
-    parser.add_argument("--browser", metavar="PATH", help="with --launch: the browser binary (default: found)")
+    parser.add_argument("--browser", metavar="PATH",
+                        help="with --launch or --fallback launch: the browser binary (default: found)")
     parser.add_argument("--approve", choices=["always", "ask"],
                         help="ask: the person allows each new MCP client in the tabpilot popup (default in your "
                              "browser); always: run without asking (the default, and the only choice, with "
@@ -45,6 +51,8 @@ def _server_options(args: argparse.Namespace) -> list[str]:
     options = []
     if args.launch:
         options.append("--launch")
+    if args.fallback:
+        options += ["--fallback", args.fallback]
     if args.headless:
         options.append("--headless")
     if args.cdp_url:
@@ -60,8 +68,13 @@ def _server_options(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     own_browser = args.launch or bool(args.cdp_url)
-    if args.headless and not args.launch:
-        print("tabpilot mcp: --headless is for the browser --launch starts", file=sys.stderr)
+    if (args.headless or args.browser) and not (args.launch or args.fallback):
+        print("tabpilot mcp: --headless and --browser are for the browser --launch (or --fallback launch) starts",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.fallback and own_browser:
+        print("tabpilot mcp: --fallback launch is for tasks in your browser; --launch and --cdp-url never use it",
+              file=sys.stderr)
         return EXIT_USAGE
     if own_browser and args.approve == "ask":
         print("tabpilot mcp: --approve ask needs the tabpilot popup in your browser; a browser of its own "
@@ -80,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     _log_to_file()
     import anyio
 
-    from ..mcp.backends import Backend, HostBackend, LaunchBackend
+    from ..mcp.backends import Backend, FallbackBackend, HostBackend, LaunchBackend
     from ..mcp.hostlink import HostLink
     from ..mcp.server import build_server
 
@@ -88,8 +101,11 @@ def run(args: argparse.Namespace) -> int:
     if own_browser:
         backend = LaunchBackend(headless=args.headless, cdp_url=args.cdp_url, executable=args.browser)
     else:
-        backend = HostBackend(HostLink(f"tabpilot mcp (pid {os.getpid()})"), approve=args.approve or "ask",
-                              approve_timeout=args.approve_timeout)
+        in_users_browser = HostBackend(HostLink(f"tabpilot mcp (pid {os.getpid()})"), approve=args.approve or "ask",
+                                       approve_timeout=args.approve_timeout)
+        backend = in_users_browser
+        if args.fallback:
+            backend = FallbackBackend(in_users_browser, LaunchBackend(headless=args.headless, executable=args.browser))
     server = build_server(backend)
 
     async def serve() -> None:

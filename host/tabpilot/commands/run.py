@@ -215,6 +215,7 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     from ..browser.actions import normalize_url
     from ..browser.browser import Browser
     from ..browser.errors import BrowserError
+    from ..browser.launcher import BrowserNotFound
 
     try:
         url = normalize_url(job.url) if job.url else None
@@ -223,6 +224,9 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     try:
         browser = await (Browser.connect(job.cdp_url) if job.cdp_url
                          else Browser.launch(headless=not job.headed, user_data_dir=job.user_data_dir))
+    except BrowserNotFound as exc:  # the user's to fix: said in their language
+        language = terminal_language()
+        raise OpenFailed(say("browser.cannot_start", language, error=say(exc.key, language, **exc.values))) from None
     except Exception as exc:
         where = f"reach the browser at {job.cdp_url}" if job.cdp_url else "start a browser"
         raise OpenFailed(f"could not {where}: {exc}") from None

@@ -1,7 +1,8 @@
-"""`tabpilot sites`: which web sites may start tasks in this browser through `window.PAGE_AGENT_EXT`.
+"""`tabpilot sites`: which web sites may start tasks in this browser through `window.PAGE_AGENT_EXT`, and
+which MCP clients (`tabpilot mcp`) run tasks without asking.
 
-`list` · `allow ORIGIN [--ask] [--use-my-model] [--all-tabs]` · `revoke ORIGIN` · `new-token` (page-agent's
-token scheme: pages holding the old token lose access). A browser that is
+`list` · `allow ORIGIN [--ask] [--use-my-model] [--all-tabs]` · `revoke ORIGIN` · `revoke-client NAME` ·
+`new-token` (page-agent's token scheme: pages holding the old token lose access). A browser that is
 running picks a change up at once (its host watches the file)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +27,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="the site may ask for all your tabs (experimentalIncludeAllTabs)")
     revoke = actions.add_parser("revoke", help="take a site's permission away")
     revoke.add_argument("origin", metavar="ORIGIN")
+    revoke_client = actions.add_parser("revoke-client",
+                                       help="ask an always-allowed MCP client again before its next task")
+    revoke_client.add_argument("name", metavar="NAME", help="the client's name, as `tabpilot sites list` shows it")
     actions.add_parser("new-token", help="replace page-agent's token: pages holding the old one lose access")
 
 
@@ -49,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
                 return 1
             print(f"revoked {origin}")
             return 0
+        if args.action == "revoke-client":
+            if not store.revoke_client(args.name):
+                print(f"tabpilot sites: the MCP client {args.name!r} was not always allowed "
+                      "(see `tabpilot sites list`)", file=sys.stderr)
+                return 1
+            print(f"{args.name} will be asked again before its next task")
+            return 0
         if args.action == "new-token":
             print(f"new page-agent token ({store.TOKEN_NAME}): {store.new_token()}")
             return 0
@@ -63,5 +75,10 @@ def run(args: argparse.Namespace) -> int:
         print("No site may start tasks. Allow one with `tabpilot sites allow https://app.example.com`.")
     for site in view["sites"]:
         print(f"{site['origin']}  ({_flags(site)})")
+    if view["mcpClients"]:
+        print("MCP clients that run tasks without asking (revoke with `tabpilot sites revoke-client NAME`):")
+    for client in view["mcpClients"]:
+        since = time.strftime("%Y-%m-%d %H:%M", time.localtime(client["allowedAt"]))
+        print(f"  {client['name']}  (since {since})")
     print(f"page-agent token ({view['tokenName']}): {view['token']}")
     return 0

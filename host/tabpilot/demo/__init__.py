@@ -7,4 +7,3 @@ from pathlib import Path
 DEMO_DIR = Path(__file__).parent
 PAGE = "page.html"
 RECORDING = DEMO_DIR / "recording.json"
-LABEL = "scripted demo model — no AI involved"

@@ -474,10 +474,10 @@ class LLMClient:
             extracted = extract_call(message, tool.name, set(action_variants(tool.parameters)))
             arguments, repairs = repair_arguments(extracted, tool.name, tool.parameters)
             check_depth(arguments)
-        except NoToolCall as exc:
+        except NoToolCall:
             if finish_reason == "length":
                 raise cut_off from None
-            failure = _RetryableFailure("bad_call", {"detail": str(exc)}, raw_response=data)
+            failure = _RetryableFailure("bad_call", {"form": "no_call", "tool": tool.name}, raw_response=data)
             failure.feedback = _feedback(message, None, tool, failure.message)
             raise failure from None
         except ArgumentsTooDeep as exc:

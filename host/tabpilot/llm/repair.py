@@ -24,6 +24,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..i18n import text
+
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 MAX_ERROR_CHARS = 400
 
@@ -92,7 +94,7 @@ def extract_call(message: dict[str, Any], tool_name: str, action_names: set[str]
     content = _content_text(message.get("content"))
     found = find_json(content) if content else None
     if found is None:
-        raise NoToolCall(f"the reply has no call of the tool {tool_name} (and no JSON in its text)")
+        raise NoToolCall(text("failure.bad_call.no_call", None, tool=tool_name))
     name, arguments = unwrap_call_envelope(found)
     return Extracted(arguments, name, None, ["took the arguments from the message text"])
 

@@ -5,6 +5,8 @@
   over and stop it, and is asked first (consent) unless the server runs with `--approve always`.
 - `LaunchBackend` (`--launch`, `--cdp-url`): in a Chromium it launches (or one it attaches to), run
   directly with the task-run layer; no extension involved.
+- `FallbackBackend` (`--fallback launch`): the user's browser when its host can be reached, else a
+  Chromium of its own — the user's choice, so a closed browser does not fail the call.
 
 Both report each step through `report(message)` and return `{success, data, taskId, steps}`.
 Failures are `TaskFailed` with a message that says what to do."""
@@ -35,6 +37,10 @@ STOP_TIMEOUT = 15.0
 
 class TaskFailed(Exception):
     """A tool call that cannot be done; the message is for the MCP client's user."""
+
+
+class NoBrowser(TaskFailed):
+    """No host could be reached at all (the browser is not open): nothing was started in it."""
 
 
 class Backend(Protocol):
@@ -68,8 +74,10 @@ class HostBackend:
     async def _ask(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = 60.0) -> Any:
         try:
             return await self.link.request(type, fields, timeout=timeout)
-        except HostUnavailable as exc:
+        except HostGone as exc:
             raise TaskFailed(str(exc)) from exc
+        except HostUnavailable as exc:
+            raise NoBrowser(str(exc)) from exc
         except HostRefused as exc:
             raise TaskFailed(str(exc)) from exc
         except TimeoutError as exc:
@@ -83,6 +91,7 @@ class HostBackend:
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
         wait = (self.approve_timeout or 120.0) + 10.0
+        await self._ask("ping")  # connected first: finding no host (or a new one) is not the person's delay
         asking = asyncio.ensure_future(self._ask("approval.ask", fields, timeout=wait))
         try:
             # a client the person always allows is answered at once, and nobody was asked; otherwise said
@@ -312,6 +321,10 @@ class LaunchBackend:
         return {"taskId": full_id, "task": task.get("task"), "status": task.get("status"),
                 "history": wire.get("events", []), "result": wire.get("result")}
 
+    def runs(self, task_id: str) -> bool:
+        """Whether this server ran (or runs) that task in its browser."""
+        return task_id in self._runs
+
     async def stop_task(self, task_id: str) -> dict[str, Any]:
         run = self._runs.get(task_id)
         if run is None:
@@ -350,6 +363,57 @@ class LaunchBackend:
             await self._browser.close()
         if self._store is not None:
             self._store.close()
+
+
+# --- the user's browser, else one of its own ---------------------------------------------------------------------
+FALLING_BACK = "your browser is not reachable (no tabpilot host): running this task in a Chromium of tabpilot's own"
+
+
+class FallbackBackend:
+    """`--fallback launch`: each call tries the user's browser first; when no host answers at all (never a
+    host that went away mid-task: that task is not run twice) it runs in the launched one instead."""
+
+    def __init__(self, host: HostBackend, launch: LaunchBackend) -> None:
+        self.host = host
+        self.launch = launch
+
+    async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
+                       ) -> dict[str, Any]:
+        try:
+            return await self.host.run_task(task, url, new_tab, requester, report)
+        except NoBrowser:
+            log.info("no host: running %r in the launched browser", task)
+        await report(FALLING_BACK)
+        return await self.launch.run_task(task, url, new_tab, requester, report)
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        if self.launch.runs(task_id):
+            return await self.launch.get_task(task_id)
+        try:
+            return await self.host.get_task(task_id)
+        except NoBrowser:
+            return await self.launch.get_task(task_id)  # the task record on this machine has it
+
+    async def stop_task(self, task_id: str) -> dict[str, Any]:
+        if self.launch.runs(task_id):
+            return await self.launch.stop_task(task_id)
+        return await self.host.stop_task(task_id)
+
+    async def list_tabs(self) -> list[dict[str, Any]]:
+        try:
+            return await self.host.list_tabs()
+        except NoBrowser:
+            return await self.launch.list_tabs()
+
+    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
+        try:
+            return await self.host.read_page(tab)
+        except NoBrowser:
+            return await self.launch.read_page(tab)
+
+    async def close(self) -> None:
+        await self.host.close()
+        await self.launch.close()
 
 
 def _queue_message(update: Any, queue: asyncio.Queue[str]) -> None:

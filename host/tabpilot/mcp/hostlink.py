@@ -27,8 +27,10 @@ FIRST_CONNECT_WAIT = 1.0  # never seen a host, and no socket: the browser is mos
 REQUEST_TIMEOUT = 60.0
 NO_HOST = (
     "tabpilot cannot reach your browser: no tabpilot host is running. Open Chrome/Chromium (or Edge, Brave) "
-    "with the tabpilot extension (`tabpilot doctor` checks the setup), or configure this server as "
-    "`tabpilot mcp --launch` to use a browser of its own."
+    "with the tabpilot extension (`tabpilot doctor` checks the setup) and call again. Or add `--fallback launch` "
+    "to this server's arguments in your MCP client's config (`tabpilot mcp config --client … --fallback launch` "
+    "prints the entry): then it starts a Chromium of its own whenever your browser is not reachable "
+    "(`tabpilot mcp --launch` always uses one)."
 )
 
 

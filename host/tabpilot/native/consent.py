@@ -3,12 +3,16 @@ their browser: the one place the host decides that.
 
 The question itself is the page bridge's (`approvals.py`: `approval.request` with kind "mcp" and the
 client's name as requester, answered by `approval.answer`). What is MCP's own: "always" is remembered
-per client for as long as this host runs, the person has longer to notice the question, and a no is a
-verdict worded for the agent on the other end (with what to do), not an error.
+per client in the allowed-sites file (`store/sites.py`: it outlives this host, and the popup's Settings and
+`tabpilot sites` list and revoke it; read afresh for every task, so a revoke counts at once), the person
+has longer to notice the question, and a no is a verdict worded for the agent on the other end (with what
+to do), not an error.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +21,8 @@ from .peer import RequestFailed
 
 if TYPE_CHECKING:
     from .approvals import Approvals
+
+log = logging.getLogger(__name__)
 
 ANSWER_TIMEOUT = 120.0  # a person has to notice the request, read it and decide
 
@@ -28,13 +34,18 @@ class Verdict:
 
 
 class McpConsent:
-    def __init__(self, approvals: Approvals) -> None:
+    def __init__(self, approvals: Approvals, changed: Callable[[], None] = lambda: None) -> None:
         self._approvals = approvals
-        self._always: set[str] = set()  # MCP clients the person allowed for this host's life
+        self._changed = changed  # the allowed list changed: tell the extension (site_feed.py)
 
     async def ask(self, requester: str, task: str, *, timeout: float | None = None) -> Verdict:
-        if requester in self._always:
-            return Verdict("always", f"{requester} is always allowed")
+        from ..store.sites import SiteError, allow_client, client_allowed
+
+        try:
+            if client_allowed(requester):
+                return Verdict("always", f"{requester} is always allowed")
+        except SiteError as exc:  # a damaged file allows nobody without asking; the person can still say yes
+            log.error("allowed MCP clients unreadable: %s", exc)
         wait = ANSWER_TIMEOUT if timeout is None else timeout
         try:
             decision = await self._approvals.ask("mcp", requester, task, timeout=wait)
@@ -47,5 +58,9 @@ class McpConsent:
         except RequestFailed:
             return Verdict("deny", f"The person using the browser refused to let {requester} run this task.")
         if decision == "always":
-            self._always.add(requester)
+            try:
+                allow_client(requester)
+            except SiteError as exc:  # this task is allowed all the same; the next one is asked again
+                log.error("could not remember that %s is always allowed: %s", requester, exc)
+            self._changed()
         return Verdict(decision, f"allowed ({decision})")

@@ -110,7 +110,7 @@ class LocalEndpoint:
         self._socket_identity: tuple[int, int] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         host.outgoing_push_listeners.append(self._on_host_push)
-        self.consent = McpConsent(host.approvals)
+        self.consent = McpConsent(host.approvals, host.sites.check)
 
     # --- lifetime -------------------------------------------------------------------------------
     async def start(self) -> None:

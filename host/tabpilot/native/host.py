@@ -15,7 +15,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import __version__
 from ..i18n import language_of
@@ -28,6 +28,7 @@ from .tasks import TaskManager
 if TYPE_CHECKING:
     from .messages import (
         ApprovalAnswer,
+        ClientsRevoke,
         Empty,
         ExtensionPush,
         HistoryDelete,
@@ -110,6 +111,7 @@ class NativeHost:
             "sites.allow": self._sites_allow,
             "sites.revoke": self._sites_revoke,
             "sites.rotate": self._sites_rotate,
+            "clients.revoke": self._clients_revoke,
             "approval.answer": self._approval_answer,
         }
         self._warm = False
@@ -403,7 +405,11 @@ class NativeHost:
         record = self.store.get_task(self._resolve_task_id(request.task_id))
         if record is None:
             raise RequestFailed(f"no task with id {request.task_id!r}", "not_found")
-        return HistoryGetData.model_validate(record.to_wire())
+        from ..i18n import for_reader
+
+        wire = record.to_wire()
+        wire["events"] = [for_reader(event, self.tasks.ui_language) for event in wire["events"]]
+        return HistoryGetData.model_validate(wire)
 
     async def _history_export(self, request: HistoryExport) -> HistoryExportData:
         from .messages import HistoryExportData
@@ -429,34 +435,40 @@ class NativeHost:
             raise RequestFailed(str(exc), "settings") from exc
 
     async def _sites_allow(self, request: SitesAllow) -> dict[str, Any]:
-        from ..store.sites import SiteError, allow
+        from ..store.sites import allow
 
-        try:
+        def change() -> None:
             allow(request.origin, ask=request.ask, use_my_model=request.use_my_model, all_tabs=request.all_tabs)
-        except SiteError as exc:
-            raise RequestFailed(str(exc), "bad_request") from exc
-        self.sites.check()  # the extension re-registers the bridge at once
-        return await self._sites_list(request)
+
+        return await self._change_sites(change, "bad_request")
 
     async def _sites_revoke(self, request: SitesRevoke) -> dict[str, Any]:
-        from ..store.sites import SiteError, revoke
+        from ..store.sites import revoke
 
-        try:
-            revoke(request.origin)
-        except SiteError as exc:
-            raise RequestFailed(str(exc), "bad_request") from exc
-        self.sites.check()
-        return await self._sites_list(request)
+        return await self._change_sites(lambda: revoke(request.origin), "bad_request")
 
     async def _sites_rotate(self, request: Any) -> dict[str, Any]:
-        from ..store.sites import SiteError, new_token
+        from ..store.sites import new_token
+
+        return await self._change_sites(new_token, "settings")  # pages holding the old token lose the bridge
+
+    async def _clients_revoke(self, request: ClientsRevoke) -> dict[str, Any]:
+        from ..store.sites import revoke_client
+
+        return await self._change_sites(lambda: revoke_client(request.name), "settings")
+
+    async def _change_sites(self, change: Callable[[], object], code: Literal["bad_request", "settings"]
+                            ) -> dict[str, Any]:
+        """One change to the allowed-sites file; the extension hears of it at once (it re-registers the
+        bridge), and the reply is the new list."""
+        from ..store.sites import SiteError
 
         try:
-            new_token()
+            change()
         except SiteError as exc:
-            raise RequestFailed(str(exc), "settings") from exc
-        self.sites.check()  # pages holding the old token lose the bridge at once
-        return await self._sites_list(request)
+            raise RequestFailed(str(exc), code) from exc
+        self.sites.check()
+        return await self._sites_list(None)
 
     async def _approval_answer(self, request: ApprovalAnswer) -> dict[str, Any]:
         if not self.approvals.answer(request.approval_id, request.decision):

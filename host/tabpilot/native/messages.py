@@ -532,6 +532,13 @@ class SitesRotate(Request):
     type: Literal["sites.rotate"]
 
 
+class ClientsRevoke(Request):
+    """Ask an MCP client again before its next task (it was always allowed)."""
+
+    type: Literal["clients.revoke"]
+    name: str = Field(min_length=1, max_length=100)
+
+
 class ApprovalAnswer(Request):
     type: Literal["approval.answer"]
     approval_id: str = Field(alias="approvalId", min_length=1)
@@ -548,6 +555,7 @@ class BridgePush(HostPush):
 class SitesChangedPush(BridgePush):
     type: Literal["sites.changed"] = "sites.changed"
     sites: list[dict[str, Any]]  # as in the sites.list reply
+    mcp_clients: list[dict[str, Any]] = Field(default_factory=list, alias="mcpClients")
     token: str | None
 
 

@@ -1,7 +1,8 @@
-"""Keeps the extension's copy of the allowed sites current: it asks once (`sites.list`) and then hears
-`sites.changed {sites}` whenever the list changes — from the popup, or from `tabpilot sites` in a
-terminal (another process: the host notices the file change itself), so a running browser registers or
-drops the page bridge at once, without a restart."""
+"""Keeps the extension's copy of the allowed sites (and the MCP clients always allowed) current: it asks
+once (`sites.list`) and then hears `sites.changed {sites, mcpClients, token}` whenever the list changes —
+from the popup, an "always" answer, or `tabpilot sites` in a terminal (another process: the host notices
+the file change itself), so a running browser registers or drops the page bridge at once, without a
+restart."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ class SiteFeed:
         from ..store.sites import load_sites, public_view, sites_path
 
         view = public_view(load_sites())
-        self._last = {"sites": view["sites"], "token": view["token"]}
+        self._last = _pushed(view)
         self._signature = _signature(sites_path())
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
@@ -41,16 +42,15 @@ class SiteFeed:
         if self._last is None:
             return  # the extension has not asked yet: it will get the list when it does
         try:
-            view = public_view(load_sites())
-            now = {"sites": view["sites"], "token": view["token"]}
+            now = _pushed(public_view(load_sites()))
         except SiteError as exc:
             log.error("allowed sites unreadable: %s", exc)
-            now = {"sites": [], "token": None}  # a damaged file allows nobody
+            now = {"sites": [], "mcpClients": [], "token": None}  # a damaged file allows nobody
         if now != self._last:
             self._last = now
             from .messages import SitesChangedPush
 
-            self._push(SitesChangedPush(**now).to_frame())
+            self._push(SitesChangedPush.model_validate(now).to_frame())
 
     async def _watch(self) -> None:
         from ..store.sites import sites_path
@@ -69,6 +69,10 @@ class SiteFeed:
     def close(self) -> None:
         if self._watcher is not None:
             self._watcher.cancel()
+
+
+def _pushed(view: dict[str, Any]) -> dict[str, Any]:
+    return {"sites": view["sites"], "mcpClients": view["mcpClients"], "token": view["token"]}
 
 
 def _signature(path: os.PathLike[str]) -> tuple[int, int, int] | None:

@@ -48,7 +48,10 @@ class HostTask:
     def running(self) -> bool:
         return self.run is None or self.run.running
 
-    def snapshot(self) -> dict[str, Any] | None:
+    def snapshot(self, language: str | None = None) -> dict[str, Any] | None:
+        """The task as a reader in `language` gets it (i18n.for_reader)."""
+        from ..i18n import for_reader
+
         run = self.run
         if run is None or self.task_id is None:
             return None  # still starting: the task.start reply brings its id
@@ -57,7 +60,7 @@ class HostTask:
             "task": self.task,
             "tabId": self.tab_id,
             "status": run.status,
-            "history": list(run.history),
+            "history": [for_reader(event, language) for event in run.history],
             "activity": run.activity,
             "control": run.control,
             "question": run.question,
@@ -92,11 +95,11 @@ class TaskManager:
                 entry = next((e for e in reversed(self._tasks.values()) if e.tab_id == tab_id), None)
         else:
             entry = self._latest
-        return None if entry is None else entry.snapshot()
+        return None if entry is None else entry.snapshot(self.ui_language)
 
     def running(self) -> list[dict[str, Any]]:
         """Snapshots of the running tasks, oldest first."""
-        return [snap for entry in self._tasks.values() if entry.running and (snap := entry.snapshot())]
+        return [snap for entry in self._tasks.values() if entry.running and (snap := entry.snapshot(self.ui_language))]
 
     def is_running(self, task_id: str) -> bool:
         entry = self._tasks.get(task_id)
@@ -120,7 +123,7 @@ class TaskManager:
             raise
 
     async def _begin(self, entry: HostTask, request: TaskStart, use_my_model: bool) -> str:
-        from ..browser.errors import BrowserError
+        from ..i18n import text
         from ..taskrun.plan import PlanError, plan_task
         from ..taskrun.run import TaskRun
         from .relay import RelayBrowser
@@ -135,8 +138,9 @@ class TaskManager:
             tab = await browser.activate(str(request.tab_id), focus=False)
         except Exception as exc:
             await browser.close()
-            message = str(exc) if isinstance(exc, BrowserError) else f"cannot work in tab {request.tab_id}: {exc}"
-            raise RequestFailed(message, "tab") from exc
+            cause = getattr(exc.__cause__, "cdp_message", None) or str(exc)  # Chromium's own reason, as it says it
+            raise RequestFailed(text("error.cannot_work_in_tab", self.ui_language, tab=request.tab_id, error=cause),
+                                "tab") from exc
         if request.url:  # a page to open first (an MCP client's run_task): the task starts there
             try:
                 from ..browser.actions import normalize_url
@@ -180,6 +184,7 @@ class TaskManager:
 
     # --- run events → pushes --------------------------------------------------------------------
     def _on_update(self, entry: HostTask, update: RunUpdate) -> None:
+        from ..i18n import for_reader
         from ..taskrun.events import RunActivity, RunControl, RunEvent, RunFinished, RunStarted, RunStatus
         from .messages import TaskActivityPush, TaskControlPush, TaskEventPush, TaskResultPush, TaskStatusPush
 
@@ -190,7 +195,7 @@ class TaskManager:
         if isinstance(update, RunStatus):
             self._push(TaskStatusPush(task_id=task_id, status=update.status))  # type: ignore[arg-type]  # "running"
         elif isinstance(update, RunEvent):
-            self._push(TaskEventPush(task_id=task_id, event=update.event))
+            self._push(TaskEventPush(task_id=task_id, event=for_reader(update.event, self.ui_language)))
         elif isinstance(update, RunActivity):
             self._push(TaskActivityPush(task_id=task_id, activity=update.activity))
         elif isinstance(update, RunControl):

@@ -4,8 +4,10 @@ One JSON file next to the settings, owner-only like them: exact origins (scheme:
 browser writes `location.origin`), each with its grants — `ask` (the user confirms every task),
 `useMyModel` (a task without its own baseURL/model may use the user's configured model), `allTabs`
 (`experimentalIncludeAllTabs`) — and page-agent's compatibility token (`PageAgentExtUserAuthToken`),
-made once and shown in Settings. The CLI (`tabpilot sites`), the popup (through the host) and the
-host's checks at `task.start` all read and write here; the file is the truth."""
+made once and shown in Settings. Beside them, the MCP clients (`tabpilot mcp`) the user answered "Always
+allow for this client", by the name the client gives itself. The CLI (`tabpilot sites`), the popup
+(through the host) and the host's checks at `task.start` and `approval.ask` all read and write here; the
+file is the truth."""
 
 from __future__ import annotations
 
@@ -42,11 +44,24 @@ class SiteGrant(BaseModel):
         return self.model_dump(by_alias=True)
 
 
+class ClientGrant(BaseModel):
+    """An MCP client whose tasks start without asking."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    name: str
+    allowed_at: float = Field(default_factory=time.time, alias="allowedAt")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True)
+
+
 class SitesFile(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
     token: str = Field(default_factory=lambda: secrets.token_urlsafe(24))
     sites: list[SiteGrant] = Field(default_factory=list)
+    mcp_clients: list[ClientGrant] = Field(default_factory=list, alias="mcpClients")
 
 
 def sites_path() -> Path:
@@ -143,6 +158,30 @@ def stop_asking(origin: str, path: Path | None = None) -> None:
         save_sites(sites, path)
 
 
+def client_allowed(name: str, path: Path | None = None) -> bool:
+    """Whether the user always allows this MCP client (read afresh: a revoke counts at once)."""
+    return any(client.name == name for client in load_sites(path).mcp_clients)
+
+
+def allow_client(name: str, path: Path | None = None) -> None:
+    """The user answered "Always allow for this client": its tasks start without asking from now on."""
+    sites = load_sites(path)
+    if not any(client.name == name for client in sites.mcp_clients):
+        sites.mcp_clients.append(ClientGrant(name=name))
+        save_sites(sites, path)
+
+
+def revoke_client(name: str, path: Path | None = None) -> bool:
+    """The client is asked again before its next task; False if it was not always allowed."""
+    sites = load_sites(path)
+    kept = [client for client in sites.mcp_clients if client.name != name]
+    if len(kept) == len(sites.mcp_clients):
+        return False
+    sites.mcp_clients = kept
+    save_sites(sites, path)
+    return True
+
+
 def new_token(path: Path | None = None) -> str:
     """Replace page-agent's token: every page that held the old one loses the bridge."""
     sites = load_sites(path)
@@ -152,9 +191,13 @@ def new_token(path: Path | None = None) -> str:
 
 
 def public_view(sites: SitesFile) -> dict[str, Any]:
-    """The `sites.list` reply: the grants, and the token page-agent apps store in localStorage."""
-    return {"sites": [site.to_wire() for site in sites.sites], "token": sites.token, "tokenName": TOKEN_NAME}
+    """The `sites.list` reply: the grants, the MCP clients always allowed, and the token page-agent apps
+    store in localStorage."""
+    return {"sites": [site.to_wire() for site in sites.sites],
+            "mcpClients": [client.to_wire() for client in sites.mcp_clients],
+            "token": sites.token, "tokenName": TOKEN_NAME}
 
 
-__all__ = ["SiteError", "SiteGrant", "SitesFile", "allow", "find", "load_sites",
-           "new_token", "normalize_origin", "public_view", "revoke", "save_sites", "sites_path", "stop_asking"]
+__all__ = ["ClientGrant", "SiteError", "SiteGrant", "SitesFile", "allow", "allow_client", "client_allowed",
+           "find", "load_sites", "new_token", "normalize_origin", "public_view", "revoke", "revoke_client",
+           "save_sites", "sites_path", "stop_asking"]
