@@ -7,6 +7,7 @@ Arrays stay flat (no object per node): a 20k-node page must be read in a few mil
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,12 +62,14 @@ class Document:
     owner: tuple[Document, int] | None = None  # (parent document, <iframe> node) for iframes
     index_in_snapshot: int = 0
     # Read by the in-page walker instead of a snapshot: node -> a point where the element itself is hit
-    # (document coordinates; None when covered), and the walker's node ids -> backendNodeIds.
+    # (document coordinates; None when covered), the walker's node ids -> backendNodeIds where known, and
+    # how to look up one that is not (given its walker id; None when the element is gone).
     reachable: dict[int, tuple[float, float] | None] | None = None
     real_ids: dict[int, int] | None = None
+    locate: Callable[[int], Awaitable[int | None]] | None = None
 
     def backend_node_id(self, node: int) -> int:
-        """The node's backendNodeId for CDP (0 when it was never looked up)."""
+        """The node's backendNodeId for CDP (0 when it is not known yet: see `locate`)."""
         if self.real_ids is None:
             return self.backend_id[node]
         return self.real_ids.get(self.backend_id[node], 0)
