@@ -23,10 +23,12 @@ import statistics
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.state import BrowserState, build_state, read_page
 from tabpilot.browser.tab import Tab
+from tabpilot.cdp.connection import CDPConnection
 
 PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
 # (label, page, best peer's median in ms from issue 16's table, or None where it has no such page)
@@ -82,11 +84,26 @@ def _browser_cpu_ms(browser: Browser) -> float:
     return ticks * 1000 / os.sysconf("SC_CLK_TCK")
 
 
+class _Counted:
+    """Counts the CDP commands sent over a connection (a figure that does not depend on the machine's load)."""
+
+    def __init__(self, connection: CDPConnection) -> None:
+        self.count = 0
+        send = connection.send
+
+        async def counting(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            self.count += 1
+            return await send(*args, **kwargs)
+
+        connection.send = counting  # type: ignore[method-assign]
+
+
 async def _timed_state(browser: Browser, tab: Tab, previous: BrowserState | None,
-                       snapshot: bool | None) -> tuple[float, BrowserState]:
+                       snapshot: bool | None, counter: _Counted) -> tuple[float, BrowserState, int]:
+    sent = counter.count
     started = time.perf_counter()
     state = build_state(await read_page(browser, tab, snapshot=snapshot), previous)
-    return (time.perf_counter() - started) * 1000, state
+    return (time.perf_counter() - started) * 1000, state, counter.count - sent
 
 
 def _cell(ms: float, peer: float | None) -> str:
@@ -104,6 +121,7 @@ async def bench(runs: int, snapshot: bool | None, only: set[str]) -> None:
         print(f"reading with: {reader}; {runs} runs a column")
         print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
         tab = await browser.current_tab()
+        counter = _Counted(tab.session.connection)
         pings = []
         for _ in range(20):
             started = time.perf_counter()
@@ -112,32 +130,32 @@ async def bench(runs: int, snapshot: bool | None, only: set[str]) -> None:
         print(f"baseline: Runtime.evaluate('1') round trip median {statistics.median(pings):.2f} ms "
               "(well under 1 ms on an idle machine; far more means the figures below are inflated by load)\n")
         print(f"{'page':14} {'elements':>8} {'peer ms':>7}  {'first look ms (x peer)':>22}  "
-              f"{'later step ms (x peer)':>22}  {'tokens':>6}  cpu ms Chromium/host (later)")
+              f"{'later step ms (x peer)':>22}  {'tokens':>6}  {'CDP calls':>9}  cpu ms Chromium/host (later)")
         for label, page, peer in CASES:
             if only and label.split()[0] not in only:
                 continue
             url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
             tab = await browser.current_tab()
             await tab.navigate(url)
-            await _timed_state(browser, tab, None, snapshot)  # warm-up (attaches frame tracking)
+            await _timed_state(browser, tab, None, snapshot, counter)  # warm-up (attaches frame tracking)
             first = []
             for _ in range(runs):
                 await tab.navigate(url)
-                ms, state = await _timed_state(browser, tab, None, snapshot)
+                ms, state, first_calls = await _timed_state(browser, tab, None, snapshot, counter)
                 first.append(ms)
             elements = await tab.evaluate(COUNT_ELEMENTS)
-            _, state = await _timed_state(browser, tab, state, snapshot)
+            _, state, _ = await _timed_state(browser, tab, state, snapshot, counter)
             later, chromium_cpu, host_cpu = [], [], []
             for _ in range(runs):
                 cpu_before, own_before = _browser_cpu_ms(browser), time.process_time()
-                ms, state = await _timed_state(browser, tab, state, snapshot)
+                ms, state, later_calls = await _timed_state(browser, tab, state, snapshot, counter)
                 chromium_cpu.append(_browser_cpu_ms(browser) - cpu_before)
                 host_cpu.append((time.process_time() - own_before) * 1000)
                 later.append(ms)
             tokens = _tokens(state.text)
             print(f"{label:14} {elements:8d} {peer if peer is not None else '-':>7}  "
                   f"{_cell(statistics.median(first), peer):>22}  {_cell(statistics.median(later), peer):>22}  "
-                  f"{tokens if tokens is not None else '?':>6}  "
+                  f"{tokens if tokens is not None else '?':>6}  {f'{first_calls}/{later_calls}':>9}  "
                   f"{statistics.median(chromium_cpu):.0f}/{statistics.median(host_cpu):.0f}", flush=True)
         print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:

@@ -205,13 +205,7 @@ async def _read_with_walker(tab: Tab) -> Read:
 
     async def owner(frame: FrameTarget) -> int | None:
         world = worlds.get(frame.parent.session_id)
-        if world is None:
-            return None
-        try:
-            reply = await frame.parent.send("DOM.getFrameOwner", {"frameId": frame.frame_id}, timeout=10.0)
-        except CDPError:
-            return None
-        return await fast.element_id(world, reply["backendNodeId"])
+        return None if world is None else await fast.frame_owner(world, frame.frame_id)
 
     owners = await asyncio.gather(*(owner(frame) for frame, _ in readings))
     frames = [(frame, reading.documents, owner_id)

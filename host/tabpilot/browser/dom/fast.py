@@ -58,6 +58,7 @@ class World:
     walker: str  # object id of this world's walker (kept in the object group `_group(frame_id)`)
     page_document: str  # the document as the page's main world holds it, bound without an object group
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId, where already known
+    frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
 
 
@@ -91,19 +92,27 @@ async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
     return await _read(await _world(session, frame_id))
 
 
-async def element_id(world: World, backend_node_id: int) -> int | None:
-    """The walker's id for a node known by its backendNodeId (an <iframe> hosting a cross-site frame)."""
+async def frame_owner(world: World, frame_id: str) -> int | None:
+    """The walker's id for the <iframe> element hosting the cross-site frame `frame_id` (asked once per
+    document: the element cannot change without the frame going)."""
+    known = world.frame_owners.get(frame_id)
+    if known is not None:
+        return known
     try:
+        owner = await world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0)
+        backend_node_id = owner["backendNodeId"]
         resolved = await world.session.send("DOM.resolveNode", {
-            "backendNodeId": backend_node_id, "executionContextId": world.context_id, "objectGroup": STEP})
-        reply = await _call(world, "function(node) { return this.idOf(node); }", resolved["object"]["objectId"],
-                            returnByValue=True)
+            "backendNodeId": backend_node_id, "executionContextId": world.context_id})
+        element = resolved["object"]["objectId"]
+        reply = await _call(world, "function(node) { return this.idOf(node); }", element, returnByValue=True)
+        await world.session.send("Runtime.releaseObject", {"objectId": element})
     except CDPError:
-        return None
+        return None  # the frame went away
     value = reply.get("result", {}).get("value")
     if not isinstance(value, int):
         return None
     world.backend[value] = backend_node_id
+    world.frame_owners[frame_id] = value
     return value
 
 
@@ -198,15 +207,17 @@ async def _world(session: CDPSession, frame_id: str) -> World:
     # The same CDP session may have served an earlier task (the extension keeps chrome.debugger attached
     # across a host restart): the handles it kept for this frame are let go. The main world's document
     # needs no context id: asked for at the same time.
-    _, created, page_document, _ = await asyncio.gather(
+    _, created, page_document, first_time = await asyncio.gather(
         session.send("Runtime.releaseObjectGroup", {"objectGroup": group}),
         session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}),
         session.send("Runtime.evaluate", {"expression": "document"}),
         _preinstall(session))
     context_id = created["executionContextId"]
-    installed = await session.send("Runtime.evaluate", {
+    # Installed ahead of time, the walker is only asked for; else (a session's first look, or a browser
+    # that refused the script) installed now.
+    installed = {} if first_time else await session.send("Runtime.evaluate", {
         "expression": f"globalThis.{_GLOBAL}", "contextId": context_id, "objectGroup": group})
-    if installed.get("result", {}).get("type") != "object":  # not installed ahead of time (the tab's first look)
+    if installed.get("result", {}).get("type") != "object":
         installed = await session.send("Runtime.evaluate", {
             "expression": _INSTALL, "contextId": context_id, "objectGroup": group})
     if "exceptionDetails" in installed:
@@ -221,19 +232,20 @@ async def _world(session: CDPSession, frame_id: str) -> World:
     return world
 
 
-async def _preinstall(session: CDPSession) -> None:
+async def _preinstall(session: CDPSession) -> bool:
     """Have every new document of this session (after a navigation, and its iframes) made with the walker
-    in tabpilot's world, once per session."""
+    in tabpilot's world, once per session. True the first time: the document there now was made before."""
     if _PREINSTALLED in session.kept:
-        return
+        return False
     session.kept[_PREINSTALLED] = None
     try:
         added = await session.send("Page.addScriptToEvaluateOnNewDocument",
                                    {"source": _INSTALL, "worldName": WORLD_NAME})
-    except CDPError as exc:  # the walker is then installed at the first look, as before
+    except CDPError as exc:  # the walker is then installed at each first look
         log.info("cannot install the state walker ahead of time: %s", exc)
-        return
+        return True
     session.kept[_PREINSTALLED] = added.get("identifier")
+    return True
 
 
 def _forget_on_navigation(session: CDPSession) -> None:
