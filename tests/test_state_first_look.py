@@ -80,3 +80,18 @@ async def test_an_element_removed_after_the_read_is_reported_gone(browser: Brows
         await actions.click(browser, tab, _named(state, "Sign in"))
     assert await tab.evaluate("window.submitted") is None
     await browser.close_tab(tab.target_id)
+
+
+async def test_a_document_made_without_the_walker_gets_it_at_its_first_look(browser: Browser, pages) -> None:
+    # As in a browser that refuses scripts for new documents: the walker is installed when first needed.
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)
+    await tab.session.send("Page.removeScriptToEvaluateOnNewDocument",
+                           {"identifier": tab.session.kept[fast._PREINSTALLED]})
+    await tab.navigate(pages.url("speed_flight.html"))
+    assert not await _walker_in_new_document(tab)
+    state = await get_state(browser, tab)
+    assert "Find flights" in state.text, state.text
+    await actions.click(browser, tab, _named(state, "direct"))
+    assert await tab.evaluate("document.querySelector('[name=direct]').checked") is True
+    await browser.close_tab(tab.target_id)

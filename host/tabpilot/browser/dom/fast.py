@@ -55,7 +55,6 @@ class World:
     session: CDPSession
     frame_id: str
     context_id: int
-    walker: str  # object id of this world's walker (kept in the object group `_group(frame_id)`)
     page_document: str  # the document as the page's main world holds it, bound without an object group
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId, where already known
     frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
@@ -123,11 +122,9 @@ async def locate(world: World, walker_id: int) -> int | None:
     if known:
         return known
     try:
-        reply = await world.session.send("Runtime.callFunctionOn", {
-            "objectId": world.walker, "functionDeclaration": "function(id) { return this.element(id); }",
-            "arguments": [{"value": walker_id}]}, timeout=AUX_TIMEOUT)
+        reply = await _call(world, "function(id) { return this.element(id); }", walker_id, timeout=AUX_TIMEOUT)
     except CDPError as exc:
-        if any(marker in str(exc) for marker in (*CONTEXT_GONE, "Could not find object")):
+        if any(marker in str(exc) for marker in CONTEXT_GONE):
             return None  # the document it was in was replaced
         raise
     element = reply.get("result", {}).get("objectId")
@@ -189,10 +186,6 @@ async def remembered_passwords(session: CDPSession, frame_id: str) -> set[int]:
             pass
 
 
-def _group(frame_id: str) -> str:
-    return f"tabpilot-world-{frame_id}"
-
-
 def forget(session: CDPSession) -> None:
     """Start over in `session`: the next read makes new worlds (after a failed or crashed read)."""
     session.kept.pop(_WORLDS, None)
@@ -203,30 +196,19 @@ async def _world(session: CDPSession, frame_id: str) -> World:
     world = known.get(frame_id)
     if world is not None:
         return world
-    group = _group(frame_id)
-    # The same CDP session may have served an earlier task (the extension keeps chrome.debugger attached
-    # across a host restart): the handles it kept for this frame are let go. The main world's document
-    # needs no context id: asked for at the same time.
-    _, created, page_document, first_time = await asyncio.gather(
-        session.send("Runtime.releaseObjectGroup", {"objectGroup": group}),
+    # The main world's document needs no context id: asked for at the same time as tabpilot's world.
+    created, page_document, first_time = await asyncio.gather(
         session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}),
         session.send("Runtime.evaluate", {"expression": "document"}),
         _preinstall(session))
     context_id = created["executionContextId"]
-    # Installed ahead of time, the walker is only asked for; else (a session's first look, or a browser
-    # that refused the script) installed now.
-    installed = {} if first_time else await session.send("Runtime.evaluate", {
-        "expression": f"globalThis.{_GLOBAL}", "contextId": context_id, "objectGroup": group})
-    if installed.get("result", {}).get("type") != "object":
-        installed = await session.send("Runtime.evaluate", {
-            "expression": _INSTALL, "contextId": context_id, "objectGroup": group})
-    if "exceptionDetails" in installed:
-        raise BrowserError(f"could not read the page: {installed['exceptionDetails'].get('text', '')}")
+    if first_time:  # this document was made before the walker was installed ahead of time
+        await _install(session, context_id)
     # Listeners are read through the main world's document object. Through the isolated world's, Chromium
     # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
     # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
     # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
-    world = World(session, frame_id, context_id, installed["result"]["objectId"], page_document["result"]["objectId"])
+    world = World(session, frame_id, context_id, page_document["result"]["objectId"])
     known[frame_id] = world
     _forget_on_navigation(session)
     return world
@@ -248,6 +230,12 @@ async def _preinstall(session: CDPSession) -> bool:
     return True
 
 
+async def _install(session: CDPSession, context_id: int) -> None:
+    installed = await session.send("Runtime.evaluate", {"expression": _INSTALL, "contextId": context_id})
+    if "exceptionDetails" in installed:
+        raise BrowserError(f"could not read the page: {installed['exceptionDetails'].get('text', '')}")
+
+
 def _forget_on_navigation(session: CDPSession) -> None:
     """Drop a frame's world when its document is replaced (where the session reports navigations): the next
     read sets up the new one without first trying the old one."""
@@ -263,12 +251,16 @@ def _forget_on_navigation(session: CDPSession) -> None:
     session.on("Page.frameNavigated", navigated)
 
 
-async def _call(world: World, function: str, *objects: str, timeout: float = DEFAULT_TIMEOUT,
+async def _call(world: World, function: str, *arguments: str | int, timeout: float = DEFAULT_TIMEOUT,
                 **options: Any) -> dict[str, Any]:
-    """Call `function` with `this` = the world's walker and `objects` as its arguments."""
+    """Call `function` with `this` = the world's walker and `arguments` (object ids, or numbers) as its
+    arguments. The walker is found by its global name (no handle to keep): null when the world has none."""
     return await world.session.send("Runtime.callFunctionOn", {
-        "objectId": world.walker, "functionDeclaration": function,
-        "arguments": [{"objectId": o} for o in objects], **options}, timeout=timeout)
+        "executionContextId": world.context_id,
+        "functionDeclaration": f"function(...a) {{ const w = globalThis.{_GLOBAL}; "
+                               f"return w ? ({function}).apply(w, a) : null; }}",
+        "arguments": [{"objectId": a} if isinstance(a, str) else {"value": a} for a in arguments], **options},
+        timeout=timeout)
 
 
 async def _read(world: World) -> FrameReading:
@@ -304,6 +296,9 @@ _WALK = """function(...listening) {
 
 async def _walk(world: World, listening: list[str]) -> dict[str, Any]:
     reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
+    if reply.get("result", {}).get("type") == "object":  # null: not installed ahead of time (refused)
+        await _install(world.session, world.context_id)
+        reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         text = details.get("exception", {}).get("description") or details.get("text", "")
