@@ -58,6 +58,7 @@ class World:
     page_document: str  # the document as the page's main world holds it, bound without an object group
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId, where already known
     frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
+    listening: set[int] | None = None  # read while the world was set up, for its first read
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
 
 
@@ -196,19 +197,22 @@ async def _world(session: CDPSession, frame_id: str) -> World:
     world = known.get(frame_id)
     if world is not None:
         return world
-    # The main world's document needs no context id: asked for at the same time as tabpilot's world.
-    created, page_document, first_time = await asyncio.gather(
+    async def page_side() -> tuple[str, set[int]]:
+        document: str = (await session.send("Runtime.evaluate", {"expression": "document"}))["result"]["objectId"]
+        return document, await _listening(session, document)
+
+    # The main world's document and its listeners need no context id: asked for while tabpilot's world is made.
+    created, (page_document, listening), first_time = await asyncio.gather(
         session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}),
-        session.send("Runtime.evaluate", {"expression": "document"}),
-        _preinstall(session))
+        page_side(), _preinstall(session))
     context_id = created["executionContextId"]
     if first_time:  # this document was made before the walker was installed ahead of time
-        await _install(session, context_id)
+        await _install(session, context_id)  # (after the listeners: never while getEventListeners runs)
     # Listeners are read through the main world's document object. Through the isolated world's, Chromium
     # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
     # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
     # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
-    world = World(session, frame_id, context_id, page_document["result"]["objectId"])
+    world = World(session, frame_id, context_id, page_document, listening=listening)
     known[frame_id] = world
     _forget_on_navigation(session)
     return world
@@ -266,7 +270,9 @@ async def _call(world: World, function: str, *arguments: str | int, timeout: flo
 async def _read(world: World) -> FrameReading:
     # One after the other: Chromium 156 stops answering the tab when DOMDebugger.getEventListeners runs
     # while the walker's Runtime.evaluate is in flight (seen on the Python docs pages).
-    listening = await _listening(world)
+    listening = world.listening if world.listening is not None else await _listening(world.session,
+                                                                                     world.page_document)
+    world.listening = None
     marking = [o for o in await _objects(world, sorted(listening - world.marked)) if o]
     reply = await _walk(world, marking)
     world.marked |= listening
@@ -274,7 +280,7 @@ async def _read(world: World) -> FrameReading:
     if walk_again:
         reply = await _walk(world, [])
     if marking or walk_again:
-        await world.session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+        _release_soon(world.session)
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
         document.reachable = {int(node): (p[0], p[1]) if p else None for node, p in points.items()}
@@ -313,11 +319,27 @@ async def _walk(world: World, listening: list[str]) -> dict[str, Any]:
     return walked
 
 
-async def _listening(world: World) -> set[int]:
+_releasing: set[asyncio.Future[None]] = set()
+
+
+def _release_soon(session: CDPSession) -> None:
+    """Let go of this read's handles without waiting for the reply (sent before any later command)."""
+    async def release() -> None:
+        try:
+            await session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+        except CDPError:
+            pass
+
+    task = asyncio.ensure_future(release())
+    _releasing.add(task)
+    task.add_done_callback(_releasing.discard)
+
+
+async def _listening(session: CDPSession, page_document: str) -> set[int]:
     """backendNodeIds of elements with click-like listeners, whichever world added them."""
     try:
-        reply = await world.session.send("DOMDebugger.getEventListeners", {
-            "objectId": world.page_document, "depth": -1, "pierce": True})
+        reply = await session.send("DOMDebugger.getEventListeners", {
+            "objectId": page_document, "depth": -1, "pierce": True})
     except CDPError as exc:
         if any(marker in str(exc) for marker in CONTEXT_GONE) or "Could not find object" in str(exc):
             raise CDPError("DOMDebugger.getEventListeners", -1, "Cannot find context with specified id") from exc

@@ -1,7 +1,7 @@
 // The in-page side of the browser state. Runs in tabpilot's own isolated world (the page's scripts cannot
 // see or change it) and returns what DOMSnapshot.captureSnapshot would, for the part of the page near the
 // viewport only: subtrees far above or below are reduced to the elements a person could use in them.
-// Evaluates to the world's walker object; `fast.py` keeps it as globalThis.__tabpilotWalker.
+// Evaluates to the world's walker object; `fast.py` keeps it as a global of the world named after this source.
 (() => {
   const MARGIN = 200;  // px beyond the viewport that are still read (matches walk.SKIP_MARGIN)
   const DEFAULT_STYLE = ["block", "visible", "1", "auto", "visible", "visible", "auto", "static", "auto", "none"];
