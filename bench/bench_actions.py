@@ -30,10 +30,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from actions_support import frame_session, ref  # noqa: E402
 
-from tabpilot.browser import actions  # noqa: E402
+from tabpilot.browser import actions, nodes  # noqa: E402
 from tabpilot.browser.browser import Browser  # noqa: E402
 from tabpilot.browser.nodes import resolve  # noqa: E402
 from tabpilot.browser.pointer import aim  # noqa: E402
+from tabpilot.browser.state import get_state  # noqa: E402
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -82,10 +83,22 @@ async def bench(runs: int) -> None:
         name, fruit, color = await ref(tab, "#name"), await ref(tab, "#fruit"), await ref(tab, "#color")
         print(_line("input_text (20 chars)", await _time(runs, lambda: actions.input_text(
             browser, tab, name, "twenty characters!!!"))))
+        print(_line("input_text (100 chars, target 100 ms)", await _time(runs, lambda: actions.input_text(
+            browser, tab, name, "a hundred characters of text typed into a field, " * 2))))
         print(_line("select_option native", await _time(runs, lambda: actions.select_option(
             browser, tab, fruit, "Apple"))))
         print(_line("select_option ARIA combobox", await _time(runs, lambda: actions.select_option(
             browser, tab, color, "Green"))))
+
+        if hasattr(nodes, "node_id"):  # the state reader leaves an element's node to the first action on it
+            looked_up = []
+            for _ in range(runs):
+                await actions.go_to_url(browser, tab, f"http://127.0.0.1:{port}/actions_forms.html")
+                field = next(iter((await get_state(browser, tab)).elements.values()))
+                started = time.perf_counter()
+                await nodes.node_id(tab, field)
+                looked_up.append((time.perf_counter() - started) * 1000)
+            print(_line("first action's node lookup", looked_up))
 
         inner = f"http://localhost:{port}/actions_frame_inner.html"
         await actions.go_to_url(browser, tab, f"http://127.0.0.1:{port}/actions_frames.html?inner={inner}")

@@ -1,4 +1,4 @@
-"""Host memory over many tasks (issue 14, item 10): is ~70 KB a task a leak?
+"""Host memory over many tasks (issue 14, item 10; issue 16, item 5): is ~70 KB a task a leak?
 
 The product as users run it: headless Chromium with extension/ loaded and the host installed into the
 profile (as tests/e2e/ does); Chromium spawns the host; one-step tasks typed into the popup and run over
@@ -62,6 +62,10 @@ async def main(tasks: int) -> None:
                     figures.append((number, rss_kb(host)))
                     print(f"after {number:4d} tasks: host RSS {figures[-1][1] / 1024:6.1f} MB "
                           f"({time.monotonic() - began:.0f} s)", flush=True)
+            if len(figures) > 1:
+                (first_n, first), (last_n, last) = figures[0], figures[-1]
+                print(f"RSS after {last_n} tasks is {(last / first - 1) * 100:+.1f} % of after {first_n} "
+                      "(issue 16's target: within 10 %)")
             for (first_n, first) in figures[:2]:
                 last_n, last = figures[-1]
                 if last_n > first_n:

@@ -22,7 +22,8 @@ async def open_page(browser: Browser, url: str, *, width: int = 1280, height: in
 async def node_property(ref: ElementRef, expression: str = "this.id") -> object:
     """Evaluate `expression` with `this` = the node the ref points at, in the ref's own session (so it
     works for closed shadow roots and cross-site frames alike)."""
-    resolved = await ref.session.send("DOM.resolveNode", {"backendNodeId": ref.backend_node_id})
+    backend_node_id = ref.backend_node_id or (await ref.locate() if ref.locate else 0)  # as nodes.node_id
+    resolved = await ref.session.send("DOM.resolveNode", {"backendNodeId": backend_node_id})
     reply = await ref.session.send(
         "Runtime.callFunctionOn",
         {

@@ -8,6 +8,7 @@ from actions_support import evaluate
 from real_pages import MISSING_REASON, PAGES
 
 from tabpilot.browser import actions
+from tabpilot.browser.nodes import node_id
 from tabpilot.browser.state import get_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -30,7 +31,7 @@ async def test_scroll_and_follow_a_link_on_a_real_page(browser, tab, page) -> No
 
     state = await get_state(browser, tab)
     for link in (e for e in state.elements.values() if e.tag == "a"):
-        reply = await tab.session.send("DOM.resolveNode", {"backendNodeId": link.backend_node_id})
+        reply = await tab.session.send("DOM.resolveNode", {"backendNodeId": await node_id(tab, link)})
         href = (await tab.session.send("Runtime.callFunctionOn", {
             "objectId": reply["object"]["objectId"], "functionDeclaration": "function() { return this.href; }",
             "returnByValue": True}))["result"]["value"]

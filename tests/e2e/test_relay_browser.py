@@ -35,6 +35,10 @@ from test_state import (
     test_tabs_and_json_shape,
 )
 from test_state_classes import other_port, test_same_site_frame_on_another_port_is_offered_and_used
+from test_state_first_look import (
+    test_a_page_navigated_three_times_is_read_and_acted_on_at_each_first_look,
+    test_the_walker_is_in_each_new_document_before_the_first_look,
+)
 
 from tabpilot.browser.browser import Browser
 from tabpilot.cdp import CDPError
@@ -51,6 +55,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 # inline label and the next control share a line, as happens under load; reported).
 __all__ = [
     "other_port",
+    "test_a_page_navigated_three_times_is_read_and_acted_on_at_each_first_look",
     "test_alert_opened_by_click_is_accepted_and_reported",
     "test_click_covered_by_modal_is_retargeted_and_said",
     "test_click_inside_open_shadow_root",
@@ -70,6 +75,7 @@ __all__ = [
     "test_scroll_page_by_pages_and_pixels_and_report_the_rest",
     "test_send_keys_combinations_reach_page",
     "test_tabs_and_json_shape",
+    "test_the_walker_is_in_each_new_document_before_the_first_look",
 ]
 
 

@@ -25,7 +25,7 @@ from .dom.rules import is_password_input
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, PageScriptError, TabClosed
 from .keys import key_events, parse_chord, parse_keys, typing_events
-from .nodes import call, check_open, describe, ref_for_object, release, resolve, send, shorten
+from .nodes import call, check_open, describe, node_id, ref_for_object, release, resolve, send, shorten
 from .passwords import withhold
 from .pointer import aim, mouse_click, mouse_move
 from .tab import Tab
@@ -320,7 +320,7 @@ async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str
         if aftermath.dialogs:
             raise ActionError(f"Clicking {describe(element)} to type into it made the page react:{aftermath.notes()}")
     if not await call(tab, element, object_id, scripts.HAS_FOCUS):
-        await send(tab, element.session, "DOM.focus", {"backendNodeId": element.backend_node_id}, element=element)
+        await send(tab, element.session, "DOM.focus", {"backendNodeId": await node_id(tab, element)}, element=element)
         if not await call(tab, element, object_id, scripts.HAS_FOCUS):
             raise ActionError(f"{describe(element)} does not take keyboard focus, so text cannot be typed into it.")
     if element.frame_owner is not None:
@@ -490,7 +490,7 @@ async def upload_file(browser: Browser, tab: Tab, element: ElementRef, paths: li
         raise ActionError(f"{describe(element)} takes only one file.")
     async with _watch(browser, tab) as aftermath:
         await send(tab, target.session, "DOM.setFileInputFiles",
-                   {"files": [str(f) for f in files], "backendNodeId": target.backend_node_id}, element=element)
+                   {"files": [str(f) for f in files], "backendNodeId": await node_id(tab, target)}, element=element)
         count = await call(tab, target, input_id, "function() { return this.files.length; }")
         if input_id != object_id:
             await release(tab, element.session, input_id)

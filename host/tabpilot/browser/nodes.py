@@ -78,31 +78,49 @@ async def send(
     try:
         with tab.input_log.dispatching(is_input):
             return await session.send(method, params, timeout=timeout)
-    except CDPTimeout as exc:
-        raise ActionError(
-            f"The page did not respond within {timeout:g} s ({method}); it may be busy or showing a dialog."
-        ) from exc
-    except CDPConnectionClosed as exc:
-        raise BrowserError(f"The connection to the browser was lost: {exc.cdp_message}") from exc
     except CDPError as exc:
-        message = exc.cdp_message
-        if any(marker in message for marker in SESSION_GONE_MARKERS):
-            if _is_tab_session(tab, session) or tab.closed:
-                tab.closed = True
-                raise TabClosed("The tab the agent was working in has been closed. Switch to an open tab.") from exc
-            what = describe(element) if element else "the element"
-            raise ActionError(
-                f"The frame that held {what} is gone (it navigated away or was removed). "
-                "Look at the current page state."
-            ) from exc
-        if element is not None and any(marker in message for marker in STALE_MARKERS):
-            raise stale_error(element) from exc
-        raise ActionError(f"{method} failed: {message}") from exc
+        raise _failure(tab, session, method, exc, element, timeout) from exc
+
+
+def _failure(tab: Tab, session: CDPSession, method: str, exc: CDPError, element: ElementRef | None,
+             timeout: float = ELEMENT_TIMEOUT) -> BrowserError:
+    """The error to raise for a failed command, in words the model can act on."""
+    if isinstance(exc, CDPTimeout):
+        return ActionError(
+            f"The page did not respond within {timeout:g} s ({method}); it may be busy or showing a dialog.")
+    if isinstance(exc, CDPConnectionClosed):
+        return BrowserError(f"The connection to the browser was lost: {exc.cdp_message}")
+    message = exc.cdp_message
+    if any(marker in message for marker in SESSION_GONE_MARKERS):
+        if _is_tab_session(tab, session) or tab.closed:
+            tab.closed = True
+            return TabClosed("The tab the agent was working in has been closed. Switch to an open tab.")
+        what = describe(element) if element else "the element"
+        return ActionError(
+            f"The frame that held {what} is gone (it navigated away or was removed). "
+            "Look at the current page state.")
+    if element is not None and any(marker in message for marker in STALE_MARKERS):
+        return stale_error(element)
+    return ActionError(f"{method} failed: {message}")
+
+
+async def node_id(tab: Tab, element: ElementRef) -> int:
+    """The element's backendNodeId, looked up now if the state reader left that to the first action."""
+    if not element.backend_node_id and element.locate is not None:
+        check_open(tab)
+        try:
+            found = await element.locate()
+        except CDPError as exc:
+            raise _failure(tab, element.session, "DOM.describeNode", exc, element) from exc
+        if not found:
+            raise stale_error(element)
+        element.backend_node_id = found
+    return element.backend_node_id
 
 
 async def resolve(tab: Tab, element: ElementRef) -> str:
     """The element's JS object id, after checking it is still attached to its document."""
-    reply = await send(tab, element.session, "DOM.resolveNode", {"backendNodeId": element.backend_node_id},
+    reply = await send(tab, element.session, "DOM.resolveNode", {"backendNodeId": await node_id(tab, element)},
                        element=element)
     object_id: str | None = reply["object"].get("objectId")
     if not object_id:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..cdp import CDPError, CDPSession
 from .elements import ElementRef
 from .errors import ActionError
-from .nodes import RemoteObject, call, describe, release, send
+from .nodes import RemoteObject, call, describe, node_id, release, send
 from .tab import Tab
 
 CONTAINS_FUNCTION = """function(hit) {
@@ -56,7 +56,7 @@ def _owner_chain(element: ElementRef) -> list[ElementRef]:
 
 async def scroll_into_view(tab: Tab, element: ElementRef) -> None:
     for node in [*_owner_chain(element), element]:
-        await send(tab, node.session, "DOM.scrollIntoViewIfNeeded", {"backendNodeId": node.backend_node_id},
+        await send(tab, node.session, "DOM.scrollIntoViewIfNeeded", {"backendNodeId": await node_id(tab, node)},
                    element=element)
     if element.frame_owner is not None:
         await _frames_at_rest(tab, element)
@@ -78,7 +78,7 @@ async def frame_origin(tab: Tab, element: ElementRef) -> tuple[float, float]:
     """Where the top-left of the element's own frame viewport is, in tab viewport coordinates."""
     x = y = 0.0
     for owner in _owner_chain(element):
-        box = await send(tab, owner.session, "DOM.getBoxModel", {"backendNodeId": owner.backend_node_id},
+        box = await send(tab, owner.session, "DOM.getBoxModel", {"backendNodeId": await node_id(tab, owner)},
                          element=element)
         content = box["model"]["content"]
         x += content[0]
@@ -137,7 +137,7 @@ async def _node_at(tab: Tab, element: ElementRef, owner: ElementRef | None, x: f
 async def _hits_element(tab: Tab, element: ElementRef, object_id: str, hit_backend_id: int | None) -> bool:
     if hit_backend_id is None:
         return False
-    if hit_backend_id == element.backend_node_id:
+    if hit_backend_id == await node_id(tab, element):
         return True
     resolved = await send(tab, element.session, "DOM.resolveNode", {"backendNodeId": hit_backend_id},
                           element=element)
@@ -174,7 +174,7 @@ async def aim(tab: Tab, element: ElementRef, object_id: str) -> Aim:
     after = await _viewport(tab, tab.session, element)
     if element.frame_owner is not None or (before.scroll_x, before.scroll_y) != (after.scroll_x, after.scroll_y):
         await _next_frame(tab, element)
-    quads = (await send(tab, element.session, "DOM.getContentQuads", {"backendNodeId": element.backend_node_id},
+    quads = (await send(tab, element.session, "DOM.getContentQuads", {"backendNodeId": await node_id(tab, element)},
                         element=element)).get("quads", [])
     if not quads:
         raise ActionError(f"{describe(element)} is not visible on the page (it has no size), so it cannot be used.")
@@ -209,7 +209,7 @@ async def _frame_blocker(
     for owner in owners:
         origin_x, origin_y = await frame_origin(tab, owner)
         hit = await _node_at(tab, element, owner, x - origin_x, y - origin_y)
-        if hit != owner.backend_node_id:
+        if hit != await node_id(tab, owner):
             return hit, owner
     return None
 

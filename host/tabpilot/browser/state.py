@@ -9,6 +9,7 @@ long as the document lives; elements that appeared since the previous state are 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -171,11 +172,8 @@ async def _reload_after_crash(tab: Tab) -> None:
 
 async def _read_once(browser: Browser, tab: Tab, snapshot: bool) -> PageReading:
     try:
-        metrics, tabs, (documents, frames, insets) = await asyncio.gather(
-            tab.send("Page.getLayoutMetrics"),
-            _tab_summaries(browser, tab),
-            _read_snapshots(tab) if snapshot else _read_with_walker(tab),
-        )
+        tabs, (metrics, documents, frames, insets) = await asyncio.gather(
+            _tab_summaries(browser, tab), _read_snapshots(tab) if snapshot else _read_with_walker(tab))
     except CDPError as exc:
         if _tab_gone(exc):
             tab.closed = True
@@ -185,9 +183,10 @@ async def _read_once(browser: Browser, tab: Tab, snapshot: bool) -> PageReading:
 
 
 Frames = list[tuple[FrameTarget, list[Document], int]]
+Read = tuple[dict[str, Any], list[Document], Frames, dict[Key, Insets]]  # layout metrics and what was read
 
 
-async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key, Insets]]:
+async def _read_with_walker(tab: Tab) -> Read:
     main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
 
     async def one(frame: FrameTarget) -> tuple[FrameTarget, fast.FrameReading] | None:
@@ -207,29 +206,26 @@ async def _read_with_walker(tab: Tab) -> tuple[list[Document], Frames, dict[Key,
 
     async def owner(frame: FrameTarget) -> int | None:
         world = worlds.get(frame.parent.session_id)
-        if world is None:
-            return None
-        try:
-            reply = await frame.parent.send("DOM.getFrameOwner", {"frameId": frame.frame_id}, timeout=10.0)
-        except CDPError:
-            return None
-        return await fast.element_id(world, reply["backendNodeId"])
+        return None if world is None else await fast.frame_owner(world, frame.frame_id)
 
     owners = await asyncio.gather(*(owner(frame) for frame, _ in readings))
     frames = [(frame, reading.documents, owner_id)
               for (frame, reading), owner_id in zip(readings, owners, strict=True) if owner_id is not None]
-    return documents, frames, insets
+    # The walker measured the visual viewport as it walked (what Page.getLayoutMetrics would say).
+    metrics = {"cssVisualViewport": {"clientWidth": top.viewport[0], "clientHeight": top.viewport[1]}}
+    return metrics, documents, frames, insets
 
 
-async def _read_snapshots(tab: Tab) -> tuple[list[Document], Frames, dict[Key, Insets]]:
+async def _read_snapshots(tab: Tab) -> Read:
     main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
-    snapshot, raw_frames, passwords = await asyncio.gather(
-        _capture_with_retry(tab), _capture_frames(tab), fast.remembered_passwords(tab.session, main_frame))
+    metrics, snapshot, raw_frames, passwords = await asyncio.gather(
+        tab.send("Page.getLayoutMetrics"), _capture_with_retry(tab), _capture_frames(tab),
+        fast.remembered_passwords(tab.session, main_frame))
     insets = await _frame_insets(tab, snapshot, raw_frames)
     frames = [(frame, decode(reply, frame.session), owner_id) for frame, reply, owner_id in raw_frames]
     documents = decode(snapshot, tab.session)
     mark_passwords(documents, passwords)
-    return documents, frames, insets
+    return metrics, documents, frames, insets
 
 
 def build_state(
@@ -394,10 +390,14 @@ async def _tab_summaries(browser: Browser, tab: Tab) -> list[TabSummary]:
 def _element_ref(found: Found, index: int, is_new: bool, shown: dict[str, str], scroll_x: float,
                  scroll_y: float) -> ElementRef:
     x, y, w, h = found.rect
+    document = found.document
+    backend_node_id = document.backend_node_id(found.node)
     return ElementRef(
         index=index,
-        backend_node_id=found.document.backend_node_id(found.node),
-        session=found.document.session,
+        backend_node_id=backend_node_id,
+        locate=functools.partial(document.locate, document.backend_id[found.node])
+        if not backend_node_id and document.locate is not None else None,
+        session=document.session,
         tag=found.tag,
         name=render.accessible_name(found),
         role=found.attrs.get("role", "").split(" ")[0].lower() or None,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..i18n import DEFAULT_LANGUAGE, Language
+from .memory import return_free_memory
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
@@ -174,6 +175,7 @@ class TaskManager:
             log.exception("task %s failed to run", entry.task_id)
         finally:
             self._free(entry)
+            return_free_memory()
 
     def _free(self, entry: HostTask) -> None:
         if self._tabs.get(entry.tab_id) is entry:

@@ -2,21 +2,28 @@
 
 The walker returns what `DOMSnapshot.captureSnapshot` would, for the part of the page near the viewport
 only, so its cost follows what is shown, not the size of the page. What the page's JS cannot see is
-filled in through CDP: click listeners (`DOMDebugger.getEventListeners`), closed shadow roots
-(`DOM.describeNode` with pierce), and the backendNodeId of each element that may be offered (looked up
-once per element, for as long as the document lives).
+filled in through CDP: click listeners (`DOMDebugger.getEventListeners`) and closed shadow roots
+(`DOM.describeNode` with pierce). An element's backendNodeId is looked up only when an action touches it
+(`locate`).
 
-Each `World` (one CDP session, one document) has a walker instance of its own, held by reference: the
-isolated world itself is shared by every session that names it (a second task, a restarted host), and
-a walker another session left there knows ids this one was never told."""
+The walker is installed before the page needs it: every new document of a session that tabpilot reads
+gets it in tabpilot's world as it is created (`Page.addScriptToEvaluateOnNewDocument`), so the first look
+after a navigation only asks for it. It is kept as a global of that world named after its source, so a
+walker of another tabpilot version is never used; a second task or a restarted host reuses the one
+there (its ids stay consistent: they are only ever looked up through the walker that gave them)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import from_json
 
 from ...cdp import CDPError, CDPSession
 from ...cdp.connection import DEFAULT_TIMEOUT
@@ -24,11 +31,16 @@ from ...textsafety import clean_json
 from ..errors import BrowserError
 from .snapshot import Document, decode
 
+log = logging.getLogger(__name__)
+
 WORLD_NAME = "tabpilot"
 STEP = "tabpilot-step"  # handles used while reading one state, released after it
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8")
-# A walker an earlier tabpilot version kept as a global of the shared world is dropped with it.
-_INSTALL = f"(delete globalThis.__tabpilotWalker, {_SOURCE})"
+_GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12]
+# The walker of this world, made if the document got none yet. (The one an earlier version kept as
+# globalThis.__tabpilotWalker is dropped.)
+_INSTALL = f"(delete globalThis.__tabpilotWalker, globalThis.{_GLOBAL} || (globalThis.{_GLOBAL} = {_SOURCE}))"
+_PREINSTALLED = "_preinstalled"  # the key, in `CDPSession.kept`, of the script id that installs it in new documents
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
 CONTEXT_GONE = ("Cannot find context with specified id", "Execution context was destroyed",
                 "Cannot find default execution context", "No frame for given id found")
@@ -43,9 +55,10 @@ class World:
     session: CDPSession
     frame_id: str
     context_id: int
-    walker: str  # object id of this world's own walker (kept in the object group `_group(frame_id)`)
     page_document: str  # the document as the page's main world holds it, bound without an object group
-    backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId
+    backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId, where already known
+    frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
+    listening: set[int] | None = None  # read while the world was set up, for its first read
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
 
 
@@ -54,6 +67,7 @@ class FrameReading:
     world: World
     documents: list[Document]
     insets: dict[tuple[str | None, int], Insets]
+    viewport: tuple[float, float]  # the visual viewport's width and height, CSS px (as Page.getLayoutMetrics)
 
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
@@ -78,20 +92,52 @@ async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
     return await _read(await _world(session, frame_id))
 
 
-async def element_id(world: World, backend_node_id: int) -> int | None:
-    """The walker's id for a node known by its backendNodeId (an <iframe> hosting a cross-site frame)."""
+async def frame_owner(world: World, frame_id: str) -> int | None:
+    """The walker's id for the <iframe> element hosting the cross-site frame `frame_id` (asked once per
+    document: the element cannot change without the frame going)."""
+    known = world.frame_owners.get(frame_id)
+    if known is not None:
+        return known
     try:
+        owner = await world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0)
+        backend_node_id = owner["backendNodeId"]
         resolved = await world.session.send("DOM.resolveNode", {
-            "backendNodeId": backend_node_id, "executionContextId": world.context_id, "objectGroup": STEP})
-        reply = await _call(world, "function(node) { return this.idOf(node); }", resolved["object"]["objectId"],
-                            returnByValue=True)
+            "backendNodeId": backend_node_id, "executionContextId": world.context_id})
+        element = resolved["object"]["objectId"]
+        reply = await _call(world, "function(node) { return this.idOf(node); }", element, returnByValue=True)
+        await world.session.send("Runtime.releaseObject", {"objectId": element})
     except CDPError:
-        return None
+        return None  # the frame went away
     value = reply.get("result", {}).get("value")
     if not isinstance(value, int):
         return None
     world.backend[value] = backend_node_id
+    world.frame_owners[frame_id] = value
     return value
+
+
+async def locate(world: World, walker_id: int) -> int | None:
+    """The backendNodeId of the element the walker knows as `walker_id`; None when it is gone. Raises
+    CDPError when the world is (the document was replaced: "Cannot find context")."""
+    known = world.backend.get(walker_id)
+    if known:
+        return known
+    try:
+        reply = await _call(world, "function(id) { return this.element(id); }", walker_id, timeout=AUX_TIMEOUT)
+    except CDPError as exc:
+        if any(marker in str(exc) for marker in CONTEXT_GONE):
+            return None  # the document it was in was replaced
+        raise
+    element = reply.get("result", {}).get("objectId")
+    if not element:
+        return None
+    try:
+        described = await world.session.send("DOM.describeNode", {"objectId": element}, timeout=AUX_TIMEOUT)
+    finally:
+        await world.session.send("Runtime.releaseObject", {"objectId": element})
+    backend_node_id: int = described["node"]["backendNodeId"]
+    world.backend[walker_id] = backend_node_id
+    return backend_node_id
 
 
 # The inputs walker.js remembers as password fields, in the document and its same-origin frames (the
@@ -141,10 +187,6 @@ async def remembered_passwords(session: CDPSession, frame_id: str) -> set[int]:
             pass
 
 
-def _group(frame_id: str) -> str:
-    return f"tabpilot-world-{frame_id}"
-
-
 def forget(session: CDPSession) -> None:
     """Start over in `session`: the next read makes new worlds (after a failed or crashed read)."""
     session.kept.pop(_WORLDS, None)
@@ -155,82 +197,149 @@ async def _world(session: CDPSession, frame_id: str) -> World:
     world = known.get(frame_id)
     if world is not None:
         return world
-    group = _group(frame_id)
-    # The same CDP session may have served an earlier task (the extension keeps chrome.debugger attached
-    # across a host restart): its walker for this frame is let go.
-    await session.send("Runtime.releaseObjectGroup", {"objectGroup": group})
-    created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME})
+    async def page_side() -> tuple[str, set[int]]:
+        document: str = (await session.send("Runtime.evaluate", {"expression": "document"}))["result"]["objectId"]
+        return document, await _listening(session, document)
+
+    # The main world's document and its listeners need no context id: asked for while tabpilot's world is made.
+    created, (page_document, listening), first_time = await asyncio.gather(
+        session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}),
+        page_side(), _preinstall(session))
     context_id = created["executionContextId"]
-    installed = await session.send("Runtime.evaluate", {
-        "expression": _INSTALL, "contextId": context_id, "objectGroup": group})
-    if "exceptionDetails" in installed:
-        raise BrowserError(f"could not read the page: {installed['exceptionDetails'].get('text', '')}")
-    walker = installed["result"]["objectId"]
-    own_document = await session.send("Runtime.callFunctionOn", {
-        "objectId": walker, "functionDeclaration": "function() { return document; }", "objectGroup": STEP})
-    described = await session.send("DOM.describeNode", {"objectId": own_document["result"]["objectId"]})
-    await session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+    if first_time:  # this document was made before the walker was installed ahead of time
+        await _install(session, context_id)  # (after the listeners: never while getEventListeners runs)
     # Listeners are read through the main world's document object. Through the isolated world's, Chromium
     # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
     # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
     # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
-    page_document = await session.send("DOM.resolveNode", {"backendNodeId": described["node"]["backendNodeId"]})
-    world = World(session, frame_id, context_id, walker, page_document["object"]["objectId"])
+    world = World(session, frame_id, context_id, page_document, listening=listening)
     known[frame_id] = world
+    _forget_on_navigation(session)
     return world
 
 
-async def _call(world: World, function: str, *objects: str, timeout: float = DEFAULT_TIMEOUT,
+async def _preinstall(session: CDPSession) -> bool:
+    """Have every new document of this session (after a navigation, and its iframes) made with the walker
+    in tabpilot's world, once per session. True the first time: the document there now was made before."""
+    if _PREINSTALLED in session.kept:
+        return False
+    session.kept[_PREINSTALLED] = None
+    try:
+        added = await session.send("Page.addScriptToEvaluateOnNewDocument",
+                                   {"source": _INSTALL, "worldName": WORLD_NAME})
+    except CDPError as exc:  # the walker is then installed at each first look
+        log.info("cannot install the state walker ahead of time: %s", exc)
+        return True
+    session.kept[_PREINSTALLED] = added.get("identifier")
+    return True
+
+
+async def _install(session: CDPSession, context_id: int) -> None:
+    installed = await session.send("Runtime.evaluate", {"expression": _INSTALL, "contextId": context_id})
+    if "exceptionDetails" in installed:
+        raise BrowserError(f"could not read the page: {installed['exceptionDetails'].get('text', '')}")
+
+
+def _forget_on_navigation(session: CDPSession) -> None:
+    """Drop a frame's world when its document is replaced (where the session reports navigations): the next
+    read sets up the new one without first trying the old one."""
+    if "_navigation_handler" in session.kept:
+        return
+
+    def navigated(params: dict[str, Any]) -> None:
+        frame_id = params.get("frame", {}).get("id")
+        if frame_id is not None:
+            _worlds(session).pop(frame_id, None)
+
+    session.kept["_navigation_handler"] = navigated
+    session.on("Page.frameNavigated", navigated)
+
+
+async def _call(world: World, function: str, *arguments: str | int, timeout: float = DEFAULT_TIMEOUT,
                 **options: Any) -> dict[str, Any]:
-    """Call `function` with `this` = the world's walker and `objects` as its arguments."""
+    """Call `function` with `this` = the world's walker and `arguments` (object ids, or numbers) as its
+    arguments. The walker is found by its global name (no handle to keep): null when the world has none."""
     return await world.session.send("Runtime.callFunctionOn", {
-        "objectId": world.walker, "functionDeclaration": function,
-        "arguments": [{"objectId": o} for o in objects], **options}, timeout=timeout)
+        "executionContextId": world.context_id,
+        "functionDeclaration": f"function(...a) {{ const w = globalThis.{_GLOBAL}; "
+                               f"return w ? ({function}).apply(w, a) : null; }}",
+        "arguments": [{"objectId": a} if isinstance(a, str) else {"value": a} for a in arguments], **options},
+        timeout=timeout)
 
 
 async def _read(world: World) -> FrameReading:
     # One after the other: Chromium 156 stops answering the tab when DOMDebugger.getEventListeners runs
     # while the walker's Runtime.evaluate is in flight (seen on the Python docs pages).
-    listening = await _listening(world)
-    marking = bool(listening - world.marked)
-    if marking:
-        await _mark_clickable(world, listening - world.marked)
-    reply = await _walk(world)
+    listening = world.listening if world.listening is not None else await _listening(world.session,
+                                                                                     world.page_document)
+    world.listening = None
+    marking = [o for o in await _objects(world, sorted(listening - world.marked)) if o]
+    reply = await _walk(world, marking)
+    world.marked |= listening
     walk_again = bool(reply["hosts"]) and await _open_closed_roots(world)
     if walk_again:
-        reply = await _walk(world)
-    if reply["pending"]:
-        await _resolve_pending(world, reply["pending"])
-    if marking or walk_again or reply["pending"]:
-        await world.session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+        reply = await _walk(world, [])
+    if marking or walk_again:
+        _release_soon(world.session)
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
         document.reachable = {int(node): (p[0], p[1]) if p else None for node, p in points.items()}
         document.real_ids = world.backend
+        document.locate = functools.partial(locate, world)
         document.__dict__["_escaping"] = []  # the walker already kept whatever is drawn in view
     session_id = world.session.session_id
     insets = {(session_id, item[0]): (item[1], item[2], item[3], item[4]) for item in reply["insets"]}
-    return FrameReading(world, documents, insets)
+    return FrameReading(world, documents, insets, (reply["viewport"][0], reply["viewport"][1]))
 
 
-async def _walk(world: World) -> dict[str, Any]:
-    reply = await _call(world, "function() { return this.walk(); }", returnByValue=True, timeout=30.0)
+# Marks the elements found listening for clicks (its arguments), then walks; the visual viewport's size
+# comes along, so the walker's reading needs no Page.getLayoutMetrics.
+_WALK = """function(...listening) {
+  if (listening.length) this.markClickable(...listening);
+  return visualViewport.width + " " + visualViewport.height + " " + this.walk();
+}"""
+
+
+async def _walk(world: World, listening: list[str]) -> dict[str, Any]:
+    reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
+    if reply.get("result", {}).get("type") == "object":  # null: not installed ahead of time (refused)
+        await _install(world.session, world.context_id)
+        reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         text = details.get("exception", {}).get("description") or details.get("text", "")
         if "Cannot find context" in text:
             raise CDPError("Runtime.evaluate", -1, text)
         raise BrowserError(f"could not read the page: {text}")
-    # the page's half emoji: U+FFFD from here on
-    walked: dict[str, Any] = clean_json(json.loads(reply["result"]["value"]))
+    width, height, raw = reply["result"]["value"].split(" ", 2)
+    # JSON.stringify escapes a lone surrogate (the page's half emoji), which only json reads: U+FFFD from
+    # here on. Other replies take the faster parser (cleaning every string cost ~1 ms a read on a small page).
+    walked: dict[str, Any] = clean_json(json.loads(raw)) if "\\ud" in raw else from_json(raw)
+    walked["viewport"] = (float(width), float(height))
     return walked
 
 
-async def _listening(world: World) -> set[int]:
+_releasing: set[asyncio.Future[None]] = set()
+
+
+def _release_soon(session: CDPSession) -> None:
+    """Let go of this read's handles without waiting for the reply (sent before any later command)."""
+    async def release() -> None:
+        try:
+            await session.send("Runtime.releaseObjectGroup", {"objectGroup": STEP})
+        except CDPError:
+            pass
+
+    task = asyncio.ensure_future(release())
+    _releasing.add(task)
+    task.add_done_callback(_releasing.discard)
+
+
+async def _listening(session: CDPSession, page_document: str) -> set[int]:
     """backendNodeIds of elements with click-like listeners, whichever world added them."""
     try:
-        reply = await world.session.send("DOMDebugger.getEventListeners", {
-            "objectId": world.page_document, "depth": -1, "pierce": True})
+        reply = await session.send("DOMDebugger.getEventListeners", {
+            "objectId": page_document, "depth": -1, "pierce": True})
     except CDPError as exc:
         if any(marker in str(exc) for marker in CONTEXT_GONE) or "Could not find object" in str(exc):
             raise CDPError("DOMDebugger.getEventListeners", -1, "Cannot find context with specified id") from exc
@@ -253,15 +362,6 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
     return list(await asyncio.gather(*(one(b) for b in backend_ids)))
 
 
-async def _mark_clickable(world: World, backend_ids: set[int]) -> None:
-    objects = [o for o in await _objects(world, sorted(backend_ids)) if o]
-    if objects:
-        reply = await _call(world, "function(...elements) { this.markClickable(...elements); }", *objects)
-        if "exceptionDetails" in reply:
-            return  # asked again at the next state
-    world.marked |= backend_ids
-
-
 async def _array(world: World, method: str) -> list[str]:
     """Object ids of the elements a walker method returns (an array handed over by reference)."""
     reply = await _call(world, f"function() {{ return this.{method}(); }}", objectGroup=STEP)
@@ -272,22 +372,6 @@ async def _array(world: World, method: str) -> list[str]:
     items = [(int(p["name"]), p["value"]["objectId"]) for p in properties.get("result", [])
              if p["name"].isdigit() and p.get("value", {}).get("objectId")]
     return [object_id for _, object_id in sorted(items)]
-
-
-async def _resolve_pending(world: World, walker_ids: list[int]) -> None:
-    """backendNodeIds for the elements the walker met for the first time (`walker_ids`, in the same order)."""
-    objects = await _array(world, "takePending")
-    if len(objects) != len(walker_ids):
-        return  # cannot pair them up: their indices will point nowhere and actions will say so
-
-    async def one(walker_id: int, object_id: str) -> None:
-        try:
-            described = await world.session.send("DOM.describeNode", {"objectId": object_id}, timeout=AUX_TIMEOUT)
-        except CDPError:
-            return
-        world.backend[walker_id] = described["node"]["backendNodeId"]
-
-    await asyncio.gather(*(one(w, o) for w, o in zip(walker_ids, objects, strict=True)))
 
 
 async def _open_closed_roots(world: World) -> bool:

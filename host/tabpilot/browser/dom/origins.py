@@ -66,7 +66,7 @@ async def read_other_origins(session: CDPSession, top: fast.FrameReading, main_f
         reading, parent = readings[frame_id], by_root.get(parent_root)
         if reading is None or parent is None or not reading.documents:
             continue
-        owner = await _owner(session, parent.world, frame_id)
+        owner = await fast.frame_owner(parent.world, frame_id)
         place = _iframe_node(parent.documents, owner) if owner is not None else None
         if place is None:
             continue
@@ -79,15 +79,6 @@ async def read_other_origins(session: CDPSession, top: fast.FrameReading, main_f
         place[0].content_document[place[1]] = base
         insets.update({(scope, node): value for (_, node), value in reading.insets.items()})
     return documents, insets
-
-
-async def _owner(session: CDPSession, world: fast.World, frame_id: str) -> int | None:
-    """The walker id (in `world`) of the <iframe> element hosting `frame_id`."""
-    try:
-        reply = await session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=fast.AUX_TIMEOUT)
-    except CDPError:
-        return None
-    return await fast.element_id(world, reply["backendNodeId"])
 
 
 def _iframe_node(documents: list[Document], walker_id: int) -> tuple[Document, int] | None:

@@ -7,6 +7,7 @@ Arrays stay flat (no object per node): a 20k-node page must be read in a few mil
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,9 +62,11 @@ class Document:
     owner: tuple[Document, int] | None = None  # (parent document, <iframe> node) for iframes
     index_in_snapshot: int = 0
     # Read by the in-page walker instead of a snapshot: node -> a point where the element itself is hit
-    # (document coordinates; None when covered), and the walker's node ids -> backendNodeIds.
+    # (document coordinates; None when covered), the walker's node ids -> backendNodeIds where known, and
+    # how to look up one that is not (given its walker id; None when the element is gone).
     reachable: dict[int, tuple[float, float] | None] | None = None
     real_ids: dict[int, int] | None = None
+    locate: Callable[[int], Awaitable[int | None]] | None = None
     # Set for a document read by a second world of the same session (a frame of another origin in the tab's
     # own process): its node ids are that world's, so keys need more than the session to stay apart.
     scope: str | None = None
@@ -74,7 +77,7 @@ class Document:
         return self.scope if self.scope is not None else self.session.session_id
 
     def backend_node_id(self, node: int) -> int:
-        """The node's backendNodeId for CDP (0 when it was never looked up)."""
+        """The node's backendNodeId for CDP (0 when it is not known yet: see `locate`)."""
         if self.real_ids is None:
             return self.backend_id[node]
         return self.real_ids.get(self.backend_id[node], 0)

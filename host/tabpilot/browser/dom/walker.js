@@ -1,7 +1,7 @@
 // The in-page side of the browser state. Runs in tabpilot's own isolated world (the page's scripts cannot
 // see or change it) and returns what DOMSnapshot.captureSnapshot would, for the part of the page near the
 // viewport only: subtrees far above or below are reduced to the elements a person could use in them.
-// Evaluates to the world's walker object; `fast.py` keeps it as globalThis.__tabpilotWalker.
+// Evaluates to the world's walker object; `fast.py` keeps it as a global of the world named after this source.
 (() => {
   const MARGIN = 200;  // px beyond the viewport that are still read (matches walk.SKIP_MARGIN)
   const DEFAULT_STYLE = ["block", "visible", "1", "auto", "visible", "visible", "auto", "static", "auto", "none"];
@@ -17,8 +17,9 @@
 
   const ids = new WeakMap();  // element -> its id, for as long as this world (this document) lives
   let nextId = 1;
-  const resolved = new WeakSet();  // elements whose backendNodeId the host already knows
-  let pending = [];  // elements whose backendNodeId the host still has to look up
+  const wanted = new WeakSet();  // elements the host may act on (it looks them up by id: see element)
+  const located = new Map();  // id -> a WeakRef to its element, for those
+  let sweepAt = 1000;
   const clickable = new WeakSet();  // elements with click listeners (found by the host through CDP)
   let clickableList = [];  // the same, to look for
   const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
@@ -58,9 +59,9 @@
     const insets = [];
 
     function want(element) {
-      if (!resolved.has(element)) {
-        resolved.add(element);
-        pending.push(element);
+      if (!wanted.has(element)) {
+        wanted.add(element);
+        remember(element);
       }
     }
 
@@ -373,7 +374,17 @@
 
     walkDocument(document);
     // One string crosses to the host far faster than the same data as a protocol object.
-    return JSON.stringify({ strings, documents, reach, insets, pending: pending.map(idOf), hosts: hosts.length });
+    return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length });
+  }
+
+  // An element an action may touch, by id: the host asks for its node only when one does (looking up every
+  // listed element at the first look cost one CDP round trip each).
+  function remember(element) {
+    located.set(idOf(element), new WeakRef(element));
+    if (located.size >= sweepAt) {  // a long-lived page replacing its elements: let the gone ones go
+      for (const [id, ref] of located) if (!ref.deref()) located.delete(id);
+      sweepAt = 2 * located.size + 1000;
+    }
   }
 
   // What may be usable in `container` (a document or an element, in document order): by markup, and by
@@ -576,8 +587,7 @@
     walk,
     idOf,
     token,
-    takePending() { const taken = pending; pending = []; return taken; },
-    forget(elements) { for (const e of elements) resolved.delete(e); },
+    element(id) { const ref = located.get(id); return (ref && ref.deref()) || null; },
     takeHosts() { const taken = hosts; hosts = []; return taken; },
     setRoot(host, root) { closedRoots.set(host, root); },
     markClickable(...elements) {
