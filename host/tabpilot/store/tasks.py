@@ -2,7 +2,9 @@
 
 One row per task (status, result, timings, token totals, URL, model) and one row per event, in order.
 Each call is one short transaction, so a host killed mid-task loses nothing it already appended; the
-next start marks such a task `interrupted`. Events are stored as their page-agent wire JSON."""
+next start marks such a task `interrupted` — unless it left a run state (`save_run_state`: what its run
+needs beyond the events to go on), which the next native host resumes or ends. Events are stored as their
+page-agent wire JSON."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
 
 FINAL_STATUSES = ("completed", "error", "stopped")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: run_states
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -49,6 +51,10 @@ CREATE TABLE IF NOT EXISTS events (
     created_at REAL NOT NULL,
     body       TEXT NOT NULL,
     PRIMARY KEY (task_id, seq)
+);
+CREATE TABLE IF NOT EXISTS run_states (
+    task_id TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+    body    TEXT NOT NULL
 );
 """
 
@@ -109,6 +115,16 @@ class StoredEvent:
     seq: int
     created_at: float
     event: dict[str, Any]  # the page-agent wire JSON, as appended (minus secrets and, unless captured, raw I/O)
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A task left `running` with a run state by a process that is gone: to resume, or to end."""
+
+    task_id: str
+    owner: str | None
+    state: dict[str, Any]
+    alive: bool = False  # its process still runs (a host of the same browser still shutting down)
 
 
 @dataclass(frozen=True)
@@ -207,9 +223,13 @@ class TaskStore:
     # -- writing ---------------------------------------------------------------------------------
 
     def mark_interrupted(self) -> int:
-        """Tasks left `running` by a process that no longer exists become `interrupted`. Call at start."""
+        """Tasks left `running` by a process that no longer exists become `interrupted`. Call at start.
+        A task with a run state is left to the native host, which resumes it (`orphans`, `claim`)."""
         with self._lock:
-            rows = self._db.execute("SELECT id, owner FROM tasks WHERE status = 'running'").fetchall()
+            rows = self._db.execute(
+                "SELECT id, owner FROM tasks WHERE status = 'running'"
+                " AND id NOT IN (SELECT task_id FROM run_states)"
+            ).fetchall()
             dead = [row["id"] for row in rows if not owner_alive(row["owner"])]
             with self._transaction():
                 for task_id in dead:
@@ -242,8 +262,53 @@ class TaskStore:
             )
         return task_id
 
-    def append_event(self, task_id: str, event: dict[str, Any]) -> None:
-        """Store one HistoricalEvent; it is committed to disk before this returns."""
+    def save_run_state(self, task_id: str, state: dict[str, Any] | None) -> None:
+        """What a running task's run needs beyond its events to go on in another process (None: nothing,
+        the task cannot be resumed). Dropped when the task is finished."""
+        with self._lock, self._transaction():
+            self._write_run_state(task_id, state)
+
+    def _write_run_state(self, task_id: str, state: dict[str, Any] | None) -> None:
+        if state is None:
+            self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
+            return
+        body = json.dumps(self._clean(state), ensure_ascii=False, default=str)
+        self._db.execute(
+            "INSERT INTO run_states (task_id, body) VALUES (?, ?)"
+            " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body",
+            (task_id, body),
+        )
+
+    def orphans(self) -> list[Orphan]:
+        """Tasks still `running` with a run state that another process runs or ran, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT t.id, t.owner, r.body FROM tasks t JOIN run_states r ON r.task_id = t.id"
+                " WHERE t.status = 'running' AND t.owner IS NOT ? ORDER BY t.started_at", (current_owner(),)
+            ).fetchall()
+        return [Orphan(row["id"], row["owner"], json.loads(row["body"]), owner_alive(row["owner"])) for row in rows]
+
+    def has_orphans(self) -> bool:
+        """Whether any task is `running` with a run state in another process (cheap: one query)."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT 1 FROM tasks t JOIN run_states r ON r.task_id = t.id"
+                " WHERE t.status = 'running' AND t.owner IS NOT ? LIMIT 1", (current_owner(),)
+            ).fetchone() is not None
+
+    def claim(self, orphan: Orphan) -> bool:
+        """Make this process the task's owner; False if another process claimed it first."""
+        with self._lock, self._transaction():
+            claimed = self._db.execute(
+                "UPDATE tasks SET owner = ? WHERE id = ? AND status = 'running' AND owner IS ?",
+                (current_owner(), orphan.task_id, orphan.owner),
+            )
+            return claimed.rowcount == 1
+
+    def append_event(self, task_id: str, event: dict[str, Any], *, run_state: Any = ...) -> None:
+        """Store one HistoricalEvent; it is committed to disk before this returns. With `run_state` (a
+        dict, or None for none), the task's run state is replaced in the same transaction: an event and
+        the state that follows from it (a takeover ended by it) are stored together or not at all."""
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise StoreError(f"an event must be a JSON object with a string 'type', got {str(event)[:80]!r}")
         if not self.capture_raw:
@@ -262,6 +327,8 @@ class TaskStore:
                 "INSERT INTO events (task_id, seq, type, created_at, body) VALUES (?, ?, ?, ?, ?)",
                 (task_id, seq, event["type"], now, body),
             )
+            if run_state is not ...:
+                self._write_run_state(task_id, run_state)
             if event["type"] == "step":
                 self._db.execute(
                     "UPDATE tasks SET steps = steps + 1, prompt_tokens = prompt_tokens + ?,"
@@ -294,6 +361,7 @@ class TaskStore:
                 "UPDATE tasks SET status = ?, ended_at = ?, result = ? WHERE id = ?",
                 (status, time.time(), result_json, task_id),
             )
+            self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
         if not has_events and isinstance(history, list):
             for event in history:
                 if isinstance(event, dict) and isinstance(event.get("type"), str):
@@ -307,6 +375,7 @@ class TaskStore:
             if row["status"] == "running" and owner_alive(row["owner"]):
                 raise StoreError(f"task {task_id} is still running; stop it before deleting it")
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
+            self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
         return True
 
