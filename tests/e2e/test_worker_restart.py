@@ -32,9 +32,8 @@ from tabpilot.localfiles import LocalFiles
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 
-async def restart_worker(harness: Harness) -> None:
-    """Stop the extension's service worker and wait for the new one and its new host (what wakes it is the
-    page: its overlay reconnects 500 ms after the port closed). The old host must be gone: none leaks."""
+async def stop_worker(harness: Harness) -> list[int]:
+    """Stop the extension's service worker (as DevTools' stop or Chromium's idle kill does); the hosts then."""
     old_hosts = harness.host_pids()
     assert len(old_hosts) == 1, old_hosts
     root = harness.browser.connection.root
@@ -43,6 +42,12 @@ async def restart_worker(harness: Harness) -> None:
     assert len(workers) == 1, workers
     await root.send("Target.closeTarget", {"targetId": workers[0]})
     harness.worker = None
+    return old_hosts
+
+
+async def worker_back(harness: Harness, old_hosts: list[int]) -> None:
+    """Wait for the new worker and its new host (what wakes the worker is the page: capture.js reporting,
+    or the overlay reconnecting 500 ms after its port closed). The old host must be gone: none leaks."""
 
     async def new_host() -> list[int] | None:
         hosts = harness.host_pids()
@@ -78,21 +83,23 @@ async def test_a_takeover_and_a_step_in_flight_survive_service_worker_restarts(
     await controlled_by_user(harness, task_id)
     await user_fill(account_tab, "#name", "Ada Before")
 
-    # 1. the worker stops while the user has the controls
-    await restart_worker(harness)
+    # 1. the worker stops while the user has the controls; they go on at once (their click into the next
+    # field ends the first one: capture.js reports it, which wakes a new worker before its host is there)
+    old_hosts = await stop_worker(harness)
+    await user_fill(account_tab, "#city", "Lyon After")
+    await worker_back(harness, old_hosts)
     shown = await wait_overlay(account_tab, "the overlay to say the user still has the controls",
                                lambda o: o["state"] == "user")
     assert shown["notice"] == "You have the controls." and shown["buttons"] == ["handback", "stop"], shown
     assert (await controlled_by_user(harness, task_id))["reason"] == "user"
     assert await harness.sw(f"userHasControls.has({await harness.chrome_tab_id(account_tab)})")
-    await user_fill(account_tab, "#city", "Lyon After")
     await type_in_overlay(account_tab, "textarea.note", "Name and city are in")
     await press_overlay(account_tab, "handback")
 
     # 2. the agent goes on (one click), and the worker stops again while it asks the model for the next step
     await wait_until(lambda: account_tab.evaluate("count.textContent === '1'"), "the agent's click after the hand back")
     await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= 3), "the agent to think again")
-    await restart_worker(harness)
+    await worker_back(harness, await stop_worker(harness))
 
     end = await ended(harness, task_id)
     assert not problems, problems
