@@ -242,22 +242,13 @@ async function attach(tabId) {
   try {
     await chrome.debugger.attach({ tabId }, DEBUGGER_PROTOCOL);
   } catch (error) {
-    // A worker that was stopped leaves its attachments in place (measured: the next worker's attach says
-    // "Another debugger is already attached", its sendCommand works): a task the new host resumes goes on
-    // in the same session. Whether it is ours is told by using it — another extension's is not.
-    if (!/already attached/i.test(error.message) || !(await stillAttached(tabId))) throw error;
+    // After a worker restart we may still hold the attachment from before.
+    const targets = await chrome.debugger.getTargets();
+    const mine = targets.find((t) => t.tabId === tabId && t.attached && !t.extensionId);
+    if (!/already attached/i.test(error.message) || !mine) throw error;
   }
   attachedTabs.add(tabId);
   return {};
-}
-
-async function stillAttached(tabId) {
-  try {
-    await chrome.debugger.sendCommand({ tabId }, "Page.getFrameTree", {});
-    return true;
-  } catch (_) {
-    return false;
-  }
 }
 
 async function detach(tabId) {
