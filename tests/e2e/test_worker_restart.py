@@ -23,7 +23,7 @@ from test_takeover import (
     start,
     takeovers,
 )
-from user_support import press_overlay, type_in_overlay, user_fill, wait_overlay
+from user_support import overlay, press_overlay, type_in_overlay, user_fill, wait_overlay
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -45,11 +45,15 @@ async def stop_worker(harness: Harness) -> list[int]:
     return old_hosts
 
 
-async def worker_back(harness: Harness, old_hosts: list[int]) -> None:
+async def worker_back(harness: Harness, old_hosts: list[int], watch: Tab | None = None) -> list[Any]:
     """Wait for the new worker and its new host (what wakes the worker is the page: capture.js reporting,
-    or the overlay reconnecting 500 ms after its port closed). The old host must be gone: none leaks."""
+    or the overlay reconnecting 500 ms after its port closed). The old host must be gone: none leaks.
+    Returns what the overlay in `watch` showed meanwhile, looked at every 50 ms."""
+    shown: list[Any] = []
 
     async def new_host() -> list[int] | None:
+        if watch is not None:
+            shown.append(await overlay(watch))
         hosts = harness.host_pids()
         return hosts if hosts and not set(hosts) & set(old_hosts) else None
 
@@ -57,6 +61,7 @@ async def worker_back(harness: Harness, old_hosts: list[int]) -> None:
     assert len(hosts) == 1, hosts
     await harness.attach_worker()
     await harness.wait_host_connected()
+    return shown
 
 
 def clicks_on(received: list[dict[str, Any]], target: str) -> int:
@@ -87,7 +92,9 @@ async def test_a_takeover_and_a_step_in_flight_survive_service_worker_restarts(
     # field ends the first one: capture.js reports it, which wakes a new worker before its host is there)
     old_hosts = await stop_worker(harness)
     await user_fill(account_tab, "#city", "Lyon After")
-    await worker_back(harness, old_hosts)
+    meanwhile = await worker_back(harness, old_hosts, watch=account_tab)
+    # the overlay never went away meanwhile, nor said anything else (the new worker waits for its host's word)
+    assert {o["state"] if o else None for o in meanwhile} == {"user"}, meanwhile
     shown = await wait_overlay(account_tab, "the overlay to say the user still has the controls",
                                lambda o: o["state"] == "user")
     assert shown["notice"] == "You have the controls." and shown["buttons"] == ["handback", "stop"], shown
