@@ -252,8 +252,11 @@ async function sendMode(tabId, mode, frameId) {
     sentModes.set(tabId, mode);
   }
   const frameIds = frameId !== undefined ? [frameId] : [...(captureFrames.get(tabId) || [0])];
+  // "record" says since when the input was the user's: capture.js reports what it saw from then on
+  const task = runningTaskOfTab(tabId);
+  const since = task && task.control ? task.control.startedAt : undefined;
   const replies = await Promise.all(frameIds.map((id) =>
-    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode }, { frameId: id }).catch(() => null)));
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since }, { frameId: id }).catch(() => null)));
   return replies.flatMap((reply) => (reply && Array.isArray(reply.actions) ? reply.actions : []));
 }
 
@@ -321,14 +324,15 @@ function onCaptureInput(tabId, message) {
     return;
   }
   takeoverStats.implicit += 1;
-  takeControls(task, "implicit").catch((error) => console.warn("tabpilot: implicit takeover:", error.message));
+  takeControls(task, "implicit", at).catch((error) => console.warn("tabpilot: implicit takeover:", error.message));
 }
 
 // --- takeover requests (from the overlay, the popup, or implicit) ------------------------------------------
-async function takeControls(task, reason) {
+// `since`: the page's time of the user's input that took the controls (their press, their first touch)
+async function takeControls(task, reason, since = Date.now()) {
   if (!task.control) {
     // at once, before the host hears of it: from here on no Input.* reaches the page
-    task.control = { by: "user", reason, startedAt: Date.now() };
+    task.control = { by: "user", reason, startedAt: since };
     taskChanged(task);
   }
   await requestHost({ type: "task.takeover", taskId: task.taskId, reason });
@@ -482,7 +486,7 @@ async function onOverlayCommand(port, tabId, message) {
     const at = Number.isFinite(message.at) ? message.at : Date.now();
     if (agentLag(tabId, at, OVERLAY_PRESS_SLACK_MS) !== null) throw new Error(chrome.i18n.getMessage("overlayAgentPress"));
     switch (message.command) {
-      case "takeover": await takeControls(task, "user"); break;
+      case "takeover": await takeControls(task, "user", at); break;
       case "handback": await handBack(task, message.note); break;
       case "answer": await answerTask(task, String(message.answer || "")); break;
       case "stop": await stopTask(task); break;
