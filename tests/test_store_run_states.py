@@ -4,6 +4,7 @@ that does not exist."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -21,20 +22,28 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         yield task_store
 
 
+def rows(store: TaskStore, sql: str, *params: object) -> list[tuple]:
+    with sqlite3.connect(store.path) as db:
+        return db.execute(sql, params).fetchall()
+
+
 def left_by_a_dead_host(store: TaskStore, task_id: str) -> None:
     with sqlite3.connect(store.path) as db:
         db.execute("UPDATE tasks SET owner = ? WHERE id = ?", (DEAD_OWNER, task_id))
 
 
-def test_a_task_with_a_run_state_waits_for_a_host_to_resume_it_and_only_one_claims_it(store: TaskStore) -> None:
+def test_a_suspended_task_waits_for_a_host_to_resume_it_and_only_one_claims_it(store: TaskStore) -> None:
     resumable = store.start_task("resumable", source="popup")
-    store.save_run_state(resumable, {"tabId": 7, "takeover": {"reason": "user", "actions": []}})
+    store.save_run_state(resumable, {"tabId": 7, "takeover": {"reason": "user", "actions": []}}, suspended=True)
+    crashed = store.start_task("its host died without suspending it", source="popup")
+    store.save_run_state(crashed, {"tabId": 8})
     plain = store.start_task("not resumable", source="page")
-    for task_id in (resumable, plain):
+    for task_id in (resumable, crashed, plain):
         left_by_a_dead_host(store, task_id)
 
-    assert store.mark_interrupted() == 1  # `tabpilot history` or another host: only the plain one
-    assert store.get_task(plain).summary.status == "interrupted"  # type: ignore[union-attr]
+    assert store.mark_interrupted() == 2  # `tabpilot history` or another host: all but the suspended one
+    for task_id in (crashed, plain):
+        assert store.get_task(task_id).summary.status == "interrupted"  # type: ignore[union-attr]
     assert store.has_orphans()
     [orphan] = store.orphans()
     assert (orphan.task_id, orphan.alive, orphan.state["tabId"]) == (resumable, False, 7)
@@ -46,17 +55,16 @@ def test_an_event_and_the_run_state_that_follows_it_are_stored_together(store: T
     task_id = store.start_task("takeover", source="popup")
     store.save_run_state(task_id, {"tabId": 1, "takeover": {"actions": [{"kind": "click"}]}})
     store.append_event(task_id, {"type": "user_takeover", "actions": [{"kind": "click"}]}, run_state={"tabId": 1})
-    left_by_a_dead_host(store, task_id)
-    [orphan] = store.orphans()
-    assert orphan.state == {"tabId": 1}  # the takeover ended with its event: never told twice
+    stored = rows(store, "SELECT body FROM run_states WHERE task_id = ?", task_id)
+    assert [json.loads(body) for (body,) in stored] == [{"tabId": 1}]  # the takeover ended with its event
 
 
 def test_a_finished_task_leaves_no_run_state(store: TaskStore) -> None:
     task_id = store.start_task("done", source="popup")
-    store.save_run_state(task_id, {"tabId": 1})
+    store.save_run_state(task_id, {"tabId": 1}, suspended=True)
     store.finish_task(task_id, status="stopped", result={"success": False, "data": "Task stopped"})
     left_by_a_dead_host(store, task_id)
-    assert store.orphans() == [] and store.mark_interrupted() == 0
+    assert store.orphans() == [] and store.mark_interrupted() == 0 and rows(store, "SELECT * FROM run_states") == []
     assert store.get_task(task_id).summary.status == "stopped"  # type: ignore[union-attr]
 
 

@@ -195,9 +195,9 @@ class TaskManager:
 
     # --- tasks a host that went away left running ---------------------------------------------------
     async def resume_orphans(self) -> None:
-        """Resume the tasks a host of this browser left running with a run state (suspended when the
-        service worker restarted, or the host died); one whose tab is gone, or that cannot be planned
-        any more, ends `error` saying why."""
+        """Resume the tasks a host of this browser suspended (when the service worker restarted), once it
+        has exited; one whose tab is gone, or that cannot be planned any more, ends `error` saying why.
+        A host that died without suspending its task leaves it `interrupted`."""
         store = await asyncio.to_thread(self._store)
         loop = asyncio.get_running_loop()
         give_up = loop.time() + PREVIOUS_HOST_EXIT
@@ -206,8 +206,9 @@ class TaskManager:
             if not any(o.alive for o in orphans) or loop.time() > give_up:
                 break
             await asyncio.sleep(0.05)  # the host before this one is still suspending its tasks
+        await asyncio.to_thread(store.mark_interrupted)  # a host that died rather than suspend its task
         for orphan in orphans:
-            if orphan.alive:
+            if orphan.alive or not orphan.suspended:
                 continue  # never taken from a process that still runs it
             if not await asyncio.to_thread(store.claim, orphan):
                 continue

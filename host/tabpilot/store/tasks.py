@@ -2,9 +2,9 @@
 
 One row per task (status, result, timings, token totals, URL, model) and one row per event, in order.
 Each call is one short transaction, so a host killed mid-task loses nothing it already appended; the
-next start marks such a task `interrupted` — unless it left a run state (`save_run_state`: what its run
-needs beyond the events to go on), which the next native host resumes or ends. Events are stored as their
-page-agent wire JSON."""
+next start marks such a task `interrupted` — unless its host suspended it (`save_run_state(...,
+suspended=True)`: what its run needs beyond the events to go on), which the next native host resumes.
+Events are stored as their page-agent wire JSON."""
 
 from __future__ import annotations
 
@@ -53,8 +53,9 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (task_id, seq)
 );
 CREATE TABLE IF NOT EXISTS run_states (
-    task_id TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
-    body    TEXT NOT NULL
+    task_id   TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+    body      TEXT NOT NULL,
+    suspended INTEGER NOT NULL DEFAULT 0
 );
 """
 
@@ -119,12 +120,14 @@ class StoredEvent:
 
 @dataclass(frozen=True)
 class Orphan:
-    """A task left `running` with a run state by a process that is gone: to resume, or to end."""
+    """A task `running` with a run state in another process: suspended for the next host to resume, or
+    still run by a host that has not exited yet."""
 
     task_id: str
     owner: str | None
     state: dict[str, Any]
     alive: bool = False  # its process still runs (a host of the same browser still shutting down)
+    suspended: bool = False  # its host went away saying it goes on: the next host resumes it
 
 
 @dataclass(frozen=True)
@@ -224,11 +227,11 @@ class TaskStore:
 
     def mark_interrupted(self) -> int:
         """Tasks left `running` by a process that no longer exists become `interrupted`. Call at start.
-        A task with a run state is left to the native host, which resumes it (`orphans`, `claim`)."""
+        A task its host suspended is left to the native host, which resumes it (`orphans`, `claim`)."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT id, owner FROM tasks WHERE status = 'running'"
-                " AND id NOT IN (SELECT task_id FROM run_states)"
+                " AND id NOT IN (SELECT task_id FROM run_states WHERE suspended)"
             ).fetchall()
             dead = [row["id"] for row in rows if not owner_alive(row["owner"])]
             with self._transaction():
@@ -262,39 +265,38 @@ class TaskStore:
             )
         return task_id
 
-    def save_run_state(self, task_id: str, state: dict[str, Any] | None) -> None:
+    def save_run_state(self, task_id: str, state: dict[str, Any] | None, *, suspended: bool = False) -> None:
         """What a running task's run needs beyond its events to go on in another process (None: nothing,
-        the task cannot be resumed). Dropped when the task is finished."""
+        the task cannot be resumed). `suspended`: its host is going away and leaves it to the next host
+        (a host that dies without saying so leaves it `interrupted`). Dropped when the task is finished."""
         with self._lock, self._transaction():
-            self._write_run_state(task_id, state)
+            self._write_run_state(task_id, state, suspended)
 
-    def _write_run_state(self, task_id: str, state: dict[str, Any] | None) -> None:
+    def _write_run_state(self, task_id: str, state: dict[str, Any] | None, suspended: bool = False) -> None:
         if state is None:
             self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
             return
         body = json.dumps(self._clean(state), ensure_ascii=False, default=str)
         self._db.execute(
-            "INSERT INTO run_states (task_id, body) VALUES (?, ?)"
-            " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body",
-            (task_id, body),
+            "INSERT INTO run_states (task_id, body, suspended) VALUES (?, ?, ?)"
+            " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, suspended = excluded.suspended",
+            (task_id, body, int(suspended)),
         )
 
     def orphans(self) -> list[Orphan]:
-        """Tasks still `running` with a run state that another process runs or ran, oldest first."""
+        """Tasks still `running` with a run state that another process runs, or suspended, oldest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT t.id, t.owner, r.body FROM tasks t JOIN run_states r ON r.task_id = t.id"
+                "SELECT t.id, t.owner, r.body, r.suspended FROM tasks t JOIN run_states r ON r.task_id = t.id"
                 " WHERE t.status = 'running' AND t.owner IS NOT ? ORDER BY t.started_at", (current_owner(),)
             ).fetchall()
-        return [Orphan(row["id"], row["owner"], json.loads(row["body"]), owner_alive(row["owner"])) for row in rows]
+        orphans = [Orphan(row["id"], row["owner"], json.loads(row["body"]), owner_alive(row["owner"]),
+                          bool(row["suspended"])) for row in rows]
+        return [orphan for orphan in orphans if orphan.alive or orphan.suspended]
 
     def has_orphans(self) -> bool:
-        """Whether any task is `running` with a run state in another process (cheap: one query)."""
-        with self._lock:
-            return self._db.execute(
-                "SELECT 1 FROM tasks t JOIN run_states r ON r.task_id = t.id"
-                " WHERE t.status = 'running' AND t.owner IS NOT ? LIMIT 1", (current_owner(),)
-            ).fetchone() is not None
+        """Whether a task was suspended for the next host, or may be any moment (its host still runs)."""
+        return bool(self.orphans())
 
     def claim(self, orphan: Orphan) -> bool:
         """Make this process the task's owner; False if another process claimed it first."""

@@ -160,7 +160,7 @@ class TaskRun:
         done) when it cannot be resumed or Stop was asked: then stop it."""
         if self.finished is not None or self.recipe is None or self._stop_requested or self.agent is None:
             return False
-        self._save_state()  # the takeover and the action under way, as they are now
+        self._save_state(suspended=True)  # the takeover and the action under way, as they are now
         self._suspended = True
         self._close_question()
         await self.agent.stop()
@@ -199,11 +199,11 @@ class TaskRun:
             state["unfinishedAction"] = self._acting_now
         return state
 
-    def _save_state(self) -> None:
+    def _save_state(self, *, suspended: bool = False) -> None:
         if self.recipe is None or self.task_id is None or self.finished is not None or self._suspended:
             return
         try:
-            self.store.save_run_state(self.task_id, self._run_state())
+            self.store.save_run_state(self.task_id, self._run_state(), suspended=suspended)
         except Exception:
             log.exception("could not save the run state of task %s", self.task_id)
 
