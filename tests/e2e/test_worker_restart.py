@@ -23,7 +23,7 @@ from test_takeover import (
     start,
     takeovers,
 )
-from user_support import overlay, press_overlay, type_in_overlay, user_fill, wait_overlay
+from user_support import overlay, press_overlay, screenshot, type_in_overlay, user_fill, wait_overlay
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -98,6 +98,7 @@ async def test_a_takeover_and_a_step_in_flight_survive_service_worker_restarts(
     shown = await wait_overlay(account_tab, "the overlay to say the user still has the controls",
                                lambda o: o["state"] == "user")
     assert shown["notice"] == "You have the controls." and shown["buttons"] == ["handback", "stop"], shown
+    await screenshot(account_tab, "takeover-after-worker-restart.png")
     assert (await controlled_by_user(harness, task_id))["reason"] == "user"
     assert await harness.sw(f"userHasControls.has({await harness.chrome_tab_id(account_tab)})")
     await type_in_overlay(account_tab, "textarea.note", "Name and city are in")

@@ -327,14 +327,16 @@ class TaskRun:
     def taken_over(self) -> bool:
         return self._takeover is not None
 
-    async def take_over(self, reason: Reason, message: str | None = None) -> bool:
+    async def take_over(self, reason: Reason, message: str | None = None, *, started_at: int | None = None) -> bool:
         """The user takes the controls: the run pauses at once (a model call in flight is cancelled; an
-        action under way is abandoned, except the agent's own request_takeover). False if the user
-        already has them, or the run has not begun or is over."""
+        action under way is abandoned, except the agent's own request_takeover). `started_at`: the page's
+        time of the user's input that took them (implicit takeover), else now. False if the user already
+        has them, or the run has not begun or is over."""
         agent = self.agent
         if self.finished is not None or agent is None or self._takeover is not None:
             return False
-        takeover = self._takeover = Takeover(reason=reason, started_at=now_ms(), message=message)
+        started_at = started_at if started_at is not None else now_ms()
+        takeover = self._takeover = Takeover(reason=reason, started_at=started_at, message=message)
         agent.pause(reason, abandon=reason != "agent_request")
         self._tell_control()
         tab = await self._tab()
