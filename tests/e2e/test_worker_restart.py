@@ -162,3 +162,31 @@ async def test_a_task_whose_tab_closed_while_the_worker_was_down_ends_with_an_er
     assert record["events"][-1]["type"] == "error", record["events"]
     stopped = (await ask_host(harness, {"type": "history.get", "taskId": stopped_id}))["data"]["task"]
     assert stopped["status"] == "stopped", stopped
+
+
+async def test_an_action_cut_short_by_a_restart_is_told_to_the_model_which_looks_before_repeating_it(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    problems: list[str] = []
+    told: list[dict[str, Any]] = []
+    llm.add(
+        act_on("Place order", "click_element_by_index", "Place the order", problems),
+        account_told(told, done("The order is placed once")),
+    )
+    await configure(harness, llm)
+    tab = await harness.browser.new_tab(e2e_pages.url("slow_button.html"))
+    task_id = await start(harness, tab, "Place one order")
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= 1), "the agent to ask for its first step")
+    tab_id = await harness.chrome_tab_id(tab)
+    await wait_until(lambda: harness.sw(f"inputWindows.get({tab_id})?.some((w) => w.end === null) ?? false"),
+                     "the agent's click to be under way")
+    await worker_back(harness, await stop_worker(harness))  # while the page still handles the click
+
+    end = await ended(harness, task_id)
+    assert not problems, problems
+    assert (end["status"], end["result"]["data"]) == ("completed", "The order is placed once"), end
+    [request] = told
+    text = "\n".join(str(m.get("content")) for m in request["messages"])
+    assert "click_element_by_index" in text and "may or may not have happened" in text, text[-2000:]
+    assert await tab.evaluate("window.orders") == 1
+    await harness.browser.close_tab(tab.target_id)
