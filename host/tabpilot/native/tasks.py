@@ -12,8 +12,7 @@ such tasks `running` in the record with their run state; the host the new worker
 before it answers the worker's hello, so the worker learns them (a takeover under way included) at once.
 A page's or an MCP client's task is stopped instead: whoever started it heard that its host went away.
 
-This module stays light: the run, the agent and openai load on the first
-task, never at start.
+This module stays light: the run, the agent and openai load on the first task, never at start.
 """
 
 from __future__ import annotations
@@ -30,13 +29,13 @@ from ..store.owner import owner_alive
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
-    from ..browser.browser import Browser
     from ..store.tasks import Orphan, TaskStore
     from ..taskrun.events import RunUpdate
     from ..taskrun.plan import TaskOverrides, TaskPlan
     from ..taskrun.run import TaskRun
     from ..taskrun.takeover import Reason
     from .messages import ExecutionConfig, TaskStart
+    from .relay import RelayBrowser
 
 log = logging.getLogger(__name__)
 
@@ -171,11 +170,11 @@ class TaskManager:
         log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
         return task_id
 
-    def _run_entry(self, entry: HostTask, task_id: str, browser: Browser) -> None:
+    def _run_entry(self, entry: HostTask, task_id: str, browser: RelayBrowser) -> None:
         assert entry.run is not None
         self._tasks[task_id] = entry
         self._latest = entry
-        browser.on_detached.append(lambda tab_id, reason: self._on_detached(entry, tab_id, reason))  # type: ignore[attr-defined]
+        browser.on_detached.append(lambda tab_id, reason: self._on_detached(entry, tab_id, reason))
         entry.runner = asyncio.get_running_loop().create_task(self._drive(entry, entry.run))
 
     def _recipe(self, request: TaskStart) -> dict[str, Any] | None:

@@ -115,8 +115,8 @@ class TaskRun:
         return self.task_id
 
     async def continue_from(self, task_id: str, events: list[dict[str, Any]], state: dict[str, Any]) -> str:
-        """Go on with a task another host began and `suspend()`ed (or that died running it): its recorded `events`
-        are the history, `state` its run state. A takeover under way stays under way (its actions so far
+        """Go on with a task another host began and `suspend()`ed: its recorded `events` are the history,
+        `state` its run state. A takeover under way stays under way (its actions so far
         kept); an action that was cut short is noted for the model, which looks at the page before going
         on. On failure the browser is released."""
         from ..agent.types import ObservationEvent, parse_event
@@ -162,8 +162,7 @@ class TaskRun:
             return False
         self._save_state(suspended=True)  # the takeover and the action under way, as they are now
         self._suspended = True
-        self._close_question()
-        await self.agent.stop()
+        await self.agent.stop()  # a question waiting for its answer goes with it: the model asks it again
         return True
 
     def _connect_llm(self) -> None:
