@@ -259,7 +259,7 @@ class NativeHost:
 
     def _has_orphans(self) -> bool:
         try:
-            found = bool(self.store.has_orphans())
+            found = self.tasks.orphans_waiting()
         except Exception:
             log.exception("could not look for tasks to resume")
             found = False

@@ -219,6 +219,10 @@ class TaskManager:
                 _end_orphan(store, orphan.task_id,
                             f"The task could not go on after tabpilot's extension restarted: {message}")
 
+    def orphans_waiting(self) -> bool:
+        """Whether this browser's previous host suspended tasks (or may any moment: it still runs)."""
+        return any(self._of_this_browser(orphan) for orphan in self._store().orphans())
+
     @staticmethod
     def _of_this_browser(orphan: Orphan) -> bool:
         """Left by a host of the browser that spawned this one, or of one no longer running (its tabs are

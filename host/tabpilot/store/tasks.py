@@ -294,10 +294,6 @@ class TaskStore:
                           bool(row["suspended"])) for row in rows]
         return [orphan for orphan in orphans if orphan.alive or orphan.suspended]
 
-    def has_orphans(self) -> bool:
-        """Whether a task was suspended for the next host, or may be any moment (its host still runs)."""
-        return bool(self.orphans())
-
     def claim(self, orphan: Orphan) -> bool:
         """Make this process the task's owner; False if another process claimed it first."""
         with self._lock, self._transaction():
