@@ -4,7 +4,7 @@ that does not exist."""
 
 from __future__ import annotations
 
-import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -50,12 +50,13 @@ def test_a_suspended_task_waits_for_a_host_to_resume_it_and_only_one_claims_it(s
     assert store.orphans() == []  # it is this process's task now
 
 
-def test_an_event_and_the_run_state_that_follows_it_are_stored_together(store: TaskStore) -> None:
-    task_id = store.start_task("takeover", source="popup")
-    store.save_run_state(task_id, {"tabId": 1, "takeover": {"actions": [{"kind": "click"}]}})
-    store.append_event(task_id, {"type": "user_takeover", "actions": [{"kind": "click"}]}, run_state={"tabId": 1})
-    stored = rows(store, "SELECT body FROM run_states WHERE task_id = ?", task_id)
-    assert [json.loads(body) for (body,) in stored] == [{"tabId": 1}]  # the takeover ended with its event
+def test_a_running_task_claimed_by_a_live_host_is_shown_while_it_suspends(store: TaskStore) -> None:
+    task_id = store.start_task("being suspended", source="popup")
+    store.save_run_state(task_id, {"tabId": 1})  # from its start: the next host knows to wait for this one
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE tasks SET owner = ? WHERE id = ?", (f"{os.getppid()}", task_id))  # a live process
+    [orphan] = store.orphans()
+    assert (orphan.alive, orphan.suspended) == (True, False)
 
 
 def test_a_finished_task_leaves_no_run_state(store: TaskStore) -> None:

@@ -23,7 +23,16 @@ from test_takeover import (
     start,
     takeovers,
 )
-from user_support import overlay, press_overlay, screenshot, type_in_overlay, user_fill, wait_overlay
+from user_support import (
+    overlay,
+    page_box,
+    press_overlay,
+    screenshot,
+    type_in_overlay,
+    user_click,
+    user_fill,
+    wait_overlay,
+)
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -87,9 +96,13 @@ async def test_a_takeover_and_a_step_in_flight_survive_service_worker_restarts(
     await press_overlay(account_tab, "takeover")
     await controlled_by_user(harness, task_id)
     await user_fill(account_tab, "#name", "Ada Before")
+    box = await page_box(account_tab, "#news")
+    await user_click(account_tab, box["x"], box["y"])  # ends the name: both reach the host (250 ms batches)
+    await asyncio.sleep(0.6)
+    await user_fill(account_tab, "#email", "ada@example.org")  # still being typed in: capture.js holds it
 
     # 1. the worker stops while the user has the controls; they go on at once (their click into the next
-    # field ends the first one: capture.js reports it, which wakes a new worker before its host is there)
+    # field ends the email: capture.js reports it, which wakes a new worker before its host is there)
     old_hosts = await stop_worker(harness)
     await user_fill(account_tab, "#city", "Lyon After")
     meanwhile = await worker_back(harness, old_hosts, watch=account_tab)
@@ -113,12 +126,17 @@ async def test_a_takeover_and_a_step_in_flight_survive_service_worker_restarts(
     assert not problems, problems
     assert (end["status"], end["result"]["data"]) == ("completed", "Profile saved"), end
     [event] = takeovers(end["history"])
-    typed = [(a["target"], a.get("value")) for a in event["actions"] if a["kind"] == "input"]
-    assert typed == [('textbox "Full name"', "Ada Before"), ('textbox "City"', "Lyon After")], event["actions"]
+    done_by_user = [(a["kind"], a["target"], a.get("value")) for a in event["actions"]]
+    assert done_by_user == [
+        ("input", 'textbox "Full name"', "Ada Before"), ("check", 'checkbox "Newsletter"', "checked"),  # the old host's
+        ("input", 'textbox "Email"', "ada@example.org"),  # sent to the new worker before its host said hello
+        ("input", 'textbox "City"', "Lyon After"),  # after the restart
+    ], event["actions"]
     assert (event["reason"], event["note"]) == ("user", "Name and city are in"), event
     [told] = after_handback  # the request after the hand back carries the account of both
     told_text = "\n".join(str(m.get("content")) for m in told["messages"])
-    assert "Ada Before" in told_text and "Lyon After" in told_text and "Name and city are in" in told_text
+    assert all(text in told_text for text in ("Ada Before", "Newsletter", "ada@example.org", "Lyon After",
+                                              "Name and city are in")), told_text[-3000:]
     # the page's own record: each of the agent's actions reached it exactly once
     received = await account_tab.evaluate("window.received")
     assert (clicks_on(received, "plus"), clicks_on(received, "terms")) == (1, 1), received

@@ -423,7 +423,7 @@ def _end_orphan(store: TaskStore, task_id: str, message: str) -> None:
     from ..agent.types import ErrorEvent
 
     try:
-        store.append_event(task_id, ErrorEvent(message=message).to_wire(), run_state=None)
+        store.append_event(task_id, ErrorEvent(message=message).to_wire())
         store.finish_task(task_id, status="error", result={"success": False, "data": message})
     except Exception:
         log.exception("could not end task %s", task_id)

@@ -269,19 +269,16 @@ class TaskStore:
         """What a running task's run needs beyond its events to go on in another process (None: nothing,
         the task cannot be resumed). `suspended`: its host is going away and leaves it to the next host
         (a host that dies without saying so leaves it `interrupted`). Dropped when the task is finished."""
+        body = None if state is None else json.dumps(self._clean(state), ensure_ascii=False, default=str)
         with self._lock, self._transaction():
-            self._write_run_state(task_id, state, suspended)
-
-    def _write_run_state(self, task_id: str, state: dict[str, Any] | None, suspended: bool = False) -> None:
-        if state is None:
-            self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
-            return
-        body = json.dumps(self._clean(state), ensure_ascii=False, default=str)
-        self._db.execute(
-            "INSERT INTO run_states (task_id, body, suspended) VALUES (?, ?, ?)"
-            " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, suspended = excluded.suspended",
-            (task_id, body, int(suspended)),
-        )
+            if body is None:
+                self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
+                return
+            self._db.execute(
+                "INSERT INTO run_states (task_id, body, suspended) VALUES (?, ?, ?)"
+                " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, suspended = excluded.suspended",
+                (task_id, body, int(suspended)),
+            )
 
     def orphans(self) -> list[Orphan]:
         """Tasks still `running` with a run state that another process runs, or suspended, oldest first."""
@@ -303,10 +300,8 @@ class TaskStore:
             )
             return claimed.rowcount == 1
 
-    def append_event(self, task_id: str, event: dict[str, Any], *, run_state: Any = ...) -> None:
-        """Store one HistoricalEvent; it is committed to disk before this returns. With `run_state` (a
-        dict, or None for none), the task's run state is replaced in the same transaction: an event and
-        the state that follows from it (a takeover ended by it) are stored together or not at all."""
+    def append_event(self, task_id: str, event: dict[str, Any]) -> None:
+        """Store one HistoricalEvent; it is committed to disk before this returns."""
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise StoreError(f"an event must be a JSON object with a string 'type', got {str(event)[:80]!r}")
         if not self.capture_raw:
@@ -325,8 +320,6 @@ class TaskStore:
                 "INSERT INTO events (task_id, seq, type, created_at, body) VALUES (?, ?, ?, ?, ?)",
                 (task_id, seq, event["type"], now, body),
             )
-            if run_state is not ...:
-                self._write_run_state(task_id, run_state)
             if event["type"] == "step":
                 self._db.execute(
                     "UPDATE tasks SET steps = steps + 1, prompt_tokens = prompt_tokens + ?,"

@@ -9,11 +9,11 @@ released, and only then is `RunFinished` told, so whoever hears it may start the
 An event the store refuses is not dropped silently: the run stops, ends `error`, and the record's
 result and last event say that its history is incomplete.
 
-A run given a `recipe` (what another process needs to plan it again: no secrets) can outlive its host:
-it keeps a run state in the record next to its events (the recipe, a takeover under way with the actions
-recorded so far, an action under way), `suspend()` ends it without recording an end when the host goes
-away mid-task (the extension's service worker restarted), and the next host `continue_from()` its
-record: the history is the agent's memory, a model call that was in flight is asked again."""
+A run given a `recipe` (what another process needs to plan it again: no secrets) can outlive its host.
+Its run state in the record says so from the start; `suspend()`, when the host goes away mid-task (the
+extension's service worker restarted), ends the run without recording an end and completes the run
+state (a takeover under way with the actions recorded so far, an action cut short); the next host
+`continue_from()` the record: the history is the agent's memory, a model call in flight is asked again."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ class TaskRun:
             if tab is not None:
                 self._refused_tab = tab
                 tab.input_log.refused = TAKEN_OVER
-        self._save_state()
+        self._save_state()  # this host's now: no longer suspended
         log.info("task %s resumed (%d events%s)", task_id, len(events), ", the user has the controls" if
                  self._takeover else "")
         return task_id
@@ -343,7 +343,6 @@ class TaskRun:
             self._refused_tab = tab
             tab.input_log.refused = TAKEN_OVER
         takeover.url_before = await self._current_url()
-        self._save_state()
         log.info("task %s: the user took over (%s)", self.task_id, reason)
         return True
 
@@ -352,7 +351,6 @@ class TaskRun:
         if self._takeover is None:
             return False
         self._takeover.add(actions)
-        self._save_state()
         return True
 
     async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
@@ -455,11 +453,8 @@ class TaskRun:
     def _append(self, wire: dict[str, Any]) -> None:
         shown = self._shown(wire)
         recorded = True
-        with_state: dict[str, Any] = {}
-        if self.recipe is not None and not self._suspended:  # stored with the event: a takeover it ends, ends
-            with_state["run_state"] = self._run_state()
         try:
-            self.store.append_event(str(self.task_id), shown, **with_state)
+            self.store.append_event(str(self.task_id), shown)
         except Exception as exc:
             recorded = False
             log.exception("could not record an event of task %s", self.task_id)
@@ -484,11 +479,10 @@ class TaskRun:
     def _on_activity(self, activity: Any) -> None:
         self.activity = self._shown(activity.to_wire())
         kind = self.activity.get("type") if isinstance(self.activity, dict) else None
-        if kind == "executing" and self.recipe is not None:
+        if kind == "executing":
             self._acting_now = {"tool": self.activity.get("tool"), "input": self.activity.get("input")}
-            self._save_state()
         elif kind == "executed":
-            self._acting_now = None  # saved with the step that follows
+            self._acting_now = None
         self._tell(RunActivity(self.activity))
 
     def _tell(self, update: RunUpdate) -> None:
