@@ -170,3 +170,26 @@ async def test_a_reloaded_page_gets_the_script_again_in_the_current_mode(page, p
     await wait_for(lambda: len(captured.actions) >= 2)
     assert captured.brief()[:2] == [("input", 'textbox "Email"', "second@example.org"), ("click", 'link "Docs"', None)]
     await capture.set_mode("watch")
+
+
+async def test_record_since_the_first_touch_keeps_what_came_before_the_mode_did(page):
+    """Only whoever dispatched the agent's input can tell the user's first touch, so "record" comes after
+    it: told since when, capture.js reports what it worked out meanwhile, and not the agent's input before."""
+    capture, captured, person, _tab = page
+    await person.evaluate(f"{EMAIL}.value = ''; {SHADOW}.querySelector('#nick').value = ''")
+    await capture.set_mode("watch")
+    await person.click(EMAIL)  # the agent's typing, before the user's first touch
+    await person.type("agent")
+    await wait_for(lambda: any(m.get("kind") == "input" for m in captured.messages))
+    captured.messages.clear()
+    await person.click("document.querySelector('#docs')")  # the user's first touch; then they type on
+    await person.click(f"{SHADOW}.querySelector('#nick')")
+    await person.type("neo")
+    await wait_for(lambda: len(captured.messages) >= 4)
+    since = captured.messages[0]["at"]
+    assert captured.actions == []  # nothing named while watching
+    await capture.set_mode("record", since=since)
+    await wait_for(lambda: len(captured.actions) >= 1)
+    flushed = await capture.set_mode("watch")
+    assert captured.brief() == [("click", 'link "Docs"', None)]
+    assert [(a["kind"], a["target"], a.get("value")) for a in flushed] == [("input", 'textbox "Nickname"', "neo")]

@@ -6,6 +6,11 @@
 // as `capture.input`, for implicit takeover), "record" (the user has the controls: report semantic
 // actions `{kind, target, value?, url, at}` as `capture.action`). See TAKEOVER_CONTRACT.md.
 //
+// In "watch" the actions are worked out all the same and kept here a moment (TENTATIVE_MS), unsent: only
+// the worker can tell the agent's input from the user's, and its "record" comes a round trip after the
+// user's first input. It says since when the input was the user's (`since`): what they did from then on
+// (the click that took the controls, keys typed within milliseconds of it) is reported, the rest dropped.
+//
 // Secrets: the value of a password field, of a one-time-code or card (cc-*) field, and of any field
 // that ever was type=password is never read: it is reported as "•••". Key events report no key of
 // plain typing (only Enter, Escape, Tab, … and shortcuts such as Control+a), and `capture.input`
@@ -20,6 +25,7 @@
   const VALUE_LIMIT = 2000;
   const SCROLL_IDLE_MS = 1000; // a scroll gesture ends after this long without a wheel event
   const NAVIGATE_WINDOW_MS = 3000; // a top frame told "record" this soon after it started was navigated to
+  const TENTATIVE_MS = 5000; // how long "watch" keeps what it worked out, for a "record" that says `since`
   const NAMED_KEYS = new Set([
     "Enter", "Escape", "Tab", "PageUp", "PageDown", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9",
     "F10", "F11", "F12",
@@ -33,8 +39,10 @@
   let modeSetCount = 0;
   let lastUrl = location.href;
   let pendingField = null; // the field being typed in: one `input` action when the user is done with it
+  let pendingFieldAt = 0; // when it was last typed in
   let pendingScroll = null; // {target, dx, dy, timer}
   let flushed = null; // while leaving "record": the actions flushed, returned in the mode change's reply
+  let tentative = []; // in "watch": [{action, origin}], origin the time of the input it comes from
   let lastWheelReport = 0;
   const everPassword = new WeakSet();
   const watchedRoots = new WeakSet();
@@ -53,19 +61,44 @@
     }
   }
 
-  function report(action) {
+  function report(action, origin = Date.now()) {
     if (action.kind !== "navigate") checkNavigation(); // a URL changed since the last action comes first
     action.url = location.href;
     action.at = Date.now();
-    if (flushed) flushed.push(action);
+    if (mode === "watch") keepTentative(action, origin);
+    else if (flushed) flushed.push(action);
     else send({ type: "capture.action", action });
   }
 
+  function keepTentative(action, origin) {
+    const oldest = Date.now() - TENTATIVE_MS;
+    tentative = tentative.filter((kept) => kept.origin >= oldest);
+    tentative.push({ action, origin });
+  }
+
+  // "watch" → "record": what came from input since `since` is the user's; the rest was the agent's
+  function adoptTentative(since) {
+    const start = Number.isFinite(since) ? since : Date.now();
+    if (pendingField && pendingFieldAt < start) pendingField = null;
+    if (pendingScroll && pendingScroll.last < start) {
+      clearTimeout(pendingScroll.timer);
+      pendingScroll = null;
+    }
+    const theirs = tentative.filter((kept) => kept.origin >= start).map((kept) => kept.action);
+    tentative = [];
+    return theirs;
+  }
+
   // --- modes --------------------------------------------------------------------------------------
-  function setMode(next) {
+  function setMode(next, since) {
     if (next !== "record" && next !== "watch" && next !== "off") return [];
     const first = modeSetCount++ === 0;
     const leaving = mode === "record" && next !== "record";
+    const theirs = mode === "watch" && next === "record" ? adoptTentative(since) : [];
+    if (mode === "watch" && next !== "watch") {
+      tentative = [];
+      if (next === "off") pendingField = pendingScroll = null; // the agent's, never reported
+    }
     let actions = [];
     if (leaving) {
       flushed = [];
@@ -81,15 +114,16 @@
       }
     }
     mode = next;
+    for (const action of theirs) send({ type: "capture.action", action });
     return actions;
   }
 
   if (binding) {
-    globalThis.tabpilotCaptureMode = (next) => JSON.stringify(setMode(next));
+    globalThis.tabpilotCaptureMode = (next, since) => JSON.stringify(setMode(next, since));
   } else if (globalThis.chrome?.runtime?.onMessage) {
     chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
       if (message && message.type === "capture.mode") {
-        sendResponse({ actions: setMode(message.mode) });
+        sendResponse({ actions: setMode(message.mode, message.since) });
       }
     });
   }
@@ -262,7 +296,7 @@
     const field = pendingField;
     if (!field) return;
     pendingField = null;
-    report({ kind: "input", target: describe(field), value: valueOf(field) });
+    report({ kind: "input", target: describe(field), value: valueOf(field) }, pendingFieldAt);
   }
 
   function flushScroll() {
@@ -273,7 +307,7 @@
     const parts = [];
     if (scroll.dy) parts.push(`${scroll.dy > 0 ? "down" : "up"} ${Math.round(Math.abs(scroll.dy))}px`);
     if (scroll.dx) parts.push(`${scroll.dx > 0 ? "right" : "left"} ${Math.round(Math.abs(scroll.dx))}px`);
-    if (parts.length) report({ kind: "scroll", target: scroll.target, value: parts.join(", ") });
+    if (parts.length) report({ kind: "scroll", target: scroll.target, value: parts.join(", ") }, scroll.last);
   }
 
   function checkNavigation() {
@@ -290,6 +324,11 @@
   }
 
   // --- listeners ---------------------------------------------------------------------------------------
+  // the user's trusted input is worked out into actions in "record", and tentatively in "watch"
+  function working(event) {
+    return (mode === "record" || mode === "watch") && event.isTrusted;
+  }
+
   function watch(event) {
     if (mode !== "watch" || !event.isTrusted) return;
     if (event.type === "wheel") {
@@ -302,7 +341,7 @@
 
   function onClick(event) {
     watch(event);
-    if (mode !== "record" || !event.isTrusted) return;
+    if (!working(event)) return;
     watchShadowRoots(event);
     const el = actionable(event);
     // a click into a field, on a checkbox / radio / select (or a label for one) is told by what follows it
@@ -319,7 +358,7 @@
 
   function onInput(event) {
     watch(event);
-    if (mode !== "record" || !event.isTrusted) return;
+    if (!working(event)) return;
     watchShadowRoots(event);
     const el = innermost(event);
     if (!isTextField(el)) return;
@@ -327,10 +366,11 @@
     else flushScroll();
     if (isSensitive(el)) everPassword.add(el);
     pendingField = el;
+    pendingFieldAt = Date.now();
   }
 
   function onChange(event) {
-    if (mode !== "record" || !event.isTrusted) return;
+    if (!working(event)) return;
     const el = innermost(event);
     if (!el) return;
     if (el.localName === "select") {
@@ -346,7 +386,7 @@
   }
 
   function onSubmit(event) {
-    if (mode !== "record" || !event.isTrusted) return;
+    if (!working(event)) return;
     flushPending();
     const form = innermost(event);
     const submitter = event.submitter ? ` via ${describe(event.submitter)}` : "";
@@ -374,7 +414,7 @@
 
   function onKeydown(event) {
     watch(event);
-    if (mode !== "record" || !event.isTrusted) return;
+    if (!working(event)) return;
     watchShadowRoots(event);
     const name = keyName(event);
     if (!name) return;
@@ -393,11 +433,12 @@
 
   function onWheel(event) {
     watch(event);
-    if (mode !== "record" || !event.isTrusted) return;
+    if (!working(event)) return;
     if (pendingField) flushField();
     const target = scrollTarget(event);
     if (pendingScroll && pendingScroll.target !== target) flushScroll();
-    if (!pendingScroll) pendingScroll = { target, dx: 0, dy: 0, timer: 0 };
+    if (!pendingScroll) pendingScroll = { target, dx: 0, dy: 0, timer: 0, last: 0 };
+    pendingScroll.last = Date.now();
     const unit = event.deltaMode === 1 ? 40 : event.deltaMode === 2 ? window.innerHeight : 1;
     pendingScroll.dx += event.deltaX * unit;
     pendingScroll.dy += event.deltaY * unit;
@@ -418,12 +459,12 @@
   }
 
   function onFocusOut(event) {
-    if (mode !== "record") return;
+    if (mode === "off") return;
     if (pendingField && innermost(event) === pendingField) flushField();
   }
 
   function onFocusIn(event) {
-    if (mode !== "record") return;
+    if (mode === "off") return;
     watchShadowRoots(event);
     const el = innermost(event);
     if (el && el.localName === "input") isSensitive(el); // remember password fields before they change type

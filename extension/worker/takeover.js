@@ -40,6 +40,11 @@ const pendingActions = new Map(); // taskId → {actions, timer}
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
 const captureFrames = new Map(); // tabId → Set of frameIds whose content scripts said hello
 const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>" / "approval:…")
+// Actions capture.js sent before this worker knew the tab's task: a restarted worker is woken by the first
+// of them, before the host (which resumes the task) said hello. Kept until the task is known.
+const unclaimedActions = new Map(); // tabId → [{action, at}]
+const UNCLAIMED_KEPT_MS = 60000;
+const UNCLAIMED_LIMIT = 500;
 // Figures for tests and bench (looked at over CDP like the rest of the worker's state).
 const takeoverStats = { implicit: 0, agentInput: 0, maxAgentLagMs: 0, refusedInput: 0, overlayInput: 0 };
 
@@ -90,6 +95,8 @@ function learnTasks(snapshots) {
       taskChanged(task);
     }
   }
+  unclaimedActions.clear(); // what no task the host runs claimed was done outside any task
+  for (const tabId of overlayPorts.keys()) postOverlay(tabId); // overlays that connected before the hello
   syncContentScripts(); // a registration left from before this worker started goes when no task runs
 }
 
@@ -188,6 +195,7 @@ function taskChanged(task) {
     sendMode(tabId, captureMode(task));
     postOverlay(tabId);
   }
+  if (running && task.control) claimActions(task);
   if (running && !task.control) flushActions(task.taskId);
   notifyIfAsked(task);
   syncContentScripts();
@@ -247,8 +255,11 @@ async function sendMode(tabId, mode, frameId) {
     sentModes.set(tabId, mode);
   }
   const frameIds = frameId !== undefined ? [frameId] : [...(captureFrames.get(tabId) || [0])];
+  // "record" says since when the input was the user's: capture.js reports what it saw from then on
+  const task = runningTaskOfTab(tabId);
+  const since = task && task.control ? task.control.startedAt : undefined;
   const replies = await Promise.all(frameIds.map((id) =>
-    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode }, { frameId: id }).catch(() => null)));
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since }, { frameId: id }).catch(() => null)));
   return replies.flatMap((reply) => (reply && Array.isArray(reply.actions) ? reply.actions : []));
 }
 
@@ -316,14 +327,15 @@ function onCaptureInput(tabId, message) {
     return;
   }
   takeoverStats.implicit += 1;
-  takeControls(task, "implicit").catch((error) => console.warn("tabpilot: implicit takeover:", error.message));
+  takeControls(task, "implicit", at).catch((error) => console.warn("tabpilot: implicit takeover:", error.message));
 }
 
 // --- takeover requests (from the overlay, the popup, or implicit) ------------------------------------------
-async function takeControls(task, reason) {
+// `since`: the page's time of the user's input that took the controls (their press, their first touch)
+async function takeControls(task, reason, since = Date.now()) {
   if (!task.control) {
     // at once, before the host hears of it: from here on no Input.* reaches the page
-    task.control = { by: "user", reason, startedAt: Date.now() };
+    task.control = { by: "user", reason, startedAt: since };
     taskChanged(task);
   }
   await requestHost({ type: "task.takeover", taskId: task.taskId, reason });
@@ -370,12 +382,27 @@ async function popupTakeoverRequest(request) {
 
 // --- recorded actions -------------------------------------------------------------------------------------------
 function onCaptureAction(tabId, action) {
-  const task = runningTaskOfTab(tabId);
-  if (!task || !task.control || !action || typeof action !== "object") return;
+  if (!action || typeof action !== "object") return;
   // the user pressing the overlay (Hand back, the note) is not something they did in the page: capture.js
   // names the overlay's host element by its role and label (the overlay's UI is out of its sight)
   if (action.target === OVERLAY_TARGET) return;
+  const task = runningTaskOfTab(tabId);
+  if (!task && !host.connected) { // this worker just started: the host says which task it is
+    const kept = unclaimedActions.get(tabId) || [];
+    kept.push({ action, at: Date.now() });
+    unclaimedActions.set(tabId, kept.slice(-UNCLAIMED_LIMIT));
+    return;
+  }
+  if (!task || !task.control) return;
   queueAction(task, action);
+}
+
+function claimActions(task) {
+  const since = Date.now() - UNCLAIMED_KEPT_MS;
+  for (const tabId of tabsOfTask(task)) {
+    for (const { action, at } of unclaimedActions.get(tabId) || []) if (at >= since) queueAction(task, action);
+    unclaimedActions.delete(tabId);
+  }
 }
 
 function queueAction(task, action) {
@@ -454,7 +481,9 @@ chrome.runtime.onConnect.addListener((port) => {
   overlayPorts.set(tabId, port);
   port.onDisconnect.addListener(() => { if (overlayPorts.get(tabId) === port) overlayPorts.delete(tabId); });
   port.onMessage.addListener((message) => onOverlayCommand(port, tabId, message));
-  port.postMessage(overlayState(tabId));
+  // A worker that just started knows no task yet: the overlay keeps what it shows until the host's hello
+  // says (learnTasks), rather than vanishing and coming back.
+  if (host.connected || runningTaskOfTab(tabId)) port.postMessage(overlayState(tabId));
 });
 
 // The overlay acts only on the user's trusted presses (it checks isTrusted); the agent's clicks are
@@ -468,7 +497,7 @@ async function onOverlayCommand(port, tabId, message) {
     const at = Number.isFinite(message.at) ? message.at : Date.now();
     if (agentLag(tabId, at, OVERLAY_PRESS_SLACK_MS) !== null) throw new Error(chrome.i18n.getMessage("overlayAgentPress"));
     switch (message.command) {
-      case "takeover": await takeControls(task, "user"); break;
+      case "takeover": await takeControls(task, "user", at); break;
       case "handback": await handBack(task, message.note); break;
       case "answer": await answerTask(task, String(message.answer || "")); break;
       case "allow": await approveTask(task, "allow"); break;
@@ -529,6 +558,7 @@ chrome.tabs.onCreated.addListener((tab) => {
 });
 chrome.tabs.onRemoved.addListener((tabId) => {
   openedBy.delete(tabId);
+  unclaimedActions.delete(tabId);
   inputWindows.delete(tabId);
   sentModes.delete(tabId);
   captureFrames.delete(tabId);

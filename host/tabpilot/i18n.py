@@ -64,6 +64,10 @@ EN_US: dict[str, str] = {
     "note.navigated": "Page navigated to → {url}",
     "note.vision_off": "The model does not take images: no more screenshots in this task; the page text is all.",
     "note.waited": "You have waited {seconds} seconds in a row. Do not wait any longer unless you have a good reason.",
+    "note.action_cut_short": (
+        "tabpilot's extension restarted while your action {action} was under way: it may or may not have"
+        " happened. Check the page before doing it again."
+    ),
     "note.steps_left": "⚠️ Only {remaining} steps remaining. Wrap up, or call done with partial results.",
     "note.steps_critical": "⚠️ Critical: only {remaining} steps left! Finish the task or call done now.",
     "note.loop": (
@@ -321,6 +325,10 @@ ZH_CN: dict[str, str] = {
     "note.navigated": "页面已跳转到 → {url}",
     "note.vision_off": "模型不接受图片：本任务不再发送截图，只有页面文本。",
     "note.waited": "你已经连续等待了 {seconds} 秒。除非有充分的理由，不要再等待。",
+    "note.action_cut_short": (
+        "tabpilot 扩展在你的操作 {action} 进行中时重新启动：该操作可能已经发生，也可能没有。"
+        "再做一次之前请先查看页面。"
+    ),
     "note.steps_left": "⚠️ 只剩 {remaining} 步了。请收尾，或者带着部分结果调用 done。",
     "note.steps_critical": "⚠️ 紧急：只剩 {remaining} 步了！现在就完成任务或调用 done。",
     "note.loop": (

@@ -122,8 +122,10 @@ class Agent(AsyncIOEventEmitter):
     def running(self) -> bool:
         return self._runner is not None and not self._runner.done()
 
-    async def execute(self, task: str) -> ExecutionResult:
-        """Run a task to its end (done, error, max steps or stop) and return the result."""
+    async def execute(self, task: str, history: list[AnyEvent] | None = None) -> ExecutionResult:
+        """Run a task to its end (done, error, max steps or stop) and return the result. With `history` (the
+        record of a run a host that went away had begun), the agent goes on from it: that is its memory,
+        and its steps count towards max_steps."""
         if self.disposed:
             raise RuntimeError("this agent has been disposed; create a new one")
         if self.running:
@@ -132,7 +134,7 @@ class Agent(AsyncIOEventEmitter):
             raise ValueError("a task needs some text saying what to do")
         self._runner_started.clear()
         self._stop_requested = False
-        self._runner = asyncio.create_task(self._run(task.strip()))
+        self._runner = asyncio.create_task(self._run(task.strip(), list(history or [])))
         try:
             return await asyncio.shield(self._runner)
         except asyncio.CancelledError:
@@ -201,10 +203,10 @@ class Agent(AsyncIOEventEmitter):
         await self._hook("on_dispose", self, reason)
 
     # --- the loop -----------------------------------------------------------------------------
-    async def _run(self, task: str) -> ExecutionResult:
+    async def _run(self, task: str, history: list[AnyEvent]) -> ExecutionResult:
         self._runner_started.set()
         self.task = task
-        self.history = []
+        self.history = history
         self._observations = []
         self._reset_step_state()
         endpoint = self.llm.endpoint
@@ -241,7 +243,7 @@ class Agent(AsyncIOEventEmitter):
         return result
 
     async def _steps(self) -> ExecutionResult:
-        step = 0
+        step = sum(isinstance(event, StepEvent) for event in self.history)
         while True:
             await self._hook("on_before_step", self, step)
             tab, state, output, invoked = await self._decide(step)

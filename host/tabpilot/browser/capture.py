@@ -41,6 +41,7 @@ class PageCapture:
         self.tab = tab
         self.on_message = on_message
         self.mode: Mode = "off"
+        self.since: int | None = None  # with "record": the page time of the user's input that took the controls
         self._source = capture_source()
         self._contexts: dict[tuple[str | None, int], CDPSession] = {}  # (session id, context id) → session
         self._sessions: set[str | None] = set()
@@ -54,10 +55,12 @@ class PageCapture:
         for frame in list(self.tab.frames.values()):
             await self._set_up(frame.session)
 
-    async def set_mode(self, mode: Mode) -> list[dict[str, Any]]:
+    async def set_mode(self, mode: Mode, since: int | None = None) -> list[dict[str, Any]]:
         """Tell every frame; returns the actions flushed by leaving "record" (a field being typed in, a
-        scroll), in frame order, so they come before whatever is sent after this."""
-        self.mode = mode
+        scroll), in frame order, so they come before whatever is sent after this. `since` (going from
+        "watch" to "record"): what the user did from their input at that time on is reported, though it
+        came before this mode did."""
+        self.mode, self.since = mode, since
         flushed: list[dict[str, Any]] = []
         for (_, context_id), session in list(self._contexts.items()):
             flushed.extend(await self._tell_mode(session, context_id))
@@ -136,7 +139,7 @@ class PageCapture:
     async def _tell_mode(self, session: CDPSession, context_id: int) -> list[dict[str, Any]]:
         try:
             reply = await session.send("Runtime.evaluate", {
-                "expression": f"tabpilotCaptureMode({json.dumps(self.mode)})",
+                "expression": f"tabpilotCaptureMode({json.dumps(self.mode)}, {json.dumps(self.since)})",
                 "contextId": context_id,
                 "returnByValue": True,
             }, timeout=5.0)

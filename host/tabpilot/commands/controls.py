@@ -116,8 +116,9 @@ class TerminalControls:
             await self._take_over("user")
 
     # --- taking over and handing back --------------------------------------------------------------
-    async def _take_over(self, reason: str) -> None:
-        await self.run.take_over(reason)  # type: ignore[arg-type]  # it refuses the agent's input from now on
+    async def _take_over(self, reason: str, since: int | None = None) -> None:
+        # it refuses the agent's input from now on
+        await self.run.take_over(reason, started_at=since)  # type: ignore[arg-type]
 
     async def flush(self) -> None:
         """Stop recording and keep what was still pending (a field being typed in, a scroll)."""
@@ -139,7 +140,7 @@ class TerminalControls:
         elif kind == "capture.input" and not self.run.taken_over and self.run.running and self.tab is not None:
             at = message.get("at")
             if isinstance(at, int | float) and not self.tab.input_log.ours(at):
-                self._spawn(self._take_over("implicit"))
+                self._spawn(self._take_over("implicit", int(at)))
 
     def _on_tab(self, params: dict[str, Any], what: str) -> None:
         """A tab the user opens or closes while they have the controls (capture.js cannot see tabs)."""
@@ -176,7 +177,7 @@ class TerminalControls:
         if control is not None and not self._recording:
             self._recording = True
             if self.capture is not None:
-                self._spawn(self.capture.set_mode("record"))
+                self._spawn(self.capture.set_mode("record", since=control.get("startedAt")))
             self._say(_took_over_text(control, self.language))
         elif control is None and self._recording:
             self._recording = False  # handed back another way (the run ended, stopped)

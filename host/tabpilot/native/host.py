@@ -116,6 +116,7 @@ class NativeHost:
         }
         self._warm = False
         self._store_lock = threading.Lock()
+        self._orphans_resumed = False  # tasks a previous host left running: resumed before the first hello's reply
 
     @property
     def store(self) -> Any:
@@ -221,6 +222,8 @@ class NativeHost:
             return None
         if frame.get("type") == "ping":
             return reply_ok(request_id, {"pong": True})
+        if frame.get("type") == "hello" and not self._orphans_resumed and self._has_orphans():
+            return None  # the slow way: the tasks to resume are in its reply
         if frame.get("type") == "hello" and isinstance(frame.get("extensionVersion"), str | None):
             log.info("hello from extension %s", frame.get("extensionVersion"))
             if isinstance(frame.get("uiLanguage"), str):
@@ -252,24 +255,33 @@ class NativeHost:
     async def shutdown(self, timeout: float = 0.6) -> None:
         """stdin closed: stop the running task (it stays recorded), answer nothing more.
 
-        No reply can arrive any more, so the link closes first: whatever waits on the extension (a CDP
-        call, the final detach) fails at once instead of waiting out its timeout."""
+        Tasks that can go on in the next host are suspended first (cut short, not failed). Then no reply
+        can arrive any more, so the link closes: whatever waits on the extension (a CDP call, the final
+        detach) fails at once instead of waiting out its timeout."""
+        await _within(self.tasks.suspend_all(), timeout, "suspended")
         self.peer.close("the extension disconnected")
         self.approvals.close()
         self.sites.close()
-        try:
-            await asyncio.wait_for(self.tasks.shutdown(), timeout)
-        except TimeoutError:
-            log.error("the running task did not stop within %.1f s of stdin closing", timeout)
-        except Exception:
-            log.exception("the running task did not stop cleanly")
+        await _within(self.tasks.shutdown(), timeout, "stopped")
         for task in list(self._request_tasks):
             task.cancel()
 
+    def _has_orphans(self) -> bool:
+        try:
+            found = self.tasks.orphans_waiting()
+        except Exception:
+            log.exception("could not look for tasks to resume")
+            found = False
+        self._orphans_resumed = not found
+        return found
+
     # --- handlers -------------------------------------------------------------------------------
-    async def _hello(self, request: Any) -> dict[str, Any]:  # only reached with odd fields: see _quick_answer
+    async def _hello(self, request: Any) -> dict[str, Any]:  # reached with odd fields or tasks to resume
         if request.ui_language:
             self.tasks.ui_language = language_of(request.ui_language)
+        if not self._orphans_resumed:
+            self._orphans_resumed = True
+            await self.tasks.resume_orphans()
         return self._hello_data()
 
     def _hello_data(self) -> dict[str, Any]:
@@ -481,6 +493,16 @@ def _secrets_reply() -> dict[str, Any]:
 
     listed = [{"name": name, "domain": domain} for name, domain in secrets.list_secrets()]
     return {"secrets": listed, "backend": secrets.backend_name()}
+
+
+async def _within(work: Awaitable[None], timeout: float, done: str) -> None:
+    """Wait for the tasks to be `done` (suspended, stopped) while the host goes away, at most `timeout`."""
+    try:
+        await asyncio.wait_for(work, timeout)
+    except TimeoutError:
+        log.error("the running tasks were not %s within %.1f s of stdin closing", done, timeout)
+    except Exception:
+        log.exception("the running tasks were not %s cleanly", done)
 
 
 def _settings_reply(view: dict[str, Any]) -> SettingsData:

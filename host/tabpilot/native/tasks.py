@@ -4,34 +4,47 @@ the run events of `taskrun`.
 Each task is a `taskrun.TaskRun` on its own `RelayBrowser` (attached to its tab only). A tab is taken
 from the moment `task.start` for it arrives until its run has released it; only then is the final
 `task.status` pushed, so a `task.start` sent on that push finds the tab free. `get()` is what a popup
-(re)opened mid-task shows. This module stays light: the run, the agent and openai load on the first
-task, never at start.
+(re)opened mid-task shows.
+
+A task started from the popup or side panel outlives its host: when the extension's service worker
+restarts, Chromium closes the host's stdin and the host must exit within ~2 s, so `suspend_all()` leaves
+such tasks `running` in the record with their run state; the host the new worker spawns `resume_orphans()`
+before it answers the worker's hello, so the worker learns them (a takeover under way included) at once.
+A page's or an MCP client's task is stopped instead: whoever started it heard that its host went away.
+
+This module stays light: the run, the agent and openai load on the first task, never at start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..i18n import DEFAULT_LANGUAGE, Language
+from ..store.owner import owner_alive
 from .memory import return_free_memory
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
-    from ..store.tasks import TaskStore
+    from ..store.tasks import Orphan, TaskStore
     from ..taskrun.events import RunUpdate
-    from ..taskrun.plan import TaskOverrides
+    from ..taskrun.plan import TaskOverrides, TaskPlan
     from ..taskrun.run import Decision, TaskRun
     from ..taskrun.takeover import Reason
     from .messages import TaskStart
+    from .relay import RelayBrowser
 
 log = logging.getLogger(__name__)
 
 DETACH_ENDS_TASK_EXCEPT = ("target_closed",)  # a tab closed is for the agent to notice and handle
 KEEP_FINISHED = 20  # ended tasks kept for task.get (a popup reopened after the end shows it)
+# Chromium gives a host ~2 s after closing its stdin; the previous host suspends its tasks in ~15 ms.
+PREVIOUS_HOST_EXIT = 3.0
+RESUMABLE_SOURCES = ("popup",)  # the popup, the side panel and the overlay re-learn a task from the host
 
 
 @dataclass
@@ -154,17 +167,112 @@ class TaskManager:
             url: str | None = await tab.url()
         except Exception:
             url = None
-        run = entry.run = TaskRun(plan, self._store(), browser)
+        run = entry.run = TaskRun(plan, self._store(), browser, recipe=self._recipe(request))
         run.observers.append(lambda update: self._on_update(entry, update))
         if entry.stop_requested:  # Stop was pressed while it was starting: it ends before it begins
             await run.stop()
         task_id = await run.begin(url)
+        self._run_entry(entry, task_id, browser)
+        log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
+        return task_id
+
+    def _run_entry(self, entry: HostTask, task_id: str, browser: RelayBrowser) -> None:
+        assert entry.run is not None
         self._tasks[task_id] = entry
         self._latest = entry
         browser.on_detached.append(lambda tab_id, reason: self._on_detached(entry, tab_id, reason))
-        entry.runner = asyncio.get_running_loop().create_task(self._drive(entry, run))
-        log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
-        return task_id
+        entry.runner = asyncio.get_running_loop().create_task(self._drive(entry, entry.run))
+
+    def _recipe(self, request: TaskStart) -> dict[str, Any] | None:
+        """What a later host needs to plan this task again (no secrets), or None: it cannot be resumed (a
+        page's or an MCP client's task; one with its own API key, which is never stored)."""
+        config = request.config
+        if request.source not in RESUMABLE_SOURCES or (config is not None and config.api_key):
+            return None
+        overrides = _overrides(request)
+        return {
+            "tabId": request.tab_id, "source": request.source, "language": self.ui_language,
+            "browser": os.getppid(),  # the browser that spawned this host: only a host of the same resumes it
+            "overrides": {"base_url": overrides.base_url, "model": overrides.model, "max_steps": overrides.max_steps,
+                          "language": overrides.language, "system_instruction": overrides.system_instruction,
+                          "include_all_tabs": overrides.include_all_tabs, "use_vision": overrides.use_vision,
+                          "allow_domains": list(overrides.allow_domains)},
+        }
+
+    # --- tasks a host that went away left running ---------------------------------------------------
+    async def resume_orphans(self) -> None:
+        """Resume the tasks a host of this browser suspended (when the service worker restarted), once it
+        has exited; one whose tab is gone, or that cannot be planned any more, ends `error` saying why.
+        A host that died without suspending its task leaves it `interrupted`."""
+        store = await asyncio.to_thread(self._store)
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + PREVIOUS_HOST_EXIT
+        while True:
+            orphans = [o for o in await asyncio.to_thread(store.orphans) if self._of_this_browser(o)]
+            if not any(o.alive for o in orphans) or loop.time() > give_up:
+                break
+            await asyncio.sleep(0.05)  # the host before this one is still suspending its tasks
+        await asyncio.to_thread(store.mark_interrupted)  # a host that died rather than suspend its task
+        for orphan in orphans:
+            if orphan.alive or not orphan.suspended:
+                continue  # never taken from a process that still runs it
+            if not await asyncio.to_thread(store.claim, orphan):
+                continue
+            try:
+                await self._resume(store, orphan)
+            except Exception as exc:
+                log.exception("task %s could not be resumed", orphan.task_id)
+                message = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
+                _end_orphan(store, orphan.task_id,
+                            f"The task could not go on after tabpilot's extension restarted: {message}")
+
+    def orphans_waiting(self) -> bool:
+        """Whether this browser's previous host suspended tasks (or may any moment: it still runs)."""
+        return any(self._of_this_browser(orphan) for orphan in self._store().orphans())
+
+    @staticmethod
+    def _of_this_browser(orphan: Orphan) -> bool:
+        """Left by a host of the browser that spawned this one, or of one no longer running (its tabs are
+        gone; this host ends the task saying so). Another running browser's task is that browser's."""
+        browser_pid = orphan.state.get("browser")
+        return browser_pid == os.getppid() or not owner_alive(str(browser_pid))
+
+    async def _resume(self, store: TaskStore, orphan: Orphan) -> None:
+        from ..taskrun.plan import PlanError, TaskOverrides, plan_task
+        from ..taskrun.run import TaskRun
+        from .relay import RelayBrowser
+
+        record = await asyncio.to_thread(store.get_task, orphan.task_id)
+        state = orphan.state
+        if record is None or not isinstance(state.get("tabId"), int):
+            raise RequestFailed("its record is incomplete", "internal")
+        try:
+            overrides = TaskOverrides(**state.get("overrides", {}))
+            plan: TaskPlan = plan_task(record.summary.task, overrides, source=str(state.get("source")),
+                                       language=state.get("language") or self.ui_language)
+        except (PlanError, TypeError) as exc:
+            raise RequestFailed(str(exc), "settings") from exc
+        tab_id = int(state["tabId"])
+        browser = RelayBrowser(self._link, all_tabs=plan.include_all_tabs)
+        try:
+            await browser.activate(str(tab_id), focus=False)
+        except Exception as exc:
+            await browser.close()
+            raise RequestFailed(f"its tab ({tab_id}) is gone ({exc})", "tab") from exc
+        if tab_id in self._tabs:
+            await browser.close()
+            raise RequestFailed(f"another task runs in its tab ({tab_id})", "busy")
+        entry = HostTask(tab_id=tab_id, task=record.summary.task)
+        self._tabs[tab_id] = entry
+        recipe = {key: value for key, value in state.items() if key not in ("takeover", "unfinishedAction")}
+        run = entry.run = TaskRun(plan, store, browser, recipe={**recipe, "browser": os.getppid()})
+        run.observers.append(lambda update: self._on_update(entry, update))
+        try:
+            await run.continue_from(orphan.task_id, record.events, state)
+        except BaseException:
+            self._free(entry)
+            raise
+        self._run_entry(entry, orphan.task_id, browser)
 
     async def _drive(self, entry: HostTask, run: TaskRun) -> None:
         try:
@@ -291,7 +399,18 @@ class TaskManager:
             raise RequestFailed(f"task {task_id} is not running", "bad_request")
         return entry.run
 
+    async def suspend_all(self) -> None:
+        """The host is going away (stdin closed): the tasks that can be resumed are cut short without
+        an end in the record, for the next host to go on with (see `TaskRun.suspend`)."""
+        await asyncio.gather(*(self._suspend(entry) for entry in list(self._tabs.values())))
+
+    async def _suspend(self, entry: HostTask) -> None:
+        suspended = entry.run is not None and not entry.stop_requested and await entry.run.suspend()
+        if suspended and entry.runner is not None:
+            await asyncio.wait([entry.runner])
+
     async def shutdown(self) -> None:
+        """Stop every task still running (those `suspend_all` did not take)."""
         await asyncio.gather(*(self._stop(entry) for entry in list(self._tabs.values())))
 
 
@@ -315,3 +434,14 @@ def _overrides(request: TaskStart, use_my_model: bool = True) -> TaskOverrides:
         system_instruction=config.system_instruction,
         include_all_tabs=bool(config.experimental_include_all_tabs),
     )
+
+
+def _end_orphan(store: TaskStore, task_id: str, message: str) -> None:
+    """End a task a host that went away left running, with an error event and result saying why."""
+    from ..agent.types import ErrorEvent
+
+    try:
+        store.append_event(task_id, ErrorEvent(message=message).to_wire())
+        store.finish_task(task_id, status="error", result={"success": False, "data": message})
+    except Exception:
+        log.exception("could not end task %s", task_id)

@@ -2,7 +2,9 @@
 
 One row per task (status, result, timings, token totals, URL, model) and one row per event, in order.
 Each call is one short transaction, so a host killed mid-task loses nothing it already appended; the
-next start marks such a task `interrupted`. Events are stored as their page-agent wire JSON."""
+next start marks such a task `interrupted` — unless its host suspended it (`save_run_state(...,
+suspended=True)`: what its run needs beyond the events to go on), which the next native host resumes.
+Events are stored as their page-agent wire JSON."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
 
 FINAL_STATUSES = ("completed", "error", "stopped")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: run_states
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -49,6 +51,11 @@ CREATE TABLE IF NOT EXISTS events (
     created_at REAL NOT NULL,
     body       TEXT NOT NULL,
     PRIMARY KEY (task_id, seq)
+);
+CREATE TABLE IF NOT EXISTS run_states (
+    task_id   TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+    body      TEXT NOT NULL,
+    suspended INTEGER NOT NULL DEFAULT 0
 );
 """
 
@@ -109,6 +116,18 @@ class StoredEvent:
     seq: int
     created_at: float
     event: dict[str, Any]  # the page-agent wire JSON, as appended (minus secrets and, unless captured, raw I/O)
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A task `running` with a run state in another process: suspended for the next host to resume, or
+    still run by a host that has not exited yet."""
+
+    task_id: str
+    owner: str | None
+    state: dict[str, Any]
+    alive: bool = False  # its process still runs (a host of the same browser still shutting down)
+    suspended: bool = False  # its host went away saying it goes on: the next host resumes it
 
 
 @dataclass(frozen=True)
@@ -207,9 +226,13 @@ class TaskStore:
     # -- writing ---------------------------------------------------------------------------------
 
     def mark_interrupted(self) -> int:
-        """Tasks left `running` by a process that no longer exists become `interrupted`. Call at start."""
+        """Tasks left `running` by a process that no longer exists become `interrupted`. Call at start.
+        A task its host suspended is left to the native host, which resumes it (`orphans`, `claim`)."""
         with self._lock:
-            rows = self._db.execute("SELECT id, owner FROM tasks WHERE status = 'running'").fetchall()
+            rows = self._db.execute(
+                "SELECT id, owner FROM tasks WHERE status = 'running'"
+                " AND id NOT IN (SELECT task_id FROM run_states WHERE suspended)"
+            ).fetchall()
             dead = [row["id"] for row in rows if not owner_alive(row["owner"])]
             with self._transaction():
                 for task_id in dead:
@@ -241,6 +264,41 @@ class TaskStore:
                 ),
             )
         return task_id
+
+    def save_run_state(self, task_id: str, state: dict[str, Any] | None, *, suspended: bool = False) -> None:
+        """What a running task's run needs beyond its events to go on in another process (None: nothing,
+        the task cannot be resumed). `suspended`: its host is going away and leaves it to the next host
+        (a host that dies without saying so leaves it `interrupted`). Dropped when the task is finished."""
+        body = None if state is None else json.dumps(self._clean(state), ensure_ascii=False, default=str)
+        with self._lock, self._transaction():
+            if body is None:
+                self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
+                return
+            self._db.execute(
+                "INSERT INTO run_states (task_id, body, suspended) VALUES (?, ?, ?)"
+                " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, suspended = excluded.suspended",
+                (task_id, body, int(suspended)),
+            )
+
+    def orphans(self) -> list[Orphan]:
+        """Tasks still `running` with a run state that another process runs, or suspended, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT t.id, t.owner, r.body, r.suspended FROM tasks t JOIN run_states r ON r.task_id = t.id"
+                " WHERE t.status = 'running' AND t.owner IS NOT ? ORDER BY t.started_at", (current_owner(),)
+            ).fetchall()
+        orphans = [Orphan(row["id"], row["owner"], json.loads(row["body"]), owner_alive(row["owner"]),
+                          bool(row["suspended"])) for row in rows]
+        return [orphan for orphan in orphans if orphan.alive or orphan.suspended]
+
+    def claim(self, orphan: Orphan) -> bool:
+        """Make this process the task's owner; False if another process claimed it first."""
+        with self._lock, self._transaction():
+            claimed = self._db.execute(
+                "UPDATE tasks SET owner = ? WHERE id = ? AND status = 'running' AND owner IS ?",
+                (current_owner(), orphan.task_id, orphan.owner),
+            )
+            return claimed.rowcount == 1
 
     def append_event(self, task_id: str, event: dict[str, Any]) -> None:
         """Store one HistoricalEvent; it is committed to disk before this returns."""
@@ -294,6 +352,7 @@ class TaskStore:
                 "UPDATE tasks SET status = ?, ended_at = ?, result = ? WHERE id = ?",
                 (status, time.time(), result_json, task_id),
             )
+            self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
         if not has_events and isinstance(history, list):
             for event in history:
                 if isinstance(event, dict) and isinstance(event.get("type"), str):
@@ -307,6 +366,7 @@ class TaskStore:
             if row["status"] == "running" and owner_alive(row["owner"]):
                 raise StoreError(f"task {task_id} is still running; stop it before deleting it")
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
+            self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
         return True
 

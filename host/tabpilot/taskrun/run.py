@@ -7,15 +7,23 @@ capture on. The final status is decided once (`_final_status`), written to the r
 released, and only then is `RunFinished` told, so whoever hears it may start the next task on that tab.
 
 An event the store refuses is not dropped silently: the run stops, ends `error`, and the record's
-result and last event say that its history is incomplete."""
+result and last event say that its history is incomplete.
+
+A run given a `recipe` (what another process needs to plan it again: no secrets) can outlive its host.
+Its run state in the record says so from the start; `suspend()`, when the host goes away mid-task (the
+extension's service worker restarted), ends the run without recording an end and completes the run
+state (a takeover under way with the actions recorded so far, an action cut short); the next host
+`continue_from()` the record: the history is the agent's memory, a model call in flight is asked again."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..i18n import text as say
 from .events import (
     FINAL_STATUSES,
     FinalStatus,
@@ -51,6 +59,9 @@ DENIED = ("The user denied this action: {action} on {site}. It was not done; do 
           "Ask the user what to do instead, or finish the task.")
 NOBODY_TO_APPROVE = ("{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can "
                      "answer here, so it was not done. {remedy}")
+SUSPENDED = "The host went away mid-task; the next host goes on with it."
+# Tools that never touch the page: one cut short by a host going away needs no warning when resumed.
+NO_PAGE_TOOLS = ("done", "wait", "ask_user", "request_takeover")
 URL_READ_TIMEOUT = 3.0  # reading the tab's URL for a takeover's record; a page that hangs must not hold it up
 
 Observer = Callable[[RunUpdate], None]
@@ -67,6 +78,7 @@ class TaskRun:
         self, plan: TaskPlan, store: TaskStore, browser: Browser, *, can_ask: bool = True, can_hand_over: bool = True,
         approvals: ApprovalMode = "ask",
         nobody_to_approve: str = "Set ask-before to never in Settings to let the agent act without asking.",
+        recipe: dict[str, Any] | None = None,
     ) -> None:
         self.plan = plan
         self.store = store
@@ -95,25 +107,92 @@ class TaskRun:
         self._guard: NavigationGuard | None = None
         self._approval: PendingAction | None = None
         self._decision: asyncio.Future[Decision] | None = None
+        self.recipe = recipe  # what another host needs to resume this run; None: it cannot be resumed
+        self._suspended = False
+        self._acting_now: dict[str, Any] | None = None  # the action under way (its `executing` activity)
+        self._resumed_history: list[Any] | None = None  # the record's events, for the agent to go on from
 
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
         """Record the task (`running`) and make its agent; returns the task id. On failure the browser
         is released and nothing is left running."""
-        from ..agent.loop import Agent
-        from ..llm import LLMClient
-
         try:
-            self.store.capture_raw = self.plan.capture_raw
-            for secret in self.plan.secrets:
-                self.store.add_secret(secret)
-            self._llm = LLMClient(self.plan.llm, on_result=self._recorder())
+            self._connect_llm()
             self.task_id = self.store.start_task(
                 self.plan.task, url=url, model=self.plan.llm.model, source=self.plan.source
             )
+            self._save_state()
         except BaseException:
             await self._release()
             raise
+        await self._make_agent()
+        self.status = "running"
+        self._tell(RunStarted(self.task_id, self.plan.task, url))
+        return self.task_id
+
+    async def continue_from(self, task_id: str, events: list[dict[str, Any]], state: dict[str, Any]) -> str:
+        """Go on with a task another host began and `suspend()`ed: its recorded `events` are the history,
+        `state` its run state. A takeover under way stays under way (its actions so far
+        kept); an action that was cut short is noted for the model, which looks at the page before going
+        on. On failure the browser is released."""
+        from ..agent.types import ObservationEvent, parse_event
+
+        try:
+            self._connect_llm()
+            history = [parse_event(event) for event in events]
+        except BaseException:
+            await self._release()
+            raise
+        self.task_id = task_id
+        self.history = list(events)
+        agent = await self._make_agent()
+        self.status = "running"
+        self._tell(RunStarted(task_id, self.plan.task, None))
+        unfinished = state.get("unfinishedAction")
+        if isinstance(unfinished, dict) and unfinished.get("tool") not in NO_PAGE_TOOLS:
+            note = ObservationEvent(content=say(
+                "note.action_cut_short", self.plan.agent.language,
+                action=f"{unfinished.get('tool')} {json.dumps(unfinished.get('input'), ensure_ascii=False)}",
+            ))
+            history.append(note)
+            self._append(note.to_wire())
+        self._resumed_history = history
+        if isinstance(state.get("takeover"), dict):
+            takeover = self._takeover = Takeover.from_state(state["takeover"])
+            agent.pause(takeover.reason, abandon=True)
+            self._tell_control()
+            tab = await self._tab()
+            if tab is not None:
+                self._refused_tab = tab
+                tab.input_log.refused = TAKEN_OVER
+        self._save_state()  # this host's now: no longer suspended
+        log.info("task %s resumed (%d events%s)", task_id, len(events), ", the user has the controls" if
+                 self._takeover else "")
+        return task_id
+
+    async def suspend(self) -> bool:
+        """The host is going away while the task is not over: end this run WITHOUT recording an end (the
+        record keeps it `running`, with its run state), for the next host to `continue_from()`. False (nothing
+        done) when it cannot be resumed or Stop was asked: then stop it."""
+        if self.finished is not None or self.recipe is None or self._stop_requested or self.agent is None:
+            return False
+        self._save_state(suspended=True)  # the takeover and the action under way, as they are now
+        self._suspended = True
+        await self.agent.stop()  # a question waiting for its answer goes with it: the model asks it again
+        return True
+
+    def _connect_llm(self) -> None:
+        from ..llm import LLMClient
+
+        self.store.capture_raw = self.plan.capture_raw
+        for secret in self.plan.secrets:
+            self.store.add_secret(secret)
+        self._llm = LLMClient(self.plan.llm, on_result=self._recorder())
+
+    async def _make_agent(self) -> Agent:
+        from ..agent.loop import Agent
+
+        assert self._llm is not None
         helpers: dict[str, Any] = {}
         if self.can_hand_over:
             helpers["request_takeover"] = self._request_takeover
@@ -135,9 +214,25 @@ class TaskRun:
         agent.on("historychange", self._on_history)
         agent.on("statuschange", self._on_status)
         agent.on("activity", self._on_activity)
-        self.status = "running"
-        self._tell(RunStarted(self.task_id, self.plan.task, url))
-        return self.task_id
+        return agent
+
+    def _run_state(self) -> dict[str, Any] | None:
+        if self.recipe is None:
+            return None
+        state = dict(self.recipe)
+        if self._takeover is not None:
+            state["takeover"] = self._takeover.state()
+        if self._acting_now is not None:
+            state["unfinishedAction"] = self._acting_now
+        return state
+
+    def _save_state(self, *, suspended: bool = False) -> None:
+        if self.recipe is None or self.task_id is None or self.finished is not None or self._suspended:
+            return
+        try:
+            self.store.save_run_state(self.task_id, self._run_state(), suspended=suspended)
+        except Exception:
+            log.exception("could not save the run state of task %s", self.task_id)
 
     async def execute(self) -> RunFinished:
         """Run the task to its end (done, error, max steps, stop) and return how it ended. Cancelled
@@ -149,7 +244,7 @@ class TaskRun:
         success = False
         try:
             if not self._stop_requested:  # Stop pressed before the agent even began: ask no model
-                result = await agent.execute(self.plan.task)
+                result = await agent.execute(self.plan.task, self._resumed_history)
                 data, success = result.data, result.success
         except asyncio.CancelledError:
             self._stop_requested = True
@@ -163,6 +258,11 @@ class TaskRun:
         return self.finished
 
     async def _finish(self, data: str | None, success: bool) -> None:
+        if self._suspended:  # not over: the record keeps it running for the next host
+            self.finished = RunFinished("stopped", {"success": False, "data": SUSPENDED, "history": list(self.history)})
+            await self._release(keep_tab=True)
+            log.info("task %s suspended", self.task_id)
+            return
         if self._takeover is not None:  # the run ended while the user had the controls: keep what they did
             self._append((await self._end_takeover(None)).to_wire())
         self._close_question()
@@ -193,12 +293,16 @@ class TaskRun:
             return status
         return "stopped" if self._stop_requested else "error"
 
-    async def _release(self) -> None:
+    async def _release(self, *, keep_tab: bool = False) -> None:
+        """Close the model client and the browser; `keep_tab`: leave the tab attached (the host is going
+        away with the task suspended: its extension keeps the debugger attached for the next host)."""
         if self._llm is not None:
             try:
                 await self._llm.aclose()
             except Exception:
                 log.debug("closing the LLM client failed", exc_info=True)
+        if keep_tab:
+            return
         try:
             await self.browser.close()
         except Exception:
@@ -250,14 +354,16 @@ class TaskRun:
     def taken_over(self) -> bool:
         return self._takeover is not None
 
-    async def take_over(self, reason: Reason, message: str | None = None) -> bool:
+    async def take_over(self, reason: Reason, message: str | None = None, *, started_at: int | None = None) -> bool:
         """The user takes the controls: the run pauses at once (a model call in flight is cancelled; an
-        action under way is abandoned, except the agent's own request_takeover). False if the user
-        already has them, or the run has not begun or is over."""
+        action under way is abandoned, except the agent's own request_takeover). `started_at`: the page's
+        time of the user's input that took them (implicit takeover), else now. False if the user already
+        has them, or the run has not begun or is over."""
         agent = self.agent
         if self.finished is not None or agent is None or self._takeover is not None:
             return False
-        takeover = self._takeover = Takeover(reason=reason, started_at=now_ms(), message=message)
+        started_at = started_at if started_at is not None else now_ms()
+        takeover = self._takeover = Takeover(reason=reason, started_at=started_at, message=message)
         if self._guard is not None:
             self._guard.suspended = True
         agent.pause(reason, abandon=reason != "agent_request")
@@ -461,6 +567,11 @@ class TaskRun:
 
     def _on_activity(self, activity: Any) -> None:
         self.activity = self._shown(activity.to_wire())
+        kind = self.activity.get("type") if isinstance(self.activity, dict) else None
+        if kind == "executing":
+            self._acting_now = {"tool": self.activity.get("tool"), "input": self.activity.get("input")}
+        elif kind == "executed":
+            self._acting_now = None
         self._tell(RunActivity(self.activity))
 
     def _tell(self, update: RunUpdate) -> None:

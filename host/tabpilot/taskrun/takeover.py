@@ -39,6 +39,23 @@ class Takeover:
             control["message"] = self.message
         return control
 
+    def state(self) -> dict[str, Any]:
+        """What the record keeps of a takeover under way, so a host started after this one goes on with it."""
+        return {"reason": self.reason, "startedAt": self.started_at, "message": self.message,
+                "urlBefore": self.url_before, "actions": list(self.actions), "dropped": self.dropped}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Takeover:
+        reason = state.get("reason")
+        return cls(
+            reason=reason if reason in ("user", "implicit", "agent_request") else "user",
+            started_at=int(state.get("startedAt") or now_ms()),
+            message=state.get("message"),
+            url_before=state.get("urlBefore"),
+            actions=[a for a in state.get("actions") or [] if isinstance(a, dict)],
+            dropped=int(state.get("dropped") or 0),
+        )
+
     def add(self, actions: list[dict[str, Any]]) -> None:
         room = MAX_ACTIONS - len(self.actions)
         self.actions.extend(actions[:max(room, 0)])

@@ -1,0 +1,89 @@
+"""Run states in the record: what a running task needs beyond its events to go on in the next host (the
+extension's service worker restarted). Real SQLite files; "another process" is a row whose owner is a pid
+that does not exist."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tabpilot.store.tasks import TaskStore
+
+DEAD_OWNER = "999999999"  # no such process
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    with TaskStore() as task_store:
+        yield task_store
+
+
+def rows(store: TaskStore, sql: str, *params: object) -> list[tuple]:
+    with sqlite3.connect(store.path) as db:
+        return db.execute(sql, params).fetchall()
+
+
+def left_by_a_dead_host(store: TaskStore, task_id: str) -> None:
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE tasks SET owner = ? WHERE id = ?", (DEAD_OWNER, task_id))
+
+
+def test_a_suspended_task_waits_for_a_host_to_resume_it_and_only_one_claims_it(store: TaskStore) -> None:
+    resumable = store.start_task("resumable", source="popup")
+    store.save_run_state(resumable, {"tabId": 7, "takeover": {"reason": "user", "actions": []}}, suspended=True)
+    crashed = store.start_task("its host died without suspending it", source="popup")
+    store.save_run_state(crashed, {"tabId": 8})
+    plain = store.start_task("not resumable", source="page")
+    for task_id in (resumable, crashed, plain):
+        left_by_a_dead_host(store, task_id)
+
+    assert store.mark_interrupted() == 2  # `tabpilot history` or another host: all but the suspended one
+    for task_id in (crashed, plain):
+        assert store.get_task(task_id).summary.status == "interrupted"  # type: ignore[union-attr]
+    [orphan] = store.orphans()
+    assert (orphan.task_id, orphan.alive, orphan.state["tabId"]) == (resumable, False, 7)
+    assert store.claim(orphan) and not store.claim(orphan)  # a second host loses the race
+    assert store.orphans() == []  # it is this process's task now
+
+
+def test_a_running_task_claimed_by_a_live_host_is_shown_while_it_suspends(store: TaskStore) -> None:
+    task_id = store.start_task("being suspended", source="popup")
+    store.save_run_state(task_id, {"tabId": 1})  # from its start: the next host knows to wait for this one
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE tasks SET owner = ? WHERE id = ?", (f"{os.getppid()}", task_id))  # a live process
+    [orphan] = store.orphans()
+    assert (orphan.alive, orphan.suspended) == (True, False)
+
+
+def test_a_finished_task_leaves_no_run_state(store: TaskStore) -> None:
+    task_id = store.start_task("done", source="popup")
+    store.save_run_state(task_id, {"tabId": 1}, suspended=True)
+    store.finish_task(task_id, status="stopped", result={"success": False, "data": "Task stopped"})
+    left_by_a_dead_host(store, task_id)
+    assert store.orphans() == [] and store.mark_interrupted() == 0 and rows(store, "SELECT * FROM run_states") == []
+    assert store.get_task(task_id).summary.status == "stopped"  # type: ignore[union-attr]
+
+
+def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> None:
+    path = tmp_path / "v1.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(
+            "CREATE TABLE tasks (id TEXT PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, source TEXT NOT NULL,"
+            " url TEXT, model TEXT, started_at REAL NOT NULL, ended_at REAL, steps INTEGER NOT NULL DEFAULT 0,"
+            " prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,"
+            " total_tokens INTEGER NOT NULL DEFAULT 0, result TEXT, owner TEXT);"
+            "CREATE TABLE events (task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE, seq INTEGER NOT NULL,"
+            " type TEXT NOT NULL, created_at REAL NOT NULL, body TEXT NOT NULL, PRIMARY KEY (task_id, seq));"
+            f"INSERT INTO tasks (id, task, status, source, started_at, owner) VALUES"
+            f" ('old', 'an old task', 'running', 'popup', 1, '{DEAD_OWNER}');"
+            "PRAGMA user_version=1;"
+        )
+    with TaskStore(path) as store:
+        assert store.mark_interrupted() == 1 and store.orphans() == []
+        task_id = store.start_task("new", source="popup")
+        store.save_run_state(task_id, {"tabId": 3})
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (2,)
