@@ -323,15 +323,19 @@ async def start_connected_harness(binary: str, base: Path, **options: Any) -> Ha
 
 # --- the scripted model's side of a task ---------------------------------------------------------------
 def prompt_text(body: dict[str, Any]) -> str:
-    """The text of the last user message of a chat completion request (where the page state is)."""
-    for message in reversed(body.get("messages", [])):
+    """The text of the user message holding the page state (a screenshot, with vision on, comes after it
+    in a message of its own); the last user message's text when none does."""
+    texts = []
+    for message in body.get("messages", []):
         if message.get("role") != "user":
             continue
         content = message.get("content")
         if isinstance(content, list):
-            return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
-        return str(content or "")
-    return ""
+            texts.append("\n".join(part.get("text", "") for part in content if isinstance(part, dict)))
+        else:
+            texts.append(str(content or ""))
+    with_page = [text for text in texts if "<browser_state>" in text]
+    return (with_page or texts or [""])[-1]
 
 
 def index_of(body: dict[str, Any], label: str) -> int:

@@ -38,6 +38,7 @@ class NavigationGuard:
         self.policy = policy
         self.on_blocked = on_blocked
         self._watched: set[int] = set()
+        self._main_frames: dict[int, str] = {}  # id(session) → its page's main frame id (stable across navigations)
         self._pending: set[asyncio.Task[None]] = set()
         self.blocked: list[str] = []  # the URLs refused so far, in order
         self.suspended = False  # while the user has the controls, where they go is their business
@@ -48,6 +49,11 @@ class NavigationGuard:
             return
         self._watched.add(id(session))
         session.on("Fetch.requestPaused", lambda params: self._on_paused(session, params, popup))
+        try:
+            tree = await session.send("Page.getFrameTree")
+            self._main_frames[id(session)] = tree["frameTree"]["frame"]["id"]
+        except CDPError:
+            pass  # no frame tree (yet): every document request is judged, as for a main frame
         await session.send("Fetch.enable", {"patterns": DOCUMENTS})
 
     def _on_paused(self, session: CDPSession, params: dict[str, Any], popup: bool) -> None:
@@ -59,7 +65,10 @@ class NavigationGuard:
     async def _decide(self, session: CDPSession, params: dict[str, Any], popup: bool) -> None:
         request_id = params["requestId"]
         url = str(params.get("request", {}).get("url", ""))
-        refusal = None if self.suspended else self.policy.refusal(url)
+        main_frame = self._main_frames.get(id(session))
+        # the page's own iframes (a map, a payment form, an ad) are not navigations of the task: let them load
+        subframe = main_frame is not None and params.get("frameId") not in (None, main_frame)
+        refusal = None if self.suspended or subframe else self.policy.refusal(url)
         try:
             if refusal is None:
                 await session.send("Fetch.continueRequest", {"requestId": request_id})
