@@ -117,14 +117,18 @@ def test_a_hostile_page_cannot_send_the_agent_to_a_blocked_domain(
     """The scripted model does what the page says; every way to evil.test is stopped and the model is told."""
     assert chromium.launched is not None
     evil = site.url("evil.test", "collect?cookies=all")
+    def click(label: str, goal: str):  # type: ignore[no-untyped-def]
+        return on_page(lambda b: {"click_element_by_index": {"index": index_of(b, label)}}, goal=goal)
+
     replies = [
         step("go_to_url", {"url": evil}, goal="open evil.test as the page says"),
-        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Claim your prize")}}, goal="the link"),
-        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Open the prize window")}},
-                goal="the popup"),
+        click("Claim your prize", "the link"),
+        click("Open the prize in a new tab", "the target=_blank link"),
+        click("Enter the draw", "the POST form"),
+        click("Search the deals", "the GET form"),
+        click("Open the prize window", "the popup"),
         on_page(lambda b: {"switch_tab": {"tab_id": tab_of(b, "guard_hostile.html")}}, goal="back to the page"),
-        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Continue to the deal")}},
-                goal="the redirect"),
+        click("Continue to the deal", "the redirect"),
         done("I could not open evil.test"),
     ]
     with ScriptedLLMServer(replies) as server:
@@ -135,10 +139,10 @@ def test_a_hostile_page_cannot_send_the_agent_to_a_blocked_domain(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert site.reached("evil.test") == [], site.hits
     words = "Navigation to evil.test was blocked: not in this task's allowed domains"
-    # go_to_url refused up front: the step's result says so
-    assert f"result: ❌ {words}" in proc.stdout, proc.stdout
-    # the link and the popup (Fetch interception) and the redirect: a 🚫 line each for the user
-    assert proc.stdout.count(f"🚫 {words}") >= 2, proc.stdout
+    # go_to_url, the link, the target=_blank link and both forms refused up front: each step's result says so
+    assert proc.stdout.count(f"result: ❌ {words}") == 5, proc.stdout
+    # the popup a script opens and the redirect (Fetch interception): a 🚫 line each for the user
+    assert f"🚫 {words}" in proc.stdout, proc.stdout
     assert "🚫 Navigation to sub.evil.test was blocked" in proc.stdout, proc.stdout
     # ... and the model read them in its next requests
     last = "\n".join(str(message["content"]) for message in requests[-1]["messages"])

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from ..cdp import CDPError
 
 if TYPE_CHECKING:
+    from ..browser.elements import ElementRef
+    from ..browser.tab import Tab
     from ..cdp import CDPSession
     from .domains import DomainPolicy
 
@@ -72,3 +74,32 @@ class NavigationGuard:
             log.info("blocked a navigation to %s", url)
             self.blocked.append(url)
             self.on_blocked(url, refusal)
+
+
+# Where clicking this element would send the browser: the link it is in (a target=_blank one too), or the
+# URL the form it submits goes to (its button's formaction, else the form's action; GET or POST alike).
+# null when the click navigates nowhere known up front (a script may still; interception covers that).
+CLICK_DESTINATION = r"""function() {
+  const link = this.closest ? this.closest('a[href], area[href]') : null;
+  if (link) return link.href;
+  const tag = this.tagName ? this.tagName.toLowerCase() : '';
+  const type = (this.getAttribute && this.getAttribute('type') || '').toLowerCase();
+  const submits = (tag === 'button' && (type === '' || type === 'submit'))
+    || (tag === 'input' && (type === 'submit' || type === 'image'));
+  const form = submits ? this.form : null;
+  if (!form) return null;
+  return this.hasAttribute('formaction') ? this.formAction : form.action;
+}"""
+
+
+async def click_refusal(policy: DomainPolicy, tab: Tab, element: ElementRef) -> str | None:
+    """Why clicking `element` may not happen (it opens a link or submits a form to a refused domain), in the
+    words `go_to_url` refuses with; None when it may. Checked before the click, so nothing is requested at
+    all, also where interception cannot hold a new tab (the extension relay's popups)."""
+    from ..browser import nodes
+
+    try:
+        destination = await nodes.call(tab, element, await nodes.resolve(tab, element), CLICK_DESTINATION)
+    except Exception:
+        return None  # a stale element: the click itself says so
+    return policy.refusal(destination) if isinstance(destination, str) else None
