@@ -36,13 +36,27 @@ Blocked = Callable[[str, str], None]  # (the URL refused, the words saying why) 
 
 
 class NavigationGuard:
-    def __init__(self, policy: DomainPolicy, on_blocked: Blocked) -> None:
+    def __init__(self, policy: DomainPolicy, on_blocked: Blocked, *, task_id: str = "") -> None:
         self.policy = policy
         self.on_blocked = on_blocked
+        self.task_id = task_id  # the extension keeps its own rules of this guard under it
+        self.on_suspended: list[Callable[[bool], None]] = []  # told when `suspended` changes
         self._watched: set[int] = set()
         self._pending: set[asyncio.Task[None]] = set()
         self.blocked: list[str] = []  # the URLs refused so far, in order
-        self.suspended = False  # while the user has the controls, where they go is their business
+        self._suspended = False
+
+    @property
+    def suspended(self) -> bool:
+        """While the user has the controls, where they go is their business."""
+        return self._suspended
+
+    @suspended.setter
+    def suspended(self, value: bool) -> None:
+        changed = value != self._suspended
+        self._suspended = value
+        for listener in list(self.on_suspended) if changed else []:
+            listener(value)
 
     async def watch(self, session: CDPSession, *, popup: bool = False) -> None:
         """Intercept the document requests of this session's target from now on (idempotent)."""
