@@ -36,7 +36,7 @@ function domainList(value, name) {
 // - in the tabs its tabs opened that Fetch does not guard yet (known from tabs.onCreated's openerTabId);
 // - in any tab but the task's own and the ones known as the user's, for a load its pages start (initiatorDomains: the domains of
 //   the task's tabs): a new tab's first request can beat tabs.onCreated and the rule update that follows
-//   (measured: the popup's request reached its server about one time in three without this rule).
+//   (measured, bench/bench_popup_rules.py: without this rule 13-14 of 20 popups reached their server; with it 0).
 function rulesOf(entry, firstId, context) {
   const conditions = [];
   const opened = entry.opened.filter((tabId) => !entry.tabIds.includes(tabId));

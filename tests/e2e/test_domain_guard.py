@@ -204,3 +204,15 @@ async def test_the_user_at_the_controls_may_go_anywhere_and_the_agent_is_held_ag
     assert BLOCKED.format("evil.test") in prompt_text(seen[0])  # the agent's own link click was stopped again
     assert snap["status"] == "completed", snap
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def test_the_rules_of_a_task_no_host_runs_are_cleared_on_the_next_hello(harness: Harness, hostile_tab: Tab) -> None:
+    """Session rules outlive a service-worker restart, the host and its tasks do not: a new host's hello
+    clears the rules of every task it does not run (here a task of the host that went away)."""
+    rules = {"taskId": "a-task-of-a-dead-host", "tabIds": [await harness.chrome_tab_id(hostile_tab)],
+             "allowedDomains": ["shop.test"], "blockedDomains": []}
+    await harness.sw(f"await setGuardRules({json.dumps(rules)}); 1")
+    assert await session_rules(harness)
+    await harness.sw("hostDown('the test dropped the host'); 1")  # the next host says hello
+    await harness.wait_host_connected()
+    await wait_until(lambda: _no_rules(harness), "the dead task's rules to be cleared")
