@@ -206,7 +206,9 @@ async def test_the_user_at_the_controls_may_go_anywhere_and_the_agent_is_held_ag
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
 
 
-async def test_the_rules_of_a_task_no_host_runs_are_cleared_on_the_next_hello(harness: Harness, hostile_tab: Tab) -> None:
+async def test_the_rules_of_a_task_no_host_runs_are_cleared_on_the_next_hello(
+    harness: Harness, hostile_tab: Tab
+) -> None:
     """Session rules outlive a service-worker restart, the host and its tasks do not: a new host's hello
     clears the rules of every task it does not run (here a task of the host that went away)."""
     rules = {"taskId": "a-task-of-a-dead-host", "tabIds": [await harness.chrome_tab_id(hostile_tab)],
