@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TAB_SESSION_PREFIX = "tab-"
+GUARD_RULES_TIMEOUT = 5.0  # the worker answers in milliseconds; an extension that does not, leaves Fetch alone
 
 
 def tab_session_id(tab_id: int) -> str:
@@ -205,8 +206,8 @@ class RelayBrowser(Browser):
                 task_id=guard.task_id, tab_ids=sorted(self._attached),
                 allowed_domains=list(guard.policy.allowed), blocked_domains=list(guard.policy.blocked))
             try:
-                await self._call(request)
-            except CDPError as exc:
+                await self.link.request(request, timeout=GUARD_RULES_TIMEOUT)
+            except (ExtensionError, LinkClosed, TimeoutError) as exc:
                 log.warning("the extension did not take the task's domain rules: %s", exc)
 
     def _later(self, work: Any) -> None:
@@ -235,7 +236,7 @@ class RelayBrowser(Browser):
         self.link.off(TabsEvent, self._on_tabs_event)
         if self.guard is not None and self.guard.task_id:
             try:
-                await self.link.request(GuardClear(task_id=self.guard.task_id), timeout=2.0)
+                await self.link.request(GuardClear(task_id=self.guard.task_id), timeout=GUARD_RULES_TIMEOUT)
             except (ExtensionError, LinkClosed, TimeoutError):
                 pass  # a worker that restarted clears a dead task's rules on its next hello
         for tab_id in list(self._attached):
