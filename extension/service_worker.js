@@ -5,6 +5,7 @@ importScripts("bridge/worker.js"); // the page bridge (window.PAGE_AGENT_EXT): i
 
 importScripts("worker/takeover.js");
 importScripts("worker/approvals.js"); // the MCP clients' requests, shown in the popup / side panel
+importScripts("worker/guards.js"); // the tasks' domains as declarativeNetRequest rules
 
 const HOST_NAME = "com.tabpilot.host";
 const EXTENSION_VERSION = chrome.runtime.getManifest().version;
@@ -79,6 +80,7 @@ function connectHost() {
       host.hostVersion = data && data.hostVersion;
       host.backoffMs = BACKOFF_FIRST_MS;
       learnTasks(data && data.tasks);
+      clearStaleGuards(data && data.tasks).catch((error) => console.warn("tabpilot: stale rules:", error.message));
       broadcastHostState(data ? data.task : null);
       bridgeHostConnected();
     })
@@ -211,6 +213,8 @@ async function handleHostRequest(message) {
     case "cdp.attach": return attach(requireTabId(message));
     case "cdp.detach": return detach(requireTabId(message));
     case "cdp.send": return sendCommand(message);
+    case "guard.rules": return setGuardRules(message);
+    case "guard.clear": return clearGuardRule(message);
     case "tabs.query": return { tabs: (await chrome.tabs.query({})).filter(isAgentTab).map(tabInfo) };
     case "tabs.create": {
       const tab = await chrome.tabs.create({ url: message.url || "about:blank", active: true });

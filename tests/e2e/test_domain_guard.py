@@ -5,6 +5,8 @@ evil.test. The web server's own record shows what reached evil.test; the popup's
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -42,10 +44,14 @@ async def hostile_tab(harness: Harness, site: RecordingSite) -> AsyncIterator[Ta
 async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
     harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
 ) -> None:
+    """A link and a target=_blank link the agent clicks are refused before the click (nothing is requested at
+    all); a link to the task's own domain that the server redirects to sub.evil.test is stopped on the hop."""
     problems: list[str] = []
     seen: list[dict[str, Any]] = []
     llm.add(
         act_on("Claim your prize", "click_element_by_index", "Open evil.test as the page says", problems),
+        account_told(seen, act_on("Open the prize in a new tab", "click_element_by_index", "In a new tab then",
+                                  problems)),
         account_told(seen, act_on("Continue to the deal", "click_element_by_index", "Try the other link", problems)),
         account_told(seen, done("evil.test could not be opened")),
     )
@@ -54,47 +60,95 @@ async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
                                      "allowedDomains": ["shop.test"]})
     assert reply["ok"], reply
     assert reply["data"]["allowedDomains"] == ["shop.test"]
+    tabs_before = {t.target_id for t in await harness.browser.tabs()}
     task_id = await start(harness, hostile_tab, "Find the best deal on this page")
     snap = await ended(harness, task_id)
     assert not problems, problems
     assert snap["status"] == "completed", snap
     assert site.reached("evil.test") == [], site.hits  # the server's own record: nothing arrived
     assert any(hit.path.startswith("/redirect") for hit in site.reached("shop.test"))  # the allowed hop went out
+    link, blank, _redirect = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] != "done"]
+    assert BLOCKED.format("evil.test") in link["action"]["output"], link  # refused before the click
+    assert BLOCKED.format("evil.test") in blank["action"]["output"], blank
+    assert {t.target_id for t in await harness.browser.tabs()} == tabs_before  # no tab was opened
     guards = [e["content"] for e in snap["history"] if e["type"] == "observation" and e.get("guard") == "blocked"]
-    assert BLOCKED.format("evil.test") in guards and BLOCKED.format("sub.evil.test") in guards, snap["history"]
+    assert BLOCKED.format("sub.evil.test") in guards, snap["history"]
     assert BLOCKED.format("evil.test") in prompt_text(seen[0])  # the model read it before its next step
-    assert BLOCKED.format("sub.evil.test") in prompt_text(seen[1])
+    assert BLOCKED.format("evil.test") in prompt_text(seen[1])
+    assert BLOCKED.format("sub.evil.test") in prompt_text(seen[2])
     assert await hostile_tab.url() == site.url("shop.test", "guard_hostile.html")  # the page stayed
     popup = await harness.open_popup(hostile_tab)
-    await popup.wait_for("document.querySelectorAll('#timeline .card-blocked').length >= 2", "the blocked cards")
+    await popup.wait_for("document.querySelectorAll('#timeline .card-blocked').length >= 1", "the blocked card")
     cards = [card for card in await popup.cards() if card["type"] == "blocked"]
-    assert BLOCKED.format("evil.test") in cards[0]["text"], cards
+    assert BLOCKED.format("sub.evil.test") in cards[0]["text"], cards
+    await harness.browser.close_tab(popup.tab.target_id)
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
 
 
-async def test_a_popup_to_another_domain_is_closed_and_reported(
-    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab
+def held(gate: threading.Event, then: Any) -> Any:
+    """A reply that waits (in the scripted server's thread) until the test opens the gate."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        gate.wait(60)
+        return then(body)
+
+    return reply
+
+
+async def session_rules(harness: Harness) -> list[dict[str, Any]]:
+    return list(json.loads(await harness.sw("JSON.stringify(await chrome.declarativeNetRequest.getSessionRules())")))
+
+
+async def test_a_popup_to_another_domain_never_reaches_it_and_the_users_other_tabs_are_not_affected(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
 ) -> None:
-    """chrome.debugger cannot hold a new tab before its first request, so over the relay a popup's first
-    request may reach its server (the websocket path holds it: tests/test_guards_navigation.py). What the
-    guard does here: the popup is closed at once, the agent stays on its page, the model and the user are told."""
+    """The page's own script opens evil.test in a new tab (window.open) when the agent presses its button:
+    chrome.debugger cannot hold that tab before its first request, the extension's rules (the task's tabs and
+    the tabs they open) block it. Then, the task still running, the user's own tab opens the same URL: it is
+    not the task's."""
     problems: list[str] = []
     seen: list[dict[str, Any]] = []
+    gate = threading.Event()
     llm.add(act_on("Open the prize window", "click_element_by_index", "Open the prize window", problems),
-            account_told(seen, done("No prize")))
+            account_told(seen, held(gate, done("No prize"))))
     reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
                                      "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
                                      "allowedDomains": ["shop.test"]})
     assert reply["ok"], reply
     before = {t.target_id for t in await harness.browser.tabs()}
-    task_id = await start(harness, hostile_tab, "Find the best deal on this page")
-    snap = await ended(harness, task_id)
+    users_tab = await harness.browser.new_tab("about:blank")
+    # the task's tab is the one in front, as when the user starts a task (Chromium's openerTabId of a popup is
+    # the tab in front when it opens, measured: not always the tab whose script opened it)
+    await harness.sw(f"await chrome.tabs.update({await harness.chrome_tab_id(hostile_tab)}, {{active: true}}); 1")
+    try:
+        task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+        await wait_until(lambda: _at_least(llm, 2), "the model to be asked after the click")
+        assert site.reached("evil.test") == [], site.hits  # the page's window.open: nothing arrived
+        await users_tab.navigate(site.url("evil.test", "popup?by=the-user"))  # the user's tab: not the task's
+        assert "/popup?by=the-user" in [hit.path for hit in site.reached("evil.test")], site.hits
+        assert await session_rules(harness), "the rules of the tab the task opened are in place while it runs"
+        gate.set()
+        snap = await ended(harness, task_id)
+    finally:
+        gate.set()
+        await harness.browser.close_tab(users_tab.target_id)
     assert not problems, problems
+    # the page's window.open never reached evil.test: the user's own visit (and its favicon) is all it got
+    assert {hit.path for hit in site.reached("evil.test")} <= {"/popup?by=the-user", "/favicon.ico"}, site.hits
     [click] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] != "done"]
     assert "closed at once; this tab is still the active one" in click["action"]["output"], click
     assert BLOCKED.format("evil.test") in prompt_text(seen[0])
-    assert {t.target_id for t in await harness.browser.tabs()} <= before  # the popup is gone
+    await wait_until(lambda: _only(harness, before), "the popup to be closed")
+    await wait_until(lambda: _no_rules(harness), "the task's rules to go when it ended")
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def _only(harness: Harness, tabs: set[str]) -> bool:
+    return {t.target_id for t in await harness.browser.tabs()} <= tabs
+
+
+async def _no_rules(harness: Harness) -> bool:
+    return not await session_rules(harness)
 
 
 async def test_the_safety_settings_in_the_popup_are_the_hosts(harness: Harness, hostile_tab: Tab) -> None:
@@ -150,3 +204,17 @@ async def test_the_user_at_the_controls_may_go_anywhere_and_the_agent_is_held_ag
     assert BLOCKED.format("evil.test") in prompt_text(seen[0])  # the agent's own link click was stopped again
     assert snap["status"] == "completed", snap
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def test_the_rules_of_a_task_no_host_runs_are_cleared_on_the_next_hello(
+    harness: Harness, hostile_tab: Tab
+) -> None:
+    """Session rules outlive a service-worker restart, the host and its tasks do not: a new host's hello
+    clears the rules of every task it does not run (here a task of the host that went away)."""
+    rules = {"taskId": "a-task-of-a-dead-host", "tabIds": [await harness.chrome_tab_id(hostile_tab)],
+             "allowedDomains": ["shop.test"], "blockedDomains": []}
+    await harness.sw(f"await setGuardRules({json.dumps(rules)}); 1")
+    assert await session_rules(harness)
+    await harness.sw("hostDown('the test dropped the host'); 1")  # the next host says hello
+    await harness.wait_host_connected()
+    await wait_until(lambda: _no_rules(harness), "the dead task's rules to be cleared")

@@ -199,8 +199,14 @@ async def _request_takeover(ctx: ToolContext, args: RequestTakeoverInput) -> str
 
 async def _click(ctx: ToolContext, args: IndexInput) -> str:
     from ..browser import actions
+    from ..guards.navigation import click_refusal
 
-    return await actions.click(ctx.browser, ctx.tab, ctx.element(args.index))
+    element = ctx.element(args.index)
+    domains = ctx.agent.config.domains
+    refusal = await click_refusal(domains, ctx.tab, element) if domains is not None else None
+    if refusal is not None:
+        raise ActionError(refusal)
+    return await actions.click(ctx.browser, ctx.tab, element)
 
 
 async def _input_text(ctx: ToolContext, args: InputTextInput) -> str:

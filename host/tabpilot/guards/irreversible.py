@@ -94,6 +94,8 @@ async def pending_action(ask_before: str, tool: str, tool_input: Any, ctx: ToolC
         element = ctx.elements.get(tool_input.index)
         if element is None:
             return None  # the tool itself says the index is wrong
+        if await _refused_anyway(ctx, element):
+            return None  # the click goes to a refused domain: the tool refuses it, nobody is asked about it
         why = name_reason(element.name) or _form_reason(await _form_kinds(ctx, element))
         return await _ask(ctx, f"click {named(element)}", why, every)
     if tool == "send_keys" and "enter" in tool_input.keys.lower():
@@ -114,6 +116,13 @@ async def _ask(ctx: ToolContext, action: str, why: str | None, every: bool) -> P
     except Exception:
         site = ""
     return PendingAction(action=action, site=site, why=why or "you asked to approve every action")
+
+
+async def _refused_anyway(ctx: ToolContext, element: ElementRef) -> bool:
+    from .navigation import click_refusal
+
+    domains = ctx.agent.config.domains
+    return domains is not None and await click_refusal(domains, ctx.tab, element) is not None
 
 
 def _form_reason(kinds: list[str] | None) -> str | None:

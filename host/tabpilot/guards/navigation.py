@@ -6,8 +6,11 @@ of one is paused, judged by the task's `DomainPolicy`, and continued or failed. 
 domains chrome.debugger lets an extension use, so this works the same in the user's browser (the
 extension relay) and in a launched one (websocket). Frames and popups: an out-of-process iframe's own
 requests are not intercepted (subresources and subframes are out of scope); a popup or `target=_blank`
-tab is guarded from its first request in a browser reached over websocket (`Browser.guard_navigation`),
-and from the moment the host attaches to it in the extension relay (`RelayBrowser`).
+tab is guarded from its first request in a browser reached over websocket (`Browser.guard_navigation`); in
+the extension relay, where chrome.debugger cannot hold a tab before it exists, the extension's own
+declarativeNetRequest rules block that first request (`RelayBrowser.guard_navigation`, `guard.rules`) and Fetch
+takes over once the host attaches. A click the agent makes on a link or a form's submit is judged before the
+click (`click_refusal`), so nothing is requested at all.
 
 A refused request fails as `Aborted`, which leaves the page where it was (measured on Chromium 156:
 `BlockedByClient` replaces the page with chrome-error://chromewebdata/, losing the agent's page); a
@@ -24,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from ..cdp import CDPError
 
 if TYPE_CHECKING:
+    from ..browser.elements import ElementRef
+    from ..browser.tab import Tab
     from ..cdp import CDPSession
     from .domains import DomainPolicy
 
@@ -34,14 +39,28 @@ Blocked = Callable[[str, str], None]  # (the URL refused, the words saying why) 
 
 
 class NavigationGuard:
-    def __init__(self, policy: DomainPolicy, on_blocked: Blocked) -> None:
+    def __init__(self, policy: DomainPolicy, on_blocked: Blocked, *, task_id: str = "") -> None:
         self.policy = policy
         self.on_blocked = on_blocked
+        self.task_id = task_id  # the extension keeps its own rules of this guard under it
+        self.on_suspended: list[Callable[[bool], None]] = []  # told when `suspended` changes
         self._watched: set[int] = set()
         self._main_frames: dict[int, str] = {}  # id(session) → its page's main frame id (stable across navigations)
         self._pending: set[asyncio.Task[None]] = set()
         self.blocked: list[str] = []  # the URLs refused so far, in order
-        self.suspended = False  # while the user has the controls, where they go is their business
+        self._suspended = False
+
+    @property
+    def suspended(self) -> bool:
+        """While the user has the controls, where they go is their business."""
+        return self._suspended
+
+    @suspended.setter
+    def suspended(self, value: bool) -> None:
+        changed = value != self._suspended
+        self._suspended = value
+        for listener in list(self.on_suspended) if changed else []:
+            listener(value)
 
     async def watch(self, session: CDPSession, *, popup: bool = False) -> None:
         """Intercept the document requests of this session's target from now on (idempotent)."""
@@ -81,3 +100,32 @@ class NavigationGuard:
             log.info("blocked a navigation to %s", url)
             self.blocked.append(url)
             self.on_blocked(url, refusal)
+
+
+# Where clicking this element would send the browser: the link it is in (a target=_blank one too), or the
+# URL the form it submits goes to (its button's formaction, else the form's action; GET or POST alike).
+# null when the click navigates nowhere known up front (a script may still; interception covers that).
+CLICK_DESTINATION = r"""function() {
+  const link = this.closest ? this.closest('a[href], area[href]') : null;
+  if (link) return link.href;
+  const tag = this.tagName ? this.tagName.toLowerCase() : '';
+  const type = (this.getAttribute && this.getAttribute('type') || '').toLowerCase();
+  const submits = (tag === 'button' && (type === '' || type === 'submit'))
+    || (tag === 'input' && (type === 'submit' || type === 'image'));
+  const form = submits ? this.form : null;
+  if (!form) return null;
+  return this.hasAttribute('formaction') ? this.formAction : form.action;
+}"""
+
+
+async def click_refusal(policy: DomainPolicy, tab: Tab, element: ElementRef) -> str | None:
+    """Why clicking `element` may not happen (it opens a link or submits a form to a refused domain), in the
+    words `go_to_url` refuses with; None when it may. Checked before the click, so nothing is requested at
+    all, also where interception cannot hold a new tab (the extension relay's popups)."""
+    from ..browser import nodes
+
+    try:
+        destination = await nodes.call(tab, element, await nodes.resolve(tab, element), CLICK_DESTINATION)
+    except Exception:
+        return None  # a stale element: the click itself says so
+    return policy.refusal(destination) if isinstance(destination, str) else None

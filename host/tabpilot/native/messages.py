@@ -490,6 +490,25 @@ class TabsClose(HostRequest[Empty]):
     tab_id: int = Field(alias="tabId")
 
 
+class GuardRules(HostRequest[Empty]):
+    """The task's domains, enforced by the extension itself for its tabs (declarativeNetRequest session rules)
+    before any request leaves, the tabs they open included (extension/worker/guards.js). `tab_ids` are added
+    to the ones the task had; the domains replace its previous ones."""
+
+    type: Literal["guard.rules"] = "guard.rules"
+    task_id: str = Field(alias="taskId", min_length=1)
+    tab_ids: list[int] = Field(alias="tabIds")
+    allowed_domains: list[str] = Field(alias="allowedDomains")
+    blocked_domains: list[str] = Field(alias="blockedDomains")
+
+
+class GuardClear(HostRequest[Empty]):
+    """The task's rules go away (it ended, or the user has the controls)."""
+
+    type: Literal["guard.clear"] = "guard.clear"
+    task_id: str = Field(alias="taskId", min_length=1)
+
+
 class CdpEvent(ExtensionPush):
     type: Literal["cdp.event"]
     tab_id: int = Field(alias="tabId")

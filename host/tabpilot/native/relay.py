@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..browser.browser import Browser, TabInfo
 from ..browser.errors import TabClosed
@@ -25,6 +25,8 @@ from .messages import (
     CdpEvent,
     CdpSend,
     ChromeTab,
+    GuardClear,
+    GuardRules,
     HostRequest,
     TabsActivate,
     TabsClose,
@@ -34,9 +36,13 @@ from .messages import (
 )
 from .peer import REQUEST_TIMEOUT, ExtensionError, ExtensionLink, LinkClosed, LinkClosedNotice, ReplyData
 
+if TYPE_CHECKING:
+    from ..guards.navigation import NavigationGuard
+
 log = logging.getLogger(__name__)
 
 TAB_SESSION_PREFIX = "tab-"
+GUARD_RULES_TIMEOUT = 5.0  # the worker answers in milliseconds; an extension that does not, leaves Fetch alone
 
 
 def tab_session_id(tab_id: int) -> str:
@@ -157,6 +163,7 @@ class RelayBrowser(Browser):
         self._guarding: set[asyncio.Future[None]] = set()
         self._opened: set[int] = set()  # tabs the task's tabs opened (popups, target=_blank links)
         self._refused_tabs: set[int] = set()  # ... closed for going to a refused domain
+        self._rules_sent = asyncio.Lock()  # the extension's rules follow the guard's state, last one wins
         self.transport.detach_listeners.append(self._on_tab_detached)
         link.on(TabsEvent, self._on_tabs_event)
 
@@ -173,12 +180,40 @@ class RelayBrowser(Browser):
     async def _start(self) -> None:  # no Target domain here: tabs.event pushes instead
         return None
 
+    async def guard_navigation(self, guard: NavigationGuard) -> None:
+        """Fetch interception on the task's attached tabs (as in any browser), and the same domains as the
+        extension's own rules (`guard.rules`): those block a request of the task's tabs and of the tabs they
+        open before it leaves, which chrome.debugger cannot do for a tab that does not exist yet."""
+        await super().guard_navigation(guard)
+        guard.on_suspended.append(lambda _suspended: self._later(self._send_guard_rules()))
+        await self._send_guard_rules()
+
     async def _guard_popups(self) -> None:
         """chrome.debugger cannot hold a new tab before its first request (its debuggee does not exist before
-        the tab does): a tab the task's tabs open is attached at once, so Fetch guards it from then on, and
-        one whose URL is already on a refused domain is closed and reported. Its first request may have
-        left by then (measured: a window.open to a refused domain reaches its server over the relay)."""
+        the tab does): the extension's rules stop that request (`guard_navigation`); here a tab the task's
+        tabs open is attached at once, so Fetch guards it from then on too, and one whose URL is already on a
+        refused domain is closed and reported."""
         return None
+
+    async def _send_guard_rules(self) -> None:
+        """Tell the extension the task's rules as they are now: its tabs and domains, or none while the
+        user has the controls. An extension without them (an older one) leaves Fetch interception alone."""
+        guard = self.guard
+        if guard is None or not guard.task_id:
+            return
+        async with self._rules_sent:
+            request: HostRequest[Any] = GuardClear(task_id=guard.task_id) if guard.suspended else GuardRules(
+                task_id=guard.task_id, tab_ids=sorted(self._attached),
+                allowed_domains=list(guard.policy.allowed), blocked_domains=list(guard.policy.blocked))
+            try:
+                await self.link.request(request, timeout=GUARD_RULES_TIMEOUT)
+            except (ExtensionError, LinkClosed, TimeoutError) as exc:
+                log.warning("the extension did not take the task's domain rules: %s", exc)
+
+    def _later(self, work: Any) -> None:
+        job = asyncio.ensure_future(work)
+        self._guarding.add(job)
+        job.add_done_callback(self._guarding.discard)
 
     async def _guard_new_tab(self, tab: ChromeTab) -> None:
         guard = self.guard
@@ -199,6 +234,11 @@ class RelayBrowser(Browser):
 
     async def close(self) -> None:
         self.link.off(TabsEvent, self._on_tabs_event)
+        if self.guard is not None and self.guard.task_id:
+            try:
+                await self.link.request(GuardClear(task_id=self.guard.task_id), timeout=GUARD_RULES_TIMEOUT)
+            except (ExtensionError, LinkClosed, TimeoutError):
+                pass  # a worker that restarted clears a dead task's rules on its next hello
         for tab_id in list(self._attached):
             try:
                 await self.link.request(CdpDetach(tab_id=tab_id), timeout=2.0)
@@ -216,9 +256,7 @@ class RelayBrowser(Browser):
             self._opened.add(tab_id)
             self._target_created.put_nowait({"targetId": str(tab_id), "url": tab.url, "title": tab.title})
         if push.event in ("created", "updated") and tab_id in self._opened and self.guard is not None:
-            guarding = asyncio.ensure_future(self._guard_new_tab(tab))
-            self._guarding.add(guarding)
-            guarding.add_done_callback(self._guarding.discard)
+            self._later(self._guard_new_tab(tab))
         elif push.event == "removed":
             self._forget(tab_id)
 
@@ -284,9 +322,14 @@ class RelayBrowser(Browser):
         self._attached.add(tab_id)
         self._own_tabs.add(target_id)
         tab = Tab(self.connection.session(tab_session_id(tab_id)), target_id)
-        await tab.enable()
+        try:
+            await tab.enable()
+        except CDPError as exc:  # closed meanwhile, e.g. a popup the guard closed for its refused domain
+            self._forget(tab_id)
+            raise TabClosed(f"cannot work in tab {tab_id}: {exc.cdp_message}") from exc
         if self.guard is not None:
             await self.guard.watch(tab.session)
+            await self._send_guard_rules()
         self._tabs[target_id] = tab
         self.tab_number(target_id)
         return tab

@@ -204,7 +204,7 @@ class TaskRun:
             from ..guards.navigation import NavigationGuard
 
             helpers["domains"] = self.plan.domains
-            self._guard = NavigationGuard(self.plan.domains, self._on_blocked)
+            self._guard = NavigationGuard(self.plan.domains, self._on_blocked, task_id=str(self.task_id))
             try:
                 await self.browser.guard_navigation(self._guard)
             except BaseException:
