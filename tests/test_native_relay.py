@@ -284,7 +284,9 @@ async def test_cancel_on_the_infobar_stops_the_task(host, stand_in, llm, pages, 
     await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
 
 
-async def test_stdin_eof_mid_task_stops_it_recorded_and_exits_within_a_second(host, stand_in, llm, pages, tmp_path):
+async def test_stdin_eof_mid_task_suspends_it_recorded_and_exits_within_a_second(host, stand_in, llm, pages, tmp_path):
+    """Stdin closes when the service worker restarts: a popup task is left for the next host to go on with
+    (`running`, its run state suspended), with every event it pushed recorded."""
     await configure(host, llm)
     tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
     llm.add(act("Your name", "input_text", "Type", text="Linus"), Delay(30))
@@ -293,7 +295,9 @@ async def test_stdin_eof_mid_task_stops_it_recorded_and_exits_within_a_second(ho
     pushed = [p["event"] for p in host.pushes if p.get("taskId") == task_id and p["type"] == "task.event"]
     assert await host.close_stdin() < 1.0
     status, events = database_rows(tmp_path / "tabpilot", task_id)
-    assert status == "stopped" and events == pushed and "step" in [e["type"] for e in events]
+    assert status == "running" and events == pushed and "step" in [e["type"] for e in events]
+    with sqlite3.connect(f"file:{tmp_path / 'tabpilot' / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT suspended FROM run_states WHERE task_id = ?", (task_id,)).fetchone() == (1,)
     await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
 
 
