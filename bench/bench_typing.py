@@ -59,10 +59,18 @@ async def _one_by_one(tab: Tab, element: ElementRef | None, commands: list[tuple
 
 
 @contextmanager
-def _awaiting_each(really: bool) -> Iterator[None]:
+def _awaiting_each(really: bool, sending: list[float]) -> Iterator[None]:
+    """input_text sending its commands one by one (really) or pipelined; either way the milliseconds the
+    sending alone took go to `sending`."""
     pipelined = actions._send_in_order
-    if really:
-        actions._send_in_order = _one_by_one  # type: ignore[assignment]
+    way = _one_by_one if really else pipelined
+
+    async def timed(tab: Tab, element: ElementRef | None, commands: list[tuple[str, dict[str, Any]]]) -> None:
+        started = time.perf_counter()
+        await way(tab, element, commands)
+        sending.append((time.perf_counter() - started) * 1000)
+
+    actions._send_in_order = timed  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -89,10 +97,11 @@ async def bench(runs: int) -> None:
             "relay": (relay, relay_tab, await ref(relay_tab, "#name", name="Name")),
         }
         samples: dict[tuple[str, bool], list[float]] = {(side, each): [] for side in sides for each in (True, False)}
+        sending: dict[tuple[str, bool], list[float]] = {key: [] for key in samples}
         for i in range(runs + 1):  # the first round is a warm-up
             for (side, each), out in samples.items():
                 browser, tab, name = sides[side]
-                with _awaiting_each(each):
+                with _awaiting_each(each, sending[(side, each)]):
                     started = time.perf_counter()
                     said = await actions.input_text(browser, tab, name, TEXT)
                     elapsed = (time.perf_counter() - started) * 1000
@@ -100,6 +109,8 @@ async def bench(runs: int) -> None:
                     raise SystemExit(f"typing went wrong on the {side} path: {said}")
                 if i:
                     out.append(elapsed)
+                else:
+                    sending[(side, each)].clear()
         print(f"\ninput_text of {len(TEXT)} characters (the whole action: focus, clear, type, read back):")
         for side in sides:
             for each, label in ((True, "before: each key event awaited"), (False, "after: key events pipelined")):
@@ -108,6 +119,8 @@ async def bench(runs: int) -> None:
                 verdict = f"target ≤ {TARGET_MS:g} ms: {'OK' if median <= TARGET_MS else 'ABOVE'}" if not each else ""
                 print(f"  {side:<10} {label:<32} median {median:7.1f} ms  (min {min(values):.1f}, "
                       f"max {max(values):.1f}, n={len(values)})  {verdict}")
+                print(f"  {'':<10} {'    of which sending the keys':<32} median "
+                      f"{statistics.median(sending[(side, each)]):7.1f} ms")
         print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         await ws_browser.connection.close()
