@@ -9,6 +9,7 @@ from actions_support import evaluate, events, ref
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError
+from tabpilot.browser.keys import typing_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -38,6 +39,35 @@ async def test_typing_sends_keys_a_keyboard_would(browser, tab) -> None:
     keys = [k["key"] for k in await events(tab, "keyup") if k["key"] != "Shift"]
     assert keys == ["Delete", "Z", "o", " ", "3", "!", "o", "k"]  # clearing, then each key; no key makes "ë"
     assert all(k["trusted"] for k in await events(tab, "keyup"))
+
+
+async def test_long_typing_reaches_the_page_complete_and_in_order(browser, tab) -> None:
+    text = ("Héllo, World! 中文 typed fast 😀 — punctuation: a-b_c=d+e[f]{g}|h\\i;j'k\"l,m.n/o?p`q~r "
+            "UPPER lower 0123456789 日本語 end 🎉é")
+    assert len(text) >= 100
+    result = await actions.input_text(browser, tab, await ref(tab, "#keylog", name="Key log"), text)
+    assert result.endswith(f"its value is now '{text}'.")
+    seen = await evaluate(tab, "window.__keylog")
+    assert all(event["trusted"] for event in seen)
+    # A key per character a US keyboard types (keydown, keypress, input, keyup, with Shift held around
+    # where needed); each run of other characters arrives as one input event, its text as data.
+    expected: list[tuple[str, str]] = []
+    run = ""
+    for char in text:
+        if typing_events(char) is None:
+            run += char
+            continue
+        if run:
+            expected.append(("input", run))
+            run = ""
+        expected += [("keydown", char), ("keypress", char), ("input", char), ("keyup", char)]
+    if run:
+        expected.append(("input", run))
+    assert [(e["type"], e["key"]) for e in seen if e["key"] != "Shift"] == expected
+    # Each input event saw the value grow by exactly its data: nothing dropped, duplicated or reordered.
+    values = [e["value"] for e in seen if e["type"] == "input"]
+    assert values == [text[: len(value)] for value in values] and values[-1] == text
+    assert await evaluate(tab, "document.getElementById('keylog').value") == text
 
 
 async def test_typing_through_label_reaches_its_control(browser, tab) -> None:

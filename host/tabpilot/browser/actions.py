@@ -291,6 +291,7 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) ->
     if len(text) > TYPE_BY_KEYS_LIMIT:
         await send(tab, tab.session, "Input.insertText", {"text": text}, element=element)
         return
+    commands: list[tuple[str, dict[str, Any]]] = []
     pending = ""
     for char in text.replace("\r\n", "\n"):
         if char == "\n" and not multiline:
@@ -300,12 +301,25 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) ->
             pending += char
             continue
         if pending:
-            await send(tab, tab.session, "Input.insertText", {"text": pending}, element=element)
+            commands.append(("Input.insertText", {"text": pending}))
             pending = ""
-        for event in events:
-            await send(tab, tab.session, "Input.dispatchKeyEvent", event, element=element)
+        commands.extend(("Input.dispatchKeyEvent", event) for event in events)
     if pending:
-        await send(tab, tab.session, "Input.insertText", {"text": pending}, element=element)
+        commands.append(("Input.insertText", {"text": pending}))
+    await _send_in_order(tab, element, commands)
+
+
+async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tuple[str, dict[str, Any]]]) -> None:
+    """Send input commands without awaiting each reply before the next: Chromium runs one session's commands
+    in the order they arrive, so the page still sees every event, in order (tests/test_actions_forms.py
+    checks). Awaited one by one, 100 characters (~200 key events) took ~580 ms at load 6.6."""
+    replies = await asyncio.gather(
+        *(send(tab, tab.session, method, params, element=element) for method, params in commands),
+        return_exceptions=True,
+    )
+    for reply in replies:
+        if isinstance(reply, BaseException):
+            raise reply
 
 
 async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str) -> None:
