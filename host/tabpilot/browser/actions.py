@@ -309,17 +309,25 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) ->
     await _send_in_order(tab, element, commands)
 
 
+# Commands in flight at once: the extension keeps the last 200 windows of input it dispatched
+# (worker/takeover.js INPUT_WINDOWS_KEPT) to tell the agent's input from the user's, so a batch stays well
+# under that; between batches a takeover (the user has the controls) stops the rest.
+TYPING_BATCH = 64
+
+
 async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tuple[str, dict[str, Any]]]) -> None:
     """Send input commands without awaiting each reply before the next: Chromium runs one session's commands
     in the order they arrive, so the page still sees every event, in order (tests/test_actions_forms.py
     checks). Awaited one by one, 100 characters (~200 key events) took ~580 ms at load 6.6."""
-    replies = await asyncio.gather(
-        *(send(tab, tab.session, method, params, element=element) for method, params in commands),
-        return_exceptions=True,
-    )
-    for reply in replies:
-        if isinstance(reply, BaseException):
-            raise reply
+    for start in range(0, len(commands), TYPING_BATCH):
+        replies = await asyncio.gather(
+            *(send(tab, tab.session, method, params, element=element)
+              for method, params in commands[start:start + TYPING_BATCH]),
+            return_exceptions=True,
+        )
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise reply
 
 
 async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str) -> None:
