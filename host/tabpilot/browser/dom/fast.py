@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import logging
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -246,10 +247,15 @@ def _forget_on_navigation(session: CDPSession) -> None:
     if "_navigation_handler" in session.kept:
         return
 
+    # The connection keeps its handlers for its whole life: a strong reference here would keep every
+    # session it ever read (and its task) alive with it (tests/test_cdp.py checks a session is freed).
+    kept = weakref.ref(session)
+
     def navigated(params: dict[str, Any]) -> None:
         frame_id = params.get("frame", {}).get("id")
-        if frame_id is not None:
-            _worlds(session).pop(frame_id, None)
+        alive = kept()
+        if frame_id is not None and alive is not None:
+            _worlds(alive).pop(frame_id, None)
 
     session.kept["_navigation_handler"] = navigated
     session.on("Page.frameNavigated", navigated)
