@@ -26,14 +26,24 @@ def name_icons(documents: list[Document]) -> None:
 
 def _name_icons_in(document: Document) -> None:
     ids: dict[str, int] | None = None
+    # Cheap tests on string ids first: a 14k-node table has few candidates.
+    pointer = document.string_id("pointer")
+    marking = {document.string_id(name) for name in ("role", "tabindex", "contenteditable")} - {-1}
+    native = {document.string_id(tag) for tag in rules.NATIVE_TAGS | {t.upper() for t in rules.NATIVE_TAGS}} - {-1}
     for node, kind in enumerate(document.node_type):
-        if kind != ELEMENT_NODE or document.layout_of[node] < 0:
+        layout = document.layout_of[node]
+        if kind != ELEMENT_NODE or layout < 0:
+            continue
+        style = document.styles[layout]
+        if not (node in document.clickable or document.name_index[node] in native
+                or (pointer >= 0 and len(style) > CURSOR and style[CURSOR] == pointer)
+                or marking.intersection(document.attributes[node])):
             continue
         tag = document.tag(node)
         if tag in rules.ICON_FIELDS:
             continue
         attrs = document.attrs(node)
-        if "aria-label" in attrs or "title" in attrs or not _candidate(document, node, tag, attrs):
+        if "aria-label" in attrs or "title" in attrs:
             continue
         text = _own_text(document, node)
         if text == WORDS:
@@ -45,13 +55,6 @@ def _name_icons_in(document: Document) -> None:
             _add(document, node, rules.ICON_NAME, named)
         elif text == NONE and (guessed := _class_words(document, node)):
             _add(document, node, rules.ICON_HINT, guessed)
-
-
-def _candidate(document: Document, node: int, tag: str, attrs: dict[str, str]) -> bool:
-    """As the walker picks what to look at: controls by markup, listeners, a pointer cursor."""
-    layout = document.layout_of[node]
-    return rules.interactive_role(tag, attrs) is not None or node in document.clickable \
-        or document.style(layout, CURSOR) == "pointer" or "role" in attrs
 
 
 def _own_text(document: Document, node: int) -> int:
