@@ -250,3 +250,37 @@ async def test_a_model_reads_a_long_value_whole_and_clicks_an_icon_by_its_name(b
     assert "word119 word120 finale" in history_section(server.requests[1])
     assert await tab.evaluate("window.clicks") == ["t-trash"]
     await browser.close_tab(tab.target_id)
+
+
+async def test_each_checkbox_and_radio_shares_one_line_with_its_own_label(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_labels.html"))
+    state = await get_state(browser, tab)
+    assert body(state) == [
+        "## Consent",
+        "[1]<input type=checkbox checked=false>Necessary",  # a wrapping label, text after the box
+        "[2]<input type=checkbox checked=false>Analytics",
+        "[3]<input type=checkbox checked=false>Newsletter",  # text before the box
+        "[4]<input type=checkbox checked=false>Remember me",  # label[for] further down
+        "between",
+        "Elsewhere:",
+        "[5]<input type=checkbox checked=false>Weekly digest",  # a text node after the box, no label
+        "[6]<input type=checkbox checked=false>Monthly digest",
+        "[7]<input type=radio name=size checked=false>Small",  # a flex row of radios and label[for]
+        "[8]<input type=radio name=size checked=false>Medium",
+        "[9]<input type=checkbox checked=false>Milk",  # in list items
+        "[10]<input type=checkbox checked=false>Bread",
+        "[11]<input type=checkbox checked=true disabled>Cookies",  # a disabled box: its label is not clickable
+        "[12]<input type=checkbox checked=false>Ads",
+        "[13]<button>Save",
+    ], state.text
+    for index in range(1, 11):
+        await actions.click(browser, tab, state.elements[index])
+    await actions.click(browser, tab, state.elements[12])
+    assert await tab.evaluate("window.changed") == [
+        "after1", "after2", "before", "for1", "sibling1", "sibling2", "s", "m", "li1", "li2", "ads"]
+    # The second look reads the same lines, ticked.
+    again = await get_state(browser, tab, state)
+    assert line_of(again, 5) == "[5]<input type=checkbox checked=true>Weekly digest"
+    assert line_of(again, 8) == "[8]<input type=radio name=size checked=true>Medium"
+    assert line_of(again, 7) == "[7]<input type=radio name=size checked=false>Small"
+    await browser.close_tab(tab.target_id)

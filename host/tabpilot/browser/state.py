@@ -19,6 +19,7 @@ from typing import Any
 from ..cdp import CDPError, CDPSession
 from .browser import Browser
 from .dom import fast, origins, render
+from .dom.icons import name_icons
 from .dom.items import Found, MixedLine, TextLine
 from .dom.snapshot import STYLES, Document, decode, mark_passwords
 from .dom.walk import Insets, Walker
@@ -225,6 +226,8 @@ async def _read_snapshots(tab: Tab) -> Read:
     frames = [(frame, decode(reply, frame.session), owner_id) for frame, reply, owner_id in raw_frames]
     documents = decode(snapshot, tab.session)
     mark_passwords(documents, passwords)
+    for frame_documents in (documents, *(each for _, each, _ in frames)):
+        name_icons(frame_documents)
     return metrics, documents, frames, insets
 
 

@@ -30,13 +30,19 @@ from ...cdp import CDPError, CDPSession
 from ...cdp.connection import DEFAULT_TIMEOUT
 from ...textsafety import clean_json
 from ..errors import BrowserError
+from . import rules
 from .snapshot import Document, decode
 
 log = logging.getLogger(__name__)
 
 WORLD_NAME = "tabpilot"
 STEP = "tabpilot-step"  # handles used while reading one state, released after it
-_SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8")
+# The icon-naming rules come from rules.py, where dom/icons.py reads them for the snapshot reader: one place.
+_ICON_RULES = json.dumps({
+    "tooltips": rules.ICON_TOOLTIPS, "generic": sorted(rules.ICON_GENERIC_WORDS), "fields": sorted(rules.ICON_FIELDS),
+    "fonts": rules.ICON_FONT_CLASSES, "words": rules.ICON_HINT_WORDS})
+_SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8").replace(
+    "/*ICON_RULES*/", f"({_ICON_RULES}) ||")
 _GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12]
 # The walker of this world, made if the document got none yet. (The one an earlier version kept as
 # globalThis.__tabpilotWalker is dropped.)

@@ -37,6 +37,25 @@ INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
 ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
 FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
 
+# Naming an icon-only control (walker.js in the page, icons.py from a snapshot; both by these): tooltip
+# attributes in the order they are read, and the class-name words that say nothing of what an icon means.
+ICON_TOOLTIPS = ("data-tooltip", "data-title", "data-original-title", "data-bs-original-title", "data-tip")
+ICON_GENERIC_WORDS = frozenset({
+    "action", "actions", "active", "and", "bar", "base", "bi", "big", "black", "block", "bottom", "btn", "button",
+    "circle", "clickable", "col", "container", "control", "css", "ctrl", "dark", "default", "disabled", "div",
+    "el", "enabled", "fa", "fab", "fad", "fal", "far", "fas", "fass", "feather", "filled", "flat", "flex", "float",
+    "focus", "for", "fw", "ghost", "glyphicon", "glyphicons", "has", "hidden", "hover", "ico", "icon", "icons",
+    "image", "img", "inline", "inner", "ion", "ionicon", "is", "item", "js", "la", "label", "lar", "large", "las",
+    "left", "lg", "light", "link", "material", "md", "mdi", "medium", "menu", "mini", "muted", "nav", "octicon",
+    "open", "outer", "outlined", "plain", "pointer", "primary", "pull", "regular", "right", "round", "rounded",
+    "row", "secondary", "selected", "sharp", "show", "shown", "sm", "small", "solid", "span", "square", "svg",
+    "symbols", "tabler", "text", "the", "ti", "tool", "toolbar", "top", "ui", "visible", "white", "with", "wrap",
+    "wrapper", "xl", "xs", "xxl",
+})
+ICON_FONT_CLASSES = ("material-icons", "material-symbols", "google-symbols")  # text drawn as an icon (a ligature)
+ICON_HINT_WORDS = 3
+ICON_FIELDS = frozenset({"input", "select", "textarea", "iframe", "body", "html", "label"})  # named otherwise
+
 NAME_LIMIT = 80
 VALUE_LIMIT = 60
 FIELD_VALUE_LIMIT = 500  # what a field holds is shown whole up to here; longer ones say their length

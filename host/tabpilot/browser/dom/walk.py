@@ -89,6 +89,10 @@ class Walker:
         # The last inline element whose text runs in the buffer: (its document, last node, box), while
         # nothing outside it has been read since.
         self._inline: tuple[Document, int, Rect] | None = None
+        # A checkbox or radio button with no <label> of its own, while the text right after it (up to the
+        # end of its line, or the next element offered) is its name: `<input type=checkbox> Weekly digest`.
+        self._box_named_by_next_text: Found | None = None
+        self._label_targets: dict[int, set[str]] = {}  # id(document) -> the ids some label[for] names
 
     # --- text ----------------------------------------------------------------------------------
     def _apart(self, document: Document, rect: Rect) -> bool:
@@ -101,6 +105,7 @@ class Walker:
 
     def _flush(self) -> None:
         self._inline = None
+        self._box_named_by_next_text = None
         if any(isinstance(part, Found) for part in self._buffer):
             self._flush_mixed()
         elif self._buffer:
@@ -208,9 +213,13 @@ class Walker:
                 if text and not item.named_control:
                     items.append(TextLine(text, item.depth))
             elif isinstance(item, MixedLine):
-                item.parts = ["".join(p.text) if isinstance(p, Found) and id(p) in redundant else p
-                              for p in item.parts]
-                items.append(item)
+                # A label whose text became its box's name leaves the line (it would read as a neighbour's).
+                item.parts = [("" if p.named_control else "".join(p.text)) if isinstance(p, Found)
+                              and id(p) in redundant else p for p in item.parts]
+                if any(isinstance(p, Found) for p in item.parts):
+                    items.append(item)
+                elif text := " ".join("".join(item.parts).split()):  # type: ignore[arg-type]
+                    items.append(TextLine(item.prefix + text, item.depth))
             else:
                 items.append(item)
         self.result.items = items
@@ -225,6 +234,19 @@ class Walker:
             control.text.append(text)
             control.named_by_text = True
             label.named_control = True
+
+    def _unlabelled_box(self, document: Document, found: Found) -> bool:
+        """A checkbox or radio button no label[for] names elsewhere. (Inside a <label> that is offered, the
+        label takes the text after it first; inside one that is not, as for a disabled box, the box does.)"""
+        if found.tag != "input" or found.attrs.get("type", "").lower() not in ("checkbox", "radio"):
+            return False
+        targets = self._label_targets.get(id(document))
+        if targets is None:
+            label_id = document.string_id("label"), document.string_id("LABEL")
+            targets = self._label_targets[id(document)] = {
+                document.attrs(node).get("for", "") for node in range(len(document.node_type))
+                if document.name_index[node] in label_id and document.node_type[node] == ELEMENT_NODE}
+        return found.attrs.get("id", "\0") not in targets
 
     def _all_found(self) -> list[Found]:
         found: list[Found] = []
@@ -273,6 +295,8 @@ class Walker:
                     if not (style and style[VISIBILITY] in hidden_visibility):
                         if top.sink is not None:  # an element's name, even where it runs out of view
                             top.sink.text.append(strings[document.value_index[node]])
+                        elif self._box_named_by_next_text is not None:
+                            self._box_named_by_next_text.text.append(strings[document.value_index[node]])
                         else:
                             x, y, w, h = bounds[layout]
                             cx, cy, cw, ch = top.clip
@@ -395,6 +419,7 @@ class Walker:
                     found = Found(document, node, tag, role, attrs, visible, top.depth + _tree_level(role, attrs),
                                   named_by_text,
                                   scroll=scroll, point=point)
+                    self._box_named_by_next_text = None
                     if named_by_text and display == "inline" and top.sink is None:
                         if not self._buffer:  # a link in running text stays in its sentence
                             self._buffer_depth = top.depth
@@ -404,6 +429,9 @@ class Walker:
                     else:
                         self._flush()
                         self.result.items.append(found)
+                        if top.sink is None and self._unlabelled_box(document, found):
+                            self._box_named_by_next_text = found
+                            found.named_by_text = True
 
             # --- its content ---
             if tag in rules.OPAQUE_TAGS or (invisible and tag == "iframe"):

@@ -453,18 +453,11 @@
   // which are only a guess. Handed to the host as a pseudo-attribute no real one can clash with (names have
   // no spaces): ICON_NAME, or ICON_HINT for the guess. aria-label and title the host reads itself.
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
-  const FIELDS = new Set(["input", "select", "textarea", "iframe", "body", "html", "label"]);
-  const TOOLTIPS = ["data-tooltip", "data-title", "data-original-title", "data-bs-original-title", "data-tip"];
-  const GENERIC = new Set(["icon", "icons", "ico", "fa", "fas", "far", "fab", "fal", "fad", "fass", "solid", "regular",
-    "btn", "button", "glyphicon", "glyphicons", "bi", "mdi", "material", "symbols", "outlined", "rounded", "sharp",
-    "filled", "ion", "ionicon", "la", "las", "lar", "ti", "tabler", "feather", "octicon", "svg", "img", "image",
-    "js", "is", "has", "active", "disabled", "enabled", "selected", "hover", "focus", "tool", "toolbar", "item",
-    "action", "actions", "link", "control", "ctrl", "wrapper", "wrap", "container", "inner", "outer", "default",
-    "primary", "secondary", "small", "large", "medium", "left", "right", "top", "bottom", "big", "mini", "lg", "sm",
-    "md", "xs", "xl", "xxl", "inline", "block", "flex", "text", "label", "clickable", "pointer", "round", "circle",
-    "square", "light", "dark", "white", "black", "muted", "ghost", "flat", "plain", "base", "ui", "el", "fw",
-    "the", "and", "with", "for", "col", "row", "pull", "float", "hidden", "visible", "show", "shown", "open",
-    "span", "div", "nav", "menu", "bar", "css"]);
+  // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
+  const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3 };
+  const TOOLTIPS = ICON_RULES.tooltips;
+  const GENERIC = new Set(ICON_RULES.generic);
+  const FIELDS = new Set(ICON_RULES.fields);
 
   function nameIcon(el, attrs, str) {
     if (FIELDS.has(el.localName) || el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
@@ -480,7 +473,7 @@
   }
 
   const NONE = 0, LIGATURE = 1, WORDS = 2;
-  const LIGATURE_FONT = /(^|\s)(material-icons|material-symbols|google-symbols)/;
+  const LIGATURE_FONT = new RegExp("(^|\\s)(" + ICON_RULES.fonts.join("|") + ")");
 
   // What text a person reads in the element: none, only an icon font's ligatures (drawn as icons), or
   // words (an SVG's <title> and <desc> are not drawn).
@@ -533,7 +526,7 @@
         }
       }
     }
-    return words.slice(0, 3).join(" ");
+    return words.slice(0, ICON_RULES.words).join(" ");
   }
 
   // --- how far a text area scrolls (its text is a value, not boxes the host could measure) ---------------
