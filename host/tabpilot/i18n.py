@@ -272,6 +272,29 @@ EN_US: dict[str, str] = {
         "again; last cause: {cause}"
     ),
     "failure.max_steps": "Step count exceeded maximum limit",
+    "sites.flag.ask": "ask before each task",
+    "sites.flag.use_my_model": "may use your model",
+    "sites.flag.all_tabs": "all tabs",
+    "sites.flag.none": "runs without asking, brings its own model, its own tab(s) only",
+    "sites.allowed": "allowed {origin}: {flags}",
+    "sites.not_allowed": "tabpilot sites: {origin} was not allowed (see `tabpilot sites list`)",
+    "sites.revoked": "revoked {origin}",
+    "sites.client_not_allowed": (
+        "tabpilot sites: the MCP client {name!r} was not always allowed (see `tabpilot sites list`)"
+    ),
+    "sites.client_revoked": "{name} will be asked again before its next task",
+    "sites.new_token": "new page-agent token ({name}): {token}",
+    "sites.site_flags": "({flags})",
+    "sites.none": "No site may start tasks. Allow one with `tabpilot sites allow https://app.example.com`.",
+    "sites.clients": "MCP clients that run tasks without asking (revoke with `tabpilot sites revoke-client NAME`):",
+    "sites.client": "  {name}  (since {since})",
+    "sites.token": "page-agent token ({name}): {token}",
+    "history.limit": "--limit must be at least 1",
+    "history.more": "(the newest {limit}; `tabpilot history --limit N` shows more)",
+    "history.no_task": "no task with id {task_id!r}",
+    "history.cannot_write": "cannot write {path}: {reason}",
+    "history.exported": "Exported task {task_id} to {path}",
+    "history.deleted": "Deleted task {task_id}",
 }
 
 ZH_CN: dict[str, str] = {
@@ -505,6 +528,27 @@ ZH_CN: dict[str, str] = {
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
     "failure.max_steps": "步数已超过上限，任务没有完成。可用 --max-steps 或 `tabpilot config set max-steps` 提高上限。",
+    "sites.flag.ask": "每个任务前先询问",
+    "sites.flag.use_my_model": "可使用你的模型",
+    "sites.flag.all_tabs": "所有标签页",
+    "sites.flag.none": "无需询问即可运行，使用它自己的模型，只能操作它自己的标签页",
+    "sites.allowed": "已允许 {origin}：{flags}",
+    "sites.not_allowed": "tabpilot sites：{origin} 本来就未被允许（见 `tabpilot sites list`）",
+    "sites.revoked": "已撤销 {origin}",
+    "sites.client_not_allowed": "tabpilot sites：MCP 客户端 {name!r} 本来就不是“始终允许”（见 `tabpilot sites list`）",
+    "sites.client_revoked": "{name} 下次运行任务前会再次询问",
+    "sites.new_token": "新的 page-agent 令牌（{name}）：{token}",
+    "sites.site_flags": "（{flags}）",
+    "sites.none": "目前没有网站可以启动任务。可用 `tabpilot sites allow https://app.example.com` 允许一个。",
+    "sites.clients": "无需询问即可运行任务的 MCP 客户端（用 `tabpilot sites revoke-client NAME` 撤销）：",
+    "sites.client": "  {name}（自 {since} 起）",
+    "sites.token": "page-agent 令牌（{name}）：{token}",
+    "history.limit": "--limit 至少为 1",
+    "history.more": "（最新的 {limit} 个；`tabpilot history --limit N` 可显示更多）",
+    "history.no_task": "没有 ID 为 {task_id!r} 的任务",
+    "history.cannot_write": "无法写入 {path}：{reason}",
+    "history.exported": "已将任务 {task_id} 导出到 {path}",
+    "history.deleted": "已删除任务 {task_id}",
 }
 
 CATALOG: dict[Language, dict[str, str]] = {"en-US": EN_US, "zh-CN": ZH_CN}

@@ -1,0 +1,93 @@
+"""Each command's own output and errors follow the language setting (zh-CN → Chinese, en-US → English),
+run as a user runs them: `python -m tabpilot …` in a throwaway home."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from store_support import tabpilot
+
+from tabpilot.store.tasks import TaskStore
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+# names and technical tokens that stay as they are in Chinese output
+NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com", "page", "agent", "revoke",
+         "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken"}
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    return tmp_path
+
+
+def speak(home: Path, language: str) -> None:
+    assert tabpilot(home, "config", "set", "language", language).returncode == 0
+
+
+def leftover_english(output: str) -> set[str]:
+    """Words of three or more Latin letters that are not a name, a token, a flag or a path."""
+    words = set(re.findall(r"(?<![\w/.-])[A-Za-z]{3,}(?![\w/.-])", output))
+    return {w for w in words if not re.fullmatch(r"[0-9a-f]+", w)} - NAMES
+
+
+def chinese(result_text: str) -> None:
+    assert HAN.search(result_text), result_text
+    assert not leftover_english(result_text), (leftover_english(result_text), result_text)
+
+
+def test_sites_speaks_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    empty = tabpilot(home, "sites")
+    assert "目前没有网站可以启动任务" in empty.stdout
+    chinese(empty.stdout)
+    allowed = tabpilot(home, "sites", "allow", "https://app.example.com", "--ask", "--all-tabs")
+    assert allowed.stdout.strip() == "已允许 https://app.example.com：每个任务前先询问、所有标签页"
+    listing = tabpilot(home, "sites", "list")
+    assert "https://app.example.com  （每个任务前先询问、所有标签页）" in listing.stdout
+    assert "page-agent 令牌（" in listing.stdout
+    chinese(listing.stdout)
+    assert tabpilot(home, "sites", "revoke", "https://app.example.com").stdout.strip() == \
+        "已撤销 https://app.example.com"
+    gone = tabpilot(home, "sites", "revoke", "https://app.example.com")
+    assert gone.returncode == 1 and "本来就未被允许" in gone.stderr
+    chinese(gone.stderr)
+    ghost = tabpilot(home, "sites", "revoke-client", "ghost")
+    assert ghost.returncode == 1 and "MCP 客户端 'ghost' 本来就不是“始终允许”" in ghost.stderr
+    chinese(ghost.stderr)
+    assert "新的 page-agent 令牌" in tabpilot(home, "sites", "new-token").stdout
+
+    speak(home, "en-US")
+    assert "No site may start tasks." in tabpilot(home, "sites").stdout
+    allowed = tabpilot(home, "sites", "allow", "https://app.example.com", "--use-my-model")
+    assert allowed.stdout.strip() == "allowed https://app.example.com: may use your model"
+    assert "https://app.example.com  (may use your model)" in tabpilot(home, "sites").stdout
+    assert "was not always allowed" in tabpilot(home, "sites", "revoke-client", "ghost").stderr
+    assert not HAN.search(tabpilot(home, "sites").stdout)
+
+
+def test_history_speaks_the_language_setting(home: Path) -> None:
+    with TaskStore() as store:
+        first = store.start_task("first", url="http://127.0.0.1:8/", model="m")
+        second = store.start_task("second", url="http://127.0.0.1:8/", model="m")
+        for task_id in (first, second):
+            store.finish_task(task_id, status="completed", result={"success": True, "data": "done"})
+    speak(home, "zh-CN")
+    bad_limit = tabpilot(home, "history", "--limit", "0")
+    assert bad_limit.returncode == 1 and "--limit 至少为 1" in bad_limit.stderr
+    more = tabpilot(home, "history", "--limit", "1")
+    assert "（最新的 1 个；`tabpilot history --limit N` 可显示更多）" in more.stdout
+    out = home / "out.json"
+    exported = tabpilot(home, "history", "export", first, "-o", str(out))
+    assert exported.stdout.strip() == f"已将任务 {first} 导出到 {out}"
+    chinese(exported.stdout)
+    nowhere = tabpilot(home, "history", "export", first, "-o", str(home / "no" / "dir" / "x.json"))
+    assert nowhere.returncode == 1 and "无法写入" in nowhere.stderr
+    deleted = tabpilot(home, "history", "delete", first)
+    assert deleted.stdout.strip() == f"已删除任务 {first}"
+
+    speak(home, "en-US")
+    assert "--limit must be at least 1" in tabpilot(home, "history", "--limit", "0").stderr
+    assert tabpilot(home, "history", "delete", second).stdout.strip() == f"Deleted task {second}"
