@@ -14,7 +14,8 @@ from tabpilot.store.tasks import TaskStore
 HAN = re.compile(r"[\u4e00-\u9fff]")
 # names and technical tokens that stay as they are in Chinese output
 NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com", "page", "agent", "revoke",
-         "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken"}
+         "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken", "secrets",
+         "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE"}
 
 
 @pytest.fixture
@@ -91,3 +92,27 @@ def test_history_speaks_the_language_setting(home: Path) -> None:
     speak(home, "en-US")
     assert "--limit must be at least 1" in tabpilot(home, "history", "--limit", "0").stderr
     assert tabpilot(home, "history", "delete", second).stdout.strip() == f"Deleted task {second}"
+
+
+def test_secrets_speaks_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    none = tabpilot(home, "secrets")
+    assert "还没有机密" in none.stdout
+    chinese(none.stdout)
+    saved = tabpilot(home, "secrets", "set", "GITHUB_PASSWORD", "--domain", "github.com", stdin="hunter2-secret")
+    assert saved.returncode == 0 and "已将 GITHUB_PASSWORD 保存到" in saved.stdout
+    assert "可在 github.com（及其子域名）上使用" in saved.stdout
+    chinese(saved.stdout)
+    empty = tabpilot(home, "secrets", "set", "NOPE", "--domain", "github.com", stdin="")
+    assert empty.returncode == 1 and "没有给出值" in empty.stderr
+    chinese(empty.stderr)
+    unknown = tabpilot(home, "secrets", "delete", "NOPE")
+    assert unknown.returncode == 1 and "没有名为 NOPE 的机密" in unknown.stderr
+    chinese(unknown.stderr)
+    assert tabpilot(home, "secrets", "delete", "GITHUB_PASSWORD").stdout.strip() == "已删除 GITHUB_PASSWORD"
+
+    speak(home, "en-US")
+    assert "No secrets." in tabpilot(home, "secrets").stdout
+    saved = tabpilot(home, "secrets", "set", "GITHUB_PASSWORD", "--domain", "github.com", stdin="hunter2-secret")
+    assert "saved GITHUB_PASSWORD for github.com (and its subdomains) in " in saved.stdout
+    assert "there is no secret named NOPE" in tabpilot(home, "secrets", "delete", "NOPE").stderr

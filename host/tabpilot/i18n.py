@@ -9,6 +9,7 @@ they are in every language."""
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -295,6 +296,17 @@ EN_US: dict[str, str] = {
     "history.cannot_write": "cannot write {path}: {reason}",
     "history.exported": "Exported task {task_id} to {path}",
     "history.deleted": "Deleted task {task_id}",
+    "secrets.error": "tabpilot secrets: {message}",
+    "secrets.ask_value": "Value of {name} (not shown): ",
+    "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
+    "secrets.saved": "saved {name} for {domain} (and its subdomains) in {backend}",
+    "secrets.unknown": "there is no secret named {name} (see `tabpilot secrets list`)",
+    "secrets.deleted": "deleted {name}",
+    "secrets.backend.file": "the owner-only file {path}",
+    "secrets.backend.keychain": "the system keychain",
+    "secrets.cannot_save": "cannot save the secrets file {path}: {reason}",
+    "secrets.cancelled": "cancelled; nothing was saved",
+    "secrets.none": "No secrets. Add one with `tabpilot secrets set NAME --domain example.com`.",
 }
 
 ZH_CN: dict[str, str] = {
@@ -549,6 +561,17 @@ ZH_CN: dict[str, str] = {
     "history.cannot_write": "无法写入 {path}：{reason}",
     "history.exported": "已将任务 {task_id} 导出到 {path}",
     "history.deleted": "已删除任务 {task_id}",
+    "secrets.error": "tabpilot secrets：{message}",
+    "secrets.ask_value": "{name} 的值（输入时不显示）：",
+    "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
+    "secrets.saved": "已将 {name} 保存到 {backend}，可在 {domain}（及其子域名）上使用",
+    "secrets.unknown": "没有名为 {name} 的机密（见 `tabpilot secrets list`）",
+    "secrets.deleted": "已删除 {name}",
+    "secrets.backend.file": "仅所有者可读写的文件 {path}",
+    "secrets.backend.keychain": "系统钥匙串",
+    "secrets.cannot_save": "无法保存机密文件 {path}：{reason}",
+    "secrets.cancelled": "已取消，没有保存任何内容",
+    "secrets.none": "还没有机密。可用 `tabpilot secrets set NAME --domain example.com` 添加一个。",
 }
 
 CATALOG: dict[Language, dict[str, str]] = {"en-US": EN_US, "zh-CN": ZH_CN}
@@ -576,6 +599,12 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
 def text(key: str, language: str | None = None, /, **values: object) -> str:
     """The message `key` in `language` (English for a language or key the catalog lacks), filled in."""
     return CATALOG[language_of(language)].get(key, EN_US[key]).format(**values)
+
+
+def column(value: str, width: int) -> str:
+    """`value` padded to `width` columns as a terminal shows them (a Chinese character takes two)."""
+    shown = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
+    return value + " " * max(width - shown, 0)
 
 
 # Every code a failure may carry → its forms ("" is the plain one); the catalog words each as
