@@ -15,7 +15,7 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 # names and technical tokens that stay as they are in Chinese output
 NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com", "page", "agent", "revoke",
          "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken", "secrets",
-         "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE"}
+         "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config", "model", "VALUE", "debug", "capture", "off", "LLM"}
 
 
 @pytest.fixture
@@ -116,3 +116,26 @@ def test_secrets_speaks_the_language_setting(home: Path) -> None:
     saved = tabpilot(home, "secrets", "set", "GITHUB_PASSWORD", "--domain", "github.com", stdin="hunter2-secret")
     assert "saved GITHUB_PASSWORD for github.com (and its subdomains) in " in saved.stdout
     assert "there is no secret named NOPE" in tabpilot(home, "secrets", "delete", "NOPE").stderr
+
+
+def test_config_speaks_the_language_setting(home: Path) -> None:
+    switched = tabpilot(home, "config", "set", "language", "zh-CN")
+    assert switched.stdout.strip() == "language 已设为 zh-CN"  # answered in the language just chosen
+    shown = tabpilot(home, "config", env={"OPENAI_API_KEY": ""})
+    assert "model           （未设置）" in shown.stdout and "设置文件：" in shown.stdout
+    assert "（一次模型调用，含重试）" in shown.stdout and "（所有未被屏蔽的域名）" in shown.stdout
+    unknown = tabpilot(home, "config", "set", "colour", "red")
+    assert unknown.returncode == 1 and "没有 'colour' 这项设置" in unknown.stderr
+    no_value = tabpilot(home, "config", "set", "model")
+    assert no_value.returncode == 1 and "请给出一个值：tabpilot config set model VALUE" in no_value.stderr
+    chinese(no_value.stderr)
+    debug = tabpilot(home, "config", "set", "debug-capture", "on")
+    assert "会保存在任务历史中" in debug.stdout
+    chinese(debug.stdout)
+    assert tabpilot(home, "config", "unset", "debug-capture").stdout.strip() == "debug-capture 已恢复为 off"
+
+    switched = tabpilot(home, "config", "set", "language", "en-US")
+    assert switched.stdout.strip() == "language set to en-US"
+    shown = tabpilot(home, "config", env={"OPENAI_API_KEY": ""})
+    assert "model           (not set)" in shown.stdout and "settings file: " in shown.stdout
+    assert "give a value: tabpilot config set model VALUE" in tabpilot(home, "config", "set", "model").stderr
