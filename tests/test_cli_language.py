@@ -15,7 +15,10 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 # names and technical tokens that stay as they are in Chinese output
 NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com", "page", "agent", "revoke",
          "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken", "secrets",
-         "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config", "model", "VALUE", "debug", "capture", "off", "LLM"}
+         "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config",
+         "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
+         "Chrome", "HKCU", "uninstall", "install",
+         "profile"}  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
 
 
 @pytest.fixture
@@ -31,7 +34,8 @@ def speak(home: Path, language: str) -> None:
 def leftover_english(output: str) -> set[str]:
     """Words of three or more Latin letters that are not a name, a token, a flag or a path."""
     words = set(re.findall(r"(?<![\w/.-])[A-Za-z]{3,}(?![\w/.-])", output))
-    return {w for w in words if not re.fullmatch(r"[0-9a-f]+", w)} - NAMES
+    ids = {w for w in words if re.fullmatch(r"[0-9a-f]+|[a-p]{32}", w)}  # task ids, extension ids
+    return words - ids - NAMES
 
 
 def chinese(result_text: str) -> None:
@@ -139,3 +143,25 @@ def test_config_speaks_the_language_setting(home: Path) -> None:
     shown = tabpilot(home, "config", env={"OPENAI_API_KEY": ""})
     assert "model           (not set)" in shown.stdout and "settings file: " in shown.stdout
     assert "give a value: tabpilot config set model VALUE" in tabpilot(home, "config", "set", "model").stderr
+
+
+def test_install_and_uninstall_speak_the_language_setting(home: Path, tmp_path: Path) -> None:
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    speak(home, "zh-CN")
+    installed = tabpilot(home, "install", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert installed.returncode == 0, installed.stderr
+    assert "启动程序：" in installed.stdout and "已为 " in installed.stdout and "允许的扩展：" in installed.stdout
+    assert "点击“加载已解压的扩展程序”" in installed.stdout and "“立即重新连接”" in installed.stdout
+    chinese(installed.stdout)
+    removed = tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert removed.stdout.startswith("已删除 ")
+    chinese(removed.stdout)
+    again = tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert again.stdout.strip() == "没有可删除的内容：主机没有在那里注册"
+
+    speak(home, "en-US")
+    installed = tabpilot(home, "install", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert "launcher: " in installed.stdout and 'click "Load unpacked"' in installed.stdout
+    assert tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile)).stdout.startswith(
+        "removed ")

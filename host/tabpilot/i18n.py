@@ -296,6 +296,21 @@ EN_US: dict[str, str] = {
     "history.cannot_write": "cannot write {path}: {reason}",
     "history.exported": "Exported task {task_id} to {path}",
     "history.deleted": "Deleted task {task_id}",
+    "install.error": "tabpilot install: {message}",
+    "install.launcher": "launcher: {path}",
+    "install.registry": " (registry HKCU\\{key})",
+    "install.registered": "registered for {label}: {path}{where}",
+    "install.allowed_ids": "allowed extensions: {ids}",
+    "install.next": (
+        "Next: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
+        "  {folder}\n"
+        "The extension finds the host by itself within seconds (it keeps retrying); press \"Reconnect now\"\n"
+        "in its popup to connect at once. No browser restart is needed. `tabpilot doctor` checks it all."
+    ),
+    "uninstall.error": "tabpilot uninstall: {message}",
+    "uninstall.removed": "removed {path}",
+    "uninstall.nothing": "nothing to remove: the host was not registered there",
+    "extension_path.missing": "tabpilot: the extension folder is missing ({folder}); {fix}",
     "config.error": "tabpilot config: {message}",
     "config.ask_key": "API key: ",
     "config.unknown": "unknown setting {key!r}; settings are: {keys}",
@@ -587,6 +602,21 @@ ZH_CN: dict[str, str] = {
     "history.cannot_write": "无法写入 {path}：{reason}",
     "history.exported": "已将任务 {task_id} 导出到 {path}",
     "history.deleted": "已删除任务 {task_id}",
+    "install.error": "tabpilot install：{message}",
+    "install.launcher": "启动程序：{path}",
+    "install.registry": "（注册表 HKCU\\{key}）",
+    "install.registered": "已为 {label} 注册：{path}{where}",
+    "install.allowed_ids": "允许的扩展：{ids}",
+    "install.next": (
+        "下一步：打开 chrome://extensions，开启“开发者模式”，点击“加载已解压的扩展程序”并选择\n"
+        "  {folder}\n"
+        "扩展会在几秒内自己找到主机（它会不断重试）；在它的弹出窗口中按“立即重新连接”可马上连接。\n"
+        "无需重启浏览器。`tabpilot doctor` 会检查这一切。"
+    ),
+    "uninstall.error": "tabpilot uninstall：{message}",
+    "uninstall.removed": "已删除 {path}",
+    "uninstall.nothing": "没有可删除的内容：主机没有在那里注册",
+    "extension_path.missing": "tabpilot：扩展文件夹不见了（{folder}）；{fix}",
     "config.error": "tabpilot config：{message}",
     "config.ask_key": "API 密钥：",
     "config.unknown": "没有 {key!r} 这项设置；可用的设置有：{keys}",
