@@ -17,7 +17,7 @@ NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com",
          "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken", "secrets",
          "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config",
          "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
-         "Chrome", "HKCU", "uninstall", "install",
+         "Chrome", "HKCU", "uninstall", "install", "mcp", "write", "Cursor", "cursor", "claude", "desktop", "vscode",
          "profile"}  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
 
 
@@ -165,3 +165,22 @@ def test_install_and_uninstall_speak_the_language_setting(home: Path, tmp_path: 
     assert "launcher: " in installed.stdout and 'click "Load unpacked"' in installed.stdout
     assert tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile)).stdout.startswith(
         "removed ")
+
+
+def test_mcp_config_speaks_the_language_setting(home: Path, tmp_path: Path) -> None:
+    user_home = {"HOME": str(tmp_path / "user"), "XDG_CONFIG_HOME": str(tmp_path / "user" / ".config")}
+    speak(home, "zh-CN")
+    which = tabpilot(home, "mcp", "config", env=user_home)
+    assert "tabpilot mcp config：请指明客户端：--client " in which.stderr
+    chinese(which.stderr)
+    printed = tabpilot(home, "mcp", "config", "--client", "cursor", env=user_home)
+    assert printed.returncode == 0 and "或加上 --write 再运行一次" in printed.stderr
+    written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
+    assert written.returncode == 0 and "已把 tabpilot 加入 Cursor 的 MCP 服务器" in written.stdout
+    assert "重启 Cursor 后即可使用" in written.stdout
+    chinese(written.stdout)
+
+    speak(home, "en-US")
+    written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
+    assert "Added tabpilot to Cursor's MCP servers in " in written.stdout
+    assert "restart Cursor to use it." in written.stdout
