@@ -344,3 +344,17 @@ def test_the_host_works_without_any_stderr(tmp_path):
     assert [json.loads(p) for p in split_frames(result.stdout)] == [
         {"type": "reply", "id": "p", "ok": True, "data": {"pong": True}}
     ]
+
+
+def test_the_popups_errors_from_the_host_are_in_its_language(host, home):
+    """Errors the popup can meet (a secret deleted elsewhere, a question answered already, a task that has
+    ended) come in the popup's language; an English extension still reads them in English."""
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    gone = host.request("secrets.delete", name="NOPE")["error"]
+    assert gone == {"message": "没有名为 NOPE 的机密", "code": "not_found"}
+    closed = host.request("approval.answer", approvalId="a-1", decision="once")["error"]
+    assert closed["message"] == "这个问题已经关闭（已经回答过，或已超时）", closed
+    ended = host.request("task.answer", taskId="t-ended", answer="是")["error"]
+    assert ended["message"] == "此主机上没有任务 't-ended'（它可能早已结束）", ended
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
+    assert host.request("secrets.delete", name="NOPE")["error"]["message"] == "there is no secret named NOPE"

@@ -9,6 +9,7 @@ they are in every language."""
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -276,6 +277,85 @@ EN_US: dict[str, str] = {
         "again; last cause: {cause}"
     ),
     "failure.max_steps": "Step count exceeded maximum limit",
+    "sites.flag.ask": "ask before each task",
+    "sites.flag.use_my_model": "may use your model",
+    "sites.flag.all_tabs": "all tabs",
+    "sites.flag.none": "runs without asking, brings its own model, its own tab(s) only",
+    "sites.allowed": "allowed {origin}: {flags}",
+    "sites.not_allowed": "tabpilot sites: {origin} was not allowed (see `tabpilot sites list`)",
+    "sites.revoked": "revoked {origin}",
+    "sites.client_not_allowed": (
+        "tabpilot sites: the MCP client {name!r} was not always allowed (see `tabpilot sites list`)"
+    ),
+    "sites.client_revoked": "{name} will be asked again before its next task",
+    "sites.new_token": "new page-agent token ({name}): {token}",
+    "sites.site_flags": "({flags})",
+    "sites.none": "No site may start tasks. Allow one with `tabpilot sites allow https://app.example.com`.",
+    "sites.clients": "MCP clients that run tasks without asking (revoke with `tabpilot sites revoke-client NAME`):",
+    "sites.client": "  {name}  (since {since})",
+    "sites.token": "page-agent token ({name}): {token}",
+    "history.limit": "--limit must be at least 1",
+    "history.more": "(the newest {limit}; `tabpilot history --limit N` shows more)",
+    "history.no_task": "no task with id {task_id!r}",
+    "history.cannot_write": "cannot write {path}: {reason}",
+    "history.exported": "Exported task {task_id} to {path}",
+    "history.deleted": "Deleted task {task_id}",
+    "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
+    "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
+    "mcp_config.error": "tabpilot mcp config: {message}",
+    "mcp_config.added": "Added tabpilot to {client}'s MCP servers in {path}; restart {client} to use it.",
+    "install.error": "tabpilot install: {message}",
+    "install.launcher": "launcher: {path}",
+    "install.registry": " (registry HKCU\\{key})",
+    "install.registered": "registered for {label}: {path}{where}",
+    "install.allowed_ids": "allowed extensions: {ids}",
+    "install.next": (
+        "Next: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
+        "  {folder}\n"
+        "The extension finds the host by itself within seconds (it keeps retrying); press \"Reconnect now\"\n"
+        "in its popup to connect at once. No browser restart is needed. `tabpilot doctor` checks it all."
+    ),
+    "uninstall.error": "tabpilot uninstall: {message}",
+    "uninstall.removed": "removed {path}",
+    "uninstall.nothing": "nothing to remove: the host was not registered there",
+    "extension_path.missing": "tabpilot: the extension folder is missing ({folder}); {fix}",
+    "config.error": "tabpilot config: {message}",
+    "config.ask_key": "API key: ",
+    "config.unknown": "unknown setting {key!r}; settings are: {keys}",
+    "config.not_set": "(not set)",
+    "config.none": "(none)",
+    "config.key_from_env": "(not set; OPENAI_API_KEY from the environment is used)",
+    "config.base_from_env": "(not set; OPENAI_BASE_URL from the environment is used: {url})",
+    "config.model_deadline": "{seconds} s (one model call, retries included)",
+    "config.max_reply": "{mb} MB (the largest model reply read)",
+    "config.any_domain": "(any domain not blocked)",
+    "config.ask_before": "{value} (never | irreversible | every: when the agent waits for your yes)",
+    "config.use_vision": "{value} (screenshots for the model: auto, on or off)",
+    "config.file": "settings file: {path}",
+    "config.no_key": "no API key given (expected it on stdin)",
+    "config.give_value": "give a value: tabpilot config set {key} VALUE",
+    "config.set": "{key} set to {value}",
+    "config.debug_on": "Raw LLM requests and responses, which hold page content, will now be kept in the task history.",
+    "config.reset": "{key} reset to {value}",
+    "config.cannot_save": "cannot save the settings file {path}: {reason}",
+    "popup.no_secret": "there is no secret named {name}",
+    "popup.delete_running": "that task is still running; stop it first",
+    "popup.question_closed": "that question is no longer open (answered already, or it timed out)",
+    "popup.no_question": "task {task_id} has no question waiting for an answer",
+    "popup.no_approval": "task {task_id} has no action waiting for your approval",
+    "popup.no_host_task": "this host has no task {task_id!r} (it may have ended long ago)",
+    "popup.not_running": "task {task_id} is not running",
+    "secrets.error": "tabpilot secrets: {message}",
+    "secrets.ask_value": "Value of {name} (not shown): ",
+    "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
+    "secrets.saved": "saved {name} for {domain} (and its subdomains) in {backend}",
+    "secrets.unknown": "there is no secret named {name} (see `tabpilot secrets list`)",
+    "secrets.deleted": "deleted {name}",
+    "secrets.backend.file": "the owner-only file {path}",
+    "secrets.backend.keychain": "the system keychain",
+    "secrets.cannot_save": "cannot save the secrets file {path}: {reason}",
+    "secrets.cancelled": "cancelled; nothing was saved",
+    "secrets.none": "No secrets. Add one with `tabpilot secrets set NAME --domain example.com`.",
 }
 
 ZH_CN: dict[str, str] = {
@@ -513,6 +593,83 @@ ZH_CN: dict[str, str] = {
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
     "failure.max_steps": "步数已超过上限，任务没有完成。可用 --max-steps 或 `tabpilot config set max-steps` 提高上限。",
+    "sites.flag.ask": "每个任务前先询问",
+    "sites.flag.use_my_model": "可使用你的模型",
+    "sites.flag.all_tabs": "所有标签页",
+    "sites.flag.none": "无需询问即可运行，使用它自己的模型，只能操作它自己的标签页",
+    "sites.allowed": "已允许 {origin}：{flags}",
+    "sites.not_allowed": "tabpilot sites：{origin} 本来就未被允许（见 `tabpilot sites list`）",
+    "sites.revoked": "已撤销 {origin}",
+    "sites.client_not_allowed": "tabpilot sites：MCP 客户端 {name!r} 本来就不是“始终允许”（见 `tabpilot sites list`）",
+    "sites.client_revoked": "{name} 下次运行任务前会再次询问",
+    "sites.new_token": "新的 page-agent 令牌（{name}）：{token}",
+    "sites.site_flags": "（{flags}）",
+    "sites.none": "目前没有网站可以启动任务。可用 `tabpilot sites allow https://app.example.com` 允许一个。",
+    "sites.clients": "无需询问即可运行任务的 MCP 客户端（用 `tabpilot sites revoke-client NAME` 撤销）：",
+    "sites.client": "  {name}（自 {since} 起）",
+    "sites.token": "page-agent 令牌（{name}）：{token}",
+    "history.limit": "--limit 至少为 1",
+    "history.more": "（最新的 {limit} 个；`tabpilot history --limit N` 可显示更多）",
+    "history.no_task": "没有 ID 为 {task_id!r} 的任务",
+    "history.cannot_write": "无法写入 {path}：{reason}",
+    "history.exported": "已将任务 {task_id} 导出到 {path}",
+    "history.deleted": "已删除任务 {task_id}",
+    "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
+    "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
+    "mcp_config.error": "tabpilot mcp config：{message}",
+    "mcp_config.added": "已把 tabpilot 加入 {client} 的 MCP 服务器（{path}）；重启 {client} 后即可使用。",
+    "install.error": "tabpilot install：{message}",
+    "install.launcher": "启动程序：{path}",
+    "install.registry": "（注册表 HKCU\\{key}）",
+    "install.registered": "已为 {label} 注册：{path}{where}",
+    "install.allowed_ids": "允许的扩展：{ids}",
+    "install.next": (
+        "下一步：打开 chrome://extensions，开启“开发者模式”，点击“加载已解压的扩展程序”并选择\n"
+        "  {folder}\n"
+        "扩展会在几秒内自己找到主机（它会不断重试）；在它的弹出窗口中按“立即重新连接”可马上连接。\n"
+        "无需重启浏览器。`tabpilot doctor` 会检查这一切。"
+    ),
+    "uninstall.error": "tabpilot uninstall：{message}",
+    "uninstall.removed": "已删除 {path}",
+    "uninstall.nothing": "没有可删除的内容：主机没有在那里注册",
+    "extension_path.missing": "tabpilot：扩展文件夹不见了（{folder}）；{fix}",
+    "config.error": "tabpilot config：{message}",
+    "config.ask_key": "API 密钥：",
+    "config.unknown": "没有 {key!r} 这项设置；可用的设置有：{keys}",
+    "config.not_set": "（未设置）",
+    "config.none": "（无）",
+    "config.key_from_env": "（未设置；使用环境变量 OPENAI_API_KEY）",
+    "config.base_from_env": "（未设置；使用环境变量 OPENAI_BASE_URL：{url}）",
+    "config.model_deadline": "{seconds} 秒（一次模型调用，含重试）",
+    "config.max_reply": "{mb} MB（读取的模型回复的最大大小）",
+    "config.any_domain": "（所有未被屏蔽的域名）",
+    "config.ask_before": "{value}（never | irreversible | every：智能体何时等待你的同意）",
+    "config.use_vision": "{value}（是否给模型看截图：auto、on 或 off）",
+    "config.file": "设置文件：{path}",
+    "config.no_key": "没有给出 API 密钥（应通过 stdin 传入）",
+    "config.give_value": "请给出一个值：tabpilot config set {key} VALUE",
+    "config.set": "{key} 已设为 {value}",
+    "config.debug_on": "从现在起，原始的 LLM 请求和回复（其中含有页面内容）会保存在任务历史中。",
+    "config.reset": "{key} 已恢复为 {value}",
+    "config.cannot_save": "无法保存设置文件 {path}：{reason}",
+    "popup.no_secret": "没有名为 {name} 的机密",
+    "popup.delete_running": "该任务仍在运行，请先停止它",
+    "popup.question_closed": "这个问题已经关闭（已经回答过，或已超时）",
+    "popup.no_question": "任务 {task_id} 没有等待回答的问题",
+    "popup.no_approval": "任务 {task_id} 没有等待你批准的操作",
+    "popup.no_host_task": "此主机上没有任务 {task_id!r}（它可能早已结束）",
+    "popup.not_running": "任务 {task_id} 没有在运行",
+    "secrets.error": "tabpilot secrets：{message}",
+    "secrets.ask_value": "{name} 的值（输入时不显示）：",
+    "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
+    "secrets.saved": "已将 {name} 保存到 {backend}，可在 {domain}（及其子域名）上使用",
+    "secrets.unknown": "没有名为 {name} 的机密（见 `tabpilot secrets list`）",
+    "secrets.deleted": "已删除 {name}",
+    "secrets.backend.file": "仅所有者可读写的文件 {path}",
+    "secrets.backend.keychain": "系统钥匙串",
+    "secrets.cannot_save": "无法保存机密文件 {path}：{reason}",
+    "secrets.cancelled": "已取消，没有保存任何内容",
+    "secrets.none": "还没有机密。可用 `tabpilot secrets set NAME --domain example.com` 添加一个。",
 }
 
 CATALOG: dict[Language, dict[str, str]] = {"en-US": EN_US, "zh-CN": ZH_CN}
@@ -540,6 +697,12 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
 def text(key: str, language: str | None = None, /, **values: object) -> str:
     """The message `key` in `language` (English for a language or key the catalog lacks), filled in."""
     return CATALOG[language_of(language)].get(key, EN_US[key]).format(**values)
+
+
+def column(value: str, width: int) -> str:
+    """`value` padded to `width` columns as a terminal shows them (a Chinese character takes two)."""
+    shown = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
+    return value + " " * max(width - shown, 0)
 
 
 # Every code a failure may carry → its forms ("" is the plain one); the catalog words each as

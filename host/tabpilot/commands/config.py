@@ -10,6 +10,9 @@ import json
 import os
 import sys
 
+from ..i18n import Language, column
+from ..i18n import text as say
+
 MASK_KEYS = ("mask-emails", "mask-phones", "mask-cards", "mask-ibans")  # on/off: hidden from the model in page text
 KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb",
         *MASK_KEYS, "allowed-domains", "blocked-domains", "ask-before", "use-vision")
@@ -25,74 +28,78 @@ def configure(parser: argparse.ArgumentParser) -> None:
     unset_parser.add_argument("key", metavar="KEY", help=", ".join(KEYS))
 
 
-def _fail(message: str) -> int:
-    print(f"tabpilot config: {message}", file=sys.stderr)
+def _fail(message: str, language: Language) -> int:
+    print(say("config.error", language, message=message), file=sys.stderr)
     return 1
 
 
-def _read_secret() -> str:
+def _read_secret(language: Language) -> str:
     if sys.stdin.isatty():
         import getpass
 
-        return getpass.getpass("API key: ")
+        return getpass.getpass(say("config.ask_key", language))
     return sys.stdin.readline().strip()
 
 
-def _check_key(key: str) -> str | None:
+def _check_key(key: str, language: Language) -> str | None:
     if key not in KEYS:
-        return f"unknown setting {key!r}; settings are: {', '.join(KEYS)}"
+        return say("config.unknown", language, key=key, keys=", ".join(KEYS))
     return None
 
 
-def _text(value: object) -> str:
+def _text(value: object, language: Language) -> str:
     if value is None:
-        return "(not set)"
+        return say("config.not_set", language)
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, list):
-        return ", ".join(map(str, value)) or "(none)"
+        return ", ".join(map(str, value)) or say("config.none", language)
     return str(value)
 
 
-def _show_value(view: dict[str, object], key: str) -> str:
+def _show_value(view: dict[str, object], key: str, language: Language) -> str:
     wire = {"base-url": "baseURL", "api-key": "apiKeyHint", "max-steps": "maxSteps", "debug-capture": "debugCapture",
             "model-deadline": "modelDeadline", "max-reply-mb": "maxReplyMB", "mask-emails": "maskEmails",
             "mask-phones": "maskPhones", "mask-cards": "maskCards", "mask-ibans": "maskIbans",
             "allowed-domains": "allowedDomains", "blocked-domains": "blockedDomains", "ask-before": "askBefore",
             "use-vision": "useVision"}
-    return _text(view[wire.get(key, key)])
+    return _text(view[wire.get(key, key)], language)
 
 
-def _show(view: dict[str, object], path: str) -> str:
-    key_text = view["apiKeyHint"] if view["apiKeySet"] else "(not set)"
+def _show(view: dict[str, object], path: str, language: Language) -> str:
+    key_text = view["apiKeyHint"] if view["apiKeySet"] else say("config.not_set", language)
     if not view["apiKeySet"] and os.environ.get("OPENAI_API_KEY"):
-        key_text = "(not set; OPENAI_API_KEY from the environment is used)"
-    base_text = _text(view["baseURL"])
+        key_text = say("config.key_from_env", language)
+    base_text = _text(view["baseURL"], language)
     if view["baseURL"] is None and os.environ.get("OPENAI_BASE_URL"):
-        base_text = f"(not set; OPENAI_BASE_URL from the environment is used: {os.environ['OPENAI_BASE_URL']})"
+        base_text = say("config.base_from_env", language, url=os.environ["OPENAI_BASE_URL"])
     rows = [
         ("base-url", base_text),
-        ("model", _text(view["model"])),
+        ("model", _text(view["model"], language)),
         ("api-key", key_text),
-        ("max-steps", _text(view["maxSteps"])),
-        ("language", _text(view["language"])),
-        ("debug-capture", _text(view["debugCapture"])),
-        ("model-deadline", f"{view['modelDeadline']:g} s (one model call, retries included)"),
-        ("max-reply-mb", f"{view['maxReplyMB']:g} MB (the largest model reply read)"),
-        *((key, _show_value(view, key)) for key in MASK_KEYS),
-        ("allowed-domains", _text(view["allowedDomains"]) if view["allowedDomains"] else "(any domain not blocked)"),
-        ("blocked-domains", _text(view["blockedDomains"])),
-        ("ask-before", f"{view['askBefore']} (never | irreversible | every: when the agent waits for your yes)"),
-        ("use-vision", f"{view['useVision']} (screenshots for the model: auto, on or off)"),
+        ("max-steps", _text(view["maxSteps"], language)),
+        ("language", _text(view["language"], language)),
+        ("debug-capture", _text(view["debugCapture"], language)),
+        ("model-deadline", say("config.model_deadline", language, seconds=f"{view['modelDeadline']:g}")),
+        ("max-reply-mb", say("config.max_reply", language, mb=f"{view['maxReplyMB']:g}")),
+        *((key, _show_value(view, key, language)) for key in MASK_KEYS),
+        ("allowed-domains", _text(view["allowedDomains"], language) if view["allowedDomains"]
+         else say("config.any_domain", language)),
+        ("blocked-domains", _text(view["blockedDomains"], language)),
+        ("ask-before", say("config.ask_before", language, value=view["askBefore"])),
+        ("use-vision", say("config.use_vision", language, value=view["useVision"])),
     ]
-    lines = [f"{name:<16}{value}" for name, value in rows]
-    lines.append(f"\nsettings file: {path}")
+    lines = [f"{column(name, 16)}{value}" for name, value in rows]
+    lines.append("\n" + say("config.file", language, path=path))
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     from .. import paths
     from ..store.settings import SettingsError, apply_changes, load_settings, public_view, save_settings
+    from .run import terminal_language
+
+    language = terminal_language()
 
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")
@@ -101,30 +108,33 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings()
         if action is None:
             view = public_view(settings)
-            print(json.dumps(view, indent=2) if args.json else _show(view, str(paths.config_path())))
+            print(json.dumps(view, indent=2) if args.json else _show(view, str(paths.config_path()), language))
             return 0
-        problem = _check_key(args.key)
+        problem = _check_key(args.key, language)
         if problem:
-            return _fail(problem)
+            return _fail(problem, language)
         if action == "set":
             value = args.value
             if args.key == "api-key" and value in (None, "-"):
-                value = _read_secret()
+                value = _read_secret(language)
                 if not value:
-                    return _fail("no API key given (expected it on stdin)")
+                    return _fail(say("config.no_key", language), language)
             elif value is None:
-                return _fail(f"give a value: tabpilot config set {args.key} VALUE")
+                return _fail(say("config.give_value", language, key=args.key), language)
             save_settings(apply_changes(settings, {args.key: value}))
             shown = public_view(load_settings())
-            print(f"{args.key} set to {_show_value(shown, args.key)}")
+            language = terminal_language()  # `config set language zh-CN` answers in the language just chosen
+            print(say("config.set", language, key=args.key, value=_show_value(shown, args.key, language)))
             if args.key == "debug-capture" and shown["debugCapture"]:
-                print("Raw LLM requests and responses, which hold page content, will now be kept in the task history.")
+                print(say("config.debug_on", language))
         elif action == "unset":
             save_settings(apply_changes(settings, {args.key: None}))
             shown = public_view(load_settings())
-            print(f"{args.key} reset to {_show_value(shown, args.key)}")
+            language = terminal_language()
+            print(say("config.reset", language, key=args.key, value=_show_value(shown, args.key, language)))
         return 0
     except SettingsError as exc:
-        return _fail(str(exc))
+        return _fail(str(exc), language)
     except OSError as exc:
-        return _fail(f"cannot save the settings file {paths.config_path()}: {exc.strerror or exc}")
+        reason = exc.strerror or exc
+        return _fail(say("config.cannot_save", language, path=paths.config_path(), reason=reason), language)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..i18n import DEFAULT_LANGUAGE, Language
+from ..i18n import DEFAULT_LANGUAGE, Language, column
 from ..i18n import text as say
 from .install import add_target_options
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     findings = diagnose(args.browser, args.user_data_dir, check_llm_endpoint=not args.skip_llm, language=language)
     print("tabpilot doctor")
     for finding in findings:
-        print(f"  {_column(say(f'doctor.level.{finding.level}', language), 5)} {finding.what}")
+        print(f"  {column(say(f'doctor.level.{finding.level}', language), 5)} {finding.what}")
         if finding.detail:
             print(f"        {finding.detail}")
         if finding.fix:
@@ -65,14 +65,6 @@ def run(args: argparse.Namespace) -> int:
     failures = sum(f.level == "fail" for f in findings)
     print(say("doctor.all_good", language) if not failures else say("doctor.problems", language, count=failures))
     return 1 if failures else 0
-
-
-def _column(text: str, width: int) -> str:
-    """`text` padded to `width` columns as a terminal shows them (a Chinese character takes two)."""
-    import unicodedata
-
-    shown = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-    return text + " " * max(width - shown, 0)
 
 
 def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bool = True,

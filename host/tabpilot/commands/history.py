@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+from ..i18n import text as say
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=50, help="how many tasks to list (default 50)")
@@ -33,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from ..store.settings import SettingsError, load_settings
     from ..store.tasks import StoreError, TaskStore
     from ..store.timeline import task_table, timeline
+    from .run import terminal_language
+
+    language = terminal_language()
 
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")  # "…" and "·" on a console that cannot show them
@@ -49,20 +54,20 @@ def run(args: argparse.Namespace) -> int:
         action = getattr(args, "action", None)
         if action is None:
             if args.limit < 1:
-                return _fail("--limit must be at least 1")
+                return _fail(say("history.limit", language))
             tasks = store.list_tasks(args.limit)
             if args.json:
                 print(json.dumps([t.to_wire() for t in tasks], indent=2, ensure_ascii=False))
             else:
                 print(task_table(tasks))
                 if len(tasks) == args.limit:
-                    print(f"(the newest {args.limit}; `tabpilot history --limit N` shows more)")
+                    print(say("history.more", language, limit=args.limit))
             return 0
         task_id = store.resolve_id(args.task_id)
         if action == "show":
             record = store.get_task(task_id)
             if record is None:  # deleted between resolving and reading
-                return _fail(f"no task with id {task_id!r}")
+                return _fail(say("history.no_task", language, task_id=task_id))
             print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False) if args.json else timeline(record))
         elif action == "export":
             text = json.dumps(store.export_task(task_id), indent=2, ensure_ascii=False) + "\n"
@@ -72,12 +77,12 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     args.output.write_text(text, encoding="utf-8")
                 except OSError as exc:
-                    return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
-                print(f"Exported task {task_id} to {args.output}")
+                    return _fail(say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc))
+                print(say("history.exported", language, task_id=task_id, path=args.output))
         elif action == "delete":
             if not store.delete_task(task_id):
-                return _fail(f"no task with id {task_id!r}")
-            print(f"Deleted task {task_id}")
+                return _fail(say("history.no_task", language, task_id=task_id))
+            print(say("history.deleted", language, task_id=task_id))
         return 0
     except StoreError as exc:
         return _fail(str(exc))

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..i18n import text as say
+
 BROWSER_CHOICES = ("chrome", "chromium", "edge", "brave", "all")
 
 
@@ -42,21 +44,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..installer import InstallError, extension_dir, install
+    from .run import terminal_language
+
+    language = terminal_language()
 
     try:
         report = install(args.browser, user_data_dir=args.user_data_dir, extra_ids=args.extension_id)
     except (InstallError, OSError) as exc:
-        print(f"tabpilot install: {exc}", file=sys.stderr)
+        print(say("install.error", language, message=exc), file=sys.stderr)
         return 1
-    print(f"launcher: {report.launchers[0]}")
+    print(say("install.launcher", language, path=report.launchers[0]))
     for target in report.manifests:
-        where = f" (registry HKCU\\{target.registry_key})" if target.registry_key else ""
-        print(f"registered for {target.label}: {target.manifest}{where}")
-    print("allowed extensions: " + ", ".join(report.extension_ids))
-    print(
-        "\nNext: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
-        f"  {extension_dir()}\n"
-        "The extension finds the host by itself within seconds (it keeps retrying); press \"Reconnect now\"\n"
-        "in its popup to connect at once. No browser restart is needed. `tabpilot doctor` checks it all."
-    )
+        where = say("install.registry", language, key=target.registry_key) if target.registry_key else ""
+        print(say("install.registered", language, label=target.label, path=target.manifest, where=where))
+    print(say("install.allowed_ids", language, ids=", ".join(report.extension_ids)))
+    print("\n" + say("install.next", language, folder=extension_dir()))
     return 0

@@ -123,24 +123,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
+    from ..i18n import text as say
     from ..mcp.clients import CLIENTS, ConfigFileError, config_path, merge_into, snippet
+    from .run import terminal_language
+
+    language = terminal_language()
 
     if not args.client:
-        print(f"tabpilot mcp config: say which client: --client {'|'.join(CLIENTS)}", file=sys.stderr)
+        print(say("mcp_config.which_client", language, clients="|".join(CLIENTS)), file=sys.stderr)
         return EXIT_USAGE
     options = _server_options(args)
     if not args.write:
         print(json.dumps(snippet(args.client, options), indent=2))
-        print(f"\n(add this to {config_path(args.client)}, or run this again with --write)", file=sys.stderr)
+        print("\n" + say("mcp_config.add_this", language, path=config_path(args.client)), file=sys.stderr)
         return 0
     path = config_path(args.client)
     try:
         merge_into(path, args.client, options)
     except (ConfigFileError, OSError) as exc:
-        print(f"tabpilot mcp config: {exc}", file=sys.stderr)
+        print(say("mcp_config.error", language, message=exc), file=sys.stderr)
         return 1
-    print(f"Added tabpilot to {CLIENTS[args.client].label}'s MCP servers in {path}; restart "
-          f"{CLIENTS[args.client].label} to use it.")
+    print(say("mcp_config.added", language, client=CLIENTS[args.client].label, path=path))
     return 0
 
 

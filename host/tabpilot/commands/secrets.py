@@ -10,6 +10,9 @@ import argparse
 import json
 import sys
 
+from ..i18n import Language, column
+from ..i18n import text as say
+
 EPILOG = """\
 A domain matches that host and its subdomains on any port: a secret for example.com can be typed on
 https://login.example.com:8443 but not on example.org. localhost and 127.0.0.1 are different domains.
@@ -41,48 +44,62 @@ def configure(parser: argparse.ArgumentParser) -> None:
     delete.add_argument("name", metavar="NAME")
 
 
-def _fail(message: str) -> int:
-    print(f"tabpilot secrets: {message}", file=sys.stderr)
+def _fail(message: str, language: Language) -> int:
+    print(say("secrets.error", language, message=message), file=sys.stderr)
     return 1
 
 
-def _read_value(name: str) -> str:
+def _read_value(name: str, language: Language) -> str:
     if sys.stdin.isatty():
         import getpass
 
-        return getpass.getpass(f"Value of {name} (not shown): ")
+        return getpass.getpass(say("secrets.ask_value", language, name=name))
     return sys.stdin.read().rstrip("\r\n")
+
+
+def _backend(language: Language) -> str:
+    """Where secrets are kept, in the user's words (privacy/secrets.py names it in English)."""
+    from ..privacy import secrets as store
+
+    path = store.secrets_path()
+    if str(path) in store.backend_name():
+        return say("secrets.backend.file", language, path=path)
+    return say("secrets.backend.keychain", language)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..privacy import secrets as store
+    from .run import terminal_language
+
+    language = terminal_language()
 
     try:
         if args.action == "set":
             store.check_name(args.name)
-            value = _read_value(args.name)
+            value = _read_value(args.name, language)
             if not value:
-                return _fail("no value given (type it when asked, or pipe it on stdin)")
+                return _fail(say("secrets.no_value", language), language)
             secret = store.set_secret(args.name, args.domain, value)
-            print(f"saved {secret.name} for {secret.domain} (and its subdomains) in {store.backend_name()}")
+            print(say("secrets.saved", language, name=secret.name, domain=secret.domain, backend=_backend(language)))
             return 0
         if args.action == "delete":
             if not store.delete_secret(args.name):
-                return _fail(f"there is no secret named {args.name} (see `tabpilot secrets list`)")
-            print(f"deleted {args.name}")
+                return _fail(say("secrets.unknown", language, name=args.name), language)
+            print(say("secrets.deleted", language, name=args.name))
             return 0
         listed = store.list_secrets()
     except store.SecretError as exc:
-        return _fail(str(exc))
+        return _fail(str(exc), language)
     except OSError as exc:
-        return _fail(f"cannot save the secrets file {store.secrets_path()}: {exc.strerror or exc}")
+        reason = exc.strerror or exc
+        return _fail(say("secrets.cannot_save", language, path=store.secrets_path(), reason=reason), language)
     except (KeyboardInterrupt, EOFError):
-        return _fail("cancelled; nothing was saved")
+        return _fail(say("secrets.cancelled", language), language)
     if args.json:
         print(json.dumps([{"name": name, "domain": domain} for name, domain in listed], indent=2))
         return 0
     if not listed:
-        print("No secrets. Add one with `tabpilot secrets set NAME --domain example.com`.")
+        print(say("secrets.none", language))
     for name, domain in listed:
-        print(f"{name:<24}{domain}")
+        print(f"{column(name, 24)}{domain}")
     return 0

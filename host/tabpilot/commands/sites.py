@@ -12,6 +12,9 @@ import json
 import sys
 import time
 
+from ..i18n import Language
+from ..i18n import text as say
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -33,36 +36,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
     actions.add_parser("new-token", help="replace page-agent's token: pages holding the old one lose access")
 
 
-def _flags(site: dict[str, object]) -> str:
-    names = [("ask", "ask before each task"), ("useMyModel", "may use your model"), ("allTabs", "all tabs")]
-    shown = [label for key, label in names if site.get(key)]
-    return ", ".join(shown) or "runs without asking, brings its own model, its own tab(s) only"
+def _flags(site: dict[str, object], language: Language) -> str:
+    names = [("ask", "sites.flag.ask"), ("useMyModel", "sites.flag.use_my_model"), ("allTabs", "sites.flag.all_tabs")]
+    shown = [say(label, language) for key, label in names if site.get(key)]
+    return ("、" if language == "zh-CN" else ", ").join(shown) or say("sites.flag.none", language)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..store import sites as store
+    from .run import terminal_language
 
+    language = terminal_language()
     try:
         if args.action == "allow":
             grant = store.allow(args.origin, ask=args.ask, use_my_model=args.use_my_model, all_tabs=args.all_tabs)
-            print(f"allowed {grant.origin}: {_flags(grant.to_wire())}")
+            print(say("sites.allowed", language, origin=grant.origin, flags=_flags(grant.to_wire(), language)))
             return 0
         if args.action == "revoke":
             origin = store.normalize_origin(args.origin)
             if not store.revoke(origin):
-                print(f"tabpilot sites: {origin} was not allowed (see `tabpilot sites list`)", file=sys.stderr)
+                print(say("sites.not_allowed", language, origin=origin), file=sys.stderr)
                 return 1
-            print(f"revoked {origin}")
+            print(say("sites.revoked", language, origin=origin))
             return 0
         if args.action == "revoke-client":
             if not store.revoke_client(args.name):
-                print(f"tabpilot sites: the MCP client {args.name!r} was not always allowed "
-                      "(see `tabpilot sites list`)", file=sys.stderr)
+                print(say("sites.client_not_allowed", language, name=args.name), file=sys.stderr)
                 return 1
-            print(f"{args.name} will be asked again before its next task")
+            print(say("sites.client_revoked", language, name=args.name))
             return 0
         if args.action == "new-token":
-            print(f"new page-agent token ({store.TOKEN_NAME}): {store.new_token()}")
+            print(say("sites.new_token", language, name=store.TOKEN_NAME, token=store.new_token()))
             return 0
         view = store.public_view(store.load_sites())
     except store.SiteError as exc:
@@ -72,13 +76,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(view, indent=2))
         return 0
     if not view["sites"]:
-        print("No site may start tasks. Allow one with `tabpilot sites allow https://app.example.com`.")
+        print(say("sites.none", language))
     for site in view["sites"]:
-        print(f"{site['origin']}  ({_flags(site)})")
+        print(f"{site['origin']}  {say('sites.site_flags', language, flags=_flags(site, language))}")
     if view["mcpClients"]:
-        print("MCP clients that run tasks without asking (revoke with `tabpilot sites revoke-client NAME`):")
+        print(say("sites.clients", language))
     for client in view["mcpClients"]:
         since = time.strftime("%Y-%m-%d %H:%M", time.localtime(client["allowedAt"]))
-        print(f"  {client['name']}  (since {since})")
-    print(f"page-agent token ({view['tokenName']}): {view['token']}")
+        print(say("sites.client", language, name=client["name"], since=since))
+    print(say("sites.token", language, name=view["tokenName"], token=view["token"]))
     return 0

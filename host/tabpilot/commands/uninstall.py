@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..i18n import text as say
 from .install import add_target_options
 
 
@@ -14,14 +15,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..installer import uninstall
+    from .run import terminal_language
+
+    language = terminal_language()
 
     try:
         report = uninstall(args.browser, user_data_dir=args.user_data_dir)
     except OSError as exc:
-        print(f"tabpilot uninstall: {exc}", file=sys.stderr)
+        print(say("uninstall.error", language, message=exc), file=sys.stderr)
         return 1
     for removed in report.removed:
-        print(f"removed {removed}")
+        print(say("uninstall.removed", language, path=removed))
     if not report.removed:
-        print("nothing to remove: the host was not registered there")
+        print(say("uninstall.nothing", language))
     return 0

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import __version__
 from ..i18n import language_of
+from ..i18n import text as say
 from .approvals import Approvals
 from .codec import FrameError, encode_frames
 from .peer import Peer, RequestFailed, reply_error, reply_ok
@@ -382,7 +383,7 @@ class NativeHost:
 
         try:
             if not secrets.delete_secret(request.name):
-                raise RequestFailed(f"there is no secret named {request.name}", "not_found")
+                raise RequestFailed(say("popup.no_secret", self.tasks.ui_language, name=request.name), "not_found")
             return _secrets_reply()
         except secrets.SecretError as exc:
             raise RequestFailed(str(exc), "settings") from exc
@@ -416,7 +417,7 @@ class NativeHost:
 
         record = self.store.get_task(self._resolve_task_id(request.task_id))
         if record is None:
-            raise RequestFailed(f"no task with id {request.task_id!r}", "not_found")
+            raise RequestFailed(say("history.no_task", self.tasks.ui_language, task_id=request.task_id), "not_found")
         from ..i18n import for_reader
 
         wire = record.to_wire()
@@ -433,7 +434,7 @@ class NativeHost:
 
         task_id = self._resolve_task_id(request.task_id)
         if self.tasks.is_running(task_id):
-            raise RequestFailed("that task is still running; stop it first", "busy")
+            raise RequestFailed(say("popup.delete_running", self.tasks.ui_language), "busy")
         self.store.delete_task(task_id)
         return Empty()
 
@@ -484,7 +485,7 @@ class NativeHost:
 
     async def _approval_answer(self, request: ApprovalAnswer) -> dict[str, Any]:
         if not self.approvals.answer(request.approval_id, request.decision):
-            raise RequestFailed("that question is no longer open (answered already, or it timed out)", "not_found")
+            raise RequestFailed(say("popup.question_closed", self.tasks.ui_language), "not_found")
         return {}
 
 

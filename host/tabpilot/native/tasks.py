@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..i18n import DEFAULT_LANGUAGE, Language
+from ..i18n import text as say
 from ..store.owner import owner_alive
 from .memory import return_free_memory
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
@@ -381,22 +382,22 @@ class TaskManager:
 
     def answer(self, task_id: str, answer: str) -> None:
         if not self._running(task_id).answer(answer):
-            raise RequestFailed(f"task {task_id} has no question waiting for an answer", "bad_request")
+            raise RequestFailed(say("popup.no_question", self.ui_language, task_id=task_id), "bad_request")
 
     def decide(self, task_id: str, decision: Decision) -> None:
         if not self._running(task_id).decide(decision):
-            raise RequestFailed(f"task {task_id} has no action waiting for your approval", "bad_request")
+            raise RequestFailed(say("popup.no_approval", self.ui_language, task_id=task_id), "bad_request")
 
     def _find(self, task_id: str) -> HostTask:
         entry = self._tasks.get(task_id)
         if entry is None:
-            raise RequestFailed(f"this host has no task {task_id!r} (it may have ended long ago)", "not_found")
+            raise RequestFailed(say("popup.no_host_task", self.ui_language, task_id=task_id), "not_found")
         return entry
 
     def _running(self, task_id: str) -> TaskRun:
         entry = self._find(task_id)
         if entry.run is None or not entry.run.running:
-            raise RequestFailed(f"task {task_id} is not running", "bad_request")
+            raise RequestFailed(say("popup.not_running", self.ui_language, task_id=task_id), "bad_request")
         return entry.run
 
     async def suspend_all(self) -> None:

@@ -1,0 +1,186 @@
+"""Each command's own output and errors follow the language setting (zh-CN → Chinese, en-US → English),
+run as a user runs them: `python -m tabpilot …` in a throwaway home."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from store_support import tabpilot
+
+from tabpilot.store.tasks import TaskStore
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+# names and technical tokens that stay as they are in Chinese output
+NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com", "page", "agent", "revoke",
+         "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken", "secrets",
+         "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config",
+         "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
+         "Chrome", "HKCU", "uninstall", "install", "mcp", "write", "Cursor", "cursor", "claude", "desktop", "vscode",
+         "profile"}  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    return tmp_path
+
+
+def speak(home: Path, language: str) -> None:
+    assert tabpilot(home, "config", "set", "language", language).returncode == 0
+
+
+def leftover_english(output: str) -> set[str]:
+    """Words of three or more Latin letters that are not a name, a token, a flag or a path."""
+    words = set(re.findall(r"(?<![\w/.-])[A-Za-z]{3,}(?![\w/.-])", output))
+    ids = {w for w in words if re.fullmatch(r"[0-9a-f]+|[a-p]{32}", w)}  # task ids, extension ids
+    return words - ids - NAMES
+
+
+def chinese(result_text: str) -> None:
+    assert HAN.search(result_text), result_text
+    assert not leftover_english(result_text), (leftover_english(result_text), result_text)
+
+
+def test_sites_speaks_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    empty = tabpilot(home, "sites")
+    assert "目前没有网站可以启动任务" in empty.stdout
+    chinese(empty.stdout)
+    allowed = tabpilot(home, "sites", "allow", "https://app.example.com", "--ask", "--all-tabs")
+    assert allowed.stdout.strip() == "已允许 https://app.example.com：每个任务前先询问、所有标签页"
+    listing = tabpilot(home, "sites", "list")
+    assert "https://app.example.com  （每个任务前先询问、所有标签页）" in listing.stdout
+    assert "page-agent 令牌（" in listing.stdout
+    chinese(listing.stdout)
+    assert tabpilot(home, "sites", "revoke", "https://app.example.com").stdout.strip() == \
+        "已撤销 https://app.example.com"
+    gone = tabpilot(home, "sites", "revoke", "https://app.example.com")
+    assert gone.returncode == 1 and "本来就未被允许" in gone.stderr
+    chinese(gone.stderr)
+    ghost = tabpilot(home, "sites", "revoke-client", "ghost")
+    assert ghost.returncode == 1 and "MCP 客户端 'ghost' 本来就不是“始终允许”" in ghost.stderr
+    chinese(ghost.stderr)
+    assert "新的 page-agent 令牌" in tabpilot(home, "sites", "new-token").stdout
+
+    speak(home, "en-US")
+    assert "No site may start tasks." in tabpilot(home, "sites").stdout
+    allowed = tabpilot(home, "sites", "allow", "https://app.example.com", "--use-my-model")
+    assert allowed.stdout.strip() == "allowed https://app.example.com: may use your model"
+    assert "https://app.example.com  (may use your model)" in tabpilot(home, "sites").stdout
+    assert "was not always allowed" in tabpilot(home, "sites", "revoke-client", "ghost").stderr
+    assert not HAN.search(tabpilot(home, "sites").stdout)
+
+
+def test_history_speaks_the_language_setting(home: Path) -> None:
+    with TaskStore() as store:
+        first = store.start_task("first", url="http://127.0.0.1:8/", model="m")
+        second = store.start_task("second", url="http://127.0.0.1:8/", model="m")
+        for task_id in (first, second):
+            store.finish_task(task_id, status="completed", result={"success": True, "data": "done"})
+    speak(home, "zh-CN")
+    bad_limit = tabpilot(home, "history", "--limit", "0")
+    assert bad_limit.returncode == 1 and "--limit 至少为 1" in bad_limit.stderr
+    more = tabpilot(home, "history", "--limit", "1")
+    assert "（最新的 1 个；`tabpilot history --limit N` 可显示更多）" in more.stdout
+    out = home / "out.json"
+    exported = tabpilot(home, "history", "export", first, "-o", str(out))
+    assert exported.stdout.strip() == f"已将任务 {first} 导出到 {out}"
+    chinese(exported.stdout)
+    nowhere = tabpilot(home, "history", "export", first, "-o", str(home / "no" / "dir" / "x.json"))
+    assert nowhere.returncode == 1 and "无法写入" in nowhere.stderr
+    deleted = tabpilot(home, "history", "delete", first)
+    assert deleted.stdout.strip() == f"已删除任务 {first}"
+
+    speak(home, "en-US")
+    assert "--limit must be at least 1" in tabpilot(home, "history", "--limit", "0").stderr
+    assert tabpilot(home, "history", "delete", second).stdout.strip() == f"Deleted task {second}"
+
+
+def test_secrets_speaks_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    none = tabpilot(home, "secrets")
+    assert "还没有机密" in none.stdout
+    chinese(none.stdout)
+    saved = tabpilot(home, "secrets", "set", "GITHUB_PASSWORD", "--domain", "github.com", stdin="hunter2-secret")
+    assert saved.returncode == 0 and "已将 GITHUB_PASSWORD 保存到" in saved.stdout
+    assert "可在 github.com（及其子域名）上使用" in saved.stdout
+    chinese(saved.stdout)
+    empty = tabpilot(home, "secrets", "set", "NOPE", "--domain", "github.com", stdin="")
+    assert empty.returncode == 1 and "没有给出值" in empty.stderr
+    chinese(empty.stderr)
+    unknown = tabpilot(home, "secrets", "delete", "NOPE")
+    assert unknown.returncode == 1 and "没有名为 NOPE 的机密" in unknown.stderr
+    chinese(unknown.stderr)
+    assert tabpilot(home, "secrets", "delete", "GITHUB_PASSWORD").stdout.strip() == "已删除 GITHUB_PASSWORD"
+
+    speak(home, "en-US")
+    assert "No secrets." in tabpilot(home, "secrets").stdout
+    saved = tabpilot(home, "secrets", "set", "GITHUB_PASSWORD", "--domain", "github.com", stdin="hunter2-secret")
+    assert "saved GITHUB_PASSWORD for github.com (and its subdomains) in " in saved.stdout
+    assert "there is no secret named NOPE" in tabpilot(home, "secrets", "delete", "NOPE").stderr
+
+
+def test_config_speaks_the_language_setting(home: Path) -> None:
+    switched = tabpilot(home, "config", "set", "language", "zh-CN")
+    assert switched.stdout.strip() == "language 已设为 zh-CN"  # answered in the language just chosen
+    shown = tabpilot(home, "config", env={"OPENAI_API_KEY": ""})
+    assert "model           （未设置）" in shown.stdout and "设置文件：" in shown.stdout
+    assert "（一次模型调用，含重试）" in shown.stdout and "（所有未被屏蔽的域名）" in shown.stdout
+    unknown = tabpilot(home, "config", "set", "colour", "red")
+    assert unknown.returncode == 1 and "没有 'colour' 这项设置" in unknown.stderr
+    no_value = tabpilot(home, "config", "set", "model")
+    assert no_value.returncode == 1 and "请给出一个值：tabpilot config set model VALUE" in no_value.stderr
+    chinese(no_value.stderr)
+    debug = tabpilot(home, "config", "set", "debug-capture", "on")
+    assert "会保存在任务历史中" in debug.stdout
+    chinese(debug.stdout)
+    assert tabpilot(home, "config", "unset", "debug-capture").stdout.strip() == "debug-capture 已恢复为 off"
+
+    switched = tabpilot(home, "config", "set", "language", "en-US")
+    assert switched.stdout.strip() == "language set to en-US"
+    shown = tabpilot(home, "config", env={"OPENAI_API_KEY": ""})
+    assert "model           (not set)" in shown.stdout and "settings file: " in shown.stdout
+    assert "give a value: tabpilot config set model VALUE" in tabpilot(home, "config", "set", "model").stderr
+
+
+def test_install_and_uninstall_speak_the_language_setting(home: Path, tmp_path: Path) -> None:
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    speak(home, "zh-CN")
+    installed = tabpilot(home, "install", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert installed.returncode == 0, installed.stderr
+    assert "启动程序：" in installed.stdout and "已为 " in installed.stdout and "允许的扩展：" in installed.stdout
+    assert "点击“加载已解压的扩展程序”" in installed.stdout and "“立即重新连接”" in installed.stdout
+    chinese(installed.stdout)
+    removed = tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert removed.stdout.startswith("已删除 ")
+    chinese(removed.stdout)
+    again = tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert again.stdout.strip() == "没有可删除的内容：主机没有在那里注册"
+
+    speak(home, "en-US")
+    installed = tabpilot(home, "install", "--browser", "chromium", "--user-data-dir", str(profile))
+    assert "launcher: " in installed.stdout and 'click "Load unpacked"' in installed.stdout
+    assert tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile)).stdout.startswith(
+        "removed ")
+
+
+def test_mcp_config_speaks_the_language_setting(home: Path, tmp_path: Path) -> None:
+    user_home = {"HOME": str(tmp_path / "user"), "XDG_CONFIG_HOME": str(tmp_path / "user" / ".config")}
+    speak(home, "zh-CN")
+    which = tabpilot(home, "mcp", "config", env=user_home)
+    assert "tabpilot mcp config：请指明客户端：--client " in which.stderr
+    chinese(which.stderr)
+    printed = tabpilot(home, "mcp", "config", "--client", "cursor", env=user_home)
+    assert printed.returncode == 0 and "或加上 --write 再运行一次" in printed.stderr
+    written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
+    assert written.returncode == 0 and "已把 tabpilot 加入 Cursor 的 MCP 服务器" in written.stdout
+    assert "重启 Cursor 后即可使用" in written.stdout
+    chinese(written.stdout)
+
+    speak(home, "en-US")
+    written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
+    assert "Added tabpilot to Cursor's MCP servers in " in written.stdout
+    assert "restart Cursor to use it." in written.stdout
