@@ -208,6 +208,8 @@ async def test_an_action_cut_short_by_a_restart_is_told_to_the_model_which_looks
     [request] = told
     text = "\n".join(str(m.get("content")) for m in request["messages"])
     assert "click_element_by_index" in text and "may or may not have happened" in text, text[-2000:]
-    assert await tab.evaluate("window.orders") == 1
+    # The click was under way when the worker stopped: it may have reached the page or died with the worker
+    # (both seen). What must hold: the host never replays it by itself; only the model, told, may.
+    assert await tab.evaluate("window.orders") <= 1
     await harness.browser.close_tab(tab.target_id)
     assert (await ask_host(harness, {"type": "settings.set", "askBefore": "irreversible"}))["ok"]
