@@ -17,8 +17,10 @@
 // reports only the kind of event.
 (() => {
   "use strict";
-  if (globalThis.__tabpilotCapture) return; // injected twice into one world: the first one works
-  globalThis.__tabpilotCapture = true;
+  // Injected twice into one world: the first one works, and says hello again (the worker may have
+  // forgotten this frame since its first hello: a worker restart, an SPA navigation).
+  if (typeof globalThis.__tabpilotCapture === "function") return globalThis.__tabpilotCapture();
+  globalThis.__tabpilotCapture = () => hello();
 
   const HIDDEN = "•••";
   const NAME_LIMIT = 80;
@@ -502,11 +504,14 @@
   markPasswordFields(document);
 
   // ask for the mode: the host answers through tabpilotCaptureMode, the extension in its reply
-  if (binding) {
-    send({ type: "capture.hello", url: location.href });
-  } else if (globalThis.chrome?.runtime?.id) {
-    chrome.runtime.sendMessage({ type: "capture.hello", url: location.href })
-      .then((reply) => { if (reply && reply.mode && modeSetCount === 0) setMode(reply.mode); })
-      .catch(() => {}); // no service worker listening: stays "off" until told
+  function hello() {
+    if (binding) {
+      send({ type: "capture.hello", url: location.href });
+    } else if (globalThis.chrome?.runtime?.id) {
+      chrome.runtime.sendMessage({ type: "capture.hello", url: location.href })
+        .then((reply) => { if (reply && reply.mode && modeSetCount === 0) setMode(reply.mode); })
+        .catch(() => {}); // no service worker listening: stays "off" until told
+    }
   }
+  hello();
 })();

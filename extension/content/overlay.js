@@ -7,8 +7,11 @@
 // than the top one it only says hello, so the worker tells the frame's capture script its mode.
 (() => {
   "use strict";
-  if (globalThis.__tabpilotOverlay) return; // injected at task start and registered for new documents
-  globalThis.__tabpilotOverlay = true;
+  // Injected at task start and registered for new documents. A document that loaded while another tab's
+  // task had the scripts registered already runs one, idle (its hello found no task): injected again for a
+  // task of its own, that one says hello again instead of a second overlay starting.
+  if (typeof globalThis.__tabpilotOverlay === "function") return globalThis.__tabpilotOverlay();
+  globalThis.__tabpilotOverlay = () => { if (!port) hello(); };
 
   const t = (key, ...subs) => chrome.i18n.getMessage(key, subs.map(String)) || key;
   const FINISHED_SHOWN_MS = 8000;

@@ -189,12 +189,12 @@ class Harness:
         return await self.sw("({connected: host.connected, error: host.error, version: host.hostVersion})")
 
     async def chrome_tab_id(self, tab: Tab) -> int:
-        """chrome.tabs' id for a tab we opened over CDP (the id the popup and the host use)."""
-        url = await tab.url()
+        """chrome.tabs' id for a tab we opened over CDP (the id the popup and the host use), by its target id:
+        by URL, a tab of an earlier test still closing on the same page was sometimes taken instead."""
         tab_id = await self.sw(
-            f"(await chrome.tabs.query({{}})).find(t => t.url === {js_string(url)})?.id ?? null"
+            f"(await chrome.debugger.getTargets()).find(t => t.id === {js_string(tab.target_id)})?.tabId ?? null"
         )
-        assert tab_id is not None, f"chrome.tabs does not know {url}"
+        assert tab_id is not None, f"chrome.debugger does not know the tab {tab.target_id} ({await tab.url()})"
         return int(tab_id)
 
     async def open_popup(self, target: Tab | None = None) -> PopupPage:

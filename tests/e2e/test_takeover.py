@@ -534,3 +534,29 @@ async def test_stop_while_the_user_has_the_controls_records_what_they_did(
         (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
     finished = await wait_overlay(account_tab, "the overlay to show the end", lambda o: o["state"] == "stopped")
     assert finished["buttons"] == ["close"], finished
+
+
+# --- a tab that loaded while another tab's task ran gets the overlay for a task of its own ----------------------------
+async def test_a_tab_loaded_during_another_task_gets_the_overlay_for_its_own_task(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, account_tab: Tab
+) -> None:
+    llm.add(Delay(60))
+    await configure(harness, llm)
+    first = await start(harness, account_tab, "Keep thinking")
+    await wait_overlay(account_tab, "the first task's overlay", lambda o: o["state"] == "running")
+    # while the first task runs, the scripts are registered for every new document: this one gets them, idle
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": e2e_pages.url("account.html"), "newWindow": True}
+    )
+    other = await harness.browser.attach(created["targetId"])
+    await wait_until(lambda: other.evaluate("document.readyState === 'complete'"), "the second tab to load")
+    await press_overlay(account_tab, "stop")
+    assert (await ended(harness, first))["status"] == "stopped"
+
+    llm.add(Delay(60))
+    second = await start(harness, other, "Now this tab")
+    await wait_overlay(other, "the overlay in the tab that loaded during the first task",
+                       lambda o: o["state"] == "running")
+    await press_overlay(other, "stop")  # and it is the working overlay: the user's Stop ends the task
+    assert (await ended(harness, second))["status"] == "stopped"
+    await harness.browser.close_tab(other.target_id)
