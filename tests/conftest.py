@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from required import missing
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.launcher import BrowserNotFound, find_browser
@@ -28,7 +29,7 @@ def browser_binary() -> str:
     try:
         return find_browser()
     except BrowserNotFound as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from real_pages import MISSING_REASON, PAGES, REQUIRED
+from real_pages import MISSING_REASON, PAGES
+from required import missing
 from state_support import node_property
 
 from tabpilot.browser.browser import Browser
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 async def test_real_pages_are_there_on_ci() -> None:
     if not PAGES:
-        (pytest.fail if REQUIRED else pytest.skip)(MISSING_REASON)
+        missing(MISSING_REASON)
 
 
 @pytest.mark.skipif(not PAGES, reason=MISSING_REASON)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from required import missing
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab, js_string
@@ -386,7 +387,7 @@ class VirtualScreen:
         import shutil
 
         if not shutil.which("Xvfb"):
-            pytest.skip("Xvfb is not installed (apt-get install xvfb)")
+            missing("Xvfb is not installed (apt-get install xvfb)")
         self.process = subprocess.Popen(
             ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
             stdout=subprocess.PIPE,
@@ -404,7 +405,7 @@ class VirtualScreen:
             self._xtst = ctypes.CDLL("libXtst.so.6")
         except OSError as exc:
             self.close()
-            pytest.skip(f"no libX11/libXtst to click with: {exc}")
+            missing(f"no libX11/libXtst to click with: {exc}")
         self._x11.XOpenDisplay.restype = ctypes.c_void_p
         self._dpy = ctypes.c_void_p(self._x11.XOpenDisplay(self.display.encode()))
         if not self._dpy.value:
