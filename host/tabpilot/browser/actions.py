@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -310,24 +311,33 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) ->
 
 
 # Commands in flight at once: the extension keeps the last 200 windows of input it dispatched
-# (worker/takeover.js INPUT_WINDOWS_KEPT) to tell the agent's input from the user's, so a batch stays well
-# under that; between batches a takeover (the user has the controls) stops the rest.
-TYPING_BATCH = 64
+# (worker/takeover.js INPUT_WINDOWS_KEPT) to tell the agent's input from the user's, so the window stays
+# well under that. Each command checks for a takeover (the user has the controls) as it is sent, so one
+# stops the rest.
+TYPING_WINDOW = 64
 
 
 async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tuple[str, dict[str, Any]]]) -> None:
     """Send input commands without awaiting each reply before the next: Chromium runs one session's commands
     in the order they arrive, so the page still sees every event, in order (tests/test_actions_forms.py
-    checks). Awaited one by one, 100 characters (~200 key events) took ~580 ms at load 6.6."""
-    for start in range(0, len(commands), TYPING_BATCH):
-        replies = await asyncio.gather(
-            *(send(tab, tab.session, method, params, element=element)
-              for method, params in commands[start:start + TYPING_BATCH]),
-            return_exceptions=True,
-        )
-        for reply in replies:
-            if isinstance(reply, BaseException):
-                raise reply
+    checks). A sliding window: the next command goes out as soon as the oldest in flight is answered,
+    rather than a batch waiting for its slowest reply. 100 characters (~200 key events), load ~12 on 2
+    cores: awaited one by one 470 ms (websocket) / 1480 ms (relay); in batches of 64 awaited whole,
+    204 / 336 ms."""
+    in_flight: deque[asyncio.Task[dict[str, Any]]] = deque()
+    try:
+        for method, params in commands:
+            if len(in_flight) >= TYPING_WINDOW:
+                await in_flight.popleft()
+            in_flight.append(asyncio.ensure_future(send(tab, tab.session, method, params, element=element)))
+        while in_flight:
+            await in_flight.popleft()
+    finally:
+        # A failure (a takeover, a closed tab) stops what is not sent yet; what is in flight is awaited so
+        # no reply is left unread.
+        for task in in_flight:
+            task.cancel()
+        await asyncio.gather(*in_flight, return_exceptions=True)
 
 
 async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str) -> None:
