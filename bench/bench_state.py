@@ -1,7 +1,7 @@
 """Browser-state figures: read time for the first look after a navigation and for a later step, and tokens,
 on pages from ~20 to ~20k elements (issue 16's table: the best peer's time is printed next to ours).
 
-    .venv/bin/python bench/bench_state.py [--runs 9] [--snapshot] [--only login,shop]
+    .venv/bin/python bench/bench_state.py [--runs 9] [--snapshot] [--only login,shop] [--trace]
 
 Serves tests/fixtures/pages on 127.0.0.1, launches a headless Chromium, and for each page prints medians of
 `get_state` (read_page + build_state):
@@ -10,6 +10,8 @@ Serves tests/fixtures/pages on 127.0.0.1, launches a headless Chromium, and for 
   settled      the same, 100 ms after the page loaded: Chromium is then done with its own work after a load
                (right after it, commands wait ~5 ms for the renderer), so this is the reader's own first-look cost;
   later step   reading the same document again (after one warm-up read).
+With --trace, each page's line is followed by the CDP commands of its last settled first look and its last
+later step, each as start .. end in ms from the read's start (which round trips wait for which).
 Also the o200k token count of the text (quicktok) and Chromium/host CPU time for a later step. The target
 (issue 16) is at most half the best peer's time in both columns. Prints numbers; asserts nothing.
 """
@@ -87,15 +89,22 @@ def _browser_cpu_ms(browser: Browser) -> float:
 
 
 class _Counted:
-    """Counts the CDP commands sent over a connection (a figure that does not depend on the machine's load)."""
+    """Counts the CDP commands sent over a connection (a figure that does not depend on the machine's load),
+    and keeps the last read's commands with their start and end times (for --trace)."""
 
     def __init__(self, connection: CDPConnection) -> None:
         self.count = 0
+        self.trace: list[str] = []
+        self.calls: list[tuple[str, float, float]] = []
         send = connection.send
 
-        async def counting(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        async def counting(method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
             self.count += 1
-            return await send(*args, **kwargs)
+            started = time.perf_counter()
+            try:
+                return await send(method, *args, **kwargs)
+            finally:
+                self.calls.append((method, started, time.perf_counter()))
 
         connection.send = counting  # type: ignore[method-assign]
 
@@ -103,9 +112,19 @@ class _Counted:
 async def _timed_state(browser: Browser, tab: Tab, previous: BrowserState | None,
                        snapshot: bool | None, counter: _Counted) -> tuple[float, BrowserState, int]:
     sent = counter.count
+    counter.calls.clear()
     started = time.perf_counter()
-    state = build_state(await read_page(browser, tab, snapshot=snapshot), previous)
+    reading = await read_page(browser, tab, snapshot=snapshot)
+    read = time.perf_counter()
+    state = build_state(reading, previous)
+    counter.trace = _trace(counter.calls, started, read)
     return (time.perf_counter() - started) * 1000, state, counter.count - sent
+
+
+def _trace(calls: list[tuple[str, float, float]], started: float, read: float) -> list[str]:
+    lines = [f"      {method:38} {(begin - started) * 1000:6.2f} .. {(end - started) * 1000:6.2f}"
+             for method, begin, end in sorted(calls, key=lambda call: call[1])]
+    return [*lines, f"      {'(read_page returns; build_state)':38} {(read - started) * 1000:6.2f}"]
 
 
 def _cell(ms: float, peer: float | None) -> str:
@@ -114,7 +133,7 @@ def _cell(ms: float, peer: float | None) -> str:
     return f"{ms:8.1f} ({ms / peer:4.2f}x)"
 
 
-async def bench(runs: int, snapshot: bool | None, only: set[str]) -> None:
+async def bench(runs: int, snapshot: bool | None, only: set[str], trace: bool) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(PAGES)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     browser = await Browser.launch(headless=True)
@@ -152,6 +171,7 @@ async def bench(runs: int, snapshot: bool | None, only: set[str]) -> None:
                 await asyncio.sleep(0.1)
                 ms, state, _ = await _timed_state(browser, tab, None, snapshot, counter)
                 settled.append(ms)
+            settled_trace = counter.trace
             elements = await tab.evaluate(COUNT_ELEMENTS)
             _, state, _ = await _timed_state(browser, tab, state, snapshot, counter)
             later, chromium_cpu, host_cpu = [], [], []
@@ -167,6 +187,8 @@ async def bench(runs: int, snapshot: bool | None, only: set[str]) -> None:
                   f"{_cell(statistics.median(later), peer):>22}  "
                   f"{tokens if tokens is not None else '?':>6}  {f'{first_calls}/{later_calls}':>9}  "
                   f"{statistics.median(chromium_cpu):.0f}/{statistics.median(host_cpu):.0f}", flush=True)
+            if trace:
+                print("\n".join(["    settled first look:", *settled_trace, "    later step:", *counter.trace]))
         print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         await browser.close()
@@ -181,9 +203,10 @@ def main() -> None:
     reader.add_argument("--snapshot", action="store_true", help="read with whole-page DOM snapshots only")
     reader.add_argument("--walker", action="store_true", help="read with the in-page walker only")
     parser.add_argument("--only", default="", help="comma-separated page labels (default: all)")
+    parser.add_argument("--trace", action="store_true", help="print each page's CDP commands with their times")
     args = parser.parse_args()
     snapshot = True if args.snapshot else False if args.walker else None
-    asyncio.run(bench(max(3, args.runs), snapshot, {o for o in args.only.split(",") if o}))
+    asyncio.run(bench(max(3, args.runs), snapshot, {o for o in args.only.split(",") if o}, args.trace))
 
 
 if __name__ == "__main__":
