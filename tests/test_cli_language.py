@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from store_support import tabpilot
+from store_support import step, tabpilot
 
 from tabpilot.store.tasks import TaskStore
 
@@ -96,6 +96,93 @@ def test_history_speaks_the_language_setting(home: Path) -> None:
     speak(home, "en-US")
     assert "--limit must be at least 1" in tabpilot(home, "history", "--limit", "0").stderr
     assert tabpilot(home, "history", "delete", second).stdout.strip() == f"Deleted task {second}"
+
+
+def on_screen(line: str, part: str) -> int:
+    """The terminal column where `part` starts in `line`: each Chinese character before it takes two."""
+    before = line[: line.index(part)]
+    return len(before) + len(HAN.findall(before)) + before.count("，")
+
+
+def record_timeline_task(task: str) -> tuple[str, str]:
+    """A finished task with one event of each kind the timeline words, and one still running."""
+    with TaskStore() as store:
+        task_id = store.start_task(task, url="http://127.0.0.1:8/form.html", model="m")
+        store.append_event(task_id, step(0, "Type the name", prompt=1000, completion=50))
+        store.append_event(task_id, {"type": "observation", "content": "The URL changed to /thanks"})
+        store.append_event(task_id, {"type": "retry", "message": "HTTP 429: slow down", "attempt": 1,
+                                     "maxAttempts": 3, "code": "timeout", "params": {"timeout": 30}})
+        store.append_event(task_id, {"type": "user_takeover", "actions": [{"description": "clicked Next"}] * 22,
+                                     "startedAt": 1_000, "endedAt": 73_000, "note": "odd picker"})
+        store.append_event(task_id, {"type": "error", "message": "tab closed once"})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": "The form was sent."})
+        running = store.start_task("still going", url="http://127.0.0.1:8/", model="m")
+    return task_id, running
+
+
+def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    empty = tabpilot(home, "history")
+    assert empty.stdout.strip() == "还没有记录任何任务。可用 `tabpilot run TASK` 或在扩展的弹出窗口中运行一个。"
+    task_id, running = record_timeline_task("Fill in the form")
+    table = tabpilot(home, "history").stdout.splitlines()
+    assert table[0].split() == ["编号", "开始时间", "状态", "步数", "令牌数", "任务"]
+    assert table[1].startswith(running) and "运行中" in table[1]
+    assert table[2].startswith(task_id) and table[2].split()[3:6] == ["已完成", "1", "1,050"]
+    # the columns line up as a terminal shows them: each header starts where its values start
+    assert on_screen(table[0], "任务") == on_screen(table[2], "Fill in the form") == on_screen(table[1], "still")
+    assert on_screen(table[0], "状态") == on_screen(table[2], "已完成")
+    chinese("\n".join(table[:1]))
+
+    shown = tabpilot(home, "history", "show", task_id)
+    assert shown.returncode == 0, shown.stderr
+    expected_in_order = [
+        f"任务 {task_id}：Fill in the form",
+        "已完成 · 开始于 ",
+        " · 用时 ",
+        " · 1 步 · 1,050 个令牌（提示 1,000，补全 50）",
+        "第 1 步：Type the name",
+        "操作：click_element_by_index(",
+        "结果：Clicked 1",
+        "观察：The URL changed to /thanks",
+        "重试 1/3：30 秒内没有回复（超时）",  # the cause in the reader's language, not the stored English
+        "你接管了控制，共 1 分 12 秒",
+        "……另有 2 项",
+        "备注：odd picker",
+        "错误：tab closed once",
+        "结果（成功）：The form was sent.",
+    ]
+    positions = [shown.stdout.find(line) for line in expected_in_order]
+    assert -1 not in positions, ([t for t, p in zip(expected_in_order, positions, strict=True) if p == -1],
+                                 shown.stdout)
+    assert positions == sorted(positions)
+    still = tabpilot(home, "history", "show", running).stdout
+    assert "运行中 · " in still and "（没有记录任何事件）" in still and "结果：暂无：任务仍在运行。" in still
+
+    speak(home, "en-US")
+    table = tabpilot(home, "history").stdout.splitlines()
+    assert table[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "TASK"] and "running" in table[1]
+    shown = tabpilot(home, "history", "show", task_id).stdout
+    assert "retry 1/3: no reply within 30 s (timeout)" in shown and "you took over for 1 min 12 s" in shown
+    assert "- … and 2 more" in shown and "Result (success): The form was sent." in shown
+    assert "Result: none yet: the task is still running." in tabpilot(home, "history", "show", running).stdout
+    assert not HAN.search(shown)
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
+def test_timeline_of_odd_unicode_prints_in_each_language(home: Path, language: str) -> None:
+    odd = "Book 🛫✈️ \u05e9\u05dc\u05d5\u05dd \u202eevil\u202c lone \ud800 end"
+    speak(home, language)
+    task_id, _ = record_timeline_task(odd)
+    with TaskStore() as store:  # from a page: JSON may carry a lone surrogate, which UTF-8 cannot store
+        store.append_event(task_id, {"type": "observation", "content": f"page says {odd}"})
+    table = tabpilot(home, "history")
+    shown = tabpilot(home, "history", "show", task_id)
+    for result in (table, shown):
+        assert result.returncode == 0, result.stderr
+        assert "🛫✈️ \u05e9\u05dc\u05d5\u05dd" in result.stdout and "lone" in result.stdout
+    assert ("任务 " if language == "zh-CN" else "Task ") + task_id in shown.stdout
+    assert "lone \ufffd end" in shown.stdout and "page says Book" in shown.stdout
 
 
 def test_secrets_speaks_the_language_setting(home: Path) -> None:

@@ -300,6 +300,45 @@ EN_US: dict[str, str] = {
     "history.cannot_write": "cannot write {path}: {reason}",
     "history.exported": "Exported task {task_id} to {path}",
     "history.deleted": "Deleted task {task_id}",
+    "timeline.no_tasks": "No tasks recorded yet. Run one with `tabpilot run TASK` or from the extension's popup.",
+    "timeline.column.id": "ID",
+    "timeline.column.started": "STARTED",
+    "timeline.column.status": "STATUS",
+    "timeline.column.steps": "STEPS",
+    "timeline.column.tokens": "TOKENS",
+    "timeline.column.task": "TASK",
+    "timeline.status.running": "running",
+    "timeline.status.completed": "completed",
+    "timeline.status.error": "error",
+    "timeline.status.stopped": "stopped",
+    "timeline.status.interrupted": "interrupted",
+    "timeline.seconds": "{seconds} s",
+    "timeline.minutes": "{minutes} min {seconds} s",
+    "timeline.hours": "{hours} h {minutes} min",
+    "timeline.task": "Task {task_id}: {task}",
+    "timeline.summary": "{status} · started {started} · took {duration} · {steps} · {tokens}",
+    "timeline.one_step": "{count} step",
+    "timeline.steps": "{count} steps",
+    "timeline.tokens": "{total} tokens ({prompt} prompt, {completion} completion)",
+    "timeline.no_events": "(no events recorded)",
+    "timeline.step": "step {number}: {goal}",
+    "timeline.evaluation": "evaluation: {evaluation}",
+    "timeline.action": "action: {action}",
+    "timeline.result": "result: {result}",
+    "timeline.observation": "observation: {content}",
+    "timeline.retry": "retry {attempt}: {message}",
+    "timeline.error": "error: {message}",
+    "timeline.took_over": "you took over{took}",
+    "timeline.took_for": " for {duration}",
+    "timeline.more_actions": "… and {count} more",
+    "timeline.note": "note: {note}",
+    "timeline.result_of": "Result ({verdict}): {data}",
+    "timeline.verdict.success": "success",
+    "timeline.verdict.failed": "failed",
+    "timeline.verdict.finished": "finished",
+    "timeline.no_result.interrupted": "Result: none: the process running this task stopped before it finished.",
+    "timeline.no_result.running": "Result: none yet: the task is still running.",
+    "timeline.no_result": "Result: none recorded ({status}).",
     "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
     "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
     "mcp_config.error": "tabpilot mcp config: {message}",
@@ -614,6 +653,45 @@ ZH_CN: dict[str, str] = {
     "history.cannot_write": "无法写入 {path}：{reason}",
     "history.exported": "已将任务 {task_id} 导出到 {path}",
     "history.deleted": "已删除任务 {task_id}",
+    "timeline.no_tasks": "还没有记录任何任务。可用 `tabpilot run TASK` 或在扩展的弹出窗口中运行一个。",
+    "timeline.column.id": "编号",
+    "timeline.column.started": "开始时间",
+    "timeline.column.status": "状态",
+    "timeline.column.steps": "步数",
+    "timeline.column.tokens": "令牌数",
+    "timeline.column.task": "任务",
+    "timeline.status.running": "运行中",
+    "timeline.status.completed": "已完成",
+    "timeline.status.error": "出错",
+    "timeline.status.stopped": "已停止",
+    "timeline.status.interrupted": "已中断",
+    "timeline.seconds": "{seconds} 秒",
+    "timeline.minutes": "{minutes} 分 {seconds} 秒",
+    "timeline.hours": "{hours} 小时 {minutes} 分",
+    "timeline.task": "任务 {task_id}：{task}",
+    "timeline.summary": "{status} · 开始于 {started} · 用时 {duration} · {steps} · {tokens}",
+    "timeline.one_step": "{count} 步",
+    "timeline.steps": "{count} 步",
+    "timeline.tokens": "{total} 个令牌（提示 {prompt}，补全 {completion}）",
+    "timeline.no_events": "（没有记录任何事件）",
+    "timeline.step": "第 {number} 步：{goal}",
+    "timeline.evaluation": "评估：{evaluation}",
+    "timeline.action": "操作：{action}",
+    "timeline.result": "结果：{result}",
+    "timeline.observation": "观察：{content}",
+    "timeline.retry": "重试 {attempt}：{message}",
+    "timeline.error": "错误：{message}",
+    "timeline.took_over": "你接管了控制{took}",
+    "timeline.took_for": "，共 {duration}",
+    "timeline.more_actions": "……另有 {count} 项",
+    "timeline.note": "备注：{note}",
+    "timeline.result_of": "结果（{verdict}）：{data}",
+    "timeline.verdict.success": "成功",
+    "timeline.verdict.failed": "失败",
+    "timeline.verdict.finished": "已结束",
+    "timeline.no_result.interrupted": "结果：无：运行此任务的进程在任务完成前停止了。",
+    "timeline.no_result.running": "结果：暂无：任务仍在运行。",
+    "timeline.no_result": "结果：没有记录（{status}）。",
     "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
     "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
     "mcp_config.error": "tabpilot mcp config：{message}",
@@ -699,10 +777,15 @@ def text(key: str, language: str | None = None, /, **values: object) -> str:
     return CATALOG[language_of(language)].get(key, EN_US[key]).format(**values)
 
 
-def column(value: str, width: int) -> str:
-    """`value` padded to `width` columns as a terminal shows them (a Chinese character takes two)."""
-    shown = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
-    return value + " " * max(width - shown, 0)
+def shown_width(value: str) -> int:
+    """How many columns a terminal gives `value` (a Chinese character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
+
+
+def column(value: str, width: int, right: bool = False) -> str:
+    """`value` padded to `width` columns as a terminal shows them, on the right side or (`right`) the left."""
+    padding = " " * max(width - shown_width(value), 0)
+    return padding + value if right else value + padding
 
 
 # Every code a failure may carry → its forms ("" is the plain one); the catalog words each as

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -148,13 +149,22 @@ def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` as SQLite can store it (UTF-8): a lone surrogate, which JSON from a page or a non-UTF-8
+    command line can carry and which made the write fail, becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def _result_text(result: dict[str, Any] | None) -> str | None:
     if not result:
         return None
     data = result.get("data")
     if data is None:
         return None
-    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return storable(data if isinstance(data, str) else json.dumps(data, ensure_ascii=False))
 
 
 # An export's `data` when the task left no result text (page-agent's ExecutionResult.data is a string).
@@ -255,9 +265,9 @@ class TaskStore:
                 " VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
                 (
                     task_id,
-                    scrub_text(task, self._secrets),
+                    storable(scrub_text(task, self._secrets)),
                     source,
-                    scrub_text(url, self._secrets) if url else None,
+                    storable(scrub_text(url, self._secrets)) if url else None,
                     model,
                     time.time(),
                     current_owner(),
@@ -269,7 +279,7 @@ class TaskStore:
         """What a running task's run needs beyond its events to go on in another process (None: nothing,
         the task cannot be resumed). `suspended`: its host is going away and leaves it to the next host
         (a host that dies without saying so leaves it `interrupted`). Dropped when the task is finished."""
-        body = None if state is None else json.dumps(self._clean(state), ensure_ascii=False, default=str)
+        body = None if state is None else storable(json.dumps(self._clean(state), ensure_ascii=False, default=str))
         with self._lock, self._transaction():
             if body is None:
                 self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
@@ -306,7 +316,7 @@ class TaskStore:
             raise StoreError(f"an event must be a JSON object with a string 'type', got {str(event)[:80]!r}")
         if not self.capture_raw:
             event = without_raw(event)
-        body = json.dumps(self._clean(event), ensure_ascii=False, default=str)
+        body = storable(json.dumps(self._clean(event), ensure_ascii=False, default=str))
         usage = event.get("usage") if event["type"] == "step" else None
         usage = usage if isinstance(usage, dict) else {}
         now = time.time()
@@ -343,7 +353,7 @@ class TaskStore:
         result_json = None
         if result is not None:
             stored_result = self._clean({key: value for key, value in result.items() if key != "history"})
-            result_json = json.dumps(stored_result, ensure_ascii=False, default=str)
+            result_json = storable(json.dumps(stored_result, ensure_ascii=False, default=str))
         with self._lock, self._transaction():
             if self._db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
                 raise TaskNotFound(task_id)
