@@ -185,6 +185,33 @@ def test_timeline_of_odd_unicode_prints_in_each_language(home: Path, language: s
     assert "lone \ufffd end" in shown.stdout and "page says Book" in shown.stdout
 
 
+@pytest.mark.parametrize(
+    ("content", "chinese_words", "english_words"),
+    [
+        ('{"model": ', "不是有效的 JSON（第 1 行：", "is not valid JSON (line 1: "),
+        ("[1, 2]", "必须是一个 JSON 对象；请修正或删除它", "must hold a JSON object; fix it or delete it"),
+        ('{"maxSteps": 0}', "中有错误的值：max-steps: ", "has a bad value: max-steps: "),
+    ],
+)
+def test_a_damaged_settings_file_is_reported_in_the_terminals_language(
+    home: Path, content: str, chinese_words: str, english_words: str
+) -> None:
+    """The language setting cannot be read from a damaged file: `run` and `config` use the terminal's."""
+    from tabpilot import paths
+
+    settings_file = paths.config_path()
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text(content, encoding="utf-8")
+    chinese_terminal = {"LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+    for command in (("config",), ("run", "open the page")):
+        shown = tabpilot(home, *command, env=chinese_terminal)
+        assert shown.returncode != 0 and f"设置文件 {settings_file} " in shown.stderr, shown.stderr
+        assert chinese_words in shown.stderr
+        english = tabpilot(home, *command, env={**chinese_terminal, "LANG": "en_US.UTF-8"})
+        assert f"the settings file {settings_file} " in english.stderr and english_words in english.stderr
+        assert not HAN.search(english.stderr)
+
+
 def test_secrets_speaks_the_language_setting(home: Path) -> None:
     speak(home, "zh-CN")
     none = tabpilot(home, "secrets")
