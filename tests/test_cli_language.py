@@ -159,7 +159,19 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
     still = tabpilot(home, "history", "show", running).stdout
     assert "运行中 · " in still and "（没有记录任何事件）" in still and "结果：暂无：任务仍在运行。" in still
 
+    for args, words in [
+        (("show", "zzzz"), "没有 ID 为 'zzzz' 的任务"),
+        (("show", " "), "没有给出任务 ID"),
+        (("show", ""), "没有给出任务 ID"),
+        (("delete", running), f"任务 {running} 仍在运行；请先停止它再删除"),
+    ]:
+        failed = tabpilot(home, "history", *args)
+        assert failed.returncode == 1 and words in failed.stderr, failed.stderr
+
     speak(home, "en-US")
+    assert f"task {running} is still running; stop it before deleting it" in tabpilot(
+        home, "history", "delete", running).stderr
+    assert "no task with id 'zzzz'" in tabpilot(home, "history", "show", "zzzz").stderr
     table = tabpilot(home, "history").stdout.splitlines()
     assert table[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "TASK"] and "running" in table[1]
     shown = tabpilot(home, "history", "show", task_id).stdout

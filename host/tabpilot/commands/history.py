@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = TaskStore(capture_raw=capture_raw)
     except StoreError as exc:
-        return _fail(str(exc))
+        return _fail(exc.text(language))
     try:
         store.mark_interrupted()
         action = getattr(args, "action", None)
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             print(say("history.deleted", language, task_id=task_id))
         return 0
     except StoreError as exc:
-        return _fail(str(exc))
+        return _fail(exc.text(language))
     except BrokenPipeError:  # `tabpilot history show ID | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

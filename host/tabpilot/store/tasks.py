@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..i18n import text as say
 from .ids import new_task_id
 from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
@@ -62,13 +63,26 @@ CREATE TABLE IF NOT EXISTS run_states (
 
 
 class StoreError(Exception):
-    """A store operation that cannot be done, with a message meant for the user."""
+    """A store operation that cannot be done, with a message meant for the user: `str()` is the English,
+    `text(language)` the reader's language when the message was raised by catalog key (`worded`)."""
+
+    def __init__(self, message: str, key: str | None = None, values: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.key, self.values = key, values or {}
+
+    @classmethod
+    def worded(cls, key: str, **values: object) -> StoreError:
+        return cls(say(key, "en-US", **values), key, values)
+
+    def text(self, language: str | None) -> str:
+        return say(self.key, language, **self.values) if self.key else str(self)
 
 
 class TaskNotFound(StoreError, LookupError):
-    def __init__(self, task_id: str, detail: str = "") -> None:
+    def __init__(self, task_id: str, key: str = "history.no_task", **values: object) -> None:
         self.task_id = task_id
-        super().__init__(detail or f"no task with id {task_id!r}")
+        values = values or {"task_id": task_id}
+        super().__init__(say(key, "en-US", **values), key, values)
 
 
 @dataclass(frozen=True)
@@ -194,7 +208,7 @@ class TaskStore:
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the task database {self.path}: {exc}") from exc
+            raise StoreError.worded("history.cannot_open", path=self.path, reason=exc) from exc
         self._db.row_factory = sqlite3.Row
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -206,7 +220,7 @@ class TaskStore:
             self._create_schema()
         except sqlite3.Error as exc:
             self._db.close()
-            raise StoreError(f"cannot open the task database {self.path}: {exc}") from exc
+            raise StoreError.worded("history.cannot_open", path=self.path, reason=exc) from exc
         except BaseException:
             self._db.close()
             raise
@@ -374,7 +388,7 @@ class TaskStore:
             if row is None:
                 return False
             if row["status"] == "running" and owner_alive(row["owner"]):
-                raise StoreError(f"task {task_id} is still running; stop it before deleting it")
+                raise StoreError.worded("history.still_running", task_id=task_id)
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
@@ -394,7 +408,7 @@ class TaskStore:
         """The full id of the one task whose id starts with `prefix` (like git's short hashes)."""
         prefix = prefix.strip().lower()
         if not prefix:
-            raise TaskNotFound(prefix, "no task id given")
+            raise TaskNotFound(prefix, "history.no_id")
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self._lock:
             rows = self._db.execute(
@@ -407,7 +421,7 @@ class TaskStore:
             return prefix
         if len(ids) > 1:
             shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-            raise TaskNotFound(prefix, f"task id {prefix!r} is ambiguous: it could be {shown}")
+            raise TaskNotFound(prefix, "history.ambiguous", prefix=prefix, ids=shown)
         return ids[0]
 
     def get_task(self, task_id: str) -> TaskRecord | None:
