@@ -64,7 +64,22 @@ def test_sites_speaks_the_language_setting(home: Path) -> None:
     chinese(ghost.stderr)
     assert "新的 page-agent 令牌" in tabpilot(home, "sites", "new-token").stdout
 
+    for origin, words in [
+        ("app.example.com", "不是网站来源；请写成 scheme://host[:port]"),
+        ("https://*.example.com", "不允许使用通配符"),
+        ("https://u:p@example.com", "不能包含用户名或密码"),
+    ]:
+        refused = tabpilot(home, "sites", "allow", origin)
+        assert refused.returncode == 1 and words in refused.stderr, refused.stderr
+    sites_file = next(home.rglob("sites.json"))
+    sites_file.write_text("{", encoding="utf-8")
+    damaged = tabpilot(home, "sites")
+    assert damaged.returncode == 1 and f"允许网站文件 {sites_file} 已损坏" in damaged.stderr, damaged.stderr
+    assert "请修正或删除它（删除会撤销所有网站）" in damaged.stderr
+    sites_file.unlink()
+
     speak(home, "en-US")
+    assert "is not a web origin" in tabpilot(home, "sites", "allow", "app.example.com").stderr
     assert "No site may start tasks." in tabpilot(home, "sites").stdout
     allowed = tabpilot(home, "sites", "allow", "https://app.example.com", "--use-my-model")
     assert allowed.stdout.strip() == "allowed https://app.example.com: may use your model"
