@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from store_support import tabpilot
+from store_support import step, tabpilot
 
 from tabpilot.store.tasks import TaskStore
 
@@ -64,7 +64,22 @@ def test_sites_speaks_the_language_setting(home: Path) -> None:
     chinese(ghost.stderr)
     assert "新的 page-agent 令牌" in tabpilot(home, "sites", "new-token").stdout
 
+    for origin, words in [
+        ("app.example.com", "不是网站来源；请写成 scheme://host[:port]"),
+        ("https://*.example.com", "不允许使用通配符"),
+        ("https://u:p@example.com", "不能包含用户名或密码"),
+    ]:
+        refused = tabpilot(home, "sites", "allow", origin)
+        assert refused.returncode == 1 and words in refused.stderr, refused.stderr
+    sites_file = next(home.rglob("sites.json"))
+    sites_file.write_text("{", encoding="utf-8")
+    damaged = tabpilot(home, "sites")
+    assert damaged.returncode == 1 and f"允许网站文件 {sites_file} 已损坏" in damaged.stderr, damaged.stderr
+    assert "请修正或删除它（删除会撤销所有网站）" in damaged.stderr
+    sites_file.unlink()
+
     speak(home, "en-US")
+    assert "is not a web origin" in tabpilot(home, "sites", "allow", "app.example.com").stderr
     assert "No site may start tasks." in tabpilot(home, "sites").stdout
     allowed = tabpilot(home, "sites", "allow", "https://app.example.com", "--use-my-model")
     assert allowed.stdout.strip() == "allowed https://app.example.com: may use your model"
@@ -96,6 +111,132 @@ def test_history_speaks_the_language_setting(home: Path) -> None:
     speak(home, "en-US")
     assert "--limit must be at least 1" in tabpilot(home, "history", "--limit", "0").stderr
     assert tabpilot(home, "history", "delete", second).stdout.strip() == f"Deleted task {second}"
+
+
+def on_screen(line: str, part: str) -> int:
+    """The terminal column where `part` starts in `line`: each Chinese character before it takes two."""
+    before = line[: line.index(part)]
+    return len(before) + len(HAN.findall(before)) + before.count("，")
+
+
+def record_timeline_task(task: str) -> tuple[str, str]:
+    """A finished task with one event of each kind the timeline words, and one still running."""
+    with TaskStore() as store:
+        task_id = store.start_task(task, url="http://127.0.0.1:8/form.html", model="m")
+        store.append_event(task_id, step(0, "Type the name", prompt=1000, completion=50))
+        store.append_event(task_id, {"type": "observation", "content": "The URL changed to /thanks"})
+        store.append_event(task_id, {"type": "retry", "message": "HTTP 429: slow down", "attempt": 1,
+                                     "maxAttempts": 3, "code": "timeout", "params": {"timeout": 30}})
+        store.append_event(task_id, {"type": "user_takeover", "actions": [{"description": "clicked Next"}] * 22,
+                                     "startedAt": 1_000, "endedAt": 73_000, "note": "odd picker"})
+        store.append_event(task_id, {"type": "error", "message": "tab closed once"})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": "The form was sent."})
+        running = store.start_task("still going", url="http://127.0.0.1:8/", model="m")
+    return task_id, running
+
+
+def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    empty = tabpilot(home, "history")
+    assert empty.stdout.strip() == "还没有记录任何任务。可用 `tabpilot run TASK` 或在扩展的弹出窗口中运行一个。"
+    task_id, running = record_timeline_task("Fill in the form")
+    table = tabpilot(home, "history").stdout.splitlines()
+    assert table[0].split() == ["编号", "开始时间", "状态", "步数", "令牌数", "任务"]
+    assert table[1].startswith(running) and "运行中" in table[1]
+    assert table[2].startswith(task_id) and table[2].split()[3:6] == ["已完成", "1", "1,050"]
+    # the columns line up as a terminal shows them: each header starts where its values start
+    assert on_screen(table[0], "任务") == on_screen(table[2], "Fill in the form") == on_screen(table[1], "still")
+    assert on_screen(table[0], "状态") == on_screen(table[2], "已完成")
+    chinese("\n".join(table[:1]))
+
+    shown = tabpilot(home, "history", "show", task_id)
+    assert shown.returncode == 0, shown.stderr
+    expected_in_order = [
+        f"任务 {task_id}：Fill in the form",
+        "已完成 · 开始于 ",
+        " · 用时 ",
+        " · 1 步 · 1,050 个令牌（提示 1,000，补全 50）",
+        "第 1 步：Type the name",
+        "操作：click_element_by_index(",
+        "结果：Clicked 1",
+        "观察：The URL changed to /thanks",
+        "重试 1/3：30 秒内没有回复（超时）",  # the cause in the reader's language, not the stored English
+        "你接管了控制，共 1 分 12 秒",
+        "……另有 2 项",
+        "备注：odd picker",
+        "错误：tab closed once",
+        "结果（成功）：The form was sent.",
+    ]
+    positions = [shown.stdout.find(line) for line in expected_in_order]
+    assert -1 not in positions, ([t for t, p in zip(expected_in_order, positions, strict=True) if p == -1],
+                                 shown.stdout)
+    assert positions == sorted(positions)
+    still = tabpilot(home, "history", "show", running).stdout
+    assert "运行中 · " in still and "（没有记录任何事件）" in still and "结果：暂无：任务仍在运行。" in still
+
+    for args, words in [
+        (("show", "zzzz"), "没有 ID 为 'zzzz' 的任务"),
+        (("show", " "), "没有给出任务 ID"),
+        (("show", ""), "没有给出任务 ID"),
+        (("delete", running), f"任务 {running} 仍在运行；请先停止它再删除"),
+    ]:
+        failed = tabpilot(home, "history", *args)
+        assert failed.returncode == 1 and words in failed.stderr, failed.stderr
+
+    speak(home, "en-US")
+    assert f"task {running} is still running; stop it before deleting it" in tabpilot(
+        home, "history", "delete", running).stderr
+    assert "no task with id 'zzzz'" in tabpilot(home, "history", "show", "zzzz").stderr
+    table = tabpilot(home, "history").stdout.splitlines()
+    assert table[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "TASK"] and "running" in table[1]
+    shown = tabpilot(home, "history", "show", task_id).stdout
+    assert "retry 1/3: no reply within 30 s (timeout)" in shown and "you took over for 1 min 12 s" in shown
+    assert "- … and 2 more" in shown and "Result (success): The form was sent." in shown
+    assert "Result: none yet: the task is still running." in tabpilot(home, "history", "show", running).stdout
+    assert not HAN.search(shown)
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en-US"])
+def test_timeline_of_odd_unicode_prints_in_each_language(home: Path, language: str) -> None:
+    odd = "Book 🛫✈️ \u05e9\u05dc\u05d5\u05dd \u202eevil\u202c lone \ud800 end"
+    speak(home, language)
+    task_id, _ = record_timeline_task(odd)
+    with TaskStore() as store:  # from a page: JSON may carry a lone surrogate, which UTF-8 cannot store
+        store.append_event(task_id, {"type": "observation", "content": f"page says {odd}"})
+    table = tabpilot(home, "history")
+    shown = tabpilot(home, "history", "show", task_id)
+    for result in (table, shown):
+        assert result.returncode == 0, result.stderr
+        assert "🛫✈️ \u05e9\u05dc\u05d5\u05dd" in result.stdout and "lone" in result.stdout
+    assert ("任务 " if language == "zh-CN" else "Task ") + task_id in shown.stdout
+    assert "lone \ufffd end" in shown.stdout and "page says Book" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "chinese_words", "english_words"),
+    [
+        ('{"model": ', "不是有效的 JSON（第 1 行：", "is not valid JSON (line 1: "),
+        ("[1, 2]", "必须是一个 JSON 对象；请修正或删除它", "must hold a JSON object; fix it or delete it"),
+        ('{"maxSteps": 0}', "中有错误的值：max-steps: ", "has a bad value: max-steps: "),
+    ],
+)
+def test_a_damaged_settings_file_is_reported_in_the_terminals_language(
+    home: Path, content: str, chinese_words: str, english_words: str
+) -> None:
+    """The language setting cannot be read from a damaged file: `run` and `config` use the terminal's."""
+    from tabpilot import paths
+
+    settings_file = paths.config_path()
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text(content, encoding="utf-8")
+    chinese_terminal = {"LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+    for command in (("config",), ("run", "open the page")):
+        shown = tabpilot(home, *command, env=chinese_terminal)
+        assert shown.returncode != 0 and f"设置文件 {settings_file} " in shown.stderr, shown.stderr
+        assert chinese_words in shown.stderr
+        english = tabpilot(home, *command, env={**chinese_terminal, "LANG": "en_US.UTF-8"})
+        assert f"the settings file {settings_file} " in english.stderr and english_words in english.stderr
+        assert not HAN.search(english.stderr)
 
 
 def test_secrets_speaks_the_language_setting(home: Path) -> None:

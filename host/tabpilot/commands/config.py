@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             print(say("config.reset", language, key=args.key, value=_show_value(shown, args.key, language)))
         return 0
     except SettingsError as exc:
-        return _fail(str(exc), language)
+        return _fail(exc.text(language), language)
     except OSError as exc:
         reason = exc.strerror or exc
         return _fail(say("config.cannot_save", language, path=paths.config_path(), reason=reason), language)

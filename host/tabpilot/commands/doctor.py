@@ -305,7 +305,8 @@ def check_llm(language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        return [Finding("fail", say("doctor.settings", language), str(exc), say("doctor.settings_fix", language))]
+        fix = say("doctor.settings_fix", language)
+        return [Finding("fail", say("doctor.settings", language), exc.text(language), fix)]
     try:
         endpoint = LLMConfig(base_url=settings.base_url, model=settings.model, api_key=settings.api_key).resolve()
     except LLMNotConfigured as exc:

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = TaskStore(capture_raw=capture_raw)
     except StoreError as exc:
-        return _fail(str(exc))
+        return _fail(exc.text(language))
     try:
         store.mark_interrupted()
         action = getattr(args, "action", None)
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps([t.to_wire() for t in tasks], indent=2, ensure_ascii=False))
             else:
-                print(task_table(tasks))
+                print(task_table(tasks, language=language))
                 if len(tasks) == args.limit:
                     print(say("history.more", language, limit=args.limit))
             return 0
@@ -68,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
             record = store.get_task(task_id)
             if record is None:  # deleted between resolving and reading
                 return _fail(say("history.no_task", language, task_id=task_id))
-            print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False) if args.json else timeline(record))
+            if args.json:
+                print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False))
+            else:
+                print(timeline(record, language))
         elif action == "export":
             text = json.dumps(store.export_task(task_id), indent=2, ensure_ascii=False) + "\n"
             if args.output is None:
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             print(say("history.deleted", language, task_id=task_id))
         return 0
     except StoreError as exc:
-        return _fail(str(exc))
+        return _fail(exc.text(language))
     except BrokenPipeError:  # `tabpilot history show ID | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

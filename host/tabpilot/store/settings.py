@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .. import paths
+from ..i18n import text as say
 from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
 from ..llm.vision import VisionMode
 from ..textsafety import clean_json
@@ -25,7 +26,15 @@ MEGABYTE = 1024 * 1024
 
 
 class SettingsError(ValueError):
-    """Settings that cannot be read, saved or applied; the message says what to do."""
+    """Settings that cannot be read, saved or applied; the message says what to do. `str()` is the
+    English; `text(language)` the same message in the reader's language."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(say(key, "en-US", **values))
+        self.key, self.values = key, values
+
+    def text(self, language: str | None) -> str:
+        return say(self.key, language, **self.values)
 
 
 class Settings(BaseModel):
@@ -140,19 +149,17 @@ def load_settings(path: Path | None = None) -> Settings:
     except FileNotFoundError:
         return Settings()
     except OSError as exc:
-        raise SettingsError(f"cannot read the settings file {path}: {exc.strerror or exc}") from exc
+        raise SettingsError("settings.cannot_read", path=path, reason=exc.strerror or exc) from exc
     try:
         data = clean_json(json.loads(text)) if text.strip() else {}  # a lone surrogate becomes U+FFFD
     except json.JSONDecodeError as exc:
-        raise SettingsError(
-            f"the settings file {path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it or delete it"
-        ) from exc
+        raise SettingsError("settings.not_json", path=path, line=exc.lineno, reason=exc.msg) from exc
     if not isinstance(data, dict):
-        raise SettingsError(f"the settings file {path} must hold a JSON object; fix it or delete it")
+        raise SettingsError("settings.not_object", path=path)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise SettingsError(f"the settings file {path} has a bad value: {_describe(exc)}") from exc
+        raise SettingsError("settings.bad_value", path=path, detail=_describe(exc)) from exc
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:
@@ -188,7 +195,7 @@ def apply_changes(settings: Settings, changes: dict[str, Any]) -> Settings:
     unknown = [key for key in changes if key not in FIELD_NAMES]
     if unknown:
         known = ", ".join(name.replace("_", "-") for name in Settings.model_fields)
-        raise SettingsError(f"unknown setting {', '.join(map(repr, unknown))}; settings are: {known}")
+        raise SettingsError("settings.unknown", names=", ".join(map(repr, unknown)), known=known)
     data = settings.model_dump()
     for key, value in changes.items():
         name = FIELD_NAMES[key]
@@ -199,7 +206,7 @@ def apply_changes(settings: Settings, changes: dict[str, Any]) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise SettingsError(_describe(exc)) from exc
+        raise SettingsError("settings.invalid", detail=_describe(exc)) from exc
 
 
 def api_key_hint(key: str | None) -> str | None:

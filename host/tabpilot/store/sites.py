@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import paths
+from ..i18n import text as say
 from .settings import write_private
 
 TOKEN_NAME = "PageAgentExtUserAuthToken"  # page-agent's localStorage key, kept for compatibility
@@ -28,7 +29,15 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class SiteError(ValueError):
-    """An origin that cannot be allowed, or a sites file that cannot be read; the message says what to do."""
+    """An origin that cannot be allowed, or a sites file that cannot be read; the message says what to do.
+    `str()` is the English; `text(language)` the same message in the reader's language."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(say(key, "en-US", **values))
+        self.key, self.values = key, values
+
+    def text(self, language: str | None) -> str:
+        return say(self.key, language, **self.values)
 
 
 class SiteGrant(BaseModel):
@@ -75,18 +84,18 @@ def normalize_origin(text: str) -> str:
     parts = urlsplit(value)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS or not parts.netloc:
-        raise SiteError(f"{text!r} is not a web origin; give scheme://host[:port], e.g. https://app.example.com")
+        raise SiteError("sites.not_origin", text=text)
     if "*" in value:
-        raise SiteError(f"{text!r}: wildcards are not allowed; name each origin exactly")
+        raise SiteError("sites.wildcard", text=text)
     if parts.username or parts.password:
-        raise SiteError(f"{text!r}: an origin has no user name or password")
+        raise SiteError("sites.credentials", text=text)
     host = (parts.hostname or "").lower()
     if not host:
-        raise SiteError(f"{text!r} has no host name")
+        raise SiteError("sites.no_host", text=text)
     try:
         port = parts.port
     except ValueError as exc:
-        raise SiteError(f"{text!r}: {exc}") from None
+        raise SiteError("sites.bad_port", text=text, reason=exc) from None
     if ":" in host:
         host = f"[{host}]"  # IPv6, as browsers write it
     if port is None or port == DEFAULT_PORTS[scheme]:
@@ -104,14 +113,11 @@ def load_sites(path: Path | None = None) -> SitesFile:
         save_sites(created, path)
         return created
     except OSError as exc:
-        raise SiteError(f"cannot read the allowed-sites file {path}: {exc.strerror or exc}") from exc
+        raise SiteError("sites.cannot_read", path=path, reason=exc.strerror or exc) from exc
     try:
         return SitesFile.model_validate(json.loads(text))
     except (json.JSONDecodeError, ValidationError) as exc:
-        raise SiteError(
-            f"the allowed-sites file {path} is damaged ({type(exc).__name__}); fix it or delete it "
-            "(deleting revokes every site)"
-        ) from exc
+        raise SiteError("sites.damaged", path=path, reason=type(exc).__name__) from exc
 
 
 def save_sites(sites: SitesFile, path: Path | None = None) -> None:
@@ -119,7 +125,7 @@ def save_sites(sites: SitesFile, path: Path | None = None) -> None:
     try:
         write_private(path, json.dumps(sites.model_dump(by_alias=True), indent=2) + "\n", prefix=".sites-")
     except OSError as exc:
-        raise SiteError(f"cannot save the allowed-sites file {path}: {exc.strerror or exc}") from exc
+        raise SiteError("sites.cannot_save", path=path, reason=exc.strerror or exc) from exc
 
 
 def find(sites: SitesFile, origin: str) -> SiteGrant | None:

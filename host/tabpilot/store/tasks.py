@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..i18n import text as say
 from .ids import new_task_id
 from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
@@ -61,13 +63,26 @@ CREATE TABLE IF NOT EXISTS run_states (
 
 
 class StoreError(Exception):
-    """A store operation that cannot be done, with a message meant for the user."""
+    """A store operation that cannot be done, with a message meant for the user: `str()` is the English,
+    `text(language)` the reader's language when the message was raised by catalog key (`worded`)."""
+
+    def __init__(self, message: str, key: str | None = None, values: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.key, self.values = key, values or {}
+
+    @classmethod
+    def worded(cls, key: str, **values: object) -> StoreError:
+        return cls(say(key, "en-US", **values), key, values)
+
+    def text(self, language: str | None) -> str:
+        return say(self.key, language, **self.values) if self.key else str(self)
 
 
 class TaskNotFound(StoreError, LookupError):
-    def __init__(self, task_id: str, detail: str = "") -> None:
+    def __init__(self, task_id: str, key: str = "history.no_task", **values: object) -> None:
         self.task_id = task_id
-        super().__init__(detail or f"no task with id {task_id!r}")
+        values = values or {"task_id": task_id}
+        super().__init__(say(key, "en-US", **values), key, values)
 
 
 @dataclass(frozen=True)
@@ -148,13 +163,22 @@ def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` as SQLite can store it (UTF-8): a lone surrogate, which JSON from a page or a non-UTF-8
+    command line can carry and which made the write fail, becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def _result_text(result: dict[str, Any] | None) -> str | None:
     if not result:
         return None
     data = result.get("data")
     if data is None:
         return None
-    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return storable(data if isinstance(data, str) else json.dumps(data, ensure_ascii=False))
 
 
 # An export's `data` when the task left no result text (page-agent's ExecutionResult.data is a string).
@@ -184,7 +208,7 @@ class TaskStore:
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the task database {self.path}: {exc}") from exc
+            raise StoreError.worded("history.cannot_open", path=self.path, reason=exc) from exc
         self._db.row_factory = sqlite3.Row
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -196,7 +220,7 @@ class TaskStore:
             self._create_schema()
         except sqlite3.Error as exc:
             self._db.close()
-            raise StoreError(f"cannot open the task database {self.path}: {exc}") from exc
+            raise StoreError.worded("history.cannot_open", path=self.path, reason=exc) from exc
         except BaseException:
             self._db.close()
             raise
@@ -255,9 +279,9 @@ class TaskStore:
                 " VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
                 (
                     task_id,
-                    scrub_text(task, self._secrets),
+                    storable(scrub_text(task, self._secrets)),
                     source,
-                    scrub_text(url, self._secrets) if url else None,
+                    storable(scrub_text(url, self._secrets)) if url else None,
                     model,
                     time.time(),
                     current_owner(),
@@ -269,7 +293,7 @@ class TaskStore:
         """What a running task's run needs beyond its events to go on in another process (None: nothing,
         the task cannot be resumed). `suspended`: its host is going away and leaves it to the next host
         (a host that dies without saying so leaves it `interrupted`). Dropped when the task is finished."""
-        body = None if state is None else json.dumps(self._clean(state), ensure_ascii=False, default=str)
+        body = None if state is None else storable(json.dumps(self._clean(state), ensure_ascii=False, default=str))
         with self._lock, self._transaction():
             if body is None:
                 self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
@@ -306,7 +330,7 @@ class TaskStore:
             raise StoreError(f"an event must be a JSON object with a string 'type', got {str(event)[:80]!r}")
         if not self.capture_raw:
             event = without_raw(event)
-        body = json.dumps(self._clean(event), ensure_ascii=False, default=str)
+        body = storable(json.dumps(self._clean(event), ensure_ascii=False, default=str))
         usage = event.get("usage") if event["type"] == "step" else None
         usage = usage if isinstance(usage, dict) else {}
         now = time.time()
@@ -343,7 +367,7 @@ class TaskStore:
         result_json = None
         if result is not None:
             stored_result = self._clean({key: value for key, value in result.items() if key != "history"})
-            result_json = json.dumps(stored_result, ensure_ascii=False, default=str)
+            result_json = storable(json.dumps(stored_result, ensure_ascii=False, default=str))
         with self._lock, self._transaction():
             if self._db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
                 raise TaskNotFound(task_id)
@@ -364,7 +388,7 @@ class TaskStore:
             if row is None:
                 return False
             if row["status"] == "running" and owner_alive(row["owner"]):
-                raise StoreError(f"task {task_id} is still running; stop it before deleting it")
+                raise StoreError.worded("history.still_running", task_id=task_id)
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
@@ -384,7 +408,7 @@ class TaskStore:
         """The full id of the one task whose id starts with `prefix` (like git's short hashes)."""
         prefix = prefix.strip().lower()
         if not prefix:
-            raise TaskNotFound(prefix, "no task id given")
+            raise TaskNotFound(prefix, "history.no_id")
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self._lock:
             rows = self._db.execute(
@@ -397,7 +421,7 @@ class TaskStore:
             return prefix
         if len(ids) > 1:
             shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-            raise TaskNotFound(prefix, f"task id {prefix!r} is ambiguous: it could be {shown}")
+            raise TaskNotFound(prefix, "history.ambiguous", prefix=prefix, ids=shown)
         return ids[0]
 
     def get_task(self, task_id: str) -> TaskRecord | None:

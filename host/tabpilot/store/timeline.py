@@ -6,6 +6,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ..i18n import column, for_reader, shown_width
+from ..i18n import text as say
 from .tasks import StoredEvent, TaskRecord, TaskSummary
 
 CLIP = 400
@@ -21,39 +23,50 @@ def when(seconds: float | None) -> str:
     return "-" if seconds is None else datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def duration(seconds: float | None) -> str:
+def duration(seconds: float | None, language: str | None = None) -> str:
     if seconds is None:
         return "-"
     if seconds < 60:
-        return f"{seconds:.1f} s"
+        return say("timeline.seconds", language, seconds=f"{seconds:.1f}")
     minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes} min {rest} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+    if minutes < 60:
+        return say("timeline.minutes", language, minutes=minutes, seconds=rest)
+    return say("timeline.hours", language, hours=minutes // 60, minutes=minutes % 60)
+
+
+def status_word(status: str, language: str | None) -> str:
+    """A task's stored status in words; one the catalog does not know is shown as stored."""
+    try:
+        return say(f"timeline.status.{status}", language)
+    except KeyError:
+        return status
 
 
 def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def task_table(tasks: list[TaskSummary], task_width: int = 60) -> str:
+def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | None = None) -> str:
     if not tasks:
-        return "No tasks recorded yet. Run one with `tabpilot run TASK` or from the extension's popup."
-    header = ("ID", "STARTED", "STATUS", "STEPS", "TOKENS", "TASK")
+        return say("timeline.no_tasks", language)
+    header = tuple(say(f"timeline.column.{name}", language) for name in ("id", "started", "status", "steps",
+                                                                          "tokens", "task"))
     rows = [
         (
             t.task_id,
             when(t.started_at)[:16],
-            t.status,
+            status_word(t.status, language),
             str(t.steps),
             f"{t.total_tokens:,}",
             clip(t.task, task_width),
         )
         for t in tasks
     ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+    widths = [max(shown_width(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
     lines = []
     for row in [header, *rows]:
         cells = [
-            cell.rjust(w) if i in (3, 4) else cell.ljust(w)
+            column(cell, w, right=i in (3, 4))
             for i, (cell, w) in enumerate(zip(row, widths, strict=False))
         ]
         lines.append("  ".join([*cells, row[-1]]))
@@ -64,7 +77,7 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _event_lines(stored: StoredEvent, started_at: float) -> list[str]:
+def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -> list[str]:
     event = stored.event
     offset = f"+{max(0.0, stored.created_at - started_at):.1f}s".rjust(8)
     pad = " " * len(offset)
@@ -74,47 +87,53 @@ def _event_lines(stored: StoredEvent, started_at: float) -> list[str]:
         action = _object(event.get("action"))
         number = event.get("stepIndex", stored.seq)
         number = number + 1 if isinstance(number, int) else number
-        lines = [f"{offset}  step {number}: {clip(reflection.get('next_goal') or '(no goal given)')}"]
+        goal = clip(reflection.get("next_goal") or say("run.no_goal", language))
+        lines = [f"{offset}  " + say("timeline.step", language, number=number, goal=goal)]
         if reflection.get("evaluation_previous_goal"):
-            lines.append(f"{pad}    evaluation: {clip(reflection['evaluation_previous_goal'])}")
-        name = action.get("name", "?")
-        lines.append(f"{pad}    action: {name}({clip(compact(action.get('input')), 200)})")
+            evaluation = clip(reflection["evaluation_previous_goal"])
+            lines.append(f"{pad}    " + say("timeline.evaluation", language, evaluation=evaluation))
+        call = f"{action.get('name', '?')}({clip(compact(action.get('input')), 200)})"
+        lines.append(f"{pad}    " + say("timeline.action", language, action=call))
         if action.get("output") not in (None, ""):
-            lines.append(f"{pad}    result: {clip(action['output'])}")
+            lines.append(f"{pad}    " + say("timeline.result", language, result=clip(action["output"])))
         return lines
     if kind == "observation":
-        return [f"{offset}  observation: {clip(event.get('content', ''))}"]
+        return [f"{offset}  " + say("timeline.observation", language, content=clip(event.get("content", "")))]
     if kind == "retry":
         attempt = f"{event.get('attempt', '?')}/{event.get('maxAttempts', '?')}"
-        return [f"{offset}  retry {attempt}: {clip(event.get('message', ''))}"]
+        message = for_reader(event, language).get("text") or event.get("message", "")
+        return [f"{offset}  " + say("timeline.retry", language, attempt=attempt, message=clip(message))]
     if kind == "error":
-        return [f"{offset}  error: {clip(event.get('message', ''))}"]
+        return [f"{offset}  " + say("timeline.error", language, message=clip(event.get("message", "")))]
     if kind == "user_takeover":
         took = ""
         if isinstance(event.get("startedAt"), int | float) and isinstance(event.get("endedAt"), int | float):
-            took = f" for {duration((event['endedAt'] - event['startedAt']) / 1000)}"
-        lines = [f"{offset}  you took over{took}"]
+            took = say("timeline.took_for", language,
+                       duration=duration((event["endedAt"] - event["startedAt"]) / 1000, language))
+        lines = [f"{offset}  " + say("timeline.took_over", language, took=took)]
         recorded = event.get("actions")
         actions: list[Any] = recorded if isinstance(recorded, list) else []
         for action in actions[:20]:
             text = action if isinstance(action, str) else _object(action).get("description") or compact(action)
             lines.append(f"{pad}    - {clip(text, 200)}")
         if len(actions) > 20:
-            lines.append(f"{pad}    - … and {len(actions) - 20} more")
+            lines.append(f"{pad}    - " + say("timeline.more_actions", language, count=len(actions) - 20))
         if event.get("note"):
-            lines.append(f"{pad}    note: {clip(event['note'])}")
+            lines.append(f"{pad}    " + say("timeline.note", language, note=clip(event["note"])))
         return lines
     rest = {key: value for key, value in event.items() if key != "type"}
     return [f"{offset}  {kind}: {clip(compact(rest), 200)}"]
 
 
-def timeline(record: TaskRecord) -> str:
+def timeline(record: TaskRecord, language: str | None = None) -> str:
     s = record.summary
-    steps = f"{s.steps} step" + ("" if s.steps == 1 else "s")
-    tokens = f"{s.total_tokens:,} tokens ({s.prompt_tokens:,} prompt, {s.completion_tokens:,} completion)"
+    steps = say("timeline.one_step" if s.steps == 1 else "timeline.steps", language, count=s.steps)
+    tokens = say("timeline.tokens", language, total=f"{s.total_tokens:,}", prompt=f"{s.prompt_tokens:,}",
+                 completion=f"{s.completion_tokens:,}")
     lines = [
-        f"Task {s.task_id}: {s.task}",
-        f"{s.status} · started {when(s.started_at)} · took {duration(s.duration)} · {steps} · {tokens}",
+        say("timeline.task", language, task_id=s.task_id, task=s.task),
+        say("timeline.summary", language, status=status_word(s.status, language), started=when(s.started_at),
+            duration=duration(s.duration, language), steps=steps, tokens=tokens),
     ]
     if s.url:
         lines.append(f"url: {s.url}")
@@ -122,19 +141,18 @@ def timeline(record: TaskRecord) -> str:
         lines.append(f"model: {s.model}")
     lines.append("")
     if not record.stored_events:
-        lines.append("(no events recorded)")
+        lines.append(say("timeline.no_events", language))
     for stored in record.stored_events:
-        lines.extend(_event_lines(stored, s.started_at))
+        lines.extend(_event_lines(stored, s.started_at, language))
     lines.append("")
     if record.result is not None:
         success = record.result.get("success")
         verdict = "success" if success is True else "failed" if success is False else "finished"
         data = record.result.get("data")
-        lines.append(f"Result ({verdict}): {data if isinstance(data, str) else compact(data)}")
-    elif s.status == "interrupted":
-        lines.append("Result: none: the process running this task stopped before it finished.")
-    elif s.status == "running":
-        lines.append("Result: none yet: the task is still running.")
+        lines.append(say("timeline.result_of", language, verdict=say(f"timeline.verdict.{verdict}", language),
+                         data=data if isinstance(data, str) else compact(data)))
+    elif s.status in ("interrupted", "running"):
+        lines.append(say(f"timeline.no_result.{s.status}", language))
     else:
-        lines.append(f"Result: none recorded ({s.status}).")
+        lines.append(say("timeline.no_result", language, status=status_word(s.status, language)))
     return "\n".join(lines)

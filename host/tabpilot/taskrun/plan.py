@@ -87,7 +87,7 @@ def plan_task(
         try:
             settings = load_settings()
         except SettingsError as exc:
-            raise PlanError(str(exc), "settings") from exc
+            raise PlanError(exc.text(language), "settings") from exc
     terminal = source in TERMINAL_SOURCES
     environ: dict[str, str] | None
     environ, user_key = None, settings.api_key  # the user's key is kept out of what the run writes, used or not
