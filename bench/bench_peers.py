@@ -65,6 +65,12 @@ def _pair(first: list[float], later: list[float]) -> str:
     return f"{statistics.median(first):7.1f} /{statistics.median(later):7.1f}"
 
 
+def _dump(directory: Path, name: str, peer_text: str, our_text: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.page-agent.txt").write_text(peer_text)
+    (directory / f"{name}.tabpilot.txt").write_text(our_text)
+
+
 async def bench(runs: int, only: set[str], dump: Path | None) -> None:
     version, bundle = peer_bundle()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(PAGES)))
@@ -106,13 +112,11 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
             peer_tokens, our_tokens = _tokens(peer_text), _tokens(first_state.text)
             ratio = (f"{statistics.median(ours_first) / statistics.median(peer_first):7.2f}x /"
                      f"{statistics.median(ours_later) / statistics.median(peer_later):5.2f}x")
-            print(f"{label:14} {elements:8d}  {_pair(peer_first, peer_later):>25}  {_pair(ours_first, ours_later):>23}  "
-                  f"{ratio:>17}  {f'{peer_tokens} / {our_tokens}':>26}", flush=True)
+            print(f"{label:14} {elements:8d}  {_pair(peer_first, peer_later):>25}  "
+                  f"{_pair(ours_first, ours_later):>23}  {ratio:>17}  {f'{peer_tokens} / {our_tokens}':>26}",
+                  flush=True)
             if dump is not None:
-                dump.mkdir(parents=True, exist_ok=True)
-                name = label.split()[0]
-                (dump / f"{name}.page-agent.txt").write_text(peer_text)
-                (dump / f"{name}.tabpilot.txt").write_text(first_state.text)
+                _dump(dump, label.split()[0], peer_text, first_state.text)
     finally:
         await browser.close()
         server.shutdown()
