@@ -8,6 +8,8 @@ directory (never into the repo). Its bundle is an ES module with no static impor
 line and installs it with Page.addScriptToEvaluateOnNewDocument, as page-agent's extension content script is there
 before a step runs. Its page text is what page-agent sends the model as <browser_state>: `getBrowserState()`'s
 header, content (the simplified HTML of its flat tree, full page: viewportExpansion -1 by default) and footer.
+tabpilot's text is the viewport plus a count of what lies above and below it, so on pages longer than the screen
+page-agent's tokens include off-screen elements tabpilot only counts (shop, medium, listeners, table).
 Both systems are timed the same way: wall time of the CDP call(s) from Python, median over the runs.
 Prints numbers; asserts nothing.
 """
