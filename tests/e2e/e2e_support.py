@@ -183,7 +183,9 @@ class Harness:
             raise AssertionError(details.get("exception", {}).get("description") or details.get("text"))
         return result["result"].get("value")
 
-    async def wait_host_connected(self, timeout: float = READY_TIMEOUT) -> None:
+    async def wait_host_connected(self, timeout: float = 3 * READY_TIMEOUT) -> None:
+        # A new browser's service worker once left Runtime.evaluate unanswered for 10 s at a time (CI, load 15 on
+        # two cores): the host's hello came later than 20 s. Only a failing run waits the whole time.
         await wait_until(lambda: self.sw("host.connected"), "the native host's hello", timeout)
 
     async def host_state(self) -> dict[str, Any]:
