@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
-import http.server
 import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -35,11 +32,7 @@ from tabpilot.browser.browser import Browser  # noqa: E402
 from tabpilot.browser.nodes import resolve  # noqa: E402
 from tabpilot.browser.pointer import aim  # noqa: E402
 from tabpilot.browser.state import get_state  # noqa: E402
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+from tabpilot.localfiles import LocalFiles  # noqa: E402
 
 
 async def _time(runs: int, action: Callable[[], Awaitable[object]]) -> list[float]:
@@ -57,9 +50,8 @@ def _line(label: str, values: list[float]) -> str:
 
 
 async def bench(runs: int) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(PAGES)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
+    server = LocalFiles(PAGES)
+    port = server.port
     browser = await Browser.launch(headless=True, env={"HOME": tempfile.mkdtemp(prefix="tabpilot-bench-")})
     try:
         print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()}), {runs} runs each")
@@ -112,8 +104,7 @@ async def bench(runs: int) -> None:
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
         await browser.close()
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def main() -> None:

@@ -18,21 +18,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
-import http.server
 import re
 import statistics
 import subprocess
 import tarfile
-import threading
 import time
 from pathlib import Path
 
 import platformdirs
-from bench_state import CASES, COUNT_ELEMENTS, PAGES, _Counted, _Quiet, _timed_state, _tokens
+from bench_state import CASES, COUNT_ELEMENTS, PAGES, _Counted, _timed_state, _tokens
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
+from tabpilot.localfiles import LocalFiles
 
 PEER = "@page-agent/page-controller@1.12"
 # page-agent's core puts these three parts, one a line, inside <browser_state> in the model's message.
@@ -79,8 +77,7 @@ def _dump(directory: Path, name: str, peer_text: str, our_text: str) -> None:
 
 async def bench(runs: int, only: set[str], dump: Path | None) -> None:
     version, bundle = peer_bundle()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(PAGES)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = LocalFiles(PAGES)
     browser = await Browser.launch(headless=True)
     try:
         tab = await browser.current_tab()
@@ -92,7 +89,7 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
         for label, page, _ in CASES:
             if only and label.split()[0] not in only:
                 continue
-            url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
+            url = server.url(page)
             await tab.navigate(url)
             warm_ms, _ = await timed_peer(tab)
             peer_runs = 1 if warm_ms > SLOW_PEER_MS else runs
@@ -129,8 +126,7 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
                 _dump(dump, label.split()[0], peer_text, first_state.text)
     finally:
         await browser.close()
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def main() -> None:

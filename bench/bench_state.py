@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
-import http.server
 import os
 import statistics
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.state import BrowserState, build_state, read_page
 from tabpilot.browser.tab import Tab
 from tabpilot.cdp.connection import CDPConnection
+from tabpilot.localfiles import LocalFiles
 
 PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
 # (label, page, best peer's median in ms from issue 16's table, or None where it has no such page)
@@ -54,10 +52,6 @@ COUNT_ELEMENTS = """(function count(root) {
     if (e.localName === 'iframe') { try { if (e.contentDocument) k += count(e.contentDocument); } catch (x) {} } }
   return k; })(document)"""
 
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 def _tokens(text: str) -> int | None:
@@ -134,8 +128,7 @@ def _cell(ms: float, peer: float | None) -> str:
 
 
 async def bench(runs: int, snapshot: bool | None, only: set[str], trace: bool) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(PAGES)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = LocalFiles(PAGES)
     browser = await Browser.launch(headless=True)
     try:
         reader = {True: "whole-page DOM snapshots", False: "the in-page walker", None: "the default reader"}[snapshot]
@@ -156,7 +149,7 @@ async def bench(runs: int, snapshot: bool | None, only: set[str], trace: bool) -
         for label, page, peer in CASES:
             if only and label.split()[0] not in only:
                 continue
-            url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
+            url = server.url(page)
             tab = await browser.current_tab()
             await tab.navigate(url)
             await _timed_state(browser, tab, None, snapshot, counter)  # warm-up (attaches frame tracking)
@@ -192,8 +185,7 @@ async def bench(runs: int, snapshot: bool | None, only: set[str], trace: bool) -
         print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         await browser.close()
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def main() -> None:
