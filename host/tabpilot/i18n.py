@@ -815,6 +815,18 @@ def text(key: str, language: str | None = None, /, **values: object) -> str:
     return CATALOG[language_of(language)].get(key, EN_US[key]).format(**values)
 
 
+
+class WordedError(ValueError):
+    """An error whose message comes from the catalog by key: `str()` is the English (what logs and older
+    callers read), `text(language)` the same message in the reader's language."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(text(key, "en-US", **values))
+        self.key, self.values = key, values
+
+    def text(self, language: str | None) -> str:
+        return text(self.key, language, **self.values)
+
 def shown_width(value: str) -> int:
     """How many columns a terminal gives `value` (a Chinese character takes two)."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)

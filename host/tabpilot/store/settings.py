@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .. import paths
-from ..i18n import text as say
+from ..i18n import WordedError
 from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
 from ..llm.vision import VisionMode
 from ..textsafety import clean_json
@@ -25,16 +25,8 @@ MAX_STEPS_LIMIT = 500  # the one limit: AgentConfig, a page's config and `run --
 MEGABYTE = 1024 * 1024
 
 
-class SettingsError(ValueError):
-    """Settings that cannot be read, saved or applied; the message says what to do. `str()` is the
-    English; `text(language)` the same message in the reader's language."""
-
-    def __init__(self, key: str, **values: object) -> None:
-        super().__init__(say(key, "en-US", **values))
-        self.key, self.values = key, values
-
-    def text(self, language: str | None) -> str:
-        return say(self.key, language, **self.values)
+class SettingsError(WordedError):
+    """Settings that cannot be read, saved or applied; the message says what to do."""
 
 
 class Settings(BaseModel):

@@ -21,23 +21,15 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import paths
-from ..i18n import text as say
+from ..i18n import WordedError
 from .settings import write_private
 
 TOKEN_NAME = "PageAgentExtUserAuthToken"  # page-agent's localStorage key, kept for compatibility
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-class SiteError(ValueError):
-    """An origin that cannot be allowed, or a sites file that cannot be read; the message says what to do.
-    `str()` is the English; `text(language)` the same message in the reader's language."""
-
-    def __init__(self, key: str, **values: object) -> None:
-        super().__init__(say(key, "en-US", **values))
-        self.key, self.values = key, values
-
-    def text(self, language: str | None) -> str:
-        return say(self.key, language, **self.values)
+class SiteError(WordedError):
+    """An origin that cannot be allowed, or a sites file that cannot be read; the message says what to do."""
 
 
 class SiteGrant(BaseModel):
