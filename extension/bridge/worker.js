@@ -46,14 +46,27 @@ function bridgeSetSites(sites) {
   bridge.sites = Array.isArray(sites) ? sites : [];
   const matches = bridge.sites.map((site) => `${site.origin}/*`);
   // One change at a time, in order: the last list the host sent is what ends up registered.
+  // A list that still names the same origins (a push about MCP clients, the token, a site's options) leaves
+  // the scripts alone, and a changed one is updated in place: unregistering first left a moment in which a
+  // page of an allowed site loaded without window.PAGE_AGENT_EXT (seen on CI).
   bridge.registering = bridge.registering.then(async () => {
     const ids = BRIDGE_SCRIPTS.map((script) => script.id);
     const existing = await chrome.scripting.getRegisteredContentScripts({ ids });
-    if (existing.length) await chrome.scripting.unregisterContentScripts({ ids: existing.map((s) => s.id) });
-    if (!matches.length) return;
-    await chrome.scripting.registerContentScripts(BRIDGE_SCRIPTS.map((script) => ({
+    if (!matches.length) {
+      if (existing.length) await chrome.scripting.unregisterContentScripts({ ids: existing.map((s) => s.id) });
+      return;
+    }
+    const wanted = JSON.stringify([...matches].sort());
+    const scripts = BRIDGE_SCRIPTS.map((script) => ({
       ...script, matches, runAt: "document_start", allFrames: false, persistAcrossSessions: false,
-    })));
+    }));
+    if (existing.length === ids.length) {
+      if (existing.every((s) => JSON.stringify([...s.matches].sort()) === wanted)) return;
+      await chrome.scripting.updateContentScripts(scripts);
+      return;
+    }
+    if (existing.length) await chrome.scripting.unregisterContentScripts({ ids: existing.map((s) => s.id) });
+    await chrome.scripting.registerContentScripts(scripts);
   }).catch((error) => console.warn("tabpilot: could not register the page bridge:", error.message));
   return bridge.registering;
 }
