@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tabpilot.browser import nodes
+from tabpilot.browser import actions, nodes
+from tabpilot.browser.elements import ElementRef
 from tabpilot.browser.errors import TabClosed
 from tabpilot.cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPTimeout
 from tabpilot.native.messages import parse_incoming
@@ -72,9 +73,19 @@ class Extension:
         self.requests: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.peer = Peer(self.requests.put_nowait)
         self.browser = RelayBrowser(self.peer)
+        self.tabs: list[dict[str, Any]] = []  # what chrome.tabs.query answers
+        self.closed_meanwhile: set[int] = set()  # listed, but closed by the user before tabpilot's tabs.close
 
     def answer(self, request: dict[str, Any]) -> None:
-        data = {"frameTree": {"frame": {"id": "F"}}} if request.get("method") == "Page.getFrameTree" else {}
+        if request["type"] == "tabs.close" and request["tabId"] in self.closed_meanwhile:
+            self.tabs = [tab for tab in self.tabs if tab["tabId"] != request["tabId"]]
+            self.peer.resolve(parse_incoming(reply_error(request["id"], f"No tab with id: {request['tabId']}.")))
+            return
+        data: dict[str, Any] = {}
+        if request.get("method") == "Page.getFrameTree":
+            data = {"frameTree": {"frame": {"id": "F"}}}
+        elif request["type"] == "tabs.query":
+            data = {"tabs": self.tabs}
         self.peer.resolve(parse_incoming({"type": "reply", "id": request["id"], "ok": True, "data": data}))
 
     async def answering(self, work: Awaitable[T]) -> T:
@@ -183,4 +194,31 @@ async def test_a_command_chrome_debugger_is_no_longer_attached_for_closes_the_ta
     error = await extension.failing(tab.send("Page.getLayoutMetrics"), "cdp.send", message)
     assert isinstance(error, TabClosed)
     assert tab.closed
+    await extension.close()
+
+
+@pytest.mark.parametrize("message", ["Cannot find context with specified id", "Execution context was destroyed.",
+                                     "Inspected target navigated or closed", "Node is detached from document"])
+async def test_an_action_on_an_element_whose_document_went_says_it_is_no_longer_on_the_page(message: str) -> None:
+    # Only "Cannot find context" used to: the other ways Chromium says the document went read "... failed: ...".
+    extension = Extension()
+    tab = await extension.answering(extension.browser.attach("1234"))
+    save = ElementRef(index=7, backend_node_id=55, session=tab.session, tag="button", name="Save")
+    action = nodes.send(tab, tab.session, "DOM.scrollIntoViewIfNeeded", {"backendNodeId": 55}, element=save)
+    error = await extension.failing(action, "cdp.send", message, -32000)
+    assert str(error).startswith("[7] button 'Save' is no longer on the page")
+    assert not tab.closed
+    await extension.close()
+
+
+async def test_closing_a_tab_the_user_closed_a_moment_before_still_ends_as_closed_over_the_relay() -> None:
+    # actions.close_tab let only the websocket's "No target with given id" pass; chrome.tabs' "No tab with id"
+    # came back as "Could not close tab 2".
+    extension = Extension()
+    extension.tabs = [{"tabId": 1234, "url": "https://a.example/", "title": "A"},
+                      {"tabId": 1235, "url": "https://b.example/", "title": "B"}]
+    assert (await extension.answering(actions.switch_tab(extension.browser, 1))).startswith("Switched to tab 1")
+    extension.closed_meanwhile.add(1235)
+    said = await extension.answering(actions.close_tab(extension.browser, 2))
+    assert said == "Closed tab 2."
     await extension.close()
