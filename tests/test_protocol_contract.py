@@ -210,3 +210,11 @@ def test_a_popup_request_the_worker_would_refuse_is_reported():
     popup = POPUP.read_text() + '\nask("task.rename", {});\n'
     asked, _handled = popup_types(popup)
     assert "task.rename" in asked - set_constant(SERVICE_WORKER.read_text(), "POPUP_REQUEST_TYPES")
+
+
+def test_the_worker_advertises_exactly_the_optional_requests_the_host_knows_and_handles_them():
+    source = SERVICE_WORKER.read_text()
+    advertised = set_constant(source, "OPTIONAL_HOST_REQUESTS")
+    assert advertised == set(messages.OPTIONAL_HOST_REQUESTS)
+    assert "features: [...OPTIONAL_HOST_REQUESTS]" in function_body(source, "connectHost")  # in its hello
+    assert advertised <= js_types(source)["Host → extension requests"]
