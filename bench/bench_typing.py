@@ -8,7 +8,9 @@ Launches headless Chromium with extension/ loaded and the host installed into a 
 bench/bench_relay.py does), types into actions_forms.html's Name field on both paths, the variants taking
 turns so that load from elsewhere on the machine falls on all alike. The relay is driven from this process
 through the host's debug socket, so its figures include one loopback websocket hop a task in the host
-does not pay. Prints numbers with the machine's load next to them; asserts nothing.
+does not pay ("host" CPU is that hop; in a task it is where "bench" is). Prints numbers with the machine's
+load next to them, and the CPU each kind of process used (page = the page's renderer, extension = the
+service worker's): under load, wall time mostly measures the others' work. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -132,25 +134,26 @@ async def bench(runs: int) -> None:
         samples: dict[tuple[str, str], list[float]] = {way: [] for way in ways}
         sending: dict[tuple[str, str], list[float]] = {way: [] for way in ways}
         loads: dict[tuple[str, str], list[float]] = {way: [] for way in ways}
-        cpu: dict[tuple[str, str], list[float]] = {way: [] for way in ways}
+        cpu: dict[tuple[str, str], dict[str, float]] = {way: {} for way in ways}
         browser_pid = harness.browser.launched.process.pid  # type: ignore[union-attr]
         for i in range(runs + 1):  # the first round is a warm-up
             for way, setting in ways.items():
                 browser, tab, name = sides[way[0]]
                 keys: list[float] = []
                 with setting(), _timing_the_keys(keys):
-                    cpu_before = _tree_cpu_ms(browser_pid)
+                    cpu_before = _cpu_by_process(browser_pid)
                     started = time.perf_counter()
                     said = await actions.input_text(browser, tab, name, TEXT)
                     elapsed = (time.perf_counter() - started) * 1000
-                    cpu_used = _tree_cpu_ms(browser_pid) - cpu_before
+                    cpu_after = _cpu_by_process(browser_pid)
                 if not said.endswith(f"its value is now '{TEXT}'."):
                     raise SystemExit(f"typing went wrong on the {way[0]} path: {said}")
                 if i:
                     samples[way].append(elapsed)
                     sending[way] += keys
                     loads[way].append(os.getloadavg()[0])
-                    cpu[way].append(cpu_used)
+                    for kind, ms in cpu_after.items():
+                        cpu[way][kind] = cpu[way].get(kind, 0.0) + ms - cpu_before.get(kind, 0.0)
         print(f"\ninput_text of {len(TEXT)} characters ({sum(1 for _ in _key_commands())} key commands; the whole "
               "action: focus, clear, type, read back), medians:")
         for way in ways:
@@ -161,8 +164,11 @@ async def bench(runs: int) -> None:
             print(f"  {way[0]:<10} {way[1]:<34} {median:6.1f} ms  (min {min(values):.1f}, max {max(values):.1f}, "
                   f"n={len(values)}; load {min(loads[way]):.1f}-{max(loads[way]):.1f})  {verdict}")
             print(f"  {'':<10} {'    of which sending the keys':<34} {statistics.median(sending[way]):6.1f} ms  "
-                  f"(min {min(sending[way]):.1f});  CPU used: {statistics.mean(cpu[way]):.0f} ms a run "
-                  "(Chromium, host, bench; 10 ms ticks)")
+                  f"(min {min(sending[way]):.1f})")
+            used = {kind: ms / len(values) for kind, ms in cpu[way].items() if ms > 0}
+            print(f"  {'':<10} {'    CPU a run, mean':<34} {sum(used.values()):6.1f} ms  ("
+                  + ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(used.items(), key=lambda item: -item[1]))
+                  + ")")
         print(f"\nload average at the end: {_load()}")
     finally:
         await ws_browser.connection.close()
@@ -175,27 +181,40 @@ async def bench(runs: int) -> None:
         server.close()
 
 
-def _tree_cpu_ms(root: int) -> float:
-    """CPU time (user + system, ms) used so far by `root`, its descendants (Chromium's processes, the host)
-    and this process: less swayed by other engineers' load than wall time. Linux only (0 elsewhere)."""
+def _cpu_by_process(root: int) -> dict[str, float]:
+    """CPU time (user + system, ms) used so far by `root` and its descendants (Chromium's processes, the
+    host it spawned) and by this process, by kind: less swayed by other engineers' load than wall time.
+    Linux only (empty elsewhere); /proc counts in ticks of 10 ms, so compare means over several runs."""
     parents: dict[int, int] = {}
-    used: dict[int, float] = {}
+    used: dict[int, tuple[str, float]] = {}
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     for entry in Path("/proc").glob("[0-9]*"):
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_text()
         except OSError:
             continue
         parents[int(entry.name)] = int(fields[1])
-        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) * 1000 / tick
-    total = used.get(os.getpid(), 0.0)
-    for pid, cpu in used.items():
+        used[int(entry.name)] = (_kind(command), (int(fields[11]) + int(fields[12])) * 1000 / tick)
+    totals: dict[str, float] = {"bench": used.get(os.getpid(), ("", 0.0))[1]}
+    for pid, (kind, cpu) in used.items():
         ancestor = pid
         while ancestor > 1 and ancestor != root:
             ancestor = parents.get(ancestor, 0)
         if ancestor == root:
-            total += cpu
-    return total
+            totals[kind] = totals.get(kind, 0.0) + cpu
+    return totals
+
+
+def _kind(command: str) -> str:
+    """What a process is, from its command line (NUL-separated, or one line: Chromium retitles its children)."""
+    arguments = command.replace("\0", " ").split(" ")
+    kind = next((a.removeprefix("--type=") for a in arguments if a.startswith("--type=")), None)
+    if kind is None:
+        return "host" if "python" in Path(arguments[0]).name else "browser"
+    if kind == "renderer":
+        return "extension" if "--extension-process" in arguments else "page"
+    return {"gpu-process": "gpu"}.get(kind, "other")
 
 
 def _load() -> str:
