@@ -267,11 +267,10 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
         if info["mode"] == "set":
             value = await call(tab, target, field_id, scripts.SET_VALUE, text)
         else:
-            await _focus(browser, tab, target, field_id)
-            await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
-            if await call(tab, target, field_id, scripts.READ_VALUE):
-                await _press(tab, "Delete")
-            await _type(tab, target, text, multiline=info["multiline"])
+            if not info["focused"]:
+                await _focus(browser, tab, target, field_id)
+            had_content = await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
+            await _type(tab, target, text, multiline=info["multiline"], clear_first=bool(had_content))
             value = await call(tab, target, field_id, scripts.READ_VALUE)
     finally:
         if field_id != object_id:
@@ -286,13 +285,17 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
     return f"{said}, but the page changed it: its value is now '{shorten(value or '', 200)}'."
 
 
-async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) -> None:
+async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool, clear_first: bool) -> None:
     """Type like a keyboard (keydown, keypress, input, keyup per character) so pages that listen to keys see
-    them; characters no US key makes, and long texts, go in as text (one input event)."""
-    if len(text) > TYPE_BY_KEYS_LIMIT:
-        await send(tab, tab.session, "Input.insertText", {"text": text}, element=element)
-        return
+    them; characters no US key makes, and long texts, go in as text (one input event). `clear_first`: press
+    Delete before (the field's content is selected), sent with the rest rather than awaited on its own."""
     commands: list[tuple[str, dict[str, Any]]] = []
+    if clear_first:
+        commands.extend(("Input.dispatchKeyEvent", event) for event in key_events(parse_chord("Delete")))
+    if len(text) > TYPE_BY_KEYS_LIMIT:
+        commands.append(("Input.insertText", {"text": text}))
+        await _send_in_order(tab, element, commands)
+        return
     pending = ""
     for char in text.replace("\r\n", "\n"):
         if char == "\n" and not multiline:
@@ -343,9 +346,7 @@ async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tu
 
 
 async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str) -> None:
-    """Click the field as a person would (giving the frame focus too), unless it already has focus."""
-    if await call(tab, element, object_id, scripts.HAS_FOCUS):
-        return
+    """Click the field as a person would (giving the frame focus too); it has not got the focus."""
     target = await aim(tab, element, object_id)
     if target.covered_by is None:
         async with _watch(browser, tab) as aftermath:
