@@ -36,6 +36,9 @@ class Transport(Protocol):
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024
 
 
+_BURST_PARTS = ("send_context", "protocol", "transport")
+
+
 class WebSocketTransport:
     """The DevTools websocket of a launched or remote Chromium."""
 
@@ -64,8 +67,11 @@ class WebSocketTransport:
         texts = [json.dumps(message) for message in messages]
         socket = self._socket
         try:
-            if len(texts) == 1:
-                await socket.send(texts[0])
+            # One write needs websockets' own sans-I/O protocol object (websockets 15/16 asyncio connection);
+            # a websockets without those parts gets one send per message, as before bursts.
+            if len(texts) == 1 or not all(hasattr(socket, part) for part in _BURST_PARTS):
+                for text in texts:
+                    await socket.send(text)
                 return
             async with socket.send_context():
                 for text in texts:
