@@ -18,7 +18,8 @@ NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com",
          "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config",
          "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
          "Chrome", "HKCU", "uninstall", "install", "mcp", "write", "Cursor", "cursor", "claude", "desktop", "vscode",
-         "profile"}  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
+         "profile",  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
+         "language", "never", "irreversible", "every", "auto"}  # a setting and its values, typed as they are
 
 
 @pytest.fixture
@@ -217,7 +218,7 @@ def test_timeline_of_odd_unicode_prints_in_each_language(home: Path, language: s
     [
         ('{"model": ', "不是有效的 JSON（第 1 行：", "is not valid JSON (line 1: "),
         ("[1, 2]", "必须是一个 JSON 对象；请修正或删除它", "must hold a JSON object; fix it or delete it"),
-        ('{"maxSteps": 0}', "中有错误的值：max-steps: ", "has a bad value: max-steps: "),
+        ('{"maxSteps": 0}', "中有错误的值：max-steps：不能小于 1", "has a bad value: max-steps: must be at least 1"),
     ],
 )
 def test_a_damaged_settings_file_is_reported_in_the_terminals_language(
@@ -325,3 +326,34 @@ def test_mcp_config_speaks_the_language_setting(home: Path, tmp_path: Path) -> N
     written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
     assert "Added tabpilot to Cursor's MCP servers in " in written.stdout
     assert "restart Cursor to use it." in written.stdout
+
+
+BAD_VALUES = [  # (setting, value, Chinese words, English words): the common kinds of bad value
+    ("max-steps", "many", "max-steps：必须是整数，例如 40", "max-steps: must be a whole number, e.g. 40"),
+    ("max-steps", "0", "max-steps：不能小于 1", "max-steps: must be at least 1"),
+    ("model-deadline", "9999", "model-deadline：不能大于 3600", "model-deadline: must be at most 3600"),
+    ("max-reply-mb", "0", "max-reply-mb：必须大于 0", "max-reply-mb: must be more than 0"),
+    ("model-deadline", "soon", "model-deadline：必须是数字，例如 120", "model-deadline: must be a number, e.g. 120"),
+    ("debug-capture", "maybe", "debug-capture：必须是 on 或 off", "debug-capture: must be on or off"),
+    ("ask-before", "sometimes", "ask-before：必须是以下之一：never, irreversible, every",
+     "ask-before: must be one of never, irreversible, every"),
+    ("language", "fr", "language：必须是以下之一：en-US, zh-CN", "language: must be one of en-US, zh-CN"),
+    ("base-url", "api.openai.com/v1", "base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
+     "base-url: must be an http:// or https:// URL, e.g. https://api.openai.com/v1"),
+    ("allowed-domains", "shop.example b!", "allowed-domains：'b!' 不是域名（例如 example.com）",
+     "allowed-domains: 'b!' is not a domain (e.g. example.com)"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "chinese_words", "english_words"), BAD_VALUES,
+                         ids=[f"{key}={value}" for key, value, *_ in BAD_VALUES])
+def test_a_bad_setting_value_is_explained_in_the_language_setting(
+    home: Path, key: str, value: str, chinese_words: str, english_words: str
+) -> None:
+    speak(home, "zh-CN")
+    refused = tabpilot(home, "config", "set", key, value)
+    assert refused.returncode == 1 and refused.stderr.strip() == f"tabpilot config：{chinese_words}", refused.stderr
+    chinese(refused.stderr.replace(value, ""))  # the value as typed is the user's own
+    speak(home, "en-US")
+    refused = tabpilot(home, "config", "set", key, value)
+    assert refused.returncode == 1 and refused.stderr.strip() == f"tabpilot config: {english_words}", refused.stderr

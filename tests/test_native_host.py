@@ -358,3 +358,31 @@ def test_the_popups_errors_from_the_host_are_in_its_language(host, home):
     assert ended["message"] == "此主机上没有任务 't-ended'（它可能早已结束）", ended
     assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
     assert host.request("secrets.delete", name="NOPE")["error"]["message"] == "there is no secret named NOPE"
+
+
+def test_worded_errors_of_settings_sites_and_history_reach_the_popup_in_its_language(host, home):
+    """The errors that carry the catalog's words (a bad setting value, a refused origin, an unknown task id,
+    a damaged settings file) are sent in the popup's language, the English to an English popup."""
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    # the Settings page's fields as typed: a base URL without its scheme, a domain that is none
+    bad = host.request("settings.set", baseURL="api.openai.com/v1", allowedDomains=["b!"])["error"]
+    assert bad["code"] == "bad_request"
+    assert bad["message"] == ("base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1；"
+                              "allowed-domains：'b!' 不是域名（例如 example.com）"), bad
+    refused = host.request("sites.allow", origin="app.example.com")["error"]
+    assert "不是网站来源" in refused["message"], refused
+    unknown = host.request("history.get", taskId="zzzz")["error"]
+    assert unknown == {"message": "没有 ID 为 'zzzz' 的任务", "code": "not_found"}
+    settings_file = home / "config" / "config.json"
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text('{"maxSteps": "many"}', encoding="utf-8")
+    damaged = host.request("settings.get")["error"]
+    assert damaged["message"] == f"设置文件 {settings_file} 中有错误的值：max-steps：必须是整数，例如 40", damaged
+
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
+    assert host.request("settings.get")["error"]["message"] == (
+        f"the settings file {settings_file} has a bad value: max-steps: must be a whole number, e.g. 40")
+    settings_file.unlink()
+    bad = host.request("settings.set", maskPatterns=["/[/"])["error"]
+    assert bad["message"].startswith("mask-patterns: /[/ is not a valid regular expression: "), bad
+    assert host.request("history.get", taskId="zzzz")["error"]["message"] == "no task with id 'zzzz'"

@@ -359,6 +359,22 @@ EN_US: dict[str, str] = {
     "settings.bad_value": "the settings file {path} has a bad value: {detail}",
     "settings.unknown": "unknown setting {names}; settings are: {known}",
     "settings.invalid": "{detail}",
+    "setting.problem": "{name}: {problem}",
+    "setting.problems_separator": "; ",
+    "setting.whole_number": "must be a whole number, e.g. 40",
+    "setting.number": "must be a number, e.g. 120",
+    "setting.on_off": "must be on or off",
+    "setting.text": "must be text",
+    "setting.list": "must be a list",
+    "setting.one_of": "must be one of {choices}",
+    "setting.at_least": "must be at least {limit}",
+    "setting.at_most": "must be at most {limit}",
+    "setting.more_than": "must be more than {limit}",
+    "setting.url": "must be an http:// or https:// URL, e.g. https://api.openai.com/v1",
+    "domains.not_domain": "{text!r} is not a domain (e.g. example.com)",
+    "domains.not_list": "expected a list of domains, e.g. example.com, shop.example",
+    "setting.not_pattern": "{pattern} is not a valid regular expression: {reason}",
+    "setting.other": "{message}",
     "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
     "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
     "mcp_config.error": "tabpilot mcp config: {message}",
@@ -730,6 +746,22 @@ ZH_CN: dict[str, str] = {
     "settings.bad_value": "设置文件 {path} 中有错误的值：{detail}",
     "settings.unknown": "没有 {names} 这项设置；可用的设置有：{known}",
     "settings.invalid": "{detail}",
+    "setting.problem": "{name}：{problem}",
+    "setting.problems_separator": "；",
+    "setting.whole_number": "必须是整数，例如 40",
+    "setting.number": "必须是数字，例如 120",
+    "setting.on_off": "必须是 on 或 off",
+    "setting.text": "必须是文本",
+    "setting.list": "必须是列表",
+    "setting.one_of": "必须是以下之一：{choices}",
+    "setting.at_least": "不能小于 {limit}",
+    "setting.at_most": "不能大于 {limit}",
+    "setting.more_than": "必须大于 {limit}",
+    "setting.url": "必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
+    "domains.not_domain": "{text!r} 不是域名（例如 example.com）",
+    "domains.not_list": "应为域名列表，例如 example.com, shop.example",
+    "setting.not_pattern": "{pattern} 不是有效的正则表达式：{reason}",
+    "setting.other": "{message}",
     "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
     "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
     "mcp_config.error": "tabpilot mcp config：{message}",
@@ -811,9 +843,36 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
 
 
 def text(key: str, language: str | None = None, /, **values: object) -> str:
-    """The message `key` in `language` (English for a language or key the catalog lacks), filled in."""
-    return CATALOG[language_of(language)].get(key, EN_US[key]).format(**values)
+    """The message `key` in `language` (English for a language or key the catalog lacks), filled in. A value
+    that is itself worded (Words, WordedError, or a list of them) is worded in the same language."""
+    language = language_of(language)
+    filled = {name: _worded(value, language) for name, value in values.items()}
+    return CATALOG[language].get(key, EN_US[key]).format(**filled)
 
+
+def _worded(value: object, language: Language) -> object:
+    if isinstance(value, Words | WordedError):
+        return value.text(language)
+    if isinstance(value, list) and value and all(isinstance(item, Words | WordedError) for item in value):
+        return text("setting.problems_separator", language).join(item.text(language) for item in value)
+    return value
+
+
+class Words:
+    """A message from the catalog by key, worded when it is read: `str()` is the English, `text(language)`
+    the reader's language. Used as a value of another message (a setting's problem inside an error)."""
+
+    def __init__(self, key: str, /, **values: object) -> None:
+        self.key, self.values = key, values
+
+    def text(self, language: str | None) -> str:
+        return text(self.key, language, **self.values)
+
+    def __str__(self) -> str:
+        return self.text("en-US")
+
+    def __repr__(self) -> str:
+        return f"Words({self.key!r}, {self.values!r})"
 
 
 class WordedError(ValueError):
@@ -826,6 +885,7 @@ class WordedError(ValueError):
 
     def text(self, language: str | None) -> str:
         return text(self.key, language, **self.values)
+
 
 def shown_width(value: str) -> int:
     """How many columns a terminal gives `value` (a Chinese character takes two)."""
