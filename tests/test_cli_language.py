@@ -357,3 +357,17 @@ def test_a_bad_setting_value_is_explained_in_the_language_setting(
     speak(home, "en-US")
     refused = tabpilot(home, "config", "set", key, value)
     assert refused.returncode == 1 and refused.stderr.strip() == f"tabpilot config: {english_words}", refused.stderr
+
+
+def test_a_task_without_text_is_refused_in_the_language_setting_before_a_browser_starts(home: Path) -> None:
+    configured = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    speak(home, "zh-CN")
+    assert tabpilot(home, "config", "set", "model", "m").returncode == 0
+    for task in (" ", ""):
+        refused = tabpilot(home, "run", task, env=configured)
+        assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: 任务需要一段文字说明要做什么", refused
+        chinese(refused.stderr)
+    assert "还没有记录任何任务" in tabpilot(home, "history").stdout  # nothing recorded
+    speak(home, "en-US")
+    refused = tabpilot(home, "run", " ", env=configured)
+    assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: a task needs some text saying what to do"

@@ -386,3 +386,14 @@ def test_worded_errors_of_settings_sites_and_history_reach_the_popup_in_its_lang
     bad = host.request("settings.set", maskPatterns=["/[/"])["error"]
     assert bad["message"].startswith("mask-patterns: /[/ is not a valid regular expression: "), bad
     assert host.request("history.get", taskId="zzzz")["error"]["message"] == "no task with id 'zzzz'"
+
+
+def test_a_task_without_text_is_refused_in_the_popups_language(host):
+    host.request("settings.set", model="m", baseURL="http://127.0.0.1:9/v1", apiKey="k")
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    assert host.request("task.start", task="  ", tabId=1, source="popup")["error"] == {
+        "message": "任务需要一段文字说明要做什么", "code": "bad_request"}
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
+    assert host.request("task.start", task="  ", tabId=1, source="popup")["error"]["message"] == (
+        "a task needs some text saying what to do")
+    assert host.request("history.list")["data"]["tasks"] == []

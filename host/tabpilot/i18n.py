@@ -309,6 +309,7 @@ EN_US: dict[str, str] = {
         "the allowed-sites file {path} is damaged ({reason}); fix it or delete it (deleting revokes every site)"
     ),
     "sites.cannot_save": "cannot save the allowed-sites file {path}: {reason}",
+    "task.no_text": "a task needs some text saying what to do",
     "history.deleted": "Deleted task {task_id}",
     "history.no_id": "no task id given",
     "history.ambiguous": "task id {prefix!r} is ambiguous: it could be {ids}",
@@ -696,6 +697,7 @@ ZH_CN: dict[str, str] = {
     "sites.cannot_read": "无法读取允许网站文件 {path}：{reason}",
     "sites.damaged": "允许网站文件 {path} 已损坏（{reason}）；请修正或删除它（删除会撤销所有网站）",
     "sites.cannot_save": "无法保存允许网站文件 {path}：{reason}",
+    "task.no_text": "任务需要一段文字说明要做什么",
     "history.deleted": "已删除任务 {task_id}",
     "history.no_id": "没有给出任务 ID",
     "history.ambiguous": "任务 ID {prefix!r} 不明确：可能是 {ids}",

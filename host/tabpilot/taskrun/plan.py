@@ -82,6 +82,8 @@ def plan_task(
     from ..llm.config import endpoint_config
     from ..store.settings import SettingsError, load_settings
 
+    if not isinstance(task, str) or not task.strip():  # refused before any browser or record is touched
+        raise PlanError(say("task.no_text", language), "bad_request")
     overrides = overrides or TaskOverrides()
     if settings is None:
         try:
