@@ -3,6 +3,7 @@ run as a user runs them: `python -m tabpilot …` in a throwaway home."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -371,3 +372,36 @@ def test_a_task_without_text_is_refused_in_the_language_setting_before_a_browser
     speak(home, "en-US")
     refused = tabpilot(home, "run", " ", env=configured)
     assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: a task needs some text saying what to do"
+
+
+def test_error_events_are_read_in_the_language_setting_and_recorded_in_english(home: Path) -> None:
+    """An error event names its cause by code: `history show` words it in the reader's language, the record
+    and the export keep page-agent's English `message`; an older row without a code keeps its text."""
+    from tabpilot.agent.types import ErrorEvent
+    from tabpilot.llm.errors import LLMAuthError
+    from tabpilot.taskrun.run import error_event
+
+    refused = LLMAuthError(code="key_refused", params={"status": 401, "base_url": "http://x/v1", "detail": "nope"})
+    with TaskStore() as store:
+        task_id = store.start_task("Fill in the form", url="http://127.0.0.1:8/form.html", model="m")
+        store.append_event(task_id, ErrorEvent(message=refused.message, code=refused.code,
+                                               params=refused.params).to_wire())
+        store.append_event(task_id, error_event("not_saved", reason="OperationalError: disk I/O error"))
+        store.append_event(task_id, {"type": "error", "message": "an older record said this"})
+        store.finish_task(task_id, status="error", result={"success": False, "data": "stopped"})
+    speak(home, "zh-CN")
+    shown = tabpilot(home, "history", "show", task_id)
+    assert "错误：服务商拒绝了 API 密钥（HTTP 401，来自 http://x/v1：nope）。" in shown.stdout, shown.stdout
+    assert "错误：无法保存任务历史（OperationalError: disk I/O error），所以任务已停止" in shown.stdout
+    assert "错误：an older record said this" in shown.stdout
+    errors = [line for line in shown.stdout.splitlines() if "错误：" in line]
+    chinese("\n".join(errors[1:2]).replace("OperationalError: disk I/O error", ""))
+    exported = json.loads(tabpilot(home, "history", "export", task_id).stdout)
+    messages = [event["message"] for event in exported["history"] if event["type"] == "error"]
+    assert messages[1] == ("The task's history could not be saved (OperationalError: disk I/O error), so the task "
+                           "was stopped: what it did after that point is not in the record.")
+    assert messages[0].startswith("The provider refused the API key (HTTP 401 from http://x/v1: nope).")
+    speak(home, "en-US")
+    shown = tabpilot(home, "history", "show", task_id)
+    assert "error: The task's history could not be saved (OperationalError: disk I/O error)" in shown.stdout
+    assert not HAN.search(shown.stdout)

@@ -234,25 +234,32 @@ def test_an_extension_in_chinese_gets_the_hosts_advice_in_chinese(host, home):
         english.stop()
 
 
-def test_past_retries_are_read_in_the_popups_language_and_recorded_in_english(home):
-    """A retry's cause is worded by the catalog for the reader (its code); the record keeps the English."""
+def test_past_retries_and_errors_are_read_in_the_popups_language_and_recorded_in_english(home):
+    """A retry's or error's cause is worded by the catalog for the reader (its code); the record keeps the English."""
     script = (
         "import sys; from tabpilot.store.tasks import TaskStore; s = TaskStore(sys.argv[1]); "
         "t = s.start_task('flaky', url=None, model='m'); "
         "s.append_event(t, {'type': 'retry', 'message': 'no reply within 30 s (timeout)', 'attempt': 1, "
         "'maxAttempts': 3, 'code': 'timeout', 'params': {'timeout': 30}}); "
         "s.append_event(t, {'type': 'retry', 'message': 'an older record', 'attempt': 2, 'maxAttempts': 3}); "
+        "from tabpilot.taskrun.run import error_event; "
+        "s.append_event(t, error_event('browser_failed', detail='Target closed')); "
+        "s.append_event(t, {'type': 'error', 'message': 'an older error'}); "
         "print(t)"
     )
     task_id = subprocess.run([sys.executable, "-c", script, str(home / "data" / "tasks.sqlite3")], check=True,
                              capture_output=True, text=True).stdout.strip()
-    for language, worded in (("zh-CN", "30 秒内没有回复（超时）"), ("en", "no reply within 30 s (timeout)")):
+    for language, worded, failed in (("zh-CN", "30 秒内没有回复（超时）", "浏览器出错：Target closed"),
+                                     ("en", "no reply within 30 s (timeout)", "The browser failed: Target closed")):
         process = HostProcess(home)
         try:
             assert process.request("hello", extensionVersion="0.1.0", uiLanguage=language)["ok"]
-            timed_out, older = process.request("history.get", taskId=task_id)["data"]["events"]
+            timed_out, older, browser_failed, older_error = process.request("history.get", taskId=task_id)["data"][
+                "events"]
             assert timed_out["text"] == worded and timed_out["message"] == "no reply within 30 s (timeout)"
-            assert "text" not in older  # no code: the popup shows its message as it is
+            assert "text" not in older and "text" not in older_error  # no code: the popup shows its message
+            assert browser_failed["text"] == failed
+            assert browser_failed["message"] == "The browser failed: Target closed"
             exported = process.request("history.export", taskId=task_id)["data"]
             assert "text" not in exported["history"][0]
         finally:

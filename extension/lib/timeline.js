@@ -80,7 +80,8 @@ const Timeline = (() => {
         li.dataset.message = event.message || "";
         if (event.code) li.dataset.code = event.code;
         if (event.params) li.dataset.params = JSON.stringify(event.params);
-        li.append(el("div", "card-text", short(event.message, 800)));
+        if (event.text) li.dataset.text = event.text;
+        li.append(el("div", "card-text", short(event.text || event.message, 800))); // text: the host's words in our language
         return li;
       }
       case "user_takeover": {
@@ -169,13 +170,13 @@ const Timeline = (() => {
   // says its own remedy instead, so Details keep only the cause.
   const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
 
-  // `source`: an error event ({message, code?, params?}) or just the host's text.
+  // `source`: an error event ({message, text?, code?, params?}) or just the host's text.
   function failure(source) {
     const event = source && typeof source === "object" ? source : { message: source };
     const message = String(event.message || "");
     const kind = event.code ? kindOfCode(event.code, event.params)
       : (FAILURE_MARKERS.find((entry) => entry.test.test(message)) || {}).kind;
-    if (!kind) return { kind: "other", headline: message, remedy: "", detail: "" };
+    if (!kind) return { kind: "other", headline: String(event.text || message), remedy: "", detail: "" };
     return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message.replace(HOST_REMEDY, ".") };
   }
 
@@ -191,7 +192,7 @@ const Timeline = (() => {
     } catch (_) {
       params = null;
     }
-    return { message: text, code: last.dataset.code, params };
+    return { message: text, text: last.dataset.text, code: last.dataset.code, params };
   }
 
   return { renderEvent, activityText, render, el, short, failure, failedEvent };

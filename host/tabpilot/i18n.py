@@ -276,6 +276,13 @@ EN_US: dict[str, str] = {
         "{deadline} s, the model-deadline setting); the provider asked to wait {retry_after} s before trying "
         "again; last cause: {cause}"
     ),
+    "failure.browser_failed": "The browser failed: {detail}",
+    "failure.crashed": "{kind}: {detail}",
+    "failure.not_saved": (
+        "The task's history could not be saved ({reason}), so the task was stopped: what it did after that point "
+        "is not in the record."
+    ),
+    "failure.not_resumed": "The task could not go on after tabpilot's extension restarted: {reason}",
     "failure.max_steps": "Step count exceeded maximum limit",
     "sites.flag.ask": "ask before each task",
     "sites.flag.use_my_model": "may use your model",
@@ -668,6 +675,10 @@ ZH_CN: dict[str, str] = {
         "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
+    "failure.browser_failed": "浏览器出错：{detail}",
+    "failure.crashed": "出现了意外的错误（{kind}）：{detail}",
+    "failure.not_saved": "无法保存任务历史（{reason}），所以任务已停止：此后它做的事没有记录下来。",
+    "failure.not_resumed": "tabpilot 的扩展重启后，任务无法继续：{reason}",
     "failure.max_steps": "步数已超过上限，任务没有完成。可用 --max-steps 或 `tabpilot config set max-steps` 提高上限。",
     "sites.flag.ask": "每个任务前先询问",
     "sites.flag.use_my_model": "可使用你的模型",
@@ -925,6 +936,11 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "deadline": ("", "asked"),
     # the agent's own
     "max_steps": ("",),
+    # the task run's (agent/loop.py, taskrun/run.py, native/tasks.py); `detail`/`reason` are as the cause says it
+    "browser_failed": ("",),
+    "crashed": ("",),
+    "not_saved": ("",),
+    "not_resumed": ("",),
 }
 
 
@@ -943,14 +959,20 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)
 
 
-def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
-    """A recorded event as sent to a reader in `language` (the popup): a retry that names its cause by
-    code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
+def event_text(event: Mapping[str, Any], language: str | None) -> str | None:
+    """A retry's or error's cause in `language` when the event names it by a code the catalog words, else None
+    (an older record, a code this version does not know: its English `message` stands)."""
     code, params = event.get("code"), event.get("params")
-    if event.get("type") != "retry" or not isinstance(code, str) or code not in FAILURE_CODES:
-        return dict(event)
+    if event.get("type") not in ("retry", "error") or not isinstance(code, str) or code not in FAILURE_CODES:
+        return None
     try:
-        worded = failure_text(code, params if isinstance(params, Mapping) else None, language)
+        return failure_text(code, params if isinstance(params, Mapping) else None, language)
     except (KeyError, IndexError, ValueError):  # params the catalog's words do not fit: the English stands
-        return dict(event)
-    return {**event, "text": worded}
+        return None
+
+
+def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
+    """A recorded event as sent to a reader in `language` (the popup): a retry or error that names its cause by
+    code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
+    worded = event_text(event, language)
+    return dict(event) if worded is None else {**event, "text": worded}

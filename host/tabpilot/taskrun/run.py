@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..i18n import failure_text
 from ..i18n import text as say
 from .events import (
     FINAL_STATUSES,
@@ -95,7 +96,7 @@ class TaskRun:
         self._llm: LLMClient | None = None
         self._stop_requested = False
         self._stopped_because: str | None = None
-        self._record_failure: str | None = None
+        self._record_failure: dict[str, Any] | None = None  # the error event saying the record failed
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
         self._takeover: Takeover | None = None
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
@@ -268,8 +269,8 @@ class TaskRun:
         self._close_question()
         status = self._final_status()
         if self._record_failure is not None:
-            self._append(_error_event(self._record_failure))  # stored if the store takes it at all
-            data, success = self._record_failure, False
+            self._append(self._record_failure)  # stored if the store takes it at all
+            data, success = self._record_failure["message"], False
         elif status == "stopped":
             data, success = self._stopped_because or data or STOPPED_MESSAGE, False
         elif data is None:
@@ -548,10 +549,7 @@ class TaskRun:
             recorded = False
             log.exception("could not record an event of task %s", self.task_id)
             if self._record_failure is None:
-                self._record_failure = (
-                    f"The task's history could not be saved ({type(exc).__name__}: {exc}), so the task was "
-                    "stopped: what it did after that point is not in the record."
-                )
+                self._record_failure = error_event("not_saved", reason=f"{type(exc).__name__}: {exc}")
                 if self.agent is not None and self.agent.running:
                     stopping = asyncio.get_running_loop().create_task(self.agent.stop())
                     self._stopping.add(stopping)
@@ -589,7 +587,9 @@ class TaskRun:
         return Recorder(self.plan.record, model=self.plan.llm.model, task=self.plan.task).record
 
 
-def _error_event(message: str) -> dict[str, Any]:
+def error_event(code: str, **params: Any) -> dict[str, Any]:
+    """An error event for a failure of the run itself (i18n.FAILURE_CODES): the English `message` for
+    page-agent's readers and exports, `code` and `params` for a reader in another language."""
     from ..agent.types import ErrorEvent
 
-    return ErrorEvent(message=message).to_wire()
+    return ErrorEvent(message=failure_text(code, params, "en-US"), code=code, params=params).to_wire()
