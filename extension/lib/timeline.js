@@ -50,6 +50,8 @@ const Timeline = (() => {
     return Math.max(0, Math.round(ms / 100) / 10);
   }
 
+  const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired" };
+
   function renderEvent(event) {
     switch (event && event.type) {
       case "step": {
@@ -63,10 +65,10 @@ const Timeline = (() => {
         return li;
       }
       case "observation": {
-        // tabpilot's guards: a navigation the allowed domains stopped, an action the user denied
-        const guard = event.guard === "blocked" || event.guard === "denied" ? event.guard : null;
-        const li = guard ? card(guard, t(guard === "blocked" ? "cardBlocked" : "cardDenied"))
-          : card("observation", t("cardObservation"));
+        // tabpilot's guards: a navigation the allowed domains stopped, an action the user denied, one nobody
+        // allowed in time
+        const label = GUARD_LABELS[event.guard];
+        const li = label ? card(event.guard, t(label)) : card("observation", t("cardObservation"));
         li.append(el("div", "card-text", short(event.content, 500)));
         return li;
       }

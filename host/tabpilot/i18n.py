@@ -80,6 +80,10 @@ EN_US: dict[str, str] = {
         "⏸ The user took the controls before this action finished, so it was abandoned (not an error). "
         "What they did is in their takeover note; read the page as it is now before going on."
     ),
+    "result.approval_expired": (
+        "Nobody answered within {wait} whether to allow {action} on {site}, so it was not done. Do not try it "
+        "another way: do what you can without it, ask the user with ask_user, or finish the task."
+    ),
     "result.done": "Task completed",
     "result.waited": "✅ Waited for {seconds} seconds.",
     "result.user_answered": "User answered: {answer}",
@@ -501,6 +505,10 @@ ZH_CN: dict[str, str] = {
     "result.took_over": (
         "⏸ 这个动作完成之前用户接管了控制，所以它被放弃了（不是错误）。用户做了什么见他们的接管记录；"
         "继续之前，先阅读页面现在的样子。"
+    ),
+    "result.approval_expired": (
+        "在 {wait}内没有人回答是否允许 {action}（{site}），所以它没有执行。不要换一种方式去做："
+        "做没有它也能完成的部分，用 ask_user 询问用户，或者结束任务。"
     ),
     "result.done": "任务已完成",
     "result.waited": "✅ 已等待 {seconds} 秒。",

@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,7 +45,7 @@ Decision = Literal["allow", "deny", "takeover"]
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
-    from ..agent.types import UserTakeoverEvent
+    from ..agent.types import GuardKind, UserTakeoverEvent
     from ..browser.browser import Browser
     from ..browser.tab import Tab
     from ..guards.irreversible import PendingAction
@@ -61,6 +63,10 @@ DENIED = ("The user denied this action: {action} on {site}. It was not done; do 
 NOBODY_TO_APPROVE = ("{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can "
                      "answer here, so it was not done. {remedy}")
 SUSPENDED = "The host went away mid-task; the next host goes on with it."
+# An action waiting for the user's yes is denied after this long without an answer: nothing irreversible
+# happens while they are away, and the task goes on (or ends) instead of waiting for ever.
+APPROVAL_TIMEOUT = 300.0
+APPROVAL_TIMEOUT_ENV = "TABPILOT_APPROVAL_TIMEOUT"  # seconds, to wait longer or shorter than that
 # Tools that never touch the page: one cut short by a host going away needs no warning when resumed.
 NO_PAGE_TOOLS = ("done", "wait", "ask_user", "request_takeover")
 URL_READ_TIMEOUT = 3.0  # reading the tab's URL for a takeover's record; a page that hangs must not hold it up
@@ -481,20 +487,28 @@ class TaskRun:
         self._approval, self._decision = pending, decision
         self._tell_control()
         log.info("task %s: waiting for the user's yes to %s", self.task_id, pending.sentence())
+        timeout = approval_timeout()
         try:
-            answer = await decision
+            answer: Decision | None = await asyncio.wait_for(decision, timeout)
+        except TimeoutError:
+            answer = None  # nobody answered: not done, and the card goes away
         finally:
             if self._decision is decision:
                 self._approval, self._decision = None, None
                 self._tell_control()
         if answer == "allow":
             return None
+        if answer is None:
+            from ..store.timeline import duration
+
+            language = self.plan.agent.language
+            expired = say("result.approval_expired", language, **words, wait=duration(timeout, language))
+            self._push_guard(expired, "expired")
+            return expired
         if answer == "takeover":
             taking = asyncio.ensure_future(self.take_over("user"))  # this action is abandoned: it never ran
             self._stopping.add(taking)  # type: ignore[arg-type]
             taking.add_done_callback(self._stopping.discard)
-            from ..i18n import text as say
-
             return say("result.took_over", self.plan.agent.language)
         denial = DENIED.format(**words)
         self._push_guard(denial, "denied")
@@ -510,7 +524,7 @@ class TaskRun:
     def _on_blocked(self, url: str, message: str) -> None:
         self._push_guard(message, "blocked")
 
-    def _push_guard(self, message: str, guard: Literal["blocked", "denied"]) -> None:
+    def _push_guard(self, message: str, guard: GuardKind) -> None:
         if self.agent is not None:
             self.agent.push_observation(message, guard=guard)
 
@@ -585,6 +599,15 @@ class TaskRun:
         from ..llm.replay import Recorder
 
         return Recorder(self.plan.record, model=self.plan.llm.model, task=self.plan.task).record
+
+
+def approval_timeout() -> float:
+    """How long an action waits for the user's yes (APPROVAL_TIMEOUT_ENV, else APPROVAL_TIMEOUT)."""
+    try:
+        seconds = float(os.environ.get(APPROVAL_TIMEOUT_ENV, ""))
+    except ValueError:
+        return APPROVAL_TIMEOUT
+    return seconds if seconds > 0 and math.isfinite(seconds) else APPROVAL_TIMEOUT
 
 
 def error_event(code: str, **params: Any) -> dict[str, Any]:
