@@ -162,3 +162,27 @@ async def test_a_bad_setting_value_is_explained_in_chinese_on_the_settings_page(
     await popup.screenshot(SCREENS / "zh-CN-settings-bad-value.png")
     assert await harness.sw("await requestHost({type: 'settings.get'})") == before
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_past_tasks_errors_are_shown_in_chinese_by_their_code(harness: Harness, form_tab: Tab) -> None:
+    """Error events recorded with a code (here: the browser failed, then the record could not be saved) are
+    shown in the popup's language in the past task's timeline and result box; the record keeps the English."""
+    from tabpilot.store.tasks import TaskStore
+    from tabpilot.taskrun.run import error_event
+
+    ended = error_event("not_saved", reason="OperationalError: disk I/O error")
+    with TaskStore(harness.tabpilot_home / "data" / "tasks.sqlite3") as store:
+        task_id = store.start_task("下单", url="http://127.0.0.1:8/shop.html", model="m", source="popup")
+        store.append_event(task_id, error_event("browser_failed", detail="Target closed"))
+        store.append_event(task_id, ended)
+        store.finish_task(task_id, status="error", result={"success": False, "data": ended["message"]})
+    popup = await harness.open_popup(form_tab)
+    await popup.open_past(task_id)
+    cards = await popup.cards("#past-timeline")
+    shown_errors = [c["text"] for c in cards if c["type"] == "error"]
+    assert shown_errors == ["错误\n浏览器出错：Target closed"], cards
+    # the last error is the result: said once, in the result box, in Chinese
+    assert await popup.text("#past-result-text") == (
+        "无法保存任务历史（OperationalError: disk I/O error），所以任务已停止：此后它做的事没有记录下来。")
+    await popup.screenshot(SCREENS / "zh-CN-past-error.png", max_height=600)
+    await harness.browser.close_tab(popup.tab.target_id)
