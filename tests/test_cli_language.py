@@ -14,7 +14,7 @@ from tabpilot.store.tasks import TaskStore
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 # names and technical tokens that stay as they are in Chinese output
-NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com", "page", "agent", "revoke",
+NAMES = {"tabpilot", "sites", "list", "allow", "http", "https", "app", "example", "com", "page", "agent", "revoke",
          "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken", "secrets",
          "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config",
          "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
@@ -405,3 +405,20 @@ def test_error_events_are_read_in_the_language_setting_and_recorded_in_english(h
     shown = tabpilot(home, "history", "show", task_id)
     assert "error: The task's history could not be saved (OperationalError: disk I/O error)" in shown.stdout
     assert not HAN.search(shown.stdout)
+
+
+def test_a_refused_secret_is_explained_in_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    refused = [tabpilot(home, "secrets", "set", "1PW", "--domain", "github.com", stdin="long-value"),
+               tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123"),
+               tabpilot(home, "secrets", "set", "PIN", "--domain", "x y!", stdin="long-value")]
+    assert [r.returncode for r in refused] == [1, 1, 1]
+    assert refused[0].stderr.strip() == ("tabpilot secrets：'1PW' 不能用作机密名称：请以字母开头，后面是字母、数字、"
+                                         "_ . 或 -（最多 64 个），例如 GITHUB_PASSWORD")
+    assert refused[1].stderr.strip() == "tabpilot secrets：机密的值至少需要 4 个字符"
+    assert refused[2].stderr.strip() == "tabpilot secrets：'x y!' 不是域名；请给出一个主机名，例如 example.com"
+    for result in refused:
+        chinese(result.stderr)
+    speak(home, "en-US")
+    short = tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123")
+    assert short.stderr.strip() == "tabpilot secrets: a secret's value needs at least 4 characters"

@@ -380,6 +380,8 @@ def test_worded_errors_of_settings_sites_and_history_reach_the_popup_in_its_lang
     assert "不是网站来源" in refused["message"], refused
     unknown = host.request("history.get", taskId="zzzz")["error"]
     assert unknown == {"message": "没有 ID 为 'zzzz' 的任务", "code": "not_found"}
+    short = host.request("secrets.set", name="PIN", domain="github.com", value="123")["error"]
+    assert short == {"message": "机密的值至少需要 4 个字符", "code": "bad_request"}
     settings_file = home / "config" / "config.json"
     settings_file.parent.mkdir(parents=True, exist_ok=True)
     settings_file.write_text('{"maxSteps": "many"}', encoding="utf-8")

@@ -440,6 +440,18 @@ EN_US: dict[str, str] = {
     "secrets.deleted": "deleted {name}",
     "secrets.backend.file": "the owner-only file {path}",
     "secrets.backend.keychain": "the system keychain",
+    "secrets.bad_name": (
+        "{name!r} is not a usable secret name: use a letter, then letters, digits, _ . or - (up to 64), "
+        "e.g. GITHUB_PASSWORD"
+    ),
+    "secrets.cannot_read": "cannot read the secrets file {path}: {reason}",
+    "secrets.damaged": "the secrets file {path} is damaged ({reason}); fix it or delete it and set the secrets again",
+    "secrets.not_domain": "{text!r} is not a domain; give a host name such as example.com",
+    "secrets.too_short": "a secret's value needs at least {length} characters",
+    "secrets.keychain_refused": (
+        "the system keychain refused the secret ({reason}); set {variable}=file to keep it in an owner-only file "
+        "instead"
+    ),
     "secrets.cannot_save": "cannot save the secrets file {path}: {reason}",
     "secrets.cancelled": "cancelled; nothing was saved",
     "secrets.none": "No secrets. Add one with `tabpilot secrets set NAME --domain example.com`.",
@@ -836,6 +848,16 @@ ZH_CN: dict[str, str] = {
     "secrets.deleted": "已删除 {name}",
     "secrets.backend.file": "仅所有者可读写的文件 {path}",
     "secrets.backend.keychain": "系统钥匙串",
+    "secrets.bad_name": (
+        "{name!r} 不能用作机密名称：请以字母开头，后面是字母、数字、_ . 或 -（最多 64 个），例如 GITHUB_PASSWORD"
+    ),
+    "secrets.cannot_read": "无法读取机密文件 {path}：{reason}",
+    "secrets.damaged": "机密文件 {path} 已损坏（{reason}）；请修正它，或删除它后重新设置机密",
+    "secrets.not_domain": "{text!r} 不是域名；请给出一个主机名，例如 example.com",
+    "secrets.too_short": "机密的值至少需要 {length} 个字符",
+    "secrets.keychain_refused": (
+        "系统钥匙串拒绝了这个机密（{reason}）；设置 {variable}=file 可改为保存在仅所有者可读写的文件中"
+    ),
     "secrets.cannot_save": "无法保存机密文件 {path}：{reason}",
     "secrets.cancelled": "已取消，没有保存任何内容",
     "secrets.none": "还没有机密。可用 `tabpilot secrets set NAME --domain example.com` 添加一个。",
