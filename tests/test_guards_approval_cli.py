@@ -50,7 +50,7 @@ def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subp
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
-            if master is not None and answer and "Allow it?" in line:
+            if master is not None and answer and ("Allow it?" in line or "允许吗？" in line):
                 os.write(master, f"{answer}\n".encode())
 
     reader = threading.Thread(target=read, daemon=True)
@@ -63,6 +63,12 @@ def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subp
         if master is not None:
             os.close(master)
     return proc.returncode, "".join(lines)
+
+
+async def set_language(home: Path, language: str) -> None:
+    """`tabpilot config set language …` for the runs in `home`."""
+    await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tabpilot", "config", "set", "language", language],
+                            check=True, env={**os.environ, "TABPILOT_HOME": str(home)}, capture_output=True)
 
 
 async def shop_log(browser: Browser, url: str) -> list[dict[str, Any]]:
@@ -148,8 +154,7 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
     variable) the order is not placed, the run says why in its language, the model is told, and it goes on."""
     assert browser.launched is not None
     home = tmp_path / language
-    await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tabpilot", "config", "set", "language", language],
-                            check=True, env={**os.environ, "TABPILOT_HOME": str(home)}, capture_output=True)
+    await set_language(home, language)
     url = pages.url(f"guard_shop.html?silent={language}")
     with ScriptedLLMServer(order_then_done()) as server:
         code, out = await asyncio.to_thread(
@@ -165,3 +170,21 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
     assert f"🚫 {expired}" in out, out
     assert expired in "\n".join(str(m["content"]) for m in requests[-1]["messages"])  # told to the model
     assert len(requests) == 2  # and it went on to its next step
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_denial_is_told_in_the_language_setting(browser: Browser, pages, tmp_path: Path) -> None:
+    """In zh-CN the terminal asks in Chinese, and the denial the run prints and the model reads is Chinese."""
+    assert browser.launched is not None
+    await set_language(tmp_path, "zh-CN")
+    url = pages.url("guard_shop.html?answer=n&language=zh-CN")
+    with ScriptedLLMServer(order_then_done()) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path, answer="n")
+        requests = server.requests
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out
+    denial = '用户拒绝了这个操作：click button "Place order"（127.0.0.1）。它没有执行'
+    assert "✖ 已拒绝" in out and f"🚫 {denial}" in out, out
+    assert denial in "\n".join(str(m["content"]) for m in requests[-1]["messages"])

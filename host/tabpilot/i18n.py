@@ -80,6 +80,10 @@ EN_US: dict[str, str] = {
         "⏸ The user took the controls before this action finished, so it was abandoned (not an error). "
         "What they did is in their takeover note; read the page as it is now before going on."
     ),
+    "result.denied": (
+        "The user denied this action: {action} on {site}. It was not done; do not try to do it another way. "
+        "Ask the user what to do instead, or finish the task."
+    ),
     "result.approval_expired": (
         "Nobody answered within {wait} whether to allow {action} on {site}, so it was not done. Do not try it "
         "another way: do what you can without it, ask the user with ask_user, or finish the task."
@@ -517,6 +521,9 @@ ZH_CN: dict[str, str] = {
     "result.took_over": (
         "⏸ 这个动作完成之前用户接管了控制，所以它被放弃了（不是错误）。用户做了什么见他们的接管记录；"
         "继续之前，先阅读页面现在的样子。"
+    ),
+    "result.denied": (
+        "用户拒绝了这个操作：{action}（{site}）。它没有执行；不要换一种方式去做。请询问用户该怎么做，或者结束任务。"
     ),
     "result.approval_expired": (
         "在 {wait}内没有人回答是否允许 {action}（{site}），所以它没有执行。不要换一种方式去做："

@@ -58,8 +58,6 @@ log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
 TAKEN_OVER = "The user took the controls; no input is sent to the page until they hand back."
-DENIED = ("The user denied this action: {action} on {site}. It was not done; do not try to do it another way. "
-          "Ask the user what to do instead, or finish the task.")
 NOBODY_TO_APPROVE = ("{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can "
                      "answer here, so it was not done. {remedy}")
 SUSPENDED = "The host went away mid-task; the next host goes on with it."
@@ -510,7 +508,7 @@ class TaskRun:
             self._stopping.add(taking)  # type: ignore[arg-type]
             taking.add_done_callback(self._stopping.discard)
             return say("result.took_over", self.plan.agent.language)
-        denial = DENIED.format(**words)
+        denial = say("result.denied", self.plan.agent.language, **words)
         self._push_guard(denial, "denied")
         return denial
 
