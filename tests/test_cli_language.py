@@ -3,6 +3,7 @@ run as a user runs them: `python -m tabpilot …` in a throwaway home."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -13,12 +14,13 @@ from tabpilot.store.tasks import TaskStore
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 # names and technical tokens that stay as they are in Chinese output
-NAMES = {"tabpilot", "sites", "list", "allow", "https", "app", "example", "com", "page", "agent", "revoke",
+NAMES = {"tabpilot", "sites", "list", "allow", "http", "https", "app", "example", "com", "page", "agent", "revoke",
          "client", "NAME", "MCP", "limit", "history", "json", "ghost", "PageAgentExtUserAuthToken", "secrets",
          "set", "domain", "stdin", "GITHUB_PASSWORD", "GITHUB", "PASSWORD", "github", "NOPE", "config",
          "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
          "Chrome", "HKCU", "uninstall", "install", "mcp", "write", "Cursor", "cursor", "claude", "desktop", "vscode",
-         "profile"}  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
+         "profile",  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
+         "language", "never", "irreversible", "every", "auto"}  # a setting and its values, typed as they are
 
 
 @pytest.fixture
@@ -217,7 +219,7 @@ def test_timeline_of_odd_unicode_prints_in_each_language(home: Path, language: s
     [
         ('{"model": ', "不是有效的 JSON（第 1 行：", "is not valid JSON (line 1: "),
         ("[1, 2]", "必须是一个 JSON 对象；请修正或删除它", "must hold a JSON object; fix it or delete it"),
-        ('{"maxSteps": 0}', "中有错误的值：max-steps: ", "has a bad value: max-steps: "),
+        ('{"maxSteps": 0}', "中有错误的值：max-steps：不能小于 1", "has a bad value: max-steps: must be at least 1"),
     ],
 )
 def test_a_damaged_settings_file_is_reported_in_the_terminals_language(
@@ -325,3 +327,98 @@ def test_mcp_config_speaks_the_language_setting(home: Path, tmp_path: Path) -> N
     written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
     assert "Added tabpilot to Cursor's MCP servers in " in written.stdout
     assert "restart Cursor to use it." in written.stdout
+
+
+BAD_VALUES = [  # (setting, value, Chinese words, English words): the common kinds of bad value
+    ("max-steps", "many", "max-steps：必须是整数，例如 40", "max-steps: must be a whole number, e.g. 40"),
+    ("max-steps", "0", "max-steps：不能小于 1", "max-steps: must be at least 1"),
+    ("model-deadline", "9999", "model-deadline：不能大于 3600", "model-deadline: must be at most 3600"),
+    ("max-reply-mb", "0", "max-reply-mb：必须大于 0", "max-reply-mb: must be more than 0"),
+    ("model-deadline", "soon", "model-deadline：必须是数字，例如 120", "model-deadline: must be a number, e.g. 120"),
+    ("debug-capture", "maybe", "debug-capture：必须是 on 或 off", "debug-capture: must be on or off"),
+    ("ask-before", "sometimes", "ask-before：必须是以下之一：never, irreversible, every",
+     "ask-before: must be one of never, irreversible, every"),
+    ("language", "fr", "language：必须是以下之一：en-US, zh-CN", "language: must be one of en-US, zh-CN"),
+    ("base-url", "api.openai.com/v1", "base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
+     "base-url: must be an http:// or https:// URL, e.g. https://api.openai.com/v1"),
+    ("allowed-domains", "shop.example b!", "allowed-domains：'b!' 不是域名（例如 example.com）",
+     "allowed-domains: 'b!' is not a domain (e.g. example.com)"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "chinese_words", "english_words"), BAD_VALUES,
+                         ids=[f"{key}={value}" for key, value, *_ in BAD_VALUES])
+def test_a_bad_setting_value_is_explained_in_the_language_setting(
+    home: Path, key: str, value: str, chinese_words: str, english_words: str
+) -> None:
+    speak(home, "zh-CN")
+    refused = tabpilot(home, "config", "set", key, value)
+    assert refused.returncode == 1 and refused.stderr.strip() == f"tabpilot config：{chinese_words}", refused.stderr
+    chinese(refused.stderr.replace(value, ""))  # the value as typed is the user's own
+    speak(home, "en-US")
+    refused = tabpilot(home, "config", "set", key, value)
+    assert refused.returncode == 1 and refused.stderr.strip() == f"tabpilot config: {english_words}", refused.stderr
+
+
+def test_a_task_without_text_is_refused_in_the_language_setting_before_a_browser_starts(home: Path) -> None:
+    configured = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    speak(home, "zh-CN")
+    assert tabpilot(home, "config", "set", "model", "m").returncode == 0
+    for task in (" ", ""):
+        refused = tabpilot(home, "run", task, env=configured)
+        assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: 任务需要一段文字说明要做什么", refused
+        chinese(refused.stderr)
+    assert "还没有记录任何任务" in tabpilot(home, "history").stdout  # nothing recorded
+    speak(home, "en-US")
+    refused = tabpilot(home, "run", " ", env=configured)
+    assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: a task needs some text saying what to do"
+
+
+def test_error_events_are_read_in_the_language_setting_and_recorded_in_english(home: Path) -> None:
+    """An error event names its cause by code: `history show` words it in the reader's language, the record
+    and the export keep page-agent's English `message`; an older row without a code keeps its text."""
+    from tabpilot.agent.types import ErrorEvent
+    from tabpilot.llm.errors import LLMAuthError
+    from tabpilot.taskrun.run import error_event
+
+    refused = LLMAuthError(code="key_refused", params={"status": 401, "base_url": "http://x/v1", "detail": "nope"})
+    with TaskStore() as store:
+        task_id = store.start_task("Fill in the form", url="http://127.0.0.1:8/form.html", model="m")
+        store.append_event(task_id, ErrorEvent(message=refused.message, code=refused.code,
+                                               params=refused.params).to_wire())
+        store.append_event(task_id, error_event("not_saved", reason="OperationalError: disk I/O error"))
+        store.append_event(task_id, {"type": "error", "message": "an older record said this"})
+        store.finish_task(task_id, status="error", result={"success": False, "data": "stopped"})
+    speak(home, "zh-CN")
+    shown = tabpilot(home, "history", "show", task_id)
+    assert "错误：服务商拒绝了 API 密钥（HTTP 401，来自 http://x/v1：nope）。" in shown.stdout, shown.stdout
+    assert "错误：无法保存任务历史（OperationalError: disk I/O error），所以任务已停止" in shown.stdout
+    assert "错误：an older record said this" in shown.stdout
+    errors = [line for line in shown.stdout.splitlines() if "错误：" in line]
+    chinese("\n".join(errors[1:2]).replace("OperationalError: disk I/O error", ""))
+    exported = json.loads(tabpilot(home, "history", "export", task_id).stdout)
+    messages = [event["message"] for event in exported["history"] if event["type"] == "error"]
+    assert messages[1] == ("The task's history could not be saved (OperationalError: disk I/O error), so the task "
+                           "was stopped: what it did after that point is not in the record.")
+    assert messages[0].startswith("The provider refused the API key (HTTP 401 from http://x/v1: nope).")
+    speak(home, "en-US")
+    shown = tabpilot(home, "history", "show", task_id)
+    assert "error: The task's history could not be saved (OperationalError: disk I/O error)" in shown.stdout
+    assert not HAN.search(shown.stdout)
+
+
+def test_a_refused_secret_is_explained_in_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    refused = [tabpilot(home, "secrets", "set", "1PW", "--domain", "github.com", stdin="long-value"),
+               tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123"),
+               tabpilot(home, "secrets", "set", "PIN", "--domain", "x y!", stdin="long-value")]
+    assert [r.returncode for r in refused] == [1, 1, 1]
+    assert refused[0].stderr.strip() == ("tabpilot secrets：'1PW' 不能用作机密名称：请以字母开头，后面是字母、数字、"
+                                         "_ . 或 -（最多 64 个），例如 GITHUB_PASSWORD")
+    assert refused[1].stderr.strip() == "tabpilot secrets：机密的值至少需要 4 个字符"
+    assert refused[2].stderr.strip() == "tabpilot secrets：'x y!' 不是域名；请给出一个主机名，例如 example.com"
+    for result in refused:
+        chinese(result.stderr)
+    speak(home, "en-US")
+    short = tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123")
+    assert short.stderr.strip() == "tabpilot secrets: a secret's value needs at least 4 characters"

@@ -116,7 +116,7 @@ def test_changes_accept_every_spelling_and_none_resets() -> None:
     ("changes", "message"),
     [
         ({"base-url": "api.example.com"}, "base-url: must be an http"),
-        ({"maxSteps": 0}, "max-steps: input should be greater than or equal to 1"),
+        ({"maxSteps": 0}, "max-steps: must be at least 1"),
         ({"max-steps": "many"}, "max-steps"),
         ({"language": "fr"}, "language: must be one of en-US, zh-CN"),
         ({"debugCapture": "perhaps"}, "debug-capture"),
@@ -196,7 +196,7 @@ def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (("config", "set", "colour", "red"), "unknown setting 'colour'"),
-        (("config", "set", "max-steps", "0"), "max-steps: input should be greater than or equal to 1"),
+        (("config", "set", "max-steps", "0"), "max-steps: must be at least 1"),
         (("config", "set", "language", "xx"), "language: must be one of"),
         (("config", "set", "base-url", "localhost:8000"), "base-url: must be an http"),
         (("config", "set", "model"), "give a value"),
@@ -236,7 +236,7 @@ def test_model_deadline_and_reply_limit_are_settings_the_cli_shows_and_changes(t
     settings = load_settings(tmp_path / "config" / "config.json")
     assert (settings.model_deadline, settings.max_reply_bytes) == (45, 2 * 1024 * 1024)
     refused = tabpilot(tmp_path, "config", "set", "model-deadline", "0")
-    assert refused.returncode == 1 and "model-deadline: input should be greater than or equal to 5" in refused.stderr
+    assert refused.returncode == 1 and "model-deadline: must be at least 5" in refused.stderr
     config = endpoint_config(settings_base_url=None, settings_model="m", settings_api_key=None,
                              call_deadline=settings.model_deadline, max_reply_bytes=settings.max_reply_bytes)
     assert (config.call_deadline, config.max_reply_bytes) == (45, 2 * 1024 * 1024)

@@ -30,11 +30,12 @@ def order_then_done() -> list:
             done("Ordered")]
 
 
-def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subprocess.DEVNULL) -> tuple[int, str]:
+def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subprocess.DEVNULL,
+            env_extra: dict[str, str] | None = None) -> tuple[int, str]:
     """`tabpilot run …`; with `answer`, its standard input is a pseudo-terminal and `answer` is typed there once
-    the question shows. Returns the exit code and what it printed."""
+    the question shows ("": nobody types anything). Returns the exit code and what it printed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1")
+    env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1", **(env_extra or {}))
     master = None
     if answer is not None:
         master, slave = pty.openpty()
@@ -49,7 +50,7 @@ def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subp
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
-            if master is not None and "Allow it?" in line:
+            if master is not None and answer and ("Allow it?" in line or "允许吗？" in line):
                 os.write(master, f"{answer}\n".encode())
 
     reader = threading.Thread(target=read, daemon=True)
@@ -62,6 +63,12 @@ def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subp
         if master is not None:
             os.close(master)
     return proc.returncode, "".join(lines)
+
+
+async def set_language(home: Path, language: str) -> None:
+    """`tabpilot config set language …` for the runs in `home`."""
+    await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tabpilot", "config", "set", "language", language],
+                            check=True, env={**os.environ, "TABPILOT_HOME": str(home)}, capture_output=True)
 
 
 async def shop_log(browser: Browser, url: str) -> list[dict[str, Any]]:
@@ -137,3 +144,47 @@ async def test_enter_in_a_card_form_is_asked_too(browser: Browser, pages, tmp_pa
     assert code == 0, out
     assert "press Enter on 127.0.0.1 needs the user's approval (ask-before: irreversible)" in out, out
     assert await shop_log(browser, url) == [], out  # the form was not submitted
+
+
+@pytest.mark.parametrize("language", ["en-US", "zh-CN"])
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pages, tmp_path: Path,
+                                                            language: str) -> None:
+    """A terminal where nobody answers: after the approval timeout (2 s here, through its environment
+    variable) the order is not placed, the run says why in its language, the model is told, and it goes on."""
+    assert browser.launched is not None
+    home = tmp_path / language
+    await set_language(home, language)
+    url = pages.url(f"guard_shop.html?silent={language}")
+    with ScriptedLLMServer(order_then_done()) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=home, answer="",
+            env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
+        requests = server.requests
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out  # the page never got the click
+    order = 'click button "Place order"'
+    expired = {"en-US": f"Nobody answered within 2.0 s whether to allow {order} on 127.0.0.1, so it was not done.",
+               "zh-CN": f"在 2.0 秒内没有人回答是否允许 {order}（127.0.0.1），所以它没有执行。"}[language]
+    assert f"🚫 {expired}" in out, out
+    assert expired in "\n".join(str(m["content"]) for m in requests[-1]["messages"])  # told to the model
+    assert len(requests) == 2  # and it went on to its next step
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_denial_is_told_in_the_language_setting(browser: Browser, pages, tmp_path: Path) -> None:
+    """In zh-CN the terminal asks in Chinese, and the denial the run prints and the model reads is Chinese."""
+    assert browser.launched is not None
+    await set_language(tmp_path, "zh-CN")
+    url = pages.url("guard_shop.html?answer=n&language=zh-CN")
+    with ScriptedLLMServer(order_then_done()) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path, answer="n")
+        requests = server.requests
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out
+    denial = '用户拒绝了这个操作：click button "Place order"（127.0.0.1）。它没有执行'
+    assert "✖ 已拒绝" in out and f"🚫 {denial}" in out, out
+    assert denial in "\n".join(str(m["content"]) for m in requests[-1]["messages"])

@@ -234,25 +234,32 @@ def test_an_extension_in_chinese_gets_the_hosts_advice_in_chinese(host, home):
         english.stop()
 
 
-def test_past_retries_are_read_in_the_popups_language_and_recorded_in_english(home):
-    """A retry's cause is worded by the catalog for the reader (its code); the record keeps the English."""
+def test_past_retries_and_errors_are_read_in_the_popups_language_and_recorded_in_english(home):
+    """A retry's or error's cause is worded by the catalog for the reader (its code); the record keeps the English."""
     script = (
         "import sys; from tabpilot.store.tasks import TaskStore; s = TaskStore(sys.argv[1]); "
         "t = s.start_task('flaky', url=None, model='m'); "
         "s.append_event(t, {'type': 'retry', 'message': 'no reply within 30 s (timeout)', 'attempt': 1, "
         "'maxAttempts': 3, 'code': 'timeout', 'params': {'timeout': 30}}); "
         "s.append_event(t, {'type': 'retry', 'message': 'an older record', 'attempt': 2, 'maxAttempts': 3}); "
+        "from tabpilot.taskrun.run import error_event; "
+        "s.append_event(t, error_event('browser_failed', detail='Target closed')); "
+        "s.append_event(t, {'type': 'error', 'message': 'an older error'}); "
         "print(t)"
     )
     task_id = subprocess.run([sys.executable, "-c", script, str(home / "data" / "tasks.sqlite3")], check=True,
                              capture_output=True, text=True).stdout.strip()
-    for language, worded in (("zh-CN", "30 秒内没有回复（超时）"), ("en", "no reply within 30 s (timeout)")):
+    for language, worded, failed in (("zh-CN", "30 秒内没有回复（超时）", "浏览器出错：Target closed"),
+                                     ("en", "no reply within 30 s (timeout)", "The browser failed: Target closed")):
         process = HostProcess(home)
         try:
             assert process.request("hello", extensionVersion="0.1.0", uiLanguage=language)["ok"]
-            timed_out, older = process.request("history.get", taskId=task_id)["data"]["events"]
+            timed_out, older, browser_failed, older_error = process.request("history.get", taskId=task_id)["data"][
+                "events"]
             assert timed_out["text"] == worded and timed_out["message"] == "no reply within 30 s (timeout)"
-            assert "text" not in older  # no code: the popup shows its message as it is
+            assert "text" not in older and "text" not in older_error  # no code: the popup shows its message
+            assert browser_failed["text"] == failed
+            assert browser_failed["message"] == "The browser failed: Target closed"
             exported = process.request("history.export", taskId=task_id)["data"]
             assert "text" not in exported["history"][0]
         finally:
@@ -358,3 +365,44 @@ def test_the_popups_errors_from_the_host_are_in_its_language(host, home):
     assert ended["message"] == "此主机上没有任务 't-ended'（它可能早已结束）", ended
     assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
     assert host.request("secrets.delete", name="NOPE")["error"]["message"] == "there is no secret named NOPE"
+
+
+def test_worded_errors_of_settings_sites_and_history_reach_the_popup_in_its_language(host, home):
+    """The errors that carry the catalog's words (a bad setting value, a refused origin, an unknown task id,
+    a damaged settings file) are sent in the popup's language, the English to an English popup."""
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    # the Settings page's fields as typed: a base URL without its scheme, a domain that is none
+    bad = host.request("settings.set", baseURL="api.openai.com/v1", allowedDomains=["b!"])["error"]
+    assert bad["code"] == "bad_request"
+    assert bad["message"] == ("base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1；"
+                              "allowed-domains：'b!' 不是域名（例如 example.com）"), bad
+    refused = host.request("sites.allow", origin="app.example.com")["error"]
+    assert "不是网站来源" in refused["message"], refused
+    unknown = host.request("history.get", taskId="zzzz")["error"]
+    assert unknown == {"message": "没有 ID 为 'zzzz' 的任务", "code": "not_found"}
+    short = host.request("secrets.set", name="PIN", domain="github.com", value="123")["error"]
+    assert short == {"message": "机密的值至少需要 4 个字符", "code": "bad_request"}
+    settings_file = home / "config" / "config.json"
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text('{"maxSteps": "many"}', encoding="utf-8")
+    damaged = host.request("settings.get")["error"]
+    assert damaged["message"] == f"设置文件 {settings_file} 中有错误的值：max-steps：必须是整数，例如 40", damaged
+
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
+    assert host.request("settings.get")["error"]["message"] == (
+        f"the settings file {settings_file} has a bad value: max-steps: must be a whole number, e.g. 40")
+    settings_file.unlink()
+    bad = host.request("settings.set", maskPatterns=["/[/"])["error"]
+    assert bad["message"].startswith("mask-patterns: /[/ is not a valid regular expression: "), bad
+    assert host.request("history.get", taskId="zzzz")["error"]["message"] == "no task with id 'zzzz'"
+
+
+def test_a_task_without_text_is_refused_in_the_popups_language(host):
+    host.request("settings.set", model="m", baseURL="http://127.0.0.1:9/v1", apiKey="k")
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    assert host.request("task.start", task="  ", tabId=1, source="popup")["error"] == {
+        "message": "任务需要一段文字说明要做什么", "code": "bad_request"}
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
+    assert host.request("task.start", task="  ", tabId=1, source="popup")["error"]["message"] == (
+        "a task needs some text saying what to do")
+    assert host.request("history.list")["data"]["tasks"] == []

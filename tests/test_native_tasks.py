@@ -257,6 +257,7 @@ async def test_an_event_the_record_refuses_fails_the_task_and_the_record_says_so
     status, events = database_rows(tmp_path / "tabpilot", task_id)
     assert status == "error"
     assert events[-1]["type"] == "error" and "could not be saved" in events[-1]["message"]
+    assert events[-1]["code"] == "not_saved" and "disk I/O error" in events[-1]["params"]["reason"]
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
         stored = json.loads(db.execute("SELECT result FROM tasks WHERE id = ?", (task_id,)).fetchone()[0])
     assert stored["success"] is False and "could not be saved" in stored["data"]

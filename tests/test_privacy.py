@@ -225,7 +225,7 @@ def test_masking_settings_are_shown_and_changed_with_tabpilot_config(tmp_path: P
     saved = json.loads((tmp_path / "config" / "config.json").read_text())
     assert (saved["maskEmails"], saved["maskCards"]) == (True, False)
     bad = tabpilot(tmp_path, "config", "set", "mask-ibans", "maybe")
-    assert bad.returncode == 1 and "mask-ibans: input should be a valid boolean" in bad.stderr
+    assert bad.returncode == 1 and "mask-ibans: must be on or off" in bad.stderr
     assert tabpilot(tmp_path, "config", "unset", "mask-cards").stdout.strip() == "mask-cards reset to on"
 
 

@@ -50,6 +50,8 @@ const Timeline = (() => {
     return Math.max(0, Math.round(ms / 100) / 10);
   }
 
+  const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired" };
+
   function renderEvent(event) {
     switch (event && event.type) {
       case "step": {
@@ -63,10 +65,10 @@ const Timeline = (() => {
         return li;
       }
       case "observation": {
-        // tabpilot's guards: a navigation the allowed domains stopped, an action the user denied
-        const guard = event.guard === "blocked" || event.guard === "denied" ? event.guard : null;
-        const li = guard ? card(guard, t(guard === "blocked" ? "cardBlocked" : "cardDenied"))
-          : card("observation", t("cardObservation"));
+        // tabpilot's guards: a navigation the allowed domains stopped, an action the user denied, one nobody
+        // allowed in time
+        const label = GUARD_LABELS[event.guard];
+        const li = label ? card(event.guard, t(label)) : card("observation", t("cardObservation"));
         li.append(el("div", "card-text", short(event.content, 500)));
         return li;
       }
@@ -80,7 +82,8 @@ const Timeline = (() => {
         li.dataset.message = event.message || "";
         if (event.code) li.dataset.code = event.code;
         if (event.params) li.dataset.params = JSON.stringify(event.params);
-        li.append(el("div", "card-text", short(event.message, 800)));
+        if (event.text) li.dataset.text = event.text;
+        li.append(el("div", "card-text", short(event.text || event.message, 800))); // text: the host's words in our language
         return li;
       }
       case "user_takeover": {
@@ -169,13 +172,13 @@ const Timeline = (() => {
   // says its own remedy instead, so Details keep only the cause.
   const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
 
-  // `source`: an error event ({message, code?, params?}) or just the host's text.
+  // `source`: an error event ({message, text?, code?, params?}) or just the host's text.
   function failure(source) {
     const event = source && typeof source === "object" ? source : { message: source };
     const message = String(event.message || "");
     const kind = event.code ? kindOfCode(event.code, event.params)
       : (FAILURE_MARKERS.find((entry) => entry.test.test(message)) || {}).kind;
-    if (!kind) return { kind: "other", headline: message, remedy: "", detail: "" };
+    if (!kind) return { kind: "other", headline: String(event.text || message), remedy: "", detail: "" };
     return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message.replace(HOST_REMEDY, ".") };
   }
 
@@ -191,7 +194,7 @@ const Timeline = (() => {
     } catch (_) {
       params = null;
     }
-    return { message: text, code: last.dataset.code, params };
+    return { message: text, text: last.dataset.text, code: last.dataset.code, params };
   }
 
   return { renderEvent, activityText, render, el, short, failure, failedEvent };

@@ -80,6 +80,14 @@ EN_US: dict[str, str] = {
         "⏸ The user took the controls before this action finished, so it was abandoned (not an error). "
         "What they did is in their takeover note; read the page as it is now before going on."
     ),
+    "result.denied": (
+        "The user denied this action: {action} on {site}. It was not done; do not try to do it another way. "
+        "Ask the user what to do instead, or finish the task."
+    ),
+    "result.approval_expired": (
+        "Nobody answered within {wait} whether to allow {action} on {site}, so it was not done. Do not try it "
+        "another way: do what you can without it, ask the user with ask_user, or finish the task."
+    ),
     "result.done": "Task completed",
     "result.waited": "✅ Waited for {seconds} seconds.",
     "result.user_answered": "User answered: {answer}",
@@ -276,6 +284,13 @@ EN_US: dict[str, str] = {
         "{deadline} s, the model-deadline setting); the provider asked to wait {retry_after} s before trying "
         "again; last cause: {cause}"
     ),
+    "failure.browser_failed": "The browser failed: {detail}",
+    "failure.crashed": "{kind}: {detail}",
+    "failure.not_saved": (
+        "The task's history could not be saved ({reason}), so the task was stopped: what it did after that point "
+        "is not in the record."
+    ),
+    "failure.not_resumed": "The task could not go on after tabpilot's extension restarted: {reason}",
     "failure.max_steps": "Step count exceeded maximum limit",
     "sites.flag.ask": "ask before each task",
     "sites.flag.use_my_model": "may use your model",
@@ -309,6 +324,7 @@ EN_US: dict[str, str] = {
         "the allowed-sites file {path} is damaged ({reason}); fix it or delete it (deleting revokes every site)"
     ),
     "sites.cannot_save": "cannot save the allowed-sites file {path}: {reason}",
+    "task.no_text": "a task needs some text saying what to do",
     "history.deleted": "Deleted task {task_id}",
     "history.no_id": "no task id given",
     "history.ambiguous": "task id {prefix!r} is ambiguous: it could be {ids}",
@@ -359,6 +375,22 @@ EN_US: dict[str, str] = {
     "settings.bad_value": "the settings file {path} has a bad value: {detail}",
     "settings.unknown": "unknown setting {names}; settings are: {known}",
     "settings.invalid": "{detail}",
+    "setting.problem": "{name}: {problem}",
+    "setting.problems_separator": "; ",
+    "setting.whole_number": "must be a whole number, e.g. 40",
+    "setting.number": "must be a number, e.g. 120",
+    "setting.on_off": "must be on or off",
+    "setting.text": "must be text",
+    "setting.list": "must be a list",
+    "setting.one_of": "must be one of {choices}",
+    "setting.at_least": "must be at least {limit}",
+    "setting.at_most": "must be at most {limit}",
+    "setting.more_than": "must be more than {limit}",
+    "setting.url": "must be an http:// or https:// URL, e.g. https://api.openai.com/v1",
+    "domains.not_domain": "{text!r} is not a domain (e.g. example.com)",
+    "domains.not_list": "expected a list of domains, e.g. example.com, shop.example",
+    "setting.not_pattern": "{pattern} is not a valid regular expression: {reason}",
+    "setting.other": "{message}",
     "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
     "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
     "mcp_config.error": "tabpilot mcp config: {message}",
@@ -412,6 +444,18 @@ EN_US: dict[str, str] = {
     "secrets.deleted": "deleted {name}",
     "secrets.backend.file": "the owner-only file {path}",
     "secrets.backend.keychain": "the system keychain",
+    "secrets.bad_name": (
+        "{name!r} is not a usable secret name: use a letter, then letters, digits, _ . or - (up to 64), "
+        "e.g. GITHUB_PASSWORD"
+    ),
+    "secrets.cannot_read": "cannot read the secrets file {path}: {reason}",
+    "secrets.damaged": "the secrets file {path} is damaged ({reason}); fix it or delete it and set the secrets again",
+    "secrets.not_domain": "{text!r} is not a domain; give a host name such as example.com",
+    "secrets.too_short": "a secret's value needs at least {length} characters",
+    "secrets.keychain_refused": (
+        "the system keychain refused the secret ({reason}); set {variable}=file to keep it in an owner-only file "
+        "instead"
+    ),
     "secrets.cannot_save": "cannot save the secrets file {path}: {reason}",
     "secrets.cancelled": "cancelled; nothing was saved",
     "secrets.none": "No secrets. Add one with `tabpilot secrets set NAME --domain example.com`.",
@@ -477,6 +521,13 @@ ZH_CN: dict[str, str] = {
     "result.took_over": (
         "⏸ 这个动作完成之前用户接管了控制，所以它被放弃了（不是错误）。用户做了什么见他们的接管记录；"
         "继续之前，先阅读页面现在的样子。"
+    ),
+    "result.denied": (
+        "用户拒绝了这个操作：{action}（{site}）。它没有执行；不要换一种方式去做。请询问用户该怎么做，或者结束任务。"
+    ),
+    "result.approval_expired": (
+        "在 {wait}内没有人回答是否允许 {action}（{site}），所以它没有执行。不要换一种方式去做："
+        "做没有它也能完成的部分，用 ask_user 询问用户，或者结束任务。"
     ),
     "result.done": "任务已完成",
     "result.waited": "✅ 已等待 {seconds} 秒。",
@@ -651,6 +702,10 @@ ZH_CN: dict[str, str] = {
         "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
+    "failure.browser_failed": "浏览器出错：{detail}",
+    "failure.crashed": "出现了意外的错误（{kind}）：{detail}",
+    "failure.not_saved": "无法保存任务历史（{reason}），所以任务已停止：此后它做的事没有记录下来。",
+    "failure.not_resumed": "tabpilot 的扩展重启后，任务无法继续：{reason}",
     "failure.max_steps": "步数已超过上限，任务没有完成。可用 --max-steps 或 `tabpilot config set max-steps` 提高上限。",
     "sites.flag.ask": "每个任务前先询问",
     "sites.flag.use_my_model": "可使用你的模型",
@@ -680,6 +735,7 @@ ZH_CN: dict[str, str] = {
     "sites.cannot_read": "无法读取允许网站文件 {path}：{reason}",
     "sites.damaged": "允许网站文件 {path} 已损坏（{reason}）；请修正或删除它（删除会撤销所有网站）",
     "sites.cannot_save": "无法保存允许网站文件 {path}：{reason}",
+    "task.no_text": "任务需要一段文字说明要做什么",
     "history.deleted": "已删除任务 {task_id}",
     "history.no_id": "没有给出任务 ID",
     "history.ambiguous": "任务 ID {prefix!r} 不明确：可能是 {ids}",
@@ -730,6 +786,22 @@ ZH_CN: dict[str, str] = {
     "settings.bad_value": "设置文件 {path} 中有错误的值：{detail}",
     "settings.unknown": "没有 {names} 这项设置；可用的设置有：{known}",
     "settings.invalid": "{detail}",
+    "setting.problem": "{name}：{problem}",
+    "setting.problems_separator": "；",
+    "setting.whole_number": "必须是整数，例如 40",
+    "setting.number": "必须是数字，例如 120",
+    "setting.on_off": "必须是 on 或 off",
+    "setting.text": "必须是文本",
+    "setting.list": "必须是列表",
+    "setting.one_of": "必须是以下之一：{choices}",
+    "setting.at_least": "不能小于 {limit}",
+    "setting.at_most": "不能大于 {limit}",
+    "setting.more_than": "必须大于 {limit}",
+    "setting.url": "必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
+    "domains.not_domain": "{text!r} 不是域名（例如 example.com）",
+    "domains.not_list": "应为域名列表，例如 example.com, shop.example",
+    "setting.not_pattern": "{pattern} 不是有效的正则表达式：{reason}",
+    "setting.other": "{message}",
     "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
     "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
     "mcp_config.error": "tabpilot mcp config：{message}",
@@ -783,6 +855,16 @@ ZH_CN: dict[str, str] = {
     "secrets.deleted": "已删除 {name}",
     "secrets.backend.file": "仅所有者可读写的文件 {path}",
     "secrets.backend.keychain": "系统钥匙串",
+    "secrets.bad_name": (
+        "{name!r} 不能用作机密名称：请以字母开头，后面是字母、数字、_ . 或 -（最多 64 个），例如 GITHUB_PASSWORD"
+    ),
+    "secrets.cannot_read": "无法读取机密文件 {path}：{reason}",
+    "secrets.damaged": "机密文件 {path} 已损坏（{reason}）；请修正它，或删除它后重新设置机密",
+    "secrets.not_domain": "{text!r} 不是域名；请给出一个主机名，例如 example.com",
+    "secrets.too_short": "机密的值至少需要 {length} 个字符",
+    "secrets.keychain_refused": (
+        "系统钥匙串拒绝了这个机密（{reason}）；设置 {variable}=file 可改为保存在仅所有者可读写的文件中"
+    ),
     "secrets.cannot_save": "无法保存机密文件 {path}：{reason}",
     "secrets.cancelled": "已取消，没有保存任何内容",
     "secrets.none": "还没有机密。可用 `tabpilot secrets set NAME --domain example.com` 添加一个。",
@@ -811,9 +893,36 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
 
 
 def text(key: str, language: str | None = None, /, **values: object) -> str:
-    """The message `key` in `language` (English for a language or key the catalog lacks), filled in."""
-    return CATALOG[language_of(language)].get(key, EN_US[key]).format(**values)
+    """The message `key` in `language` (English for a language or key the catalog lacks), filled in. A value
+    that is itself worded (Words, WordedError, or a list of them) is worded in the same language."""
+    language = language_of(language)
+    filled = {name: _worded(value, language) for name, value in values.items()}
+    return CATALOG[language].get(key, EN_US[key]).format(**filled)
 
+
+def _worded(value: object, language: Language) -> object:
+    if isinstance(value, Words | WordedError):
+        return value.text(language)
+    if isinstance(value, list) and value and all(isinstance(item, Words | WordedError) for item in value):
+        return text("setting.problems_separator", language).join(item.text(language) for item in value)
+    return value
+
+
+class Words:
+    """A message from the catalog by key, worded when it is read: `str()` is the English, `text(language)`
+    the reader's language. Used as a value of another message (a setting's problem inside an error)."""
+
+    def __init__(self, key: str, /, **values: object) -> None:
+        self.key, self.values = key, values
+
+    def text(self, language: str | None) -> str:
+        return text(self.key, language, **self.values)
+
+    def __str__(self) -> str:
+        return self.text("en-US")
+
+    def __repr__(self) -> str:
+        return f"Words({self.key!r}, {self.values!r})"
 
 
 class WordedError(ValueError):
@@ -826,6 +935,7 @@ class WordedError(ValueError):
 
     def text(self, language: str | None) -> str:
         return text(self.key, language, **self.values)
+
 
 def shown_width(value: str) -> int:
     """How many columns a terminal gives `value` (a Chinese character takes two)."""
@@ -863,6 +973,11 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "deadline": ("", "asked"),
     # the agent's own
     "max_steps": ("",),
+    # the task run's (agent/loop.py, taskrun/run.py, native/tasks.py); `detail`/`reason` are as the cause says it
+    "browser_failed": ("",),
+    "crashed": ("",),
+    "not_saved": ("",),
+    "not_resumed": ("",),
 }
 
 
@@ -881,14 +996,20 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)
 
 
-def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
-    """A recorded event as sent to a reader in `language` (the popup): a retry that names its cause by
-    code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
+def event_text(event: Mapping[str, Any], language: str | None) -> str | None:
+    """A retry's or error's cause in `language` when the event names it by a code the catalog words, else None
+    (an older record, a code this version does not know: its English `message` stands)."""
     code, params = event.get("code"), event.get("params")
-    if event.get("type") != "retry" or not isinstance(code, str) or code not in FAILURE_CODES:
-        return dict(event)
+    if event.get("type") not in ("retry", "error") or not isinstance(code, str) or code not in FAILURE_CODES:
+        return None
     try:
-        worded = failure_text(code, params if isinstance(params, Mapping) else None, language)
+        return failure_text(code, params if isinstance(params, Mapping) else None, language)
     except (KeyError, IndexError, ValueError):  # params the catalog's words do not fit: the English stands
-        return dict(event)
-    return {**event, "text": worded}
+        return None
+
+
+def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
+    """A recorded event as sent to a reader in `language` (the popup): a retry or error that names its cause by
+    code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
+    worded = event_text(event, language)
+    return dict(event) if worded is None else {**event, "text": worded}

@@ -101,6 +101,14 @@ class PopupPage:
             )
         )
 
+    async def open_past(self, task_id: str) -> None:
+        """Past tasks → the task `task_id` → its detail."""
+        item = f"#past-list .past-item[data-task-id='{task_id}']"
+        await self.click("#nav-past")
+        await self.wait_for(f"!!document.querySelector({js_string(item)})", "the past task in the list")
+        await self.click(item)
+        await self.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+
     async def cards(self, timeline: str = "#timeline") -> list[dict[str, str]]:
         """The timeline as the user sees it: one dict per shown card (its type and visible text)."""
         return await self.js(

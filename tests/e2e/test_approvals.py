@@ -57,6 +57,13 @@ async def order_asked(harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab, t
     return task_id, problems, after
 
 
+def recorded_and_told(snap: dict[str, Any], after: list[dict[str, Any]], guard: str, words: str) -> None:
+    """The task's history has the `guard` observation saying `words`, and the model's next request has it."""
+    assert [e for e in snap["history"] if e["type"] == "observation" and e.get("guard") == guard
+            and words in e["content"]], snap["history"]
+    assert after and words in prompt_text(after[0])
+
+
 async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:
@@ -96,9 +103,7 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     assert not problems, problems
     assert await shop_tab.evaluate("window.shopLog") == []  # the page never got the click
     denial = 'The user denied this action: click button "Place order" on 127.0.0.1'
-    assert [e for e in snap["history"] if e["type"] == "observation" and e.get("guard") == "denied"
-            and denial in e["content"]], snap["history"]
-    assert after and denial in prompt_text(after[0])  # the model's next request has it
+    recorded_and_told(snap, after, "denied", denial)
     cards = await panel.cards()
     assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
     await harness.browser.close_tab(panel.tab.target_id)

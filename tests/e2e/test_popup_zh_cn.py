@@ -138,3 +138,51 @@ async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harnes
     await popup.screenshot(SCREENS / "zh-CN-browser-page.png", max_height=600)
     for tab in (popup.tab, browser_page):
         await harness.browser.close_tab(tab.target_id)
+
+
+async def test_a_bad_setting_value_is_explained_in_chinese_on_the_settings_page(harness: Harness,
+                                                                               form_tab: Tab) -> None:
+    """What a user mistypes on the Settings page (a base URL the host cannot use, a domain that is none) is
+    explained in the popup's language, not in pydantic's English; nothing is saved. (A URL without a scheme
+    is stopped by the browser's own check of the url field first.)"""
+    popup = await harness.open_popup(form_tab)
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
+    before = await harness.sw("await requestHost({type: 'settings.get'})")
+    await popup.fill("#set-base-url", "ftp://api.openai.com/v1")
+    await popup.click("#settings-save")
+    await popup.wait_for("!document.getElementById('settings-error').hidden", "the settings error")
+    assert await popup.text("#settings-error") == (
+        "base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1")
+    await popup.fill("#guards-blocked", "ads.example\nnot a domain!")
+    await popup.click("#guards-save")
+    await popup.wait_for("!document.getElementById('guards-error').hidden", "the safety error")
+    assert await popup.text("#guards-error") == "blocked-domains：'domain!' 不是域名（例如 example.com）"
+    await popup.js("document.getElementById('guards-error').scrollIntoView()")
+    await popup.screenshot(SCREENS / "zh-CN-settings-bad-value.png")
+    assert await harness.sw("await requestHost({type: 'settings.get'})") == before
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_past_tasks_errors_are_shown_in_chinese_by_their_code(harness: Harness, form_tab: Tab) -> None:
+    """Error events recorded with a code (here: the browser failed, then the record could not be saved) are
+    shown in the popup's language in the past task's timeline and result box; the record keeps the English."""
+    from tabpilot.store.tasks import TaskStore
+    from tabpilot.taskrun.run import error_event
+
+    ended = error_event("not_saved", reason="OperationalError: disk I/O error")
+    with TaskStore(harness.tabpilot_home / "data" / "tasks.sqlite3") as store:
+        task_id = store.start_task("下单", url="http://127.0.0.1:8/shop.html", model="m", source="popup")
+        store.append_event(task_id, error_event("browser_failed", detail="Target closed"))
+        store.append_event(task_id, ended)
+        store.finish_task(task_id, status="error", result={"success": False, "data": ended["message"]})
+    popup = await harness.open_popup(form_tab)
+    await popup.open_past(task_id)
+    cards = await popup.cards("#past-timeline")
+    shown_errors = [c["text"] for c in cards if c["type"] == "error"]
+    assert shown_errors == ["错误\n浏览器出错：Target closed"], cards
+    # the last error is the result: said once, in the result box, in Chinese
+    assert await popup.text("#past-result-text") == (
+        "无法保存任务历史（OperationalError: disk I/O error），所以任务已停止：此后它做的事没有记录下来。")
+    await popup.screenshot(SCREENS / "zh-CN-past-error.png", max_height=600)
+    await harness.browser.close_tab(popup.tab.target_id)

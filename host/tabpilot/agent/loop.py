@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pyee.asyncio import AsyncIOEventEmitter
 
 from ..browser.errors import BrowserError
+from ..i18n import failure_text
 from ..i18n import text as say
 from ..llm.vision import wants_images
 from .config import AgentConfig
@@ -224,8 +225,7 @@ class Agent(AsyncIOEventEmitter):
             asyncio.current_task().uncancel()  # type: ignore[union-attr]  # we asked for it; finish normally
             result = self._end("stopped", STOPPED_MESSAGE)
         except Exception as exc:  # a model that cannot be reached, a browser gone, a failing hook
-            message = _describe_failure(exc)
-            code, params = _failure_code(exc)
+            message, code, params = _failure(exc)
             self._activity(ErrorActivity(message=message))
             self._append(ErrorEvent(message=message, code=code, params=params,
                                     raw_response=getattr(exc, "raw_response", None)))
@@ -548,20 +548,13 @@ def _page_key(state: BrowserState) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
 
 
-def _describe_failure(exc: BaseException) -> str:
+def _failure(exc: BaseException) -> tuple[str, str | None, dict[str, Any] | None]:
+    """What ended the task: its English message (page-agent's `message`) and the code and params
+    (i18n.FAILURE_CODES) a reader words it by in their language."""
     from ..llm import LLMError
 
     if isinstance(exc, LLMError):
-        return exc.message
-    if isinstance(exc, BrowserError):
-        return f"The browser failed: {exc}"
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _failure_code(exc: BaseException) -> tuple[str | None, dict[str, Any] | None]:
-    """The failure's code and params (i18n.FAILURE_CODES), when it has them."""
-    from ..llm import LLMError
-
-    if isinstance(exc, LLMError) and exc.code:
-        return exc.code, exc.params
-    return None, None
+        return exc.message, exc.code or None, exc.params if exc.code else None
+    code, params = (("browser_failed", {"detail": str(exc)}) if isinstance(exc, BrowserError)
+                    else ("crashed", {"kind": type(exc).__name__, "detail": str(exc)}))
+    return failure_text(code, params, "en-US"), code, params

@@ -147,7 +147,8 @@ class StepEvent(WireModel):
         )
 
 
-GuardKind = Literal["blocked", "denied"]  # a navigation the allowed domains stopped; an action the user refused
+# a navigation the allowed domains stopped; an action the user refused; one nobody allowed in time
+GuardKind = Literal["blocked", "denied", "expired"]
 
 
 class ObservationEvent(WireModel):

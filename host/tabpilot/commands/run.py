@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, failure_text, language_of
+from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
 from ..i18n import text as say
 
 if TYPE_CHECKING:
@@ -311,13 +311,7 @@ def _failure_words(result: dict[str, Any], language: Language) -> str:
 
 def _error_words(event: dict[str, Any], language: Language) -> str:
     """An error or retry event's message in `language` when it carries a code the catalog words, else as written."""
-    code, params = event.get("code"), event.get("params")
-    if isinstance(code, str) and (params is None or isinstance(params, dict)):
-        try:
-            return failure_text(code, params, language)
-        except (KeyError, IndexError, ValueError):  # a code or params this version does not know
-            pass
-    return str(event.get("message", ""))
+    return event_text(event, language) or str(event.get("message", ""))
 
 
 class RunPrinter:

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         listed = store.list_secrets()
     except store.SecretError as exc:
-        return _fail(str(exc), language)
+        return _fail(exc.text(language), language)
     except OSError as exc:
         reason = exc.strerror or exc
         return _fail(say("secrets.cannot_save", language, path=store.secrets_path(), reason=reason), language)

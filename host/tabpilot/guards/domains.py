@@ -13,11 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ..i18n import WordedError
+
 NETWORK_SCHEMES = ("http", "https", "ws", "wss")
 _DOMAIN = re.compile(r"^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
 
 
-class DomainError(ValueError):
+class DomainError(WordedError):
     """Not a domain; the message says what was expected."""
 
 
@@ -35,7 +37,7 @@ def normalize_domain(text: str) -> str:
             value = value.split(":", 1)[0]
     value = value.removeprefix("*.").strip(".")
     if not value:
-        raise DomainError(f"{text.strip()!r} is not a domain (e.g. example.com)")
+        raise DomainError("domains.not_domain", text=text.strip())
     try:
         return str(ipaddress.ip_address(value))
     except ValueError:
@@ -43,9 +45,9 @@ def normalize_domain(text: str) -> str:
     try:
         value = value.encode("idna").decode("ascii")
     except UnicodeError:
-        raise DomainError(f"{text.strip()!r} is not a domain (e.g. example.com)") from None
+        raise DomainError("domains.not_domain", text=text.strip()) from None
     if not _DOMAIN.match(value):
-        raise DomainError(f"{text.strip()!r} is not a domain (e.g. example.com)")
+        raise DomainError("domains.not_domain", text=text.strip())
     return value
 
 
@@ -55,7 +57,7 @@ def parse_domains(value: object) -> list[str]:
         return []
     items: Iterable[object] = re.split(r"[\s,]+", value) if isinstance(value, str) else value  # type: ignore[assignment]
     if not isinstance(items, Iterable):
-        raise DomainError("expected a list of domains, e.g. example.com, shop.example")
+        raise DomainError("domains.not_list")
     return list(dict.fromkeys(normalize_domain(str(item)) for item in items if str(item).strip()))
 
 

@@ -277,6 +277,12 @@ class NativeHost:
         self._orphans_resumed = not found
         return found
 
+    def _said(self, exc: Exception) -> str:
+        """An error as the popup reads it: in its language when the error is worded from the catalog
+        (WordedError, StoreError), else as the error says it."""
+        worded = getattr(exc, "text", None)
+        return str(worded(self.tasks.ui_language)) if callable(worded) else str(exc)
+
     # --- handlers -------------------------------------------------------------------------------
     async def _hello(self, request: Any) -> dict[str, Any]:  # reached with odd fields or tasks to resume
         self.peer.learn_features(request.features)
@@ -348,7 +354,7 @@ class NativeHost:
         try:
             return _settings_reply(public_view(load_settings()))
         except SettingsError as exc:
-            raise RequestFailed(str(exc), "settings") from exc
+            raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _settings_set(self, request: SettingsSet) -> SettingsData:
         from ..store.settings import SettingsError, apply_changes, load_settings, public_view, save_settings
@@ -360,7 +366,7 @@ class NativeHost:
             settings = apply_changes(load_settings(), changes)
             save_settings(settings)
         except SettingsError as exc:
-            raise RequestFailed(str(exc), "bad_request") from exc
+            raise RequestFailed(self._said(exc), "bad_request") from exc
         return _settings_reply(public_view(settings))
 
     async def _secrets_list(self, request: Any) -> dict[str, Any]:
@@ -369,7 +375,7 @@ class NativeHost:
         try:
             return _secrets_reply()
         except secrets.SecretError as exc:
-            raise RequestFailed(str(exc), "settings") from exc
+            raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _secrets_set(self, request: SecretsSet) -> dict[str, Any]:
         from ..privacy import secrets
@@ -378,7 +384,7 @@ class NativeHost:
             secrets.set_secret(request.name, request.domain, request.value)
             return _secrets_reply()
         except secrets.SecretError as exc:
-            raise RequestFailed(str(exc), "bad_request") from exc
+            raise RequestFailed(self._said(exc), "bad_request") from exc
 
     async def _secrets_delete(self, request: SecretsDelete) -> dict[str, Any]:
         from ..privacy import secrets
@@ -388,7 +394,7 @@ class NativeHost:
                 raise RequestFailed(say("popup.no_secret", self.tasks.ui_language, name=request.name), "not_found")
             return _secrets_reply()
         except secrets.SecretError as exc:
-            raise RequestFailed(str(exc), "settings") from exc
+            raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _settings_test(self, request: SettingsTest) -> dict[str, Any]:
         from ..llm.probe import probe_settings
@@ -397,7 +403,7 @@ class NativeHost:
         try:
             return (await probe_settings(request.base_url, request.model, request.api_key)).to_wire()
         except SettingsError as exc:
-            raise RequestFailed(str(exc), "settings") from exc
+            raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _history_list(self, request: HistoryList) -> HistoryListData:
         from .messages import HistoryListData
@@ -412,7 +418,7 @@ class NativeHost:
         try:
             return str(self.store.resolve_id(task_id))
         except TaskNotFound as exc:
-            raise RequestFailed(str(exc), "not_found") from exc
+            raise RequestFailed(self._said(exc), "not_found") from exc
 
     async def _history_get(self, request: HistoryGet) -> HistoryGetData:
         from .messages import HistoryGetData
@@ -447,7 +453,7 @@ class NativeHost:
         try:
             return self.sites.view()
         except SiteError as exc:
-            raise RequestFailed(str(exc), "settings") from exc
+            raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _sites_allow(self, request: SitesAllow) -> dict[str, Any]:
         from ..store.sites import allow
@@ -481,7 +487,7 @@ class NativeHost:
         try:
             change()
         except SiteError as exc:
-            raise RequestFailed(str(exc), code) from exc
+            raise RequestFailed(self._said(exc), code) from exc
         self.sites.check()
         return await self._sites_list(None)
 

@@ -223,9 +223,8 @@ class TaskManager:
                 await self._resume(store, orphan)
             except Exception as exc:
                 log.exception("task %s could not be resumed", orphan.task_id)
-                message = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
-                _end_orphan(store, orphan.task_id,
-                            f"The task could not go on after tabpilot's extension restarted: {message}")
+                reason = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
+                _end_orphan(store, orphan.task_id, reason)
 
     def orphans_waiting(self) -> bool:
         """Whether this browser's previous host suspended tasks (or may any moment: it still runs)."""
@@ -437,12 +436,13 @@ def _overrides(request: TaskStart, use_my_model: bool = True) -> TaskOverrides:
     )
 
 
-def _end_orphan(store: TaskStore, task_id: str, message: str) -> None:
+def _end_orphan(store: TaskStore, task_id: str, reason: str) -> None:
     """End a task a host that went away left running, with an error event and result saying why."""
-    from ..agent.types import ErrorEvent
+    from ..taskrun.run import error_event
 
+    event = error_event("not_resumed", reason=reason)
     try:
-        store.append_event(task_id, ErrorEvent(message=message).to_wire())
-        store.finish_task(task_id, status="error", result={"success": False, "data": message})
+        store.append_event(task_id, event)
+        store.finish_task(task_id, status="error", result={"success": False, "data": event["message"]})
     except Exception:
         log.exception("could not end task %s", task_id)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..i18n import WordedError
 from ..store.settings import write_private
 from .domains import DomainError, normalize_domain
 
@@ -24,7 +25,7 @@ NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 MIN_VALUE_LENGTH = 4  # shorter values would be found (and hidden) in too much unrelated text
 
 
-class SecretError(ValueError):
+class SecretError(WordedError):
     """A secret that cannot be stored, found or read; the message says what to do."""
 
 
@@ -41,10 +42,7 @@ def secrets_path() -> Path:
 
 def check_name(name: str) -> str:
     if not NAME_PATTERN.match(name or ""):
-        raise SecretError(
-            f"{name!r} is not a usable secret name: use a letter, then letters, digits, _ . or - "
-            "(up to 64), e.g. GITHUB_PASSWORD"
-        )
+        raise SecretError("secrets.bad_name", name=name)
     return name
 
 
@@ -76,7 +74,7 @@ def _read(path: Path) -> list[dict[str, str]]:
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise SecretError(f"cannot read the secrets file {path}: {exc.strerror or exc}") from exc
+        raise SecretError("secrets.cannot_read", path=path, reason=exc.strerror or exc) from exc
     try:
         data = json.loads(text) if text.strip() else {}
         entries = data.get("secrets", []) if isinstance(data, dict) else None
@@ -86,9 +84,7 @@ def _read(path: Path) -> list[dict[str, str]]:
         ):
             raise ValueError("unexpected shape")
     except ValueError as exc:
-        raise SecretError(
-            f"the secrets file {path} is damaged ({exc}); fix it or delete it and set the secrets again"
-        ) from exc
+        raise SecretError("secrets.damaged", path=path, reason=exc) from exc
     return entries
 
 
@@ -108,10 +104,10 @@ def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> 
     try:
         domain = normalize_domain(domain)
     except DomainError as exc:
-        raise SecretError(str(exc)) from exc
+        raise SecretError("secrets.not_domain", text=domain) from exc
     value = value.rstrip("\r\n")
     if len(value) < MIN_VALUE_LENGTH:
-        raise SecretError(f"a secret's value needs at least {MIN_VALUE_LENGTH} characters")
+        raise SecretError("secrets.too_short", length=MIN_VALUE_LENGTH)
     path = path or secrets_path()
     entries = [e for e in _read(path) if e["name"] != name]
     entry = {"name": name, "domain": domain}
@@ -120,8 +116,7 @@ def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> 
         try:
             keyring.set_password(KEYRING_SERVICE, name, value)
         except Exception as exc:
-            raise SecretError(f"the system keychain refused the secret ({exc}); "
-                              f"set {BACKEND_ENV}=file to keep it in an owner-only file instead") from exc
+            raise SecretError("secrets.keychain_refused", reason=exc, variable=BACKEND_ENV) from exc
     else:
         entry["value"] = value
     _write(path, [*entries, entry])

@@ -9,12 +9,13 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from .. import paths
-from ..i18n import WordedError
+from ..i18n import WordedError, Words
 from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
 from ..llm.vision import VisionMode
 from ..textsafety import clean_json
@@ -76,24 +77,28 @@ class Settings(BaseModel):
         if value is None:
             return None
         if not value.lower().startswith(("http://", "https://")) or len(value.split("://", 1)[1]) == 0:
-            raise ValueError("must be an http:// or https:// URL, e.g. https://api.openai.com/v1")
+            raise WordedError("setting.url")
         return value.rstrip("/")
 
     @field_validator("mask_patterns")
     @classmethod
     def _valid_patterns(cls, value: list[str]) -> list[str]:
-        from ..privacy.masking import compile_pattern
+        from ..privacy.masking import PatternError, compile_pattern
 
         patterns = [item.strip() for item in value if item.strip()]
         for pattern in patterns:
-            compile_pattern(pattern)  # a PatternError (a ValueError) names the bad one
+            try:
+                compile_pattern(pattern)
+            except PatternError as exc:
+                reason = exc.__cause__ or exc  # re.error: what is wrong, and where
+                raise WordedError("setting.not_pattern", pattern=pattern, reason=reason) from exc
         return patterns
 
     @field_validator("language")
     @classmethod
     def _known_language(cls, value: str) -> str:
         if value not in LANGUAGES:
-            raise ValueError(f"must be one of {', '.join(LANGUAGES)}")
+            raise WordedError("setting.one_of", choices=", ".join(LANGUAGES))
         return value
 
     def to_file(self) -> dict[str, Any]:
@@ -122,15 +127,46 @@ for _name, _info in Settings.model_fields.items():
 FIELD_NAMES["baseUrl"] = "base_url"
 
 
-def _describe(error: ValidationError) -> str:
-    """Errors named as `tabpilot config` names settings: "max-steps: input should be ≥ 1"."""
-    parts = []
-    for item in error.errors():
-        name = str(item["loc"][0]) if item["loc"] else "settings"
-        name = FIELD_NAMES.get(name, name).replace("_", "-")
-        message = item["msg"].removeprefix("Value error, ")
-        parts.append(f"{name}: {message[:1].lower()}{message[1:]}")
-    return "; ".join(parts)
+def _describe(error: ValidationError) -> list[Words]:
+    """Each problem named as `tabpilot config` names settings and worded from the catalog, so it reads
+    in the reader's language: "max-steps: must be at least 1"."""
+    return [Words("setting.problem", name=_setting_name(item["loc"]), problem=_problem(item))
+            for item in error.errors()]
+
+
+def _setting_name(loc: tuple[int | str, ...]) -> str:
+    name = str(loc[0]) if loc else "settings"
+    return FIELD_NAMES.get(name, name).replace("_", "-")
+
+
+def _problem(item: ErrorDetails) -> WordedError | Words:
+    """The common kinds of pydantic error in the catalog's words; any other kind as pydantic says it."""
+    kind, ctx = item["type"], item.get("ctx") or {}
+    error = ctx.get("error")
+    if kind == "value_error" and isinstance(error, WordedError):
+        return error  # one of our validators, already worded
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return Words("setting.whole_number")
+    if kind in ("float_parsing", "float_type", "finite_number"):
+        return Words("setting.number")
+    if kind in ("bool_parsing", "bool_type"):
+        return Words("setting.on_off")
+    if kind == "string_type":
+        return Words("setting.text")
+    if kind == "list_type":
+        return Words("setting.list")
+    if kind == "literal_error":
+        field = Settings.model_fields.get(FIELD_NAMES.get(str(item["loc"][0]), "")) if item["loc"] else None
+        choices = get_args(field.annotation) if field else ()
+        if choices:
+            return Words("setting.one_of", choices=", ".join(map(str, choices)))
+    bounds = {"greater_than_equal": ("ge", "setting.at_least"), "less_than_equal": ("le", "setting.at_most"),
+              "greater_than": ("gt", "setting.more_than")}
+    if kind in bounds and bounds[kind][0] in ctx:
+        limit, key = ctx[bounds[kind][0]], bounds[kind][1]
+        return Words(key, limit=f"{limit:g}" if isinstance(limit, float) else limit)
+    message = str(item["msg"]).removeprefix("Value error, ")
+    return Words("setting.other", message=f"{message[:1].lower()}{message[1:]}")
 
 
 def load_settings(path: Path | None = None) -> Settings:

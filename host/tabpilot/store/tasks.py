@@ -271,7 +271,7 @@ class TaskStore:
 
     def start_task(self, task: str, *, url: str | None = None, model: str | None = None, source: str = "cli") -> str:
         if not isinstance(task, str) or not task.strip():
-            raise StoreError("a task needs some text saying what to do")
+            raise StoreError.worded("task.no_text")
         task_id = new_task_id()
         with self._lock, self._transaction():
             self._db.execute(

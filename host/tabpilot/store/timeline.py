@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from ..i18n import column, for_reader, shown_width
+from ..i18n import column, event_text, shown_width
 from ..i18n import text as say
 from .tasks import StoredEvent, TaskRecord, TaskSummary
 
@@ -101,10 +101,11 @@ def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -
         return [f"{offset}  " + say("timeline.observation", language, content=clip(event.get("content", "")))]
     if kind == "retry":
         attempt = f"{event.get('attempt', '?')}/{event.get('maxAttempts', '?')}"
-        message = for_reader(event, language).get("text") or event.get("message", "")
+        message = event_text(event, language) or event.get("message", "")
         return [f"{offset}  " + say("timeline.retry", language, attempt=attempt, message=clip(message))]
     if kind == "error":
-        return [f"{offset}  " + say("timeline.error", language, message=clip(event.get("message", "")))]
+        message = event_text(event, language) or event.get("message", "")
+        return [f"{offset}  " + say("timeline.error", language, message=clip(message))]
     if kind == "user_takeover":
         took = ""
         if isinstance(event.get("startedAt"), int | float) and isinstance(event.get("endedAt"), int | float):

@@ -82,6 +82,8 @@ def plan_task(
     from ..llm.config import endpoint_config
     from ..store.settings import SettingsError, load_settings
 
+    if not isinstance(task, str) or not task.strip():  # refused before any browser or record is touched
+        raise PlanError(say("task.no_text", language), "bad_request")
     overrides = overrides or TaskOverrides()
     if settings is None:
         try:
@@ -112,7 +114,7 @@ def plan_task(
         "max_steps": overrides.max_steps or settings.max_steps,
         "language": overrides.language or settings.language,
         "system_instructions": overrides.system_instruction,
-        "privacy": _privacy_guard(settings),  # a fresh one per task: each numbers its placeholders from 1
+        "privacy": _privacy_guard(settings, language),  # a fresh one per task: each numbers its placeholders from 1
         "use_vision": overrides.use_vision or settings.use_vision,
     }
     if overrides.step_delay is not None:
@@ -137,14 +139,14 @@ def plan_task(
     )
 
 
-def _privacy_guard(settings: Settings) -> Any:
+def _privacy_guard(settings: Settings, language: str | None) -> Any:
     from ..privacy.guard import guard_for
     from ..privacy.secrets import SecretError
 
     try:
         return guard_for(settings)
     except SecretError as exc:
-        raise PlanError(str(exc), "settings") from exc
+        raise PlanError(exc.text(language), "settings") from exc
 
 
 def _domains(settings: Settings, overrides: TaskOverrides) -> DomainPolicy:

@@ -20,9 +20,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..i18n import failure_text
 from ..i18n import text as say
 from .events import (
     FINAL_STATUSES,
@@ -42,7 +45,7 @@ Decision = Literal["allow", "deny", "takeover"]
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
-    from ..agent.types import UserTakeoverEvent
+    from ..agent.types import GuardKind, UserTakeoverEvent
     from ..browser.browser import Browser
     from ..browser.tab import Tab
     from ..guards.irreversible import PendingAction
@@ -55,11 +58,13 @@ log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
 TAKEN_OVER = "The user took the controls; no input is sent to the page until they hand back."
-DENIED = ("The user denied this action: {action} on {site}. It was not done; do not try to do it another way. "
-          "Ask the user what to do instead, or finish the task.")
 NOBODY_TO_APPROVE = ("{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can "
                      "answer here, so it was not done. {remedy}")
 SUSPENDED = "The host went away mid-task; the next host goes on with it."
+# An action waiting for the user's yes is denied after this long without an answer: nothing irreversible
+# happens while they are away, and the task goes on (or ends) instead of waiting for ever.
+APPROVAL_TIMEOUT = 300.0
+APPROVAL_TIMEOUT_ENV = "TABPILOT_APPROVAL_TIMEOUT"  # seconds, to wait longer or shorter than that
 # Tools that never touch the page: one cut short by a host going away needs no warning when resumed.
 NO_PAGE_TOOLS = ("done", "wait", "ask_user", "request_takeover")
 URL_READ_TIMEOUT = 3.0  # reading the tab's URL for a takeover's record; a page that hangs must not hold it up
@@ -95,7 +100,7 @@ class TaskRun:
         self._llm: LLMClient | None = None
         self._stop_requested = False
         self._stopped_because: str | None = None
-        self._record_failure: str | None = None
+        self._record_failure: dict[str, Any] | None = None  # the error event saying the record failed
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
         self._takeover: Takeover | None = None
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
@@ -268,8 +273,8 @@ class TaskRun:
         self._close_question()
         status = self._final_status()
         if self._record_failure is not None:
-            self._append(_error_event(self._record_failure))  # stored if the store takes it at all
-            data, success = self._record_failure, False
+            self._append(self._record_failure)  # stored if the store takes it at all
+            data, success = self._record_failure["message"], False
         elif status == "stopped":
             data, success = self._stopped_because or data or STOPPED_MESSAGE, False
         elif data is None:
@@ -480,22 +485,30 @@ class TaskRun:
         self._approval, self._decision = pending, decision
         self._tell_control()
         log.info("task %s: waiting for the user's yes to %s", self.task_id, pending.sentence())
+        timeout = approval_timeout()
         try:
-            answer = await decision
+            answer: Decision | None = await asyncio.wait_for(decision, timeout)
+        except TimeoutError:
+            answer = None  # nobody answered: not done, and the card goes away
         finally:
             if self._decision is decision:
                 self._approval, self._decision = None, None
                 self._tell_control()
         if answer == "allow":
             return None
+        if answer is None:
+            from ..store.timeline import duration
+
+            language = self.plan.agent.language
+            expired = say("result.approval_expired", language, **words, wait=duration(timeout, language))
+            self._push_guard(expired, "expired")
+            return expired
         if answer == "takeover":
             taking = asyncio.ensure_future(self.take_over("user"))  # this action is abandoned: it never ran
             self._stopping.add(taking)  # type: ignore[arg-type]
             taking.add_done_callback(self._stopping.discard)
-            from ..i18n import text as say
-
             return say("result.took_over", self.plan.agent.language)
-        denial = DENIED.format(**words)
+        denial = say("result.denied", self.plan.agent.language, **words)
         self._push_guard(denial, "denied")
         return denial
 
@@ -509,7 +522,7 @@ class TaskRun:
     def _on_blocked(self, url: str, message: str) -> None:
         self._push_guard(message, "blocked")
 
-    def _push_guard(self, message: str, guard: Literal["blocked", "denied"]) -> None:
+    def _push_guard(self, message: str, guard: GuardKind) -> None:
         if self.agent is not None:
             self.agent.push_observation(message, guard=guard)
 
@@ -548,10 +561,7 @@ class TaskRun:
             recorded = False
             log.exception("could not record an event of task %s", self.task_id)
             if self._record_failure is None:
-                self._record_failure = (
-                    f"The task's history could not be saved ({type(exc).__name__}: {exc}), so the task was "
-                    "stopped: what it did after that point is not in the record."
-                )
+                self._record_failure = error_event("not_saved", reason=f"{type(exc).__name__}: {exc}")
                 if self.agent is not None and self.agent.running:
                     stopping = asyncio.get_running_loop().create_task(self.agent.stop())
                     self._stopping.add(stopping)
@@ -589,7 +599,18 @@ class TaskRun:
         return Recorder(self.plan.record, model=self.plan.llm.model, task=self.plan.task).record
 
 
-def _error_event(message: str) -> dict[str, Any]:
+def approval_timeout() -> float:
+    """How long an action waits for the user's yes (APPROVAL_TIMEOUT_ENV, else APPROVAL_TIMEOUT)."""
+    try:
+        seconds = float(os.environ.get(APPROVAL_TIMEOUT_ENV, ""))
+    except ValueError:
+        return APPROVAL_TIMEOUT
+    return seconds if seconds > 0 and math.isfinite(seconds) else APPROVAL_TIMEOUT
+
+
+def error_event(code: str, **params: Any) -> dict[str, Any]:
+    """An error event for a failure of the run itself (i18n.FAILURE_CODES): the English `message` for
+    page-agent's readers and exports, `code` and `params` for a reader in another language."""
     from ..agent.types import ErrorEvent
 
-    return ErrorEvent(message=message).to_wire()
+    return ErrorEvent(message=failure_text(code, params, "en-US"), code=code, params=params).to_wire()
