@@ -280,18 +280,20 @@ async def _call(world: World, function: str, *arguments: str | int, timeout: flo
 
 
 async def _read(world: World) -> FrameReading:
-    # One after the other: Chromium 156 stops answering the tab when DOMDebugger.getEventListeners runs
-    # while the walker's Runtime.evaluate is in flight (seen on the Python docs pages).
-    listening = world.listening if world.listening is not None else await _listening(world.session,
-                                                                                     world.page_document)
-    world.listening = None
+    reply: dict[str, Any] | None = None
+    if world.listening is not None:  # the first read: listeners were read while the world was set up
+        listening, world.listening = world.listening, None
+    else:
+        listening, reply = await _listening_then_walk(world)
     marking = [o for o in await _objects(world, sorted(listening - world.marked)) if o]
-    reply = await _walk(world, marking)
+    if reply is None or marking:  # a walk that did not know of every listening element is done again
+        reply = await _walk(world, marking)
     world.marked |= listening
-    walk_again = bool(reply["hosts"]) and await _open_closed_roots(world)
-    if walk_again:
+    asked = bool(reply["hosts"])
+    # A closed shadow root opened shows its content to the next walk, which may meet hosts inside it.
+    while reply["hosts"] and await _open_closed_roots(world, reply["hosts"]):
         reply = await _walk(world, [])
-    if marking or walk_again:
+    if marking or asked:
         _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": STEP})
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
@@ -329,6 +331,21 @@ async def _walk(world: World, listening: list[str]) -> dict[str, Any]:
     walked: dict[str, Any] = clean_json(json.loads(raw)) if "\\ud" in raw else from_json(raw)
     walked["viewport"] = (float(width), float(height))
     return walked
+
+
+async def _listening_then_walk(world: World) -> tuple[set[int], dict[str, Any]]:
+    """The listener query and a walk with the elements already marked, sent together (one round trip where
+    two waited on each other): nearly every later step finds no element that started listening since.
+    The query goes first, so the renderer has answered it before the walk starts. (Chromium 156 once stopped
+    answering a tab when getEventListeners arrived while the walker ran, on the Python docs pages; in this
+    order 100 reads of each bench page, with JS allocating in between, all came back.)"""
+    listening = asyncio.ensure_future(_listening(world.session, world.page_document))
+    walked = asyncio.ensure_future(_walk(world, []))
+    results = await asyncio.gather(listening, walked, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return listening.result(), walked.result()
 
 
 _releasing: set[asyncio.Future[None]] = set()
@@ -375,25 +392,19 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
     return list(await asyncio.gather(*(one(b) for b in backend_ids)))
 
 
-async def _array(world: World, method: str) -> list[str]:
-    """Object ids of the elements a walker method returns (an array handed over by reference)."""
-    reply = await _call(world, f"function() {{ return this.{method}(); }}", objectGroup=STEP)
-    array = reply.get("result", {}).get("objectId")
-    if not array:
-        return []
-    properties = await world.session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
-    items = [(int(p["name"]), p["value"]["objectId"]) for p in properties.get("result", [])
-             if p["name"].isdigit() and p.get("value", {}).get("objectId")]
-    return [object_id for _, object_id in sorted(items)]
-
-
-async def _open_closed_roots(world: World) -> bool:
-    """Hand the walker the closed shadow roots of custom elements it met (page scripts cannot reach them)."""
+async def _open_closed_roots(world: World, count: int) -> bool:
+    """Hand the walker the closed shadow roots of the `count` custom elements (and empty boxes) its last walk
+    met: page scripts cannot reach them. Each host is asked for by its place, all at once (two round trips,
+    where handing the list over as an array took three)."""
     found = False
 
-    async def one(host: str) -> None:
+    async def one(place: int) -> None:
         nonlocal found
         try:
+            reply = await _call(world, "function(i) { return this.host(i); }", place, objectGroup=STEP)
+            host = reply.get("result", {}).get("objectId")
+            if not host:
+                return
             described = await world.session.send("DOM.describeNode", {"objectId": host, "depth": 1, "pierce": True})
             roots = [r for r in described["node"].get("shadowRoots", []) if r.get("shadowRootType") == "closed"]
             if not roots:
@@ -406,5 +417,5 @@ async def _open_closed_roots(world: World) -> bool:
             return
         found = True
 
-    await asyncio.gather(*(one(h) for h in await _array(world, "takeHosts")))
+    await asyncio.gather(*(one(place) for place in range(count)))
     return found

@@ -40,6 +40,7 @@
   }
 
   function walk() {
+    hosts = [];
     styledSelectors = new Map();
     clickableUnder = null;
     const strings = [];
@@ -581,7 +582,7 @@
     idOf,
     token,
     element(id) { const ref = located.get(id); return (ref && ref.deref()) || null; },
-    takeHosts() { const taken = hosts; hosts = []; return taken; },
+    host(i) { return hosts[i] || null; },  // the custom elements and empty boxes the last walk met
     setRoot(host, root) { closedRoots.set(host, root); },
     markClickable(...elements) {
       for (const e of elements) clickable.add(e);
