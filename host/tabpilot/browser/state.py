@@ -173,8 +173,9 @@ async def _reload_after_crash(tab: Tab) -> None:
 
 async def _read_once(browser: Browser, tab: Tab, snapshot: bool) -> PageReading:
     try:
-        tabs, (metrics, documents, frames, insets) = await asyncio.gather(
-            _tab_summaries(browser, tab), _read_snapshots(tab) if snapshot else _read_with_walker(tab))
+        # The page's commands are sent first: the tab list is not on the way to the answer.
+        (metrics, documents, frames, insets), tabs = await asyncio.gather(
+            _read_snapshots(tab) if snapshot else _read_with_walker(tab), _tab_summaries(browser, tab))
     except CDPError as exc:
         if _tab_gone(exc):
             tab.closed = True
@@ -196,11 +197,13 @@ async def _read_with_walker(tab: Tab) -> Read:
         except (CDPError, BrowserError):
             return None  # the frame went away, or is not rendered: nothing to show from it
 
-    top, others = await asyncio.gather(
+    walks = asyncio.gather(
         fast.read_frame(tab.session, main_frame), asyncio.gather(*(one(frame) for frame in list(tab.frames.values()))))
+    tree = origins.frame_tree_soon(tab.session)  # sent after the walks' commands: nothing waits on it first
+    top, others = await walks
     readings = [r for r in others if r is not None]
     worlds = {tab.session.session_id: top.world, **{f.session.session_id: r.world for f, r in readings}}
-    documents, insets = await origins.read_other_origins(tab.session, top, main_frame, set(tab.frames))
+    documents, insets = await origins.read_other_origins(tab.session, top, main_frame, set(tab.frames), tree)
     insets.update(top.insets)
     for _, reading in readings:
         insets.update(reading.insets)

@@ -75,6 +75,7 @@ class FrameReading:
     documents: list[Document]
     insets: dict[tuple[str | None, int], Insets]
     viewport: tuple[float, float]  # the visual viewport's width and height, CSS px (as Page.getLayoutMetrics)
+    sealed: int = 0  # iframes in view whose document the walker could not enter (another origin's)
 
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
@@ -303,7 +304,7 @@ async def _read(world: World) -> FrameReading:
         document.__dict__["_escaping"] = []  # the walker already kept whatever is drawn in view
     session_id = world.session.session_id
     insets = {(session_id, item[0]): (item[1], item[2], item[3], item[4]) for item in reply["insets"]}
-    return FrameReading(world, documents, insets, (reply["viewport"][0], reply["viewport"][1]))
+    return FrameReading(world, documents, insets, (reply["viewport"][0], reply["viewport"][1]), reply["sealed"])
 
 
 # Marks the elements found listening for clicks (its arguments), then walks; the visual viewport's size
