@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import Any
 
 import pytest
 
 from tabpilot.browser.browser import Browser
-from tabpilot.cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPTimeout, WebSocketTransport
+from tabpilot.cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPErrorKind, CDPTimeout, WebSocketTransport
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -144,3 +146,41 @@ async def test_a_session_read_by_the_state_walker_is_freed_with_its_connection(b
     del session
     gc.collect()
     assert gone() is None
+
+
+async def test_chromiums_failures_have_the_kind_the_browser_layer_acts_on(browser: Browser, pages) -> None:
+    # The wordings these come in are in tests/test_cdp_errors.py (with the relay's): here, that they are real.
+    tab = await browser.new_tab(pages.url("basic.html"))
+    session, root = tab.session, browser.connection.root
+
+    async def kind_of(command: Awaitable[Any]) -> CDPErrorKind:
+        with pytest.raises(CDPError) as caught:
+            await command
+        return caught.value.kind
+
+    async def new_object(expression: str) -> str:
+        return str((await session.send("Runtime.evaluate", {"expression": expression}))["result"]["objectId"])
+
+    loose, text = await new_object("document.createElement('div')"), await new_object("document.createTextNode('x')")
+    released = await new_object("document.createElement('p')")
+    await session.send("Runtime.releaseObject", {"objectId": released})
+    kinds = [
+        (await kind_of(session.send("Runtime.evaluate", {"expression": "1", "contextId": 987654})), "CONTEXT_GONE"),
+        (await kind_of(session.send("Page.createIsolatedWorld", {"frameId": "gone"})), "CONTEXT_GONE"),
+        (await kind_of(session.send("DOM.resolveNode", {"backendNodeId": 987654})), "NODE_GONE"),
+        (await kind_of(session.send("DOM.describeNode", {"backendNodeId": 987654})), "NODE_GONE"),
+        (await kind_of(session.send("DOM.scrollIntoViewIfNeeded", {"objectId": loose})), "NODE_GONE"),
+        (await kind_of(session.send("DOM.focus", {"objectId": text})), "NODE_GONE"),
+        (await kind_of(session.send("Runtime.callFunctionOn", {
+            "objectId": released, "functionDeclaration": "function() {}"})), "NO_SUCH_OBJECT"),
+        (await kind_of(session.send("Nope.doesNotExist")), "OTHER"),
+        (await kind_of(session.send("Runtime.evaluate", {
+            "expression": "new Promise(() => {})", "awaitPromise": True}, timeout=0.2)), "TIMEOUT"),
+        (await kind_of(root.send("Target.closeTarget", {"targetId": "gone"})), "TARGET_GONE"),
+    ]
+    detached = asyncio.ensure_future(root.wait_for(
+        "Target.detachedFromTarget", lambda params: params.get("sessionId") == session.session_id, timeout=10))
+    await browser.close_tab(tab.target_id)
+    await detached  # (a command sent while the tab is still closing may get no answer at all)
+    kinds.append((await kind_of(session.send("Runtime.evaluate", {"expression": "1"}, timeout=5)), "TARGET_GONE"))
+    assert [kind.name for kind, _ in kinds] == [expected for _, expected in kinds]

@@ -41,7 +41,8 @@ from test_state_first_look import (
 )
 
 from tabpilot.browser.browser import Browser
-from tabpilot.cdp import CDPError
+from tabpilot.browser.errors import TabClosed
+from tabpilot.cdp import CDPError, CDPErrorKind
 from tabpilot.native.debug import DebugAccess, DebugLink
 from tabpilot.native.relay import RelayBrowser
 
@@ -174,3 +175,28 @@ async def test_messages_over_the_frame_limit_are_chunked_and_joined(browser: Bro
     assert len(await tab.evaluate(f"'y'.repeat({size})")) == size
     assert await relay_harness.sw("host.chunks.size") == 0  # nothing half-joined left behind
     await browser.close_tab(tab.target_id)
+
+
+async def test_chrome_debuggers_own_failures_have_the_kind_the_browser_layer_acts_on(
+        browser: RelayBrowser, relay_harness: Harness, pages) -> None:
+    # chrome.debugger's and chrome.tabs' real wordings, through the real extension (tests/test_cdp_errors.py
+    # has them as text): a tab that is gone, and a page chrome.debugger may not attach to.
+    tab = await browser.new_tab(pages.url("basic.html"))
+    chrome_tab_id = int(tab.target_id)
+    await browser.close_tab(tab.target_id)
+    await wait_until(
+        lambda: relay_harness.sw(f"(await chrome.tabs.query({{}})).every(t => t.id !== {chrome_tab_id})"),
+        "the tab to close",
+    )
+    with pytest.raises(CDPError) as gone:
+        await tab.session.send("Runtime.evaluate", {"expression": "1"})
+    assert gone.value.kind is CDPErrorKind.TARGET_GONE, gone.value.cdp_message
+    with pytest.raises(CDPError) as closed_again:
+        await browser.close_tab(tab.target_id)
+    assert closed_again.value.kind is CDPErrorKind.TARGET_GONE, closed_again.value.cdp_message
+    settings = await relay_harness.sw("(await chrome.tabs.create({url: 'chrome://version', active: false})).id")
+    with pytest.raises(TabClosed) as refused:
+        await browser.attach(str(settings))
+    assert isinstance(refused.value.__cause__, CDPError)
+    assert refused.value.__cause__.kind is CDPErrorKind.OTHER, refused.value.__cause__.cdp_message
+    await relay_harness.sw(f"chrome.tabs.remove({settings})")

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import paths
-from ..cdp import CDPError
+from ..cdp import CDPError, CDPErrorKind
 from . import scripts
 from .browser import Browser, TabInfo
 from .dom.fast import WORLD_NAME
@@ -678,7 +678,7 @@ async def close_tab(browser: Browser, tab_number: int) -> str:
     try:
         await browser.close_tab(info.target_id)
     except CDPError as exc:
-        if "No target" not in exc.cdp_message:
+        if exc.kind is not CDPErrorKind.TARGET_GONE:
             raise ActionError(f"Could not close tab {tab_number}: {exc.cdp_message}") from exc
     for _ in range(100):  # closing is asynchronous: wait until the browser no longer lists it
         if all(t.target_id != info.target_id for t in await browser.tabs()):

@@ -5,26 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cdp import CDPConnectionClosed, CDPError, CDPSession, CDPTimeout
+from ..cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPSession, CDPTimeout
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, TabClosed
 from .tab import Tab
 
-STALE_MARKERS = (
-    "No node with given id",
-    "Node is detached",
-    "Could not find node",
-    "does not belong to the document",
-    "Cannot find context with specified id",
-    "Node is not an Element",
-)
-SESSION_GONE_MARKERS = (
-    "Session with given id not found",
-    "No target with given id",
-    "Target closed",
-    "Debugger is not attached",  # chrome.debugger, over the extension relay
-    "No tab with id",
-)
+# A command about an element whose node or document is gone: the element is no longer on the page.
+STALE = (CDPErrorKind.NODE_GONE, CDPErrorKind.CONTEXT_GONE)
 ELEMENT_TIMEOUT = 10.0
 INPUT_KINDS = {"checkbox": "checkbox", "radio": "radio button", "file": "file input", "password": "password field",
                "submit": "button", "button": "button", "reset": "button", "range": "slider", "date": "date field"}
@@ -90,8 +77,7 @@ def _failure(tab: Tab, session: CDPSession, method: str, exc: CDPError, element:
             f"The page did not respond within {timeout:g} s ({method}); it may be busy or showing a dialog.")
     if isinstance(exc, CDPConnectionClosed):
         return BrowserError(f"The connection to the browser was lost: {exc.cdp_message}")
-    message = exc.cdp_message
-    if any(marker in message for marker in SESSION_GONE_MARKERS):
+    if exc.kind is CDPErrorKind.TARGET_GONE:
         if _is_tab_session(tab, session) or tab.closed:
             tab.closed = True
             return TabClosed("The tab the agent was working in has been closed. Switch to an open tab.")
@@ -99,9 +85,9 @@ def _failure(tab: Tab, session: CDPSession, method: str, exc: CDPError, element:
         return ActionError(
             f"The frame that held {what} is gone (it navigated away or was removed). "
             "Look at the current page state.")
-    if element is not None and any(marker in message for marker in STALE_MARKERS):
+    if element is not None and exc.kind in STALE:
         return stale_error(element)
-    return ActionError(f"{method} failed: {message}")
+    return ActionError(f"{method} failed: {exc.cdp_message}")
 
 
 async def node_id(tab: Tab, element: ElementRef) -> int:

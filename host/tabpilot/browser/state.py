@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cdp import CDPError, CDPSession
+from ..cdp import CDPError, CDPErrorKind, CDPSession
 from .browser import Browser
 from .dom import fast, origins, render
 from .dom.icons import name_icons
@@ -129,7 +129,7 @@ async def read_page(browser: Browser, tab: Tab, *, snapshot: bool | None = None)
     try:
         await tab.track_frames()
     except CDPError as exc:
-        if _tab_gone(exc):
+        if exc.kind is CDPErrorKind.TARGET_GONE:
             tab.closed = True
             raise TabClosed("the tab was closed") from exc
         # A transport that cannot auto-attach still shows the page, without its cross-site frames.
@@ -165,7 +165,7 @@ async def _reload_after_crash(tab: Tab) -> None:
     try:
         await tab.reload_after_crash()
     except CDPError as exc:
-        if _tab_gone(exc):
+        if exc.kind is CDPErrorKind.TARGET_GONE:
             tab.closed = True
             raise TabClosed("the tab was closed") from exc
         raise BrowserError(f"the page crashed and could not be reloaded: {exc}") from exc
@@ -177,7 +177,7 @@ async def _read_once(browser: Browser, tab: Tab, snapshot: bool) -> PageReading:
         (metrics, documents, frames, insets), tabs = await asyncio.gather(
             _read_snapshots(tab) if snapshot else _read_with_walker(tab), _tab_summaries(browser, tab))
     except CDPError as exc:
-        if _tab_gone(exc):
+        if exc.kind is CDPErrorKind.TARGET_GONE:
             tab.closed = True
             raise TabClosed("the tab was closed") from exc
         raise BrowserError(f"could not read the page: {exc}") from exc
@@ -348,10 +348,6 @@ async def _capture_frames(tab: Tab) -> list[tuple[FrameTarget, dict[str, Any], i
 
     results = await asyncio.gather(*(one(frame) for frame in list(tab.frames.values())))
     return [r for r in results if r is not None]
-
-
-def _tab_gone(exc: CDPError) -> bool:
-    return "Session with given id not found" in str(exc) or "No target with given id" in str(exc)
 
 
 async def _frame_insets(

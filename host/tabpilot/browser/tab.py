@@ -10,7 +10,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..cdp import CDPConnectionClosed, CDPError, CDPSession
+from ..cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPSession
 from .errors import PageCrashed, PageScriptError, TabClosed
 from .inputlog import InputLog
 
@@ -162,7 +162,7 @@ class Tab:
         try:
             return await self.session.send(method, params, **kw)
         except CDPError as exc:
-            if "No target with given id" in str(exc) or "Session with given id not found" in str(exc):
+            if exc.kind is CDPErrorKind.TARGET_GONE:
                 self.closed = True
                 raise TabClosed("the tab was closed") from exc
             raise

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from .errors import CDPConnectionClosed, CDPError, CDPTimeout
 from .transport import Transport, TransportClosed
 
 log = logging.getLogger(__name__)
@@ -18,47 +19,6 @@ log = logging.getLogger(__name__)
 EventHandler = Callable[[dict[str, Any]], Awaitable[None] | None]
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
-
-
-# CDP failures in words a user (and the model) can act on; the browser's own message stays in brackets
-# and in `cdp_message`, so callers that look for it still find it.
-PAGE_BUSY = "the page is busy or showing a dialog"
-PAGE_RELOADING = "the page keeps reloading or navigating away, so it could not be read"
-_EXPLANATIONS = (
-    (("Cannot find context with specified id", "Execution context was destroyed",
-      "Cannot find default execution context", "Inspected target navigated or closed"), PAGE_RELOADING),
-)
-
-
-def explain(cdp_message: str) -> str | None:
-    """What a CDP error message means for the user, when it is one whose wording says little."""
-    for markers, explanation in _EXPLANATIONS:
-        if any(marker in cdp_message for marker in markers):
-            return explanation
-    return None
-
-
-class CDPError(Exception):
-    """The browser answered a command with an error."""
-
-    def __init__(self, method: str, code: int, message: str, data: Any = None, *, explanation: str | None = None
-                 ) -> None:
-        self.method, self.code, self.cdp_message, self.data = method, code, message, data
-        self.explanation = explanation or explain(message)
-        detail = f" ({data})" if data else ""
-        said = f"{self.explanation} ({message})" if self.explanation else message
-        super().__init__(f"{method} failed: {said}{detail} [code {code}]")
-
-
-class CDPTimeout(CDPError, TimeoutError):
-    def __init__(self, method: str, timeout: float) -> None:
-        # Seen with alert() in a loop and with a script that never yields: the page cannot answer.
-        super().__init__(method, -1, f"no reply within {timeout:g} s", explanation=PAGE_BUSY)
-
-
-class CDPConnectionClosed(CDPError, ConnectionError):
-    def __init__(self, method: str, reason: str) -> None:
-        super().__init__(method, -2, f"connection to the browser closed ({reason})")
 
 
 class CDPConnection:

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from ...cdp import CDPError, CDPSession
+from ...cdp import CDPError, CDPErrorKind, CDPSession
 from ...cdp.connection import DEFAULT_TIMEOUT
 from ...textsafety import clean_json
 from ..errors import BrowserError
@@ -49,8 +49,6 @@ _GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12
 _INSTALL = f"(delete globalThis.__tabpilotWalker, globalThis.{_GLOBAL} || (globalThis.{_GLOBAL} = {_SOURCE}))"
 _PREINSTALLED = "_preinstalled"  # the key, in `CDPSession.kept`, of the script id that installs it in new documents
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
-CONTEXT_GONE = ("Cannot find context with specified id", "Execution context was destroyed",
-                "Cannot find default execution context", "No frame for given id found")
 Insets = tuple[float, float, float, float]
 AUX_TIMEOUT = 5.0
 
@@ -93,7 +91,7 @@ async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
     try:
         return await _read(world)
     except CDPError as exc:
-        if not any(marker in str(exc) for marker in CONTEXT_GONE):
+        if exc.kind is not CDPErrorKind.CONTEXT_GONE:
             raise
     # The document was replaced since the last state: a new document gets a new world.
     _worlds(session).pop(frame_id, None)
@@ -133,7 +131,7 @@ async def locate(world: World, walker_id: int) -> int | None:
     try:
         reply = await _call(world, "function(id) { return this.element(id); }", walker_id, timeout=AUX_TIMEOUT)
     except CDPError as exc:
-        if any(marker in str(exc) for marker in CONTEXT_GONE):
+        if exc.kind is CDPErrorKind.CONTEXT_GONE:
             return None  # the document it was in was replaced
         raise
     element = reply.get("result", {}).get("objectId")
@@ -372,7 +370,7 @@ async def _listening(session: CDPSession, page_document: str) -> set[int]:
         reply = await session.send("DOMDebugger.getEventListeners", {
             "objectId": page_document, "depth": -1, "pierce": True})
     except CDPError as exc:
-        if any(marker in str(exc) for marker in CONTEXT_GONE) or "Could not find object" in str(exc):
+        if exc.kind in (CDPErrorKind.CONTEXT_GONE, CDPErrorKind.NO_SUCH_OBJECT):
             raise CDPError("DOMDebugger.getEventListeners", -1, "Cannot find context with specified id") from exc
         return set()
     return {item["backendNodeId"] for item in reply.get("listeners", [])
