@@ -77,6 +77,7 @@ class FrameReading:
 
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
+_MAKING = "fast.making"  # and of the worlds being made there
 
 
 def _worlds(session: CDPSession) -> dict[str, World]:
@@ -87,25 +88,36 @@ def _worlds(session: CDPSession) -> dict[str, World]:
 
 async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
     """Walk the frame's document (and its same-site iframes) in tabpilot's world."""
-    world = await _world(session, frame_id)
+    world = await world_of(session, frame_id)
     try:
         return await _read(world)
     except CDPError as exc:
         if exc.kind is not CDPErrorKind.CONTEXT_GONE:
             raise
     # The document was replaced since the last state: a new document gets a new world.
-    _worlds(session).pop(frame_id, None)
-    return await _read(await _world(session, frame_id))
+    if _worlds(session).get(frame_id) is world:
+        _worlds(session).pop(frame_id, None)
+    return await _read(await world_of(session, frame_id))
 
 
-async def frame_owner(world: World, frame_id: str) -> int | None:
+def ask_frame_owner(session: CDPSession, frame_id: str) -> asyncio.Future[dict[str, Any]] | None:
+    """`DOM.getFrameOwner` for the cross-site frame `frame_id`, sent now, unless a world of `session`
+    already knows its <iframe>: it needs no world, so it need not wait for the read (see `frame_owner`)."""
+    if any(frame_id in world.frame_owners for world in _worlds(session).values()):
+        return None
+    asked = asyncio.ensure_future(session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
+    asked.add_done_callback(lambda done: done.cancelled() or done.exception())  # unused if the read failed
+    return asked
+
+
+async def frame_owner(world: World, frame_id: str, asked: asyncio.Future[dict[str, Any]] | None = None) -> int | None:
     """The walker's id for the <iframe> element hosting the cross-site frame `frame_id` (asked once per
-    document: the element cannot change without the frame going)."""
+    document: the element cannot change without the frame going). `asked`: its `ask_frame_owner`."""
     known = world.frame_owners.get(frame_id)
     if known is not None:
         return known
     try:
-        owner = await world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0)
+        owner = await (asked or world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
         backend_node_id = owner["backendNodeId"]
         resolved = await world.session.send("DOM.resolveNode", {
             "backendNodeId": backend_node_id, "executionContextId": world.context_id})
@@ -198,11 +210,22 @@ def forget(session: CDPSession) -> None:
     session.kept.pop(_WORLDS, None)
 
 
-async def _world(session: CDPSession, frame_id: str) -> World:
-    known = _worlds(session)
-    world = known.get(frame_id)
+async def world_of(session: CDPSession, frame_id: str) -> World:
+    """tabpilot's world in the frame's document, made once however many ask for it at the same time (a
+    frame's read, and the lookup of an <iframe> in it)."""
+    world = _worlds(session).get(frame_id)
     if world is not None:
         return world
+    making: dict[str, asyncio.Future[World]] = session.kept.setdefault(_MAKING, {})
+    made = making.get(frame_id)
+    if made is None:
+        made = making[frame_id] = asyncio.ensure_future(_world(session, frame_id))
+        made.add_done_callback(lambda done: making.pop(frame_id, None) if making.get(frame_id) is done else None)
+    return await asyncio.shield(made)
+
+
+async def _world(session: CDPSession, frame_id: str) -> World:
+    known = _worlds(session)
     async def page_side() -> tuple[str, set[int]]:
         document: str = (await session.send("Runtime.evaluate", {"expression": "document"}))["result"]["objectId"]
         return document, await _listening(session, document)
