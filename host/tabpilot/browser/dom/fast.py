@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ class World:
     frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
     listening: set[int] | None = None  # read while the world was set up, for its first read
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
+    installed: bool = True  # False: the document was made before the walker was installed ahead of time
 
 
 @dataclass
@@ -235,13 +237,13 @@ async def _world(session: CDPSession, frame_id: str) -> World:
         session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}),
         page_side(), _preinstall(session))
     context_id = created["executionContextId"]
-    if first_time:  # this document was made before the walker was installed ahead of time
-        await _install(session, context_id)  # (after the listeners: never while getEventListeners runs)
     # Listeners are read through the main world's document object. Through the isolated world's, Chromium
     # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
     # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
     # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
-    world = World(session, frame_id, context_id, page_document, listening=listening)
+    # A document made before the walker was installed ahead of time gets it with the first call (a round
+    # trip less than installing it first; after the listeners, never while getEventListeners runs).
+    world = World(session, frame_id, context_id, page_document, listening=listening, installed=not first_time)
     known[frame_id] = world
     _forget_on_navigation(session)
     return world
@@ -292,13 +294,18 @@ def _forget_on_navigation(session: CDPSession) -> None:
 async def _call(world: World, function: str, *arguments: str | int, timeout: float = DEFAULT_TIMEOUT,
                 **options: Any) -> dict[str, Any]:
     """Call `function` with `this` = the world's walker and `arguments` (object ids, or numbers) as its
-    arguments. The walker is found by its global name (no handle to keep): null when the world has none."""
-    return await world.session.send("Runtime.callFunctionOn", {
+    arguments. The walker is found by its global name (no handle to keep): null when the world has none;
+    a world not known to have it yet is given it first."""
+    installing = not world.installed
+    reply = await world.session.send("Runtime.callFunctionOn", {
         "executionContextId": world.context_id,
-        "functionDeclaration": f"function(...a) {{ const w = globalThis.{_GLOBAL}; "
+        "functionDeclaration": f"function(...a) {{ const w = {_INSTALL if installing else 'globalThis.' + _GLOBAL}; "
                                f"return w ? ({function}).apply(w, a) : null; }}",
         "arguments": [{"objectId": a} if isinstance(a, str) else {"value": a} for a in arguments], **options},
         timeout=timeout)
+    if installing and "exceptionDetails" not in reply:
+        world.installed = True
+    return reply
 
 
 async def _read(world: World) -> FrameReading:
@@ -313,8 +320,8 @@ async def _read(world: World) -> FrameReading:
     world.marked |= listening
     asked = bool(reply["hosts"])
     # A closed shadow root opened shows its content to the next walk, which may meet hosts inside it.
-    while reply["hosts"] and await _open_closed_roots(world, reply["hosts"]):
-        reply = await _walk(world, [])
+    while reply["hosts"] and (roots := await _closed_roots(world, reply["hosts"])):
+        reply = await _walk(world, [], roots)
     if marking or asked:
         _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": STEP})
     documents = decode(reply, world.session)
@@ -328,19 +335,22 @@ async def _read(world: World) -> FrameReading:
     return FrameReading(world, documents, insets, (reply["viewport"][0], reply["viewport"][1]), reply["sealed"])
 
 
-# Marks the elements found listening for clicks (its arguments), then walks; the visual viewport's size
-# comes along, so the walker's reading needs no Page.getLayoutMetrics.
-_WALK = """function(...listening) {
-  if (listening.length) this.markClickable(...listening);
+# Marks the elements found listening for clicks (the first `marking` arguments) and hands over closed shadow
+# roots (the rest: host, root, host, root...), then walks; the visual viewport's size comes along, so the
+# walker's reading needs no Page.getLayoutMetrics.
+_WALK = """function(marking, ...objects) {
+  if (marking) this.markClickable(...objects.slice(0, marking));
+  for (let i = marking; i + 1 < objects.length; i += 2) this.setRoot(objects[i], objects[i + 1]);
   return visualViewport.width + " " + visualViewport.height + " " + this.walk();
 }"""
 
 
-async def _walk(world: World, listening: list[str]) -> dict[str, Any]:
-    reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
+async def _walk(world: World, listening: list[str], roots: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    objects = [*listening, *(each for pair in roots for each in pair)]
+    reply = await _call(world, _WALK, len(listening), *objects, returnByValue=True, timeout=30.0)
     if reply.get("result", {}).get("type") == "object":  # null: not installed ahead of time (refused)
         await _install(world.session, world.context_id)
-        reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
+        reply = await _call(world, _WALK, len(listening), *objects, returnByValue=True, timeout=30.0)
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         text = details.get("exception", {}).get("description") or details.get("text", "")
@@ -414,30 +424,26 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
     return list(await asyncio.gather(*(one(b) for b in backend_ids)))
 
 
-async def _open_closed_roots(world: World, count: int) -> bool:
-    """Hand the walker the closed shadow roots of the `count` custom elements (and empty boxes) its last walk
-    met: page scripts cannot reach them. Each host is asked for by its place, all at once (two round trips,
-    where handing the list over as an array took three)."""
-    found = False
+async def _closed_roots(world: World, count: int) -> list[tuple[str, str]]:
+    """The closed shadow roots (host, root object ids) of the `count` custom elements and empty boxes the
+    last walk met: page scripts cannot reach them, the next walk is handed them. Each host is asked for by
+    its place, all at once."""
 
-    async def one(place: int) -> None:
-        nonlocal found
+    async def one(place: int) -> tuple[str, str] | None:
         try:
             reply = await _call(world, "function(i) { return this.host(i); }", place, objectGroup=STEP)
             host = reply.get("result", {}).get("objectId")
             if not host:
-                return
+                return None
             described = await world.session.send("DOM.describeNode", {"objectId": host, "depth": 1, "pierce": True})
             roots = [r for r in described["node"].get("shadowRoots", []) if r.get("shadowRootType") == "closed"]
             if not roots:
-                return
+                return None
             root = await world.session.send("DOM.resolveNode", {
                 "backendNodeId": roots[0]["backendNodeId"], "executionContextId": world.context_id,
                 "objectGroup": STEP})
-            await _call(world, "function(host, root) { this.setRoot(host, root); }", host, root["object"]["objectId"])
         except CDPError:
-            return
-        found = True
+            return None
+        return host, root["object"]["objectId"]
 
-    await asyncio.gather(*(one(place) for place in range(count)))
-    return found
+    return [pair for pair in await asyncio.gather(*(one(place) for place in range(count))) if pair is not None]
