@@ -587,6 +587,7 @@
     token,
     element(id) { const ref = located.get(id); return (ref && ref.deref()) || null; },
     host(i) { return hosts[i] || null; },  // the custom elements and empty boxes the last walk met
+    hosts() { return hosts; },
     setRoot(host, root) { closedRoots.set(host, root); },
     markClickable(...elements) {
       for (const e of elements) clickable.add(e);
