@@ -154,6 +154,7 @@ async def product_steps(harness: Any, page: Any) -> None:
 
 
 async def relay_figures() -> None:
+    sys.path.insert(0, str(ROOT / "tests"))  # e2e_support imports tests/required.py
     sys.path.insert(0, str(ROOT / "tests" / "e2e"))
     from e2e_support import start_connected_harness
 

@@ -23,6 +23,8 @@ const POPUP_REQUEST_TYPES = new Set([
   "sites.list", "sites.allow", "sites.revoke", "sites.rotate", "clients.revoke",
   "approval.answer", // an MCP client's request to run a task: the person's answer (worker/approvals.js)
 ]);
+// Host requests beyond the first protocol's: hello lists them, so a host sends them only to a worker that has them.
+const OPTIONAL_HOST_REQUESTS = new Set(["cdp.batch"]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);
 // Takeover requests the worker carries out itself on the way to the host (worker/takeover.js): the tab's
 // input is refused at once, recorded actions are sent first.
@@ -72,7 +74,7 @@ function connectHost() {
   // The UI's language, for the host's messages: the locale the extension's own strings were picked in
   // (getUILanguage() can say en-US under --lang=zh-CN, while the popup shows the zh_CN strings).
   const uiLanguage = chrome.i18n.getMessage("locale") || chrome.i18n.getUILanguage();
-  requestHost({ type: "hello", extensionVersion: EXTENSION_VERSION, uiLanguage })
+  requestHost({ type: "hello", extensionVersion: EXTENSION_VERSION, uiLanguage, features: [...OPTIONAL_HOST_REQUESTS] })
     .then((data) => {
       if (host.port !== port) return;
       host.connected = true;
@@ -213,6 +215,7 @@ async function handleHostRequest(message) {
     case "cdp.attach": return attach(requireTabId(message));
     case "cdp.detach": return detach(requireTabId(message));
     case "cdp.send": return sendCommand(message);
+    case "cdp.batch": return sendBatch(message);
     case "guard.rules": return setGuardRules(message);
     case "guard.clear": return clearGuardRule(message);
     case "tabs.query": return { tabs: (await chrome.tabs.query({})).filter(isAgentTab).map(tabInfo) };
@@ -265,23 +268,54 @@ async function detach(tabId) {
   return {};
 }
 
-async function sendCommand({ tabId, sessionId, method, params }) {
-  if (!Number.isInteger(tabId) || typeof method !== "string") {
-    throw Object.assign(new Error("cdp.send needs an integer tabId and a method"), { code: "bad_request" });
+async function sendCommand(command) {
+  const [outcome] = await sendCommands([command]);
+  if (outcome.error) throw Object.assign(new Error(outcome.error.message), { code: outcome.error.code });
+  return outcome.result;
+}
+
+// Several commands from one frame: all sent at once, in order (chrome.debugger keeps a tab's commands in
+// the order they are sent, as a DevTools websocket does), each outcome in its place of the reply.
+async function sendBatch({ commands }) {
+  if (!Array.isArray(commands)) {
+    throw Object.assign(new Error("cdp.batch needs a list of commands"), { code: "bad_request" });
   }
-  let inputWindow = null;
-  if (SELF_INPUT_METHOD.test(method)) {
-    inputWindow = agentInputStarted(tabId); // refused while the user has the controls of this tab
-    recordDispatchedInput(tabId, sessionId, method, params || {});
+  return { results: await sendCommands(commands) };
+}
+
+// The one way commands reach chrome.debugger. Input commands are refused while the user has the controls
+// of their tab (the lot: they leave together), recorded, and share one input window (worker/takeover.js).
+async function sendCommands(commands) {
+  for (const { tabId, method } of commands) {
+    if (!Number.isInteger(tabId) || typeof method !== "string") {
+      throw Object.assign(new Error("a CDP command needs an integer tabId and a method"), { code: "bad_request" });
+    }
   }
-  const target = sessionId ? { tabId, sessionId } : { tabId };
-  try {
-    return (await chrome.debugger.sendCommand(target, method, params || {})) || {};
-  } catch (error) {
-    throw cdpError(method, error);
-  } finally {
-    if (inputWindow) agentInputEnded(inputWindow);
+  const inputWindows = new Map(); // tabId → its window, or the refusal
+  const sent = commands.map(({ tabId, sessionId, method, params }) => {
+    if (SELF_INPUT_METHOD.test(method)) {
+      if (!inputWindows.has(tabId)) {
+        try {
+          inputWindows.set(tabId, agentInputStarted(tabId));
+        } catch (refusal) {
+          inputWindows.set(tabId, refusal);
+        }
+      }
+      const window = inputWindows.get(tabId);
+      if (window instanceof Error) return Promise.reject(window);
+      recordDispatchedInput(tabId, sessionId, method, params || {});
+    }
+    const target = sessionId ? { tabId, sessionId } : { tabId };
+    return chrome.debugger.sendCommand(target, method, params || {}).catch((error) => { throw cdpError(method, error); });
+  });
+  const settled = await Promise.allSettled(sent);
+  for (const window of inputWindows.values()) {
+    if (!(window instanceof Error)) agentInputEnded(window);
   }
+  return settled.map((outcome) => (outcome.status === "fulfilled"
+    ? { result: outcome.value || {} }
+    : { error: { message: outcome.reason.message || String(outcome.reason),
+      ...(outcome.reason.code !== undefined ? { code: outcome.reason.code } : {}) } }));
 }
 
 // chrome.debugger reports a CDP error as the JSON text of {code, message}.

@@ -62,7 +62,7 @@ class ExtensionStandIn:
         message: dict[str, Any] = {"id": message_id, "method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id
-        await self._transport.send(message)
+        await self._transport.send_burst([message])
         reply = await future
         if "error" in reply:
             raise CDPFailure(reply["error"])

@@ -10,12 +10,11 @@ from typing import Any
 
 from tabpilot.cdp import CDPConnection, CDPSession, WebSocketTransport
 
-# The centre of an element in page coordinates, through same-origin frames (`expression` yields it).
-# Two frames after scrolling: the browser hit-tests cross-site frames where the compositor last drew them.
-CENTRE = """(async () => {
+# The centre of an element in page coordinates, through same-origin frames (`expression` yields it),
+# scrolled into view.
+CENTRE = """(() => {
   let el = %s;
   el.scrollIntoView({block: "center"});
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const r = el.getBoundingClientRect();
   let x = r.left + r.width / 2, y = r.top + r.height / 2;
   for (let win = el.ownerDocument.defaultView; win.frameElement; win = win.parent) {
@@ -24,6 +23,32 @@ CENTRE = """(async () => {
   }
   return [x, y];
 })()"""
+# Whether the element is under the pointer, as the page itself sees it: a mouse move reaches the page with
+# the next animation frame.
+POINTED = """(async () => {
+  const el = %s;
+  await new Promise((done) => requestAnimationFrame(done));
+  return el.matches(":hover");
+})()"""
+POINTER_TRIES = 100  # mouse moves (each looked at a frame later), or Shift presses
+# A Shift press (it types nothing) and whether it reached the document of the element (`%s`): the browser
+# sends keys to the frame it last heard took the focus, which a press into another process changes later.
+KEYS_PROBE = """(() => {
+  const win = (%s).ownerDocument.defaultView;
+  if (win.__personKeys === undefined) {
+    win.__personKeys = 0;
+    win.addEventListener("keydown", (e) => { if (e.key === "Shift") win.__personKeys++; }, true);
+  }
+  return win.__personKeys;
+})()"""
+
+
+async def evaluate(session: CDPSession, expression: str) -> Any:
+    reply = await session.send("Runtime.evaluate",
+                               {"expression": expression, "returnByValue": True, "awaitPromise": True})
+    if "exceptionDetails" in reply:
+        raise AssertionError(f"{expression}: {reply['exceptionDetails']}")
+    return reply["result"].get("value")
 
 
 class Person:
@@ -41,24 +66,60 @@ class Person:
         await self.connection.close()
 
     async def evaluate(self, expression: str) -> Any:
-        reply = await self.session.send("Runtime.evaluate",
-                                        {"expression": expression, "returnByValue": True, "awaitPromise": True})
-        if "exceptionDetails" in reply:
-            raise AssertionError(f"{expression}: {reply['exceptionDetails']}")
-        return reply["result"].get("value")
+        return await evaluate(self.session, expression)
 
     async def centre(self, expression: str) -> tuple[float, float]:
         x, y = await self.evaluate(CENTRE % expression)
         return float(x), float(y)
 
-    async def click_at(self, x: float, y: float) -> None:
+    async def move_to(self, x: float, y: float) -> None:
         await self.session.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+
+    async def press_button(self, x: float, y: float) -> None:
         for kind, buttons in (("mousePressed", 1), ("mouseReleased", 0)):
             await self.session.send("Input.dispatchMouseEvent", {
                 "type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1})
 
     async def click(self, expression: str) -> None:
-        await self.click_at(*await self.centre(expression))
+        """Click the element's centre once the pointer is on it.
+
+        The browser sends a press to what its last drawn picture of the page has at that point, not to what
+        the page's layout has: a click just after a scroll can land where a cross-site frame used to be (CI:
+        the click on Email went into the frame that the jump to #docs had put there, and the typing after it
+        was lost). Waiting two frames after the scroll was not always enough; the page saying `:hover` is."""
+        x, y = await self.centre(expression)
+        await self.point(self.session, expression, x, y)
+        await self.press_button(x, y)
+        await self.keys_reach(self.session, expression)
+
+    async def click_in_frame(self, frame: CDPSession, iframe: str, expression: str) -> None:
+        """Click an element of a cross-site frame: `frame` is that frame's own session (its process), `iframe`
+        the page's element that hosts it."""
+        await self.centre(iframe)  # scrolls it into view
+        left, top = await self.evaluate(f"(() => {{ const f = {iframe}, r = f.getBoundingClientRect(); "
+                                        "return [r.left + f.clientLeft, r.top + f.clientTop]; })()")
+        x, y = await evaluate(frame, f"(() => {{ const r = ({expression}).getBoundingClientRect(); "
+                                     "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+        await self.point(frame, expression, left + x, top + y)
+        await self.press_button(left + x, top + y)
+        await self.keys_reach(frame, expression)
+
+    async def point(self, where: CDPSession, expression: str, x: float, y: float) -> None:
+        """Move the pointer to (x, y) until the element (`expression`, evaluated in `where`) is under it."""
+        for _ in range(POINTER_TRIES):
+            await self.move_to(x, y)
+            if await evaluate(where, POINTED % expression):
+                return
+        raise AssertionError(f"the pointer at ({x:.0f}, {y:.0f}) never got onto {expression}")
+
+    async def keys_reach(self, where: CDPSession, expression: str) -> None:
+        """Press Shift until the element's document gets it: from then on what is typed goes there."""
+        before = await evaluate(where, KEYS_PROBE % expression)
+        for _ in range(POINTER_TRIES):
+            await self.press("Shift", 16)
+            if await evaluate(where, KEYS_PROBE % expression) > before:
+                return
+        raise AssertionError(f"keys never reached the document of {expression}")
 
     async def type(self, text: str) -> None:
         for char in text:

@@ -214,3 +214,52 @@ async def test_upload_refuses_tabpilots_own_files_and_credentials(browser, tab, 
         with pytest.raises(ActionError, match="is not uploaded: it is in tabpilot's own files or where credentials"):
             await actions.upload_file(browser, tab, await ref(tab, "#upload"), [str(secret)])
     assert await events(tab, "files") == []  # nothing reached the page
+
+
+async def test_typing_stops_within_a_window_of_commands_once_the_user_has_the_controls(browser, tab) -> None:
+    """The user takes the controls while the agent types: the commands already on their way (at most one
+    window) still arrive, in order; not one more leaves, and the action fails."""
+    text = ("Typed By The Agent, " * 10)[:200]  # 200 characters: still typed key by key
+    field = await ref(tab, "#keylog", name="Key log")
+    # The page says when its 30th key went down (as the capture script reports the user's input).
+    await tab.session.send("Runtime.addBinding", {"name": "__thirtiethKey"})
+    await evaluate(tab, """(() => { let keys = 0; window.__keylog = [];
+        document.getElementById('keylog').addEventListener('keydown', () => {
+            if (++keys === 30) window.__thirtiethKey('');
+        });
+    })()""")
+    sent: list[str] = []  # the input commands that left, as the user took over and after
+    answered: list[str] = []
+    send = tab.session.send
+
+    async def counted(method: str, params: dict | None = None, **options: object) -> dict:
+        if method.startswith("Input."):
+            sent.append(method)
+        reply = await send(method, params, **options)
+        if method.startswith("Input."):
+            answered.append(method)
+        return reply
+
+    at_takeover: list[tuple[int, int]] = []
+
+    def user_takes_over(params: dict) -> None:
+        if params.get("name") == "__thirtiethKey":
+            tab.input_log.refused = "The user has the controls."
+            at_takeover.append((len(sent), len(answered)))
+
+    tab.session.on("Runtime.bindingCalled", user_takes_over)
+    tab.session.send = counted
+    try:
+        with pytest.raises(ActionError, match="The user has the controls"):
+            await actions.input_text(browser, tab, field, text)
+    finally:
+        del tab.session.send
+        tab.session.off("Runtime.bindingCalled", user_takes_over)
+        tab.input_log.refused = None
+    [(sent_then, answered_then)] = at_takeover
+    assert len(sent) == sent_then  # nothing left after the takeover
+    assert sent_then - answered_then <= actions.TYPING_WINDOW  # what was on its way: one window at most
+    seen = await evaluate(tab, "window.__keylog")
+    assert len([e for e in seen if e["type"] in ("keydown", "keyup")]) <= sent_then
+    value = await evaluate(tab, "document.getElementById('keylog').value")
+    assert value and text.startswith(value) and len(value) < len(text), value  # in order, and it stopped

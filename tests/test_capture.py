@@ -24,6 +24,8 @@ CODE = "493817"
 EMAIL = "document.querySelector('#email')"
 SHADOW = "document.querySelector('#shadow').shadowRoot"
 SAME_FRAME = "document.querySelector('#same').contentDocument"
+CROSS = "document.querySelector('#cross')"
+ROUNDS = 20
 
 
 class Captured:
@@ -55,21 +57,6 @@ async def page(browser, pages):
     await browser.close_tab(tab.target_id)
 
 
-async def click_cross_site_field(person: Person, tab: Any) -> None:
-    """Click the cross-site frame's field (its own process); the browser hit-tests such a frame where the
-    compositor last drew it, so a click right after the page moved can miss: click until it has focus."""
-    [frame] = [f for f in tab.frames.values() if "takeover_frame" in f.url]
-    for _ in range(10):
-        x, y = await person.centre("document.querySelector('#cross')")
-        await person.click_at(x - 160 + 1 + 20, y - 40 + 1 + 20)  # the frame is 320×80 (+1 border); its field at 10,10
-        focused = await frame.session.send("Runtime.evaluate", {"expression": "document.activeElement.id",
-                                                                 "returnByValue": True})
-        if focused["result"].get("value") == "city":
-            return
-        await asyncio.sleep(0.2)
-    raise AssertionError("the cross-site frame's field never took the click")
-
-
 async def test_what_a_person_does_is_recorded_as_named_actions_and_secrets_never_leave_the_page(page, pages):
     capture, captured, person, tab = page
     assert await capture.set_mode("record") == []
@@ -87,7 +74,8 @@ async def test_what_a_person_does_is_recorded_as_named_actions_and_secrets_never
     await person.click(f"{SHADOW}.querySelector('#shadowcheck')")
     await person.click(f"{SAME_FRAME}.querySelector('#city')")
     await person.type("Paris")
-    await click_cross_site_field(person, tab)
+    [cross] = [f for f in tab.frames.values() if "takeover_frame" in f.url]
+    await person.click_in_frame(cross.session, CROSS, "document.querySelector('#city')")
     await person.type("Lyon")
     await person.click(EMAIL)
     await person.press("a", 65, modifiers=2, text=None)  # Control+a
@@ -193,3 +181,18 @@ async def test_record_since_the_first_touch_keeps_what_came_before_the_mode_did(
     flushed = await capture.set_mode("watch")
     assert captured.brief() == [("click", 'link "Docs"', None)]
     assert [(a["kind"], a["target"], a.get("value")) for a in flushed] == [("input", 'textbox "Nickname"', "neo")]
+
+
+async def test_a_click_right_after_the_page_moved_reaches_the_element_not_the_frame_drawn_there_before(page):
+    """The browser sends a press to what it last drew at that point. With the cross-site frame drawn where
+    Email comes to be once scrolled back, a press made right after the scroll went into that frame (7 of 30
+    in a measurement), and the typing after it was lost (CI saw it in test_capture_extension.py)."""
+    _capture, _captured, person, tab = page
+    [cross] = [f for f in tab.frames.values() if "takeover_frame" in f.url]
+    x, y = await person.centre(EMAIL)
+    for _ in range(ROUNDS):
+        await person.evaluate(f"document.activeElement.blur(); "
+                              f"scrollBy(0, {CROSS}.getBoundingClientRect().top + 40 - {y})")  # 80 px high
+        await person.point(cross.session, "document.documentElement", x, y)  # the browser drew the frame there
+        await person.click(EMAIL)
+        assert await person.evaluate("document.activeElement.id") == "email"

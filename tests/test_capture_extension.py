@@ -22,6 +22,7 @@ from tabpilot.installer import extension_dir
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio]
 
 PASSWORD = "s3cret-Pass-99"
+CROSS_FRAME = "document.querySelector('#cross')"
 SERVICE_WORKER = """
 globalThis.received = [];
 globalThis.mode = "watch";
@@ -105,8 +106,9 @@ async def test_capture_js_as_a_content_script_reports_through_chrome_runtime(pag
         await person.type("ada@example.org")
         await person.click("document.querySelector('#password')")
         await person.type(PASSWORD)
-        x, y = await person.centre("document.querySelector('#cross')")
-        await person.click_at(x - 160 + 1 + 20, y - 40 + 1 + 20)
+        await tab.track_frames()
+        [cross] = [frame for frame in tab.frames.values() if "takeover_frame" in frame.url]
+        await person.click_in_frame(cross.session, CROSS_FRAME, "document.querySelector('#city')")
         await person.type("Lyon")
         flushed = await worker.js(f"setMode({tab_id}, 'watch')")  # "Lyon" was still being typed
         sent = await worker.js("received")

@@ -184,3 +184,28 @@ async def test_chromiums_failures_have_the_kind_the_browser_layer_acts_on(browse
     await detached  # (a command sent while the tab is still closing may get no answer at all)
     kinds.append((await kind_of(session.send("Runtime.evaluate", {"expression": "1"}, timeout=5)), "TARGET_GONE"))
     assert [kind.name for kind, _ in kinds] == [expected for _, expected in kinds]
+
+
+async def test_commands_sent_in_one_turn_leave_in_one_write_and_run_in_order(browser: Browser, pages) -> None:
+    tab = await browser.new_tab(pages.url("basic.html"))
+    socket = browser.connection._transport._socket  # type: ignore[attr-defined]  # the DevTools websocket
+    writes: list[int] = []
+    write = socket.transport.write
+
+    def counted(data: bytes) -> None:
+        writes.append(len(data))
+        write(data)
+
+    socket.transport.write = counted
+    try:
+        sent = [tab.session.send("Runtime.evaluate", {"expression": f"(window.order ||= []).push({n})"})
+                for n in range(40)]
+        sent.insert(20, tab.session.send("Nope.doesNotExist"))
+        replies = await asyncio.gather(*sent, return_exceptions=True)
+    finally:
+        del socket.transport.write
+    assert len(writes) == 1, writes  # 41 commands, one write: one wake of the browser instead of 41
+    assert isinstance(replies[20], CDPError) and "Nope.doesNotExist" in str(replies[20])
+    assert [r["result"]["value"] for r in replies[:20] + replies[21:]] == list(range(1, 41))  # type: ignore[index]
+    assert await tab.evaluate("window.order") == list(range(40))
+    await browser.close_tab(tab.target_id)

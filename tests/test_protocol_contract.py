@@ -10,6 +10,7 @@ popup what it asks and which pushes it handles.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import get_args
@@ -210,3 +211,26 @@ def test_a_popup_request_the_worker_would_refuse_is_reported():
     popup = POPUP.read_text() + '\nask("task.rename", {});\n'
     asked, _handled = popup_types(popup)
     assert "task.rename" in asked - set_constant(SERVICE_WORKER.read_text(), "POPUP_REQUEST_TYPES")
+
+
+def test_the_worker_advertises_exactly_the_optional_requests_the_host_knows_and_handles_them():
+    source = SERVICE_WORKER.read_text()
+    advertised = set_constant(source, "OPTIONAL_HOST_REQUESTS")
+    assert advertised == set(messages.OPTIONAL_HOST_REQUESTS)
+    assert "features: [...OPTIONAL_HOST_REQUESTS]" in function_body(source, "connectHost")  # in its hello
+    assert advertised <= js_types(source)["Host → extension requests"]
+
+
+def test_the_host_sends_optional_requests_only_to_an_extension_whose_hello_lists_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    written: list[bytes] = []
+
+    async def hello_from(**fields: object) -> frozenset[str]:
+        host = NativeHost(written.append)
+        host.receive({"type": "hello", "id": "x1", "extensionVersion": "9", **fields})
+        return host.peer.features
+
+    assert asyncio.run(hello_from(features=["cdp.batch", 7, None])) == {"cdp.batch"}
+    assert asyncio.run(hello_from()) == frozenset()  # an older extension: cdp.send only
+    assert asyncio.run(hello_from(features="cdp.batch")) == frozenset()  # not a list: none
+    assert all(b'"ok": true' in frame or b'"ok":true' in frame for frame in written)

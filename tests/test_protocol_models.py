@@ -12,6 +12,8 @@ import pytest
 from tabpilot.native.codec import ChunkReassembler, FrameDecoder, FrameError, encode_frames
 from tabpilot.native.messages import (
     CdpAttach,
+    CdpBatch,
+    CdpCommand,
     CdpDetached,
     CdpEvent,
     CdpSend,
@@ -84,6 +86,11 @@ def test_relay_requests_are_the_frames_the_worker_reads():
     assert CdpAttach(tab_id=4).to_frame() == {"type": "cdp.attach", "tabId": 4}
     assert TabsCreate(url="about:blank").to_frame() == {"type": "tabs.create", "url": "about:blank"}
     assert TabsQuery().to_frame() == {"type": "tabs.query"}
+    batch = CdpBatch(commands=[CdpCommand(tab_id=4, method="A"), CdpCommand(tab_id=4, session_id="S", method="B")])
+    assert batch.to_frame() == {"type": "cdp.batch", "commands": [
+        {"tabId": 4, "method": "A", "params": {}}, {"tabId": 4, "sessionId": "S", "method": "B", "params": {}}]}
+    outcomes = batch.parse_reply({"results": [{"result": {"x": 1}}, {"error": {"message": "no", "code": -32000}}]})
+    assert [(o.result, o.error and o.error.code) for o in outcomes.results] == [({"x": 1}, None), (None, -32000)]
 
 
 def test_every_host_request_names_the_model_of_its_replys_data():
@@ -91,7 +98,7 @@ def test_every_host_request_names_the_model_of_its_replys_data():
     assert kinds == {
         "cdp.attach": "model", "cdp.detach": "model", "cdp.send": "dict", "tabs.query": "model",
         "tabs.create": "model", "tabs.activate": "model", "tabs.close": "model",
-        "guard.rules": "model", "guard.clear": "model",
+        "guard.rules": "model", "guard.clear": "model", "cdp.batch": "model",
     }
 
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from actions_support import ref
 from e2e_support import Harness, start_connected_harness, wait_until
 from test_actions import (
     test_alert_opened_by_click_is_accepted_and_reported,
@@ -40,8 +42,9 @@ from test_state_first_look import (
     test_the_walker_is_in_each_new_document_before_the_first_look,
 )
 
+from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
-from tabpilot.browser.errors import TabClosed
+from tabpilot.browser.errors import ActionError, TabClosed
 from tabpilot.cdp import CDPError, CDPErrorKind
 from tabpilot.native.debug import DebugAccess, DebugLink
 from tabpilot.native.relay import RelayBrowser
@@ -200,3 +203,76 @@ async def test_chrome_debuggers_own_failures_have_the_kind_the_browser_layer_act
     assert isinstance(refused.value.__cause__, CDPError)
     assert refused.value.__cause__.kind is CDPErrorKind.OTHER, refused.value.__cause__.cdp_message
     await relay_harness.sw(f"chrome.tabs.remove({settings})")
+
+
+@contextmanager
+def requests_sent(browser: RelayBrowser) -> Iterator[list[Any]]:
+    """The requests the relay sends the extension while in the block (all go through link.request_future)."""
+    link = browser.link
+    sent: list[Any] = []
+    request_future = link.request_future
+
+    def recorded(request: Any) -> Any:
+        sent.append(request)
+        return request_future(request)
+
+    link.request_future = recorded  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        del link.request_future
+
+
+async def test_commands_sent_in_one_turn_go_in_one_batch_frame_in_order(browser: Browser, pages) -> None:
+    assert isinstance(browser, RelayBrowser) and browser.link.features == {"cdp.batch"}  # the worker's hello
+    tab = await browser.new_tab(pages.url("basic.html"))
+    with requests_sent(browser) as sent:
+        commands = [tab.session.send("Runtime.evaluate", {"expression": f"(window.order ||= []).push({n})"})
+                    for n in range(40)]
+        commands.insert(20, tab.session.send("Nope.doesNotExist"))
+        replies = await asyncio.gather(*commands, return_exceptions=True)
+    assert [request.type for request in sent] == ["cdp.batch"]  # 41 commands, one frame each way
+    failed = replies.pop(20)
+    assert isinstance(failed, CDPError) and failed.code == -32601, failed  # its own outcome, in its place
+    assert [r["result"]["value"] for r in replies] == list(range(1, 41))  # type: ignore[index]
+    assert await tab.evaluate("window.order") == list(range(40))
+    # An extension without cdp.batch (an older one) gets the same commands one frame each.
+    with requests_sent(browser) as sent:
+        browser.link.peer.features = frozenset()  # type: ignore[attr-defined]
+        try:
+            values = await asyncio.gather(*(tab.evaluate(f"window.order.push({n})") for n in range(3)))
+        finally:
+            browser.link.peer.features = frozenset({"cdp.batch"})  # type: ignore[attr-defined]
+    assert [request.type for request in sent] == ["cdp.send"] * 3 and values == [41, 42, 43]
+    await browser.close_tab(tab.target_id)
+
+
+async def test_typing_over_the_relay_stops_when_the_user_takes_the_controls(
+    browser: Browser, relay_harness: Harness, pages
+) -> None:
+    """The worker refuses the agent's input from the moment the user has the controls: nothing is dispatched
+    after it, and the host stops sending within the window of commands it had in flight."""
+    assert isinstance(browser, RelayBrowser)
+    tab = await browser.new_tab(pages.url("actions_forms.html"))
+    tab_id = int(tab.target_id)
+    text = ("Typed By The Agent, " * 10)[:200]  # 600 key commands (capitals come with Shift)
+    field = await ref(tab, "#keylog", name="Key log")
+    since = await relay_harness.sw("Date.now()")
+    dispatched = f"dispatchedInput.filter((e) => e.tabId === {tab_id} && e.time >= {since}).length"
+    with requests_sent(browser) as sent:
+        typing = asyncio.ensure_future(actions.input_text(browser, tab, field, text))
+        await wait_until(lambda: relay_harness.sw(f"{dispatched} >= 60"), "the agent to type a few keys",
+                         timeout=30, interval=0.01)
+        dispatched_when_taken = await relay_harness.sw(f"userHasControls.add({tab_id}); {dispatched}")
+        try:
+            with pytest.raises(ActionError, match="the user took over"):
+                await typing
+        finally:
+            await relay_harness.sw(f"userHasControls.delete({tab_id})")
+    assert await relay_harness.sw(dispatched) == dispatched_when_taken  # not one more after the takeover
+    input_sent = sum(1 for request in sent for command in getattr(request, "commands", [request])
+                     if command.method.startswith("Input."))
+    assert input_sent - dispatched_when_taken <= actions.TYPING_WINDOW, (input_sent, dispatched_when_taken)
+    value = await tab.evaluate("document.getElementById('keylog').value")
+    assert value and text.startswith(value) and len(value) < len(text), value  # in order, and it stopped
+    await browser.close_tab(tab.target_id)

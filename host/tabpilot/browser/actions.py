@@ -267,11 +267,10 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
         if info["mode"] == "set":
             value = await call(tab, target, field_id, scripts.SET_VALUE, text)
         else:
-            await _focus(browser, tab, target, field_id)
-            await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
-            if await call(tab, target, field_id, scripts.READ_VALUE):
-                await _press(tab, "Delete")
-            await _type(tab, target, text, multiline=info["multiline"])
+            if not info["focused"]:
+                await _focus(browser, tab, target, field_id)
+            had_content = await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
+            await _type(tab, target, text, multiline=info["multiline"], clear_first=bool(had_content))
             value = await call(tab, target, field_id, scripts.READ_VALUE)
     finally:
         if field_id != object_id:
@@ -286,13 +285,17 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
     return f"{said}, but the page changed it: its value is now '{shorten(value or '', 200)}'."
 
 
-async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) -> None:
+async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool, clear_first: bool) -> None:
     """Type like a keyboard (keydown, keypress, input, keyup per character) so pages that listen to keys see
-    them; characters no US key makes, and long texts, go in as text (one input event)."""
-    if len(text) > TYPE_BY_KEYS_LIMIT:
-        await send(tab, tab.session, "Input.insertText", {"text": text}, element=element)
-        return
+    them; characters no US key makes, and long texts, go in as text (one input event). `clear_first`: press
+    Delete before (the field's content is selected), sent with the rest rather than awaited on its own."""
     commands: list[tuple[str, dict[str, Any]]] = []
+    if clear_first:
+        commands.extend(("Input.dispatchKeyEvent", event) for event in key_events(parse_chord("Delete")))
+    if len(text) > TYPE_BY_KEYS_LIMIT:
+        commands.append(("Input.insertText", {"text": text}))
+        await _send_in_order(tab, element, commands)
+        return
     pending = ""
     for char in text.replace("\r\n", "\n"):
         if char == "\n" and not multiline:
@@ -310,10 +313,11 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool) ->
     await _send_in_order(tab, element, commands)
 
 
-# Commands in flight at once: the extension keeps the last 200 windows of input it dispatched
-# (worker/takeover.js INPUT_WINDOWS_KEPT) to tell the agent's input from the user's, so the window stays
-# well under that. Each command checks for a takeover (the user has the controls) as it is sent, so one
-# stops the rest.
+# Commands in flight at once. Each command checks for a takeover (the user has the controls) as it is
+# sent, so one stops the rest: at most this many follow it (tests/test_actions_forms.py and
+# tests/e2e/test_relay_browser.py check). Sizes from 1 to 64 refilled at once made no difference measured
+# (bench_typing, load 14-22): the replies come back in bunches, and the commands sent in one turn leave
+# together anyway (one websocket write, one cdp.batch frame: ~16 frames for 100 characters).
 TYPING_WINDOW = 64
 
 
@@ -323,7 +327,8 @@ async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tu
     checks). A sliding window: the next command goes out as soon as the oldest in flight is answered,
     rather than a batch waiting for its slowest reply. 100 characters (~200 key events), load ~12 on 2
     cores: awaited one by one 470 ms (websocket) / 1480 ms (relay); in batches of 64 awaited whole,
-    204 / 336 ms."""
+    204 / 336 ms. What is left is mostly Chromium's own work per key event (bench_typing prints the CPU:
+    ~90 ms of the page's renderer and ~60 ms of the browser process per 100 characters, at load 14)."""
     in_flight: deque[asyncio.Task[dict[str, Any]]] = deque()
     try:
         for method, params in commands:
@@ -341,9 +346,7 @@ async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tu
 
 
 async def _focus(browser: Browser, tab: Tab, element: ElementRef, object_id: str) -> None:
-    """Click the field as a person would (giving the frame focus too), unless it already has focus."""
-    if await call(tab, element, object_id, scripts.HAS_FOCUS):
-        return
+    """Click the field as a person would (giving the frame focus too); it has not got the focus."""
     target = await aim(tab, element, object_id)
     if target.covered_by is None:
         async with _watch(browser, tab) as aftermath:

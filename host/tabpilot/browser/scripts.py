@@ -53,7 +53,8 @@ TEXT_FIELD_INFO = """function() {
   const isInput = this.localName === 'input';
   return {mode: isInput && SET.includes(this.type) ? 'set' : 'type', tag: this.localName,
           attrs: Object.fromEntries([...this.attributes].map((a) => [a.name, a.value])),
-          multiline: this.localName === 'textarea' || this.isContentEditable};
+          multiline: this.localName === 'textarea' || this.isContentEditable,
+          focused: this.getRootNode().activeElement === this};
 }"""
 
 # Pickers (date, colour, range) have no text to type: set the value the way the page's own code would see it.
@@ -68,17 +69,19 @@ HAS_FOCUS = "function() { return this.getRootNode().activeElement === this; }"
 
 DOCUMENT_HAS_FOCUS = "function() { return this.ownerDocument.hasFocus(); }"
 
+# Returns whether there was anything to select (then Delete clears it).
 SELECT_ALL_CONTENT = """function() {
   if (this.localName === 'input' || this.localName === 'textarea') {
     try { this.select(); } catch (e) {}
     try { this.setSelectionRange(0, this.value.length); } catch (e) {}
-    return;
+    return this.value !== '';
   }
   const range = this.ownerDocument.createRange();
   range.selectNodeContents(this);
   const selection = this.ownerDocument.defaultView.getSelection();
   selection.removeAllRanges();
   selection.addRange(range);
+  return this.innerText.replace(/\\n$/, '') !== '';
 }"""
 
 READ_VALUE = """function() {

@@ -1,5 +1,9 @@
 """One CDP session API over any transport: commands with timeouts, typed errors, flattened sessions,
-several handlers per event. Async handlers run as tasks so they never delay command replies."""
+several handlers per event. Async handlers run as tasks so they never delay command replies.
+
+Commands sent in the same turn of the event loop leave together, in the order they were sent, as one
+burst (`Transport.send_burst`): typing's key events, a state read's parallel calls. Each message the
+browser has to read on its own costs it a wake-up (measured: ~1.3 ms a `socket.send` under load)."""
 
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ class CDPConnection:
         self._transport = transport
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._outbox: dict[int, dict[str, Any]] = {}  # sent this turn, not yet handed to the transport
+        self._flushing: asyncio.Task[None] | None = None
         self._handlers: dict[tuple[str | None, str], list[EventHandler]] = defaultdict(list)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed_reason: str | None = None
@@ -55,16 +61,38 @@ class CDPConnection:
             message["sessionId"] = session_id
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[message_id] = (method, future)
+        self._outbox[message_id] = message
+        if self._flushing is None:
+            self._flushing = asyncio.ensure_future(self._flush())
         try:
-            await self._transport.send(message)
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:
             raise CDPTimeout(method, timeout or 0) from None
-        except TransportClosed as exc:
-            raise CDPConnectionClosed(method, str(exc)) from exc
         finally:
             self._pending.pop(message_id, None)
+            # Given up on (cancelled, e.g. typing stopped by a takeover) before it left: it never leaves.
+            self._outbox.pop(message_id, None)
+
+    async def _flush(self) -> None:
+        """Hand what was sent to the transport, a burst at a time: first everything sent in the turn
+        that started the flush, then whatever was sent while that burst was being written."""
+        try:
+            while self._outbox:
+                burst = list(self._outbox.values())
+                self._outbox.clear()
+                try:
+                    await self._transport.send_burst(burst)
+                except TransportClosed as exc:
+                    self._fail_all(str(exc))
+                    return
+                except Exception as exc:  # e.g. params that are not JSON: their senders hear it
+                    for message in burst:
+                        entry = self._pending.get(message["id"])
+                        if entry is not None and not entry[1].done():
+                            entry[1].set_exception(exc)
+        finally:
+            self._flushing = None
 
     async def unless_closed(self, awaitable: Awaitable[T], what: str) -> T:
         """Await `awaitable` (e.g. an event), unless the connection closes first: then raise
@@ -95,6 +123,8 @@ class CDPConnection:
         if self._closed_reason is None:
             self._fail_all("closed by tabpilot")
         self._reader.cancel()
+        if self._flushing is not None:
+            self._flushing.cancel()
         try:
             await self._transport.close()
         except Exception:  # closing is best effort

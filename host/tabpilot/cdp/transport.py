@@ -22,7 +22,9 @@ class TransportClosed(ConnectionError):
 
 
 class Transport(Protocol):
-    async def send(self, message: dict[str, Any]) -> None: ...
+    async def send_burst(self, messages: list[dict[str, Any]]) -> None:
+        """Send these messages, in this order, in as few writes as the transport allows."""
+        ...
 
     async def receive(self) -> dict[str, Any]:
         """Return the next message; raise TransportClosed when the peer is gone."""
@@ -32,6 +34,9 @@ class Transport(Protocol):
 
 
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024
+
+
+_BURST_PARTS = ("send_context", "protocol", "transport")
 
 
 class WebSocketTransport:
@@ -55,9 +60,23 @@ class WebSocketTransport:
         )
         return cls(socket)
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send_burst(self, messages: list[dict[str, Any]]) -> None:
+        """All the messages' frames in one write: one syscall, one wake-up of the browser's IO thread.
+        (websockets writes each `send` on its own; 200 key events sent one write each cost Chromium's
+        browser process ~100 ms of CPU, in one write ~60 ms, measured at load 7.)"""
+        texts = [json.dumps(message) for message in messages]
+        socket = self._socket
         try:
-            await self._socket.send(json.dumps(message))
+            # One write needs websockets' own sans-I/O protocol object (websockets 15/16 asyncio connection);
+            # a websockets without those parts gets one send per message, as before bursts.
+            if len(texts) == 1 or not all(hasattr(socket, part) for part in _BURST_PARTS):
+                for text in texts:
+                    await socket.send(text)
+                return
+            async with socket.send_context():
+                for text in texts:
+                    socket.protocol.send_text(text.encode())
+                socket.transport.write(b"".join(socket.protocol.data_to_send()))
         except websockets.ConnectionClosed as exc:
             raise TransportClosed(f"DevTools websocket closed: {exc}") from exc
 

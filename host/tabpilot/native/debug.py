@@ -46,6 +46,7 @@ from .peer import ExtensionError, Peer, Push, ReplyData, reply_error, reply_ok
 log = logging.getLogger(__name__)
 PORT_ENV = "TABPILOT_HOST_DEBUG_PORT"
 MIN_TOKEN_LENGTH = 16
+FEATURES_HEADER = "X-Tabpilot-Features"  # the handshake's answer: the extension's hello `features`
 
 
 @dataclass(frozen=True)
@@ -133,12 +134,16 @@ async def start_debug_server(host: NativeHost, access: DebugAccess) -> Server:
             host.push_listeners.remove(forward)
             sender.cancel()
 
+    def tell_features(connection: ServerConnection, request: Request, response: Response) -> None:
+        response.headers[FEATURES_HEADER] = " ".join(sorted(host.peer.features))
+
     server = await websockets.serve(
         serve_client,
         "127.0.0.1",
         access.port,
         origins=[None],  # web pages always send an Origin; only a non-browser client gets in
         process_request=_refuse_without_token(access.token),
+        process_response=tell_features,
         max_size=None,
         ping_interval=None,
     )
@@ -153,6 +158,8 @@ class DebugLink:
         self._socket = socket
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.peer = Peer(self._outbox.put_nowait, id_prefix="t")
+        response = socket.response
+        self.peer.learn_features(response.headers.get(FEATURES_HEADER, "").split() if response else [])
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._read()), loop.create_task(self._write())]
 
@@ -200,6 +207,10 @@ class DebugLink:
 
     def off(self, kind: type[Push], handler: Callable[[Push], None]) -> None:
         self.peer.off(kind, handler)
+
+    @property
+    def features(self) -> frozenset[str]:
+        return self.peer.features
 
     async def close(self) -> None:
         for task in self._tasks:

@@ -227,6 +227,7 @@ class NativeHost:
             return None  # the slow way: the tasks to resume are in its reply
         if frame.get("type") == "hello" and isinstance(frame.get("extensionVersion"), str | None):
             log.info("hello from extension %s", frame.get("extensionVersion"))
+            self.peer.learn_features(frame.get("features"))
             if isinstance(frame.get("uiLanguage"), str):
                 self.tasks.ui_language = language_of(frame["uiLanguage"])
             return reply_ok(request_id, self._hello_data())
@@ -278,6 +279,7 @@ class NativeHost:
 
     # --- handlers -------------------------------------------------------------------------------
     async def _hello(self, request: Any) -> dict[str, Any]:  # reached with odd fields or tasks to resume
+        self.peer.learn_features(request.features)
         if request.ui_language:
             self.tasks.ui_language = language_of(request.ui_language)
         if not self._orphans_resumed:

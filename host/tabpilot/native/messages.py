@@ -134,6 +134,7 @@ class Hello(Request):
     type: Literal["hello"]
     extension_version: str | None = Field(None, alias="extensionVersion")
     ui_language: str | None = Field(None, alias="uiLanguage")  # the popup's language: the host's messages follow it
+    features: list[str] = Field(default_factory=list)  # optional host requests it takes (OPTIONAL_HOST_REQUESTS)
 
 
 class Ping(Request):
@@ -451,15 +452,45 @@ class CdpDetach(HostRequest[Empty]):
     tab_id: int = Field(alias="tabId")
 
 
-class CdpSend(HostRequest[dict[str, Any]]):
-    """One CDP command in a tab (or a flattened child session of it); the reply's data is its result."""
+class CdpCommand(WireModel):
+    """One CDP command in a tab (or a flattened child session of it)."""
 
     omit_if_none = frozenset({"session_id"})
-    type: Literal["cdp.send"] = "cdp.send"
     tab_id: int = Field(alias="tabId")
     session_id: str | None = Field(None, alias="sessionId")
     method: str
     params: dict[str, Any] = Field(default_factory=dict)
+
+
+class CdpSend(CdpCommand, HostRequest[dict[str, Any]]):
+    """One CDP command; the reply's data is its result."""
+
+    type: Literal["cdp.send"] = "cdp.send"
+
+
+class CdpOutcome(WireModel):
+    """What became of one command of a batch: its result, or CDP's error."""
+
+    omit_if_none = frozenset({"result", "error"})
+    result: dict[str, Any] | None = None
+    error: ErrorInfo | None = None
+
+
+class CdpBatchData(WireModel):
+    results: list[CdpOutcome]
+
+
+class CdpBatch(HostRequest[CdpBatchData]):
+    """Several CDP commands in one frame, sent on in order without waiting for each other's replies (as
+    commands written in a row to a DevTools websocket are); the reply holds their outcomes in the same
+    order. Only to an extension whose hello listed `cdp.batch` in its `features`."""
+
+    type: Literal["cdp.batch"] = "cdp.batch"
+    commands: list[CdpCommand]
+
+
+# Host → extension requests an extension may lack (an older one): sent only when its hello lists them.
+OPTIONAL_HOST_REQUESTS = frozenset({"cdp.batch"})
 
 
 class TabsQueryData(WireModel):

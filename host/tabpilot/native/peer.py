@@ -62,6 +62,10 @@ class LinkClosedNotice:
 
 
 class ExtensionLink(Protocol):
+    # The optional host requests the extension takes (its hello's `features`, messages.OPTIONAL_HOST_REQUESTS).
+    @property
+    def features(self) -> frozenset[str]: ...
+
     async def request(self, request: HostRequest[ReplyData], *, timeout: float | None = ...) -> ReplyData: ...
 
     def request_future(self, request: HostRequest[ReplyData]) -> asyncio.Future[ReplyData]: ...
@@ -78,6 +82,12 @@ class Peer:
         self._pending: dict[str, tuple[HostRequest[Any], asyncio.Future[Any]]] = {}
         self._handlers: dict[type, list[PushHandler]] = defaultdict(list)
         self.closed_reason: str | None = None
+        self.features: frozenset[str] = frozenset()  # set from the extension's hello
+
+    def learn_features(self, features: object) -> None:
+        """The `features` of the extension's hello: a list of request types; anything else counts as none."""
+        listed = features if isinstance(features, list) else []
+        self.features = frozenset(name for name in listed if isinstance(name, str))
 
     async def request(
         self, request: HostRequest[ReplyData], *, timeout: float | None = REQUEST_TIMEOUT

@@ -9,6 +9,7 @@ chrome.debugger reports (out-of-process iframes, workers) keep their real sessio
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,9 @@ from ..cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPTimeout
 from ..cdp.transport import TransportClosed
 from .messages import (
     CdpAttach,
+    CdpBatch,
+    CdpBatchData,
+    CdpCommand,
     CdpDetach,
     CdpDetached,
     CdpEvent,
@@ -45,6 +49,11 @@ TAB_SESSION_PREFIX = "tab-"
 GUARD_RULES_TIMEOUT = 5.0  # the worker answers in milliseconds; an extension that does not, leaves Fetch alone
 
 
+def _cdp_code(code: str | int | None) -> int:
+    """CDP's numeric error code as the extension passed it on; its own (string) codes become CDP's generic one."""
+    return code if isinstance(code, int) else -32000
+
+
 def tab_session_id(tab_id: int) -> str:
     return f"{TAB_SESSION_PREFIX}{tab_id}"
 
@@ -65,16 +74,26 @@ class RelayTransport:
         link.on(CdpDetached, self._on_detached)
         link.on(LinkClosedNotice, self._on_link_closed)
 
-    async def send(self, message: dict[str, Any]) -> None:
-        message_id, method = message["id"], message["method"]
-        try:
-            tab_id, session_id = self._route(message.get("sessionId"))
-        except ValueError as exc:
-            self._incoming.put_nowait({"id": message_id, "error": {"code": -32000, "message": str(exc)}})
+    async def send_burst(self, messages: list[dict[str, Any]]) -> None:
+        """Each message as a `cdp.send`, or several in one `cdp.batch` frame when the extension takes those:
+        one native-messaging frame each way and one wake of the service worker for the lot."""
+        routed: list[tuple[int, dict[str, Any]]] = []
+        for message in messages:
+            try:
+                tab_id, session_id = self._route(message.get("sessionId"))
+            except ValueError as exc:
+                self._incoming.put_nowait({"id": message["id"], "error": {"code": -32000, "message": str(exc)}})
+                continue
+            routed.append((message["id"], {"tab_id": tab_id, "session_id": session_id, "method": message["method"],
+                                           "params": message.get("params") or {}}))
+        if len(routed) > 1 and "cdp.batch" in self._link.features:
+            ids = [message_id for message_id, _command in routed]
+            batch = self._link.request_future(CdpBatch(commands=[CdpCommand(**command) for _id, command in routed]))
+            batch.add_done_callback(functools.partial(self._on_batch_reply, ids))
             return
-        request = CdpSend(tab_id=tab_id, session_id=session_id, method=method, params=message.get("params") or {})
-        future = self._link.request_future(request)
-        future.add_done_callback(lambda f: self._on_reply(message_id, f))
+        for message_id, command in routed:
+            future = self._link.request_future(CdpSend(**command))
+            future.add_done_callback(functools.partial(self._on_reply, message_id))
 
     def _route(self, session_id: str | None) -> tuple[int, str | None]:
         """The tab (and flattened child session, if any) a CDP session id stands for."""
@@ -93,13 +112,33 @@ class RelayTransport:
         exc = future.exception()
         if exc is None:
             self._incoming.put_nowait({"id": message_id, "result": future.result() or {}})
-        elif isinstance(exc, ExtensionError):
-            code = exc.code if isinstance(exc.code, int) else -32000
-            self._incoming.put_nowait({"id": message_id, "error": {"code": code, "message": exc.error_message}})
-        elif isinstance(exc, LinkClosed):
-            self._incoming.put_nowait(TransportClosed(f"extension link closed: {exc}"))
         else:
-            self._incoming.put_nowait({"id": message_id, "error": {"code": -32000, "message": str(exc)}})
+            self._on_failure([message_id], exc)
+
+    def _on_batch_reply(self, message_ids: list[int], future: asyncio.Future[CdpBatchData]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is None and len(outcomes := future.result().results) != len(message_ids):
+            exc = ExtensionError("cdp.batch", f"{len(outcomes)} outcomes for {len(message_ids)} commands")
+        if exc is not None:
+            self._on_failure(message_ids, exc)
+            return
+        for message_id, outcome in zip(message_ids, future.result().results, strict=True):
+            if outcome.error is None:
+                self._incoming.put_nowait({"id": message_id, "result": outcome.result or {}})
+            else:
+                self._incoming.put_nowait({"id": message_id, "error": {
+                    "code": _cdp_code(outcome.error.code), "message": outcome.error.message}})
+
+    def _on_failure(self, message_ids: list[int], exc: BaseException) -> None:
+        if isinstance(exc, LinkClosed):
+            self._incoming.put_nowait(TransportClosed(f"extension link closed: {exc}"))
+            return
+        error = {"code": _cdp_code(exc.code), "message": exc.error_message} if isinstance(exc, ExtensionError) \
+            else {"code": -32000, "message": str(exc)}
+        for message_id in message_ids:
+            self._incoming.put_nowait({"id": message_id, "error": error})
 
     def _on_event(self, push: CdpEvent) -> None:
         tab_id, session_id, method, params = push.tab_id, push.session_id, push.method, push.params
@@ -279,8 +318,7 @@ class RelayBrowser(Browser):
         try:
             return await self.link.request(request)
         except ExtensionError as exc:
-            code = exc.code if isinstance(exc.code, int) else -32000
-            raise CDPError(request.type, code, exc.error_message) from exc
+            raise CDPError(request.type, _cdp_code(exc.code), exc.error_message) from exc
         except LinkClosed as exc:
             raise CDPConnectionClosed(request.type, str(exc)) from exc
         except TimeoutError as exc:
