@@ -12,6 +12,8 @@ Serves tests/fixtures/pages on 127.0.0.1, launches a headless Chromium, and for 
   later step   reading the same document again (after one warm-up read).
 With --trace, each page's line is followed by the CDP commands of its last settled first look and its last
 later step, each as start .. end in ms from the read's start (which round trips wait for which).
+"waits" is the number of round trips a first look / later step waits for one after the other (the longest
+chain of CDP commands each sent after another's answer): unlike wall time, it does not depend on the load.
 Also the o200k token count of the text (quicktok) and Chromium/host CPU time for a later step. The target
 (issue 16) is at most half the best peer's time in both columns. Prints numbers; asserts nothing.
 """
@@ -90,6 +92,7 @@ class _Counted:
         self.count = 0
         self.trace: list[str] = []
         self.calls: list[tuple[str, float, float]] = []
+        self.waits = 0  # of the last read: round trips on its longest chain of commands each waiting on another
         send = connection.send
 
         async def counting(method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -112,6 +115,7 @@ async def _timed_state(browser: Browser, tab: Tab, previous: BrowserState | None
     read = time.perf_counter()
     state = build_state(reading, previous)
     counter.trace = _trace(counter.calls, started, read)
+    counter.waits = _waits([call for call in counter.calls if call[2] <= read])
     return (time.perf_counter() - started) * 1000, state, counter.count - sent
 
 
@@ -119,6 +123,16 @@ def _trace(calls: list[tuple[str, float, float]], started: float, read: float) -
     lines = [f"      {method:38} {(begin - started) * 1000:6.2f} .. {(end - started) * 1000:6.2f}"
              for method, begin, end in sorted(calls, key=lambda call: call[1])]
     return [*lines, f"      {'(read_page returns; build_state)':38} {(read - started) * 1000:6.2f}"]
+
+
+def _waits(calls: list[tuple[str, float, float]]) -> int:
+    """The longest chain of commands in which each was sent after the one before had its answer: the round
+    trips a read waits for, whatever the machine's load makes each one cost. (A command answered after the
+    read returned, such as a release sent without waiting, was not waited for.)"""
+    depth: list[tuple[float, int]] = []  # (end, chain length up to and including that command)
+    for _, begin, end in sorted(calls, key=lambda call: call[1]):
+        depth.append((end, 1 + max((n for finished, n in depth if finished <= begin), default=0)))
+    return max((n for _, n in depth), default=0)
 
 
 def _cell(ms: float, peer: float | None) -> str:
@@ -144,7 +158,7 @@ async def bench(runs: int, snapshot: bool | None, only: set[str], trace: bool) -
         print(f"baseline: Runtime.evaluate('1') round trip median {statistics.median(pings):.2f} ms "
               "(well under 1 ms on an idle machine; far more means the figures below are inflated by load)\n")
         print(f"{'page':14} {'elements':>8} {'peer ms':>7}  {'first look ms (x peer)':>22}  "
-              f"{'settled':>8}  {'later step ms (x peer)':>22}  {'tokens':>6}  {'CDP calls':>9}  "
+              f"{'settled':>8}  {'later step ms (x peer)':>22}  {'tokens':>6}  {'CDP calls':>9}  {'waits':>5}  "
               "cpu ms Chromium/host (later)")
         for label, page, peer in CASES:
             if only and label.split()[0] not in only:
@@ -158,6 +172,7 @@ async def bench(runs: int, snapshot: bool | None, only: set[str], trace: bool) -
                 await tab.navigate(url)
                 ms, state, first_calls = await _timed_state(browser, tab, None, snapshot, counter)
                 first.append(ms)
+                first_waits = counter.waits
             settled = []
             for _ in range(runs):
                 await tab.navigate(url)
@@ -174,11 +189,13 @@ async def bench(runs: int, snapshot: bool | None, only: set[str], trace: bool) -
                 chromium_cpu.append(_browser_cpu_ms(browser) - cpu_before)
                 host_cpu.append((time.process_time() - own_before) * 1000)
                 later.append(ms)
+            later_waits = counter.waits
             tokens = _tokens(state.text)
             print(f"{label:14} {elements:8d} {peer if peer is not None else '-':>7}  "
                   f"{_cell(statistics.median(first), peer):>22}  {statistics.median(settled):8.1f}  "
                   f"{_cell(statistics.median(later), peer):>22}  "
                   f"{tokens if tokens is not None else '?':>6}  {f'{first_calls}/{later_calls}':>9}  "
+                  f"{f'{first_waits}/{later_waits}':>5}  "
                   f"{statistics.median(chromium_cpu):.0f}/{statistics.median(host_cpu):.0f}", flush=True)
             if trace:
                 print("\n".join(["    settled first look:", *settled_trace, "    later step:", *counter.trace]))

@@ -125,6 +125,27 @@ async def test_open_and_closed_shadow_roots(browser: Browser, pages) -> None:
     await browser.close_tab(tab.target_id)
 
 
+async def test_a_closed_shadow_root_among_many_empty_boxes_is_read_at_the_first_look(browser: Browser, pages) -> None:
+    # Forty drawn boxes without content, one of them hosting a closed root: more than are asked for one by one.
+    tab = await open_page(browser, pages.url("state_icon_boxes.html"))
+    state = await get_state(browser, tab)
+    assert "boxed-btn" in set((await ids_by_index(state)).values()), state.text
+    boxed = state.elements[await index_of(state, "boxed-btn")]
+    assert await node_property(boxed, "this.getRootNode().mode") == "closed"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_closed_shadow_root_inside_a_closed_one_is_read_at_the_first_look(browser: Browser, pages) -> None:
+    # The inner host is met only by the walk after the outer root was opened: it is asked about in the same read.
+    tab = await open_page(browser, pages.url("state_shadow.html"))
+    state = await get_state(browser, tab)
+    assert "Outer closed text" in state.text, state.text
+    assert "nested-btn" in set((await ids_by_index(state)).values()), state.text
+    nested = state.elements[await index_of(state, "nested-btn")]
+    assert await node_property(nested, "this.getRootNode().host.localName") == "closed-inner"
+    await browser.close_tab(tab.target_id)
+
+
 async def test_same_site_and_cross_site_iframes(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("state_frames.html"))
     state = await get_state(browser, tab)

@@ -173,8 +173,9 @@ async def _reload_after_crash(tab: Tab) -> None:
 
 async def _read_once(browser: Browser, tab: Tab, snapshot: bool) -> PageReading:
     try:
-        tabs, (metrics, documents, frames, insets) = await asyncio.gather(
-            _tab_summaries(browser, tab), _read_snapshots(tab) if snapshot else _read_with_walker(tab))
+        # The page's commands are sent first: the tab list is not on the way to the answer.
+        (metrics, documents, frames, insets), tabs = await asyncio.gather(
+            _read_snapshots(tab) if snapshot else _read_with_walker(tab), _tab_summaries(browser, tab))
     except CDPError as exc:
         if exc.kind is CDPErrorKind.TARGET_GONE:
             tab.closed = True
@@ -196,22 +197,51 @@ async def _read_with_walker(tab: Tab) -> Read:
         except (CDPError, BrowserError):
             return None  # the frame went away, or is not rendered: nothing to show from it
 
-    top, others = await asyncio.gather(
-        fast.read_frame(tab.session, main_frame), asyncio.gather(*(one(frame) for frame in list(tab.frames.values()))))
-    readings = [r for r in others if r is not None]
-    worlds = {tab.session.session_id: top.world, **{f.session.session_id: r.world for f, r in readings}}
-    documents, insets = await origins.read_other_origins(tab.session, top, main_frame, set(tab.frames))
+    targets = list(tab.frames.values())
+    top_read = asyncio.ensure_future(fast.read_frame(tab.session, main_frame))
+    frame_reads = {frame.session.session_id: asyncio.ensure_future(one(frame)) for frame in targets}
+    tree = origins.frame_tree_soon(tab.session)  # sent after the walks' commands: nothing waits on it first
+
+    parent_frame = {frame.session.session_id: frame.frame_id for frame in targets}
+    parent_frame[tab.session.session_id] = main_frame
+
+    async def owner(frame: FrameTarget) -> tuple[fast.World, int | None] | None:
+        # Each frame's <iframe> is looked up as soon as tabpilot's world in its parent is there, while the
+        # frames are read: at a first look that was three round trips after all the reads.
+        asked = fast.ask_frame_owner(frame.parent, frame.frame_id)
+        frame_id = parent_frame.get(frame.parent.session_id)
+        if frame_id is None:
+            return None
+        try:
+            world = await fast.world_of(frame.parent, frame_id)
+        except CDPError:
+            return None  # the parent's read says why
+        return world, await fast.frame_owner(world, frame.frame_id, asked)
+
+    try:
+        top, others, owners = await asyncio.gather(
+            top_read, asyncio.gather(*frame_reads.values()), asyncio.gather(*(owner(frame) for frame in targets)))
+    except BaseException:
+        for pending in (top_read, *frame_reads.values()):
+            pending.cancel()
+        raise
+    documents, insets = await origins.read_other_origins(tab.session, top, main_frame, set(tab.frames), tree)
     insets.update(top.insets)
-    for _, reading in readings:
-        insets.update(reading.insets)
-
-    async def owner(frame: FrameTarget) -> int | None:
-        world = worlds.get(frame.parent.session_id)
-        return None if world is None else await fast.frame_owner(world, frame.frame_id)
-
-    owners = await asyncio.gather(*(owner(frame) for frame, _ in readings))
-    frames = [(frame, reading.documents, owner_id)
-              for (frame, reading), owner_id in zip(readings, owners, strict=True) if owner_id is not None]
+    read_in = {tab.session.session_id: top.world, **{r[0].session.session_id: r[1].world for r in others if r}}
+    frames = []
+    for reading, found in zip(others, owners, strict=True):
+        if reading is None:
+            continue
+        frame = reading[0]
+        insets.update(reading[1].insets)
+        world = read_in.get(frame.parent.session_id)
+        if world is None:
+            continue
+        # The parent's document was replaced during the read: its <iframe> is looked up in the new one.
+        fresh = found is not None and found[0] is world
+        owner_id = found[1] if found is not None and fresh else await fast.frame_owner(world, frame.frame_id)
+        if owner_id is not None:
+            frames.append((frame, reading[1].documents, owner_id))
     # The walker measured the visual viewport as it walked (what Page.getLayoutMetrics would say).
     metrics = {"cssVisualViewport": {"clientWidth": top.viewport[0], "clientHeight": top.viewport[1]}}
     return metrics, documents, frames, insets

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ class World:
     frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
     listening: set[int] | None = None  # read while the world was set up, for its first read
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
+    installed: bool = True  # False: the document was made before the walker was installed ahead of time
 
 
 @dataclass
@@ -73,9 +75,11 @@ class FrameReading:
     documents: list[Document]
     insets: dict[tuple[str | None, int], Insets]
     viewport: tuple[float, float]  # the visual viewport's width and height, CSS px (as Page.getLayoutMetrics)
+    sealed: int = 0  # iframes in view whose document the walker could not enter (another origin's)
 
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
+_MAKING = "fast.making"  # and of the worlds being made there
 
 
 def _worlds(session: CDPSession) -> dict[str, World]:
@@ -86,25 +90,36 @@ def _worlds(session: CDPSession) -> dict[str, World]:
 
 async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
     """Walk the frame's document (and its same-site iframes) in tabpilot's world."""
-    world = await _world(session, frame_id)
+    world = await world_of(session, frame_id)
     try:
         return await _read(world)
     except CDPError as exc:
         if exc.kind is not CDPErrorKind.CONTEXT_GONE:
             raise
     # The document was replaced since the last state: a new document gets a new world.
-    _worlds(session).pop(frame_id, None)
-    return await _read(await _world(session, frame_id))
+    if _worlds(session).get(frame_id) is world:
+        _worlds(session).pop(frame_id, None)
+    return await _read(await world_of(session, frame_id))
 
 
-async def frame_owner(world: World, frame_id: str) -> int | None:
+def ask_frame_owner(session: CDPSession, frame_id: str) -> asyncio.Future[dict[str, Any]] | None:
+    """`DOM.getFrameOwner` for the cross-site frame `frame_id`, sent now, unless a world of `session`
+    already knows its <iframe>: it needs no world, so it need not wait for the read (see `frame_owner`)."""
+    if any(frame_id in world.frame_owners for world in _worlds(session).values()):
+        return None
+    asked = asyncio.ensure_future(session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
+    asked.add_done_callback(lambda done: done.cancelled() or done.exception())  # unused if the read failed
+    return asked
+
+
+async def frame_owner(world: World, frame_id: str, asked: asyncio.Future[dict[str, Any]] | None = None) -> int | None:
     """The walker's id for the <iframe> element hosting the cross-site frame `frame_id` (asked once per
-    document: the element cannot change without the frame going)."""
+    document: the element cannot change without the frame going). `asked`: its `ask_frame_owner`."""
     known = world.frame_owners.get(frame_id)
     if known is not None:
         return known
     try:
-        owner = await world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0)
+        owner = await (asked or world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
         backend_node_id = owner["backendNodeId"]
         resolved = await world.session.send("DOM.resolveNode", {
             "backendNodeId": backend_node_id, "executionContextId": world.context_id})
@@ -197,11 +212,22 @@ def forget(session: CDPSession) -> None:
     session.kept.pop(_WORLDS, None)
 
 
-async def _world(session: CDPSession, frame_id: str) -> World:
-    known = _worlds(session)
-    world = known.get(frame_id)
+async def world_of(session: CDPSession, frame_id: str) -> World:
+    """tabpilot's world in the frame's document, made once however many ask for it at the same time (a
+    frame's read, and the lookup of an <iframe> in it)."""
+    world = _worlds(session).get(frame_id)
     if world is not None:
         return world
+    making: dict[str, asyncio.Future[World]] = session.kept.setdefault(_MAKING, {})
+    made = making.get(frame_id)
+    if made is None:
+        made = making[frame_id] = asyncio.ensure_future(_world(session, frame_id))
+        made.add_done_callback(lambda done: making.pop(frame_id, None) if making.get(frame_id) is done else None)
+    return await asyncio.shield(made)
+
+
+async def _world(session: CDPSession, frame_id: str) -> World:
+    known = _worlds(session)
     async def page_side() -> tuple[str, set[int]]:
         document: str = (await session.send("Runtime.evaluate", {"expression": "document"}))["result"]["objectId"]
         return document, await _listening(session, document)
@@ -211,13 +237,13 @@ async def _world(session: CDPSession, frame_id: str) -> World:
         session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}),
         page_side(), _preinstall(session))
     context_id = created["executionContextId"]
-    if first_time:  # this document was made before the walker was installed ahead of time
-        await _install(session, context_id)  # (after the listeners: never while getEventListeners runs)
     # Listeners are read through the main world's document object. Through the isolated world's, Chromium
     # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
     # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
     # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
-    world = World(session, frame_id, context_id, page_document, listening=listening)
+    # A document made before the walker was installed ahead of time gets it with the first call (a round
+    # trip less than installing it first; after the listeners, never while getEventListeners runs).
+    world = World(session, frame_id, context_id, page_document, listening=listening, installed=not first_time)
     known[frame_id] = world
     _forget_on_navigation(session)
     return world
@@ -268,28 +294,35 @@ def _forget_on_navigation(session: CDPSession) -> None:
 async def _call(world: World, function: str, *arguments: str | int, timeout: float = DEFAULT_TIMEOUT,
                 **options: Any) -> dict[str, Any]:
     """Call `function` with `this` = the world's walker and `arguments` (object ids, or numbers) as its
-    arguments. The walker is found by its global name (no handle to keep): null when the world has none."""
-    return await world.session.send("Runtime.callFunctionOn", {
+    arguments. The walker is found by its global name (no handle to keep): null when the world has none;
+    a world not known to have it yet is given it first."""
+    installing = not world.installed
+    reply = await world.session.send("Runtime.callFunctionOn", {
         "executionContextId": world.context_id,
-        "functionDeclaration": f"function(...a) {{ const w = globalThis.{_GLOBAL}; "
+        "functionDeclaration": f"function(...a) {{ const w = {_INSTALL if installing else 'globalThis.' + _GLOBAL}; "
                                f"return w ? ({function}).apply(w, a) : null; }}",
         "arguments": [{"objectId": a} if isinstance(a, str) else {"value": a} for a in arguments], **options},
         timeout=timeout)
+    if installing and "exceptionDetails" not in reply:
+        world.installed = True
+    return reply
 
 
 async def _read(world: World) -> FrameReading:
-    # One after the other: Chromium 156 stops answering the tab when DOMDebugger.getEventListeners runs
-    # while the walker's Runtime.evaluate is in flight (seen on the Python docs pages).
-    listening = world.listening if world.listening is not None else await _listening(world.session,
-                                                                                     world.page_document)
-    world.listening = None
+    reply: dict[str, Any] | None = None
+    if world.listening is not None:  # the first read: listeners were read while the world was set up
+        listening, world.listening = world.listening, None
+    else:
+        listening, reply = await _listening_then_walk(world)
     marking = [o for o in await _objects(world, sorted(listening - world.marked)) if o]
-    reply = await _walk(world, marking)
+    if reply is None or marking:  # a walk that did not know of every listening element is done again
+        reply = await _walk(world, marking)
     world.marked |= listening
-    walk_again = bool(reply["hosts"]) and await _open_closed_roots(world)
-    if walk_again:
-        reply = await _walk(world, [])
-    if marking or walk_again:
+    asked = bool(reply["hosts"])
+    # A closed shadow root opened shows its content to the next walk, which may meet hosts inside it.
+    while reply["hosts"] and (roots := await _closed_roots(world, reply["hosts"])):
+        reply = await _walk(world, [], roots)
+    if marking or asked:
         _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": STEP})
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
@@ -299,22 +332,25 @@ async def _read(world: World) -> FrameReading:
         document.__dict__["_escaping"] = []  # the walker already kept whatever is drawn in view
     session_id = world.session.session_id
     insets = {(session_id, item[0]): (item[1], item[2], item[3], item[4]) for item in reply["insets"]}
-    return FrameReading(world, documents, insets, (reply["viewport"][0], reply["viewport"][1]))
+    return FrameReading(world, documents, insets, (reply["viewport"][0], reply["viewport"][1]), reply["sealed"])
 
 
-# Marks the elements found listening for clicks (its arguments), then walks; the visual viewport's size
-# comes along, so the walker's reading needs no Page.getLayoutMetrics.
-_WALK = """function(...listening) {
-  if (listening.length) this.markClickable(...listening);
+# Marks the elements found listening for clicks (the first `marking` arguments) and hands over closed shadow
+# roots (the rest: host, root, host, root...), then walks; the visual viewport's size comes along, so the
+# walker's reading needs no Page.getLayoutMetrics.
+_WALK = """function(marking, ...objects) {
+  if (marking) this.markClickable(...objects.slice(0, marking));
+  for (let i = marking; i + 1 < objects.length; i += 2) this.setRoot(objects[i], objects[i + 1]);
   return visualViewport.width + " " + visualViewport.height + " " + this.walk();
 }"""
 
 
-async def _walk(world: World, listening: list[str]) -> dict[str, Any]:
-    reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
+async def _walk(world: World, listening: list[str], roots: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    objects = [*listening, *(each for pair in roots for each in pair)]
+    reply = await _call(world, _WALK, len(listening), *objects, returnByValue=True, timeout=30.0)
     if reply.get("result", {}).get("type") == "object":  # null: not installed ahead of time (refused)
         await _install(world.session, world.context_id)
-        reply = await _call(world, _WALK, *listening, returnByValue=True, timeout=30.0)
+        reply = await _call(world, _WALK, len(listening), *objects, returnByValue=True, timeout=30.0)
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         text = details.get("exception", {}).get("description") or details.get("text", "")
@@ -327,6 +363,21 @@ async def _walk(world: World, listening: list[str]) -> dict[str, Any]:
     walked: dict[str, Any] = clean_json(json.loads(raw)) if "\\ud" in raw else from_json(raw)
     walked["viewport"] = (float(width), float(height))
     return walked
+
+
+async def _listening_then_walk(world: World) -> tuple[set[int], dict[str, Any]]:
+    """The listener query and a walk with the elements already marked, sent together (one round trip where
+    two waited on each other): nearly every later step finds no element that started listening since.
+    The query goes first, so the renderer has answered it before the walk starts. (Chromium 156 once stopped
+    answering a tab when getEventListeners arrived while the walker ran, on the Python docs pages; in this
+    order 100 reads of each bench page, with JS allocating in between, all came back.)"""
+    listening = asyncio.ensure_future(_listening(world.session, world.page_document))
+    walked = asyncio.ensure_future(_walk(world, []))
+    results = await asyncio.gather(listening, walked, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return listening.result(), walked.result()
 
 
 _releasing: set[asyncio.Future[None]] = set()
@@ -373,36 +424,50 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
     return list(await asyncio.gather(*(one(b) for b in backend_ids)))
 
 
-async def _array(world: World, method: str) -> list[str]:
-    """Object ids of the elements a walker method returns (an array handed over by reference)."""
-    reply = await _call(world, f"function() {{ return this.{method}(); }}", objectGroup=STEP)
-    array = reply.get("result", {}).get("objectId")
-    if not array:
-        return []
-    properties = await world.session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
-    items = [(int(p["name"]), p["value"]["objectId"]) for p in properties.get("result", [])
-             if p["name"].isdigit() and p.get("value", {}).get("objectId")]
-    return [object_id for _, object_id in sorted(items)]
+async def _closed_roots(world: World, count: int) -> list[tuple[str, str]]:
+    """The closed shadow roots (host, root object ids) of the `count` custom elements and empty boxes the
+    last walk met: page scripts cannot reach them, the next walk is handed them."""
 
-
-async def _open_closed_roots(world: World) -> bool:
-    """Hand the walker the closed shadow roots of custom elements it met (page scripts cannot reach them)."""
-    found = False
-
-    async def one(host: str) -> None:
-        nonlocal found
+    async def one(host: str) -> tuple[str, str] | None:
         try:
             described = await world.session.send("DOM.describeNode", {"objectId": host, "depth": 1, "pierce": True})
             roots = [r for r in described["node"].get("shadowRoots", []) if r.get("shadowRootType") == "closed"]
             if not roots:
-                return
+                return None
             root = await world.session.send("DOM.resolveNode", {
                 "backendNodeId": roots[0]["backendNodeId"], "executionContextId": world.context_id,
                 "objectGroup": STEP})
-            await _call(world, "function(host, root) { this.setRoot(host, root); }", host, root["object"]["objectId"])
         except CDPError:
-            return
-        found = True
+            return None
+        return host, root["object"]["objectId"]
 
-    await asyncio.gather(*(one(h) for h in await _array(world, "takeHosts")))
-    return found
+    return [pair for pair in await asyncio.gather(*(one(host) for host in await _hosts(world, count)))
+            if pair is not None]
+
+
+HOSTS_BY_PLACE = 16  # up to this many hosts are asked for one by one, all at once (a round trip less)
+
+
+async def _hosts(world: World, count: int) -> list[str]:
+    """Object ids of the hosts the last walk met: by place, or, when there are many (a page of icon boxes),
+    as one array and its items (two round trips, but two commands instead of one per host)."""
+    async def at(place: int) -> str | None:
+        try:
+            reply = await _call(world, "function(i) { return this.host(i); }", place, objectGroup=STEP)
+        except CDPError:
+            return None
+        object_id: str | None = reply.get("result", {}).get("objectId")
+        return object_id
+
+    try:
+        if count <= HOSTS_BY_PLACE:
+            return [h for h in await asyncio.gather(*(at(place) for place in range(count))) if h]
+        reply = await _call(world, "function() { return this.hosts(); }", objectGroup=STEP)
+        array = reply.get("result", {}).get("objectId")
+        if not array:
+            return []
+        properties = await world.session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+    except CDPError:
+        return []
+    return [p["value"]["objectId"] for p in properties.get("result", [])
+            if p["name"].isdigit() and p.get("value", {}).get("objectId")]

@@ -17,21 +17,32 @@ Key = tuple[str | None, int]
 Insets = tuple[float, float, float, float]
 
 
-def has_frames(documents: list[Document]) -> bool:
-    """Whether the walker met any <iframe> at all (else there is nothing to look for)."""
-    return bool(documents) and documents[0].string_id("IFRAME") >= 0
+_SEALED = "origins.sealed"  # the key, in `CDPSession.kept`, of "the last read met iframes it could not enter"
 
 
-async def read_other_origins(session: CDPSession, top: fast.FrameReading, main_frame: str,
-                             elsewhere: set[str]) -> tuple[list[Document], dict[Key, Insets]]:
+def frame_tree_soon(session: CDPSession) -> asyncio.Future[dict[str, Any]] | None:
+    """The frame tree, asked for alongside the walk when the last read of this session needed it (a page with
+    another origin's iframe keeps it from step to step): then it costs no round trip of its own."""
+    if not session.kept.get(_SEALED):
+        return None
+    asked = asyncio.ensure_future(session.send("Page.getFrameTree"))
+    asked.add_done_callback(lambda done: done.cancelled() or done.exception())  # unused when the iframe went
+    return asked
+
+
+async def read_other_origins(session: CDPSession, top: fast.FrameReading, main_frame: str, elsewhere: set[str],
+                             asked: asyncio.Future[dict[str, Any]] | None = None,
+                             ) -> tuple[list[Document], dict[Key, Insets]]:
     """`top`'s documents with those of its other-origin frames in this process appended (each <iframe>
     pointing at its document), and the insets of the frames the added worlds found. `elsewhere`: frame ids
-    rendered by other processes (their own targets), left to their sessions."""
+    rendered by other processes (their own targets), left to their sessions. `asked`: the frame tree, if
+    already asked for (`frame_tree_soon`)."""
     documents = list(top.documents)
-    if not has_frames(documents):
+    session.kept[_SEALED] = bool(top.sealed)
+    if not top.sealed:  # every iframe in view was walked from its parent (or there is none)
         return documents, {}
     try:
-        tree = (await session.send("Page.getFrameTree"))["frameTree"]
+        tree = (await (asked or session.send("Page.getFrameTree")))["frameTree"]
     except CDPError:
         return documents, {}
     roots: list[tuple[str, str]] = []  # (frame that needs a world of its own, the frame whose world holds its <iframe>)

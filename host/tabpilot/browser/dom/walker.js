@@ -25,6 +25,7 @@
   const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
   const checkedHosts = new WeakSet();  // elements already asked about a closed shadow root
   let hosts = [];
+  let sealed = 0;  // iframes in view whose document this world cannot enter, met by the last walk
   // Every input that was a password field when tabpilot looked, for as long as the document lives: shared by
   // all walkers of this world (every task, every host) and read by execute_javascript's filter (scripts.py).
   const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
@@ -40,6 +41,8 @@
   }
 
   function walk() {
+    hosts = [];
+    sealed = 0;
     styledSelectors = new Map();
     clickableUnder = null;
     const strings = [];
@@ -324,6 +327,8 @@
             n.contentDocumentIndex.index.push(i);
             n.contentDocumentIndex.value.push(documents.length);
             walkDocument(inner);
+          } else if (!inner && rendered) {
+            sealed++;  // another origin's document: read by the host, in a world of its own or another target
           }
           return;
         }
@@ -374,7 +379,7 @@
 
     walkDocument(document);
     // One string crosses to the host far faster than the same data as a protocol object.
-    return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length });
+    return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length, sealed });
   }
 
   // An element an action may touch, by id: the host asks for its node only when one does (looking up every
@@ -581,7 +586,8 @@
     idOf,
     token,
     element(id) { const ref = located.get(id); return (ref && ref.deref()) || null; },
-    takeHosts() { const taken = hosts; hosts = []; return taken; },
+    host(i) { return hosts[i] || null; },  // the custom elements and empty boxes the last walk met
+    hosts() { return hosts; },
     setRoot(host, root) { closedRoots.set(host, root); },
     markClickable(...elements) {
       for (const e of elements) clickable.add(e);
