@@ -209,3 +209,37 @@ async def test_commands_sent_in_one_turn_leave_in_one_write_and_run_in_order(bro
     assert [r["result"]["value"] for r in replies[:20] + replies[21:]] == list(range(1, 41))  # type: ignore[index]
     assert await tab.evaluate("window.order") == list(range(40))
     await browser.close_tab(tab.target_id)
+
+
+async def test_commands_to_a_closed_tabs_session_fail_as_gone_without_waiting_for_an_answer(
+        browser: Browser, pages) -> None:
+    tab = await browser.new_tab(pages.url("basic.html"))
+    session, root = tab.session, browser.connection.root
+    # In flight as the tab closes: a promise that never settles (Chromium may never answer it).
+    waiting = asyncio.ensure_future(session.send(
+        "Runtime.evaluate", {"expression": "new Promise(() => {})", "awaitPromise": True}, timeout=60))
+    detached = asyncio.ensure_future(root.wait_for(
+        "Target.detachedFromTarget", lambda params: params.get("sessionId") == session.session_id, timeout=10))
+    await asyncio.sleep(0)
+    await root.send("Target.closeTarget", {"targetId": tab.target_id})
+    await detached
+    with pytest.raises(CDPError) as in_flight:
+        await asyncio.wait_for(waiting, 10)  # (well before its own 60 s)
+    assert in_flight.value.kind in (CDPErrorKind.TARGET_GONE, CDPErrorKind.CONTEXT_GONE), in_flight.value
+    # Sent after: refused here, never written to the browser.
+    sent: list[dict[str, Any]] = []
+    transport = browser.connection._transport  # type: ignore[attr-defined]
+    send_burst = transport.send_burst
+
+    async def recorded(messages: list[dict[str, Any]]) -> None:
+        sent.extend(messages)
+        await send_burst(messages)
+
+    transport.send_burst = recorded
+    try:
+        with pytest.raises(CDPError) as after:
+            await session.send("Runtime.evaluate", {"expression": "1"})
+    finally:
+        del transport.send_burst
+    assert after.value.kind is CDPErrorKind.TARGET_GONE, after.value
+    assert not [m for m in sent if m.get("sessionId") == session.session_id], sent

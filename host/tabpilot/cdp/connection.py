@@ -23,6 +23,12 @@ log = logging.getLogger(__name__)
 EventHandler = Callable[[dict[str, Any]], Awaitable[None] | None]
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
+DETACHED_KEPT = 4096  # detached session ids remembered (a few dozen bytes each)
+
+
+def _detached(method: str) -> CDPError:
+    # Chromium's own words for a command to a session that is gone: the kind is TARGET_GONE.
+    return CDPError(method, -32001, "Session with given id not found (its target detached)")
 
 
 class CDPConnection:
@@ -31,7 +37,11 @@ class CDPConnection:
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
         self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]], str | None]] = {}
+        # Sessions Chromium said were detached (their tab or frame closed), newest last: a command for one
+        # fails at once instead of waiting out its timeout (a command in flight as its tab closes may get
+        # no answer at all).
+        self._detached: dict[str, None] = {}
         self._outbox: dict[int, dict[str, Any]] = {}  # sent this turn, not yet handed to the transport
         self._flushing: asyncio.Task[None] | None = None
         self._handlers: dict[tuple[str | None, str], list[EventHandler]] = defaultdict(list)
@@ -55,12 +65,14 @@ class CDPConnection:
     ) -> dict[str, Any]:
         if self._closed_reason is not None:
             raise CDPConnectionClosed(method, self._closed_reason)
+        if session_id is not None and session_id in self._detached:
+            raise _detached(method)
         message_id = next(self._ids)
         message: dict[str, Any] = {"id": message_id, "method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[message_id] = (method, future)
+        self._pending[message_id] = (method, future, session_id)
         self._outbox[message_id] = message
         if self._flushing is None:
             self._flushing = asyncio.ensure_future(self._flush())
@@ -150,7 +162,7 @@ class CDPConnection:
             entry = self._pending.get(message["id"])
             if entry is None:
                 return
-            method, future = entry
+            method, future, _ = entry
             if future.done():
                 return
             if "error" in message:
@@ -165,6 +177,8 @@ class CDPConnection:
         if not event:
             return
         params = message.get("params", {})
+        if event == "Target.detachedFromTarget" and params.get("sessionId"):
+            self._session_detached(params["sessionId"])
         for handler in list(self._handlers.get((message.get("sessionId"), event), ())):
             try:
                 result = handler(params)
@@ -181,10 +195,18 @@ class CDPConnection:
         if not task.cancelled() and task.exception() is not None:
             log.error("async CDP event handler failed", exc_info=task.exception())
 
+    def _session_detached(self, session_id: str) -> None:
+        self._detached[session_id] = None
+        if len(self._detached) > DETACHED_KEPT:
+            del self._detached[next(iter(self._detached))]
+        for method, future, sent_to in list(self._pending.values()):
+            if sent_to == session_id and not future.done():
+                future.set_exception(_detached(method))
+
     def _fail_all(self, reason: str) -> None:
         self._closed_reason = reason
         self._closed.set()
-        for method, future in list(self._pending.values()):
+        for method, future, _ in list(self._pending.values()):
             if not future.done():
                 future.set_exception(CDPConnectionClosed(method, reason))
         self._pending.clear()
