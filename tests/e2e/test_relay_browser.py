@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -223,27 +223,46 @@ def requests_sent(browser: RelayBrowser) -> Iterator[list[Any]]:
         del link.request_future
 
 
-async def test_commands_sent_in_one_turn_go_in_one_batch_frame_in_order(browser: Browser, pages) -> None:
+async def test_input_sent_in_one_turn_goes_in_one_batch_frame_in_order(browser: Browser, pages) -> None:
     assert isinstance(browser, RelayBrowser) and browser.link.features == {"cdp.batch"}  # the worker's hello
-    tab = await browser.new_tab(pages.url("basic.html"))
+    tab = await browser.new_tab(pages.url("actions_forms.html"))
+    await tab.evaluate("document.querySelector('#keylog').focus()")
+    letters = "abcdefghijklmnopqrst"
+
+    def key(letter: str) -> Awaitable[dict[str, Any]]:
+        return tab.session.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": letter, "key": letter})
+
     with requests_sent(browser) as sent:
-        commands = [tab.session.send("Runtime.evaluate", {"expression": f"(window.order ||= []).push({n})"})
-                    for n in range(40)]
-        commands.insert(20, tab.session.send("Nope.doesNotExist"))
+        commands = [key(letter) for letter in letters]
+        commands.insert(10, tab.session.send("Input.dispatchKeyEvent", {"type": "nonsense"}))
         replies = await asyncio.gather(*commands, return_exceptions=True)
-    assert [request.type for request in sent] == ["cdp.batch"]  # 41 commands, one frame each way
-    failed = replies.pop(20)
-    assert isinstance(failed, CDPError) and failed.code == -32601, failed  # its own outcome, in its place
-    assert [r["result"]["value"] for r in replies] == list(range(1, 41))  # type: ignore[index]
-    assert await tab.evaluate("window.order") == list(range(40))
+    assert [request.type for request in sent] == ["cdp.batch"]  # 21 commands, one frame each way
+    failed = replies.pop(10)
+    assert isinstance(failed, CDPError) and failed.code == -32602, failed  # its own outcome, in its place
+    assert all(reply == {} for reply in replies), replies
+    assert await tab.evaluate("document.querySelector('#keylog').value") == letters
     # An extension without cdp.batch (an older one) gets the same commands one frame each.
     with requests_sent(browser) as sent:
         browser.link.peer.features = frozenset()  # type: ignore[attr-defined]
         try:
-            values = await asyncio.gather(*(tab.evaluate(f"window.order.push({n})") for n in range(3)))
+            await asyncio.gather(*(key(letter) for letter in "xyz"))
         finally:
             browser.link.peer.features = frozenset({"cdp.batch"})  # type: ignore[attr-defined]
-    assert [request.type for request in sent] == ["cdp.send"] * 3 and values == [41, 42, 43]
+    assert [request.type for request in sent] == ["cdp.send"] * 3
+    assert await tab.evaluate("document.querySelector('#keylog').value") == letters + "xyz"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_slow_command_does_not_hold_back_the_answers_sent_with_it(browser: Browser, pages) -> None:
+    # Two tasks share the relay: one task's awaited promise and another's quick read leave in the same turn.
+    tab = await browser.new_tab(pages.url("basic.html"))
+    slow = asyncio.ensure_future(tab.session.send("Runtime.evaluate", {
+        "expression": "new Promise((done) => { window.release = done; })", "awaitPromise": True}))
+    quick = asyncio.ensure_future(tab.session.send("Runtime.evaluate", {"expression": "40 + 2"}))
+    done, _ = await asyncio.wait({slow, quick}, timeout=20, return_when=asyncio.FIRST_COMPLETED)
+    assert done == {quick} and quick.result()["result"]["value"] == 42
+    await tab.evaluate("window.release(7)")
+    assert (await slow)["result"]["value"] == 7
     await browser.close_tab(tab.target_id)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -75,8 +76,8 @@ class RelayTransport:
         link.on(LinkClosedNotice, self._on_link_closed)
 
     async def send_burst(self, messages: list[dict[str, Any]]) -> None:
-        """Each message as a `cdp.send`, or several in one `cdp.batch` frame when the extension takes those:
-        one native-messaging frame each way and one wake of the service worker for the lot."""
+        """Each message as a `cdp.send`, or a run of input commands in one `cdp.batch` frame when the extension
+        takes those: one native-messaging frame each way and one wake of the service worker for the lot."""
         routed: list[tuple[int, dict[str, Any]]] = []
         for message in messages:
             try:
@@ -86,14 +87,19 @@ class RelayTransport:
                 continue
             routed.append((message["id"], {"tab_id": tab_id, "session_id": session_id, "method": message["method"],
                                            "params": message.get("params") or {}}))
-        if len(routed) > 1 and "cdp.batch" in self._link.features:
-            ids = [message_id for message_id, _command in routed]
-            batch = self._link.request_future(CdpBatch(commands=[CdpCommand(**command) for _id, command in routed]))
-            batch.add_done_callback(functools.partial(self._on_batch_reply, ids))
-            return
-        for message_id, command in routed:
-            future = self._link.request_future(CdpSend(**command))
-            future.add_done_callback(functools.partial(self._on_reply, message_id))
+        batches = "cdp.batch" in self._link.features
+        # Only input goes in batches (typing: hundreds of key events in a row). A batch is answered once all
+        # of it is, so a slow command (a navigation, an awaited promise, another task's) would hold back the
+        # answers of everything sent with it. Runs keep their order: input, then the rest, as sent.
+        for is_input, run in itertools.groupby(routed, key=lambda item: str(item[1]["method"]).startswith("Input.")):
+            commands = list(run)
+            if is_input and batches and len(commands) > 1:
+                batch = self._link.request_future(CdpBatch(commands=[CdpCommand(**command) for _, command in commands]))
+                batch.add_done_callback(functools.partial(self._on_batch_reply, [each for each, _ in commands]))
+                continue
+            for message_id, command in commands:
+                future = self._link.request_future(CdpSend(**command))
+                future.add_done_callback(functools.partial(self._on_reply, message_id))
 
     def _route(self, session_id: str | None) -> tuple[int, str | None]:
         """The tab (and flattened child session, if any) a CDP session id stands for."""
