@@ -16,7 +16,9 @@ The peers are fetched at run time into the user cache directory (never into the 
   (interactive elements of the viewport, page stats, tabs, scroll position). The column in brackets is its DOM
   service alone, without its event bus (not what a step pays; the floor of one).
 tabpilot's text is the viewport plus a count of what lies above and below it, so on pages longer than the screen
-page-agent's tokens include off-screen elements tabpilot only counts (shop, medium, listeners, table).
+page-agent's tokens include off-screen elements tabpilot only counts (shop, medium, listeners, table). On
+shadow+frames neither peer's text has the cross-origin iframe (browser-use leaves it out in the tab it opens here)
+and page-agent's not the closed shadow root; tabpilot's has both.
 All are timed the same way: wall time from Python of what produces the page text, median over the runs; first look =
 a fresh navigation then one read; later step = repeated reads of one document, each system on a document of its own
 (page-agent draws a highlight box per element into the page on every read: a page it has read is not the page).
