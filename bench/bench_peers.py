@@ -1,29 +1,45 @@
-"""page-agent's page controller and tabpilot's get_state side by side, in one headless Chromium, on bench_state's pages:
-time of the first look after a navigation and of a later step, and o200k tokens of each system's page text.
+"""The peers' page reading and tabpilot's get_state side by side, in one headless Chromium, on bench_state's pages:
+page-agent's page controller, browser-use's browser state, tabpilot. Time of the first look after a navigation and
+of a later step, and o200k tokens of each system's page text.
 
-    .venv/bin/python bench/bench_peers.py [--runs 9] [--only login,shop]
+    .venv/bin/python bench/bench_peers.py [--runs 9] [--only login,shop] [--dump DIR]
 
-The peer is the npm package @page-agent/page-controller 1.12.x, fetched at run time with `npm pack` into the user cache
-directory (never into the repo). Its bundle is an ES module with no static imports; the bench strips the `export`
-line and installs it with Page.addScriptToEvaluateOnNewDocument, as page-agent's extension content script is there
-before a step runs. Its page text is what page-agent sends the model as <browser_state>: `getBrowserState()`'s
-header, content (the simplified HTML of its flat tree, full page: viewportExpansion -1 by default) and footer.
+The peers are fetched at run time into the user cache directory (never into the repo, never a tabpilot dependency):
+- page-agent: the npm package @page-agent/page-controller 1.12.x, with `npm pack`. Its bundle is an ES module with no
+  static imports; the bench strips the `export` line and installs it with Page.addScriptToEvaluateOnNewDocument, as
+  page-agent's extension content script is there before a step runs. Its page text is what page-agent sends the
+  model as <browser_state>: `getBrowserState()`'s header, content (the simplified HTML of its flat tree, full page:
+  viewportExpansion -1 by default) and footer.
+- browser-use 0.13.0, with pip into a venv of its own (its pins clash with tabpilot's), run in a subprocess with that
+  venv's python (bench_peers_browser_use.py says what it times) that connects to this Chromium's CDP endpoint and
+  reads in a tab of its own with the same viewport. Its page text is the <browser_state> part of its agent's message
+  (interactive elements of the viewport, page stats, tabs, scroll position). The column in brackets is its DOM
+  service alone, without its event bus (not what a step pays; the floor of one).
 tabpilot's text is the viewport plus a count of what lies above and below it, so on pages longer than the screen
-page-agent's tokens include off-screen elements tabpilot only counts (shop, medium, listeners, table).
-Both systems are timed the same way: wall time of the CDP call(s) from Python, median over the runs.
-Prints numbers; asserts nothing.
+page-agent's tokens include off-screen elements tabpilot only counts (shop, medium, listeners, table). On
+shadow+frames neither peer's text has the cross-origin iframe (browser-use leaves it out in the tab it opens here)
+and page-agent's not the closed shadow root; tabpilot's has both.
+All are timed the same way: wall time from Python of what produces the page text, median over the runs; first look =
+a fresh navigation then one read; later step = repeated reads of one document, each system on a document of its own
+(page-agent draws a highlight box per element into the page on every read: a page it has read is not the page).
+Prints numbers and the machine's load; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import re
 import statistics
 import subprocess
+import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 from bench_state import CASES, COUNT_ELEMENTS, PAGES, _Counted, _timed_state, _tokens
@@ -32,23 +48,30 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
 from tabpilot.localfiles import LocalFiles
 
-PEER = "@page-agent/page-controller@1.12"
+PAGE_AGENT = "@page-agent/page-controller@1.12"
+BROWSER_USE = "0.13.0"
+BROWSER_USE_READER = Path(__file__).resolve().parent / "bench_peers_browser_use.py"
 # page-agent's core puts these three parts, one a line, inside <browser_state> in the model's message.
-PEER_STATE = ("window.__benchPeer ??= new window.__BenchPageController({});"
-              "window.__benchPeer.getBrowserState().then(s => s.header + '\\n' + s.content + '\\n' + s.footer)")
+PAGE_AGENT_STATE = ("window.__benchPeer ??= new window.__BenchPageController({});"
+                    "window.__benchPeer.getBrowserState().then(s => s.header + '\\n' + s.content + '\\n' + s.footer)")
 # page-agent draws a highlight box per element on every read (getFlatTree forces doHighlightElements): seconds
 # a read on pages of a few thousand elements, so slow pages get one timed read and a generous timeout.
-PEER_TIMEOUT = 300.0
+PAGE_AGENT_TIMEOUT = 300.0
 SLOW_PEER_MS = 2000.0
 
 
-def peer_bundle() -> tuple[str, str]:
-    """(version, JS that defines window.__BenchPageController), downloading the package once into the cache."""
+def _cache() -> Path:
     cache = Path(platformdirs.user_cache_dir("tabpilot-bench"))
     cache.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
+def page_agent_bundle() -> tuple[str, str]:
+    """(version, JS that defines window.__BenchPageController), downloading the package once into the cache."""
+    cache = _cache()
     tarballs = sorted(cache.glob("page-agent-page-controller-1.12.*.tgz"))
     if not tarballs:
-        subprocess.run(["npm", "pack", PEER, "--pack-destination", str(cache)], check=True, capture_output=True)
+        subprocess.run(["npm", "pack", PAGE_AGENT, "--pack-destination", str(cache)], check=True, capture_output=True)
         tarballs = sorted(cache.glob("page-agent-page-controller-1.12.*.tgz"))
     with tarfile.open(tarballs[-1]) as archive:
         member = archive.extractfile("package/dist/lib/page-controller.js")
@@ -59,71 +82,133 @@ def peer_bundle() -> tuple[str, str]:
     return version, f"(() => {{\n{source}\nwindow.__BenchPageController = PageController;\n}})();"
 
 
-async def timed_peer(tab: Tab) -> tuple[float, str]:
+def browser_use_python() -> Path:
+    """The python of a venv in the cache holding browser-use, made with pip once (a minute or so)."""
+    venv = _cache() / f"browser-use-{BROWSER_USE}"
+    python = venv / "bin" / "python"
+    installed = venv / ".installed"
+    if not installed.exists():
+        print(f"installing browser-use {BROWSER_USE} into {venv} (once)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"browser-use=={BROWSER_USE}"], check=True)
+        installed.touch()
+    return python
+
+
+async def timed_page_agent(tab: Tab) -> tuple[float, str]:
     started = time.perf_counter()
-    text = await tab.evaluate(PEER_STATE, timeout=PEER_TIMEOUT)
+    text = await tab.evaluate(PAGE_AGENT_STATE, timeout=PAGE_AGENT_TIMEOUT)
     return (time.perf_counter() - started) * 1000, str(text)
 
 
-def _pair(first: list[float], later: list[float]) -> str:
-    return f"{statistics.median(first):7.1f} /{statistics.median(later):7.1f}"
+async def browser_use_figures(browser: Browser, python: Path, url: str, runs: int,
+                              viewport: list[int]) -> dict[str, Any]:
+    """browser-use's figures for one page (bench_peers_browser_use.py in its venv), its tab closed afterwards."""
+    assert browser.launched is not None
+    env = dict(os.environ, ANONYMIZED_TELEMETRY="false", BROWSER_USE_LOGGING_LEVEL="error",
+               BROWSER_USE_CONFIG_DIR=str(_cache() / "browser-use-config"))
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "figures.json"
+        reader = await asyncio.create_subprocess_exec(
+            str(python), str(BROWSER_USE_READER), browser.launched.http_url, url, str(runs),
+            f"{viewport[0]}x{viewport[1]}", str(out),
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        output, _ = await reader.communicate()
+        if reader.returncode != 0 or not out.exists():
+            raise RuntimeError(f"browser-use's reader failed ({reader.returncode}):\n{output.decode()[-3000:]}")
+        figures: dict[str, Any] = json.loads(out.read_text())
+    await browser.close_tab(figures["target"])
+    return figures
 
 
-def _dump(directory: Path, name: str, peer_text: str, our_text: str) -> None:
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _pair(first: list[float], later: list[float], runs: int) -> str:
+    return f"{_median(first):6.1f} /{_median(later):6.1f}" + ("¹" if len(first) < runs else " ")
+
+
+def _use_pair(figures: dict[str, Any], name: str, runs: int) -> str:
+    if f"{name}_later" not in figures:
+        return "failed"
+    return _pair(figures[f"{name}_first"], figures[f"{name}_later"], runs)
+
+
+def _dump(directory: Path, name: str, texts: dict[str, str]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{name}.page-agent.txt").write_text(peer_text)
-    (directory / f"{name}.tabpilot.txt").write_text(our_text)
+    for system, text in texts.items():
+        if text:
+            (directory / f"{name}.{system}.txt").write_text(text)
 
 
 async def bench(runs: int, only: set[str], dump: Path | None) -> None:
-    version, bundle = peer_bundle()
+    version, bundle = page_agent_bundle()
+    python = browser_use_python()
     server = LocalFiles(PAGES)
     browser = await Browser.launch(headless=True)
     try:
         tab = await browser.current_tab()
         await tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": bundle})
         counter = _Counted(tab.session.connection)
-        print(f"page-agent page controller {version} vs tabpilot get_state; {runs} runs a column, medians")
-        print(f"{'page':14} {'elements':>8}  {'page-agent ms first/later':>25}  {'tabpilot ms first/later':>23}  "
-              f"{'ratio first/later':>17}  {'tokens page-agent/tabpilot':>26}")
+        print(f"page-agent page controller {version}, browser-use {BROWSER_USE} (its DOM service alone in "
+              f"brackets), tabpilot get_state; ms, medians of {runs} runs (¹ one run: a read of seconds)")
+        print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})\n")
+        print(f"{'page':14} {'elements':>8}  {'page-agent first/later':>22}  {'browser-use first/later':>23}  "
+              f"{'(DOM service)':>15}  {'tabpilot first/later':>21}  {'÷ best peer':>11}  "
+              f"{'tokens pa / bu / tp':>20}  load")
         for label, page, _ in CASES:
             if only and label.split()[0] not in only:
                 continue
             url = server.url(page)
             await tab.navigate(url)
-            warm_ms, _ = await timed_peer(tab)
-            peer_runs = 1 if warm_ms > SLOW_PEER_MS else runs
+            warm_ms, _ = await timed_page_agent(tab)
+            page_agent_runs = 1 if warm_ms > SLOW_PEER_MS else runs
             await _timed_state(browser, tab, None, None, counter)  # warm-up (attaches frame tracking)
-            peer_first, ours_first = [], []
+            page_agent_first, ours_first = [], []
             for run in range(runs):  # alternate, so load on the machine falls on both alike
-                if run < peer_runs:
+                if run < page_agent_runs:
                     await tab.navigate(url)
-                    peer_first.append((await timed_peer(tab))[0])
+                    page_agent_first.append((await timed_page_agent(tab))[0])
                 await tab.navigate(url)
-                ms, state, _ = await _timed_state(browser, tab, None, None, counter)
+                ms, _, _ = await _timed_state(browser, tab, None, None, counter)
                 ours_first.append(ms)
+            # later steps: each system on a document of its own, read once before the timed reads
+            await tab.navigate(url)
             elements = await tab.evaluate(COUNT_ELEMENTS)
-            _, peer_text = await timed_peer(tab)
-            _, state, _ = await _timed_state(browser, tab, state, None, counter)
-            peer_later, ours_later = [], []
-            for run in range(runs):
-                if run < peer_runs:
-                    ms, peer_text = await timed_peer(tab)
-                    peer_later.append(ms)
+            _, page_agent_text = await timed_page_agent(tab)
+            page_agent_later = []
+            for _ in range(page_agent_runs):
+                ms, page_agent_text = await timed_page_agent(tab)
+                page_agent_later.append(ms)
+            await tab.navigate(url)
+            _, state, _ = await _timed_state(browser, tab, None, None, counter)
+            ours_later = []
+            for _ in range(runs):
                 ms, state, _ = await _timed_state(browser, tab, state, None, counter)
                 ours_later.append(ms)
             # a fresh first look's text: the later step marks nothing new, the first look's is what a step pays
             await tab.navigate(url)
             _, first_state, _ = await _timed_state(browser, tab, None, None, counter)
-            peer_tokens, our_tokens = _tokens(peer_text), _tokens(first_state.text)
-            ratio = (f"{statistics.median(ours_first) / statistics.median(peer_first):7.2f}x /"
-                     f"{statistics.median(ours_later) / statistics.median(peer_later):5.2f}x")
-            peer_cell = _pair(peer_first, peer_later) + ("" if peer_runs == runs else " (1 run)")
-            print(f"{label:14} {elements:8d}  {peer_cell:>25}  "
-                  f"{_pair(ours_first, ours_later):>23}  {ratio:>17}  {f'{peer_tokens} / {our_tokens}':>26}",
-                  flush=True)
+            viewport = await tab.evaluate("[innerWidth, innerHeight]")
+            use = await browser_use_figures(browser, python, url, runs, viewport)
+            await browser.activate(tab.target_id)
+            texts = {"page-agent": page_agent_text, "browser-use": use.get("text", ""), "tabpilot": first_state.text}
+            tokens = " / ".join(str(_tokens(text)) if text else "-" for text in texts.values())
+            peers_first = [_median(page_agent_first), *([_median(use["step_first"])] if "step_later" in use else [])]
+            peers_later = [_median(page_agent_later), *([_median(use["step_later"])] if "step_later" in use else [])]
+            ratio = f"{_median(ours_first) / min(peers_first):4.2f} /{_median(ours_later) / min(peers_later):5.2f}"
+            print(f"{label:14} {elements:8d}  {_pair(page_agent_first, page_agent_later, runs):>22}  "
+                  f"{_use_pair(use, 'step', runs):>23}  {'(' + _use_pair(use, 'dom', runs).strip() + ')':>15}  "
+                  f"{_pair(ours_first, ours_later, runs):>21}  {ratio:>11}  {tokens:>20}  "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            if "error" in use:
+                print(f"    browser-use failed: {use['error']}")
+            elif use["window"] != [*viewport, "visible"]:
+                print(f"    browser-use read in a window of {use['window']}, not the {viewport} of the others")
             if dump is not None:
-                _dump(dump, label.split()[0], peer_text, first_state.text)
+                _dump(dump, label.split()[0], texts)
+        print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     finally:
         await browser.close()
         server.close()
@@ -133,7 +218,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="measured runs per column and page (default 9)")
     parser.add_argument("--only", default="", help="comma-separated page labels (default: all)")
-    parser.add_argument("--dump", type=Path, help="write both systems' page text per page into this directory")
+    parser.add_argument("--dump", type=Path, help="write each system's page text per page into this directory")
     args = parser.parse_args()
     asyncio.run(bench(max(3, args.runs), {o for o in args.only.split(",") if o}, args.dump))
 
