@@ -180,4 +180,4 @@ def test_run_vision_flag_and_setting_and_the_note_when_images_are_refused(pages,
         run = tabpilot("run", "Say ok", *common, "--model", "scripted", home=tmp_path, OPENAI_BASE_URL=server.base_url)
     assert run.returncode == 0 and len(images(server.requests[0])) == 1  # the setting, for a model not known
     bad = tabpilot("config", "set", "use-vision", "sometimes", home=tmp_path)
-    assert bad.returncode != 0 and "use-vision" in bad.stderr and "'auto', 'on' or 'off'" in bad.stderr
+    assert bad.returncode != 0 and "use-vision" in bad.stderr and "one of auto, on, off" in bad.stderr
