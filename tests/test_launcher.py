@@ -153,9 +153,19 @@ async def test_a_failed_start_closes_the_launched_browser(tmp_path: Path) -> Non
         browser.launched.close()  # a no-op once closed; otherwise the test must not leak it either
 
 
+@pytest.mark.browser
+def test_a_long_temporary_directory_does_not_stop_the_browser(pages, tmp_path: Path) -> None:
+    # Chromium aborted at start-up (-6) when $TMPDIR was over ~61 characters: its lock socket's path is too long.
+    long_temp = tmp_path / ("t" * 80)
+    long_temp.mkdir()
+    result = _run_state([pages.url("basic.html")], tmp_path, temp=long_temp)
+    assert result.returncode == 0, result.stderr
+    assert "[end of page]" in result.stdout
+
+
 # --- tabpilot state --user-data-dir ----------------------------------------------------------------
-def _run_state(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+def _run_state(args: list[str], tmp_path: Path, temp: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(temp or tmp_path),
            "TABPILOT_HOME": str(tmp_path / "tabpilot")}
     return subprocess.run([sys.executable, "-m", "tabpilot", "state", *args],
                           capture_output=True, text=True, timeout=120, env=env)

@@ -240,6 +240,23 @@ def _terminate_group(process: subprocess.Popen[bytes], timeout: float) -> None:
             pass
 
 
+# Chromium on Linux and macOS puts its profile lock's socket in $TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket
+# and aborts (exit code -6) when that path is over the 107 bytes a Unix socket path may have: a TMPDIR of
+# more than 61 characters (seen with pytest's temporary directories).
+SOCKET_PATH_MAX = 107
+SINGLETON_SOCKET = "/.org.chromium.Chromium.XXXXXX/SingletonSocket"
+
+
+def _browser_env(env: dict[str, str]) -> dict[str, str]:
+    """The browser's environment, with a temporary directory short enough for its socket paths."""
+    if sys.platform == "win32":
+        return env
+    temp = env.get("TMPDIR") or tempfile.gettempdir()
+    if len(os.fsencode(temp)) + len(SINGLETON_SOCKET) > SOCKET_PATH_MAX and os.path.isdir("/tmp"):
+        return {**env, "TMPDIR": "/tmp"}
+    return env
+
+
 def launch_browser(
     *,
     executable: str | None = None,
@@ -288,7 +305,7 @@ def launch_browser(
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=log_file,
-            env={**os.environ, **(env or {})},
+            env=_browser_env({**os.environ, **(env or {})}),
             start_new_session=sys.platform != "win32",
         )
     except OSError as exc:  # not executable, not a program for this system
