@@ -11,8 +11,10 @@ import pytest
 from state_support import ids_by_index, index_of, line_of, node_property, open_page
 
 from tabpilot.browser.browser import Browser
+from tabpilot.browser.elements import ElementRef
 from tabpilot.browser.errors import BrowserError
 from tabpilot.browser.state import get_state
+from tabpilot.browser.tab import Tab
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -125,23 +127,25 @@ async def test_open_and_closed_shadow_roots(browser: Browser, pages) -> None:
     await browser.close_tab(tab.target_id)
 
 
+async def _first_look_offers(browser: Browser, url: str, element_id: str) -> tuple[Tab, str, ElementRef]:
+    """The tab opened on `url`, its first state's text, and the element that state offers as `element_id`."""
+    tab = await open_page(browser, url)
+    state = await get_state(browser, tab)
+    assert element_id in set((await ids_by_index(state)).values()), state.text
+    return tab, state.text, state.elements[await index_of(state, element_id)]
+
+
 async def test_a_closed_shadow_root_among_many_empty_boxes_is_read_at_the_first_look(browser: Browser, pages) -> None:
     # Forty drawn boxes without content, one of them hosting a closed root: more than are asked for one by one.
-    tab = await open_page(browser, pages.url("state_icon_boxes.html"))
-    state = await get_state(browser, tab)
-    assert "boxed-btn" in set((await ids_by_index(state)).values()), state.text
-    boxed = state.elements[await index_of(state, "boxed-btn")]
+    tab, _, boxed = await _first_look_offers(browser, pages.url("state_icon_boxes.html"), "boxed-btn")
     assert await node_property(boxed, "this.getRootNode().mode") == "closed"
     await browser.close_tab(tab.target_id)
 
 
 async def test_a_closed_shadow_root_inside_a_closed_one_is_read_at_the_first_look(browser: Browser, pages) -> None:
     # The inner host is met only by the walk after the outer root was opened: it is asked about in the same read.
-    tab = await open_page(browser, pages.url("state_shadow.html"))
-    state = await get_state(browser, tab)
-    assert "Outer closed text" in state.text, state.text
-    assert "nested-btn" in set((await ids_by_index(state)).values()), state.text
-    nested = state.elements[await index_of(state, "nested-btn")]
+    tab, text, nested = await _first_look_offers(browser, pages.url("state_shadow.html"), "nested-btn")
+    assert "Outer closed text" in text, text
     assert await node_property(nested, "this.getRootNode().host.localName") == "closed-inner"
     await browser.close_tab(tab.target_id)
 

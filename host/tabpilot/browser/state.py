@@ -129,9 +129,7 @@ async def read_page(browser: Browser, tab: Tab, *, snapshot: bool | None = None)
     try:
         await tab.track_frames()
     except CDPError as exc:
-        if exc.kind is CDPErrorKind.TARGET_GONE:
-            tab.closed = True
-            raise TabClosed("the tab was closed") from exc
+        _raise_if_closed(tab, exc)
         # A transport that cannot auto-attach still shows the page, without its cross-site frames.
         log.warning("cannot follow cross-site iframes: %s", exc)
     if snapshot is None:
@@ -165,9 +163,7 @@ async def _reload_after_crash(tab: Tab) -> None:
     try:
         await tab.reload_after_crash()
     except CDPError as exc:
-        if exc.kind is CDPErrorKind.TARGET_GONE:
-            tab.closed = True
-            raise TabClosed("the tab was closed") from exc
+        _raise_if_closed(tab, exc)
         raise BrowserError(f"the page crashed and could not be reloaded: {exc}") from exc
 
 
@@ -177,9 +173,7 @@ async def _read_once(browser: Browser, tab: Tab, snapshot: bool) -> PageReading:
         (metrics, documents, frames, insets), tabs = await asyncio.gather(
             _read_snapshots(tab) if snapshot else _read_with_walker(tab), _tab_summaries(browser, tab))
     except CDPError as exc:
-        if exc.kind is CDPErrorKind.TARGET_GONE:
-            tab.closed = True
-            raise TabClosed("the tab was closed") from exc
+        _raise_if_closed(tab, exc)
         raise BrowserError(f"could not read the page: {exc}") from exc
     return PageReading(tab, documents, frames, metrics, tabs, insets)
 
@@ -238,8 +232,10 @@ async def _read_with_walker(tab: Tab) -> Read:
         if world is None:
             continue
         # The parent's document was replaced during the read: its <iframe> is looked up in the new one.
-        fresh = found is not None and found[0] is world
-        owner_id = found[1] if found is not None and fresh else await fast.frame_owner(world, frame.frame_id)
+        if found is not None and found[0] is world:
+            owner_id = found[1]
+        else:
+            owner_id = await fast.frame_owner(world, frame.frame_id)
         if owner_id is not None:
             frames.append((frame, reading[1].documents, owner_id))
     # The walker measured the visual viewport as it walked (what Page.getLayoutMetrics would say).
@@ -375,6 +371,13 @@ async def _capture_frames(tab: Tab) -> list[tuple[FrameTarget, dict[str, Any], i
 
     results = await asyncio.gather(*(one(frame) for frame in list(tab.frames.values())))
     return [r for r in results if r is not None]
+
+
+def _raise_if_closed(tab: Tab, exc: CDPError) -> None:
+    """A command failed because the tab itself is gone: say so, as TabClosed."""
+    if exc.kind is CDPErrorKind.TARGET_GONE:
+        tab.closed = True
+        raise TabClosed("the tab was closed") from exc
 
 
 async def _frame_insets(
