@@ -5,6 +5,14 @@ and acted on correctly every time, and an element of a replaced document is know
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import contextlib
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+
 import pytest
 from state_support import open_page
 
@@ -14,7 +22,7 @@ from tabpilot.browser.dom import fast
 from tabpilot.browser.elements import ElementRef
 from tabpilot.browser.errors import ActionError
 from tabpilot.browser.state import BrowserState, get_state
-from tabpilot.browser.tab import Tab
+from tabpilot.cdp import CDPSession
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -51,10 +59,9 @@ async def test_a_page_navigated_three_times_is_read_and_acted_on_at_each_first_l
     await browser.close_tab(tab.target_id)
 
 
-async def _walker_in_new_document(tab: Tab) -> bool:
-    created = await tab.session.send("Page.createIsolatedWorld",
-                                     {"frameId": tab.main_frame_id, "worldName": fast.WORLD_NAME})
-    reply = await tab.session.send("Runtime.evaluate", {
+async def _walker_in_new_document(session: CDPSession, frame_id: str | None) -> bool:
+    created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": fast.WORLD_NAME})
+    reply = await session.send("Runtime.evaluate", {
         "expression": "Object.keys(globalThis).some((name) => name.startsWith('__tabpilotWalker_'))",
         "contextId": created["executionContextId"], "returnByValue": True})
     return bool(reply["result"]["value"])
@@ -62,13 +69,32 @@ async def _walker_in_new_document(tab: Tab) -> bool:
 
 async def test_the_walker_is_in_each_new_document_before_the_first_look(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("speed_login.html"))
-    assert not await _walker_in_new_document(tab)  # tabpilot never read this tab yet
+    assert not await _walker_in_new_document(tab.session, tab.main_frame_id)  # tabpilot never read this tab yet
     await get_state(browser, tab)
     for page in ("speed_flight.html", "speed_shadow_frames.html", "speed_login.html"):
         await tab.navigate(pages.url(page))
-        assert await _walker_in_new_document(tab), page
+        assert await _walker_in_new_document(tab.session, tab.main_frame_id), page
         state = await get_state(browser, tab)
         assert "[top of page]" in state.text and state.elements, state.text
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_cross_site_frame_has_the_walker_before_its_first_look(browser: Browser, pages) -> None:
+    # A cross-site frame is a new session at each visit: its world is made and the walker installed as it
+    # attaches, not during the first read of the page around it.
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)
+    for visit in (1, 2):
+        await tab.navigate(pages.url(f"speed_shadow_frames.html?visit={visit}"))
+        await tab.track_frames()
+        frames = list(tab.frames.values())
+        assert len(frames) == 1, frames  # the localhost one (127.0.0.1 is the page's site)
+        deadline = time.monotonic() + 10
+        while not await _walker_in_new_document(frames[0].session, frames[0].frame_id):
+            assert time.monotonic() < deadline, f"visit {visit}: no walker in the cross-site frame"
+            await asyncio.sleep(0.05)
+        state = await get_state(browser, tab)
+        assert state.text.count("Card number") == 2, state.text  # the same-origin frame's and the cross-site one's
     await browser.close_tab(tab.target_id)
 
 
@@ -89,9 +115,60 @@ async def test_a_document_made_without_the_walker_gets_it_at_its_first_look(brow
     await tab.session.send("Page.removeScriptToEvaluateOnNewDocument",
                            {"identifier": tab.session.kept[fast._PREINSTALLED]})
     await tab.navigate(pages.url("speed_flight.html"))
-    assert not await _walker_in_new_document(tab)
+    assert not await _walker_in_new_document(tab.session, tab.main_frame_id)
     state = await get_state(browser, tab)
     assert "Find flights" in state.text, state.text
     await actions.click(browser, tab, _named(state, "direct"))
     assert await tab.evaluate("document.querySelector('[name=direct]').checked") is True
     await browser.close_tab(tab.target_id)
+
+
+async def test_listeners_the_page_adds_while_it_loads_are_offered_at_the_first_look(browser: Browser, pages) -> None:
+    # The new document's world is made as soon as it is committed, before the page's scripts run: its
+    # listeners must still be read when the page is, not then. Each time: a second visit reads the same.
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)  # tabpilot reads this tab from now on
+    for visit in (1, 2):
+        with _slow_image(0.4) as slow:  # the load handler runs 0.4 s after the document was committed
+            await tab.navigate(pages.url(f"state_listeners_during_load.html?visit={visit}&slow={slow}"))
+        state = await get_state(browser, tab)
+        for box in ("parsed", "ready", "loaded"):
+            await actions.click(browser, tab, _named_in_text(state, f"Made clickable {_WHEN[box]}"))
+        assert await tab.evaluate("window.clicks") == ["parsed", "ready", "loaded"]
+        assert not [ref for ref in state.elements.values() if "Never clickable" in ref.name], state.text
+    await browser.close_tab(tab.target_id)
+
+
+@contextlib.contextmanager
+def _slow_image(seconds: float) -> Iterator[str]:
+    """The URL of a 1×1 GIF served after `seconds` by a server of its own."""
+    gif = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            time.sleep(seconds)
+            self.send_response(200)
+            self.send_header("Content-Type", "image/gif")
+            self.send_header("Content-Length", str(len(gif)))
+            self.end_headers()
+            self.wfile.write(gif)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/pixel.gif"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+_WHEN = {"parsed": "while the page was parsed", "ready": "when the DOM was ready", "loaded": "by the load handler"}
+
+
+def _named_in_text(state: BrowserState, name: str) -> ElementRef:
+    found = [ref for ref in state.elements.values() if ref.name == name]
+    assert len(found) == 1, (name, state.text)
+    return found[0]

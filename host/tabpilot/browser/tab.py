@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -52,6 +52,7 @@ class Tab:
         self.frames: dict[str, FrameTarget] = {}  # out-of-process iframes, by frame id
         self._tracking_frames = False
         self._frame_setups: set[asyncio.Future[Any]] = set()
+        self.frame_watchers: list[Callable[[FrameTarget], None]] = []  # told of each iframe attached from now on
         self._frame_handlers: set[str | None] = set()
         self.input_log = InputLog()  # when this host dispatched input here (the user's input is the rest)
 
@@ -262,7 +263,9 @@ class Tab:
         if info.get("type") != "iframe":
             return
         child = parent.connection.session(params["sessionId"])
-        self.frames[info["targetId"]] = FrameTarget(info["targetId"], child, parent, info.get("url", ""))
+        frame = self.frames[info["targetId"]] = FrameTarget(info["targetId"], child, parent, info.get("url", ""))
+        for watcher in self.frame_watchers:
+            watcher(frame)
         setup = asyncio.ensure_future(self._set_up_frame(child, bool(params.get("waitingForDebugger"))))
         self._frame_setups.add(setup)
         setup.add_done_callback(self._frame_setups.discard)

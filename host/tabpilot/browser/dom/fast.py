@@ -8,7 +8,8 @@ filled in through CDP: click listeners (`DOMDebugger.getEventListeners`) and clo
 
 The walker is installed before the page needs it: every new document of a session that tabpilot reads
 gets it in tabpilot's world as it is created (`Page.addScriptToEvaluateOnNewDocument`), so the first look
-after a navigation only asks for it. It is kept as a global of that world named after its source, so a
+after a navigation only asks for it. The world itself is made as the document is committed (a cross-site
+frame's as its session attaches), while the page loads: the first look starts with the listeners. It is kept as a global of that world named after its source, so a
 walker of another tabpilot version is never used; a second task or a restarted host reuses the one
 there (its ids stay consistent: they are only ever looked up through the walker that gave them)."""
 
@@ -64,8 +65,8 @@ class World:
     page_document: str  # the document as the page's main world holds it, bound without an object group
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId, where already known
     frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
-    listening: set[int] | None = None  # read while the world was set up, for its first read
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
+    walked: bool = False  # a read was done in this world (its first one waits for the listeners: none marked)
     installed: bool = True  # False: the document was made before the walker was installed ahead of time
 
 
@@ -80,6 +81,7 @@ class FrameReading:
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
 _MAKING = "fast.making"  # and of the worlds being made there
+_NAVIGATIONS = "fast.navigations"  # and of how often each frame's document was replaced
 
 
 def _worlds(session: CDPSession) -> dict[str, World]:
@@ -227,24 +229,18 @@ async def world_of(session: CDPSession, frame_id: str) -> World:
 
 
 async def _world(session: CDPSession, frame_id: str) -> World:
-    known = _worlds(session)
-    async def page_side() -> tuple[str, set[int]]:
-        document: str = (await session.send("Runtime.evaluate", {"expression": "document"}))["result"]["objectId"]
-        return document, await _listening(session, document)
-
-    # The main world's document and its listeners need no context id: asked for while tabpilot's world is made.
-    created, (page_document, listening), first_time = await asyncio.gather(
+    navigations = session.kept.setdefault(_NAVIGATIONS, {})
+    document_number = navigations.get(frame_id, 0)
+    # The main world's document needs no context id: asked for while tabpilot's world is made.
+    created, page_document, first_time = await asyncio.gather(
         session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD_NAME}),
-        page_side(), _preinstall(session))
-    context_id = created["executionContextId"]
-    # Listeners are read through the main world's document object. Through the isolated world's, Chromium
-    # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
-    # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
-    # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
+        session.send("Runtime.evaluate", {"expression": "document"}), _preinstall(session))
     # A document made before the walker was installed ahead of time gets it with the first call (a round
     # trip less than installing it first; after the listeners, never while getEventListeners runs).
-    world = World(session, frame_id, context_id, page_document, listening=listening, installed=not first_time)
-    known[frame_id] = world
+    world = World(session, frame_id, created["executionContextId"], page_document["result"]["objectId"],
+                  installed=not first_time)
+    if navigations.get(frame_id, 0) == document_number:  # else it is the replaced document's: nobody keeps it
+        _worlds(session)[frame_id] = world
     _forget_on_navigation(session)
     return world
 
@@ -272,8 +268,9 @@ async def _install(session: CDPSession, context_id: int) -> None:
 
 
 def _forget_on_navigation(session: CDPSession) -> None:
-    """Drop a frame's world when its document is replaced (where the session reports navigations): the next
-    read sets up the new one without first trying the old one."""
+    """Drop a frame's world when its document is replaced (where the session reports navigations), and make
+    the new document's world at once when it is the session's own frame: the first look after a navigation
+    then starts with the listeners instead of waiting for the world while the page has just loaded."""
     if "_navigation_handler" in session.kept:
         return
 
@@ -282,13 +279,45 @@ def _forget_on_navigation(session: CDPSession) -> None:
     kept = weakref.ref(session)
 
     def navigated(params: dict[str, Any]) -> None:
-        frame_id = params.get("frame", {}).get("id")
+        frame = params.get("frame", {})
+        frame_id = frame.get("id")
         alive = kept()
-        if frame_id is not None and alive is not None:
-            _worlds(alive).pop(frame_id, None)
+        if frame_id is None or alive is None:
+            return
+        _worlds(alive).pop(frame_id, None)
+        navigations = alive.kept.setdefault(_NAVIGATIONS, {})
+        navigations[frame_id] = navigations.get(frame_id, 0) + 1
+        alive.kept.get(_MAKING, {}).pop(frame_id, None)  # being made in the replaced document
+        if "parentId" not in frame:
+            prepare(alive, frame_id)
 
     session.kept["_navigation_handler"] = navigated
     session.on("Page.frameNavigated", navigated)
+
+
+_preparing: set[asyncio.Future[World]] = set()
+
+
+def prepare(session: CDPSession, frame_id: str, *, install: bool = False) -> None:
+    """Make the world of a document that was just committed, for its first read (which waits for it).
+    `install`: also install the walker now if the document was made without it (a cross-site frame whose
+    session is new), instead of with the first read's walk (compiling it took ~5–15 ms of that read)."""
+    async def make() -> World:
+        world = await world_of(session, frame_id)
+        if install and not world.installed:
+            await _install(session, world.context_id)
+            world.installed = True
+        return world
+
+    made = asyncio.ensure_future(make())
+    _preparing.add(made)
+
+    def done(future: asyncio.Future[World]) -> None:
+        _preparing.discard(future)
+        if not future.cancelled() and future.exception() is not None:  # the read will say why, if it comes
+            log.debug("could not prepare the state walker's world: %s", future.exception())
+
+    made.add_done_callback(done)
 
 
 async def _call(world: World, function: str, *arguments: str | int, timeout: float = DEFAULT_TIMEOUT,
@@ -310,14 +339,15 @@ async def _call(world: World, function: str, *arguments: str | int, timeout: flo
 
 async def _read(world: World) -> FrameReading:
     reply: dict[str, Any] | None = None
-    if world.listening is not None:  # the first read: listeners were read while the world was set up
-        listening, world.listening = world.listening, None
+    if not world.walked:  # nothing is marked yet: the walk waits for the listeners
+        listening = await _listening(world.session, world.page_document)
     else:
         listening, reply = await _listening_then_walk(world)
     marking = [o for o in await _objects(world, sorted(listening - world.marked)) if o]
     if reply is None or marking:  # a walk that did not know of every listening element is done again
         reply = await _walk(world, marking)
     world.marked |= listening
+    world.walked = True
     asked = bool(reply["hosts"])
     # A closed shadow root opened shows its content to the next walk, which may meet hosts inside it.
     while reply["hosts"] and (roots := await _closed_roots(world, reply["hosts"])):
@@ -399,6 +429,10 @@ def _release_soon(session: CDPSession, method: str, params: dict[str, Any]) -> N
 
 async def _listening(session: CDPSession, page_document: str) -> set[int]:
     """backendNodeIds of elements with click-like listeners, whichever world added them."""
+    # Listeners are read through the main world's document object. Through the isolated world's, Chromium
+    # 156's renderer crashes within ~5 reads when JS allocates in between (the same from the main world
+    # survived 200 reads of 2,000 listening buttons). Without an object group the reply carries no handler
+    # objects: 2,000 buttons × 2 listeners took ~30 ms instead of ~400 ms with them.
     try:
         reply = await session.send("DOMDebugger.getEventListeners", {
             "objectId": page_document, "depth": -1, "pierce": True})
