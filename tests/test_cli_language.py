@@ -20,7 +20,8 @@ NAMES = {"tabpilot", "sites", "list", "allow", "http", "https", "app", "example"
          "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
          "Chrome", "HKCU", "uninstall", "install", "mcp", "write", "Cursor", "cursor", "claude", "desktop", "vscode",
          "profile",  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
-         "language", "never", "irreversible", "every", "auto"}  # a setting and its values, typed as they are
+         "language", "never", "irreversible", "every", "auto",  # a setting and its values, typed as they are
+         "localhost"}  # the one host name without a dot a domain setting takes
 
 
 @pytest.fixture
@@ -341,8 +342,9 @@ BAD_VALUES = [  # (setting, value, Chinese words, English words): the common kin
     ("language", "fr", "language：必须是以下之一：en-US, zh-CN", "language: must be one of en-US, zh-CN"),
     ("base-url", "api.openai.com/v1", "base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
      "base-url: must be an http:// or https:// URL, e.g. https://api.openai.com/v1"),
-    ("allowed-domains", "shop.example b!", "allowed-domains：'b!' 不是域名（例如 example.com）",
-     "allowed-domains: 'b!' is not a domain (e.g. example.com)"),
+    ("allowed-domains", "shop.example, b!", "allowed-domains：'b!' 不是域名：请给出带点的主机名（例如 example.com）、"
+     "localhost 或 IP 地址", "allowed-domains: 'b!' is not a domain: give a host name with a dot (example.com), "
+     "localhost or an IP address"),
 ]
 
 

@@ -375,7 +375,8 @@ def test_worded_errors_of_settings_sites_and_history_reach_the_popup_in_its_lang
     bad = host.request("settings.set", baseURL="api.openai.com/v1", allowedDomains=["b!"])["error"]
     assert bad["code"] == "bad_request"
     assert bad["message"] == ("base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1；"
-                              "allowed-domains：'b!' 不是域名（例如 example.com）"), bad
+                              "allowed-domains：'b!' 不是域名：请给出带点的主机名（例如 example.com）、"
+                              "localhost 或 IP 地址"), bad
     refused = host.request("sites.allow", origin="app.example.com")["error"]
     assert "不是网站来源" in refused["message"], refused
     unknown = host.request("history.get", taskId="zzzz")["error"]

@@ -387,7 +387,9 @@ EN_US: dict[str, str] = {
     "setting.at_most": "must be at most {limit}",
     "setting.more_than": "must be more than {limit}",
     "setting.url": "must be an http:// or https:// URL, e.g. https://api.openai.com/v1",
-    "domains.not_domain": "{text!r} is not a domain (e.g. example.com)",
+    "domains.not_domain": (
+        "{text!r} is not a domain: give a host name with a dot (example.com), localhost or an IP address"
+    ),
     "domains.not_list": "expected a list of domains, e.g. example.com, shop.example",
     "setting.not_pattern": "{pattern} is not a valid regular expression: {reason}",
     "setting.other": "{message}",
@@ -798,7 +800,7 @@ ZH_CN: dict[str, str] = {
     "setting.at_most": "不能大于 {limit}",
     "setting.more_than": "必须大于 {limit}",
     "setting.url": "必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
-    "domains.not_domain": "{text!r} 不是域名（例如 example.com）",
+    "domains.not_domain": "{text!r} 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址",
     "domains.not_list": "应为域名列表，例如 example.com, shop.example",
     "setting.not_pattern": "{pattern} 不是有效的正则表达式：{reason}",
     "setting.other": "{message}",
