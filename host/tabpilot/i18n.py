@@ -122,6 +122,10 @@ EN_US: dict[str, str] = {
     "controls.approve_takeover": ", t to take the controls",
     "controls.approved": "   ✔ allowed",
     "controls.denied": "   ✖ denied: the agent is told and the action is not done",
+    "controls.late_answer": (
+        "   ⌛ Too late: the question whether to allow {action} on {site} had expired, so it was not done; your "
+        "answer changed nothing and the agent goes on without it."
+    ),
     "controls.you_have_them": (
         "✋ You have the controls: the agent is paused. Press Enter here when you are done to hand back."
     ),
@@ -559,6 +563,10 @@ ZH_CN: dict[str, str] = {
     "controls.approve_takeover": "，t 接管控制",
     "controls.approved": "   ✔ 已允许",
     "controls.denied": "   ✖ 已拒绝：智能体会被告知，这个操作不会执行",
+    "controls.late_answer": (
+        "   ⌛ 太晚了：是否允许 {action}（{site}）的提问已经过期，所以它没有执行；"
+        "你的回答没有改变任何事，智能体会不做它继续。"
+    ),
     "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
