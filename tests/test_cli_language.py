@@ -424,3 +424,20 @@ def test_a_refused_secret_is_explained_in_the_language_setting(home: Path) -> No
     speak(home, "en-US")
     short = tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123")
     assert short.stderr.strip() == "tabpilot secrets: a secret's value needs at least 4 characters"
+
+
+def test_a_bad_allow_domain_for_one_run_is_explained_in_the_language_setting(home: Path) -> None:
+    """`tabpilot run --allow-domain` with something that is no domain: refused before any browser starts, the
+    reason (not only the words around it) in the language setting."""
+    run = ("run", "Buy the book", "--allow-domain", "shop", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+           "--api-key", "sk-0123456789abcdef")
+    speak(home, "zh-CN")
+    refused = tabpilot(home, *run)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "tabpilot: 允许的域名：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"), refused
+    chinese(refused.stderr.replace("'shop'", ""))
+    speak(home, "en-US")
+    refused = tabpilot(home, *run)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "tabpilot: allowed domain: 'shop' is not a domain: give a host name with a dot (example.com), localhost "
+        "or an IP address"), refused

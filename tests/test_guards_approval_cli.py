@@ -74,6 +74,18 @@ async def set_language(home: Path, language: str) -> None:
                             check=True, env={**os.environ, "TABPILOT_HOME": str(home)}, capture_output=True)
 
 
+async def run_order(browser: Browser, url: str, home: Path, replies: list | None = None,
+                    **options: Any) -> tuple[int, str, list[dict[str, Any]]]:
+    """`tabpilot run "Buy the book"` on `url` in the test's browser with the scripted model (`replies`, by default
+    order then done); `options` go to run_cli. Returns the exit code, what it printed, the model's requests."""
+    assert browser.launched is not None
+    with ScriptedLLMServer(replies or order_then_done()) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=home, **options)
+        return code, out, server.requests
+
+
 async def shop_log(browser: Browser, url: str) -> list[dict[str, Any]]:
     for info in await browser.tabs():
         if info.url == url:
@@ -155,16 +167,10 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
                                                             language: str) -> None:
     """A terminal where nobody answers: after the approval timeout (2 s here, through its environment
     variable) the order is not placed, the run says why in its language, the model is told, and it goes on."""
-    assert browser.launched is not None
     home = tmp_path / language
     await set_language(home, language)
     url = pages.url(f"guard_shop.html?silent={language}")
-    with ScriptedLLMServer(order_then_done()) as server:
-        code, out = await asyncio.to_thread(
-            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
-            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=home, answer="",
-            env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
-        requests = server.requests
+    code, out, requests = await run_order(browser, url, home, answer="", env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
     assert code == 0, out
     assert await shop_log(browser, url) == [], out  # the page never got the click
     order = 'click button "Place order"'
@@ -178,14 +184,9 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_denial_is_told_in_the_language_setting(browser: Browser, pages, tmp_path: Path) -> None:
     """In zh-CN the terminal asks in Chinese, and the denial the run prints and the model reads is Chinese."""
-    assert browser.launched is not None
     await set_language(tmp_path, "zh-CN")
     url = pages.url("guard_shop.html?answer=n&language=zh-CN")
-    with ScriptedLLMServer(order_then_done()) as server:
-        code, out = await asyncio.to_thread(
-            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
-            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path, answer="n")
-        requests = server.requests
+    code, out, requests = await run_order(browser, url, tmp_path, answer="n")
     assert code == 0, out
     assert await shop_log(browser, url) == [], out
     denial = '用户拒绝了这个操作：click button "Place order"（127.0.0.1）。它没有执行'
@@ -200,17 +201,12 @@ async def test_a_late_yes_after_the_approval_expired_does_nothing_and_says_so(
 ) -> None:
     """A "y" typed after the question expired (2 s here) is not read as Enter (take the controls): the run says
     the question had expired and nothing was done, the order stays unplaced and the agent goes on unpaused."""
-    assert browser.launched is not None
     home = tmp_path / language
     await set_language(home, language)
     url = pages.url(f"guard_shop.html?late={language}")
     replies = [*order_then_done()[:1], step("wait", {"seconds": 3}, goal="wait a moment"), done("Not ordered")]
-    with ScriptedLLMServer(replies) as server:
-        code, out = await asyncio.to_thread(
-            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
-            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=home, answer="", late_answer="y",
-            env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
-        requests = server.requests
+    code, out, requests = await run_order(browser, url, home, replies, answer="", late_answer="y",
+                                          env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
     assert code == 0, out
     assert await shop_log(browser, url) == [], out  # the late yes did not place the order
     order = 'click button "Place order"'
@@ -224,3 +220,22 @@ async def test_a_late_yes_after_the_approval_expired_does_nothing_and_says_so(
     assert len(requests) == 3  # the order, the wait, done: never paused for a takeover
     assert not any("The user took over" in str(m["content"]) or "用户接管了控制" in str(m["content"])
                    for m in requests[-1]["messages"]), requests[-1]["messages"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_without_a_terminal_the_refusal_and_its_remedy_are_in_the_language_setting(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    """zh-CN, no terminal and no --yes: the refusal the run prints and the model reads, what to do included
+    (run again with --yes), is Chinese; the page gets nothing."""
+    await set_language(tmp_path, "zh-CN")
+    url = pages.url("guard_shop.html?tty=no&language=zh-CN")
+    code, out, requests = await run_order(browser, url, tmp_path)
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out
+    refusal = ('click button "Place order"（127.0.0.1）需要用户批准（ask-before：irreversible），但这里没有人能回答，'
+               "所以它没有执行。标准输入不是终端，tabpilot run 无法询问你：请加上 --yes 再运行一次，"
+               "让智能体不经询问执行这类操作（或者 `tabpilot config set ask-before never`）。")
+    assert f"🚫 {refusal}" in out, out
+    assert "Standard input" not in out and "needs the user's approval" not in out, out
+    assert refusal in "\n".join(str(m["content"]) for m in requests[-1]["messages"])  # told to the model

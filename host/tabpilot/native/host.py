@@ -202,7 +202,7 @@ class NativeHost:
         try:
             message = parse_incoming(item)
         except BadRequest as exc:
-            self.send(reply_error(exc.request_id, str(exc), "bad_request"))
+            self.send(reply_error(exc.request_id, exc.text(self.tasks.ui_language), "bad_request"))
             return
         if isinstance(message, ReplyOk | ReplyError):
             if not self.peer.resolve(message):
