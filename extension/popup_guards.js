@@ -4,8 +4,10 @@
 // Uses popup.js's $, t, ask and errorText.
 "use strict";
 
+// One domain a line or between commas, as the host splits them (guards/domains.py LIST_SEPARATORS): never on
+// spaces, so a line "not a domain!" is refused whole by the host instead of passing as "not" and "a".
 function domainList(text) {
-  return text.split(/[\s,]+/).map((d) => d.trim()).filter(Boolean);
+  return text.split(/[\r\n,]+/).map((d) => d.trim()).filter(Boolean);
 }
 
 function paintGuards(settings) {

@@ -20,7 +20,8 @@ NAMES = {"tabpilot", "sites", "list", "allow", "http", "https", "app", "example"
          "model", "VALUE", "debug", "capture", "off", "LLM", "chrome", "extensions", "doctor", "Chromium",
          "Chrome", "HKCU", "uninstall", "install", "mcp", "write", "Cursor", "cursor", "claude", "desktop", "vscode",
          "profile",  # installer.py labels a --user-data-dir target "profile DIR" (not a command's own words)
-         "language", "never", "irreversible", "every", "auto"}  # a setting and its values, typed as they are
+         "language", "never", "irreversible", "every", "auto",  # a setting and its values, typed as they are
+         "localhost"}  # the one host name without a dot a domain setting takes
 
 
 @pytest.fixture
@@ -341,8 +342,9 @@ BAD_VALUES = [  # (setting, value, Chinese words, English words): the common kin
     ("language", "fr", "language：必须是以下之一：en-US, zh-CN", "language: must be one of en-US, zh-CN"),
     ("base-url", "api.openai.com/v1", "base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
      "base-url: must be an http:// or https:// URL, e.g. https://api.openai.com/v1"),
-    ("allowed-domains", "shop.example b!", "allowed-domains：'b!' 不是域名（例如 example.com）",
-     "allowed-domains: 'b!' is not a domain (e.g. example.com)"),
+    ("allowed-domains", "shop.example, b!", "allowed-domains：'b!' 不是域名：请给出带点的主机名（例如 example.com）、"
+     "localhost 或 IP 地址", "allowed-domains: 'b!' is not a domain: give a host name with a dot (example.com), "
+     "localhost or an IP address"),
 ]
 
 
@@ -422,3 +424,20 @@ def test_a_refused_secret_is_explained_in_the_language_setting(home: Path) -> No
     speak(home, "en-US")
     short = tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123")
     assert short.stderr.strip() == "tabpilot secrets: a secret's value needs at least 4 characters"
+
+
+def test_a_bad_allow_domain_for_one_run_is_explained_in_the_language_setting(home: Path) -> None:
+    """`tabpilot run --allow-domain` with something that is no domain: refused before any browser starts, the
+    reason (not only the words around it) in the language setting."""
+    run = ("run", "Buy the book", "--allow-domain", "shop", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+           "--api-key", "sk-0123456789abcdef")
+    speak(home, "zh-CN")
+    refused = tabpilot(home, *run)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "tabpilot: 允许的域名：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"), refused
+    chinese(refused.stderr.replace("'shop'", ""))
+    speak(home, "en-US")
+    refused = tabpilot(home, *run)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "tabpilot: allowed domain: 'shop' is not a domain: give a host name with a dot (example.com), localhost "
+        "or an IP address"), refused

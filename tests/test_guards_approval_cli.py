@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_support import done, index_of, on_page
+from agent_support import done, index_of, on_page, step
 from test_run_cli import API_KEY
 
 from tabpilot.browser.browser import Browser
@@ -31,9 +31,10 @@ def order_then_done() -> list:
 
 
 def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subprocess.DEVNULL,
-            env_extra: dict[str, str] | None = None) -> tuple[int, str]:
+            env_extra: dict[str, str] | None = None, late_answer: str | None = None) -> tuple[int, str]:
     """`tabpilot run …`; with `answer`, its standard input is a pseudo-terminal and `answer` is typed there once
-    the question shows ("": nobody types anything). Returns the exit code and what it printed."""
+    the question shows ("": nobody types anything), `late_answer` once the run says it was refused (🚫).
+    Returns the exit code and what it printed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1", **(env_extra or {}))
     master = None
@@ -52,6 +53,8 @@ def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subp
             lines.append(line)
             if master is not None and answer and ("Allow it?" in line or "允许吗？" in line):
                 os.write(master, f"{answer}\n".encode())
+            if master is not None and late_answer and "🚫" in line:
+                os.write(master, f"{late_answer}\n".encode())
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -69,6 +72,18 @@ async def set_language(home: Path, language: str) -> None:
     """`tabpilot config set language …` for the runs in `home`."""
     await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tabpilot", "config", "set", "language", language],
                             check=True, env={**os.environ, "TABPILOT_HOME": str(home)}, capture_output=True)
+
+
+async def run_order(browser: Browser, url: str, home: Path, replies: list | None = None,
+                    **options: Any) -> tuple[int, str, list[dict[str, Any]]]:
+    """`tabpilot run "Buy the book"` on `url` in the test's browser with the scripted model (`replies`, by default
+    order then done); `options` go to run_cli. Returns the exit code, what it printed, the model's requests."""
+    assert browser.launched is not None
+    with ScriptedLLMServer(replies or order_then_done()) as server:
+        code, out = await asyncio.to_thread(
+            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
+            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=home, **options)
+        return code, out, server.requests
 
 
 async def shop_log(browser: Browser, url: str) -> list[dict[str, Any]]:
@@ -152,16 +167,10 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
                                                             language: str) -> None:
     """A terminal where nobody answers: after the approval timeout (2 s here, through its environment
     variable) the order is not placed, the run says why in its language, the model is told, and it goes on."""
-    assert browser.launched is not None
     home = tmp_path / language
     await set_language(home, language)
     url = pages.url(f"guard_shop.html?silent={language}")
-    with ScriptedLLMServer(order_then_done()) as server:
-        code, out = await asyncio.to_thread(
-            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
-            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=home, answer="",
-            env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
-        requests = server.requests
+    code, out, requests = await run_order(browser, url, home, answer="", env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
     assert code == 0, out
     assert await shop_log(browser, url) == [], out  # the page never got the click
     order = 'click button "Place order"'
@@ -175,16 +184,58 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_denial_is_told_in_the_language_setting(browser: Browser, pages, tmp_path: Path) -> None:
     """In zh-CN the terminal asks in Chinese, and the denial the run prints and the model reads is Chinese."""
-    assert browser.launched is not None
     await set_language(tmp_path, "zh-CN")
     url = pages.url("guard_shop.html?answer=n&language=zh-CN")
-    with ScriptedLLMServer(order_then_done()) as server:
-        code, out = await asyncio.to_thread(
-            run_cli, "Buy the book", "--cdp-url", browser.launched.ws_url, "--url", url, "--base-url",
-            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path, answer="n")
-        requests = server.requests
+    code, out, requests = await run_order(browser, url, tmp_path, answer="n")
     assert code == 0, out
     assert await shop_log(browser, url) == [], out
     denial = '用户拒绝了这个操作：click button "Place order"（127.0.0.1）。它没有执行'
     assert "✖ 已拒绝" in out and f"🚫 {denial}" in out, out
     assert denial in "\n".join(str(m["content"]) for m in requests[-1]["messages"])
+
+
+@pytest.mark.parametrize("language", ["en-US", "zh-CN"])
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_late_yes_after_the_approval_expired_does_nothing_and_says_so(
+    browser: Browser, pages, tmp_path: Path, language: str
+) -> None:
+    """A "y" typed after the question expired (2 s here) is not read as Enter (take the controls): the run says
+    the question had expired and nothing was done, the order stays unplaced and the agent goes on unpaused."""
+    home = tmp_path / language
+    await set_language(home, language)
+    url = pages.url(f"guard_shop.html?late={language}")
+    replies = [*order_then_done()[:1], step("wait", {"seconds": 3}, goal="wait a moment"), done("Not ordered")]
+    code, out, requests = await run_order(browser, url, home, replies, answer="", late_answer="y",
+                                          env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out  # the late yes did not place the order
+    order = 'click button "Place order"'
+    late = {"en-US": f"⌛ Too late: the question whether to allow {order} on 127.0.0.1 had expired, so it was not "
+                     "done; your answer changed nothing and the agent goes on without it.",
+            "zh-CN": f"⌛ 太晚了：是否允许 {order}（127.0.0.1）的提问已经过期，所以它没有执行；你的回答没有改变任何事，"
+                     "智能体会不做它继续。"}[language]
+    assert late in out, out
+    you_have_them = {"en-US": "You have the controls", "zh-CN": "控制在你手中"}[language]
+    assert you_have_them not in out and "user_takeover" not in out, out  # not taken for Enter
+    assert len(requests) == 3  # the order, the wait, done: never paused for a takeover
+    assert not any("The user took over" in str(m["content"]) or "用户接管了控制" in str(m["content"])
+                   for m in requests[-1]["messages"]), requests[-1]["messages"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_without_a_terminal_the_refusal_and_its_remedy_are_in_the_language_setting(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    """zh-CN, no terminal and no --yes: the refusal the run prints and the model reads, what to do included
+    (run again with --yes), is Chinese; the page gets nothing."""
+    await set_language(tmp_path, "zh-CN")
+    url = pages.url("guard_shop.html?tty=no&language=zh-CN")
+    code, out, requests = await run_order(browser, url, tmp_path)
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out
+    refusal = ('click button "Place order"（127.0.0.1）需要用户批准（ask-before：irreversible），但这里没有人能回答，'
+               "所以它没有执行。标准输入不是终端，tabpilot run 无法询问你：请加上 --yes 再运行一次，"
+               "让智能体不经询问执行这类操作（或者 `tabpilot config set ask-before never`）。")
+    assert f"🚫 {refusal}" in out, out
+    assert "Standard input" not in out and "needs the user's approval" not in out, out
+    assert refusal in "\n".join(str(m["content"]) for m in requests[-1]["messages"])  # told to the model

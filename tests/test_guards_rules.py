@@ -19,9 +19,9 @@ def test_a_domain_is_a_host_whatever_it_was_written_as(text: str, domain: str) -
     assert normalize_domain(text) == domain
 
 
-@pytest.mark.parametrize("text", ["", "  ", "http://", "two words", "exa$mple.com"])
+@pytest.mark.parametrize("text", ["", "  ", "http://", "two words", "exa$mple.com", "not", "com"])
 def test_what_is_not_a_domain_is_refused_with_an_example(text: str) -> None:
-    with pytest.raises(DomainError, match=r"e\.g\. example\.com"):
+    with pytest.raises(DomainError, match=r"a host name with a dot \(example\.com\), localhost or an IP address"):
         parse_domains([text]) if text.strip() else normalize_domain(text)
 
 
@@ -75,6 +75,20 @@ def test_settings_keep_domain_lists_and_ask_before_in_any_spelling() -> None:
         apply_changes(Settings(), {"ask-before": "sometimes"})
     with pytest.raises(SettingsError, match=r"allowed-domains: .*not a domain"):
         apply_changes(Settings(), {"allowed-domains": "exa$mple.com"})
+
+
+def test_a_domain_list_is_split_on_lines_and_commas_only_and_one_word_names_are_refused() -> None:
+    """A line "not a domain!" is refused whole (it once became "not", "a", "domain!" and only the last was
+    refused); a single word without a dot is a typo, except localhost; IP addresses stay domains."""
+    with pytest.raises(SettingsError) as refused:
+        apply_changes(Settings(), {"blocked-domains": "ads.example\nnot a domain!"})
+    assert str(refused.value) == ("blocked-domains: 'not a domain!' is not a domain: give a host name with a dot "
+                                  "(example.com), localhost or an IP address")
+    for typo in ("not", "a", "example.", "ads.example intranet"):
+        with pytest.raises(SettingsError, match=f"'{typo}' is not a domain"):
+            apply_changes(Settings(), {"blockedDomains": ["evil.test", typo]})
+    settings = apply_changes(Settings(), {"blocked-domains": "ads.example\r\nLocalhost, 127.0.0.1\n[::1]\n\n*.x.org"})
+    assert settings.blocked_domains == ["ads.example", "localhost", "127.0.0.1", "::1", "x.org"]
 
 
 def test_a_task_a_page_started_may_go_only_to_that_pages_domain_and_the_allowed_ones() -> None:

@@ -375,7 +375,8 @@ def test_worded_errors_of_settings_sites_and_history_reach_the_popup_in_its_lang
     bad = host.request("settings.set", baseURL="api.openai.com/v1", allowedDomains=["b!"])["error"]
     assert bad["code"] == "bad_request"
     assert bad["message"] == ("base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1；"
-                              "allowed-domains：'b!' 不是域名（例如 example.com）"), bad
+                              "allowed-domains：'b!' 不是域名：请给出带点的主机名（例如 example.com）、"
+                              "localhost 或 IP 地址"), bad
     refused = host.request("sites.allow", origin="app.example.com")["error"]
     assert "不是网站来源" in refused["message"], refused
     unknown = host.request("history.get", taskId="zzzz")["error"]
@@ -406,3 +407,45 @@ def test_a_task_without_text_is_refused_in_the_popups_language(host):
     assert host.request("task.start", task="  ", tabId=1, source="popup")["error"]["message"] == (
         "a task needs some text saying what to do")
     assert host.request("history.list")["data"]["tasks"] == []
+
+
+def test_a_message_field_out_of_bounds_is_refused_in_the_popups_language(host):
+    """A page's config with maxSteps over the shared limit (or a field of the wrong kind) is refused in the
+    extension's language, not in pydantic's English; the host keeps serving."""
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    over = host.request("task.start", task="t", tabId=1, source="page", config={"maxSteps": 9999})["error"]
+    assert over == {"message": "无效的 task.start：字段 'config.maxSteps'：不能大于 500", "code": "bad_request"}, over
+    odd = host.request("task.start", task="t", tabId="one")["error"]["message"]
+    assert odd == "无效的 task.start：字段 'tabId'：必须是整数，例如 40", odd
+    bad = host.request("settings.set", maskPatterns=["/a**/"])["error"]["message"]
+    assert bad == "mask-patterns：/a**/ 不是有效的正则表达式：连续出现了两个重复符号（第 4 个字符处）", bad
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="en")["ok"]
+    over = host.request("task.start", task="t", tabId=1, source="page", config={"maxSteps": 9999})["error"]
+    assert over["message"] == "invalid task.start: field 'config.maxSteps': must be at most 500", over
+    bad = host.request("settings.set", maskPatterns=["/a**/"])["error"]["message"]
+    assert bad == "mask-patterns: /a**/ is not a valid regular expression: two repeats in a row at character 4", bad
+    assert host.request("ping")["ok"]
+
+
+def test_a_task_that_cannot_go_on_after_a_restart_says_why_in_the_popups_language(home):
+    """A task its host suspended whose record lacks its tab ends `error` when the next host starts; the popup
+    reads why in its language (the reason too, not only the sentence around it); the record keeps English."""
+    script = (
+        "import sys; from tabpilot.store.tasks import TaskStore; s = TaskStore(sys.argv[1]); "
+        "t = s.start_task('long job', url=None, model='m', source='popup'); "
+        "s.save_run_state(t, {'source': 'popup', 'browser': 999999999}, suspended=True); print(t)"
+    )
+    task_id = subprocess.run([sys.executable, "-c", script, str(home / "data" / "tasks.sqlite3")], check=True,
+                             capture_output=True, text=True).stdout.strip()
+    english = "The task could not go on after tabpilot's extension restarted: its record is incomplete"
+    for language, worded in (("zh-CN", "tabpilot 的扩展重启后，任务无法继续：它的记录不完整"), ("en", english)):
+        process = HostProcess(home)
+        try:
+            assert process.request("hello", extensionVersion="0.1.0", uiLanguage=language)["ok"]
+            [error] = process.request("history.get", taskId=task_id)["data"]["events"]
+            assert (error["type"], error["text"], error["message"]) == ("error", worded, english), error
+            assert error["params"] == {"form": "cause", "cause": {"code": "record_incomplete", "params": {}}}
+            [summary] = process.request("history.list")["data"]["tasks"]
+            assert summary["status"] == "error"
+        finally:
+            process.stop()

@@ -342,3 +342,45 @@ async def test_the_same_task_gives_the_same_record_from_the_host_and_from_tabpil
     for info in await browser.tabs():
         if info.url == url:
             await browser.close_tab(info.target_id)
+
+
+async def test_the_hosts_refusals_about_running_tasks_are_in_the_popups_language(host, stand_in, llm, pages):
+    """What the popup (or a page, an MCP client) is told when a request about running tasks cannot be done: a
+    taken tab, Stop without saying which of two, actions or a hand-back with nobody at the controls, a page that
+    will not open — in the extension's language (its hello), the English to an English extension."""
+    await configure(host, llm)
+    first_tab = await open_tab(stand_in, pages.url("agent_form.html?words=1"))
+    second_tab = await open_tab(stand_in, pages.url("agent_form.html?words=2"))
+    third_tab = await open_tab(stand_in, pages.url("agent_form.html?words=3"))
+    llm.add(Delay(60, then=done("never")), Delay(60, then=done("never")))  # both think until stopped
+    first = (await host.request("task.start", task="Think one", tabId=first_tab))["data"]["taskId"]
+    second = (await host.request("task.start", task="Think two", tabId=second_tab))["data"]["taskId"]
+    action = {"kind": "click", "target": 'button "Go"', "url": "https://x.example/", "at": 1}
+    words = {
+        "zh-CN": (f"这个标签页中已经有任务在运行（{first}）；请先停止它，或换一个标签页",
+                  f"有 2 个任务在运行（{first}, {second}）；请指明要停止哪一个（taskId）",
+                  f"用户没有任务 {first} 的控制权（没有 task.takeover，或已经交还）：这些操作没有被记录",
+                  f"用户没有任务 {first} 的控制权",
+                  "无法打开 http://127.0.0.1:1/："),
+        "en": (f"a task is already running in this tab ({first}); stop it or use another tab",
+               f"2 tasks are running ({first}, {second}); say which one to stop (taskId)",
+               f"the user does not have the controls of task {first} (no task.takeover, or it was handed back): "
+               "these actions were not recorded",
+               f"the user does not have the controls of task {first}",
+               "could not open http://127.0.0.1:1/: "),
+    }
+    for language, (busy, which, actions, hand_back, cannot_open) in words.items():
+        assert (await host.request("hello", extensionVersion="0.1.0", uiLanguage=language))["ok"]
+        said = await host.request("task.start", task="Another", tabId=first_tab)
+        assert said["error"] == {"message": busy, "code": "busy"}, said
+        said = await host.request("task.stop")
+        assert said["error"] == {"message": which, "code": "bad_request"}, said
+        said = await host.request("takeover.actions", taskId=first, actions=[action])
+        assert said["error"] == {"message": actions, "code": "bad_request"}, said
+        said = await host.request("task.handback", taskId=first)
+        assert said["error"] == {"message": hand_back, "code": "bad_request"}, said
+        said = await host.request("task.start", task="Open it", tabId=third_tab, url="http://127.0.0.1:1/")
+        assert said["error"]["code"] == "tab" and said["error"]["message"].startswith(cannot_open), said
+    for task_id in (first, second):
+        assert (await host.request("task.stop", taskId=task_id, timeout=15))["ok"]
+    await close_tabs(stand_in, first_tab, second_tab, third_tab)

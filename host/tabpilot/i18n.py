@@ -88,6 +88,19 @@ EN_US: dict[str, str] = {
         "Nobody answered within {wait} whether to allow {action} on {site}, so it was not done. Do not try it "
         "another way: do what you can without it, ask the user with ask_user, or finish the task."
     ),
+    "result.nobody_to_approve": (
+        "{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can answer here, so it "
+        "was not done. {remedy}"
+    ),
+    "approval.remedy.settings": "Set ask-before to never in Settings to let the agent act without asking.",
+    "approval.remedy.no_terminal": (
+        "Standard input is not a terminal, so tabpilot run cannot ask you: run it again with --yes to let the agent "
+        "do such actions without asking (or `tabpilot config set ask-before never`)."
+    ),
+    "approval.remedy.mcp": (
+        "A tabpilot mcp server with --launch or --cdp-url has nobody to ask: to let it act without asking, "
+        "`tabpilot config set ask-before never`."
+    ),
     "result.done": "Task completed",
     "result.waited": "✅ Waited for {seconds} seconds.",
     "result.user_answered": "User answered: {answer}",
@@ -122,6 +135,10 @@ EN_US: dict[str, str] = {
     "controls.approve_takeover": ", t to take the controls",
     "controls.approved": "   ✔ allowed",
     "controls.denied": "   ✖ denied: the agent is told and the action is not done",
+    "controls.late_answer": (
+        "   ⌛ Too late: the question whether to allow {action} on {site} had expired, so it was not done; your "
+        "answer changed nothing and the agent goes on without it."
+    ),
     "controls.you_have_them": (
         "✋ You have the controls: the agent is paused. Press Enter here when you are done to hand back."
     ),
@@ -133,6 +150,8 @@ EN_US: dict[str, str] = {
         "another tab, and start the task again."
     ),
     "error.no_model": "No model is configured.",
+    "plan.allowed_domain": "allowed domain: {problem}",
+    "plan.bad_settings": "cannot run with these settings: {problems}",
     "error.no_api_key": "No API key is configured for {base_url}.",
     "error.how_to_configure_terminal": (
         "Configure one with `tabpilot config set model <name>` (and `tabpilot config set api-key <key>`, "
@@ -291,6 +310,10 @@ EN_US: dict[str, str] = {
         "is not in the record."
     ),
     "failure.not_resumed": "The task could not go on after tabpilot's extension restarted: {reason}",
+    "failure.not_resumed.cause": "The task could not go on after tabpilot's extension restarted: {cause}",
+    "failure.record_incomplete": "its record is incomplete",
+    "failure.tab_gone": "its tab ({tab}) is gone ({detail})",
+    "failure.tab_busy": "another task runs in its tab ({tab})",
     "failure.max_steps": "Step count exceeded maximum limit",
     "sites.flag.ask": "ask before each task",
     "sites.flag.use_my_model": "may use your model",
@@ -376,21 +399,41 @@ EN_US: dict[str, str] = {
     "settings.unknown": "unknown setting {names}; settings are: {known}",
     "settings.invalid": "{detail}",
     "setting.problem": "{name}: {problem}",
+    "wire.invalid": "invalid {kind}: {problems}",
+    "wire.field_problem": "field '{field}': {problem}",
     "setting.problems_separator": "; ",
     "setting.whole_number": "must be a whole number, e.g. 40",
     "setting.number": "must be a number, e.g. 120",
     "setting.on_off": "must be on or off",
     "setting.text": "must be text",
     "setting.list": "must be a list",
+    "setting.missing": "is missing",
     "setting.one_of": "must be one of {choices}",
     "setting.at_least": "must be at least {limit}",
     "setting.at_most": "must be at most {limit}",
     "setting.more_than": "must be more than {limit}",
     "setting.url": "must be an http:// or https:// URL, e.g. https://api.openai.com/v1",
-    "domains.not_domain": "{text!r} is not a domain (e.g. example.com)",
+    "domains.not_domain": (
+        "{text!r} is not a domain: give a host name with a dot (example.com), localhost or an IP address"
+    ),
     "domains.not_list": "expected a list of domains, e.g. example.com, shop.example",
     "setting.not_pattern": "{pattern} is not a valid regular expression: {reason}",
     "setting.other": "{message}",
+    "regex.at": "{what} at character {character}",
+    "regex.other": "{message}",
+    "regex.unterminated_set": "a [ is never closed with ]",
+    "regex.unclosed_group": "a ( is never closed with )",
+    "regex.unbalanced": "a ) has no ( before it",
+    "regex.nothing_to_repeat": "a repeat (*, + or ?) with nothing before it",
+    "regex.multiple_repeat": "two repeats in a row",
+    "regex.trailing_backslash": "a \\ at the very end",
+    "regex.bad_escape": "unknown escape {detail}",
+    "regex.bad_range": "character range {detail} goes backwards",
+    "regex.bad_repeat": "the least count of a repeat is more than the most",
+    "regex.unknown_extension": "unknown group kind {detail}",
+    "regex.lookbehind": "a look-behind must have a fixed width",
+    "regex.unknown_group": "unknown group name {detail}",
+    "regex.bad_group_name": "bad character in group name {detail}",
     "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
     "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
     "mcp_config.error": "tabpilot mcp config: {message}",
@@ -436,6 +479,15 @@ EN_US: dict[str, str] = {
     "popup.no_approval": "task {task_id} has no action waiting for your approval",
     "popup.no_host_task": "this host has no task {task_id!r} (it may have ended long ago)",
     "popup.not_running": "task {task_id} is not running",
+    "popup.starting": "starting",
+    "popup.tab_busy": "a task is already running in this tab ({task_id}); stop it or use another tab",
+    "popup.cannot_open": "could not open {url}: {error}",
+    "popup.which_to_stop": "{count} tasks are running ({ids}); say which one to stop (taskId)",
+    "popup.not_taken_over": "the user does not have the controls of task {task_id}",
+    "popup.actions_not_taken_over": (
+        "the user does not have the controls of task {task_id} (no task.takeover, or it was handed back): these "
+        "actions were not recorded"
+    ),
     "secrets.error": "tabpilot secrets: {message}",
     "secrets.ask_value": "Value of {name} (not shown): ",
     "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
@@ -529,6 +581,18 @@ ZH_CN: dict[str, str] = {
         "在 {wait}内没有人回答是否允许 {action}（{site}），所以它没有执行。不要换一种方式去做："
         "做没有它也能完成的部分，用 ask_user 询问用户，或者结束任务。"
     ),
+    "result.nobody_to_approve": (
+        "{action}（{site}）需要用户批准（ask-before：{ask_before}），但这里没有人能回答，所以它没有执行。{remedy}"
+    ),
+    "approval.remedy.settings": "在“设置”中把 ask-before 设为 never，智能体就可以不经询问直接执行。",
+    "approval.remedy.no_terminal": (
+        "标准输入不是终端，tabpilot run 无法询问你：请加上 --yes 再运行一次，让智能体不经询问执行这类操作"
+        "（或者 `tabpilot config set ask-before never`）。"
+    ),
+    "approval.remedy.mcp": (
+        "使用 --launch 或 --cdp-url 的 tabpilot mcp 服务器没有人可以询问：要让它不经询问直接执行，"
+        "请运行 `tabpilot config set ask-before never`。"
+    ),
     "result.done": "任务已完成",
     "result.waited": "✅ 已等待 {seconds} 秒。",
     "result.user_answered": "用户的回答：{answer}",
@@ -557,6 +621,10 @@ ZH_CN: dict[str, str] = {
     "controls.approve_takeover": "，t 接管控制",
     "controls.approved": "   ✔ 已允许",
     "controls.denied": "   ✖ 已拒绝：智能体会被告知，这个操作不会执行",
+    "controls.late_answer": (
+        "   ⌛ 太晚了：是否允许 {action}（{site}）的提问已经过期，所以它没有执行；"
+        "你的回答没有改变任何事，智能体会不做它继续。"
+    ),
     "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
@@ -565,6 +633,8 @@ ZH_CN: dict[str, str] = {
         "或者换一个标签页，然后重新开始任务。"
     ),
     "error.no_model": "尚未配置模型。",
+    "plan.allowed_domain": "允许的域名：{problem}",
+    "plan.bad_settings": "无法用这些设置运行：{problems}",
     "error.no_api_key": "尚未为 {base_url} 配置 API 密钥。",
     "error.how_to_configure_terminal": (
         "用 `tabpilot config set model <name>` 配置一个（使用 OpenAI 以外的服务商时，还要 "
@@ -706,6 +776,10 @@ ZH_CN: dict[str, str] = {
     "failure.crashed": "出现了意外的错误（{kind}）：{detail}",
     "failure.not_saved": "无法保存任务历史（{reason}），所以任务已停止：此后它做的事没有记录下来。",
     "failure.not_resumed": "tabpilot 的扩展重启后，任务无法继续：{reason}",
+    "failure.not_resumed.cause": "tabpilot 的扩展重启后，任务无法继续：{cause}",
+    "failure.record_incomplete": "它的记录不完整",
+    "failure.tab_gone": "它的标签页（{tab}）已经不在了（{detail}）",
+    "failure.tab_busy": "它的标签页（{tab}）中正在运行另一个任务",
     "failure.max_steps": "步数已超过上限，任务没有完成。可用 --max-steps 或 `tabpilot config set max-steps` 提高上限。",
     "sites.flag.ask": "每个任务前先询问",
     "sites.flag.use_my_model": "可使用你的模型",
@@ -787,21 +861,39 @@ ZH_CN: dict[str, str] = {
     "settings.unknown": "没有 {names} 这项设置；可用的设置有：{known}",
     "settings.invalid": "{detail}",
     "setting.problem": "{name}：{problem}",
+    "wire.invalid": "无效的 {kind}：{problems}",
+    "wire.field_problem": "字段 '{field}'：{problem}",
     "setting.problems_separator": "；",
     "setting.whole_number": "必须是整数，例如 40",
     "setting.number": "必须是数字，例如 120",
     "setting.on_off": "必须是 on 或 off",
     "setting.text": "必须是文本",
+    "setting.missing": "不能缺少",
     "setting.list": "必须是列表",
     "setting.one_of": "必须是以下之一：{choices}",
     "setting.at_least": "不能小于 {limit}",
     "setting.at_most": "不能大于 {limit}",
     "setting.more_than": "必须大于 {limit}",
     "setting.url": "必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
-    "domains.not_domain": "{text!r} 不是域名（例如 example.com）",
+    "domains.not_domain": "{text!r} 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址",
     "domains.not_list": "应为域名列表，例如 example.com, shop.example",
     "setting.not_pattern": "{pattern} 不是有效的正则表达式：{reason}",
     "setting.other": "{message}",
+    "regex.at": "{what}（第 {character} 个字符处）",
+    "regex.other": "{message}",
+    "regex.unterminated_set": "[ 没有对应的 ]",
+    "regex.unclosed_group": "( 没有对应的 )",
+    "regex.unbalanced": ") 前面没有对应的 (",
+    "regex.nothing_to_repeat": "重复符号（*、+ 或 ?）前面没有内容",
+    "regex.multiple_repeat": "连续出现了两个重复符号",
+    "regex.trailing_backslash": "末尾有一个单独的 \\",
+    "regex.bad_escape": "无效的转义 {detail}",
+    "regex.bad_range": "字符范围 {detail} 的顺序反了",
+    "regex.bad_repeat": "重复次数的最小值大于最大值",
+    "regex.unknown_extension": "未知的分组写法 {detail}",
+    "regex.lookbehind": "后行断言必须是固定长度",
+    "regex.unknown_group": "未知的分组名 {detail}",
+    "regex.bad_group_name": "分组名中有无效字符 {detail}",
     "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
     "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
     "mcp_config.error": "tabpilot mcp config：{message}",
@@ -847,6 +939,14 @@ ZH_CN: dict[str, str] = {
     "popup.no_approval": "任务 {task_id} 没有等待你批准的操作",
     "popup.no_host_task": "此主机上没有任务 {task_id!r}（它可能早已结束）",
     "popup.not_running": "任务 {task_id} 没有在运行",
+    "popup.starting": "正在启动",
+    "popup.tab_busy": "这个标签页中已经有任务在运行（{task_id}）；请先停止它，或换一个标签页",
+    "popup.cannot_open": "无法打开 {url}：{error}",
+    "popup.which_to_stop": "有 {count} 个任务在运行（{ids}）；请指明要停止哪一个（taskId）",
+    "popup.not_taken_over": "用户没有任务 {task_id} 的控制权",
+    "popup.actions_not_taken_over": (
+        "用户没有任务 {task_id} 的控制权（没有 task.takeover，或已经交还）：这些操作没有被记录"
+    ),
     "secrets.error": "tabpilot secrets：{message}",
     "secrets.ask_value": "{name} 的值（输入时不显示）：",
     "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
@@ -937,6 +1037,36 @@ class WordedError(ValueError):
         return text(self.key, language, **self.values)
 
 
+def value_problem(item: Mapping[str, Any], choices: tuple[object, ...] = ()) -> WordedError | Words:
+    """One of pydantic's errors (`ValidationError.errors()` item) in the catalog's words: the common kinds
+    (a number, a bound, one of `choices`), a validator's own WordedError; any other kind as pydantic says it."""
+    kind, ctx = item["type"], item.get("ctx") or {}
+    error = ctx.get("error")
+    if kind == "value_error" and isinstance(error, WordedError):
+        return error  # one of our validators, already worded
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return Words("setting.whole_number")
+    if kind in ("float_parsing", "float_type", "finite_number"):
+        return Words("setting.number")
+    if kind in ("bool_parsing", "bool_type"):
+        return Words("setting.on_off")
+    if kind == "string_type":
+        return Words("setting.text")
+    if kind == "list_type":
+        return Words("setting.list")
+    if kind == "missing":
+        return Words("setting.missing")
+    if kind == "literal_error" and (choices or ctx.get("expected")):
+        return Words("setting.one_of", choices=", ".join(map(str, choices)) if choices else ctx["expected"])
+    bounds = {"greater_than_equal": ("ge", "setting.at_least"), "less_than_equal": ("le", "setting.at_most"),
+              "greater_than": ("gt", "setting.more_than")}
+    if kind in bounds and bounds[kind][0] in ctx:
+        limit, key = ctx[bounds[kind][0]], bounds[kind][1]
+        return Words(key, limit=f"{limit:g}" if isinstance(limit, float) else limit)
+    message = str(item["msg"]).removeprefix("Value error, ")
+    return Words("setting.other", message=f"{message[:1].lower()}{message[1:]}")
+
+
 def shown_width(value: str) -> int:
     """How many columns a terminal gives `value` (a Chinese character takes two)."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
@@ -977,7 +1107,11 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "browser_failed": ("",),
     "crashed": ("",),
     "not_saved": ("",),
-    "not_resumed": ("",),
+    "not_resumed": ("", "cause"),
+    # why a suspended task could not go on (the `cause` of not_resumed)
+    "record_incomplete": ("",),
+    "tab_gone": ("",),
+    "tab_busy": ("",),
 }
 
 

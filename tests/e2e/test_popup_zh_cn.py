@@ -157,7 +157,9 @@ async def test_a_bad_setting_value_is_explained_in_chinese_on_the_settings_page(
     await popup.fill("#guards-blocked", "ads.example\nnot a domain!")
     await popup.click("#guards-save")
     await popup.wait_for("!document.getElementById('guards-error').hidden", "the safety error")
-    assert await popup.text("#guards-error") == "blocked-domains：'domain!' 不是域名（例如 example.com）"
+    # the line is refused whole, as the host splits it (lines and commas, never spaces)
+    assert await popup.text("#guards-error") == ("blocked-domains：'not a domain!' 不是域名：请给出带点的主机名"
+                                                 "（例如 example.com）、localhost 或 IP 地址")
     await popup.js("document.getElementById('guards-error').scrollIntoView()")
     await popup.screenshot(SCREENS / "zh-CN-settings-bad-value.png")
     assert await harness.sw("await requestHost({type: 'settings.get'})") == before

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from ..taskrun.run import TaskRun
 
 
+YES_ANSWERS = ("y", "yes", "是", "允许")
+# What a person types to answer an approval: after it expired, such a line is told so and does nothing else.
+LATE_ANSWERS = (*YES_ANSWERS, "n", "no", "否", "拒绝", "t", "take", "take over")
+
+
 class TerminalControls:
     def __init__(
         self, run: TaskRun, out: TextIO, *, stdin: TextIO | None = None, language: str | None = None
@@ -40,6 +45,8 @@ class TerminalControls:
         self._recording = False
         self._shown_question: str | None = None
         self._shown_approval: dict[str, str] | None = None
+        self._answered_approval = False  # the user answered the approval shown (else it went away unanswered)
+        self._expired_approval: dict[str, str] | None = None  # one that went unanswered: a late answer is for it
         self._work: set[asyncio.Task[Any]] = set()
         self._opened: dict[str, dict[str, Any]] = {}  # target id → the `tab` action of a tab the user opened
 
@@ -92,11 +99,17 @@ class TerminalControls:
                 self._say(f"tabpilot: {exc}")
 
     async def _on_line(self, line: str) -> None:
+        answer = line.strip().lower()
+        expired, self._expired_approval = self._expired_approval, None
+        if self.run.approval is None and expired is not None and answer in LATE_ANSWERS:
+            # the y/n/t meant for a question that has expired: never read as Enter (take the controls)
+            self._say(say("controls.late_answer", self.language, action=expired["action"], site=expired["site"]))
+            return
         if self.run.approval is not None and not self._awaiting_note:
-            answer = line.strip().lower()
+            self._answered_approval = True
             if answer in ("t", "take", "take over") and self.capture is not None:
                 self.run.decide("takeover")
-            elif answer in ("y", "yes", "是", "允许"):
+            elif answer in YES_ANSWERS:
                 self._say(say("controls.approved", self.language))
                 self.run.decide("allow")
             else:
@@ -181,8 +194,14 @@ class TerminalControls:
             self._say(_took_over_text(control, self.language))
         elif control is None and self._recording:
             self._recording = False  # handed back another way (the run ended, stopped)
+        if self._shown_approval is not None and update.approval != self._shown_approval:
+            if not self._answered_approval:  # nobody answered in time: the run refused it (approval_timeout)
+                self._expired_approval = self._shown_approval
+            self._answered_approval = False
         if update.approval is not None and update.approval != self._shown_approval:
             from ..guards.irreversible import PendingAction
+
+            self._expired_approval = None
 
             takeover = say("controls.approve_takeover", self.language) if self.capture is not None else ""
             pending = PendingAction(**update.approval)

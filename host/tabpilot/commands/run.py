@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_STOPPED = 130
-NO_TERMINAL_TO_APPROVE = (
-    "Standard input is not a terminal, so tabpilot run cannot ask you: run it again with --yes to let the agent do "
-    "such actions without asking (or `tabpilot config set ask-before never`)."
-)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -176,7 +172,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             store.mark_interrupted()
             approvals: ApprovalMode = "allow" if job.yes else ("ask" if _is_terminal(stdin) else "refuse")
             task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible, approvals=approvals,
-                               nobody_to_approve=NO_TERMINAL_TO_APPROVE)
+                               nobody_to_approve="approval.remedy.no_terminal")
             language = terminal_language()  # read again: `config set language` may have run meanwhile
             if not job.json_output:
                 task_run.observers.append(RunPrinter(out, language))

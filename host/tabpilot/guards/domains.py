@@ -16,7 +16,9 @@ from urllib.parse import urlsplit
 from ..i18n import WordedError
 
 NETWORK_SCHEMES = ("http", "https", "ws", "wss")
-_DOMAIN = re.compile(r"^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
+_DOMAIN = re.compile(r"^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)+[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
+SINGLE_LABEL_HOSTS = ("localhost",)  # the one host name without a dot taken as a domain; "not", "a" are typos
+LIST_SEPARATORS = re.compile(r"[\r\n,]+")  # lines and commas, never spaces: "not a domain!" stays one entry
 
 
 class DomainError(WordedError):
@@ -25,7 +27,8 @@ class DomainError(WordedError):
 
 def normalize_domain(text: str) -> str:
     """`https://Shop.Example:8443/cart` → `shop.example`; `*.example.com` → `example.com` (its subdomains
-    are in anyway). Raises DomainError for anything that is not a host name or IP address."""
+    are in anyway). Raises DomainError for anything that is not a host name with a dot, localhost or an
+    IP address."""
     value = text.strip().lower()
     if "://" in value:
         value = urlsplit(value).hostname or ""
@@ -46,16 +49,16 @@ def normalize_domain(text: str) -> str:
         value = value.encode("idna").decode("ascii")
     except UnicodeError:
         raise DomainError("domains.not_domain", text=text.strip()) from None
-    if not _DOMAIN.match(value):
+    if not _DOMAIN.match(value) and value not in SINGLE_LABEL_HOSTS:
         raise DomainError("domains.not_domain", text=text.strip())
     return value
 
 
 def parse_domains(value: object) -> list[str]:
-    """A list of domains from a list, or from text separated by commas or spaces (`tabpilot config set`)."""
+    """A list of domains from a list, or from text separated by commas or lines (`tabpilot config set`)."""
     if value is None:
         return []
-    items: Iterable[object] = re.split(r"[\s,]+", value) if isinstance(value, str) else value  # type: ignore[assignment]
+    items: Iterable[object] = LIST_SEPARATORS.split(value) if isinstance(value, str) else value  # type: ignore[assignment]
     if not isinstance(items, Iterable):
         raise DomainError("domains.not_list")
     return list(dict.fromkeys(normalize_domain(str(item)) for item in items if str(item).strip()))

@@ -266,9 +266,7 @@ class LaunchBackend:
             await browser.close()
             raise TaskFailed(f"could not open {url or 'a tab'}: {exc}") from exc
         # no extension, so nobody sees a question: an action that needs a yes (ask-before) is refused, saying how
-        run = TaskRun(plan, self._records(), browser, approvals="refuse", nobody_to_approve=(
-            "A tabpilot mcp server with --launch or --cdp-url has nobody to ask: to let it act without asking, "
-            "`tabpilot config set ask-before never`."))
+        run = TaskRun(plan, self._records(), browser, approvals="refuse", nobody_to_approve="approval.remedy.mcp")
         queue: asyncio.Queue[str] = asyncio.Queue()
         run.observers.append(lambda update: _queue_message(update, queue))
         task_id = await run.begin(page_url)

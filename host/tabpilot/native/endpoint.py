@@ -236,7 +236,7 @@ class LocalEndpoint:
         try:
             request = parse_incoming(frame)
         except BadRequest as exc:
-            return reply_error(exc.request_id, str(exc), "bad_request")
+            return reply_error(exc.request_id, exc.text(self.host.tasks.ui_language), "bad_request")
         reply = await self.host.respond(request)
         if frame.get("type") == "task.start" and reply.get("ok"):
             client.tasks.add(str(reply["data"]["taskId"]))  # before the reply is out: its pushes follow it

@@ -202,7 +202,7 @@ class NativeHost:
         try:
             message = parse_incoming(item)
         except BadRequest as exc:
-            self.send(reply_error(exc.request_id, str(exc), "bad_request"))
+            self.send(reply_error(exc.request_id, exc.text(self.tasks.ui_language), "bad_request"))
             return
         if isinstance(message, ReplyOk | ReplyError):
             if not self.peer.resolve(message):
@@ -474,9 +474,9 @@ class NativeHost:
         return await self._change_sites(new_token, "settings")  # pages holding the old token lose the bridge
 
     async def _clients_revoke(self, request: ClientsRevoke) -> dict[str, Any]:
-        from ..store.sites import revoke_client
+        from ..store.sites import revoke
 
-        return await self._change_sites(lambda: revoke_client(request.name), "settings")
+        return await self._change_sites(lambda: revoke(request.name, client=True), "settings")
 
     async def _change_sites(self, change: Callable[[], object], code: Literal["bad_request", "settings"]
                             ) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from pydantic import (
     model_serializer,
 )
 
+from ..i18n import Words, value_problem
 from ..llm.vision import VisionMode
 from ..store.settings import MAX_STEPS_LIMIT
 
@@ -673,9 +674,15 @@ KNOWN_TYPES = sorted({*frame_types(Request), *frame_types(ExtensionPush), "reply
 
 
 class BadRequest(ValueError):
-    def __init__(self, message: str, request_id: str | int | None = None) -> None:
+    """A frame that is no valid message: `str()` is the English (logs), `text(language)` the reply's words."""
+
+    def __init__(self, message: str, request_id: str | int | None = None, words: Words | None = None) -> None:
         super().__init__(message)
         self.request_id = request_id
+        self.words = words
+
+    def text(self, language: str | None) -> str:
+        return str(self) if self.words is None else self.words.text(language)
 
 
 def parse_incoming(frame: dict[str, Any]) -> Any:
@@ -690,16 +697,20 @@ def parse_incoming(frame: dict[str, Any]) -> Any:
         return _incoming.validate_python(frame)
     except ValidationError as exc:
         skip = 2 if kind == "reply" else 1  # loc starts with the tag(s)
-        raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=skip)}", request_id) from None
+        words = Words("wire.invalid", kind=kind, problems=_problems(exc, skip))
+        raise BadRequest(str(words), request_id, words) from None
 
 
 def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
-    """The first few problems, each naming its field (`skip` drops leading location parts)."""
-    parts = []
-    for error in exc.errors(include_url=False)[:5]:
-        location = ".".join(str(p) for p in error["loc"][skip:]) or "message"
-        parts.append(f"field '{location}': {error['msg']}")
-    return "; ".join(parts)
+    """The first few problems, each naming its field (`skip` drops leading location parts), in English."""
+    return "; ".join(str(problem) for problem in _problems(exc, skip))
+
+
+def _problems(exc: ValidationError, skip: int) -> list[Words]:
+    """The first few problems in the catalog's words ("field 'config.maxSteps': must be at most 500")."""
+    return [Words("wire.field_problem", field=".".join(str(p) for p in error["loc"][skip:]) or "message",
+                  problem=value_problem(error))
+            for error in exc.errors(include_url=False)[:5]]
 
 
 def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..i18n import DEFAULT_LANGUAGE, Language
+from ..i18n import DEFAULT_LANGUAGE, Language, failure_text
 from ..i18n import text as say
 from ..store.owner import owner_alive
 from .memory import return_free_memory
@@ -46,6 +46,14 @@ KEEP_FINISHED = 20  # ended tasks kept for task.get (a popup reopened after the 
 # Chromium gives a host ~2 s after closing its stdin; the previous host suspends its tasks in ~15 ms.
 PREVIOUS_HOST_EXIT = 3.0
 RESUMABLE_SOURCES = ("popup",)  # the popup, the side panel and the overlay re-learn a task from the host
+
+
+class NotResumed(Exception):
+    """Why a suspended task cannot go on, as a failure code the catalog words (`failure.<code>`)."""
+
+    def __init__(self, code: str, **params: Any) -> None:
+        super().__init__(failure_text(code, params, "en-US"))
+        self.code, self.params = code, params
 
 
 @dataclass
@@ -125,10 +133,8 @@ class TaskManager:
         """`use_my_model` False (a page not granted it): the user's model settings do not exist for this task."""
         busy = self._tabs.get(request.tab_id)
         if busy is not None:
-            which = f" ({busy.task_id})" if busy.task_id else ""
-            raise RequestFailed(
-                f"a task is already running in this tab{which}; stop it or use another tab", "busy"
-            )
+            task_id = busy.task_id or say("popup.starting", self.ui_language)
+            raise RequestFailed(say("popup.tab_busy", self.ui_language, task_id=task_id), "busy")
         entry = HostTask(tab_id=request.tab_id, task=request.task)
         self._tabs[request.tab_id] = entry  # taken now: a second start for this tab is busy at once
         try:
@@ -163,7 +169,8 @@ class TaskManager:
                 await tab.navigate(normalize_url(request.url))
             except Exception as exc:
                 await browser.close()
-                raise RequestFailed(f"could not open {request.url}: {exc}", "tab") from exc
+                raise RequestFailed(say("popup.cannot_open", self.ui_language, url=request.url, error=exc),
+                                    "tab") from exc
         try:
             url: str | None = await tab.url()
         except Exception:
@@ -221,10 +228,13 @@ class TaskManager:
                 continue
             try:
                 await self._resume(store, orphan)
+            except NotResumed as exc:
+                log.info("task %s could not be resumed: %s", orphan.task_id, exc)
+                _end_orphan(store, orphan.task_id, form="cause", cause={"code": exc.code, "params": exc.params})
             except Exception as exc:
                 log.exception("task %s could not be resumed", orphan.task_id)
                 reason = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
-                _end_orphan(store, orphan.task_id, reason)
+                _end_orphan(store, orphan.task_id, reason=reason)
 
     def orphans_waiting(self) -> bool:
         """Whether this browser's previous host suspended tasks (or may any moment: it still runs)."""
@@ -245,7 +255,7 @@ class TaskManager:
         record = await asyncio.to_thread(store.get_task, orphan.task_id)
         state = orphan.state
         if record is None or not isinstance(state.get("tabId"), int):
-            raise RequestFailed("its record is incomplete", "internal")
+            raise NotResumed("record_incomplete")
         try:
             overrides = TaskOverrides(**state.get("overrides", {}))
             plan: TaskPlan = plan_task(record.summary.task, overrides, source=str(state.get("source")),
@@ -258,10 +268,10 @@ class TaskManager:
             await browser.activate(str(tab_id), focus=False)
         except Exception as exc:
             await browser.close()
-            raise RequestFailed(f"its tab ({tab_id}) is gone ({exc})", "tab") from exc
+            raise NotResumed("tab_gone", tab=tab_id, detail=str(exc)) from exc  # Chromium's reason, as it says it
         if tab_id in self._tabs:
             await browser.close()
-            raise RequestFailed(f"another task runs in its tab ({tab_id})", "busy")
+            raise NotResumed("tab_busy", tab=tab_id)
         entry = HostTask(tab_id=tab_id, task=record.summary.task)
         self._tabs[tab_id] = entry
         recipe = {key: value for key, value in state.items() if key not in ("takeover", "unfinishedAction")}
@@ -344,8 +354,8 @@ class TaskManager:
             if not running:
                 return
             if len(running) > 1:
-                ids = ", ".join(e.task_id or "starting" for e in running)
-                raise RequestFailed(f"{len(running)} tasks are running ({ids}); say which one to stop (taskId)",
+                ids = ", ".join(e.task_id or say("popup.starting", self.ui_language) for e in running)
+                raise RequestFailed(say("popup.which_to_stop", self.ui_language, count=len(running), ids=ids),
                                     "bad_request")
             entry = running[0]
         else:
@@ -372,12 +382,11 @@ class TaskManager:
 
     def add_takeover_actions(self, task_id: str, actions: list[dict[str, Any]]) -> None:
         if not self._running(task_id).add_takeover_actions(actions):
-            raise RequestFailed(f"the user does not have the controls of task {task_id} (no task.takeover, "
-                                "or it was handed back): these actions were not recorded", "bad_request")
+            raise RequestFailed(say("popup.actions_not_taken_over", self.ui_language, task_id=task_id), "bad_request")
 
     async def hand_back(self, task_id: str, note: str | None) -> None:
         if await self._running(task_id).hand_back(note) is None:
-            raise RequestFailed(f"the user does not have the controls of task {task_id}", "bad_request")
+            raise RequestFailed(say("popup.not_taken_over", self.ui_language, task_id=task_id), "bad_request")
 
     def answer(self, task_id: str, answer: str) -> None:
         if not self._running(task_id).answer(answer):
@@ -436,11 +445,12 @@ def _overrides(request: TaskStart, use_my_model: bool = True) -> TaskOverrides:
     )
 
 
-def _end_orphan(store: TaskStore, task_id: str, reason: str) -> None:
-    """End a task a host that went away left running, with an error event and result saying why."""
+def _end_orphan(store: TaskStore, task_id: str, **params: Any) -> None:
+    """End a task a host that went away left running, with an error event and result saying why: `reason`
+    (as said), or `form="cause"` and `cause` {code, params} for a reader to word in its language."""
     from ..taskrun.run import error_event
 
-    event = error_event("not_resumed", reason=reason)
+    event = error_event("not_resumed", **params)
     try:
         store.append_event(task_id, event)
         store.finish_task(task_id, status="error", result={"success": False, "data": event["message"]})

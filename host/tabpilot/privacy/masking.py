@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ..i18n import Words
+
 KINDS = ("email", "phone", "card", "iban", "masked")  # "masked": the user's own patterns
 
 _EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
@@ -40,6 +42,36 @@ def iban_valid(text: str) -> bool:
         return False
     moved = iban[4:] + iban[:4]
     return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
+
+
+# Python's words for a bad regular expression (re.error.msg, which starts so) → the catalog's key
+_REGEX_PROBLEMS = (
+    ("unterminated character set", "regex.unterminated_set"),
+    ("missing ), unterminated subpattern", "regex.unclosed_group"),
+    ("unbalanced parenthesis", "regex.unbalanced"),
+    ("nothing to repeat", "regex.nothing_to_repeat"),
+    ("multiple repeat", "regex.multiple_repeat"),
+    ("bad escape (end of pattern)", "regex.trailing_backslash"),
+    ("bad escape", "regex.bad_escape"),
+    ("bad character range", "regex.bad_range"),
+    ("min repeat greater than max repeat", "regex.bad_repeat"),
+    ("unknown extension", "regex.unknown_extension"),
+    ("look-behind requires fixed-width pattern", "regex.lookbehind"),
+    ("unknown group name", "regex.unknown_group"),
+    ("bad character in group name", "regex.bad_group_name"),
+)
+
+
+def regex_problem(error: re.error, typed_before: int = 0) -> Words:
+    """What is wrong with a regular expression, and where (the character as a person counts it, from 1, in
+    what they typed: `typed_before` characters come before the expression, e.g. the `/` of `/.../`), in the
+    catalog's words (a kind of error not listed here: as Python says it)."""
+    what = Words("regex.other", message=error.msg)
+    for start, key in _REGEX_PROBLEMS:
+        if error.msg.startswith(start):
+            what = Words(key, detail=error.msg.removeprefix(start).strip())
+            break
+    return what if error.pos is None else Words("regex.at", what=what, character=error.pos + 1 + typed_before)
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:

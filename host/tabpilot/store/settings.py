@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from .. import paths
-from ..i18n import WordedError, Words
+from ..i18n import WordedError, Words, value_problem
 from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
 from ..llm.vision import VisionMode
 from ..textsafety import clean_json
@@ -83,14 +84,15 @@ class Settings(BaseModel):
     @field_validator("mask_patterns")
     @classmethod
     def _valid_patterns(cls, value: list[str]) -> list[str]:
-        from ..privacy.masking import PatternError, compile_pattern
+        from ..privacy.masking import PatternError, compile_pattern, regex_problem
 
         patterns = [item.strip() for item in value if item.strip()]
         for pattern in patterns:
             try:
                 compile_pattern(pattern)
             except PatternError as exc:
-                reason = exc.__cause__ or exc  # re.error: what is wrong, and where
+                cause = exc.__cause__
+                reason = regex_problem(cause, typed_before=1) if isinstance(cause, re.error) else exc  # after the /
                 raise WordedError("setting.not_pattern", pattern=pattern, reason=reason) from exc
         return patterns
 
@@ -140,33 +142,13 @@ def _setting_name(loc: tuple[int | str, ...]) -> str:
 
 
 def _problem(item: ErrorDetails) -> WordedError | Words:
-    """The common kinds of pydantic error in the catalog's words; any other kind as pydantic says it."""
-    kind, ctx = item["type"], item.get("ctx") or {}
-    error = ctx.get("error")
-    if kind == "value_error" and isinstance(error, WordedError):
-        return error  # one of our validators, already worded
-    if kind in ("int_parsing", "int_type", "int_from_float"):
-        return Words("setting.whole_number")
-    if kind in ("float_parsing", "float_type", "finite_number"):
-        return Words("setting.number")
-    if kind in ("bool_parsing", "bool_type"):
-        return Words("setting.on_off")
-    if kind == "string_type":
-        return Words("setting.text")
-    if kind == "list_type":
-        return Words("setting.list")
-    if kind == "literal_error":
-        field = Settings.model_fields.get(FIELD_NAMES.get(str(item["loc"][0]), "")) if item["loc"] else None
+    """The common kinds of pydantic error in the catalog's words (a literal's choices as the setting lists
+    them); any other kind as pydantic says it."""
+    choices: tuple[object, ...] = ()
+    if item["type"] == "literal_error" and item["loc"]:
+        field = Settings.model_fields.get(FIELD_NAMES.get(str(item["loc"][0]), ""))
         choices = get_args(field.annotation) if field else ()
-        if choices:
-            return Words("setting.one_of", choices=", ".join(map(str, choices)))
-    bounds = {"greater_than_equal": ("ge", "setting.at_least"), "less_than_equal": ("le", "setting.at_most"),
-              "greater_than": ("gt", "setting.more_than")}
-    if kind in bounds and bounds[kind][0] in ctx:
-        limit, key = ctx[bounds[kind][0]], bounds[kind][1]
-        return Words(key, limit=f"{limit:g}" if isinstance(limit, float) else limit)
-    message = str(item["msg"]).removeprefix("Value error, ")
-    return Words("setting.other", message=f"{message[:1].lower()}{message[1:]}")
+    return value_problem(item, choices)
 
 
 def load_settings(path: Path | None = None) -> Settings:

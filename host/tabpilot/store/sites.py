@@ -135,16 +135,20 @@ def allow(origin: str, *, ask: bool = False, use_my_model: bool = False, all_tab
     return grant
 
 
-def revoke(origin: str, path: Path | None = None) -> bool:
-    """Remove one origin; False if it was not allowed."""
-    origin = normalize_origin(origin)
+def revoke(name: str, *, client: bool = False, path: Path | None = None) -> bool:
+    """Remove one site's grant by its origin, or (`client`) an MCP client's "always allow" by its name: the
+    site loses the bridge, the client is asked again before its next task. False if there was none."""
     sites = load_sites(path)
-    kept = [site for site in sites.sites if site.origin != origin]
-    if len(kept) == len(sites.sites):
-        return False
-    sites.sites = kept
-    save_sites(sites, path)
-    return True
+    if client:
+        kept_clients = [grant for grant in sites.mcp_clients if grant.name != name]
+        removed, sites.mcp_clients = len(kept_clients) < len(sites.mcp_clients), kept_clients
+    else:
+        origin = normalize_origin(name)
+        kept_sites = [grant for grant in sites.sites if grant.origin != origin]
+        removed, sites.sites = len(kept_sites) < len(sites.sites), kept_sites
+    if removed:
+        save_sites(sites, path)
+    return removed
 
 
 def stop_asking(origin: str, path: Path | None = None) -> None:
@@ -169,17 +173,6 @@ def allow_client(name: str, path: Path | None = None) -> None:
         save_sites(sites, path)
 
 
-def revoke_client(name: str, path: Path | None = None) -> bool:
-    """The client is asked again before its next task; False if it was not always allowed."""
-    sites = load_sites(path)
-    kept = [client for client in sites.mcp_clients if client.name != name]
-    if len(kept) == len(sites.mcp_clients):
-        return False
-    sites.mcp_clients = kept
-    save_sites(sites, path)
-    return True
-
-
 def new_token(path: Path | None = None) -> str:
     """Replace page-agent's token: every page that held the old one loses the bridge."""
     sites = load_sites(path)
@@ -197,5 +190,5 @@ def public_view(sites: SitesFile) -> dict[str, Any]:
 
 
 __all__ = ["ClientGrant", "SiteError", "SiteGrant", "SitesFile", "allow", "allow_client", "client_allowed",
-           "find", "load_sites", "new_token", "normalize_origin", "public_view", "revoke", "revoke_client",
-           "save_sites", "sites_path", "stop_asking"]
+           "find", "load_sites", "new_token", "normalize_origin", "public_view", "revoke", "save_sites",
+           "sites_path", "stop_asking"]

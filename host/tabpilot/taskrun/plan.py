@@ -11,11 +11,10 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..i18n import Words, value_problem
 from ..i18n import text as say
 
 if TYPE_CHECKING:
-    from pydantic import ValidationError
-
     from ..agent.config import AgentConfig
     from ..guards.domains import DomainPolicy
     from ..llm import LLMNotConfigured
@@ -122,9 +121,11 @@ def plan_task(
     try:
         agent = AgentConfig(**agent_options)
     except ValidationError as exc:
-        raise PlanError(f"cannot run with these settings: {describe(exc)}", "bad_request") from exc
+        problems = [Words("setting.problem", name=".".join(map(str, error["loc"])), problem=value_problem(error))
+                    for error in exc.errors(include_url=False)]
+        raise PlanError(say("plan.bad_settings", language, problems=problems), "bad_request") from exc
     keys = (llm.api_key, user_key, overrides.api_key, os.environ.get("OPENAI_API_KEY"))
-    domains = _domains(settings, overrides)
+    domains = _domains(settings, overrides, language)
     return TaskPlan(
         task=task,
         source=source,
@@ -149,13 +150,13 @@ def _privacy_guard(settings: Settings, language: str | None) -> Any:
         raise PlanError(exc.text(language), "settings") from exc
 
 
-def _domains(settings: Settings, overrides: TaskOverrides) -> DomainPolicy:
+def _domains(settings: Settings, overrides: TaskOverrides, language: str | None) -> DomainPolicy:
     from ..guards.domains import DomainError, DomainPolicy, parse_domains
 
     try:
         added = parse_domains(list(overrides.allow_domains))
     except DomainError as exc:
-        raise PlanError(f"allowed domain: {exc}", "bad_request") from exc
+        raise PlanError(say("plan.allowed_domain", language, problem=exc), "bad_request") from exc
     return DomainPolicy.of([*settings.allowed_domains, *added], settings.blocked_domains)
 
 
@@ -170,11 +171,3 @@ def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) ->
     if source in TERMINAL_SOURCES:
         return message
     return say("error.page_not_configured", language, message=message)
-
-
-def describe(exc: ValidationError) -> str:
-    """pydantic's errors as one line: `max_steps 800: Input should be less than or equal to 500`."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in error['loc'])} {error.get('input')!r}: {error['msg']}"
-        for error in exc.errors(include_url=False)
-    )

@@ -58,8 +58,6 @@ log = logging.getLogger(__name__)
 
 STOPPED_MESSAGE = "Task stopped"
 TAKEN_OVER = "The user took the controls; no input is sent to the page until they hand back."
-NOBODY_TO_APPROVE = ("{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can "
-                     "answer here, so it was not done. {remedy}")
 SUSPENDED = "The host went away mid-task; the next host goes on with it."
 # An action waiting for the user's yes is denied after this long without an answer: nothing irreversible
 # happens while they are away, and the task goes on (or ends) instead of waiting for ever.
@@ -82,7 +80,7 @@ class TaskRun:
     def __init__(
         self, plan: TaskPlan, store: TaskStore, browser: Browser, *, can_ask: bool = True, can_hand_over: bool = True,
         approvals: ApprovalMode = "ask",
-        nobody_to_approve: str = "Set ask-before to never in Settings to let the agent act without asking.",
+        nobody_to_approve: str = "approval.remedy.settings",
         recipe: dict[str, Any] | None = None,
     ) -> None:
         self.plan = plan
@@ -108,7 +106,7 @@ class TaskRun:
         self._answer: asyncio.Future[str] | None = None
         self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
         self.approvals = approvals
-        self.nobody_to_approve = nobody_to_approve  # what to do, worded for where the user is (terminal, popup)
+        self.nobody_to_approve = nobody_to_approve  # the catalog's key of what to do where the user is (terminal …)
         self._guard: NavigationGuard | None = None
         self._approval: PendingAction | None = None
         self._decision: asyncio.Future[Decision] | None = None
@@ -478,7 +476,9 @@ class TaskRun:
             return None
         words = {"action": pending.action, "site": pending.site or "this page"}
         if self.approvals == "refuse":
-            refusal = NOBODY_TO_APPROVE.format(**words, ask_before=self.plan.ask_before, remedy=self.nobody_to_approve)
+            language = self.plan.agent.language
+            refusal = say("result.nobody_to_approve", language, **words, ask_before=self.plan.ask_before,
+                          remedy=say(self.nobody_to_approve, language))
             self._push_guard(refusal, "denied")
             return refusal
         decision: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
