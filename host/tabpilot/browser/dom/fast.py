@@ -9,9 +9,10 @@ filled in through CDP: click listeners (`DOMDebugger.getEventListeners`) and clo
 The walker is installed before the page needs it: every new document of a session that tabpilot reads
 gets it in tabpilot's world as it is created (`Page.addScriptToEvaluateOnNewDocument`), so the first look
 after a navigation only asks for it. The world itself is made as the document is committed (a cross-site
-frame's as its session attaches), while the page loads: the first look starts with the listeners. It is kept as a global of that world named after its source, so a
-walker of another tabpilot version is never used; a second task or a restarted host reuses the one
-there (its ids stay consistent: they are only ever looked up through the walker that gave them)."""
+frame's as its session attaches), while the page loads: the first look starts with the listeners. It is
+kept as a global of that world named after its source, so a walker of another tabpilot version is never
+used; a second task or a restarted host reuses the one there (its ids stay consistent: they are only ever
+looked up through the walker that gave them)."""
 
 from __future__ import annotations
 
