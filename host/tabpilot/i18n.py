@@ -502,7 +502,6 @@ EN_US: dict[str, str] = {
     ),
     "secrets.cannot_read": "cannot read the secrets file {path}: {reason}",
     "secrets.damaged": "the secrets file {path} is damaged ({reason}); fix it or delete it and set the secrets again",
-    "secrets.not_domain": "{text!r} is not a domain; give a host name such as example.com",
     "secrets.too_short": "a secret's value needs at least {length} characters",
     "secrets.keychain_refused": (
         "the system keychain refused the secret ({reason}); set {variable}=file to keep it in an owner-only file "
@@ -960,7 +959,6 @@ ZH_CN: dict[str, str] = {
     ),
     "secrets.cannot_read": "无法读取机密文件 {path}：{reason}",
     "secrets.damaged": "机密文件 {path} 已损坏（{reason}）；请修正它，或删除它后重新设置机密",
-    "secrets.not_domain": "{text!r} 不是域名；请给出一个主机名，例如 example.com",
     "secrets.too_short": "机密的值至少需要 {length} 个字符",
     "secrets.keychain_refused": (
         "系统钥匙串拒绝了这个机密（{reason}）；设置 {variable}=file 可改为保存在仅所有者可读写的文件中"
