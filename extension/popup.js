@@ -178,7 +178,7 @@ function setControl(control, question, approval = null) {
   if (asked) {
     title = t("approveTitle");
     reason = `${asked.site ? t("approveWants", asked.action, asked.site) : t("approveWantsHere", asked.action)}\n`
-      + t("approveWhy", asked.why);
+      + t("approveWhy", asked.whyText || asked.why); // whyText: the host's words in our language
   } else if (ui.question) {
     title = t("overlayQuestion");
     reason = ui.question;

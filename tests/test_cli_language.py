@@ -266,6 +266,24 @@ def test_secrets_speaks_the_language_setting(home: Path) -> None:
     assert "there is no secret named NOPE" in tabpilot(home, "secrets", "delete", "NOPE").stderr
 
 
+def test_a_secret_for_a_one_word_domain_is_refused_with_the_domain_settings_words(home: Path) -> None:
+    """`shop` is a typo, not a site: refused as the allowed domains refuse it, and nothing is stored."""
+    speak(home, "zh-CN")
+    refused = tabpilot(home, "secrets", "set", "SHOP_PIN", "--domain", "shop", stdin="1234-5678")
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == \
+        "tabpilot secrets：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"
+    speak(home, "en-US")
+    refused = tabpilot(home, "secrets", "set", "SHOP_PIN", "--domain", "shop", stdin="1234-5678")
+    assert refused.returncode == 1
+    assert "'shop' is not a domain: give a host name with a dot (example.com), localhost or an IP address" \
+        in refused.stderr
+    assert "SHOP_PIN" not in tabpilot(home, "secrets").stdout
+    for domain in ("localhost", "127.0.0.1", "Shop.Example:8443"):
+        assert tabpilot(home, "secrets", "set", "SHOP_PIN", "--domain", domain, stdin="1234-5678").returncode == 0
+    assert "shop.example" in tabpilot(home, "secrets").stdout
+
+
 def test_config_speaks_the_language_setting(home: Path) -> None:
     switched = tabpilot(home, "config", "set", "language", "zh-CN")
     assert switched.stdout.strip() == "language 已设为 zh-CN"  # answered in the language just chosen
@@ -418,7 +436,8 @@ def test_a_refused_secret_is_explained_in_the_language_setting(home: Path) -> No
     assert refused[0].stderr.strip() == ("tabpilot secrets：'1PW' 不能用作机密名称：请以字母开头，后面是字母、数字、"
                                          "_ . 或 -（最多 64 个），例如 GITHUB_PASSWORD")
     assert refused[1].stderr.strip() == "tabpilot secrets：机密的值至少需要 4 个字符"
-    assert refused[2].stderr.strip() == "tabpilot secrets：'x y!' 不是域名；请给出一个主机名，例如 example.com"
+    assert refused[2].stderr.strip() == \
+        "tabpilot secrets：'x y!' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"
     for result in refused:
         chinese(result.stderr)
     speak(home, "en-US")

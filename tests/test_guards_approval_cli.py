@@ -239,3 +239,26 @@ async def test_without_a_terminal_the_refusal_and_its_remedy_are_in_the_language
     assert f"🚫 {refusal}" in out, out
     assert "Standard input" not in out and "needs the user's approval" not in out, out
     assert refusal in "\n".join(str(m["content"]) for m in requests[-1]["messages"])  # told to the model
+
+
+@pytest.mark.parametrize("language", ["en-US", "zh-CN"])
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_terminal_asks_and_says_why_in_the_language_setting(browser: Browser, pages, tmp_path: Path,
+                                                                      language: str) -> None:
+    """The question and its reason, for a card form's submit and for an order button, in the language setting;
+    the action stays as the model named it. Denied both times: the page gets nothing."""
+    home = tmp_path / language
+    await set_language(home, language)
+    url = pages.url(f"guard_shop.html?asked={language}")
+    replies = [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Continue")}}, goal="pay"),
+               *order_then_done()]
+    code, out, _ = await run_order(browser, url, home, replies, answer="n")
+    assert code == 0, out
+    assert await shop_log(browser, url) == [], out
+    asked = {"en-US": ['⚠  The agent wants to click button "Continue" on 127.0.0.1 (it submits a form with payment '
+                       'fields).', f"⚠  {QUESTION}."],
+             "zh-CN": ['⚠  智能体想在 127.0.0.1 上执行：click button "Continue"（它会提交一个含有支付字段的表单）。',
+                       '⚠  智能体想在 127.0.0.1 上执行：click button "Place order"（它的名称含有“order”）。']}[language]
+    for question in asked:
+        assert question in out, out
+    assert ("The agent wants" in out) is (language == "en-US"), out

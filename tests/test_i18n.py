@@ -96,3 +96,24 @@ def test_a_failures_message_is_the_catalogs_english_and_its_words_follow_the_lan
     assert missing.message.startswith("No API key is configured for https://api.example.com/v1. Configure one")
     assert missing.describe("zh-CN").startswith("尚未为 https://api.example.com/v1 配置 API 密钥。")
     assert failure_text("max_steps") == MAX_STEPS_MESSAGE
+
+
+@pytest.mark.parametrize(("language", "words"), [
+    ("en-US", ["it submits a form with payment and password fields", "you asked to approve every action"]),
+    ("zh-CN", ["它会提交一个含有支付和密码字段的表单", "你要求每个操作都先经你批准"]),
+])
+def test_an_approvals_reason_reaches_a_reader_in_their_language_and_stays_english_on_the_record(
+    language: str, words: list[str]
+) -> None:
+    from tabpilot.guards.irreversible import PendingAction
+    from tabpilot.i18n import approval_for_reader
+
+    form = PendingAction('click button "Pay"', "shop.example", "form_fields", {"kinds": ["payment", "password"]})
+    every = PendingAction("go back", "", "every_action")
+    for pending, worded in zip((form, every), words, strict=True):
+        wire = pending.to_wire()
+        assert wire["why"] == pending.why("en-US") and wire["why"].isascii()  # the record and logs: English
+        assert approval_for_reader(wire, language) == {**wire, "whyText": worded}
+        assert PendingAction.from_wire(wire) == pending
+    older = {"action": "click", "site": "", "why": "its name says \"order\""}  # an older host's approval
+    assert approval_for_reader(older, language) == older

@@ -52,9 +52,9 @@ def test_a_domain_is_normalised_from_what_users_paste(given: str) -> None:
     assert normalize_domain(given) == "example.com"
 
 
-@pytest.mark.parametrize("given", ["", "   ", "https://", "exa mple.com"])
+@pytest.mark.parametrize("given", ["", "   ", "https://", "exa mple.com", "shop", "not a domain!"])
 def test_a_bad_domain_is_refused(given: str) -> None:
-    with pytest.raises(DomainError, match=r"host name such as example\.com"):
+    with pytest.raises(DomainError, match=r"a host name with a dot \(example\.com\), localhost or an IP address"):
         normalize_domain(given)
 
 
@@ -201,7 +201,8 @@ def test_secrets_cli_set_list_delete_with_stdin_and_an_owner_only_file(tmp_path:
 @pytest.mark.parametrize("args, stdin, error", [
     (["set", "PW", "--domain", "example.com"], "", "no value given"),
     (["set", "PW", "--domain", "example.com"], "abc", "at least 4 characters"),
-    (["set", "PW", "--domain", "not a domain"], "long-value", "host name such as example.com"),
+    (["set", "PW", "--domain", "not a domain"], "long-value", "host name with a dot (example.com)"),
+    (["set", "PW", "--domain", "shop"], "long-value", "host name with a dot (example.com)"),
     (["set", "1PW", "--domain", "example.com"], "long-value", "not a usable secret name"),
 ])
 def test_secrets_cli_bad_input_says_what_to_do(tmp_path: Path, args: list[str], stdin: str, error: str) -> None:

@@ -233,7 +233,7 @@
     if (approval) {
       title = t("approveTitle");
       reason = approval.site ? t("approveWants", approval.action, approval.site) : t("approveWantsHere", approval.action);
-      why = t("approveWhy", approval.why);
+      why = t("approveWhy", approval.whyText || approval.why); // whyText: the host's words in our language
     } else if (question) {
       title = t("overlayQuestion");
       reason = question;

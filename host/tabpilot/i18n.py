@@ -92,6 +92,16 @@ EN_US: dict[str, str] = {
         "{action} on {site} needs the user's approval (ask-before: {ask_before}), and nobody can answer here, so it "
         "was not done. {remedy}"
     ),
+    # the question before an action (guards/irreversible.py): the action itself is named as the model named it
+    "approval.wants": "The agent wants to {action} on {site}",
+    "approval.wants_here": "The agent wants to {action}",
+    "approval.why.name_says": 'its name says "{word}"',
+    "approval.why.form_fields": "it submits a form with {fields} fields",
+    "approval.why.every_action": "you asked to approve every action",
+    "approval.field.payment": "payment",
+    "approval.field.password": "password",
+    "approval.field.personal": "personal",
+    "approval.fields_and": " and ",
     "approval.remedy.settings": "Set ask-before to never in Settings to let the agent act without asking.",
     "approval.remedy.no_terminal": (
         "Standard input is not a terminal, so tabpilot run cannot ask you: run it again with --yes to let the agent "
@@ -502,7 +512,6 @@ EN_US: dict[str, str] = {
     ),
     "secrets.cannot_read": "cannot read the secrets file {path}: {reason}",
     "secrets.damaged": "the secrets file {path} is damaged ({reason}); fix it or delete it and set the secrets again",
-    "secrets.not_domain": "{text!r} is not a domain; give a host name such as example.com",
     "secrets.too_short": "a secret's value needs at least {length} characters",
     "secrets.keychain_refused": (
         "the system keychain refused the secret ({reason}); set {variable}=file to keep it in an owner-only file "
@@ -584,6 +593,15 @@ ZH_CN: dict[str, str] = {
     "result.nobody_to_approve": (
         "{action}（{site}）需要用户批准（ask-before：{ask_before}），但这里没有人能回答，所以它没有执行。{remedy}"
     ),
+    "approval.wants": "智能体想在 {site} 上执行：{action}",
+    "approval.wants_here": "智能体想执行：{action}",
+    "approval.why.name_says": "它的名称含有“{word}”",
+    "approval.why.form_fields": "它会提交一个含有{fields}字段的表单",
+    "approval.why.every_action": "你要求每个操作都先经你批准",
+    "approval.field.payment": "支付",
+    "approval.field.password": "密码",
+    "approval.field.personal": "个人信息",
+    "approval.fields_and": "和",
     "approval.remedy.settings": "在“设置”中把 ask-before 设为 never，智能体就可以不经询问直接执行。",
     "approval.remedy.no_terminal": (
         "标准输入不是终端，tabpilot run 无法询问你：请加上 --yes 再运行一次，让智能体不经询问执行这类操作"
@@ -960,7 +978,6 @@ ZH_CN: dict[str, str] = {
     ),
     "secrets.cannot_read": "无法读取机密文件 {path}：{reason}",
     "secrets.damaged": "机密文件 {path} 已损坏（{reason}）；请修正它，或删除它后重新设置机密",
-    "secrets.not_domain": "{text!r} 不是域名；请给出一个主机名，例如 example.com",
     "secrets.too_short": "机密的值至少需要 {length} 个字符",
     "secrets.keychain_refused": (
         "系统钥匙串拒绝了这个机密（{reason}）；设置 {variable}=file 可改为保存在仅所有者可读写的文件中"
@@ -1147,3 +1164,35 @@ def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]
     code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
     worded = event_text(event, language)
     return dict(event) if worded is None else {**event, "text": worded}
+
+
+# Why an action waits for the user's yes (the `whyCode` of a task's `approval`, guards/irreversible.py) → the
+# names its `whyParams` carry; the catalog words each as `approval.why.<code>`.
+APPROVAL_REASONS: dict[str, tuple[str, ...]] = {
+    "name_says": ("word",),  # the word of the element's name that makes it irreversible
+    "form_fields": ("kinds",),  # the sensitive kinds of fields the form has: payment, password, personal
+    "every_action": (),  # ask-before: every
+}
+
+
+def approval_why(code: str, params: Mapping[str, Any], language: str | None = None, /) -> str:
+    """Why the action waits for a yes, in `language`: `form_fields`' kinds are worded and joined here."""
+    values = dict(params)
+    if code == "form_fields":
+        values["fields"] = text("approval.fields_and", language).join(
+            text(f"approval.field.{kind}", language) for kind in values.pop("kinds"))
+    return text(f"approval.why.{code}", language, **values)
+
+
+def approval_for_reader(approval: Mapping[str, Any] | None, language: str | None) -> dict[str, Any] | None:
+    """A task's `approval` as sent to a reader in `language` (the popup, the overlay): with `whyText`, its reason
+    in that language, when its `whyCode` is one this version words; the English `why` stays as it is."""
+    if approval is None:
+        return None
+    code, params = approval.get("whyCode"), approval.get("whyParams")
+    if code not in APPROVAL_REASONS or not isinstance(params, Mapping):
+        return dict(approval)
+    try:
+        return {**approval, "whyText": approval_why(str(code), params, language)}
+    except (KeyError, IndexError, ValueError, TypeError):  # params the catalog's words do not fit: the English stands
+        return dict(approval)

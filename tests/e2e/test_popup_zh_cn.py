@@ -8,7 +8,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from e2e_support import SCREENS, Harness, PopupPage, configure, done, start_connected_harness, wait_status
+from e2e_support import SCREENS, Harness, PopupPage, act_on, configure, done, start_connected_harness, wait_status
+from test_approvals import shop_tab  # noqa: F401  (the shop page with "Place order", as the approval tests open it)
+from test_takeover import account_told, ended, start
+from test_takeover import configure as configure_host
+from user_support import open_panel, screenshot, wait_overlay
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer, Text, ToolCall
@@ -188,3 +192,34 @@ async def test_a_past_tasks_errors_are_shown_in_chinese_by_their_code(harness: H
         "无法保存任务历史（OperationalError: disk I/O error），所以任务已停止：此后它做的事没有记录下来。")
     await popup.screenshot(SCREENS / "zh-CN-past-error.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_approval_card_asks_and_says_why_in_chinese(harness: Harness, llm: ScriptedLLMServer,
+                                                             shop_tab: Tab) -> None:  # noqa: F811
+    """The agent wants "Place order": the page's overlay and the side panel ask in Chinese, the reason included
+    (the host words it in the connection's language); the action stays as the model named it. Deny: nothing
+    reaches the page."""
+    problems: list[str] = []
+    after: list[dict] = []
+    llm.add(act_on("Place order", "click_element_by_index", "下单", problems),
+            account_told(after, done("用户没有允许下单", success=False)))
+    await configure_host(harness, llm)
+    task_id = await start(harness, shop_tab, "买下这本书")
+    wants = '智能体想在 127.0.0.1 上执行：click button "Place order"'
+    why = "询问原因：它的名称含有“order”。"
+    shown = await wait_overlay(shop_tab, "the overlay to ask in Chinese",
+                               lambda o: o["state"] == "approval" and wants in o["reason"])
+    assert shown["why"] == why, shown
+    await screenshot(shop_tab, "zh-CN-approval-overlay.png")
+    panel = await open_panel(harness, shop_tab)
+    await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({wants!r})",
+                         "the side panel to ask")
+    assert await panel.text("#control-reason") == f"{wants}\n{why}"
+    assert await panel.text("#approve-deny") == "拒绝"
+    await panel.screenshot(SCREENS / "zh-CN-approval-panel.png")
+    await panel.click("#approve-deny")
+    snap = await ended(harness, task_id)
+    assert not problems, problems
+    assert await shop_tab.evaluate("window.shopLog") == []  # the page never got the click
+    assert [e for e in snap["history"] if e.get("guard") == "denied"], snap["history"]
+    await harness.browser.close_tab(panel.tab.target_id)

@@ -204,9 +204,9 @@ class TerminalControls:
             self._expired_approval = None
 
             takeover = say("controls.approve_takeover", self.language) if self.capture is not None else ""
-            pending = PendingAction(**update.approval)
-            self._say(say("controls.approve", self.language, sentence=pending.sentence(), why=pending.why,
-                          takeover=takeover))
+            pending = PendingAction.from_wire(update.approval)
+            self._say(say("controls.approve", self.language, sentence=pending.sentence(self.language),
+                          why=pending.why(self.language), takeover=takeover))
         self._shown_approval = update.approval
         if update.question is not None and update.question != self._shown_question:
             self._say(say("controls.question", self.language, question=update.question))

@@ -11,8 +11,11 @@ fields are read from the page when the action is about to run."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from ..i18n import approval_why, text
 
 if TYPE_CHECKING:
     from ..agent.tools import ToolContext
@@ -59,19 +62,35 @@ FORM_FACTS = r"""function(viaKey) {
 }"""
 
 
+Reason = tuple[str, dict[str, Any]]  # why an action is asked: a code of i18n.APPROVAL_REASONS and its params
+
+
 @dataclass(frozen=True)
 class PendingAction:
-    """What the user is asked about: "The agent wants to {action} on {site}"."""
+    """What the user is asked about: "The agent wants to {action} on {site}", and why, in their language."""
 
-    action: str  # click button "Place order"
+    action: str  # click button "Place order": named as the model named it, in every language
     site: str  # shop.example
-    why: str  # its name says "order" / it submits a form with payment fields / every action is asked
+    why_code: str  # name_says / form_fields / every_action (i18n.APPROVAL_REASONS)
+    why_params: dict[str, Any] = field(default_factory=dict)  # {"word": "order"} / {"kinds": ["payment"]}
 
-    def to_wire(self) -> dict[str, str]:
-        return {"action": self.action, "site": self.site, "why": self.why}
+    def to_wire(self) -> dict[str, Any]:
+        """`why` in English for older readers and logs; `whyCode` and `whyParams` for a reader that words it."""
+        return {"action": self.action, "site": self.site, "why": self.why("en-US"), "whyCode": self.why_code,
+                "whyParams": dict(self.why_params)}
 
-    def sentence(self) -> str:
-        return f"The agent wants to {self.action} on {self.site}" if self.site else f"The agent wants to {self.action}"
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> PendingAction:
+        return cls(action=str(wire["action"]), site=str(wire.get("site") or ""), why_code=str(wire["whyCode"]),
+                   why_params=dict(wire.get("whyParams") or {}))
+
+    def why(self, language: str | None = None) -> str:
+        return approval_why(self.why_code, self.why_params, language)
+
+    def sentence(self, language: str | None = None) -> str:
+        if self.site:
+            return text("approval.wants", language, action=self.action, site=self.site)
+        return text("approval.wants_here", language, action=self.action)
 
 
 def named(element: ElementRef) -> str:
@@ -80,9 +99,9 @@ def named(element: ElementRef) -> str:
     return f'{kind} "{" ".join(element.name.split())[:80]}"' if element.name else kind
 
 
-def name_reason(name: str) -> str | None:
+def name_reason(name: str) -> Reason | None:
     found = IRREVERSIBLE_WORDS.search(name or "")
-    return f'its name says "{found.group(0)}"' if found else None
+    return ("name_says", {"word": found.group(0)}) if found else None
 
 
 async def pending_action(ask_before: str, tool: str, tool_input: Any, ctx: ToolContext) -> PendingAction | None:
@@ -106,7 +125,7 @@ async def pending_action(ask_before: str, tool: str, tool_input: Any, ctx: ToolC
     return None
 
 
-async def _ask(ctx: ToolContext, action: str, why: str | None, every: bool) -> PendingAction | None:
+async def _ask(ctx: ToolContext, action: str, why: Reason | None, every: bool) -> PendingAction | None:
     if why is None and not every:
         return None
     from .domains import host_of
@@ -115,7 +134,8 @@ async def _ask(ctx: ToolContext, action: str, why: str | None, every: bool) -> P
         site = host_of(await ctx.tab.url()) or ""
     except Exception:
         site = ""
-    return PendingAction(action=action, site=site, why=why or "you asked to approve every action")
+    code, params = why or ("every_action", {})
+    return PendingAction(action=action, site=site, why_code=code, why_params=params)
 
 
 async def _refused_anyway(ctx: ToolContext, element: ElementRef) -> bool:
@@ -125,10 +145,8 @@ async def _refused_anyway(ctx: ToolContext, element: ElementRef) -> bool:
     return domains is not None and await click_refusal(domains, ctx.tab, element) is not None
 
 
-def _form_reason(kinds: list[str] | None) -> str | None:
-    if not kinds:
-        return None
-    return f"it submits a form with {' and '.join(kinds)} fields"
+def _form_reason(kinds: list[str] | None) -> Reason | None:
+    return ("form_fields", {"kinds": kinds}) if kinds else None
 
 
 async def _form_kinds(ctx: ToolContext, element: ElementRef | None) -> list[str] | None:

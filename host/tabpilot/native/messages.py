@@ -273,7 +273,7 @@ class TaskControlPush(TaskPush):
     type: Literal["task.control"] = "task.control"
     control: dict[str, Any] | None  # {by: "user", reason, startedAt, message?}
     question: str | None
-    approval: dict[str, str] | None = None  # an action waiting for the user's yes: {action, site, why}
+    approval: dict[str, Any] | None = None  # an action waiting for the user's yes: {action, site, why, whyCode, …}
 
 
 class TaskResultPush(TaskPush):

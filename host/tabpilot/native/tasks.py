@@ -73,7 +73,7 @@ class HostTask:
 
     def snapshot(self, language: str | None = None) -> dict[str, Any] | None:
         """The task as a reader in `language` gets it (i18n.for_reader)."""
-        from ..i18n import for_reader
+        from ..i18n import approval_for_reader, for_reader
 
         run = self.run
         if run is None or self.task_id is None:
@@ -87,7 +87,7 @@ class HostTask:
             "activity": run.activity,
             "control": run.control,
             "question": run.question,
-            "approval": run.approval,
+            "approval": approval_for_reader(run.approval, language),
         }
         if run.finished is not None:
             snap["result"] = run.finished.result
@@ -304,7 +304,7 @@ class TaskManager:
 
     # --- run events → pushes --------------------------------------------------------------------
     def _on_update(self, entry: HostTask, update: RunUpdate) -> None:
-        from ..i18n import for_reader
+        from ..i18n import approval_for_reader, for_reader
         from ..taskrun.events import RunActivity, RunControl, RunEvent, RunFinished, RunStarted, RunStatus
         from .messages import TaskActivityPush, TaskControlPush, TaskEventPush, TaskResultPush, TaskStatusPush
 
@@ -320,7 +320,7 @@ class TaskManager:
             self._push(TaskActivityPush(task_id=task_id, activity=update.activity))
         elif isinstance(update, RunControl):
             self._push(TaskControlPush(task_id=task_id, control=update.control, question=update.question,
-                                       approval=update.approval))
+                                       approval=approval_for_reader(update.approval, self.ui_language)))
         elif isinstance(update, RunFinished):
             self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
             self._push(TaskStatusPush(task_id=task_id, status=update.status))

@@ -104,7 +104,7 @@ def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> 
     try:
         domain = normalize_domain(domain)
     except DomainError as exc:
-        raise SecretError("secrets.not_domain", text=domain) from exc
+        raise SecretError(exc.key, **exc.values) from exc  # the allowed domains' rule and words
     value = value.rstrip("\r\n")
     if len(value) < MIN_VALUE_LENGTH:
         raise SecretError("secrets.too_short", length=MIN_VALUE_LENGTH)

@@ -52,7 +52,7 @@ class RunControl:
 
     control: dict[str, Any] | None
     question: str | None
-    approval: dict[str, str] | None = None  # an action waiting for the user's yes: {action, site, why}
+    approval: dict[str, Any] | None = None  # an action waiting for the user's yes: PendingAction.to_wire()
 
 
 @dataclass(frozen=True)

@@ -464,7 +464,7 @@ class TaskRun:
 
     # --- actions that wait for the user's yes (guards/irreversible.py) ---------------------------
     @property
-    def approval(self) -> dict[str, str] | None:
+    def approval(self) -> dict[str, Any] | None:
         return None if self._approval is None else self._approval.to_wire()
 
     async def _approve_action(self, tool: str, tool_input: Any, ctx: Any) -> str | None:
