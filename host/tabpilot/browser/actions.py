@@ -26,7 +26,19 @@ from .dom.rules import is_password_input
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, PageScriptError, TabClosed
 from .keys import key_events, parse_chord, parse_keys, typing_events
-from .nodes import call, check_open, describe, node_id, ref_for_object, release, resolve, send, shorten
+from .nodes import (
+    call,
+    check_open,
+    describe,
+    node_id,
+    ref_for_object,
+    release,
+    resolve,
+    resolve_unchecked,
+    send,
+    shorten,
+    stale_error,
+)
 from .passwords import withhold
 from .pointer import aim, mouse_click, mouse_move
 from .tab import Tab
@@ -253,23 +265,30 @@ async def hover(browser: Browser, tab: Tab, element: ElementRef) -> str:
 # --- typing ----------------------------------------------------------------------------------------
 async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str) -> str:
     check_open(tab)
-    object_id = await resolve(tab, element)
-    field = await call(tab, element, object_id, scripts.FIND_TEXT_FIELD, by_value=False)
-    if field.get("subtype") != "node":
-        problem = field.get("value") or "it is not a text field"
-        raise ActionError(f"Cannot type into {describe(element)}: {problem}.")
-    field_id = field["objectId"]
+    object_id = field_id = await resolve_unchecked(tab, element)
+    info = await call(tab, element, object_id, scripts.TEXT_FIELD_HERE)
+    if info.get("stale"):
+        raise stale_error(element)
+    if info.get("problem"):
+        raise ActionError(f"Cannot type into {describe(element)}: {info['problem']}.")
+    target = element
     try:
-        target = element
-        if field_id != object_id:
+        if info.get("elsewhere"):  # a label's control, the one field inside a wrapper
+            field = await call(tab, element, object_id, scripts.FIND_TEXT_FIELD, by_value=False)
+            if field.get("subtype") != "node":
+                problem = field.get("value") or "it is not a text field"
+                raise ActionError(f"Cannot type into {describe(element)}: {problem}.")
+            field_id = field["objectId"]
             target = await ref_for_object(tab, element, field_id, element.name)
-        info = await call(tab, target, field_id, scripts.TEXT_FIELD_INFO)
+            info = await call(tab, target, field_id, scripts.TEXT_FIELD_HERE)
         if info["mode"] == "set":
             value = await call(tab, target, field_id, scripts.SET_VALUE, text)
         else:
-            if not info["focused"]:
+            if "hadContent" in info:  # it had the focus: its content is selected already
+                had_content = info["hadContent"]
+            else:
                 await _focus(browser, tab, target, field_id)
-            had_content = await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
+                had_content = await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
             await _type(tab, target, text, multiline=info["multiline"], clear_first=bool(had_content))
             value = await call(tab, target, field_id, scripts.READ_VALUE)
     finally:

@@ -106,13 +106,20 @@ async def node_id(tab: Tab, element: ElementRef) -> int:
 
 async def resolve(tab: Tab, element: ElementRef) -> str:
     """The element's JS object id, after checking it is still attached to its document."""
+    object_id = await resolve_unchecked(tab, element)
+    connected = await call(tab, element, object_id, "function() { return this.isConnected; }")
+    if not connected:
+        raise stale_error(element)
+    return object_id
+
+
+async def resolve_unchecked(tab: Tab, element: ElementRef) -> str:
+    """The element's JS object id, which may name a node removed from its document: for a caller whose
+    first page function checks `this.isConnected` itself (one round trip fewer than `resolve`)."""
     reply = await send(tab, element.session, "DOM.resolveNode", {"backendNodeId": await node_id(tab, element)},
                        element=element)
     object_id: str | None = reply["object"].get("objectId")
     if not object_id:
-        raise stale_error(element)
-    connected = await call(tab, element, object_id, "function() { return this.isConnected; }")
-    if not connected:
         raise stale_error(element)
     return object_id
 
