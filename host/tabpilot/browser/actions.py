@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from .. import paths
 from ..cdp import CDPError, CDPErrorKind
+from ..cdp.transport import INPUT_WINDOW
 from . import scripts
 from .browser import Browser, TabInfo
 from .dom.fast import WORLD_NAME
@@ -332,12 +333,7 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool, cl
     await _send_in_order(tab, element, commands)
 
 
-# Commands in flight at once. Each command checks for a takeover (the user has the controls) as it is
-# sent, so one stops the rest: at most this many follow it (tests/test_actions_forms.py and
-# tests/e2e/test_relay_browser.py check). Sizes from 1 to 64 refilled at once made no difference measured
-# (bench_typing, load 14-22): the replies come back in bunches, and the commands sent in one turn leave
-# together anyway (one websocket write, one cdp.batch frame: ~16 frames for 100 characters).
-TYPING_WINDOW = 64
+TYPING_WINDOW = INPUT_WINDOW
 
 
 async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tuple[str, dict[str, Any]]]) -> None:
@@ -348,10 +344,12 @@ async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tu
     cores: awaited one by one 470 ms (websocket) / 1480 ms (relay); in batches of 64 awaited whole,
     204 / 336 ms. What is left is mostly Chromium's own work per key event (bench_typing prints the CPU:
     ~90 ms of the page's renderer and ~60 ms of the browser process per 100 characters, at load 14)."""
+    # Over the extension relay the worker paces them (a window from here waited ~10 ms on the host for each).
+    window = max(len(commands), 1) if tab.session.connection.paces_input else TYPING_WINDOW
     in_flight: deque[asyncio.Task[dict[str, Any]]] = deque()
     try:
         for method, params in commands:
-            if len(in_flight) >= TYPING_WINDOW:
+            if len(in_flight) >= window:
                 await in_flight.popleft()
             in_flight.append(asyncio.ensure_future(send(tab, tab.session, method, params, element=element)))
         while in_flight:

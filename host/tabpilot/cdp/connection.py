@@ -55,6 +55,12 @@ class CDPConnection:
     def closed(self) -> bool:
         return self._closed_reason is not None
 
+    @property
+    def paces_input(self) -> bool:
+        """Whether the transport keeps a run of input commands to `INPUT_WINDOW` in flight itself (the extension
+        relay's worker does, next to chrome.debugger): a caller then sends the whole run at once."""
+        return bool(getattr(self._transport, "paces_input", False))
+
     async def send(
         self,
         method: str,
