@@ -37,6 +37,7 @@ from .nodes import (
     resolve,
     resolve_unchecked,
     send,
+    send_input_run,
     shorten,
     stale_error,
 )
@@ -344,12 +345,13 @@ async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tu
     cores: awaited one by one 470 ms (websocket) / 1480 ms (relay); in batches of 64 awaited whole,
     204 / 336 ms. What is left is mostly Chromium's own work per key event (bench_typing prints the CPU:
     ~90 ms of the page's renderer and ~60 ms of the browser process per 100 characters, at load 14)."""
-    # Over the extension relay the worker paces them (a window from here waited ~10 ms on the host for each).
-    window = max(len(commands), 1) if tab.session.connection.paces_input else TYPING_WINDOW
+    if tab.session.connection.paces_input:  # the extension relay's worker paces them, next to chrome.debugger
+        await send_input_run(tab, commands, element=element)
+        return
     in_flight: deque[asyncio.Task[dict[str, Any]]] = deque()
     try:
         for method, params in commands:
-            if len(in_flight) >= window:
+            if len(in_flight) >= TYPING_WINDOW:
                 await in_flight.popleft()
             in_flight.append(asyncio.ensure_future(send(tab, tab.session, method, params, element=element)))
         while in_flight:

@@ -69,6 +69,20 @@ async def send(
         raise _failure(tab, session, method, exc, element, timeout) from exc
 
 
+async def send_input_run(tab: Tab, commands: list[tuple[str, dict[str, Any]]], *, element: ElementRef | None) -> None:
+    """A run of input commands to the tab at once, for a transport that paces them itself
+    (`CDPConnection.paces_input`), logged as this host's own input; failures mapped as `send` maps them."""
+    check_open(tab)
+    if tab.input_log.refused:
+        raise ActionError(tab.input_log.refused)
+    session = tab.session
+    try:
+        with tab.input_log.dispatching():
+            await session.connection.send_run(commands, session_id=session.session_id, timeout=ELEMENT_TIMEOUT)
+    except CDPError as exc:
+        raise _failure(tab, session, exc.method, exc, element) from exc
+
+
 def _failure(tab: Tab, session: CDPSession, method: str, exc: CDPError, element: ElementRef | None,
              timeout: float = ELEMENT_TIMEOUT) -> BrowserError:
     """The error to raise for a failed command, in words the model can act on."""
