@@ -334,7 +334,7 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool, cl
     await _send_in_order(tab, element, commands)
 
 
-TYPING_WINDOW = INPUT_WINDOW
+TYPING_WINDOW = INPUT_WINDOW  # why 64: cdp/transport.py
 
 
 async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tuple[str, dict[str, Any]]]) -> None:
@@ -344,8 +344,10 @@ async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tu
     rather than a batch waiting for its slowest reply. 100 characters (~200 key events), load ~12 on 2
     cores: awaited one by one 470 ms (websocket) / 1480 ms (relay); in batches of 64 awaited whole,
     204 / 336 ms. What is left is mostly Chromium's own work per key event (bench_typing prints the CPU:
-    ~90 ms of the page's renderer and ~60 ms of the browser process per 100 characters, at load 14)."""
-    if tab.session.connection.paces_input:  # the extension relay's worker paces them, next to chrome.debugger
+    ~90 ms of the page's renderer and ~60 ms of the browser process per 100 characters, at load 14).
+    Over the extension relay the whole run goes in one frame and the worker keeps the window, next to
+    chrome.debugger: paced from here, chrome.debugger sat idle for each window's round trip to the host."""
+    if tab.session.connection.paces_input:
         await send_input_run(tab, commands, element=element)
         return
     in_flight: deque[asyncio.Task[dict[str, Any]]] = deque()
