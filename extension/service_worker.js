@@ -329,8 +329,8 @@ async function sendInputRun({ commands, window: inFlight }) {
   if (!Number.isInteger(inFlight) || inFlight < 1) {
     throw Object.assign(new Error("cdp.input needs a window of at least 1"), { code: "bad_request" });
   }
-  if (!commands.every(({ method }) => SELF_INPUT_METHOD.test(method))) {
-    throw Object.assign(new Error("cdp.input takes input commands only"), { code: "bad_request" });
+  if (!commands.every(({ method }) => method.startsWith("Input."))) {
+    throw Object.assign(new Error("cdp.input takes Input.* commands only"), { code: "bad_request" });
   }
   const windows = new Map(); // tabId → its input window, or the refusal that ended the run there
   const results = new Array(commands.length);
@@ -339,18 +339,9 @@ async function sendInputRun({ commands, window: inFlight }) {
     while (next < commands.length) {
       const index = next++;
       const command = commands[index];
-      let window = windows.get(command.tabId);
-      if (!(window instanceof Error)) {
-        try {
-          if (window === undefined) windows.set(command.tabId, (window = agentInputStarted(command.tabId)));
-          else refuseInputIfTakenOver(command.tabId);
-        } catch (refusal) {
-          if (window) agentInputEnded(window);
-          windows.set(command.tabId, (window = refusal));
-        }
-      }
-      if (window instanceof Error) {
-        results[index] = failedOutcome(window);
+      const refusal = runRefusal(windows, command);
+      if (refusal) {
+        results[index] = failedOutcome(refusal);
         continue;
       }
       try {
@@ -365,6 +356,24 @@ async function sendInputRun({ commands, window: inFlight }) {
     if (!(window instanceof Error)) agentInputEnded(window);
   }
   return { results };
+}
+
+// Whether a run may send this command on (null) or refuses it: its tab's input window starts with the run's
+// first command there, and from the moment the user has the controls that command and the rest of the run
+// there are refused (the refusal is kept in `windows`).
+function runRefusal(windows, { tabId, method }) {
+  if (!SELF_INPUT_METHOD.test(method)) return null; // e.g. Input.setIgnoreInputEvents: no input to the page
+  const window = windows.get(tabId);
+  if (window instanceof Error) return window;
+  try {
+    if (window === undefined) windows.set(tabId, agentInputStarted(tabId));
+    else refuseInputIfTakenOver(tabId);
+    return null;
+  } catch (refusal) {
+    if (window) agentInputEnded(window);
+    windows.set(tabId, refusal);
+    return refusal;
+  }
 }
 
 // The one way a command reaches chrome.debugger (input is recorded as the agent's first); fails with CDP's error.

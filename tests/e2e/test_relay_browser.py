@@ -47,6 +47,8 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError, TabClosed
 from tabpilot.cdp import CDPError, CDPErrorKind
 from tabpilot.native.debug import DebugAccess, DebugLink
+from tabpilot.native.messages import CdpCommand, CdpInput
+from tabpilot.native.peer import ExtensionError
 from tabpilot.native.relay import RelayBrowser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -251,6 +253,19 @@ async def test_input_sent_in_one_turn_goes_in_one_frame_in_order(browser: Browse
                 browser.link.peer.features = frozenset({"cdp.batch", "cdp.input"})  # type: ignore[attr-defined]
         assert [request.type for request in sent] == frames
     assert await tab.evaluate("document.querySelector('#keylog').value") == letters + "uvwxyz"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_paced_run_takes_input_commands_only(browser: Browser, pages) -> None:
+    assert isinstance(browser, RelayBrowser)
+    tab = await browser.new_tab(pages.url("basic.html"))
+    run = CdpInput(window=4, commands=[
+        CdpCommand(tab_id=int(tab.target_id), method="Input.dispatchKeyEvent", params={"type": "keyDown", "key": "a"}),
+        CdpCommand(tab_id=int(tab.target_id), method="Runtime.evaluate", params={"expression": "1"})])
+    with pytest.raises(ExtensionError, match=r"cdp\.input takes Input\.\* commands only") as refused:
+        await browser.link.request(run)
+    assert refused.value.code == "bad_request"
+    assert await tab.evaluate("1 + 1") == 2  # the relay goes on
     await browser.close_tab(tab.target_id)
 
 
