@@ -77,8 +77,9 @@ class RelayTransport:
         link.on(LinkClosedNotice, self._on_link_closed)
 
     async def send_burst(self, messages: list[dict[str, Any]]) -> None:
-        """Each message as a `cdp.send`, or a run of input commands in one `cdp.batch` frame when the extension
-        takes those: one native-messaging frame each way and one wake of the service worker for the lot."""
+        """Each message as a `cdp.send`, or a run of input commands in one frame when the extension takes those:
+        one native-messaging frame each way and one wake of the service worker for the lot. `cdp.input` (the
+        worker paces the run, so a whole text's key events come in one run: `paces_input`), else `cdp.batch`."""
         routed: list[tuple[int, dict[str, Any]]] = []
         for message in messages:
             try:
