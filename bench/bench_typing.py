@@ -1,6 +1,7 @@
 """Typing 100 characters (issue 16 target: ≤ 100 ms), over the DevTools websocket and over the extension
-relay, each path with its commands sent as they are now (a burst per event-loop turn: one websocket write,
-one `cdp.batch` frame) and, for comparison, one write / one `cdp.send` frame per command (as before).
+relay, each path with its commands sent as they are now (websocket: a burst per event-loop turn in one write;
+relay: the whole run in one `cdp.input` frame, paced by the worker) and, for comparison, as before: one
+write per command; one `cdp.send` frame per command, or one `cdp.batch` frame per burst paced by the host.
 
     .venv/bin/python bench/bench_typing.py [--runs 15]
 
@@ -71,10 +72,12 @@ def _one_write_each(transport: WebSocketTransport) -> Iterator[None]:
 
 
 @contextmanager
-def _one_frame_each(link: DebugLink) -> Iterator[None]:
-    """The relay as with an extension without `cdp.batch`: one `cdp.send` frame per command."""
+def _without(link: DebugLink, *requests: str) -> Iterator[None]:
+    """The relay as with an extension that does not take these requests: without `cdp.input` the host paces
+    the keys (a window of 64 in flight) and sends each burst as one `cdp.batch`; without either, one
+    `cdp.send` frame per command."""
     features = link.peer.features
-    link.peer.features = features - {"cdp.batch"}
+    link.peer.features = features - set(requests)
     try:
         yield
     finally:
@@ -128,8 +131,9 @@ async def bench(runs: int) -> None:
         ways: dict[tuple[str, str], Callable[[], Any]] = {
             ("websocket", "before: one write per command"): lambda: _one_write_each(transport),
             ("websocket", "after: one write per burst"): _as_now,
-            ("relay", "before: one cdp.send per command"): lambda: _one_frame_each(link),
-            ("relay", "after: one cdp.batch per burst"): _as_now,
+            ("relay", "before: one cdp.send per command"): lambda: _without(link, "cdp.input", "cdp.batch"),
+            ("relay", "before: one cdp.batch per burst"): lambda: _without(link, "cdp.input"),
+            ("relay", "after: one cdp.input, worker paces"): _as_now,
         }
         samples: dict[tuple[str, str], list[float]] = {way: [] for way in ways}
         sending: dict[tuple[str, str], list[float]] = {way: [] for way in ways}

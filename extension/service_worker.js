@@ -24,7 +24,7 @@ const POPUP_REQUEST_TYPES = new Set([
   "approval.answer", // an MCP client's request to run a task: the person's answer (worker/approvals.js)
 ]);
 // Host requests beyond the first protocol's: hello lists them, so a host sends them only to a worker that has them.
-const OPTIONAL_HOST_REQUESTS = new Set(["cdp.batch"]);
+const OPTIONAL_HOST_REQUESTS = new Set(["cdp.batch", "cdp.input"]);
 const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);
 // Takeover requests the worker carries out itself on the way to the host (worker/takeover.js): the tab's
 // input is refused at once, recorded actions are sent first.
@@ -216,6 +216,7 @@ async function handleHostRequest(message) {
     case "cdp.detach": return detach(requireTabId(message));
     case "cdp.send": return sendCommand(message);
     case "cdp.batch": return sendBatch(message);
+    case "cdp.input": return sendInputRun(message);
     case "guard.rules": return setGuardRules(message);
     case "guard.clear": return clearGuardRule(message);
     case "tabs.query": return { tabs: (await chrome.tabs.query({})).filter(isAgentTab).map(tabInfo) };
@@ -277,45 +278,113 @@ async function sendCommand(command) {
 // Several commands from one frame: all sent at once, in order (chrome.debugger keeps a tab's commands in
 // the order they are sent, as a DevTools websocket does), each outcome in its place of the reply.
 async function sendBatch({ commands }) {
-  if (!Array.isArray(commands)) {
-    throw Object.assign(new Error("cdp.batch needs a list of commands"), { code: "bad_request" });
-  }
   return { results: await sendCommands(commands) };
 }
 
-// The one way commands reach chrome.debugger. Input commands are refused while the user has the controls
-// of their tab (the lot: they leave together), recorded, and share one input window (worker/takeover.js).
-async function sendCommands(commands) {
+function requireCommands(commands) {
+  if (!Array.isArray(commands)) {
+    throw Object.assign(new Error("a batch needs a list of commands"), { code: "bad_request" });
+  }
   for (const { tabId, method } of commands) {
     if (!Number.isInteger(tabId) || typeof method !== "string") {
       throw Object.assign(new Error("a CDP command needs an integer tabId and a method"), { code: "bad_request" });
     }
   }
+}
+
+// Commands sent at once. Input commands are refused while the user has the controls of their tab (the lot:
+// they leave together), and share one input window (worker/takeover.js).
+async function sendCommands(commands) {
+  requireCommands(commands);
   const inputWindows = new Map(); // tabId → its window, or the refusal
-  const sent = commands.map(({ tabId, sessionId, method, params }) => {
-    if (SELF_INPUT_METHOD.test(method)) {
-      if (!inputWindows.has(tabId)) {
+  const sent = commands.map((command) => {
+    if (SELF_INPUT_METHOD.test(command.method)) {
+      if (!inputWindows.has(command.tabId)) {
         try {
-          inputWindows.set(tabId, agentInputStarted(tabId));
+          inputWindows.set(command.tabId, agentInputStarted(command.tabId));
         } catch (refusal) {
-          inputWindows.set(tabId, refusal);
+          inputWindows.set(command.tabId, refusal);
         }
       }
-      const window = inputWindows.get(tabId);
+      const window = inputWindows.get(command.tabId);
       if (window instanceof Error) return Promise.reject(window);
-      recordDispatchedInput(tabId, sessionId, method, params || {});
     }
-    const target = sessionId ? { tabId, sessionId } : { tabId };
-    return chrome.debugger.sendCommand(target, method, params || {}).catch((error) => { throw cdpError(method, error); });
+    return dispatch(command);
   });
   const settled = await Promise.allSettled(sent);
   for (const window of inputWindows.values()) {
     if (!(window instanceof Error)) agentInputEnded(window);
   }
   return settled.map((outcome) => (outcome.status === "fulfilled"
-    ? { result: outcome.value || {} }
-    : { error: { message: outcome.reason.message || String(outcome.reason),
-      ...(outcome.reason.code !== undefined ? { code: outcome.reason.code } : {}) } }));
+    ? { result: outcome.value || {} } : failedOutcome(outcome.reason)));
+}
+
+// A run of input commands (typing's key events) paced here: at most `window` unanswered at once, the next
+// sent the moment the oldest is answered. Sent in windows from the host, chrome.debugger sat idle for each
+// window's answer to reach the host and the next window to come back (~10 ms a window, 4 windows for 100
+// characters). The user taking the controls refuses the rest of the run, unsent: what reaches the page
+// after it is at most the window already on its way, as when the host paces.
+async function sendInputRun({ commands, window: inFlight }) {
+  requireCommands(commands);
+  if (!Number.isInteger(inFlight) || inFlight < 1) {
+    throw Object.assign(new Error("cdp.input needs a window of at least 1"), { code: "bad_request" });
+  }
+  if (!commands.every(({ method }) => method.startsWith("Input."))) {
+    throw Object.assign(new Error("cdp.input takes Input.* commands only"), { code: "bad_request" });
+  }
+  const windows = new Map(); // tabId → its input window, or the refusal that ended the run there
+  const results = new Array(commands.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < commands.length) {
+      const index = next++;
+      const command = commands[index];
+      const refusal = runRefusal(windows, command);
+      if (refusal) {
+        results[index] = failedOutcome(refusal);
+        continue;
+      }
+      try {
+        results[index] = { result: (await dispatch(command)) || {} };
+      } catch (error) {
+        results[index] = failedOutcome(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, commands.length) }, lane));
+  for (const window of windows.values()) {
+    if (!(window instanceof Error)) agentInputEnded(window);
+  }
+  return { results };
+}
+
+// Whether a run may send this command on (null) or refuses it: its tab's input window starts with the run's
+// first command there, and from the moment the user has the controls that command and the rest of the run
+// there are refused (the refusal is kept in `windows`).
+function runRefusal(windows, { tabId, method }) {
+  if (!SELF_INPUT_METHOD.test(method)) return null; // e.g. Input.setIgnoreInputEvents: no input to the page
+  const window = windows.get(tabId);
+  if (window instanceof Error) return window;
+  try {
+    if (window === undefined) windows.set(tabId, agentInputStarted(tabId));
+    else refuseInputIfTakenOver(tabId);
+    return null;
+  } catch (refusal) {
+    if (window) agentInputEnded(window);
+    windows.set(tabId, refusal);
+    return refusal;
+  }
+}
+
+// The one way a command reaches chrome.debugger (input is recorded as the agent's first); fails with CDP's error.
+function dispatch({ tabId, sessionId, method, params }) {
+  if (SELF_INPUT_METHOD.test(method)) recordDispatchedInput(tabId, sessionId, method, params || {});
+  const target = sessionId ? { tabId, sessionId } : { tabId };
+  return chrome.debugger.sendCommand(target, method, params || {}).catch((error) => { throw cdpError(method, error); });
+}
+
+function failedOutcome(error) {
+  return { error: { message: error.message || String(error), ...(error.code !== undefined ? { code: error.code } : {}) } };
 }
 
 // chrome.debugger reports a CDP error as the JSON text of {code, message}.

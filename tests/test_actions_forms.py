@@ -32,6 +32,23 @@ async def test_input_replaces_old_value_with_trusted_input(browser, tab) -> None
     assert "old name" not in inputs[-1]["value"]
 
 
+async def test_typing_again_into_the_focused_field_replaces_what_was_typed(browser, tab) -> None:
+    # The second time the field has the focus already: its text is selected in the same look at the field.
+    name = await ref(tab, "#name", name="Name")
+    await actions.input_text(browser, tab, name, "first")
+    assert (await actions.input_text(browser, tab, name, "second")).endswith("its value is now 'second'.")
+    keys = [k["key"] for k in await events(tab, "keyup")]
+    assert keys[-7:] == ["Delete", "s", "e", "c", "o", "n", "d"]
+    assert (await events(tab, "input"))[-1]["value"] == "second"
+
+
+async def test_typing_into_a_field_removed_since_it_was_read_says_so(browser, tab) -> None:
+    name = await ref(tab, "#name", name="Name")
+    await evaluate(tab, "document.getElementById('name').remove()")
+    with pytest.raises(ActionError, match=r"\[\d+\] input 'Name' is no longer on the page"):
+        await actions.input_text(browser, tab, name, "lost")
+
+
 async def test_typing_sends_keys_a_keyboard_would(browser, tab) -> None:
     name = await ref(tab, "#name", name="Name")
     result = await actions.input_text(browser, tab, name, "Zoë 3!\nok")

@@ -211,6 +211,20 @@ async def test_commands_sent_in_one_turn_leave_in_one_write_and_run_in_order(bro
     await browser.close_tab(tab.target_id)
 
 
+async def test_a_run_of_commands_is_answered_in_order_or_by_its_first_failure(browser: Browser, pages) -> None:
+    tab = await browser.new_tab(pages.url("basic.html"))
+    connection, session_id = browser.connection, tab.session.session_id
+    push = [("Runtime.evaluate", {"expression": f"(window.order ||= []).push({n})"}) for n in range(30)]
+    replies = await connection.send_run(push, session_id=session_id)
+    assert [reply["result"]["value"] for reply in replies] == list(range(1, 31))
+    failing = [*push[:10], ("Nope.first", {}), *push[10:20], ("Nope.second", {})]
+    with pytest.raises(CDPError, match=r"Nope\.first"):
+        await connection.send_run(failing, session_id=session_id)
+    assert await tab.evaluate("window.order.length") == 50  # all were sent, in order, failure or not
+    assert not connection._pending and not connection._outbox  # nothing left waiting for an answer
+    await browser.close_tab(tab.target_id)
+
+
 async def test_commands_to_a_closed_tabs_session_fail_as_gone_without_waiting_for_an_answer(
         browser: Browser, pages) -> None:
     tab = await browser.new_tab(pages.url("basic.html"))

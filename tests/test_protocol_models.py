@@ -98,7 +98,7 @@ def test_every_host_request_names_the_model_of_its_replys_data():
     assert kinds == {
         "cdp.attach": "model", "cdp.detach": "model", "cdp.send": "dict", "tabs.query": "model",
         "tabs.create": "model", "tabs.activate": "model", "tabs.close": "model",
-        "guard.rules": "model", "guard.clear": "model", "cdp.batch": "model",
+        "guard.rules": "model", "guard.clear": "model", "cdp.batch": "model", "cdp.input": "model",
     }
 
 

@@ -275,16 +275,22 @@ async function collectActions(task, mode) {
 // --- the agent's input and the user's ---------------------------------------------------------------------
 // Called by the relay around every Input.* command it sends: refused while the user has the controls.
 function agentInputStarted(tabId) {
-  if (userHasControls.has(tabId)) {
-    takeoverStats.refusedInput += 1;
-    throw Object.assign(new Error(USER_TOOK_OVER), { code: "user_takeover" });
-  }
+  refuseInputIfTakenOver(tabId);
   let windows = inputWindows.get(tabId);
   if (!windows) inputWindows.set(tabId, (windows = []));
   const window = { start: Date.now(), end: null };
   windows.push(window);
   if (windows.length > INPUT_WINDOWS_KEPT) windows.splice(0, windows.length - INPUT_WINDOWS_KEPT);
   return window;
+}
+
+// Within a window already started (a run the worker paces): the next command is refused from the moment the
+// user has the controls.
+function refuseInputIfTakenOver(tabId) {
+  if (userHasControls.has(tabId)) {
+    takeoverStats.refusedInput += 1;
+    throw Object.assign(new Error(USER_TOOK_OVER), { code: "user_takeover" });
+  }
 }
 
 function agentInputEnded(window) {

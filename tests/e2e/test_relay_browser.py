@@ -47,6 +47,8 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError, TabClosed
 from tabpilot.cdp import CDPError, CDPErrorKind
 from tabpilot.native.debug import DebugAccess, DebugLink
+from tabpilot.native.messages import CdpCommand, CdpInput
+from tabpilot.native.peer import ExtensionError
 from tabpilot.native.relay import RelayBrowser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -223,8 +225,8 @@ def requests_sent(browser: RelayBrowser) -> Iterator[list[Any]]:
         del link.request_future
 
 
-async def test_input_sent_in_one_turn_goes_in_one_batch_frame_in_order(browser: Browser, pages) -> None:
-    assert isinstance(browser, RelayBrowser) and browser.link.features == {"cdp.batch"}  # the worker's hello
+async def test_input_sent_in_one_turn_goes_in_one_frame_in_order(browser: Browser, pages) -> None:
+    assert isinstance(browser, RelayBrowser) and browser.link.features == {"cdp.batch", "cdp.input"}  # its hello
     tab = await browser.new_tab(pages.url("actions_forms.html"))
     await tab.evaluate("document.querySelector('#keylog').focus()")
     letters = "abcdefghijklmnopqrst"
@@ -236,20 +238,76 @@ async def test_input_sent_in_one_turn_goes_in_one_batch_frame_in_order(browser: 
         commands = [key(letter) for letter in letters]
         commands.insert(10, tab.session.send("Input.dispatchKeyEvent", {"type": "nonsense"}))
         replies = await asyncio.gather(*commands, return_exceptions=True)
-    assert [request.type for request in sent] == ["cdp.batch"]  # 21 commands, one frame each way
+    assert [request.type for request in sent] == ["cdp.input"]  # 21 commands, one frame each way
     failed = replies.pop(10)
     assert isinstance(failed, CDPError) and failed.code == -32602, failed  # its own outcome, in its place
     assert all(reply == {} for reply in replies), replies
     assert await tab.evaluate("document.querySelector('#keylog').value") == letters
-    # An extension without cdp.batch (an older one) gets the same commands one frame each.
-    with requests_sent(browser) as sent:
-        browser.link.peer.features = frozenset()  # type: ignore[attr-defined]
-        try:
-            await asyncio.gather(*(key(letter) for letter in "xyz"))
-        finally:
-            browser.link.peer.features = frozenset({"cdp.batch"})  # type: ignore[attr-defined]
-    assert [request.type for request in sent] == ["cdp.send"] * 3
-    assert await tab.evaluate("document.querySelector('#keylog').value") == letters + "xyz"
+    # An extension from before cdp.input gets them as one cdp.batch, one without either one frame each.
+    for features, frames, more in (({"cdp.batch"}, ["cdp.batch"], "uvw"), (set(), ["cdp.send"] * 3, "xyz")):
+        with requests_sent(browser) as sent:
+            browser.link.peer.features = frozenset(features)  # type: ignore[attr-defined]
+            try:
+                await asyncio.gather(*(key(letter) for letter in more))
+            finally:
+                browser.link.peer.features = frozenset({"cdp.batch", "cdp.input"})  # type: ignore[attr-defined]
+        assert [request.type for request in sent] == frames
+    assert await tab.evaluate("document.querySelector('#keylog').value") == letters + "uvwxyz"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_paced_run_takes_input_commands_only(browser: Browser, pages) -> None:
+    assert isinstance(browser, RelayBrowser)
+    tab = await browser.new_tab(pages.url("basic.html"))
+    run = CdpInput(window=4, commands=[
+        CdpCommand(tab_id=int(tab.target_id), method="Input.dispatchKeyEvent", params={"type": "keyDown", "key": "a"}),
+        CdpCommand(tab_id=int(tab.target_id), method="Runtime.evaluate", params={"expression": "1"})])
+    with pytest.raises(ExtensionError, match=r"cdp\.input takes Input\.\* commands only") as refused:
+        await browser.link.request(run)
+    assert refused.value.code == "bad_request"
+    assert await tab.evaluate("1 + 1") == 2  # the relay goes on
+    await browser.close_tab(tab.target_id)
+
+
+# The worker's own count of the Input.* commands it has sent to chrome.debugger and not had answered (a test
+# looks in, as a developer would in DevTools): the most at once goes to `inputStats.most`.
+COUNT_INPUT_IN_FLIGHT = """
+globalThis.inputStats = {inFlight: 0, most: 0};
+if (!globalThis.unwrappedSendCommand) globalThis.unwrappedSendCommand = chrome.debugger.sendCommand;
+chrome.debugger.sendCommand = function (target, method, params) {
+  const reply = unwrappedSendCommand.call(chrome.debugger, target, method, params);
+  if (!method.startsWith("Input.")) return reply;
+  inputStats.most = Math.max(inputStats.most, ++inputStats.inFlight);
+  return reply.finally(() => { inputStats.inFlight -= 1; });
+};
+true
+"""
+
+
+async def test_the_worker_paces_typing_with_a_window_of_commands_in_flight(
+    browser: Browser, relay_harness: Harness, pages
+) -> None:
+    """The host sends the whole text's key events in one frame; the worker keeps a window of them in flight
+    next to chrome.debugger (never more), and the page's listeners see every key, in order."""
+    tab = await browser.new_tab(pages.url("actions_forms.html"))
+    text = "Paced by the worker: every key, in order! " * 3 + "The end."  # 134 characters, ~300 key commands
+    await relay_harness.sw(COUNT_INPUT_IN_FLIGHT)
+    try:
+        with requests_sent(browser) as sent:
+            said = await actions.input_text(browser, tab, await ref(tab, "#keylog", name="Key log"), text)
+        stats = await relay_harness.sw("inputStats")
+    finally:
+        await relay_harness.sw("chrome.debugger.sendCommand = unwrappedSendCommand; true")
+    assert said.endswith(f"its value is now '{text}'.")  # the page's own reading of the field
+    runs = [request for request in sent if request.type in ("cdp.input", "cdp.batch")]
+    assert [run.type for run in runs] == ["cdp.input"] and len(runs[0].commands) > 2 * len(text)
+    assert stats == {"inFlight": 0, "most": actions.TYPING_WINDOW}  # a full window, never more
+    seen = await tab.evaluate("window.__keylog")
+    downs = [event["key"] for event in seen if event["type"] == "keydown" and event["key"] != "Shift"]
+    ups = [event["key"] for event in seen if event["type"] == "keyup" and event["key"] != "Shift"]
+    assert downs == ups == list(text)
+    assert [event["key"] for event in seen if event["type"] in ("keypress", "input")] == [
+        char for char in text for _kind in ("keypress", "input")]
     await browser.close_tab(tab.target_id)
 
 
@@ -270,7 +328,8 @@ async def test_typing_over_the_relay_stops_when_the_user_takes_the_controls(
     browser: Browser, relay_harness: Harness, pages
 ) -> None:
     """The worker refuses the agent's input from the moment the user has the controls: nothing is dispatched
-    after it, and the host stops sending within the window of commands it had in flight."""
+    after it, and what was on its way to the page then (sent to chrome.debugger, unanswered) is one window
+    at most."""
     assert isinstance(browser, RelayBrowser)
     tab = await browser.new_tab(pages.url("actions_forms.html"))
     tab_id = int(tab.target_id)
@@ -278,20 +337,24 @@ async def test_typing_over_the_relay_stops_when_the_user_takes_the_controls(
     field = await ref(tab, "#keylog", name="Key log")
     since = await relay_harness.sw("Date.now()")
     dispatched = f"dispatchedInput.filter((e) => e.tabId === {tab_id} && e.time >= {since}).length"
-    with requests_sent(browser) as sent:
+    await relay_harness.sw(COUNT_INPUT_IN_FLIGHT)
+    try:
         typing = asyncio.ensure_future(actions.input_text(browser, tab, field, text))
         await wait_until(lambda: relay_harness.sw(f"{dispatched} >= 60"), "the agent to type a few keys",
                          timeout=30, interval=0.01)
-        dispatched_when_taken = await relay_harness.sw(f"userHasControls.add({tab_id}); {dispatched}")
+        dispatched_when_taken, on_their_way = await relay_harness.sw(
+            f"userHasControls.add({tab_id}); [{dispatched}, inputStats.inFlight]")
         try:
             with pytest.raises(ActionError, match="the user took over"):
                 await typing
         finally:
             await relay_harness.sw(f"userHasControls.delete({tab_id})")
+    finally:
+        await relay_harness.sw("chrome.debugger.sendCommand = unwrappedSendCommand; true")
     assert await relay_harness.sw(dispatched) == dispatched_when_taken  # not one more after the takeover
-    input_sent = sum(1 for request in sent for command in getattr(request, "commands", [request])
-                     if command.method.startswith("Input."))
-    assert input_sent - dispatched_when_taken <= actions.TYPING_WINDOW, (input_sent, dispatched_when_taken)
+    assert on_their_way <= actions.TYPING_WINDOW, (on_their_way, dispatched_when_taken)
+    seen = await tab.evaluate("window.__keylog")
+    assert len([e for e in seen if e["type"] in ("keydown", "keyup")]) <= dispatched_when_taken
     value = await tab.evaluate("document.getElementById('keylog').value")
     assert value and text.startswith(value) and len(value) < len(text), value  # in order, and it stopped
     await browser.close_tab(tab.target_id)

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from .. import paths
 from ..cdp import CDPError, CDPErrorKind
+from ..cdp.transport import INPUT_WINDOW
 from . import scripts
 from .browser import Browser, TabInfo
 from .dom.fast import WORLD_NAME
@@ -26,7 +27,20 @@ from .dom.rules import is_password_input
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, PageScriptError, TabClosed
 from .keys import key_events, parse_chord, parse_keys, typing_events
-from .nodes import call, check_open, describe, node_id, ref_for_object, release, resolve, send, shorten
+from .nodes import (
+    call,
+    check_open,
+    describe,
+    node_id,
+    ref_for_object,
+    release,
+    resolve,
+    resolve_unchecked,
+    send,
+    send_input_run,
+    shorten,
+    stale_error,
+)
 from .passwords import withhold
 from .pointer import aim, mouse_click, mouse_move
 from .tab import Tab
@@ -253,23 +267,30 @@ async def hover(browser: Browser, tab: Tab, element: ElementRef) -> str:
 # --- typing ----------------------------------------------------------------------------------------
 async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str) -> str:
     check_open(tab)
-    object_id = await resolve(tab, element)
-    field = await call(tab, element, object_id, scripts.FIND_TEXT_FIELD, by_value=False)
-    if field.get("subtype") != "node":
-        problem = field.get("value") or "it is not a text field"
-        raise ActionError(f"Cannot type into {describe(element)}: {problem}.")
-    field_id = field["objectId"]
+    object_id = field_id = await resolve_unchecked(tab, element)
+    info = await call(tab, element, object_id, scripts.TEXT_FIELD_HERE)
+    if info.get("stale"):
+        raise stale_error(element)
+    if info.get("problem"):
+        raise ActionError(f"Cannot type into {describe(element)}: {info['problem']}.")
+    target = element
     try:
-        target = element
-        if field_id != object_id:
+        if info.get("elsewhere"):  # a label's control, the one field inside a wrapper
+            field = await call(tab, element, object_id, scripts.FIND_TEXT_FIELD, by_value=False)
+            if field.get("subtype") != "node":
+                problem = field.get("value") or "it is not a text field"
+                raise ActionError(f"Cannot type into {describe(element)}: {problem}.")
+            field_id = field["objectId"]
             target = await ref_for_object(tab, element, field_id, element.name)
-        info = await call(tab, target, field_id, scripts.TEXT_FIELD_INFO)
+            info = await call(tab, target, field_id, scripts.TEXT_FIELD_HERE)
         if info["mode"] == "set":
             value = await call(tab, target, field_id, scripts.SET_VALUE, text)
         else:
-            if not info["focused"]:
+            if "hadContent" in info:  # it had the focus: its content is selected already
+                had_content = info["hadContent"]
+            else:
                 await _focus(browser, tab, target, field_id)
-            had_content = await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
+                had_content = await call(tab, target, field_id, scripts.SELECT_ALL_CONTENT)
             await _type(tab, target, text, multiline=info["multiline"], clear_first=bool(had_content))
             value = await call(tab, target, field_id, scripts.READ_VALUE)
     finally:
@@ -313,12 +334,7 @@ async def _type(tab: Tab, element: ElementRef, text: str, *, multiline: bool, cl
     await _send_in_order(tab, element, commands)
 
 
-# Commands in flight at once. Each command checks for a takeover (the user has the controls) as it is
-# sent, so one stops the rest: at most this many follow it (tests/test_actions_forms.py and
-# tests/e2e/test_relay_browser.py check). Sizes from 1 to 64 refilled at once made no difference measured
-# (bench_typing, load 14-22): the replies come back in bunches, and the commands sent in one turn leave
-# together anyway (one websocket write, one cdp.batch frame: ~16 frames for 100 characters).
-TYPING_WINDOW = 64
+TYPING_WINDOW = INPUT_WINDOW  # why 64: cdp/transport.py
 
 
 async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tuple[str, dict[str, Any]]]) -> None:
@@ -328,7 +344,12 @@ async def _send_in_order(tab: Tab, element: ElementRef | None, commands: list[tu
     rather than a batch waiting for its slowest reply. 100 characters (~200 key events), load ~12 on 2
     cores: awaited one by one 470 ms (websocket) / 1480 ms (relay); in batches of 64 awaited whole,
     204 / 336 ms. What is left is mostly Chromium's own work per key event (bench_typing prints the CPU:
-    ~90 ms of the page's renderer and ~60 ms of the browser process per 100 characters, at load 14)."""
+    ~90 ms of the page's renderer and ~60 ms of the browser process per 100 characters, at load 14).
+    Over the extension relay the whole run goes in one frame and the worker keeps the window, next to
+    chrome.debugger: paced from here, chrome.debugger sat idle for each window's round trip to the host."""
+    if tab.session.connection.paces_input:
+        await send_input_run(tab, commands, element=element)
+        return
     in_flight: deque[asyncio.Task[dict[str, Any]]] = deque()
     try:
         for method, params in commands:

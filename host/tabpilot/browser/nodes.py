@@ -69,6 +69,20 @@ async def send(
         raise _failure(tab, session, method, exc, element, timeout) from exc
 
 
+async def send_input_run(tab: Tab, commands: list[tuple[str, dict[str, Any]]], *, element: ElementRef | None) -> None:
+    """A run of input commands to the tab at once, for a transport that paces them itself
+    (`CDPConnection.paces_input`), logged as this host's own input; failures mapped as `send` maps them."""
+    check_open(tab)
+    if tab.input_log.refused:
+        raise ActionError(tab.input_log.refused)
+    session = tab.session
+    try:
+        with tab.input_log.dispatching():
+            await session.connection.send_run(commands, session_id=session.session_id, timeout=ELEMENT_TIMEOUT)
+    except CDPError as exc:
+        raise _failure(tab, session, exc.method, exc, element) from exc
+
+
 def _failure(tab: Tab, session: CDPSession, method: str, exc: CDPError, element: ElementRef | None,
              timeout: float = ELEMENT_TIMEOUT) -> BrowserError:
     """The error to raise for a failed command, in words the model can act on."""
@@ -106,13 +120,20 @@ async def node_id(tab: Tab, element: ElementRef) -> int:
 
 async def resolve(tab: Tab, element: ElementRef) -> str:
     """The element's JS object id, after checking it is still attached to its document."""
+    object_id = await resolve_unchecked(tab, element)
+    connected = await call(tab, element, object_id, "function() { return this.isConnected; }")
+    if not connected:
+        raise stale_error(element)
+    return object_id
+
+
+async def resolve_unchecked(tab: Tab, element: ElementRef) -> str:
+    """The element's JS object id, which may name a node removed from its document: for a caller whose
+    first page function checks `this.isConnected` itself (one round trip fewer than `resolve`)."""
     reply = await send(tab, element.session, "DOM.resolveNode", {"backendNodeId": await node_id(tab, element)},
                        element=element)
     object_id: str | None = reply["object"].get("objectId")
     if not object_id:
-        raise stale_error(element)
-    connected = await call(tab, element, object_id, "function() { return this.isConnected; }")
-    if not connected:
         raise stale_error(element)
     return object_id
 

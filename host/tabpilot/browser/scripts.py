@@ -57,18 +57,6 @@ TEXT_FIELD_INFO = """function() {
           focused: this.getRootNode().activeElement === this};
 }"""
 
-# Pickers (date, colour, range) have no text to type: set the value the way the page's own code would see it.
-SET_VALUE = """function(text) {
-  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(this, text);
-  this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
-  this.dispatchEvent(new Event('change', {bubbles: true}));
-  return this.value;
-}"""
-
-HAS_FOCUS = "function() { return this.getRootNode().activeElement === this; }"
-
-DOCUMENT_HAS_FOCUS = "function() { return this.ownerDocument.hasFocus(); }"
-
 # Returns whether there was anything to select (then Delete clears it).
 SELECT_ALL_CONTENT = """function() {
   if (this.localName === 'input' || this.localName === 'textarea') {
@@ -83,6 +71,33 @@ SELECT_ALL_CONTENT = """function() {
   selection.addRange(range);
   return this.innerText.replace(/\\n$/, '') !== '';
 }"""
+
+# input_text's first look in one round trip: {stale: true} when the node left its document, {problem} when
+# it is no text field, {elsewhere: true} when the field is another node (a label's control, the one field
+# in a wrapper: the caller fetches it with FIND_TEXT_FIELD), else TEXT_FIELD_INFO's answer; a field that
+# already has the focus gets its content selected too (`hadContent`: SELECT_ALL_CONTENT's answer), as
+# typing into it would do next. Each round trip saved is ~3 ms over the extension relay.
+TEXT_FIELD_HERE = f"""function() {{
+  if (!this.isConnected) return {{stale: true}};
+  const field = ({FIND_TEXT_FIELD}).call(this);
+  if (typeof field === 'string') return {{problem: field}};
+  if (field !== this) return {{elsewhere: true}};
+  const info = ({TEXT_FIELD_INFO}).call(this);
+  if (info.mode === 'type' && info.focused) info.hadContent = ({SELECT_ALL_CONTENT}).call(this);
+  return info;
+}}"""
+
+# Pickers (date, colour, range) have no text to type: set the value the way the page's own code would see it.
+SET_VALUE = """function(text) {
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(this, text);
+  this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return this.value;
+}"""
+
+HAS_FOCUS = "function() { return this.getRootNode().activeElement === this; }"
+
+DOCUMENT_HAS_FOCUS = "function() { return this.ownerDocument.hasFocus(); }"
 
 READ_VALUE = """function() {
   if (this.localName === 'input' || this.localName === 'textarea') return this.value;

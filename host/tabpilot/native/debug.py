@@ -146,6 +146,7 @@ async def start_debug_server(host: NativeHost, access: DebugAccess) -> Server:
         process_response=tell_features,
         max_size=None,
         ping_interval=None,
+        compression=None,  # loopback, as WebSocketTransport: deflate costs CPU (large DOM reads) and saves nothing
     )
     log.warning("debug socket open on ws://127.0.0.1:%d (%s is set)", access.port, PORT_ENV)
     return server
@@ -172,6 +173,7 @@ class DebugLink:
             max_size=None,
             ping_interval=None,
             open_timeout=timeout,
+            compression=None,
         )
         return cls(socket)
 

@@ -490,8 +490,18 @@ class CdpBatch(HostRequest[CdpBatchData]):
     commands: list[CdpCommand]
 
 
+class CdpInput(HostRequest[CdpBatchData]):
+    """A run of input commands (typing's key events) the extension paces itself: sent on in order with at
+    most `window` unanswered at once, the rest refused unsent once the user has the controls of their tab.
+    The reply is as `cdp.batch`'s. Only to an extension whose hello listed `cdp.input` in its `features`."""
+
+    type: Literal["cdp.input"] = "cdp.input"
+    commands: list[CdpCommand]
+    window: int = Field(ge=1)
+
+
 # Host → extension requests an extension may lack (an older one): sent only when its hello lists them.
-OPTIONAL_HOST_REQUESTS = frozenset({"cdp.batch"})
+OPTIONAL_HOST_REQUESTS = frozenset({"cdp.batch", "cdp.input"})
 
 
 class TabsQueryData(WireModel):

@@ -19,7 +19,7 @@ from ..browser.browser import Browser, TabInfo
 from ..browser.errors import TabClosed
 from ..browser.tab import Tab
 from ..cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPTimeout
-from ..cdp.transport import TransportClosed
+from ..cdp.transport import INPUT_WINDOW, TransportClosed
 from .messages import (
     CdpAttach,
     CdpBatch,
@@ -28,6 +28,7 @@ from .messages import (
     CdpDetach,
     CdpDetached,
     CdpEvent,
+    CdpInput,
     CdpSend,
     ChromeTab,
     GuardClear,
@@ -60,7 +61,7 @@ def tab_session_id(tab_id: int) -> str:
 
 
 class RelayTransport:
-    """CDP messages ⇄ `cdp.send` requests / `cdp.event` pushes, for the tabs in `tabs`.
+    """CDP messages ⇄ `cdp.send` / `cdp.batch` / `cdp.input` requests and `cdp.event` pushes, for the tabs in `tabs`.
 
     The extension pushes the events of every tab it relays, and several tasks (each with its own
     transport) may run at once: a transport takes only its own tabs' events and detaches."""
@@ -76,8 +77,9 @@ class RelayTransport:
         link.on(LinkClosedNotice, self._on_link_closed)
 
     async def send_burst(self, messages: list[dict[str, Any]]) -> None:
-        """Each message as a `cdp.send`, or a run of input commands in one `cdp.batch` frame when the extension
-        takes those: one native-messaging frame each way and one wake of the service worker for the lot."""
+        """Each message as a `cdp.send`, or a run of input commands in one frame when the extension takes those:
+        one native-messaging frame each way and one wake of the service worker for the lot. `cdp.input` (the
+        worker paces the run, so a whole text's key events come in one run: `paces_input`), else `cdp.batch`."""
         routed: list[tuple[int, dict[str, Any]]] = []
         for message in messages:
             try:
@@ -87,19 +89,27 @@ class RelayTransport:
                 continue
             routed.append((message["id"], {"tab_id": tab_id, "session_id": session_id, "method": message["method"],
                                            "params": message.get("params") or {}}))
-        batches = "cdp.batch" in self._link.features
+        features = self._link.features
         # Only input goes in batches (typing: hundreds of key events in a row). A batch is answered once all
         # of it is, so a slow command (a navigation, an awaited promise, another task's) would hold back the
         # answers of everything sent with it. Runs keep their order: input, then the rest, as sent.
         for is_input, run in itertools.groupby(routed, key=lambda item: str(item[1]["method"]).startswith("Input.")):
             commands = list(run)
-            if is_input and batches and len(commands) > 1:
-                batch = self._link.request_future(CdpBatch(commands=[CdpCommand(**command) for _, command in commands]))
+            if is_input and len(commands) > 1 and features & {"cdp.input", "cdp.batch"}:
+                listed = [CdpCommand(**command) for _, command in commands]
+                request = CdpInput(commands=listed, window=INPUT_WINDOW) if "cdp.input" in features \
+                    else CdpBatch(commands=listed)
+                batch = self._link.request_future(request)
                 batch.add_done_callback(functools.partial(self._on_batch_reply, [each for each, _ in commands]))
                 continue
             for message_id, command in commands:
                 future = self._link.request_future(CdpSend(**command))
                 future.add_done_callback(functools.partial(self._on_reply, message_id))
+
+    @property
+    def paces_input(self) -> bool:
+        """The worker keeps a `cdp.input` run to its window (CDPConnection.paces_input)."""
+        return "cdp.input" in self._link.features
 
     def _route(self, session_id: str | None) -> tuple[int, str | None]:
         """The tab (and flattened child session, if any) a CDP session id stands for."""
