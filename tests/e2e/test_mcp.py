@@ -586,6 +586,12 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         assert not is_error and again["success"], again
         is_error, page = await client.call("read_page")
         assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+        # a tabId list_tabs gives here is a string (a DevTools target id): read_page takes it as it was given
+        is_error, listed = await client.call("list_tabs")
+        tab_id = next(t["tabId"] for t in listed["tabs"] if t["url"] == url)
+        is_error, same = await client.call("read_page", tab=tab_id)
+        assert not is_error and isinstance(tab_id, str) and same["tabId"] == tab_id, same
+        assert "Signed up as Grace Hopper." in same["text"]
 
 
 async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_not_open(
