@@ -389,6 +389,37 @@ async def test_revoke_takes_the_global_away_on_the_next_load_and_an_open_page_st
         await close(harness, tab)
 
 
+async def test_allowing_a_site_reaches_its_pages_already_open_without_a_reload(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """`tabpilot sites allow` while the site's page is open: the page gets window.PAGE_AGENT_EXT in place (no
+    reload), and a task it starts runs; a second allow (options changed) leaves it working, once."""
+    origin = origin_of(site)
+    if await harness.sw(f"!!bridgeSiteOf({json.dumps(origin)})"):  # allowed by an earlier test
+        await revoke(harness, origin)
+    tab = await open_page(harness, site.url("app.html?open-before-allow"))
+    try:
+        assert await js(tab, "typeof window.PAGE_AGENT_EXT") == "undefined"
+        await js(tab, "window.loadedOnce = true")  # gone if the page reloads
+        await allow(harness, origin)
+        await wait_until(lambda: js(tab, "typeof window.PAGE_AGENT_EXT === 'object'"), "the bridge in the open page")
+        assert await js(tab, "[window.loadedOnce, typeof window.PAGE_AGENT_EXT_VERSION]") == [True, "string"]
+        problems: list[str] = []
+        login_script(llm, problems)
+        await execute_from_page(tab, "in-place", "Sign in as ada@example.com", own_model(llm))
+        result = (await outcome(tab, "in-place"))["result"]
+        assert result["success"] and result["data"] == "Signed in as ada@example.com", result
+        assert not problems, problems
+        await allow(harness, origin, "--use-my-model")  # the same origin again: injected nothing twice
+        login_script(llm, problems, "grace@example.com")
+        await execute_from_page(tab, "again", "Sign in as grace@example.com", own_model(llm))
+        again = await outcome(tab, "again")
+        assert again["result"]["success"] and [c for c in again["calls"] if c == ["status", "completed"]] == [
+            ["status", "completed"]], again
+    finally:
+        await close(harness, tab)
+
+
 async def test_include_initial_tab_false_runs_the_task_in_a_new_tab_the_page_opened(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:
