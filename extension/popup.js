@@ -177,6 +177,9 @@ function setControl(control, question, approval = null) {
   ui.approval = asked;
   document.body.dataset.control = ui.control ? ui.control.reason : "";
   paintTaskPill();
+  // the side panel stays open on Past or Settings too: the Task tab says the agent waits on the person there
+  const waiting = !!(asked || ui.question || (ui.control && ui.control.reason === "agent_request"));
+  $("nav-task").classList.toggle("attention", waiting && document.body.dataset.view !== "task");
   let title = "";
   let reason = "";
   if (asked) {
@@ -321,22 +324,25 @@ function onPush(message) {
   }
 }
 
-// --- MCP clients asking to run a task: Allow once / Always allow for this client / Deny ----------------------------
-// A page's question is shown in that page (bridge/); an MCP client has no page, so it is asked here. The worker
-// replays the open ones to a view that connects later; approval.closed (answered anywhere, timed out) removes it.
+// --- MCP clients and pages asking to run a task: Allow once / Always allow for this client / Deny ------------------
+// An MCP client has no page, so it is asked here; a page's question (an --ask site) is shown in that page and here
+// too (Allow once / Deny), so it is in view wherever the person looks. The worker replays the open ones to a view
+// that connects later; approval.closed (answered anywhere, timed out) removes it.
 const approvals = new Map(); // approvalId → {request, li}
 let approvalTicker = null;
 
 function showApproval(request) {
-  if (request.kind !== "mcp" || approvals.has(request.approvalId)) return;
+  if (!["mcp", "page"].includes(request.kind) || approvals.has(request.approvalId)) return;
   const li = Timeline.el("li", "approval-card");
   li.dataset.approvalId = request.approvalId;
+  li.dataset.kind = request.kind;
   const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
   const task = Timeline.el("blockquote", "approval-task", request.task);
   const left = Timeline.el("div", "approval-left muted");
   const buttons = Timeline.el("div", "row approval-buttons");
-  for (const [decision, key, style] of [["once", "approvalOnce", ""], ["always", "approvalAlways", "secondary"],
-    ["deny", "approvalDeny", "danger"]]) {
+  const choices = [["once", "approvalOnce", ""], ["always", "approvalAlways", "secondary"], ["deny", "approvalDeny", "danger"]];
+  // a page's question (its origin asks; --ask sites) is also in that page; "always" there is the site's Settings
+  for (const [decision, key, style] of choices.filter(([decision]) => request.kind === "mcp" || decision !== "always")) {
     const button = Timeline.el("button", `${style} approval-${decision}`.trim(), t(key));
     button.type = "button";
     button.dataset.decision = decision;
@@ -629,6 +635,7 @@ function showView(name) {
   for (const view of ["task", "past", "settings"]) $(`view-${view}`).hidden = view !== name;
   document.body.dataset.view = name;
   if (name === "settings") $("nav-settings").classList.remove("attention");
+  if (name === "task") $("nav-task").classList.remove("attention");
   if (name === "settings") loadSettings();
   if (name === "past") loadPast();
 }

@@ -134,7 +134,7 @@ function bridgeOnHostPush(message) {
       bridgePost(port, {
         kind: "approval", approvalId: message.approvalId, requester: message.requester, task: message.task,
       });
-      return true;
+      return false; // the popup and the side panel show it too: answered in either, it goes from both
     }
     case "approval.closed": {
       const port = bridge.approvals.get(message.approvalId);

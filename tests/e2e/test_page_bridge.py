@@ -279,6 +279,43 @@ async def test_an_ask_site_waits_for_the_user_spoofs_answer_nothing_deny_rejects
         await allow(harness, origin)  # back to no prompt for the tests after this one
 
 
+async def test_an_ask_sites_question_is_in_the_popup_too_and_allow_once_there_runs_it(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The person opens the popup (not the page) while an --ask site waits: the question is there, in view,
+    with Allow once / Deny; Allow once runs the task and the page's own prompt goes with it."""
+    origin = origin_of(site)
+    await allow(harness, origin, "--ask")
+    tab = await open_page(harness, site.url("app.html?asked-in-popup"))
+    popup = None
+    try:
+        problems: list[str] = []
+        login_script(llm, problems, "lin@example.com")
+        await execute_from_page(tab, "popup", "Sign in as lin@example.com", own_model(llm))
+        await wait_until(lambda: prompt_text(tab), "the page's prompt", 20)
+        popup = await harness.open_popup(tab)
+        await popup.size(400, 600)
+        card = '#approval-list .approval-card[data-kind="page"]'
+        await popup.wait_for(f"!!document.querySelector({json.dumps(card)})", "the question in the popup")
+        text = await popup.js(f"document.querySelector({json.dumps(card)}).innerText")
+        assert f"{origin} wants to run:" in text and "Sign in as lin@example.com" in text, text
+        assert await popup.js(f"[...document.querySelectorAll('{card} button')].map(b => b.dataset.decision)") == [
+            "once", "deny"]
+        assert await popup.in_view(card)
+        await popup.screenshot(SCREENS / "bridge-ask-in-popup.png", max_height=600)
+        await popup.click(f"{card} button[data-decision='once']")
+        ran = await outcome(tab, "popup")
+        assert not problems, problems
+        assert ran["result"]["success"] is True and ran["result"]["data"] == "Signed in as lin@example.com", ran
+        assert await prompt_text(tab) is None  # answered in the popup: the page's prompt went too
+        await popup.wait_for(f"!document.querySelector({json.dumps(card)})", "the answered card to go")
+    finally:
+        if popup is not None:
+            await harness.browser.close_tab(popup.tab.target_id)
+        await close(harness, tab)
+        await allow(harness, origin)
+
+
 async def test_a_cross_origin_frame_posting_the_bridges_messages_starts_and_stops_nothing(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:
