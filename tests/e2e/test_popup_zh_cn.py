@@ -11,7 +11,7 @@ import pytest_asyncio
 from e2e_support import SCREENS, Harness, PopupPage, configure, done, start_connected_harness, wait_status
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer, Text, ToolCall
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -187,4 +187,26 @@ async def test_a_past_tasks_errors_are_shown_in_chinese_by_their_code(harness: H
     assert await popup.text("#past-result-text") == (
         "无法保存任务历史（OperationalError: disk I/O error），所以任务已停止：此后它做的事没有记录下来。")
     await popup.screenshot(SCREENS / "zh-CN-past-error.png", max_height=600)
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_while_the_person_has_the_controls_the_status_says_paused_in_chinese(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    """Take over in the popup: its status says what the page's overlay says (已暂停), not 运行中."""
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    llm.add(Delay(60))
+    await popup.fill("#task-input", "慢慢想")
+    await popup.click("#run")
+    await wait_status(popup, "running")
+    await popup.wait_for("!document.getElementById('takeover').hidden", "the Take over button")
+    await popup.click("#takeover")
+    await popup.wait_for("!document.getElementById('handback-box').hidden", "the Hand back box")
+    assert await popup.text("#task-status") == "已暂停"
+    assert await popup.text("#task-status") == await popup.js("chrome.i18n.getMessage('overlay_paused')")
+    await popup.screenshot(SCREENS / "zh-CN-paused.png")
+    await popup.click("#stop")
+    assert await wait_status(popup, "stopped") == "stopped"
+    assert await popup.text("#task-status") == "已停止"
     await harness.browser.close_tab(popup.tab.target_id)
