@@ -1,7 +1,8 @@
 // tabpilot popup: task box, live timeline, Take over / Hand back / answers, settings, past tasks. All state
 // comes from the host through the service worker; the popup keeps nothing (closing it loses nothing).
-// Every word it shows comes from _locales (I18n.t). The same page is the side panel (`?mode=panel`, the
-// manifest's side_panel): it stays open while the user works in the page, and follows the window's tab.
+// Every word it shows comes from _locales (I18n.t, which formats a number as a quantity: an id goes in as text).
+// The same page is the side panel (`?mode=panel`, the manifest's side_panel): it stays open while the user works
+// in the page, and follows the window's tab.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -30,6 +31,7 @@ const ui = {
   lastExport: null, // the JSON text of the last export (tests read it; pages never can)
   control: null, // the host's task.control: who has the controls and why (null: the agent)
   question: null, // the agent's pending ask_user question
+  approval: null, // the action waiting for the person's Allow / Deny
 };
 
 // --- talking to the service worker -------------------------------------------------------------------
@@ -172,7 +174,12 @@ function setControl(control, question, approval = null) {
   ui.control = running ? control : null;
   ui.question = running ? question : null;
   const asked = running && !ui.control ? approval : null; // an action waiting for Allow / Deny / Take over
+  ui.approval = asked;
   document.body.dataset.control = ui.control ? ui.control.reason : "";
+  paintTaskPill();
+  // the side panel stays open on Past or Settings too: the Task tab says the agent waits on the person there
+  const waiting = !!(asked || ui.question || (ui.control && ui.control.reason === "agent_request"));
+  $("nav-task").classList.toggle("attention", waiting && document.body.dataset.view !== "task");
   let title = "";
   let reason = "";
   if (asked) {
@@ -208,9 +215,23 @@ function paintPill(pill, status) {
   pill.dataset.status = status || "";
 }
 
+// The task's pill says what the page's overlay says (content/overlay.js): Paused while the person has the
+// controls, Needs you while the agent waits on them (a question, an action to allow, a request for help).
+function paintTaskPill() {
+  const pill = $("task-status");
+  paintPill(pill, ui.status);
+  const kind = ui.status !== "running" ? ""
+    : ui.question || ui.approval || (ui.control && ui.control.reason === "agent_request") ? "asking"
+      : ui.control ? "paused" : "";
+  pill.dataset.kind = kind;
+  if (!kind) return;
+  pill.textContent = t(`overlay_${kind}`);
+  pill.classList.add(`status-${kind}`);
+}
+
 function setStatus(status) {
   ui.status = status;
-  paintPill($("task-status"), status);
+  paintTaskPill();
   document.body.dataset.status = status || "";
   const running = status === "running";
   $("run").hidden = running;
@@ -303,22 +324,25 @@ function onPush(message) {
   }
 }
 
-// --- MCP clients asking to run a task: Allow once / Always allow for this client / Deny ----------------------------
-// A page's question is shown in that page (bridge/); an MCP client has no page, so it is asked here. The worker
-// replays the open ones to a view that connects later; approval.closed (answered anywhere, timed out) removes it.
+// --- MCP clients and pages asking to run a task: Allow once / Always allow for this client / Deny ------------------
+// An MCP client has no page, so it is asked here; a page's question (an --ask site) is shown in that page and here
+// too (Allow once / Deny), so it is in view wherever the person looks. The worker replays the open ones to a view
+// that connects later; approval.closed (answered anywhere, timed out) removes it.
 const approvals = new Map(); // approvalId → {request, li}
 let approvalTicker = null;
 
 function showApproval(request) {
-  if (request.kind !== "mcp" || approvals.has(request.approvalId)) return;
+  if (!["mcp", "page"].includes(request.kind) || approvals.has(request.approvalId)) return;
   const li = Timeline.el("li", "approval-card");
   li.dataset.approvalId = request.approvalId;
+  li.dataset.kind = request.kind;
   const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
   const task = Timeline.el("blockquote", "approval-task", request.task);
   const left = Timeline.el("div", "approval-left muted");
   const buttons = Timeline.el("div", "row approval-buttons");
-  for (const [decision, key, style] of [["once", "approvalOnce", ""], ["always", "approvalAlways", "secondary"],
-    ["deny", "approvalDeny", "danger"]]) {
+  const choices = [["once", "approvalOnce", ""], ["always", "approvalAlways", "secondary"], ["deny", "approvalDeny", "danger"]];
+  // a page's question (its origin asks; --ask sites) is also in that page; "always" there is the site's Settings
+  for (const [decision, key, style] of choices.filter(([decision]) => request.kind === "mcp" || decision !== "always")) {
     const button = Timeline.el("button", `${style} approval-${decision}`.trim(), t(key));
     button.type = "button";
     button.dataset.decision = decision;
@@ -338,6 +362,11 @@ function closeApproval(approvalId) {
   approvals.delete(approvalId);
   renderApprovals();
 }
+
+// The task's head sticks right under the questions (both stay in view): it needs their height.
+new ResizeObserver(() => {
+  document.documentElement.style.setProperty("--approvals-h", `${$("approvals").offsetHeight}px`);
+}).observe($("approvals"));
 
 function renderApprovals() {
   $("approvals").hidden = approvals.size === 0;
@@ -396,7 +425,7 @@ function renderOthers() {
     const text = Timeline.el("span", "other-text");
     const title = Timeline.el("span", "other-task", entry.task);
     title.title = entry.task;
-    const tab = Timeline.el("span", "other-tab muted", t("tabNumber", entry.tabId));
+    const tab = Timeline.el("span", "other-tab muted", t("tabNumber", String(entry.tabId)));
     text.append(title, tab);
     const switchTo = Timeline.el("button", "secondary other-switch", t("switchTo"));
     switchTo.type = "button";
@@ -417,7 +446,7 @@ function renderOthers() {
 async function nameTab(label, tabId) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) return;
-  label.textContent = tab.title || tab.url || t("tabNumber", tabId);
+  label.textContent = tab.title || tab.url || t("tabNumber", String(tabId));
   label.title = tab.url || "";
 }
 
@@ -487,7 +516,7 @@ async function currentTargetTab() {
     try {
       return await chrome.tabs.get(tabId);
     } catch (_) {
-      return { id: tabId, title: t("tabNumber", tabId), url: "" };
+      return { id: tabId, title: t("tabNumber", String(tabId)), url: "" };
     }
   }
   const [tab] = await chrome.tabs.query(PANEL ? { active: true, currentWindow: true } : { active: true, lastFocusedWindow: true });
@@ -497,7 +526,7 @@ async function currentTargetTab() {
 async function showTargetTab(chosen = null) {
   const tab = chosen || await currentTargetTab();
   ui.targetTabId = tab ? tab.id : null;
-  $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", tab.id)) : t("noTab");
+  $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", String(tab.id))) : t("noTab");
   $("target-tab").title = tab ? tab.url || "" : "";
 }
 
@@ -606,6 +635,7 @@ function showView(name) {
   for (const view of ["task", "past", "settings"]) $(`view-${view}`).hidden = view !== name;
   document.body.dataset.view = name;
   if (name === "settings") $("nav-settings").classList.remove("attention");
+  if (name === "task") $("nav-task").classList.remove("attention");
   if (name === "settings") loadSettings();
   if (name === "past") loadPast();
 }

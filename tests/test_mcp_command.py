@@ -4,11 +4,14 @@ do not go together, and the progress lines a client shows for each kind of event
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +132,83 @@ def test_config_carries_the_fallback_choice(tmp_path: Path) -> None:
     result = tabpilot("mcp", "config", "--client", "cursor", "--fallback", "launch", "--headless", home=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["mcpServers"]["tabpilot"]["args"][-3:] == ["--fallback", "launch", "--headless"]
+
+
+# --- what an MCP client is told about its arguments, browser-free (the real SDK client over stdio) ----------------
+@contextlib.asynccontextmanager
+async def no_browser_session(tmp_path: Path) -> AsyncIterator[Any]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tabpilot", "mcp"],
+                                   env={"HOME": str(tmp_path), "TABPILOT_HOME": str(tmp_path / "tp"),
+                                        "PATH": os.environ["PATH"]})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def call_text(session: Any, tool: str, arguments: dict[str, Any], **options: Any) -> tuple[bool, str]:
+    result = await session.call_tool(tool, arguments, **options)
+    return bool(result.is_error), "\n".join(getattr(part, "text", "") for part in result.content)
+
+
+async def test_task_ids_go_in_under_the_name_run_task_gives_them_and_a_wrong_call_is_told_in_words(
+    tmp_path: Path,
+) -> None:
+    """run_task returns `taskId`: get_task and stop_task take that name (and `task_id`, as before); no argument,
+    or one of the wrong type, is answered with the names the tool takes, never pydantic's text."""
+    from tabpilot.mcp.hostlink import NO_HOST
+
+    async with no_browser_session(tmp_path) as session:
+        schemas = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        for tool in ("get_task", "stop_task"):
+            assert {"taskId", "task_id"} <= set(schemas[tool]["properties"]), schemas[tool]
+            for name in ("taskId", "task_id"):  # either name reaches the browser (which is not open here)
+                is_error, text = await call_text(session, tool, {name: "1m87xvns93hn"})
+                assert is_error and NO_HOST in text, text
+            is_error, text = await call_text(session, tool, {})
+            assert is_error and f"{tool} needs taskId: the taskId run_task returned" in text, text
+            is_error, text = await call_text(session, tool, {"taskId": "a", "task_id": "b"})
+            assert is_error and "two different task ids" in text, text
+        is_error, text = await call_text(session, "run_task", {"url": "https://example.com"})
+        assert is_error and "task is missing. run_task takes: task (text, required), url" in text, text
+        is_error, text = await call_text(session, "run_task", {"task": "Greet Ada", "new_tab": "sometimes"})
+        assert is_error and "new_tab must be true or false" in text, text
+        is_error, text = await call_text(session, "get_task", {"taskId": 5})
+        assert is_error and "taskId must be text" in text, text
+        for told in (await call_text(session, "run_task", {}), await call_text(session, "get_task", {"taskId": 5})):
+            assert "pydantic" not in told[1] and "validation error" not in told[1], told
+
+
+async def test_an_empty_task_is_told_what_a_task_is_before_anything_is_asked(tmp_path: Path) -> None:
+    async with no_browser_session(tmp_path) as session:
+        for task in ("", "   "):
+            is_error, text = await call_text(session, "run_task", {"task": task})
+            assert is_error and "run_task needs a task: say in words what to do in the browser" in text, text
+            assert "approval.ask" not in text and NO_HOST_START not in text, text
+
+
+NO_HOST_START = "tabpilot cannot reach your browser"
+
+
+async def test_a_socket_left_by_a_closed_browser_is_told_at_once(tmp_path: Path) -> None:
+    """The browser closed and its host's socket (and token) stayed behind: connecting is refused. A client that
+    times a call out after a few seconds (as MCP clients do) hears the remedy, not its own timeout: the server
+    does not wait for a host that was never there as it waits for one being respawned."""
+    import socket as sockets
+
+    from tabpilot.mcp.hostlink import NO_HOST
+    from tabpilot.native.endpoint import EndpointAddress
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TABPILOT_HOME", str(tmp_path / "tp"))
+        address = EndpointAddress.for_this_user()
+    left = sockets.socket(sockets.AF_UNIX)
+    left.bind(address.socket)
+    left.close()  # the file stays; nobody listens
+    address.token_file.write_text("a-dead-hosts-token")
+    async with no_browser_session(tmp_path) as session:
+        for _ in range(2):
+            is_error, text = await call_text(session, "list_tabs", {}, read_timeout_seconds=5)
+            assert is_error and NO_HOST in text, text

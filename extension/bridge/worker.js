@@ -43,8 +43,10 @@ function bridgeHostConnected() {
 }
 
 function bridgeSetSites(sites) {
+  const before = new Set(bridge.sites.map((site) => site.origin));
   bridge.sites = Array.isArray(sites) ? sites : [];
   const matches = bridge.sites.map((site) => `${site.origin}/*`);
+  const added = matches.filter((match) => !before.has(match.slice(0, -2)));
   // One change at a time, in order: the last list the host sent is what ends up registered.
   // A list that still names the same origins (a push about MCP clients, the token, a site's options) leaves
   // the scripts alone, and a changed one is updated in place: unregistering first left a moment in which a
@@ -67,8 +69,22 @@ function bridgeSetSites(sites) {
     }
     if (existing.length) await chrome.scripting.unregisterContentScripts({ ids: existing.map((s) => s.id) });
     await chrome.scripting.registerContentScripts(scripts);
-  }).catch((error) => console.warn("tabpilot: could not register the page bridge:", error.message));
+  }).then(() => bridgeGiveOpenPages(added))
+    .catch((error) => console.warn("tabpilot: could not register the page bridge:", error.message));
   return bridge.registering;
+}
+
+// A site just allowed gets the bridge in the pages of it already open, without a reload (the registered
+// scripts reach only pages loaded from now on). Both files do nothing a second time in a page.
+async function bridgeGiveOpenPages(matches) {
+  if (!matches.length) return;
+  for (const tab of await chrome.tabs.query({ url: matches })) {
+    const target = { tabId: tab.id, frameIds: [0] };
+    await chrome.scripting.executeScript({ target, files: ["bridge/relay.js"], injectImmediately: true })
+      .then(() => chrome.scripting.executeScript({ target, files: ["bridge/main_world.js"], world: "MAIN",
+        injectImmediately: true }))
+      .catch((error) => console.warn("tabpilot: could not give an open page the bridge:", error.message));
+  }
 }
 
 function bridgeSiteOf(origin) {
@@ -118,7 +134,7 @@ function bridgeOnHostPush(message) {
       bridgePost(port, {
         kind: "approval", approvalId: message.approvalId, requester: message.requester, task: message.task,
       });
-      return true;
+      return false; // the popup and the side panel show it too: answered in either, it goes from both
     }
     case "approval.closed": {
       const port = bridge.approvals.get(message.approvalId);

@@ -1,5 +1,6 @@
-// tabpilot service worker, part 3 (loaded by service_worker.js with importScripts): the MCP clients' requests
-// to run a task (approval.request of kind "mcp", issue 12). The popup and the side panel show each open one
+// tabpilot service worker, part 3 (loaded by service_worker.js with importScripts): the MCP clients' and the
+// pages' requests to run a task (approval.request of kind "mcp", issue 12, or "page"). The popup and the side
+// panel show each open one
 // with Allow once / Always allow / Deny; this file keeps the open ones (learnt from the host's pushes) so a
 // popup opened after the request arrived still shows it, marks the toolbar button, and raises a desktop
 // notification whose click opens the side panel (or the popup) where the question is.
@@ -10,11 +11,13 @@ const MCP_APPROVAL_PREFIX = "tabpilot-approval-";
 const openApprovals = new Map(); // approvalId → the approval.request push, with the window it arrived in
 
 // A host push of the approvals (also relayed to popups by the caller).
+// A page's question (kind "page") is kept too, for the popup and side panel; its page shows it already, so
+// it raises no desktop notification.
 function onApprovalPush(message) {
-  if (message.type === "approval.request" && message.kind === "mcp") {
+  if (message.type === "approval.request" && (message.kind === "mcp" || message.kind === "page")) {
     message.expiresAt = Date.now() + (message.timeoutMs || 0); // the popup counts down to the automatic no
     openApprovals.set(message.approvalId, message);
-    notifyApproval(message);
+    if (message.kind === "mcp") notifyApproval(message);
   } else if (message.type === "approval.closed" && openApprovals.delete(message.approvalId)) {
     chrome.notifications.clear(MCP_APPROVAL_PREFIX + message.approvalId).catch(() => {});
   }

@@ -79,6 +79,7 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
                          "the side panel to ask")
     assert await panel.visible("#approve-allow") and await panel.visible("#approve-deny")
+    assert await panel.in_view("#approve-allow") and await panel.in_view("#approve-deny")
     await panel.screenshot(SCREENS / "approval-panel.png")
     await press_overlay(shop_tab, "allow")
     snap = await ended(harness, task_id)
@@ -106,6 +107,27 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     recorded_and_told(snap, after, "denied", denial)
     cards = await panel.cards()
     assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
+    await harness.browser.close_tab(panel.tab.target_id)
+
+
+async def test_a_side_panel_left_on_settings_marks_the_task_tab_when_an_action_waits(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    """The side panel stays open on Settings while a task runs: when the agent waits for a yes, the Task tab
+    says so; there the question is in view, and Allow in the panel lets the click reach the page."""
+    panel = await open_panel(harness, shop_tab)
+    await panel.click("#nav-settings")
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    await panel.wait_for("document.getElementById('nav-task').classList.contains('attention')",
+                         "the Task tab to ask for attention")
+    await panel.screenshot(SCREENS / "approval-panel-on-settings.png", max_height=720)
+    await panel.click("#nav-task")
+    assert not await panel.js("document.getElementById('nav-task').classList.contains('attention')")
+    assert await panel.in_view("#approve-allow") and WANTS in await panel.text("#control-reason")
+    await panel.click("#approve-allow")
+    snap = await ended(harness, task_id)
+    assert snap["status"] == "completed" and not problems, (snap, problems)
+    assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
     await harness.browser.close_tab(panel.tab.target_id)
 
 

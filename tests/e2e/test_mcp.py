@@ -7,6 +7,7 @@ deny asks no model), a host killed mid-call, and `--launch --headless` with no e
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -17,7 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import API_KEY, EXTENSION_ORIGIN, Harness, PopupPage, act_on, done, wait_until
+from e2e_support import (
+    API_KEY,
+    EXTENSION_ORIGIN,
+    Harness,
+    PopupPage,
+    act_on,
+    done,
+    run_in_popup,
+    wait_status,
+    wait_until,
+)
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
@@ -344,6 +355,61 @@ async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_
     await close_popup(harness, popup)
 
 
+async def open_view(harness: Harness, query: str) -> PopupPage:
+    """The popup page (or, with mode=panel, the side panel's) in a window of the toolbar popup's size."""
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html{query}", "newWindow": True,
+                                "width": 400, "height": 600})
+    view = PopupPage(await harness.browser.attach(created["targetId"]))
+    await view.size(400, 600)
+    return view
+
+
+async def test_a_request_is_in_view_when_the_view_opens_over_a_long_finished_task(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The view opens on a finished task at the end of its timeline (the result in view): a client's request
+    stays in view above it all the same, in the popup and in the side panel, and while the timeline scrolls."""
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada Lovelace"))
+    await configure(harness, llm)
+    page = await harness.browser.new_tab(e2e_pages.url("form.html?long-timeline"))
+    tab_id = await harness.chrome_tab_id(page)
+    popup = await open_view(harness, f"?tabId={tab_id}")
+    await popup.wait_for("ui.connected", "the popup to connect")
+    await run_in_popup(popup, "Sign up as Ada Lovelace")
+    assert await wait_status(popup, "completed") == "completed"
+    await close_popup(harness, popup)
+    async with mcp_client(harness, "--approve-timeout", "60", name="Scrolled Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Eve", url=e2e_pages.url("form.html?eve")))
+        await wait_until(lambda: notification(harness, "Scrolled Agent"), "the desktop notification")
+        for index, query in enumerate((f"?tabId={tab_id}", f"?mode=panel&tabId={tab_id}")):
+            view = await open_view(harness, query)
+            card = await approval_card(view, "Scrolled Agent")
+            await view.wait_for("!document.getElementById('result').hidden", "the finished task's result")
+            # the scene the person met: a view longer than the window, opened at its end
+            assert await view.js("document.documentElement.scrollHeight > innerHeight + 100")
+            await view.wait_for("scrollY > 0", "the view to open at the end of the timeline")
+            selector = f'.approval-card[data-approval-id="{card["id"]}"]'
+            assert await view.in_view(selector), await view.js("document.querySelector('.approval-card')"
+                                                               ".getBoundingClientRect().toJSON()")
+            assert await view.in_view(f"{selector} button[data-decision='once']")
+            assert await view.in_view("#result") and await view.in_view("#task-status")
+            await view.js("window.scrollTo(0, 0)")  # scrolled anywhere, it stays
+            assert await view.in_view(selector)
+            await view.js("window.scrollTo(0, document.documentElement.scrollHeight)")
+            assert await view.in_view(selector)
+            shot = await view.tab.send("Page.captureScreenshot", {"format": "png"})
+            (SCREENS / f"mcp-approval-over-long-task-{index}.png").parent.mkdir(parents=True, exist_ok=True)
+            (SCREENS / f"mcp-approval-over-long-task-{index}.png").write_bytes(base64.b64decode(shot["data"]))
+            if index == 1:
+                await press(view, card["id"], "deny")
+            await close_popup(harness, view)
+        assert (await call)[0]
+    assert not problems, problems
+    await harness.browser.close_tab(page.target_id)
+
+
 async def test_always_allow_in_the_side_panel_is_not_asked_again_for_that_client(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
@@ -586,6 +652,12 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         assert not is_error and again["success"], again
         is_error, page = await client.call("read_page")
         assert not is_error and "Signed up as Grace Hopper." in page["text"], page
+        # a tabId list_tabs gives here is a string (a DevTools target id): read_page takes it as it was given
+        is_error, listed = await client.call("list_tabs")
+        tab_id = next(t["tabId"] for t in listed["tabs"] if t["url"] == url)
+        is_error, same = await client.call("read_page", tab=tab_id)
+        assert not is_error and isinstance(tab_id, str) and same["tabId"] == tab_id, same
+        assert "Signed up as Grace Hopper." in same["text"]
 
 
 async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_not_open(

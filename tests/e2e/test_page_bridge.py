@@ -279,6 +279,43 @@ async def test_an_ask_site_waits_for_the_user_spoofs_answer_nothing_deny_rejects
         await allow(harness, origin)  # back to no prompt for the tests after this one
 
 
+async def test_an_ask_sites_question_is_in_the_popup_too_and_allow_once_there_runs_it(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The person opens the popup (not the page) while an --ask site waits: the question is there, in view,
+    with Allow once / Deny; Allow once runs the task and the page's own prompt goes with it."""
+    origin = origin_of(site)
+    await allow(harness, origin, "--ask")
+    tab = await open_page(harness, site.url("app.html?asked-in-popup"))
+    popup = None
+    try:
+        problems: list[str] = []
+        login_script(llm, problems, "lin@example.com")
+        await execute_from_page(tab, "popup", "Sign in as lin@example.com", own_model(llm))
+        await wait_until(lambda: prompt_text(tab), "the page's prompt", 20)
+        popup = await harness.open_popup(tab)
+        await popup.size(400, 600)
+        card = '#approval-list .approval-card[data-kind="page"]'
+        await popup.wait_for(f"!!document.querySelector({json.dumps(card)})", "the question in the popup")
+        text = await popup.js(f"document.querySelector({json.dumps(card)}).innerText")
+        assert f"{origin} wants to run:" in text and "Sign in as lin@example.com" in text, text
+        assert await popup.js(f"[...document.querySelectorAll('{card} button')].map(b => b.dataset.decision)") == [
+            "once", "deny"]
+        assert await popup.in_view(card)
+        await popup.screenshot(SCREENS / "bridge-ask-in-popup.png", max_height=600)
+        await popup.click(f"{card} button[data-decision='once']")
+        ran = await outcome(tab, "popup")
+        assert not problems, problems
+        assert ran["result"]["success"] is True and ran["result"]["data"] == "Signed in as lin@example.com", ran
+        assert await prompt_text(tab) is None  # answered in the popup: the page's prompt went too
+        await popup.wait_for(f"!document.querySelector({json.dumps(card)})", "the answered card to go")
+    finally:
+        if popup is not None:
+            await harness.browser.close_tab(popup.tab.target_id)
+        await close(harness, tab)
+        await allow(harness, origin)
+
+
 async def test_a_cross_origin_frame_posting_the_bridges_messages_starts_and_stops_nothing(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:
@@ -385,6 +422,37 @@ async def test_revoke_takes_the_global_away_on_the_next_load_and_an_open_page_st
         await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
         assert await js(tab, "[typeof window.PAGE_AGENT_EXT, typeof window.PAGE_AGENT_EXT_VERSION]") == [
             "undefined", "undefined"]
+    finally:
+        await close(harness, tab)
+
+
+async def test_allowing_a_site_reaches_its_pages_already_open_without_a_reload(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """`tabpilot sites allow` while the site's page is open: the page gets window.PAGE_AGENT_EXT in place (no
+    reload), and a task it starts runs; a second allow (options changed) leaves it working, once."""
+    origin = origin_of(site)
+    if await harness.sw(f"!!bridgeSiteOf({json.dumps(origin)})"):  # allowed by an earlier test
+        await revoke(harness, origin)
+    tab = await open_page(harness, site.url("app.html?open-before-allow"))
+    try:
+        assert await js(tab, "typeof window.PAGE_AGENT_EXT") == "undefined"
+        await js(tab, "window.loadedOnce = true")  # gone if the page reloads
+        await allow(harness, origin)
+        await wait_until(lambda: js(tab, "typeof window.PAGE_AGENT_EXT === 'object'"), "the bridge in the open page")
+        assert await js(tab, "[window.loadedOnce, typeof window.PAGE_AGENT_EXT_VERSION]") == [True, "string"]
+        problems: list[str] = []
+        login_script(llm, problems)
+        await execute_from_page(tab, "in-place", "Sign in as ada@example.com", own_model(llm))
+        result = (await outcome(tab, "in-place"))["result"]
+        assert result["success"] and result["data"] == "Signed in as ada@example.com", result
+        assert not problems, problems
+        await allow(harness, origin, "--use-my-model")  # the same origin again: injected nothing twice
+        login_script(llm, problems, "grace@example.com")
+        await execute_from_page(tab, "again", "Sign in as grace@example.com", own_model(llm))
+        again = await outcome(tab, "again")
+        assert again["result"]["success"] and [c for c in again["calls"] if c == ["status", "completed"]] == [
+            ["status", "completed"]], again
     finally:
         await close(harness, tab)
 

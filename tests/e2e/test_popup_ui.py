@@ -11,6 +11,7 @@ import socket
 import pytest
 from e2e_support import (
     API_KEY,
+    EXTENSION_ORIGIN,
     SCREENS,
     Harness,
     PopupPage,
@@ -325,4 +326,14 @@ async def test_the_extension_ships_its_icon_at_every_size(harness: Harness) -> N
     assert sorted(sizes, key=lambda s: int(s[0])) == [["16", 16, 16], ["32", 32, 32], ["48", 48, 48], ["128", 128, 128]]
     assert await popup.js("chrome.runtime.getManifest().action.default_icon['16']") == "icons/icon-16.png"
     assert await popup.js("document.querySelector('header .logo').naturalWidth") == 32
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_tab_it_cannot_read_is_named_by_its_id_not_as_a_quantity(harness: Harness) -> None:
+    """Opened with a ?tabId that is not (any longer) a tab: the id is shown as it is, not "1,371,197,382"."""
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html?tabId=1371197382", "newWindow": True})
+    popup = PopupPage(await harness.browser.attach(created["targetId"]))
+    await popup.wait_for("document.getElementById('target-tab').textContent !== ''", "the popup to name its tab")
+    assert await popup.text("#target-tab") == "on: tab 1371197382"
     await harness.browser.close_tab(popup.tab.target_id)

@@ -15,7 +15,7 @@ from test_takeover import configure as configure_host
 from user_support import open_panel, screenshot, wait_overlay
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer, Text, ToolCall
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -223,3 +223,25 @@ async def test_the_approval_card_asks_and_says_why_in_chinese(harness: Harness, 
     assert await shop_tab.evaluate("window.shopLog") == []  # the page never got the click
     assert [e for e in snap["history"] if e.get("guard") == "denied"], snap["history"]
     await harness.browser.close_tab(panel.tab.target_id)
+
+
+async def test_while_the_person_has_the_controls_the_status_says_paused_in_chinese(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    """Take over in the popup: its status says what the page's overlay says (已暂停), not 运行中."""
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    llm.add(Delay(60))
+    await popup.fill("#task-input", "慢慢想")
+    await popup.click("#run")
+    await wait_status(popup, "running")
+    await popup.wait_for("!document.getElementById('takeover').hidden", "the Take over button")
+    await popup.click("#takeover")
+    await popup.wait_for("!document.getElementById('handback-box').hidden", "the Hand back box")
+    assert await popup.text("#task-status") == "已暂停"
+    assert await popup.text("#task-status") == await popup.js("chrome.i18n.getMessage('overlay_paused')")
+    await popup.screenshot(SCREENS / "zh-CN-paused.png")
+    await popup.click("#stop")
+    assert await wait_status(popup, "stopped") == "stopped"
+    assert await popup.text("#task-status") == "已停止"
+    await harness.browser.close_tab(popup.tab.target_id)

@@ -293,6 +293,7 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     panel = await open_panel(harness, account_tab)
     await panel.wait_for("!document.getElementById('control').hidden", "the side panel to show the request")
     assert await panel.text("#control-reason") == reason
+    assert asking["pill"] == "Needs you" and await panel.text("#task-status") == "Needs you"
     assert await panel.visible("#handback") and not await panel.visible("#takeover")
     await user_fill(account_tab, "#email", "grace@example.org")
     await user_fill(account_tab, "#password", PASSWORD)
@@ -502,8 +503,10 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     assert (await controlled_by_user(harness, task_id))["reason"] == "user"
     await panel.wait_for("!document.getElementById('handback-box').hidden", "the side panel's Hand back")
     assert await panel.text("#control-title") == "You have the controls."
+    # the panel's status says what the page's overlay says: paused, not "running"
+    shown = await wait_overlay(account_tab, "the overlay to follow", lambda o: o["state"] == "user")
+    assert shown["pill"] == "Paused" and await panel.text("#task-status") == "Paused", shown
     await screenshot(panel.tab, "takeover-real-side-panel.png")
-    await wait_overlay(account_tab, "the overlay to follow", lambda o: o["state"] == "user")
     await panel.fill("#handback-note", "Nothing to do, go on")
     await panel.click("#handback")
     end = await ended(harness, task_id)
@@ -512,6 +515,7 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     [event] = takeovers(end["history"])
     assert (event["reason"], event["note"]) == ("user", "Nothing to do, go on"), event
     await panel.wait_for("document.body.dataset.status === 'completed'", "the side panel to show the end")
+    assert await panel.text("#task-status") == "completed"
 
 
 # --- Stop while the user has the controls: what they did is recorded, the task ends stopped ---------------------------

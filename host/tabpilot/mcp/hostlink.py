@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import os
 import sys
 import time
 from typing import Any
@@ -23,7 +22,7 @@ from ..native.endpoint import EndpointAddress
 log = logging.getLogger(__name__)
 
 CONNECT_WAIT = 10.0  # a host being respawned after an extension reload appears within ~1 s (backoff 0.5 s)
-FIRST_CONNECT_WAIT = 1.0  # never seen a host, and no socket: the browser is most likely not open
+FIRST_CONNECT_WAIT = 1.0  # never seen a host: the browser is most likely not open
 REQUEST_TIMEOUT = 60.0
 NO_HOST = (
     "tabpilot cannot reach your browser: no tabpilot host is running. Open Chrome/Chromium (or Edge, Brave) "
@@ -176,7 +175,10 @@ class HostLink:
             await asyncio.sleep(0.2)
 
     def _wait_for(self, address: EndpointAddress) -> float:
-        if not self._seen_host and not os.path.exists(address.socket):
+        # Never seen a host: the browser is most likely not open, also when a socket file is there (a host that
+        # Chromium killed at exit leaves it behind, and connecting is refused) — a call is told so in a second,
+        # not after the wait for a host being respawned (issue: 10 s a call with the browser closed).
+        if not self._seen_host:
             return min(self._connect_wait, FIRST_CONNECT_WAIT)
         return self._connect_wait
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from .. import __version__
 from .backends import Backend, TaskFailed
@@ -27,15 +28,54 @@ INSTRUCTIONS = (
 )
 
 
+# The arguments each tool takes, as a wrong call is told them (the SDK's own text is pydantic's).
+ARGUMENTS = {
+    "run_task": "task (text, required), url (text), new_tab (true/false)",
+    "get_task": "taskId (text: the taskId run_task returned; task_id works too)",
+    "stop_task": "taskId (text: the taskId run_task returned; task_id works too)",
+    "list_tabs": "none",
+    "read_page": "tab (the tabId list_tabs gave, as it gave it)",
+}
+TYPE_WORDS = {"string": "text", "bool": "true or false", "int": "a whole number"}
+
+
+class TabpilotServer(MCPServer):
+    """The SDK's server, but a call with arguments that do not fit is told in words which ones the tool takes."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"Error executing tool {name}: {arguments_error(name, exc.__cause__)}") from exc
+            raise
+
+
+def arguments_error(tool: str, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "the arguments"
+        if item["type"] == "missing":
+            problems.append(f"{field} is missing")
+        else:
+            wanted = next((words for kind, words in TYPE_WORDS.items() if item["type"].startswith(kind)), None)
+            problems.append(f"{field} must be {wanted}" if wanted else f"{field} is not valid")
+    return f"{'; '.join(problems)}. {tool} takes: {ARGUMENTS.get(tool, 'see its description')}."
+
+
 def build_server(backend: Backend) -> MCPServer:
-    app = MCPServer("tabpilot", instructions=INSTRUCTIONS, version=__version__)
+    app = TabpilotServer("tabpilot", instructions=INSTRUCTIONS, version=__version__)
 
     @app.tool()
     async def run_task(task: str, ctx: Context, url: str | None = None, new_tab: bool = True) -> dict[str, Any]:
         """Run a whole browser task to its end, e.g. "find the order status for #1234 on this site".
 
         url: open this page first. new_tab: work in a new tab (default); false uses the active tab.
-        Progress notifications report each step. Returns {success, data, taskId, steps}."""
+        Progress notifications report each step. Returns {success, data, taskId, steps}: pass that taskId
+        to get_task and stop_task."""
+        if not task.strip():
+            raise ToolError("run_task needs a task: say in words what to do in the browser, e.g. "
+                            '"find the order status for #1234 on this site".')
         counter = itertools.count(1)
 
         async def report(message: str) -> None:
@@ -49,29 +89,43 @@ def build_server(backend: Backend) -> MCPServer:
         except TaskFailed as exc:
             raise ToolError(str(exc)) from exc
 
+    # taskId, as run_task returns it; task_id as this server first named it (clients written for that still work)
     @app.tool()
-    async def get_task(task_id: str) -> dict[str, Any]:
+    async def get_task(taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
         """A task's status and its history (page-agent's event shapes: step, observation, user_takeover,
-        retry, error)."""
-        return await _call(backend.get_task(task_id))
+        retry, error). taskId: the taskId run_task returned (task_id is accepted too)."""
+        return await _call(backend.get_task(_task_id("get_task", taskId, task_id)))
 
     @app.tool()
-    async def stop_task(task_id: str) -> dict[str, Any]:
-        """Stop a running task; returns once it has ended."""
-        return await _call(backend.stop_task(task_id))
+    async def stop_task(taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
+        """Stop a running task; returns once it has ended. taskId: the taskId run_task returned (task_id is
+        accepted too)."""
+        return await _call(backend.stop_task(_task_id("stop_task", taskId, task_id)))
 
     @app.tool()
     async def list_tabs() -> dict[str, Any]:
-        """The browser's tabs: {tabs: [{tabId, url, title, active}]}."""
+        """The browser's tabs: {tabs: [{tabId, url, title, active?}]}. tabId is an integer in your own browser
+        and a string (a DevTools target id) in a browser the server launched (--launch) or attached to
+        (--cdp-url): pass it to read_page as it is."""
         return {"tabs": await _call(backend.list_tabs())}
 
     @app.tool()
     async def read_page(tab: int | str | None = None) -> dict[str, Any]:
         """Read a tab (default: the active one) as tabpilot's agent sees it: text with numbered
-        interactive elements. Read only: nothing on the page is touched."""
+        interactive elements. Read only: nothing on the page is touched. tab: a tabId from list_tabs, as it
+        gave it (an integer, or a string with --launch / --cdp-url)."""
         return _concealed(await _call(backend.read_page(tab)))
 
     return app
+
+
+def _task_id(tool: str, camel: str | None, snake: str | None) -> str:
+    if camel and snake and camel != snake:
+        raise ToolError(f"{tool} got two different task ids (taskId {camel!r}, task_id {snake!r}); give one.")
+    given = camel or snake
+    if not given:
+        raise ToolError(f"{tool} needs taskId: the taskId run_task returned (task_id works too).")
+    return given
 
 
 def _concealed(page: dict[str, Any]) -> dict[str, Any]:
