@@ -89,9 +89,9 @@ def test_a_failures_message_is_the_catalogs_english_and_its_words_follow_the_lan
     assert refused.describe("zh-CN").startswith("服务商拒绝了 API 密钥（HTTP 401，来自 http://x/v1：nope）。")
     cause = {"code": "timeout", "params": {"timeout": "60"}}
     gave_up = LLMRetriesExhausted(code="retries_exhausted", params={"cause": cause}, attempts=4)
-    assert gave_up.message == "The model call failed 4 time(s); last cause: no reply within 60 s (timeout)"
+    assert gave_up.message == "The model call still failed after 3 retries; last cause: no reply within 60 s (timeout)"
     assert gave_up.last_cause == "no reply within 60 s (timeout)"
-    assert gave_up.describe("zh-CN") == "模型调用失败了 4 次；最后一次的原因：60 秒内没有回复（超时）"
+    assert gave_up.describe("zh-CN") == "模型调用重试 3 次后仍然失败；最后一次的原因：60 秒内没有回复（超时）"
     missing = LLMNotConfigured(missing="api_key", base_url="https://api.example.com/v1")
     assert missing.message.startswith("No API key is configured for https://api.example.com/v1. Configure one")
     assert missing.describe("zh-CN").startswith("尚未为 https://api.example.com/v1 配置 API 密钥。")

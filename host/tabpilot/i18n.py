@@ -293,13 +293,13 @@ EN_US: dict[str, str] = {
     "failure.bad_call": "{detail}",
     "failure.bad_call.arguments": "invalid arguments for {tool}: {detail}",
     "failure.bad_call.no_call": "the reply has no call of the tool {tool} (and no JSON in its text)",
-    "failure.retries_exhausted": "The model call failed {attempts} time(s); last cause: {cause}",
+    "failure.retries_exhausted": "The model call still failed after {retries} retries; last cause: {cause}",
     "failure.deadline": (
-        "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
+        "The model did not answer usefully within {elapsed} s ({retries} retries; one model call may take "
         "{deadline} s, the model-deadline setting); last cause: {cause}"
     ),
     "failure.deadline.asked": (
-        "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
+        "The model did not answer usefully within {elapsed} s ({retries} retries; one model call may take "
         "{deadline} s, the model-deadline setting); the provider asked to wait {retry_after} s before trying "
         "again; last cause: {cause}"
     ),
@@ -763,13 +763,13 @@ ZH_CN: dict[str, str] = {
     "failure.bad_call": "模型的回复无法使用：{detail}",
     "failure.bad_call.arguments": "{tool} 的参数无效：{detail}",
     "failure.bad_call.no_call": "模型的回复无法使用：回复中没有对工具 {tool} 的调用（文本中也没有 JSON）",
-    "failure.retries_exhausted": "模型调用失败了 {attempts} 次；最后一次的原因：{cause}",
+    "failure.retries_exhausted": "模型调用重试 {retries} 次后仍然失败；最后一次的原因：{cause}",
     "failure.deadline": (
-        "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
+        "模型在 {elapsed} 秒内没有给出可用的回答（重试了 {retries} 次；一次模型调用最多可用 {deadline} 秒，"
         "即 model-deadline 设置）；最后一次的原因：{cause}"
     ),
     "failure.deadline.asked": (
-        "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
+        "模型在 {elapsed} 秒内没有给出可用的回答（重试了 {retries} 次；一次模型调用最多可用 {deadline} 秒，"
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
     "failure.browser_failed": "浏览器出错：{detail}",
