@@ -266,6 +266,16 @@ def test_secrets_speaks_the_language_setting(home: Path) -> None:
     assert "there is no secret named NOPE" in tabpilot(home, "secrets", "delete", "NOPE").stderr
 
 
+def test_a_secret_for_an_ip_address_is_not_said_to_cover_subdomains(home: Path) -> None:
+    speak(home, "en-US")
+    saved = tabpilot(home, "secrets", "set", "LOCAL_TOKEN", "--domain", "127.0.0.1", stdin="tok-123")
+    assert saved.returncode == 0 and "saved LOCAL_TOKEN for 127.0.0.1 (that address only) in " in saved.stdout
+    assert "subdomains" not in saved.stdout
+    speak(home, "zh-CN")
+    saved = tabpilot(home, "secrets", "set", "LOCAL_TOKEN", "--domain", "127.0.0.1", stdin="tok-123")
+    assert "仅可在 127.0.0.1 这个地址上使用" in saved.stdout and "子域名" not in saved.stdout, saved.stdout
+
+
 def test_config_speaks_the_language_setting(home: Path) -> None:
     switched = tabpilot(home, "config", "set", "language", "zh-CN")
     assert switched.stdout.strip() == "language 已设为 zh-CN"  # answered in the language just chosen

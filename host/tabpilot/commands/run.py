@@ -353,13 +353,13 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
     if kind == "error":
         return [f"  ✖ {_error_words(event, language)}"]
     if kind == "user_takeover":
-        from ..agent.types import parse_event
+        from ..agent.types import UserTakeoverEvent
 
         try:
-            account = parse_event(event).to_prompt(language=language) or say("takeover.took_over", language)
+            account = UserTakeoverEvent.model_validate(event).to_user(language)
         except ValueError:
-            account = say("takeover.took_over", language)
-        return [f"  ✋ {_clip(account.removeprefix('<user_takeover>').removesuffix('</user_takeover>'), 1000)}"]
+            account = say("takeover.user.took_over", language)
+        return [f"  ✋ {_clip(account, 1000)}"]
     return []
 
 
