@@ -451,3 +451,38 @@ def test_a_bad_allow_domain_for_one_run_is_explained_in_the_language_setting(hom
     assert refused.returncode == 2 and refused.stderr.strip() == (
         "tabpilot: allowed domain: 'shop' is not a domain: give a host name with a dot (example.com), localhost "
         "or an IP address"), refused
+
+
+def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    overview = tabpilot(home, "--help")
+    assert overview.returncode == 0 and overview.stdout.startswith("用法：tabpilot"), overview.stdout
+    assert "\n选项：\n" in overview.stdout and "显示此帮助信息并退出" in overview.stdout
+    assert "在浏览器中运行一个任务，并打印每一步" in overview.stdout
+    commands = {"COMMAND", "state", "run", "demo", "history", "secrets", "sites", "host", "Base", "URL", "API",
+                "Claude", "Desktop", "Cursor", "Code"}  # the commands' names and the products named
+    assert not leftover_english(overview.stdout) - commands, leftover_english(overview.stdout) - commands
+    run_help = " ".join(tabpilot(home, "run", "--help").stdout.split())  # argparse wraps to the terminal's width
+    assert "智能体要做什么，用平常的话说" in run_help and "不经询问就执行需要你批准的操作" in run_help, run_help
+    config_help = tabpilot(home, "config", "--help").stdout
+    assert "扩展的弹出窗口则跟随 Chrome 自己的语言" in config_help, config_help
+
+    unknown = tabpilot(home, "config", "get", "model")
+    assert unknown.returncode == 2
+    said = "tabpilot config：错误：参数 ACTION：无效的选择：'get'（可选：'set', 'unset'）"
+    assert said in unknown.stderr, unknown.stderr
+    missing = tabpilot(home, "run")
+    assert "tabpilot run：错误：缺少以下必需参数：task" in missing.stderr and "用法：" in missing.stderr, missing.stderr
+    steps = tabpilot(home, "run", "x", "--max-steps", "lots")
+    assert "tabpilot run：错误：参数 --max-steps：必须是整数，例如 40" in steps.stderr, steps.stderr
+    assert "usage" not in missing.stderr + steps.stderr + unknown.stderr
+
+    speak(home, "en-US")
+    overview = tabpilot(home, "--help")
+    assert overview.stdout.startswith("usage: tabpilot") and "\noptions:\n" in overview.stdout
+    assert "run a task in a browser, printing each step" in overview.stdout
+    unknown = tabpilot(home, "config", "get", "model")
+    assert "tabpilot config: error: argument ACTION: invalid choice: 'get' (choose from 'set', 'unset')" in \
+        unknown.stderr, unknown.stderr
+    steps = tabpilot(home, "run", "x", "--max-steps", "lots")
+    assert "tabpilot run: error: argument --max-steps: must be a whole number, e.g. 40" in steps.stderr, steps.stderr

@@ -65,11 +65,11 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(say("setting.whole_number", terminal_language())) from None
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(say("setting.at_least", terminal_language(), limit=1))
     if value > MAX_STEPS_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_STEPS_LIMIT}")
+        raise argparse.ArgumentTypeError(say("setting.at_most", terminal_language(), limit=MAX_STEPS_LIMIT))
     return value
 
 
