@@ -159,6 +159,8 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
         "已完成 · 开始于 ",
         " · 用时 ",
         " · 1 步 · 1,050 个令牌（提示 1,000，补全 50）",
+        "页面：http://127.0.0.1:8/form.html",
+        "模型：m",
         "第 1 步：Type the name",
         "操作：click_element_by_index(",
         "结果：Clicked 1",
@@ -194,6 +196,7 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
     assert table[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "TASK"] and "running" in table[1]
     shown = tabpilot(home, "history", "show", task_id).stdout
     assert "retry 1/3: no reply within 30 s (timeout)" in shown and "you took over for 1 min 12 s" in shown
+    assert "\nurl: http://127.0.0.1:8/form.html\nmodel: m\n" in shown, shown
     assert "- … and 2 more" in shown and "Result (success): The form was sent." in shown
     assert "Result: none yet: the task is still running." in tabpilot(home, "history", "show", running).stdout
     assert not HAN.search(shown)
@@ -486,3 +489,24 @@ def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None
         unknown.stderr, unknown.stderr
     steps = tabpilot(home, "run", "x", "--max-steps", "lots")
     assert "tabpilot run: error: argument --max-steps: must be a whole number, e.g. 40" in steps.stderr, steps.stderr
+
+
+def test_doctor_and_a_missing_recording_speak_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    nowhere = home / "nowhere"
+    doctor = tabpilot(home, "doctor", "--user-data-dir", str(nowhere), "--skip-llm")
+    # a value that begins in Chinese takes no space before it in a Chinese sentence; a path keeps its spaces
+    assert f"本机主机（native host）尚未为配置文件夹 {nowhere} 注册" in doctor.stdout, doctor.stdout
+    assert 'Chromium 的报错："Specified native messaging host not found."' in doctor.stdout, doctor.stdout
+    missing = tabpilot(home, "run", "x", "--replay", str(home / "nope.json"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"tabpilot run：{home / 'nope.json'}：没有这个录制文件", missing.stderr
+    gone = tabpilot(home, "history", "show", "zzzz")
+    assert gone.stderr.startswith("tabpilot history："), gone.stderr  # the same colon as every other command's
+
+    speak(home, "en-US")
+    doctor = tabpilot(home, "doctor", "--user-data-dir", str(nowhere), "--skip-llm")
+    assert f"the native host is not registered for profile {nowhere}" in doctor.stdout, doctor.stdout
+    assert 'Chromium says: "Specified native messaging host not found."' in doctor.stdout, doctor.stdout
+    missing = tabpilot(home, "run", "x", "--replay", str(home / "nope.json"))
+    assert missing.stderr.strip() == f"tabpilot run: {home / 'nope.json'}: no such recording file", missing.stderr

@@ -96,3 +96,14 @@ def test_a_failures_message_is_the_catalogs_english_and_its_words_follow_the_lan
     assert missing.message.startswith("No API key is configured for https://api.example.com/v1. Configure one")
     assert missing.describe("zh-CN").startswith("尚未为 https://api.example.com/v1 配置 API 密钥。")
     assert failure_text("max_steps") == MAX_STEPS_MESSAGE
+
+
+def test_a_value_is_set_into_a_chinese_sentence_with_a_space_only_next_to_latin_text() -> None:
+    from tabpilot.i18n import Words, text
+
+    latin = text("doctor.not_registered_for", "zh-CN", where="chrome")
+    assert latin == "本机主机（native host）尚未为 chrome 注册"
+    worded = text("doctor.not_registered_for", "zh-CN", where=Words("doctor.where_profile", profile="/tmp/x"))
+    assert worded == "本机主机（native host）尚未为配置文件夹 /tmp/x 注册"
+    assert text("doctor.not_registered_for", "zh-CN", where="任何浏览器") == "本机主机（native host）尚未为任何浏览器注册"
+    assert text("error.no_api_key", "en-US", base_url="配置") == "No API key is configured for 配置."  # English as is

@@ -9,6 +9,8 @@ they are in every language."""
 from __future__ import annotations
 
 import os
+import re
+import string
 import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -165,6 +167,7 @@ EN_US: dict[str, str] = {
         "variables OPENAI_API_KEY / OPENAI_BASE_URL, or pass --model / --base-url / --api-key."
     ),
     # --- `tabpilot doctor` (commands/doctor.py); Chromium's own messages are quoted as it says them ----
+    "doctor.chromium_says": "Chromium says: \"{message}\"",  # quoted as Chromium says it, in English
     "doctor.level.ok": "OK",
     "doctor.level.warn": "WARN",
     "doctor.level.fail": "FAIL",
@@ -235,6 +238,18 @@ EN_US: dict[str, str] = {
     "doctor.llm.not_listed": "reachable, but it does not list {model} (it has: {models})",
     "doctor.llm.pick_model": "tabpilot config set model <one of those>",
     "doctor.llm.ok": "reachable, key accepted",
+    # --- a --record / --replay file (llm/replay.py), and a command's error line ---------------------------
+    "recording.missing": "{path}: no such recording file",
+    "recording.unreadable": "{path}: cannot read the recording: {reason}",
+    "recording.not_json": "{path}: not JSON ({reason})",
+    "recording.not_recording": "{path}: not a tabpilot recording (expected \"format\": \"{format}\")",
+    "recording.version": (
+        "{path}: recording version {version} is not supported (this tabpilot reads version {supported})"
+    ),
+    "recording.replies": "{path}: \"replies\" must be a list",
+    "recording.reply": "{path}: reply {number} needs \"tool\" (a string) and \"arguments\"",
+    "recording.arguments": "{path}: reply {number}: \"arguments\" must be an object or a string",
+    "cli.error": "tabpilot {command}: {message}",
     # --- `tabpilot demo` and a browser `run` could not find ---------------------------------------------
     "demo.banner": "tabpilot demo — scripted demo model — no AI involved\ntask: {task}\n",
     "browser.not_found": (
@@ -380,6 +395,8 @@ EN_US: dict[str, str] = {
     "timeline.steps": "{count} steps",
     "timeline.tokens": "{total} tokens ({prompt} prompt, {completion} completion)",
     "timeline.no_events": "(no events recorded)",
+    "timeline.url": "url: {url}",
+    "timeline.model": "model: {model}",
     "timeline.step": "step {number}: {goal}",
     "timeline.evaluation": "evaluation: {evaluation}",
     "timeline.action": "action: {action}",
@@ -653,6 +670,7 @@ ZH_CN: dict[str, str] = {
         "`tabpilot config set api-key <key>` 和 `tabpilot config set base-url <url>`），或者设置环境变量 "
         "OPENAI_API_KEY / OPENAI_BASE_URL，或者传入 --model / --base-url / --api-key。"
     ),
+    "doctor.chromium_says": "Chromium 的报错：\"{message}\"",
     "doctor.level.ok": "正常",
     "doctor.level.warn": "注意",
     "doctor.level.fail": "失败",
@@ -721,6 +739,15 @@ ZH_CN: dict[str, str] = {
     "doctor.llm.not_listed": "可以连接，但它没有列出 {model}（它有：{models}）",
     "doctor.llm.pick_model": "tabpilot config set model <其中之一>",
     "doctor.llm.ok": "可以连接，密钥已被接受",
+    "recording.missing": "{path}：没有这个录制文件",
+    "recording.unreadable": "{path}：无法读取录制文件：{reason}",
+    "recording.not_json": "{path}：不是 JSON（{reason}）",
+    "recording.not_recording": "{path}：不是 tabpilot 录制文件（应有 \"format\": \"{format}\"）",
+    "recording.version": "{path}：不支持录制文件版本 {version}（这个 tabpilot 读取版本 {supported}）",
+    "recording.replies": "{path}：\"replies\" 必须是列表",
+    "recording.reply": "{path}：第 {number} 个回复需要 \"tool\"（字符串）和 \"arguments\"",
+    "recording.arguments": "{path}：第 {number} 个回复的 \"arguments\" 必须是对象或字符串",
+    "cli.error": "tabpilot {command}：{message}",
     "demo.banner": "tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：{task}\n",
     "browser.not_found": (
         "没有找到 Chrome、Chromium、Edge 或 Brave；请安装一个（例如 `apt-get install chromium`），"
@@ -848,6 +875,8 @@ ZH_CN: dict[str, str] = {
     "timeline.steps": "{count} 步",
     "timeline.tokens": "{total} 个令牌（提示 {prompt}，补全 {completion}）",
     "timeline.no_events": "（没有记录任何事件）",
+    "timeline.url": "页面：{url}",
+    "timeline.model": "模型：{model}",
     "timeline.step": "第 {number} 步：{goal}",
     "timeline.evaluation": "评估：{evaluation}",
     "timeline.action": "操作：{action}",
@@ -1010,7 +1039,31 @@ def text(key: str, language: str | None = None, /, **values: object) -> str:
     that is itself worded (Words, WordedError, or a list of them) is worded in the same language."""
     language = language_of(language)
     filled = {name: _worded(value, language) for name, value in values.items()}
-    return CATALOG[language].get(key, EN_US[key]).format(**filled)
+    template = CATALOG[language].get(key, EN_US[key])
+    return _fill_chinese(template, filled) if language == "zh-CN" else template.format(**filled)
+
+
+_HAN_OR_FULL_WIDTH = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+
+
+def _fill_chinese(template: str, values: Mapping[str, object]) -> str:
+    """`template.format(**values)` as Chinese writes it: the catalog puts a space either side of a value, as
+    a Latin word or number needs between Chinese characters ("尚未为 {base_url} 配置"); next to a value that
+    itself begins or ends in Chinese ("配置文件夹 /tmp/x") that space goes ("尚未为配置文件夹 /tmp/x 注册")."""
+    formatter = string.Formatter()
+    said = ""
+    for literal, field, spec, conversion in formatter.parse(template):
+        if literal.startswith(" ") and _HAN_OR_FULL_WIDTH.match(said[-1:]) and _HAN_OR_FULL_WIDTH.match(literal[1:2]):
+            literal = literal[1:]  # a Chinese value, then the sentence goes on in Chinese
+        said += literal
+        if field is None:
+            continue
+        value = formatter.convert_field(formatter.get_field(field, (), values)[0], conversion)
+        shown = formatter.format_field(value, formatter.vformat(spec or "", (), values))
+        if said.endswith(" ") and _HAN_OR_FULL_WIDTH.match(said[-2:-1]) and _HAN_OR_FULL_WIDTH.match(shown[:1]):
+            said = said[:-1]  # the sentence in Chinese, then a value beginning in Chinese
+        said += shown
+    return said
 
 
 def _worded(value: object, language: Language) -> object:

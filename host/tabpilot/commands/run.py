@@ -100,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run_job(job))
     except RecordingError as exc:
-        print(f"tabpilot: {exc}", file=sys.stderr)
+        language = terminal_language()
+        print(say("cli.error", language, command="run", message=exc.text(language)), file=sys.stderr)
         return EXIT_USAGE
 
 
@@ -276,10 +277,14 @@ async def _execute(task_run: TaskRun, controls: TerminalControls | None = None) 
 def terminal_language() -> Language:
     """The language `run` prints in: the settings' language when the user chose one, else the terminal's
     (LANG and friends)."""
+    from ..paths import config_path
     from ..store.settings import SettingsError, load_settings
 
+    path = config_path(create=False)  # asked before any command runs: `tabpilot --help` creates no folder
+    if not path.exists():
+        return environment_language()
     try:
-        settings = load_settings()
+        settings = load_settings(path)
     except SettingsError:
         return environment_language()
     return language_of(settings.language) if "language" in settings.model_fields_set else environment_language()
