@@ -105,5 +105,6 @@ def test_a_value_is_set_into_a_chinese_sentence_with_a_space_only_next_to_latin_
     assert latin == "本机主机（native host）尚未为 chrome 注册"
     worded = text("doctor.not_registered_for", "zh-CN", where=Words("doctor.where_profile", profile="/tmp/x"))
     assert worded == "本机主机（native host）尚未为配置文件夹 /tmp/x 注册"
-    assert text("doctor.not_registered_for", "zh-CN", where="任何浏览器") == "本机主机（native host）尚未为任何浏览器注册"
+    anywhere = text("doctor.not_registered_for", "zh-CN", where="任何浏览器")
+    assert anywhere == "本机主机（native host）尚未为任何浏览器注册"
     assert text("error.no_api_key", "en-US", base_url="配置") == "No API key is configured for 配置."  # English as is
