@@ -67,6 +67,11 @@ async def test_settings_show_examples_test_the_connection_and_clear_the_key(
     assert await popup.js("document.getElementById('set-model').placeholder") == "e.g. gpt-4.1-mini"
     assert not await popup.visible("#clear-key")  # no key to clear
     await popup.screenshot(SCREENS / "settings-empty.png")
+    # the language setting says what it changes, and that this popup is not one of them
+    assert await popup.text("[data-i18n='language']") == "Agent and CLI language"
+    assert await popup.text("[data-i18n='languageHint']") == (
+        "The agent works and answers in this language, and the tabpilot command speaks it. "
+        "This popup follows Chrome's language.")
 
     # what is typed is tested, before it is saved
     await popup.fill("#set-base-url", llm.base_url)
