@@ -381,7 +381,7 @@ def test_a_task_without_text_is_refused_in_the_language_setting_before_a_browser
     assert tabpilot(home, "config", "set", "model", "m").returncode == 0
     for task in (" ", ""):
         refused = tabpilot(home, "run", task, env=configured)
-        assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: 任务需要一段文字说明要做什么", refused
+        assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot：任务需要一段文字说明要做什么", refused
         chinese(refused.stderr)
     assert "还没有记录任何任务" in tabpilot(home, "history").stdout  # nothing recorded
     speak(home, "en-US")
@@ -447,7 +447,7 @@ def test_a_bad_allow_domain_for_one_run_is_explained_in_the_language_setting(hom
     speak(home, "zh-CN")
     refused = tabpilot(home, *run)
     assert refused.returncode == 2 and refused.stderr.strip() == (
-        "tabpilot: 允许的域名：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"), refused
+        "tabpilot：允许的域名：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"), refused
     chinese(refused.stderr.replace("'shop'", ""))
     speak(home, "en-US")
     refused = tabpilot(home, *run)
@@ -510,3 +510,21 @@ def test_doctor_and_a_missing_recording_speak_the_language_setting(home: Path) -
     assert 'Chromium says: "Specified native messaging host not found."' in doctor.stdout, doctor.stdout
     missing = tabpilot(home, "run", "x", "--replay", str(home / "nope.json"))
     assert missing.stderr.strip() == f"tabpilot run: {home / 'nope.json'}: no such recording file", missing.stderr
+
+
+def test_options_that_do_not_go_together_are_said_in_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    for args, said in [
+        (("state", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d"),
+         "tabpilot state：--user-data-dir 用于 tabpilot 启动的浏览器"),
+        (("run", "x", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d"),
+         "tabpilot：--user-data-dir 用于 tabpilot 启动的浏览器"),
+        (("mcp", "--headless"), "tabpilot mcp：--headless 和 --browser 用于 --launch（或 --fallback launch）"),
+        (("mcp", "--launch", "--approve", "ask"), "tabpilot mcp：--approve ask 需要你浏览器中的 tabpilot 弹出窗口"),
+        (("mcp", "--client", "cursor"), "tabpilot mcp：--client 和 --write 要与 `tabpilot mcp config` 一起使用"),
+    ]:
+        refused = tabpilot(home, *args)
+        assert refused.returncode == 2 and refused.stderr.startswith(said), refused.stderr
+    speak(home, "en-US")
+    refused = tabpilot(home, "run", "x", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d")
+    assert refused.stderr.startswith("tabpilot: --user-data-dir is for a browser tabpilot launches"), refused.stderr

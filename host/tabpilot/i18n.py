@@ -250,6 +250,21 @@ EN_US: dict[str, str] = {
     "recording.reply": "{path}: reply {number} needs \"tool\" (a string) and \"arguments\"",
     "recording.arguments": "{path}: reply {number}: \"arguments\" must be an object or a string",
     "cli.error": "tabpilot {command}: {message}",
+    "cli.error_bare": "tabpilot: {message}",
+    "cli.user_data_dir_with_cdp": (
+        "--user-data-dir is for a browser tabpilot launches; with --cdp-url the running browser's own profile is used"
+    ),
+    "mcp.headless_without_launch": (
+        "--headless and --browser are for the browser --launch (or --fallback launch) starts"
+    ),
+    "mcp.fallback_with_own_browser": (
+        "--fallback launch is for tasks in your browser; --launch and --cdp-url never use it"
+    ),
+    "mcp.ask_without_popup": (
+        "--approve ask needs the tabpilot popup in your browser; a browser of its own (--launch, --cdp-url) has none. "
+        "Leave --approve out (or use --approve always)."
+    ),
+    "mcp.client_without_config": "--client and --write go with `tabpilot mcp config`",
     # --- `tabpilot demo` and a browser `run` could not find ---------------------------------------------
     "demo.banner": "tabpilot demo — scripted demo model — no AI involved\ntask: {task}\n",
     "browser.not_found": (
@@ -748,6 +763,17 @@ ZH_CN: dict[str, str] = {
     "recording.reply": "{path}：第 {number} 个回复需要 \"tool\"（字符串）和 \"arguments\"",
     "recording.arguments": "{path}：第 {number} 个回复的 \"arguments\" 必须是对象或字符串",
     "cli.error": "tabpilot {command}：{message}",
+    "cli.error_bare": "tabpilot：{message}",
+    "cli.user_data_dir_with_cdp": (
+        "--user-data-dir 用于 tabpilot 启动的浏览器；使用 --cdp-url 时用的是那个正在运行的浏览器自己的配置文件夹"
+    ),
+    "mcp.headless_without_launch": "--headless 和 --browser 用于 --launch（或 --fallback launch）启动的浏览器",
+    "mcp.fallback_with_own_browser": "--fallback launch 用于在你的浏览器中运行的任务；--launch 和 --cdp-url 从不使用它",
+    "mcp.ask_without_popup": (
+        "--approve ask 需要你浏览器中的 tabpilot 弹出窗口；它自己的浏览器（--launch、--cdp-url）没有弹出窗口。"
+        "请去掉 --approve（或者用 --approve always）。"
+    ),
+    "mcp.client_without_config": "--client 和 --write 要与 `tabpilot mcp config` 一起使用",
     "demo.banner": "tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：{task}\n",
     "browser.not_found": (
         "没有找到 Chrome、Chromium、Edge 或 Brave；请安装一个（例如 `apt-get install chromium`），"

@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from ..llm.replay import RecordingError
 
     if args.user_data_dir and args.cdp_url:
-        print("tabpilot: --user-data-dir is for a browser tabpilot launches; with --cdp-url the running "
-              "browser's own profile is used", file=sys.stderr)
+        language = terminal_language()
+        print(say("cli.error_bare", language, message=say("cli.user_data_dir_with_cdp", language)), file=sys.stderr)
         return EXIT_USAGE
     job = Job(
         task=args.task,
@@ -150,20 +150,20 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
-            print(f"tabpilot: {exc}", file=sys.stderr)
+            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_USAGE
         if job.banner and not job.json_output:
             print(job.banner, file=out, flush=True)
         try:
             browser, tab_url = await _open_browser(job)
         except OpenFailed as exc:
-            print(f"tabpilot: {exc}", file=sys.stderr)
+            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_FAILED
         try:
             store = TaskStore()
         except StoreError as exc:
             await browser.close()
-            print(f"tabpilot: {exc}", file=sys.stderr)
+            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_FAILED
         stdin = job.stdin or sys.stdin
         visible = job.headed or bool(job.cdp_url)  # a person can see the page and take the controls
