@@ -250,4 +250,4 @@ async def test_ctrl_c_while_the_user_has_the_controls_records_the_takeover_then_
     assert takeover["reason"] == "user"
     assert [(a["kind"], a["target"], a.get("value")) for a in takeover["actions"]] == [
         ("input", 'textbox "Email"', "half-typed@example.org")]
-    assert "✋ The user took over" in terminal.text and "⏹ stopped" in terminal.text
+    assert "✋ You took the controls" in terminal.text and "⏹ stopped" in terminal.text
