@@ -44,3 +44,28 @@ def test_history_help_names_every_action():
     assert "list, show, export or delete past tasks" in said
     assert "delete one task and its events" in said
     assert "list, show, export or delete past tasks" in tabpilot_says("--help")
+
+
+def test_every_help_text_has_its_chinese() -> None:
+    """A help text is found in the catalog by its English: a new or reworded one needs its Chinese too
+    (i18n.ZH_CN_COMMAND_LINE), or a zh-CN user reads that line in English."""
+    import argparse
+    import re
+
+    from tabpilot.cli import build_parser
+    from tabpilot.i18n import ZH_CN_COMMAND_LINE
+
+    def texts(parser: argparse.ArgumentParser) -> list[str]:
+        found = [text for text in (parser.description, parser.epilog) if text]
+        for action in parser._actions:
+            found += [action.help] if action.help and action.help != argparse.SUPPRESS else []
+            if isinstance(action, argparse._SubParsersAction):
+                found += [choice.help for choice in action._choices_actions if choice.help]
+                for command_parser in action.choices.values():
+                    found += texts(command_parser)
+        return found
+
+    names_only = re.compile(r"[a-z-]+(, [a-z-]+)*")  # e.g. config's KEY: the settings' names, as typed
+    untranslated = [text for text in texts(build_parser()) if text not in ZH_CN_COMMAND_LINE
+                    and not names_only.fullmatch(text)]
+    assert not untranslated, untranslated

@@ -159,6 +159,8 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
         "已完成 · 开始于 ",
         " · 用时 ",
         " · 1 步 · 1,050 个令牌（提示 1,000，补全 50）",
+        "页面：http://127.0.0.1:8/form.html",
+        "模型：m",
         "第 1 步：Type the name",
         "操作：click_element_by_index(",
         "结果：Clicked 1",
@@ -194,6 +196,7 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
     assert table[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "TASK"] and "running" in table[1]
     shown = tabpilot(home, "history", "show", task_id).stdout
     assert "retry 1/3: no reply within 30 s (timeout)" in shown and "you took over for 1 min 12 s" in shown
+    assert "\nurl: http://127.0.0.1:8/form.html\nmodel: m\n" in shown, shown
     assert "- … and 2 more" in shown and "Result (success): The form was sent." in shown
     assert "Result: none yet: the task is still running." in tabpilot(home, "history", "show", running).stdout
     assert not HAN.search(shown)
@@ -282,6 +285,16 @@ def test_a_secret_for_a_one_word_domain_is_refused_with_the_domain_settings_word
     for domain in ("localhost", "127.0.0.1", "Shop.Example:8443"):
         assert tabpilot(home, "secrets", "set", "SHOP_PIN", "--domain", domain, stdin="1234-5678").returncode == 0
     assert "shop.example" in tabpilot(home, "secrets").stdout
+
+
+def test_a_secret_for_an_ip_address_is_not_said_to_cover_subdomains(home: Path) -> None:
+    speak(home, "en-US")
+    saved = tabpilot(home, "secrets", "set", "LOCAL_TOKEN", "--domain", "127.0.0.1", stdin="tok-123")
+    assert saved.returncode == 0 and "saved LOCAL_TOKEN for 127.0.0.1 (that address only) in " in saved.stdout
+    assert "subdomains" not in saved.stdout
+    speak(home, "zh-CN")
+    saved = tabpilot(home, "secrets", "set", "LOCAL_TOKEN", "--domain", "127.0.0.1", stdin="tok-123")
+    assert "仅可在 127.0.0.1 这个地址上使用" in saved.stdout and "子域名" not in saved.stdout, saved.stdout
 
 
 def test_config_speaks_the_language_setting(home: Path) -> None:
@@ -386,7 +399,7 @@ def test_a_task_without_text_is_refused_in_the_language_setting_before_a_browser
     assert tabpilot(home, "config", "set", "model", "m").returncode == 0
     for task in (" ", ""):
         refused = tabpilot(home, "run", task, env=configured)
-        assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: 任务需要一段文字说明要做什么", refused
+        assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot：任务需要一段文字说明要做什么", refused
         chinese(refused.stderr)
     assert "还没有记录任何任务" in tabpilot(home, "history").stdout  # nothing recorded
     speak(home, "en-US")
@@ -453,10 +466,84 @@ def test_a_bad_allow_domain_for_one_run_is_explained_in_the_language_setting(hom
     speak(home, "zh-CN")
     refused = tabpilot(home, *run)
     assert refused.returncode == 2 and refused.stderr.strip() == (
-        "tabpilot: 允许的域名：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"), refused
+        "tabpilot：允许的域名：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"), refused
     chinese(refused.stderr.replace("'shop'", ""))
     speak(home, "en-US")
     refused = tabpilot(home, *run)
     assert refused.returncode == 2 and refused.stderr.strip() == (
         "tabpilot: allowed domain: 'shop' is not a domain: give a host name with a dot (example.com), localhost "
         "or an IP address"), refused
+
+
+def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    overview = tabpilot(home, "--help")
+    assert overview.returncode == 0 and overview.stdout.startswith("用法：tabpilot"), overview.stdout
+    assert "\n选项：\n" in overview.stdout and "显示此帮助信息并退出" in overview.stdout
+    assert "在浏览器中运行一个任务，并打印每一步" in overview.stdout
+    commands = {"COMMAND", "state", "run", "demo", "history", "secrets", "sites", "host", "Base", "URL", "API",
+                "Claude", "Desktop", "Cursor", "Code"}  # the commands' names and the products named
+    assert not leftover_english(overview.stdout) - commands, leftover_english(overview.stdout) - commands
+    run_help = " ".join(tabpilot(home, "run", "--help").stdout.split())  # argparse wraps to the terminal's width
+    assert "智能体要做什么，用平常的话说" in run_help and "不经询问就执行需要你批准的操作" in run_help, run_help
+    config_help = tabpilot(home, "config", "--help").stdout
+    assert "扩展的弹出窗口则跟随 Chrome 自己的语言" in config_help, config_help
+
+    unknown = tabpilot(home, "config", "get", "model")
+    assert unknown.returncode == 2
+    said = "tabpilot config：错误：参数 ACTION：无效的选择：'get'（可选：'set', 'unset'）"
+    assert said in unknown.stderr, unknown.stderr
+    missing = tabpilot(home, "run")
+    assert "tabpilot run：错误：缺少以下必需参数：task" in missing.stderr and "用法：" in missing.stderr, missing.stderr
+    steps = tabpilot(home, "run", "x", "--max-steps", "lots")
+    assert "tabpilot run：错误：参数 --max-steps：必须是整数，例如 40" in steps.stderr, steps.stderr
+    assert "usage" not in missing.stderr + steps.stderr + unknown.stderr
+
+    speak(home, "en-US")
+    overview = tabpilot(home, "--help")
+    assert overview.stdout.startswith("usage: tabpilot") and "\noptions:\n" in overview.stdout
+    assert "run a task in a browser, printing each step" in overview.stdout
+    unknown = tabpilot(home, "config", "get", "model")
+    assert "tabpilot config: error: argument ACTION: invalid choice: 'get' (choose from 'set', 'unset')" in \
+        unknown.stderr, unknown.stderr
+    steps = tabpilot(home, "run", "x", "--max-steps", "lots")
+    assert "tabpilot run: error: argument --max-steps: must be a whole number, e.g. 40" in steps.stderr, steps.stderr
+
+
+def test_doctor_and_a_missing_recording_speak_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    nowhere = home / "nowhere"
+    doctor = tabpilot(home, "doctor", "--user-data-dir", str(nowhere), "--skip-llm")
+    # a value that begins in Chinese takes no space before it in a Chinese sentence; a path keeps its spaces
+    assert f"本机主机（native host）尚未为配置文件夹 {nowhere} 注册" in doctor.stdout, doctor.stdout
+    assert 'Chromium 的报错："Specified native messaging host not found."' in doctor.stdout, doctor.stdout
+    missing = tabpilot(home, "run", "x", "--replay", str(home / "nope.json"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"tabpilot run：{home / 'nope.json'}：没有这个录制文件", missing.stderr
+    gone = tabpilot(home, "history", "show", "zzzz")
+    assert gone.stderr.startswith("tabpilot history："), gone.stderr  # the same colon as every other command's
+
+    speak(home, "en-US")
+    doctor = tabpilot(home, "doctor", "--user-data-dir", str(nowhere), "--skip-llm")
+    assert f"the native host is not registered for profile {nowhere}" in doctor.stdout, doctor.stdout
+    assert 'Chromium says: "Specified native messaging host not found."' in doctor.stdout, doctor.stdout
+    missing = tabpilot(home, "run", "x", "--replay", str(home / "nope.json"))
+    assert missing.stderr.strip() == f"tabpilot run: {home / 'nope.json'}: no such recording file", missing.stderr
+
+
+def test_options_that_do_not_go_together_are_said_in_the_language_setting(home: Path) -> None:
+    speak(home, "zh-CN")
+    for args, said in [
+        (("state", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d"),
+         "tabpilot state：--user-data-dir 用于 tabpilot 启动的浏览器"),
+        (("run", "x", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d"),
+         "tabpilot：--user-data-dir 用于 tabpilot 启动的浏览器"),
+        (("mcp", "--headless"), "tabpilot mcp：--headless 和 --browser 用于 --launch（或 --fallback launch）"),
+        (("mcp", "--launch", "--approve", "ask"), "tabpilot mcp：--approve ask 需要你浏览器中的 tabpilot 弹出窗口"),
+        (("mcp", "--client", "cursor"), "tabpilot mcp：--client 和 --write 要与 `tabpilot mcp config` 一起使用"),
+    ]:
+        refused = tabpilot(home, *args)
+        assert refused.returncode == 2 and refused.stderr.startswith(said), refused.stderr
+    speak(home, "en-US")
+    refused = tabpilot(home, "run", "x", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d")
+    assert refused.stderr.startswith("tabpilot: --user-data-dir is for a browser tabpilot launches"), refused.stderr

@@ -199,7 +199,8 @@ def test_doctor_speaks_the_language_setting(setup, models_server):
         assert english not in result.stdout, result.stdout
     manifest.write_text(manifest.read_text().replace('"stdio"', '"pipe"'))
     broken = doctor(env, profile, "--skip-llm")
-    assert '"type" 是 \'pipe\'，而不是 "stdio"。Chromium says: "Specified native messaging host not found."' \
+    # Chromium's message is quoted as Chromium says it; the words around it are the reader's
+    assert '"type" 是 \'pipe\'，而不是 "stdio"。Chromium 的报错："Specified native messaging host not found."' \
         in broken.stdout, broken.stdout
     assert f"修复：再次运行 `tabpilot install --user-data-dir {profile}` 以重写它" in broken.stdout
 

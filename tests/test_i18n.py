@@ -89,9 +89,9 @@ def test_a_failures_message_is_the_catalogs_english_and_its_words_follow_the_lan
     assert refused.describe("zh-CN").startswith("服务商拒绝了 API 密钥（HTTP 401，来自 http://x/v1：nope）。")
     cause = {"code": "timeout", "params": {"timeout": "60"}}
     gave_up = LLMRetriesExhausted(code="retries_exhausted", params={"cause": cause}, attempts=4)
-    assert gave_up.message == "The model call failed 4 time(s); last cause: no reply within 60 s (timeout)"
+    assert gave_up.message == "The model call still failed after 3 retries; last cause: no reply within 60 s (timeout)"
     assert gave_up.last_cause == "no reply within 60 s (timeout)"
-    assert gave_up.describe("zh-CN") == "模型调用失败了 4 次；最后一次的原因：60 秒内没有回复（超时）"
+    assert gave_up.describe("zh-CN") == "模型调用重试 3 次后仍然失败；最后一次的原因：60 秒内没有回复（超时）"
     missing = LLMNotConfigured(missing="api_key", base_url="https://api.example.com/v1")
     assert missing.message.startswith("No API key is configured for https://api.example.com/v1. Configure one")
     assert missing.describe("zh-CN").startswith("尚未为 https://api.example.com/v1 配置 API 密钥。")
@@ -117,3 +117,15 @@ def test_an_approvals_reason_reaches_a_reader_in_their_language_and_stays_englis
         assert PendingAction.from_wire(wire) == pending
     older = {"action": "click", "site": "", "why": "its name says \"order\""}  # an older host's approval
     assert approval_for_reader(older, language) == older
+
+
+def test_a_value_is_set_into_a_chinese_sentence_with_a_space_only_next_to_latin_text() -> None:
+    from tabpilot.i18n import Words, text
+
+    latin = text("doctor.not_registered_for", "zh-CN", where="chrome")
+    assert latin == "本机主机（native host）尚未为 chrome 注册"
+    worded = text("doctor.not_registered_for", "zh-CN", where=Words("doctor.where_profile", profile="/tmp/x"))
+    assert worded == "本机主机（native host）尚未为配置文件夹 /tmp/x 注册"
+    anywhere = text("doctor.not_registered_for", "zh-CN", where="任何浏览器")
+    assert anywhere == "本机主机（native host）尚未为任何浏览器注册"
+    assert text("error.no_api_key", "en-US", base_url="配置") == "No API key is configured for 配置."  # English as is

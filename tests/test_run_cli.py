@@ -277,7 +277,7 @@ def test_demo_speaks_the_language_setting_and_says_what_to_do_without_a_browser(
     assert "第 1 步 · " in proc.stdout and "✅ 已完成：" in proc.stdout
     missing = tabpilot("demo", home=tmp_path, TABPILOT_BROWSER="/nowhere/chrome")
     assert missing.returncode == 1
-    assert missing.stderr.strip() == ("tabpilot: 无法启动浏览器：TABPILOT_BROWSER '/nowhere/chrome' 不存在"
+    assert missing.stderr.strip() == ("tabpilot：无法启动浏览器：TABPILOT_BROWSER '/nowhere/chrome' 不存在"
                                       "（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）"), missing.stderr
     assert tabpilot("config", "set", "language", "en-US", home=tmp_path).returncode == 0
     missing = tabpilot("demo", home=tmp_path, TABPILOT_BROWSER="/nowhere/chrome")

@@ -61,15 +61,30 @@ def test_a_refused_key_is_said_in_chinese_under_zh_cn_and_as_before_under_en_us(
     assert API_KEY not in out
 
 
-def test_an_unreachable_endpoint_is_said_in_chinese_under_zh_cn(tmp_path: Path) -> None:
+def test_an_unreachable_endpoint_is_said_in_chinese_under_zh_cn_counting_retries_as_the_retry_lines_do(
+    tmp_path: Path,
+) -> None:
     assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
     where = closed_port_url()
     proc = tabpilot("run", "Tick the terms box", "--base-url", where, "--model", "scripted", home=tmp_path)
     assert proc.returncode == 1, proc.stderr
     last = proc.stdout.rstrip().splitlines()[-1]
-    assert last.startswith(f"❌ 出错：模型调用失败了 4 次；最后一次的原因：无法连接 {where}："), proc.stdout
-    assert "could not reach" not in last and "The model call failed" not in last, last
-    assert f"  ✖ 模型调用失败了 4 次；最后一次的原因：无法连接 {where}：" in proc.stdout, proc.stdout
+    # counted page-agent's way, as the "↻ 重试 n/3" lines count (not "failed 4 times" after "retry 3/3")
+    assert last.startswith(f"❌ 出错：模型调用重试 3 次后仍然失败；最后一次的原因：无法连接 {where}："), proc.stdout
+    assert "could not reach" not in last and "The model call" not in last, last
+    assert f"  ✖ 模型调用重试 3 次后仍然失败；最后一次的原因：无法连接 {where}：" in proc.stdout, proc.stdout
     retries = [line for line in proc.stdout.splitlines() if line.startswith("  ↻")]
     assert [line.split("：")[0] for line in retries] == ["  ↻ 重试 1/3", "  ↻ 重试 2/3", "  ↻ 重试 3/3"], retries
     assert all(f"无法连接 {where}：" in line for line in retries), retries  # the cause, in Chinese too
+
+
+def test_an_unreachable_endpoint_counts_retries_one_way_in_english(tmp_path: Path) -> None:
+    assert tabpilot("config", "set", "language", "en-US", home=tmp_path).returncode == 0
+    where = closed_port_url()
+    proc = tabpilot("run", "Tick the terms box", "--base-url", where, "--model", "scripted", home=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    retries = [line.split(":")[0] for line in proc.stdout.splitlines() if line.startswith("  ↻")]
+    assert retries == ["  ↻ retry 1/3", "  ↻ retry 2/3", "  ↻ retry 3/3"], proc.stdout
+    last = proc.stdout.rstrip().splitlines()[-1]
+    said = f"❌ error: The model call still failed after 3 retries; last cause: could not reach {where}"
+    assert last.startswith(said), proc.stdout

@@ -26,3 +26,22 @@ def test_a_model_that_has_not_answered_is_said_in_the_terminal() -> None:
 def test_the_waiting_note_follows_the_language() -> None:
     waiting = WaitingActivity(seconds=60.0, message="the model has not answered for 60 s")
     assert _printed("zh-CN", waiting) == "  … 模型已经 60 秒没有回应\n"
+
+
+def _takeover_line(language: str, **fields: object) -> str:
+    from tabpilot.agent.types import UserTakeoverEvent
+    from tabpilot.taskrun.events import RunEvent
+
+    out = io.StringIO()
+    RunPrinter(out, language)(RunEvent(UserTakeoverEvent(**fields).to_wire()))  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+def test_a_takeover_is_told_to_the_user_who_took_over_not_as_the_model_reads_it() -> None:
+    nothing = {"reason": "agent_request", "started_at": 0, "ended_at": 5000, "note": "done"}
+    assert _takeover_line("en-US", **nothing) == ("  ✋ You took the controls for 5 s (the agent asked you to): "
+                                                  "no action of yours was recorded. Your note: done\n")
+    assert _takeover_line("zh-CN", **nothing) == ("  ✋ 你接管了控制 5 秒（智能体请你接管的）："
+                                                  "没有记录到你的操作。你的留言：done\n")
+    clicked = _takeover_line("en-US", reason="implicit", actions=[{"kind": "click", "target": 'button "Pay"'}])
+    assert clicked == '  ✋ You took the controls (you used the page while the agent worked): clicked button "Pay"\n'

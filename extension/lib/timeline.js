@@ -38,12 +38,10 @@ const Timeline = (() => {
     parent.append(row);
   }
 
-  // A retry event counts page-agent's way (retry n of maxAttempts retries); the popup counts tries, as
-  // the final "failed 4 times" does: retry 1 of 3 is try 1 of 4 having failed.
-  function tries(attempt, maxAttempts) {
-    const failed = Number.isFinite(attempt) ? attempt : 0;
-    const total = Number.isFinite(maxAttempts) ? maxAttempts + 1 : "?";
-    return [failed, total];
+  // Retries are counted page-agent's way everywhere (retry n of maxAttempts retries, as on the wire), as
+  // the CLI's "retry 1/3" and the final "still failed after 3 retries" count them.
+  function retries(attempt, maxAttempts) {
+    return [Number.isFinite(attempt) ? attempt : "?", Number.isFinite(maxAttempts) ? maxAttempts : "?"];
   }
 
   function seconds(ms) {
@@ -73,7 +71,7 @@ const Timeline = (() => {
         return li;
       }
       case "retry": {
-        const li = card("retry", t("cardTryFailed", ...tries(event.attempt, event.maxAttempts)));
+        const li = card("retry", t("cardRetry", ...retries(event.attempt, event.maxAttempts)));
         li.append(el("div", "card-text", short(event.text || event.message, 500))); // text: the host's words in our language
         return li;
       }
@@ -117,7 +115,7 @@ const Timeline = (() => {
       case "executing": return t("activityExecuting", `${activity.tool}${activity.input !== undefined ? ` (${describeInput(activity.input)})` : ""}`);
       // agent/types.py ExecutedActivity.duration: milliseconds
       case "executed": return t("activityExecuted", activity.tool, Math.round(activity.duration ?? 0));
-      case "retrying": return t("activityRetrying", ...tries(activity.attempt + 1, activity.maxAttempts));
+      case "retrying": return t("activityRetrying", ...retries(activity.attempt, activity.maxAttempts));
       case "error": return t("activityError", activity.message);
       case "waiting": return t("activityWaiting", Math.round(activity.seconds ?? 0));
       default: return "";

@@ -30,10 +30,54 @@ def _load(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"tabpilot.commands.{COMMANDS[name][0]}")
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def speak(language: str | None) -> None:
+    """argparse's own words ("usage: ", "invalid choice: …") in `language` from here on: argparse asks
+    gettext for each by its English, and this answers from the catalog instead of .mo files."""
+    from .i18n import command_line_text
+
+    argparse._ = lambda message: command_line_text(message, language)  # type: ignore[attr-defined]
+    argparse.ngettext = (  # type: ignore[attr-defined]
+        lambda singular, plural, count: command_line_text(singular if count == 1 else plural, language))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its section headings ending with the help's language's colon (argparse writes
+    "options:" whatever the language)."""
+
+    heading_colon = ":"
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        for group in self._action_groups if self.heading_colon != ":" else ():
+            if group.title:
+                text = text.replace(f"\n{group.title}:\n", f"\n{group.title}{self.heading_colon}\n")
+        return text
+
+
+def _translate_help(parser: argparse.ArgumentParser, language: str | None) -> None:
+    """Every help text, description and epilog of `parser` and its subcommands in `language`."""
+    from .i18n import command_line_text
+
+    if isinstance(parser, _Parser):
+        parser.heading_colon = command_line_text(":", language)
+    parser.description = parser.description and command_line_text(parser.description, language)
+    parser.epilog = parser.epilog and command_line_text(parser.epilog, language)
+    for action in parser._actions:
+        if action.help and action.help != argparse.SUPPRESS:
+            action.help = command_line_text(action.help, language)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = choice.help and command_line_text(choice.help, language)
+            for command_parser in action.choices.values():
+                _translate_help(command_parser, language)
+
+
+def build_parser(only: str | None = None, language: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line (or, with `only`, just that command's part), its help in `language`; call
+    `speak(language)` first for argparse's own words."""
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="tabpilot", description="An AI agent that works in the browser you use.")
+    parser = _Parser(prog="tabpilot", description="An AI agent that works in the browser you use.")
     parser.add_argument("--version", action="version", version=f"tabpilot {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_module, help_text) in COMMANDS.items():
@@ -45,6 +89,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             continue  # a command not built yet
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         module.configure(command_parser)
+    _translate_help(parser, language)
     return parser
 
 
@@ -57,7 +102,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0].startswith("chrome-extension://"):
         args_list = ["host", *args_list]
     first = args_list[0] if args_list else None
-    parser = build_parser(first if first in COMMANDS else None)
+    language = None
+    if first != "host":  # the browser starts the host, which prints no help: no settings to read first
+        from .commands.run import terminal_language
+
+        language = terminal_language()
+        speak(language)
+    parser = build_parser(first if first in COMMANDS else None, language)
     args = parser.parse_args(args_list)
     if not args.command:
         parser.print_help()

@@ -9,6 +9,8 @@ they are in every language."""
 from __future__ import annotations
 
 import os
+import re
+import string
 import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -37,6 +39,12 @@ EN_US: dict[str, str] = {
     "takeover.note": ". Their note: {note}",
     "takeover.list_start": ": ",
     "takeover.list_separator": "; ",
+    # the same account said to the user who took over (`tabpilot run`), where the words differ
+    "takeover.user.took_over": "You took the controls",
+    "takeover.user.asked": " (the agent asked you to)",
+    "takeover.user.implicit": " (you used the page while the agent worked)",
+    "takeover.user.did_nothing": ": no action of yours was recorded",
+    "takeover.user.note": ". Your note: {note}",
     "did.clicked": "clicked {target}",
     "did.typed": "typed in {target} → {value}",
     "did.typed_hidden": "typed in {target} (hidden)",
@@ -169,6 +177,7 @@ EN_US: dict[str, str] = {
         "variables OPENAI_API_KEY / OPENAI_BASE_URL, or pass --model / --base-url / --api-key."
     ),
     # --- `tabpilot doctor` (commands/doctor.py); Chromium's own messages are quoted as it says them ----
+    "doctor.chromium_says": "Chromium says: \"{message}\"",  # quoted as Chromium says it, in English
     "doctor.level.ok": "OK",
     "doctor.level.warn": "WARN",
     "doctor.level.fail": "FAIL",
@@ -239,6 +248,33 @@ EN_US: dict[str, str] = {
     "doctor.llm.not_listed": "reachable, but it does not list {model} (it has: {models})",
     "doctor.llm.pick_model": "tabpilot config set model <one of those>",
     "doctor.llm.ok": "reachable, key accepted",
+    # --- a --record / --replay file (llm/replay.py), and a command's error line ---------------------------
+    "recording.missing": "{path}: no such recording file",
+    "recording.unreadable": "{path}: cannot read the recording: {reason}",
+    "recording.not_json": "{path}: not JSON ({reason})",
+    "recording.not_recording": "{path}: not a tabpilot recording (expected \"format\": \"{format}\")",
+    "recording.version": (
+        "{path}: recording version {version} is not supported (this tabpilot reads version {supported})"
+    ),
+    "recording.replies": "{path}: \"replies\" must be a list",
+    "recording.reply": "{path}: reply {number} needs \"tool\" (a string) and \"arguments\"",
+    "recording.arguments": "{path}: reply {number}: \"arguments\" must be an object or a string",
+    "cli.error": "tabpilot {command}: {message}",
+    "cli.error_bare": "tabpilot: {message}",
+    "cli.user_data_dir_with_cdp": (
+        "--user-data-dir is for a browser tabpilot launches; with --cdp-url the running browser's own profile is used"
+    ),
+    "mcp.headless_without_launch": (
+        "--headless and --browser are for the browser --launch (or --fallback launch) starts"
+    ),
+    "mcp.fallback_with_own_browser": (
+        "--fallback launch is for tasks in your browser; --launch and --cdp-url never use it"
+    ),
+    "mcp.ask_without_popup": (
+        "--approve ask needs the tabpilot popup in your browser; a browser of its own (--launch, --cdp-url) has none. "
+        "Leave --approve out (or use --approve always)."
+    ),
+    "mcp.client_without_config": "--client and --write go with `tabpilot mcp config`",
     # --- `tabpilot demo` and a browser `run` could not find ---------------------------------------------
     "demo.banner": "tabpilot demo — scripted demo model — no AI involved\ntask: {task}\n",
     "browser.not_found": (
@@ -303,13 +339,13 @@ EN_US: dict[str, str] = {
     "failure.bad_call": "{detail}",
     "failure.bad_call.arguments": "invalid arguments for {tool}: {detail}",
     "failure.bad_call.no_call": "the reply has no call of the tool {tool} (and no JSON in its text)",
-    "failure.retries_exhausted": "The model call failed {attempts} time(s); last cause: {cause}",
+    "failure.retries_exhausted": "The model call still failed after {retries} retries; last cause: {cause}",
     "failure.deadline": (
-        "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
+        "The model did not answer usefully within {elapsed} s ({retries} retries; one model call may take "
         "{deadline} s, the model-deadline setting); last cause: {cause}"
     ),
     "failure.deadline.asked": (
-        "The model did not answer usefully within {elapsed} s ({attempts} attempt(s); one model call may take "
+        "The model did not answer usefully within {elapsed} s ({retries} retries; one model call may take "
         "{deadline} s, the model-deadline setting); the provider asked to wait {retry_after} s before trying "
         "again; last cause: {cause}"
     ),
@@ -384,6 +420,8 @@ EN_US: dict[str, str] = {
     "timeline.steps": "{count} steps",
     "timeline.tokens": "{total} tokens ({prompt} prompt, {completion} completion)",
     "timeline.no_events": "(no events recorded)",
+    "timeline.url": "url: {url}",
+    "timeline.model": "model: {model}",
     "timeline.step": "step {number}: {goal}",
     "timeline.evaluation": "evaluation: {evaluation}",
     "timeline.action": "action: {action}",
@@ -502,6 +540,7 @@ EN_US: dict[str, str] = {
     "secrets.ask_value": "Value of {name} (not shown): ",
     "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
     "secrets.saved": "saved {name} for {domain} (and its subdomains) in {backend}",
+    "secrets.saved_address": "saved {name} for {domain} (that address only) in {backend}",
     "secrets.unknown": "there is no secret named {name} (see `tabpilot secrets list`)",
     "secrets.deleted": "deleted {name}",
     "secrets.backend.file": "the owner-only file {path}",
@@ -542,6 +581,11 @@ ZH_CN: dict[str, str] = {
     "takeover.note": "。他们的留言：{note}",
     "takeover.list_start": "：",
     "takeover.list_separator": "；",
+    "takeover.user.took_over": "你接管了控制",
+    "takeover.user.asked": "（智能体请你接管的）",
+    "takeover.user.implicit": "（智能体工作时你使用了页面）",
+    "takeover.user.did_nothing": "：没有记录到你的操作",
+    "takeover.user.note": "。你的留言：{note}",
     "did.clicked": "点击了 {target}",
     "did.typed": "在 {target} 中输入了 {value}",
     "did.typed_hidden": "在 {target} 中输入了（隐藏的值）",
@@ -659,6 +703,7 @@ ZH_CN: dict[str, str] = {
         "`tabpilot config set api-key <key>` 和 `tabpilot config set base-url <url>`），或者设置环境变量 "
         "OPENAI_API_KEY / OPENAI_BASE_URL，或者传入 --model / --base-url / --api-key。"
     ),
+    "doctor.chromium_says": "Chromium 的报错：\"{message}\"",
     "doctor.level.ok": "正常",
     "doctor.level.warn": "注意",
     "doctor.level.fail": "失败",
@@ -727,6 +772,26 @@ ZH_CN: dict[str, str] = {
     "doctor.llm.not_listed": "可以连接，但它没有列出 {model}（它有：{models}）",
     "doctor.llm.pick_model": "tabpilot config set model <其中之一>",
     "doctor.llm.ok": "可以连接，密钥已被接受",
+    "recording.missing": "{path}：没有这个录制文件",
+    "recording.unreadable": "{path}：无法读取录制文件：{reason}",
+    "recording.not_json": "{path}：不是 JSON（{reason}）",
+    "recording.not_recording": "{path}：不是 tabpilot 录制文件（应有 \"format\": \"{format}\"）",
+    "recording.version": "{path}：不支持录制文件版本 {version}（这个 tabpilot 读取版本 {supported}）",
+    "recording.replies": "{path}：\"replies\" 必须是列表",
+    "recording.reply": "{path}：第 {number} 个回复需要 \"tool\"（字符串）和 \"arguments\"",
+    "recording.arguments": "{path}：第 {number} 个回复的 \"arguments\" 必须是对象或字符串",
+    "cli.error": "tabpilot {command}：{message}",
+    "cli.error_bare": "tabpilot：{message}",
+    "cli.user_data_dir_with_cdp": (
+        "--user-data-dir 用于 tabpilot 启动的浏览器；使用 --cdp-url 时用的是那个正在运行的浏览器自己的配置文件夹"
+    ),
+    "mcp.headless_without_launch": "--headless 和 --browser 用于 --launch（或 --fallback launch）启动的浏览器",
+    "mcp.fallback_with_own_browser": "--fallback launch 用于在你的浏览器中运行的任务；--launch 和 --cdp-url 从不使用它",
+    "mcp.ask_without_popup": (
+        "--approve ask 需要你浏览器中的 tabpilot 弹出窗口；它自己的浏览器（--launch、--cdp-url）没有弹出窗口。"
+        "请去掉 --approve（或者用 --approve always）。"
+    ),
+    "mcp.client_without_config": "--client 和 --write 要与 `tabpilot mcp config` 一起使用",
     "demo.banner": "tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：{task}\n",
     "browser.not_found": (
         "没有找到 Chrome、Chromium、Edge 或 Brave；请安装一个（例如 `apt-get install chromium`），"
@@ -781,13 +846,13 @@ ZH_CN: dict[str, str] = {
     "failure.bad_call": "模型的回复无法使用：{detail}",
     "failure.bad_call.arguments": "{tool} 的参数无效：{detail}",
     "failure.bad_call.no_call": "模型的回复无法使用：回复中没有对工具 {tool} 的调用（文本中也没有 JSON）",
-    "failure.retries_exhausted": "模型调用失败了 {attempts} 次；最后一次的原因：{cause}",
+    "failure.retries_exhausted": "模型调用重试 {retries} 次后仍然失败；最后一次的原因：{cause}",
     "failure.deadline": (
-        "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
+        "模型在 {elapsed} 秒内没有给出可用的回答（重试了 {retries} 次；一次模型调用最多可用 {deadline} 秒，"
         "即 model-deadline 设置）；最后一次的原因：{cause}"
     ),
     "failure.deadline.asked": (
-        "模型在 {elapsed} 秒内没有给出可用的回答（尝试了 {attempts} 次；一次模型调用最多可用 {deadline} 秒，"
+        "模型在 {elapsed} 秒内没有给出可用的回答（重试了 {retries} 次；一次模型调用最多可用 {deadline} 秒，"
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
     "failure.browser_failed": "浏览器出错：{detail}",
@@ -854,6 +919,8 @@ ZH_CN: dict[str, str] = {
     "timeline.steps": "{count} 步",
     "timeline.tokens": "{total} 个令牌（提示 {prompt}，补全 {completion}）",
     "timeline.no_events": "（没有记录任何事件）",
+    "timeline.url": "页面：{url}",
+    "timeline.model": "模型：{model}",
     "timeline.step": "第 {number} 步：{goal}",
     "timeline.evaluation": "评估：{evaluation}",
     "timeline.action": "操作：{action}",
@@ -969,6 +1036,7 @@ ZH_CN: dict[str, str] = {
     "secrets.ask_value": "{name} 的值（输入时不显示）：",
     "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
     "secrets.saved": "已将 {name} 保存到 {backend}，可在 {domain}（及其子域名）上使用",
+    "secrets.saved_address": "已将 {name} 保存到 {backend}，仅可在 {domain} 这个地址上使用",
     "secrets.unknown": "没有名为 {name} 的机密（见 `tabpilot secrets list`）",
     "secrets.deleted": "已删除 {name}",
     "secrets.backend.file": "仅所有者可读写的文件 {path}",
@@ -1014,7 +1082,31 @@ def text(key: str, language: str | None = None, /, **values: object) -> str:
     that is itself worded (Words, WordedError, or a list of them) is worded in the same language."""
     language = language_of(language)
     filled = {name: _worded(value, language) for name, value in values.items()}
-    return CATALOG[language].get(key, EN_US[key]).format(**filled)
+    template = CATALOG[language].get(key, EN_US[key])
+    return _fill_chinese(template, filled) if language == "zh-CN" else template.format(**filled)
+
+
+_HAN_OR_FULL_WIDTH = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+
+
+def _fill_chinese(template: str, values: Mapping[str, object]) -> str:
+    """`template.format(**values)` as Chinese writes it: the catalog puts a space either side of a value, as
+    a Latin word or number needs between Chinese characters ("尚未为 {base_url} 配置"); next to a value that
+    itself begins or ends in Chinese ("配置文件夹 /tmp/x") that space goes ("尚未为配置文件夹 /tmp/x 注册")."""
+    formatter = string.Formatter()
+    said = ""
+    for literal, field, spec, conversion in formatter.parse(template):
+        if literal.startswith(" ") and _HAN_OR_FULL_WIDTH.match(said[-1:]) and _HAN_OR_FULL_WIDTH.match(literal[1:2]):
+            literal = literal[1:]  # a Chinese value, then the sentence goes on in Chinese
+        said += literal
+        if field is None:
+            continue
+        value = formatter.convert_field(formatter.get_field(field, (), values)[0], conversion)
+        shown = formatter.format_field(value, formatter.vformat(spec or "", (), values))
+        if said.endswith(" ") and _HAN_OR_FULL_WIDTH.match(said[-2:-1]) and _HAN_OR_FULL_WIDTH.match(shown[:1]):
+            said = said[:-1]  # the sentence in Chinese, then a value beginning in Chinese
+        said += shown
+    return said
 
 
 def _worded(value: object, language: Language) -> object:
@@ -1023,6 +1115,190 @@ def _worded(value: object, language: Language) -> object:
     if isinstance(value, list) and value and all(isinstance(item, Words | WordedError) for item in value):
         return text("setting.problems_separator", language).join(item.text(language) for item in value)
     return value
+
+
+# --- the command line's help and argparse's own words (cli.py), by their English -------------------------
+# gettext's way: a help text is written once, in English, where its argument is defined; its Chinese is
+# found here by that English (tests/test_cli_help.py checks every one of them has it). argparse's own
+# texts ("usage: ", "invalid choice: …") are its msgids, with its %-placeholders.
+ZH_CN_COMMAND_LINE: dict[str, str] = {
+    # argparse's own (Python 3.11's msgids)
+    "usage: ": "用法：",
+    ":": "：",  # after a section heading ("options:")
+    "positional arguments": "位置参数",
+    "options": "选项",
+    "show this help message and exit": "显示此帮助信息并退出",
+    "show program's version number and exit": "显示程序的版本号并退出",
+    "%(prog)s: error: %(message)s\n": "%(prog)s：错误：%(message)s\n",
+    "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s：%(message)s",
+    "invalid choice: %(value)r (choose from %(choices)s)": "无效的选择：%(value)r（可选：%(choices)s）",
+    "invalid %(type)s value: %(value)r": "无效的 %(type)s 值：%(value)r",
+    "the following arguments are required: %s": "缺少以下必需参数：%s",
+    "unrecognized arguments: %s": "无法识别的参数：%s",
+    "expected one argument": "需要一个参数",
+    "expected at most one argument": "最多需要一个参数",
+    "expected at least one argument": "至少需要一个参数",
+    "expected %s argument": "需要 %s 个参数",
+    "expected %s arguments": "需要 %s 个参数",
+    "ambiguous option: %(option)s could match %(matches)s": "有歧义的选项：%(option)s 可能是 %(matches)s",
+    "not allowed with argument %s": "不能与参数 %s 一起使用",
+    "one of the arguments %s is required": "需要参数 %s 中的一个",
+    "ignored explicit argument %r": "忽略了显式参数 %r",
+    "can't open '%(filename)s': %(error)s": "无法打开 '%(filename)s'：%(error)s",
+    # tabpilot's own (cli.py and each commands/<name>.py's configure)
+    "An AI agent that works in the browser you use.": "在你使用的浏览器中工作的 AI 智能体。",
+    "print a page exactly as the model sees it": "按模型看到的样子原样打印一个页面",
+    "run a task in a browser, printing each step": "在浏览器中运行一个任务，并打印每一步",
+    "replay a bundled scripted model on a bundled page (no API key needed)":
+        "在自带的页面上重放自带的脚本模型（无需 API 密钥）",
+    "list, show, export or delete past tasks": "列出、显示、导出或删除过去的任务",
+    "show or change settings (model, base URL, API key, ...)": "显示或修改设置（模型、Base URL、API 密钥……）",
+    "values the agent may type on one site without the model seeing them":
+        "智能体可以在某个网站上输入、而模型看不到的值",
+    "which web sites may start tasks in your browser: list, allow, revoke":
+        "哪些网站可以在你的浏览器中启动任务：列出、允许、撤销",
+    "register the native messaging host with your browsers": "向你的浏览器注册原生消息主机",
+    "remove the native messaging host registration that install wrote": "删除 install 写入的原生消息主机注册",
+    "print the folder to load as an unpacked extension": "打印要作为已解压扩展加载的文件夹",
+    "check the installation and say how to fix each problem": "检查安装情况，并说明如何修复每个问题",
+    "serve MCP clients (Claude Desktop, Cursor, VS Code): tasks run in your browser":
+        "为 MCP 客户端（Claude Desktop、Cursor、VS Code）提供服务：任务在你的浏览器中运行",
+    "run the native messaging host (the browser starts this itself)": "运行原生消息主机（浏览器会自己启动它）",
+    "the page to open (default: with --cdp-url, that browser's current tab)":
+        "要打开的页面（默认：使用 --cdp-url 时，为那个浏览器的当前标签页）",
+    "print {url, title, text, elements: [{index, tag, name, ...}]} as JSON":
+        "以 JSON 打印 {url, title, text, elements: [{index, tag, name, ...}]}",
+    "show the launched browser window": "显示启动的浏览器窗口",
+    "use a running browser's DevTools endpoint (ws:// or http://)": "使用一个正在运行的浏览器的 DevTools 端点（ws:// 或 http://）",
+    "the browser binary to launch (default: found)": "要启动的浏览器程序（默认：自动查找）",
+    "launch on this browser profile (its logins and cookies) instead of a temporary one":
+        "使用这个浏览器配置文件夹（其中的登录状态和 Cookie）启动，而不是临时的",
+    "page load timeout (default 30)": "页面加载超时秒数（默认 30）",
+    "what the agent should do, in plain words": "智能体要做什么，用平常的话说",
+    "open this page first": "先打开这个页面",
+    "work in an already running browser (ws://… or http://host:port)": "在一个已经运行的浏览器中工作（ws://… 或 http://host:port）",
+    "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1": "OpenAI 兼容的端点，例如 http://localhost:11434/v1",
+    "model name": "模型名称",
+    "API key; other users of this computer can see it in the process list while the task runs: prefer "
+    "`tabpilot config set api-key` or the OPENAI_API_KEY environment variable":
+        "API 密钥；任务运行期间，这台电脑的其他用户能在进程列表中看到它：最好用 "
+        "`tabpilot config set api-key` 或环境变量 OPENAI_API_KEY",
+    "give up after N steps (default 40)": "N 步后放弃（默认 40）",
+    "send the model screenshots with the element numbers drawn on: auto (when the model takes images), on, off "
+    "(default: the use-vision setting, auto)":
+        "把标有元素编号的截图发给模型：auto（模型接受图片时）、on、off（默认：use-vision 设置，即 auto）",
+    "print only the final result, as JSON": "只以 JSON 打印最终结果",
+    "save the model's replies to FILE for --replay": "把模型的回复保存到 FILE，供 --replay 使用",
+    "play a recording back instead of calling a model": "重放一个录制文件，而不调用模型",
+    "let the agent go only to this domain and its subdomains (repeatable; added to the allowed-domains setting); "
+    "a navigation anywhere else is stopped before it leaves":
+        "只让智能体访问这个域名及其子域名（可重复；会加到 allowed-domains 设置上）；去往其他地方的导航在发出前就被拦下",
+    "do actions that need your approval (ask-before setting: payments, sending, deleting…) without asking; without "
+    "it they are asked in the terminal, or refused when standard input is not a terminal":
+        "不经询问就执行需要你批准的操作（ask-before 设置：付款、发送、删除……）；不加此选项时会在终端中询问，"
+        "标准输入不是终端时则拒绝",
+    "show the browser window while it works": "工作时显示浏览器窗口",
+    "how many tasks to list (default 50)": "列出多少个任务（默认 50）",
+    "list as JSON": "以 JSON 列出",
+    "print one task as a timeline": "以时间线打印一个任务",
+    "write one task as page-agent-shaped JSON": "以 page-agent 格式的 JSON 写出一个任务",
+    "delete one task and its events": "删除一个任务及其事件",
+    "print the stored task and its events as JSON": "以 JSON 打印保存的任务及其事件",
+    "write to FILE instead of stdout": "写入 FILE，而不是标准输出",
+    "print the settings (key masked) as JSON": "以 JSON 打印设置（密钥已遮盖）",
+    "change one setting": "修改一项设置",
+    "reset one setting to its default": "把一项设置恢复为默认值",
+    "for api-key: omit (or -) to read it from stdin": "对于 api-key：省略（或写 -）则从标准输入读取",
+    "language (en-US or zh-CN) is the language the agent works in (its instructions, its notes to the model\n"
+    "and so its replies) and the language of these commands' messages (without it: the terminal's LANG). The\n"
+    "extension's popup follows Chrome's own language instead.\n":
+        "language（en-US 或 zh-CN）是智能体工作所用的语言（它的指令、给模型的说明，因而也是它的回复），\n"
+        "也是这些命令的消息所用的语言（未设置时：终端的 LANG）。扩展的弹出窗口则跟随 Chrome 自己的语言。\n",
+    "A domain matches that host and its subdomains on any port: a secret for example.com can be typed on\n"
+    "https://login.example.com:8443 but not on example.org. localhost and 127.0.0.1 are different domains.\n\n"
+    "examples:\n"
+    "  tabpilot secrets set GITHUB_PASSWORD --domain github.com      (asks for the value, without echo)\n"
+    "  printf %s \"$TOKEN\" | tabpilot secrets set API_TOKEN --domain api.example.com\n"
+    "  tabpilot secrets list\n"
+    "  tabpilot secrets delete GITHUB_PASSWORD\n":
+        "一个域名匹配该主机及其子域名，任何端口均可：example.com 的机密可以在\n"
+        "https://login.example.com:8443 上输入，但不能在 example.org 上输入。localhost 和 127.0.0.1 是不同的域名。\n\n"
+        "示例：\n"
+        "  tabpilot secrets set GITHUB_PASSWORD --domain github.com      （不回显地询问值）\n"
+        "  printf %s \"$TOKEN\" | tabpilot secrets set API_TOKEN --domain api.example.com\n"
+        "  tabpilot secrets list\n"
+        "  tabpilot secrets delete GITHUB_PASSWORD\n",
+    "print the list as JSON": "以 JSON 打印列表",
+    "the secrets' names and domains (the default; never a value)": "机密的名称和域名（默认；从不显示值）",
+    "store a secret (again: replaces it); the value is read from the terminal or stdin":
+        "保存一个机密（再次保存会替换它）；值从终端或标准输入读取",
+    "forget a secret": "删除一个机密",
+    "Store a secret. Its value is asked for without echo, or read from stdin when that is not a terminal; it never "
+    "goes on the command line.":
+        "保存一个机密。它的值会不回显地询问，标准输入不是终端时则从标准输入读取；它从不出现在命令行上。",
+    "what the model calls it, e.g. GITHUB_PASSWORD": "模型对它的称呼，例如 GITHUB_PASSWORD",
+    "the site it may be typed on (and its subdomains), e.g. github.com":
+        "可以输入它的网站（及其子域名），例如 github.com",
+    "the allowed sites and their grants (the default)": "已允许的网站及其授权（默认）",
+    "let one origin start tasks (again: replaces its grants)": "让一个来源启动任务（再次允许会替换它的授权）",
+    "take a site's permission away": "收回一个网站的权限",
+    "ask an always-allowed MCP client again before its next task":
+        "让一个“始终允许”的 MCP 客户端在下一个任务前再次询问",
+    "replace page-agent's token: pages holding the old one lose access":
+        "更换 page-agent 令牌：持有旧令牌的页面将失去访问权限",
+    "exactly scheme://host[:port], e.g. https://app.example.com":
+        "严格为 scheme://host[:port]，例如 https://app.example.com",
+    "ask in the browser before each task": "每个任务前在浏览器中询问",
+    "a task that names no model of its own may use yours (your key stays with your endpoint)":
+        "没有指定自己模型的任务可以使用你的模型（你的密钥只发往你的端点）",
+    "the site may ask for all your tabs (experimentalIncludeAllTabs)":
+        "该网站可以请求使用你的所有标签页（experimentalIncludeAllTabs）",
+    "the client's name, as `tabpilot sites list` shows it": "客户端的名称，与 `tabpilot sites list` 显示的一致",
+    "which browser (default: every one installed on this computer or with a settings folder for this user)":
+        "哪个浏览器（默认：这台电脑上安装的、或这个用户有设置文件夹的每一个浏览器）",
+    "register for the one profile folder a browser was started with (--user-data-dir=DIR)":
+        "只为某个浏览器启动时使用的配置文件夹（--user-data-dir=DIR）注册",
+    "also allow this extension id (e.g. a copy loaded from another folder); repeatable":
+        "同时允许这个扩展 ID（例如从另一个文件夹加载的副本）；可重复",
+    "which browser (default: all of them)": "哪个浏览器（默认：全部）",
+    "remove it from the one profile folder a browser was started with (--user-data-dir=DIR)":
+        "从某个浏览器启动时使用的配置文件夹（--user-data-dir=DIR）中删除",
+    "which browser (default: every one `tabpilot install` registers for)":
+        "哪个浏览器（默认：`tabpilot install` 注册的每一个）",
+    "check only the one profile folder a browser was started with (--user-data-dir=DIR)":
+        "只检查某个浏览器启动时使用的配置文件夹（--user-data-dir=DIR）",
+    "do not contact the configured LLM endpoint": "不连接已配置的 LLM 端点",
+    "config: print (or --write) the entry that starts this server in an MCP client":
+        "config：打印（或用 --write 写入）在 MCP 客户端中启动这个服务器的配置项",
+    "with config: which MCP client's config file": "与 config 一起用：哪个 MCP 客户端的配置文件",
+    "with config: merge the entry into that client's config file (other entries kept)":
+        "与 config 一起用：把配置项合并进那个客户端的配置文件（保留其他配置项）",
+    "run tasks in a Chromium of its own instead of your browser (no extension needed)":
+        "在它自己的 Chromium 中运行任务，而不是你的浏览器（无需扩展）",
+    "launch: when your browser is not reachable (not open, no tabpilot host), run the task in a Chromium of its own "
+    "instead of failing":
+        "launch：当你的浏览器无法连接（没有打开、没有 tabpilot 主机）时，在它自己的 Chromium 中运行任务，而不是失败",
+    "with --launch or --fallback launch: no browser window":
+        "与 --launch 或 --fallback launch 一起用：不显示浏览器窗口",
+    "run tasks in the browser at this DevTools endpoint": "在这个 DevTools 端点的浏览器中运行任务",
+    "with --launch or --fallback launch: the browser binary (default: found)":
+        "与 --launch 或 --fallback launch 一起用：浏览器程序（默认：自动查找）",
+    "ask: the person allows each new MCP client in the tabpilot popup (default in your browser); always: run without "
+    "asking (the default, and the only choice, with --launch/--cdp-url, which have no popup to ask in)":
+        "ask：由用户在 tabpilot 弹出窗口中允许每个新的 MCP 客户端（在你的浏览器中时的默认值）；always：不经询问直接运行"
+        "（使用 --launch/--cdp-url 时的默认值，也是唯一的选择，因为那里没有可以询问的弹出窗口）",
+    "with --approve ask: refuse when nobody answered within S seconds (default 120)":
+        "与 --approve ask 一起用：S 秒内无人回答则拒绝（默认 120）",
+    "the calling extension's origin (Chromium passes it)": "调用方扩展的来源（由 Chromium 传入）",
+}
+
+
+def command_line_text(english: str, language: str | None) -> str:
+    """A command-line help text or argparse message in `language`, found by its English (itself when the
+    language is English or the text has no translation)."""
+    if language_of(language) == "zh-CN":
+        return ZH_CN_COMMAND_LINE.get(english, english)
+    return english
 
 
 class Words:

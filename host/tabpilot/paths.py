@@ -9,7 +9,7 @@ from pathlib import Path
 HOME_ENV = "TABPILOT_HOME"
 
 
-def _dir(kind: str) -> Path:
+def _dir(kind: str, create: bool = True) -> Path:
     home = os.environ.get(HOME_ENV)
     if home:
         path = Path(home) / kind
@@ -17,7 +17,8 @@ def _dir(kind: str) -> Path:
         import platformdirs
 
         path = Path(getattr(platformdirs, f"user_{kind}_dir")("tabpilot", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
@@ -37,8 +38,9 @@ def database_path() -> Path:
     return data_dir() / "tasks.sqlite3"
 
 
-def config_path() -> Path:
-    return config_dir() / "config.json"
+def config_path(create: bool = True) -> Path:
+    """The settings file; `create=False` for a reader that must not leave an empty folder behind (--help)."""
+    return _dir("config", create) / "config.json"
 
 
 def runtime_dir() -> Path:

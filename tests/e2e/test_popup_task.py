@@ -224,8 +224,8 @@ async def test_a_retry_and_then_a_refused_key_say_it_once_with_the_popup_remedy(
     cards = [c for c in await popup.cards() if c["type"] != "observation"]  # e.g. "page navigated"
     # the refusal is said once, in the result box: the error card with the same words steps aside
     assert [c["type"] for c in cards] == ["retry"], cards
-    # tries are counted one way: try 1 of 4 (1 + 3 retries), as "failed 4 times" counts them
-    assert cards[0]["text"].lower().startswith("try 1 of 4 failed") and "AgentOutput" in cards[0]["text"]
+    # retries are counted one way, page-agent's (retry 1 of 3), as the final "after 3 retries" counts them
+    assert cards[0]["text"].lower().startswith("retry 1 of 3") and "AgentOutput" in cards[0]["text"]
     assert await popup.in_view("#result")
     assert await popup.text("#result-text") == "The model provider refused the API key."
     assert await popup.text("#result-remedy") == "Open Settings, enter the right API key and press Test connection."

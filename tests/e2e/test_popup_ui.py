@@ -68,6 +68,11 @@ async def test_settings_show_examples_test_the_connection_and_clear_the_key(
     assert await popup.js("document.getElementById('set-model').placeholder") == "e.g. gpt-4.1-mini"
     assert not await popup.visible("#clear-key")  # no key to clear
     await popup.screenshot(SCREENS / "settings-empty.png")
+    # the language setting says what it changes, and that this popup is not one of them
+    assert await popup.text("[data-i18n='language']") == "Agent and CLI language"
+    assert await popup.text("[data-i18n='languageHint']") == (
+        "The agent works and answers in this language, and the tabpilot command speaks it. "
+        "This popup follows Chrome's language.")
 
     # what is typed is tested, before it is saved
     await popup.fill("#set-base-url", llm.base_url)
@@ -130,12 +135,13 @@ async def test_an_unreachable_endpoint_says_check_the_base_url_once_counting_tri
     await run_in_popup(popup, "Tick the terms box")
     assert await wait_status(popup, "completed", "error", "stopped") == "error"
     tries = [c["text"].splitlines()[0] for c in await popup.cards() if c["type"] == "retry"]
-    assert tries == ["TRY 1 OF 4 FAILED", "TRY 2 OF 4 FAILED", "TRY 3 OF 4 FAILED"], tries  # CSS upper-cases
+    # counted as page-agent's wire counts (attempt n of maxAttempts retries), as the CLI's "retry 1/3"
+    assert tries == ["RETRY 1 OF 3", "RETRY 2 OF 3", "RETRY 3 OF 3"], tries  # CSS upper-cases
     assert not [c for c in await popup.cards() if c["type"] == "error"]  # said once: in the result box
     assert await popup.text("#result-text") == "The model's server could not be reached."
     assert (await popup.text("#result-remedy")).startswith("Check the Base URL in Settings")
     details = await popup.js("document.getElementById('result-detail-text').textContent")
-    assert "failed 4 time(s)" in details and "could not reach" in details  # the same count as the cards
+    assert "still failed after 3 retries" in details and "could not reach" in details  # the cards' count
     assert await popup.in_view("#result") and await popup.in_view("#task-status")
     await popup.screenshot(SCREENS / "error-unreachable.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
@@ -164,7 +170,8 @@ async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
                       "and press Test connection."}
     assert {"headline": await popup.text("#result-text"), "remedy": await popup.text("#result-remedy")} == said
     details = await popup.js("document.getElementById('result-detail-text').textContent")
-    assert "failed 4 time(s)" in details and "HTTP 503: The engine is currently overloaded" in details, details
+    assert "still failed after 3 retries" in details, details
+    assert "HTTP 503: The engine is currently overloaded" in details, details
     [error] = [event for event in task_row(harness, task_id)["events"] if event["type"] == "error"]
     assert error["code"] == "retries_exhausted" and error["params"]["cause"]["code"] == "server_error", error
     await popup.screenshot(SCREENS / "error-server.png", max_height=600)

@@ -32,7 +32,7 @@ async def harness(browser_binary: str, tmp_path_factory: pytest.TempPathFactory)
 NOT_OURS = (".card-line .v, .card-text, #task-title, #past-title, .past-task, .result-text, .result-detail,"
             " #target-tab, #host-down-reason, code, .brand, option, #test-result, script, .origin, .site-name")
 NAMES = {"tabpilot", "token", "API", "Base", "URL", "page", "agent", "PageAgentExtUserAuthToken",
-         "MCP", "Claude", "Desktop", "Cursor", "IBAN",
+         "MCP", "Claude", "Desktop", "Cursor", "IBAN", "Chrome",
          "email", "card"}  # read as they are ("[email 1]", "[card 1]": the placeholders as the model sees them)
 
 
@@ -65,6 +65,9 @@ async def test_the_popup_speaks_chinese(harness: Harness, llm: ScriptedLLMServer
     await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
     assert await popup.js("document.getElementById('set-base-url').placeholder") == "例如 https://api.openai.com/v1"
     assert await popup.text("#settings-test") == "测试连接"
+    assert await popup.text("[data-i18n='language']") == "智能体和命令行的语言"
+    assert await popup.text("[data-i18n='languageHint']") == (
+        "智能体用这种语言工作和回答，tabpilot 命令也使用它。这个弹出窗口则跟随 Chrome 的语言。")
     # a key refused, said in Chinese with the remedy
     await popup.fill("#set-base-url", llm.base_url)
     await popup.fill("#set-model", "scripted")

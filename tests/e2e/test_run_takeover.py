@@ -136,7 +136,7 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
             await terminal.type()  # hand back…
             await terminal.shows("Note for the agent")
             await terminal.type("Signed in as Ada")  # …with a note
-            await terminal.shows("✋ The user took over")
+            await terminal.shows("✋ You took the controls")  # said to the user, not as the model reads it
 
             # 2. the agent's question, answered in the terminal
             await terminal.shows("The agent asks: Which plan do you want?")
@@ -250,4 +250,4 @@ async def test_ctrl_c_while_the_user_has_the_controls_records_the_takeover_then_
     assert takeover["reason"] == "user"
     assert [(a["kind"], a["target"], a.get("value")) for a in takeover["actions"]] == [
         ("input", 'textbox "Email"', "half-typed@example.org")]
-    assert "✋ The user took over" in terminal.text and "⏹ stopped" in terminal.text
+    assert "✋ You took the controls" in terminal.text and "⏹ stopped" in terminal.text

@@ -181,14 +181,22 @@ class UserTakeoverEvent(WireModel):
     def to_prompt(self, full: bool = True, language: str | None = None) -> str:
         """A plain account for the model (in `language`), outside the page state: how long, what they did
         (values typed included, hidden ones not), where the page is now, and their note."""
-        text = say("takeover.took_over", language)
+        return f"<user_takeover>{self._account(full, language, 'takeover.')}</user_takeover>"
+
+    def to_user(self, language: str | None = None) -> str:
+        """The same account said to the person who took over (`tabpilot run`'s line): "You took the controls…"."""
+        return self._account(True, language, "takeover.user.")
+
+    def _account(self, full: bool, language: str | None, words: str) -> str:
+        # `words` picks who is addressed where the wording differs: "takeover." the model, "takeover.user." the user
+        text = say(f"{words}took_over", language)
         if self.started_at is not None and self.ended_at is not None:
             seconds = max(0, round((self.ended_at - self.started_at) / 1000))
             text += say("takeover.for_seconds", language, seconds=seconds)
         if self.reason == "agent_request":
-            text += say("takeover.asked", language)
+            text += say(f"{words}asked", language)
         elif self.reason == "implicit":
-            text += say("takeover.implicit", language)
+            text += say(f"{words}implicit", language)
         steps = [describe_action(a, language) for a in self.actions]
         steps = [step for step in steps if step]
         shown = steps[-40:] if full else steps[-3:]
@@ -197,12 +205,12 @@ class UserTakeoverEvent(WireModel):
             listed = say("takeover.list_separator", language).join(shown)
             text += say("takeover.list_start", language) + ("… " if skipped else "") + listed
         elif full:
-            text += say("takeover.did_nothing", language)
+            text += say(f"{words}did_nothing", language)
         if self.url_after:
             text += say("takeover.page_now", language, url=self.url_after)
         if self.note:
-            text += say("takeover.note", language, note=_clip(self.note, 1000 if full else 200))
-        return f"<user_takeover>{text}</user_takeover>"
+            text += say(f"{words}note", language, note=_clip(self.note, 1000 if full else 200))
+        return text
 
 
 def describe_action(action: Any, language: str | None = None) -> str:

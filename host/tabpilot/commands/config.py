@@ -18,7 +18,16 @@ KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture"
         *MASK_KEYS, "allowed-domains", "blocked-domains", "ask-before", "use-vision")
 
 
+EPILOG = """\
+language (en-US or zh-CN) is the language the agent works in (its instructions, its notes to the model
+and so its replies) and the language of these commands' messages (without it: the terminal's LANG). The
+extension's popup follows Chrome's own language instead.
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
     parser.add_argument("--json", action="store_true", help="print the settings (key masked) as JSON")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     set_parser = actions.add_parser("set", help="change one setting")

@@ -42,10 +42,11 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(run_job(job))
     except LLMError as exc:
         said = failure_text(exc.code, exc.params, terminal_language()) if exc.code else str(exc)
-        print(f"tabpilot demo: {said}", file=sys.stderr)
+        print(say("cli.error", terminal_language(), command="demo", message=said), file=sys.stderr)
         return 1
     except RecordingError as exc:
-        print(f"tabpilot demo: {exc}", file=sys.stderr)
+        print(say("cli.error", terminal_language(), command="demo", message=exc.text(terminal_language())),
+              file=sys.stderr)
         return 1
     finally:
         server.close()

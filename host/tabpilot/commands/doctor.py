@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..i18n import DEFAULT_LANGUAGE, Language, column
+from ..i18n import DEFAULT_LANGUAGE, Language, Words, column
 from ..i18n import text as say
 from .install import add_target_options
 
-NOT_FOUND = 'Chromium says: "Specified native messaging host not found."'
-FORBIDDEN = 'Chromium says: "Access to the specified native messaging host is forbidden."'
-EXITED = 'Chromium says: "Native host has exited."'
+NOT_FOUND = Words("doctor.chromium_says", message="Specified native messaging host not found.")
+FORBIDDEN = Words("doctor.chromium_says", message="Access to the specified native messaging host is forbidden.")
+EXITED = Words("doctor.chromium_says", message="Native host has exited.")
 ORIGIN_PATTERN = re.compile(r"^chrome-extension://[a-p]{32}/$")
 HEADER = struct.Struct("=I")
 PING_TIMEOUT = 20.0
@@ -125,9 +125,11 @@ def check_coverage(
         fix = install_command
         if not user_data_dir and browser == "all":
             fix = say("doctor.registers_for", language, command=install_command, browsers=", ".join(wanted))
-        return [Finding("fail", say("doctor.not_registered_for", language, where=where), NOT_FOUND, fix)]
+        return [Finding("fail", say("doctor.not_registered_for", language, where=where), NOT_FOUND.text(language),
+                        fix)]
     return [
-        Finding("warn", say("doctor.not_registered_label", language, label=label), NOT_FOUND, install_command)
+        Finding("warn", say("doctor.not_registered_label", language, label=label), NOT_FOUND.text(language),
+                install_command)
         for label in wanted
         if label not in registered
     ]
@@ -149,7 +151,7 @@ def check_manifest(
     name = f"{label}: {manifest}"
     reinstall = say("doctor.rewrite", language, command=install_command)
 
-    def broken(key: str, chromium: str = NOT_FOUND, fix: str = reinstall, **values: object) -> Finding:
+    def broken(key: str, chromium: Words = NOT_FOUND, fix: str = reinstall, **values: object) -> Finding:
         return Finding("fail", name, say(f"doctor.manifest.{key}", language, chromium=chromium, **values), fix)
 
     try:

@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..i18n import Language
 from ..i18n import text as say
 
 
@@ -26,8 +27,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     delete.add_argument("task_id", metavar="ID")
 
 
-def _fail(message: str) -> int:
-    print(f"tabpilot history: {message}", file=sys.stderr)
+def _fail(message: str, language: Language) -> int:
+    print(say("cli.error", language, command="history", message=message), file=sys.stderr)
     return 1
 
 
@@ -48,13 +49,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = TaskStore(capture_raw=capture_raw)
     except StoreError as exc:
-        return _fail(exc.text(language))
+        return _fail(exc.text(language), language)
     try:
         store.mark_interrupted()
         action = getattr(args, "action", None)
         if action is None:
             if args.limit < 1:
-                return _fail(say("history.limit", language))
+                return _fail(say("history.limit", language), language)
             tasks = store.list_tasks(args.limit)
             if args.json:
                 print(json.dumps([t.to_wire() for t in tasks], indent=2, ensure_ascii=False))
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         if action == "show":
             record = store.get_task(task_id)
             if record is None:  # deleted between resolving and reading
-                return _fail(say("history.no_task", language, task_id=task_id))
+                return _fail(say("history.no_task", language, task_id=task_id), language)
             if args.json:
                 print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False))
             else:
@@ -80,15 +81,16 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     args.output.write_text(text, encoding="utf-8")
                 except OSError as exc:
-                    return _fail(say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc))
+                    said = say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc)
+                    return _fail(said, language)
                 print(say("history.exported", language, task_id=task_id, path=args.output))
         elif action == "delete":
             if not store.delete_task(task_id):
-                return _fail(say("history.no_task", language, task_id=task_id))
+                return _fail(say("history.no_task", language, task_id=task_id), language)
             print(say("history.deleted", language, task_id=task_id))
         return 0
     except StoreError as exc:
-        return _fail(exc.text(language))
+        return _fail(exc.text(language), language)
     except BrokenPipeError:  # `tabpilot history show ID | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -66,25 +66,28 @@ def _server_options(args: argparse.Namespace) -> list[str]:
     return options
 
 
+def _usage(key: str) -> int:
+    """A combination of options that does not go together, said in the terminal's language."""
+    from ..i18n import text as say
+    from .run import terminal_language
+
+    language = terminal_language()
+    print(say("cli.error", language, command="mcp", message=say(key, language)), file=sys.stderr)
+    return EXIT_USAGE
+
+
 def run(args: argparse.Namespace) -> int:
     own_browser = args.launch or bool(args.cdp_url)
     if (args.headless or args.browser) and not (args.launch or args.fallback):
-        print("tabpilot mcp: --headless and --browser are for the browser --launch (or --fallback launch) starts",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return _usage("mcp.headless_without_launch")
     if args.fallback and own_browser:
-        print("tabpilot mcp: --fallback launch is for tasks in your browser; --launch and --cdp-url never use it",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return _usage("mcp.fallback_with_own_browser")
     if own_browser and args.approve == "ask":
-        print("tabpilot mcp: --approve ask needs the tabpilot popup in your browser; a browser of its own "
-              "(--launch, --cdp-url) has none. Leave --approve out (or use --approve always).", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage("mcp.ask_without_popup")
     if args.action == "config":
         return _config(args)
     if args.client or args.write:
-        print("tabpilot mcp: --client and --write go with `tabpilot mcp config`", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage("mcp.client_without_config")
     try:
         import mcp  # noqa: F401
     except ImportError:

@@ -65,11 +65,11 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(say("setting.whole_number", terminal_language())) from None
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(say("setting.at_least", terminal_language(), limit=1))
     if value > MAX_STEPS_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_STEPS_LIMIT}")
+        raise argparse.ArgumentTypeError(say("setting.at_most", terminal_language(), limit=MAX_STEPS_LIMIT))
     return value
 
 
@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from ..llm.replay import RecordingError
 
     if args.user_data_dir and args.cdp_url:
-        print("tabpilot: --user-data-dir is for a browser tabpilot launches; with --cdp-url the running "
-              "browser's own profile is used", file=sys.stderr)
+        language = terminal_language()
+        print(say("cli.error_bare", language, message=say("cli.user_data_dir_with_cdp", language)), file=sys.stderr)
         return EXIT_USAGE
     job = Job(
         task=args.task,
@@ -100,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run_job(job))
     except RecordingError as exc:
-        print(f"tabpilot: {exc}", file=sys.stderr)
+        language = terminal_language()
+        print(say("cli.error", language, command="run", message=exc.text(language)), file=sys.stderr)
         return EXIT_USAGE
 
 
@@ -149,20 +150,20 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
-            print(f"tabpilot: {exc}", file=sys.stderr)
+            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_USAGE
         if job.banner and not job.json_output:
             print(job.banner, file=out, flush=True)
         try:
             browser, tab_url = await _open_browser(job)
         except OpenFailed as exc:
-            print(f"tabpilot: {exc}", file=sys.stderr)
+            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_FAILED
         try:
             store = TaskStore()
         except StoreError as exc:
             await browser.close()
-            print(f"tabpilot: {exc}", file=sys.stderr)
+            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_FAILED
         stdin = job.stdin or sys.stdin
         visible = job.headed or bool(job.cdp_url)  # a person can see the page and take the controls
@@ -276,10 +277,14 @@ async def _execute(task_run: TaskRun, controls: TerminalControls | None = None) 
 def terminal_language() -> Language:
     """The language `run` prints in: the settings' language when the user chose one, else the terminal's
     (LANG and friends)."""
+    from ..paths import config_path
     from ..store.settings import SettingsError, load_settings
 
+    path = config_path(create=False)  # asked before any command runs: `tabpilot --help` creates no folder
+    if not path.exists():
+        return environment_language()
     try:
-        settings = load_settings()
+        settings = load_settings(path)
     except SettingsError:
         return environment_language()
     return language_of(settings.language) if "language" in settings.model_fields_set else environment_language()
@@ -353,13 +358,13 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
     if kind == "error":
         return [f"  ✖ {_error_words(event, language)}"]
     if kind == "user_takeover":
-        from ..agent.types import parse_event
+        from ..agent.types import UserTakeoverEvent
 
         try:
-            account = parse_event(event).to_prompt(language=language) or say("takeover.took_over", language)
+            account = UserTakeoverEvent.model_validate(event).to_user(language)
         except ValueError:
-            account = say("takeover.took_over", language)
-        return [f"  ✋ {_clip(account.removeprefix('<user_takeover>').removesuffix('</user_takeover>'), 1000)}"]
+            account = say("takeover.user.took_over", language)
+        return [f"  ✋ {_clip(account, 1000)}"]
     return []
 
 

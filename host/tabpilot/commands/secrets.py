@@ -7,6 +7,7 @@ on a page of that domain, that it may type <secret>NAME</secret>; the real value
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import sys
 
@@ -23,6 +24,15 @@ examples:
   tabpilot secrets list
   tabpilot secrets delete GITHUB_PASSWORD
 """
+
+
+def _is_address(domain: str) -> bool:
+    """An IP address (127.0.0.1, ::1) is a host of its own: it has no subdomains."""
+    try:
+        ipaddress.ip_address(domain)
+    except ValueError:
+        return False
+    return True
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
             if not value:
                 return _fail(say("secrets.no_value", language), language)
             secret = store.set_secret(args.name, args.domain, value)
-            print(say("secrets.saved", language, name=secret.name, domain=secret.domain, backend=_backend(language)))
+            saved = "secrets.saved_address" if _is_address(secret.domain) else "secrets.saved"  # no subdomains
+            print(say(saved, language, name=secret.name, domain=secret.domain, backend=_backend(language)))
             return 0
         if args.action == "delete":
             if not store.delete_secret(args.name):

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         view = store.public_view(store.load_sites())
     except store.SiteError as exc:
-        print(f"tabpilot sites: {exc.text(language)}", file=sys.stderr)
+        print(say("cli.error", language, command="sites", message=exc.text(language)), file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(view, indent=2))

@@ -31,8 +31,12 @@ def run(args: argparse.Namespace) -> int:
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")
     if args.user_data_dir and args.cdp_url:
-        print("tabpilot state: --user-data-dir is for a browser tabpilot launches; "
-              "with --cdp-url the running browser's own profile is used", file=sys.stderr)
+        from ..i18n import text as say
+        from .run import terminal_language
+
+        language = terminal_language()
+        print(say("cli.error", language, command="state", message=say("cli.user_data_dir_with_cdp", language)),
+              file=sys.stderr)
         return 2
     url = args.url
     if url and "://" not in url and not url.startswith(("about:", "data:")):

@@ -70,7 +70,9 @@ class LLMRetriesExhausted(LLMError):
 
     def __init__(self, *, code: str, params: dict[str, Any], attempts: int,
                  raw_response: dict[str, Any] | None = None) -> None:
-        super().__init__(code=code, params={**params, "attempts": attempts}, raw_response=raw_response)
+        # `retries` counts as page-agent's retry events do (attempt n of maxAttempts retries): the words use it
+        super().__init__(code=code, params={**params, "attempts": attempts, "retries": attempts - 1},
+                         raw_response=raw_response)
         cause = params["cause"]
         self.last_cause = describe(cause["code"], cause.get("params"))
         self.attempts = attempts

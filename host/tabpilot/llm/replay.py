@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..i18n import WordedError
 from .client import InvokeResult
 from .scripted import ToolCall
 
@@ -37,8 +38,9 @@ FORMAT = "tabpilot-recording"
 VERSION = 1
 
 
-class RecordingError(ValueError):
-    """A recording file that cannot be read; the message names the file and what is wrong."""
+class RecordingError(WordedError):
+    """A recording file that cannot be read; the message names the file and what is wrong (`str()` in
+    English, `text(language)` in the reader's)."""
 
 
 def load_recording(path: str | Path) -> list[ToolCall]:
@@ -47,26 +49,25 @@ def load_recording(path: str | Path) -> list[ToolCall]:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RecordingError(f"{path}: no such recording file") from None
+        raise RecordingError("recording.missing", path=path) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise RecordingError(f"{path}: cannot read the recording: {exc}") from None
+        raise RecordingError("recording.unreadable", path=path, reason=exc) from None
     except json.JSONDecodeError as exc:
-        raise RecordingError(f"{path}: not JSON ({exc})") from None
+        raise RecordingError("recording.not_json", path=path, reason=exc) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise RecordingError(f'{path}: not a tabpilot recording (expected "format": "{FORMAT}")')
+        raise RecordingError("recording.not_recording", path=path, format=FORMAT)
     if document.get("version") != VERSION:
-        raise RecordingError(f"{path}: recording version {document.get('version')!r} is not supported "
-                             f"(this tabpilot reads version {VERSION})")
+        raise RecordingError("recording.version", path=path, version=repr(document.get("version")), supported=VERSION)
     replies = document.get("replies")
     if not isinstance(replies, list):
-        raise RecordingError(f'{path}: "replies" must be a list')
+        raise RecordingError("recording.replies", path=path)
     calls = []
     for number, reply in enumerate(replies, 1):
         if not isinstance(reply, dict) or not isinstance(reply.get("tool"), str) or "arguments" not in reply:
-            raise RecordingError(f'{path}: reply {number} needs "tool" (a string) and "arguments"')
+            raise RecordingError("recording.reply", path=path, number=number)
         arguments = reply["arguments"]
         if not isinstance(arguments, (dict, str)):
-            raise RecordingError(f'{path}: reply {number}: "arguments" must be an object or a string')
+            raise RecordingError("recording.arguments", path=path, number=number)
         usage = reply.get("usage")
         calls.append(ToolCall(reply["tool"], arguments, usage if isinstance(usage, dict) else None))
     return calls

@@ -137,9 +137,9 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
             duration=duration(s.duration, language), steps=steps, tokens=tokens),
     ]
     if s.url:
-        lines.append(f"url: {s.url}")
+        lines.append(say("timeline.url", language, url=s.url))
     if s.model:
-        lines.append(f"model: {s.model}")
+        lines.append(say("timeline.model", language, model=s.model))
     lines.append("")
     if not record.stored_events:
         lines.append(say("timeline.no_events", language))
