@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -89,8 +88,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     except StoreError as exc:
         return _fail(exc.text(language))
-    except BrokenPipeError:  # `tabpilot history show ID | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     finally:
         store.close()
