@@ -1,7 +1,7 @@
 """`tabpilot run` says a failed model call in the run's language: the catalog's words for the error event's
-code, once, on the final line (with what to do where the words lack it); the record keeps the English message with the code. Subprocesses
-with TABPILOT_HOME in a temporary folder, a real Chromium, the scripted model server over HTTP (or a
-closed port), rows in the real SQLite store."""
+code, once, on the final line (with what to do where the words lack it); the record keeps the English
+message with the code. Subprocesses with TABPILOT_HOME in a temporary folder, a real Chromium, the scripted
+model server over HTTP (or a closed port), rows in the real SQLite store."""
 
 from __future__ import annotations
 

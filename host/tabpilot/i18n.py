@@ -549,11 +549,13 @@ EN_US: dict[str, str] = {
         "smaller ones."
     ),
     "remedy.browser": "The browser closed or crashed under the task: run it again.",
-    "doctor.llm.not_listed_fail": "pick a model the endpoint lists, or tasks will fail with \"not found\"",
+    "doctor.warnings": "no problems, {count} warning(s): see WARN above",
     "install.no_profile": (
-        "{path} does not exist. Give the folder your browser is started with (--user-data-dir=DIR), which must "
-        "exist; to register for a profile you have not created yet, create the folder first (mkdir -p DIR)."
+        "{path} does not exist, nor does the folder it would go in ({parent}): is the path mistyped? Give the "
+        "folder your browser is started with (--user-data-dir=DIR); for a new profile, create its parent "
+        "folder first."
     ),
+    "install.created_profile": "created the profile folder {path} (start the browser with --user-data-dir={path})",
     "install.next_profile": (
         "Next: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
         "  {folder}\n"
@@ -1059,11 +1061,12 @@ ZH_CN: dict[str, str] = {
         "可用 --max-steps N（或 `tabpilot config set max-steps N`）提高上限，或者把任务拆成更小的几个。"
     ),
     "remedy.browser": "浏览器在任务进行中关闭或崩溃了：请再运行一次。",
-    "doctor.llm.not_listed_fail": "请选一个该端点列出的模型，否则任务会因“not found”而失败",
+    "doctor.warnings": "没有问题，有 {count} 个警告：见上面的 WARN",
     "install.no_profile": (
-        "{path} 不存在。请给出启动浏览器时用的文件夹（--user-data-dir=DIR），它必须已经存在；"
-        "要为尚未创建的配置文件夹注册，请先创建该文件夹（mkdir -p DIR）。"
+        "{path} 不存在，它所在的文件夹（{parent}）也不存在：路径是不是输错了？请给出启动浏览器时用的文件夹"
+        "（--user-data-dir=DIR）；如果是新的配置文件夹，请先创建它的上一级文件夹。"
     ),
+    "install.created_profile": "已创建配置文件夹 {path}（用 --user-data-dir={path} 启动浏览器）",
     "install.next_profile": (
         "下一步：打开 chrome://extensions，打开“开发者模式”，点击“加载已解压的扩展程序”，然后选择\n"
         "  {folder}\n"

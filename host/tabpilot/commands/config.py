@@ -63,6 +63,8 @@ def _show_value(view: dict[str, object], key: str, language: Language) -> str:
             "mask-phones": "maskPhones", "mask-cards": "maskCards", "mask-ibans": "maskIbans",
             "allowed-domains": "allowedDomains", "blocked-domains": "blockedDomains", "ask-before": "askBefore",
             "use-vision": "useVision"}
+    if key == "allowed-domains" and not view["allowedDomains"]:  # no list: no limit (the listing says the same)
+        return say("config.any_domain", language)
     return _text(view[wire.get(key, key)], language)
 
 
@@ -83,8 +85,7 @@ def _show(view: dict[str, object], path: str, language: Language) -> str:
         ("model-deadline", say("config.model_deadline", language, seconds=f"{view['modelDeadline']:g}")),
         ("max-reply-mb", say("config.max_reply", language, mb=f"{view['maxReplyMB']:g}")),
         *((key, _show_value(view, key, language)) for key in MASK_KEYS),
-        ("allowed-domains", _text(view["allowedDomains"], language) if view["allowedDomains"]
-         else say("config.any_domain", language)),
+        ("allowed-domains", _show_value(view, "allowed-domains", language)),
         ("blocked-domains", _text(view["blockedDomains"], language)),
         ("ask-before", say("config.ask_before", language, value=view["askBefore"])),
         ("use-vision", say("config.use_vision", language, value=view["useVision"])),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _fail(message: str) -> int:
     print(f"tabpilot history: {message}", file=sys.stderr)
     return 1
+
+
+def _write_owner_only(path: Path, text: str) -> None:
+    """An export holds page content: readable by its owner only, as recordings and the database are."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        if hasattr(os, "fchmod"):
+            os.fchmod(file.fileno(), 0o600)  # a file that was there before keeps its mode otherwise
+        file.write(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(text)
             else:
                 try:
-                    args.output.write_text(text, encoding="utf-8")
+                    _write_owner_only(args.output, text)
                 except OSError as exc:
                     return _fail(say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc))
                 print(say("history.exported", language, task_id=task_id, path=args.output))

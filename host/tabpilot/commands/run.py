@@ -143,9 +143,9 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     from .controls import TerminalControls
     from .output import EXIT_BROKEN_PIPE, CommandOutput
 
-    out = CommandOutput(out or sys.stdout)
+    output = CommandOutput(out or sys.stdout)
     # the status line ("starting the browser…", "step 2 · thinking…") goes where a person reads, never into JSON
-    progress = CommandOutput(sys.stderr) if job.json_output else out
+    progress = CommandOutput(sys.stderr) if job.json_output else output
     server = None
     if job.replay:
         server = ScriptedLLMServer.from_recording(job.replay).start()
@@ -161,7 +161,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             return EXIT_USAGE
         language = terminal_language()
         if job.banner and not job.json_output:
-            print(job.banner, file=out, flush=True)
+            print(job.banner, file=output, flush=True)
         progress.status(say("progress.connecting" if job.cdp_url else "progress.starting_browser", language))
         try:
             browser, tab_url = await _open_browser(job)
@@ -187,22 +187,20 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible, approvals=approvals,
                                nobody_to_approve="approval.remedy.no_terminal")
             language = terminal_language()  # read again: `config set language` may have run meanwhile
-            printer = RunPrinter(None if job.json_output else out, language, progress=progress)
+            printer = RunPrinter(None if job.json_output else output, language, progress=progress)
             task_run.observers.append(printer)
             await task_run.begin(tab_url)
             if interactive:
                 controls = TerminalControls(task_run, progress, stdin=stdin, language=language)
                 await controls.start(capture=visible)
-            finished = await _execute(task_run, controls, out)
+            finished = await _execute(task_run, controls, output)
         finally:
             progress.close_status()
             if controls is not None:
                 await controls.close()
             store.close()
-        if out.gone:
-            return EXIT_BROKEN_PIPE
-        _print_result(finished, job, out, language, printer)
-        if out.gone:
+        _print_result(finished, job, output, language, printer)  # dropped when the reader has gone
+        if output.gone:
             return EXIT_BROKEN_PIPE
         if finished.status == "stopped":
             return EXIT_STOPPED
@@ -288,8 +286,12 @@ async def _execute(task_run: TaskRun, controls: TerminalControls | None = None,
     def on_interrupt() -> None:
         stopper.add(loop.create_task(stop()))
 
+    def on_reader_gone() -> None:  # called where the write failed: maybe the status line's thread
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(on_interrupt)
+
     if out is not None:
-        out.on_gone(lambda: loop.call_soon_threadsafe(on_interrupt))
+        out.on_gone(on_reader_gone)
 
     # SIGHUP: the terminal was closed; stop like Ctrl-C so the record says `stopped` and the browser closes.
     stop_signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
@@ -320,7 +322,7 @@ def terminal_language() -> Language:
     return language_of(settings.language) if "language" in settings.model_fields_set else environment_language()
 
 
-def _print_result(finished: RunFinished, job: Job, out: TextIO, language: Language = DEFAULT_LANGUAGE,
+def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput, language: Language = DEFAULT_LANGUAGE,
                   printer: RunPrinter | None = None) -> None:
     if job.json_output:  # the ExecutionResult, redacted as recorded
         print(json.dumps(finished.result, ensure_ascii=False, indent=2), file=out, flush=True)
@@ -359,7 +361,7 @@ class RunPrinter:
     An error event is not printed: it ends the run, and the outcome line says it once (with its remedy). A
     guard's note that only repeats the step result just printed is not printed again."""
 
-    def __init__(self, out: TextIO | None, language: Language = DEFAULT_LANGUAGE, *,
+    def __init__(self, out: TextIO | CommandOutput | None, language: Language = DEFAULT_LANGUAGE, *,
                  progress: CommandOutput | None = None) -> None:
         self.out = out
         self.language = language
