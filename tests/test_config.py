@@ -242,7 +242,8 @@ def test_model_deadline_and_reply_limit_are_settings_the_cli_shows_and_changes(t
     assert (config.call_deadline, config.max_reply_bytes) == (45, 2 * 1024 * 1024)
 
 
-@pytest.mark.parametrize(("language", "words"), [("en-US", "(any domain not blocked)"), ("zh-CN", "（所有未被屏蔽的域名）")])
+@pytest.mark.parametrize(("language", "words"),
+                         [("en-US", "(any domain not blocked)"), ("zh-CN", "（所有未被屏蔽的域名）")])
 def test_allowed_domains_reads_the_same_when_reset_as_in_the_listing(tmp_path: Path, language: str, words: str) -> None:
     assert tabpilot(tmp_path, "config", "set", "language", language).returncode == 0
     assert tabpilot(tmp_path, "config", "set", "allowed-domains", "shop.example").returncode == 0

@@ -136,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     except SettingsError as exc:
         return _fail(exc.text(language), language)
+    except BrokenPipeError:  # the reader of stdout has gone: not a file it could not save (cli.main)
+        raise
     except OSError as exc:
         reason = exc.strerror or exc
         return _fail(say("config.cannot_save", language, path=paths.config_path(), reason=reason), language)
