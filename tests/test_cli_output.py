@@ -158,9 +158,14 @@ def test_a_refused_action_is_said_once_with_its_whole_remedy(pages, tmp_path: Pa
              "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY],
             env=_env(tmp_path), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("needs the user's approval") == 1, proc.stdout
-    assert "🚫" not in proc.stdout  # the guard's note repeats the result just printed
-    assert "run it again with --yes" in proc.stdout and "`tabpilot config set ask-before never`)." in proc.stdout
+    assert proc.stdout.count("needs the user's approval") == 1, proc.stdout  # not as the result and again as 🚫
+    lines = proc.stdout.splitlines()
+    refused = next(i for i, line in enumerate(lines) if "needs the user's approval" in line)
+    assert lines[refused - 1].startswith("    action: click_element_by_index"), proc.stdout
+    assert lines[refused].startswith('  🚫 click button "Place order"'), proc.stdout  # the guard's note, whole
+    assert lines[refused].endswith("run it again with --yes to let the agent do such actions without asking (or "
+                                   "`tabpilot config set ask-before never`)."), proc.stdout
+    assert lines[refused + 1] == "step 2 · do done"
 
 
 def test_tabpilot_mcp_started_by_hand_on_a_terminal_says_what_it_is(tmp_path: Path) -> None:
@@ -186,3 +191,13 @@ def test_tabpilot_mcp_started_by_hand_on_a_terminal_says_what_it_is(tmp_path: Pa
     proc = subprocess.run([sys.executable, "-m", "tabpilot", "mcp"], env=_env(tmp_path), input=b"",
                           capture_output=True, timeout=60)
     assert b"serves MCP" not in proc.stdout + proc.stderr
+
+
+def test_without_a_model_the_remedy_does_not_promise_one_from_the_environment(tmp_path: Path) -> None:
+    proc = tabpilot("run", "anything", home=tmp_path, OPENAI_API_KEY=API_KEY, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+    assert proc.returncode == 2 and proc.stdout == ""
+    said = proc.stderr.strip()
+    assert said.startswith("tabpilot: No model is configured. Name one with `tabpilot config set model <name>` "
+                           "or --model"), said
+    assert "give the key and the endpoint, never the model" in said
+    assert "or set the environment variables" not in said and said.count("No model") == 1

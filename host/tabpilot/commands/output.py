@@ -76,7 +76,11 @@ class CommandOutput(io.TextIOBase):
                 self._raw("", flush=True)
 
     def on_gone(self, callback: Callable[[], None]) -> None:
-        self._on_gone.append(callback)
+        """Call `callback` once the reader has gone (at once if it has already)."""
+        if self.gone:
+            callback()
+        else:
+            self._on_gone.append(callback)
 
     def _raw(self, text: str, *, flush: bool = False) -> None:
         try:

@@ -177,8 +177,8 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             print(f"tabpilot: {exc}", file=sys.stderr)
             return EXIT_FAILED
         stdin = job.stdin or sys.stdin
-        can_type = _can_type_into(stdin)  # a terminal, or a program typing into a pipe: not /dev/null
-        visible = (job.headed or bool(job.cdp_url)) and can_type  # a person sees the page and can take it back
+        # a person sees the page and can take it back: not when nothing can be typed (stdin is /dev/null)
+        visible = (job.headed or bool(job.cdp_url)) and _can_type_into(stdin)
         interactive = visible or _is_terminal(stdin)  # … or at least answer questions
         controls: TerminalControls | None = None
         try:
@@ -199,7 +199,8 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             if controls is not None:
                 await controls.close()
             store.close()
-        _print_result(finished, job, output, language, printer)  # dropped when the reader has gone
+        printer.flush()
+        _print_result(finished, job, output, language)  # dropped when the reader has gone
         if output.gone:
             return EXIT_BROKEN_PIPE
         if finished.status == "stopped":
@@ -322,8 +323,8 @@ def terminal_language() -> Language:
     return language_of(settings.language) if "language" in settings.model_fields_set else environment_language()
 
 
-def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput, language: Language = DEFAULT_LANGUAGE,
-                  printer: RunPrinter | None = None) -> None:
+def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput,
+                  language: Language = DEFAULT_LANGUAGE) -> None:
     if job.json_output:  # the ExecutionResult, redacted as recorded
         print(json.dumps(finished.result, ensure_ascii=False, indent=2), file=out, flush=True)
         return
@@ -359,7 +360,8 @@ class RunPrinter:
     the model has not answered, and, on a terminal, what the agent is doing now on a status line.
 
     An error event is not printed: it ends the run, and the outcome line says it once (with its remedy). A
-    guard's note that only repeats the step result just printed is not printed again."""
+    step's result line waits for the next update: when that is a guard's note saying the same (an action
+    refused, denied, not answered in time), the note is printed instead, whole, after the step's action."""
 
     def __init__(self, out: TextIO | CommandOutput | None, language: Language = DEFAULT_LANGUAGE, *,
                  progress: CommandOutput | None = None) -> None:
@@ -367,23 +369,34 @@ class RunPrinter:
         self.language = language
         self.progress = progress
         self.steps = 0
-        self._last_result: str | None = None
+        self._held: tuple[str, str] | None = None  # the last step's result line and its full text
 
     def __call__(self, update: RunUpdate) -> None:
         from ..taskrun.events import RunActivity, RunEvent
 
+        event = update.event if isinstance(update, RunEvent) else {}
+        guard_repeats = bool(self._held and event.get("type") == "observation" and event.get("guard")
+                             and event.get("content") == self._held[1])
+        self.flush(keep_result=not guard_repeats)
         if isinstance(update, RunActivity):
             self._on_activity(update.activity)
-            return
         if not isinstance(update, RunEvent):
             return
-        event = update.event
+        lines = [] if event.get("type") == "error" else _event_lines(event, self.language)
         if event.get("type") == "step":
             self.steps += 1
-        lines = [] if self._repeats_result(event) else _event_lines(event, self.language)
-        self._last_result = str((event.get("action") or {}).get("output", "")) if event.get("type") == "step" else None
+            self._held = (lines.pop(), str((event.get("action") or {}).get("output", "")))
         if not update.recorded:
             lines.append(say("run.not_saved", self.language))
+        self._print(lines)
+
+    def flush(self, *, keep_result: bool = True) -> None:
+        """Print the result line held back (or drop it: a guard's note says it instead)."""
+        held, self._held = self._held, None
+        if held is not None and keep_result:
+            self._print([held[0]])
+
+    def _print(self, lines: list[str]) -> None:
         if lines and self.out is not None:
             print("\n".join(lines), file=self.out, flush=True)
 
@@ -403,10 +416,6 @@ class RunPrinter:
             self.progress.status(say("progress.acting", self.language, step=step, tool=activity.get("tool")))
         elif kind in ("executed", "paused", "error"):
             self.progress.clear_status()
-
-    def _repeats_result(self, event: dict[str, Any]) -> bool:
-        return bool(event.get("type") == "error" or (
-            event.get("type") == "observation" and event.get("guard") and event.get("content") == self._last_result))
 
 
 def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -> list[str]:
