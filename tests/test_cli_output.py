@@ -201,3 +201,13 @@ def test_without_a_model_the_remedy_does_not_promise_one_from_the_environment(tm
                            "or --model"), said
     assert "give the key and the endpoint, never the model" in said
     assert "or set the environment variables" not in said and said.count("No model") == 1
+
+
+def test_the_status_line_speaks_the_language_setting(pages, tmp_path: Path) -> None:
+    assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
+    with ScriptedLLMServer(_slow_replies()) as server:
+        shown, code = _in_a_terminal(["run", "Greet Ada", "--url", pages.url("agent_form.html"), "--base-url",
+                                      server.base_url, "--model", "scripted", "--api-key", API_KEY], tmp_path)
+    assert code == 0, shown
+    assert "正在启动浏览器…" in shown and "第 1 步 · 思考中… 2 秒" in shown, shown
+    assert "thinking" not in shown and " 2 s" not in shown

@@ -520,6 +520,7 @@ EN_US: dict[str, str] = {
     "progress.connecting": "connecting to the browser…",
     "progress.thinking": "step {step} · thinking…",
     "progress.acting": "step {step} · {tool}…",
+    "progress.seconds": " {{seconds}} s",
     "run.remedy": "   → {remedy}",
     "remedy.endpoint": (
         "Check that the server at {base_url} is running and that the base URL is right (--base-url, or "
@@ -1033,6 +1034,7 @@ ZH_CN: dict[str, str] = {
     "progress.connecting": "正在连接浏览器…",
     "progress.thinking": "第 {step} 步 · 思考中…",
     "progress.acting": "第 {step} 步 · {tool}…",
+    "progress.seconds": " {{seconds}} 秒",
     "run.remedy": "   → {remedy}",
     "remedy.endpoint": (
         "请确认 {base_url} 上的服务器正在运行，并且接口地址正确（--base-url，或 "

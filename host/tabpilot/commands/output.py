@@ -50,6 +50,7 @@ class CommandOutput(io.TextIOBase):
         self._status_allowed = is_terminal(stream) if status is None else status
         self._status: str | None = None
         self._status_since = 0.0
+        self._seconds = " {seconds} s"
         self._shown = False
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -96,11 +97,13 @@ class CommandOutput(io.TextIOBase):
                 callback()
 
     # --- the status line (terminal only) --------------------------------------------------------------
-    def status(self, text: str) -> None:
-        """Show `text` with a spinner and the seconds it has been shown, until the next line is written."""
+    def status(self, text: str, seconds: str = " {seconds} s") -> None:
+        """Show `text` with a spinner and the seconds it has been shown (worded by `seconds`), until the next
+        line is written."""
         if not self._status_allowed:
             return
         with self._lock:
+            self._seconds = seconds
             if text != self._status:
                 self._status, self._status_since = text, time.monotonic()
             self._draw()
@@ -124,7 +127,7 @@ class CommandOutput(io.TextIOBase):
             return
         elapsed = time.monotonic() - self._status_since
         frame = SPINNER[int(elapsed / TICK) % len(SPINNER)]
-        seconds = f" {elapsed:.0f} s" if elapsed >= 1 else ""
+        seconds = self._seconds.format(seconds=f"{elapsed:.0f}") if elapsed >= 1 else ""
         self._raw(f"{CLEAR_LINE}{frame} {self._status}{seconds}")
         self._shown = True
 

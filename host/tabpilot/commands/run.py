@@ -162,7 +162,8 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         language = terminal_language()
         if job.banner and not job.json_output:
             print(job.banner, file=output, flush=True)
-        progress.status(say("progress.connecting" if job.cdp_url else "progress.starting_browser", language))
+        progress.status(say("progress.connecting" if job.cdp_url else "progress.starting_browser", language),
+                        say("progress.seconds", language))
         try:
             browser, tab_url = await _open_browser(job)
         except OpenFailed as exc:
@@ -411,9 +412,11 @@ class RunPrinter:
         if self.progress is None:
             return
         if kind == "thinking":
-            self.progress.status(say("progress.thinking", self.language, step=step))
+            self.progress.status(say("progress.thinking", self.language, step=step),
+                                 say("progress.seconds", self.language))
         elif kind == "executing":
-            self.progress.status(say("progress.acting", self.language, step=step, tool=activity.get("tool")))
+            self.progress.status(say("progress.acting", self.language, step=step, tool=activity.get("tool")),
+                                 say("progress.seconds", self.language))
         elif kind in ("executed", "paused", "error"):
             self.progress.clear_status()
 
