@@ -240,3 +240,15 @@ def test_model_deadline_and_reply_limit_are_settings_the_cli_shows_and_changes(t
     config = endpoint_config(settings_base_url=None, settings_model="m", settings_api_key=None,
                              call_deadline=settings.model_deadline, max_reply_bytes=settings.max_reply_bytes)
     assert (config.call_deadline, config.max_reply_bytes) == (45, 2 * 1024 * 1024)
+
+
+@pytest.mark.parametrize(("language", "words"),
+                         [("en-US", "(any domain not blocked)"), ("zh-CN", "（所有未被屏蔽的域名）")])
+def test_allowed_domains_reads_the_same_when_reset_as_in_the_listing(tmp_path: Path, language: str, words: str) -> None:
+    assert tabpilot(tmp_path, "config", "set", "language", language).returncode == 0
+    assert tabpilot(tmp_path, "config", "set", "allowed-domains", "shop.example").returncode == 0
+    reset = tabpilot(tmp_path, "config", "unset", "allowed-domains")
+    assert reset.returncode == 0, reset.stderr
+    assert reset.stdout.strip().endswith(words), reset.stdout
+    [listed] = [line for line in tabpilot(tmp_path, "config").stdout.splitlines() if "allowed-domains" in line]
+    assert listed.endswith(words), listed

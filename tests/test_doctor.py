@@ -209,3 +209,27 @@ def test_doctor_speaks_the_language_setting(setup, models_server):
     english = doctor(env, profile, "--skip-llm")
     assert '"type" is \'pipe\', not "stdio".' in english.stdout and "1 problem(s) found" in english.stdout
     assert "fix: run `tabpilot install" in english.stdout
+
+
+def test_a_model_the_endpoint_does_not_list_is_a_problem_not_all_good(setup, models_server):
+    env, profile, _manifest = setup
+    config = Path(env["TABPILOT_HOME"]) / "config" / "config.json"
+    save_settings(Settings(base_url=models_server, model="no-such-model", api_key=GOOD_KEY), config)
+    result = doctor(env, profile)
+    assert result.returncode == 1, result.stdout  # a task would fail with "not found"
+    assert "it does not list 'no-such-model' (it has: test-model)" in result.stdout
+    assert "fix: tabpilot config set model <one of those>" in result.stdout
+    assert "all good" not in result.stdout and result.stdout.rstrip().endswith("1 problem(s) found")
+
+
+def test_a_warning_is_never_summed_up_as_all_good(setup):
+    from tabpilot.llm.scripted import ScriptedLLMServer
+
+    env, profile, _manifest = setup
+    with ScriptedLLMServer([]) as server:  # no /models under this base URL: the model cannot be checked (a warning)
+        configure_llm(env, f"http://127.0.0.1:{server.port}/elsewhere/v1", GOOD_KEY)
+        result = doctor(env, profile)
+    assert result.returncode == 0, result.stdout
+    assert "WARN" in result.stdout and "the model name could not be checked" in result.stdout, result.stdout
+    assert "all good" not in result.stdout
+    assert result.stdout.rstrip().splitlines()[-1] == "no problems, 1 warning(s): see WARN above"

@@ -269,3 +269,35 @@ def test_reading_and_deleting_while_another_process_writes(home: Path) -> None:
         assert record is not None and record.summary.status == "completed"
         assert [e["stepIndex"] for e in record.events] == list(range(400))
         assert store.get_task(other) is None
+
+
+def test_an_export_file_is_owner_only_like_the_database(home: Path) -> None:
+    task_id = record_form_task()
+    target = home / "out.json"
+    target.write_text("old")
+    os.chmod(target, 0o644)  # a file that was there before is made private too
+    fresh = home / "fresh.json"
+    for path in (target, fresh):
+        done = tabpilot(home, "history", "export", task_id, "-o", str(path))
+        assert done.returncode == 0, done.stderr
+        assert oct(path.stat().st_mode & 0o777) == oct(0o600), path
+        assert json.loads(path.read_text())["taskId"] == task_id
+
+
+def test_the_error_that_ended_a_task_is_shown_once_as_its_result_in_its_language(home: Path) -> None:
+    message = "The model call failed 4 time(s); last cause: could not reach http://127.0.0.1:9/v1: refused"
+    cause = {"code": "unreachable", "params": {"base_url": "http://127.0.0.1:9/v1", "detail": "refused"}}
+    with TaskStore() as store:
+        task_id = store.start_task("Greet Ada", url="http://127.0.0.1:8/", model="m")
+        store.append_event(task_id, {"type": "retry", "message": "could not reach", "attempt": 1, "maxAttempts": 3})
+        store.append_event(task_id, {"type": "error", "message": message, "code": "retries_exhausted",
+                                     "params": {"cause": cause, "attempts": 4}})
+        store.finish_task(task_id, status="error", result={"success": False, "data": message})
+    shown = tabpilot(home, "history", "show", task_id)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("The model call failed") == 1, shown.stdout
+    assert shown.stdout.rstrip().endswith(f"Result (failed): {message}"), shown.stdout
+    assert "error: The model call" not in shown.stdout
+    assert tabpilot(home, "config", "set", "language", "zh-CN").returncode == 0
+    shown = tabpilot(home, "history", "show", task_id)
+    assert shown.stdout.count("模型调用失败了 4 次") == 1 and "The model call failed" not in shown.stdout, shown.stdout

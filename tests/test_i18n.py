@@ -93,7 +93,8 @@ def test_a_failures_message_is_the_catalogs_english_and_its_words_follow_the_lan
     assert gave_up.last_cause == "no reply within 60 s (timeout)"
     assert gave_up.describe("zh-CN") == "模型调用重试 3 次后仍然失败；最后一次的原因：60 秒内没有回复（超时）"
     missing = LLMNotConfigured(missing="api_key", base_url="https://api.example.com/v1")
-    assert missing.message.startswith("No API key is configured for https://api.example.com/v1. Configure one")
+    assert missing.message.startswith(
+        "No API key is configured for https://api.example.com/v1. Give one with `tabpilot config set api-key`")
     assert missing.describe("zh-CN").startswith("尚未为 https://api.example.com/v1 配置 API 密钥。")
     assert failure_text("max_steps") == MAX_STEPS_MESSAGE
 

@@ -70,7 +70,7 @@ def test_install_into_a_profile_writes_manifest_and_launcher_and_uninstall_remov
 
     removed = tabpilot("uninstall", "--user-data-dir", str(profile), env=env)
     assert removed.returncode == 0 and "removed" in removed.stdout
-    assert list(hosts.iterdir()) == []
+    assert not hosts.exists() and not profile.exists()  # the folders install made, empty now, go too
     again = tabpilot("uninstall", "--user-data-dir", str(profile), env=env)
     assert again.returncode == 0 and "nothing to remove" in again.stdout
 
@@ -226,3 +226,33 @@ def test_manifest_locations_and_launcher_on_macos_and_windows(monkeypatch, tmp_p
     text = installer.launcher_text()
     assert text.startswith("@echo off\r\n") and f'"{sys.executable}" -m tabpilot host %*\r\n' in text
     assert "TABPILOT_HOME" in text  # installed with TABPILOT_HOME set: the launcher keeps that folder
+
+
+def test_a_mistyped_profile_folder_is_refused_and_nothing_is_created(tmp_path, env):
+    typo = tmp_path / "no-such-parent" / "profile"
+    result = tabpilot("install", "--user-data-dir", str(typo), env=env)
+    assert result.returncode == 1, result.stdout
+    assert f"{typo} does not exist, nor does the folder it would go in ({typo.parent})" in result.stderr
+    assert result.stderr.count("does not exist") == 1 and result.stdout == ""
+    assert not typo.parent.exists()
+
+
+def test_a_new_profile_folder_is_named_doctor_is_pointed_at_it_and_uninstall_removes_what_install_made(tmp_path, env):
+    profile = tmp_path / "profile"
+    result = tabpilot("install", "--user-data-dir", str(profile), env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"created the profile folder {profile} (start the browser with --user-data-dir={profile})" in result.stdout
+    # plain `tabpilot doctor` does not look in this folder: the hint names the one that does
+    assert f"`tabpilot doctor --user-data-dir {profile}` checks it all." in result.stdout
+    doctor = tabpilot("doctor", "--user-data-dir", str(profile), "--skip-llm", env=env)
+    assert doctor.returncode == 0, doctor.stdout
+    removed = tabpilot("uninstall", "--user-data-dir", str(profile), env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert f"removed {profile / 'NativeMessagingHosts'}\nremoved {profile}\n" in removed.stdout
+    assert not profile.exists()
+
+    profile.mkdir()  # a profile the browser already uses keeps everything but what install wrote
+    (profile / "Local State").write_text("{}")
+    assert tabpilot("install", "--user-data-dir", str(profile), env=env).returncode == 0
+    assert tabpilot("uninstall", "--user-data-dir", str(profile), env=env).returncode == 0
+    assert sorted(p.name for p in profile.iterdir()) == ["Local State"]

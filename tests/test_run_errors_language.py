@@ -1,7 +1,7 @@
 """`tabpilot run` says a failed model call in the run's language: the catalog's words for the error event's
-code, on the "✖" line and the final line; the record keeps the English message with the code. Subprocesses
-with TABPILOT_HOME in a temporary folder, a real Chromium, the scripted model server over HTTP (or a
-closed port), rows in the real SQLite store."""
+code, once, on the final line (with what to do where the words lack it); the record keeps the English
+message with the code. Subprocesses with TABPILOT_HOME in a temporary folder, a real Chromium, the scripted
+model server over HTTP (or a closed port), rows in the real SQLite store."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_a_refused_key_is_said_in_chinese_under_zh_cn_and_as_before_under_en_us(
     out, base_url, events = run_refused(tmp_path / "zh", "zh-CN")
     said = (f"服务商拒绝了 API 密钥（HTTP 401，来自 {base_url}：Incorrect API key provided）。请检查密钥："
             "在扩展的“设置”中，或用 `tabpilot config set api-key`、环境变量 OPENAI_API_KEY，或者 --api-key。")
-    assert f"  ✖ {said}\n" in out, out
     assert out.rstrip().endswith(f"❌ 出错：{said}"), out
+    assert out.count(said) == 1 and "✖" not in out, out  # said once, not as an event and again as the outcome
     assert "refused" not in out, out
     # the record keeps page-agent's English message, with the code that words it
     [error] = [event for event in events if event["type"] == "error"]
@@ -56,8 +56,8 @@ def test_a_refused_key_is_said_in_chinese_under_zh_cn_and_as_before_under_en_us(
     english = (f"The provider refused the API key (HTTP 401 from {base_url}: Incorrect API key provided). Check the "
                "key: in the extension's Settings, or `tabpilot config set api-key`, the OPENAI_API_KEY environment "
                "variable, or --api-key.")
-    assert f"  ✖ {english}\n" in out, out
     assert out.rstrip().endswith(f"❌ error: {english}"), out
+    assert out.count(english) == 1 and "✖" not in out, out
     assert API_KEY not in out
 
 
@@ -68,23 +68,41 @@ def test_an_unreachable_endpoint_is_said_in_chinese_under_zh_cn_counting_retries
     where = closed_port_url()
     proc = tabpilot("run", "Tick the terms box", "--base-url", where, "--model", "scripted", home=tmp_path)
     assert proc.returncode == 1, proc.stderr
-    last = proc.stdout.rstrip().splitlines()[-1]
+    outcome, remedy = proc.stdout.rstrip().splitlines()[-2:]
     # counted page-agent's way, as the "↻ 重试 n/3" lines count (not "failed 4 times" after "retry 3/3")
-    assert last.startswith(f"❌ 出错：模型调用重试 3 次后仍然失败；最后一次的原因：无法连接 {where}："), proc.stdout
-    assert "could not reach" not in last and "The model call" not in last, last
-    assert f"  ✖ 模型调用重试 3 次后仍然失败；最后一次的原因：无法连接 {where}：" in proc.stdout, proc.stdout
+    assert outcome.startswith(f"❌ 出错：模型调用重试 3 次后仍然失败；最后一次的原因：无法连接 {where}："), proc.stdout
+    assert "could not reach" not in outcome and "The model call" not in outcome, outcome
+    assert proc.stdout.count("模型调用重试 3 次后仍然失败") == 1, proc.stdout  # once: no "✖" line repeating it
+    # what to do, in the terminal's words: the server and the base URL, and how to check them
+    assert remedy == (f"   → 请确认 {where} 上的服务器正在运行，并且接口地址正确（--base-url，或 "
+                      "`tabpilot config set base-url <url>`）；`tabpilot doctor` 可以检查它。"), remedy
     retries = [line for line in proc.stdout.splitlines() if line.startswith("  ↻")]
     assert [line.split("：")[0] for line in retries] == ["  ↻ 重试 1/3", "  ↻ 重试 2/3", "  ↻ 重试 3/3"], retries
     assert all(f"无法连接 {where}：" in line for line in retries), retries  # the cause, in Chinese too
 
 
-def test_an_unreachable_endpoint_counts_retries_one_way_in_english(tmp_path: Path) -> None:
+def test_an_unreachable_endpoint_and_the_step_limit_say_what_to_do_in_english(pages, tmp_path: Path) -> None:
+    from agent_support import step
+
     assert tabpilot("config", "set", "language", "en-US", home=tmp_path).returncode == 0
     where = closed_port_url()
     proc = tabpilot("run", "Tick the terms box", "--base-url", where, "--model", "scripted", home=tmp_path)
     assert proc.returncode == 1, proc.stderr
     retries = [line.split(":")[0] for line in proc.stdout.splitlines() if line.startswith("  ↻")]
     assert retries == ["  ↻ retry 1/3", "  ↻ retry 2/3", "  ↻ retry 3/3"], proc.stdout
-    last = proc.stdout.rstrip().splitlines()[-1]
+    outcome, remedy = proc.stdout.rstrip().splitlines()[-2:]
     said = f"❌ error: The model call still failed after 3 retries; last cause: could not reach {where}"
-    assert last.startswith(said), proc.stdout
+    assert outcome.startswith(said), proc.stdout
+    assert remedy == (f"   → Check that the server at {where} is running and that the base URL is right (--base-url, "
+                      "or `tabpilot config set base-url <url>`); `tabpilot doctor` checks it."), proc.stdout
+    assert proc.stdout.count("The model call still failed") == 1, proc.stdout
+
+    with ScriptedLLMServer([step("wait", {"seconds": 1}), step("wait", {"seconds": 1})]) as server:
+        proc = tabpilot("run", "Wait twice", "--url", pages.url("agent_form.html"), "--base-url", server.base_url,
+                        "--model", "scripted", "--api-key", API_KEY, "--max-steps", "2", home=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    outcome, remedy = proc.stdout.rstrip().splitlines()[-2:]
+    assert outcome == "❌ error: Step count exceeded maximum limit", proc.stdout
+    assert remedy == ("   → Raise the limit with --max-steps N (or `tabpilot config set max-steps N`), or split the "
+                      "task into smaller ones."), proc.stdout
+    assert proc.stdout.count("Step count exceeded") == 1, proc.stdout

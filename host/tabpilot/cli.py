@@ -113,7 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
-    return int(_load(args.command).run(args) or 0)
+    try:
+        return int(_load(args.command).run(args) or 0)
+    except BrokenPipeError:  # `tabpilot … | head`: the reader has all it wanted; end quietly, as on SIGPIPE
+        from .commands.output import EXIT_BROKEN_PIPE, silence_stdout
+
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

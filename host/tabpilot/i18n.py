@@ -172,9 +172,9 @@ EN_US: dict[str, str] = {
     "plan.bad_settings": "cannot run with these settings: {problems}",
     "error.no_api_key": "No API key is configured for {base_url}.",
     "error.how_to_configure_terminal": (
-        "Configure one with `tabpilot config set model <name>` (and `tabpilot config set api-key <key>`, "
-        "`tabpilot config set base-url <url>` for a provider other than OpenAI), or set the environment "
-        "variables OPENAI_API_KEY / OPENAI_BASE_URL, or pass --model / --base-url / --api-key."
+        "Name one with `tabpilot config set model <name>` or --model (the OPENAI_API_KEY / OPENAI_BASE_URL "
+        "environment variables give the key and the endpoint, never the model); for a provider other than OpenAI "
+        "also `tabpilot config set base-url <url>` and `tabpilot config set api-key`."
     ),
     # --- `tabpilot doctor` (commands/doctor.py); Chromium's own messages are quoted as it says them ----
     "doctor.chromium_says": "Chromium says: \"{message}\"",  # quoted as Chromium says it, in English
@@ -559,6 +559,64 @@ EN_US: dict[str, str] = {
     "secrets.cannot_save": "cannot save the secrets file {path}: {reason}",
     "secrets.cancelled": "cancelled; nothing was saved",
     "secrets.none": "No secrets. Add one with `tabpilot secrets set NAME --domain example.com`.",
+    # --- the command line's progress, remedies and polish (commands/run.py, output.py, doctor, install) ---
+    "error.how_to_configure_key": (
+        "Give one with `tabpilot config set api-key` (asked without echo), the OPENAI_API_KEY environment "
+        "variable, or --api-key."
+    ),
+    "progress.starting_browser": "starting the browser…",
+    "progress.connecting": "connecting to the browser…",
+    "progress.thinking": "step {step} · thinking…",
+    "progress.acting": "step {step} · {tool}…",
+    "progress.seconds": " {{seconds}} s",
+    "run.remedy": "   → {remedy}",
+    "remedy.endpoint": (
+        "Check that the server at {base_url} is running and that the base URL is right (--base-url, or "
+        "`tabpilot config set base-url <url>`); `tabpilot doctor` checks it."
+    ),
+    "remedy.slow": (
+        "The model server is slow or overloaded: run the task again later, or give one model call longer "
+        "(`tabpilot config set model-deadline <seconds>`)."
+    ),
+    "remedy.busy": "The provider is busy or failing: wait a minute and run the task again, or use another model.",
+    "remedy.bad_reply": (
+        "The endpoint did not answer like an OpenAI-compatible API: check the base URL (--base-url, or "
+        "`tabpilot config set base-url <url>`); `tabpilot doctor` checks it."
+    ),
+    "remedy.bad_call": (
+        "The model did not call the agent's tool properly: run the task again, or use a model that supports "
+        "tool calls (--model, or `tabpilot config set model <name>`)."
+    ),
+    "remedy.rejected": (
+        "Check the model name and the base URL (`tabpilot config set model <name>`, `tabpilot config set base-url "
+        "<url>`); `tabpilot doctor` checks them."
+    ),
+    "remedy.filtered": "Reword the task, or use another model.",
+    "remedy.context": "Use a model with a larger context window (--model), or a task that needs less of the page.",
+    "remedy.max_steps": (
+        "Raise the limit with --max-steps N (or `tabpilot config set max-steps N`), or split the task into "
+        "smaller ones."
+    ),
+    "remedy.browser": "The browser closed or crashed under the task: run it again.",
+    "doctor.warnings": "no problems, {count} warning(s): see WARN above",
+    "install.no_profile": (
+        "{path} does not exist, nor does the folder it would go in ({parent}): is the path mistyped? Give the "
+        "folder your browser is started with (--user-data-dir=DIR); for a new profile, create its parent "
+        "folder first."
+    ),
+    "install.created_profile": "created the profile folder {path} (start the browser with --user-data-dir={path})",
+    "install.next_profile": (
+        "Next: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
+        "  {folder}\n"
+        "The extension finds the host by itself within seconds (it keeps retrying); press \"Reconnect now\"\n"
+        "in its popup to connect at once. No browser restart is needed. "
+        "`tabpilot doctor --user-data-dir {profile}` checks it all."
+    ),
+    "mcp.on_a_terminal": (
+        "tabpilot mcp serves MCP on its standard input and output: an MCP client (Claude Desktop, Cursor, VS Code) "
+        "starts it, you do not. To add it to one: tabpilot mcp config --client claude-desktop|cursor|vscode "
+        "[--write]. Press Ctrl-C to quit."
+    ),
 }
 
 ZH_CN: dict[str, str] = {
@@ -699,9 +757,9 @@ ZH_CN: dict[str, str] = {
     "plan.bad_settings": "无法用这些设置运行：{problems}",
     "error.no_api_key": "尚未为 {base_url} 配置 API 密钥。",
     "error.how_to_configure_terminal": (
-        "用 `tabpilot config set model <name>` 配置一个（使用 OpenAI 以外的服务商时，还要 "
-        "`tabpilot config set api-key <key>` 和 `tabpilot config set base-url <url>`），或者设置环境变量 "
-        "OPENAI_API_KEY / OPENAI_BASE_URL，或者传入 --model / --base-url / --api-key。"
+        "用 `tabpilot config set model <name>` 或 --model 指定一个（环境变量 OPENAI_API_KEY / OPENAI_BASE_URL "
+        "只提供密钥和接口地址，不提供模型）；使用 OpenAI 以外的服务商时，还要 "
+        "`tabpilot config set base-url <url>` 和 `tabpilot config set api-key`。"
     ),
     "doctor.chromium_says": "Chromium 的报错：\"{message}\"",
     "doctor.level.ok": "正常",
@@ -863,7 +921,7 @@ ZH_CN: dict[str, str] = {
     "failure.record_incomplete": "它的记录不完整",
     "failure.tab_gone": "它的标签页（{tab}）已经不在了（{detail}）",
     "failure.tab_busy": "它的标签页（{tab}）中正在运行另一个任务",
-    "failure.max_steps": "步数已超过上限，任务没有完成。可用 --max-steps 或 `tabpilot config set max-steps` 提高上限。",
+    "failure.max_steps": "步数已超过上限，任务没有完成。",
     "sites.flag.ask": "每个任务前先询问",
     "sites.flag.use_my_model": "可使用你的模型",
     "sites.flag.all_tabs": "所有标签页",
@@ -1053,6 +1111,60 @@ ZH_CN: dict[str, str] = {
     "secrets.cannot_save": "无法保存机密文件 {path}：{reason}",
     "secrets.cancelled": "已取消，没有保存任何内容",
     "secrets.none": "还没有机密。可用 `tabpilot secrets set NAME --domain example.com` 添加一个。",
+    # --- the command line's progress, remedies and polish (commands/run.py, output.py, doctor, install) ---
+    "error.how_to_configure_key": (
+        "可用 `tabpilot config set api-key`（输入时不显示）、环境变量 OPENAI_API_KEY 或 --api-key 提供一个。"
+    ),
+    "progress.starting_browser": "正在启动浏览器…",
+    "progress.connecting": "正在连接浏览器…",
+    "progress.thinking": "第 {step} 步 · 思考中…",
+    "progress.acting": "第 {step} 步 · {tool}…",
+    "progress.seconds": " {{seconds}} 秒",
+    "run.remedy": "   → {remedy}",
+    "remedy.endpoint": (
+        "请确认 {base_url} 上的服务器正在运行，并且接口地址正确（--base-url，或 "
+        "`tabpilot config set base-url <url>`）；`tabpilot doctor` 可以检查它。"
+    ),
+    "remedy.slow": (
+        "模型服务器很慢或负载过高：稍后再运行这个任务，或者给一次模型调用更长的时间"
+        "（`tabpilot config set model-deadline <秒数>`）。"
+    ),
+    "remedy.busy": "服务商繁忙或出错：等一分钟后再运行这个任务，或者换一个模型。",
+    "remedy.bad_reply": (
+        "该端点的回答不像 OpenAI 兼容的 API：请检查接口地址（--base-url，或 "
+        "`tabpilot config set base-url <url>`）；`tabpilot doctor` 可以检查它。"
+    ),
+    "remedy.bad_call": (
+        "模型没有正确调用智能体的工具：再运行一次这个任务，或者换一个支持工具调用的模型"
+        "（--model，或 `tabpilot config set model <name>`）。"
+    ),
+    "remedy.rejected": (
+        "请检查模型名称和接口地址（`tabpilot config set model <name>`、`tabpilot config set base-url <url>`）；"
+        "`tabpilot doctor` 可以检查它们。"
+    ),
+    "remedy.filtered": "请换一种说法描述任务，或者换一个模型。",
+    "remedy.context": "请使用上下文窗口更大的模型（--model），或者换一个需要页面内容更少的任务。",
+    "remedy.max_steps": (
+        "可用 --max-steps N（或 `tabpilot config set max-steps N`）提高上限，或者把任务拆成更小的几个。"
+    ),
+    "remedy.browser": "浏览器在任务进行中关闭或崩溃了：请再运行一次。",
+    "doctor.warnings": "没有问题，有 {count} 个警告：见上面的 WARN",
+    "install.no_profile": (
+        "{path} 不存在，它所在的文件夹（{parent}）也不存在：路径是不是输错了？请给出启动浏览器时用的文件夹"
+        "（--user-data-dir=DIR）；如果是新的配置文件夹，请先创建它的上一级文件夹。"
+    ),
+    "install.created_profile": "已创建配置文件夹 {path}（用 --user-data-dir={path} 启动浏览器）",
+    "install.next_profile": (
+        "下一步：打开 chrome://extensions，打开“开发者模式”，点击“加载已解压的扩展程序”，然后选择\n"
+        "  {folder}\n"
+        "扩展会在几秒内自己找到本机助手（它会不断重试）；在它的弹出窗口中按“立即重新连接”可马上连接。\n"
+        "无需重启浏览器。`tabpilot doctor --user-data-dir {profile}` 会检查这一切。"
+    ),
+    "mcp.on_a_terminal": (
+        "tabpilot mcp 通过标准输入和输出提供 MCP 服务：由 MCP 客户端（Claude Desktop、Cursor、VS Code）启动它，"
+        "而不是由你手动启动。要把它加入某个客户端：tabpilot mcp config --client claude-desktop|cursor|vscode "
+        "[--write]。按 Ctrl-C 退出。"
+    ),
 }
 
 CATALOG: dict[Language, dict[str, str]] = {"en-US": EN_US, "zh-CN": ZH_CN}
@@ -1413,14 +1525,45 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
     wording; `params["cause"]` ({code, params}) is a nested failure, worded the same way."""
     values = dict(params or {})
     if code == "not_configured":
-        missing = text("error.no_api_key" if values.get("form") == "api_key" else "error.no_model", language,
-                       base_url=values.get("base_url"))
-        return f"{missing} {text('error.how_to_configure_terminal', language)}"
+        return not_configured_text(str(values.get("form")), values.get("base_url"), language)
     cause = values.get("cause")
     if isinstance(cause, Mapping):
         values["cause"] = failure_text(str(cause.get("code")), cause.get("params"), language)
     form = values.get("form")
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)
+
+
+def not_configured_text(missing: str, base_url: object, language: str | None) -> str:
+    """What is missing to call a model (`model` or `api_key`) and how to give it, at the terminal."""
+    if missing == "api_key":
+        return f"{text('error.no_api_key', language, base_url=base_url)} {text('error.how_to_configure_key', language)}"
+    return f"{text('error.no_model', language)} {text('error.how_to_configure_terminal', language)}"
+
+
+# failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
+TERMINAL_REMEDIES: dict[str, str] = {
+    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
+    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
+    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
+    "browser_failed": "browser",
+}
+# context_too_long: its plain form says what to do already
+REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
+
+
+def terminal_remedy(event: Mapping[str, Any], language: str | None) -> str | None:
+    """What to do about an error event's failure at the terminal, or None when its words say it already (or it
+    names no code). A failure after retries is remedied by its last cause."""
+    code, params = event.get("code"), event.get("params")
+    values = dict(params) if isinstance(params, Mapping) else {}
+    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
+        cause = values["cause"]
+        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
+    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
+        return text("remedy.context", language)
+    if not isinstance(code, str) or code not in TERMINAL_REMEDIES:
+        return None
+    return text(f"remedy.{TERMINAL_REMEDIES[code]}", language, base_url=values.get("base_url", "the endpoint"))
 
 
 def event_text(event: Mapping[str, Any], language: str | None) -> str | None:

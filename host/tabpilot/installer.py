@@ -238,6 +238,14 @@ def uninstall(browser: str = "all", *, user_data_dir: Path | None = None) -> Ins
     if launcher.exists() and not still_used:
         launcher.unlink()
         report.removed.append(str(launcher))
+    if user_data_dir is not None:  # the folders install made there, once nothing else is in them
+        profile = Path(user_data_dir).expanduser().resolve()
+        for folder in (profile / "NativeMessagingHosts", profile):
+            try:
+                folder.rmdir()  # only an empty one: a browser's profile is never empty
+            except OSError:
+                break
+            report.removed.append(str(folder))
     return report
 
 

@@ -72,6 +72,8 @@ def _show_value(view: dict[str, object], key: str, language: Language) -> str:
             "mask-phones": "maskPhones", "mask-cards": "maskCards", "mask-ibans": "maskIbans",
             "allowed-domains": "allowedDomains", "blocked-domains": "blockedDomains", "ask-before": "askBefore",
             "use-vision": "useVision"}
+    if key == "allowed-domains" and not view["allowedDomains"]:  # no list: no limit (the listing says the same)
+        return say("config.any_domain", language)
     return _text(view[wire.get(key, key)], language)
 
 
@@ -92,8 +94,7 @@ def _show(view: dict[str, object], path: str, language: Language) -> str:
         ("model-deadline", say("config.model_deadline", language, seconds=f"{view['modelDeadline']:g}")),
         ("max-reply-mb", say("config.max_reply", language, mb=f"{view['maxReplyMB']:g}")),
         *((key, _show_value(view, key, language)) for key in MASK_KEYS),
-        ("allowed-domains", _text(view["allowedDomains"], language) if view["allowedDomains"]
-         else say("config.any_domain", language)),
+        ("allowed-domains", _show_value(view, "allowed-domains", language)),
         ("blocked-domains", _text(view["blockedDomains"], language)),
         ("ask-before", say("config.ask_before", language, value=view["askBefore"])),
         ("use-vision", say("config.use_vision", language, value=view["useVision"])),
@@ -144,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     except SettingsError as exc:
         return _fail(exc.text(language), language)
+    except BrokenPipeError:  # the reader of stdout has gone: not a file it could not save (cli.main)
+        raise
     except OSError as exc:
         reason = exc.strerror or exc
         return _fail(say("config.cannot_save", language, path=paths.config_path(), reason=reason), language)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..browser.tab import Tab
     from ..taskrun.events import RunUpdate
     from ..taskrun.run import TaskRun
+    from .output import CommandOutput
 
 
 YES_ANSWERS = ("y", "yes", "是", "允许")
@@ -31,7 +32,7 @@ LATE_ANSWERS = (*YES_ANSWERS, "n", "no", "否", "拒绝", "t", "take", "take ove
 
 class TerminalControls:
     def __init__(
-        self, run: TaskRun, out: TextIO, *, stdin: TextIO | None = None, language: str | None = None
+        self, run: TaskRun, out: TextIO | CommandOutput, *, stdin: TextIO | None = None, language: str | None = None
     ) -> None:
         self.language = language  # what it says is worded in: `run`'s language
         self.run = run

@@ -63,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
         if finding.fix:
             print(f"        {say('doctor.fix', language, fix=finding.fix)}")
     failures = sum(f.level == "fail" for f in findings)
-    print(say("doctor.all_good", language) if not failures else say("doctor.problems", language, count=failures))
+    warnings = sum(f.level == "warn" for f in findings)
+    if failures:
+        print(say("doctor.problems", language, count=failures))
+    else:
+        print(say("doctor.warnings", language, count=warnings) if warnings else say("doctor.all_good", language))
     return 1 if failures else 0
 
 
@@ -340,8 +344,8 @@ def check_llm(language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
     except ValueError:
         return [Finding("warn", what, say("doctor.llm.not_json", language))]
     models = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)] if isinstance(body, dict) else []
-    if models and endpoint.model not in models:
+    if models and endpoint.model not in models:  # a task would fail with "not found"
         shown = ", ".join(str(m) for m in models[:8])
-        return [Finding("warn", what, say("doctor.llm.not_listed", language, model=repr(endpoint.model),
+        return [Finding("fail", what, say("doctor.llm.not_listed", language, model=repr(endpoint.model),
                                           models=shown), say("doctor.llm.pick_model", language))]
     return [Finding("ok", what, say("doctor.llm.ok", language))]

@@ -32,6 +32,15 @@ def _fail(message: str, language: Language) -> int:
     return 1
 
 
+def _write_owner_only(path: Path, text: str) -> None:
+    """An export holds page content: readable by its owner only, as recordings and the database are."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        if hasattr(os, "fchmod"):
+            os.fchmod(file.fileno(), 0o600)  # a file that was there before keeps its mode otherwise
+        file.write(text)
+
+
 def run(args: argparse.Namespace) -> int:
     from ..store.settings import SettingsError, load_settings
     from ..store.tasks import StoreError, TaskStore
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(text)
             else:
                 try:
-                    args.output.write_text(text, encoding="utf-8")
+                    _write_owner_only(args.output, text)
                 except OSError as exc:
                     said = say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc)
                     return _fail(said, language)

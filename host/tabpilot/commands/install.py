@@ -47,16 +47,26 @@ def run(args: argparse.Namespace) -> int:
     from .run import terminal_language
 
     language = terminal_language()
-
+    profile = args.user_data_dir.expanduser().absolute() if args.user_data_dir else None
+    created = profile is not None and not profile.exists()
+    if created and profile is not None and not profile.parent.is_dir():  # a typo: never make a whole new path
+        print(say("install.error", language, message=say("install.no_profile", language, path=profile,
+                                                          parent=profile.parent)), file=sys.stderr)
+        return 1
     try:
         report = install(args.browser, user_data_dir=args.user_data_dir, extra_ids=args.extension_id)
     except (InstallError, OSError) as exc:
         print(say("install.error", language, message=exc), file=sys.stderr)
         return 1
+    if created:
+        print(say("install.created_profile", language, path=profile))
     print(say("install.launcher", language, path=report.launchers[0]))
     for target in report.manifests:
         where = say("install.registry", language, key=target.registry_key) if target.registry_key else ""
         print(say("install.registered", language, label=target.label, path=target.manifest, where=where))
     print(say("install.allowed_ids", language, ids=", ".join(report.extension_ids)))
-    print("\n" + say("install.next", language, folder=extension_dir()))
+    if profile is not None:  # doctor checks that one profile only when told it
+        print("\n" + say("install.next_profile", language, folder=extension_dir(), profile=profile))
+    else:
+        print("\n" + say("install.next", language, folder=extension_dir()))
     return 0

@@ -93,6 +93,11 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print(MISSING_SDK, file=sys.stderr)
         return EXIT_USAGE
+    if sys.stdin.isatty():  # started by hand: say what it is, or it looks hung (a client never has a terminal here)
+        from ..i18n import text as say
+        from .run import terminal_language
+
+        print(say("mcp.on_a_terminal", terminal_language()), file=sys.stderr, flush=True)
     _log_to_file()
     import anyio
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
+import os
 import signal
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
+from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of, terminal_remedy
 from ..i18n import text as say
 
 if TYPE_CHECKING:
@@ -23,10 +25,13 @@ if TYPE_CHECKING:
     from ..taskrun.events import RunFinished, RunUpdate
     from ..taskrun.run import ApprovalMode, TaskRun
     from .controls import TerminalControls
+    from .output import CommandOutput
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_STOPPED = 130
+# a result's characters shown; a guard's refusal (~330 characters, its remedy last) is shown whole
+RESULT_LIMIT = 600
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -137,8 +142,11 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     from ..taskrun.plan import PlanError, TaskOverrides, plan_task
     from ..taskrun.run import TaskRun
     from .controls import TerminalControls
+    from .output import EXIT_BROKEN_PIPE, CommandOutput
 
-    out = out or sys.stdout
+    output = CommandOutput(out or sys.stdout)
+    # the status line ("starting the browser…", "step 2 · thinking…") goes where a person reads, never into JSON
+    progress = CommandOutput(sys.stderr) if job.json_output else output
     server = None
     if job.replay:
         server = ScriptedLLMServer.from_recording(job.replay).start()
@@ -152,21 +160,27 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         except PlanError as exc:
             print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_USAGE
+        language = terminal_language()
         if job.banner and not job.json_output:
-            print(job.banner, file=out, flush=True)
+            print(job.banner, file=output, flush=True)
+        progress.status(say("progress.connecting" if job.cdp_url else "progress.starting_browser", language),
+                        say("progress.seconds", language))
         try:
             browser, tab_url = await _open_browser(job)
         except OpenFailed as exc:
+            progress.clear_status()
             print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_FAILED
         try:
             store = TaskStore()
         except StoreError as exc:
+            progress.clear_status()
             await browser.close()
             print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
             return EXIT_FAILED
         stdin = job.stdin or sys.stdin
-        visible = job.headed or bool(job.cdp_url)  # a person can see the page and take the controls
+        # a person sees the page and can take it back: not when nothing can be typed (stdin is /dev/null)
+        visible = (job.headed or bool(job.cdp_url)) and _can_type_into(stdin)
         interactive = visible or _is_terminal(stdin)  # … or at least answer questions
         controls: TerminalControls | None = None
         try:
@@ -175,25 +189,42 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible, approvals=approvals,
                                nobody_to_approve="approval.remedy.no_terminal")
             language = terminal_language()  # read again: `config set language` may have run meanwhile
-            if not job.json_output:
-                task_run.observers.append(RunPrinter(out, language))
+            printer = RunPrinter(None if job.json_output else output, language, progress=progress)
+            task_run.observers.append(printer)
             await task_run.begin(tab_url)
             if interactive:
-                controls = TerminalControls(task_run, sys.stderr if job.json_output else out, stdin=stdin,
-                                            language=language)
+                controls = TerminalControls(task_run, progress, stdin=stdin, language=language)
                 await controls.start(capture=visible)
-            finished = await _execute(task_run, controls)
+            finished = await _execute(task_run, controls, output)
         finally:
+            progress.close_status()
             if controls is not None:
                 await controls.close()
             store.close()
-        _print_result(finished, job, out, language)
+        printer.flush()
+        _print_result(finished, job, output, language)  # dropped when the reader has gone
+        if output.gone:
+            return EXIT_BROKEN_PIPE
         if finished.status == "stopped":
             return EXIT_STOPPED
         return 0 if finished.success else EXIT_FAILED
     finally:
         if server is not None:
             server.close()
+
+
+def _can_type_into(stream: TextIO) -> bool:
+    """Can anybody type a line into `stream`: a terminal, or a pipe or socket another program writes to
+    (tests, scripts); not the null device, a file or a closed stdin."""
+    import stat
+
+    if _is_terminal(stream):
+        return True
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -243,9 +274,10 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
         raise
 
 
-async def _execute(task_run: TaskRun, controls: TerminalControls | None = None) -> RunFinished:
-    """Run the task; Ctrl-C (or SIGTERM) stops it cleanly (the result and the record say `stopped`; what
-    the user was still typing while they had the controls is kept)."""
+async def _execute(task_run: TaskRun, controls: TerminalControls | None = None,
+                   out: CommandOutput | None = None) -> RunFinished:
+    """Run the task; Ctrl-C (or SIGTERM), or the reader of `out` going away (`| head`), stops it cleanly (the
+    result and the record say `stopped`; what the user was still typing while they had the controls is kept)."""
     loop = asyncio.get_running_loop()
     stopper: set[asyncio.Task[None]] = set()
 
@@ -256,6 +288,13 @@ async def _execute(task_run: TaskRun, controls: TerminalControls | None = None) 
 
     def on_interrupt() -> None:
         stopper.add(loop.create_task(stop()))
+
+    def on_reader_gone() -> None:  # called where the write failed: maybe the status line's thread
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(on_interrupt)
+
+    if out is not None:
+        out.on_gone(on_reader_gone)
 
     # SIGHUP: the terminal was closed; stop like Ctrl-C so the record says `stopped` and the browser closes.
     stop_signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
@@ -290,24 +329,31 @@ def terminal_language() -> Language:
     return language_of(settings.language) if "language" in settings.model_fields_set else environment_language()
 
 
-def _print_result(finished: RunFinished, job: Job, out: TextIO, language: Language = DEFAULT_LANGUAGE) -> None:
+def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput,
+                  language: Language = DEFAULT_LANGUAGE) -> None:
     if job.json_output:  # the ExecutionResult, redacted as recorded
         print(json.dumps(finished.result, ensure_ascii=False, indent=2), file=out, flush=True)
         return
     mark = "✅" if finished.success else ("⏹" if finished.status == "stopped" else "❌")
     status = say(f"run.status.{finished.status}", language)
-    data = finished.data if finished.success else _failure_words(finished.result, language)
-    print("\n" + say("run.outcome", language, mark=mark, status=status, data=data), file=out, flush=True)
+    data, remedy = finished.data, None
+    if not finished.success:
+        error = _final_error(finished.result)
+        if error is not None:
+            data, remedy = _error_words(error, language), terminal_remedy(error, language)
+    lines = ["", say("run.outcome", language, mark=mark, status=status, data=data)]
+    if remedy:
+        lines.append(say("run.remedy", language, remedy=remedy))
+    print("\n".join(lines), file=out, flush=True)
 
 
-def _failure_words(result: dict[str, Any], language: Language) -> str:
-    """A failed run's `data` in the run's language: the catalog's words for the error event that ended it
-    (the one whose English message the data is), else the data as it is."""
+def _final_error(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The error event that ended a failed run (the one whose English message its `data` is), if any."""
     data = str(result.get("data", ""))
     for event in reversed(result.get("history") or []):
         if isinstance(event, dict) and event.get("type") == "error" and event.get("message") == data:
-            return _error_words(event, language)
-    return data
+            return event
+    return None
 
 
 def _error_words(event: dict[str, Any], language: Language) -> str:
@@ -316,27 +362,68 @@ def _error_words(event: dict[str, Any], language: Language) -> str:
 
 
 class RunPrinter:
-    """Prints each history event as it is appended (step number, next goal, action, result) and a note
-    while the model has not answered."""
+    """Prints each history event as it is appended (step number, next goal, action, result), a note while
+    the model has not answered, and, on a terminal, what the agent is doing now on a status line.
 
-    def __init__(self, out: TextIO, language: Language = DEFAULT_LANGUAGE) -> None:
+    An error event is not printed: it ends the run, and the outcome line says it once (with its remedy). A
+    step's result line waits for the next update: when that is a guard's note saying the same (an action
+    refused, denied, not answered in time), the note is printed instead, whole, after the step's action."""
+
+    def __init__(self, out: TextIO | CommandOutput | None, language: Language = DEFAULT_LANGUAGE, *,
+                 progress: CommandOutput | None = None) -> None:
         self.out = out
         self.language = language
+        self.progress = progress
+        self.steps = 0
+        self._held: tuple[str, str] | None = None  # the last step's result line and its full text
 
     def __call__(self, update: RunUpdate) -> None:
         from ..taskrun.events import RunActivity, RunEvent
 
-        if isinstance(update, RunActivity) and update.activity.get("type") == "waiting":
-            seconds = f"{float(update.activity.get('seconds', 0)):g}"
-            print(say("run.waiting", self.language, seconds=seconds), file=self.out, flush=True)
-            return
+        event = update.event if isinstance(update, RunEvent) else {}
+        guard_repeats = bool(self._held and event.get("type") == "observation" and event.get("guard")
+                             and event.get("content") == self._held[1])
+        self.flush(keep_result=not guard_repeats)
+        if isinstance(update, RunActivity):
+            self._on_activity(update.activity)
         if not isinstance(update, RunEvent):
             return
-        lines = _event_lines(update.event, self.language)
+        lines = [] if event.get("type") == "error" else _event_lines(event, self.language)
+        if event.get("type") == "step":
+            self.steps += 1
+            self._held = (lines.pop(), str((event.get("action") or {}).get("output", "")))
         if not update.recorded:
             lines.append(say("run.not_saved", self.language))
-        if lines:
+        self._print(lines)
+
+    def flush(self, *, keep_result: bool = True) -> None:
+        """Print the result line held back (or drop it: a guard's note says it instead)."""
+        held, self._held = self._held, None
+        if held is not None and keep_result:
+            self._print([held[0]])
+
+    def _print(self, lines: list[str]) -> None:
+        if lines and self.out is not None:
             print("\n".join(lines), file=self.out, flush=True)
+
+    def _on_activity(self, activity: dict[str, Any]) -> None:
+        kind = activity.get("type")
+        step = self.steps + 1
+        if kind == "waiting":
+            seconds = f"{float(activity.get('seconds', 0)):g}"
+            if self.out is not None:
+                print(say("run.waiting", self.language, seconds=seconds), file=self.out, flush=True)
+            kind = "thinking"  # still: say so on the status line again
+        if self.progress is None:
+            return
+        if kind == "thinking":
+            self.progress.status(say("progress.thinking", self.language, step=step),
+                                 say("progress.seconds", self.language))
+        elif kind == "executing":
+            self.progress.status(say("progress.acting", self.language, step=step, tool=activity.get("tool")),
+                                 say("progress.seconds", self.language))
+        elif kind in ("executed", "paused", "error"):
+            self.progress.clear_status()
 
 
 def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -> list[str]:
@@ -348,10 +435,10 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
         return [
             say("run.step", language, step=int(event.get("stepIndex", 0)) + 1, goal=goal),
             say("run.action", language, action=_clip(described)),
-            say("run.result", language, result=_clip(action.get("output", ""))),
+            say("run.result", language, result=_clip(action.get("output", ""), RESULT_LIMIT)),
         ]
     if kind == "observation":  # a guard's (a blocked navigation, a denied action) stands out
-        return [f"  {'🚫' if event.get('guard') else '·'} {_clip(event.get('content', ''))}"]
+        return [f"  {'🚫' if event.get('guard') else '·'} {_clip(event.get('content', ''), RESULT_LIMIT)}"]
     if kind == "retry":
         return [say("run.retry", language, attempt=event.get("attempt"), max_attempts=event.get("maxAttempts"),
                     message=_clip(_error_words(event, language)))]

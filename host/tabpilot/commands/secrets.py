@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         listed = store.list_secrets()
     except store.SecretError as exc:
         return _fail(exc.text(language), language)
+    except BrokenPipeError:  # the reader of stdout has gone: not a file it could not save (cli.main)
+        raise
     except OSError as exc:
         reason = exc.strerror or exc
         return _fail(say("secrets.cannot_save", language, path=store.secrets_path(), reason=reason), language)

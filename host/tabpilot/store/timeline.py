@@ -126,6 +126,11 @@ def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -
     return [f"{offset}  {kind}: {clip(compact(rest), 200)}"]
 
 
+def _ends_with(event: dict[str, Any], data: object) -> bool:
+    """Is `event` the error that ended the task, whose message its result's data repeats?"""
+    return event.get("type") == "error" and isinstance(data, str) and event.get("message") == data
+
+
 def timeline(record: TaskRecord, language: str | None = None) -> str:
     s = record.summary
     steps = say("timeline.one_step" if s.steps == 1 else "timeline.steps", language, count=s.steps)
@@ -143,13 +148,16 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
     lines.append("")
     if not record.stored_events:
         lines.append(say("timeline.no_events", language))
+    data = record.result.get("data") if record.result is not None else None
     for stored in record.stored_events:
+        if _ends_with(stored.event, data):
+            data = event_text(stored.event, language) or data  # said once, as the result
+            continue
         lines.extend(_event_lines(stored, s.started_at, language))
     lines.append("")
     if record.result is not None:
         success = record.result.get("success")
         verdict = "success" if success is True else "failed" if success is False else "finished"
-        data = record.result.get("data")
         lines.append(say("timeline.result_of", language, verdict=say(f"timeline.verdict.{verdict}", language),
                          data=data if isinstance(data, str) else compact(data)))
     elif s.status in ("interrupted", "running"):

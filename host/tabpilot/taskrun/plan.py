@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..i18n import Words, value_problem
+from ..i18n import Words, not_configured_text, value_problem
 from ..i18n import text as say
 
 if TYPE_CHECKING:
@@ -163,11 +163,7 @@ def _domains(settings: Settings, overrides: TaskOverrides, language: str | None)
 def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) -> str:
     if source == "popup":
         return say("error.popup_not_configured", language)
-    if exc.missing == "api_key":
-        missing = say("error.no_api_key", language, base_url=exc.base_url)
-    else:
-        missing = say("error.no_model", language)
-    message = f"{missing} {say('error.how_to_configure_terminal', language)}"
+    message = not_configured_text(exc.missing, exc.base_url, language)
     if source in TERMINAL_SOURCES:
         return message
     return say("error.page_not_configured", language, message=message)
