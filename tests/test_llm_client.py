@@ -397,9 +397,10 @@ def test_missing_model_says_how_to_configure(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(LLMNotConfigured) as caught:
         LLMClient(LLMConfig(api_key=API_KEY))
     message = str(caught.value)
-    for hint in ("tabpilot config set model", "OPENAI_API_KEY", "OPENAI_BASE_URL", "--model", "--base-url",
-                 "--api-key"):
+    for hint in ("tabpilot config set model", "--model", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                 "tabpilot config set base-url", "tabpilot config set api-key"):
         assert hint in message
+    assert "never the model" in message  # the environment gives the key and the endpoint only
 
 
 def test_missing_key_for_a_remote_endpoint_says_how_to_configure(monkeypatch: pytest.MonkeyPatch) -> None:
