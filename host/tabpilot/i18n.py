@@ -1539,8 +1539,10 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
 def not_configured_text(missing: str, base_url: object, language: str | None) -> str:
     """What is missing to call a model (`model` or `api_key`) and how to give it, at the terminal."""
     if missing == "api_key":
-        return f"{text('error.no_api_key', language, base_url=base_url)} {text('error.how_to_configure_key', language)}"
-    return f"{text('error.no_model', language)} {text('error.how_to_configure_terminal', language)}"
+        said, how = text("error.no_api_key", language, base_url=base_url), text("error.how_to_configure_key", language)
+    else:
+        said, how = text("error.no_model", language), text("error.how_to_configure_terminal", language)
+    return f"{said}{'' if said.endswith('。') else ' '}{how}"  # no space after a Chinese full stop
 
 
 # failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
