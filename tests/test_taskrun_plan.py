@@ -49,8 +49,9 @@ def test_not_configured_advice_is_in_the_users_language(home: Path) -> None:
                                    "（输入时不显示）、环境变量 OPENAI_API_KEY 或 --api-key 提供一个。")
     with pytest.raises(PlanError) as english:
         plan_task("x", source="cli")
-    assert str(english.value) == ("No API key is configured for https://llm.example/v1. Give one with `tabpilot config "
-                                  "set api-key` (asked without echo), the OPENAI_API_KEY environment variable, or --api-key.")
+    assert str(english.value) == (
+        "No API key is configured for https://llm.example/v1. Give one with `tabpilot config set api-key` "
+        "(asked without echo), the OPENAI_API_KEY environment variable, or --api-key.")
 
 
 def test_the_terminal_puts_the_environment_first_the_browser_the_settings_file(
