@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -296,29 +296,17 @@ def _forget_on_navigation(session: CDPSession) -> None:
     session.on("Page.frameNavigated", navigated)
 
 
-_preparing: set[asyncio.Future[World]] = set()
-
-
 def prepare(session: CDPSession, frame_id: str, *, install: bool = False) -> None:
     """Make the world of a document that was just committed, for its first read (which waits for it).
     `install`: also install the walker now if the document was made without it (a cross-site frame whose
     session is new), instead of with the first read's walk (compiling it took ~5–15 ms of that read)."""
-    async def make() -> World:
+    async def make() -> None:
         world = await world_of(session, frame_id)
         if install and not world.installed:
             await _install(session, world.context_id)
             world.installed = True
-        return world
 
-    made = asyncio.ensure_future(make())
-    _preparing.add(made)
-
-    def done(future: asyncio.Future[World]) -> None:
-        _preparing.discard(future)
-        if not future.cancelled() and future.exception() is not None:  # the read will say why, if it comes
-            log.debug("could not prepare the state walker's world: %s", future.exception())
-
-    made.add_done_callback(done)
+    _in_background(make(), "preparing the state walker's world")  # the read will say why, if it comes
 
 
 async def _call(world: World, function: str, *arguments: str | int, timeout: float = DEFAULT_TIMEOUT,
@@ -411,21 +399,26 @@ async def _listening_then_walk(world: World) -> tuple[set[int], dict[str, Any]]:
     return listening.result(), walked.result()
 
 
-_releasing: set[asyncio.Future[None]] = set()
+_background: set[asyncio.Future[Any]] = set()
+
+
+def _in_background(work: Awaitable[Any], what: str) -> None:
+    """Run `work` without waiting for it, held until it is done; a failure is only logged."""
+    task = asyncio.ensure_future(work)
+    _background.add(task)
+
+    def done(finished: asyncio.Future[Any]) -> None:
+        _background.discard(finished)
+        if not finished.cancelled() and finished.exception() is not None:
+            log.debug("%s failed: %s", what, finished.exception())
+
+    task.add_done_callback(done)
 
 
 def _release_soon(session: CDPSession, method: str, params: dict[str, Any]) -> None:
     """Let go of handles without waiting for the reply (sent before any later command): a round trip less
     at the end of a read (the last one of a first look on a page with a cross-site iframe)."""
-    async def release() -> None:
-        try:
-            await session.send(method, params)
-        except CDPError:
-            pass
-
-    task = asyncio.ensure_future(release())
-    _releasing.add(task)
-    task.add_done_callback(_releasing.discard)
+    _in_background(session.send(method, params), method)
 
 
 async def _listening(session: CDPSession, page_document: str) -> set[int]:
