@@ -80,10 +80,13 @@ async function bridgeGiveOpenPages(matches) {
   if (!matches.length) return;
   for (const tab of await chrome.tabs.query({ url: matches })) {
     const target = { tabId: tab.id, frameIds: [0] };
-    await chrome.scripting.executeScript({ target, files: ["bridge/relay.js"], injectImmediately: true })
-      .then(() => chrome.scripting.executeScript({ target, files: ["bridge/main_world.js"], world: "MAIN",
-        injectImmediately: true }))
-      .catch((error) => console.warn("tabpilot: could not give an open page the bridge:", error.message));
+    try {
+      for (const { js, world } of BRIDGE_SCRIPTS) {  // in their order: the relay listens before the page's side speaks
+        await chrome.scripting.executeScript({ target, files: js, injectImmediately: true, ...(world && { world }) });
+      }
+    } catch (error) {
+      console.warn("tabpilot: could not give an open page the bridge:", error.message);
+    }
   }
 }
 

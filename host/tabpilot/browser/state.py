@@ -182,14 +182,15 @@ Frames = list[tuple[FrameTarget, list[Document], int]]
 Read = tuple[dict[str, Any], list[Document], Frames, dict[Key, Insets]]  # layout metrics and what was read
 
 
-_PREPARES_FRAMES = "state.prepares_frames"  # the key, in the tab session's `kept`, of "frames are prepared"
+def _prepare_frame(frame: FrameTarget) -> None:
+    """A cross-site frame that attaches is ready for its first look."""
+    fast.prepare(frame.session, frame.frame_id, install=True)
 
 
 async def _read_with_walker(tab: Tab) -> Read:
     main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
-    if _PREPARES_FRAMES not in tab.session.kept:  # a cross-site frame that comes later is ready for its first look
-        tab.session.kept[_PREPARES_FRAMES] = None
-        tab.frame_watchers.append(lambda frame: fast.prepare(frame.session, frame.frame_id, install=True))
+    if _prepare_frame not in tab.frame_watchers:
+        tab.frame_watchers.append(_prepare_frame)
 
     async def one(frame: FrameTarget) -> tuple[FrameTarget, fast.FrameReading] | None:
         try:

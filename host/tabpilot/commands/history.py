@@ -101,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         return _fail(exc.text(language), language)
     except BrokenPipeError:  # `tabpilot history show ID | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        from .output import silence_stdout
+
+        silence_stdout()
         return 0
     finally:
         store.close()

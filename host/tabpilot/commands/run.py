@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of, terminal_remedy
 from ..i18n import text as say
+from .output import is_terminal
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -181,11 +182,11 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         stdin = job.stdin or sys.stdin
         # a person sees the page and can take it back: not when nothing can be typed (stdin is /dev/null)
         visible = (job.headed or bool(job.cdp_url)) and _can_type_into(stdin)
-        interactive = visible or _is_terminal(stdin)  # … or at least answer questions
+        interactive = visible or is_terminal(stdin)  # … or at least answer questions
         controls: TerminalControls | None = None
         try:
             store.mark_interrupted()
-            approvals: ApprovalMode = "allow" if job.yes else ("ask" if _is_terminal(stdin) else "refuse")
+            approvals: ApprovalMode = "allow" if job.yes else ("ask" if is_terminal(stdin) else "refuse")
             task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible, approvals=approvals,
                                nobody_to_approve="approval.remedy.no_terminal")
             language = terminal_language()  # read again: `config set language` may have run meanwhile
@@ -218,20 +219,13 @@ def _can_type_into(stream: TextIO) -> bool:
     (tests, scripts); not the null device, a file or a closed stdin."""
     import stat
 
-    if _is_terminal(stream):
+    if is_terminal(stream):
         return True
     try:
         mode = os.fstat(stream.fileno()).st_mode
     except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 class OpenFailed(Exception):
@@ -349,9 +343,11 @@ def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput,
 
 def _final_error(result: dict[str, Any]) -> dict[str, Any] | None:
     """The error event that ended a failed run (the one whose English message its `data` is), if any."""
+    from ..store.timeline import ends_task
+
     data = str(result.get("data", ""))
     for event in reversed(result.get("history") or []):
-        if isinstance(event, dict) and event.get("type") == "error" and event.get("message") == data:
+        if isinstance(event, dict) and ends_task(event, data):
             return event
     return None
 

@@ -126,7 +126,7 @@ def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -
     return [f"{offset}  {kind}: {clip(compact(rest), 200)}"]
 
 
-def _ends_with(event: dict[str, Any], data: object) -> bool:
+def ends_task(event: dict[str, Any], data: object) -> bool:
     """Is `event` the error that ended the task, whose message its result's data repeats?"""
     return event.get("type") == "error" and isinstance(data, str) and event.get("message") == data
 
@@ -150,7 +150,7 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
         lines.append(say("timeline.no_events", language))
     data = record.result.get("data") if record.result is not None else None
     for stored in record.stored_events:
-        if _ends_with(stored.event, data):
+        if ends_task(stored.event, data):
             data = event_text(stored.event, language) or data  # said once, as the result
             continue
         lines.extend(_event_lines(stored, s.started_at, language))
