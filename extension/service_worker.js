@@ -298,18 +298,8 @@ async function sendCommands(commands) {
   requireCommands(commands);
   const inputWindows = new Map(); // tabId → its window, or the refusal
   const sent = commands.map((command) => {
-    if (SELF_INPUT_METHOD.test(command.method)) {
-      if (!inputWindows.has(command.tabId)) {
-        try {
-          inputWindows.set(command.tabId, agentInputStarted(command.tabId));
-        } catch (refusal) {
-          inputWindows.set(command.tabId, refusal);
-        }
-      }
-      const window = inputWindows.get(command.tabId);
-      if (window instanceof Error) return Promise.reject(window);
-    }
-    return dispatch(command);
+    const refusal = runRefusal(inputWindows, command);
+    return refusal ? Promise.reject(refusal) : dispatch(command);
   });
   const settled = await Promise.allSettled(sent);
   for (const window of inputWindows.values()) {
@@ -335,18 +325,19 @@ async function sendInputRun({ commands, window: inFlight }) {
   const windows = new Map(); // tabId → its input window, or the refusal that ended the run there
   const results = new Array(commands.length);
   let next = 0;
+  let failed = null; // after a command failed (the page went away…), the rest of the run is not sent
   const lane = async () => {
     while (next < commands.length) {
       const index = next++;
-      const command = commands[index];
-      const refusal = runRefusal(windows, command);
+      const refusal = failed || runRefusal(windows, commands[index]);
       if (refusal) {
         results[index] = failedOutcome(refusal);
         continue;
       }
       try {
-        results[index] = { result: (await dispatch(command)) || {} };
+        results[index] = { result: (await dispatch(commands[index])) || {} };
       } catch (error) {
+        failed = failed || error;
         results[index] = failedOutcome(error);
       }
     }

@@ -1530,7 +1530,7 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
     if isinstance(cause, Mapping):
         values["cause"] = failure_text(str(cause.get("code")), cause.get("params"), language)
     attempts = values.get("attempts")
-    if code == "retries_exhausted" and "retries" not in values and isinstance(attempts, int):
+    if code in ("retries_exhausted", "deadline") and "retries" not in values and isinstance(attempts, int):
         values["retries"] = attempts - 1  # recorded before retries were counted page-agent's way
     form = values.get("form")
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)

@@ -311,6 +311,22 @@ async def test_the_worker_paces_typing_with_a_window_of_commands_in_flight(
     await browser.close_tab(tab.target_id)
 
 
+async def test_a_paced_run_sends_nothing_more_once_a_command_of_it_failed(browser: Browser, pages) -> None:
+    # Beyond the window already on its way, the rest of a run is not typed into a page after a failure.
+    tab = await browser.new_tab(pages.url("actions_forms.html"))
+    await tab.evaluate("document.getElementById('keylog').focus()")
+    assert tab.session.connection.paces_input
+    key = [("Input.dispatchKeyEvent", {"type": "keyDown", "key": "x", "text": "x"}),
+           ("Input.dispatchKeyEvent", {"type": "keyUp", "key": "x"})]
+    run = [*key, ("Input.dispatchKeyEvent", {"type": "no such type"}), *key * 150]
+    with pytest.raises(CDPError):
+        await tab.session.connection.send_run(run, session_id=tab.session.session_id, timeout=30)
+    await asyncio.sleep(0.5)  # anything still on its way has landed
+    typed = len(await tab.evaluate("document.getElementById('keylog').value"))
+    assert 1 <= typed <= 1 + actions.TYPING_WINDOW // 2, typed  # not the 151 a run that went on would type
+    await browser.close_tab(tab.target_id)
+
+
 async def test_a_slow_command_does_not_hold_back_the_answers_sent_with_it(browser: Browser, pages) -> None:
     # Two tasks share the relay: one task's awaited promise and another's quick read leave in the same turn.
     tab = await browser.new_tab(pages.url("basic.html"))

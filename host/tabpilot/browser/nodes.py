@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPSession, CDPTimeout
+from ..cdp.transport import INPUT_WINDOW
 from .elements import ElementRef
 from .errors import ActionError, BrowserError, TabClosed
 from .tab import Tab
@@ -78,7 +79,10 @@ async def send_input_run(tab: Tab, commands: list[tuple[str, dict[str, Any]]], *
     session = tab.session
     try:
         with tab.input_log.dispatching():
-            await session.connection.send_run(commands, session_id=session.session_id, timeout=ELEMENT_TIMEOUT)
+            # one timeout for the run: as long as each window of it would have had (a long text takes seconds)
+            windows = -(-len(commands) // INPUT_WINDOW)
+            await session.connection.send_run(commands, session_id=session.session_id,
+                                              timeout=ELEMENT_TIMEOUT * max(1, windows))
     except CDPError as exc:
         raise _failure(tab, session, exc.method, exc, element) from exc
 
