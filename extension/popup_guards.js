@@ -16,13 +16,22 @@ function paintGuards(settings) {
   $("guards-blocked").value = (settings.blockedDomains || []).join("\n");
 }
 
+const GUARD_CONTROLS = ["guards-ask-before", "guards-allowed", "guards-blocked", "guards-save"];
+
+// While the host's settings are on their way the fields are locked: what was typed meanwhile would be painted
+// over by the reply, and a save would send the defaults the popup opened with.
 async function loadGuards() {
+  $("guards").dataset.loaded = "false";
   $("guards-error").hidden = true;
+  for (const id of GUARD_CONTROLS) $(id).disabled = true;
   try {
     paintGuards(await ask("settings.get"));
   } catch (error) {
     $("guards-error").textContent = errorText(error);
     $("guards-error").hidden = false;
+  } finally {
+    for (const id of GUARD_CONTROLS) $(id).disabled = false;
+    $("guards").dataset.loaded = "true";
   }
 }
 

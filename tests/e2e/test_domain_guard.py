@@ -154,7 +154,9 @@ async def _no_rules(harness: Harness) -> bool:
 async def test_the_safety_settings_in_the_popup_are_the_hosts(harness: Harness, hostile_tab: Tab) -> None:
     popup = await harness.open_popup(hostile_tab)
     await popup.click("#nav-settings")
-    await popup.wait_for("document.getElementById('guards-ask-before').value === 'irreversible'", "the Safety section")
+    # the host's settings, not the form's defaults (the reply used to paint over a fill made before it came)
+    await popup.wait_for("document.getElementById('guards').dataset.loaded === 'true'", "the Safety section")
+    assert await popup.js("document.getElementById('guards-ask-before').value") == "irreversible"
     await popup.fill("#guards-allowed", "shop.test, exa$mple.com")
     await popup.click("#guards-save")
     await popup.wait_for("!document.getElementById('guards-error').hidden", "the bad domain to be refused")

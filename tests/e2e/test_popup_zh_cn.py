@@ -161,6 +161,7 @@ async def test_a_bad_setting_value_is_explained_in_chinese_on_the_settings_page(
     await popup.wait_for("!document.getElementById('settings-error').hidden", "the settings error")
     assert await popup.text("#settings-error") == (
         "base-url：必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1")
+    await popup.wait_for("document.getElementById('guards').dataset.loaded === 'true'", "the Safety section")
     await popup.fill("#guards-blocked", "ads.example\nnot a domain!")
     await popup.click("#guards-save")
     await popup.wait_for("!document.getElementById('guards-error').hidden", "the safety error")
