@@ -665,13 +665,26 @@ function fillSettings(settings) {
   $("set-vision").value = settings.useVision || "auto";
 }
 
+// A form's fields are locked while the host's values are on their way: what was typed meanwhile would be
+// painted over by the reply, and a save would send what the popup opened with. (Fields already disabled for
+// another reason stay so.)
+async function whileLoading(form, load) {
+  const unlocked = [...form.elements].filter((field) => !field.disabled);
+  for (const field of unlocked) field.disabled = true;
+  try {
+    return await load();
+  } finally {
+    for (const field of unlocked) field.disabled = false;
+  }
+}
+
 async function loadSettings() {
   $("settings-error").hidden = true;
   $("settings-saved").textContent = "";
   $("test-result").hidden = true;
   $("settings-form").dataset.loaded = "false";
   try {
-    fillSettings(await ask("settings.get"));
+    await whileLoading($("settings-form"), async () => fillSettings(await ask("settings.get")));
     $("settings-form").dataset.loaded = "true";
   } catch (error) {
     showError("settings-error", error);

@@ -1,7 +1,7 @@
 // The popup's Safety settings (issue 13): when the agent asks before acting (askBefore), and the domains every
 // task may go to or never go to (allowedDomains / blockedDomains; a domain is a host and its subdomains).
 // The host's settings are the truth (settings.get / settings.set); `tabpilot config` edits the same ones.
-// Uses popup.js's $, t, ask and errorText.
+// Uses popup.js's $, t, ask, errorText and whileLoading.
 "use strict";
 
 // One domain a line or between commas, as the host splits them (guards/domains.py LIST_SEPARATORS): never on
@@ -16,21 +16,15 @@ function paintGuards(settings) {
   $("guards-blocked").value = (settings.blockedDomains || []).join("\n");
 }
 
-const GUARD_CONTROLS = ["guards-ask-before", "guards-allowed", "guards-blocked", "guards-save"];
-
-// While the host's settings are on their way the fields are locked: what was typed meanwhile would be painted
-// over by the reply, and a save would send the defaults the popup opened with.
 async function loadGuards() {
   $("guards").dataset.loaded = "false";
   $("guards-error").hidden = true;
-  for (const id of GUARD_CONTROLS) $(id).disabled = true;
   try {
-    paintGuards(await ask("settings.get"));
+    await whileLoading($("guards-form"), async () => paintGuards(await ask("settings.get")));
   } catch (error) {
     $("guards-error").textContent = errorText(error);
     $("guards-error").hidden = false;
   } finally {
-    for (const id of GUARD_CONTROLS) $(id).disabled = false;
     $("guards").dataset.loaded = "true";
   }
 }

@@ -127,6 +127,24 @@ async def test_settings_show_examples_test_the_connection_and_clear_the_key(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_the_settings_fields_are_locked_until_the_hosts_values_arrive(harness: Harness) -> None:
+    """What is typed before the host's settings arrive was painted over by them, and a Save sent the
+    defaults the popup opened with (the outside CI's Safety test lost its typed domains so): the fields
+    are locked while the settings are on their way, in every section that paints them, and unlocked after."""
+    popup = await harness.open_popup()
+    fields = "#settings-form input, #settings-form select, #guards-form textarea, #guards-form select"
+    # the click and the look in one turn of the popup's JS: the host cannot have answered yet
+    locked = await popup.js(
+        "(() => { document.getElementById('nav-settings').click();"
+        f" return [...document.querySelectorAll({json.dumps(fields)})].map((f) => [f.id, f.disabled]); }})()")
+    assert len(locked) >= 6 and all(disabled for _, disabled in locked), locked
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'"
+                         " && document.getElementById('guards').dataset.loaded === 'true'", "the settings")
+    unlocked = await popup.js(f"[...document.querySelectorAll({json.dumps(fields)})].map((f) => [f.id, f.disabled])")
+    assert [field for field, disabled in unlocked if disabled] == [], unlocked
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_an_unreachable_endpoint_says_check_the_base_url_once_counting_tries_one_way(
     harness: Harness, form_tab: Tab
 ) -> None:
