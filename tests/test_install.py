@@ -242,12 +242,18 @@ def test_a_new_profile_folder_is_named_doctor_is_pointed_at_it_and_uninstall_rem
     result = tabpilot("install", "--user-data-dir", str(profile), env=env)
     assert result.returncode == 0, result.stderr
     assert f"created the profile folder {profile} (start the browser with --user-data-dir={profile})" in result.stdout
-    # plain `tabpilot doctor` does not look in this folder: the hint names the one that does
     assert f"`tabpilot doctor --user-data-dir {profile}` checks it all." in result.stdout
     doctor = tabpilot("doctor", "--user-data-dir", str(profile), "--skip-llm", env=env)
     assert doctor.returncode == 0, doctor.stdout
+    # plain `tabpilot doctor` checks the profiles install registered too (it used to fail "not registered
+    # for any browser" while that browser worked), the host's hello through its launcher included
+    plain = tabpilot("doctor", "--skip-llm", env=env)
+    assert plain.returncode == 0, plain.stdout
+    assert f"profile {profile}: {profile / 'NativeMessagingHosts' / 'com.tabpilot.host.json'}" in plain.stdout
+    assert str(profile / "NativeMessagingHosts" / "tabpilot-host") in plain.stdout, plain.stdout
     removed = tabpilot("uninstall", "--user-data-dir", str(profile), env=env)
     assert removed.returncode == 0, removed.stderr
+    assert str(profile) not in tabpilot("doctor", "--skip-llm", env=env).stdout
     assert f"removed {profile / 'NativeMessagingHosts'}\nremoved {profile}\n" in removed.stdout
     assert not profile.exists()
 

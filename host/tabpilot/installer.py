@@ -120,6 +120,36 @@ def manifest_targets(browser: str = "all", *, user_data_dir: Path | None = None)
     return targets
 
 
+def registered_profiles() -> list[Target]:
+    """The profile folders `install --user-data-dir` registered the host in and that still have its
+    manifest: plain `tabpilot doctor` checks them along with the browsers' own folders."""
+    targets = []
+    for folder in _profile_folders():
+        target = manifest_targets(user_data_dir=Path(folder))[0]
+        if target.manifest.exists():
+            targets.append(target)
+    return targets
+
+
+def _profile_folders() -> list[str]:
+    try:
+        folders = json.loads(_profiles_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
+
+
+def _profiles_file() -> Path:
+    return paths.data_dir() / "native-host" / "profiles.json"
+
+
+def _remember_profile(user_data_dir: Path, registered: bool) -> None:
+    folder = str(Path(user_data_dir).expanduser().resolve())
+    folders = [f for f in _profile_folders() if f != folder] + ([folder] if registered else [])
+    _profiles_file().parent.mkdir(parents=True, exist_ok=True)
+    _profiles_file().write_text(json.dumps(folders, indent=2) + "\n", encoding="utf-8")
+
+
 def settings_dir(browser: str) -> Path:
     """The browser's per-user settings folder on Linux and macOS (the folder it creates at first start)."""
     if sys.platform == "darwin":
@@ -212,6 +242,8 @@ def install(
         if target.registry_key:
             _set_registry(target.registry_key, str(target.manifest))
         report.manifests.append(target)
+    if user_data_dir is not None:
+        _remember_profile(user_data_dir, registered=True)
     return report
 
 
@@ -239,6 +271,7 @@ def uninstall(browser: str = "all", *, user_data_dir: Path | None = None) -> Ins
         launcher.unlink()
         report.removed.append(str(launcher))
     if user_data_dir is not None:  # the folders install made there, once nothing else is in them
+        _remember_profile(user_data_dir, registered=False)
         profile = Path(user_data_dir).expanduser().resolve()
         for folder in (profile / "NativeMessagingHosts", profile):
             try:

@@ -73,7 +73,14 @@ def run(args: argparse.Namespace) -> int:
 
 def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bool = True,
              language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
-    from ..installer import InstallError, bundled_extension_id, extension_dir, manifest_targets, read_registry
+    from ..installer import (
+        InstallError,
+        bundled_extension_id,
+        extension_dir,
+        manifest_targets,
+        read_registry,
+        registered_profiles,
+    )
 
     findings: list[Finding] = []
     install_command = install_command_for(browser, user_data_dir)
@@ -87,6 +94,8 @@ def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bo
                                 say("install.reinstall", language)))
 
     targets = [t for t in manifest_targets(browser, user_data_dir=user_data_dir) if _registered(t, read_registry)]
+    if user_data_dir is None and browser == "all":  # and the profile folders `install --user-data-dir` wrote to
+        targets += registered_profiles()
     findings += check_coverage(browser, user_data_dir, {t.label for t in targets}, install_command, language)
     launchers: dict[str, str] = {}
     for target in targets:
