@@ -655,6 +655,8 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         # a tabId list_tabs gives here is a string (a DevTools target id): read_page takes it as it was given
         is_error, listed = await client.call("list_tabs")
         tab_id = next(t["tabId"] for t in listed["tabs"] if t["url"] == url)
+        # as in the user's browser, one tab is marked active: the one read_page reads when given none
+        assert [t["tabId"] for t in listed["tabs"] if t["active"]] == [page["tabId"]], (listed, page["tabId"])
         is_error, same = await client.call("read_page", tab=tab_id)
         assert not is_error and isinstance(tab_id, str) and same["tabId"] == tab_id, same
         assert "Signed up as Grace Hopper." in same["text"]

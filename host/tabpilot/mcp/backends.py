@@ -333,7 +333,11 @@ class LaunchBackend:
     async def list_tabs(self) -> list[dict[str, Any]]:
         browser = await self._connect()
         try:
-            return [{"tabId": t.target_id, "url": t.url, "title": t.title} for t in await browser.tabs()]
+            pages = await browser.tabs()
+            # active: the tab read_page reads when given none (the one in front), as the extension's list says
+            active = (await browser.current_tab()).target_id if pages else None
+            return [{"tabId": t.target_id, "url": t.url, "title": t.title, "active": t.target_id == active}
+                    for t in pages]
         finally:
             await browser.close()
 

@@ -104,9 +104,9 @@ def build_server(backend: Backend) -> MCPServer:
 
     @app.tool()
     async def list_tabs() -> dict[str, Any]:
-        """The browser's tabs: {tabs: [{tabId, url, title, active?}]}. tabId is an integer in your own browser
-        and a string (a DevTools target id) in a browser the server launched (--launch) or attached to
-        (--cdp-url): pass it to read_page as it is."""
+        """The browser's tabs: {tabs: [{tabId, url, title, active}]}; active marks the one read_page reads by
+        default. tabId is an integer in your own browser and a string (a DevTools target id) in a browser the
+        server launched (--launch) or attached to (--cdp-url): pass it to read_page as it is."""
         return {"tabs": await _call(backend.list_tabs())}
 
     @app.tool()
