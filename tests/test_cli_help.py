@@ -5,10 +5,21 @@ from __future__ import annotations
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
 import tabpilot
+
+
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The help follows the settings' language: the tester's own settings must not choose it."""
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "tabpilot"))
+    monkeypatch.delenv("LANG", raising=False)
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LANGUAGE", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
 
 
 def tabpilot_says(*args: str) -> str:
