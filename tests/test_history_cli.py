@@ -43,7 +43,11 @@ def record_form_task(capture_raw: bool = False) -> str:
             task_id,
             {
                 "type": "user_takeover",
-                "actions": [{"description": "typed 2024-01-31 into Date"}, {"description": "clicked Next"}],
+                # an older record's action has only a description; capture.js's are {kind, target, value?, url, at}
+                "actions": [{"description": "typed 2024-01-31 into Date"},
+                            {"kind": "click", "target": 'button "Next"', "url": "http://x.test/", "at": 1.0},
+                            {"kind": "input", "target": 'textbox "Password"', "value": "•••", "url": "http://x.test/",
+                             "at": 2.0}],
                 "startedAt": 1_000,
                 "endedAt": 13_000,
                 "note": "the date picker is odd",
@@ -91,7 +95,8 @@ def test_show_prints_a_readable_timeline(home: Path) -> None:
         "retry 1/3: HTTP 429, retrying in 2 s",
         "you took over for 12.0 s",
         "- typed 2024-01-31 into Date",
-        "- clicked Next",
+        '- clicked button "Next"',  # in words, as the model is told (it was the action's JSON)
+        '- typed in textbox "Password" (hidden)',
         "note: the date picker is odd",
         "step 2: Submit the form",
         "error: tab closed once",

@@ -1585,7 +1585,14 @@ def event_text(event: Mapping[str, Any], language: str | None) -> str | None:
 
 def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
     """A recorded event as sent to a reader in `language` (the popup): a retry or error that names its cause by
-    code also carries `text`, that cause in the reader's language; the record keeps the English `message`."""
+    code also carries `text`, that cause in the reader's language; the record keeps the English `message`. Each
+    action of a takeover carries its `description` in that language (the record keeps what capture.js sent)."""
+    if event.get("type") == "user_takeover" and isinstance(event.get("actions"), list):
+        from .agent.types import describe_action
+
+        described = [{**a, "description": describe_action(a, language)} if isinstance(a, dict) else a
+                     for a in event["actions"]]
+        return {**event, "actions": described}
     worded = event_text(event, language)
     return dict(event) if worded is None else {**event, "text": worded}
 

@@ -178,6 +178,15 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     assert any(v == "ada@example.org" for v in typed.values()), typed
     assert [v for t, v in typed.items() if "Password" in t] == ["•••"], typed
     assert not any("tabpilot" in t.lower() or "hand back" in t.lower() for _, t in kinds), kinds  # not the overlay
+    # the popup's card says what the user did in words, as the model was told (it showed each action's raw JSON)
+    popup = await harness.open_popup(account_tab)
+    await popup.wait_for("document.querySelectorAll('.card-actions li').length >= 3", "the takeover card's actions")
+    said = await popup.js("[...document.querySelectorAll('.card-actions li')].map((li) => li.textContent)")
+    assert any(line.startswith("typed in ") and "Email" in line and '"ada@example.org"' in line for line in said), said
+    assert any("Password" in line and line.endswith("(hidden)") for line in said), said
+    assert not any("{" in line or '"kind"' in line for line in said), said
+    await popup.screenshot(SCREENS / "takeover-card.png")
+    await harness.browser.close_tab(popup.tab.target_id)
 
     # the model was told, in the next request, what the user did (with the email, without the password)
     [told] = after_handback

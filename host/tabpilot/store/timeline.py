@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ..agent.types import describe_action
 from ..i18n import column, event_text, shown_width
 from ..i18n import text as say
 from .tasks import StoredEvent, TaskRecord, TaskSummary
@@ -115,8 +116,7 @@ def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -
         recorded = event.get("actions")
         actions: list[Any] = recorded if isinstance(recorded, list) else []
         for action in actions[:20]:
-            text = action if isinstance(action, str) else _object(action).get("description") or compact(action)
-            lines.append(f"{pad}    - {clip(text, 200)}")
+            lines.append(f"{pad}    - {clip(describe_action(action, language), 200)}")
         if len(actions) > 20:
             lines.append(f"{pad}    - " + say("timeline.more_actions", language, count=len(actions) - 20))
         if event.get("note"):
