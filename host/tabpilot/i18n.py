@@ -484,9 +484,7 @@ EN_US: dict[str, str] = {
     "regex.bad_group_name": "bad character in group name {detail}",
     "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
     "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
-    "mcp_config.error": "tabpilot mcp config: {message}",
     "mcp_config.added": "Added tabpilot to {client}'s MCP servers in {path}; restart {client} to use it.",
-    "install.error": "tabpilot install: {message}",
     "install.launcher": "launcher: {path}",
     "install.registry": " (registry HKCU\\{key})",
     "install.registered": "registered for {label}: {path}{where}",
@@ -497,11 +495,9 @@ EN_US: dict[str, str] = {
         "The extension finds the host by itself within seconds (it keeps retrying); press \"Reconnect now\"\n"
         "in its popup to connect at once. No browser restart is needed. `tabpilot doctor` checks it all."
     ),
-    "uninstall.error": "tabpilot uninstall: {message}",
     "uninstall.removed": "removed {path}",
     "uninstall.nothing": "nothing to remove: the host was not registered there",
     "extension_path.missing": "tabpilot: the extension folder is missing ({folder}); {fix}",
-    "config.error": "tabpilot config: {message}",
     "config.ask_key": "API key: ",
     "config.unknown": "unknown setting {key!r}; settings are: {keys}",
     "config.not_set": "(not set)",
@@ -536,7 +532,6 @@ EN_US: dict[str, str] = {
         "the user does not have the controls of task {task_id} (no task.takeover, or it was handed back): these "
         "actions were not recorded"
     ),
-    "secrets.error": "tabpilot secrets: {message}",
     "secrets.ask_value": "Value of {name} (not shown): ",
     "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
     "secrets.saved": "saved {name} for {domain} (and its subdomains) in {backend}",
@@ -1039,9 +1034,7 @@ ZH_CN: dict[str, str] = {
     "regex.bad_group_name": "分组名中有无效字符 {detail}",
     "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
     "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
-    "mcp_config.error": "tabpilot mcp config：{message}",
     "mcp_config.added": "已把 tabpilot 加入 {client} 的 MCP 服务器（{path}）；重启 {client} 后即可使用。",
-    "install.error": "tabpilot install：{message}",
     "install.launcher": "启动程序：{path}",
     "install.registry": "（注册表 HKCU\\{key}）",
     "install.registered": "已为 {label} 注册：{path}{where}",
@@ -1052,11 +1045,9 @@ ZH_CN: dict[str, str] = {
         "扩展会在几秒内自己找到主机（它会不断重试）；在它的弹出窗口中按“立即重新连接”可马上连接。\n"
         "无需重启浏览器。`tabpilot doctor` 会检查这一切。"
     ),
-    "uninstall.error": "tabpilot uninstall：{message}",
     "uninstall.removed": "已删除 {path}",
     "uninstall.nothing": "没有可删除的内容：主机没有在那里注册",
     "extension_path.missing": "tabpilot：扩展文件夹不见了（{folder}）；{fix}",
-    "config.error": "tabpilot config：{message}",
     "config.ask_key": "API 密钥：",
     "config.unknown": "没有 {key!r} 这项设置；可用的设置有：{keys}",
     "config.not_set": "（未设置）",
@@ -1090,7 +1081,6 @@ ZH_CN: dict[str, str] = {
     "popup.actions_not_taken_over": (
         "用户没有任务 {task_id} 的控制权（没有 task.takeover，或已经交还）：这些操作没有被记录"
     ),
-    "secrets.error": "tabpilot secrets：{message}",
     "secrets.ask_value": "{name} 的值（输入时不显示）：",
     "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
     "secrets.saved": "已将 {name} 保存到 {backend}，可在 {domain}（及其子域名）上使用",

@@ -1,5 +1,6 @@
 """The command line's own output stream: quiet once its reader has gone (`tabpilot run … | head -3`), and,
 on a terminal only, one transient status line ("⠋ step 2 · thinking… 4 s") that any other line replaces.
+And the one way a command says on stderr why it failed (`fail`).
 
 Piped or redirected output never gets the status line, so what a script reads is the plain lines."""
 
@@ -12,6 +13,9 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
+
+from ..i18n import Language
+from ..i18n import text as say
 
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a program that SIGPIPE ended
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -28,6 +32,13 @@ def silence_stdout() -> None:
         os.close(null)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def fail(command: str, message: object, language: Language, status: int = 1) -> int:
+    """Say on stderr, in `language`, why `tabpilot COMMAND` failed ("tabpilot config: …"); `status` is the
+    exit status to return."""
+    print(say("cli.error", language, command=command, message=message), file=sys.stderr)
+    return status
 
 
 def is_terminal(stream: object) -> bool:

@@ -14,6 +14,7 @@ import time
 
 from ..i18n import Language
 from ..i18n import text as say
+from .output import fail
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -70,8 +71,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         view = store.public_view(store.load_sites())
     except store.SiteError as exc:
-        print(say("cli.error", language, command="sites", message=exc.text(language)), file=sys.stderr)
-        return 1
+        return fail("sites", exc.text(language), language)
     if args.json:
         print(json.dumps(view, indent=2))
         return 0
