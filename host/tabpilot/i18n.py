@@ -1535,32 +1535,6 @@ def not_configured_text(missing: str, base_url: object, language: str | None) ->
     return f"{said}{'' if said.endswith('。') else ' '}{how}"  # no space after a Chinese full stop
 
 
-# failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
-TERMINAL_REMEDIES: dict[str, str] = {
-    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
-    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
-    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
-    "browser_failed": "browser",
-}
-# context_too_long: its plain form says what to do already
-REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
-
-
-def terminal_remedy(event: Mapping[str, Any], language: str | None) -> str | None:
-    """What to do about an error event's failure at the terminal, or None when its words say it already (or it
-    names no code). A failure after retries is remedied by its last cause."""
-    code, params = event.get("code"), event.get("params")
-    values = dict(params) if isinstance(params, Mapping) else {}
-    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
-        cause = values["cause"]
-        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
-    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
-        return text("remedy.context", language)
-    if not isinstance(code, str) or code not in TERMINAL_REMEDIES:
-        return None
-    return text(f"remedy.{TERMINAL_REMEDIES[code]}", language, base_url=values.get("base_url", "the endpoint"))
-
-
 def event_text(event: Mapping[str, Any], language: str | None) -> str | None:
     """A retry's or error's cause in `language` when the event names it by a code the catalog words, else None
     (an older record, a code this version does not know: its English `message` stands)."""

@@ -14,10 +14,11 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of, terminal_remedy
+from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
 from ..i18n import text as say
 from .output import is_terminal
 
@@ -355,6 +356,32 @@ def _final_error(result: dict[str, Any]) -> dict[str, Any] | None:
 def _error_words(event: dict[str, Any], language: Language) -> str:
     """An error or retry event's message in `language` when it carries a code the catalog words, else as written."""
     return event_text(event, language) or str(event.get("message", ""))
+
+
+# failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
+TERMINAL_REMEDIES: dict[str, str] = {
+    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
+    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
+    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
+    "browser_failed": "browser",
+}
+# context_too_long: its plain form says what to do already
+REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
+
+
+def terminal_remedy(event: Mapping[str, Any], language: str | None) -> str | None:
+    """What to do about an error event's failure at the terminal, or None when its words say it already (or it
+    names no code). A failure after retries is remedied by its last cause."""
+    code, params = event.get("code"), event.get("params")
+    values = dict(params) if isinstance(params, Mapping) else {}
+    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
+        cause = values["cause"]
+        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
+    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
+        return say("remedy.context", language)
+    if not isinstance(code, str) or code not in TERMINAL_REMEDIES:
+        return None
+    return say(f"remedy.{TERMINAL_REMEDIES[code]}", language, base_url=values.get("base_url", "the endpoint"))
 
 
 class RunPrinter:
