@@ -12,8 +12,12 @@ import os
 import re
 import string
 import unicodedata
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 Language = Literal["en-US", "zh-CN"]
 DEFAULT_LANGUAGE: Language = "en-US"
@@ -448,7 +452,7 @@ EN_US: dict[str, str] = {
     "settings.invalid": "{detail}",
     "setting.problem": "{name}: {problem}",
     "wire.invalid": "invalid {kind}: {problems}",
-    "wire.field_problem": "field '{field}': {problem}",
+    "wire.field_problem": "field '{name}': {problem}",
     "setting.problems_separator": "; ",
     "setting.whole_number": "must be a whole number, e.g. 40",
     "setting.number": "must be a number, e.g. 120",
@@ -1000,7 +1004,7 @@ ZH_CN: dict[str, str] = {
     "settings.invalid": "{detail}",
     "setting.problem": "{name}：{problem}",
     "wire.invalid": "无效的 {kind}：{problems}",
-    "wire.field_problem": "字段 '{field}'：{problem}",
+    "wire.field_problem": "字段 '{name}'：{problem}",
     "setting.problems_separator": "；",
     "setting.whole_number": "必须是整数，例如 40",
     "setting.number": "必须是数字，例如 120",
@@ -1460,6 +1464,21 @@ def value_problem(item: Mapping[str, Any], choices: tuple[object, ...] = ()) -> 
         return Words(key, limit=f"{limit:g}" if isinstance(limit, float) else limit)
     message = str(item["msg"]).removeprefix("Value error, ")
     return Words("setting.other", message=f"{message[:1].lower()}{message[1:]}")
+
+
+def dotted(location: tuple[int | str, ...]) -> str:
+    """A field's place in the input as pydantic's `loc` gives it, joined by dots ("config.maxSteps")."""
+    return ".".join(map(str, location))
+
+
+def listed_problems(error: ValidationError, key: str = "setting.problem", *,
+                    name: Callable[[tuple[int | str, ...]], str] = dotted,
+                    problem: Callable[[ErrorDetails], WordedError | Words] = value_problem,
+                    most: int | None = None) -> list[Words]:
+    """Each of `error`'s problems (the first `most`) as the message `key` ("{name}: {problem}"), the field named
+    from its location by `name` and the problem worded by `problem`: read in the reader's language."""
+    items = error.errors(include_url=False)[:most]
+    return [Words(key, name=name(item["loc"]), problem=problem(item)) for item in items]
 
 
 def shown_width(value: str) -> int:
