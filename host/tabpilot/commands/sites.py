@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             print(say("sites.revoked", language, origin=origin))
             return 0
         if args.action == "revoke-client":
-            if not store.revoke(args.name, client=True):
+            if not store.revoke_client(args.name):
                 print(say("sites.client_not_allowed", language, name=args.name), file=sys.stderr)
                 return 1
             print(say("sites.client_revoked", language, name=args.name))
