@@ -639,6 +639,35 @@ function showError(id, error) {
   $(id).hidden = false;
 }
 
+// One row of a list whose entries the person can remove (allowed sites and MCP clients, secrets): the name, a
+// line about it, and a button (`button`: its class and words) that runs `remove`; a failure goes to `showError`,
+// which a removal that worked clears.
+function removableRow(label, detail, button, remove, showError) {
+  const li = document.createElement("li");
+  li.dataset.name = label;
+  const name = document.createElement("span");
+  name.className = "site-name";
+  name.textContent = label;
+  const about = document.createElement("span");
+  about.className = "site-flags";
+  about.textContent = detail;
+  name.append(about);
+  const press = document.createElement("button");
+  press.type = "button";
+  press.className = `secondary ${button.className}`;
+  press.textContent = button.text;
+  press.addEventListener("click", async () => {
+    try {
+      await remove();
+      showError(null);
+    } catch (error) {
+      showError(error);
+    }
+  });
+  li.append(name, press);
+  return li;
+}
+
 // --- settings ----------------------------------------------------------------------------------------------
 function fillSettings(settings) {
   $("set-base-url").value = settings.baseURL || "";

@@ -49,29 +49,9 @@ function paintSecrets(view) {
   const list = $("secrets-list");
   list.replaceChildren();
   for (const secret of view.secrets || []) {
-    const li = document.createElement("li");
-    li.dataset.name = secret.name;
-    const name = document.createElement("span");
-    name.className = "site-name";
-    name.textContent = secret.name;
-    const domain = document.createElement("span");
-    domain.className = "site-flags";
-    domain.textContent = secret.domain;
-    name.append(domain);
-    const remove = document.createElement("button");
-    remove.type = "button";
-    remove.className = "secondary secret-delete";
-    remove.textContent = t("delete");
-    remove.addEventListener("click", async () => {
-      try {
-        paintSecrets(await ask("secrets.delete", { name: secret.name }));
-        privacyError(null);
-      } catch (error) {
-        privacyError(error);
-      }
-    });
-    li.append(name, remove);
-    list.append(li);
+    const remove = async () => paintSecrets(await ask("secrets.delete", { name: secret.name }));
+    list.append(removableRow(secret.name, secret.domain, { className: "secret-delete", text: t("delete") }, remove,
+      privacyError));
   }
   $("secrets-empty").hidden = (view.secrets || []).length > 0;
   $("privacy").dataset.loaded = "true";

@@ -101,29 +101,8 @@ function paintClients(clients) {
 
 // One row of an allowed list: the name, a line about it, and Revoke (its errors shown under the lists).
 function revocableRow(label, detail, revoke) {
-  const li = document.createElement("li");
-  li.dataset.name = label;
-  const name = document.createElement("span");
-  name.className = "site-name";
-  name.textContent = label;
-  const about = document.createElement("span");
-  about.className = "site-flags";
-  about.textContent = detail;
-  name.append(about);
-  const button = document.createElement("button");
-  button.type = "button";
-  button.className = "secondary site-revoke";
-  button.textContent = t("sitesRevoke");
-  button.addEventListener("click", async () => {
-    try {
-      await revoke();
-      siteError("sites-error", null);
-    } catch (error) {
-      siteError("sites-error", error);
-    }
-  });
-  li.append(name, button);
-  return li;
+  return removableRow(label, detail, { className: "site-revoke", text: t("sitesRevoke") }, revoke,
+    (error) => siteError("sites-error", error));
 }
 
 // The list changed elsewhere (an "always" answer, `tabpilot sites` in a terminal): a shown list follows it.
