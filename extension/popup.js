@@ -634,15 +634,16 @@ for (const button of document.querySelectorAll("nav .nav")) {
   button.addEventListener("click", () => showView(button.dataset.view));
 }
 
+// `error` in the person's words in the element `id`; null clears it.
 function showError(id, error) {
-  $(id).textContent = errorText(error);
-  $(id).hidden = false;
+  $(id).textContent = error ? errorText(error) : "";
+  $(id).hidden = !error;
 }
 
 // One row of a list whose entries the person can remove (allowed sites and MCP clients, secrets): the name, a
-// line about it, and a button (`button`: its class and words) that runs `remove`; a failure goes to `showError`,
-// which a removal that worked clears.
-function removableRow(label, detail, button, remove, showError) {
+// line about it, and a button (`button`: its class and words) that runs `remove`; a failure is shown in the element
+// `errorId`, which a removal that worked clears.
+function removableRow(label, detail, button, remove, errorId) {
   const li = document.createElement("li");
   li.dataset.name = label;
   const name = document.createElement("span");
@@ -659,9 +660,9 @@ function removableRow(label, detail, button, remove, showError) {
   press.addEventListener("click", async () => {
     try {
       await remove();
-      showError(null);
+      showError(errorId, null);
     } catch (error) {
-      showError(error);
+      showError(errorId, error);
     }
   });
   li.append(name, press);

@@ -1,16 +1,11 @@
 // The popup's Privacy section (Settings view): what is masked in page text before it reaches the model,
 // and the user's secrets (names and domains; Add sends the value straight to the host, which keeps it —
 // it is never put in extension storage or shown again). Also the "masking on" mark of the task view.
-// Uses popup.js's $, t, ask and errorText.
+// Uses popup.js's $, t, ask, showError and removableRow.
 "use strict";
 
 const MASK_TOGGLES = [["mask-emails", "maskEmails"], ["mask-phones", "maskPhones"], ["mask-cards", "maskCards"],
   ["mask-ibans", "maskIbans"]];
-
-function privacyError(error) {
-  $("privacy-error").textContent = error ? errorText(error) : "";
-  $("privacy-error").hidden = !error;
-}
 
 // The task view's mark: which kinds of personal data the model does not see.
 function paintMaskingMark(settings) {
@@ -31,9 +26,9 @@ async function saveMasking(fields) {
   try {
     paintMasking(await ask("settings.set", fields));
     $("privacy-saved").textContent = t("saved");
-    privacyError(null);
+    showError("privacy-error", null);
   } catch (error) {
-    privacyError(error);
+    showError("privacy-error", error);
   }
 }
 
@@ -51,7 +46,7 @@ function paintSecrets(view) {
   for (const secret of view.secrets || []) {
     const remove = async () => paintSecrets(await ask("secrets.delete", { name: secret.name }));
     list.append(removableRow(secret.name, secret.domain, { className: "secret-delete", text: t("delete") }, remove,
-      privacyError));
+      "privacy-error"));
   }
   $("secrets-empty").hidden = (view.secrets || []).length > 0;
   $("privacy").dataset.loaded = "true";
@@ -65,9 +60,9 @@ $("secret-form").addEventListener("submit", async (event) => {
       name: $("secret-name").value.trim(), domain: $("secret-domain").value.trim(), value: value.value,
     }));
     $("secret-name").value = $("secret-domain").value = "";
-    privacyError(null);
+    showError("privacy-error", null);
   } catch (error) {
-    privacyError(error);
+    showError("privacy-error", error);
   } finally {
     value.value = ""; // the value is gone from the popup whatever the host said
   }
@@ -78,9 +73,9 @@ async function loadPrivacy() {
   try {
     paintMasking(await ask("settings.get"));
     paintSecrets(await ask("secrets.list"));
-    privacyError(null);
+    showError("privacy-error", null);
   } catch (error) {
-    privacyError(error);
+    showError("privacy-error", error);
   }
 }
 

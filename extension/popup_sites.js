@@ -2,7 +2,8 @@
 // popup's tab (task view), and the allowed sites with Revoke plus page-agent's token (Settings view), and
 // the MCP clients the person always allows, with Revoke (they are asked again before their next task).
 // The host's allowed-sites file is the truth (sites.list / sites.allow / sites.revoke / clients.revoke,
-// sites.changed when it changes elsewhere); a change reaches the browser's registration at once. Uses popup.js's $, t, ask, currentTargetTab and showView.
+// sites.changed when it changes elsewhere); a change reaches the browser's registration at once.
+// Uses popup.js's $, t, ask, currentTargetTab, showView, showError and removableRow.
 "use strict";
 
 const sitesUi = { origin: null, sites: [] };
@@ -14,11 +15,6 @@ function webOrigin(url) {
   } catch (_) {
     return null;
   }
-}
-
-function siteError(id, error) {
-  $(id).textContent = error ? errorText(error) : "";
-  $(id).hidden = !error;
 }
 
 // --- the task view: this site --------------------------------------------------------------------------------
@@ -39,9 +35,9 @@ async function loadSiteAccess() {
   if (!sitesUi.origin) return paintSiteAccess();
   try {
     sitesUi.sites = (await ask("sites.list")).sites || [];
-    siteError("site-error", null);
+    showError("site-error", null);
   } catch (error) {
-    siteError("site-error", error);
+    showError("site-error", error);
   }
   paintSiteAccess();
 }
@@ -56,9 +52,9 @@ async function changeSiteAccess() {
       })
       : await ask("sites.revoke", { origin: sitesUi.origin });
     sitesUi.sites = reply.sites || [];
-    siteError("site-error", null);
+    showError("site-error", null);
   } catch (error) {
-    siteError("site-error", error);
+    showError("site-error", error);
   }
   paintSiteAccess();
 }
@@ -101,8 +97,7 @@ function paintClients(clients) {
 
 // One row of an allowed list: the name, a line about it, and Revoke (its errors shown under the lists).
 function revocableRow(label, detail, revoke) {
-  return removableRow(label, detail, { className: "site-revoke", text: t("sitesRevoke") }, revoke,
-    (error) => siteError("sites-error", error));
+  return removableRow(label, detail, { className: "site-revoke", text: t("sitesRevoke") }, revoke, "sites-error");
 }
 
 // The list changed elsewhere (an "always" answer, `tabpilot sites` in a terminal): a shown list follows it.
@@ -116,18 +111,18 @@ async function loadSites() {
   $("sites").dataset.loaded = "false";
   try {
     paintSites(await ask("sites.list"));
-    siteError("sites-error", null);
+    showError("sites-error", null);
   } catch (error) {
-    siteError("sites-error", error);
+    showError("sites-error", error);
   }
 }
 
 $("sites-new-token").addEventListener("click", async () => {
   try {
     paintSites(await ask("sites.rotate"));
-    siteError("sites-error", null);
+    showError("sites-error", null);
   } catch (error) {
-    siteError("sites-error", error);
+    showError("sites-error", error);
   }
 });
 
