@@ -34,10 +34,13 @@ def silence_stdout() -> None:
         pass
 
 
-def fail(command: str, message: object, language: Language, status: int = 1) -> int:
-    """Say on stderr, in `language`, why `tabpilot COMMAND` failed ("tabpilot config: …"); `status` is the
-    exit status to return."""
-    print(say("cli.error", language, command=command, message=message), file=sys.stderr)
+def fail(command: str | None, message: object, language: Language, status: int = 1) -> int:
+    """Say on stderr, in `language`, why `tabpilot COMMAND` failed ("tabpilot config: …"; no command, for what
+    `run` and `demo` share: "tabpilot: …"); `status` is the exit status to return."""
+    if command is None:
+        print(say("cli.error_bare", language, message=message), file=sys.stderr)
+    else:
+        print(say("cli.error", language, command=command, message=message), file=sys.stderr)
     return status
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
 from ..i18n import text as say
-from .output import is_terminal
+from .output import fail, is_terminal
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -85,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.user_data_dir and args.cdp_url:
         language = terminal_language()
-        print(say("cli.error_bare", language, message=say("cli.user_data_dir_with_cdp", language)), file=sys.stderr)
-        return EXIT_USAGE
+        return fail(None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
     job = Job(
         task=args.task,
         url=args.url,
@@ -108,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(run_job(job))
     except RecordingError as exc:
         language = terminal_language()
-        print(say("cli.error", language, command="run", message=exc.text(language)), file=sys.stderr)
-        return EXIT_USAGE
+        return fail("run", exc.text(language), language, EXIT_USAGE)
 
 
 @dataclass
@@ -160,8 +158,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
-            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
-            return EXIT_USAGE
+            return fail(None, exc, terminal_language(), EXIT_USAGE)
         language = terminal_language()
         if job.banner and not job.json_output:
             print(job.banner, file=output, flush=True)
@@ -171,15 +168,13 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             browser, tab_url = await _open_browser(job)
         except OpenFailed as exc:
             progress.clear_status()
-            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
-            return EXIT_FAILED
+            return fail(None, exc, terminal_language(), EXIT_FAILED)
         try:
             store = TaskStore()
         except StoreError as exc:
             progress.clear_status()
             await browser.close()
-            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
-            return EXIT_FAILED
+            return fail(None, exc, terminal_language(), EXIT_FAILED)
         stdin = job.stdin or sys.stdin
         # a person sees the page and can take it back: not when nothing can be typed (stdin is /dev/null)
         visible = (job.headed or bool(job.cdp_url)) and _can_type_into(stdin)
