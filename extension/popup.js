@@ -640,6 +640,17 @@ function showError(id, error) {
   $(id).hidden = !error;
 }
 
+// Do `work` (asking the host, painting its reply): what went wrong is shown in the element `errorId`, which work
+// that succeeded clears.
+async function attempt(errorId, work) {
+  try {
+    await work();
+    showError(errorId, null);
+  } catch (error) {
+    showError(errorId, error);
+  }
+}
+
 // One row of a list whose entries the person can remove (allowed sites and MCP clients, secrets): the name, a
 // line about it, and a button (`button`: its class and words) that runs `remove`; a failure is shown in the element
 // `errorId`, which a removal that worked clears.
@@ -657,14 +668,7 @@ function removableRow(label, detail, button, remove, errorId) {
   press.type = "button";
   press.className = `secondary ${button.className}`;
   press.textContent = button.text;
-  press.addEventListener("click", async () => {
-    try {
-      await remove();
-      showError(errorId, null);
-    } catch (error) {
-      showError(errorId, error);
-    }
-  });
+  press.addEventListener("click", () => attempt(errorId, remove));
   li.append(name, press);
   return li;
 }

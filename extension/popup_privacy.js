@@ -1,7 +1,7 @@
 // The popup's Privacy section (Settings view): what is masked in page text before it reaches the model,
 // and the user's secrets (names and domains; Add sends the value straight to the host, which keeps it —
 // it is never put in extension storage or shown again). Also the "masking on" mark of the task view.
-// Uses popup.js's $, t, ask, showError and removableRow.
+// Uses popup.js's $, t, ask, attempt and removableRow.
 "use strict";
 
 const MASK_TOGGLES = [["mask-emails", "maskEmails"], ["mask-phones", "maskPhones"], ["mask-cards", "maskCards"],
@@ -23,13 +23,10 @@ function paintMasking(settings) {
 
 async function saveMasking(fields) {
   $("privacy-saved").textContent = "";
-  try {
+  await attempt("privacy-error", async () => {
     paintMasking(await ask("settings.set", fields));
     $("privacy-saved").textContent = t("saved");
-    showError("privacy-error", null);
-  } catch (error) {
-    showError("privacy-error", error);
-  }
+  });
 }
 
 for (const [id, key] of MASK_TOGGLES) {
@@ -55,28 +52,21 @@ function paintSecrets(view) {
 $("secret-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const value = $("secret-value");
-  try {
+  await attempt("privacy-error", async () => {
     paintSecrets(await ask("secrets.set", {
       name: $("secret-name").value.trim(), domain: $("secret-domain").value.trim(), value: value.value,
     }));
     $("secret-name").value = $("secret-domain").value = "";
-    showError("privacy-error", null);
-  } catch (error) {
-    showError("privacy-error", error);
-  } finally {
-    value.value = ""; // the value is gone from the popup whatever the host said
-  }
+  });
+  value.value = ""; // the value is gone from the popup whatever the host said
 });
 
 async function loadPrivacy() {
   $("privacy").dataset.loaded = "false";
-  try {
+  await attempt("privacy-error", async () => {
     paintMasking(await ask("settings.get"));
     paintSecrets(await ask("secrets.list"));
-    showError("privacy-error", null);
-  } catch (error) {
-    showError("privacy-error", error);
-  }
+  });
 }
 
 // The mark, once the host answers (it may still be starting as the popup opens; a host that is down has its

@@ -3,7 +3,7 @@
 // the MCP clients the person always allows, with Revoke (they are asked again before their next task).
 // The host's allowed-sites file is the truth (sites.list / sites.allow / sites.revoke / clients.revoke,
 // sites.changed when it changes elsewhere); a change reaches the browser's registration at once.
-// Uses popup.js's $, t, ask, currentTargetTab, showView, showError and removableRow.
+// Uses popup.js's $, t, ask, currentTargetTab, showView, attempt and removableRow.
 "use strict";
 
 const sitesUi = { origin: null, sites: [] };
@@ -33,18 +33,15 @@ async function loadSiteAccess() {
   const tab = await currentTargetTab();
   sitesUi.origin = tab ? webOrigin(tab.url || "") : null;
   if (!sitesUi.origin) return paintSiteAccess();
-  try {
+  await attempt("site-error", async () => {
     sitesUi.sites = (await ask("sites.list")).sites || [];
-    showError("site-error", null);
-  } catch (error) {
-    showError("site-error", error);
-  }
+  });
   paintSiteAccess();
 }
 
 async function changeSiteAccess() {
   const allowed = $("site-allow").checked;
-  try {
+  await attempt("site-error", async () => {
     const reply = allowed
       ? await ask("sites.allow", {
         origin: sitesUi.origin, useMyModel: $("site-use-my-model").checked,
@@ -52,10 +49,7 @@ async function changeSiteAccess() {
       })
       : await ask("sites.revoke", { origin: sitesUi.origin });
     sitesUi.sites = reply.sites || [];
-    showError("site-error", null);
-  } catch (error) {
-    showError("site-error", error);
-  }
+  });
   paintSiteAccess();
 }
 
@@ -109,22 +103,10 @@ function sitesChanged(message) {
 
 async function loadSites() {
   $("sites").dataset.loaded = "false";
-  try {
-    paintSites(await ask("sites.list"));
-    showError("sites-error", null);
-  } catch (error) {
-    showError("sites-error", error);
-  }
+  await attempt("sites-error", async () => paintSites(await ask("sites.list")));
 }
 
-$("sites-new-token").addEventListener("click", async () => {
-  try {
-    paintSites(await ask("sites.rotate"));
-    showError("sites-error", null);
-  } catch (error) {
-    showError("sites-error", error);
-  }
-});
+$("sites-new-token").addEventListener("click", () => attempt("sites-error", async () => paintSites(await ask("sites.rotate"))));
 
 $("nav-settings").addEventListener("click", loadSites);
 loadSiteAccess();
