@@ -178,23 +178,10 @@ function setControl(control, question, approval = null) {
   document.body.dataset.control = ui.control ? ui.control.reason : "";
   paintTaskPill();
   // the side panel stays open on Past or Settings too: the Task tab says the agent waits on the person there
-  const waiting = !!(asked || ui.question || (ui.control && ui.control.reason === "agent_request"));
-  $("nav-task").classList.toggle("attention", waiting && document.body.dataset.view !== "task");
-  let title = "";
-  let reason = "";
-  if (asked) {
-    title = t("approveTitle");
-    reason = `${asked.site ? t("approveWants", asked.action, asked.site) : t("approveWantsHere", asked.action)}\n`
-      + t("approveWhy", asked.whyText || asked.why); // whyText: the host's words in our language
-  } else if (ui.question) {
-    title = t("overlayQuestion");
-    reason = ui.question;
-  } else if (ui.control && ui.control.reason === "agent_request") {
-    title = t("overlayAgentAsks");
-    reason = ui.control.message || "";
-  } else if (ui.control) {
-    title = t(ui.control.reason === "implicit" ? "overlayImplicit" : "overlayYouHaveControls");
-  }
+  const asks = asksNow();
+  $("nav-task").classList.toggle("attention", Asking.waitsOnPerson(asks) && document.body.dataset.view !== "task");
+  const { title, reason: said, why } = Asking.notice(asks, t);
+  const reason = why ? `${said}\n${why}` : said; // an action to allow: why it waits, on a line of its own
   $("control").hidden = !title;
   $("control-title").textContent = title;
   $("control-reason").textContent = reason;
@@ -203,6 +190,11 @@ function setControl(control, question, approval = null) {
   $("approve-box").hidden = !asked;
   $("handback-box").hidden = !ui.control;
   $("takeover").hidden = !running || !!ui.control;
+}
+
+// What the running task asks of the person now (lib/asking.js words it).
+function asksNow() {
+  return { control: ui.control, question: ui.question, approval: ui.approval };
 }
 
 function statusText(status) {
@@ -220,9 +212,7 @@ function paintPill(pill, status) {
 function paintTaskPill() {
   const pill = $("task-status");
   paintPill(pill, ui.status);
-  const kind = ui.status !== "running" ? ""
-    : ui.question || ui.approval || (ui.control && ui.control.reason === "agent_request") ? "asking"
-      : ui.control ? "paused" : "";
+  const kind = ui.status !== "running" ? "" : Asking.pillKind(asksNow()) || "";
   pill.dataset.kind = kind;
   if (!kind) return;
   pill.textContent = t(`overlay_${kind}`);
@@ -644,9 +634,43 @@ for (const button of document.querySelectorAll("nav .nav")) {
   button.addEventListener("click", () => showView(button.dataset.view));
 }
 
+// `error` in the person's words in the element `id`; null clears it.
 function showError(id, error) {
-  $(id).textContent = errorText(error);
-  $(id).hidden = false;
+  $(id).textContent = error ? errorText(error) : "";
+  $(id).hidden = !error;
+}
+
+// Do `work` (asking the host, painting its reply): what went wrong is shown in the element `errorId`, which work
+// that succeeded clears.
+async function attempt(errorId, work) {
+  try {
+    await work();
+    showError(errorId, null);
+  } catch (error) {
+    showError(errorId, error);
+  }
+}
+
+// One row of a list whose entries the person can remove (allowed sites and MCP clients, secrets): the name, a
+// line about it, and a button (`button`: its class and words) that runs `remove`; a failure is shown in the element
+// `errorId`, which a removal that worked clears.
+function removableRow(label, detail, button, remove, errorId) {
+  const li = document.createElement("li");
+  li.dataset.name = label;
+  const name = document.createElement("span");
+  name.className = "site-name";
+  name.textContent = label;
+  const about = document.createElement("span");
+  about.className = "site-flags";
+  about.textContent = detail;
+  name.append(about);
+  const press = document.createElement("button");
+  press.type = "button";
+  press.className = `secondary ${button.className}`;
+  press.textContent = button.text;
+  press.addEventListener("click", () => attempt(errorId, remove));
+  li.append(name, press);
+  return li;
 }
 
 // --- settings ----------------------------------------------------------------------------------------------

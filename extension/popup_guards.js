@@ -1,7 +1,7 @@
 // The popup's Safety settings (issue 13): when the agent asks before acting (askBefore), and the domains every
 // task may go to or never go to (allowedDomains / blockedDomains; a domain is a host and its subdomains).
 // The host's settings are the truth (settings.get / settings.set); `tabpilot config` edits the same ones.
-// Uses popup.js's $, t, ask, errorText and whileLoading.
+// Uses popup.js's $, t, ask, showError and whileLoading.
 "use strict";
 
 // One domain a line or between commas, as the host splits them (guards/domains.py LIST_SEPARATORS): never on
@@ -22,8 +22,7 @@ async function loadGuards() {
   try {
     await whileLoading($("guards-form"), async () => paintGuards(await ask("settings.get")));
   } catch (error) {
-    $("guards-error").textContent = errorText(error);
-    $("guards-error").hidden = false;
+    showError("guards-error", error);
   } finally {
     $("guards").dataset.loaded = "true";
   }
@@ -42,8 +41,7 @@ $("guards-form").addEventListener("submit", async (event) => {
     }));
     $("guards-saved").textContent = t("saved");
   } catch (error) { // a bad domain: the host's message names it ("allowed-domains: 'a b' is not a domain …")
-    $("guards-error").textContent = errorText(error);
-    $("guards-error").hidden = false;
+    showError("guards-error", error);
   } finally {
     $("guards-save").disabled = false;
   }

@@ -1,16 +1,11 @@
 // The popup's Privacy section (Settings view): what is masked in page text before it reaches the model,
 // and the user's secrets (names and domains; Add sends the value straight to the host, which keeps it —
 // it is never put in extension storage or shown again). Also the "masking on" mark of the task view.
-// Uses popup.js's $, t, ask and errorText.
+// Uses popup.js's $, t, ask, attempt and removableRow.
 "use strict";
 
 const MASK_TOGGLES = [["mask-emails", "maskEmails"], ["mask-phones", "maskPhones"], ["mask-cards", "maskCards"],
   ["mask-ibans", "maskIbans"]];
-
-function privacyError(error) {
-  $("privacy-error").textContent = error ? errorText(error) : "";
-  $("privacy-error").hidden = !error;
-}
 
 // The task view's mark: which kinds of personal data the model does not see.
 function paintMaskingMark(settings) {
@@ -28,13 +23,10 @@ function paintMasking(settings) {
 
 async function saveMasking(fields) {
   $("privacy-saved").textContent = "";
-  try {
+  await attempt("privacy-error", async () => {
     paintMasking(await ask("settings.set", fields));
     $("privacy-saved").textContent = t("saved");
-    privacyError(null);
-  } catch (error) {
-    privacyError(error);
-  }
+  });
 }
 
 for (const [id, key] of MASK_TOGGLES) {
@@ -49,29 +41,9 @@ function paintSecrets(view) {
   const list = $("secrets-list");
   list.replaceChildren();
   for (const secret of view.secrets || []) {
-    const li = document.createElement("li");
-    li.dataset.name = secret.name;
-    const name = document.createElement("span");
-    name.className = "site-name";
-    name.textContent = secret.name;
-    const domain = document.createElement("span");
-    domain.className = "site-flags";
-    domain.textContent = secret.domain;
-    name.append(domain);
-    const remove = document.createElement("button");
-    remove.type = "button";
-    remove.className = "secondary secret-delete";
-    remove.textContent = t("delete");
-    remove.addEventListener("click", async () => {
-      try {
-        paintSecrets(await ask("secrets.delete", { name: secret.name }));
-        privacyError(null);
-      } catch (error) {
-        privacyError(error);
-      }
-    });
-    li.append(name, remove);
-    list.append(li);
+    const remove = async () => paintSecrets(await ask("secrets.delete", { name: secret.name }));
+    list.append(removableRow(secret.name, secret.domain, { className: "secret-delete", text: t("delete") }, remove,
+      "privacy-error"));
   }
   $("secrets-empty").hidden = (view.secrets || []).length > 0;
   $("privacy").dataset.loaded = "true";
@@ -80,28 +52,21 @@ function paintSecrets(view) {
 $("secret-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const value = $("secret-value");
-  try {
+  await attempt("privacy-error", async () => {
     paintSecrets(await ask("secrets.set", {
       name: $("secret-name").value.trim(), domain: $("secret-domain").value.trim(), value: value.value,
     }));
     $("secret-name").value = $("secret-domain").value = "";
-    privacyError(null);
-  } catch (error) {
-    privacyError(error);
-  } finally {
-    value.value = ""; // the value is gone from the popup whatever the host said
-  }
+  });
+  value.value = ""; // the value is gone from the popup whatever the host said
 });
 
 async function loadPrivacy() {
   $("privacy").dataset.loaded = "false";
-  try {
+  await attempt("privacy-error", async () => {
     paintMasking(await ask("settings.get"));
     paintSecrets(await ask("secrets.list"));
-    privacyError(null);
-  } catch (error) {
-    privacyError(error);
-  }
+  });
 }
 
 // The mark, once the host answers (it may still be starting as the popup opens; a host that is down has its

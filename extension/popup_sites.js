@@ -2,7 +2,8 @@
 // popup's tab (task view), and the allowed sites with Revoke plus page-agent's token (Settings view), and
 // the MCP clients the person always allows, with Revoke (they are asked again before their next task).
 // The host's allowed-sites file is the truth (sites.list / sites.allow / sites.revoke / clients.revoke,
-// sites.changed when it changes elsewhere); a change reaches the browser's registration at once. Uses popup.js's $, t, ask, currentTargetTab and showView.
+// sites.changed when it changes elsewhere); a change reaches the browser's registration at once.
+// Uses popup.js's $, t, ask, currentTargetTab, showView, attempt and removableRow.
 "use strict";
 
 const sitesUi = { origin: null, sites: [] };
@@ -14,11 +15,6 @@ function webOrigin(url) {
   } catch (_) {
     return null;
   }
-}
-
-function siteError(id, error) {
-  $(id).textContent = error ? errorText(error) : "";
-  $(id).hidden = !error;
 }
 
 // --- the task view: this site --------------------------------------------------------------------------------
@@ -37,18 +33,15 @@ async function loadSiteAccess() {
   const tab = await currentTargetTab();
   sitesUi.origin = tab ? webOrigin(tab.url || "") : null;
   if (!sitesUi.origin) return paintSiteAccess();
-  try {
+  await attempt("site-error", async () => {
     sitesUi.sites = (await ask("sites.list")).sites || [];
-    siteError("site-error", null);
-  } catch (error) {
-    siteError("site-error", error);
-  }
+  });
   paintSiteAccess();
 }
 
 async function changeSiteAccess() {
   const allowed = $("site-allow").checked;
-  try {
+  await attempt("site-error", async () => {
     const reply = allowed
       ? await ask("sites.allow", {
         origin: sitesUi.origin, useMyModel: $("site-use-my-model").checked,
@@ -56,10 +49,7 @@ async function changeSiteAccess() {
       })
       : await ask("sites.revoke", { origin: sitesUi.origin });
     sitesUi.sites = reply.sites || [];
-    siteError("site-error", null);
-  } catch (error) {
-    siteError("site-error", error);
-  }
+  });
   paintSiteAccess();
 }
 
@@ -101,29 +91,7 @@ function paintClients(clients) {
 
 // One row of an allowed list: the name, a line about it, and Revoke (its errors shown under the lists).
 function revocableRow(label, detail, revoke) {
-  const li = document.createElement("li");
-  li.dataset.name = label;
-  const name = document.createElement("span");
-  name.className = "site-name";
-  name.textContent = label;
-  const about = document.createElement("span");
-  about.className = "site-flags";
-  about.textContent = detail;
-  name.append(about);
-  const button = document.createElement("button");
-  button.type = "button";
-  button.className = "secondary site-revoke";
-  button.textContent = t("sitesRevoke");
-  button.addEventListener("click", async () => {
-    try {
-      await revoke();
-      siteError("sites-error", null);
-    } catch (error) {
-      siteError("sites-error", error);
-    }
-  });
-  li.append(name, button);
-  return li;
+  return removableRow(label, detail, { className: "site-revoke", text: t("sitesRevoke") }, revoke, "sites-error");
 }
 
 // The list changed elsewhere (an "always" answer, `tabpilot sites` in a terminal): a shown list follows it.
@@ -135,22 +103,10 @@ function sitesChanged(message) {
 
 async function loadSites() {
   $("sites").dataset.loaded = "false";
-  try {
-    paintSites(await ask("sites.list"));
-    siteError("sites-error", null);
-  } catch (error) {
-    siteError("sites-error", error);
-  }
+  await attempt("sites-error", async () => paintSites(await ask("sites.list")));
 }
 
-$("sites-new-token").addEventListener("click", async () => {
-  try {
-    paintSites(await ask("sites.rotate"));
-    siteError("sites-error", null);
-  } catch (error) {
-    siteError("sites-error", error);
-  }
-});
+$("sites-new-token").addEventListener("click", () => attempt("sites-error", async () => paintSites(await ask("sites.rotate"))));
 
 $("nav-settings").addEventListener("click", loadSites);
 loadSiteAccess();

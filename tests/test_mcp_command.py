@@ -181,6 +181,21 @@ async def test_task_ids_go_in_under_the_name_run_task_gives_them_and_a_wrong_cal
             assert "pydantic" not in told[1] and "validation error" not in told[1], told
 
 
+async def test_each_tools_arguments_are_told_as_its_signature_has_them_in_words() -> None:
+    """What a wrong call hears a tool takes is read from the tool's own input schema: every tool's argument
+    added or renamed is told without a second list to keep in step (task_id, the old name, is taken, not told)."""
+    from tabpilot.mcp.server import arguments_taken, build_server
+
+    told = {tool.name: arguments_taken(tool.input_schema) for tool in await build_server(None).list_tools()}
+    assert told == {
+        "run_task": "task (text, required), url (text), new_tab (true/false)",
+        "get_task": "taskId (text: the taskId run_task returned; task_id works too)",
+        "stop_task": "taskId (text: the taskId run_task returned; task_id works too)",
+        "list_tabs": "none",
+        "read_page": "tab (the tabId list_tabs gave, as it gave it)",
+    }, told
+
+
 async def test_an_empty_task_is_told_what_a_task_is_before_anything_is_asked(tmp_path: Path) -> None:
     async with no_browser_session(tmp_path) as session:
         for task in ("", "   "):

@@ -4,7 +4,8 @@
 // it out of the recorded actions). Page styles cannot reach inside; page scripts cannot find, read or
 // press its buttons (they see only the host element, and their synthetic events are not trusted).
 // Everything it shows comes from the service worker (the host owns the task's state). In frames other
-// than the top one it only says hello, so the worker tells the frame's capture script its mode.
+// than the top one it only says hello, so the worker tells the frame's capture script its mode. Its words for
+// what a task asks of the person come from lib/asking.js, which the worker injects before it.
 (() => {
   "use strict";
   // Injected at task start and registered for new documents. A document that loaded while another tab's
@@ -217,8 +218,8 @@
     const control = running ? task.control : null;
     const question = running ? task.question : null;
     const approval = running && !control ? task.approval : null;
-    const kind = !running ? "finished" : question || approval || (control && control.reason === "agent_request")
-      ? "asking" : control ? "paused" : "running";
+    const asks = { control, question, approval };
+    const kind = !running ? "finished" : Asking.pillKind(asks) || "running";
     ui.panel.dataset.state = approval ? "approval" : question ? "question" : control ? control.reason
       : running ? "running" : task.status;
     ui.pill.dataset.kind = kind;
@@ -227,24 +228,7 @@
     ui.task.title = task.task || "";
     ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayNextGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
-    let title = "";
-    let reason = "";
-    let why = "";
-    if (approval) {
-      title = t("approveTitle");
-      reason = approval.site ? t("approveWants", approval.action, approval.site) : t("approveWantsHere", approval.action);
-      why = t("approveWhy", approval.whyText || approval.why); // whyText: the host's words in our language
-    } else if (question) {
-      title = t("overlayQuestion");
-      reason = question;
-    } else if (control && control.reason === "agent_request") {
-      title = t("overlayAgentAsks");
-      reason = control.message || "";
-    } else if (control && control.reason === "implicit") {
-      title = t("overlayImplicit");
-    } else if (control) {
-      title = t("overlayYouHaveControls");
-    }
+    const { title, reason, why } = Asking.notice(asks, t);
     ui.noticeTitle.textContent = title;
     ui.reason.textContent = reason;
     ui.reason.hidden = !reason;

@@ -12,8 +12,12 @@ import os
 import re
 import string
 import unicodedata
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 Language = Literal["en-US", "zh-CN"]
 DEFAULT_LANGUAGE: Language = "en-US"
@@ -448,7 +452,7 @@ EN_US: dict[str, str] = {
     "settings.invalid": "{detail}",
     "setting.problem": "{name}: {problem}",
     "wire.invalid": "invalid {kind}: {problems}",
-    "wire.field_problem": "field '{field}': {problem}",
+    "wire.field_problem": "field '{name}': {problem}",
     "setting.problems_separator": "; ",
     "setting.whole_number": "must be a whole number, e.g. 40",
     "setting.number": "must be a number, e.g. 120",
@@ -484,9 +488,7 @@ EN_US: dict[str, str] = {
     "regex.bad_group_name": "bad character in group name {detail}",
     "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
     "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
-    "mcp_config.error": "tabpilot mcp config: {message}",
     "mcp_config.added": "Added tabpilot to {client}'s MCP servers in {path}; restart {client} to use it.",
-    "install.error": "tabpilot install: {message}",
     "install.launcher": "launcher: {path}",
     "install.registry": " (registry HKCU\\{key})",
     "install.registered": "registered for {label}: {path}{where}",
@@ -497,11 +499,9 @@ EN_US: dict[str, str] = {
         "The extension finds the host by itself within seconds (it keeps retrying); press \"Reconnect now\"\n"
         "in its popup to connect at once. No browser restart is needed. `tabpilot doctor` checks it all."
     ),
-    "uninstall.error": "tabpilot uninstall: {message}",
     "uninstall.removed": "removed {path}",
     "uninstall.nothing": "nothing to remove: the host was not registered there",
     "extension_path.missing": "tabpilot: the extension folder is missing ({folder}); {fix}",
-    "config.error": "tabpilot config: {message}",
     "config.ask_key": "API key: ",
     "config.unknown": "unknown setting {key!r}; settings are: {keys}",
     "config.not_set": "(not set)",
@@ -536,7 +536,6 @@ EN_US: dict[str, str] = {
         "the user does not have the controls of task {task_id} (no task.takeover, or it was handed back): these "
         "actions were not recorded"
     ),
-    "secrets.error": "tabpilot secrets: {message}",
     "secrets.ask_value": "Value of {name} (not shown): ",
     "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
     "secrets.saved": "saved {name} for {domain} (and its subdomains) in {backend}",
@@ -1005,7 +1004,7 @@ ZH_CN: dict[str, str] = {
     "settings.invalid": "{detail}",
     "setting.problem": "{name}：{problem}",
     "wire.invalid": "无效的 {kind}：{problems}",
-    "wire.field_problem": "字段 '{field}'：{problem}",
+    "wire.field_problem": "字段 '{name}'：{problem}",
     "setting.problems_separator": "；",
     "setting.whole_number": "必须是整数，例如 40",
     "setting.number": "必须是数字，例如 120",
@@ -1039,9 +1038,7 @@ ZH_CN: dict[str, str] = {
     "regex.bad_group_name": "分组名中有无效字符 {detail}",
     "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
     "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
-    "mcp_config.error": "tabpilot mcp config：{message}",
     "mcp_config.added": "已把 tabpilot 加入 {client} 的 MCP 服务器（{path}）；重启 {client} 后即可使用。",
-    "install.error": "tabpilot install：{message}",
     "install.launcher": "启动程序：{path}",
     "install.registry": "（注册表 HKCU\\{key}）",
     "install.registered": "已为 {label} 注册：{path}{where}",
@@ -1052,11 +1049,9 @@ ZH_CN: dict[str, str] = {
         "扩展会在几秒内自己找到主机（它会不断重试）；在它的弹出窗口中按“立即重新连接”可马上连接。\n"
         "无需重启浏览器。`tabpilot doctor` 会检查这一切。"
     ),
-    "uninstall.error": "tabpilot uninstall：{message}",
     "uninstall.removed": "已删除 {path}",
     "uninstall.nothing": "没有可删除的内容：主机没有在那里注册",
     "extension_path.missing": "tabpilot：扩展文件夹不见了（{folder}）；{fix}",
-    "config.error": "tabpilot config：{message}",
     "config.ask_key": "API 密钥：",
     "config.unknown": "没有 {key!r} 这项设置；可用的设置有：{keys}",
     "config.not_set": "（未设置）",
@@ -1090,7 +1085,6 @@ ZH_CN: dict[str, str] = {
     "popup.actions_not_taken_over": (
         "用户没有任务 {task_id} 的控制权（没有 task.takeover，或已经交还）：这些操作没有被记录"
     ),
-    "secrets.error": "tabpilot secrets：{message}",
     "secrets.ask_value": "{name} 的值（输入时不显示）：",
     "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
     "secrets.saved": "已将 {name} 保存到 {backend}，可在 {domain}（及其子域名）上使用",
@@ -1472,6 +1466,21 @@ def value_problem(item: Mapping[str, Any], choices: tuple[object, ...] = ()) -> 
     return Words("setting.other", message=f"{message[:1].lower()}{message[1:]}")
 
 
+def dotted(location: tuple[int | str, ...]) -> str:
+    """A field's place in the input as pydantic's `loc` gives it, joined by dots ("config.maxSteps")."""
+    return ".".join(map(str, location))
+
+
+def listed_problems(error: ValidationError, key: str = "setting.problem", *,
+                    name: Callable[[tuple[int | str, ...]], str] = dotted,
+                    problem: Callable[[ErrorDetails], WordedError | Words] = value_problem,
+                    most: int | None = None) -> list[Words]:
+    """Each of `error`'s problems (the first `most`) as the message `key` ("{name}: {problem}"), the field named
+    from its location by `name` and the problem worded by `problem`: read in the reader's language."""
+    items = error.errors(include_url=False)[:most]
+    return [Words(key, name=name(item["loc"]), problem=problem(item)) for item in items]
+
+
 def shown_width(value: str) -> int:
     """How many columns a terminal gives `value` (a Chinese character takes two)."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
@@ -1543,32 +1552,6 @@ def not_configured_text(missing: str, base_url: object, language: str | None) ->
     else:
         said, how = text("error.no_model", language), text("error.how_to_configure_terminal", language)
     return f"{said}{'' if said.endswith('。') else ' '}{how}"  # no space after a Chinese full stop
-
-
-# failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
-TERMINAL_REMEDIES: dict[str, str] = {
-    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
-    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
-    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
-    "browser_failed": "browser",
-}
-# context_too_long: its plain form says what to do already
-REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
-
-
-def terminal_remedy(event: Mapping[str, Any], language: str | None) -> str | None:
-    """What to do about an error event's failure at the terminal, or None when its words say it already (or it
-    names no code). A failure after retries is remedied by its last cause."""
-    code, params = event.get("code"), event.get("params")
-    values = dict(params) if isinstance(params, Mapping) else {}
-    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
-        cause = values["cause"]
-        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
-    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
-        return text("remedy.context", language)
-    if not isinstance(code, str) or code not in TERMINAL_REMEDIES:
-        return None
-    return text(f"remedy.{TERMINAL_REMEDIES[code]}", language, base_url=values.get("base_url", "the endpoint"))
 
 
 def event_text(event: Mapping[str, Any], language: str | None) -> str | None:

@@ -57,9 +57,8 @@ class CDPConnection:
 
     @property
     def paces_input(self) -> bool:
-        """Whether the transport keeps a run of input commands to `INPUT_WINDOW` in flight itself (the extension
-        relay's worker does, next to chrome.debugger): a caller then sends the whole run at once."""
-        return bool(getattr(self._transport, "paces_input", False))
+        """Whether the transport keeps a run of input commands in flight itself (`Transport.paces_input`)."""
+        return self._transport.paces_input
 
     async def send(
         self,

@@ -22,6 +22,12 @@ class TransportClosed(ConnectionError):
 
 
 class Transport(Protocol):
+    @property
+    def paces_input(self) -> bool:
+        """Whether the far end keeps a run of input commands to `INPUT_WINDOW` in flight itself (the extension
+        relay's worker does, next to chrome.debugger): a caller then sends the whole run at once."""
+        ...
+
     async def send_burst(self, messages: list[dict[str, Any]]) -> None:
         """Send these messages, in this order, in as few writes as the transport allows."""
         ...
@@ -51,6 +57,8 @@ _BURST_PARTS = ("send_context", "protocol", "transport")
 
 class WebSocketTransport:
     """The DevTools websocket of a launched or remote Chromium."""
+
+    paces_input = False  # Chromium answers each command; the caller keeps the input window (browser/actions.py)
 
     def __init__(self, socket: ClientConnection) -> None:
         self._socket = socket

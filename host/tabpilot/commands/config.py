@@ -12,6 +12,7 @@ import sys
 
 from ..i18n import Language, column
 from ..i18n import text as say
+from .output import fail
 
 MASK_KEYS = ("mask-emails", "mask-phones", "mask-cards", "mask-ibans")  # on/off: hidden from the model in page text
 KEYS = ("base-url", "model", "api-key", "max-steps", "language", "debug-capture", "model-deadline", "max-reply-mb",
@@ -36,10 +37,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     unset_parser = actions.add_parser("unset", help="reset one setting to its default")
     unset_parser.add_argument("key", metavar="KEY", help=", ".join(KEYS))
 
-
-def _fail(message: str, language: Language) -> int:
-    print(say("config.error", language, message=message), file=sys.stderr)
-    return 1
 
 
 def _read_secret(language: Language) -> str:
@@ -122,15 +119,15 @@ def run(args: argparse.Namespace) -> int:
             return 0
         problem = _check_key(args.key, language)
         if problem:
-            return _fail(problem, language)
+            return fail("config", problem, language)
         if action == "set":
             value = args.value
             if args.key == "api-key" and value in (None, "-"):
                 value = _read_secret(language)
                 if not value:
-                    return _fail(say("config.no_key", language), language)
+                    return fail("config", say("config.no_key", language), language)
             elif value is None:
-                return _fail(say("config.give_value", language, key=args.key), language)
+                return fail("config", say("config.give_value", language, key=args.key), language)
             save_settings(apply_changes(settings, {args.key: value}))
             shown = public_view(load_settings())
             language = terminal_language()  # `config set language zh-CN` answers in the language just chosen
@@ -144,9 +141,9 @@ def run(args: argparse.Namespace) -> int:
             print(say("config.reset", language, key=args.key, value=_show_value(shown, args.key, language)))
         return 0
     except SettingsError as exc:
-        return _fail(exc.text(language), language)
+        return fail("config", exc.text(language), language)
     except BrokenPipeError:  # the reader of stdout has gone: not a file it could not save (cli.main)
         raise
     except OSError as exc:
         reason = exc.strerror or exc
-        return _fail(say("config.cannot_save", language, path=paths.config_path(), reason=reason), language)
+        return fail("config", say("config.cannot_save", language, path=paths.config_path(), reason=reason), language)

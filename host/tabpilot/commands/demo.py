@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 
 from ..i18n import failure_text
 from ..i18n import text as say
 from ..localfiles import LocalFiles
+from .output import fail
 from .run import Job, run_job, terminal_language
 
 
@@ -42,11 +42,8 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(run_job(job))
     except LLMError as exc:
         said = failure_text(exc.code, exc.params, terminal_language()) if exc.code else str(exc)
-        print(say("cli.error", terminal_language(), command="demo", message=said), file=sys.stderr)
-        return 1
+        return fail("demo", said, terminal_language())
     except RecordingError as exc:
-        print(say("cli.error", terminal_language(), command="demo", message=exc.text(terminal_language())),
-              file=sys.stderr)
-        return 1
+        return fail("demo", exc.text(terminal_language()), terminal_language())
     finally:
         server.close()

@@ -9,8 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-from ..i18n import Language
 from ..i18n import text as say
+from .output import fail, silence_stdout
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,10 +26,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     delete = actions.add_parser("delete", help="delete one task and its events")
     delete.add_argument("task_id", metavar="ID")
 
-
-def _fail(message: str, language: Language) -> int:
-    print(say("cli.error", language, command="history", message=message), file=sys.stderr)
-    return 1
 
 
 def _write_owner_only(path: Path, text: str) -> None:
@@ -58,13 +54,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = TaskStore(capture_raw=capture_raw)
     except StoreError as exc:
-        return _fail(exc.text(language), language)
+        return fail("history", exc.text(language), language)
     try:
         store.mark_interrupted()
         action = getattr(args, "action", None)
         if action is None:
             if args.limit < 1:
-                return _fail(say("history.limit", language), language)
+                return fail("history", say("history.limit", language), language)
             tasks = store.list_tasks(args.limit)
             if args.json:
                 print(json.dumps([t.to_wire() for t in tasks], indent=2, ensure_ascii=False))
@@ -77,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         if action == "show":
             record = store.get_task(task_id)
             if record is None:  # deleted between resolving and reading
-                return _fail(say("history.no_task", language, task_id=task_id), language)
+                return fail("history", say("history.no_task", language, task_id=task_id), language)
             if args.json:
                 print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False))
             else:
@@ -91,18 +87,16 @@ def run(args: argparse.Namespace) -> int:
                     _write_owner_only(args.output, text)
                 except OSError as exc:
                     said = say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc)
-                    return _fail(said, language)
+                    return fail("history", said, language)
                 print(say("history.exported", language, task_id=task_id, path=args.output))
         elif action == "delete":
             if not store.delete_task(task_id):
-                return _fail(say("history.no_task", language, task_id=task_id), language)
+                return fail("history", say("history.no_task", language, task_id=task_id), language)
             print(say("history.deleted", language, task_id=task_id))
         return 0
     except StoreError as exc:
-        return _fail(exc.text(language), language)
+        return fail("history", exc.text(language), language)
     except BrokenPipeError:  # `tabpilot history show ID | head`
-        from .output import silence_stdout
-
         silence_stdout()
         return 0
     finally:

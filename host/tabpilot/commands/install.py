@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..i18n import text as say
+from .output import fail
 
 BROWSER_CHOICES = ("chrome", "chromium", "edge", "brave", "all")
 
@@ -50,14 +50,11 @@ def run(args: argparse.Namespace) -> int:
     profile = args.user_data_dir.expanduser().absolute() if args.user_data_dir else None
     created = profile is not None and not profile.exists()
     if created and profile is not None and not profile.parent.is_dir():  # a typo: never make a whole new path
-        print(say("install.error", language, message=say("install.no_profile", language, path=profile,
-                                                          parent=profile.parent)), file=sys.stderr)
-        return 1
+        return fail("install", say("install.no_profile", language, path=profile, parent=profile.parent), language)
     try:
         report = install(args.browser, user_data_dir=args.user_data_dir, extra_ids=args.extension_id)
     except (InstallError, OSError) as exc:
-        print(say("install.error", language, message=exc), file=sys.stderr)
-        return 1
+        return fail("install", exc, language)
     if created:
         print(say("install.created_profile", language, path=profile))
     print(say("install.launcher", language, path=report.launchers[0]))

@@ -66,28 +66,31 @@ def _server_options(args: argparse.Namespace) -> list[str]:
     return options
 
 
-def _usage(key: str) -> int:
-    """A combination of options that does not go together, said in the terminal's language."""
-    from ..i18n import text as say
-    from .run import terminal_language
-
-    language = terminal_language()
-    print(say("cli.error", language, command="mcp", message=say(key, language)), file=sys.stderr)
-    return EXIT_USAGE
+def _misuse(args: argparse.Namespace) -> str | None:
+    """The catalog key that says which options given do not go together, if any."""
+    own_browser = args.launch or bool(args.cdp_url)
+    if (args.headless or args.browser) and not (args.launch or args.fallback):
+        return "mcp.headless_without_launch"
+    if args.fallback and own_browser:
+        return "mcp.fallback_with_own_browser"
+    if own_browser and args.approve == "ask":
+        return "mcp.ask_without_popup"
+    if args.action != "config" and (args.client or args.write):
+        return "mcp.client_without_config"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
-    own_browser = args.launch or bool(args.cdp_url)
-    if (args.headless or args.browser) and not (args.launch or args.fallback):
-        return _usage("mcp.headless_without_launch")
-    if args.fallback and own_browser:
-        return _usage("mcp.fallback_with_own_browser")
-    if own_browser and args.approve == "ask":
-        return _usage("mcp.ask_without_popup")
+    misuse = _misuse(args)
+    if misuse is not None:
+        from ..i18n import text as say
+        from .output import fail
+        from .run import terminal_language
+
+        language = terminal_language()
+        return fail("mcp", say(misuse, language), language, EXIT_USAGE)
     if args.action == "config":
         return _config(args)
-    if args.client or args.write:
-        return _usage("mcp.client_without_config")
     try:
         import mcp  # noqa: F401
     except ImportError:
@@ -106,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     from ..mcp.server import build_server
 
     backend: Backend
-    if own_browser:
+    if args.launch or args.cdp_url:
         backend = LaunchBackend(headless=args.headless, cdp_url=args.cdp_url, executable=args.browser)
     else:
         in_users_browser = HostBackend(HostLink(f"tabpilot mcp (pid {os.getpid()})"), approve=args.approve or "ask",
@@ -133,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
 def _config(args: argparse.Namespace) -> int:
     from ..i18n import text as say
     from ..mcp.clients import CLIENTS, ConfigFileError, config_path, merge_into, snippet
+    from .output import fail
     from .run import terminal_language
 
     language = terminal_language()
@@ -149,8 +153,7 @@ def _config(args: argparse.Namespace) -> int:
     try:
         merge_into(path, args.client, options)
     except (ConfigFileError, OSError) as exc:
-        print(say("mcp_config.error", language, message=exc), file=sys.stderr)
-        return 1
+        return fail("mcp config", exc, language)
     print(say("mcp_config.added", language, client=CLIENTS[args.client].label, path=path))
     return 0
 

@@ -1,5 +1,6 @@
 """The command line's own output stream: quiet once its reader has gone (`tabpilot run … | head -3`), and,
 on a terminal only, one transient status line ("⠋ step 2 · thinking… 4 s") that any other line replaces.
+And the one way a command says on stderr why it failed (`fail`).
 
 Piped or redirected output never gets the status line, so what a script reads is the plain lines."""
 
@@ -12,6 +13,9 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
+
+from ..i18n import Language
+from ..i18n import text as say
 
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a program that SIGPIPE ended
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -28,6 +32,16 @@ def silence_stdout() -> None:
         os.close(null)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def fail(command: str | None, message: object, language: Language, status: int = 1) -> int:
+    """Say on stderr, in `language`, why `tabpilot COMMAND` failed ("tabpilot config: …"; no command, for what
+    `run` and `demo` share: "tabpilot: …"); `status` is the exit status to return."""
+    if command is None:
+        print(say("cli.error_bare", language, message=message), file=sys.stderr)
+    else:
+        print(say("cli.error", language, command=command, message=message), file=sys.stderr)
+    return status
 
 
 def is_terminal(stream: object) -> bool:

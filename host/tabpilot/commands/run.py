@@ -14,12 +14,13 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of, terminal_remedy
+from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
 from ..i18n import text as say
-from .output import is_terminal
+from .output import fail, is_terminal
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -84,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.user_data_dir and args.cdp_url:
         language = terminal_language()
-        print(say("cli.error_bare", language, message=say("cli.user_data_dir_with_cdp", language)), file=sys.stderr)
-        return EXIT_USAGE
+        return fail(None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
     job = Job(
         task=args.task,
         url=args.url,
@@ -107,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(run_job(job))
     except RecordingError as exc:
         language = terminal_language()
-        print(say("cli.error", language, command="run", message=exc.text(language)), file=sys.stderr)
-        return EXIT_USAGE
+        return fail("run", exc.text(language), language, EXIT_USAGE)
 
 
 @dataclass
@@ -159,8 +158,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
-            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
-            return EXIT_USAGE
+            return fail(None, exc, terminal_language(), EXIT_USAGE)
         language = terminal_language()
         if job.banner and not job.json_output:
             print(job.banner, file=output, flush=True)
@@ -170,15 +168,13 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             browser, tab_url = await _open_browser(job)
         except OpenFailed as exc:
             progress.clear_status()
-            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
-            return EXIT_FAILED
+            return fail(None, exc, terminal_language(), EXIT_FAILED)
         try:
             store = TaskStore()
         except StoreError as exc:
             progress.clear_status()
             await browser.close()
-            print(say("cli.error_bare", terminal_language(), message=exc), file=sys.stderr)
-            return EXIT_FAILED
+            return fail(None, exc, terminal_language(), EXIT_FAILED)
         stdin = job.stdin or sys.stdin
         # a person sees the page and can take it back: not when nothing can be typed (stdin is /dev/null)
         visible = (job.headed or bool(job.cdp_url)) and _can_type_into(stdin)
@@ -355,6 +351,32 @@ def _final_error(result: dict[str, Any]) -> dict[str, Any] | None:
 def _error_words(event: dict[str, Any], language: Language) -> str:
     """An error or retry event's message in `language` when it carries a code the catalog words, else as written."""
     return event_text(event, language) or str(event.get("message", ""))
+
+
+# failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
+TERMINAL_REMEDIES: dict[str, str] = {
+    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
+    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
+    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
+    "browser_failed": "browser",
+}
+# context_too_long: its plain form says what to do already
+REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
+
+
+def terminal_remedy(event: Mapping[str, Any], language: str | None) -> str | None:
+    """What to do about an error event's failure at the terminal, or None when its words say it already (or it
+    names no code). A failure after retries is remedied by its last cause."""
+    code, params = event.get("code"), event.get("params")
+    values = dict(params) if isinstance(params, Mapping) else {}
+    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
+        cause = values["cause"]
+        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
+    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
+        return say("remedy.context", language)
+    if not isinstance(code, str) or code not in TERMINAL_REMEDIES:
+        return None
+    return say(f"remedy.{TERMINAL_REMEDIES[code]}", language, base_url=values.get("base_url", "the endpoint"))
 
 
 class RunPrinter:

@@ -13,6 +13,7 @@ import sys
 
 from ..i18n import Language, column
 from ..i18n import text as say
+from .output import fail
 
 EPILOG = """\
 A domain matches that host and its subdomains on any port: a secret for example.com can be typed on
@@ -54,10 +55,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     delete.add_argument("name", metavar="NAME")
 
 
-def _fail(message: str, language: Language) -> int:
-    print(say("secrets.error", language, message=message), file=sys.stderr)
-    return 1
-
 
 def _read_value(name: str, language: Language) -> str:
     if sys.stdin.isatty():
@@ -88,26 +85,26 @@ def run(args: argparse.Namespace) -> int:
             store.check_name(args.name)
             value = _read_value(args.name, language)
             if not value:
-                return _fail(say("secrets.no_value", language), language)
+                return fail("secrets", say("secrets.no_value", language), language)
             secret = store.set_secret(args.name, args.domain, value)
             saved = "secrets.saved_address" if _is_address(secret.domain) else "secrets.saved"  # no subdomains
             print(say(saved, language, name=secret.name, domain=secret.domain, backend=_backend(language)))
             return 0
         if args.action == "delete":
             if not store.delete_secret(args.name):
-                return _fail(say("secrets.unknown", language, name=args.name), language)
+                return fail("secrets", say("secrets.unknown", language, name=args.name), language)
             print(say("secrets.deleted", language, name=args.name))
             return 0
         listed = store.list_secrets()
     except store.SecretError as exc:
-        return _fail(exc.text(language), language)
+        return fail("secrets", exc.text(language), language)
     except BrokenPipeError:  # the reader of stdout has gone: not a file it could not save (cli.main)
         raise
     except OSError as exc:
         reason = exc.strerror or exc
-        return _fail(say("secrets.cannot_save", language, path=store.secrets_path(), reason=reason), language)
+        return fail("secrets", say("secrets.cannot_save", language, path=store.secrets_path(), reason=reason), language)
     except (KeyboardInterrupt, EOFError):
-        return _fail(say("secrets.cancelled", language), language)
+        return fail("secrets", say("secrets.cancelled", language), language)
     if args.json:
         print(json.dumps([{"name": name, "domain": domain} for name, domain in listed], indent=2))
         return 0

@@ -14,6 +14,7 @@ import time
 
 from ..i18n import Language
 from ..i18n import text as say
+from .output import fail
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             print(say("sites.revoked", language, origin=origin))
             return 0
         if args.action == "revoke-client":
-            if not store.revoke(args.name, client=True):
+            if not store.revoke_client(args.name):
                 print(say("sites.client_not_allowed", language, name=args.name), file=sys.stderr)
                 return 1
             print(say("sites.client_revoked", language, name=args.name))
@@ -70,8 +71,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         view = store.public_view(store.load_sites())
     except store.SiteError as exc:
-        print(say("cli.error", language, command="sites", message=exc.text(language)), file=sys.stderr)
-        return 1
+        return fail("sites", exc.text(language), language)
     if args.json:
         print(json.dumps(view, indent=2))
         return 0

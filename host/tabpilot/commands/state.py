@@ -32,12 +32,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.reconfigure(errors="replace")
     if args.user_data_dir and args.cdp_url:
         from ..i18n import text as say
-        from .run import terminal_language
+        from .output import fail
+        from .run import EXIT_USAGE, terminal_language
 
         language = terminal_language()
-        print(say("cli.error", language, command="state", message=say("cli.user_data_dir_with_cdp", language)),
-              file=sys.stderr)
-        return 2
+        return fail("state", say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
     url = args.url
     if url and "://" not in url and not url.startswith(("about:", "data:")):
         url = "https://" + url

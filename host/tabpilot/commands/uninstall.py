@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..i18n import text as say
 from .install import add_target_options
+from .output import fail
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -22,8 +22,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = uninstall(args.browser, user_data_dir=args.user_data_dir)
     except OSError as exc:
-        print(say("uninstall.error", language, message=exc), file=sys.stderr)
-        return 1
+        return fail("uninstall", exc, language)
     for removed in report.removed:
         print(say("uninstall.removed", language, path=removed))
     if not report.removed:

@@ -28,15 +28,15 @@ INSTRUCTIONS = (
 )
 
 
-# The arguments each tool takes, as a wrong call is told them (the SDK's own text is pydantic's).
-ARGUMENTS = {
-    "run_task": "task (text, required), url (text), new_tab (true/false)",
-    "get_task": "taskId (text: the taskId run_task returned; task_id works too)",
-    "stop_task": "taskId (text: the taskId run_task returned; task_id works too)",
-    "list_tabs": "none",
-    "read_page": "tab (the tabId list_tabs gave, as it gave it)",
+# A wrong call is told the arguments the tool takes (the SDK's own text is pydantic's), read from the tool's
+# signature: each with its type in words, or what a type cannot say, and whether it is required.
+SCHEMA_WORDS = {"string": "text", "boolean": "true/false"}
+ARGUMENT_WORDS = {
+    "taskId": "text: the taskId run_task returned; task_id works too",
+    "tab": "the tabId list_tabs gave, as it gave it",
 }
-TYPE_WORDS = {"string": "text", "bool": "true or false", "int": "a whole number"}
+UNTOLD_ARGUMENTS = {"task_id"}  # the name get_task and stop_task first took taskId by: still taken, not told
+TYPE_WORDS = {"string": "text", "bool": "true or false", "int": "a whole number"}  # pydantic's error type → words
 
 
 class TabpilotServer(MCPServer):
@@ -47,11 +47,25 @@ class TabpilotServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(f"Error executing tool {name}: {arguments_error(name, exc.__cause__)}") from exc
+                schemas = {tool.name: tool.input_schema for tool in await self.list_tools()}
+                said = arguments_error(name, exc.__cause__, schemas.get(name))
+                raise ToolError(f"Error executing tool {name}: {said}") from exc
             raise
 
 
-def arguments_error(tool: str, error: ValidationError) -> str:
+def arguments_taken(schema: dict[str, Any]) -> str:
+    """A tool's arguments as its input schema has them, in words: "task (text, required), url (text)"."""
+    told = []
+    for name, field in schema.get("properties", {}).items():
+        if name in UNTOLD_ARGUMENTS:
+            continue
+        types = [kind.get("type") for kind in field.get("anyOf", [field]) if kind.get("type") != "null"]
+        words = ARGUMENT_WORDS.get(name) or " or ".join(SCHEMA_WORDS.get(kind, str(kind)) for kind in types)
+        told.append(f"{name} ({words}{', required' if name in schema.get('required', ()) else ''})")
+    return ", ".join(told) or "none"
+
+
+def arguments_error(tool: str, error: ValidationError, schema: dict[str, Any] | None) -> str:
     problems = []
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"]) or "the arguments"
@@ -60,7 +74,8 @@ def arguments_error(tool: str, error: ValidationError) -> str:
         else:
             wanted = next((words for kind, words in TYPE_WORDS.items() if item["type"].startswith(kind)), None)
             problems.append(f"{field} must be {wanted}" if wanted else f"{field} is not valid")
-    return f"{'; '.join(problems)}. {tool} takes: {ARGUMENTS.get(tool, 'see its description')}."
+    takes = arguments_taken(schema) if schema is not None else "see its description"
+    return f"{'; '.join(problems)}. {tool} takes: {takes}."
 
 
 def build_server(backend: Backend) -> MCPServer:

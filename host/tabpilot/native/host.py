@@ -474,9 +474,9 @@ class NativeHost:
         return await self._change_sites(new_token, "settings")  # pages holding the old token lose the bridge
 
     async def _clients_revoke(self, request: ClientsRevoke) -> dict[str, Any]:
-        from ..store.sites import revoke
+        from ..store.sites import revoke_client
 
-        return await self._change_sites(lambda: revoke(request.name, client=True), "settings")
+        return await self._change_sites(lambda: revoke_client(request.name), "settings")
 
     async def _change_sites(self, change: Callable[[], object], code: Literal["bad_request", "settings"]
                             ) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from pydantic import (
     model_serializer,
 )
 
-from ..i18n import Words, value_problem
+from ..i18n import Words, dotted, listed_problems
 from ..llm.vision import VisionMode
 from ..store.settings import MAX_STEPS_LIMIT
 
@@ -718,9 +718,8 @@ def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
 
 def _problems(exc: ValidationError, skip: int) -> list[Words]:
     """The first few problems in the catalog's words ("field 'config.maxSteps': must be at most 500")."""
-    return [Words("wire.field_problem", field=".".join(str(p) for p in error["loc"][skip:]) or "message",
-                  problem=value_problem(error))
-            for error in exc.errors(include_url=False)[:5]]
+    return listed_problems(exc, "wire.field_problem", name=lambda location: dotted(location[skip:]) or "message",
+                           most=5)
 
 
 def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from .. import paths
-from ..i18n import WordedError, Words, value_problem
+from ..i18n import WordedError, Words, listed_problems, value_problem
 from ..llm.config import DEFAULT_CALL_DEADLINE, DEFAULT_MAX_REPLY_BYTES
 from ..llm.vision import VisionMode
 from ..textsafety import clean_json
@@ -132,8 +132,7 @@ FIELD_NAMES["baseUrl"] = "base_url"
 def _describe(error: ValidationError) -> list[Words]:
     """Each problem named as `tabpilot config` names settings and worded from the catalog, so it reads
     in the reader's language: "max-steps: must be at least 1"."""
-    return [Words("setting.problem", name=_setting_name(item["loc"]), problem=_problem(item))
-            for item in error.errors()]
+    return listed_problems(error, name=_setting_name, problem=_problem)
 
 
 def _setting_name(loc: tuple[int | str, ...]) -> str:

@@ -135,17 +135,23 @@ def allow(origin: str, *, ask: bool = False, use_my_model: bool = False, all_tab
     return grant
 
 
-def revoke(name: str, *, client: bool = False, path: Path | None = None) -> bool:
-    """Remove one site's grant by its origin, or (`client`) an MCP client's "always allow" by its name: the
-    site loses the bridge, the client is asked again before its next task. False if there was none."""
+def revoke(origin: str, *, path: Path | None = None) -> bool:
+    """Remove one site's grant by its origin: the site loses the bridge. False if there was none."""
     sites = load_sites(path)
-    if client:
-        kept_clients = [grant for grant in sites.mcp_clients if grant.name != name]
-        removed, sites.mcp_clients = len(kept_clients) < len(sites.mcp_clients), kept_clients
-    else:
-        origin = normalize_origin(name)
-        kept_sites = [grant for grant in sites.sites if grant.origin != origin]
-        removed, sites.sites = len(kept_sites) < len(sites.sites), kept_sites
+    origin = normalize_origin(origin)
+    kept = [grant for grant in sites.sites if grant.origin != origin]
+    removed, sites.sites = len(kept) < len(sites.sites), kept
+    if removed:
+        save_sites(sites, path)
+    return removed
+
+
+def revoke_client(name: str, *, path: Path | None = None) -> bool:
+    """Forget an MCP client's "always allow" by its name: it is asked again before its next task. False if
+    there was none."""
+    sites = load_sites(path)
+    kept = [grant for grant in sites.mcp_clients if grant.name != name]
+    removed, sites.mcp_clients = len(kept) < len(sites.mcp_clients), kept
     if removed:
         save_sites(sites, path)
     return removed
@@ -190,5 +196,5 @@ def public_view(sites: SitesFile) -> dict[str, Any]:
 
 
 __all__ = ["ClientGrant", "SiteError", "SiteGrant", "SitesFile", "allow", "allow_client", "client_allowed",
-           "find", "load_sites", "new_token", "normalize_origin", "public_view", "revoke", "save_sites",
-           "sites_path", "stop_asking"]
+           "find", "load_sites", "new_token", "normalize_origin", "public_view", "revoke", "revoke_client",
+           "save_sites", "sites_path", "stop_asking"]

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..i18n import Words, not_configured_text, value_problem
+from ..i18n import listed_problems, not_configured_text
 from ..i18n import text as say
 
 if TYPE_CHECKING:
@@ -121,9 +121,7 @@ def plan_task(
     try:
         agent = AgentConfig(**agent_options)
     except ValidationError as exc:
-        problems = [Words("setting.problem", name=".".join(map(str, error["loc"])), problem=value_problem(error))
-                    for error in exc.errors(include_url=False)]
-        raise PlanError(say("plan.bad_settings", language, problems=problems), "bad_request") from exc
+        raise PlanError(say("plan.bad_settings", language, problems=listed_problems(exc)), "bad_request") from exc
     keys = (llm.api_key, user_key, overrides.api_key, os.environ.get("OPENAI_API_KEY"))
     domains = _domains(settings, overrides, language)
     return TaskPlan(

@@ -1,0 +1,41 @@
+// What a running task asks of the person, in one place for the popup (popup.js) and the page's overlay
+// (content/overlay.js): whether the agent waits on them, the task pill's kind, and the notice's words. Both
+// load this file before their own (popup.html; worker/takeover.js's task-tab files). A document may get the
+// task-tab files twice (registered, then injected): `var` and the guard make the second run keep the first.
+"use strict";
+
+var Asking = globalThis.Asking || (() => {
+  // `asks` is what the task has now: {control, question, approval}, each null when not there.
+
+  // The agent waits on the person: a question, an action to allow, or its own request for help.
+  function waitsOnPerson({ control, question, approval }) {
+    return !!(question || approval || (control && control.reason === "agent_request"));
+  }
+
+  // A running task's pill: "asking" while the agent waits on the person, "paused" while they have the
+  // controls, null while the agent works.
+  function pillKind(asks) {
+    return waitsOnPerson(asks) ? "asking" : asks.control ? "paused" : null;
+  }
+
+  // The notice's title, the reason under it and (for an action to allow) why it waits for a yes, each ""
+  // when there is none; `t` is the caller's chrome.i18n lookup.
+  function notice({ control, question, approval }, t) {
+    if (approval) {
+      const reason = approval.site ? t("approveWants", approval.action, approval.site)
+        : t("approveWantsHere", approval.action);
+      // whyText: the host's words in our language
+      return { title: t("approveTitle"), reason, why: t("approveWhy", approval.whyText || approval.why) };
+    }
+    if (question) return { title: t("overlayQuestion"), reason: question, why: "" };
+    if (control && control.reason === "agent_request") {
+      return { title: t("overlayAgentAsks"), reason: control.message || "", why: "" };
+    }
+    if (control) {
+      return { title: t(control.reason === "implicit" ? "overlayImplicit" : "overlayYouHaveControls"), reason: "", why: "" };
+    }
+    return { title: "", reason: "", why: "" };
+  }
+
+  return { waitsOnPerson, pillKind, notice };
+})();
