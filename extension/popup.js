@@ -687,6 +687,29 @@ function fillSettings(settings) {
   if (settings.maxStepsLimit) $("set-max-steps").max = settings.maxStepsLimit; // the host's one limit
   $("set-language").value = settings.language || "en-US";
   $("set-vision").value = settings.useVision || "auto";
+  settingsShown = settingsFields();
+}
+
+// The model settings as the form holds them (the key apart: it is never shown).
+function settingsFields() {
+  const fields = {
+    baseURL: $("set-base-url").value.trim(),
+    model: $("set-model").value.trim(),
+    language: $("set-language").value,
+    useVision: $("set-vision").value,
+  };
+  const maxSteps = $("set-max-steps").value.trim();
+  if (maxSteps) fields.maxSteps = Number(maxSteps);
+  return fields;
+}
+
+let settingsShown = {};
+
+// A save sends only what the person changed since the form showed the host's values: a change made meanwhile
+// elsewhere (`tabpilot config set` in a terminal) is not undone by the values the popup opened with.
+function changedFields(fields, shown) {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([name, value]) => JSON.stringify(value) !== JSON.stringify(shown[name])));
 }
 
 // A form's fields are locked while the host's values are on their way: what was typed meanwhile would be
@@ -728,14 +751,7 @@ async function saveSettings(fields, savedText) {
 
 $("settings-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const fields = {
-    baseURL: $("set-base-url").value.trim(),
-    model: $("set-model").value.trim(),
-    language: $("set-language").value,
-    useVision: $("set-vision").value,
-  };
-  const maxSteps = $("set-max-steps").value.trim();
-  if (maxSteps) fields.maxSteps = Number(maxSteps);
+  const fields = changedFields(settingsFields(), settingsShown);
   const apiKey = $("set-api-key").value.trim();
   if (apiKey) fields.apiKey = apiKey;
   await saveSettings(fields, t("saved"));

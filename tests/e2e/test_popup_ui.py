@@ -6,7 +6,11 @@ Everything is asserted on what the popup shows; screenshots go to $TABPILOT_SCRE
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
+from typing import Any
 
 import pytest
 from e2e_support import (
@@ -142,6 +146,46 @@ async def test_the_settings_fields_are_locked_until_the_hosts_values_arrive(harn
                          " && document.getElementById('guards').dataset.loaded === 'true'", "the settings")
     unlocked = await popup.js(f"[...document.querySelectorAll({json.dumps(fields)})].map((f) => [f.id, f.disabled])")
     assert [field for field, disabled in unlocked if disabled] == [], unlocked
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+def config_in_terminal(harness: Harness, *args: str) -> dict[str, Any]:
+    """`tabpilot config` as a user types it in a terminal, on the host's settings; the settings after it."""
+    env = {**os.environ, "TABPILOT_HOME": str(harness.tabpilot_home)}
+    if args:
+        subprocess.run([sys.executable, "-m", "tabpilot", "config", *args], env=env, check=True, timeout=60)
+    shown = subprocess.run([sys.executable, "-m", "tabpilot", "config", "--json"], env=env, check=True,
+                           capture_output=True, text=True, timeout=60)
+    settings: dict[str, Any] = json.loads(shown.stdout)
+    return settings
+
+
+async def test_a_save_in_the_popup_keeps_what_a_terminal_changed_while_it_was_open(harness: Harness) -> None:
+    """The new user's trial: `tabpilot config set max-steps 30` while Settings showed 40, then only Screenshots
+    changed in the popup and saved: max-steps was 40 again, without a word. A save sends what was changed."""
+    config_in_terminal(harness, "set", "max-steps", "40")
+    config_in_terminal(harness, "set", "allowed-domains", "shop.test")
+    popup = await harness.open_popup()
+    await open_settings(popup)
+    await popup.wait_for("document.getElementById('guards').dataset.loaded === 'true'", "the Safety section")
+    assert await popup.js("document.getElementById('set-max-steps').value") == "40"
+    config_in_terminal(harness, "set", "max-steps", "30")
+    config_in_terminal(harness, "set", "allowed-domains", "shop.test,docs.example")
+    await popup.js("document.getElementById('set-vision').value = 'off'")
+    await popup.click("#settings-save")
+    await popup.wait_for("document.getElementById('settings-saved').textContent !== ''", "the settings to save")
+    await popup.js("document.getElementById('guards-ask-before').value = 'every'")
+    await popup.click("#guards-save")
+    await popup.wait_for("document.getElementById('guards-saved').textContent !== ''", "the Safety settings to save")
+    settings = config_in_terminal(harness)
+    assert (settings["maxSteps"], settings["useVision"]) == (30, "off"), settings
+    assert (settings["allowedDomains"], settings["askBefore"]) == (["shop.test", "docs.example"], "every"), settings
+    # the popup shows what the host holds now, the terminal's change included
+    assert await popup.js("document.getElementById('set-max-steps').value") == "30"
+    assert await popup.js("document.getElementById('guards-allowed').value") == "shop.test\ndocs.example"
+    config_in_terminal(harness, "unset", "max-steps")
+    for name in ("allowed-domains", "ask-before", "use-vision"):
+        config_in_terminal(harness, "unset", name)
     await harness.browser.close_tab(popup.tab.target_id)
 
 
