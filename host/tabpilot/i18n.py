@@ -461,6 +461,9 @@ EN_US: dict[str, str] = {
     "setting.at_most": "must be at most {limit}",
     "setting.more_than": "must be more than {limit}",
     "setting.url": "must be an http:// or https:// URL, e.g. https://api.openai.com/v1",
+    "setting.one_line": "must be one line of visible characters (no control or direction-changing characters)",
+    "setting.too_long": "must be at most {limit} characters",
+    "setting.too_many": "may hold at most {limit} entries",
     "domains.not_domain": (
         "{text!r} is not a domain: give a host name with a dot (example.com), localhost or an IP address"
     ),
@@ -1018,6 +1021,9 @@ ZH_CN: dict[str, str] = {
     "setting.at_most": "不能大于 {limit}",
     "setting.more_than": "必须大于 {limit}",
     "setting.url": "必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
+    "setting.one_line": "必须是一行可见字符（不能含控制字符或改变文字方向的字符）",
+    "setting.too_long": "不能超过 {limit} 个字符",
+    "setting.too_many": "最多 {limit} 项",
     "domains.not_domain": "{text!r} 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址",
     "domains.not_list": "应为域名列表，例如 example.com, shop.example",
     "setting.not_pattern": "{pattern} 不是有效的正则表达式：{reason}",
@@ -1468,6 +1474,8 @@ def value_problem(item: Mapping[str, Any], choices: tuple[object, ...] = ()) -> 
     if kind in bounds and bounds[kind][0] in ctx:
         limit, key = ctx[bounds[kind][0]], bounds[kind][1]
         return Words(key, limit=f"{limit:g}" if isinstance(limit, float) else limit)
+    if kind in ("string_too_long", "too_long") and "max_length" in ctx:
+        return Words("setting.too_long" if kind == "string_too_long" else "setting.too_many", limit=ctx["max_length"])
     message = str(item["msg"]).removeprefix("Value error, ")
     return Words("setting.other", message=f"{message[:1].lower()}{message[1:]}")
 

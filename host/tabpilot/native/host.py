@@ -357,14 +357,13 @@ class NativeHost:
             raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _settings_set(self, request: SettingsSet) -> SettingsData:
-        from ..store.settings import SettingsError, apply_changes, load_settings, public_view, save_settings
+        from ..store.settings import SettingsError, public_view, update_settings
 
         changes = request.model_dump(by_alias=True, exclude_unset=True, exclude={"type", "id"})
         # An empty string clears a setting (the popup's way to remove a key).
         changes = {k: (None if v == "" else v) for k, v in changes.items()}
         try:
-            settings = apply_changes(load_settings(), changes)
-            save_settings(settings)
+            settings = update_settings(changes)
         except SettingsError as exc:
             raise RequestFailed(self._said(exc), "bad_request") from exc
         return _settings_reply(public_view(settings))

@@ -28,7 +28,7 @@ from pydantic import (
 
 from ..i18n import Words, value_problem
 from ..llm.vision import VisionMode
-from ..store.settings import MAX_STEPS_LIMIT
+from ..store.settings import INSTRUCTION_LENGTH, MAX_STEPS_LIMIT, ApiKey, EndpointURL, ModelName
 
 
 # --- the bases: one per direction ------------------------------------------------------------------
@@ -150,10 +150,10 @@ class PingData(WireModel):
 class ExecutionConfig(WireModel):
     """page-agent's ExecutionConfig minus the callbacks (those stay in the page)."""
 
-    base_url: str | None = Field(None, alias="baseURL")
-    model: str | None = None
-    api_key: str | None = Field(None, alias="apiKey", repr=False)
-    system_instruction: str | None = Field(None, alias="systemInstruction")
+    base_url: EndpointURL | None = Field(None, alias="baseURL")
+    model: ModelName | None = None
+    api_key: ApiKey | None = Field(None, alias="apiKey", repr=False)
+    system_instruction: str | None = Field(None, alias="systemInstruction", max_length=INSTRUCTION_LENGTH)
     include_initial_tab: bool | None = Field(None, alias="includeInitialTab")
     experimental_include_all_tabs: bool | None = Field(None, alias="experimentalIncludeAllTabs")
     max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
