@@ -303,3 +303,30 @@ def test_the_error_that_ended_a_task_is_shown_once_as_its_result_in_its_language
     assert tabpilot(home, "config", "set", "language", "zh-CN").returncode == 0
     shown = tabpilot(home, "history", "show", task_id)
     assert shown.stdout.count("模型调用重试 3 次后仍然失败") == 1 and "The model call" not in shown.stdout, shown.stdout
+
+
+HOSTILE = "Sale\x1b[2J\x1b]0;owned\x07\rTotal: 0 \u202eSU 001\x9b1A\x00!"  # clear screen, retitle, CR, bidi, C1
+
+
+def test_what_a_page_or_model_wrote_is_shown_in_the_terminal_never_obeyed(home: Path) -> None:
+    """A page's title, a model's goal or its answer can carry escape sequences (clear the screen, retitle the
+    window, move the cursor back over lines) or a bidi override; `history` and `history show` print each
+    such character as its code, in every place a recorded text appears."""
+    with TaskStore() as store:
+        task_id = store.start_task("Check " + HOSTILE, url="https://shop.example/" + HOSTILE)
+        store.append_event(task_id, {"type": "step", "stepIndex": 0,
+                                     "reflection": {"next_goal": HOSTILE, "evaluation_previous_goal": HOSTILE},
+                                     "action": {"name": "click", "input": {"why": HOSTILE}, "output": HOSTILE}})
+        store.append_event(task_id, {"type": "observation", "content": HOSTILE})
+        store.append_event(task_id, {"type": "user_takeover", "actions": [HOSTILE], "note": HOSTILE})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": HOSTILE})
+    listed, shown = tabpilot(home, "history"), tabpilot(home, "history", "show", task_id)
+    assert listed.returncode == 0 and shown.returncode == 0
+    for output in (listed.stdout, shown.stdout):
+        assert not any(c in output for c in "\x1b\x07\r\x00\x9b\u202e"), repr(output)
+        assert "\\x1b[2J\\x1b]0;owned\\x07" in output
+    # the task, its url, the goal, the evaluation, the action's input and result, the observation, the user's
+    # action and note, the task's result
+    assert shown.stdout.count("\\u202e") == 10
+    exported = json.loads(tabpilot(home, "history", "export", task_id).stdout)
+    assert exported["data"] == HOSTILE  # the export keeps the text as it was (JSON escapes it)
