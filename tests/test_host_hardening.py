@@ -125,7 +125,8 @@ def test_hostile_values_in_every_settings_and_config_field_get_a_clear_error_and
     huge = "m" * (10 * 1024 * 1024)
     refused = {
         "model": [huge, "gpt\x00mini", "gpt\u202eini"],
-        "baseURL": ["http://127.0.0.1:9/v1\r\nX-Injected: 1", "http://" + "a" * 3000 + ".example"],
+        "baseURL": ["http://127.0.0.1:9/v1\r\nX-Injected: 1", "http://" + "a" * 3000 + ".example", "http://[::1/v1",
+                    "http://127.0.0.1:99999/v1", "javascript:alert(1)"],
         "apiKey": ["sk-abc\ndef", "k" * 5000],
         "maskPatterns": [["x" * 2000], [f"word{n}" for n in range(1500)]],
         "allowedDomains": [[f"d{n}.example" for n in range(1500)]],
@@ -136,6 +137,9 @@ def test_hostile_values_in_every_settings_and_config_field_get_a_clear_error_and
                    for field, values in refused.items() for value in values]
         page = host.request("task.start", task="t", tabId=1, source="page", origin="https://a.example",
                             config={"baseURL": "http://127.0.0.1:9/v1", "model": "m", "systemInstruction": huge})
+        page_url = host.request("task.start", task="t", tabId=1, source="page", origin="https://a.example",
+                                config={"baseURL": "javascript:alert(1)", "model": "m"})
+        probe = host.request("settings.test", baseURL="http://[::1/v1", model="m")
         site = host.request("sites.allow", origin="https://a\x00b.example")
         assert host.request("ping")["ok"]
     finally:
@@ -143,10 +147,14 @@ def test_hostile_values_in_every_settings_and_config_field_get_a_clear_error_and
     for field, answer in answers:
         assert answer["ok"] is False and answer["error"]["code"] == "bad_request", (field, str(answer)[:300])
         message = answer["error"]["message"]
-        assert len(message) < 500 and any(rule in message for rule in ("one line", "at most")), (field, message)
+        assert len(message) < 500 and any(rule in message for rule in ("one line", "at most", "http:// or https://")
+                                          ), (field, message)
     assert page["ok"] is False and page["error"]["code"] == "bad_request"
     assert "systemInstruction" in page["error"]["message"] and len(page["error"]["message"]) < 500
     assert site["ok"] is False and "not a web origin" in site["error"]["message"]
+    for bad_url in (page_url, probe):  # refused as the field it is, not failing later as an internal error
+        assert bad_url["ok"] is False and bad_url["error"]["code"] == "bad_request", bad_url
+        assert "baseURL" in bad_url["error"]["message"] and "http:// or https://" in bad_url["error"]["message"]
     settings = load_settings(home / "config" / "config.json")
     assert (settings.model, settings.base_url, settings.api_key) == ("gpt-good", "http://127.0.0.1:9/v1", None)
     assert settings.mask_patterns == [] and settings.allowed_domains == []

@@ -308,9 +308,9 @@ class SettingsTest(Request):
     """Test connection: the form's values as typed; what is left out comes from the saved settings."""
 
     type: Literal["settings.test"]
-    base_url: str | None = Field(None, alias="baseURL")
-    model: str | None = None
-    api_key: str | None = Field(None, alias="apiKey", repr=False)
+    base_url: EndpointURL | Literal[""] | None = Field(None, alias="baseURL")  # "": the saved one
+    model: ModelName | None = None
+    api_key: ApiKey | None = Field(None, alias="apiKey", repr=False)
 
 
 class SettingsData(WireModel):

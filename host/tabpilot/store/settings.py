@@ -12,6 +12,7 @@ import tempfile
 import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
@@ -45,7 +46,20 @@ def _one_line(value: str) -> str:
     return value
 
 
-EndpointURL = Annotated[str, Field(max_length=URL_LENGTH), AfterValidator(_one_line)]
+def _http_url(value: str) -> str:
+    """An http(s) URL with a host (and, if any, a port that exists): anything else failed only at the first
+    model call ("Invalid IPv6 URL" as an internal error), far from where it was typed."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise WordedError("setting.url") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise WordedError("setting.url")
+    return value
+
+
+EndpointURL = Annotated[str, Field(max_length=URL_LENGTH), AfterValidator(_one_line), AfterValidator(_http_url)]
 ModelName = Annotated[str, Field(max_length=MODEL_LENGTH), AfterValidator(_one_line)]
 ApiKey = Annotated[str, Field(max_length=KEY_LENGTH), AfterValidator(_one_line)]
 
@@ -98,12 +112,8 @@ class Settings(BaseModel):
 
     @field_validator("base_url")
     @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        if not value.lower().startswith(("http://", "https://")) or len(value.split("://", 1)[1]) == 0:
-            raise WordedError("setting.url")
-        return value.rstrip("/")
+    def _without_trailing_slash(cls, value: str | None) -> str | None:
+        return None if value is None else value.rstrip("/")
 
     @field_validator("mask_patterns")
     @classmethod
