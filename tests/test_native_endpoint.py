@@ -420,3 +420,19 @@ async def test_a_clients_name_in_the_question_is_one_visible_line_and_its_wait_i
         await link.close()
     assert request["requester"] == "EviledualC Tool"
     assert request["timeoutMs"] == 3_600_000
+
+
+async def test_an_id_that_is_no_id_is_not_echoed_back(running: tuple[Extension, NativeHost, LocalEndpoint]) -> None:
+    _, _, endpoint = running
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)
+    decoder, replies = FrameDecoder(), []
+    try:
+        writer.write(encode_frame({"type": "hello", "id": "h", "token": endpoint.address.read_token()}))
+        for odd in ({"echo": "x" * 1000}, True, [1]):
+            writer.write(encode_frame({"type": "task.list", "id": odd}))
+        while len(replies) < 4:
+            replies += decoder.feed(await asyncio.wait_for(reader.read(1 << 16), 5))
+    finally:
+        writer.close()
+    assert replies[0]["ok"] and replies[0]["id"] == "h"
+    assert [(r["id"], r["ok"], r["error"]["code"]) for r in replies[1:]] == [(None, False, "bad_request")] * 3

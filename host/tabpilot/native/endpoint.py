@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from .. import paths
 from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, encode_frame
 from .consent import McpConsent, display_name
-from .peer import RequestFailed, reply_error, reply_ok
+from .peer import RequestFailed, reply_error, reply_ok, request_id_of
 
 if TYPE_CHECKING:
     from .host import NativeHost
@@ -216,7 +216,7 @@ class LocalEndpoint:
             hmac.compare_digest(token.encode(), self._token.encode())
         ):
             log.warning("local endpoint: refused a client without the current token")
-            client.send(reply_error(frame.id if isinstance(frame, FrameError) else frame.get("id"),
+            client.send(reply_error(frame.id if isinstance(frame, FrameError) else request_id_of(frame),
                                     "refused: the first message must be hello with the token "
                                     f"from {self.address.token_file}", "unauthorized"))
             return False
@@ -227,7 +227,7 @@ class LocalEndpoint:
         log.info("local client connected: %s", client.name)
         from .. import __version__
 
-        client.send(reply_ok(frame.get("id"), {"hostVersion": __version__, "tasks": self.host.tasks.running()}))
+        client.send(reply_ok(request_id_of(frame), {"hostVersion": __version__, "tasks": self.host.tasks.running()}))
         return True
 
     async def _orphaned(self, client: LocalClient) -> None:
@@ -239,7 +239,7 @@ class LocalEndpoint:
                     await self.host.tasks.stop(task_id)
 
     async def _answer(self, client: LocalClient, frame: dict[str, Any]) -> None:
-        request_id, kind = frame.get("id"), frame.get("type")
+        request_id, kind = request_id_of(frame), frame.get("type")
         try:
             if kind not in LOCAL_TYPES:
                 raise RequestFailed(f"{kind!r} is not for local clients (they may send: {', '.join(LOCAL_TYPES)})",
