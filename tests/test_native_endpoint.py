@@ -436,3 +436,21 @@ async def test_an_id_that_is_no_id_is_not_echoed_back(running: tuple[Extension, 
         writer.close()
     assert replies[0]["ok"] and replies[0]["id"] == "h"
     assert [(r["id"], r["ok"], r["error"]["code"]) for r in replies[1:]] == [(None, False, "bad_request")] * 3
+
+
+async def test_a_client_asking_again_before_its_answer_is_told_busy_not_refused(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    extension, host, _ = running
+    link = HostLink("Eager Tool", connect_wait=2)
+    try:
+        first = asyncio.ensure_future(link.request("approval.ask", {"task": "One"}))
+        await extension_request(extension, "approval.request")
+        with pytest.raises(HostRefused) as again:
+            await link.request("approval.ask", {"task": "Two"})
+        assert again.value.code == "busy" and "one at a time" in str(again.value)
+        await answer_from_extension(host, extension, "once", 0)
+        assert (await first)["decision"] == "once"
+    finally:
+        await link.close()
+    assert [r["task"] for r in extension.of_type("approval.request")] == ["One"]

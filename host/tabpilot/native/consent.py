@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .approvals import Decision, NoAnswer
+from .approvals import AlreadyAsking, Decision, NoAnswer
 from .peer import RequestFailed
 
 if TYPE_CHECKING:
@@ -78,6 +78,8 @@ class McpConsent:
                                    "button in the toolbar; a desktop notification points there): call again and "
                                    "press Allow there, or start `tabpilot mcp --approve always` to run tasks "
                                    "without asking.")
+        except AlreadyAsking:
+            raise  # not the person's no: the client asked twice at once
         except RequestFailed:
             return Verdict("deny", f"The person using the browser refused to let {requester} run this task.")
         if decision == "always":
