@@ -330,3 +330,42 @@ def test_what_a_page_or_model_wrote_is_shown_in_the_terminal_never_obeyed(home: 
     assert shown.stdout.count("\\u202e") == 10
     exported = json.loads(tabpilot(home, "history", "export", task_id).stdout)
     assert exported["data"] == HOSTILE  # the export keeps the text as it was (JSON escapes it)
+
+
+def test_a_damaged_row_hides_nothing_else_in_the_record(home: Path) -> None:
+    """A disk error or a hand edit damages one event, one result, one number: the rest of that task and every
+    other task still read, in the popup (the host's history.*) and in the terminal, with the damage said."""
+    from native_support import HostProcess
+
+    with TaskStore() as store:
+        ids = []
+        for n in range(3):
+            task_id = store.start_task(f"Task {n}", url="https://a.example")
+            store.append_event(task_id, {"type": "observation", "content": f"first of {n}"})
+            store.append_event(task_id, {"type": "observation", "content": f"second of {n}"})
+            store.finish_task(task_id, status="completed", result={"success": True, "data": f"done {n}"})
+            ids.append(task_id)
+    with sqlite3.connect(home / "data" / "tasks.sqlite3") as db:
+        db.execute("UPDATE events SET body = '{not json' WHERE task_id = ? AND seq = 0", (ids[0],))
+        db.execute("UPDATE events SET body = '[1, 2]' WHERE task_id = ? AND seq = 1", (ids[0],))
+        db.execute("UPDATE tasks SET result = '{half' WHERE id = ?", (ids[1],))
+        db.execute("UPDATE tasks SET steps = 'many', started_at = 'yesterday' WHERE id = ?", (ids[2],))
+
+    listed = tabpilot(home, "history")
+    assert listed.returncode == 0 and all(f"Task {n}" in listed.stdout for n in range(3)), listed.stderr
+    shown = tabpilot(home, "history", "show", ids[0])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("damaged in the record") == 2 and "Result (success): done 0" in shown.stdout
+    for task_id in ids:
+        exported = tabpilot(home, "history", "export", task_id)
+        assert exported.returncode == 0 and "Traceback" not in exported.stderr, exported.stderr
+    assert json.loads(tabpilot(home, "history", "export", ids[1]).stdout)["history"][1]["content"] == "second of 1"
+
+    host = HostProcess(home)
+    try:
+        assert len(host.request("history.list")["data"]["tasks"]) == 3
+        events = host.request("history.get", taskId=ids[0])["data"]["events"]
+        assert [event.get("damaged", False) for event in events] == [True, True]
+        assert host.request("history.get", taskId=ids[1])["data"]["events"][0]["content"] == "first of 1"
+    finally:
+        host.stop()

@@ -311,8 +311,8 @@ class TaskStore:
                 "SELECT t.id, t.owner, r.body, r.suspended FROM tasks t JOIN run_states r ON r.task_id = t.id"
                 " WHERE t.status = 'running' AND t.owner IS NOT ? ORDER BY t.started_at", (current_owner(),)
             ).fetchall()
-        orphans = [Orphan(row["id"], row["owner"], json.loads(row["body"]), owner_alive(row["owner"]),
-                          bool(row["suspended"])) for row in rows]
+        orphans = [Orphan(row["id"], row["owner"], _object(_decoded(row["body"])), owner_alive(row["owner"]),
+                          bool(row["suspended"])) for row in rows]  # a damaged state: its resume fails, saying so
         return [orphan for orphan in orphans if orphan.alive or orphan.suspended]
 
     def claim(self, orphan: Orphan) -> bool:
@@ -434,8 +434,9 @@ class TaskStore:
             ).fetchall()
         return TaskRecord(
             summary=_summary(row),
-            result=json.loads(row["result"]) if row["result"] else None,
-            stored_events=[StoredEvent(e["seq"], e["created_at"], json.loads(e["body"])) for e in events],
+            result=_result(row),
+            stored_events=[StoredEvent(e["seq"], _number(e["created_at"], 0.0), _event(e["seq"], e["body"]))
+                           for e in events],
         )
 
     def export_task(self, task_id: str, *, include_raw: bool | None = None) -> dict[str, Any]:
@@ -508,22 +509,61 @@ def _count(value: Any) -> int:
     return min(value, MAX_EVENT_COUNT)
 
 
+# Reading is forgiving, field by field: one damaged row (a disk error, a hand edit, a half-written copy)
+# made history.list fail for every task and `tabpilot history` end in a traceback. A damaged value reads
+# as absent, a damaged event as a note saying so; everything around it is shown as recorded.
+def _decoded(text: object) -> Any:
+    if not isinstance(text, str | bytes) or not text:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: object, default: float) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def _text(value: object, default: str = "") -> str:
+    return value if isinstance(value, str) else default if value is None else str(value)
+
+
+def _result(row: sqlite3.Row) -> dict[str, Any] | None:
+    result = _decoded(row["result"])
+    return result if isinstance(result, dict) else None
+
+
+def _event(seq: int, body: object) -> dict[str, Any]:
+    event = _decoded(body)
+    if isinstance(event, dict) and isinstance(event.get("type"), str):
+        return event
+    return {"type": "observation", "content": f"event {seq} of this task is damaged in the record and cannot be shown",
+            "damaged": True}
+
+
 def _summary(row: sqlite3.Row) -> TaskSummary:
-    result = json.loads(row["result"]) if row["result"] else None
-    success = result.get("success") if isinstance(result, dict) else None
+    result = _result(row)
+    success = result.get("success") if result is not None else None
+    ended_at = row["ended_at"]
+    url, model = row["url"], row["model"]
     return TaskSummary(
-        task_id=row["id"],
-        task=row["task"],
-        status=row["status"],
-        source=row["source"],
-        started_at=row["started_at"],
-        ended_at=row["ended_at"],
-        steps=row["steps"],
-        prompt_tokens=row["prompt_tokens"],
-        completion_tokens=row["completion_tokens"],
-        total_tokens=row["total_tokens"],
-        url=row["url"],
-        model=row["model"],
+        task_id=_text(row["id"]),
+        task=_text(row["task"]),
+        status=_text(row["status"], "interrupted"),
+        source=_text(row["source"]),
+        started_at=_number(row["started_at"], 0.0),
+        ended_at=None if ended_at is None else _number(ended_at, 0.0),
+        steps=int(_number(row["steps"], 0)),
+        prompt_tokens=int(_number(row["prompt_tokens"], 0)),
+        completion_tokens=int(_number(row["completion_tokens"], 0)),
+        total_tokens=int(_number(row["total_tokens"], 0)),
+        url=None if url is None else _text(url),
+        model=None if model is None else _text(model),
         result_text=_result_text(result),
         success=success if isinstance(success, bool) else None,
     )
