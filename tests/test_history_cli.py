@@ -369,3 +369,30 @@ def test_a_damaged_row_hides_nothing_else_in_the_record(home: Path) -> None:
         assert host.request("history.get", taskId=ids[1])["data"]["events"][0]["content"] == "first of 1"
     finally:
         host.stop()
+
+
+def test_a_database_that_is_no_database_is_kept_aside_and_a_new_record_begins(home: Path) -> None:
+    """A record file that is no SQLite database any more (a disk error, a copy cut short) stopped every task
+    and every history view. It is kept aside, untouched, and the next reader begins a new record and says so;
+    the host records and lists the next task as usual."""
+    from native_support import HostProcess
+
+    damaged = b"SQLite format 3\x00" + b"\xde\xad" * 4000
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "tasks.sqlite3").write_bytes(damaged)
+    listed = tabpilot(home, "history")
+    assert listed.returncode == 0 and "No tasks recorded yet" in listed.stdout, listed.stderr
+    assert "damaged" in listed.stderr and "a new record begins" in listed.stderr
+    kept = list((home / "data").glob("tasks.sqlite3.damaged-*"))
+    assert [path.read_bytes() for path in kept if not path.name.endswith(("-wal", "-shm"))] == [damaged]
+
+    (home / "data" / "tasks.sqlite3").write_bytes(b"not a database at all" * 50)
+    host = HostProcess(home)
+    try:
+        assert host.request("history.list")["data"]["tasks"] == []
+    finally:
+        host.stop()
+    with TaskStore() as store:
+        store.start_task("Recorded after the damage")
+    assert "Recorded after the damage" in tabpilot(home, "history").stdout
+    assert "damaged" in (home / "log" / "host.log").read_text()
