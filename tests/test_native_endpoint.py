@@ -454,3 +454,32 @@ async def test_a_client_asking_again_before_its_answer_is_told_busy_not_refused(
     finally:
         await link.close()
     assert [r["task"] for r in extension.of_type("approval.request")] == ["One"]
+
+
+async def test_a_client_flooding_requests_is_told_busy_past_its_share(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """One connection cannot pile up unbounded work in the host (each request is a task, each tabs.* a request
+    to the extension): past 32 unanswered, a request is refused at once as busy, and answered ones free room."""
+    extension, host, endpoint = running
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)
+    decoder, replies = FrameDecoder(), []
+
+    async def read_until(count: int) -> None:
+        while len(replies) < count:
+            replies.extend(decoder.feed(await asyncio.wait_for(reader.read(1 << 16), 5)))
+
+    try:
+        writer.write(encode_frame({"type": "hello", "id": "h", "token": endpoint.address.read_token()}))
+        writer.write(b"".join(encode_frame({"type": "tabs.query", "id": f"q{n}"}) for n in range(40)))
+        await read_until(9)
+        assert [r["id"] for r in replies[1:]] == [f"q{n}" for n in range(32, 40)]
+        assert all(r["error"]["code"] == "busy" for r in replies[1:])
+        asked = await extension_request(extension, "tabs.query", 31)
+        assert len(extension.of_type("tabs.query")) == 32
+        host.receive({"type": "reply", "id": asked["id"], "ok": True, "data": {"tabs": []}})
+        await read_until(10)
+        writer.write(encode_frame({"type": "tabs.query", "id": "again"}))
+        await extension_request(extension, "tabs.query", 32)  # room again
+    finally:
+        writer.close()

@@ -57,6 +57,7 @@ TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.result")
 LOCAL_SOURCE = "mcp"
 PAGE_READ_TIMEOUT = 30.0
 MAX_HELLO_FRAME = 16 * 1024  # a hello is ~100 bytes; before it nothing larger is read
+MAX_IN_FLIGHT = 32  # requests of one connection answered at once (tabpilot mcp has a few); more are busy
 HELLO_WITHIN = 10.0  # seconds a new connection has to say hello (tabpilot mcp says it at once)
 
 
@@ -111,6 +112,7 @@ class LocalClient:
     started: set[str] = field(default_factory=set)  # every task it started: the ones it may stop
     opened_tabs: set[int] = field(default_factory=set)  # the tabs it opened: the ones it may close
     consented: list[str] = field(default_factory=list)  # task texts the person allowed, one task.start each
+    in_flight: int = 0  # its requests being answered
 
     def send(self, message: dict[str, Any]) -> None:
         if self.writer is not None and not self.writer.is_closing():
@@ -189,6 +191,11 @@ class LocalEndpoint:
                     if isinstance(frame, FrameError):
                         client.send(reply_error(frame.id, frame.message, "bad_request"))
                         continue
+                    if client.in_flight >= MAX_IN_FLIGHT:
+                        client.send(reply_error(request_id_of(frame), f"{MAX_IN_FLIGHT} requests of this connection "
+                                                "are still being answered; send more as their replies come", "busy"))
+                        continue
+                    client.in_flight += 1
                     handler = asyncio.get_running_loop().create_task(self._answer(client, frame))
                     self._handlers.add(handler)
                     handler.add_done_callback(self._handlers.discard)
@@ -256,6 +263,8 @@ class LocalEndpoint:
         except Exception as exc:
             log.exception("local %s failed", kind)
             reply = reply_error(request_id, f"{kind} failed: {exc}", "internal")
+        finally:
+            client.in_flight -= 1
         client.send(reply)
 
     async def _host_reply(self, client: LocalClient, frame: dict[str, Any]) -> dict[str, Any]:
