@@ -407,18 +407,21 @@ async def test_a_stranger_is_never_buffered_large_nor_kept_waiting_on(
 async def test_a_clients_name_in_the_question_is_one_visible_line_and_its_wait_is_bounded(
     running: tuple[Extension, NativeHost, LocalEndpoint],
 ) -> None:
-    """The person decides by the name the question shows: controls, bidi overrides and zero-width characters
-    cannot make one client read as another; a client's absurd timeout is kept to an hour."""
+    """The person decides by the name and the task the question shows: controls, bidi overrides and zero-width
+    characters cannot make one client read as another (they are dropped from a name) nor a task read other than
+    it is (shown as their codes); a client's absurd timeout is kept to an hour."""
     extension, host, _ = running
     link = HostLink("unit test", connect_wait=2)
     try:
         asking = asyncio.ensure_future(link.request(
-            "approval.ask", {"requester": "Evil\u202e\u200bedualC\x00\n Tool", "task": "t", "timeout": 1e300}))
+            "approval.ask", {"requester": "Evil\u202e\u200bedualC\x00\n Tool", "task": "Read news\u202e lla eteled\n2",
+                             "timeout": 1e300}))
         request = await answer_from_extension(host, extension, "deny", 0)
         assert (await asking)["decision"] == "deny"
     finally:
         await link.close()
     assert request["requester"] == "EviledualC Tool"
+    assert request["task"] == "Read news\\u202e lla eteled\n2"  # the card reads as the text the agent gets
     assert request["timeoutMs"] == 3_600_000
 
 

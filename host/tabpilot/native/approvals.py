@@ -15,6 +15,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ..textsafety import show_controls
 from .peer import RequestFailed
 
 log = logging.getLogger(__name__)
@@ -65,8 +66,10 @@ class Approvals:
         self._pending[approval_id] = future
         from .messages import ApprovalClosedPush, ApprovalRequestPush
 
-        request = ApprovalRequestPush(approval_id=approval_id, kind=kind, requester=requester, task=task,
-                                      tab_id=tab_id, timeout_ms=int(timeout * 1000))
+        # The person decides on the task as shown: a control or bidi override in it is shown as its code (it
+        # could otherwise make the card read differently from the text the agent gets).
+        request = ApprovalRequestPush(approval_id=approval_id, kind=kind, requester=requester,
+                                      task=show_controls(task), tab_id=tab_id, timeout_ms=int(timeout * 1000))
         decision: Decision = "deny"
         try:
             self._push(request.to_frame())
