@@ -158,3 +158,17 @@ def test_hostile_values_in_every_settings_and_config_field_get_a_clear_error_and
     settings = load_settings(home / "config" / "config.json")
     assert (settings.model, settings.base_url, settings.api_key) == ("gpt-good", "http://127.0.0.1:9/v1", None)
     assert settings.mask_patterns == [] and settings.allowed_domains == []
+
+
+def test_text_from_outside_can_neither_forge_a_log_line_nor_act_on_a_terminal_reading_the_log(home: Path) -> None:
+    host = HostProcess(home)
+    forged = "1.0\n2026-01-01 00:00:00,000 1 INFO tabpilot.native.host: task started by the user\x1b]0;owned\x07"
+    try:
+        assert host.request("hello", extensionVersion=forged)["ok"]
+        assert host.request("ping")["ok"]
+    finally:
+        host.stop()
+    log = (home / "log" / "host.log").read_text(encoding="utf-8")
+    assert "\x1b" not in log and "\x07" not in log
+    assert not any(line.startswith("2026-01-01") for line in log.splitlines())
+    assert "hello from extension 1.0\\n2026-01-01" in log and "\\x1b]0;owned\\x07" in log
