@@ -22,6 +22,7 @@ from tabpilot.native.codec import FrameDecoder, encode_frame
 from tabpilot.native.endpoint import EndpointAddress, LocalEndpoint
 from tabpilot.native.host import NativeHost
 from tabpilot.store.settings import Settings, save_settings
+from tabpilot.store.sites import allow_client, revoke
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets (the Windows pipe is untested)")
 
@@ -486,3 +487,40 @@ async def test_a_client_flooding_requests_is_told_busy_past_its_share(
         await extension_request(extension, "tabs.query", 32)  # room again
     finally:
         writer.close()
+
+
+async def test_a_local_program_reads_the_persons_own_tabs_only_when_always_allowed(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """page.read hands over a tab's text (their mail, their bank): a tab the client neither opened nor ran a
+    task in is read only for a client the person always allows, and a revoke counts at once."""
+    extension, host, _ = running
+    link = HostLink("Curious Tool", connect_wait=2)
+    try:
+        with pytest.raises(HostRefused) as named:
+            await link.request("page.read", {"tabId": 5})
+        assert named.value.code == "not_allowed" and "always allows it" in str(named.value)
+        reading = asyncio.ensure_future(link.request("page.read"))  # the active tab: found, then refused
+        query = await extension_request(extension, "tabs.query")
+        host.receive({"type": "reply", "id": query["id"], "ok": True, "data": {"tabs": [
+            {"tabId": 9, "url": "https://mail.example/inbox", "title": "Inbox", "active": True}]}})
+        with pytest.raises(HostRefused) as active:
+            await reading
+        assert active.value.code == "not_allowed" and "tab 9" in str(active.value)
+        assert extension.of_type("cdp.attach") == []  # no tab was touched
+
+        allow_client("Curious Tool")  # the person chose "Always allow for this client"
+        assert (await link.request("approval.ask", {"task": "anything"}))["decision"] == "always"
+        reading = asyncio.ensure_future(link.request("page.read", {"tabId": 5}))
+        attach = await extension_request(extension, "cdp.attach")
+        assert attach["tabId"] == 5
+        host.receive({"type": "reply", "id": attach["id"], "ok": False, "error": {"message": "No tab with id: 5."}})
+        with pytest.raises(HostRefused) as gone:
+            await reading
+        assert gone.value.code == "tab"
+        revoke("Curious Tool", client=True)
+        with pytest.raises(HostRefused) as revoked:
+            await link.request("page.read", {"tabId": 5})
+        assert revoked.value.code == "not_allowed"
+    finally:
+        await link.close()

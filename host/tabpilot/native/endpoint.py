@@ -111,6 +111,8 @@ class LocalClient:
     tasks: set[str] = field(default_factory=set)  # the ids of its running tasks (their pushes go to it)
     started: set[str] = field(default_factory=set)  # every task it started: the ones it may stop
     opened_tabs: set[int] = field(default_factory=set)  # the tabs it opened: the ones it may close
+    worked_tabs: set[int] = field(default_factory=set)  # the tabs its tasks worked in: with those, the ones it reads
+    always_for: set[str] = field(default_factory=set)  # requesters the person always allows, as answered here
     consented: list[str] = field(default_factory=list)  # task texts the person allowed, one task.start each
     in_flight: int = 0  # its requests being answered
 
@@ -287,6 +289,7 @@ class LocalEndpoint:
             task_id = str(reply["data"]["taskId"])
             client.tasks.add(task_id)  # before the reply is out: its pushes follow it
             client.started.add(task_id)
+            client.worked_tabs.add(request.tab_id)
         return reply
 
     async def _local(self, client: LocalClient, frame: dict[str, Any]) -> Any:
@@ -295,7 +298,7 @@ class LocalEndpoint:
         if kind in RELAYED:
             return await self._relay(client, kind, fields)
         if kind == "page.read":
-            return await self._read_page(frame.get("tabId"))
+            return await self._read_page(client, frame.get("tabId"))
         if kind == "approval.ask":
             requester = display_name(frame.get("requester"), client.name)
             task = frame.get("task")
@@ -304,6 +307,8 @@ class LocalEndpoint:
             verdict = await self.consent.ask(requester, task, timeout=frame.get("timeout"))
             if verdict.decision != "deny":
                 client.consented = [*client.consented, task][-KEEP_CONSENTS:]
+            if verdict.decision == "always":
+                client.always_for.add(requester)
             return {"decision": verdict.decision, "message": verdict.message}
         raise RequestFailed(f"unknown request {kind!r}", "bad_request")  # not reached: LOCAL_TYPES
 
@@ -338,9 +343,11 @@ class LocalEndpoint:
         except (LinkClosed, TimeoutError) as exc:
             raise RequestFailed(f"the extension did not answer {request.type}: {exc}", "link") from exc
 
-    async def _read_page(self, tab_id: Any) -> dict[str, Any]:
+    async def _read_page(self, client: LocalClient, tab_id: Any) -> dict[str, Any]:
         """The tab as the model sees it. A tab a task works in is not read here: detaching afterwards
-        would pull the debugger from under that task (its own steps show what it sees)."""
+        would pull the debugger from under that task (its own steps show what it sees). Any other tab of the
+        person's (their mail, their bank) is read only for a client they always allow: a tab the client opened
+        or its tasks worked in is its own."""
         from ..browser.errors import BrowserError
         from ..browser.state import get_state
         from .relay import RelayBrowser
@@ -356,6 +363,10 @@ class LocalEndpoint:
             if not active:
                 raise RequestFailed("no tab is active; name one (list_tabs shows them)", "tab")
             tab_id = active[0]
+        if tab_id not in client.opened_tabs | client.worked_tabs and not _always_allowed(client):
+            raise RequestFailed(f"tab {tab_id} is the person's own: a local program reads only the tabs it opened "
+                                "or ran a task in, unless the person always allows it (Always allow for this "
+                                "client, in the tabpilot popup when it asks about a task)", "not_allowed")
         browser = RelayBrowser(self.host.peer)
         try:
             tab = await browser.activate(str(tab_id), focus=False)
@@ -391,6 +402,16 @@ def _admit(client: LocalClient, request: TaskStart) -> None:
         raise RequestFailed("a local program's task works in its own tab and the tabs it opens, never in all the "
                             "user's tabs (experimentalIncludeAllTabs)", "not_allowed")
     client.consented.remove(request.task)
+
+
+def _always_allowed(client: LocalClient) -> bool:
+    """Whether the person still always allows this connection's client (read afresh: a revoke counts at once)."""
+    from ..store.sites import SiteError, client_allowed
+
+    try:
+        return any(client_allowed(name) for name in client.always_for)
+    except SiteError:
+        return False
 
 
 def _same_user(writer: asyncio.StreamWriter) -> bool:
