@@ -308,3 +308,96 @@ def test_the_error_that_ended_a_task_is_shown_once_as_its_result_in_its_language
     assert tabpilot(home, "config", "set", "language", "zh-CN").returncode == 0
     shown = tabpilot(home, "history", "show", task_id)
     assert shown.stdout.count("模型调用重试 3 次后仍然失败") == 1 and "The model call" not in shown.stdout, shown.stdout
+
+
+HOSTILE = "Sale\x1b[2J\x1b]0;owned\x07\rTotal: 0 \u202eSU 001\x9b1A\x00!"  # clear screen, retitle, CR, bidi, C1
+
+
+def test_what_a_page_or_model_wrote_is_shown_in_the_terminal_never_obeyed(home: Path) -> None:
+    """A page's title, a model's goal or its answer can carry escape sequences (clear the screen, retitle the
+    window, move the cursor back over lines) or a bidi override; `history` and `history show` print each
+    such character as its code, in every place a recorded text appears."""
+    with TaskStore() as store:
+        task_id = store.start_task("Check " + HOSTILE, url="https://shop.example/" + HOSTILE)
+        store.append_event(task_id, {"type": "step", "stepIndex": 0,
+                                     "reflection": {"next_goal": HOSTILE, "evaluation_previous_goal": HOSTILE},
+                                     "action": {"name": "click", "input": {"why": HOSTILE}, "output": HOSTILE}})
+        store.append_event(task_id, {"type": "observation", "content": HOSTILE})
+        store.append_event(task_id, {"type": "user_takeover", "actions": [HOSTILE], "note": HOSTILE})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": HOSTILE})
+    listed, shown = tabpilot(home, "history"), tabpilot(home, "history", "show", task_id)
+    assert listed.returncode == 0 and shown.returncode == 0
+    for output in (listed.stdout, shown.stdout):
+        assert not any(c in output for c in "\x1b\x07\r\x00\x9b\u202e"), repr(output)
+        assert "\\x1b[2J\\x1b]0;owned\\x07" in output
+    # the task, its url, the goal, the evaluation, the action's input and result, the observation, the user's
+    # action and note, the task's result
+    assert shown.stdout.count("\\u202e") == 10
+    exported = json.loads(tabpilot(home, "history", "export", task_id).stdout)
+    assert exported["data"] == HOSTILE  # the export keeps the text as it was (JSON escapes it)
+
+
+def test_a_damaged_row_hides_nothing_else_in_the_record(home: Path) -> None:
+    """A disk error or a hand edit damages one event, one result, one number: the rest of that task and every
+    other task still read, in the popup (the host's history.*) and in the terminal, with the damage said."""
+    from native_support import HostProcess
+
+    with TaskStore() as store:
+        ids = []
+        for n in range(3):
+            task_id = store.start_task(f"Task {n}", url="https://a.example")
+            store.append_event(task_id, {"type": "observation", "content": f"first of {n}"})
+            store.append_event(task_id, {"type": "observation", "content": f"second of {n}"})
+            store.finish_task(task_id, status="completed", result={"success": True, "data": f"done {n}"})
+            ids.append(task_id)
+    with sqlite3.connect(home / "data" / "tasks.sqlite3") as db:
+        db.execute("UPDATE events SET body = '{not json' WHERE task_id = ? AND seq = 0", (ids[0],))
+        db.execute("UPDATE events SET body = '[1, 2]' WHERE task_id = ? AND seq = 1", (ids[0],))
+        db.execute("UPDATE tasks SET result = '{half' WHERE id = ?", (ids[1],))
+        db.execute("UPDATE tasks SET steps = 'many', started_at = 'yesterday' WHERE id = ?", (ids[2],))
+
+    listed = tabpilot(home, "history")
+    assert listed.returncode == 0 and all(f"Task {n}" in listed.stdout for n in range(3)), listed.stderr
+    shown = tabpilot(home, "history", "show", ids[0])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("damaged in the record") == 2 and "Result (success): done 0" in shown.stdout
+    for task_id in ids:
+        exported = tabpilot(home, "history", "export", task_id)
+        assert exported.returncode == 0 and "Traceback" not in exported.stderr, exported.stderr
+    assert json.loads(tabpilot(home, "history", "export", ids[1]).stdout)["history"][1]["content"] == "second of 1"
+
+    host = HostProcess(home)
+    try:
+        assert len(host.request("history.list")["data"]["tasks"]) == 3
+        events = host.request("history.get", taskId=ids[0])["data"]["events"]
+        assert [event.get("damaged", False) for event in events] == [True, True]
+        assert host.request("history.get", taskId=ids[1])["data"]["events"][0]["content"] == "first of 1"
+    finally:
+        host.stop()
+
+
+def test_a_database_that_is_no_database_is_kept_aside_and_a_new_record_begins(home: Path) -> None:
+    """A record file that is no SQLite database any more (a disk error, a copy cut short) stopped every task
+    and every history view. It is kept aside, untouched, and the next reader begins a new record and says so;
+    the host records and lists the next task as usual."""
+    from native_support import HostProcess
+
+    damaged = b"SQLite format 3\x00" + b"\xde\xad" * 4000
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "tasks.sqlite3").write_bytes(damaged)
+    listed = tabpilot(home, "history")
+    assert listed.returncode == 0 and "No tasks recorded yet" in listed.stdout, listed.stderr
+    assert "damaged" in listed.stderr and "a new record begins" in listed.stderr
+    kept = list((home / "data").glob("tasks.sqlite3.damaged-*"))
+    assert [path.read_bytes() for path in kept if not path.name.endswith(("-wal", "-shm"))] == [damaged]
+
+    (home / "data" / "tasks.sqlite3").write_bytes(b"not a database at all" * 50)
+    host = HostProcess(home)
+    try:
+        assert host.request("history.list")["data"]["tasks"] == []
+    finally:
+        host.stop()
+    with TaskStore() as store:
+        store.start_task("Recorded after the damage")
+    assert "Recorded after the damage" in tabpilot(home, "history").stdout
+    assert "damaged" in (home / "log" / "host.log").read_text()

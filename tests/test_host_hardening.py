@@ -115,3 +115,60 @@ def test_a_step_with_absurd_token_counts_is_stored(tmp_path: Path) -> None:
     assert [event["stepIndex"] for event in record.events] == [0, 1]
     assert record.events[0]["usage"]["promptTokens"] == 10**30  # the event as it came
     assert record.summary.prompt_tokens == 10**12 + 5  # the totals clamped
+
+
+def test_hostile_values_in_every_settings_and_config_field_get_a_clear_error_and_change_nothing(home: Path) -> None:
+    """The real host, fed what a broken or hostile sender could put in the popup's and a page's fields: a
+    10 MB string, NUL and other controls, a bidi override, a newline in a key, thousands of entries. Each is
+    refused with the field's name and the rule; nothing is saved; the host serves on; a sane value still works."""
+    host = HostProcess(home)
+    huge = "m" * (10 * 1024 * 1024)
+    refused = {
+        "model": [huge, "gpt\x00mini", "gpt\u202eini"],
+        "baseURL": ["http://127.0.0.1:9/v1\r\nX-Injected: 1", "http://" + "a" * 3000 + ".example", "http://[::1/v1",
+                    "http://127.0.0.1:99999/v1", "javascript:alert(1)"],
+        "apiKey": ["sk-abc\ndef", "k" * 5000],
+        "maskPatterns": [["x" * 2000], [f"word{n}" for n in range(1500)]],
+        "allowedDomains": [[f"d{n}.example" for n in range(1500)]],
+    }
+    try:
+        assert host.request("settings.set", model="gpt-good", baseURL="http://127.0.0.1:9/v1")["ok"]
+        answers = [(field, host.request("settings.set", timeout=60, **{field: value}))
+                   for field, values in refused.items() for value in values]
+        page = host.request("task.start", task="t", tabId=1, source="page", origin="https://a.example",
+                            config={"baseURL": "http://127.0.0.1:9/v1", "model": "m", "systemInstruction": huge})
+        page_url = host.request("task.start", task="t", tabId=1, source="page", origin="https://a.example",
+                                config={"baseURL": "javascript:alert(1)", "model": "m"})
+        probe = host.request("settings.test", baseURL="http://[::1/v1", model="m")
+        site = host.request("sites.allow", origin="https://a\x00b.example")
+        assert host.request("ping")["ok"]
+    finally:
+        host.stop()
+    for field, answer in answers:
+        assert answer["ok"] is False and answer["error"]["code"] == "bad_request", (field, str(answer)[:300])
+        message = answer["error"]["message"]
+        assert len(message) < 500 and any(rule in message for rule in ("one line", "at most", "http:// or https://")
+                                          ), (field, message)
+    assert page["ok"] is False and page["error"]["code"] == "bad_request"
+    assert "systemInstruction" in page["error"]["message"] and len(page["error"]["message"]) < 500
+    assert site["ok"] is False and "not a web origin" in site["error"]["message"]
+    for bad_url in (page_url, probe):  # refused as the field it is, not failing later as an internal error
+        assert bad_url["ok"] is False and bad_url["error"]["code"] == "bad_request", bad_url
+        assert "baseURL" in bad_url["error"]["message"] and "http:// or https://" in bad_url["error"]["message"]
+    settings = load_settings(home / "config" / "config.json")
+    assert (settings.model, settings.base_url, settings.api_key) == ("gpt-good", "http://127.0.0.1:9/v1", None)
+    assert settings.mask_patterns == [] and settings.allowed_domains == []
+
+
+def test_text_from_outside_can_neither_forge_a_log_line_nor_act_on_a_terminal_reading_the_log(home: Path) -> None:
+    host = HostProcess(home)
+    forged = "1.0\n2026-01-01 00:00:00,000 1 INFO tabpilot.native.host: task started by the user\x1b]0;owned\x07"
+    try:
+        assert host.request("hello", extensionVersion=forged)["ok"]
+        assert host.request("ping")["ok"]
+    finally:
+        host.stop()
+    log = (home / "log" / "host.log").read_text(encoding="utf-8")
+    assert "\x1b" not in log and "\x07" not in log
+    assert not any(line.startswith("2026-01-01") for line in log.splitlines())
+    assert "hello from extension 1.0\\n2026-01-01" in log and "\\x1b]0;owned\\x07" in log

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import struct
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,8 @@ from tabpilot.mcp.hostlink import NO_HOST, HostGone, HostLink, HostRefused, Host
 from tabpilot.native.codec import FrameDecoder, encode_frame
 from tabpilot.native.endpoint import EndpointAddress, LocalEndpoint
 from tabpilot.native.host import NativeHost
+from tabpilot.store.settings import Settings, save_settings
+from tabpilot.store.sites import allow_client, revoke_client
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets (the Windows pipe is untested)")
 
@@ -297,3 +300,227 @@ async def test_consent_with_nobody_answering_is_a_deny_that_says_what_to_do(
 def test_endpoint_address_lives_in_the_runtime_folder(home: Path) -> None:
     address = EndpointAddress.for_this_user()
     assert Path(address.socket) == home / "run" / "host.sock" and address.token_file == home / "run" / "host.token"
+
+
+# --- what a local program may do without the person ----------------------------------------------------------
+async def extension_request(extension: Extension, kind: str, seen: int = 0) -> dict[str, Any]:
+    """The next request of `kind` the host sent the extension (after `seen` of them)."""
+    for _ in range(250):
+        if len(extension.of_type(kind)) > seen:
+            return extension.of_type(kind)[seen]
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the host sent no {kind}: {extension.frames}")
+
+
+async def test_a_local_program_starts_only_a_task_the_person_allowed_and_once_per_yes(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """Any program of this user can read the token; the person's yes is checked by the host, not left to the
+    client: a task.start without it (or for another task, or over all tabs) never reaches the browser."""
+    extension, host, _ = running
+    save_settings(Settings(base_url="http://127.0.0.1:9/v1", model="m"))  # nothing but consent stops a task
+    link = HostLink("Quiet Tool", connect_wait=2)
+    try:
+        with pytest.raises(HostRefused) as silent:
+            await link.request("task.start", {"task": "Send my files", "tabId": 7})
+        assert silent.value.code == "not_allowed" and "approval.ask" in str(silent.value)
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Quiet Tool", "task": "Read news"}))
+        await answer_from_extension(host, extension, "once", 0)
+        assert (await asking)["decision"] == "once"
+        with pytest.raises(HostRefused) as other:  # the yes was for another task
+            await link.request("task.start", {"task": "Send my files", "tabId": 7})
+        assert other.value.code == "not_allowed"
+        with pytest.raises(HostRefused) as all_tabs:
+            await link.request("task.start", {"task": "Read news", "tabId": 7,
+                                              "config": {"experimentalIncludeAllTabs": True}})
+        assert all_tabs.value.code == "not_allowed" and "experimentalIncludeAllTabs" in str(all_tabs.value)
+        assert extension.of_type("cdp.attach") == []  # none of it reached the browser
+
+        starting = asyncio.ensure_future(link.request("task.start", {"task": "Read news", "tabId": 7}))
+        attach = await extension_request(extension, "cdp.attach")  # the allowed one goes to the browser
+        assert attach["tabId"] == 7
+        host.receive({"type": "reply", "id": attach["id"], "ok": False, "error": {"message": "No tab with id: 7."}})
+        with pytest.raises(HostRefused) as gone:
+            await starting
+        assert gone.value.code == "tab"
+        with pytest.raises(HostRefused) as spent:  # one yes, one task
+            await link.request("task.start", {"task": "Read news", "tabId": 7})
+        assert spent.value.code == "not_allowed"
+    finally:
+        await link.close()
+    assert len(extension.of_type("cdp.attach")) == 1
+
+
+async def test_a_local_program_stops_and_closes_only_what_it_started(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    extension, host, _ = running
+    link = HostLink("Quiet Tool", connect_wait=2)
+    try:
+        for fields in ({}, {"taskId": "someone-elses"}):
+            with pytest.raises(HostRefused) as stop:
+                await link.request("task.stop", fields)
+            assert stop.value.code == "not_allowed" and "only its own tasks" in str(stop.value)
+        with pytest.raises(HostRefused) as close:
+            await link.request("tabs.close", {"tabId": 3})
+        assert close.value.code == "not_allowed" and "only the tabs it opened" in str(close.value)
+        assert extension.frames == []
+
+        creating = asyncio.ensure_future(link.request("tabs.create", {"url": "about:blank"}))
+        create = await extension_request(extension, "tabs.create")
+        host.receive({"type": "reply", "id": create["id"], "ok": True,
+                      "data": {"tab": {"tabId": 12, "url": "about:blank", "title": "", "active": True}}})
+        assert (await creating)["tab"]["tabId"] == 12
+        closing = asyncio.ensure_future(link.request("tabs.close", {"tabId": 12}))
+        close_request = await extension_request(extension, "tabs.close")
+        host.receive({"type": "reply", "id": close_request["id"], "ok": True, "data": {}})
+        assert await closing == {}
+        assert close_request["tabId"] == 12
+    finally:
+        await link.close()
+
+
+async def test_a_stranger_is_never_buffered_large_nor_kept_waiting_on(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """Before its hello a connection may send nothing large (a 50 MB frame is refused at its header, not
+    read into memory), and one that says nothing is closed: neither holds the host's memory or a handler."""
+    extension, _, endpoint = running
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)
+    try:
+        writer.write(struct.pack("=I", 50 * 1024 * 1024) + b"{" * 4096)
+        await writer.drain()
+        reply = FrameDecoder().feed(await asyncio.wait_for(reader.read(1 << 16), 5))[0]
+        assert isinstance(reply, dict) and reply["error"]["code"] == "unauthorized"
+        assert await asyncio.wait_for(reader.read(1), 5) == b""  # and closed
+    finally:
+        writer.close()
+
+    endpoint.hello_within = 0.3
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)
+    try:
+        assert await asyncio.wait_for(reader.read(1), 5) == b""  # said nothing: closed
+    finally:
+        writer.close()
+    assert extension.frames == []
+
+
+async def test_a_clients_name_in_the_question_is_one_visible_line_and_its_wait_is_bounded(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """The person decides by the name and the task the question shows: controls, bidi overrides and zero-width
+    characters cannot make one client read as another (they are dropped from a name) nor a task read other than
+    it is (shown as their codes); a client's absurd timeout is kept to an hour."""
+    extension, host, _ = running
+    link = HostLink("unit test", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(link.request(
+            "approval.ask", {"requester": "Evil\u202e\u200bedualC\x00\n Tool", "task": "Read news\u202e lla eteled\n2",
+                             "timeout": 1e300}))
+        request = await answer_from_extension(host, extension, "deny", 0)
+        assert (await asking)["decision"] == "deny"
+    finally:
+        await link.close()
+    assert request["requester"] == "EviledualC Tool"
+    assert request["task"] == "Read news\\u202e lla eteled\n2"  # the card reads as the text the agent gets
+    assert request["timeoutMs"] == 3_600_000
+
+
+async def test_an_id_that_is_no_id_is_not_echoed_back(running: tuple[Extension, NativeHost, LocalEndpoint]) -> None:
+    _, _, endpoint = running
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)
+    decoder, replies = FrameDecoder(), []
+    try:
+        writer.write(encode_frame({"type": "hello", "id": "h", "token": endpoint.address.read_token()}))
+        for odd in ({"echo": "x" * 1000}, True, [1]):
+            writer.write(encode_frame({"type": "task.list", "id": odd}))
+        while len(replies) < 4:
+            replies += decoder.feed(await asyncio.wait_for(reader.read(1 << 16), 5))
+    finally:
+        writer.close()
+    assert replies[0]["ok"] and replies[0]["id"] == "h"
+    assert [(r["id"], r["ok"], r["error"]["code"]) for r in replies[1:]] == [(None, False, "bad_request")] * 3
+
+
+async def test_a_client_asking_again_before_its_answer_is_told_busy_not_refused(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    extension, host, _ = running
+    link = HostLink("Eager Tool", connect_wait=2)
+    try:
+        first = asyncio.ensure_future(link.request("approval.ask", {"task": "One"}))
+        await extension_request(extension, "approval.request")
+        with pytest.raises(HostRefused) as again:
+            await link.request("approval.ask", {"task": "Two"})
+        assert again.value.code == "busy" and "one at a time" in str(again.value)
+        await answer_from_extension(host, extension, "once", 0)
+        assert (await first)["decision"] == "once"
+    finally:
+        await link.close()
+    assert [r["task"] for r in extension.of_type("approval.request")] == ["One"]
+
+
+async def test_a_client_flooding_requests_is_told_busy_past_its_share(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """One connection cannot pile up unbounded work in the host (each request is a task, each tabs.* a request
+    to the extension): past 32 unanswered, a request is refused at once as busy, and answered ones free room."""
+    extension, host, endpoint = running
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)
+    decoder, replies = FrameDecoder(), []
+
+    async def read_until(count: int) -> None:
+        while len(replies) < count:
+            replies.extend(decoder.feed(await asyncio.wait_for(reader.read(1 << 16), 5)))
+
+    try:
+        writer.write(encode_frame({"type": "hello", "id": "h", "token": endpoint.address.read_token()}))
+        writer.write(b"".join(encode_frame({"type": "tabs.query", "id": f"q{n}"}) for n in range(40)))
+        await read_until(9)
+        assert [r["id"] for r in replies[1:]] == [f"q{n}" for n in range(32, 40)]
+        assert all(r["error"]["code"] == "busy" for r in replies[1:])
+        asked = await extension_request(extension, "tabs.query", 31)
+        assert len(extension.of_type("tabs.query")) == 32
+        host.receive({"type": "reply", "id": asked["id"], "ok": True, "data": {"tabs": []}})
+        await read_until(10)
+        writer.write(encode_frame({"type": "tabs.query", "id": "again"}))
+        await extension_request(extension, "tabs.query", 32)  # room again
+    finally:
+        writer.close()
+
+
+async def test_a_local_program_reads_the_persons_own_tabs_only_when_always_allowed(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """page.read hands over a tab's text (their mail, their bank): a tab the client neither opened nor ran a
+    task in is read only for a client the person always allows, and a revoke counts at once."""
+    extension, host, _ = running
+    link = HostLink("Curious Tool", connect_wait=2)
+    try:
+        with pytest.raises(HostRefused) as named:
+            await link.request("page.read", {"tabId": 5})
+        assert named.value.code == "not_allowed" and "always allows it" in str(named.value)
+        reading = asyncio.ensure_future(link.request("page.read"))  # the active tab: found, then refused
+        query = await extension_request(extension, "tabs.query")
+        host.receive({"type": "reply", "id": query["id"], "ok": True, "data": {"tabs": [
+            {"tabId": 9, "url": "https://mail.example/inbox", "title": "Inbox", "active": True}]}})
+        with pytest.raises(HostRefused) as active:
+            await reading
+        assert active.value.code == "not_allowed" and "tab 9" in str(active.value)
+        assert extension.of_type("cdp.attach") == []  # no tab was touched
+
+        allow_client("Curious Tool")  # the person chose "Always allow for this client"
+        assert (await link.request("approval.ask", {"task": "anything"}))["decision"] == "always"
+        reading = asyncio.ensure_future(link.request("page.read", {"tabId": 5}))
+        attach = await extension_request(extension, "cdp.attach")
+        assert attach["tabId"] == 5
+        host.receive({"type": "reply", "id": attach["id"], "ok": False, "error": {"message": "No tab with id: 5."}})
+        with pytest.raises(HostRefused) as gone:
+            await reading
+        assert gone.value.code == "tab"
+        revoke_client("Curious Tool")
+        with pytest.raises(HostRefused) as revoked:
+            await link.request("page.read", {"tabId": 5})
+        assert revoked.value.code == "not_allowed"
+    finally:
+        await link.close()

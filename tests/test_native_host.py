@@ -48,6 +48,10 @@ BAD_FRAMES = [
     (json.dumps({"type": "history.list", "id": "a5", "limit": 0}).encode(), "a5", "limit"),
     (json.dumps({"type": "history.get", "id": "a6"}).encode(), "a6", "taskId"),
     (json.dumps({"type": "settings.set", "id": "a7", "maxSteps": "many"}).encode(), "a7", "maxSteps"),
+    # an id that is no id is not echoed back as one (`true` was answered as id 1, and ok)
+    (json.dumps({"type": "ping", "id": True}).encode(), None, "field 'id"),
+    (json.dumps({"type": "task.list", "id": {"echo": "me"}}).encode(), None, "field 'id"),
+    (json.dumps({"type": "settings.get", "id": 1.5}).encode(), None, "field 'id"),
     # chunking is host → extension only (PROTOCOL.md): the extension never sends a chunk
     (json.dumps({"type": "chunk", "chunkId": "z", "index": 0, "count": 2, "data": ""}).encode(), None,
      "unknown message type 'chunk'"),

@@ -142,6 +142,8 @@ def test_page_agents_token_counts_as_allowed_with_no_further_grant(host: HostPro
     token = host.request("sites.list")["data"]["token"]
     wrong = start(host, origin=ORIGIN, config=OWN_MODEL, pageToken=token[:-1] + ("x" if token[-1] != "x" else "y"))
     assert wrong["error"]["code"] == "not_allowed"
+    for odd in ("jeton-é", "\u202e" + token, "\x00"):  # a page's token is any text: refused, not a crash
+        assert start(host, origin=ORIGIN, config=OWN_MODEL, pageToken=odd)["error"]["code"] == "not_allowed"
     no_model = start(host, origin=ORIGIN, config={}, pageToken=token)
     assert no_model["error"]["code"] == "not_allowed" and "--use-my-model" in no_model["error"]["message"]
     host.send({"type": "task.start", "id": "k1", "task": "Fill", "tabId": 7, "source": "page", "origin": ORIGIN,
@@ -153,3 +155,33 @@ def test_page_agents_token_counts_as_allowed_with_no_further_grant(host: HostPro
     assert renewed != token and [m for m in host.unclaimed if m.get("type") == "sites.changed"][-1]["token"] == renewed
     old = start(host, origin=ORIGIN, config=OWN_MODEL, pageToken=token)
     assert old["error"]["code"] == "not_allowed"  # pages holding the old token lost access
+
+
+def test_one_question_per_requester_at_a_time() -> None:
+    """A page or a local program that asks again before its question is answered is told `busy`: the person
+    is not buried under cards and notifications. Another requester is asked as usual, and once answered the
+    first may ask again."""
+    pushed: list[dict[str, Any]] = []
+
+    async def answer_all(approvals: Approvals) -> None:
+        await asyncio.sleep(0.05)
+        for request in [m for m in pushed if m["type"] == "approval.request"]:
+            approvals.answer(request["approvalId"], "once")
+
+    async def scenario() -> RequestFailed:
+        approvals = Approvals(pushed.append, timeout=5)
+        first = asyncio.ensure_future(approvals.ask("page", ORIGIN, "One"))
+        other = asyncio.ensure_future(approvals.ask("page", "https://other.example", "Mine"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(RequestFailed) as again:
+            await approvals.ask("page", ORIGIN, "Two")
+        await answer_all(approvals)
+        assert await asyncio.gather(first, other) == ["once", "once"]
+        third = asyncio.ensure_future(approvals.ask("page", ORIGIN, "Three"))
+        await answer_all(approvals)
+        assert await third == "once"
+        return again.value
+
+    busy = asyncio.run(scenario())
+    assert busy.code == "busy" and ORIGIN in str(busy) and "one at a time" in str(busy)
+    assert [m["task"] for m in pushed if m["type"] == "approval.request"] == ["One", "Mine", "Three"]

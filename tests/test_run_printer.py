@@ -45,3 +45,17 @@ def test_a_takeover_is_told_to_the_user_who_took_over_not_as_the_model_reads_it(
                                                   "没有记录到你的操作。你的留言：done\n")
     clicked = _takeover_line("en-US", reason="implicit", actions=[{"kind": "click", "target": 'button "Pay"'}])
     assert clicked == '  ✋ You took the controls (you used the page while the agent worked): clicked button "Pay"\n'
+
+
+def test_what_the_model_or_page_wrote_is_printed_never_obeyed() -> None:
+    """`tabpilot run` prints each step as it happens: an escape sequence or bidi override in a goal or a
+    result (a page's title the model repeated) is shown as its code, not run by the terminal."""
+    from tabpilot.taskrun.events import RunEvent
+
+    hostile = "Done\x1b[2J\x1b]0;owned\x07\r\u202eSU 001"
+    out = io.StringIO()
+    RunPrinter(out, "en-US")(RunEvent({"type": "step", "stepIndex": 0, "reflection": {"next_goal": hostile},
+                                       "action": {"name": "click", "input": {"index": 1}, "output": hostile}}))
+    printed = out.getvalue()
+    assert not any(c in printed for c in "\x1b\x07\r\u202e"), repr(printed)
+    assert printed.count("\\x1b[2J\\x1b]0;owned\\x07\\r\\u202eSU 001") == 1  # the goal (the result's line joins \r)

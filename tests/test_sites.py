@@ -4,6 +4,7 @@ Browser-free; a temporary TABPILOT_HOME."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import stat
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tabpilot.store import sites
+from tabpilot.store.settings import load_settings, update_settings
 
 
 @pytest.fixture
@@ -28,6 +30,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("http://localhost:80", "http://localhost"),
     ("https://app.example.com:8443", "https://app.example.com:8443"),
     ("http://[::1]:9000/x", "http://[::1]:9000"),
+    ("https://Bücher.example", "https://xn--bcher-kva.example"),  # Chromium reports the punycode
+    ("http://intranet:8080", "http://intranet:8080"),
 ])
 def test_an_origin_is_written_as_the_browser_reports_it(given: str, origin: str) -> None:
     assert sites.normalize_origin(given) == origin
@@ -40,6 +44,10 @@ def test_an_origin_is_written_as_the_browser_reports_it(given: str, origin: str)
     ("https://*.example.com", "wildcards"),
     ("https://user:pw@example.com", "user name"),
     ("http://example.com:99999", "Port"),
+    ("https://a\x00b.example", "not a web origin"),  # no origin a browser reports holds these
+    ("https://app.exa mple.com", "not a web origin"),
+    ("https://ex\u202eelpmaxe.com", "not a web origin"),
+    ("https://a..example", "not a web origin"),
 ])
 def test_what_is_not_an_exact_web_origin_is_refused_saying_why(given: str, says: str) -> None:
     with pytest.raises(sites.SiteError) as info:
@@ -121,3 +129,33 @@ def test_mcp_clients_always_allowed_are_kept_listed_and_revoked(home: Path) -> N
     assert not sites.client_allowed("Claude Desktop")
     missing = cli(home, "revoke-client", "Claude Desktop")
     assert missing.returncode == 1 and "was not always allowed" in missing.stderr
+
+
+def _allow_client_together(start: object, name: str) -> None:
+    start.wait()  # type: ignore[attr-defined]
+    sites.allow_client(name)
+
+
+def _set_together(start: object, key: str, value: object) -> None:
+    start.wait()  # type: ignore[attr-defined]
+    update_settings({key: value})
+
+
+def test_changes_made_at_the_same_moment_by_several_processes_are_all_kept(home: Path) -> None:
+    """The host, `tabpilot config` / `tabpilot sites` and every `tabpilot mcp` change the same files: two
+    MCP clients allowed at once, or a setting saved in the popup while one is set in a terminal, each kept."""
+    context = multiprocessing.get_context("spawn")  # fresh interpreters, as separate commands are
+    names = [f"Client {n}" for n in range(6)]
+    changes = {"model": "m", "maxSteps": 7, "maskEmails": True, "maskPhones": True, "maskIbans": True,
+               "askBefore": "every"}
+    start = context.Barrier(len(names) + len(changes))
+    workers = [context.Process(target=_allow_client_together, args=(start, name)) for name in names]
+    workers += [context.Process(target=_set_together, args=(start, key, value)) for key, value in changes.items()]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert sorted(client.name for client in sites.load_sites().mcp_clients) == names
+    saved = load_settings().model_dump(by_alias=True)
+    assert {key: saved[key] for key in changes} == changes

@@ -362,11 +362,18 @@ def test_a_database_from_a_newer_version_is_refused_clearly(home: Path) -> None:
         TaskStore(path)
 
 
-def test_a_file_that_is_not_a_database_is_refused_clearly(home: Path) -> None:
+def test_a_file_that_is_not_a_database_is_kept_aside_and_one_that_cannot_be_opened_is_refused_clearly(
+    home: Path,
+) -> None:
     path = home / "garbage.sqlite3"
     path.write_bytes(b"this is not sqlite" * 100)
+    with TaskStore(path) as store:  # kept aside (test_history_cli shows what the user is told)
+        assert store.set_aside is not None and store.set_aside.read_bytes() == b"this is not sqlite" * 100
+        assert store.list_tasks() == []
+    folder = home / "a-folder.sqlite3"
+    folder.mkdir()
     with pytest.raises(StoreError, match="cannot open the task database"):
-        TaskStore(path)
+        TaskStore(folder)
 
 
 def test_scrubbing_leaves_ordinary_text_alone() -> None:

@@ -403,6 +403,7 @@ EN_US: dict[str, str] = {
     "history.ambiguous": "task id {prefix!r} is ambiguous: it could be {ids}",
     "history.still_running": "task {task_id} is still running; stop it before deleting it",
     "history.cannot_open": "cannot open the task database {path}: {reason}",
+    "history.set_aside": "The task database was damaged: it is kept as {path} and a new record begins.",
     "timeline.no_tasks": "No tasks recorded yet. Run one with `tabpilot run TASK` or from the extension's popup.",
     "timeline.column.id": "ID",
     "timeline.column.started": "STARTED",
@@ -465,6 +466,9 @@ EN_US: dict[str, str] = {
     "setting.at_most": "must be at most {limit}",
     "setting.more_than": "must be more than {limit}",
     "setting.url": "must be an http:// or https:// URL, e.g. https://api.openai.com/v1",
+    "setting.one_line": "must be one line of visible characters (no control or direction-changing characters)",
+    "setting.too_long": "must be at most {limit} characters",
+    "setting.too_many": "may hold at most {limit} entries",
     "domains.not_domain": (
         "{text!r} is not a domain: give a host name with a dot (example.com), localhost or an IP address"
     ),
@@ -955,6 +959,7 @@ ZH_CN: dict[str, str] = {
     "history.ambiguous": "任务 ID {prefix!r} 不明确：可能是 {ids}",
     "history.still_running": "任务 {task_id} 仍在运行；请先停止它再删除",
     "history.cannot_open": "无法打开任务数据库 {path}：{reason}",
+    "history.set_aside": "任务数据库已损坏：原文件保留为 {path}，并开始新的记录。",
     "timeline.no_tasks": "还没有记录任何任务。可用 `tabpilot run TASK` 或在扩展的弹出窗口中运行一个。",
     "timeline.column.id": "编号",
     "timeline.column.started": "开始时间",
@@ -1017,6 +1022,9 @@ ZH_CN: dict[str, str] = {
     "setting.at_most": "不能大于 {limit}",
     "setting.more_than": "必须大于 {limit}",
     "setting.url": "必须是 http:// 或 https:// 开头的网址，例如 https://api.openai.com/v1",
+    "setting.one_line": "必须是一行可见字符（不能含控制字符或改变文字方向的字符）",
+    "setting.too_long": "不能超过 {limit} 个字符",
+    "setting.too_many": "最多 {limit} 项",
     "domains.not_domain": "{text!r} 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址",
     "domains.not_list": "应为域名列表，例如 example.com, shop.example",
     "setting.not_pattern": "{pattern} 不是有效的正则表达式：{reason}",
@@ -1462,6 +1470,8 @@ def value_problem(item: Mapping[str, Any], choices: tuple[object, ...] = ()) -> 
     if kind in bounds and bounds[kind][0] in ctx:
         limit, key = ctx[bounds[kind][0]], bounds[kind][1]
         return Words(key, limit=f"{limit:g}" if isinstance(limit, float) else limit)
+    if kind in ("string_too_long", "too_long") and "max_length" in ctx:
+        return Words("setting.too_long" if kind == "string_too_long" else "setting.too_many", limit=ctx["max_length"])
     message = str(item["msg"]).removeprefix("Value error, ")
     return Words("setting.other", message=f"{message[:1].lower()}{message[1:]}")
 

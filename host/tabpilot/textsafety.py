@@ -60,3 +60,15 @@ def clean_json(value: Any) -> Any:
                 elif isinstance(child, dict | list):
                     stack.append(child)
     return value
+
+
+# C0 and C1 controls but the line feed and tab, and the bidi controls that reorder a line as it is shown.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def show_controls(text: str) -> str:
+    """Text from a page, a model or a local program as a person reads it (a terminal, a question's card):
+    each control character shown as its code (`\\x1b`, `\\u202e`), never obeyed. An escape sequence in a
+    page's title could otherwise clear the screen, retitle the window or rewrite lines already printed; a
+    bidi override could make a line read differently from the text behind it."""
+    return _UNPRINTABLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)

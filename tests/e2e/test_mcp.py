@@ -698,12 +698,15 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
 ) -> None:
     """An MCP server killed mid-task (its client quit): nobody is left to hear the end, so it stops."""
     from tabpilot.mcp.hostlink import HostLink
+    from tabpilot.store.sites import allow_client
 
     problems: list[str] = []
     llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
     await configure(harness, llm)
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
     link = HostLink("a server about to die")
+    allow_client("a server about to die")  # as `--approve always` does: the host starts only an allowed task
+    assert (await link.request("approval.ask", {"task": "Sign up, then hang"}))["decision"] == "always"
     tab = (await link.request("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
     task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab,
                                                  "url": e2e_pages.url("form.html?orphan")}))["taskId"]

@@ -103,7 +103,7 @@ def _show(view: dict[str, object], path: str, language: Language) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from .. import paths
-    from ..store.settings import SettingsError, apply_changes, load_settings, public_view, save_settings
+    from ..store.settings import SettingsError, load_settings, public_view, update_settings
     from .run import terminal_language
 
     language = terminal_language()
@@ -128,14 +128,14 @@ def run(args: argparse.Namespace) -> int:
                     return fail("config", say("config.no_key", language), language)
             elif value is None:
                 return fail("config", say("config.give_value", language, key=args.key), language)
-            save_settings(apply_changes(settings, {args.key: value}))
+            update_settings({args.key: value})
             shown = public_view(load_settings())
             language = terminal_language()  # `config set language zh-CN` answers in the language just chosen
             print(say("config.set", language, key=args.key, value=_show_value(shown, args.key, language)))
             if args.key == "debug-capture" and shown["debugCapture"]:
                 print(say("config.debug_on", language))
         elif action == "unset":
-            save_settings(apply_changes(settings, {args.key: None}))
+            update_settings({args.key: None})
             shown = public_view(load_settings())
             language = terminal_language()
             print(say("config.reset", language, key=args.key, value=_show_value(shown, args.key, language)))

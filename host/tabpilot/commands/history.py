@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         store = TaskStore(capture_raw=capture_raw)
     except StoreError as exc:
         return fail("history", exc.text(language), language)
+    if store.set_aside is not None:
+        print(say("history.set_aside", language, path=store.set_aside), file=sys.stderr)
     try:
         store.mark_interrupted()
         action = getattr(args, "action", None)

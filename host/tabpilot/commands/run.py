@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
 from ..i18n import text as say
+from ..textsafety import show_controls
 from .output import fail, is_terminal
 
 if TYPE_CHECKING:
@@ -334,7 +335,7 @@ def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput,
     lines = ["", say("run.outcome", language, mark=mark, status=status, data=data)]
     if remedy:
         lines.append(say("run.remedy", language, remedy=remedy))
-    print("\n".join(lines), file=out, flush=True)
+    print(show_controls("\n".join(lines)), file=out, flush=True)
 
 
 def _final_error(result: dict[str, Any]) -> dict[str, Any] | None:
@@ -422,7 +423,7 @@ class RunPrinter:
 
     def _print(self, lines: list[str]) -> None:
         if lines and self.out is not None:
-            print("\n".join(lines), file=self.out, flush=True)
+            print(show_controls("\n".join(lines)), file=self.out, flush=True)
 
     def _on_activity(self, activity: dict[str, Any]) -> None:
         kind = activity.get("type")

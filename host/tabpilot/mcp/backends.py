@@ -84,9 +84,16 @@ class HostBackend:
             raise TaskFailed(f"the host did not answer {type} within {timeout:g} s") from exc
 
     async def consent(self, requester: str, task: str, report: Report) -> None:
-        """The one place an MCP task is allowed or refused before anything runs (no tab, no model call)."""
+        """The one place an MCP task is allowed or refused before anything runs (no tab, no model call). The
+        host starts only a task allowed this way; `--approve always` (the person's own choice, in their MCP
+        client's config) makes this client one they always allow, listed and revocable in the popup's Settings."""
         if self.approve == "always":
-            return
+            from ..store.sites import SiteError, allow_client
+
+            try:
+                allow_client(requester)
+            except SiteError as exc:
+                raise TaskFailed(f"--approve always could not record {requester} as always allowed: {exc}") from exc
         fields: dict[str, Any] = {"requester": requester, "task": task}
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout

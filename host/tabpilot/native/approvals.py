@@ -15,6 +15,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ..textsafety import show_controls
 from .peer import RequestFailed
 
 log = logging.getLogger(__name__)
@@ -27,11 +28,17 @@ class NoAnswer(RequestFailed):
     """Nobody answered in time: a no (code `denied`) that a requester may word differently from a refusal."""
 
 
+class AlreadyAsking(RequestFailed):
+    """The requester's previous question is still open: one at a time (code `busy`), so a page or a local
+    program cannot bury the person under questions and notifications."""
+
+
 class Approvals:
     def __init__(self, push: Callable[[dict[str, Any]], None], timeout: float = APPROVAL_TIMEOUT) -> None:
         self._push = push
         self.timeout = timeout
         self._pending: dict[str, asyncio.Future[Decision]] = {}
+        self._asking: set[tuple[str, str]] = set()  # (kind, requester) with a question open
         self._count = itertools.count(1)
 
     def pending(self) -> list[str]:
@@ -39,15 +46,30 @@ class Approvals:
 
     async def ask(self, kind: Literal["page", "mcp"], requester: str, task: str, *, tab_id: int | None = None,
                   timeout: float | None = None) -> Decision:
-        """The user's "once" or "always"; raises RequestFailed (code `denied`) on a no or no answer."""
+        """The user's "once" or "always"; raises RequestFailed (code `denied`) on a no or no answer, and
+        AlreadyAsking (code `busy`) while this requester's previous question is still open."""
         timeout = self.timeout if timeout is None else timeout
+        asker = (kind, requester)
+        if asker in self._asking:
+            raise AlreadyAsking(f"{requester} already has a question waiting for the user's answer; ask again once "
+                                "it is answered (one at a time)", "busy")
+        self._asking.add(asker)
+        try:
+            return await self._ask(kind, requester, task, tab_id, timeout)
+        finally:
+            self._asking.discard(asker)
+
+    async def _ask(self, kind: Literal["page", "mcp"], requester: str, task: str, tab_id: int | None,
+                   timeout: float) -> Decision:
         approval_id = f"a{next(self._count)}-{secrets.token_hex(6)}"  # not guessable by whoever hears of another
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._pending[approval_id] = future
         from .messages import ApprovalClosedPush, ApprovalRequestPush
 
-        request = ApprovalRequestPush(approval_id=approval_id, kind=kind, requester=requester, task=task,
-                                      tab_id=tab_id, timeout_ms=int(timeout * 1000))
+        # The person decides on the task as shown: a control or bidi override in it is shown as its code (it
+        # could otherwise make the card read differently from the text the agent gets).
+        request = ApprovalRequestPush(approval_id=approval_id, kind=kind, requester=requester,
+                                      task=show_controls(task), tab_id=tab_id, timeout_ms=int(timeout * 1000))
         decision: Decision = "deny"
         try:
             self._push(request.to_frame())

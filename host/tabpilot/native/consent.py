@@ -12,11 +12,13 @@ to do), not an error.
 from __future__ import annotations
 
 import logging
+import math
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .approvals import Decision, NoAnswer
+from .approvals import AlreadyAsking, Decision, NoAnswer
 from .peer import RequestFailed
 
 if TYPE_CHECKING:
@@ -25,6 +27,27 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ANSWER_TIMEOUT = 120.0  # a person has to notice the request, read it and decide
+LONGEST_WAIT = 3600.0  # a client's own timeout is kept to this (the extension's timers take at most ~24 days)
+NAME_LENGTH = 100
+_HIDDEN = ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")  # controls, bidi overrides and zero-widths, private use, halves
+
+
+def display_name(value: object, fallback: str) -> str:
+    """A client's name as the person reads it in a question: one line of visible characters, so a name
+    cannot hide in controls or reorder what the question says around it with bidi overrides."""
+    if not isinstance(value, str):
+        return fallback
+    visible = "".join(" " if c.isspace() else c for c in value
+                      if c.isspace() or unicodedata.category(c) not in _HIDDEN)
+    name = " ".join(visible.split())[:NAME_LENGTH]
+    return name or fallback
+
+
+def answer_wait(timeout: object) -> float:
+    """How long a question waits for the person: a client's own number when it is a sane one."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout):
+        return ANSWER_TIMEOUT
+    return min(max(float(timeout), 0.0), LONGEST_WAIT)
 
 
 @dataclass(frozen=True)
@@ -38,7 +61,7 @@ class McpConsent:
         self._approvals = approvals
         self._changed = changed  # the allowed list changed: tell the extension (site_feed.py)
 
-    async def ask(self, requester: str, task: str, *, timeout: float | None = None) -> Verdict:
+    async def ask(self, requester: str, task: str, *, timeout: object = None) -> Verdict:
         from ..store.sites import SiteError, allow_client, client_allowed
 
         try:
@@ -46,7 +69,7 @@ class McpConsent:
                 return Verdict("always", f"{requester} is always allowed")
         except SiteError as exc:  # a damaged file allows nobody without asking; the person can still say yes
             log.error("allowed MCP clients unreadable: %s", exc)
-        wait = ANSWER_TIMEOUT if timeout is None else timeout
+        wait = answer_wait(timeout)
         try:
             decision = await self._approvals.ask("mcp", requester, task, timeout=wait)
         except NoAnswer:
@@ -55,6 +78,8 @@ class McpConsent:
                                    "button in the toolbar; a desktop notification points there): call again and "
                                    "press Allow there, or start `tabpilot mcp --approve always` to run tasks "
                                    "without asking.")
+        except AlreadyAsking:
+            raise  # not the person's no: the client asked twice at once
         except RequestFailed:
             return Verdict("deny", f"The person using the browser refused to let {requester} run this task.")
         if decision == "always":

@@ -13,6 +13,12 @@ socket has no 1 MiB limit) and the popup's requests (`LOCAL_TYPES`), plus `tabs.
 pushes of the tasks it started (each task keeps its own tab; no client sees or stops another's by
 accident). Tasks a client started are stopped when it goes away: nobody is left to hear their end.
 
+What a client may do in the browser, the host decides (a client is any program of this user that can read
+the token file, not only `tabpilot mcp`): a `task.start` runs only a task the person allowed on this
+connection (`approval.ask` with that task's text answered "once" or "always", or the client always allowed
+in the popup's Settings), once per yes; it never gets all the user's tabs; `task.stop` and `tabs.close`
+reach only the tasks and tabs this connection started or opened.
+
 The latest host to start owns the socket (an extension reload starts the new host before the old one
 has exited); a host removes the socket and token on exit only while they are still its own.
 """
@@ -31,13 +37,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from .codec import FrameDecoder, FrameError, encode_frame
-from .consent import McpConsent
-from .peer import RequestFailed, reply_error, reply_ok
+from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, encode_frame
+from .consent import McpConsent, display_name
+from .peer import RequestFailed, reply_error, reply_ok, request_id_of
 
 if TYPE_CHECKING:
     from .host import NativeHost
-    from .messages import HostRequest, ReplyData
+    from .messages import HostRequest, ReplyData, TaskStart
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,9 @@ LOCAL_TYPES = ("hello", *HOST_ROUTED, *RELAYED, "page.read", "approval.ask")
 TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.result")
 LOCAL_SOURCE = "mcp"
 PAGE_READ_TIMEOUT = 30.0
+MAX_HELLO_FRAME = 16 * 1024  # a hello is ~100 bytes; before it nothing larger is read
+MAX_IN_FLIGHT = 32  # requests of one connection answered at once (tabpilot mcp has a few); more are busy
+HELLO_WITHIN = 10.0  # seconds a new connection has to say hello (tabpilot mcp says it at once)
 
 
 @dataclass(frozen=True)
@@ -89,11 +98,23 @@ def write_private(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+NOT_CONSENTED = ("a local program may start only a task the person using the browser allowed: send approval.ask "
+                 "{requester, task} with this task's text first (tabpilot mcp does); they answer in the tabpilot "
+                 "popup or side panel, where they can also always allow the client")
+KEEP_CONSENTS = 20  # tasks allowed but not yet started, per connection: a client asks just before it starts one
+
+
 @dataclass(eq=False)
 class LocalClient:
     name: str = "a local program"
     writer: asyncio.StreamWriter | None = None
-    tasks: set[str] = field(default_factory=set)  # the ids of the tasks it started
+    tasks: set[str] = field(default_factory=set)  # the ids of its running tasks (their pushes go to it)
+    started: set[str] = field(default_factory=set)  # every task it started: the ones it may stop
+    opened_tabs: set[int] = field(default_factory=set)  # the tabs it opened: the ones it may close
+    worked_tabs: set[int] = field(default_factory=set)  # the tabs its tasks worked in: with those, the ones it reads
+    always_for: set[str] = field(default_factory=set)  # requesters the person always allows, as answered here
+    consented: list[str] = field(default_factory=list)  # task texts the person allowed, one task.start each
+    in_flight: int = 0  # its requests being answered
 
     def send(self, message: dict[str, Any]) -> None:
         if self.writer is not None and not self.writer.is_closing():
@@ -111,6 +132,7 @@ class LocalEndpoint:
         self._handlers: set[asyncio.Task[None]] = set()
         host.outgoing_push_listeners.append(self._on_host_push)
         self.consent = McpConsent(host.approvals, host.sites.check)
+        self.hello_within = HELLO_WITHIN
 
     # --- lifetime -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -156,20 +178,26 @@ class LocalEndpoint:
             log.warning("local endpoint: refused a process of another user")
             writer.close()
             return
-        decoder = FrameDecoder()
+        decoder = FrameDecoder(max_frame=MAX_HELLO_FRAME)  # a stranger's frames are never buffered large
         authenticated = False
         try:
-            while data := await reader.read(1 << 16):
+            while data := await self._next_bytes(reader, authenticated):
                 for frame in decoder.feed(data):
-                    if isinstance(frame, FrameError):
-                        client.send(reply_error(frame.id, frame.message, "bad_request"))
-                        continue
                     if not authenticated:
                         authenticated = self._hello(client, frame)
                         if not authenticated:
                             await writer.drain()
                             return
+                        decoder.max_frame = MAX_INCOMING_FRAME
                         continue
+                    if isinstance(frame, FrameError):
+                        client.send(reply_error(frame.id, frame.message, "bad_request"))
+                        continue
+                    if client.in_flight >= MAX_IN_FLIGHT:
+                        client.send(reply_error(request_id_of(frame), f"{MAX_IN_FLIGHT} requests of this connection "
+                                                "are still being answered; send more as their replies come", "busy"))
+                        continue
+                    client.in_flight += 1
                     handler = asyncio.get_running_loop().create_task(self._answer(client, frame))
                     self._handlers.add(handler)
                     handler.add_done_callback(self._handlers.discard)
@@ -181,23 +209,34 @@ class LocalEndpoint:
             writer.close()
             await self._orphaned(client)
 
-    def _hello(self, client: LocalClient, frame: dict[str, Any]) -> bool:
-        token = frame.get("token")
-        if frame.get("type") != "hello" or not isinstance(token, str) or not hmac.compare_digest(
-            token.encode(), self._token.encode()
+    async def _next_bytes(self, reader: asyncio.StreamReader, authenticated: bool) -> bytes:
+        """What the client sent next; a connection that has not said hello in time is closed (b"")."""
+        if authenticated:
+            return await reader.read(1 << 16)
+        try:
+            return await asyncio.wait_for(reader.read(1 << 16), self.hello_within)
+        except TimeoutError:
+            log.warning("local endpoint: closed a connection that sent no hello within %g s", self.hello_within)
+            return b""
+
+    def _hello(self, client: LocalClient, frame: dict[str, Any] | FrameError) -> bool:
+        token = None if isinstance(frame, FrameError) else frame.get("token")
+        if isinstance(frame, FrameError) or frame.get("type") != "hello" or not isinstance(token, str) or not (
+            hmac.compare_digest(token.encode(), self._token.encode())
         ):
             log.warning("local endpoint: refused a client without the current token")
-            client.send(reply_error(frame.get("id"), "refused: the first message must be hello with the token "
+            client.send(reply_error(frame.id if isinstance(frame, FrameError) else request_id_of(frame),
+                                    "refused: the first message must be hello with the token "
                                     f"from {self.address.token_file}", "unauthorized"))
             return False
         info = frame.get("client")
         if isinstance(info, dict) and info.get("name"):
-            client.name = str(info["name"])[:100]
+            client.name = display_name(info["name"], client.name)
         self.clients.add(client)
         log.info("local client connected: %s", client.name)
         from .. import __version__
 
-        client.send(reply_ok(frame.get("id"), {"hostVersion": __version__, "tasks": self.host.tasks.running()}))
+        client.send(reply_ok(request_id_of(frame), {"hostVersion": __version__, "tasks": self.host.tasks.running()}))
         return True
 
     async def _orphaned(self, client: LocalClient) -> None:
@@ -209,7 +248,7 @@ class LocalEndpoint:
                     await self.host.tasks.stop(task_id)
 
     async def _answer(self, client: LocalClient, frame: dict[str, Any]) -> None:
-        request_id, kind = frame.get("id"), frame.get("type")
+        request_id, kind = request_id_of(frame), frame.get("type")
         try:
             if kind not in LOCAL_TYPES:
                 raise RequestFailed(f"{kind!r} is not for local clients (they may send: {', '.join(LOCAL_TYPES)})",
@@ -226,6 +265,8 @@ class LocalEndpoint:
         except Exception as exc:
             log.exception("local %s failed", kind)
             reply = reply_error(request_id, f"{kind} failed: {exc}", "internal")
+        finally:
+            client.in_flight -= 1
         client.send(reply)
 
     async def _host_reply(self, client: LocalClient, frame: dict[str, Any]) -> dict[str, Any]:
@@ -237,35 +278,45 @@ class LocalEndpoint:
             request = parse_incoming(frame)
         except BadRequest as exc:
             return reply_error(exc.request_id, exc.text(self.host.tasks.ui_language), "bad_request")
+        if request.type == "task.start":
+            _admit(client, request)
+        elif request.type == "task.stop" and request.task_id not in client.started:
+            raise RequestFailed(f"{'that task' if request.task_id is None else f'task {request.task_id}'} was not "
+                                "started on this connection; a local program may stop only its own tasks, by their "
+                                "taskId (the person stops any in the tabpilot popup)", "not_allowed")
         reply = await self.host.respond(request)
-        if frame.get("type") == "task.start" and reply.get("ok"):
-            client.tasks.add(str(reply["data"]["taskId"]))  # before the reply is out: its pushes follow it
+        if request.type == "task.start" and reply.get("ok"):
+            task_id = str(reply["data"]["taskId"])
+            client.tasks.add(task_id)  # before the reply is out: its pushes follow it
+            client.started.add(task_id)
+            client.worked_tabs.add(request.tab_id)
         return reply
 
     async def _local(self, client: LocalClient, frame: dict[str, Any]) -> Any:
         kind = frame["type"]
         fields = {k: v for k, v in frame.items() if k not in ("type", "id")}
         if kind in RELAYED:
-            return await self._relay(kind, fields)
+            return await self._relay(client, kind, fields)
         if kind == "page.read":
-            return await self._read_page(frame.get("tabId"))
+            return await self._read_page(client, frame.get("tabId"))
         if kind == "approval.ask":
-            requester = str(frame.get("requester") or client.name)[:100]
+            requester = display_name(frame.get("requester"), client.name)
             task = frame.get("task")
             if not isinstance(task, str) or not task:
                 raise RequestFailed("approval.ask needs the task's text", "bad_request")
-            timeout = frame.get("timeout")
-            verdict = await self.consent.ask(
-                requester, task, timeout=float(timeout) if isinstance(timeout, int | float) else None
-            )
+            verdict = await self.consent.ask(requester, task, timeout=frame.get("timeout"))
+            if verdict.decision != "deny":
+                client.consented = [*client.consented, task][-KEEP_CONSENTS:]
+            if verdict.decision == "always":
+                client.always_for.add(requester)
             return {"decision": verdict.decision, "message": verdict.message}
         raise RequestFailed(f"unknown request {kind!r}", "bad_request")  # not reached: LOCAL_TYPES
 
-    async def _relay(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    async def _relay(self, client: LocalClient, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         """A tabs.* request of a local client, answered by the extension."""
         from pydantic import ValidationError
 
-        from .messages import TabsClose, TabsCreate, TabsQuery, WireModel, describe_errors
+        from .messages import TabsClose, TabsCreate, TabsCreateData, TabsQuery, WireModel, describe_errors
 
         models: dict[str, type[HostRequest[Any]]] = {
             "tabs.query": TabsQuery, "tabs.create": TabsCreate, "tabs.close": TabsClose,
@@ -274,7 +325,12 @@ class LocalEndpoint:
             request = models[kind].model_validate(fields)
         except ValidationError as exc:
             raise RequestFailed(f"invalid {kind}: {describe_errors(exc)}", "bad_request") from exc
+        if isinstance(request, TabsClose) and request.tab_id not in client.opened_tabs:
+            raise RequestFailed(f"tab {request.tab_id} was not opened on this connection; a local program may close "
+                                "only the tabs it opened", "not_allowed")
         reply: WireModel = await self._ask_extension(request)
+        if isinstance(reply, TabsCreateData):
+            client.opened_tabs.add(reply.tab.tab_id)
         return reply.to_frame()
 
     async def _ask_extension(self, request: HostRequest[ReplyData]) -> ReplyData:
@@ -287,9 +343,11 @@ class LocalEndpoint:
         except (LinkClosed, TimeoutError) as exc:
             raise RequestFailed(f"the extension did not answer {request.type}: {exc}", "link") from exc
 
-    async def _read_page(self, tab_id: Any) -> dict[str, Any]:
+    async def _read_page(self, client: LocalClient, tab_id: Any) -> dict[str, Any]:
         """The tab as the model sees it. A tab a task works in is not read here: detaching afterwards
-        would pull the debugger from under that task (its own steps show what it sees)."""
+        would pull the debugger from under that task (its own steps show what it sees). Any other tab of the
+        person's (their mail, their bank) is read only for a client they always allow: a tab the client opened
+        or its tasks worked in is its own."""
         from ..browser.errors import BrowserError
         from ..browser.state import get_state
         from .relay import RelayBrowser
@@ -305,6 +363,10 @@ class LocalEndpoint:
             if not active:
                 raise RequestFailed("no tab is active; name one (list_tabs shows them)", "tab")
             tab_id = active[0]
+        if tab_id not in client.opened_tabs | client.worked_tabs and not _always_allowed(client):
+            raise RequestFailed(f"tab {tab_id} is the person's own: a local program reads only the tabs it opened "
+                                "or ran a task in, unless the person always allows it (Always allow for this "
+                                "client, in the tabpilot popup when it asks about a task)", "not_allowed")
         browser = RelayBrowser(self.host.peer)
         try:
             tab = await browser.activate(str(tab_id), focus=False)
@@ -329,6 +391,27 @@ class LocalEndpoint:
                 client.send(message)
                 if message.get("type") == "task.result":
                     client.tasks.discard(str(task_id))
+
+
+def _admit(client: LocalClient, request: TaskStart) -> None:
+    """A local client's task.start runs only a task the person allowed on this connection, once per yes,
+    and never over all the user's tabs (nobody was asked about those)."""
+    if request.task not in client.consented:
+        raise RequestFailed(NOT_CONSENTED, "not_allowed")
+    if request.config is not None and request.config.experimental_include_all_tabs:
+        raise RequestFailed("a local program's task works in its own tab and the tabs it opens, never in all the "
+                            "user's tabs (experimentalIncludeAllTabs)", "not_allowed")
+    client.consented.remove(request.task)
+
+
+def _always_allowed(client: LocalClient) -> bool:
+    """Whether the person still always allows this connection's client (read afresh: a revoke counts at once)."""
+    from ..store.sites import SiteError, client_allowed
+
+    try:
+        return any(client_allowed(name) for name in client.always_for)
+    except SiteError:
+        return False
 
 
 def _same_user(writer: asyncio.StreamWriter) -> bool:

@@ -22,7 +22,7 @@ from ..i18n import language_of
 from ..i18n import text as say
 from .approvals import Approvals
 from .codec import FrameError, encode_frames
-from .peer import Peer, RequestFailed, reply_error, reply_ok
+from .peer import Peer, RequestFailed, reply_error, reply_ok, request_id_of
 from .site_feed import SiteFeed
 from .tasks import TaskManager
 
@@ -218,9 +218,9 @@ class NativeHost:
         task.add_done_callback(self._request_tasks.discard)
 
     def _quick_answer(self, frame: dict[str, Any]) -> dict[str, Any] | None:
-        request_id = frame.get("id")
-        if not isinstance(request_id, str | int | None) or isinstance(request_id, bool):
-            return None
+        request_id = request_id_of(frame)
+        if request_id != frame.get("id"):
+            return None  # an unusable id: the models say what is wrong with it
         if frame.get("type") == "ping":
             return reply_ok(request_id, {"pong": True})
         if frame.get("type") == "hello" and not self._orphans_resumed and self._has_orphans():
@@ -357,14 +357,13 @@ class NativeHost:
             raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _settings_set(self, request: SettingsSet) -> SettingsData:
-        from ..store.settings import SettingsError, apply_changes, load_settings, public_view, save_settings
+        from ..store.settings import SettingsError, public_view, update_settings
 
         changes = request.model_dump(by_alias=True, exclude_unset=True, exclude={"type", "id"})
         # An empty string clears a setting (the popup's way to remove a key).
         changes = {k: (None if v == "" else v) for k, v in changes.items()}
         try:
-            settings = apply_changes(load_settings(), changes)
-            save_settings(settings)
+            settings = update_settings(changes)
         except SettingsError as exc:
             raise RequestFailed(self._said(exc), "bad_request") from exc
         return _settings_reply(public_view(settings))

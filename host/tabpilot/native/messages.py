@@ -21,6 +21,8 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    StrictInt,
+    StrictStr,
     TypeAdapter,
     ValidationError,
     model_serializer,
@@ -28,7 +30,8 @@ from pydantic import (
 
 from ..i18n import Words, dotted, listed_problems
 from ..llm.vision import VisionMode
-from ..store.settings import MAX_STEPS_LIMIT
+from ..store.settings import INSTRUCTION_LENGTH, MAX_STEPS_LIMIT, ApiKey, EndpointURL, ModelName
+from .peer import request_id_of
 
 
 # --- the bases: one per direction ------------------------------------------------------------------
@@ -60,10 +63,13 @@ class Empty(WireModel):
     """`{}`: the data of a reply that only says "done"."""
 
 
+RequestId = StrictStr | StrictInt | None  # as sent: `true` is no id, never 1
+
+
 class Request(WireModel):
     """Extension → host: answered with one `reply` carrying the same id."""
 
-    id: str | int | None = None
+    id: RequestId = None
 
 
 class ExtensionPush(WireModel):
@@ -115,14 +121,14 @@ class ErrorInfo(WireModel):
 
 class ReplyOk(WireModel):
     type: Literal["reply"] = "reply"
-    id: str | int | None
+    id: RequestId
     ok: Literal[True] = True
     data: Any = None
 
 
 class ReplyError(WireModel):
     type: Literal["reply"] = "reply"
-    id: str | int | None
+    id: RequestId
     ok: Literal[False] = False
     error: ErrorInfo = Field(default_factory=lambda: ErrorInfo(message="failed (no reason given)"))
 
@@ -150,10 +156,10 @@ class PingData(WireModel):
 class ExecutionConfig(WireModel):
     """page-agent's ExecutionConfig minus the callbacks (those stay in the page)."""
 
-    base_url: str | None = Field(None, alias="baseURL")
-    model: str | None = None
-    api_key: str | None = Field(None, alias="apiKey", repr=False)
-    system_instruction: str | None = Field(None, alias="systemInstruction")
+    base_url: EndpointURL | None = Field(None, alias="baseURL")
+    model: ModelName | None = None
+    api_key: ApiKey | None = Field(None, alias="apiKey", repr=False)
+    system_instruction: str | None = Field(None, alias="systemInstruction", max_length=INSTRUCTION_LENGTH)
     include_initial_tab: bool | None = Field(None, alias="includeInitialTab")
     experimental_include_all_tabs: bool | None = Field(None, alias="experimentalIncludeAllTabs")
     max_steps: int | None = Field(None, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
@@ -308,9 +314,9 @@ class SettingsTest(Request):
     """Test connection: the form's values as typed; what is left out comes from the saved settings."""
 
     type: Literal["settings.test"]
-    base_url: str | None = Field(None, alias="baseURL")
-    model: str | None = None
-    api_key: str | None = Field(None, alias="apiKey", repr=False)
+    base_url: EndpointURL | Literal[""] | None = Field(None, alias="baseURL")  # "": the saved one
+    model: ModelName | None = None
+    api_key: ApiKey | None = Field(None, alias="apiKey", repr=False)
 
 
 class SettingsData(WireModel):
@@ -697,7 +703,7 @@ class BadRequest(ValueError):
 
 def parse_incoming(frame: dict[str, Any]) -> Any:
     """The model of one frame from the extension: a `Request`, an `ExtensionPush`, or a reply."""
-    request_id = frame.get("id") if isinstance(frame.get("id"), str | int) else None
+    request_id = request_id_of(frame)
     kind = frame.get("type")
     if kind is None:
         raise BadRequest("message has no 'type'", request_id)
@@ -724,7 +730,7 @@ def _problems(exc: ValidationError, skip: int) -> list[Words]:
 
 def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:
     """A host → extension request (the debug socket's clients send these), or BadRequest."""
-    request_id = frame.get("id") if isinstance(frame.get("id"), str | int) else None
+    request_id = request_id_of(frame)
     kind = frame.get("type")
     if kind not in frame_types(HostRequest):
         known = ", ".join(sorted(frame_types(HostRequest)))

@@ -32,7 +32,8 @@ async def admit_page_task(request: TaskStart, approvals: Approvals) -> bool:
     except SiteError as exc:
         raise RequestFailed(str(exc), "not_allowed") from exc
     grant = find(sites, origin)
-    if grant is None and request.page_token and secrets.compare_digest(request.page_token, sites.token):
+    if grant is None and request.page_token and secrets.compare_digest(request.page_token.encode(),
+                                                                        sites.token.encode()):  # any text
         grant = SiteGrant(origin=origin)  # page-agent's token scheme: allowed, with no further grant
     if grant is None:
         raise RequestFailed(f"{origin} may not start tasks in this browser; " + HOW_TO_ALLOW.format(origin=origin),

@@ -177,6 +177,13 @@ def _expire(future: asyncio.Future[Any], message: str) -> None:
         future.set_exception(TimeoutError(message))
 
 
+def request_id_of(frame: dict[str, Any]) -> str | int | None:
+    """The id a reply to `frame` carries: its own when it is one (text or a whole number, never `true` or an
+    object, which would be echoed back as sent)."""
+    found = frame.get("id")
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
 def reply_ok(request_id: str | int | None, data: Any) -> dict[str, Any]:
     """`ReplyOk(id=request_id, data=data).to_frame()`, without pydantic (`data`: JSON-ready values)."""
     return {"type": "reply", "id": request_id, "ok": True, "data": data}

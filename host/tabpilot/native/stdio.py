@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import paths
+from ..textsafety import show_controls
 from .codec import FrameDecoder
 from .host import NativeHost
 
@@ -66,6 +67,15 @@ class PrivateLogFile(logging.handlers.RotatingFileHandler):
         return stream
 
 
+class OneLineFormatter(logging.Formatter):
+    """Each message on its own line with its controls shown as codes: a page's, a model's or a local program's
+    text in a message (a newline, an escape sequence) can neither forge a log line nor act on the terminal
+    of someone reading the log. A traceback, the host's own, is added as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return show_controls(super().formatMessage(record).replace("\n", "\\n"))
+
+
 def setup_logging() -> None:
     folder = paths.log_dir()
     if os.name == "posix":
@@ -73,7 +83,7 @@ def setup_logging() -> None:
         for old in folder.glob("host.log*"):  # written by an earlier version with the umask's 0644
             old.chmod(0o600)
     handler = PrivateLogFile(folder / "host.log")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)

@@ -9,10 +9,12 @@ import json
 import os
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
 from .. import paths
@@ -27,6 +29,41 @@ MAX_STEPS_LIMIT = 500  # the one limit: AgentConfig, a page's config and `run --
 MEGABYTE = 1024 * 1024
 
 
+# What one setting (or a page's config for one task) may hold. Unbounded, a 10 MB model name was saved and
+# came back in every settings.get; a control character in a key or URL broke the model call only at the
+# first task, far from where it was typed.
+URL_LENGTH = 2048
+MODEL_LENGTH = 256
+KEY_LENGTH = 4096
+INSTRUCTION_LENGTH = 50_000  # a page's systemInstruction: it goes into every prompt of its task
+LIST_LENGTH = 1000  # allowed / blocked domains, mask patterns
+PATTERN_LENGTH = 1000
+
+
+def _one_line(value: str) -> str:
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
+        raise WordedError("setting.one_line")
+    return value
+
+
+def _http_url(value: str) -> str:
+    """An http(s) URL with a host (and, if any, a port that exists): anything else failed only at the first
+    model call ("Invalid IPv6 URL" as an internal error), far from where it was typed."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise WordedError("setting.url") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise WordedError("setting.url")
+    return value
+
+
+EndpointURL = Annotated[str, Field(max_length=URL_LENGTH), AfterValidator(_one_line), AfterValidator(_http_url)]
+ModelName = Annotated[str, Field(max_length=MODEL_LENGTH), AfterValidator(_one_line)]
+ApiKey = Annotated[str, Field(max_length=KEY_LENGTH), AfterValidator(_one_line)]
+
+
 class SettingsError(WordedError):
     """Settings that cannot be read, saved or applied; the message says what to do."""
 
@@ -34,9 +71,9 @@ class SettingsError(WordedError):
 class Settings(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="allow", validate_assignment=True)
 
-    base_url: str | None = Field(default=None, alias="baseURL")
-    model: str | None = None
-    api_key: str | None = Field(default=None, alias="apiKey", repr=False)
+    base_url: EndpointURL | None = Field(default=None, alias="baseURL")
+    model: ModelName | None = None
+    api_key: ApiKey | None = Field(default=None, alias="apiKey", repr=False)
     max_steps: int = Field(default=40, alias="maxSteps", ge=1, le=MAX_STEPS_LIMIT)
     language: str = "en-US"
     debug_capture: bool = Field(default=False, alias="debugCapture")
@@ -49,10 +86,11 @@ class Settings(BaseModel):
     mask_phones: bool = Field(default=False, alias="maskPhones")
     mask_cards: bool = Field(default=True, alias="maskCards")
     mask_ibans: bool = Field(default=False, alias="maskIbans")
-    mask_patterns: list[str] = Field(default_factory=list, alias="maskPatterns")  # "/regex/" or a literal
+    mask_patterns: list[Annotated[str, Field(max_length=PATTERN_LENGTH)]] = Field(  # "/regex/" or a literal
+        default_factory=list, alias="maskPatterns", max_length=LIST_LENGTH)
     # Domains (a host and its subdomains) every task may go to (none: all but the blocked), and may never go to.
-    allowed_domains: list[str] = Field(default_factory=list, alias="allowedDomains")
-    blocked_domains: list[str] = Field(default_factory=list, alias="blockedDomains")
+    allowed_domains: list[str] = Field(default_factory=list, alias="allowedDomains", max_length=LIST_LENGTH)
+    blocked_domains: list[str] = Field(default_factory=list, alias="blockedDomains", max_length=LIST_LENGTH)
     ask_before: AskBefore = Field(default="irreversible", alias="askBefore")
 
     @field_validator("allowed_domains", "blocked_domains", mode="before")
@@ -74,12 +112,8 @@ class Settings(BaseModel):
 
     @field_validator("base_url")
     @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        if not value.lower().startswith(("http://", "https://")) or len(value.split("://", 1)[1]) == 0:
-            raise WordedError("setting.url")
-        return value.rstrip("/")
+    def _without_trailing_slash(cls, value: str | None) -> str | None:
+        return None if value is None else value.rstrip("/")
 
     @field_validator("mask_patterns")
     @classmethod
@@ -169,6 +203,18 @@ def load_settings(path: Path | None = None) -> Settings:
         return Settings.model_validate(data)
     except ValidationError as exc:
         raise SettingsError("settings.bad_value", path=path, detail=_describe(exc)) from exc
+
+
+def update_settings(changes: dict[str, Any], path: Path | None = None) -> Settings:
+    """Apply `changes` to the saved settings (as `apply_changes`) and save them, as one change: a change
+    made at the same moment elsewhere (the popup, `tabpilot config`) is kept, not written over."""
+    from .filelock import changing
+
+    path = path or paths.config_path()
+    with changing(path):
+        settings = apply_changes(load_settings(path), changes)
+        save_settings(settings, path)
+    return settings
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:

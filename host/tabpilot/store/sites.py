@@ -12,6 +12,7 @@ file is the truth."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from pathlib import Path
@@ -22,10 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import paths
 from ..i18n import WordedError
+from .filelock import changing
 from .settings import write_private
 
 TOKEN_NAME = "PageAgentExtUserAuthToken"  # page-agent's localStorage key, kept for compatibility
 DEFAULT_PORTS = {"http": 80, "https": 443}
+_HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*")
 
 
 class SiteError(WordedError):
@@ -84,6 +87,13 @@ def normalize_origin(text: str) -> str:
     host = (parts.hostname or "").lower()
     if not host:
         raise SiteError("sites.no_host", text=text)
+    if ":" not in host:  # IPv6 is checked by urlsplit; a name is written as Chromium reports it: punycode
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise SiteError("sites.not_origin", text=text) from None
+        if not _HOST_NAME.fullmatch(host):
+            raise SiteError("sites.not_origin", text=text)
     try:
         port = parts.port
     except ValueError as exc:
@@ -101,9 +111,12 @@ def load_sites(path: Path | None = None) -> SitesFile:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        created = SitesFile()
-        save_sites(created, path)
-        return created
+        with changing(path):
+            if path.exists():  # another process made it meanwhile: its token is the one
+                return load_sites(path)
+            created = SitesFile()
+            save_sites(created, path)
+            return created
     except OSError as exc:
         raise SiteError("sites.cannot_read", path=path, reason=exc.strerror or exc) from exc
     try:
@@ -128,42 +141,46 @@ def allow(origin: str, *, ask: bool = False, use_my_model: bool = False, all_tab
           path: Path | None = None) -> SiteGrant:
     """Allow (or re-allow with new grants) one origin; returns its grant."""
     origin = normalize_origin(origin)
-    sites = load_sites(path)
-    grant = SiteGrant(origin=origin, ask=ask, use_my_model=use_my_model, all_tabs=all_tabs)
-    sites.sites = [site for site in sites.sites if site.origin != origin] + [grant]
-    save_sites(sites, path)
-    return grant
+    with changing(path := path or sites_path()):
+        sites = load_sites(path)
+        grant = SiteGrant(origin=origin, ask=ask, use_my_model=use_my_model, all_tabs=all_tabs)
+        sites.sites = [site for site in sites.sites if site.origin != origin] + [grant]
+        save_sites(sites, path)
+        return grant
 
 
 def revoke(origin: str, *, path: Path | None = None) -> bool:
     """Remove one site's grant by its origin: the site loses the bridge. False if there was none."""
-    sites = load_sites(path)
-    origin = normalize_origin(origin)
-    kept = [grant for grant in sites.sites if grant.origin != origin]
-    removed, sites.sites = len(kept) < len(sites.sites), kept
-    if removed:
-        save_sites(sites, path)
-    return removed
+    with changing(path := path or sites_path()):
+        sites = load_sites(path)
+        origin = normalize_origin(origin)
+        kept = [grant for grant in sites.sites if grant.origin != origin]
+        removed, sites.sites = len(kept) < len(sites.sites), kept
+        if removed:
+            save_sites(sites, path)
+        return removed
 
 
 def revoke_client(name: str, *, path: Path | None = None) -> bool:
     """Forget an MCP client's "always allow" by its name: it is asked again before its next task. False if
     there was none."""
-    sites = load_sites(path)
-    kept = [grant for grant in sites.mcp_clients if grant.name != name]
-    removed, sites.mcp_clients = len(kept) < len(sites.mcp_clients), kept
-    if removed:
-        save_sites(sites, path)
-    return removed
+    with changing(path := path or sites_path()):
+        sites = load_sites(path)
+        kept = [grant for grant in sites.mcp_clients if grant.name != name]
+        removed, sites.mcp_clients = len(kept) < len(sites.mcp_clients), kept
+        if removed:
+            save_sites(sites, path)
+        return removed
 
 
 def stop_asking(origin: str, path: Path | None = None) -> None:
     """The user answered "always" to a site's prompt: its tasks start without asking from now on."""
-    sites = load_sites(path)
-    grant = find(sites, origin)
-    if grant is not None and grant.ask:
-        grant.ask = False
-        save_sites(sites, path)
+    with changing(path := path or sites_path()):
+        sites = load_sites(path)
+        grant = find(sites, origin)
+        if grant is not None and grant.ask:
+            grant.ask = False
+            save_sites(sites, path)
 
 
 def client_allowed(name: str, path: Path | None = None) -> bool:
@@ -173,18 +190,20 @@ def client_allowed(name: str, path: Path | None = None) -> bool:
 
 def allow_client(name: str, path: Path | None = None) -> None:
     """The user answered "Always allow for this client": its tasks start without asking from now on."""
-    sites = load_sites(path)
-    if not any(client.name == name for client in sites.mcp_clients):
-        sites.mcp_clients.append(ClientGrant(name=name))
-        save_sites(sites, path)
+    with changing(path := path or sites_path()):
+        sites = load_sites(path)
+        if not any(client.name == name for client in sites.mcp_clients):
+            sites.mcp_clients.append(ClientGrant(name=name))
+            save_sites(sites, path)
 
 
 def new_token(path: Path | None = None) -> str:
     """Replace page-agent's token: every page that held the old one loses the bridge."""
-    sites = load_sites(path)
-    sites.token = SitesFile().token
-    save_sites(sites, path)
-    return sites.token
+    with changing(path := path or sites_path()):
+        sites = load_sites(path)
+        sites.token = SitesFile().token
+        save_sites(sites, path)
+        return sites.token
 
 
 def public_view(sites: SitesFile) -> dict[str, Any]:

@@ -8,7 +8,10 @@ Events are stored as their page-agent wire JSON."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -25,7 +28,10 @@ from .ids import new_task_id
 from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
 
+log = logging.getLogger(__name__)
+
 FINAL_STATUSES = ("completed", "error", "stopped")
+DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")  # the file is no database (any more): nothing to wait for or retry
 SCHEMA_VERSION = 2  # 2: run_states
 
 _SCHEMA = """
@@ -200,39 +206,65 @@ class TaskStore:
         self.capture_raw = capture_raw
         self._secrets: set[str] = {s for s in secrets if s}
         self._lock = threading.Lock()
+        self.set_aside: Path | None = None  # where a damaged database was moved (a fresh one replaced it)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not self.path.exists():
-                # Owner-only from the start: tasks hold page text (and, with debug capture, whole prompts).
-                # SQLite gives the -wal and -shm files the database file's permissions.
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            if exc.sqlite_errorname not in DAMAGED:
+                raise StoreError.worded("history.cannot_open", path=self.path, reason=exc) from exc
+            # Not a database any more (a disk error, a copy cut short): kept aside, as browsers do with theirs,
+            # and a new record begins; failing instead stopped every task and every history view.
+            self.set_aside = self._move_aside()
+            log.info("the task database %s was damaged (%s); kept as %s, a new one begins", self.path, exc,
+                        self.set_aside)
+            try:
+                self._db = self._open()
+            except sqlite3.Error as again:
+                raise StoreError.worded("history.cannot_open", path=self.path, reason=again) from again
         except (OSError, sqlite3.Error) as exc:
             raise StoreError.worded("history.cannot_open", path=self.path, reason=exc) from exc
-        self._db.row_factory = sqlite3.Row
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():
+            # Owner-only from the start: tasks hold page text (and, with debug capture, whole prompts).
+            # SQLite gives the -wal and -shm files the database file's permissions.
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        db.row_factory = sqlite3.Row
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: a committed event survives the process being killed at any moment (what the
             # record promises); only an OS crash or power cut can drop the last commits. FULL would fsync
             # every event: measured 2.5-3 ms median per append instead of 0.2 ms (bench/bench_store.py).
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._create_schema()
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise StoreError.worded("history.cannot_open", path=self.path, reason=exc) from exc
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            self._create_schema(db)
         except BaseException:
-            self._db.close()
+            db.close()
             raise
+        return db
 
-    def _create_schema(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+    def _move_aside(self) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
+        for count in itertools.count(2):  # never over an earlier one
+            if not aside.exists():
+                break
+            aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}-{count}")
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):  # another process may have moved it a moment ago
+                os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+        return aside
+
+    def _create_schema(self, db: sqlite3.Connection) -> None:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"the task database {self.path} was written by a newer tabpilot (schema {version}); upgrade tabpilot"
             )
         if version < SCHEMA_VERSION:
-            self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+            db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -311,8 +343,8 @@ class TaskStore:
                 "SELECT t.id, t.owner, r.body, r.suspended FROM tasks t JOIN run_states r ON r.task_id = t.id"
                 " WHERE t.status = 'running' AND t.owner IS NOT ? ORDER BY t.started_at", (current_owner(),)
             ).fetchall()
-        orphans = [Orphan(row["id"], row["owner"], json.loads(row["body"]), owner_alive(row["owner"]),
-                          bool(row["suspended"])) for row in rows]
+        orphans = [Orphan(row["id"], row["owner"], _object(_decoded(row["body"])), owner_alive(row["owner"]),
+                          bool(row["suspended"])) for row in rows]  # a damaged state: its resume fails, saying so
         return [orphan for orphan in orphans if orphan.alive or orphan.suspended]
 
     def claim(self, orphan: Orphan) -> bool:
@@ -434,8 +466,9 @@ class TaskStore:
             ).fetchall()
         return TaskRecord(
             summary=_summary(row),
-            result=json.loads(row["result"]) if row["result"] else None,
-            stored_events=[StoredEvent(e["seq"], e["created_at"], json.loads(e["body"])) for e in events],
+            result=_result(row),
+            stored_events=[StoredEvent(e["seq"], _number(e["created_at"], 0.0), _event(e["seq"], e["body"]))
+                           for e in events],
         )
 
     def export_task(self, task_id: str, *, include_raw: bool | None = None) -> dict[str, Any]:
@@ -508,22 +541,61 @@ def _count(value: Any) -> int:
     return min(value, MAX_EVENT_COUNT)
 
 
+# Reading is forgiving, field by field: one damaged row (a disk error, a hand edit, a half-written copy)
+# made history.list fail for every task and `tabpilot history` end in a traceback. A damaged value reads
+# as absent, a damaged event as a note saying so; everything around it is shown as recorded.
+def _decoded(text: object) -> Any:
+    if not isinstance(text, str | bytes) or not text:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: object, default: float) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def _text(value: object, default: str = "") -> str:
+    return value if isinstance(value, str) else default if value is None else str(value)
+
+
+def _result(row: sqlite3.Row) -> dict[str, Any] | None:
+    result = _decoded(row["result"])
+    return result if isinstance(result, dict) else None
+
+
+def _event(seq: int, body: object) -> dict[str, Any]:
+    event = _decoded(body)
+    if isinstance(event, dict) and isinstance(event.get("type"), str):
+        return event
+    return {"type": "observation", "content": f"event {seq} of this task is damaged in the record and cannot be shown",
+            "damaged": True}
+
+
 def _summary(row: sqlite3.Row) -> TaskSummary:
-    result = json.loads(row["result"]) if row["result"] else None
-    success = result.get("success") if isinstance(result, dict) else None
+    result = _result(row)
+    success = result.get("success") if result is not None else None
+    ended_at = row["ended_at"]
+    url, model = row["url"], row["model"]
     return TaskSummary(
-        task_id=row["id"],
-        task=row["task"],
-        status=row["status"],
-        source=row["source"],
-        started_at=row["started_at"],
-        ended_at=row["ended_at"],
-        steps=row["steps"],
-        prompt_tokens=row["prompt_tokens"],
-        completion_tokens=row["completion_tokens"],
-        total_tokens=row["total_tokens"],
-        url=row["url"],
-        model=row["model"],
+        task_id=_text(row["id"]),
+        task=_text(row["task"]),
+        status=_text(row["status"], "interrupted"),
+        source=_text(row["source"]),
+        started_at=_number(row["started_at"], 0.0),
+        ended_at=None if ended_at is None else _number(ended_at, 0.0),
+        steps=int(_number(row["steps"], 0)),
+        prompt_tokens=int(_number(row["prompt_tokens"], 0)),
+        completion_tokens=int(_number(row["completion_tokens"], 0)),
+        total_tokens=int(_number(row["total_tokens"], 0)),
+        url=None if url is None else _text(url),
+        model=None if model is None else _text(model),
         result_text=_result_text(result),
         success=success if isinstance(success, bool) else None,
     )

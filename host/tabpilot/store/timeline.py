@@ -1,4 +1,5 @@
-"""A stored task as text a person reads: the task list and one task's timeline (`tabpilot history`)."""
+"""A stored task as text a person reads: the task list and one task's timeline (`tabpilot history`). What a
+page or a model wrote is shown on the terminal, never obeyed (`textsafety.show_controls`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from ..agent.types import describe_action
 from ..i18n import column, event_text, shown_width
 from ..i18n import text as say
+from ..textsafety import show_controls
 from .tasks import StoredEvent, TaskRecord, TaskSummary
 
 CLIP = 400
@@ -71,7 +73,7 @@ def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | N
             for i, (cell, w) in enumerate(zip(row, widths, strict=False))
         ]
         lines.append("  ".join([*cells, row[-1]]))
-    return "\n".join(lines)
+    return show_controls("\n".join(lines))
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -164,4 +166,4 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
         lines.append(say(f"timeline.no_result.{s.status}", language))
     else:
         lines.append(say("timeline.no_result", language, status=status_word(s.status, language)))
-    return "\n".join(lines)
+    return show_controls("\n".join(lines))

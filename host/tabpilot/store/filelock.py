@@ -1,0 +1,47 @@
+"""One writer at a time for a read-change-write of a small JSON file (the settings, the allowed sites),
+across processes: the host, `tabpilot` in a terminal and every `tabpilot mcp` may change the same file at
+the same moment. Without it two changes made together kept only one (two MCP clients allowed at once: one
+was asked about again). The lock is a sibling `.<name>.lock` file; re-entrant within a thread."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+_held = threading.local()
+
+
+@contextmanager
+def changing(path: Path) -> Iterator[None]:
+    """Hold the lock of `path` while the caller reads, changes and writes it."""
+    held: set[str] = _held.__dict__.setdefault("paths", set())
+    key = str(path.resolve())
+    if key in held:  # already ours (a change calling another): an OS lock would wait on itself
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        _lock(fd)
+        held.add(key)
+        try:
+            yield
+        finally:
+            held.discard(key)
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _lock(fd: int) -> None:
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX)
