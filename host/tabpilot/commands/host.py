@@ -12,7 +12,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return serve(args.origin)
+
+
+def serve(origin: str | None) -> int:
+    """Serve the extension on stdin/stdout until it closes them; the process ends with the host."""
     from ..native.stdio import exit_now, main
 
-    exit_now(main(args.origin))
+    exit_now(main(origin))
     return 0  # not reached
