@@ -94,3 +94,17 @@ def test_the_host_answers_hello_without_building_the_command_line_parser(tmp_pat
     finally:
         release.touch()
         host.stop()
+
+
+@pytest.mark.parametrize("args", [
+    ["host", "chrome-extension://x/", "--bogus"],
+    ["chrome-extension://x/", "--parent-window=1", "--bogus"],
+    ["host", "chrome-extension://x/", "chrome-extension://y/"],
+])
+def test_anything_but_the_browsers_own_command_line_is_read_by_the_parser(args, capsys):
+    from tabpilot.cli import main
+
+    with pytest.raises(SystemExit) as exited:  # argparse's error, not a host serving this test's stdin
+        main(args)
+    assert exited.value.code == 2
+    assert "usage: tabpilot" in capsys.readouterr().err
