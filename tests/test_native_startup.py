@@ -14,8 +14,9 @@ import pytest
 from native_support import HostProcess
 
 HEAVY = ("openai", "tabpilot.agent", "pydantic")
-# Only the command line's parser needs it (argparse's help formatter asks it for the terminal's width).
-PARSER_ONLY = ("shutil",)
+# Not needed for the first answer: shutil only the command line's parser needs (argparse's help formatter asks
+# it for the terminal's width); the message catalog only a message does.
+NOT_FOR_HELLO = ("shutil", "tabpilot.i18n")
 
 GATE = '''
 import os, sys, time  # not importlib.abc: it imports shutil (through importlib.resources)
@@ -84,13 +85,17 @@ def test_hello_and_ping_are_answered_before_openai_the_agent_or_pydantic_load(tm
         host.stop()
 
 
-def test_the_host_answers_hello_without_building_the_command_line_parser(tmp_path):
+def test_the_host_answers_hello_without_the_command_line_parser_or_the_message_catalog(tmp_path):
     # Chromium starts it as `python -m tabpilot host chrome-extension://<id>/`: nothing there for a parser to read.
-    host, log, release = gated_host(tmp_path, PARSER_ONLY)
+    host, log, release = gated_host(tmp_path, NOT_FOR_HELLO)
     try:
-        hello = host.request("hello", extensionVersion="0.1.0")
+        hello = host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")
         assert hello["ok"] and hello["data"]["hostVersion"], hello
         assert not any(line.startswith("imports") for line in gate_log(log)), gate_log(log)
+        release.touch()
+        # the language the hello named is the one the host words its errors in (a message: the catalog loads)
+        refused = host.request("task.stop", taskId="no-such-task")
+        assert not refused["ok"] and any("\u4e00" <= char <= "\u9fff" for char in refused["error"]["message"]), refused
     finally:
         release.touch()
         host.stop()
