@@ -7,6 +7,7 @@ blocks until the test opens the gate. A host that needed one of them to answer w
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from native_support import HostProcess
 
 HEAVY = ("openai", "tabpilot.agent", "pydantic")
 # Not needed for the first answer: shutil only the command line's parser needs (argparse's help formatter asks
-# it for the terminal's width); the message catalog only a message does.
-NOT_FOR_HELLO = ("shutil", "tabpilot.i18n")
+# it for the terminal's width); the message catalog only a message does; the local endpoint (and secrets, for
+# its token) opens once the first answers are out.
+NOT_FOR_HELLO = ("shutil", "tabpilot.i18n", "tabpilot.native.endpoint", "secrets")
 
 GATE = '''
 import os, sys, time  # not importlib.abc: it imports shutil (through importlib.resources)
@@ -85,7 +87,7 @@ def test_hello_and_ping_are_answered_before_openai_the_agent_or_pydantic_load(tm
         host.stop()
 
 
-def test_the_host_answers_hello_without_the_command_line_parser_or_the_message_catalog(tmp_path):
+def test_the_host_answers_hello_before_the_parser_the_catalog_or_the_local_endpoint(tmp_path, monkeypatch):
     # Chromium starts it as `python -m tabpilot host chrome-extension://<id>/`: nothing there for a parser to read.
     host, log, release = gated_host(tmp_path, NOT_FOR_HELLO)
     try:
@@ -96,9 +98,22 @@ def test_the_host_answers_hello_without_the_command_line_parser_or_the_message_c
         # the language the hello named is the one the host words its errors in (a message: the catalog loads)
         refused = host.request("task.stop", taskId="no-such-task")
         assert not refused["ok"] and any("\u4e00" <= char <= "\u9fff" for char in refused["error"]["message"]), refused
+        # and the endpoint opened: a local client (`tabpilot mcp`) reaches this host
+        monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "home"))
+        assert asyncio.run(ping_the_endpoint()) == {"pong": True}
     finally:
         release.touch()
         host.stop()
+
+
+async def ping_the_endpoint() -> object:
+    from tabpilot.mcp.hostlink import HostLink
+
+    link = HostLink("start-up test", connect_wait=10)
+    try:
+        return await link.request("ping")
+    finally:
+        await link.close()
 
 
 @pytest.mark.parametrize("args", [

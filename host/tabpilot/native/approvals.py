@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import secrets
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -40,6 +39,8 @@ class Approvals:
     async def ask(self, kind: Literal["page", "mcp"], requester: str, task: str, *, tab_id: int | None = None,
                   timeout: float | None = None) -> Decision:
         """The user's "once" or "always"; raises RequestFailed (code `denied`) on a no or no answer."""
+        import secrets  # here: the host answers its first frame without it (hmac, hashlib, random)
+
         timeout = self.timeout if timeout is None else timeout
         approval_id = f"a{next(self._count)}-{secrets.token_hex(6)}"  # not guessable by whoever hears of another
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
