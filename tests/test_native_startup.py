@@ -15,10 +15,10 @@ import pytest
 from native_support import HostProcess
 
 HEAVY = ("openai", "tabpilot.agent", "pydantic")
-# Not needed for the first answer: shutil only the command line's parser needs (argparse's help formatter asks
-# it for the terminal's width); the message catalog only a message does; the local endpoint (and secrets, for
-# its token) opens once the first answers are out.
-NOT_FOR_HELLO = ("shutil", "tabpilot.i18n", "tabpilot.native.endpoint", "secrets")
+# Not needed for the first answer: the command line's parser (argparse; shutil, which its help formatter asks
+# for the terminal's width); the message catalog (only a message needs it); the local endpoint and secrets (for
+# its token): it opens once the first answers are out.
+NOT_FOR_HELLO = ("argparse", "shutil", "tabpilot.i18n", "tabpilot.native.endpoint", "secrets")
 
 GATE = '''
 import os, sys, time  # not importlib.abc: it imports shutil (through importlib.resources)

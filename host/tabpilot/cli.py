@@ -93,17 +93,6 @@ def build_parser(only: str | None = None, language: str | None = None) -> argpar
     return parser
 
 
-def _started_by_browser(args: list[str]) -> str | None:
-    """The extension's origin when the browser started the host as it does (`host chrome-extension://<id>/`, on
-    Windows with `--parent-window=<n>` after it); then `main` skips building the parser (argparse's help
-    formatter, gettext's look-ups, every help text: ~4 ms of a cold start on a loaded 2-core machine,
-    bench/bench_host.py). None for anything else, which the parser reads as always."""
-    if len(args) in (2, 3) and args[0] == "host" and args[1].startswith("chrome-extension://") \
-            and all(arg.startswith("--parent-window=") for arg in args[2:]):
-        return args[1]
-    return None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from .textsafety import clean_text
 
@@ -112,10 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Chromium starts the host as `<launcher> chrome-extension://<id>/ [--parent-window=N]`.
     if args_list and args_list[0].startswith("chrome-extension://"):
         args_list = ["host", *args_list]
-    origin = _started_by_browser(args_list)
-    if origin is not None:  # the extension is waiting for the host's first frame: no parser to build first
-        from .commands.host import serve
+    from .commands.host import browser_origin, serve
 
+    origin = browser_origin(args_list)
+    if origin is not None:  # the extension is waiting for the host's first frame: no parser to build first
         return serve(origin)
     first = args_list[0] if args_list else None
     language = None
