@@ -1,21 +1,26 @@
 """Native host figures.
 
-1. host start → first frame answered, a framed round trip and exit after stdin EOF: the host run
-   exactly as Chromium does (a subprocess speaking frames on stdin/stdout);
+1. host start → first frame answered (with tabpilot's bytecode cached as an install has it, and compiled at
+   each start as in this sandbox; the main thread's CPU beside the wall time, less swayed by load; a bare
+   interpreter answering one frame as the floor; what is imported before the answer), a framed round trip
+   and exit after stdin EOF: the host run exactly as Chromium does (a subprocess speaking frames on
+   stdin/stdout);
 2. over the real extension relay (headless Chromium with extension/ loaded and the host installed
    into the profile, as tests/e2e/ does; the figures reach the relay through the host's test-only
    debug socket, one loopback websocket hop more than the host itself has):
    a CDP round trip, reading a medium page (`get_state`) over the relay and over the DevTools
    websocket, and the agent's time per step with the model's time excluded.
 
-    .venv/bin/python bench/bench_host.py [--no-relay]
+    .venv/bin/python bench/bench_host.py [--runs 15] [--no-relay | --start-only]
 
 TABPILOT_HOME and HOME in temporary folders. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import functools
 import itertools
 import json
 import os
@@ -26,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,30 +50,144 @@ def read_frame(stream) -> dict:  # type: ignore[no-untyped-def]
     return json.loads(stream.read(length))
 
 
-def start_host(home: str) -> subprocess.Popen[bytes]:
+def start_host(home: str, env: dict[str, str] | None = None, *, argv: list[str] | None = None,
+               stderr: Any = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tabpilot", "chrome-extension://benchmark/"],
+        argv or [sys.executable, "-m", "tabpilot", "chrome-extension://benchmark/"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env={**os.environ, "TABPILOT_HOME": home},
+        stderr=stderr,
+        env={**os.environ, "TABPILOT_HOME": home, **(env or {})},
     )
 
 
-def host_figures() -> None:
+# The least any Python host pays: the interpreter starting, reading one frame and answering it.
+BARE_HOST = """import json, os, struct
+size = struct.Struct("=I")
+(length,) = size.unpack(os.read(0, 4))
+data = json.dumps({"type": "reply", "id": json.loads(os.read(0, length))["id"], "ok": True}).encode()
+os.write(1, size.pack(len(data)) + data)
+os.read(0, 1)
+"""
+
+
+def first_frame(home: str, env: dict[str, str] | None = None, *, argv: list[str] | None = None,
+                stderr: Any = None, answered: Callable[[], None] = lambda: None) -> tuple[float, float | None, int]:
+    """One cold start: ms from spawning the host to its answer to hello, the CPU its main thread used until
+    then (Linux: schedstat, in ns; the warm-up thread it starts after that reply is not counted; None
+    elsewhere), and its pid."""
+    began = time.perf_counter()
+    host = start_host(home, env, argv=argv, stderr=stderr)
+    assert host.stdin and host.stdout
+    host.stdin.write(frame({"type": "hello", "id": "1", "extensionVersion": "bench"}))
+    host.stdin.flush()
+    read_frame(host.stdout)
+    wall = (time.perf_counter() - began) * 1000
+    answered()
+    try:
+        cpu: float | None = int(Path(f"/proc/{host.pid}/task/{host.pid}/schedstat").read_text().split()[0]) / 1e6
+    except OSError:
+        cpu = None
+    host.stdin.close()
+    host.wait()
+    return wall, cpu, host.pid
+
+
+def _spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):5.1f} ms (min {min(values):5.1f}, max {max(values):5.1f})"
+
+
+def start_figures(home: str, runs: int) -> None:
+    """Host start → first frame answered, as Chromium starts it, in two set-ups taking turns (so load from
+    elsewhere falls on both alike): tabpilot's modules compiled once and cached, as a pip install leaves
+    them; and compiled at each start, as PYTHONDONTWRITEBYTECODE=1 makes it (this sandbox sets it, so every
+    host an e2e test's Chromium spawns starts that way). Then what the host imports before that answer."""
+    with tempfile.TemporaryDirectory() as cache:
+        setups = {
+            "bytecode cached (as installed)": {"PYTHONPYCACHEPREFIX": cache, "PYTHONDONTWRITEBYTECODE": ""},
+            "compiled at each start": {"PYTHONDONTWRITEBYTECODE": "1"},
+            "bare interpreter, one frame": {"PYTHONPYCACHEPREFIX": cache, "PYTHONDONTWRITEBYTECODE": ""},
+        }
+        walls: dict[str, list[float]] = {name: [] for name in setups}
+        cpus: dict[str, list[float]] = {name: [] for name in setups}
+        for round_ in range(runs + 1):  # the first round fills the cache
+            for name, env in setups.items():
+                argv = [sys.executable, "-c", BARE_HOST] if name.startswith("bare") else None
+                wall, cpu, _pid = first_frame(home, env, argv=argv)
+                if round_:
+                    walls[name].append(wall)
+                    if cpu is not None:
+                        cpus[name].append(cpu)
+        print(f"host start → first frame answered ({runs} cold starts each; load {_load()}):")
+        for name in setups:
+            cpu_text = f"; main thread's CPU {_spread(cpus[name])}" if cpus[name] else ""
+            print(f"  {name:<31} {_spread(walls[name])}{cpu_text}")
+        print("  target: 71 ms (bytecode cached, quiet machine); the bare interpreter is the floor under this load")
+        import_figures(home, {"PYTHONPYCACHEPREFIX": cache, "PYTHONDONTWRITEBYTECODE": ""})
+
+
+# Holds back the modules the host loads only after its answer (the warm-up thread starts with the message models;
+# the local endpoint opens once the answer is written) until the bench has read the import log up to the answer.
+HOLD_BACK = """
+import os, time
+
+AFTER_THE_ANSWER = ("tabpilot.native.messages", "tabpilot.native.endpoint")
+
+
+class HoldBack:
+    def find_spec(self, name, path, target=None):
+        while name in AFTER_THE_ANSWER and not os.path.exists(os.environ["TABPILOT_BENCH_RELEASE"]):
+            time.sleep(0.005)
+        return None
+
+
+import sys
+sys.meta_path.insert(0, HoldBack())
+"""
+
+
+def import_figures(home: str, env: dict[str, str], runs: int = 5, shown: int = 14) -> None:
+    """`python -X importtime` of the modules loaded before the host answers hello (those it loads after are held
+    back until the log is read: HOLD_BACK), median over `runs` starts: the total and the costliest."""
+    own: dict[str, list[float]] = {}
+    totals = []
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "sitecustomize.py").write_text(HOLD_BACK)
+        for run in range(runs):
+            log, release = Path(folder) / f"importtime-{run}.txt", Path(folder) / f"release-{run}"
+            written: list[int] = []  # how much of the log was there when the answer came
+            with log.open("wb") as stderr:
+                first_frame(home, {**env, "PYTHONPATH": folder, "TABPILOT_BENCH_RELEASE": str(release)},
+                            argv=[sys.executable, "-X", "importtime", "-m", "tabpilot", "chrome-extension://benchmark/"],
+                            stderr=stderr, answered=functools.partial(_note_size, log, written, release))
+            total = 0.0
+            for line in log.read_bytes()[: written[0]].decode().splitlines():
+                fields = line.removeprefix("import time:").split("|")
+                if len(fields) != 3 or not fields[0].strip().isdigit() or fields[2].strip() == "sitecustomize":
+                    continue
+                own.setdefault(fields[2].strip(), []).append(int(fields[0]) / 1000)
+                total += int(fields[0]) / 1000
+            totals.append(total)
+    costliest = sorted(own.items(), key=lambda item: -statistics.median(item[1]))[:shown]
+    print(f"  imports before the answer (-X importtime, bytecode cached): median {statistics.median(totals):.1f} ms "
+          f"in {len(own)} modules; the costliest, each without what it imports:")
+    print("    " + ", ".join(f"{name} {statistics.median(ms):.1f}" for name, ms in costliest))
+
+
+def _note_size(path: Path, sizes: list[int], release: Path) -> None:
+    sizes.append(path.stat().st_size)
+    release.touch()
+
+
+def _load() -> str:
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def host_figures(runs: int, *, start_only: bool = False) -> None:
     with tempfile.TemporaryDirectory() as home:
-        starts = []
-        for _ in range(9):
-            began = time.perf_counter()
-            host = start_host(home)
-            assert host.stdin and host.stdout
-            host.stdin.write(frame({"type": "hello", "id": "1", "extensionVersion": "bench"}))
-            host.stdin.flush()
-            read_frame(host.stdout)
-            starts.append(time.perf_counter() - began)
-            host.stdin.close()
-            host.wait()
-        print(f"host start → first frame answered: median {statistics.median(starts) * 1000:.0f} ms "
-              f"(min {min(starts) * 1000:.0f}, max {max(starts) * 1000:.0f}; target < 250 ms)")
+        start_figures(home, runs)
+        if start_only:
+            return
 
         host = start_host(home)
         assert host.stdin and host.stdout
@@ -202,8 +322,13 @@ async def relay_figures() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="cold starts per set-up, after one that fills the cache")
+    parser.add_argument("--no-relay", action="store_true", help="only the host's own figures, no browser")
+    parser.add_argument("--start-only", action="store_true", help="only the cold start figures")
+    options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tabpilot_home:
         os.environ["TABPILOT_HOME"] = tabpilot_home
-        host_figures()
-        if "--no-relay" not in sys.argv:
+        host_figures(options.runs, start_only=options.start_only)
+        if not options.no_relay and not options.start_only:
             asyncio.run(relay_figures())

@@ -9,7 +9,9 @@ Launches headless Chromium with extension/ loaded and the host installed into a 
 bench/bench_relay.py does), types into actions_forms.html's Name field on both paths, the variants taking
 turns so that load from elsewhere on the machine falls on all alike. The relay is driven from this process
 through the host's debug socket, so its figures include one loopback websocket hop a task in the host
-does not pay ("host" CPU is that hop; in a task it is where "bench" is). Prints numbers with the machine's
+does not pay ("host" CPU is that hop; in a task it is where "bench" is). Then the same typing in a task
+started from the popup, as users run one (no debug socket; in-page takeover watching on), timed by the agent
+itself, and how many messages the page's capture script sent the worker meanwhile. Prints numbers with the machine's
 load next to them, and the CPU each kind of process used (page = the page's renderer, extension = the
 service worker's): under load, wall time mostly measures the others' work. Asserts nothing.
 """
@@ -18,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
+import re
 import socket
 import statistics
 import sys
@@ -34,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 from actions_support import ref  # noqa: E402
-from e2e_support import start_connected_harness  # noqa: E402
+from e2e_support import Harness, configure, prompt_text, run_in_popup, start_connected_harness, wait_status  # noqa: E402
 
 from tabpilot.browser import actions  # noqa: E402
 from tabpilot.browser.browser import Browser  # noqa: E402
@@ -42,6 +46,7 @@ from tabpilot.browser.elements import ElementRef  # noqa: E402
 from tabpilot.browser.launcher import find_browser  # noqa: E402
 from tabpilot.browser.tab import Tab  # noqa: E402
 from tabpilot.cdp.transport import TransportClosed, WebSocketTransport  # noqa: E402
+from tabpilot.llm.scripted import ScriptedLLMServer, Text, ToolCall  # noqa: E402
 from tabpilot.localfiles import LocalFiles  # noqa: E402
 from tabpilot.native.debug import DebugAccess, DebugLink  # noqa: E402
 from tabpilot.native.relay import RelayBrowser  # noqa: E402
@@ -49,6 +54,28 @@ from tabpilot.native.relay import RelayBrowser  # noqa: E402
 PAGES = ROOT / "tests" / "fixtures" / "pages"
 TEXT = ("a hundred characters of text typed into a field, " * 3)[:99] + "."
 TARGET_MS = 100.0
+TASK_STEPS = 10  # input_text steps of the task from the popup (its max steps are 12), then done
+
+# The worker's task.activity pushes of executed input_text, their durations (the agent's own timing) kept; and
+# a count of the capture script's `capture.input` messages (the page's trusted input, while a task watches).
+HEAR_TYPING = """
+globalThis.typingDurations = [];
+globalThis.captureInputs = 0;
+if (!globalThis.unwrappedOnCaptureInput) globalThis.unwrappedOnCaptureInput = onCaptureInput;
+onCaptureInput = function (tabId, message) {
+  captureInputs += 1;
+  return unwrappedOnCaptureInput(tabId, message);
+};
+if (!globalThis.unwrappedOnTaskPush) globalThis.unwrappedOnTaskPush = onTaskPush;
+onTaskPush = function (message) {
+  const activity = message.activity;
+  if (message.type === "task.activity" && activity && activity.type === "executed" && activity.tool === "input_text") {
+    typingDurations.push(activity.duration);
+  }
+  return unwrappedOnTaskPush(message);
+};
+true
+"""
 
 
 def _free_port() -> int:
@@ -173,6 +200,7 @@ async def bench(runs: int) -> None:
             print(f"  {'':<10} {'    CPU a run, mean':<34} {sum(used.values()):6.1f} ms  ("
                   + ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(used.items(), key=lambda item: -item[1]))
                   + ")")
+        await typing_in_a_task(harness, ws_tab)
         print(f"\nload average at the end: {_load()}")
     finally:
         await ws_browser.connection.close()
@@ -183,6 +211,47 @@ async def bench(runs: int) -> None:
         await link.close()
         await harness.browser.close()
         server.close()
+
+
+def _type_the_text(body: dict[str, Any]) -> Any:
+    """The scripted model's input_text step: the Name field's index read off the prompt, as a model would."""
+    lines = prompt_text(body).splitlines()
+    for label, line in itertools.pairwise(lines):  # the field's label is the line before it
+        if label.strip() == "Name" and (index := re.match(r"\s*\[(\d+)\]<input", line)):
+            return ToolCall("AgentOutput", {"evaluation_previous_goal": "Success", "memory": "typing",
+                                            "next_goal": "Type the name", "action": {"input_text": {
+                                                "index": int(index.group(1)), "text": TEXT}}})
+    return Text("no Name field in the prompt")
+
+
+async def typing_in_a_task(harness: Harness, tab: Tab) -> None:
+    """The same typing as a user's task does it: started in the popup, run by the host Chromium spawned (no
+    debug socket in between), timed by the agent itself (the `executed` activity's duration: the whole
+    input_text tool, as above, plus finding the element by its index)."""
+    done = ToolCall("AgentOutput", {"evaluation_previous_goal": "Success", "memory": "typed", "next_goal": "Done",
+                                    "action": {"done": {"text": "Typed.", "success": True}}})
+    with ScriptedLLMServer([*[_type_the_text] * TASK_STEPS, done]) as server:
+        await harness.sw(HEAR_TYPING)
+        try:
+            popup = await harness.open_popup(tab)
+            await configure(popup, server.base_url)
+            await run_in_popup(popup, "Type the name, again and again.")
+            status = await wait_status(popup, "completed", "error", "stopped", timeout=180)
+            durations, messages = await harness.sw("[typingDurations, captureInputs]")
+            said = await popup.js("document.body.innerText")
+        finally:
+            await harness.sw("onTaskPush = unwrappedOnTaskPush; onCaptureInput = unwrappedOnCaptureInput; true")
+    if status != "completed" or len(durations) < 2:
+        print(f"\nthe task from the popup ended {status} after {len(durations)} input_text steps: {said[-600:]}")
+        return
+    measured = durations[1:]  # the first step's pays for loading the agent's tools
+    print(f"\ninput_text of {len(TEXT)} characters in a task from the popup (relay, no debug socket; the agent's "
+          f"own timing), {len(measured)} steps after the first:\n"
+          f"  relay      in a task                           {statistics.median(measured):6.1f} ms  (min "
+          f"{min(measured):.1f}, max {max(measured):.1f}; load {_load()})  target ≤ {TARGET_MS:g} ms: "
+          f"{'OK' if statistics.median(measured) <= TARGET_MS else 'ABOVE'}\n"
+          f"  {'':<10} {'    capture.input messages a step':<34} {messages / len(durations):6.0f}     "
+          "(the page's capture script: one per trusted keydown and input event, the agent's keys included)")
 
 
 def _cpu_by_process(root: int) -> dict[str, float]:

@@ -7,6 +7,7 @@ blocks until the test opens the gate. A host that needed one of them to answer w
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -14,11 +15,15 @@ import pytest
 from native_support import HostProcess
 
 HEAVY = ("openai", "tabpilot.agent", "pydantic")
+# Not needed for the first answer: the command line's parser (argparse; shutil, which its help formatter asks
+# for the terminal's width); the message catalog (only a message needs it); the local endpoint and secrets (for
+# its token): it opens once the first answers are out.
+NOT_FOR_HELLO = ("argparse", "shutil", "tabpilot.i18n", "tabpilot.native.endpoint", "secrets")
 
-GATE = f'''
-import importlib.abc, os, sys, time
+GATE = '''
+import os, sys, time  # not importlib.abc: it imports shutil (through importlib.resources)
 
-HEAVY = {HEAVY!r}
+HEAVY = tuple(os.environ["TABPILOT_TEST_GATED"].split())
 LOG, RELEASE = os.environ["TABPILOT_TEST_GATE_LOG"], os.environ["TABPILOT_TEST_GATE_RELEASE"]
 
 
@@ -27,7 +32,7 @@ def note(line):
         log.write(line + "\\n")
 
 
-class Gate(importlib.abc.MetaPathFinder):
+class Gate:  # a meta path finder: find_spec is all it takes
     def find_spec(self, name, path, target=None):
         if name in HEAVY:
             note("waits " + name)
@@ -45,7 +50,8 @@ def gate_log(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def test_hello_and_ping_are_answered_before_openai_the_agent_or_pydantic_load(tmp_path):
+def gated_host(tmp_path: Path, modules: tuple[str, ...]) -> tuple[HostProcess, Path, Path]:
+    """The host as Chromium starts it, importing any of `modules` only once `release` exists (noted in `log`)."""
     (tmp_path / "gate").mkdir()
     (tmp_path / "gate" / "sitecustomize.py").write_text(GATE)
     log, release = tmp_path / "gate.log", tmp_path / "release"
@@ -53,10 +59,16 @@ def test_hello_and_ping_are_answered_before_openai_the_agent_or_pydantic_load(tm
         tmp_path / "home",
         {
             "PYTHONPATH": str(tmp_path / "gate"),
+            "TABPILOT_TEST_GATED": " ".join(modules),
             "TABPILOT_TEST_GATE_LOG": str(log),
             "TABPILOT_TEST_GATE_RELEASE": str(release),
         },
     )
+    return host, log, release
+
+
+def test_hello_and_ping_are_answered_before_openai_the_agent_or_pydantic_load(tmp_path):
+    host, log, release = gated_host(tmp_path, HEAVY)
     try:
         hello = host.request("hello", extensionVersion="0.1.0")
         assert hello["ok"] and hello["data"]["task"] is None, hello
@@ -73,3 +85,46 @@ def test_hello_and_ping_are_answered_before_openai_the_agent_or_pydantic_load(tm
         assert host.request("settings.get")["ok"]  # and the host serves real requests
     finally:
         host.stop()
+
+
+def test_the_host_answers_hello_before_the_parser_the_catalog_or_the_local_endpoint(tmp_path, monkeypatch):
+    # Chromium starts it as `python -m tabpilot host chrome-extension://<id>/`: nothing there for a parser to read.
+    host, log, release = gated_host(tmp_path, NOT_FOR_HELLO)
+    try:
+        hello = host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")
+        assert hello["ok"] and hello["data"]["hostVersion"], hello
+        assert not any(line.startswith("imports") for line in gate_log(log)), gate_log(log)
+        release.touch()
+        # the language the hello named is the one the host words its errors in (a message: the catalog loads)
+        refused = host.request("task.stop", taskId="no-such-task")
+        assert not refused["ok"] and any("\u4e00" <= char <= "\u9fff" for char in refused["error"]["message"]), refused
+        # and the endpoint opened: a local client (`tabpilot mcp`) reaches this host
+        monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "home"))
+        assert asyncio.run(ping_the_endpoint()) == {"pong": True}
+    finally:
+        release.touch()
+        host.stop()
+
+
+async def ping_the_endpoint() -> object:
+    from tabpilot.mcp.hostlink import HostLink
+
+    link = HostLink("start-up test", connect_wait=10)
+    try:
+        return await link.request("ping")
+    finally:
+        await link.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["host", "chrome-extension://x/", "--bogus"],
+    ["chrome-extension://x/", "--parent-window=1", "--bogus"],
+    ["host", "chrome-extension://x/", "chrome-extension://y/"],
+])
+def test_anything_but_the_browsers_own_command_line_is_read_by_the_parser(args, capsys):
+    from tabpilot.cli import main
+
+    with pytest.raises(SystemExit) as exited:  # argparse's error, not a host serving this test's stdin
+        main(args)
+    assert exited.value.code == 2
+    assert "usage: tabpilot" in capsys.readouterr().err

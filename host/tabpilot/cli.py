@@ -101,6 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Chromium starts the host as `<launcher> chrome-extension://<id>/ [--parent-window=N]`.
     if args_list and args_list[0].startswith("chrome-extension://"):
         args_list = ["host", *args_list]
+    from .commands.host import browser_origin, serve
+
+    origin = browser_origin(args_list)
+    if origin is not None:  # the extension is waiting for the host's first frame: no parser to build first
+        return serve(origin)
     first = args_list[0] if args_list else None
     language = None
     if first != "host":  # the browser starts the host, which prints no help: no settings to read first

@@ -13,14 +13,13 @@ import re
 import string
 import unicodedata
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
     from pydantic_core import ErrorDetails
 
-Language = Literal["en-US", "zh-CN"]
-DEFAULT_LANGUAGE: Language = "en-US"
+from .language import DEFAULT_LANGUAGE, Language, language_of  # the tags, also imported from here
 
 EN_US: dict[str, str] = {
     # --- the per-step user message (agent/prompts.py, memory.py, types.py) ---------------------------
@@ -1170,15 +1169,6 @@ ZH_CN: dict[str, str] = {
 }
 
 CATALOG: dict[Language, dict[str, str]] = {"en-US": EN_US, "zh-CN": ZH_CN}
-
-
-def language_of(value: str | None) -> Language:
-    """A language tag as the host knows it: any Chinese except the traditional scripts → zh-CN, anything
-    else (None, "en", "fr-FR", "C.UTF-8") → en-US. Accepts Chrome's `zh_CN` and POSIX `zh_CN.UTF-8`."""
-    tag = (value or "").split(".")[0].replace("_", "-").lower()
-    if tag == "zh" or tag.startswith(("zh-cn", "zh-hans", "zh-sg")):
-        return "zh-CN"
-    return DEFAULT_LANGUAGE
 
 
 def environment_language(environ: Mapping[str, str] | None = None) -> Language:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import secrets
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -61,6 +60,8 @@ class Approvals:
 
     async def _ask(self, kind: Literal["page", "mcp"], requester: str, task: str, tab_id: int | None,
                    timeout: float) -> Decision:
+        import secrets  # here: the host answers its first frame without it (hmac, hashlib, random)
+
         approval_id = f"a{next(self._count)}-{secrets.token_hex(6)}"  # not guessable by whoever hears of another
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._pending[approval_id] = future

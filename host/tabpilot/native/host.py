@@ -18,8 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import __version__
-from ..i18n import language_of
-from ..i18n import text as say
+from ..language import language_of, say
 from .approvals import Approvals
 from .codec import FrameError, encode_frames
 from .peer import Peer, RequestFailed, reply_error, reply_ok, request_id_of

@@ -152,15 +152,30 @@ async def serve(in_fd: int, out_fd: int) -> None:
             log.error("no debug socket: %s", exc)
         else:
             debug_server = await start_debug_server(host, access)
-    endpoint = await _open_local_endpoint(host)
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd), name="frames-in", daemon=True).start()
     decoder = FrameDecoder()
+    # The local endpoint opens once the answers to the extension's first frames are written: its import and its
+    # token's (~5 ms of a cold start under load, bench/bench_host.py) would hold them back; `tabpilot mcp`
+    # waits for a host's socket to appear.
+    answered = asyncio.Event()
+    opening = loop.create_task(_open_local_endpoint(host, after=answered))
+
+    def written() -> None:  # called from the writer's thread
+        loop.call_soon_threadsafe(answered.set)
+
     while (data := await chunks.get()) is not None:
         for item in decoder.feed(data):
             host.receive(item)
+        if not answered.is_set():
+            writer.after_written(written)
     ended = time.monotonic()
+    endpoint = None
+    if answered.is_set():
+        endpoint = await opening
+    else:  # nothing asked, or nothing could be written: no endpoint was opened
+        opening.cancel()
     log.info("stdin closed; shutting down")
     if decoder.pending_bytes:
         log.warning("the last frame was cut off (%d bytes)", decoder.pending_bytes)
@@ -174,8 +189,10 @@ async def serve(in_fd: int, out_fd: int) -> None:
     log.info("host exited %.3f s after stdin closed", time.monotonic() - ended)
 
 
-async def _open_local_endpoint(host: NativeHost) -> LocalEndpoint | None:
-    """The socket `tabpilot mcp` reaches this host on (endpoint.py); without it the extension still works."""
+async def _open_local_endpoint(host: NativeHost, *, after: asyncio.Event) -> LocalEndpoint | None:
+    """The socket `tabpilot mcp` reaches this host on (endpoint.py), once `after` is set; without it the
+    extension still works."""
+    await after.wait()
     from .endpoint import LocalEndpoint
 
     try:

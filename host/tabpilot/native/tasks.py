@@ -24,8 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..i18n import DEFAULT_LANGUAGE, Language, failure_text
-from ..i18n import text as say
+from ..language import DEFAULT_LANGUAGE, Language, say
 from ..store.owner import owner_alive
 from .memory import return_free_memory
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
@@ -52,6 +51,8 @@ class NotResumed(Exception):
     """Why a suspended task cannot go on, as a failure code the catalog words (`failure.<code>`)."""
 
     def __init__(self, code: str, **params: Any) -> None:
+        from ..i18n import failure_text
+
         super().__init__(failure_text(code, params, "en-US"))
         self.code, self.params = code, params
 

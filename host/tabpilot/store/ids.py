@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 
@@ -23,6 +22,8 @@ def _encode(number: int, width: int) -> str:
 
 
 def new_task_id() -> str:
+    import secrets  # here: the host answers its first frame without it (hmac, hashlib, random)
+
     global _last_ms
     with _lock:
         # Strictly increasing within a process, so ids sort even when two tasks start in the same ms.

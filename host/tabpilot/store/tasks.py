@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..i18n import text as say
+from ..language import say
 from .ids import new_task_id
 from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
