@@ -32,13 +32,34 @@ def note(line):
         log.write(line + "\\n")
 
 
-class Gate:  # a meta path finder: find_spec is all it takes
+class Waiting:  # the module's own loader, run once the gate opens
+    def __init__(self, name, loader):
+        self.name, self.loader = name, loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        note("waits " + self.name)
+        while not os.path.exists(RELEASE):
+            time.sleep(0.01)
+        note("imports " + self.name)
+        self.loader.exec_module(module)
+
+
+class Gate:  # a meta path finder. It waits in the module's loader, not in find_spec: Python calls find_spec
+    # holding its global import lock, so waiting there would stop every import of every thread, the host's
+    # own (the endpoint's) included, not only those of the gated modules.
     def find_spec(self, name, path, target=None):
-        if name in HEAVY:
-            note("waits " + name)
-            while not os.path.exists(RELEASE):
-                time.sleep(0.01)
-            note("imports " + name)
+        if name not in HEAVY:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                spec.loader = Waiting(name, spec.loader)
+                return spec
         return None
 
 
