@@ -81,11 +81,11 @@ class FrameReading:
 
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
-# And whether the last first look there found many elements listening: the next one's walk waits for them.
-_MANY_LISTENING = "fast.many_listening"
-# On a list of 2,000 rows that all listen (state_listeners.html) a first look that walked while the listeners
-# were asked for walked again once they were marked: ~1.8 s instead of ~1.2 s (load 10).
-MANY_LISTENING = 100
+# And whether a first look there walks only once the listeners are known: after one that had to walk again
+# once they were marked (elements a walk does not offer unless they listen: state_medium.html's 60 took 63 ms
+# instead of 40 ms, load 8), until one finds fewer than FEW_LISTENING new elements listening.
+_WALK_AFTER_LISTENERS = "fast.walk_after_listeners"
+FEW_LISTENING = 10
 _MAKING = "fast.making"  # and of the worlds being made there
 _NAVIGATIONS = "fast.navigations"  # and of how often each frame's document was replaced
 
@@ -337,11 +337,11 @@ async def _read(world: World) -> FrameReading:
     about closed shadow roots, all sent together. Elements found listening since are then resolved (their
     objects, asked for as soon as the listeners are known) and marked after the walk, which is done again
     only where that changes what it read: nearly never (a page's listening buttons and links are offered
-    anyway). Closed shadow roots met are resolved and handed to a new walk. Where the last first look of the
-    session found many elements listening (a list whose every row listens), the first walk waits for them
-    instead, as a walk done again there costs more than the round trip."""
+    anyway). Closed shadow roots met are resolved and handed to a new walk. Where a first look of the session
+    had to walk again (a list whose every row listens), the next ones walk once the listeners are known, as
+    before: walking again costs more there than the round trip."""
     first = not world.walked
-    waits = first and bool(world.session.kept.get(_MANY_LISTENING))
+    waits = first and bool(world.session.kept.get(_WALK_AFTER_LISTENERS))
     listened = asyncio.ensure_future(_listening_objects(world))
     walked = asyncio.ensure_future(_walk(world, (await listened)[1] if waits else ()))
     # The hosts the walk meets are asked about right after it in a new world, where it meets every one.
@@ -354,8 +354,8 @@ async def _read(world: World) -> FrameReading:
     handles = bool(marking) or bool(reply["hosts"])  # resolved objects, or the hosts asked about (none: 0)
     if waits:
         marking = []  # the walk marked them
-    if first:
-        world.session.kept[_MANY_LISTENING] = len(listening - world.marked) >= MANY_LISTENING
+    if waits and len(listening - world.marked) < FEW_LISTENING:
+        world.session.kept[_WALK_AFTER_LISTENERS] = False
     world.marked |= listening
     world.walked = True
     roots = hosts_asked.result() if hosts_asked else None
@@ -366,7 +366,9 @@ async def _read(world: World) -> FrameReading:
         if closed:
             reply = await _walk(world, marking, closed)
         elif marking:
-            reply = await _mark(world, marking, reply)
+            reply, again = await _mark(world, marking, reply)
+            if first and again:
+                world.session.kept[_WALK_AFTER_LISTENERS] = True
         marking = []
         # A closed shadow root opened shows its content to the next walk, which may meet hosts inside it.
         roots = (await _closed_roots(world) or []) if closed and reply["hosts"] else []
@@ -407,16 +409,16 @@ async def _walk(world: World, listening: Sequence[str] = (), roots: Sequence[str
     return _walked(reply)
 
 
-async def _mark(world: World, listening: Sequence[str], walked: dict[str, Any]) -> dict[str, Any]:
+async def _mark(world: World, listening: Sequence[str], walked: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """Mark elements found listening since `walked` was read: `walked` with them flagged clickable when that is
-    all they change (a button the page handles: nearly always), else a new walk."""
+    all they change (a button the page handles: nearly always), else a new walk (and True)."""
     reply = await _call(world, _MARK, *listening, returnByValue=True, timeout=30.0)
     value = reply.get("result", {}).get("value")
     if not (isinstance(value, str) and value.startswith("places ")):
-        return _walked(reply)
+        return _walked(reply), True
     for document, node in json.loads(value.removeprefix("places ")):
         walked["documents"][document]["nodes"]["isClickable"]["index"].append(node)
-    return walked
+    return walked, False
 
 
 def _walked(reply: dict[str, Any]) -> dict[str, Any]:
