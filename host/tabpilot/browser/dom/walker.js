@@ -25,7 +25,7 @@
   const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
   const checkedHosts = new WeakSet();  // elements already asked about a closed shadow root
   let hosts = [];
-  let lastDocuments = [];  // what the last walk returned, and where each node id is in it (made when asked)
+  let lastIds = [];  // the node ids of each document the last walk returned, and where each id is (when asked)
   let lastPlaces = null;
   let prunedIds = new Set();  // ids of the elements the last walk reduced to what is usable inside them
   let sealed = 0;  // iframes in view whose document this world cannot enter, met by the last walk
@@ -384,7 +384,7 @@
     }
 
     walkDocument(document);
-    lastDocuments = documents;
+    lastIds = documents.map((d) => d.nodes.backendNodeId);  // not the rest: it is the host's now
     // One string crosses to the host far faster than the same data as a protocol object.
     return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length, sealed });
   }
@@ -394,7 +394,7 @@
   function placeOf(node) {
     if (lastPlaces === null) {
       lastPlaces = new Map();
-      lastDocuments.forEach((d, k) => d.nodes.backendNodeId.forEach((id, i) => {
+      lastIds.forEach((nodes, k) => nodes.forEach((id, i) => {
         if (!lastPlaces.has(id)) lastPlaces.set(id, [k, i]);
       }));
     }
