@@ -342,6 +342,9 @@ async def _read(world: World) -> FrameReading:
     before: walking again costs more there than the round trip."""
     first = not world.walked
     waits = first and bool(world.session.kept.get(_WALK_AFTER_LISTENERS))
+    # The listener query goes first, so the renderer has answered it before the walk starts. (Chromium 156 once
+    # stopped answering a tab when getEventListeners arrived while the walker ran, on the Python docs pages; in
+    # this order 100 reads of each bench page, with JS allocating in between, all came back.)
     listened = asyncio.ensure_future(_listening_objects(world))
     walked = asyncio.ensure_future(_walk(world, (await listened)[1] if waits else ()))
     # The hosts the walk meets are asked about right after it in a new world, where it meets every one.
