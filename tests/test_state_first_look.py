@@ -269,6 +269,34 @@ async def test_where_a_first_look_walked_twice_the_next_ones_walk_once_the_liste
     await browser.close_tab(tab.target_id)
 
 
+
+async def test_a_read_sends_the_page_its_commands_and_the_tab_list_in_one_write(browser: Browser, pages) -> None:
+    # The tab list is not on the way to the answer: sent on its own before the page's commands, it had the
+    # browser woken for it alone, and under load the page's commands left milliseconds later.
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)
+    transport = tab.session.connection._transport
+    writes: list[list[str]] = []
+    send_burst = transport.send_burst
+
+    async def writing(messages: list[dict]) -> None:
+        writes.append([message["method"] for message in messages])
+        await send_burst(messages)
+
+    transport.send_burst = writing
+    try:
+        for navigate in (True, False):  # a first look, then a later step
+            if navigate:
+                await tab.navigate(pages.url("speed_login.html"))
+            writes.clear()
+            await get_state(browser, tab)
+            assert len(writes) == 1 and writes[0][0] == "DOMDebugger.getEventListeners", writes
+            assert writes[0][-1] == "Target.getTargets", writes
+    finally:
+        del transport.send_burst  # the class's method again
+    await browser.close_tab(tab.target_id)
+
+
 def _first_page_answer(calls: list[tuple[str, dict, float, float]]) -> float:
     """When the first answer about the page came (the tab list, asked alongside, is not about the page)."""
     return min(answered for method, _, _, answered in calls if not method.startswith("Target."))
