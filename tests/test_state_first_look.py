@@ -172,3 +172,131 @@ def _named_in_text(state: BrowserState, name: str) -> ElementRef:
     found = [ref for ref in state.elements.values() if ref.name == name]
     assert len(found) == 1, (name, state.text)
     return found[0]
+
+
+async def test_a_listening_box_inside_a_far_part_of_the_page_is_counted_at_the_first_look(browser: Browser,
+                                                                                          pages) -> None:
+    # The first look walks while the listeners are asked for: a plain box that only listens for clicks, deep in
+    # a part of the page the walk reduced to its usable elements, makes that part be walked again.
+    tab = await open_page(browser, pages.url("state_far_listener.html"), height=700)
+    first = await get_state(browser, tab)
+    assert first.elements_below == 1, first.text
+    await tab.evaluate("document.getElementById('inner-listener').scrollIntoView()")
+    second = await get_state(browser, tab, first)
+    listener = _named_in_text(second, "Listens, far below, inside a plain box")
+    assert not listener.is_new, second.text
+    await actions.click(browser, tab, listener)
+    assert await tab.evaluate("window.clicked") is True
+    await browser.close_tab(tab.target_id)
+
+
+class _Sent:
+    """The commands a read sends over the tab's connection: (method, params, sent, answered)."""
+
+    def __init__(self, tab) -> None:
+        self.calls: list[tuple[str, dict, float, float]] = []
+        connection = tab.session.connection
+        self._send = send = connection.send
+
+        async def sending(method: str, params: dict | None = None, *args, **kwargs):
+            sent = time.perf_counter()
+            try:
+                return await send(method, params, *args, **kwargs)
+            finally:
+                self.calls.append((method, params or {}, sent, time.perf_counter()))
+
+        connection.send = sending
+        self._connection = connection
+
+    def close(self) -> None:
+        del self._connection.send  # the class's method again
+
+
+async def test_a_first_look_asks_everything_at_once_unless_something_new_listens(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)  # tabpilot reads this tab from now on
+    sent = _Sent(tab)
+    try:
+        # Nothing listens for clicks: every command of the first look goes out before the first answer.
+        await tab.navigate(pages.url("speed_login.html"))
+        sent.calls.clear()
+        state = await get_state(browser, tab)
+        assert "Sign in" in state.text, state.text
+        first_answer = _first_page_answer(sent.calls)
+        assert [m for m, _, at, _ in sent.calls if at > first_answer and not m.startswith("Runtime.release")] == []
+        # Two buttons listen, and a drawn empty box (the backdrop) might host a closed shadow root: the buttons'
+        # objects are asked for, then marked without walking again; the box needs no question of its own.
+        await tab.navigate(pages.url("speed_modal.html"))
+        sent.calls.clear()
+        state = await get_state(browser, tab)
+        assert "Accept all" in state.text, state.text
+        first_answer = _first_page_answer(sent.calls)
+        later = [(m, p) for m, p, at, _ in sent.calls if at > first_answer and not m.startswith("Runtime.release")]
+        assert [m for m, _ in later] == ["DOM.resolveNode", "DOM.resolveNode", "Runtime.callFunctionOn"], later
+        assert "markAfterWalk" in later[-1][1]["functionDeclaration"]
+        assert "DOM.describeNode" not in [m for m, *_ in sent.calls]
+    finally:
+        sent.close()
+    await browser.close_tab(tab.target_id)
+
+
+
+async def test_where_a_first_look_walked_twice_the_next_ones_walk_once_the_listeners_are_known(browser: Browser,
+                                                                                               pages) -> None:
+    # 2,000 rows listen for clicks: marked after a walk, they change what it read, and walking again costs
+    # more than waiting for them. The first visit learns it; the next first look walks once, with them marked,
+    # until a page with few elements listening (no longer worth the wait).
+    tab = await open_page(browser, pages.url("state_listeners.html"))
+    first = await get_state(browser, tab)
+    sent = _Sent(tab)
+    try:
+        for page, walk_waits in (("state_listeners.html", True), ("speed_login.html", True),
+                                 ("speed_modal.html", False)):
+            await tab.navigate(pages.url(page))
+            sent.calls.clear()
+            state = await get_state(browser, tab)
+            listeners = next(answered for method, _, _, answered in sent.calls
+                             if method == "DOMDebugger.getEventListeners")
+            walks = [at for method, params, at, _ in sent.calls if method == "Runtime.callFunctionOn"
+                     and "this.walk()" in params.get("functionDeclaration", "")]
+            assert (walks[0] > listeners) is walk_waits, (page, sent.calls)
+            if page == "state_listeners.html":
+                assert len(walks) == 1, sent.calls
+                assert state.text == first.text
+                assert state.text.count("]<div>") > 10, state.text  # the rows, offered for their listeners
+    finally:
+        sent.close()
+    await browser.close_tab(tab.target_id)
+
+
+
+async def test_a_read_sends_the_page_its_commands_and_the_tab_list_in_one_write(browser: Browser, pages) -> None:
+    # The tab list is not on the way to the answer: sent on its own before the page's commands, it had the
+    # browser woken for it alone, and under load the page's commands left milliseconds later.
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)
+    transport = tab.session.connection._transport
+    writes: list[list[str]] = []
+    send_burst = transport.send_burst
+
+    async def writing(messages: list[dict]) -> None:
+        writes.append([message["method"] for message in messages])
+        await send_burst(messages)
+
+    transport.send_burst = writing
+    try:
+        for navigate in (True, False):  # a first look, then a later step
+            if navigate:
+                await tab.navigate(pages.url("speed_login.html"))
+            writes.clear()
+            await get_state(browser, tab)
+            assert len(writes) == 1 and writes[0][0] == "DOMDebugger.getEventListeners", writes
+            assert writes[0][-1] == "Target.getTargets", writes
+    finally:
+        del transport.send_burst  # the class's method again
+    await browser.close_tab(tab.target_id)
+
+
+def _first_page_answer(calls: list[tuple[str, dict, float, float]]) -> float:
+    """When the first answer about the page came (the tab list, asked alongside, is not about the page)."""
+    return min(answered for method, _, _, answered in calls if not method.startswith("Target."))

@@ -2,9 +2,9 @@
 
 The walker returns what `DOMSnapshot.captureSnapshot` would, for the part of the page near the viewport
 only, so its cost follows what is shown, not the size of the page. What the page's JS cannot see is
-filled in through CDP: click listeners (`DOMDebugger.getEventListeners`) and closed shadow roots
-(`DOM.describeNode` with pierce). An element's backendNodeId is looked up only when an action touches it
-(`locate`).
+filled in through CDP: click listeners (`DOMDebugger.getEventListeners`) and closed shadow roots (the hosts
+the walk met, serialized deep: each says whether its shadow root is closed). An element's backendNodeId is
+looked up only when an action touches it (`locate`).
 
 The walker is installed before the page needs it: every new document of a session that tabpilot reads
 gets it in tabpilot's world as it is created (`Page.addScriptToEvaluateOnNewDocument`), so the first look
@@ -67,7 +67,7 @@ class World:
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId, where already known
     frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
-    walked: bool = False  # a read was done in this world (its first one waits for the listeners: none marked)
+    walked: bool = False  # a read was done in this world (its first one asks about every host the walk meets)
     installed: bool = True  # False: the document was made before the walker was installed ahead of time
 
 
@@ -81,6 +81,11 @@ class FrameReading:
 
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`
+# And whether a first look there walks only once the listeners are known: after one that had to walk again
+# once they were marked (elements a walk does not offer unless they listen: state_medium.html's 60 took 63 ms
+# instead of 40 ms, load 8), until one finds fewer than FEW_LISTENING new elements listening.
+_WALK_AFTER_LISTENERS = "fast.walk_after_listeners"
+FEW_LISTENING = 10
 _MAKING = "fast.making"  # and of the worlds being made there
 _NAVIGATIONS = "fast.navigations"  # and of how often each frame's document was replaced
 
@@ -327,21 +332,50 @@ async def _call(world: World, function: str, *arguments: str | int, timeout: flo
 
 
 async def _read(world: World) -> FrameReading:
-    reply: dict[str, Any] | None = None
-    if not world.walked:  # nothing is marked yet: the walk waits for the listeners
-        listening = await _listening(world.session, world.page_document)
-    else:
-        listening, reply = await _listening_then_walk(world)
-    marking = [o for o in await _objects(world, sorted(listening - world.marked)) if o]
-    if reply is None or marking:  # a walk that did not know of every listening element is done again
-        reply = await _walk(world, marking)
+    """One round trip when nothing new listens for clicks and no closed shadow root is met, at a first look
+    too: the listener query, the walk with the elements already marked and, in a new world, the question
+    about closed shadow roots, all sent together. Elements found listening since are then resolved (their
+    objects, asked for as soon as the listeners are known) and marked after the walk, which is done again
+    only where that changes what it read: nearly never (a page's listening buttons and links are offered
+    anyway). Closed shadow roots met are resolved and handed to a new walk. Where a first look of the session
+    had to walk again (a list whose every row listens), the next ones walk once the listeners are known, as
+    before: walking again costs more there than the round trip."""
+    first = not world.walked
+    waits = first and bool(world.session.kept.get(_WALK_AFTER_LISTENERS))
+    # The listener query goes first, so the renderer has answered it before the walk starts. (Chromium 156 once
+    # stopped answering a tab when getEventListeners arrived while the walker ran, on the Python docs pages; in
+    # this order 100 reads of each bench page, with JS allocating in between, all came back.)
+    listened = asyncio.ensure_future(_listening_objects(world))
+    walked = asyncio.ensure_future(_walk(world, (await listened)[1] if waits else ()))
+    # The hosts the walk meets are asked about right after it in a new world, where it meets every one.
+    hosts_asked = asyncio.ensure_future(_closed_roots(world)) if first else None
+    asked = [listened, walked, *([hosts_asked] if hosts_asked else [])]
+    for result in await asyncio.gather(*asked, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
+    (listening, marking), reply = listened.result(), walked.result()
+    handles = bool(marking) or bool(reply["hosts"])  # resolved objects, or the hosts asked about (none: 0)
+    if waits:
+        marking = []  # the walk marked them
+    if waits and len(listening - world.marked) < FEW_LISTENING:
+        world.session.kept[_WALK_AFTER_LISTENERS] = False
     world.marked |= listening
     world.walked = True
-    asked = bool(reply["hosts"])
-    # A closed shadow root opened shows its content to the next walk, which may meet hosts inside it.
-    while reply["hosts"] and (roots := await _closed_roots(world, reply["hosts"])):
-        reply = await _walk(world, [], roots)
-    if marking or asked:
+    roots = hosts_asked.result() if hosts_asked else None
+    if roots is None:  # asked now: the walk met hosts, or the world had no walker yet when asked
+        roots = (await _closed_roots(world) or []) if reply["hosts"] else []
+    while marking or roots:
+        closed = [o for o in await _objects(world, roots) if o] if roots else []
+        if closed:
+            reply = await _walk(world, marking, closed)
+        elif marking:
+            reply, again = await _mark(world, marking, reply)
+            if first and again:
+                world.session.kept[_WALK_AFTER_LISTENERS] = True
+        marking = []
+        # A closed shadow root opened shows its content to the next walk, which may meet hosts inside it.
+        roots = (await _closed_roots(world) or []) if closed and reply["hosts"] else []
+    if handles:
         _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": STEP})
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
@@ -355,21 +389,42 @@ async def _read(world: World) -> FrameReading:
 
 
 # Marks the elements found listening for clicks (the first `marking` arguments) and hands over closed shadow
-# roots (the rest: host, root, host, root...), then walks; the visual viewport's size comes along, so the
-# walker's reading needs no Page.getLayoutMetrics.
+# roots (the rest), then walks; the visual viewport's size comes along, so the walker's reading needs no
+# Page.getLayoutMetrics.
 _WALK = """function(marking, ...objects) {
   if (marking) this.markClickable(...objects.slice(0, marking));
-  for (let i = marking; i + 1 < objects.length; i += 2) this.setRoot(objects[i], objects[i + 1]);
+  for (const root of objects.slice(marking)) this.setRoot(root);
   return visualViewport.width + " " + visualViewport.height + " " + this.walk();
+}"""
+# Marks elements found listening after the walk: where they are in it, or the walk done again.
+_MARK = """function(...elements) {
+  const places = this.markAfterWalk(...elements);
+  return places ? "places " + JSON.stringify(places)
+    : visualViewport.width + " " + visualViewport.height + " " + this.walk();
 }"""
 
 
-async def _walk(world: World, listening: list[str], roots: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
-    objects = [*listening, *(each for pair in roots for each in pair)]
-    reply = await _call(world, _WALK, len(listening), *objects, returnByValue=True, timeout=30.0)
-    if reply.get("result", {}).get("type") == "object":  # null: not installed ahead of time (refused)
+async def _walk(world: World, listening: Sequence[str] = (), roots: Sequence[str] = ()) -> dict[str, Any]:
+    reply = await _call(world, _WALK, len(listening), *listening, *roots, returnByValue=True, timeout=30.0)
+    if reply.get("result", {}).get("subtype") == "null":  # not installed ahead of time (refused)
         await _install(world.session, world.context_id)
-        reply = await _call(world, _WALK, len(listening), *objects, returnByValue=True, timeout=30.0)
+        reply = await _call(world, _WALK, len(listening), *listening, *roots, returnByValue=True, timeout=30.0)
+    return _walked(reply)
+
+
+async def _mark(world: World, listening: Sequence[str], walked: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Mark elements found listening since `walked` was read: `walked` with them flagged clickable when that is
+    all they change (a button the page handles: nearly always), else a new walk (and True)."""
+    reply = await _call(world, _MARK, *listening, returnByValue=True, timeout=30.0)
+    value = reply.get("result", {}).get("value")
+    if not (isinstance(value, str) and value.startswith("places ")):
+        return _walked(reply), True
+    for document, node in json.loads(value.removeprefix("places ")):
+        walked["documents"][document]["nodes"]["isClickable"]["index"].append(node)
+    return walked, False
+
+
+def _walked(reply: dict[str, Any]) -> dict[str, Any]:
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         text = details.get("exception", {}).get("description") or details.get("text", "")
@@ -384,19 +439,23 @@ async def _walk(world: World, listening: list[str], roots: Sequence[tuple[str, s
     return walked
 
 
-async def _listening_then_walk(world: World) -> tuple[set[int], dict[str, Any]]:
-    """The listener query and a walk with the elements already marked, sent together (one round trip where
-    two waited on each other): nearly every later step finds no element that started listening since.
-    The query goes first, so the renderer has answered it before the walk starts. (Chromium 156 once stopped
-    answering a tab when getEventListeners arrived while the walker ran, on the Python docs pages; in this
-    order 100 reads of each bench page, with JS allocating in between, all came back.)"""
-    listening = asyncio.ensure_future(_listening(world.session, world.page_document))
-    walked = asyncio.ensure_future(_walk(world, []))
-    results = await asyncio.gather(listening, walked, return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return listening.result(), walked.result()
+_HOSTS = "function() { return this.hosts(); }"
+
+
+async def _closed_roots(world: World) -> list[int] | None:
+    """backendNodeIds of the closed shadow roots of the custom elements and empty boxes the last walk met
+    (page scripts cannot reach them: the next walk is handed them); None when the world has no walker. The
+    hosts come back serialized deep, which says of each its shadow root, closed or not: no command per host."""
+    try:
+        reply = await _call(world, _HOSTS, objectGroup=STEP,
+                            serializationOptions={"serialization": "deep", "maxDepth": 1})
+    except CDPError:
+        return []
+    hosts = reply.get("result", {}).get("deepSerializedValue", {})
+    if hosts.get("type") != "array":
+        return None if hosts.get("type") == "null" else []
+    roots = [((host.get("value") or {}).get("shadowRoot") or {}).get("value") or {} for host in hosts["value"]]
+    return [root["backendNodeId"] for root in roots if root.get("mode") == "closed" and root.get("backendNodeId")]
 
 
 _background: set[asyncio.Future[Any]] = set()
@@ -438,6 +497,14 @@ async def _listening(session: CDPSession, page_document: str) -> set[int]:
             if item.get("type") in CLICK_EVENTS and item.get("backendNodeId")}
 
 
+async def _listening_objects(world: World) -> tuple[set[int], list[str]]:
+    """The elements listening for clicks, and objects of those not marked yet, resolved as soon as the
+    listeners are known (the renderer answers once the walk sent after the query is done)."""
+    listening = await _listening(world.session, world.page_document)
+    new = sorted(listening - world.marked)
+    return listening, [o for o in await _objects(world, new) if o] if new else []
+
+
 async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
     async def one(backend_id: int) -> str | None:
         try:
@@ -450,52 +517,3 @@ async def _objects(world: World, backend_ids: list[int]) -> list[str | None]:
         return object_id
 
     return list(await asyncio.gather(*(one(b) for b in backend_ids)))
-
-
-async def _closed_roots(world: World, count: int) -> list[tuple[str, str]]:
-    """The closed shadow roots (host, root object ids) of the `count` custom elements and empty boxes the
-    last walk met: page scripts cannot reach them, the next walk is handed them."""
-
-    async def one(host: str) -> tuple[str, str] | None:
-        try:
-            described = await world.session.send("DOM.describeNode", {"objectId": host, "depth": 1, "pierce": True})
-            roots = [r for r in described["node"].get("shadowRoots", []) if r.get("shadowRootType") == "closed"]
-            if not roots:
-                return None
-            root = await world.session.send("DOM.resolveNode", {
-                "backendNodeId": roots[0]["backendNodeId"], "executionContextId": world.context_id,
-                "objectGroup": STEP})
-        except CDPError:
-            return None
-        return host, root["object"]["objectId"]
-
-    return [pair for pair in await asyncio.gather(*(one(host) for host in await _hosts(world, count)))
-            if pair is not None]
-
-
-HOSTS_BY_PLACE = 16  # up to this many hosts are asked for one by one, all at once (a round trip less)
-
-
-async def _hosts(world: World, count: int) -> list[str]:
-    """Object ids of the hosts the last walk met: by place, or, when there are many (a page of icon boxes),
-    as one array and its items (two round trips, but two commands instead of one per host)."""
-    async def at(place: int) -> str | None:
-        try:
-            reply = await _call(world, "function(i) { return this.host(i); }", place, objectGroup=STEP)
-        except CDPError:
-            return None
-        object_id: str | None = reply.get("result", {}).get("objectId")
-        return object_id
-
-    try:
-        if count <= HOSTS_BY_PLACE:
-            return [h for h in await asyncio.gather(*(at(place) for place in range(count))) if h]
-        reply = await _call(world, "function() { return this.hosts(); }", objectGroup=STEP)
-        array = reply.get("result", {}).get("objectId")
-        if not array:
-            return []
-        properties = await world.session.send("Runtime.getProperties", {"objectId": array, "ownProperties": True})
-    except CDPError:
-        return []
-    return [p["value"]["objectId"] for p in properties.get("result", [])
-            if p["name"].isdigit() and p.get("value", {}).get("objectId")]

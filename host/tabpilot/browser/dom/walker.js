@@ -25,6 +25,9 @@
   const closedRoots = new WeakMap();  // host element -> its closed shadow root (handed over by the host)
   const checkedHosts = new WeakSet();  // elements already asked about a closed shadow root
   let hosts = [];
+  let lastIds = [];  // the node ids of each document the last walk returned, and where each id is (when asked)
+  let lastPlaces = null;
+  let prunedIds = new Set();  // ids of the elements the last walk reduced to what is usable inside them
   let sealed = 0;  // iframes in view whose document this world cannot enter, met by the last walk
   // Every input that was a password field when tabpilot looked, for as long as the document lives: shared by
   // all walkers of this world (every task, every host) and read by execute_javascript's filter (scripts.py).
@@ -43,6 +46,8 @@
   function walk() {
     hosts = [];
     sealed = 0;
+    lastPlaces = null;
+    prunedIds = new Set();
     styledSelectors = new Map();
     clickableUnder = null;
     const strings = [];
@@ -217,6 +222,7 @@
           if (!listed.has(c)) inside.push(c);
         }
         const i = farElement(el, parent, r);
+        prunedIds.add(idOf(el));
         for (const c of inside) farElement(c, i, null);
         return true;
       }
@@ -378,9 +384,53 @@
     }
 
     walkDocument(document);
+    lastIds = documents.map((d) => d.nodes.backendNodeId);  // not the rest: it is the host's now
     // One string crosses to the host far faster than the same data as a protocol object.
     return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length, sealed });
   }
+
+  // Where the last walk put each node id: [document, node index] (the first place: an <option>'s text shares
+  // its id).
+  function placeOf(node) {
+    if (lastPlaces === null) {
+      lastPlaces = new Map();
+      lastIds.forEach((nodes, k) => nodes.forEach((id, i) => {
+        if (!lastPlaces.has(id)) lastPlaces.set(id, [k, i]);
+      }));
+    }
+    const id = ids.get(node);
+    return id === undefined ? undefined : lastPlaces.get(id);
+  }
+
+  // Whether the last walk reads differently now that `el` is known to listen for clicks, beyond its own
+  // isClickable flag. No, for what the host's rules offer whatever it listens for (walk.py: a control by its
+  // markup, an element where a pointer cursor starts; <body> never is), for a node that is no element, and
+  // for an element the walk did not meet (not drawn: under display:none, in a closed <details>...). Yes, for
+  // any other element it met, and one inside a subtree it reduced to what is usable there.
+  function readsDifferently(el) {
+    if (el.nodeType !== 1) return false;
+    if (placeOf(el)) return prunedIds.has(ids.get(el)) || !offeredAnyway(el);
+    for (let up = parentOf(el); up; up = parentOf(up)) {
+      if (placeOf(up)) return prunedIds.has(ids.get(up));
+    }
+    return false;
+  }
+
+  function offeredAnyway(el) {
+    const tag = el.localName;
+    if (tag === "button" || tag === "select" || tag === "textarea" || tag === "summary" || tag === "body") return true;
+    if (tag === "input") return (el.getAttribute("type") || "").toLowerCase() !== "hidden";
+    if (tag === "a" && el.hasAttribute("href")) return true;
+    const up = el.assignedSlot || el.parentElement || (el.parentNode && el.parentNode.host) || null;
+    return getComputedStyle(el).cursor === "pointer" && !(up && getComputedStyle(up).cursor === "pointer");
+  }
+
+  function parentOf(node) {  // across shadow roots and same-origin frames
+    if (node.parentNode) return node.parentNode;
+    if (node.nodeType === 11) return node.host || null;
+    return (node.nodeType === 9 && node.defaultView && node.defaultView.frameElement) || null;
+  }
+
 
   // An element an action may touch, by id: the host asks for its node only when one does (looking up every
   // listed element at the first look cost one CDP round trip each).
@@ -586,12 +636,19 @@
     idOf,
     token,
     element(id) { const ref = located.get(id); return (ref && ref.deref()) || null; },
-    host(i) { return hosts[i] || null; },  // the custom elements and empty boxes the last walk met
-    hosts() { return hosts; },
-    setRoot(host, root) { closedRoots.set(host, root); },
+    // The custom elements and empty boxes the last walk met that were never asked about before (0: none).
+    hosts() { return hosts.length ? hosts : 0; },
+    setRoot(root) { closedRoots.set(root.host, root); },
     markClickable(...elements) {
       for (const e of elements) clickable.add(e);
       clickableList = clickableList.filter((e) => e.isConnected).concat(elements);
+    },
+    // Marks `elements` as listening for clicks after the last walk: null when that walk needs doing again,
+    // else where in it each of them is ([document, node index]), to flag as clickable there.
+    markAfterWalk(...elements) {
+      this.markClickable(...elements);
+      if (elements.some(readsDifferently)) return null;
+      return elements.map(placeOf).filter(Boolean);
     },
   };
 })()
