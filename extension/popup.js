@@ -101,7 +101,10 @@ function onHostState(state) {
       : exited ? t("hostStoppedReason") : state.error || t("hostNotRunning");
     $("host-down-fix").hidden = !!state.connecting || !HOST_NOT_INSTALLED.has(state.error);
     showRetry(state.retryInMs);
-    if (ui.status === "running") setStatus("interrupted");
+    if (ui.status === "running") {
+      setStatus("interrupted");
+      showResult(endedWithoutResult("interrupted"));
+    }
     others.clear();
     renderOthers();
     return;
@@ -162,7 +165,7 @@ function showTask(snapshot) {
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
   setStatus(snapshot.status);
-  showResult(snapshot.result); // a task that ended before this popup opened
+  showResult(snapshot.result || endedWithoutResult(snapshot.status)); // a task that ended before this popup opened
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
 }
@@ -490,6 +493,12 @@ function paintResult(prefix, result, timeline) {
   $(`${prefix}-detail-text`).textContent = said.detail;
   $(`${prefix}-details`).hidden = !said.detail;
   for (const card of timeline.querySelectorAll(".card-error")) card.hidden = !result.success && card.dataset.message === text;
+}
+
+// What a task that ended with no result of its own says: an interrupted one, that tabpilot's host stopped
+// under it (closed or crashed), and what to do.
+function endedWithoutResult(status) {
+  return status === "interrupted" ? { success: false, data: t("interruptedResult") } : null;
 }
 
 function showResult(result) {
@@ -870,7 +879,7 @@ async function openPast(taskId) {
     paintPill($("past-status"), row.status);
     $("past-meta").textContent = pastMeta(row);
     Timeline.render($("past-timeline"), events);
-    paintResult("past-result", pastResult(row, result), $("past-timeline"));
+    paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status), $("past-timeline"));
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";
     $("past-rerun-new").hidden = !/^(https?|file):/.test(ui.pastTask.url);

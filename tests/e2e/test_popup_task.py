@@ -325,6 +325,19 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
     assert [e["type"] for e in row["events"]].count("step") >= 1
     assert harness.host_pids() and harness.host_pids() != pids
     assert await popup.js("document.body.dataset.status") == "interrupted"  # still, with the host back
+    # it says what happened and what to do, here and in Past tasks (it was a bare pill)
+    said = "Interrupted: tabpilot's host stopped before this task finished (it was closed or crashed)."
+    assert said in await popup.text("#result") and await popup.visible("#result")
+    await popup.screenshot(SCREENS / "interrupted.png")
+    reopened = await harness.open_popup(form_tab)
+    await reopened.click("#nav-past")
+    item = f"#past-list .past-item[data-task-id='{task_id}']"
+    await reopened.wait_for(f"!!document.querySelector({json.dumps(item)})", "the task in Past tasks")
+    await reopened.click(item)
+    await reopened.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+    assert said in await reopened.text("#past-result-text")
+    await reopened.screenshot(SCREENS / "interrupted-past.png")
+    await harness.browser.close_tab(reopened.tab.target_id)
 
     # and a new task works
     llm.add(done("All good again"))
