@@ -226,7 +226,9 @@
     ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
     ui.task.textContent = task.task || "";
     ui.task.title = task.task || "";
-    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayNextGoal", task.nextGoal) : "";
+    // nextGoal is the goal the last step's model reply gave, for the action that step took (page-agent's
+    // next_goal): what the agent did last, not what it will do next
+    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
     const { title, reason, why } = Asking.notice(asks, t);
     ui.noticeTitle.textContent = title;

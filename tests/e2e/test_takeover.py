@@ -139,6 +139,8 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     running = await wait_overlay(account_tab, "the overlay with the agent's goal",
                                  lambda o: o["state"] == "running" and "Type the name" in o["goal"])
     assert running["buttons"] == ["takeover", "stop"], running
+    # the goal of the step just taken, said as such (it read "Next: …" while the agent was on the step after it)
+    assert running["goal"] == "Last step: Type the name", running
     assert "Sign in and save the profile" in running["task"]
     await wait_until(lambda: account_tab.evaluate("document.getElementById('name').value === 'Ada Lovelace'"),
                      "the agent to type the name")
