@@ -104,7 +104,10 @@ async def test_take_over_act_hand_back_twice_then_the_model_reads_the_account(ho
     assert (await host.request("task.handback", taskId=task_id, note="I signed in; check the inbox"))["ok"]
     event = (await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.event"
                                   and p["event"]["type"] == "user_takeover"))["event"]
-    assert event["reason"] == "user" and event["actions"] == sent and event["note"] == "I signed in; check the inbox"
+    # as sent, each with its description for the reader (the popup shows it)
+    assert [{k: v for k, v in a.items() if k != "description"} for a in event["actions"]] == sent
+    assert [a["description"] for a in event["actions"]][0] == 'clicked link "Sign in"', event["actions"]
+    assert event["reason"] == "user" and event["note"] == "I signed in; check the inbox"
     assert event["urlBefore"] == url and event["urlAfter"] == url and event["endedAt"] >= event["startedAt"]
     assert of(host, task_id, "task.control")[-1]["control"] is None
     late = await host.request("takeover.actions", taskId=task_id, actions=sent[:1])  # after Hand back: refused

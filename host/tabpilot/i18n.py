@@ -1580,6 +1580,15 @@ def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]
     return dict(event) if worded is None else {**event, "text": worded}
 
 
+def result_for_reader(result: Any, language: str | None) -> Any:
+    """A task's result (page-agent's ExecutionResult) as sent to a reader in `language`: its history as the
+    reader got each event (`for_reader`), so the two are the same events."""
+    if isinstance(result, Mapping) and isinstance(result.get("history"), list):
+        history = [for_reader(e, language) if isinstance(e, Mapping) else e for e in result["history"]]
+        return {**result, "history": history}
+    return result
+
+
 # Why an action waits for the user's yes (the `whyCode` of a task's `approval`, guards/irreversible.py) → the
 # names its `whyParams` carry; the catalog words each as `approval.why.<code>`.
 APPROVAL_REASONS: dict[str, tuple[str, ...]] = {

@@ -74,7 +74,7 @@ class HostTask:
 
     def snapshot(self, language: str | None = None) -> dict[str, Any] | None:
         """The task as a reader in `language` gets it (i18n.for_reader)."""
-        from ..i18n import approval_for_reader, for_reader
+        from ..i18n import approval_for_reader, for_reader, result_for_reader
 
         run = self.run
         if run is None or self.task_id is None:
@@ -91,7 +91,7 @@ class HostTask:
             "approval": approval_for_reader(run.approval, language),
         }
         if run.finished is not None:
-            snap["result"] = run.finished.result
+            snap["result"] = result_for_reader(run.finished.result, language)
         return snap
 
 
@@ -305,7 +305,7 @@ class TaskManager:
 
     # --- run events → pushes --------------------------------------------------------------------
     def _on_update(self, entry: HostTask, update: RunUpdate) -> None:
-        from ..i18n import approval_for_reader, for_reader
+        from ..i18n import approval_for_reader, for_reader, result_for_reader
         from ..taskrun.events import RunActivity, RunControl, RunEvent, RunFinished, RunStarted, RunStatus
         from .messages import TaskActivityPush, TaskControlPush, TaskEventPush, TaskResultPush, TaskStatusPush
 
@@ -325,7 +325,7 @@ class TaskManager:
         elif isinstance(update, RunFinished):
             self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
             self._push(TaskStatusPush(task_id=task_id, status=update.status))
-            self._push(TaskResultPush(task_id=task_id, result=update.result))
+            self._push(TaskResultPush(task_id=task_id, result=result_for_reader(update.result, self.ui_language)))
 
     def _push(self, message: Any) -> None:
         try:
