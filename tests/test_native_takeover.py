@@ -106,7 +106,7 @@ async def test_take_over_act_hand_back_twice_then_the_model_reads_the_account(ho
                                   and p["event"]["type"] == "user_takeover"))["event"]
     # as sent, each with its description for the reader (the popup shows it)
     assert [{k: v for k, v in a.items() if k != "description"} for a in event["actions"]] == sent
-    assert [a["description"] for a in event["actions"]][0] == 'clicked link "Sign in"', event["actions"]
+    assert event["actions"][0]["description"] == 'clicked link "Sign in"', event["actions"]
     assert event["reason"] == "user" and event["note"] == "I signed in; check the inbox"
     assert event["urlBefore"] == url and event["urlAfter"] == url and event["endedAt"] >= event["startedAt"]
     assert of(host, task_id, "task.control")[-1]["control"] is None
