@@ -838,6 +838,7 @@ function count(value, one, many) {
 function pastMeta(row) {
   const parts = [formatTime(row.startedAt), count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
+  if (row.requester) parts.push(t("pastFrom", row.requester)); // a page's origin, an MCP client's name
   return parts.filter(Boolean).join(" · ");
 }
 

@@ -26,6 +26,7 @@ from e2e_support import (
     act_on,
     done,
     run_in_popup,
+    task_row,
     wait_status,
     wait_until,
 )
@@ -202,6 +203,8 @@ async def test_two_clients_at_once_each_in_its_own_tab(
         assert not problems, problems
         assert (ada["data"], grace["data"]) == ("Signed up as Ada", "Signed up as Grace")
         assert ada["taskId"] != grace["taskId"]
+        # the record names who asked for each, by the name each client gave
+        assert [task_row(harness, t["taskId"])["requester"] for t in (ada, grace)] == ["first", "second"]
         # each client heard only its own task's steps
         assert len(first.progress) == 4 and len(second.progress) == 4
         assert all("Grace" not in (m or "") for _, m in first.progress)

@@ -10,6 +10,9 @@ import asyncio
 import json
 import os
 import re
+import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,8 +148,29 @@ async def test_page_agents_quick_start_runs_unchanged_on_an_allowed_site(harness
         assert [h["authorization"] for h in llm.headers[-3:]] == [f"Bearer {PAGE_KEY}"] * 3  # the app's own model
         trusted = await js(tab, "window.received.filter(e => e.trusted).map(e => e.type + ':' + e.target)")
         assert "click:login" in trusted
+        # who asked is recorded and shown: `tabpilot history show` and the popup's Past tasks name the page
+        [(task_id, source, requester)] = sqlite_rows(
+            harness, "SELECT id, source, requester FROM tasks ORDER BY started_at DESC LIMIT 1")
+        assert (source, requester) == ("page", origin)
+        shown = (await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "tabpilot", "history", "show", task_id], check=True,
+            env={**os.environ, "TABPILOT_HOME": str(harness.tabpilot_home)}, capture_output=True, text=True,
+            timeout=60)).stdout
+        assert f"asked for by the page {origin}" in shown, shown
+        popup = await harness.open_popup(tab)
+        await popup.click("#nav-past")
+        item = f"#past-list .past-item[data-task-id='{task_id}'] .past-meta"
+        await popup.wait_for(f"!!document.querySelector({json.dumps(item)})", "the task in Past tasks")
+        assert (await popup.text(item)).endswith(f" · from {origin}")
+        await popup.screenshot(SCREENS / "past-requester.png")
+        await harness.browser.close_tab(popup.tab.target_id)
     finally:
         await close(harness, tab)
+
+
+def sqlite_rows(harness: Harness, query: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
+        return list(db.execute(query))
 
 
 # --- the page's side, as an app's own script would do it -------------------------------------------------------

@@ -258,7 +258,7 @@ class LaunchBackend:
         from ..taskrun.run import TaskRun
 
         try:
-            plan = plan_task(task, source="mcp")
+            plan = plan_task(task, source="mcp", requester=requester)
         except PlanError as exc:
             advice = str(exc).replace("In the popup: open Settings.", "Set it with `tabpilot config set`.")
             raise TaskFailed(advice) from exc

@@ -113,7 +113,8 @@ class LocalClient:
     opened_tabs: set[int] = field(default_factory=set)  # the tabs it opened: the ones it may close
     worked_tabs: set[int] = field(default_factory=set)  # the tabs its tasks worked in: with those, the ones it reads
     always_for: set[str] = field(default_factory=set)  # requesters the person always allows, as answered here
-    consented: list[str] = field(default_factory=list)  # task texts the person allowed, one task.start each
+    # (task text, who asked as the person was told) for each yes: one task.start each
+    consented: list[tuple[str, str]] = field(default_factory=list)
     in_flight: int = 0  # its requests being answered
 
     def send(self, message: dict[str, Any]) -> None:
@@ -272,14 +273,14 @@ class LocalEndpoint:
     async def _host_reply(self, client: LocalClient, frame: dict[str, Any]) -> dict[str, Any]:
         from .messages import BadRequest, parse_incoming
 
-        if frame.get("type") == "task.start":
-            frame = {**frame, "source": LOCAL_SOURCE}
+        if frame.get("type") == "task.start":  # whatever the frame says: see _admit
+            frame = {**frame, "source": LOCAL_SOURCE, "client": None, "origin": None}
         try:
             request = parse_incoming(frame)
         except BadRequest as exc:
             return reply_error(exc.request_id, exc.text(self.host.tasks.ui_language), "bad_request")
         if request.type == "task.start":
-            _admit(client, request)
+            request = request.model_copy(update={"client": _admit(client, request)})
         elif request.type == "task.stop" and request.task_id not in client.started:
             raise RequestFailed(f"{'that task' if request.task_id is None else f'task {request.task_id}'} was not "
                                 "started on this connection; a local program may stop only its own tasks, by their "
@@ -306,7 +307,7 @@ class LocalEndpoint:
                 raise RequestFailed("approval.ask needs the task's text", "bad_request")
             verdict = await self.consent.ask(requester, task, timeout=frame.get("timeout"))
             if verdict.decision != "deny":
-                client.consented = [*client.consented, task][-KEEP_CONSENTS:]
+                client.consented = [*client.consented, (task, requester)][-KEEP_CONSENTS:]
             if verdict.decision == "always":
                 client.always_for.add(requester)
             return {"decision": verdict.decision, "message": verdict.message}
@@ -393,15 +394,18 @@ class LocalEndpoint:
                     client.tasks.discard(str(task_id))
 
 
-def _admit(client: LocalClient, request: TaskStart) -> None:
+def _admit(client: LocalClient, request: TaskStart) -> str:
     """A local client's task.start runs only a task the person allowed on this connection, once per yes,
-    and never over all the user's tabs (nobody was asked about those)."""
-    if request.task not in client.consented:
+    and never over all the user's tabs (nobody was asked about those). Returns who asked for it, as the person
+    was told (the record names the task's requester so)."""
+    allowed = next((yes for yes in client.consented if yes[0] == request.task), None)
+    if allowed is None:
         raise RequestFailed(NOT_CONSENTED, "not_allowed")
     if request.config is not None and request.config.experimental_include_all_tabs:
         raise RequestFailed("a local program's task works in its own tab and the tabs it opens, never in all the "
                             "user's tabs (experimentalIncludeAllTabs)", "not_allowed")
-    client.consented.remove(request.task)
+    client.consented.remove(allowed)
+    return allowed[1]
 
 
 def _always_allowed(client: LocalClient) -> bool:

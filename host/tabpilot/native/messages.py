@@ -176,6 +176,8 @@ class TaskStart(Request):
     origin: str | None = Field(None, max_length=2048)  # source "page": the calling frame's origin, as Chromium says
     # source "page", page-agent's scheme: the token the page held (a site not in the list counts as allowed)
     page_token: str | None = Field(None, alias="pageToken", max_length=512, repr=False)
+    # source "mcp": the client's name as it said it in its hello, set by the host's local endpoint (recorded)
+    client: str | None = Field(None, max_length=200)
 
 
 class TaskStop(Request):
@@ -390,6 +392,7 @@ class HistoryTask(WireModel):
     task: str
     status: str  # running | completed | error | stopped | interrupted
     source: str
+    requester: str | None = None  # who asked besides the person: a page's origin, an MCP client's name
     started_at: int = Field(alias="startedAt")
     ended_at: int | None = Field(alias="endedAt")
     steps: int
@@ -430,6 +433,7 @@ class HistoryExportData(WireModel):
     url: str | None
     model: str | None
     source: str
+    requester: str | None = None
     started_at: int = Field(alias="startedAt")
     ended_at: int | None = Field(alias="endedAt")
     steps: int

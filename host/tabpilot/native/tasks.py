@@ -152,7 +152,7 @@ class TaskManager:
 
         try:
             plan = plan_task(request.task, _overrides(request, use_my_model), source=request.source,
-                             language=self.ui_language)
+                             language=self.ui_language, requester=_requester(request))
         except PlanError as exc:
             raise RequestFailed(str(exc), exc.code) from exc
         browser = RelayBrowser(self._link, all_tabs=plan.include_all_tabs)
@@ -457,3 +457,9 @@ def _end_orphan(store: TaskStore, task_id: str, **params: Any) -> None:
         store.finish_task(task_id, status="error", result={"success": False, "data": event["message"]})
     except Exception:
         log.exception("could not end task %s", task_id)
+
+
+def _requester(request: TaskStart) -> str | None:
+    """Who asked for the task besides the person, as recorded: a page by its origin (the worker has it from
+    Chromium), an MCP client by the name the local endpoint knows it by; None for the popup."""
+    return {"page": request.origin, "mcp": request.client}.get(request.source)

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 FINAL_STATUSES = ("completed", "error", "stopped")
 DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")  # the file is no database (any more): nothing to wait for or retry
-SCHEMA_VERSION = 2  # 2: run_states
+SCHEMA_VERSION = 3  # 2: run_states; 3: tasks.requester
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     total_tokens      INTEGER NOT NULL DEFAULT 0,
     result            TEXT,
-    owner             TEXT
+    owner             TEXT,
+    requester         TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_started ON tasks (started_at);
 CREATE TABLE IF NOT EXISTS events (
@@ -107,6 +108,7 @@ class TaskSummary:
     model: str | None
     result_text: str | None
     success: bool | None
+    requester: str | None = None  # who asked: a page's origin, an MCP client's name (None: the person)
 
     @property
     def duration(self) -> float | None:
@@ -119,6 +121,7 @@ class TaskSummary:
             "task": self.task,
             "status": self.status,
             "source": self.source,
+            "requester": self.requester,
             "startedAt": _ms(self.started_at),
             "endedAt": _ms(self.ended_at),
             "steps": self.steps,
@@ -264,7 +267,10 @@ class TaskStore:
                 f"the task database {self.path} was written by a newer tabpilot (schema {version}); upgrade tabpilot"
             )
         if version < SCHEMA_VERSION:
-            db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+            # who asked for a task (3): a record made before it keeps its tasks, with no requester named
+            columns = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
+            added = "ALTER TABLE tasks ADD COLUMN requester TEXT;" if columns and "requester" not in columns else ""
+            db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} {added} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -301,14 +307,16 @@ class TaskStore:
                     )
             return len(dead)
 
-    def start_task(self, task: str, *, url: str | None = None, model: str | None = None, source: str = "cli") -> str:
+    def start_task(self, task: str, *, url: str | None = None, model: str | None = None, source: str = "cli",
+                   requester: str | None = None) -> str:
+        """`requester`: who asked for it besides the person at the controls (a page's origin, an MCP client)."""
         if not isinstance(task, str) or not task.strip():
             raise StoreError.worded("task.no_text")
         task_id = new_task_id()
         with self._lock, self._transaction():
             self._db.execute(
-                "INSERT INTO tasks (id, task, status, source, url, model, started_at, owner)"
-                " VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
+                "INSERT INTO tasks (id, task, status, source, url, model, started_at, owner, requester)"
+                " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
                 (
                     task_id,
                     storable(scrub_text(task, self._secrets)),
@@ -317,6 +325,7 @@ class TaskStore:
                     model,
                     time.time(),
                     current_owner(),
+                    storable(requester[:200]) if requester else None,
                 ),
             )
         return task_id
@@ -494,6 +503,7 @@ class TaskStore:
             "url": summary.url,
             "model": summary.model,
             "source": summary.source,
+            "requester": summary.requester,
             "startedAt": wire["startedAt"],
             "endedAt": wire["endedAt"],
             "steps": summary.steps,
@@ -598,4 +608,5 @@ def _summary(row: sqlite3.Row) -> TaskSummary:
         model=None if model is None else _text(model),
         result_text=_result_text(result),
         success=success if isinstance(success, bool) else None,
+        requester=None if row["requester"] is None else _text(row["requester"]),
     )

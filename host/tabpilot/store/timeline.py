@@ -147,6 +147,8 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
         lines.append(say("timeline.url", language, url=s.url))
     if s.model:
         lines.append(say("timeline.model", language, model=s.model))
+    if s.requester and s.source in ("page", "mcp"):
+        lines.append(say(f"timeline.asked_by.{s.source}", language, requester=s.requester))
     lines.append("")
     if not record.stored_events:
         lines.append(say("timeline.no_events", language))

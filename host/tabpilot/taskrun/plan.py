@@ -66,11 +66,12 @@ class TaskPlan:
     record: str | None = None
     domains: DomainPolicy | None = None  # None: no domain restricted
     ask_before: str = "irreversible"  # never | irreversible | every (guards/irreversible.py)
+    requester: str | None = None  # who asked besides the person: a page's origin, an MCP client's name
 
 
 def plan_task(
     task: str, overrides: TaskOverrides | None = None, *, source: str, settings: Settings | None = None,
-    language: str | None = None,
+    language: str | None = None, requester: str | None = None,
 ) -> TaskPlan:
     """The plan for `task`; raises PlanError (codes `settings`, `not_configured`, `bad_request`), whose
     not-configured advice is in `language` (the user's, not the agent's; English by default)."""
@@ -127,6 +128,7 @@ def plan_task(
     return TaskPlan(
         task=task,
         source=source,
+        requester=requester,
         llm=llm,
         agent=agent,
         capture_raw=settings.debug_capture,

@@ -122,7 +122,8 @@ class TaskRun:
         try:
             self._connect_llm()
             self.task_id = self.store.start_task(
-                self.plan.task, url=url, model=self.plan.llm.model, source=self.plan.source
+                self.plan.task, url=url, model=self.plan.llm.model, source=self.plan.source,
+                requester=self.plan.requester,
             )
             self._save_state()
         except BaseException:
