@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -401,6 +402,32 @@ async def test_a_reload_mid_task_does_not_end_it_and_attach_gets_its_result(
         assert attached["calls"][-1] == ["status", "completed"] or attached["calls"][-1][0] == "history"
         again = await js(tab, "window.PAGE_AGENT_EXT.attach()", timeout=20)  # used twice: the same result
         assert again["data"] == "Finished after the reload"
+    finally:
+        await close(harness, tab)
+
+
+async def test_execute_while_the_host_is_respawned_waits_for_it_and_runs(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The host went away (killed here) and Chromium is starting a new one: a page's execute() in that second
+    waits for it, as `tabpilot mcp` does, instead of failing with "host is not connected"; and again."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        problems: list[str] = []
+        for email in ("rae@example.com", "sam@example.com"):
+            hosts = harness.host_pids()
+            assert len(hosts) == 1, hosts
+            os.kill(hosts[0], signal.SIGKILL)
+            await wait_until(lambda: harness.sw("!host.connected && !host.port"), "the worker to see the host gone", 10)
+            login_script(llm, problems, email)
+            await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
+            settled = await outcome(tab, email)
+            assert "error" not in settled, settled
+            assert settled["result"]["success"] is True and settled["result"]["data"] == f"Signed in as {email}"
+            assert await js(tab, "document.getElementById('status').textContent") == f"Signed in as {email}."
+            assert harness.host_pids() not in ([], hosts)  # it ran in the new host
+        assert not problems, problems
     finally:
         await close(harness, tab)
 
