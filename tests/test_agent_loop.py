@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from agent_support import done, history_section, index_of, last_user_message, on_page, step
+from agent_support import browser_state, done, history_section, index_of, last_user_message, on_page, step
 from pydantic import BaseModel
 
 from tabpilot.agent import Agent, AgentBusy, AgentConfig, ToolContext, tool
@@ -70,6 +70,7 @@ async def test_multi_step_form_task_types_selects_submits_and_finishes(browser: 
     navigations = [e.content for e in result.history if isinstance(e, ObservationEvent) and "navigated" in e.content]
     # one real navigation (the form went through); where the task started is not one
     assert len(navigations) == 1 and "agent_thanks.html" in navigations[0], navigations
+    assert "not by an action of yours" not in navigations[0]  # the agent's own submit did it
     assert not isinstance(result.history[0], ObservationEvent)
     # the model saw what it typed (the field's value) in the next prompt
     assert "Ada Lovelace" in server.requests[1]["messages"][1]["content"].split("<browser_state>")[1]
@@ -521,3 +522,55 @@ async def test_a_pause_between_steps_holds_the_next_step_and_stop_while_paused_e
     assert agent.status == "stopped" and result.data == "Task stopped"
     assert [e.action.name for e in result.history if isinstance(e, StepEvent)] == ["scroll"]
     assert not agent.paused  # the pause ended with its run
+
+
+RELOADED = "The page was reloaded since you last read it, and not by an action of yours"
+
+
+async def replaced_by_the_page(tab: Any, how: str) -> None:
+    """The page's own script replaces its document (as a reload or a redirect the agent did not ask for does)."""
+    await tab.evaluate(f"window.before = true; setTimeout(() => {{ {how}; }}, 0); true")
+    for _ in range(400):
+        try:
+            if await tab.evaluate("document.readyState === 'complete' && !window.before"):
+                return
+        except Exception:  # the old document is going away
+            pass
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the page never did {how}")
+
+
+async def test_a_page_replaced_while_the_model_thinks_is_told_at_the_next_step(browser: Browser, pages) -> None:
+    """A reload (same URL, new document) and a navigation the agent did not make, each while the model thought:
+    the next step's input says so plainly, as "Page navigated to" says the agent's own navigation."""
+    tab = await browser.new_tab(pages.url("agent_form.html"))
+    click_nothing = on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Does nothing")}})
+    replies = [
+        on_page(lambda b: {"input_text": {"index": index_of(b, "Your name"), "text": "Ada"}}),
+        Delay(3, then=click_nothing),  # the page reloads meanwhile: Ada is gone, the element is stale
+        Delay(3, then=click_nothing),  # the page goes elsewhere meanwhile
+        done("told twice"),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server, timeout=30), config())
+        running = asyncio.create_task(agent.execute("type Ada, then press the button that does nothing"))
+        await wait_for(lambda: len(server.requests) == 2, "the second model call")
+        await replaced_by_the_page(tab, "location.reload()")
+        await wait_for(lambda: len(server.requests) == 3, "the third model call")
+        await replaced_by_the_page(tab, "location.href = 'agent_thanks.html'")
+        result = await asyncio.wait_for(running, 60)
+    assert result.success and result.data == "told twice", result
+    assert RELOADED not in last_user_message(server.requests[1])  # typing is no replacement
+    assert RELOADED in history_section(server.requests[2])
+    [name_field] = [line for line in browser_state(server.requests[2]).splitlines() if "Your name" in line]
+    assert "Ada" not in name_field, name_field  # the reload emptied it, as the note says
+    assert "Ada" in next(line for line in browser_state(server.requests[1]).splitlines() if "Your name" in line)
+    moved = history_section(server.requests[3])
+    assert "agent_thanks.html since you last read it, and not by an action of yours" in moved, moved
+    assert moved.count(RELOADED) == 1  # said once, where it happened
+    notes = [e.content for e in result.history if isinstance(e, ObservationEvent)]
+    assert notes == [RELOADED + " (same URL, a new document): anything typed into it before is gone and its elements "
+                     "have new indices. Read the page again before acting.",
+                     f"Page navigated to → {pages.url('agent_thanks.html')} since you last read it, and not by an "
+                     "action of yours: this is a new page, anything typed into the last one is gone."], notes
+    await tab.evaluate("sessionStorage.clear()")

@@ -168,7 +168,7 @@ async def test_task_ids_go_in_under_the_name_run_task_gives_them_and_a_wrong_cal
                 is_error, text = await call_text(session, tool, {name: "1m87xvns93hn"})
                 assert is_error and NO_HOST in text, text
             is_error, text = await call_text(session, tool, {})
-            assert is_error and f"{tool} needs taskId: the taskId run_task returned" in text, text
+            assert is_error and f"{tool} needs taskId: the taskId run_task reported or returned" in text, text
             is_error, text = await call_text(session, tool, {"taskId": "a", "task_id": "b"})
             assert is_error and "two different task ids" in text, text
         is_error, text = await call_text(session, "run_task", {"url": "https://example.com"})
@@ -189,8 +189,8 @@ async def test_each_tools_arguments_are_told_as_its_signature_has_them_in_words(
     told = {tool.name: arguments_taken(tool.input_schema) for tool in await build_server(None).list_tools()}
     assert told == {
         "run_task": "task (text, required), url (text), new_tab (true/false)",
-        "get_task": "taskId (text: the taskId run_task returned; task_id works too)",
-        "stop_task": "taskId (text: the taskId run_task returned; task_id works too)",
+        "get_task": "taskId (text: the taskId run_task reported or returned; task_id works too)",
+        "stop_task": "taskId (text: the taskId run_task reported or returned; task_id works too)",
         "list_tabs": "none",
         "read_page": "tab (the tabId list_tabs gave, as it gave it)",
     }, told

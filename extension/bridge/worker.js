@@ -3,7 +3,7 @@
 // at connect and on every change), turns a page's execute/stop/attach into task.start/task.stop/task.get
 // with source "page" and the origin Chromium reports for the calling frame, streams the task's pushes to
 // the page that started it (also after a reload: attach), and relays the host's approval prompts.
-// Uses service_worker.js's requestHost and host.
+// Uses service_worker.js's requestHost and host; every request a page makes goes through bridgeRequestHost.
 "use strict";
 
 const BRIDGE_SCRIPTS = [
@@ -18,6 +18,11 @@ const BRIDGE_TOKEN_PROBE = {
   runAt: "document_start", allFrames: false, persistAcrossSessions: false,
 };
 const BRIDGE_KEEP_ENDED = 20;
+// A page's request that comes while the host is being respawned (it was killed or crashed: Chromium starts a new
+// one, which says hello about 1 s later, after the first 0.5 s backoff) waits for it, as `tabpilot mcp` does (up to
+// 10 s), instead of failing at once; a host not due back within that time is not waited for.
+const BRIDGE_HOST_WAIT_MS = 10000;
+const BRIDGE_HOST_POLL_MS = 100;
 
 const bridge = {
   sites: [], // [{origin, ask, useMyModel, allTabs}] as the host last said
@@ -189,6 +194,16 @@ function bridgeForgetOld() {
 }
 
 // --- the pages' requests --------------------------------------------------------------------------------------
+// The one way a page's request reaches the host: after the wait for a host being respawned.
+async function bridgeRequestHost(message, timeoutMs) {
+  const deadline = Date.now() + BRIDGE_HOST_WAIT_MS;
+  const comingBack = () => !!host.port || (host.retryAt !== null && host.retryAt < deadline);
+  while (!host.connected && Date.now() < deadline && comingBack()) {
+    await new Promise((resolve) => setTimeout(resolve, BRIDGE_HOST_POLL_MS));
+  }
+  return requestHost(message, timeoutMs);
+}
+
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== "bridge") return;
   const sender = port.sender || {};
@@ -252,7 +267,7 @@ async function bridgeExecute(caller, { id, task, config }) {
       type: "task.start", task, tabId: taskTabId, config: config || {}, source: "page", origin: caller.origin,
     };
     if (!bridgeSiteOf(caller.origin)) start.pageToken = bridge.token; // its page held the token
-    const data = await requestHost(start, BRIDGE_START_TIMEOUT_MS);
+    const data = await bridgeRequestHost(start, BRIDGE_START_TIMEOUT_MS);
     const entry = {
       callerTabId: caller.tabId, origin: caller.origin, port: caller.port, callId: id,
       status: "running", history: [], result: null,
@@ -270,7 +285,7 @@ async function bridgeExecute(caller, { id, task, config }) {
 
 async function bridgeStop(caller, { id }) {
   const running = bridgeRunningTask(caller);
-  if (running) await requestHost({ type: "task.stop", taskId: running.taskId }, BRIDGE_START_TIMEOUT_MS);
+  if (running) await bridgeRequestHost({ type: "task.stop", taskId: running.taskId }, BRIDGE_START_TIMEOUT_MS);
   bridgePost(caller.port, { id, kind: "result", result: null });
 }
 
@@ -282,7 +297,7 @@ async function bridgeAttach(caller, { id }) {
     return;
   }
   // The host's record is the truth (pushes may have gone by while no page listened).
-  const snapshot = (await requestHost({ type: "task.get", taskId })).task;
+  const snapshot = (await bridgeRequestHost({ type: "task.get", taskId })).task;
   if (snapshot) {
     entry.history = snapshot.history || entry.history;
     entry.status = snapshot.status || entry.status;
@@ -301,5 +316,5 @@ async function bridgeAttach(caller, { id }) {
 async function bridgeAnswer(caller, { approvalId, decision }) {
   if (bridge.approvals.get(approvalId) !== caller.port || !["once", "deny"].includes(decision)) return;
   bridge.approvals.delete(approvalId);
-  await requestHost({ type: "approval.answer", approvalId, decision });
+  await bridgeRequestHost({ type: "approval.answer", approvalId, decision });
 }

@@ -74,6 +74,14 @@ EN_US: dict[str, str] = {
         "its placeholder). Type a placeholder to enter the real value, on the site where it was seen."
     ),
     "note.navigated": "Page navigated to → {url}",
+    "note.navigated_meanwhile": (
+        "Page navigated to → {url} since you last read it, and not by an action of yours: this is a new page, "
+        "anything typed into the last one is gone."
+    ),
+    "note.reloaded": (
+        "The page was reloaded since you last read it, and not by an action of yours (same URL, a new document): "
+        "anything typed into it before is gone and its elements have new indices. Read the page again before acting."
+    ),
     "note.vision_off": "The model does not take images: no more screenshots in this task; the page text is all.",
     "note.waited": "You have waited {seconds} seconds in a row. Do not wait any longer unless you have a good reason.",
     "note.action_cut_short": (
@@ -673,6 +681,13 @@ ZH_CN: dict[str, str] = {
         "输入占位符即可填入真实的值，但只能在看到它的网站上。"
     ),
     "note.navigated": "页面已跳转到 → {url}",
+    "note.navigated_meanwhile": (
+        "页面在你上次读取之后跳转到了 → {url}，不是你的操作造成的：这是一个新页面，之前输入的内容都已丢失。"
+    ),
+    "note.reloaded": (
+        "页面在你上次读取之后被重新加载了（网址相同，是新的文档），不是你的操作造成的：之前输入的内容都已丢失，"
+        "元素的编号也变了。行动之前请重新阅读页面。"
+    ),
     "note.vision_off": "模型不接受图片：本任务不再发送截图，只有页面文本。",
     "note.waited": "你已经连续等待了 {seconds} 秒。除非有充分的理由，不要再等待。",
     "note.action_cut_short": (

@@ -11,6 +11,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -122,6 +123,12 @@ def for_task(script: dict[str, list[Any]]) -> Any:
     return reply
 
 
+def task_id_in(message: str | None) -> str | None:
+    """The task's id as run_task's first progress message gives it, read as a client would."""
+    found = re.match(r"taskId (\S+) · ", message or "")
+    return found.group(1) if found else None
+
+
 async def page_record(tab: Tab) -> tuple[str, list[dict[str, Any]]]:
     return (await tab.evaluate("document.getElementById('status').textContent"),
             await tab.evaluate("window.received"))
@@ -142,14 +149,16 @@ async def test_run_task_in_the_users_browser_with_a_progress_notification_per_st
         assert not is_error, result
         assert not problems, problems
         assert (result["success"], result["data"], result["steps"]) == (True, "Signed up as Ada Lovelace", 4)
-        # one progress notification per step, each with its number, goal, action and result
+        # first the task's id, then one progress notification per step, each with its number, goal, action, result
         messages = [message or "" for _, message in client.progress]
-        assert len(messages) == 4, messages
-        assert messages[0].startswith("step 1 · Type the name · input_text") and "Ada Lovelace" in messages[0]
-        assert messages[1].startswith("step 2 · Tick the terms box · click_element_by_index")
-        assert messages[3].startswith("step 4 · Report the result · done")
-        assert all("→" in m for m in messages)
-        assert [p for p, _ in client.progress] == [1, 2, 3, 4]
+        assert len(messages) == 5, messages
+        assert task_id_in(messages[0]) == result["taskId"], messages[0]
+        steps = messages[1:]
+        assert steps[0].startswith("step 1 · Type the name · input_text") and "Ada Lovelace" in steps[0]
+        assert steps[1].startswith("step 2 · Tick the terms box · click_element_by_index")
+        assert steps[3].startswith("step 4 · Report the result · done")
+        assert all("→" in m for m in steps)
+        assert [p for p, _ in client.progress] == [1, 2, 3, 4, 5]
 
         # the page's own script saw trusted typing and clicks, in the tab the task had to itself
         status, received = await page_record(await tab_at(harness.browser, url))
@@ -206,7 +215,9 @@ async def test_two_clients_at_once_each_in_its_own_tab(
         # the record names who asked for each, by the name each client gave
         assert [task_row(harness, t["taskId"])["requester"] for t in (ada, grace)] == ["first", "second"]
         # each client heard only its own task's steps
-        assert len(first.progress) == 4 and len(second.progress) == 4
+        assert len(first.progress) == 5 and len(second.progress) == 5
+        assert task_id_in(first.progress[0][1]) == ada["taskId"]
+        assert task_id_in(second.progress[0][1]) == grace["taskId"]
         assert all("Grace" not in (m or "") for _, m in first.progress)
         assert all("Ada" not in (m or "") for _, m in second.progress)
         ada_status, _ = await page_record(await tab_at(harness.browser, urls[0]))
@@ -335,7 +346,8 @@ async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_
         assert not is_error and result["success"], result
         messages = [message for _, message in client.progress]
         assert messages[0] == WAITING
-        assert len(messages) == 5 and (messages[1] or "").startswith("step 1 ·"), messages
+        assert len(messages) == 6 and task_id_in(messages[1]) == result["taskId"], messages
+        assert (messages[2] or "").startswith("step 1 ·"), messages
         # once is once: the next task of the same client is asked again
         second = asyncio.ensure_future(client.call("run_task", task="Sign up Ada again",
                                                    url=e2e_pages.url("form.html?again")))
@@ -559,18 +571,28 @@ async def test_no_model_configured_says_so_and_leaves_no_tab_behind(harness: Har
     assert len(await harness.browser.tabs()) == before
 
 
+# --- a task that runs on: its first step done, its model thinking for a minute --------------------------------------
+async def thinking_long(harness: Harness, llm: ScriptedLLMServer, problems: list[str]) -> None:
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
+    await configure(harness, llm)
+
+
+async def run_on(client: McpClient, llm: ScriptedLLMServer, task: str, url: str) -> asyncio.Future[Any]:
+    """run_task called, and waited for until its first step is done and the model thinks about the next."""
+    call = asyncio.ensure_future(client.call("run_task", task=task, url=url))
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
+    await wait_until(lambda: asyncio.sleep(0, len(client.progress) >= 2), "the first step's progress")
+    return call
+
+
 # --- the host goes away -----------------------------------------------------------------------------------------
 async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
     problems: list[str] = []
-    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
-    await configure(harness, llm)
+    await thinking_long(harness, llm, problems)
     async with mcp_client(harness, "--approve", "always") as client:
-        call = asyncio.ensure_future(client.call("run_task", task="Sign up slowly",
-                                                 url=e2e_pages.url("form.html?killed")))
-        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
-        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
+        call = await run_on(client, llm, "Sign up slowly", e2e_pages.url("form.html?killed"))
         hosts = harness.host_pids()
         assert len(hosts) == 1, hosts  # one host for the browser: the MCP server started none of its own
         os.kill(hosts[0], signal.SIGKILL)
@@ -591,13 +613,9 @@ async def test_cancelling_the_call_stops_the_task(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
     problems: list[str] = []
-    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
-    await configure(harness, llm)
+    await thinking_long(harness, llm, problems)
     async with mcp_client(harness, "--approve", "always") as client:
-        call = asyncio.ensure_future(client.call("run_task", task="Sign up, then think long",
-                                                 url=e2e_pages.url("form.html?cancel")))
-        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
-        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
+        call = await run_on(client, llm, "Sign up, then think long", e2e_pages.url("form.html?cancel"))
         running = (await ask_host(harness, {"type": "task.list"}))["data"]["tasks"]
         assert len(running) == 1 and running[0]["task"] == "Sign up, then think long"
         is_error, text = await client.call("read_page", tab=running[0]["tabId"])  # reading would detach it
@@ -611,6 +629,42 @@ async def test_cancelling_the_call_stops_the_task(
             return snapshot if snapshot["status"] != "running" else None
 
         assert (await wait_until(ended, "the task to stop", 30))["status"] == "stopped"
+
+
+async def test_the_running_task_is_stopped_by_the_id_its_first_progress_message_gives(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """A client learns the task's id while run_task still runs (from its first progress message), so it can
+    look at and stop the task it is running; stopping a task that has ended says so and how it ended."""
+    problems: list[str] = []
+    await thinking_long(harness, llm, problems)
+    async with mcp_client(harness, "--approve", "always") as client:
+        call = await run_on(client, llm, "Sign up, then think long", e2e_pages.url("form.html?stop-by-id"))
+        task_id = task_id_in(client.progress[0][1])
+        assert task_id and not call.done(), client.progress
+        is_error, running = await client.call("get_task", taskId=task_id)
+        assert not is_error and running["status"] == "running" and running["task"] == "Sign up, then think long"
+        is_error, stopped = await client.call("stop_task", taskId=task_id)
+        assert not is_error and stopped == {"taskId": task_id, "stopped": True, "status": "stopped"}, stopped
+        is_error, result = await call
+        assert not is_error and (result["success"], result["taskId"], result["steps"]) == (False, task_id, 1), result
+
+        # stopping it again stops nothing and says so
+        is_error, again = await client.call("stop_task", taskId=task_id)
+        assert not is_error and (again["stopped"], again["status"]) == (False, "stopped"), again
+        assert again["message"] == f"task {task_id} had ended (stopped) already: there was nothing to stop"
+
+        # nor does it pretend for a task that completed: its page keeps what the task did
+        llm.add(*sign_up(problems, "Grace"))
+        url = e2e_pages.url("form.html?completed-then-stop")
+        is_error, completed = await client.call("run_task", task="Sign up Grace", url=url)
+        assert not is_error and completed["success"], completed
+        is_error, late = await client.call("stop_task", taskId=completed["taskId"])
+        assert not is_error and (late["stopped"], late["status"]) == (False, "completed"), late
+        is_error, task = await client.call("get_task", taskId=completed["taskId"])
+        assert not is_error and task["status"] == "completed", task
+        assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
+    assert not problems, problems
 
 
 # --- a browser of its own ----------------------------------------------------------------------------------------
@@ -643,9 +697,12 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         assert not is_error, result
         assert not problems, problems
         assert (result["success"], result["data"], result["steps"]) == (True, "Signed up as Ada Lovelace", 4)
-        assert len(client.progress) == 4 and (client.progress[0][1] or "").startswith("step 1 · Type the name")
+        assert len(client.progress) == 5 and task_id_in(client.progress[0][1]) == result["taskId"]
+        assert (client.progress[1][1] or "").startswith("step 1 · Type the name")
         is_error, task = await client.call("get_task", task_id=result["taskId"])
         assert not is_error and task["status"] == "completed"
+        is_error, late = await client.call("stop_task", taskId=result["taskId"])
+        assert not is_error and (late["stopped"], late["status"]) == (False, "completed"), late
         typed = next(e for e in task["history"] if e.get("type") == "step")["action"]
         assert typed["name"] == "input_text" and typed["input"]["text"] == "Ada Lovelace"
         # the page's own record, read back through the server's read_page (the task's tab is closed when
@@ -686,7 +743,8 @@ async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_no
         assert not is_error, result
         assert (result["success"], result["data"], result["steps"]) == (True, "Signed up as Ada Lovelace", 4)
         assert client.progress[0][1] == FALLING_BACK
-        assert (client.progress[1][1] or "").startswith("step 1 · Type the name")
+        assert task_id_in(client.progress[1][1]) == result["taskId"]
+        assert (client.progress[2][1] or "").startswith("step 1 · Type the name")
         is_error, task = await client.call("get_task", task_id=result["taskId"])
         assert not is_error and task["status"] == "completed", task
         is_error, again = await client.call("run_task", task="Sign up as Grace Hopper", url=url, new_tab=False)
@@ -704,8 +762,7 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
     from tabpilot.store.sites import allow_client
 
     problems: list[str] = []
-    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
-    await configure(harness, llm)
+    await thinking_long(harness, llm, problems)
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
     link = HostLink("a server about to die")
     allow_client("a server about to die")  # as `--approve always` does: the host starts only an allowed task
@@ -732,13 +789,9 @@ async def test_service_worker_restart_mid_call_fails_clearly_and_the_next_call_w
     """The extension's service worker was stopped (Chromium does that to idle workers; here it is
     closed mid-task): its native port, and with it the host, go; the worker's next start brings a host."""
     problems: list[str] = []
-    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"), Delay(60))
-    await configure(harness, llm)
+    await thinking_long(harness, llm, problems)
     async with mcp_client(harness, "--approve", "always") as client:
-        call = asyncio.ensure_future(client.call("run_task", task="Sign up before the restart",
-                                                 url=e2e_pages.url("form.html?restart")))
-        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 2), "the model's second (slow) request", 60)
-        await wait_until(lambda: asyncio.sleep(0, len(client.progress)), "the first step's progress")
+        call = await run_on(client, llm, "Sign up before the restart", e2e_pages.url("form.html?restart"))
         old_hosts = harness.host_pids()
         root = harness.browser.connection.root
         workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]

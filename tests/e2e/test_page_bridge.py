@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from bridge_support import allow, origin_of, revoke, sites_cli
 from e2e_support import E2E_PAGES, Harness, act_on, done, wait_until
+from e2e_support import prompt_text as model_read
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -403,9 +405,11 @@ async def test_a_reload_mid_task_does_not_end_it_and_attach_gets_its_result(
     tab = await open_page(harness, site.url("app.html"))
     try:
         problems: list[str] = []
+        first = len(llm.requests)
         llm.add(
             act_on("Email", "input_text", "Type the email", problems, text="lin@example.com"),
-            Delay(4, done("Finished after the reload")),
+            Delay(4, act_on("Log in", "click_element_by_index", "Press Log in", problems)),  # reloaded meanwhile
+            done("Finished after the reload"),
         )
         await execute_from_page(tab, "before", "Type, then finish", own_model(llm))
         await wait_until(lambda: js(tab, "window.runs.before.calls.some(c => c[0] === 'history')"), "the first step")
@@ -421,11 +425,40 @@ async def test_a_reload_mid_task_does_not_end_it_and_attach_gets_its_result(
         })()""", timeout=60)
         assert not problems, problems
         assert attached["result"]["success"] is True and attached["result"]["data"] == "Finished after the reload"
-        assert [e["type"] for e in attached["result"]["history"]].count("step") == 2
+        assert [e["type"] for e in attached["result"]["history"]].count("step") == 3
+        # the model was told that the page reloaded (what it typed is gone), once, at the step that first saw it
+        assert len(llm.requests) == first + 3
+        assert model_read(llm.requests[first + 2]).count("The page was reloaded since you last read it") == 1
         assert attached["calls"][0] == ["status", "running"]  # re-subscribed while it still ran
         assert attached["calls"][-1] == ["status", "completed"] or attached["calls"][-1][0] == "history"
         again = await js(tab, "window.PAGE_AGENT_EXT.attach()", timeout=20)  # used twice: the same result
         assert again["data"] == "Finished after the reload"
+    finally:
+        await close(harness, tab)
+
+
+async def test_execute_while_the_host_is_respawned_waits_for_it_and_runs(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The host went away (killed here) and Chromium is starting a new one: a page's execute() in that second
+    waits for it, as `tabpilot mcp` does, instead of failing with "host is not connected"; and again."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        problems: list[str] = []
+        for email in ("rae@example.com", "sam@example.com"):
+            hosts = harness.host_pids()
+            assert len(hosts) == 1, hosts
+            os.kill(hosts[0], signal.SIGKILL)
+            await wait_until(lambda: harness.sw("!host.connected && !host.port"), "the worker to see the host gone", 10)
+            login_script(llm, problems, email)
+            await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
+            settled = await outcome(tab, email)
+            assert "error" not in settled, settled
+            assert settled["result"]["success"] is True and settled["result"]["data"] == f"Signed in as {email}"
+            assert await js(tab, "document.getElementById('status').textContent") == f"Signed in as {email}."
+            assert harness.host_pids() not in ([], hosts)  # it ran in the new host
+        assert not problems, problems
     finally:
         await close(harness, tab)
 

@@ -107,6 +107,10 @@ class Agent(AsyncIOEventEmitter):
         self._user_has_controls = False  # set by pause(abandon=True) until resume()
         self._previous_state: BrowserState | None = None
         self._last_url: str | None = None  # None: no page seen yet (where a task starts is no navigation)
+        # The tab and its document count (Tab.documents) as the agent last knew them, and whether the document was
+        # replaced outside its own actions (a reload, the page or the person navigating) since it last read the page.
+        self._document: tuple[str, int] | None = None
+        self._replaced_meanwhile = False
         self._total_wait = 0.0
         self._recent_actions: list[tuple[str, str]] = []
         self._loop_reported: str | None = None
@@ -280,6 +284,7 @@ class Agent(AsyncIOEventEmitter):
             await self._resumed.wait()
             tab = await self.browser.current_tab()
             state = await self._read_page(tab)
+            self._notice_document(tab)
             self._observe(step, state, again=again)
             again = True
             if self.paused:  # paused while the page was read: ask nothing until resumed
@@ -390,6 +395,7 @@ class Agent(AsyncIOEventEmitter):
         language = self.config.language
         took_over = say("result.took_over", language)
         context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
+        self._notice_document(tab)  # replaced while the model thought: not by this action
         acting = self._acting = asyncio.ensure_future(self._execute(name, context, tool_input))
         try:
             result = await acting
@@ -407,6 +413,7 @@ class Agent(AsyncIOEventEmitter):
             text = say("result.tool_failed", language, tool=name, error=exc)
         finally:
             self._acting = None
+            self._notice_document(tab, by_the_agent=True)
         if self.config.privacy is not None:  # e.g. a typed value read back, or a script's result
             text = self.config.privacy.conceal(text, state.url)
         duration = (time.monotonic() - started) * 1000
@@ -443,11 +450,15 @@ class Agent(AsyncIOEventEmitter):
         """Notes for the model before it decides. `again`: the same step after a pause, where only what
         may have changed meanwhile (the URL) is noted, not the step's warnings a second time."""
         language = self.config.language
+        replaced, self._replaced_meanwhile = self._replaced_meanwhile, False
         if self._last_url is None:
             self._last_url = state.url  # where the task starts: not a navigation
         elif state.url != self._last_url:
-            self.push_observation(say("note.navigated", language, url=state.url))
+            self.push_observation(say("note.navigated_meanwhile" if replaced else "note.navigated", language,
+                                      url=state.url))
             self._last_url = state.url
+        elif replaced:
+            self.push_observation(say("note.reloaded", language))
         if again:
             self._flush_observations()
             return
@@ -462,6 +473,14 @@ class Agent(AsyncIOEventEmitter):
         if loop_note:
             self.push_observation(loop_note)
         self._flush_observations()
+
+    def _notice_document(self, tab: Any, *, by_the_agent: bool = False) -> None:
+        """Note whether the tab's document was replaced since the agent last looked (a new tab is no
+        replacement); one replaced during its own action is the agent's doing, any other is told (`_observe`)."""
+        document: tuple[str, int] = (tab.target_id, tab.documents)
+        if not by_the_agent and self._document is not None and self._document[0] == document[0]:
+            self._replaced_meanwhile |= self._document[1] != document[1]
+        self._document = document
 
     def _flush_observations(self) -> None:
         for note in self._observations:

@@ -39,6 +39,7 @@ class Tab:
         self.session = session
         self.target_id = target_id
         self.main_frame_id: str | None = None
+        self.documents = 0  # main-frame documents committed while watched: one more on each reload or navigation
         self._gone = asyncio.Event()
         self._crashed = asyncio.Event()
         self._loading = False
@@ -156,6 +157,7 @@ class Tab:
         frame = params.get("frame", {})
         if not frame.get("parentId"):
             self.main_frame_id = frame.get("id", self.main_frame_id)
+            self.documents += 1  # a jump within the page is Page.navigatedWithinDocument, not this
 
     async def send(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
         if self.closed:

@@ -8,8 +8,8 @@
 - `FallbackBackend` (`--fallback launch`): the user's browser when its host can be reached, else a
   Chromium of its own — the user's choice, so a closed browser does not fail the call.
 
-Both report each step through `report(message)` and return `{success, data, taskId, steps}`.
-Failures are `TaskFailed` with a message that says what to do."""
+Both report the task's id as soon as it has one, then each step, through `report(message)` and return
+`{success, data, taskId, steps}`. Failures are `TaskFailed` with a message that says what to do."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .hostlink import HostGone, HostLink, HostRefused, HostUnavailable
-from .progress import activity_message, event_message, steps_of
+from .progress import activity_message, event_message, started_message, steps_of
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -33,6 +33,7 @@ Report = Callable[[str], Awaitable[None]]
 ApprovePolicy = Literal["always", "ask"]
 ANSWERED_AT_ONCE = 0.5  # s: an "always" the host remembers comes back in milliseconds over the local socket
 STOP_TIMEOUT = 15.0
+ENDED = ("completed", "error", "stopped", "interrupted")  # a task in any of these has nothing left to stop
 
 
 class TaskFailed(Exception):
@@ -61,6 +62,15 @@ class Backend(Protocol):
 def task_result(task_id: str, result: dict[str, Any]) -> dict[str, Any]:
     return {"success": bool(result.get("success")), "data": result.get("data"), "taskId": task_id,
             "steps": steps_of(result.get("history") or [])}
+
+
+def stop_answer(task_id: str, status: str | None, *, was_running: bool) -> dict[str, Any]:
+    """stop_task's answer: `stopped` only when this call stopped the task; else the status it ended with."""
+    if was_running and status == "stopped":
+        return {"taskId": task_id, "stopped": True, "status": status}
+    when = "before it could be stopped" if was_running else "already: there was nothing to stop"
+    return {"taskId": task_id, "stopped": False, "status": status,
+            "message": f"task {task_id} had ended ({status}) {when}"}
 
 
 # --- the user's browser, through the host --------------------------------------------------------------
@@ -131,6 +141,7 @@ class HostBackend:
             raise
         task_id = str(started["taskId"])
         try:
+            await report(started_message(task_id, tab_id))
             return await self._follow(task_id, report)
         except asyncio.CancelledError:
             with contextlib.suppress(BaseException):  # the call was cancelled: the task stops with it
@@ -177,9 +188,18 @@ class HostBackend:
         return {"taskId": task.get("taskId", task_id), "task": task.get("task"), "status": task.get("status"),
                 "history": record.get("events", []), "result": record.get("result")}
 
+    async def _status(self, task_id: str) -> str | None:
+        snapshot = (await self._ask("task.get", {"taskId": task_id})).get("task")
+        if snapshot is not None:
+            return str(snapshot["status"])
+        status = (await self._ask("history.get", {"taskId": task_id})).get("task", {}).get("status")
+        return None if status is None else str(status)
+
     async def stop_task(self, task_id: str) -> dict[str, Any]:
+        if (status := await self._status(task_id)) in ENDED:
+            return stop_answer(task_id, status, was_running=False)
         await self._ask("task.stop", {"taskId": task_id}, timeout=STOP_TIMEOUT + 5)
-        return {"taskId": task_id, "stopped": True}
+        return stop_answer(task_id, await self._status(task_id), was_running=True)
 
     async def list_tabs(self) -> list[dict[str, Any]]:
         tabs = (await self._ask("tabs.query")).get("tabs", [])
@@ -280,6 +300,7 @@ class LaunchBackend:
         self._runs[task_id] = run
         runner = asyncio.get_running_loop().create_task(run.execute())
         try:
+            await report(started_message(task_id, tab.target_id))
             while not runner.done():
                 getter = asyncio.ensure_future(queue.get())
                 await asyncio.wait([getter, runner], return_when=asyncio.FIRST_COMPLETED)
@@ -334,8 +355,10 @@ class LaunchBackend:
         run = self._runs.get(task_id)
         if run is None:
             raise TaskFailed(f"this server is not running a task {task_id!r}")
+        if not run.running:
+            return stop_answer(task_id, run.status, was_running=False)
         await run.stop("Stopped by the MCP client")
-        return {"taskId": task_id, "stopped": True}
+        return stop_answer(task_id, run.status, was_running=True)
 
     async def list_tabs(self) -> list[dict[str, Any]]:
         browser = await self._connect()

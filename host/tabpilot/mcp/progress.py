@@ -1,5 +1,6 @@
-"""A task's history events and activities → the progress messages an MCP client shows, one per step
-(step number, next goal, the action and its result) and one per takeover or pause."""
+"""A task's history events and activities → the progress messages an MCP client shows: first the task's
+id (`started_message`), then one per step (step number, next goal, the action and its result) and one per
+takeover or pause."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ import json
 from typing import Any
 
 CLIP = 300
+
+
+def started_message(task_id: str, tab: int | str) -> str:
+    """The first progress message once the task exists: its id, which get_task and stop_task take while
+    run_task is still running (the SDK's progress callback gets the message text only)."""
+    return (f"taskId {task_id} · started in tab {tab}; get_task and stop_task take this taskId while the task "
+            "runs")
 
 
 def event_message(event: dict[str, Any]) -> str | None:

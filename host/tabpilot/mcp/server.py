@@ -1,8 +1,9 @@
 """The MCP tools, on the official SDK's `MCPServer`, served over stdio.
 
-`run_task` sends one progress notification per step (and per takeover or pause) through the request
-context and returns when the task has ended; a client cancelling the call stops the task. Failures are
-`ToolError`s whose text says what to do (the SDK hides any other exception's text from the client)."""
+`run_task` sends a progress notification with the task's id once the task exists, then one per step (and
+per takeover or pause) through the request context, and returns when the task has ended; a client
+cancelling the call stops the task. Failures are `ToolError`s whose text says what to do (the SDK hides
+any other exception's text from the client)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ INSTRUCTIONS = (
 # signature: each with its type in words, or what a type cannot say, and whether it is required.
 SCHEMA_WORDS = {"string": "text", "boolean": "true/false"}
 ARGUMENT_WORDS = {
-    "taskId": "text: the taskId run_task returned; task_id works too",
+    "taskId": "text: the taskId run_task reported or returned; task_id works too",
     "tab": "the tabId list_tabs gave, as it gave it",
 }
 UNTOLD_ARGUMENTS = {"task_id"}  # the name get_task and stop_task first took taskId by: still taken, not told
@@ -86,8 +87,9 @@ def build_server(backend: Backend) -> MCPServer:
         """Run a whole browser task to its end, e.g. "find the order status for #1234 on this site".
 
         url: open this page first. new_tab: work in a new tab (default); false uses the active tab.
-        Progress notifications report each step. Returns {success, data, taskId, steps}: pass that taskId
-        to get_task and stop_task."""
+        The first progress notification once the task has started says its id ("taskId <id> · started in
+        tab …"): get_task and stop_task take it while this call still runs. The others report each step.
+        Returns {success, data, taskId, steps}."""
         if not task.strip():
             raise ToolError("run_task needs a task: say in words what to do in the browser, e.g. "
                             '"find the order status for #1234 on this site".')
@@ -108,13 +110,14 @@ def build_server(backend: Backend) -> MCPServer:
     @app.tool()
     async def get_task(taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
         """A task's status and its history (page-agent's event shapes: step, observation, user_takeover,
-        retry, error). taskId: the taskId run_task returned (task_id is accepted too)."""
+        retry, error). taskId: the taskId run_task reported or returned (task_id is accepted too)."""
         return await _call(backend.get_task(_task_id("get_task", taskId, task_id)))
 
     @app.tool()
     async def stop_task(taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
-        """Stop a running task; returns once it has ended. taskId: the taskId run_task returned (task_id is
-        accepted too)."""
+        """Stop a running task; returns once it has ended: {taskId, stopped, status}. stopped is false (with a
+        message) when the task had ended already, and status says how. taskId: the taskId run_task reported in
+        its first progress notification or returned (task_id is accepted too)."""
         return await _call(backend.stop_task(_task_id("stop_task", taskId, task_id)))
 
     @app.tool()
@@ -139,7 +142,7 @@ def _task_id(tool: str, camel: str | None, snake: str | None) -> str:
         raise ToolError(f"{tool} got two different task ids (taskId {camel!r}, task_id {snake!r}); give one.")
     given = camel or snake
     if not given:
-        raise ToolError(f"{tool} needs taskId: the taskId run_task returned (task_id works too).")
+        raise ToolError(f"{tool} needs taskId: the taskId run_task reported or returned (task_id works too).")
     return given
 
 
