@@ -419,6 +419,7 @@ async def test_no_false_takeover_over_a_twenty_step_task(
     assert len(steps) == 20
     llm.add(*steps, done("All twenty steps done"))
     await configure(harness, llm, max_steps=25)
+    await harness.sw("takeoverStats.maxAgentLagMs = 0")  # a person's keys right after the agent's count in it
     before = await harness.sw("({...takeoverStats})")
     task_id = await start(harness, account_tab, "Fill in the whole profile, twenty steps")
     end = await ended(harness, task_id, timeout=100)
