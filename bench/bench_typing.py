@@ -251,7 +251,7 @@ async def typing_in_a_task(harness: Harness, tab: Tab) -> None:
           f"{min(measured):.1f}, max {max(measured):.1f}; load {_load()})  target ≤ {TARGET_MS:g} ms: "
           f"{'OK' if statistics.median(measured) <= TARGET_MS else 'ABOVE'}\n"
           f"  {'':<10} {'    capture.input messages a step':<34} {messages / len(durations):6.0f}     "
-          "(the page's capture script: one per trusted keydown and input event, the agent's keys included)")
+          "(the page's capture script: the first trusted input event at once, those within 50 ms of it together)")
 
 
 def _cpu_by_process(root: int) -> dict[str, float]:

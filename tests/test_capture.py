@@ -168,7 +168,8 @@ async def test_record_since_the_first_touch_keeps_what_came_before_the_mode_did(
     await capture.set_mode("watch")
     await person.click(EMAIL)  # the agent's typing, before the user's first touch
     await person.type("agent")
-    await wait_for(lambda: any(m.get("kind") == "input" for m in captured.messages))
+    # all of it: an input event of the agent's reported after the clear would be taken for the user's first touch
+    await wait_for(lambda: sum(m.get("kind") == "input" for m in captured.messages) == len("agent"))
     captured.messages.clear()
     await person.click("document.querySelector('#docs')")  # the user's first touch; then they type on
     await person.click(f"{SHADOW}.querySelector('#nick')")

@@ -85,7 +85,11 @@ class ServiceWorker:
         return reply["result"].get("value")
 
 
-async def test_capture_js_as_a_content_script_reports_through_chrome_runtime(pages, tmp_path: Path) -> None:
+CLICK_SEEN = "received.some(m => m.type === 'capture.input' && m.events.some(e => e.kind === 'click'))"
+
+
+async def open_form(pages: Any, tmp_path: Path) -> tuple[Browser, Any, ServiceWorker, int]:
+    """A browser with the test extension, the form in a tab whose frames all said hello (were told "watch")."""
     browser = await Browser.launch(headless=True, extension_dir=make_extension(tmp_path / "ext"),
                                    env={"HOME": str(tmp_path)})
     try:
@@ -95,9 +99,18 @@ async def test_capture_js_as_a_content_script_reports_through_chrome_runtime(pag
             "chrome.tabs.query({}).then(tabs => tabs.find(t => t.url.includes('takeover_form')).id)")
         # the page and both frames said hello (the cross-site one too) and were told "watch"
         await wait_for_js(worker, f"(frames[{tab_id}] || new Set()).size >= 3")
+    except BaseException:
+        await browser.close()
+        raise
+    return browser, tab, worker, tab_id
+
+
+async def test_capture_js_as_a_content_script_reports_through_chrome_runtime(pages, tmp_path: Path) -> None:
+    browser, tab, worker, tab_id = await open_form(pages, tmp_path)
+    try:
         person = await Person.at(browser.launched.ws_url, tab.target_id)
         await person.click("document.querySelector('#docs')")
-        await wait_for_js(worker, "received.some(m => m.type === 'capture.input' && m.kind === 'click')")
+        await wait_for_js(worker, CLICK_SEEN)
         assert await worker.js("received.every(m => m.type === 'capture.input')")
 
         assert await worker.js(f"setMode({tab_id}, 'record')") == []
@@ -131,3 +144,24 @@ async def wait_for_js(worker: ServiceWorker, expression: str) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"never true: {expression}")
+
+
+async def test_input_held_for_a_moment_reaches_the_worker_when_the_tab_closes(pages, tmp_path: Path) -> None:
+    """In "watch" the first input event goes at once and those right after it are held a moment to go
+    together: the tab closing meanwhile sends them rather than losing what the person did."""
+    browser, tab, worker, _ = await open_form(pages, tmp_path)
+    try:
+        person = await Person.at(browser.launched.ws_url, tab.target_id)
+        await person.click("document.querySelector('#email')")
+        await wait_for_js(worker, CLICK_SEEN)
+        await asyncio.sleep(0.5)  # nothing held any more
+        await worker.js("received.length = 0")
+        await person.type("ada")
+        await person.close()
+        await browser.close_tab(tab.target_id)
+
+        await wait_for_js(worker, "received.length >= 2")  # the keys held when it closed came after
+        first = await worker.js("received[0].events")
+        assert [e["kind"] for e in first] == ["keydown"], first  # the first key at once, alone
+    finally:
+        await browser.close()

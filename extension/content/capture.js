@@ -6,6 +6,12 @@
 // as `capture.input`, for implicit takeover), "record" (the user has the controls: report semantic
 // actions `{kind, target, value?, url, at}` as `capture.action`). See TAKEOVER_CONTRACT.md.
 //
+// In "watch" the trusted input events go to the worker in `capture.input` messages `{events: [{kind, at}]}`:
+// the first after a quiet moment at once (the person's first touch pauses the agent at once), those that
+// follow within WATCH_BATCH_MS together at its end, and so on while input goes on. One message per event
+// (the agent's own keys included) cost typing 100 characters in a task ~200 messages and more than its keys
+// (issue 16). In `tabpilot run --headed` (the binding) each event goes alone, as `{kind, at}`.
+//
 // In "watch" the actions are worked out all the same and kept here a moment (TENTATIVE_MS), unsent: only
 // the worker can tell the agent's input from the user's, and its "record" comes a round trip after the
 // user's first input. It says since when the input was the user's (`since`): what they did from then on
@@ -28,6 +34,10 @@
   const SCROLL_IDLE_MS = 1000; // a scroll gesture ends after this long without a wheel event
   const NAVIGATE_WINDOW_MS = 3000; // a top frame told "record" this soon after it started was navigated to
   const TENTATIVE_MS = 5000; // how long "watch" keeps what it worked out, for a "record" that says `since`
+  // How long trusted input that follows a reported event is held to go in one message. Decisions on it reach
+  // the agent this much later: only input right after other input waits (the agent's own typing, the person
+  // typing on); the first event after a quiet moment goes at once.
+  const WATCH_BATCH_MS = 50;
   const NAMED_KEYS = new Set([
     "Enter", "Escape", "Tab", "PageUp", "PageDown", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9",
     "F10", "F11", "F12",
@@ -46,6 +56,7 @@
   let flushed = null; // while leaving "record": the actions flushed, returned in the mode change's reply
   let tentative = []; // in "watch": [{action, origin}], origin the time of the input it comes from
   let lastWheelReport = 0;
+  let watchBatch = null; // in "watch", after an event was reported: {events, lastAt, timer} held for WATCH_BATCH_MS
   const everPassword = new WeakSet();
   const watchedRoots = new WeakSet();
 
@@ -94,6 +105,7 @@
   // --- modes --------------------------------------------------------------------------------------
   function setMode(next, since) {
     if (next !== "record" && next !== "watch" && next !== "off") return [];
+    if (next !== "watch") sendWatchBatch(); // what the person did before is theirs to report all the same
     const first = modeSetCount++ === 0;
     const leaving = mode === "record" && next !== "record";
     const theirs = mode === "watch" && next === "record" ? adoptTentative(since) : [];
@@ -338,7 +350,31 @@
       if (now - lastWheelReport < 100) return; // a scroll gesture is dozens of wheel events
       lastWheelReport = now;
     }
-    send({ type: "capture.input", kind: event.type, at: Date.now(), trusted: true });
+    const at = Date.now();
+    if (binding) {
+      send({ type: "capture.input", kind: event.type, at, trusted: true });
+    } else if (!watchBatch) {
+      send({ type: "capture.input", events: [{ kind: event.type, at }], trusted: true });
+      holdWatchBatch(at);
+    } else if (at !== watchBatch.lastAt) { // events of one millisecond get one verdict: the first is enough
+      watchBatch.events.push({ kind: event.type, at });
+      watchBatch.lastAt = at;
+    }
+  }
+
+  function holdWatchBatch(lastAt) {
+    watchBatch = { events: [], lastAt, timer: setTimeout(() => sendWatchBatch(true), WATCH_BATCH_MS) };
+  }
+
+  // Sends what is held; `goingOn`: input may still be coming (the timer), so the next events are held again
+  function sendWatchBatch(goingOn = false) {
+    const batch = watchBatch;
+    if (!batch) return;
+    clearTimeout(batch.timer);
+    watchBatch = null;
+    if (!batch.events.length) return;
+    send({ type: "capture.input", events: batch.events, trusted: true });
+    if (goingOn) holdWatchBatch(batch.lastAt);
   }
 
   function onClick(event) {
@@ -489,7 +525,12 @@
   window.addEventListener("touchstart", onOtherInput, options);
   window.addEventListener("hashchange", checkNavigation, options);
   window.addEventListener("popstate", checkNavigation, options);
-  window.addEventListener("pagehide", () => mode === "record" && flushPending(), options);
+  window.addEventListener("pagehide", () => {
+    sendWatchBatch();
+    if (mode === "record") flushPending();
+  }, options);
+  // a tab put away may be frozen or discarded before its timers run
+  document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && sendWatchBatch(), options);
 
   // a field that stops being a password field (a "show password" toggle) keeps its value hidden
   try {

@@ -47,7 +47,9 @@ const unclaimedActions = new Map(); // tabId → [{action, at}]
 const UNCLAIMED_KEPT_MS = 60000;
 const UNCLAIMED_LIMIT = 500;
 // Figures for tests and bench (looked at over CDP like the rest of the worker's state).
-const takeoverStats = { implicit: 0, agentInput: 0, maxAgentLagMs: 0, refusedInput: 0, overlayInput: 0 };
+const takeoverStats = {
+  implicit: 0, agentInput: 0, maxAgentLagMs: 0, refusedInput: 0, overlayInput: 0, inputMessages: 0,
+};
 
 // --- what the worker knows of tasks -------------------------------------------------------------------
 function learnSnapshot(snapshot) {
@@ -316,25 +318,36 @@ function agentLag(tabId, at, slack = AGENT_INPUT_SLACK_MS) {
   return lag;
 }
 
+// capture.js reports trusted input `{events: [{kind, at}]}`, the first event at once and those that follow
+// it in batches: each is told apart by its own time, the first that is not the agent's takes the controls.
 function onCaptureInput(tabId, message) {
-  if (!message.trusted || PASSIVE_INPUT.has(message.kind)) return;
+  if (!message.trusted || !Array.isArray(message.events)) return;
+  takeoverStats.inputMessages += 1;
+  for (const event of message.events) {
+    if (event && tookControls(tabId, event.kind, event.at)) return;
+  }
+}
+
+function tookControls(tabId, kind, at) {
+  if (PASSIVE_INPUT.has(kind)) return false;
   const task = runningTaskOfTab(tabId);
-  if (!task || task.control) return;
-  const at = Number.isFinite(message.at) ? message.at : Date.now();
+  if (!task || task.control) return false;
+  if (!Number.isFinite(at)) at = Date.now();
   const lag = agentLag(tabId, at);
   if (lag !== null) {
     takeoverStats.agentInput += 1;
     takeoverStats.maxAgentLagMs = Math.max(takeoverStats.maxAgentLagMs, lag);
-    return;
+    return false;
   }
   // The user pressing the overlay itself (Take over, Stop): the overlay says so before capture.js does.
   const claimed = overlayClaims.get(tabId);
   if (claimed && Math.abs(at - claimed) < OVERLAY_CLAIM_MS) {
     takeoverStats.overlayInput += 1;
-    return;
+    return false;
   }
   takeoverStats.implicit += 1;
   takeControls(task, "implicit", at).catch((error) => console.warn("tabpilot: implicit takeover:", error.message));
+  return true;
 }
 
 // --- takeover requests (from the overlay, the popup, or implicit) ------------------------------------------
