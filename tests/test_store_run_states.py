@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tabpilot.store.tasks import TaskStore
+from tabpilot.store.tasks import SCHEMA_VERSION, TaskStore
 
 DEAD_OWNER = "999999999"  # no such process
 
@@ -84,6 +84,9 @@ def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> No
         )
     with TaskStore(path) as store:
         assert store.mark_interrupted() == 1 and store.orphans() == []
-        task_id = store.start_task("new", source="popup")
+        task_id = store.start_task("new", source="page", requester="https://app.example")
         store.save_run_state(task_id, {"tabId": 3})
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (2,)
+        # and its tasks get the requester column (schema 3): none for the old one, the page's for the new
+        assert [(s.task_id, s.requester) for s in store.list_tasks(5)] == [
+            (task_id, "https://app.example"), ("old", None)]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
