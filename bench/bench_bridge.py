@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # e2e_support imports tests/required.py
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 from e2e_support import E2E_PAGES, done, start_connected_harness, wait_until  # noqa: E402

@@ -124,6 +124,7 @@ async def launch_figures(harness: Any, pages: Any, llm: Any, rounds: int) -> lis
 
 
 async def main(rounds: int) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))  # e2e_support imports tests/required.py
     sys.path.insert(0, str(ROOT / "tests" / "e2e"))
     from e2e_support import API_KEY, start_connected_harness
     from mcp import ClientSession, StdioServerParameters

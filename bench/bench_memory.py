@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # e2e_support imports tests/required.py
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 
