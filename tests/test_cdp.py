@@ -125,6 +125,36 @@ async def test_closed_connection_fails_pending_calls(browser: Browser) -> None:
     await browser.close_tab(target["targetId"])
 
 
+async def test_closing_while_a_page_floods_events_does_not_wait_out_the_close_timeout(browser: Browser) -> None:
+    """A page logging without pause sends events up to the moment the connection closes: they are read and dropped,
+    so the browser's answer to the close is read too. (Left unread, they filled the websocket's queue, which then
+    stopped reading: each close waited out its 10 s timeout.)"""
+    connection = CDPConnection(await WebSocketTransport.connect(browser.launched.ws_url))
+    target = await connection.root.send("Target.createTarget", {"url": "about:blank"})
+    session = connection.session((await connection.root.send(
+        "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}))["sessionId"])
+    logged: list[dict] = []
+    flooding = asyncio.Event()
+
+    def log(params: dict) -> None:
+        logged.append(params)
+        if len(logged) >= 200:
+            flooding.set()
+
+    session.on("Runtime.consoleAPICalled", log)
+    await session.send("Runtime.enable")
+    await session.send("Runtime.evaluate", {"expression": "setInterval(() => { for (let i = 0; i < 50; i++) "
+                                                          "console.log('tick', i); }, 1)"})
+    await asyncio.wait_for(flooding.wait(), 10)
+    try:
+        async with asyncio.timeout(5):  # far under the websocket's 10 s close timeout
+            await connection.close()
+    finally:
+        await browser.close_tab(target["targetId"])
+    with pytest.raises(CDPConnectionClosed):
+        await connection.root.send("Browser.getVersion")
+
+
 async def test_a_session_read_by_the_state_walker_is_freed_with_its_connection(browser: Browser, pages) -> None:
     # What leaked ~75 KB a task in the host: the walker's per-session worlds, in a module-level
     # WeakKeyDictionary whose values referred to their session, kept every session (and its task) alive.

@@ -46,6 +46,7 @@ class CDPConnection:
         self._flushing: asyncio.Task[None] | None = None
         self._handlers: dict[tuple[str | None, str], list[EventHandler]] = defaultdict(list)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._draining = False  # closing: messages are read, not dispatched
         self._closed_reason: str | None = None
         self._closed = asyncio.Event()  # wakes event waiters: no event will come once the connection is gone
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
@@ -174,13 +175,17 @@ class CDPConnection:
     async def close(self) -> None:
         if self._closed_reason is None:
             self._fail_all("closed by tabpilot")
-        self._reader.cancel()
+        # The reader reads on (and drops what it reads) until the transport is closed: a websocket whose unread
+        # messages fill its queue stops reading, so it never sees the browser's answer to its close and waits
+        # out its close timeout (10 s a close, after a test had left the loop idle while a page sent events).
+        self._draining = True
         if self._flushing is not None:
             self._flushing.cancel()
         try:
             await self._transport.close()
         except Exception:  # closing is best effort
             log.debug("transport close failed", exc_info=True)
+        self._reader.cancel()
         for task in list(self._tasks):
             task.cancel()
 
@@ -188,7 +193,8 @@ class CDPConnection:
         try:
             while True:
                 message = await self._transport.receive()
-                self._dispatch(message)
+                if not self._draining:
+                    self._dispatch(message)
         except TransportClosed as exc:
             self._fail_all(str(exc))
         except asyncio.CancelledError:
