@@ -35,9 +35,10 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _slow_replies() -> list:
-    return [Delay(SLOW, then=step("wait", {"seconds": 1}, goal="wait a moment")),
-            Delay(SLOW, then=done("Greeted Ada"))]
+def _slow_replies(seconds: float = SLOW) -> list:
+    """A first step the model thinks `seconds` about (the status line counts them); the second is shown too,
+    however fast its answer."""
+    return [Delay(seconds, then=step("wait", {"seconds": 1}, goal="wait a moment")), done("Greeted Ada")]
 
 
 def _in_a_terminal(args: list[str], home: Path, timeout: float = 90) -> tuple[str, int]:
@@ -106,7 +107,7 @@ def test_on_a_terminal_the_browser_start_and_a_slow_model_show_on_a_status_line(
 
 
 def test_piped_and_json_output_carry_no_status_line(pages, tmp_path: Path) -> None:
-    with ScriptedLLMServer(_slow_replies()) as server:
+    with ScriptedLLMServer(_slow_replies(1.2)) as server:
         piped = tabpilot("run", "Greet Ada", "--url", pages.url("agent_form.html"), "--base-url", server.base_url,
                          "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
     assert piped.returncode == 0, piped.stderr
@@ -114,7 +115,7 @@ def test_piped_and_json_output_carry_no_status_line(pages, tmp_path: Path) -> No
     assert "starting the browser" not in piped.stdout + piped.stderr
     assert piped.stdout.startswith("step 1 · wait a moment\n"), piped.stdout
 
-    with ScriptedLLMServer(_slow_replies()) as server:
+    with ScriptedLLMServer(_slow_replies(1.2)) as server:
         shown, code = _in_a_terminal(["run", "Greet Ada", "--json", "--url", pages.url("agent_form.html"),
                                       "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY],
                                      tmp_path)
