@@ -176,6 +176,28 @@ def test_export_to_an_unwritable_place_fails_cleanly(home: Path) -> None:
     assert done.returncode == 1 and "cannot write" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_several_tasks_or_all_of_them_export_as_a_list_newest_first(home: Path) -> None:
+    first = record_form_task()
+    with TaskStore() as store:
+        second = store.start_task("Find the cheapest flight", url="http://127.0.0.1:8/flights.html", model="m")
+        store.finish_task(second, status="stopped", result=None)
+    every = tabpilot(home, "history", "export", "--all", "-o", str(home / "all.json"))
+    assert every.returncode == 0 and "Exported 2 tasks to" in every.stdout, every.stderr
+    exported = json.loads((home / "all.json").read_text())
+    assert [e["taskId"] for e in exported] == [second, first]
+    assert exported[1] == json.loads(tabpilot(home, "history", "export", first).stdout)  # each as alone
+    assert (home / "all.json").stat().st_mode & 0o077 == 0  # page content: its owner's only
+    assert API_KEY not in (home / "all.json").read_text()
+    named = json.loads(tabpilot(home, "history", "export", first[:8], second[:8], first).stdout)
+    assert [e["taskId"] for e in named] == [first, second]  # in the order asked, each once
+    neither = tabpilot(home, "history", "export")
+    assert neither.returncode == 1 and "or --all for every one" in neither.stderr, neither.stderr
+    both = tabpilot(home, "history", "export", first, "--all")
+    assert both.returncode == 1 and "Traceback" not in both.stderr
+    bad = tabpilot(home, "history", "export", first, "zzzzzz")
+    assert bad.returncode == 1 and "no task with id 'zzzzzz'" in bad.stderr and bad.stdout == ""
+
+
 KILLED_AGENT = """
 import time
 from store_support import step

@@ -1,4 +1,4 @@
-"""`tabpilot history`: list past tasks; `show ID` as a timeline; `export ID [-o FILE]`; `delete ID`.
+"""`tabpilot history`: list past tasks; `show ID` as a timeline; `export ID... | --all [-o FILE]`; `delete ID`.
 An id may be shortened to any unambiguous prefix, as with git."""
 
 from __future__ import annotations
@@ -8,9 +8,14 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ..i18n import Language
 from ..i18n import text as say
 from .output import fail, silence_stdout
+
+if TYPE_CHECKING:
+    from ..store.tasks import TaskStore
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +25,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     show = actions.add_parser("show", help="print one task as a timeline")
     show.add_argument("task_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print the stored task and its events as JSON")
-    export = actions.add_parser("export", help="write one task as page-agent-shaped JSON")
-    export.add_argument("task_id", metavar="ID")
+    export = actions.add_parser("export", help="write tasks as page-agent-shaped JSON: one task as an object, "
+                                                 "several (or --all) as a list, newest first")
+    export.add_argument("task_ids", metavar="ID", nargs="*")
+    export.add_argument("--all", action="store_true", help="every recorded task")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
     delete = actions.add_parser("delete", help="delete one task and its events")
     delete.add_argument("task_id", metavar="ID")
@@ -35,6 +42,32 @@ def _write_owner_only(path: Path, text: str) -> None:
         if hasattr(os, "fchmod"):
             os.fchmod(file.fileno(), 0o600)  # a file that was there before keeps its mode otherwise
         file.write(text)
+
+
+def _export(store: TaskStore, args: argparse.Namespace, language: Language) -> int:
+    """One task as its export; several, or every recorded one, as a list of them (newest first)."""
+    if args.all == bool(args.task_ids):
+        return fail("history", say("history.export_what", language), language)
+    if args.all:
+        task_ids = [task.task_id for task in store.list_tasks(None)]
+    else:  # each id once, in the order given
+        task_ids = list(dict.fromkeys(store.resolve_id(prefix) for prefix in args.task_ids))
+    exports = [store.export_task(task_id) for task_id in task_ids]
+    one = len(args.task_ids) == 1
+    text = json.dumps(exports[0] if one else exports, indent=2, ensure_ascii=False) + "\n"
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        _write_owner_only(args.output, text)
+    except OSError as exc:
+        return fail("history", say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc),
+                    language)
+    if one:
+        print(say("history.exported", language, task_id=task_ids[0], path=args.output))
+    else:
+        print(say("history.exported_many", language, count=len(exports), path=args.output))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
                 if len(tasks) == args.limit:
                     print(say("history.more", language, limit=args.limit))
             return 0
+        if action == "export":
+            return _export(store, args, language)
         task_id = store.resolve_id(args.task_id)
         if action == "show":
             record = store.get_task(task_id)
@@ -80,17 +115,6 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False))
             else:
                 print(timeline(record, language))
-        elif action == "export":
-            text = json.dumps(store.export_task(task_id), indent=2, ensure_ascii=False) + "\n"
-            if args.output is None:
-                sys.stdout.write(text)
-            else:
-                try:
-                    _write_owner_only(args.output, text)
-                except OSError as exc:
-                    said = say("history.cannot_write", language, path=args.output, reason=exc.strerror or exc)
-                    return fail("history", said, language)
-                print(say("history.exported", language, task_id=task_id, path=args.output))
         elif action == "delete":
             if not store.delete_task(task_id):
                 return fail("history", say("history.no_task", language, task_id=task_id), language)

@@ -437,11 +437,12 @@ class TaskStore:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def list_tasks(self, limit: int = 50) -> list[TaskSummary]:
-        """Newest first."""
+    def list_tasks(self, limit: int | None = 50) -> list[TaskSummary]:
+        """Newest first; every one with `limit` None."""
+        rows_wanted = -1 if limit is None else max(0, int(limit))  # SQLite: a negative LIMIT is none
         with self._lock:
             rows = self._db.execute(
-                "SELECT * FROM tasks ORDER BY started_at DESC, id DESC LIMIT ?", (max(0, int(limit)),)
+                "SELECT * FROM tasks ORDER BY started_at DESC, id DESC LIMIT ?", (rows_wanted,)
             ).fetchall()
         return [_summary(row) for row in rows]
 
