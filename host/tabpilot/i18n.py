@@ -1328,7 +1328,9 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "how many tasks to list (default 50)": "列出多少个任务（默认 50）",
     "list as JSON": "以 JSON 列出",
     "print one task as a timeline": "以时间线打印一个任务",
-    "write one task as page-agent-shaped JSON": "以 page-agent 格式的 JSON 写出一个任务",
+    "write tasks as page-agent-shaped JSON: one task as an object, several (or --all) as a list, newest first":
+        "以 page-agent 格式的 JSON 写出任务：一个任务为一个对象，多个（或 --all）为一个列表，最新的在前",
+    "every recorded task": "所有已记录的任务",
     "delete one task and its events": "删除一个任务及其事件",
     "print the stored task and its events as JSON": "以 JSON 打印保存的任务及其事件",
     "write to FILE instead of stdout": "写入 FILE，而不是标准输出",
