@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -17,9 +20,10 @@ from tabpilot.browser.launcher import launch_browser
 pytestmark = [pytest.mark.browser]
 
 
-def _run_state(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _run_state(args: list[str], tmp_path: Path, **environ: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
+        **environ,
         "TMPDIR": str(tmp_path),  # the temporary profile lands here, so leftovers are easy to spot
         "HOME": str(tmp_path),
         "TABPILOT_HOME": str(tmp_path / "tabpilot"),
@@ -73,8 +77,32 @@ def test_state_unreachable_page_is_one_clear_line(tmp_path: Path) -> None:
     result = _run_state(["http://127.0.0.1:9/nothing-listens-here"], tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("tabpilot state: could not open http://127.0.0.1:9/")
+    assert "check the address" in result.stderr
     assert "Traceback" not in result.stderr
     assert not list(tmp_path.glob("tabpilot-profile-*"))
+
+
+def test_a_browser_that_cannot_be_reached_says_what_to_do_in_the_users_language(tmp_path: Path) -> None:
+    refused = _run_state(["--cdp-url", "http://127.0.0.1:9"], tmp_path)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip() == (
+        "tabpilot state: could not reach the browser at http://127.0.0.1:9 (Connection refused). Start it with "
+        "--remote-debugging-port=9222 and give that address (--cdp-url http://127.0.0.1:9222), or leave out "
+        "--cdp-url and tabpilot starts a browser of its own."), refused.stderr
+    chinese = _run_state(["--cdp-url", "ws://127.0.0.1:9/devtools/browser/x"], tmp_path, LANG="zh_CN.UTF-8")
+    assert chinese.returncode == 1
+    said = chinese.stderr
+    assert said.startswith("tabpilot state：无法连接到 ws://127.0.0.1:9/devtools/browser/x 的浏览器（"), said
+    assert "--remote-debugging-port=9222" in chinese.stderr and "could not" not in chinese.stderr
+    with socketserver.TCPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler) as web:  # any web server
+        threading.Thread(target=web.serve_forever, daemon=True).start()
+        address = f"http://127.0.0.1:{web.server_address[1]}"
+        not_a_browser = _run_state(["--cdp-url", address], tmp_path)
+        web.shutdown()
+    assert not_a_browser.returncode == 1
+    assert not_a_browser.stderr.strip() == (
+        f"tabpilot state: {address} answered, but not as a browser's DevTools endpoint. Give the address the "
+        "browser printed after \"DevTools listening on\", or its http://127.0.0.1:PORT."), not_a_browser.stderr
 
 
 def test_state_attached_to_a_running_browser(pages, tmp_path: Path, browser_binary: str) -> None:

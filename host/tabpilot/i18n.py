@@ -292,8 +292,21 @@ EN_US: dict[str, str] = {
         "no Chrome, Chromium, Edge or Brave found; install one (e.g. `apt-get install chromium`) "
         "or point {variable} at its binary"
     ),
-    "browser.missing": "{origin} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)",
+    "browser.missing": (
+        "the browser {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
+    "browser.missing_env": (
+        "{variable} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
     "browser.cannot_start": "could not start a browser: {error}",
+    "browser.unreachable": (
+        "could not reach the browser at {address} ({detail}). Start it with --remote-debugging-port=9222 and give "
+        "that address (--cdp-url http://127.0.0.1:9222), or leave out --cdp-url and tabpilot starts a browser of "
+        "its own."),
+    "browser.not_devtools": (
+        "{address} answered, but not as a browser's DevTools endpoint. Give the address the browser printed after "
+        "\"DevTools listening on\", or its http://127.0.0.1:PORT."),
+    "page.cannot_open": (
+        "could not open {url} ({error}): check the address, and that the site can be reached from here."),
+    "state.failed": "could not read the page: {error}",
     # --- failures by code (FAILURE_CODES; `run` prints these; the record keeps the English) ----------
     "failure.client_closed": "This model client is closed; make a new LLMClient to call the model again.",
     "failure.key_refused": (
@@ -876,8 +889,17 @@ ZH_CN: dict[str, str] = {
         "没有找到 Chrome、Chromium、Edge 或 Brave；请安装一个（例如 `apt-get install chromium`），"
         "或者把 {variable} 指向它的可执行文件"
     ),
-    "browser.missing": "{origin} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
+    "browser.missing": "浏览器 {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
+    "browser.missing_env": "{variable} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
     "browser.cannot_start": "无法启动浏览器：{error}",
+    "browser.unreachable": (
+        "无法连接到 {address} 的浏览器（{detail}）。请用 --remote-debugging-port=9222 启动浏览器并给出该地址"
+        "（--cdp-url http://127.0.0.1:9222），或者不写 --cdp-url，由 tabpilot 自己启动一个浏览器。"),
+    "browser.not_devtools": (
+        "{address} 有回应，但不是浏览器的 DevTools 端点。请给出浏览器在“DevTools listening on”之后打印的地址，"
+        "或它的 http://127.0.0.1:端口。"),
+    "page.cannot_open": "无法打开 {url}（{error}）：请检查地址，并确认从这台电脑能访问该网站。",
+    "state.failed": "无法读取该页面：{error}",
     "failure.client_closed": "这个模型客户端已关闭；要再次调用模型，请新建一个 LLMClient。",
     "failure.key_refused": (
         "服务商拒绝了 API 密钥（HTTP {status}，来自 {base_url}：{detail}）。请检查密钥：在扩展的“设置”中，"

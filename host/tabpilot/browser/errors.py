@@ -21,3 +21,11 @@ class ActionError(BrowserError):
 
 class PageCrashed(BrowserError):
     """The tab's renderer process died (Chromium's "Aw, Snap!"): it answers nothing until reloaded."""
+
+
+class NavigationFailed(RuntimeError):
+    """The browser could not open the page a task or command starts on (`error`: Chromium's, net::ERR_...)."""
+
+    def __init__(self, url: str, error: str) -> None:
+        super().__init__(f"could not open {url}: {error}")
+        self.url, self.error = url, error

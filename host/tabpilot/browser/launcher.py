@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +21,9 @@ from .programs import is_program, program_candidates
 BROWSER_ENV = "TABPILOT_BROWSER"
 
 
-class BrowserNotFound(RuntimeError):
-    """`key` and `values` word it in another language (i18n.py `browser.*`); the message is the English."""
+class WordedBrowserError(RuntimeError):
+    """A failure the user fixes: `key` and `values` word it in their language (i18n.py `browser.*`); the
+    message is the English."""
 
     def __init__(self, key: str, **values: str) -> None:
         from ..i18n import text
@@ -30,8 +32,16 @@ class BrowserNotFound(RuntimeError):
         self.key, self.values = key, values
 
 
+class BrowserNotFound(WordedBrowserError):
+    pass
+
+
 class BrowserLaunchError(RuntimeError):
     pass
+
+
+class BrowserUnreachable(WordedBrowserError, BrowserLaunchError):
+    """Nothing answers as a DevTools endpoint at the address given (`--cdp-url`)."""
 
 
 def _candidates() -> list[str]:
@@ -40,12 +50,12 @@ def _candidates() -> list[str]:
 
 def find_browser(explicit: str | None = None) -> str:
     """The browser binary to use: an explicit path, then $TABPILOT_BROWSER, then the usual places."""
-    for choice, origin in ((explicit, "the browser"), (os.environ.get(BROWSER_ENV), BROWSER_ENV)):
+    for choice, key in ((explicit, "browser.missing"), (os.environ.get(BROWSER_ENV), "browser.missing_env")):
         if choice:
             resolved = shutil.which(choice) or choice
             if Path(resolved).is_file():
                 return resolved
-            raise BrowserNotFound("browser.missing", origin=origin, path=repr(choice))
+            raise BrowserNotFound(key, variable=BROWSER_ENV, path=repr(choice))
     for path in _candidates():
         if is_program(path):
             return path
@@ -350,6 +360,13 @@ def _wait_for_endpoint(
     raise BrowserLaunchError(f"{binary} did not open its DevTools endpoint within {timeout:g} s")
 
 
+def reason_of(exc: BaseException) -> str:
+    """What went wrong, without urllib's wrapping ("<urlopen error [Errno 111] Connection refused>")."""
+    reason = getattr(exc, "reason", None)
+    reason = getattr(reason, "strerror", None) or reason or getattr(exc, "strerror", None) or exc
+    return str(reason) or type(exc).__name__
+
+
 def _http_get_json(url: str, timeout: float) -> object:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(url, timeout=timeout) as response:
@@ -365,8 +382,10 @@ async def resolve_ws_url(cdp_url: str, timeout: float = 10.0) -> str:
         base = "http://" + base
     try:
         info = await asyncio.to_thread(_http_get_json, base + "/json/version", timeout)
+    except (urllib.error.HTTPError, ValueError) as exc:  # a web server, but no browser's: 404, or not JSON
+        raise BrowserUnreachable("browser.not_devtools", address=base) from exc
     except Exception as exc:
-        raise BrowserLaunchError(f"no DevTools endpoint answers at {base}: {exc}") from exc
+        raise BrowserUnreachable("browser.unreachable", address=base, detail=reason_of(exc)) from exc
     if not isinstance(info, dict) or "webSocketDebuggerUrl" not in info:
-        raise BrowserLaunchError(f"{base}/json/version did not name a webSocketDebuggerUrl")
+        raise BrowserUnreachable("browser.not_devtools", address=base)
     return str(info["webSocketDebuggerUrl"])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPSession
-from .errors import PageCrashed, PageScriptError, TabClosed
+from .errors import NavigationFailed, PageCrashed, PageScriptError, TabClosed
 from .inputlog import InputLog
 
 T = TypeVar("T")
@@ -181,7 +181,7 @@ class Tab:
             raise
         if result.get("errorText"):
             self._mark_loaded()
-            raise RuntimeError(f"could not open {url}: {result['errorText']}")
+            raise NavigationFailed(url, result["errorText"])
         if not result.get("loaderId"):
             self._mark_loaded()  # same-document navigation (#fragment): nothing will load
         await self.wait_for_load(timeout=timeout)

@@ -229,26 +229,44 @@ class OpenFailed(Exception):
     """The browser could not be started or reached, or the first page not opened; says which."""
 
 
+async def open_browser(cdp_url: str | None, **launch: Any) -> Browser:
+    """The browser at `cdp_url`, or one launched with `launch`'s options; OpenFailed says in the terminal's
+    language why not and what to do (`run` and `state` alike)."""
+    from ..browser.browser import Browser
+    from ..browser.launcher import WordedBrowserError, reason_of
+
+    language = terminal_language()
+    try:
+        return await (Browser.connect(cdp_url) if cdp_url else Browser.launch(**launch))
+    except WordedBrowserError as exc:  # the user's to fix: said in their language
+        worded = say(exc.key, language, **exc.values)
+        raise OpenFailed(worded if cdp_url else say("browser.cannot_start", language, error=worded)) from None
+    except Exception as exc:
+        if cdp_url:  # a ws:// address nothing (or no browser) answers at
+            raise OpenFailed(say("browser.unreachable", language, address=cdp_url, detail=reason_of(exc))) from None
+        raise OpenFailed(say("browser.cannot_start", language, error=exc)) from None
+
+
+def page_failed(url: str | None, exc: Exception) -> OpenFailed:
+    """The first page could not be opened: why, in the terminal's language."""
+    from ..browser.errors import NavigationFailed
+
+    language = terminal_language()
+    if isinstance(exc, NavigationFailed):
+        return OpenFailed(say("page.cannot_open", language, url=exc.url, error=exc.error))
+    return OpenFailed(say("page.cannot_open", language, url=url or "a tab", error=exc))
+
+
 async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     """The browser to work in, with the working tab active; an attached browser is left as it was."""
     from ..browser.actions import normalize_url
-    from ..browser.browser import Browser
     from ..browser.errors import BrowserError
-    from ..browser.launcher import BrowserNotFound
 
     try:
         url = normalize_url(job.url) if job.url else None
     except BrowserError as exc:
         raise OpenFailed(f"--url: {exc}") from None
-    try:
-        browser = await (Browser.connect(job.cdp_url) if job.cdp_url
-                         else Browser.launch(headless=not job.headed, user_data_dir=job.user_data_dir))
-    except BrowserNotFound as exc:  # the user's to fix: said in their language
-        language = terminal_language()
-        raise OpenFailed(say("browser.cannot_start", language, error=say(exc.key, language, **exc.values))) from None
-    except Exception as exc:
-        where = f"reach the browser at {job.cdp_url}" if job.cdp_url else "start a browser"
-        raise OpenFailed(f"could not {where}: {exc}") from None
+    browser = await open_browser(job.cdp_url, headless=not job.headed, user_data_dir=job.user_data_dir)
     try:
         if url and job.cdp_url:
             tab = await browser.new_tab(url)  # leave the user's own tabs alone
@@ -260,8 +278,7 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     except BaseException as exc:
         await browser.close()
         if isinstance(exc, Exception):
-            message = str(exc) if str(exc).startswith("could not open") else f"could not open {url or 'a tab'}: {exc}"
-            raise OpenFailed(message) from None
+            raise page_failed(url, exc) from None
         raise
 
 

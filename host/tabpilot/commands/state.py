@@ -42,37 +42,43 @@ def run(args: argparse.Namespace) -> int:
         url = "https://" + url
     if not url and not args.cdp_url:
         url = "about:blank"
+    from ..i18n import text as say
+    from .output import fail
+    from .run import OpenFailed, terminal_language
+
     try:
         output = asyncio.run(_read(url, args))
     except KeyboardInterrupt:
         return 130
+    except OpenFailed as exc:
+        return fail("state", exc, terminal_language())
     except Exception as exc:  # every failure becomes one readable line, never a traceback
-        print(f"tabpilot state: {exc}", file=sys.stderr)
-        return 1
+        language = terminal_language()
+        return fail("state", say("state.failed", language, error=exc), language)
     print(output)
     return 0
 
 
 async def _read(url: str | None, args: argparse.Namespace) -> str:
-    from ..browser.browser import Browser
     from ..browser.state import get_state
+    from .run import open_browser, page_failed
 
-    if args.cdp_url:
-        browser = await Browser.connect(args.cdp_url)
-    else:
-        browser = await Browser.launch(executable=args.browser, headless=not args.headed,
-                                       user_data_dir=args.user_data_dir)
+    browser = await open_browser(args.cdp_url, executable=args.browser, headless=not args.headed,
+                                 user_data_dir=args.user_data_dir)
     opened = None
     try:
-        if url and args.cdp_url:
-            tab = opened = await browser.new_tab()
-            await tab.navigate(url, timeout=args.timeout)
-        elif url:  # our own fresh browser: its one blank tab
-            tab = await browser.current_tab()
-            await tab.navigate(url, timeout=args.timeout)
-        else:
-            tab = await browser.current_tab()
-            await tab.wait_for_load(timeout=args.timeout)
+        try:
+            if url and args.cdp_url:
+                tab = opened = await browser.new_tab()
+                await tab.navigate(url, timeout=args.timeout)
+            elif url:  # our own fresh browser: its one blank tab
+                tab = await browser.current_tab()
+                await tab.navigate(url, timeout=args.timeout)
+            else:
+                tab = await browser.current_tab()
+                await tab.wait_for_load(timeout=args.timeout)
+        except Exception as exc:
+            raise page_failed(url, exc) from None
         state = await get_state(browser, tab)
         if args.json:
             return json.dumps(state.to_json(), ensure_ascii=False, indent=2)

@@ -256,10 +256,13 @@ class LaunchBackend:
 
     async def _connect(self) -> Browser:
         from ..browser.browser import Browser
+        from ..browser.launcher import WordedBrowserError
 
         endpoint = await self._endpoint()
         try:
             return await Browser.connect(endpoint)
+        except WordedBrowserError as exc:  # says what to do already
+            raise TaskFailed(str(exc)) from exc
         except Exception as exc:
             raise TaskFailed(f"could not reach the browser at {endpoint}: {exc}") from exc
 
