@@ -38,7 +38,8 @@ class TabInfo:
 class TabBackend(Protocol):
     """How a `Browser` finds, opens, attaches to and closes tabs. Failures are `CDPError`s (their `kind` says
     what went wrong), a lost browser `CDPConnectionClosed`. It tells its `Browser` what happens to tabs on its
-    own: `tab_opened` (a tab the task's tabs opened), `tab_gone`, `tab_detached` (the debugger let go)."""
+    own: `tab_opened` (a new tab, which a link or window.open of the task's may have opened), `tab_gone`,
+    `tab_detached` (the debugger let go of a tab without tabpilot asking)."""
 
     connection: CDPConnection
 
@@ -164,7 +165,7 @@ class Browser:
 
     # --- what the backend tells ------------------------------------------------------------------
     def tab_opened(self, info: TabInfo) -> None:
-        """A tab the task's tabs opened (a link, window.open): `wait_for_new_tab` gets it."""
+        """A new tab, perhaps opened by the task's (a link, window.open): `wait_for_new_tab` gets it."""
         self._opened.put_nowait(info)
 
     def tab_gone(self, target_id: str) -> None:
