@@ -231,7 +231,7 @@ async def measure_relay(way: Callable[[Tab], Awaitable[None]], display: str, run
     from e2e_support import start_connected_harness
 
     from tabpilot.native.debug import DebugAccess, DebugLink
-    from tabpilot.native.relay import RelayBrowser
+    from tabpilot.native.relay import extension_browser
 
     Tab.render_as_if_shown = way  # type: ignore[method-assign]
     base = Path(tempfile.mkdtemp(prefix="tabpilot-bench-"))
@@ -242,7 +242,8 @@ async def measure_relay(way: Callable[[Tab], Awaitable[None]], display: str, run
                                             extra_env={**access.env(), "DISPLAY": display})
     try:
         link = await DebugLink.connect(access)
-        relay = await RelayBrowser.open(link)
+        relay = await extension_browser(link)
+        await relay.current_tab()
 
         async def window_of(tab: Tab) -> int:
             return int(await harness.sw(f"(await chrome.tabs.get({tab.target_id})).windowId"))

@@ -281,7 +281,7 @@ async def relay_figures() -> None:
     from tabpilot.browser.launcher import find_browser
     from tabpilot.browser.state import get_state
     from tabpilot.native.debug import DebugAccess, DebugLink
-    from tabpilot.native.relay import RelayBrowser
+    from tabpilot.native.relay import extension_browser
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -291,7 +291,8 @@ async def relay_figures() -> None:
         access = DebugAccess.new(port)
         harness = await start_connected_harness(find_browser(), Path(base), extra_env=access.env())
         link = await DebugLink.connect(access)
-        relay = await RelayBrowser.open(link)
+        relay = await extension_browser(link)
+        await relay.current_tab()
         try:
             tab = await relay.new_tab(url)
             trips = []

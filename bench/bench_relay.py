@@ -7,7 +7,7 @@ Launches headless Chromium with extension/ loaded and the host installed into a 
 (`tabpilot install --user-data-dir`), the host's test-only debug socket switched on, and measures:
   - native messaging round trip, service worker ⇄ host (a framed ping, timed inside the worker)
   - chrome.debugger round trip, service worker ⇄ page (Runtime.evaluate "1", timed inside the worker)
-  - the whole relay path from Python: RelayBrowser → debug socket → host → extension → chrome.debugger
+  - the whole relay path from Python: Browser → ExtensionTabs → debug socket → host → extension → chrome.debugger
     (this one includes the debug socket's extra loopback websocket hop, which real tasks don't have)
   - the DevTools websocket for comparison
   - a step's browser work (get_state + scroll one page) on state_medium.html, relay vs websocket.
@@ -39,7 +39,7 @@ from tabpilot.browser.state import get_state  # noqa: E402
 from tabpilot.browser.tab import Tab  # noqa: E402
 from tabpilot.localfiles import LocalFiles  # noqa: E402
 from tabpilot.native.debug import DebugAccess, DebugLink  # noqa: E402
-from tabpilot.native.relay import RelayBrowser  # noqa: E402
+from tabpilot.native.relay import extension_browser  # noqa: E402
 
 PAGES = ROOT / "tests" / "fixtures" / "pages"
 MEDIUM_PAGE = "state_medium.html"
@@ -95,7 +95,8 @@ async def bench(runs: int) -> None:
     access = DebugAccess.new(port)
     harness = await start_connected_harness(find_browser(), base, extra_env=access.env())
     link = await DebugLink.connect(access)
-    relay = await RelayBrowser.open(link)
+    relay = await extension_browser(link)
+    await relay.current_tab()
     try:
         print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
         tab = await relay.new_tab(page_url)

@@ -49,7 +49,7 @@ from tabpilot.cdp.transport import TransportClosed, WebSocketTransport  # noqa: 
 from tabpilot.llm.scripted import ScriptedLLMServer, Text, ToolCall  # noqa: E402
 from tabpilot.localfiles import LocalFiles  # noqa: E402
 from tabpilot.native.debug import DebugAccess, DebugLink  # noqa: E402
-from tabpilot.native.relay import RelayBrowser  # noqa: E402
+from tabpilot.native.relay import extension_browser  # noqa: E402
 
 PAGES = ROOT / "tests" / "fixtures" / "pages"
 TEXT = ("a hundred characters of text typed into a field, " * 3)[:99] + "."
@@ -141,7 +141,8 @@ async def bench(runs: int) -> None:
     access = DebugAccess.new(port)
     harness = await start_connected_harness(find_browser(), base, extra_env=access.env())
     link = await DebugLink.connect(access)
-    relay = await RelayBrowser.open(link)
+    relay = await extension_browser(link)
+    await relay.current_tab()
     ws_browser = await Browser.connect(harness.browser.launched.http_url)  # type: ignore[union-attr]
     transport = ws_browser.connection._transport
     assert isinstance(transport, WebSocketTransport)

@@ -2,7 +2,7 @@
 Chromium's own over the DevTools websocket (tests/test_cdp.py checks them against a real Chromium), and
 chrome.debugger's and chrome.tabs' over the extension relay, sent as the service worker sends them
 (extension/service_worker.js: a CDP error's own message, else `<method>: <chrome.debugger's message>`).
-The relay ones go through the host's real relay code: Peer → RelayTransport/RelayBrowser → CDPConnection."""
+The relay ones go through the host's real relay code: Peer → RelayTransport/ExtensionTabs → CDPConnection."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from typing import Any, TypeVar
 import pytest
 
 from tabpilot.browser import actions, nodes
+from tabpilot.browser.browser import Browser
 from tabpilot.browser.elements import ElementRef
 from tabpilot.browser.errors import TabClosed
 from tabpilot.cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPTimeout
 from tabpilot.native.messages import parse_incoming
 from tabpilot.native.peer import Peer, reply_error
-from tabpilot.native.relay import RelayBrowser, tab_session_id
+from tabpilot.native.relay import ExtensionTabs, extension_browser, tab_session_id
 
 T = TypeVar("T")
 TARGET_GONE, CONTEXT_GONE, NODE_GONE = CDPErrorKind.TARGET_GONE, CDPErrorKind.CONTEXT_GONE, CDPErrorKind.NODE_GONE
@@ -69,12 +70,20 @@ def test_only_a_lost_context_reads_as_a_page_that_keeps_reloading() -> None:
 class Extension:
     """The extension's side of the link, as frames: it sees the host's requests and answers each one."""
 
+    browser: Browser
+
     def __init__(self) -> None:
         self.requests: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.peer = Peer(self.requests.put_nowait)
-        self.browser = RelayBrowser(self.peer)
         self.tabs: list[dict[str, Any]] = []  # what chrome.tabs.query answers
         self.closed_meanwhile: set[int] = set()  # listed, but closed by the user before tabpilot's tabs.close
+
+    @classmethod
+    async def open(cls) -> Extension:
+        """The extension, and the host's browser on its tabs (`browser`)."""
+        extension = cls()
+        extension.browser = await extension_browser(extension.peer)
+        return extension
 
     def answer(self, request: dict[str, Any]) -> None:
         if request["type"] == "tabs.close" and request["tabId"] in self.closed_meanwhile:
@@ -128,8 +137,10 @@ RELAYED_SEND_WORDINGS = [
 @pytest.mark.parametrize(("message", "code", "kind"), RELAYED_SEND_WORDINGS)
 async def test_the_relays_wordings_of_a_failed_command_have_their_kind(
         message: str, code: int | None, kind: CDPErrorKind) -> None:
-    extension = Extension()
-    extension.browser.transport.tabs.add(1234)
+    extension = await Extension.open()
+    backend = extension.browser.backend
+    assert isinstance(backend, ExtensionTabs)
+    backend.transport.tabs.add(1234)
     session = extension.browser.connection.session(tab_session_id(1234))
     error = await extension.failing(session.send("Runtime.evaluate"), "cdp.send", message, code)
     assert isinstance(error, CDPError) and error.kind is kind
@@ -138,7 +149,7 @@ async def test_the_relays_wordings_of_a_failed_command_have_their_kind(
 
 
 async def test_a_child_session_the_relay_does_not_know_is_a_gone_target() -> None:
-    extension = Extension()
+    extension = await Extension.open()
     with pytest.raises(CDPError) as caught:
         await extension.browser.connection.session("7F3A-child").send("Runtime.evaluate")
     assert caught.value.kind is TARGET_GONE
@@ -162,7 +173,7 @@ TAB_REQUEST_WORDINGS = [
 @pytest.mark.parametrize(("request_type", "message", "kind"), TAB_REQUEST_WORDINGS)
 async def test_the_relays_wordings_of_a_failed_tab_request_have_their_kind(
         request_type: str, message: str, kind: CDPErrorKind) -> None:
-    extension = Extension()
+    extension = await Extension.open()
     browser = extension.browser
     work = browser.close_tab("1234") if request_type == "tabs.close" else browser.attach("1234")
     error = await extension.failing(work, request_type, message)
@@ -177,7 +188,7 @@ async def test_the_relays_wordings_of_a_failed_tab_request_have_their_kind(
 async def test_an_action_in_a_tab_chrome_debugger_no_longer_finds_ends_with_tab_closed() -> None:
     # chrome.debugger says "No tab with given id" once the tab is gone; the browser layer used to look for
     # "No tab with id" (chrome.tabs' wording) and reported "DOM.describeNode failed" instead.
-    extension = Extension()
+    extension = await Extension.open()
     tab = await extension.answering(extension.browser.attach("1234"))
     action = nodes.send(tab, tab.session, "DOM.describeNode", {"backendNodeId": 5})
     error = await extension.failing(action, "cdp.send", "DOM.describeNode: No tab with given id 1234.")
@@ -188,7 +199,7 @@ async def test_an_action_in_a_tab_chrome_debugger_no_longer_finds_ends_with_tab_
 
 async def test_a_command_chrome_debugger_is_no_longer_attached_for_closes_the_tab_object() -> None:
     # Tab.send knew only the websocket's words for a gone target: over the relay the raw CDPError went up.
-    extension = Extension()
+    extension = await Extension.open()
     tab = await extension.answering(extension.browser.attach("1234"))
     message = "Page.getLayoutMetrics: Debugger is not attached to the tab with id: 1234."
     error = await extension.failing(tab.send("Page.getLayoutMetrics"), "cdp.send", message)
@@ -201,7 +212,7 @@ async def test_a_command_chrome_debugger_is_no_longer_attached_for_closes_the_ta
                                      "Inspected target navigated or closed", "Node is detached from document"])
 async def test_an_action_on_an_element_whose_document_went_says_it_is_no_longer_on_the_page(message: str) -> None:
     # Only "Cannot find context" used to: the other ways Chromium says the document went read "... failed: ...".
-    extension = Extension()
+    extension = await Extension.open()
     tab = await extension.answering(extension.browser.attach("1234"))
     save = ElementRef(index=7, backend_node_id=55, session=tab.session, tag="button", name="Save")
     action = nodes.send(tab, tab.session, "DOM.scrollIntoViewIfNeeded", {"backendNodeId": 55}, element=save)
@@ -214,7 +225,7 @@ async def test_an_action_on_an_element_whose_document_went_says_it_is_no_longer_
 async def test_closing_a_tab_the_user_closed_a_moment_before_still_ends_as_closed_over_the_relay() -> None:
     # actions.close_tab let only the websocket's "No target with given id" pass; chrome.tabs' "No tab with id"
     # came back as "Could not close tab 2".
-    extension = Extension()
+    extension = await Extension.open()
     extension.tabs = [{"tabId": 1234, "url": "https://a.example/", "title": "A"},
                       {"tabId": 1235, "url": "https://b.example/", "title": "B"}]
     assert (await extension.answering(actions.switch_tab(extension.browser, 1))).startswith("Switched to tab 1")

@@ -1,5 +1,5 @@
-"""The relay half of the host against real Chromium: `RelayBrowser` runs the browser layer unchanged
-over `cdp.*`/`tabs.*` requests, and the host (a real subprocess speaking frames) runs whole tasks on
+"""The relay half of the host against real Chromium: a `Browser` on `ExtensionTabs` runs the browser layer
+unchanged over `cdp.*`/`tabs.*` requests, and the host (a real subprocess speaking frames) runs whole tasks on
 it — recorded, pushed, stoppable — with the scripted model over HTTP. The extension's part is played
 by `relay_support.ExtensionStandIn` over the DevTools websocket (tests/e2e/ runs the real extension)."""
 
@@ -21,7 +21,7 @@ from tabpilot.browser.state import get_state
 from tabpilot.cdp import CDPError
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer, Text, ToolCall
 from tabpilot.native.debug import DebugAccess, DebugLink
-from tabpilot.native.relay import RelayBrowser
+from tabpilot.native.relay import extension_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -37,7 +37,7 @@ async def stand_in(browser):
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def relay(stand_in):
-    relay_browser = RelayBrowser(LoopbackLink(stand_in))
+    relay_browser = await extension_browser(LoopbackLink(stand_in))
     yield relay_browser
     await relay_browser.close()
 
@@ -46,7 +46,7 @@ def element_named(state: Any, name: str) -> Any:
     return next(e for e in state.elements.values() if e.name == name)
 
 
-# --- RelayBrowser: the browser layer over the relay -------------------------------------------------
+# --- the browser layer over the relay (ExtensionTabs) -----------------------------------------------
 async def test_state_and_a_trusted_click_over_the_relay(relay, stand_in, pages):
     tab = await relay.new_tab(pages.url("actions_click.html"))
     assert tab.session.session_id == f"tab-{tab.target_id}"  # the tab is its own debuggee
@@ -114,7 +114,7 @@ async def test_cancel_on_the_infobar_detaches_and_closes_the_tab_object(relay, s
     relay.on_detached.append(lambda tab_id, reason: seen.append((tab_id, reason)))
     await stand_in.detach_by_user(int(tab.target_id))
     await asyncio.sleep(0.05)
-    assert seen == [(int(tab.target_id), "canceled_by_user")]
+    assert seen == [(tab.target_id, "canceled_by_user")]
     assert tab.closed and relay.detached_reason == "canceled_by_user"
     again = await relay.attach(tab.target_id)  # a new task may attach again
     assert again is not tab and await again.title() == "Basic page"
@@ -377,7 +377,7 @@ async def test_the_debug_socket_gives_a_test_a_relay_browser_through_the_host(st
     try:
         assert (await running.request("ping"))["ok"]  # the socket is open once the host answers
         link = await DebugLink.connect(access)
-        debug_relay = RelayBrowser(link)
+        debug_relay = await extension_browser(link)
         tab = await debug_relay.new_tab(pages.url("basic.html"))
         assert await tab.title() == "Basic page"  # CDP through host → stand-in → Chromium and back
         await debug_relay.close_tab(tab.target_id)
@@ -390,7 +390,7 @@ async def test_the_debug_socket_gives_a_test_a_relay_browser_through_the_host(st
 async def test_without_all_tabs_the_agent_sees_only_its_own_tabs(stand_in, pages):
     users_tab = await open_tab(stand_in, pages.url("basic.html"))  # the user's other tab
     task_tab = await open_tab(stand_in, pages.url("actions_click.html"))
-    scoped = RelayBrowser(LoopbackLink(stand_in), all_tabs=False)
+    scoped = await extension_browser(LoopbackLink(stand_in), all_tabs=False)
     tab = await scoped.activate(str(task_tab), focus=False)
     state = await get_state(scoped, tab)
     assert "Basic page" not in state.text and "basic.html" not in state.text
@@ -398,7 +398,7 @@ async def test_without_all_tabs_the_agent_sees_only_its_own_tabs(stand_in, pages
     await actions.click(scoped, tab, element_named(state, "Open in a new tab"))  # a tab the task opens is its own
     assert scoped.active is not None and scoped.active.target_id != str(task_tab)
     assert {t.target_id for t in await scoped.tabs()} == {str(task_tab), scoped.active.target_id}
-    everything = RelayBrowser(LoopbackLink(stand_in))
+    everything = await extension_browser(LoopbackLink(stand_in))
     assert str(users_tab) in {t.target_id for t in await everything.tabs()}
     await scoped.close_tab(scoped.active.target_id)
     await scoped.close()

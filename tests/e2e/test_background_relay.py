@@ -1,7 +1,7 @@
 """Background tabs in the user's own browser: headful (under Xvfb), two tabs of one window, CDP only
 through the real extension's chrome.debugger, whose launch flags are not ours. The browser-layer tests
-of tests/test_background_tabs.py run here unchanged on a RelayBrowser: the commands that make a tab
-behind another render as if shown must be ones chrome.debugger allows."""
+of tests/test_background_tabs.py run here unchanged on a Browser over the extension's tabs: the commands
+that make a tab behind another render as if shown must be ones chrome.debugger allows."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
 from tabpilot.localfiles import LocalFiles
 from tabpilot.native.debug import DebugAccess, DebugLink
-from tabpilot.native.relay import RelayBrowser
+from tabpilot.native.relay import extension_browser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -66,7 +66,8 @@ async def headful_harness(
 async def browser(headful_harness: Harness) -> AsyncIterator[Browser]:
     """The user's browser as the host sees it through the extension."""
     link = await DebugLink.connect(headful_harness.debug_access)  # type: ignore[attr-defined]
-    relay = await RelayBrowser.open(link)
+    relay = await extension_browser(link)
+    await relay.current_tab()
     yield relay
     await relay.close()
     await link.close()

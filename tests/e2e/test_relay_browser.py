@@ -1,7 +1,7 @@
-"""The browser layer over the extension relay: the host's `RelayBrowser` drives tabs through the real
+"""The browser layer over the extension relay: the host's `Browser` drives tabs through the real
 extension (chrome.debugger, flattened child sessions, chrome.tabs) via the host's test-only debug
 socket. Browser-layer tests written for the DevTools websocket run here unchanged: this module's
-`browser` fixture is a RelayBrowser, and the imported tests pick it up."""
+`browser` fixture is a Browser over the extension's tabs, and the imported tests pick it up."""
 
 from __future__ import annotations
 
@@ -49,12 +49,12 @@ from tabpilot.cdp import CDPError, CDPErrorKind
 from tabpilot.native.debug import DebugAccess, DebugLink
 from tabpilot.native.messages import CdpCommand, CdpInput
 from tabpilot.native.peer import ExtensionError
-from tabpilot.native.relay import RelayBrowser
+from tabpilot.native.relay import ExtensionTabs, extension_browser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 # Browser-layer tests collected again here, unchanged, over the relay (conftest's `tab` fixture opens
-# its tab in this module's `browser`, the RelayBrowser).
+# its tab in this module's `browser`, the one over the extension).
 # Left out: the ones whose helpers use browser-level Target.* calls (the relay has no browser session by
 # design), data: URLs (chrome.debugger may not navigate a tab to one), and
 # test_native_aria_pointer_listener_and_editable_elements_are_offered (its line_of helper flakes when an
@@ -102,9 +102,11 @@ async def relay_harness(browser_binary: str, tmp_path_factory: pytest.TempPathFa
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def browser(relay_harness: Harness) -> AsyncIterator[Browser]:
-    """A RelayBrowser: what the browser-layer tests get in this module instead of a websocket Browser."""
+    """A Browser over the extension's tabs: what the browser-layer tests get in this module instead of one
+    over DevTools, working in the tab in front."""
     link = await DebugLink.connect(relay_harness.debug_access)  # type: ignore[attr-defined]
-    relay = await RelayBrowser.open(link)
+    relay = await extension_browser(link)
+    await relay.current_tab()
     yield relay
     await relay.close()
     await link.close()
@@ -183,7 +185,7 @@ async def test_messages_over_the_frame_limit_are_chunked_and_joined(browser: Bro
 
 
 async def test_chrome_debuggers_own_failures_have_the_kind_the_browser_layer_acts_on(
-        browser: RelayBrowser, relay_harness: Harness, pages) -> None:
+        browser: Browser, relay_harness: Harness, pages) -> None:
     # chrome.debugger's and chrome.tabs' real wordings, through the real extension (tests/test_cdp_errors.py
     # has them as text): a tab that is gone, and a page chrome.debugger may not attach to.
     tab = await browser.new_tab(pages.url("basic.html"))
@@ -207,10 +209,15 @@ async def test_chrome_debuggers_own_failures_have_the_kind_the_browser_layer_act
     await relay_harness.sw(f"chrome.tabs.remove({settings})")
 
 
+def extension_tabs(browser: Browser) -> ExtensionTabs:
+    assert isinstance(browser.backend, ExtensionTabs)  # this module's browser is the user's, through the extension
+    return browser.backend
+
+
 @contextmanager
-def requests_sent(browser: RelayBrowser) -> Iterator[list[Any]]:
+def requests_sent(browser: Browser) -> Iterator[list[Any]]:
     """The requests the relay sends the extension while in the block (all go through link.request_future)."""
-    link = browser.link
+    link = extension_tabs(browser).link
     sent: list[Any] = []
     request_future = link.request_future
 
@@ -226,7 +233,7 @@ def requests_sent(browser: RelayBrowser) -> Iterator[list[Any]]:
 
 
 async def test_input_sent_in_one_turn_goes_in_one_frame_in_order(browser: Browser, pages) -> None:
-    assert isinstance(browser, RelayBrowser) and browser.link.features == {"cdp.batch", "cdp.input"}  # its hello
+    assert extension_tabs(browser).link.features == {"cdp.batch", "cdp.input"}  # its hello
     tab = await browser.new_tab(pages.url("actions_forms.html"))
     await tab.evaluate("document.querySelector('#keylog').focus()")
     letters = "abcdefghijklmnopqrst"
@@ -244,26 +251,27 @@ async def test_input_sent_in_one_turn_goes_in_one_frame_in_order(browser: Browse
     assert all(reply == {} for reply in replies), replies
     assert await tab.evaluate("document.querySelector('#keylog').value") == letters
     # An extension from before cdp.input gets them as one cdp.batch, one without either one frame each.
+    link = extension_tabs(browser).link
     for features, frames, more in (({"cdp.batch"}, ["cdp.batch"], "uvw"), (set(), ["cdp.send"] * 3, "xyz")):
         with requests_sent(browser) as sent:
-            browser.link.peer.features = frozenset(features)  # type: ignore[attr-defined]
+            link.peer.features = frozenset(features)  # type: ignore[attr-defined]
             try:
                 await asyncio.gather(*(key(letter) for letter in more))
             finally:
-                browser.link.peer.features = frozenset({"cdp.batch", "cdp.input"})  # type: ignore[attr-defined]
+                link.peer.features = frozenset({"cdp.batch", "cdp.input"})  # type: ignore[attr-defined]
         assert [request.type for request in sent] == frames
     assert await tab.evaluate("document.querySelector('#keylog').value") == letters + "uvwxyz"
     await browser.close_tab(tab.target_id)
 
 
 async def test_a_paced_run_takes_input_commands_only(browser: Browser, pages) -> None:
-    assert isinstance(browser, RelayBrowser)
+    link = extension_tabs(browser).link
     tab = await browser.new_tab(pages.url("basic.html"))
     run = CdpInput(window=4, commands=[
         CdpCommand(tab_id=int(tab.target_id), method="Input.dispatchKeyEvent", params={"type": "keyDown", "key": "a"}),
         CdpCommand(tab_id=int(tab.target_id), method="Runtime.evaluate", params={"expression": "1"})])
     with pytest.raises(ExtensionError, match=r"cdp\.input takes Input\.\* commands only") as refused:
-        await browser.link.request(run)
+        await link.request(run)
     assert refused.value.code == "bad_request"
     assert await tab.evaluate("1 + 1") == 2  # the relay goes on
     await browser.close_tab(tab.target_id)
@@ -346,7 +354,7 @@ async def test_typing_over_the_relay_stops_when_the_user_takes_the_controls(
     """The worker refuses the agent's input from the moment the user has the controls: nothing is dispatched
     after it, and what was on its way to the page then (sent to chrome.debugger, unanswered) is one window
     at most."""
-    assert isinstance(browser, RelayBrowser)
+    assert isinstance(browser.backend, ExtensionTabs)
     tab = await browser.new_tab(pages.url("actions_forms.html"))
     tab_id = int(tab.target_id)
     text = ("Typed By The Agent, " * 10)[:200]  # 600 key commands (capitals come with Shift)

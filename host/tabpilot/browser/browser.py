@@ -1,21 +1,27 @@
 """A connected browser: the tabs in it, and the one the agent works in.
 
-`Browser` talks the Target domain over the root CDP session; a transport that cannot (the extension
-relay) provides a subclass with the same methods."""
+One `Browser` for every caller (the agent, actions, the state reader, a task run, MCP, the CLI), over a
+`TabBackend` that says where its tabs come from: the DevTools Target domain of a Chromium tabpilot launched
+or connected to (`browser.devtools_tabs.DevToolsTabs`), or the extension's `tabs.*` and chrome.debugger in
+the user's own browser (`native.relay.ExtensionTabs`). Nothing above looks at which one it is: both attach a
+tab as a CDP session the same `Tab` runs on, and both fail with the same typed errors (`TabClosed` for a tab
+that cannot be worked in; `CDPError` with its `kind`, `CDPConnectionClosed` for a browser gone)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..cdp import CDPConnection, WebSocketTransport
+from ..cdp import CDPConnectionClosed, CDPError
 from .errors import TabClosed
 from .launcher import LaunchedBrowser, launch_browser, resolve_ws_url
 from .tab import Tab
 
 if TYPE_CHECKING:
+    from ..cdp import CDPConnection, CDPSession
     from ..guards.navigation import NavigationGuard
 
 
@@ -29,16 +35,63 @@ class TabInfo:
     title: str
 
 
+class TabBackend(Protocol):
+    """How a `Browser` finds, opens, attaches to and closes tabs. Failures are `CDPError`s (their `kind` says
+    what went wrong), a lost browser `CDPConnectionClosed`. It tells its `Browser` what happens to tabs on its
+    own: `tab_opened` (a new tab, which a link or window.open of the task's may have opened), `tab_gone`,
+    `tab_detached` (the debugger let go of a tab without tabpilot asking)."""
+
+    connection: CDPConnection
+
+    async def start(self, browser: Browser) -> None:
+        """Start telling `browser` of its tabs' events."""
+
+    async def list_tabs(self) -> list[TabInfo]:
+        """The tabs the agent may see (never the extension's own pages)."""
+
+    async def attach(self, target_id: str) -> CDPSession:
+        """A session on this tab for its `Tab`; CDPError when it cannot be had."""
+
+    async def create_tab(self) -> str:
+        """Open a blank tab; its target id."""
+
+    async def activate(self, target_id: str) -> None:
+        """Bring the tab to the front."""
+
+    async def close_tab(self, target_id: str) -> None: ...
+
+    def forget(self, target_id: str) -> None:
+        """The `Browser` no longer works in this tab (closed, detached, or never enabled)."""
+
+    async def visibility(self, target_id: str) -> tuple[bool, bool]:
+        """(visible, focused) for a tab, or (False, False) when it cannot be read."""
+
+    async def guard_new_tabs(self, guard: NavigationGuard) -> None:
+        """Hold `guard` over the tabs the task's tabs open from now on (its attached tabs the `Browser` guards)."""
+
+    async def close(self) -> None:
+        """Let go of the tabs and the connection; the browser itself is left running."""
+
+
 class Browser:
-    def __init__(self, connection: CDPConnection, launched: LaunchedBrowser | None = None) -> None:
-        self.connection = connection
+    """Tabs, the one the agent works in (`active`), and the task's allowed domains over all of them.
+
+    `launched` is the Chromium tabpilot started (shut down on `close`), None for a browser it only reached."""
+
+    def __init__(self, backend: TabBackend, launched: LaunchedBrowser | None = None) -> None:
+        self.backend = backend  # for whoever built this browser (and tests): the layers above never look
         self.launched = launched
         self._tabs: dict[str, Tab] = {}
-        self._target_created: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._opened: asyncio.Queue[TabInfo] = asyncio.Queue()
         self.active: Tab | None = None
         self._tab_numbers: dict[str, int] = {}
         self.guard: NavigationGuard | None = None  # the task's allowed domains, enforced on every tab
-        self._popups: set[str] = set()  # targets opened by the task's tabs, guarded from their first request
+        self.detached_reason: str | None = None  # why the debugger last let go of a tab (`tab_detached`)
+        self.on_detached: list[Callable[[str, str], None]] = []  # (target id, reason), e.g. "canceled_by_user"
+
+    @property
+    def connection(self) -> CDPConnection:
+        return self.backend.connection
 
     def tab_number(self, target_id: str) -> int:
         """The short id the model sees for a tab: 1, 2, 3… in order first seen, stable for its life."""
@@ -52,41 +105,47 @@ class Browser:
                 return target_id
         return None
 
+    def works_in(self, target_id: str | None) -> bool:
+        """Whether this tab is one of the task's: attached, and not known to be gone."""
+        return target_id in self._tabs
+
     # --- starting and stopping ------------------------------------------------------------------
     @classmethod
-    async def launch(cls, **launch_options: Any) -> Browser:
-        launched = await asyncio.to_thread(launch_browser, **launch_options)
+    async def open(cls, backend: TabBackend, launched: LaunchedBrowser | None = None) -> Browser:
+        """A browser over `backend`, told of its tabs' events from now on."""
+        browser = cls(backend, launched)
         try:
-            connection = CDPConnection(await WebSocketTransport.connect(launched.ws_url))
-        except BaseException:
-            launched.close()
-            raise
-        browser = cls(connection, launched)
-        try:
-            await browser._start()
+            await backend.start(browser)
         except BaseException:
             await browser.close()  # never leave the Chromium we started running
             raise
         return browser
 
     @classmethod
-    async def connect(cls, cdp_url: str) -> Browser:
-        ws_url = await resolve_ws_url(cdp_url)
-        browser = cls(CDPConnection(await WebSocketTransport.connect(ws_url)))
-        await browser._start()
-        return browser
+    async def launch(cls, **launch_options: Any) -> Browser:
+        from .devtools_tabs import DevToolsTabs
 
-    async def _start(self) -> None:
-        root = self.connection.root
-        root.on("Target.targetCreated", self._on_target_created)
-        root.on("Target.targetDestroyed", self._on_target_destroyed)
-        await root.send("Target.setDiscoverTargets", {"discover": True})
+        launched = await asyncio.to_thread(launch_browser, **launch_options)
+        try:
+            backend = await DevToolsTabs.connect(launched.ws_url)
+        except BaseException:
+            launched.close()
+            raise
+        return await cls.open(backend, launched)
+
+    @classmethod
+    async def connect(cls, cdp_url: str) -> Browser:
+        from .devtools_tabs import DevToolsTabs
+
+        return await cls.open(await DevToolsTabs.connect(await resolve_ws_url(cdp_url)))
 
     async def close(self) -> None:
-        """Disconnect; a browser we launched is shut down, an attached one is left running."""
-        await self.connection.close()
-        if self.launched is not None:
-            await asyncio.to_thread(self.launched.close)
+        """Let go of the tabs; a browser we launched is shut down, any other one is left running."""
+        try:
+            await self.backend.close()
+        finally:
+            if self.launched is not None:
+                await asyncio.to_thread(self.launched.close)
 
     async def __aenter__(self) -> Browser:
         return self
@@ -97,94 +156,78 @@ class Browser:
     # --- allowed domains ------------------------------------------------------------------------
     async def guard_navigation(self, guard: NavigationGuard) -> None:
         """Enforce `guard` on every tab of this browser's task: those attached now, those attached later,
-        and the pages they open (popups, target=_blank links), which Chromium holds before their first
-        request until the guard is on them (auto-attach with waitForDebuggerOnStart)."""
+        and the pages they open (popups, target=_blank links): the backend guards those from their first
+        request (`TabBackend.guard_new_tabs`)."""
         self.guard = guard
         for tab in list(self._tabs.values()):
             await guard.watch(tab.session)
-        await self._guard_popups()
+        await self.backend.guard_new_tabs(guard)
 
-    async def _guard_popups(self) -> None:
-        root = self.connection.root
-        root.on("Target.attachedToTarget", self._on_auto_attached)
-        await root.send("Target.setAutoAttach", {
-            "autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True, "filter": [{"type": "page"}],
-        })
+    # --- what the backend tells ------------------------------------------------------------------
+    def tab_opened(self, info: TabInfo) -> None:
+        """A new tab, perhaps opened by the task's (a link, window.open): `wait_for_new_tab` gets it."""
+        self._opened.put_nowait(info)
 
-    async def _on_auto_attached(self, params: dict[str, Any]) -> None:
-        # Only new pages wait for us. The root session also hears of every explicit attach (ours, new_tab's):
-        # those are left alone, as are the pages that existed before (attached once, kept until we disconnect).
-        info, session_id = params.get("targetInfo", {}), params.get("sessionId")
-        if not session_id or not params.get("waitingForDebugger"):
-            return
-        session = self.connection.session(session_id)
-        opener = info.get("openerId")
-        try:
-            if self.guard is not None and (opener in self._tabs or opener in self._popups):
-                self._popups.add(info["targetId"])
-                await self.guard.watch(session, popup=True)  # this session stays: its interception with it
-            await session.send("Runtime.runIfWaitingForDebugger")
-        except Exception as exc:  # the page closed meanwhile
-            log.debug("auto-attached target %s: %s", info.get("targetId"), exc)
-
-    # --- tabs -----------------------------------------------------------------------------------
-    def _on_target_created(self, params: dict[str, Any]) -> None:
-        info = params["targetInfo"]
-        if info.get("type") == "page":
-            self._target_created.put_nowait(info)
-
-    def _on_target_destroyed(self, params: dict[str, Any]) -> None:
-        tab = self._tabs.pop(params["targetId"], None)
+    def tab_gone(self, target_id: str) -> None:
+        """The tab was closed (by anyone): its `Tab` says so, and it is no longer the active one."""
+        tab = self._tabs.pop(target_id, None)
+        self.backend.forget(target_id)
         if tab is not None:
             tab.closed = True
             if self.active is tab:
                 self.active = None
 
+    def tab_detached(self, target_id: str, reason: str) -> None:
+        """The debugger let go of the tab (`reason`: "canceled_by_user" is the user's Cancel on the infobar)."""
+        self.detached_reason = reason
+        self.tab_gone(target_id)
+        for listener in list(self.on_detached):
+            listener(target_id, reason)
+
+    # --- tabs -----------------------------------------------------------------------------------
     async def tabs(self) -> list[TabInfo]:
-        targets = (await self.connection.root.send("Target.getTargets"))["targetInfos"]
-        return [
-            TabInfo(t["targetId"], t.get("url", ""), t.get("title", ""))
-            for t in targets
-            if t.get("type") == "page" and not t.get("url", "").startswith("chrome-extension://")
-        ]
+        return await self.backend.list_tabs()
 
     async def attach(self, target_id: str) -> Tab:
-        if target_id in self._tabs and not self._tabs[target_id].closed:
-            return self._tabs[target_id]
+        """The tab, attached (and guarded, with a guard on); TabClosed when it cannot be worked in."""
+        existing = self._tabs.get(target_id)
+        if existing is not None and not existing.closed:
+            return existing
         try:
-            reply = await self.connection.root.send(
-                "Target.attachToTarget", {"targetId": target_id, "flatten": True}
-            )
-        except Exception as exc:
-            raise TabClosed(f"tab {target_id} is not open: {exc}") from exc
-        tab = Tab(self.connection.session(reply["sessionId"]), target_id)
-        await tab.enable()
+            session = await self.backend.attach(target_id)
+            tab = Tab(session, target_id)
+            await tab.enable()
+        except CDPConnectionClosed:
+            self.tab_gone(target_id)
+            raise
+        except CDPError as exc:  # not open, not a page that can be debugged, or closed meanwhile (a refused popup)
+            self.tab_gone(target_id)
+            raise TabClosed(f"cannot work in tab {target_id}: {exc.cdp_message}", reason=exc.cdp_message) from exc
         if self.guard is not None:
             await self.guard.watch(tab.session)
         self._tabs[target_id] = tab
+        self.tab_number(target_id)
         return tab
 
     async def new_tab(self, url: str = "about:blank") -> Tab:
-        reply = await self.connection.root.send("Target.createTarget", {"url": "about:blank"})
-        tab = await self.attach(reply["targetId"])
+        tab = await self.attach(await self.backend.create_tab())
         if url != "about:blank":
             await tab.navigate(url)
         self.active = tab
         return tab
 
-    async def activate(self, target_id: str) -> Tab:
+    async def activate(self, target_id: str, *, focus: bool = True) -> Tab:
+        """Work in this tab from now on; `focus`: bring it to the front too (a task in the user's browser
+        starts in their tab without moving their view)."""
         tab = await self.attach(target_id)
-        await self.connection.root.send("Target.activateTarget", {"targetId": target_id})
+        if focus:
+            await self.backend.activate(target_id)
         self.active = tab
         return tab
 
     async def close_tab(self, target_id: str) -> None:
-        await self.connection.root.send("Target.closeTarget", {"targetId": target_id})
-        tab = self._tabs.pop(target_id, None)
-        if tab is not None:
-            tab.closed = True
-            if self.active is tab:
-                self.active = None
+        await self.backend.close_tab(target_id)
+        self.tab_gone(target_id)
 
     async def current_tab(self) -> Tab:
         """The active tab; with none chosen yet, the page the user is looking at, attached but not
@@ -203,47 +246,21 @@ class Browser:
         Chromium lists targets most recently active first."""
         if len(pages) == 1:
             return pages[0].target_id
-        seen = await asyncio.gather(*(self._visibility(page.target_id) for page in pages))
+        seen = await asyncio.gather(*(self.backend.visibility(page.target_id) for page in pages))
         visible = [(page, focused) for page, (shown, focused) in zip(pages, seen, strict=True) if shown]
         focused = [page for page, has_focus in visible if has_focus]
         if focused or visible:
             return (focused or [page for page, _ in visible])[0].target_id
         return pages[0].target_id
 
-    async def _visibility(self, target_id: str) -> tuple[bool, bool]:
-        """(visible, focused) for a page, read through a short-lived session; (False, False) when it
-        cannot be read (a frozen tab, or a transport without the Target domain)."""
-        root = self.connection.root
-        try:
-            reply = await root.send("Target.attachToTarget", {"targetId": target_id, "flatten": True}, timeout=2.0)
-        except Exception:
-            return False, False
-        session = self.connection.session(reply["sessionId"])
-        try:
-            result = await session.send(
-                "Runtime.evaluate",
-                {"expression": "[document.visibilityState === 'visible', document.hasFocus()]", "returnByValue": True},
-                timeout=2.0,
-            )
-            shown, focused = result["result"]["value"]
-            return bool(shown), bool(focused)
-        except Exception:
-            return False, False
-        finally:
-            try:
-                await root.send("Target.detachFromTarget", {"sessionId": reply["sessionId"]}, timeout=2.0)
-            except Exception:
-                pass
-
     async def wait_for_new_tab(self, timeout: float = 5.0) -> TabInfo | None:
-        """The next page target opened (e.g. by a link with target=_blank), if one opens in time."""
+        """The next tab opened (e.g. by a link with target=_blank), if one opens in time."""
         try:
             async with asyncio.timeout(timeout):
-                info = await self._target_created.get()
+                return await self._opened.get()
         except TimeoutError:
             return None
-        return TabInfo(info["targetId"], info.get("url", ""), info.get("title", ""))
 
     def drain_new_tab_events(self) -> None:
-        while not self._target_created.empty():
-            self._target_created.get_nowait()
+        while not self._opened.empty():
+            self._opened.get_nowait()

@@ -8,7 +8,11 @@ class BrowserError(RuntimeError):
 
 
 class TabClosed(BrowserError):
-    pass
+    """The tab is gone, or cannot be worked in; `reason`: the browser's own words for why, when it gave any."""
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class PageScriptError(BrowserError):

@@ -6,9 +6,9 @@ of one is paused, judged by the task's `DomainPolicy`, and continued or failed. 
 domains chrome.debugger lets an extension use, so this works the same in the user's browser (the
 extension relay) and in a launched one (websocket). Frames and popups: an out-of-process iframe's own
 requests are not intercepted (subresources and subframes are out of scope); a popup or `target=_blank`
-tab is guarded from its first request in a browser reached over websocket (`Browser.guard_navigation`); in
+tab is guarded from its first request in a browser reached over websocket (`DevToolsTabs.guard_new_tabs`); in
 the extension relay, where chrome.debugger cannot hold a tab before it exists, the extension's own
-declarativeNetRequest rules block that first request (`RelayBrowser.guard_navigation`, `guard.rules`) and Fetch
+declarativeNetRequest rules block that first request (`ExtensionTabs.guard_new_tabs`, `guard.rules`) and Fetch
 takes over once the host attaches. A click the agent makes on a link or a form's submit is judged before the
 click (`click_refusal`), so nothing is requested at all.
 

@@ -5,8 +5,8 @@
                  names what is wrong
     peer.py      requests to the extension and their replies, pushes to listeners (no I/O)
     host.py      routing: every request answered once, bad input answered and survived
-    tasks.py     one task at a time: an Agent on a RelayBrowser, each event recorded and pushed
-    relay.py     CDP over chrome.debugger (RelayTransport) and tabs over chrome.tabs (RelayBrowser)
+    tasks.py     one task at a time: an Agent on a Browser over ExtensionTabs, each event recorded and pushed
+    relay.py     CDP over chrome.debugger (RelayTransport) and tabs over chrome.tabs (ExtensionTabs)
     stdio.py     the process: stdin/stdout threads, frames only on stdout, log file, exit on EOF
-    debug.py     tests only: a loopback socket that gives another process a RelayBrowser
+    debug.py     tests only: a loopback socket that gives another process the extension's tabs
 """

@@ -1,4 +1,4 @@
-"""A loopback socket onto the extension, for tests only: `RelayBrowser` from another process.
+"""A loopback socket onto the extension, for tests only: a `Browser` on the extension's tabs from another process.
 
 When the host is started with `TABPILOT_HOST_DEBUG_PORT=<port>:<token>` in its environment (a test puts
 it in the browser's environment; the host inherits it), it listens on ws://127.0.0.1:<port>. Only a
@@ -6,8 +6,8 @@ client that is not a web page (no Origin header: a page's WebSocket always sends
 the token (`Authorization: Bearer <token>`) gets in; anything else is refused at the handshake. A client
 sends host → extension requests (`cdp.*`, `tabs.*`: the `HostRequest` models) as JSON text; the host
 forwards them to the extension and sends the replies back under the client's ids, and forwards every
-`cdp.event` / `cdp.detached` / `tabs.event` push. `DebugLink` is that client, an `ExtensionLink` a
-`RelayBrowser` can run on, so browser-layer code can be exercised over the real extension relay. Never
+`cdp.event` / `cdp.detached` / `tabs.event` push. `DebugLink` is that client, an `ExtensionLink`
+`ExtensionTabs` can run on, so browser-layer code can be exercised over the real extension relay. Never
 enabled otherwise.
 """
 

@@ -351,7 +351,7 @@ class LocalEndpoint:
         or its tasks worked in is its own."""
         from ..browser.errors import BrowserError
         from ..browser.state import get_state
-        from .relay import RelayBrowser
+        from .relay import extension_browser
 
         if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
             raise RequestFailed("page.read: tabId must be a whole number (list_tabs shows them)", "bad_request")
@@ -368,7 +368,7 @@ class LocalEndpoint:
             raise RequestFailed(f"tab {tab_id} is the person's own: a local program reads only the tabs it opened "
                                 "or ran a task in, unless the person always allows it (Always allow for this "
                                 "client, in the tabpilot popup when it asks about a task)", "not_allowed")
-        browser = RelayBrowser(self.host.peer)
+        browser = await extension_browser(self.host.peer)
         try:
             tab = await browser.activate(str(tab_id), focus=False)
             working = {snap["tabId"]: snap["taskId"] for snap in self.host.tasks.running()}

@@ -5,7 +5,7 @@ parsed into their models (messages.py). A request is a `HostRequest` model; its 
 back as the model that request names. Listeners subscribe by push model (`on(CdpEvent, handler)`);
 when the link goes, listeners of `LinkClosedNotice` hear it (and every pending request fails). The
 host uses one over stdio; tests use one over the host's loopback debug socket (`debug.py`). Anything
-that needs the extension (the relay, `RelayBrowser`) talks to this `ExtensionLink` interface only.
+that needs the extension (the relay, `ExtensionTabs`) talks to this `ExtensionLink` interface only.
 
 This module is imported before pydantic is (hello and ping are answered first), so it builds the
 reply envelope itself: `reply_ok` / `reply_error` give exactly `ReplyOk` / `ReplyError`'s frame.

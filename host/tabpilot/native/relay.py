@@ -1,4 +1,4 @@
-"""CDP over the extension: a `Transport` that relays through chrome.debugger, and a `Browser` on it.
+"""CDP over the extension: a `Transport` that relays through chrome.debugger, and the tabs a `Browser` has there.
 
 With chrome.debugger each tab is its own debuggee, so one `RelayTransport` multiplexes them behind
 CDP session ids: the tab itself is the pseudo session `tab-<tabId>`, and the flattened child sessions
@@ -16,9 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..browser.browser import Browser, TabInfo
-from ..browser.errors import TabClosed
-from ..browser.tab import Tab
-from ..cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPTimeout
+from ..cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPSession, CDPTimeout
 from ..cdp.transport import INPUT_WINDOW, TransportClosed
 from .messages import (
     CdpAttach,
@@ -199,8 +197,14 @@ class RelayTransport:
         self._incoming.put_nowait(TransportClosed("relay closed by tabpilot"))
 
 
-class RelayBrowser(Browser):
-    """The user's browser as the extension sees it: tabs through `tabs.*`, CDP through chrome.debugger.
+async def extension_browser(link: ExtensionLink, *, all_tabs: bool = True) -> Browser:
+    """A `Browser` on the tabs of the user's browser, through the extension on `link`."""
+    return await Browser.open(ExtensionTabs(link, all_tabs=all_tabs))
+
+
+class ExtensionTabs:
+    """The user's browser as the extension sees it, a `TabBackend` for `Browser`: tabs through `tabs.*`, CDP
+    through chrome.debugger (`RelayTransport`), a tab's own id as its target id.
 
     With `all_tabs=False` the agent sees only its own tabs: the ones it attached to (the task's tab)
     and the ones opened while it works (links, popups, its own new tabs), never the user's others
@@ -209,51 +213,52 @@ class RelayBrowser(Browser):
     def __init__(self, link: ExtensionLink, *, all_tabs: bool = True) -> None:
         self.link = link
         self.transport = RelayTransport(link)
-        super().__init__(CDPConnection(self.transport))
+        self.connection = CDPConnection(self.transport)
         self.all_tabs = all_tabs
+        self._browser: Browser | None = None
+        self._guard: NavigationGuard | None = None
         self._own_tabs: set[str] = set()
         self._attached: set[int] = set()
-        self.detached_reason: str | None = None
-        self.on_detached: list[Callable[[int, str], None]] = []
         self._guarding: set[asyncio.Future[None]] = set()
         self._opened: set[int] = set()  # tabs the task's tabs opened (popups, target=_blank links)
         self._refused_tabs: set[int] = set()  # ... closed for going to a refused domain
         self._rules_sent = asyncio.Lock()  # the extension's rules follow the guard's state, last one wins
+
+    async def start(self, browser: Browser) -> None:  # no Target domain here: tabs.event pushes instead
+        self._browser = browser
         self.transport.detach_listeners.append(self._on_tab_detached)
-        link.on(TabsEvent, self._on_tabs_event)
+        self.link.on(TabsEvent, self._on_tabs_event)
 
-    @classmethod
-    async def open(cls, link: ExtensionLink, tab_id: int | None = None, *, all_tabs: bool = True) -> RelayBrowser:
-        """A relay browser working in tab_id (attached and active), or in the active tab when None."""
-        browser = cls(link, all_tabs=all_tabs)
-        if tab_id is None:
-            await browser.current_tab()
-        else:
-            await browser.activate(str(tab_id), focus=False)
-        return browser
+    async def close(self) -> None:
+        self.link.off(TabsEvent, self._on_tabs_event)
+        if self._guard is not None and self._guard.task_id:
+            try:
+                await self.link.request(GuardClear(task_id=self._guard.task_id), timeout=GUARD_RULES_TIMEOUT)
+            except (ExtensionError, LinkClosed, TimeoutError):
+                pass  # a worker that restarted clears a dead task's rules on its next hello
+        for tab_id in list(self._attached):
+            try:
+                await self.link.request(CdpDetach(tab_id=tab_id), timeout=2.0)
+            except (ExtensionError, LinkClosed, TimeoutError):
+                pass
+        self._attached.clear()
+        await self.connection.close()
 
-    async def _start(self) -> None:  # no Target domain here: tabs.event pushes instead
-        return None
-
-    async def guard_navigation(self, guard: NavigationGuard) -> None:
-        """Fetch interception on the task's attached tabs (as in any browser), and the same domains as the
-        extension's own rules (`guard.rules`): those block a request of the task's tabs and of the tabs they
-        open before it leaves, which chrome.debugger cannot do for a tab that does not exist yet."""
-        await super().guard_navigation(guard)
+    # --- allowed domains ------------------------------------------------------------------------
+    async def guard_new_tabs(self, guard: NavigationGuard) -> None:
+        """chrome.debugger cannot hold a new tab before its first request (its debuggee does not exist before
+        the tab does): the extension's own rules (`guard.rules`: the task's tabs and domains) block a request
+        of the task's tabs and of the tabs they open before it leaves; here a tab the task's tabs open is
+        attached at once, so Fetch guards it from then on too, and one whose URL is already on a refused
+        domain is closed and reported."""
+        self._guard = guard
         guard.on_suspended.append(lambda _suspended: self._later(self._send_guard_rules()))
         await self._send_guard_rules()
-
-    async def _guard_popups(self) -> None:
-        """chrome.debugger cannot hold a new tab before its first request (its debuggee does not exist before
-        the tab does): the extension's rules stop that request (`guard_navigation`); here a tab the task's
-        tabs open is attached at once, so Fetch guards it from then on too, and one whose URL is already on a
-        refused domain is closed and reported."""
-        return None
 
     async def _send_guard_rules(self) -> None:
         """Tell the extension the task's rules as they are now: its tabs and domains, or none while the
         user has the controls. An extension without them (an older one) leaves Fetch interception alone."""
-        guard = self.guard
+        guard = self._guard
         if guard is None or not guard.task_id:
             return
         async with self._rules_sent:
@@ -271,49 +276,36 @@ class RelayBrowser(Browser):
         job.add_done_callback(self._guarding.discard)
 
     async def _guard_new_tab(self, tab: ChromeTab) -> None:
-        guard = self.guard
-        if guard is None or guard.suspended or tab.tab_id in self._refused_tabs:
+        guard, browser = self._guard, self._browser
+        if guard is None or browser is None or guard.suspended or tab.tab_id in self._refused_tabs:
             return
         refusal = guard.policy.refusal(tab.url or "")
         try:
             if refusal is None:
-                if str(tab.tab_id) not in self._tabs:
-                    await self.attach(str(tab.tab_id))
+                if not browser.works_in(str(tab.tab_id)):
+                    await browser.attach(str(tab.tab_id))
                 return
             self._refused_tabs.add(tab.tab_id)
             guard.blocked.append(tab.url)
             guard.on_blocked(tab.url, refusal)
-            await self.close_tab(str(tab.tab_id))
+            await browser.close_tab(str(tab.tab_id))
         except Exception as exc:
             log.debug("guarding new tab %s: %s", tab.tab_id, exc)
 
-    async def close(self) -> None:
-        self.link.off(TabsEvent, self._on_tabs_event)
-        if self.guard is not None and self.guard.task_id:
-            try:
-                await self.link.request(GuardClear(task_id=self.guard.task_id), timeout=GUARD_RULES_TIMEOUT)
-            except (ExtensionError, LinkClosed, TimeoutError):
-                pass  # a worker that restarted clears a dead task's rules on its next hello
-        for tab_id in list(self._attached):
-            try:
-                await self.link.request(CdpDetach(tab_id=tab_id), timeout=2.0)
-            except (ExtensionError, LinkClosed, TimeoutError):
-                pass
-        self._attached.clear()
-        await self.connection.close()
-
     # --- events from the extension --------------------------------------------------------------
     def _on_tabs_event(self, push: TabsEvent) -> None:
-        tab = push.tab
+        tab, browser = push.tab, self._browser
         tab_id = tab.tab_id
+        if browser is None:
+            return
         if push.event == "created" and self._opened_by_mine(tab):
             self._own_tabs.add(str(tab_id))
             self._opened.add(tab_id)
-            self._target_created.put_nowait({"targetId": str(tab_id), "url": tab.url, "title": tab.title})
-        if push.event in ("created", "updated") and tab_id in self._opened and self.guard is not None:
+            browser.tab_opened(TabInfo(str(tab_id), tab.url, tab.title))
+        if push.event in ("created", "updated") and tab_id in self._opened and self._guard is not None:
             self._later(self._guard_new_tab(tab))
         elif push.event == "removed":
-            self._forget(tab_id)
+            browser.tab_gone(str(tab_id))
 
     def _opened_by_mine(self, tab: ChromeTab) -> bool:
         """A new tab is this browser's when one of its tabs opened it (a link, window.open): with
@@ -324,10 +316,8 @@ class RelayBrowser(Browser):
         return str(tab.opener_tab_id) in self._own_tabs
 
     def _on_tab_detached(self, tab_id: int, reason: str) -> None:
-        self.detached_reason = reason
-        self._forget(tab_id)
-        for listener in list(self.on_detached):
-            listener(tab_id, reason)
+        if self._browser is not None:
+            self._browser.tab_detached(str(tab_id), reason)
 
     async def _call(self, request: HostRequest[ReplyData]) -> ReplyData:
         """A tabs.* or cdp.attach request; failures are CDP errors, as the Target domain's would be."""
@@ -340,17 +330,13 @@ class RelayBrowser(Browser):
         except TimeoutError as exc:
             raise CDPTimeout(request.type, REQUEST_TIMEOUT) from exc
 
-    def _forget(self, tab_id: int) -> None:
+    def forget(self, target_id: str) -> None:
+        tab_id = int(target_id)
         self._attached.discard(tab_id)
         self.transport.tabs.discard(tab_id)
-        tab = self._tabs.pop(str(tab_id), None)
-        if tab is not None:
-            tab.closed = True
-            if self.active is tab:
-                self.active = None
 
     # --- tabs -----------------------------------------------------------------------------------
-    async def tabs(self) -> list[TabInfo]:
+    async def list_tabs(self) -> list[TabInfo]:
         data = await self._call(TabsQuery())
         return [
             TabInfo(str(t.tab_id), t.url, t.title)
@@ -359,51 +345,25 @@ class RelayBrowser(Browser):
             and (self.all_tabs or str(t.tab_id) in self._own_tabs)
         ]
 
-    async def attach(self, target_id: str) -> Tab:
-        existing = self._tabs.get(target_id)
-        if existing is not None and not existing.closed:
-            return existing
+    async def attach(self, target_id: str) -> CDPSession:
         tab_id = int(target_id)
         self.transport.tabs.add(tab_id)  # before attaching: its first events may beat the reply
-        try:
-            await self._call(CdpAttach(tab_id=tab_id))
-        except CDPConnectionClosed:
-            self.transport.tabs.discard(tab_id)
-            raise
-        except CDPError as exc:
-            self.transport.tabs.discard(tab_id)
-            raise TabClosed(f"cannot work in tab {tab_id}: {exc.cdp_message}") from exc
+        await self._call(CdpAttach(tab_id=tab_id))  # on failure the Browser forgets the tab (`forget`)
         self._attached.add(tab_id)
         self._own_tabs.add(target_id)
-        tab = Tab(self.connection.session(tab_session_id(tab_id)), target_id)
-        try:
-            await tab.enable()
-        except CDPError as exc:  # closed meanwhile, e.g. a popup the guard closed for its refused domain
-            self._forget(tab_id)
-            raise TabClosed(f"cannot work in tab {tab_id}: {exc.cdp_message}") from exc
-        if self.guard is not None:
-            await self.guard.watch(tab.session)
-            await self._send_guard_rules()
-        self._tabs[target_id] = tab
-        self.tab_number(target_id)
-        return tab
+        await self._send_guard_rules()  # the extension's rules cover this tab too
+        return self.connection.session(tab_session_id(tab_id))
 
-    async def new_tab(self, url: str = "about:blank") -> Tab:
+    async def create_tab(self) -> str:
         data = await self._call(TabsCreate(url="about:blank"))
         self._own_tabs.add(str(data.tab.tab_id))
-        tab = await self.attach(str(data.tab.tab_id))
-        if url != "about:blank":
-            await tab.navigate(url)
-        self.active = tab
-        return tab
+        return str(data.tab.tab_id)
 
-    async def activate(self, target_id: str, *, focus: bool = True) -> Tab:
-        tab = await self.attach(target_id)
-        if focus:
-            await self._call(TabsActivate(tab_id=int(target_id)))
-        self.active = tab
-        return tab
+    async def activate(self, target_id: str) -> None:
+        await self._call(TabsActivate(tab_id=int(target_id)))
 
     async def close_tab(self, target_id: str) -> None:
         await self._call(TabsClose(tab_id=int(target_id)))
-        self._forget(int(target_id))
+
+    async def visibility(self, target_id: str) -> tuple[bool, bool]:
+        return False, False  # no page is read to choose a tab here: tabs.query lists the user's last active first

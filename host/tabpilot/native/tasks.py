@@ -1,10 +1,10 @@
 """The host's tasks: several at once, at most one per tab, keyed by task id; their pushes made from
 the run events of `taskrun`.
 
-Each task is a `taskrun.TaskRun` on its own `RelayBrowser` (attached to its tab only). A tab is taken
-from the moment `task.start` for it arrives until its run has released it; only then is the final
-`task.status` pushed, so a `task.start` sent on that push finds the tab free. `get()` is what a popup
-(re)opened mid-task shows.
+Each task is a `taskrun.TaskRun` on its own `Browser` over the extension's tabs (`relay.extension_browser`,
+attached to its tab only). A tab is taken from the moment `task.start` for it arrives until its run has
+released it; only then is the final `task.status` pushed, so a `task.start` sent on that push finds the
+tab free. `get()` is what a popup (re)opened mid-task shows.
 
 A task started from the popup or side panel outlives its host: when the extension's service worker
 restarts, Chromium closes the host's stdin and the host must exit within ~2 s, so `suspend_all()` leaves
@@ -30,13 +30,13 @@ from .memory import return_free_memory
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
+    from ..browser.browser import Browser
     from ..store.tasks import Orphan, TaskStore
     from ..taskrun.events import RunUpdate
     from ..taskrun.plan import TaskOverrides, TaskPlan
     from ..taskrun.run import Decision, TaskRun
     from ..taskrun.takeover import Reason
     from .messages import TaskStart
-    from .relay import RelayBrowser
 
 log = logging.getLogger(__name__)
 
@@ -145,22 +145,23 @@ class TaskManager:
             raise
 
     async def _begin(self, entry: HostTask, request: TaskStart, use_my_model: bool) -> str:
+        from ..browser.errors import TabClosed
         from ..i18n import text
         from ..taskrun.plan import PlanError, plan_task
         from ..taskrun.run import TaskRun
-        from .relay import RelayBrowser
+        from .relay import extension_browser
 
         try:
             plan = plan_task(request.task, _overrides(request, use_my_model), source=request.source,
                              language=self.ui_language, requester=_requester(request))
         except PlanError as exc:
             raise RequestFailed(str(exc), exc.code) from exc
-        browser = RelayBrowser(self._link, all_tabs=plan.include_all_tabs)
+        browser = await extension_browser(self._link, all_tabs=plan.include_all_tabs)
         try:
             tab = await browser.activate(str(request.tab_id), focus=False)
         except Exception as exc:
             await browser.close()
-            cause = getattr(exc.__cause__, "cdp_message", None) or str(exc)  # Chromium's own reason, as it says it
+            cause = exc.reason if isinstance(exc, TabClosed) and exc.reason else str(exc)  # Chromium's own words
             raise RequestFailed(text("error.cannot_work_in_tab", self.ui_language, tab=request.tab_id, error=cause),
                                 "tab") from exc
         if request.url:  # a page to open first (an MCP client's run_task): the task starts there
@@ -185,7 +186,7 @@ class TaskManager:
         log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
         return task_id
 
-    def _run_entry(self, entry: HostTask, task_id: str, browser: RelayBrowser) -> None:
+    def _run_entry(self, entry: HostTask, task_id: str, browser: Browser) -> None:
         assert entry.run is not None
         self._tasks[task_id] = entry
         self._latest = entry
@@ -251,7 +252,7 @@ class TaskManager:
     async def _resume(self, store: TaskStore, orphan: Orphan) -> None:
         from ..taskrun.plan import PlanError, TaskOverrides, plan_task
         from ..taskrun.run import TaskRun
-        from .relay import RelayBrowser
+        from .relay import extension_browser
 
         record = await asyncio.to_thread(store.get_task, orphan.task_id)
         state = orphan.state
@@ -264,7 +265,7 @@ class TaskManager:
         except (PlanError, TypeError) as exc:
             raise RequestFailed(str(exc), "settings") from exc
         tab_id = int(state["tabId"])
-        browser = RelayBrowser(self._link, all_tabs=plan.include_all_tabs)
+        browser = await extension_browser(self._link, all_tabs=plan.include_all_tabs)
         try:
             await browser.activate(str(tab_id), focus=False)
         except Exception as exc:
@@ -333,7 +334,7 @@ class TaskManager:
         except Exception:
             log.exception("could not push %s", message.type)
 
-    def _on_detached(self, entry: HostTask, tab_id: int, reason: str) -> None:
+    def _on_detached(self, entry: HostTask, tab_id: str, reason: str) -> None:
         run = entry.run
         if run is None or not run.running or reason in DETACH_ENDS_TASK_EXCEPT:
             return
