@@ -8,6 +8,7 @@ blocks until the test opens the gate. A host that needed one of them to answer w
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from pathlib import Path
 
@@ -122,6 +123,35 @@ def test_the_host_answers_hello_before_the_parser_the_catalog_or_the_local_endpo
         # and the endpoint opened: a local client (`tabpilot mcp`) reaches this host
         monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "home"))
         assert asyncio.run(ping_the_endpoint()) == {"pong": True}
+    finally:
+        release.touch()
+        host.stop()
+
+
+def test_hello_is_answered_without_the_record_when_no_task_in_it_can_be_resumed(tmp_path, monkeypatch):
+    # A record with a finished task, as every user who ran one has: the file beside it says nothing can be
+    # resumed (store/resumable.py), so neither sqlite3 nor the store is imported (or opened) for the answer.
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "home"))
+    from tabpilot.store.tasks import TaskStore
+
+    with TaskStore() as store:
+        done = store.start_task("an earlier task", source="popup")
+        store.save_run_state(done, {"tabId": 1})
+        store.finish_task(done, status="completed", result=None)
+        running = store.start_task("a task a host left running", source="popup")
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE tasks SET owner = '999999999' WHERE id = ?", (running,))  # a host that is gone
+    host, log, release = gated_host(tmp_path, ("sqlite3", "tabpilot.store.tasks"))
+    try:
+        hello = host.request("hello", extensionVersion="0.1.0")
+        assert hello["ok"] and hello["data"]["tasks"] == [], hello
+        assert not any(line.startswith("imports") for line in gate_log(log)), gate_log(log)
+        release.touch()
+        # the record opens on first use, marking the task its host left running interrupted before it is read
+        listed = host.request("history.list")
+        assert listed["ok"], listed
+        statuses = {t["taskId"]: t["status"] for t in listed["data"]["tasks"]}
+        assert statuses == {done: "completed", running: "interrupted"}, statuses
     finally:
         release.touch()
         host.stop()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tabpilot.store.resumable import none_resumable
 from tabpilot.store.tasks import SCHEMA_VERSION, TaskStore
 
 DEAD_OWNER = "999999999"  # no such process
@@ -90,3 +91,29 @@ def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> No
         assert [(s.task_id, s.requester) for s in store.list_tasks(5)] == [
             (task_id, "https://app.example"), ("old", None)]
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
+
+
+def test_the_file_beside_the_record_says_no_task_can_be_resumed_only_while_none_can(store: TaskStore) -> None:
+    # The native host answers the browser's first hello without the record when it says so (store/resumable.py).
+    assert not none_resumable(store.path)  # not counted yet (an older record too): the next host reads the record
+    store.mark_interrupted()  # as every host does on opening the record
+    assert none_resumable(store.path)
+    task_id = store.start_task("typing a name", source="popup")
+    assert none_resumable(store.path)  # running, but with nothing to go on with elsewhere
+    store.save_run_state(task_id, {"tabId": 3})
+    assert not none_resumable(store.path)
+    store.save_run_state(task_id, None)
+    assert none_resumable(store.path)
+    store.save_run_state(task_id, {"tabId": 3}, suspended=True)
+    assert not none_resumable(store.path)
+    store.finish_task(task_id, status="completed", result=None)
+    assert none_resumable(store.path)
+
+    # a suspended task left by a host that went away: no file, whoever opens the record (the next host resumes it)
+    suspended = store.start_task("suspended", source="popup")
+    store.save_run_state(suspended, {"tabId": 4}, suspended=True)
+    left_by_a_dead_host(store, suspended)
+    store.mark_interrupted()
+    assert not none_resumable(store.path)
+    assert store.delete_task(suspended)
+    assert none_resumable(store.path)

@@ -16,6 +16,7 @@ from e2e_support import (
     SCREENS,
     Harness,
     act_on,
+    agent_output,
     configure,
     done,
     popup_task_id,
@@ -27,7 +28,7 @@ from e2e_support import (
 )
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 from tabpilot.store.settings import MAX_STEPS_LIMIT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -188,6 +189,28 @@ async def test_reopened_popup_shows_the_running_task_and_stop_ends_it_stopped(
     assert row["status"] == "stopped"
     assert "step" in [e["type"] for e in row["events"]]
     assert await form_tab.evaluate("document.getElementById('agree').checked") is True
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+# The dot before the activity line: its CSS animation, running or not.
+DOT_PULSES = ("document.getAnimations().some((a) => a.effect && a.effect.pseudoElement === '::before'"
+              " && a.effect.target === document.getElementById('activity') && a.playState === 'running')")
+
+
+async def test_the_activity_dot_pulses_while_the_model_thinks_and_stays_still_while_the_agent_acts(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # A pulse draws a frame at every vsync: while the agent types into the page those frames cost the
+    # machine what typing needs (bench/bench_typing.py).
+    llm.add(ToolCall("AgentOutput", agent_output("Wait for the page", {"wait": {"seconds": 3}})), Delay(30))
+    popup = await start_task(harness, form_tab, llm, "Wait a moment, then think for a long time")
+    await popup.wait_for("document.getElementById('activity').dataset.type === 'executing'", "the wait action")
+    assert await popup.visible("#activity")
+    assert await popup.js(DOT_PULSES) is False
+    await popup.wait_for("document.getElementById('activity').dataset.type === 'thinking'", "the model's second turn")
+    assert await popup.js(DOT_PULSES) is True
+    await popup.click("#stop")
+    assert await wait_status(popup, "stopped", "completed", "error", timeout=15) == "stopped"
     await harness.browser.close_tab(popup.tab.target_id)
 
 

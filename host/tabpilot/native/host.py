@@ -268,6 +268,13 @@ class NativeHost:
             task.cancel()
 
     def _has_orphans(self) -> bool:
+        if self._store is None:  # not opened yet: when the file beside it says none can be resumed, not at all
+            from .. import paths
+            from ..store.resumable import none_resumable
+
+            if none_resumable(paths.database_path()):
+                self._orphans_resumed = True
+                return False
         try:
             found = self.tasks.orphans_waiting()
         except Exception:

@@ -27,6 +27,7 @@ from ..language import say
 from .ids import new_task_id
 from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
+from .resumable import marker
 
 log = logging.getLogger(__name__)
 
@@ -305,7 +306,8 @@ class TaskStore:
                         "UPDATE tasks SET status = 'interrupted', ended_at = COALESCE(?, started_at) WHERE id = ?",
                         (last, task_id),
                     )
-            return len(dead)
+        self._note_if_none_resumable()  # an older record (or one a crash left without the file) gets it here
+        return len(dead)
 
     def start_task(self, task: str, *, url: str | None = None, model: str | None = None, source: str = "cli",
                    requester: str | None = None) -> str:
@@ -335,15 +337,41 @@ class TaskStore:
         the task cannot be resumed). `suspended`: its host is going away and leaves it to the next host
         (a host that dies without saying so leaves it `interrupted`). Dropped when the task is finished."""
         body = None if state is None else storable(json.dumps(self._clean(state), ensure_ascii=False, default=str))
-        with self._lock, self._transaction():
-            if body is None:
+        if body is None:
+            with self._lock, self._transaction():
                 self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
-                return
+            self._note_if_none_resumable()
+            return
+        # The file goes before the state is written and again after (another process may have made it in between,
+        # having counted before this commit): whenever a resumable task is in the record, the file is not there.
+        marker(self.path).unlink(missing_ok=True)
+        with self._lock, self._transaction():
             self._db.execute(
                 "INSERT INTO run_states (task_id, body, suspended) VALUES (?, ?, ?)"
                 " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, suspended = excluded.suspended",
                 (task_id, body, int(suspended)),
             )
+        marker(self.path).unlink(missing_ok=True)
+
+    def _note_if_none_resumable(self) -> None:
+        """Make the file that says no task here can be resumed (store/resumable.py), if none can: counted, made,
+        counted again (a run state written meanwhile removes it, or this does)."""
+        if self._resumable():
+            return
+        path = marker(self.path)
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        except OSError as exc:
+            log.info("could not write %s (the next host reads the record): %s", path, exc)
+            return
+        if self._resumable():
+            path.unlink(missing_ok=True)
+
+    def _resumable(self) -> bool:
+        with self._lock:
+            return self._db.execute(
+                "SELECT 1 FROM tasks t JOIN run_states r ON r.task_id = t.id WHERE t.status = 'running' LIMIT 1"
+            ).fetchone() is not None
 
     def orphans(self) -> list[Orphan]:
         """Tasks still `running` with a run state that another process runs, or suspended, oldest first."""
@@ -418,6 +446,7 @@ class TaskStore:
                 (status, time.time(), result_json, task_id),
             )
             self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
+        self._note_if_none_resumable()
         if not has_events and isinstance(history, list):
             for event in history:
                 if isinstance(event, dict) and isinstance(event.get("type"), str):
@@ -433,6 +462,7 @@ class TaskStore:
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
+        self._note_if_none_resumable()
         return True
 
     # -- reading ---------------------------------------------------------------------------------
