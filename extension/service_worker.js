@@ -105,6 +105,7 @@ function hostDown(reason) {
   host.chunks.clear();
   forgetAllTasks();
   forgetApprovals();
+  bridgeHostDown();
   if (port) {
     try { port.disconnect(); } catch (_) { /* already gone */ }
   }

@@ -23,6 +23,10 @@ const BRIDGE_KEEP_ENDED = 20;
 // 10 s), instead of failing at once; a host not due back within that time is not waited for.
 const BRIDGE_HOST_WAIT_MS = 10000;
 const BRIDGE_HOST_POLL_MS = 100;
+// What a page hears of its task when the host dies under it. "error" is page-agent's status for a task that failed
+// (it has no "interrupted"); the record and the popup say interrupted.
+const BRIDGE_HOST_STOPPED = "tabpilot's host stopped before this task finished (it was closed or crashed), so the "
+  + "task was interrupted; tabpilot starts a new host by itself: call PAGE_AGENT_EXT.execute() again to run it anew";
 
 const bridge = {
   sites: [], // [{origin, ask, useMyModel, allTabs}] as the host last said
@@ -175,6 +179,23 @@ function bridgeOnTaskPush(message) {
     entry.callId = null;
     bridgeForgetOld();
   }
+}
+
+// The host died (killed or crashed; hostDown in service_worker.js): the pages' tasks died with it. Each ends for
+// its page now, as a failure that says so (else its execute() waited for ever and the page's next one was refused
+// as "still running"), and a prompt of the dead host goes (nobody is left to answer it).
+function bridgeHostDown() {
+  for (const entry of bridge.tasks.values()) {
+    if (entry.result) continue;
+    entry.status = "error";
+    entry.result = { success: false, data: BRIDGE_HOST_STOPPED, history: entry.history };
+    bridgeTell(entry, { kind: "status", status: entry.status });
+    bridgeTell(entry, { kind: "result", result: entry.result });
+    entry.callId = null;
+  }
+  bridgeForgetOld();
+  for (const [approvalId, port] of bridge.approvals) bridgePost(port, { kind: "approval.closed", approvalId });
+  bridge.approvals.clear();
 }
 
 function bridgeTell(entry, message) {

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from bridge_support import allow, origin_of, revoke, sites_cli
-from e2e_support import E2E_PAGES, Harness, act_on, done, wait_until
+from e2e_support import E2E_PAGES, Harness, act_on, done, popup_task_id, task_row, wait_until
 from e2e_support import prompt_text as model_read
 
 from tabpilot.browser.tab import Tab
@@ -199,6 +199,10 @@ async def outcome(tab: Tab, name: str, timeout: float = 90) -> dict[str, Any]:
                         f"(window.runs && window.runs[{json.dumps(name)}])"),
         f"the page's {name} to settle", timeout,
     )
+
+
+async def status_in_record(harness: Harness, task_id: str, status: str) -> bool:
+    return await asyncio.to_thread(lambda: task_row(harness, task_id)["status"] == status)
 
 
 def own_model(llm: ScriptedLLMServer) -> dict[str, Any]:
@@ -460,6 +464,54 @@ async def test_execute_while_the_host_is_respawned_waits_for_it_and_runs(
             assert harness.host_pids() not in ([], hosts)  # it ran in the new host
         assert not problems, problems
     finally:
+        await close(harness, tab)
+
+
+async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute_runs(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The host killed mid-task: the page's execute() settles with a failure that says the host stopped and what
+    to do (it waited for ever, and the page's next execute() was refused as "still running" until it called
+    stop()), the popup shows the task interrupted, the new host marks its row interrupted, and the page's next
+    execute() runs in the new host. Twice, on the same page."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    popup = await harness.open_popup(tab)
+    try:
+        problems: list[str] = []
+        for email in ("kim@example.com", "lee@example.com"):
+            first = len(llm.requests)
+            llm.add(act_on("Email", "input_text", "Type the email", problems, text=email), Delay(60))
+            await execute_from_page(tab, f"killed {email}", "Type the email, then think long", own_model(llm))
+            await wait_until(lambda n=first + 2: asyncio.sleep(0, len(llm.requests) >= n), "the model's second request")
+            await popup.wait_for("document.body.dataset.status === 'running'", "the popup to show the page's task")
+            task_id = await popup_task_id(popup)
+            hosts = harness.host_pids()
+            assert len(hosts) == 1, hosts
+            os.kill(hosts[0], signal.SIGKILL)
+
+            ended = await outcome(tab, f"killed {email}", 20)
+            assert "error" not in ended, ended
+            assert ended["result"]["success"] is False, ended
+            said = ended["result"]["data"]
+            assert "tabpilot's host stopped before this task finished" in said and "execute() again" in said, said
+            assert [e["type"] for e in ended["result"]["history"]] == ["step"]  # the step it did is kept
+            assert ended["calls"][-1] == ["status", "error"], ended["calls"]
+            await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show it interrupted")
+            await popup.screenshot(SCREENS / "page-task-host-killed.png")
+
+            await harness.wait_host_connected()
+            await wait_until(lambda t=task_id: status_in_record(harness, t, "interrupted"),
+                             "the new host to mark the killed task interrupted")
+            login_script(llm, problems, email)
+            await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
+            settled = await outcome(tab, email)
+            assert "error" not in settled, settled  # not "this page's task (…) is still running"
+            assert settled["result"]["success"] is True and settled["result"]["data"] == f"Signed in as {email}"
+            assert await js(tab, "document.getElementById('status').textContent") == f"Signed in as {email}."
+        assert not problems, problems
+    finally:
+        await harness.browser.close_tab(popup.tab.target_id)
         await close(harness, tab)
 
 
