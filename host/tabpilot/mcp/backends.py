@@ -81,9 +81,10 @@ class HostBackend:
         self.approve = approve
         self.approve_timeout = approve_timeout
 
-    async def _ask(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = 60.0) -> Any:
+    async def _ask(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = 60.0,
+                   waiting: Report | None = None) -> Any:
         try:
-            return await self.link.request(type, fields, timeout=timeout)
+            return await self.link.request(type, fields, timeout=timeout, waiting=waiting)
         except HostGone as exc:
             raise TaskFailed(str(exc)) from exc
         except HostUnavailable as exc:
@@ -108,7 +109,8 @@ class HostBackend:
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
         wait = (self.approve_timeout or 120.0) + 10.0
-        await self._ask("ping")  # connected first: finding no host (or a new one) is not the person's delay
+        # connected first: finding no host (or waiting for a new one, said) is not the person's delay
+        await self._ask("ping", waiting=report)
         asking = asyncio.ensure_future(self._ask("approval.ask", fields, timeout=wait))
         try:
             # a client the person always allows is answered at once, and nobody was asked; otherwise said
