@@ -34,6 +34,10 @@ ApprovePolicy = Literal["always", "ask"]
 ANSWERED_AT_ONCE = 0.5  # s: an "always" the host remembers comes back in milliseconds over the local socket
 STOP_TIMEOUT = 15.0
 ENDED = ("completed", "error", "stopped", "interrupted")  # a task in any of these has nothing left to stop
+# The record's `interrupted` (a host that died under its task: the next one marks it) has no result of its own;
+# a client is told why, as the popup and `tabpilot history show` word it.
+INTERRUPTED = {"success": False, "data": "Interrupted: tabpilot's host stopped before this task finished (it was "
+                                         "closed, killed or crashed). Run the task again to finish it."}
 
 
 class TaskFailed(Exception):
@@ -187,8 +191,9 @@ class HostBackend:
             return out
         record = await self._ask("history.get", {"taskId": task_id})  # ended long ago, or before a restart
         task = record.get("task") or {}
+        result = record.get("result") or (INTERRUPTED if task.get("status") == "interrupted" else None)
         return {"taskId": task.get("taskId", task_id), "task": task.get("task"), "status": task.get("status"),
-                "history": record.get("events", []), "result": record.get("result")}
+                "history": record.get("events", []), "result": result}
 
     async def _status(self, task_id: str) -> str | None:
         snapshot = (await self._ask("task.get", {"taskId": task_id})).get("task")
