@@ -25,8 +25,10 @@ const BRIDGE_HOST_WAIT_MS = 10000;
 const BRIDGE_HOST_POLL_MS = 100;
 // What a page hears of its task when the host dies under it. "error" is page-agent's status for a task that failed
 // (it has no "interrupted"); the record and the popup say interrupted.
+const BRIDGE_HOST_BACK = "tabpilot starts a new host by itself: call PAGE_AGENT_EXT.execute() again";
 const BRIDGE_HOST_STOPPED = "tabpilot's host stopped before this task finished (it was closed or crashed), so the "
-  + "task was interrupted; tabpilot starts a new host by itself: call PAGE_AGENT_EXT.execute() again to run it anew";
+  + `task was interrupted; ${BRIDGE_HOST_BACK} to run it anew`;
+const BRIDGE_HOST_STOPPED_AT_START = `tabpilot's host stopped before this task started (it was closed or crashed); ${BRIDGE_HOST_BACK}`;
 
 const bridge = {
   sites: [], // [{origin, ask, useMyModel, allTabs}] as the host last said
@@ -297,7 +299,7 @@ async function bridgeExecute(caller, { id, task, config }) {
     bridge.byTab.set(caller.tabId, data.taskId);
   } catch (error) {
     if (taskTabId !== caller.tabId) chrome.tabs.remove(taskTabId).catch(() => {});
-    throw error;
+    throw error.code === HOST_GONE ? new Error(BRIDGE_HOST_STOPPED_AT_START) : error;
   } finally {
     bridge.starting.delete(caller.tabId);
     bridge.promptTabs.delete(taskTabId);
