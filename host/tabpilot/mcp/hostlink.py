@@ -110,8 +110,9 @@ class _Connection:
         if self.closed is not None:
             return
         self.closed = HostGone(
-            f"The tabpilot host in your browser went away ({reason}): the browser closed, or the extension "
-            "was reloaded or restarted. Call again once the browser is back; nothing needs restarting."
+            f"The tabpilot host in your browser went away ({reason}): the browser closed, the host crashed or was "
+            "killed, or the extension was reloaded or restarted. Call again once the browser is back (after a crash "
+            "it starts a new host within seconds); nothing needs restarting."
         )
         for future in self.pending.values():
             if not future.done():
