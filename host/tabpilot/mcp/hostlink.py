@@ -43,9 +43,9 @@ OPEN_BROWSER = (
 NO_HOST = f"tabpilot cannot reach your browser: no tabpilot host is running. {OPEN_BROWSER}"
 BROWSER_CLOSED = f"tabpilot cannot reach your browser: it was closed (its tabpilot host went with it). {OPEN_BROWSER}"
 HOST_NOT_BACK = (
-    "tabpilot cannot reach your browser: its tabpilot host stopped and the browser, still open, did not start a "
-    "new one within {wait:g} s (the extension may be off, or waiting to retry). Open the tabpilot popup in the "
-    "browser (it reconnects the extension and says what is wrong; `tabpilot doctor` checks the setup) and call again."
+    "tabpilot cannot reach your browser: its tabpilot host stopped and the browser{open} did not start a new one "
+    "within {wait:g} s (the extension may be off, or waiting to retry). Open the tabpilot popup in the browser (it "
+    "reconnects the extension and says what is wrong; `tabpilot doctor` checks the setup) and call again."
 )
 WAITING = ("tabpilot's host in your browser stopped (killed, crashed or restarted): waiting up to {wait:g} s for the "
            "browser to start a new one")
@@ -212,7 +212,8 @@ class HostLink:
 
     def _why_no_host(self, coming: bool) -> str:
         if coming:
-            return HOST_NOT_BACK.format(wait=self._connect_wait)
+            # "still open" only where the system said which browser that is (Linux), and it runs
+            return HOST_NOT_BACK.format(wait=self._connect_wait, open="" if self._browser is None else ", still open,")
         return BROWSER_CLOSED if self._browser is not None else NO_HOST
 
     async def _open(self, address: EndpointAddress) -> _Connection:
