@@ -319,8 +319,14 @@ async function bridgeAttach(caller, { id }) {
     bridgePost(caller.port, { id, kind: "result", result: null });
     return;
   }
-  // The host's record is the truth (pushes may have gone by while no page listened).
-  const snapshot = (await bridgeRequestHost({ type: "task.get", taskId })).task;
+  // The host's record is the truth (pushes may have gone by while no page listened). A host that dies meanwhile
+  // has ended the task here (bridgeHostDown): that ending is the answer.
+  let snapshot = null;
+  try {
+    snapshot = (await bridgeRequestHost({ type: "task.get", taskId })).task;
+  } catch (error) {
+    if (error.code !== HOST_GONE) throw error;
+  }
   if (snapshot) {
     entry.history = snapshot.history || entry.history;
     entry.status = snapshot.status || entry.status;

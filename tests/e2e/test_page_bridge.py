@@ -524,6 +524,40 @@ async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute
         await close(harness, tab)
 
 
+async def test_a_page_reloaded_before_its_host_died_hears_of_it_from_attach(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The page reloads mid-task, then the host is killed: nobody listened when the task ended, so attach() in the
+    reloaded page gets that ending (the failure saying the host stopped), not a task "still running"."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        problems: list[str] = []
+        first = len(llm.requests)
+        llm.add(act_on("Email", "input_text", "Type the email", problems, text="ana@example.com"), Delay(60))
+        await execute_from_page(tab, "reloaded", "Type the email, then think long", own_model(llm))
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= first + 2), "the model's second request")
+        await js(tab, "location.reload(), true")
+        await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
+        killed = kill_the_host(harness)
+        await wait_until(lambda: asyncio.sleep(0, harness.host_pids() not in ([], killed)), "a new host", 20)
+        await harness.wait_host_connected()
+        attached = await js(tab, """(async () => {
+            const calls = [];
+            const result = await window.PAGE_AGENT_EXT.attach({onStatusChange: (s) => calls.push(s)});
+            return {result, calls};
+        })()""", timeout=30)
+        assert attached["result"]["success"] is False, attached
+        assert "tabpilot's host stopped before this task finished" in attached["result"]["data"], attached
+        assert attached["calls"] == ["error"], attached
+        login_script(llm, problems, "ana@example.com")  # and the reloaded page's next task runs
+        await execute_from_page(tab, "after", "Log in as ana@example.com", own_model(llm))
+        assert (await outcome(tab, "after"))["result"]["data"] == "Signed in as ana@example.com"
+        assert not problems, problems
+    finally:
+        await close(harness, tab)
+
+
 async def test_a_prompt_the_host_died_under_goes_and_the_next_execute_asks_again_and_runs(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:
