@@ -13,6 +13,7 @@ const DEBUGGER_PROTOCOL = "1.3";
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 8000;
 const HOST_REQUEST_TIMEOUT_MS = 30000;
+const HOST_GONE = "host_gone"; // the code of a request the host went away under (hostDown)
 const DISPATCHED_INPUT_LIMIT = 1000;
 // What the popup may ask the host. Everything else (cdp.*, tabs.*) flows host → extension only.
 const POPUP_REQUEST_TYPES = new Set([
@@ -99,12 +100,13 @@ function hostDown(reason) {
   host.error = reason;
   for (const [id, entry] of host.pending) {
     clearTimeout(entry.timer);
-    entry.reject(new Error(`tabpilot host is not connected: ${reason}`));
+    entry.reject(Object.assign(new Error(`tabpilot host is not connected: ${reason}`), { code: HOST_GONE }));
     host.pending.delete(id);
   }
   host.chunks.clear();
   forgetAllTasks();
   forgetApprovals();
+  bridgeHostDown();
   if (port) {
     try { port.disconnect(); } catch (_) { /* already gone */ }
   }

@@ -232,6 +232,8 @@ def test_a_killed_host_leaves_its_events_and_the_task_shows_as_interrupted(home:
     assert "step 1: first goal" in shown and "observation: something happened" in shown
     assert "step 2: second goal" in shown
     assert "stopped before it finished" in shown
+    exported = json.loads(tabpilot(home, "history", "export", task_id).stdout)  # the export says why too
+    assert exported["success"] is False and "the process running it stopped before it finished" in exported["data"]
     with sqlite3.connect(home / "data" / "tasks.sqlite3") as db:
         assert db.execute("SELECT status FROM tasks WHERE id = ?", (task_id,)).fetchone() == ("interrupted",)
         assert db.execute("SELECT COUNT(*) FROM events WHERE task_id = ?", (task_id,)).fetchone() == (3,)

@@ -175,6 +175,33 @@ async def test_no_host_says_what_to_do(home: Path) -> None:
     assert "tabpilot mcp --launch" in NO_HOST and "tabpilot doctor" in NO_HOST and "--fallback launch" in NO_HOST
 
 
+async def test_a_host_that_does_not_come_back_is_waited_for_saying_so_then_said(home: Path) -> None:
+    """The host went away and its browser (here: this process, the host's parent) still runs: a call waits for
+    the next host, telling `waiting` at once, and then says the host did not come back and what to do."""
+    _, first = await start_host(Extension())
+    link = HostLink("unit test", connect_wait=0.6)
+    told: list[str] = []
+
+    async def waiting(message: str) -> None:
+        told.append(message)
+
+    try:
+        assert await link.request("ping", waiting=waiting) == {"pong": True}
+        assert told == []  # reached at once: nothing to say
+        await first.close()
+        await asyncio.sleep(0.2)  # the link reads the end of the connection
+        for _ in range(2):
+            told.clear()
+            with pytest.raises(HostUnavailable) as missing:
+                await link.request("ping", waiting=waiting)
+            assert told == ["tabpilot's host in your browser stopped (killed, crashed or restarted): waiting up to "
+                            "0.6 s for the browser to start a new one"]
+            said = str(missing.value)
+            assert "did not start a new one within 0.6 s" in said and "Open the tabpilot popup" in said, said
+    finally:
+        await link.close()
+
+
 # --- consent -------------------------------------------------------------------------------------------------
 async def answer_from_extension(host: NativeHost, extension: Extension, decision: str, seen: int) -> dict[str, Any]:
     """Answer the next approval.request (after `seen` of them) as the popup would: an approval.answer

@@ -23,6 +23,12 @@ const BRIDGE_KEEP_ENDED = 20;
 // 10 s), instead of failing at once; a host not due back within that time is not waited for.
 const BRIDGE_HOST_WAIT_MS = 10000;
 const BRIDGE_HOST_POLL_MS = 100;
+// What a page hears of its task when the host dies under it. "error" is page-agent's status for a task that failed
+// (it has no "interrupted"); the record and the popup say interrupted.
+const BRIDGE_HOST_BACK = "tabpilot starts a new host by itself: call PAGE_AGENT_EXT.execute() again";
+const BRIDGE_HOST_STOPPED = "tabpilot's host stopped before this task finished (it was closed or crashed), so the "
+  + `task was interrupted; ${BRIDGE_HOST_BACK} to run it anew`;
+const BRIDGE_HOST_STOPPED_AT_START = `tabpilot's host stopped before this task started (it was closed or crashed); ${BRIDGE_HOST_BACK}`;
 
 const bridge = {
   sites: [], // [{origin, ask, useMyModel, allTabs}] as the host last said
@@ -177,6 +183,23 @@ function bridgeOnTaskPush(message) {
   }
 }
 
+// The host died (killed or crashed; hostDown in service_worker.js): the pages' tasks died with it. Each ends for
+// its page now, as a failure that says so (else its execute() waited for ever and the page's next one was refused
+// as "still running"), and a prompt of the dead host goes (nobody is left to answer it).
+function bridgeHostDown() {
+  for (const entry of bridge.tasks.values()) {
+    if (entry.result) continue;
+    entry.status = "error";
+    entry.result = { success: false, data: BRIDGE_HOST_STOPPED, history: entry.history };
+    bridgeTell(entry, { kind: "status", status: entry.status });
+    bridgeTell(entry, { kind: "result", result: entry.result });
+    entry.callId = null;
+  }
+  bridgeForgetOld();
+  for (const [approvalId, port] of bridge.approvals) bridgePost(port, { kind: "approval.closed", approvalId });
+  bridge.approvals.clear();
+}
+
 function bridgeTell(entry, message) {
   if (entry.port && entry.callId) bridgePost(entry.port, { ...message, id: entry.callId });
 }
@@ -276,7 +299,7 @@ async function bridgeExecute(caller, { id, task, config }) {
     bridge.byTab.set(caller.tabId, data.taskId);
   } catch (error) {
     if (taskTabId !== caller.tabId) chrome.tabs.remove(taskTabId).catch(() => {});
-    throw error;
+    throw error.code === HOST_GONE ? new Error(BRIDGE_HOST_STOPPED_AT_START) : error;
   } finally {
     bridge.starting.delete(caller.tabId);
     bridge.promptTabs.delete(taskTabId);
@@ -296,8 +319,14 @@ async function bridgeAttach(caller, { id }) {
     bridgePost(caller.port, { id, kind: "result", result: null });
     return;
   }
-  // The host's record is the truth (pushes may have gone by while no page listened).
-  const snapshot = (await bridgeRequestHost({ type: "task.get", taskId })).task;
+  // The host's record is the truth (pushes may have gone by while no page listened). A host that dies meanwhile
+  // has ended the task here (bridgeHostDown): that ending is the answer.
+  let snapshot = null;
+  try {
+    snapshot = (await bridgeRequestHost({ type: "task.get", taskId })).task;
+  } catch (error) {
+    if (error.code !== HOST_GONE) throw error;
+  }
   if (snapshot) {
     entry.history = snapshot.history || entry.history;
     entry.status = snapshot.status || entry.status;

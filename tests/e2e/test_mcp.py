@@ -599,11 +599,22 @@ async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
         is_error, text = await call
         assert is_error and "went away" in text and "Call again once the browser is back" in text, text
 
-        # no restart of anything: the extension brings a new host up and the next call reaches it
+        # no restart of anything: the extension brings a new host up and the next call reaches it; called at once
+        # (the browser retries after 0.5 s), it is told first that it waits for that host, not left silent
         llm.add(*sign_up(problems, "Grace"))
         url = e2e_pages.url("form.html?after-kill")
+        told = len(client.progress)
         is_error, result = await client.call("run_task", task="Sign up after the restart", url=url)
         assert not is_error and result["success"], result
+        said = [message or "" for _, message in client.progress[told:]]
+        assert "waiting up to 10 s for the browser to start a new one" in said[0], said
+        assert said[1].startswith(f"taskId {result['taskId']} · started"), said
+        # the killed task is interrupted in the record (the new host marked it), and get_task says why
+        killed = re.match(r"taskId (\S+) ·", next(m for _, m in client.progress if m and m.startswith("taskId")))
+        assert killed is not None, client.progress
+        is_error, record = await client.call("get_task", taskId=killed[1])
+        assert not is_error and record["status"] == "interrupted", record
+        assert record["result"]["success"] is False and "tabpilot's host stopped" in record["result"]["data"], record
         assert not problems, problems
         assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
         assert len(harness.host_pids()) == 1

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from bridge_support import allow, origin_of, revoke, sites_cli
-from e2e_support import E2E_PAGES, Harness, act_on, done, wait_until
+from e2e_support import E2E_PAGES, Harness, act_on, done, popup_task_id, task_row, wait_until
 from e2e_support import prompt_text as model_read
 
 from tabpilot.browser.tab import Tab
@@ -201,6 +201,18 @@ async def outcome(tab: Tab, name: str, timeout: float = 90) -> dict[str, Any]:
     )
 
 
+def kill_the_host(harness: Harness) -> list[int]:
+    """SIGKILL the one host Chromium runs, as a crash; returns its pid (in a list, as host_pids() gives it)."""
+    hosts = harness.host_pids()
+    assert len(hosts) == 1, hosts
+    os.kill(hosts[0], signal.SIGKILL)
+    return hosts
+
+
+async def status_in_record(harness: Harness, task_id: str, status: str) -> bool:
+    return await asyncio.to_thread(lambda: task_row(harness, task_id)["status"] == status)
+
+
 def own_model(llm: ScriptedLLMServer) -> dict[str, Any]:
     return {"baseURL": llm.base_url, "model": "scripted", "apiKey": PAGE_KEY}
 
@@ -231,6 +243,10 @@ async def prompt_text(tab: Tab) -> str | None:
         return None
     html = (await tab.send("DOM.getOuterHTML", {"nodeId": node}))["outerHTML"]
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+async def prompt_gone(tab: Tab) -> bool:
+    return await prompt_node(tab, ".box") is None
 
 
 async def click_prompt(tab: Tab, selector: str) -> None:
@@ -447,9 +463,7 @@ async def test_execute_while_the_host_is_respawned_waits_for_it_and_runs(
     try:
         problems: list[str] = []
         for email in ("rae@example.com", "sam@example.com"):
-            hosts = harness.host_pids()
-            assert len(hosts) == 1, hosts
-            os.kill(hosts[0], signal.SIGKILL)
+            hosts = kill_the_host(harness)
             await wait_until(lambda: harness.sw("!host.connected && !host.port"), "the worker to see the host gone", 10)
             login_script(llm, problems, email)
             await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
@@ -461,6 +475,121 @@ async def test_execute_while_the_host_is_respawned_waits_for_it_and_runs(
         assert not problems, problems
     finally:
         await close(harness, tab)
+
+
+async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute_runs(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The host killed mid-task: the page's execute() settles with a failure that says the host stopped and what
+    to do (it waited for ever, and the page's next execute() was refused as "still running" until it called
+    stop()), the popup shows the task interrupted, the new host marks its row interrupted, and the page's next
+    execute() runs in the new host. Twice, on the same page."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    popup = await harness.open_popup(tab)
+    try:
+        problems: list[str] = []
+        for email in ("kim@example.com", "lee@example.com"):
+            first = len(llm.requests)
+            llm.add(act_on("Email", "input_text", "Type the email", problems, text=email), Delay(60))
+            await execute_from_page(tab, f"killed {email}", "Type the email, then think long", own_model(llm))
+            await wait_until(lambda n=first + 2: asyncio.sleep(0, len(llm.requests) >= n), "the model's second request")
+            await popup.wait_for("document.body.dataset.status === 'running'", "the popup to show the page's task")
+            task_id = await popup_task_id(popup)
+            hosts = kill_the_host(harness)
+
+            ended = await outcome(tab, f"killed {email}", 20)
+            assert "error" not in ended, ended
+            assert ended["result"]["success"] is False, ended
+            said = ended["result"]["data"]
+            assert "tabpilot's host stopped before this task finished" in said and "execute() again" in said, said
+            assert [e["type"] for e in ended["result"]["history"]] == ["step"]  # the step it did is kept
+            assert ended["calls"][-1] == ["status", "error"], ended["calls"]
+            await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show it interrupted")
+            await popup.screenshot(SCREENS / "page-task-host-killed.png")
+
+            await harness.wait_host_connected()
+            await wait_until(lambda t=task_id: status_in_record(harness, t, "interrupted"),
+                             "the new host to mark the killed task interrupted")
+            login_script(llm, problems, email)
+            await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
+            settled = await outcome(tab, email)
+            assert "error" not in settled, settled  # not "this page's task (…) is still running"
+            assert settled["result"]["success"] is True and settled["result"]["data"] == f"Signed in as {email}"
+            assert await js(tab, "document.getElementById('status').textContent") == f"Signed in as {email}."
+            assert harness.host_pids() not in ([], hosts)  # it ran in the new host
+        assert not problems, problems
+    finally:
+        await harness.browser.close_tab(popup.tab.target_id)
+        await close(harness, tab)
+
+
+async def test_a_page_reloaded_before_its_host_died_hears_of_it_from_attach(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """The page reloads mid-task, then the host is killed: nobody listened when the task ended, so attach() in the
+    reloaded page gets that ending (the failure saying the host stopped), not a task "still running"."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        problems: list[str] = []
+        first = len(llm.requests)
+        llm.add(act_on("Email", "input_text", "Type the email", problems, text="ana@example.com"), Delay(60))
+        await execute_from_page(tab, "reloaded", "Type the email, then think long", own_model(llm))
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= first + 2), "the model's second request")
+        await js(tab, "location.reload(), true")
+        await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
+        killed = kill_the_host(harness)
+        await wait_until(lambda: asyncio.sleep(0, harness.host_pids() not in ([], killed)), "a new host", 20)
+        await harness.wait_host_connected()
+        attached = await js(tab, """(async () => {
+            const calls = [];
+            const result = await window.PAGE_AGENT_EXT.attach({onStatusChange: (s) => calls.push(s)});
+            return {result, calls};
+        })()""", timeout=30)
+        assert attached["result"]["success"] is False, attached
+        assert "tabpilot's host stopped before this task finished" in attached["result"]["data"], attached
+        assert attached["calls"] == ["error"], attached
+        login_script(llm, problems, "ana@example.com")  # and the reloaded page's next task runs
+        await execute_from_page(tab, "after", "Log in as ana@example.com", own_model(llm))
+        assert (await outcome(tab, "after"))["result"]["data"] == "Signed in as ana@example.com"
+        assert not problems, problems
+    finally:
+        await close(harness, tab)
+
+
+async def test_a_prompt_the_host_died_under_goes_and_the_next_execute_asks_again_and_runs(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """An --ask site's prompt is up when the host is killed: the prompt goes (nobody is left to answer it), the
+    page's execute() fails saying the host stopped and to call again, and the next execute() asks again and runs."""
+    origin = origin_of(site)
+    await allow(harness, origin, "--ask")
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        requests_before = len(llm.requests)
+        await execute_from_page(tab, "asked", "Sign in as max@example.com", own_model(llm))
+        await wait_until(lambda: prompt_text(tab), "the prompt", 20)
+        kill_the_host(harness)
+        failed = await outcome(tab, "asked", 20)
+        assert "tabpilot's host stopped before this task started" in failed.get("error", ""), failed
+        assert "execute() again" in failed["error"], failed
+        await wait_until(lambda: prompt_gone(tab), "the dead host's prompt to go", 10)
+        assert len(llm.requests) == requests_before
+
+        await harness.wait_host_connected()
+        problems: list[str] = []
+        login_script(llm, problems, "max@example.com")
+        await execute_from_page(tab, "again", "Sign in as max@example.com", own_model(llm))
+        await wait_until(lambda: prompt_text(tab), "the new host's prompt", 20)
+        await asyncio.sleep(0.6)  # past the prompt's click grace
+        await click_prompt(tab, "button.run")
+        ran = await outcome(tab, "again")
+        assert ran.get("result", {}).get("data") == "Signed in as max@example.com", ran
+        assert not problems, problems
+    finally:
+        await close(harness, tab)
+        await allow(harness, origin)  # back to no prompt for the tests after this one
 
 
 async def test_revoke_takes_the_global_away_on_the_next_load_and_an_open_page_starts_nothing(

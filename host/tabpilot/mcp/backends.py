@@ -34,6 +34,10 @@ ApprovePolicy = Literal["always", "ask"]
 ANSWERED_AT_ONCE = 0.5  # s: an "always" the host remembers comes back in milliseconds over the local socket
 STOP_TIMEOUT = 15.0
 ENDED = ("completed", "error", "stopped", "interrupted")  # a task in any of these has nothing left to stop
+# The record's `interrupted` (a host that died under its task: the next one marks it) has no result of its own;
+# a client is told why, as the popup and `tabpilot history show` word it.
+INTERRUPTED = {"success": False, "data": "Interrupted: tabpilot's host stopped before this task finished (it was "
+                                         "closed, killed or crashed). Run the task again to finish it."}
 
 
 class TaskFailed(Exception):
@@ -81,9 +85,10 @@ class HostBackend:
         self.approve = approve
         self.approve_timeout = approve_timeout
 
-    async def _ask(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = 60.0) -> Any:
+    async def _ask(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = 60.0,
+                   waiting: Report | None = None) -> Any:
         try:
-            return await self.link.request(type, fields, timeout=timeout)
+            return await self.link.request(type, fields, timeout=timeout, waiting=waiting)
         except HostGone as exc:
             raise TaskFailed(str(exc)) from exc
         except HostUnavailable as exc:
@@ -108,7 +113,8 @@ class HostBackend:
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
         wait = (self.approve_timeout or 120.0) + 10.0
-        await self._ask("ping")  # connected first: finding no host (or a new one) is not the person's delay
+        # connected first: finding no host (or waiting for a new one, said) is not the person's delay
+        await self._ask("ping", waiting=report)
         asking = asyncio.ensure_future(self._ask("approval.ask", fields, timeout=wait))
         try:
             # a client the person always allows is answered at once, and nobody was asked; otherwise said
@@ -185,8 +191,9 @@ class HostBackend:
             return out
         record = await self._ask("history.get", {"taskId": task_id})  # ended long ago, or before a restart
         task = record.get("task") or {}
+        result = record.get("result") or (INTERRUPTED if task.get("status") == "interrupted" else None)
         return {"taskId": task.get("taskId", task_id), "task": task.get("task"), "status": task.get("status"),
-                "history": record.get("events", []), "result": record.get("result")}
+                "history": record.get("events", []), "result": result}
 
     async def _status(self, task_id: str) -> str | None:
         snapshot = (await self._ask("task.get", {"taskId": task_id})).get("task")

@@ -4,6 +4,11 @@ Connected on first use and again whenever it was lost: a host that went away (br
 extension reloaded, its service worker restarted) fails the calls in flight with `HostGone`, and the
 next call finds the new host (Chromium spawns it when the extension reconnects) without restarting
 the MCP server. The token is read again on every connect: each host writes its own.
+
+While a host it reached before is away, the link waits for the next one only as long as one can come: the
+browser that spawned the host still runs (the host's parent, learned from the socket at connect). A call
+waiting for it is told so at once (`waiting`, a run_task's progress); once that browser has closed, a call
+is told so in a second instead of after the wait.
 """
 
 from __future__ import annotations
@@ -12,25 +17,40 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import socket
+import struct
 import sys
 import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from ..native.codec import FrameDecoder, FrameError, encode_frame
 from ..native.endpoint import EndpointAddress
+from ..store.owner import owner_alive, process_owner
 
 log = logging.getLogger(__name__)
 
 CONNECT_WAIT = 10.0  # a host being respawned after an extension reload appears within ~1 s (backoff 0.5 s)
 FIRST_CONNECT_WAIT = 1.0  # never seen a host: the browser is most likely not open
 REQUEST_TIMEOUT = 60.0
-NO_HOST = (
-    "tabpilot cannot reach your browser: no tabpilot host is running. Open Chrome/Chromium (or Edge, Brave) "
-    "with the tabpilot extension (`tabpilot doctor` checks the setup) and call again. Or add `--fallback launch` "
-    "to this server's arguments in your MCP client's config (`tabpilot mcp config --client … --fallback launch` "
-    "prints the entry): then it starts a Chromium of its own whenever your browser is not reachable "
-    "(`tabpilot mcp --launch` always uses one)."
+OPEN_BROWSER = (
+    "Open Chrome/Chromium (or Edge, Brave) with the tabpilot extension (`tabpilot doctor` checks the setup) and "
+    "call again. Or add `--fallback launch` to this server's arguments in your MCP client's config (`tabpilot mcp "
+    "config --client … --fallback launch` prints the entry): then it starts a Chromium of its own whenever your "
+    "browser is not reachable (`tabpilot mcp --launch` always uses one)."
 )
+NO_HOST = f"tabpilot cannot reach your browser: no tabpilot host is running. {OPEN_BROWSER}"
+BROWSER_CLOSED = f"tabpilot cannot reach your browser: it was closed (its tabpilot host went with it). {OPEN_BROWSER}"
+HOST_NOT_BACK = (
+    "tabpilot cannot reach your browser: its tabpilot host stopped and the browser{open} did not start a new one "
+    "within {wait:g} s (the extension may be off, or waiting to retry). Open the tabpilot popup in the browser (it "
+    "reconnects the extension and says what is wrong; `tabpilot doctor` checks the setup) and call again."
+)
+WAITING = ("tabpilot's host in your browser stopped (killed, crashed or restarted): waiting up to {wait:g} s for the "
+           "browser to start a new one")
+
+Waiting = Callable[[str], Awaitable[None]]
 
 
 class HostUnavailable(Exception):
@@ -90,8 +110,9 @@ class _Connection:
         if self.closed is not None:
             return
         self.closed = HostGone(
-            f"The tabpilot host in your browser went away ({reason}): the browser closed, or the extension "
-            "was reloaded or restarted. Call again once the browser is back; nothing needs restarting."
+            f"The tabpilot host in your browser went away ({reason}): the browser closed, the host crashed or was "
+            "killed, or the extension was reloaded or restarted. Call again once the browser is back (after a crash "
+            "it starts a new host within seconds); nothing needs restarting."
         )
         for future in self.pending.values():
             if not future.done():
@@ -129,10 +150,12 @@ class HostLink:
         self._connection: _Connection | None = None
         self._connecting = asyncio.Lock()
         self._seen_host = False
+        self._browser: str | None = None  # the process that spawned the last host reached (process_owner)
 
     async def request(self, type: str, fields: dict[str, Any] | None = None, *,
-                      timeout: float = REQUEST_TIMEOUT) -> Any:
-        connection = await self.connection()
+                      timeout: float = REQUEST_TIMEOUT, waiting: Waiting | None = None) -> Any:
+        """`waiting`: told in words when the call has to wait for a host being respawned."""
+        connection = await self.connection(waiting)
         return await connection.request(type, fields or {}, timeout)
 
     def updates(self, task_id: str) -> asyncio.Queue[dict[str, Any] | HostGone]:
@@ -148,19 +171,22 @@ class HostLink:
         if self._connection is not None:
             self._connection.updates.pop(task_id, None)
 
-    async def connection(self) -> _Connection:
+    async def connection(self, waiting: Waiting | None = None) -> _Connection:
         async with self._connecting:
             if self._connection is not None and self._connection.closed is None:
                 return self._connection
-            self._connection = await self._connect()
+            self._connection = await self._connect(waiting)
             self._seen_host = True
+            self._browser = _browser_of(self._connection.writer) or self._browser
             return self._connection
 
-    async def _connect(self) -> _Connection:
-        """Wait up to `connect_wait` for a host (one being respawned appears within a second or so);
-        only briefly when there has never been one (no socket, no host seen: the browser is not open)."""
+    async def _connect(self, waiting: Waiting | None) -> _Connection:
+        """Wait up to `connect_wait` for a host being respawned (it appears within a second or so), telling
+        `waiting` at the first miss; only briefly when none can come: there has never been one (the browser is
+        not open), or the browser the last one ran in has closed."""
         address = self._address or EndpointAddress.for_this_user()
-        deadline = time.monotonic() + self._wait_for(address)
+        started = time.monotonic()
+        told = False
         last: str = "no socket yet"
         while True:
             try:
@@ -169,18 +195,26 @@ class HostLink:
                 last = str(exc)  # not there yet, a dead host's socket, or the new host's token not yet written
             except OSError as exc:
                 raise HostUnavailable(f"{NO_HOST} ({exc})") from exc
-            if time.monotonic() > deadline:
+            coming = self._host_can_come()
+            if time.monotonic() - started > (self._connect_wait if coming else FIRST_CONNECT_WAIT):
                 log.info("no host: %s", last)
-                raise HostUnavailable(NO_HOST)
+                raise HostUnavailable(self._why_no_host(coming))
+            if coming and waiting is not None and not told:
+                told = True
+                await waiting(WAITING.format(wait=self._connect_wait))
             await asyncio.sleep(0.2)
 
-    def _wait_for(self, address: EndpointAddress) -> float:
-        # Never seen a host: the browser is most likely not open, also when a socket file is there (a host that
-        # Chromium killed at exit leaves it behind, and connecting is refused) — a call is told so in a second,
-        # not after the wait for a host being respawned (issue: 10 s a call with the browser closed).
-        if not self._seen_host:
-            return min(self._connect_wait, FIRST_CONNECT_WAIT)
-        return self._connect_wait
+    def _host_can_come(self) -> bool:
+        """Whether a host may be on its way: one was reached before and the browser it ran in still runs
+        (unknown where the system does not say who spawned it). Never seen a host: the browser is most likely
+        not open, also when a socket file is there (a host that Chromium killed at exit leaves it behind)."""
+        return self._seen_host and (self._browser is None or owner_alive(self._browser))
+
+    def _why_no_host(self, coming: bool) -> str:
+        if coming:
+            # "still open" only where the system said which browser that is (Linux), and it runs
+            return HOST_NOT_BACK.format(wait=self._connect_wait, open="" if self._browser is None else ", still open,")
+        return BROWSER_CLOSED if self._browser is not None else NO_HOST
 
     async def _open(self, address: EndpointAddress) -> _Connection:
         token = address.read_token()
@@ -208,6 +242,22 @@ class HostLink:
                 self._connection.pump.cancel()
                 with contextlib.suppress(BaseException):
                     await self._connection.pump
+
+
+def _browser_of(writer: asyncio.StreamWriter) -> str | None:
+    """The process that spawned the host at the other end of the socket (the browser: Chromium starts the host
+    itself), as `owner_alive` checks it; None where the system does not say (only Linux is asked)."""
+    sock = writer.get_extra_info("socket")
+    if sock is None or not sys.platform.startswith("linux"):
+        return None
+    try:
+        credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        host_pid = struct.unpack("3i", credentials)[0]
+        stat = Path(f"/proc/{host_pid}/stat").read_text()
+        parent = int(stat.rpartition(")")[2].split()[1])  # after the command name: state, ppid, …
+    except (OSError, ValueError, IndexError):
+        return None
+    return process_owner(parent) if parent > 1 else None
 
 
 async def _open_pipe(name: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:  # pragma: no cover

@@ -25,7 +25,11 @@ def _linux_identity(pid: int) -> tuple[str, str] | None:
 
 
 def current_owner() -> str:
-    pid = os.getpid()
+    return process_owner(os.getpid())
+
+
+def process_owner(pid: int) -> str:
+    """Process `pid` named as `owner_alive` checks it: `pid:boot_id:start_ticks` on Linux, else `pid`."""
     identity = _linux_identity(pid)
     return f"{pid}:{identity[0]}" if identity else str(pid)
 

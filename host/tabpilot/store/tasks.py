@@ -194,7 +194,8 @@ def _result_text(result: dict[str, Any] | None) -> str | None:
 # An export's `data` when the task left no result text (page-agent's ExecutionResult.data is a string).
 _STATUS_SENTENCES = {
     "running": "The task is still running.",
-    "interrupted": "The task was interrupted.",
+    "interrupted": "The task was interrupted: the process running it stopped before it finished (closed, killed or "
+                   "crashed). Run the task again to finish it.",
     "stopped": "The task was stopped.",
     "error": "The task ended with an error.",
     "completed": "The task completed.",
