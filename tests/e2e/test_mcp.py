@@ -766,7 +766,7 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
     link = HostLink("a server about to die")
     allow_client("a server about to die")  # as `--approve always` does: the host starts only an allowed task
-    assert (await link.request("approval.ask", {"task": "Sign up, then hang"}))["decision"] == "always"
+    assert (await link.request("approval.ask", {"task": "Sign up, then hang", "newTab": True}))["decision"] == "always"
     tab = (await link.request("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
     task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab,
                                                  "url": e2e_pages.url("form.html?orphan")}))["taskId"]

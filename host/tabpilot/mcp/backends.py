@@ -93,10 +93,13 @@ class HostBackend:
         except TimeoutError as exc:
             raise TaskFailed(f"the host did not answer {type} within {timeout:g} s") from exc
 
-    async def consent(self, requester: str, task: str, report: Report) -> None:
+    async def consent(self, requester: str, task: str, report: Report, *, new_tab: bool = True,
+                      url: str | None = None) -> int | None:
         """The one place an MCP task is allowed or refused before anything runs (no tab, no model call). The
         host starts only a task allowed this way; `--approve always` (the person's own choice, in their MCP
-        client's config) makes this client one they always allow, listed and revocable in the popup's Settings."""
+        client's config) makes this client one they always allow, listed and revocable in the popup's Settings.
+        The person is shown where it will work (a new tab, or the tab they are looking at); returns the id of that
+        tab when it is an existing one (the host starts the task only there)."""
         if self.approve == "always":
             from ..store.sites import SiteError, allow_client
 
@@ -104,7 +107,9 @@ class HostBackend:
                 allow_client(requester)
             except SiteError as exc:
                 raise TaskFailed(f"--approve always could not record {requester} as always allowed: {exc}") from exc
-        fields: dict[str, Any] = {"requester": requester, "task": task}
+        fields: dict[str, Any] = {"requester": requester, "task": task, "newTab": new_tab}
+        if url:
+            fields["url"] = url
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
         wait = (self.approve_timeout or 120.0) + 10.0
@@ -121,14 +126,19 @@ class HostBackend:
             asking.cancel()
         if verdict.get("decision") == "deny":
             raise TaskFailed(f"Refused: {verdict.get('message')}")
+        tab_id = verdict.get("tabId")
+        return tab_id if isinstance(tab_id, int) else None
 
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
-        await self.consent(requester, task, report)
+        allowed_tab = await self.consent(requester, task, report, new_tab=new_tab, url=url)
         if new_tab:
             tab_id = (await self._ask("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
+        elif allowed_tab is not None:
+            tab_id = allowed_tab
         else:
-            tab_id = await self._active_tab()
+            raise TaskFailed("the host did not say which tab the person allowed this task in; update tabpilot "
+                             "(`tabpilot doctor`)")
         fields: dict[str, Any] = {"task": task, "tabId": tab_id, "source": "mcp"}
         if url:
             fields["url"] = url
@@ -167,13 +177,6 @@ class HostBackend:
                 return task_result(task_id, push.get("result") or {})
             if message:
                 await report(message)
-
-    async def _active_tab(self) -> int:
-        tabs = (await self._ask("tabs.query")).get("tabs", [])
-        for tab in tabs:
-            if tab.get("active") and not str(tab.get("url", "")).startswith("chrome-extension://"):
-                return int(tab["tabId"])
-        raise TaskFailed("there is no active tab to work in; call run_task with new_tab true")
 
     async def get_task(self, task_id: str) -> dict[str, Any]:
         snapshot = (await self._ask("task.get", {"taskId": task_id})).get("task")
