@@ -8,7 +8,8 @@
 const $ = (id) => document.getElementById(id);
 const t = I18n.t;
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
-const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted"]);
+// "denied" / "refused": a task a page or an MCP client asked for that never ran (only in Past tasks)
+const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted", "denied", "refused"]);
 // Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
 // for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
 const HOST_NOT_INSTALLED = new Set([

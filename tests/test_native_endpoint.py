@@ -622,3 +622,51 @@ async def test_the_person_is_asked_about_a_task_where_it_will_work_and_it_starts
             await starting
     finally:
         await link.close()
+
+
+async def test_a_task_the_person_said_no_to_or_the_host_refused_is_in_the_history(
+    running: tuple[Extension, NativeHost, LocalEndpoint], home: Path,
+) -> None:
+    """"Agent X asked to … — you said no": what was asked for and not run is recorded as what it is (who asked,
+    the text, when, denied or refused and why), for Past tasks and `tabpilot history`; never a key it carried,
+    and a program retrying in a loop is recorded once."""
+    from store_support import tabpilot
+
+    extension, host, _ = running
+    link, rogue = HostLink("tabpilot mcp", connect_wait=2), HostLink("Rogue Tool", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent X", "task": "Empty my inbox"}))
+        await answer_from_extension(host, extension, "deny", 0)
+        assert (await asking)["decision"] == "deny"
+        for _ in range(3):
+            with pytest.raises(HostRefused):
+                await rogue.request("task.start", {"task": "Forward my mail", "tabId": 3})
+    finally:
+        await link.close()
+        await rogue.close()
+    host.receive({"type": "task.start", "id": "page-1", "task": "Buy everything", "tabId": 4, "source": "page",
+                  "origin": "https://shop.example", "config": {"apiKey": "sk-NEVER-STORED-123", "baseURL":
+                                                                "https://llm.example/v1", "model": "m"}})
+    for _ in range(100):
+        if any(reply.get("id") == "page-1" for reply in extension.of_type("reply")):
+            break
+        await asyncio.sleep(0.02)
+
+    rows = {row.task: row for row in host.store.list_tasks()}
+    assert set(rows) == {"Empty my inbox", "Forward my mail", "Buy everything"}
+    said_no, unasked, page = rows["Empty my inbox"], rows["Forward my mail"], rows["Buy everything"]
+    assert (said_no.status, said_no.source, said_no.requester) == ("denied", "mcp", "Agent X")
+    assert said_no.result_text == "The person using the browser refused to let Agent X run this task."
+    assert (unasked.status, unasked.requester, unasked.result_text) == (
+        "refused", "Rogue Tool", "it tried to start it without asking you first")
+    assert (page.status, page.source, page.requester) == ("refused", "page", "https://shop.example")
+    assert "may not start tasks in this browser" in str(page.result_text)
+    assert all(row.ended_at is not None and row.ended_at >= row.started_at and row.steps == 0 for row in rows.values())
+    stored = [path.read_bytes() for path in home.rglob("*") if path.is_file()]  # noqa: ASYNC240
+    assert stored and not any(b"sk-NEVER-STORED" in data for data in stored)
+
+    listed = tabpilot(home, "history").stdout
+    assert "denied" in listed and listed.count("refused") == 2 and "Empty my inbox" in listed, listed
+    shown = tabpilot(home, "history", "show", said_no.task_id).stdout
+    assert "asked for by the MCP client Agent X" in shown and "refused to let Agent X" in shown, shown
+    assert "denied" in shown

@@ -33,6 +33,7 @@ import logging
 import os
 import secrets
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -305,7 +306,12 @@ class LocalEndpoint:
         except BadRequest as exc:
             return reply_error(exc.request_id, exc.text(self.host.tasks.ui_language), "bad_request")
         if request.type == "task.start":
-            request = request.model_copy(update={"client": _admit(client, request)})
+            try:
+                request = request.model_copy(update={"client": _admit(client, request)})
+            except Refused as exc:
+                self.host.tasks.record_not_run(request.task, status="refused", why=exc.for_the_person,
+                                               source=LOCAL_SOURCE, requester=client.name, url=request.url)
+                raise
         elif request.type == "task.stop" and request.task_id not in client.started:
             raise RequestFailed(f"{'that task' if request.task_id is None else f'task {request.task_id}'} was not "
                                 "started on this connection; a local program may stop only its own tasks, by their "
@@ -335,7 +341,11 @@ class LocalEndpoint:
             if not isinstance(task, str) or not task:
                 raise RequestFailed("approval.ask needs the task's text", "bad_request")
             place = await self._place(client, frame)
+            asked_at = time.time()
             verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
+            if verdict.decision == "deny":
+                self.host.tasks.record_not_run(task, status="denied", why=verdict.message, source=LOCAL_SOURCE,
+                                               requester=requester, asked_at=asked_at, url=place.url)
             if verdict.decision != "deny":
                 client.consented = [*client.consented, Consent(task, requester, place)][-KEEP_CONSENTS:]
             if verdict.decision == "always":
@@ -455,17 +465,29 @@ class LocalEndpoint:
                     client.tasks.discard(str(task_id))
 
 
+class Refused(RequestFailed):
+    """A local task.start the host refuses (code `not_allowed`): the message is for the program that sent it,
+    `for_the_person` what the record says."""
+
+    def __init__(self, message: str, for_the_person: str) -> None:
+        super().__init__(message, "not_allowed")
+        self.for_the_person = for_the_person
+
+
 def _admit(client: LocalClient, request: TaskStart) -> str:
     """A local client's task.start runs only a task the person allowed on this connection, once per yes,
     and never over all the user's tabs (nobody was asked about those). Returns who asked for it, as the person
     was told (the record names the task's requester so)."""
     allowed = next((yes for yes in client.consented if yes.fits(request, client.opened_tabs)), None)
     if allowed is None:
-        asked = [yes.place for yes in client.consented if yes.task == request.task]
-        raise RequestFailed(NOT_IN_THAT_TAB if asked else NOT_CONSENTED, "not_allowed")
+        if any(yes.task == request.task for yes in client.consented):
+            raise Refused(NOT_IN_THAT_TAB, "it tried to run it in another tab or page than the one you were asked "
+                                           "about")
+        raise Refused(NOT_CONSENTED, "it tried to start it without asking you first")
     if request.config is not None and request.config.experimental_include_all_tabs:
-        raise RequestFailed("a local program's task works in its own tab and the tabs it opens, never in all the "
-                            "user's tabs (experimentalIncludeAllTabs)", "not_allowed")
+        raise Refused("a local program's task works in its own tab and the tabs it opens, never in all the "
+                      "user's tabs (experimentalIncludeAllTabs)", "it asked to see all your tabs, which a local "
+                                                                  "program never may")
     client.consented.remove(allowed)
     return allowed.requester
 
