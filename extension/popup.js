@@ -8,7 +8,7 @@
 const $ = (id) => document.getElementById(id);
 const t = I18n.t;
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
-// "denied" / "refused": a task a page or an MCP client asked for that never ran (only in Past tasks)
+// "denied" / "refused": a task a page or an MCP client asked for that never ran (only in Past tasks: NOT_RUN)
 const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted", "denied", "refused"]);
 // Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
 // for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
@@ -332,6 +332,7 @@ function showApproval(request) {
   li.dataset.kind = request.kind;
   const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
   const task = Timeline.el("blockquote", "approval-task", request.task);
+  const where = Timeline.el("div", "approval-where");
   const left = Timeline.el("div", "approval-left muted");
   const buttons = Timeline.el("div", "row approval-buttons");
   const choices = [["once", "approvalOnce", ""], ["always", "approvalAlways", "secondary"], ["deny", "approvalDeny", "danger"]];
@@ -343,10 +344,35 @@ function showApproval(request) {
     button.addEventListener("click", () => answerApproval(request.approvalId, decision, li));
     buttons.append(button);
   }
-  li.append(title, task, left, buttons);
+  li.append(title, task, where, left, buttons);
   approvals.set(request.approvalId, { request, li });
   $("approval-list").append(li);
   renderApprovals();
+  showWhere(request, where);
+}
+
+// Where the task will work, so the person decides knowing which of their tabs it gets: the tab's title and
+// origin (as Chromium has them now), or a new tab; and the page it opens first, by its origin.
+async function showWhere(request, where) {
+  const opens = request.url ? originOf(request.url) : "";
+  if (request.newTab || request.tabId == null) {
+    where.textContent = opens ? t("approvalWhereNewTabAt", opens) : t("approvalWhereNewTab");
+    return;
+  }
+  const tab = await chrome.tabs.get(request.tabId).catch(() => null);
+  const place = tab ? t("approvalWhereTab", tab.title || originOf(tab.url), originOf(tab.url))
+    : t("approvalWhereTabGone", request.tabId);
+  where.textContent = opens ? `${place} ${t("approvalWhereOpens", opens)}` : place;
+  where.dataset.tabId = String(request.tabId);
+}
+
+function originOf(url) {
+  try {
+    const parsed = new URL(url);
+    return parsed.origin !== "null" ? parsed.origin : url; // about:blank, data: … say themselves
+  } catch (_) {
+    return String(url || "");
+  }
 }
 
 function closeApproval(approvalId) {
@@ -836,8 +862,10 @@ function count(value, one, many) {
   return value === 1 ? t(one, value) : t(many, value);
 }
 
+const NOT_RUN = new Set(["denied", "refused"]); // asked for by a page or an MCP client, never run: no steps
+
 function pastMeta(row) {
-  const parts = [formatTime(row.startedAt), count(row.steps ?? 0, "stepsOne", "stepsMany")];
+  const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
   if (row.requester) parts.push(t("pastFrom", row.requester)); // a page's origin, an MCP client's name
   return parts.filter(Boolean).join(" · ");

@@ -292,6 +292,51 @@ async def test_deny_in_the_popup_refuses_the_task_and_asks_no_model(
     await close_popup(harness, popup)
 
 
+async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_tasks(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person decides knowing where the task would work: the card names their tab by its title and origin,
+    or says it gets a new tab and which site it opens; what they said no to is in Past tasks, from whom."""
+    from urllib.parse import urlsplit
+
+    from tabpilot.mcp.hostlink import HostLink
+
+    await configure(harness, llm)
+    url = e2e_pages.url("form.html?where")
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+    form = await harness.browser.new_tab(url)
+    popup = await harness.open_popup()
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
+    link = HostLink("a local program")
+    try:
+        asking = asyncio.ensure_future(link.request("approval.ask", {
+            "requester": "Tab Agent", "task": "Fill in my form", "tabId": await harness.chrome_tab_id(form)}))
+        card = await approval_card(popup, "Tab Agent")
+        assert f"In your tab “Signup form” ({origin})" in card["text"], card
+        await popup.screenshot(SCREENS / "approval-card-tab.png", max_height=600)
+        await press(popup, card["id"], "deny")
+        assert (await asking)["decision"] == "deny"
+    finally:
+        await link.close()
+    async with mcp_client(harness, "--approve-timeout", "60", name="New Tab Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up as Mallory", url=url))
+        card = await approval_card(popup, "New Tab Agent")
+        assert f"In a new tab, opening {origin}" in card["text"], card
+        await popup.screenshot(SCREENS / "approval-card-new-tab.png", max_height=600)
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    await popup.click("#nav-past")
+    line = await popup.wait_for(
+        "(() => { const li = [...document.querySelectorAll('#past-list .past-item')]"
+        ".find(i => i.innerText.includes('Fill in my form')); return li ? li.innerText : null; })()",
+        "the request said no to, in Past tasks")
+    assert "denied" in line and "from Tab Agent" in line, line
+    await popup.screenshot(SCREENS / "past-denied.png", max_height=600)
+    assert llm.requests == []
+    await close_popup(harness, popup)
+    await harness.browser.close_tab(form.target_id)
+
+
 async def test_clicking_the_notification_opens_a_view_that_shows_the_request(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
@@ -766,10 +811,11 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
     link = HostLink("a server about to die")
     allow_client("a server about to die")  # as `--approve always` does: the host starts only an allowed task
-    assert (await link.request("approval.ask", {"task": "Sign up, then hang", "newTab": True}))["decision"] == "always"
+    page = e2e_pages.url("form.html?orphan")
+    asked = await link.request("approval.ask", {"task": "Sign up, then hang", "newTab": True, "url": page})
+    assert asked["decision"] == "always"
     tab = (await link.request("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
-    task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab,
-                                                 "url": e2e_pages.url("form.html?orphan")}))["taskId"]
+    task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab, "url": page}))["taskId"]
     updates = link.updates(task_id)
     while (push := await asyncio.wait_for(updates.get(), 60)) and push.get("type") != "task.event":
         pass
