@@ -337,6 +337,50 @@ async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_task
     await harness.browser.close_tab(form.target_id)
 
 
+async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_always_allows_it(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any MCP client's tools reach the host; the person's own tab and task (its text, its result) stay theirs:
+    list_tabs and get_task show a client its own, and everything to a client the person always allows."""
+    from tabpilot.store.sites import allow_client, revoke_client
+
+    await configure(harness, llm)
+    persons_url, own_url = e2e_pages.url("form.html?the-persons-own"), e2e_pages.url("form.html?its-own")
+    persons = await harness.browser.new_tab(persons_url)
+    llm.add(done("Nothing to do on my page"))
+    popup = await harness.open_popup(persons)
+    persons_task = await run_in_popup(popup, "Look at my page")
+    await wait_status(popup, "completed")
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Nosy"))
+    async with mcp_client(harness, "--approve-timeout", "60", name="Nosy Agent") as client:
+        is_error, listed = await client.call("list_tabs")
+        assert not is_error and persons_url not in [t["url"] for t in listed["tabs"]], listed
+        is_error, text = await client.call("get_task", taskId=persons_task)
+        assert is_error and "only the tasks it started" in text, text
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up as Nosy", url=own_url))
+        await press(popup, (await approval_card(popup, "Nosy Agent"))["id"], "once")
+        is_error, result = await call
+        assert not is_error and result["success"] and not problems, (result, problems)
+        is_error, listed = await client.call("list_tabs")  # its own tab, once it has one
+        assert [t["url"] for t in listed["tabs"]] == [own_url], listed
+        is_error, task = await client.call("get_task", taskId=result["taskId"])
+        assert not is_error and task["status"] == "completed", task
+
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))
+    allow_client("Trusted Agent")  # the person's "Always allow for this client", earlier
+    try:
+        async with mcp_client(harness, name="Trusted Agent") as trusted:
+            is_error, listed = await trusted.call("list_tabs")
+            assert not is_error and persons_url in [t["url"] for t in listed["tabs"]], listed
+            is_error, task = await trusted.call("get_task", taskId=persons_task)
+            assert not is_error and task["task"] == "Look at my page", task
+    finally:
+        revoke_client("Trusted Agent")
+    await close_popup(harness, popup)
+    await harness.browser.close_tab(persons.target_id)
+
+
 async def test_clicking_the_notification_opens_a_view_that_shows_the_request(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:

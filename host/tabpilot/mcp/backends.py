@@ -48,13 +48,15 @@ class Backend(Protocol):
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]: ...
 
-    async def get_task(self, task_id: str) -> dict[str, Any]: ...
+    # requester: the MCP client asking, by its own name: one the person always allows sees all their tabs and
+    # tasks; another only those of its own tasks
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]: ...
 
     async def stop_task(self, task_id: str) -> dict[str, Any]: ...
 
-    async def list_tabs(self) -> list[dict[str, Any]]: ...
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]: ...
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]: ...
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]: ...
 
     async def close(self) -> None: ...
 
@@ -178,15 +180,16 @@ class HostBackend:
             if message:
                 await report(message)
 
-    async def get_task(self, task_id: str) -> dict[str, Any]:
-        snapshot = (await self._ask("task.get", {"taskId": task_id})).get("task")
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]:
+        snapshot = (await self._ask("task.get", {"taskId": task_id, "requester": requester})).get("task")
         if snapshot is not None:
             out = {"taskId": snapshot["taskId"], "task": snapshot["task"], "status": snapshot["status"],
                    "tabId": snapshot["tabId"], "history": snapshot["history"]}
             if "result" in snapshot:
                 out["result"] = {k: v for k, v in snapshot["result"].items() if k != "history"}
             return out
-        record = await self._ask("history.get", {"taskId": task_id})  # ended long ago, or before a restart
+        # ended long ago, or before a restart
+        record = await self._ask("history.get", {"taskId": task_id, "requester": requester})
         task = record.get("task") or {}
         return {"taskId": task.get("taskId", task_id), "task": task.get("task"), "status": task.get("status"),
                 "history": record.get("events", []), "result": record.get("result")}
@@ -204,13 +207,13 @@ class HostBackend:
         await self._ask("task.stop", {"taskId": task_id}, timeout=STOP_TIMEOUT + 5)
         return stop_answer(task_id, await self._status(task_id), was_running=True)
 
-    async def list_tabs(self) -> list[dict[str, Any]]:
-        tabs = (await self._ask("tabs.query")).get("tabs", [])
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
+        tabs = (await self._ask("tabs.query", {"requester": requester})).get("tabs", [])
         return [{"tabId": t["tabId"], "url": t.get("url", ""), "title": t.get("title", ""),
                  "active": bool(t.get("active"))} for t in tabs]
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
-        fields: dict[str, Any] = {}
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
+        fields: dict[str, Any] = {"requester": requester}
         if tab is not None:
             try:
                 fields["tabId"] = int(tab)
@@ -328,7 +331,7 @@ class LaunchBackend:
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(runner, STOP_TIMEOUT)
 
-    async def get_task(self, task_id: str) -> dict[str, Any]:
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]:
         run = self._runs.get(task_id)
         if run is not None:
             out: dict[str, Any] = {"taskId": task_id, "task": run.plan.task, "status": run.status,
@@ -363,7 +366,7 @@ class LaunchBackend:
         await run.stop("Stopped by the MCP client")
         return stop_answer(task_id, run.status, was_running=True)
 
-    async def list_tabs(self) -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
         browser = await self._connect()
         try:
             pages = await browser.tabs()
@@ -374,7 +377,7 @@ class LaunchBackend:
         finally:
             await browser.close()
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
         from ..browser.state import get_state
 
         browser = await self._connect()
@@ -421,11 +424,11 @@ class FallbackBackend:
         await report(FALLING_BACK)
         return await self.launch.run_task(task, url, new_tab, requester, report)
 
-    async def get_task(self, task_id: str) -> dict[str, Any]:
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]:
         if self.launch.runs(task_id):
             return await self.launch.get_task(task_id)
         try:
-            return await self.host.get_task(task_id)
+            return await self.host.get_task(task_id, requester=requester)
         except NoBrowser:
             return await self.launch.get_task(task_id)  # the task record on this machine has it
 
@@ -434,15 +437,15 @@ class FallbackBackend:
             return await self.launch.stop_task(task_id)
         return await self.host.stop_task(task_id)
 
-    async def list_tabs(self) -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
         try:
-            return await self.host.list_tabs()
+            return await self.host.list_tabs(requester=requester)
         except NoBrowser:
             return await self.launch.list_tabs()
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
         try:
-            return await self.host.read_page(tab)
+            return await self.host.read_page(tab, requester=requester)
         except NoBrowser:
             return await self.launch.read_page(tab)
 

@@ -280,6 +280,8 @@ class LocalEndpoint:
             if kind not in LOCAL_TYPES:
                 raise RequestFailed(f"{kind!r} is not for local clients (they may send: {', '.join(LOCAL_TYPES)})",
                                     "bad_request")
+            if kind in ASKED_AS:
+                frame = _asking_as(client, frame)
             if kind in HOST_ROUTED:
                 reply = await self._host_reply(client, frame)
             else:
@@ -490,6 +492,23 @@ def _admit(client: LocalClient, request: TaskStart) -> str:
                                                                   "program never may")
     client.consented.remove(allowed)
     return allowed.requester
+
+
+ASKED_AS = ("tabs.query", "page.read", "task.get", "task.list", "history.get")  # reads that take `requester`
+
+
+def _asking_as(client: LocalClient, frame: dict[str, Any]) -> dict[str, Any]:
+    """A read sent as `requester` (tabpilot mcp names the MCP client that calls it): a client the person always
+    allows sees as such from its first read, as approval.ask would have answered it `always` without asking."""
+    from ..store.sites import SiteError, client_allowed
+
+    name = display_name(frame.get("requester"), "")
+    try:
+        if name and client_allowed(name):
+            client.always_for.add(name)
+    except SiteError:
+        pass
+    return {key: value for key, value in frame.items() if key != "requester"}
 
 
 ONLY_ITS_OWN = ("a local program sees only the tasks it started on this connection (their taskId is in task.start's "
