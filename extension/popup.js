@@ -909,7 +909,8 @@ async function openPast(taskId) {
     paintPill($("past-status"), row.status);
     $("past-meta").textContent = pastMeta(row);
     Timeline.render($("past-timeline"), events);
-    paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status), $("past-timeline"));
+    if (NOT_RUN.has(row.status)) paintNotRun(row, result);
+    else paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status), $("past-timeline"));
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";
     $("past-rerun-new").hidden = !/^(https?|file):/.test(ui.pastTask.url);
@@ -918,6 +919,18 @@ async function openPast(taskId) {
   } catch (error) {
     showError("past-error", error);
   }
+}
+
+// A task asked for and never run says so in the person's language, who asked, and the recorded why (the host's
+// words, in English) under Details.
+function paintNotRun(row, result) {
+  const why = result && typeof result.data === "string" ? result.data : "";
+  $("past-result").hidden = false;
+  $("past-result").className = "result failed";
+  $("past-result-text").textContent = t(row.status === "denied" ? "pastDenied" : "pastRefused", row.requester || "?");
+  $("past-result-remedy").hidden = true;
+  $("past-result-detail-text").textContent = why;
+  $("past-result-details").hidden = !why;
 }
 
 // The stored result ({success, data}) of a task that ended; a task with none (interrupted) has none to show.

@@ -332,6 +332,13 @@ async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_task
         "the request said no to, in Past tasks")
     assert "denied" in line and "from Tab Agent" in line, line
     await popup.screenshot(SCREENS / "past-denied.png", max_height=600)
+    await popup.click("#past-list .past-item")  # the newest: New Tab Agent's
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the request's detail")
+    assert await popup.text("#past-result-text") == (
+        "New Tab Agent asked to run this task and you said no (or did not answer in time). It never ran.")
+    assert await popup.js("document.getElementById('past-result-detail-text').textContent") == (
+        "The person using the browser refused to let New Tab Agent run this task.")  # the record's why
+    await popup.screenshot(SCREENS / "past-denied-detail.png", max_height=600)
     assert llm.requests == []
     await close_popup(harness, popup)
     await harness.browser.close_tab(form.target_id)

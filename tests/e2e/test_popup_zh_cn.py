@@ -294,4 +294,8 @@ async def test_a_clients_request_says_which_tab_in_chinese_and_a_no_is_in_past_t
                             ".filter(i => i.innerText.includes('填写表单')).length")
     assert denied == 2  # each no of the person's is recorded
     await popup.screenshot(SCREENS / "zh-CN-past-denied.png", max_height=600)
+    await popup.click("#past-list .past-item")
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the request's detail")
+    assert await popup.text("#past-result-text") == "Claude 请求运行此任务，你拒绝了（或未及时回答）。它没有运行。"
+    await popup.screenshot(SCREENS / "zh-CN-past-denied-detail.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
