@@ -388,6 +388,33 @@ async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_alway
     await harness.browser.close_tab(persons.target_id)
 
 
+async def test_run_task_in_the_active_tab_runs_in_the_tab_the_person_was_shown(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """new_tab false: the host finds the tab the person is looking at, the card names it and the page the task
+    opens there, and the task runs in that tab, which is then the client's own."""
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada Active"))
+    await configure(harness, llm)
+    url = e2e_pages.url("form.html?active-tab")
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Active Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up as Ada Active", url=url, new_tab=False))
+        card = await approval_card(popup, "Active Agent")
+        opens = url.split("/form.html")[0]
+        assert "In your tab “" in card["text"] and f"It opens {opens} there first." in card["text"], card
+        where = f'.approval-card[data-approval-id="{card["id"]}"] .approval-where'
+        shown_tab = int(await popup.js(f"document.querySelector({json.dumps(where)}).dataset.tabId"))
+        await press(popup, card["id"], "once")
+        is_error, result = await call
+        assert not is_error and result["success"] and not problems, (result, problems)
+        assert f"started in tab {shown_tab}" in (client.progress[0][1] or ""), client.progress[0]
+        assert await harness.sw(f"(await chrome.tabs.get({shown_tab})).url") == url
+        is_error, listed = await client.call("list_tabs")  # the tab it ran in is now one of its own
+        assert [t["tabId"] for t in listed["tabs"]] == [shown_tab], listed
+    await close_popup(harness, popup)
+
+
 async def test_clicking_the_notification_opens_a_view_that_shows_the_request(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
