@@ -360,10 +360,17 @@ async function showWhere(request, where) {
     return;
   }
   const tab = await chrome.tabs.get(request.tabId).catch(() => null);
-  const place = tab ? t("approvalWhereTab", tab.title || originOf(tab.url), originOf(tab.url))
+  const place = tab ? t("approvalWhereTab", shownTitle(tab.title) || originOf(tab.url), originOf(tab.url))
     : t("approvalWhereTabGone", request.tabId);
   where.textContent = opens ? `${place} ${t("approvalWhereOpens", opens)}` : place;
   where.dataset.tabId = String(request.tabId);
+}
+
+// A page's title as the card shows it: the page chose it, so controls and bidi overrides (which could make it
+// read as another site) are dropped, and a long one is cut.
+function shownTitle(title) {
+  const visible = String(title || "").replace(/[\u0000-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
+  return visible.length > 80 ? `${visible.slice(0, 79)}…` : visible;
 }
 
 function originOf(url) {

@@ -316,6 +316,15 @@ async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_task
         await popup.screenshot(SCREENS / "approval-card-tab.png", max_height=600)
         await press(popup, card["id"], "deny")
         assert (await asking)["decision"] == "deny"
+        # the page names itself: a bidi override cannot make its title read as another site's
+        await form.evaluate("document.title = 'Inbox \u202emoc.knab-ym\u202c ' + 'x'.repeat(200)")
+        asking = asyncio.ensure_future(link.request("approval.ask", {
+            "requester": "Tab Agent", "task": "Fill in my form", "tabId": await harness.chrome_tab_id(form)}))
+        card = await approval_card(popup, "Tab Agent")
+        shown = ("Inbox moc.knab-ym " + "x" * 200)[:79] + "…"  # no override, at most 80 characters
+        assert f"In your tab “{shown}” ({origin})" in card["text"], card
+        await press(popup, card["id"], "deny")
+        await asking
     finally:
         await link.close()
     async with mcp_client(harness, "--approve-timeout", "60", name="New Tab Agent") as client:
