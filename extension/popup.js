@@ -8,7 +8,8 @@
 const $ = (id) => document.getElementById(id);
 const t = I18n.t;
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
-const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted"]);
+// "denied" / "refused": a task a page or an MCP client asked for that never ran (only in Past tasks: NOT_RUN)
+const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted", "denied", "refused"]);
 // Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
 // for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
 const HOST_NOT_INSTALLED = new Set([
@@ -331,6 +332,7 @@ function showApproval(request) {
   li.dataset.kind = request.kind;
   const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
   const task = Timeline.el("blockquote", "approval-task", request.task);
+  const where = Timeline.el("div", "approval-where");
   const left = Timeline.el("div", "approval-left muted");
   const buttons = Timeline.el("div", "row approval-buttons");
   const choices = [["once", "approvalOnce", ""], ["always", "approvalAlways", "secondary"], ["deny", "approvalDeny", "danger"]];
@@ -342,10 +344,42 @@ function showApproval(request) {
     button.addEventListener("click", () => answerApproval(request.approvalId, decision, li));
     buttons.append(button);
   }
-  li.append(title, task, left, buttons);
+  li.append(title, task, where, left, buttons);
   approvals.set(request.approvalId, { request, li });
   $("approval-list").append(li);
   renderApprovals();
+  showWhere(request, where);
+}
+
+// Where the task will work, so the person decides knowing which of their tabs it gets: the tab's title and
+// origin (as Chromium has them now), or a new tab; and the page it opens first, by its origin.
+async function showWhere(request, where) {
+  const opens = request.url ? originOf(request.url) : "";
+  if (request.newTab || request.tabId == null) {
+    where.textContent = opens ? t("approvalWhereNewTabAt", opens) : t("approvalWhereNewTab");
+    return;
+  }
+  const tab = await chrome.tabs.get(request.tabId).catch(() => null);
+  const place = tab ? t("approvalWhereTab", shownTitle(tab.title) || originOf(tab.url), originOf(tab.url))
+    : t("approvalWhereTabGone", request.tabId);
+  where.textContent = opens ? `${place} ${t("approvalWhereOpens", opens)}` : place;
+  where.dataset.tabId = String(request.tabId);
+}
+
+// A page's title as the card shows it: the page chose it, so controls and bidi overrides (which could make it
+// read as another site) are dropped, and a long one is cut.
+function shownTitle(title) {
+  const visible = String(title || "").replace(/[\u0000-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
+  return visible.length > 80 ? `${visible.slice(0, 79)}…` : visible;
+}
+
+function originOf(url) {
+  try {
+    const parsed = new URL(url);
+    return parsed.origin !== "null" ? parsed.origin : url; // about:blank, data: … say themselves
+  } catch (_) {
+    return String(url || "");
+  }
 }
 
 function closeApproval(approvalId) {
@@ -835,8 +869,10 @@ function count(value, one, many) {
   return value === 1 ? t(one, value) : t(many, value);
 }
 
+const NOT_RUN = new Set(["denied", "refused"]); // asked for by a page or an MCP client, never run: no steps
+
 function pastMeta(row) {
-  const parts = [formatTime(row.startedAt), count(row.steps ?? 0, "stepsOne", "stepsMany")];
+  const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
   if (row.requester) parts.push(t("pastFrom", row.requester)); // a page's origin, an MCP client's name
   return parts.filter(Boolean).join(" · ");
@@ -880,7 +916,8 @@ async function openPast(taskId) {
     paintPill($("past-status"), row.status);
     $("past-meta").textContent = pastMeta(row);
     Timeline.render($("past-timeline"), events);
-    paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status), $("past-timeline"));
+    if (NOT_RUN.has(row.status)) paintNotRun(row, result);
+    else paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status), $("past-timeline"));
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";
     $("past-rerun-new").hidden = !/^(https?|file):/.test(ui.pastTask.url);
@@ -889,6 +926,18 @@ async function openPast(taskId) {
   } catch (error) {
     showError("past-error", error);
   }
+}
+
+// A task asked for and never run says so in the person's language, who asked, and the recorded why (the host's
+// words, in English) under Details.
+function paintNotRun(row, result) {
+  const why = result && typeof result.data === "string" ? result.data : "";
+  $("past-result").hidden = false;
+  $("past-result").className = "result failed";
+  $("past-result-text").textContent = t(row.status === "denied" ? "pastDenied" : "pastRefused", row.requester || "?");
+  $("past-result-remedy").hidden = true;
+  $("past-result-detail-text").textContent = why;
+  $("past-result-details").hidden = !why;
 }
 
 // The stored result ({success, data}) of a task that ended; a task with none (interrupted) has none to show.

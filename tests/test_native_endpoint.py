@@ -119,7 +119,7 @@ async def test_a_client_with_the_token_speaks_the_popups_requests(
     try:
         assert await link.request("ping") == {"pong": True}
         assert (await link.request("task.list")) == {"tasks": []}
-        assert (await link.request("task.get", {"taskId": "nope"})) == {"task": None}
+        assert (await link.request("task.get")) == {"task": None}
         with pytest.raises(HostRefused) as refused:  # only what a local client needs, not the extension's
             await link.request("history.delete", {"taskId": "x"})
         assert refused.value.code == "bad_request" and "not for local clients" in str(refused.value)
@@ -137,7 +137,7 @@ async def test_the_latest_host_owns_the_socket_and_a_host_removes_only_its_own(h
     _, new = await start_host(new_extension)  # an extension reload: the new host starts before the old exits
     link = HostLink("unit test", connect_wait=2)
     try:
-        await link.request("approval.ask", {"task": "t", "timeout": 0.05})
+        await ask_in_new_tab(link, {"task": "t", "timeout": 0.05})
         assert len(new_extension.of_type("approval.request")) == 1 and old_extension.frames == []
         await old.close()
         assert exists(new.address.socket) and exists(new.address.token_file)
@@ -152,7 +152,7 @@ async def test_a_call_in_flight_fails_when_the_host_goes_and_the_next_reaches_th
     _, first = await start_host(Extension())
     link = HostLink("unit test", connect_wait=5)
     try:
-        waiting = asyncio.ensure_future(link.request("approval.ask", {"task": "t", "timeout": 30}))
+        waiting = asyncio.ensure_future(ask_in_new_tab(link, {"task": "t", "timeout": 30}))
         await asyncio.sleep(0.2)
         await first.close()  # the browser closed, or the extension reloaded
         with pytest.raises(HostGone) as gone:
@@ -203,6 +203,11 @@ async def test_a_host_that_does_not_come_back_is_waited_for_saying_so_then_said(
 
 
 # --- consent -------------------------------------------------------------------------------------------------
+def ask_in_new_tab(link: HostLink, fields: dict[str, Any]) -> Any:
+    """approval.ask for a task that works in a tab the client opens for it (no tab of the person's is named)."""
+    return link.request("approval.ask", {"newTab": True, **fields})
+
+
 async def answer_from_extension(host: NativeHost, extension: Extension, decision: str, seen: int) -> dict[str, Any]:
     """Answer the next approval.request (after `seen` of them) as the popup would: an approval.answer
     request to the host."""
@@ -222,19 +227,19 @@ async def test_consent_asks_the_extension_and_remembers_always(
     extension, host, _ = running
     link = HostLink("unit test", connect_wait=2)
     try:
-        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent A", "task": "Book it"}))
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent A", "task": "Book it"}))
         request = await answer_from_extension(host, extension, "deny", 0)
         assert (request["kind"], request["requester"], request["task"]) == ("mcp", "Agent A", "Book it")
         verdict = await asking
         assert verdict["decision"] == "deny" and "refused to let Agent A" in verdict["message"]
 
-        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent A", "task": "Again"}))
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent A", "task": "Again"}))
         await answer_from_extension(host, extension, "always", 1)
         assert (await asking)["decision"] == "always"
         asked = len(extension.of_type("approval.request"))
-        assert (await link.request("approval.ask", {"requester": "Agent A", "task": "Third"}))["decision"] == "always"
+        assert (await ask_in_new_tab(link, {"requester": "Agent A", "task": "Third"}))["decision"] == "always"
         assert len(extension.of_type("approval.request")) == asked  # not asked again
-        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent B", "task": "Other"}))
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent B", "task": "Other"}))
         await answer_from_extension(host, extension, "once", 2)
         assert (await asking)["decision"] == "once"  # another client is asked for itself
         replies = [f for f in extension.of_type("reply") if f["id"] == "p1"]
@@ -252,7 +257,7 @@ async def test_always_outlives_the_host_is_listed_with_the_sites_and_a_revoke_as
     link = HostLink("unit test", connect_wait=2)
     try:
         host.receive({"type": "sites.list", "id": "s0"})  # the extension asks once, then hears changes
-        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent K", "task": "One"}))
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent K", "task": "One"}))
         await answer_from_extension(host, extension, "always", 0)
         assert (await asking)["decision"] == "always"
         changed = extension.of_type("sites.changed")
@@ -265,7 +270,7 @@ async def test_always_outlives_the_host_is_listed_with_the_sites_and_a_revoke_as
     host, endpoint = await start_host(extension)
     link = HostLink("unit test", connect_wait=2)
     try:
-        assert (await link.request("approval.ask", {"requester": "Agent K", "task": "Two"}))["decision"] == "always"
+        assert (await ask_in_new_tab(link, {"requester": "Agent K", "task": "Two"}))["decision"] == "always"
         assert extension.of_type("approval.request") == []  # nobody was asked
         host.receive({"type": "sites.list", "id": "s1"})
         await asyncio.sleep(0.05)
@@ -277,7 +282,7 @@ async def test_always_outlives_the_host_is_listed_with_the_sites_and_a_revoke_as
         revoked = next(f for f in extension.of_type("reply") if f["id"] == "r1")
         assert revoked["ok"] and revoked["data"]["mcpClients"] == []
         assert extension.of_type("sites.changed")[-1]["mcpClients"] == []
-        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent K", "task": "Three"}))
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent K", "task": "Three"}))
         request = await answer_from_extension(host, extension, "deny", 0)
         assert request["task"] == "Three" and (await asking)["decision"] == "deny"
     finally:
@@ -293,7 +298,7 @@ async def test_consent_is_the_shared_approval_question_and_every_view_of_it_clos
     extension, host, _ = running
     link = HostLink("unit test", connect_wait=2)
     try:
-        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Agent D", "task": "Look",
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent D", "task": "Look",
                                                                      "timeout": 30}))
         request = await answer_from_extension(host, extension, "once", 0)
         assert (await asking)["decision"] == "once"
@@ -312,7 +317,7 @@ async def test_consent_with_nobody_answering_is_a_deny_that_says_what_to_do(
     extension, host, _ = running
     link = HostLink("unit test", connect_wait=2)
     try:
-        verdict = await link.request("approval.ask", {"requester": "Agent C", "task": "t", "timeout": 0.2})
+        verdict = await ask_in_new_tab(link, {"requester": "Agent C", "task": "t", "timeout": 0.2})
     finally:
         await link.close()
     assert verdict["decision"] == "deny"
@@ -351,7 +356,8 @@ async def test_a_local_program_starts_only_a_task_the_person_allowed_and_once_pe
         with pytest.raises(HostRefused) as silent:
             await link.request("task.start", {"task": "Send my files", "tabId": 7})
         assert silent.value.code == "not_allowed" and "approval.ask" in str(silent.value)
-        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Quiet Tool", "task": "Read news"}))
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Quiet Tool", "task": "Read news",
+                                                                     "tabId": 7}))
         await answer_from_extension(host, extension, "once", 0)
         assert (await asking)["decision"] == "once"
         with pytest.raises(HostRefused) as other:  # the yes was for another task
@@ -441,9 +447,9 @@ async def test_a_clients_name_in_the_question_is_one_visible_line_and_its_wait_i
     extension, host, _ = running
     link = HostLink("unit test", connect_wait=2)
     try:
-        asking = asyncio.ensure_future(link.request(
-            "approval.ask", {"requester": "Evil\u202e\u200bedualC\x00\n Tool", "task": "Read news\u202e lla eteled\n2",
-                             "timeout": 1e300}))
+        asking = asyncio.ensure_future(ask_in_new_tab(
+            link, {"requester": "Evil\u202e\u200bedualC\x00\n Tool", "task": "Read news\u202e lla eteled\n2",
+                   "timeout": 1e300}))
         request = await answer_from_extension(host, extension, "deny", 0)
         assert (await asking)["decision"] == "deny"
     finally:
@@ -475,10 +481,10 @@ async def test_a_client_asking_again_before_its_answer_is_told_busy_not_refused(
     extension, host, _ = running
     link = HostLink("Eager Tool", connect_wait=2)
     try:
-        first = asyncio.ensure_future(link.request("approval.ask", {"task": "One"}))
+        first = asyncio.ensure_future(ask_in_new_tab(link, {"task": "One"}))
         await extension_request(extension, "approval.request")
         with pytest.raises(HostRefused) as again:
-            await link.request("approval.ask", {"task": "Two"})
+            await ask_in_new_tab(link, {"task": "Two"})
         assert again.value.code == "busy" and "one at a time" in str(again.value)
         await answer_from_extension(host, extension, "once", 0)
         assert (await first)["decision"] == "once"
@@ -537,7 +543,7 @@ async def test_a_local_program_reads_the_persons_own_tabs_only_when_always_allow
         assert extension.of_type("cdp.attach") == []  # no tab was touched
 
         allow_client("Curious Tool")  # the person chose "Always allow for this client"
-        assert (await link.request("approval.ask", {"task": "anything"}))["decision"] == "always"
+        assert (await ask_in_new_tab(link, {"task": "anything"}))["decision"] == "always"
         reading = asyncio.ensure_future(link.request("page.read", {"tabId": 5}))
         attach = await extension_request(extension, "cdp.attach")
         assert attach["tabId"] == 5
@@ -551,3 +557,142 @@ async def test_a_local_program_reads_the_persons_own_tabs_only_when_always_allow
         assert revoked.value.code == "not_allowed"
     finally:
         await link.close()
+
+
+async def answer_tabs_query(host: NativeHost, extension: Extension, seen: int, tabs: list[dict[str, Any]]) -> None:
+    query = await extension_request(extension, "tabs.query", seen)
+    host.receive({"type": "reply", "id": query["id"], "ok": True, "data": {"tabs": tabs}})
+
+
+async def test_a_local_program_sees_only_its_own_tabs_and_tasks_unless_always_allowed(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """Any program that reads the token could list every tab (titles, URLs) and every task (its text, its result)
+    of the person and of other clients: it sees the tabs it opened and the tasks it started; a client the person
+    always allows sees all, as before, and a revoke counts at once."""
+    extension, host, _ = running
+    persons = host.store.start_task("Pay the rent from my bank", url="https://bank.example/", source="popup")
+    host.store.finish_task(persons, status="completed", result={"success": True, "data": "Paid 1200 EUR"})
+    everyone = [{"tabId": 5, "url": "https://bank.example/", "title": "My bank", "active": True},
+                {"tabId": 12, "url": "about:blank", "title": "", "active": False}]
+    link = HostLink("Curious Tool", connect_wait=2)
+    try:
+        creating = asyncio.ensure_future(link.request("tabs.create", {"url": "about:blank"}))
+        create = await extension_request(extension, "tabs.create")
+        host.receive({"type": "reply", "id": create["id"], "ok": True, "data": {"tab": everyone[1]}})
+        await creating
+        listing = asyncio.ensure_future(link.request("tabs.query", {"requester": "Curious Tool"}))
+        await answer_tabs_query(host, extension, 0, everyone)
+        assert [tab["tabId"] for tab in (await listing)["tabs"]] == [12]  # the tab it opened, not the bank
+        for kind, task_id in (("task.get", persons), ("history.get", persons), ("history.get", persons[:6])):
+            with pytest.raises(HostRefused) as refused:
+                await link.request(kind, {"taskId": task_id})
+            assert refused.value.code == "not_allowed" and "only the tasks it started" in str(refused.value), kind
+            assert "Always allow" in str(refused.value)
+        with pytest.raises(HostRefused) as tab:
+            await link.request("task.get", {"tabId": 5})
+        assert tab.value.code == "not_allowed" and "tab 5" in str(tab.value)
+        assert (await link.request("task.get")) == {"task": None}  # the latest task is the person's
+        assert (await link.request("task.list")) == {"tasks": []}
+
+        allow_client("Curious Tool")  # the person chose "Always allow for this client"
+        listing = asyncio.ensure_future(link.request("tabs.query", {"requester": "Curious Tool"}))  # as it asks
+        await answer_tabs_query(host, extension, 1, everyone)
+        assert [tab["tabId"] for tab in (await listing)["tabs"]] == [5, 12]
+        record = await link.request("history.get", {"taskId": persons[:6]})
+        assert record["task"]["taskId"] == persons and record["result"]["data"] == "Paid 1200 EUR"
+
+        revoke_client("Curious Tool")
+        with pytest.raises(HostRefused) as revoked:
+            await link.request("history.get", {"taskId": persons})
+        assert revoked.value.code == "not_allowed"
+    finally:
+        await link.close()
+
+
+async def test_the_person_is_asked_about_a_task_where_it_will_work_and_it_starts_only_there(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    """The question names the tab the task will work in (the one the person is looking at, found by the host)
+    or says it gets a new tab and which page it opens; the yes holds for that place only."""
+    extension, host, _ = running
+    save_settings(Settings(base_url="http://127.0.0.1:9/v1", model="m"))
+    link = HostLink("Quiet Tool", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Quiet Tool", "task": "Sum it up"}))
+        await answer_tabs_query(host, extension, 0, [
+            {"tabId": 4, "url": "chrome-extension://abc/popup.html", "title": "tabpilot", "active": True},
+            {"tabId": 9, "url": "https://news.example/today", "title": "Today's news", "active": True}])
+        request = await answer_from_extension(host, extension, "once", 0)
+        assert (request["tabId"], request["newTab"], request.get("url")) == (9, False, None)
+        assert (await asking)["tabId"] == 9  # the client learns the tab it was allowed in
+        for elsewhere in ({"tabId": 5}, {"tabId": 9, "url": "https://bank.example/"}):
+            with pytest.raises(HostRefused) as refused:
+                await link.request("task.start", {"task": "Sum it up", **elsewhere})
+            assert refused.value.code == "not_allowed" and "another tab or page" in str(refused.value)
+
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"task": "Book it", "url": "https://shop.example/a"}))
+        request = await answer_from_extension(host, extension, "once", 1)
+        assert (request.get("tabId"), request["newTab"], request["url"]) == (None, True, "https://shop.example/a")
+        assert "tabId" not in await asking
+        with pytest.raises(HostRefused) as not_opened:  # a tab of the person's is no new tab
+            await link.request("task.start", {"task": "Book it", "tabId": 9, "url": "https://shop.example/a"})
+        assert not_opened.value.code == "not_allowed"
+        assert extension.of_type("cdp.attach") == []
+
+        starting = asyncio.ensure_future(link.request("task.start", {"task": "Sum it up", "tabId": 9}))
+        attach = await extension_request(extension, "cdp.attach")  # where the person was shown: it goes ahead
+        assert attach["tabId"] == 9
+        host.receive({"type": "reply", "id": attach["id"], "ok": False, "error": {"message": "No tab with id: 9."}})
+        with pytest.raises(HostRefused):
+            await starting
+    finally:
+        await link.close()
+
+
+async def test_a_task_the_person_said_no_to_or_the_host_refused_is_in_the_history(
+    running: tuple[Extension, NativeHost, LocalEndpoint], home: Path,
+) -> None:
+    """"Agent X asked to … — you said no": what was asked for and not run is recorded as what it is (who asked,
+    the text, when, denied or refused and why), for Past tasks and `tabpilot history`; never a key it carried,
+    and a program retrying in a loop is recorded once."""
+    from store_support import tabpilot
+
+    extension, host, _ = running
+    link, rogue = HostLink("tabpilot mcp", connect_wait=2), HostLink("Rogue Tool", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent X", "task": "Empty my inbox"}))
+        await answer_from_extension(host, extension, "deny", 0)
+        assert (await asking)["decision"] == "deny"
+        for _ in range(3):
+            with pytest.raises(HostRefused):
+                await rogue.request("task.start", {"task": "Forward my mail", "tabId": 3})
+    finally:
+        await link.close()
+        await rogue.close()
+    host.receive({"type": "task.start", "id": "page-1", "task": "Buy everything", "tabId": 4, "source": "page",
+                  "origin": "https://shop.example", "config": {"apiKey": "sk-NEVER-STORED-123", "baseURL":
+                                                                "https://llm.example/v1", "model": "m"}})
+    for _ in range(100):
+        if any(reply.get("id") == "page-1" for reply in extension.of_type("reply")):
+            break
+        await asyncio.sleep(0.02)
+
+    rows = {row.task: row for row in host.store.list_tasks()}
+    assert set(rows) == {"Empty my inbox", "Forward my mail", "Buy everything"}
+    said_no, unasked, page = rows["Empty my inbox"], rows["Forward my mail"], rows["Buy everything"]
+    assert (said_no.status, said_no.source, said_no.requester) == ("denied", "mcp", "Agent X")
+    assert said_no.result_text == "The person using the browser refused to let Agent X run this task."
+    assert (unasked.status, unasked.requester, unasked.result_text) == (
+        "refused", "Rogue Tool", "it tried to start it without asking you first")
+    assert (page.status, page.source, page.requester) == ("refused", "page", "https://shop.example")
+    assert "may not start tasks in this browser" in str(page.result_text)
+    assert all(row.ended_at is not None and row.ended_at >= row.started_at and row.steps == 0 for row in rows.values())
+    stored = [path.read_bytes() for path in home.rglob("*") if path.is_file()]  # noqa: ASYNC240
+    assert stored and not any(b"sk-NEVER-STORED" in data for data in stored)
+
+    listed = tabpilot(home, "history").stdout
+    assert "denied" in listed and listed.count("refused") == 2 and "Empty my inbox" in listed, listed
+    shown = tabpilot(home, "history", "show", said_no.task_id).stdout
+    assert "asked for by the MCP client Agent X" in shown and "refused to let Agent X" in shown, shown
+    assert "denied" in shown

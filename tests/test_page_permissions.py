@@ -57,7 +57,8 @@ def test_a_site_nobody_allowed_starts_nothing_and_is_told_how_to_get_allowed(hos
     assert ORIGIN in reply["error"]["message"] and "tabpilot sites allow" in reply["error"]["message"]
     missing = start(host, config=OWN_MODEL)  # a page task must say its origin
     assert missing["error"]["code"] == "bad_request"
-    assert host.request("history.list")["data"]["tasks"] == []
+    recorded = host.request("history.list")["data"]["tasks"]  # nothing ran: the refusal is on record, for the person
+    assert [(t["status"], t["requester"], t["steps"]) for t in recorded] == [("refused", ORIGIN, 0)]
 
 
 def test_the_users_model_and_all_tabs_each_need_their_own_grant(host: HostProcess) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tabpilot.store.resumable import none_resumable
-from tabpilot.store.tasks import SCHEMA_VERSION, TaskStore
+from tabpilot.store.tasks import SCHEMA_VERSION, StoreError, TaskStore
 
 DEAD_OWNER = "999999999"  # no such process
 
@@ -90,6 +90,19 @@ def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> No
         # and its tasks get the requester column (schema 3): none for the old one, the page's for the new
         assert [(s.task_id, s.requester) for s in store.list_tasks(5)] == [
             (task_id, "https://app.example"), ("old", None)]
+        # a task asked for and never run fits the older record as it is (status, requester, result)
+        store.add_secret("sk-OLD-KEY-1234")
+        said_no = store.record_not_run("Pay with sk-OLD-KEY-1234", status="denied", source="mcp",
+                                       requester="Agent X", why="you said no", asked_at=5.0)
+        record = store.get_task(said_no)
+        assert record is not None and record.events == []
+        summary = record.summary
+        assert (summary.status, summary.requester, summary.started_at) == ("denied", "Agent X", 5.0)
+        assert record.result == {"success": False, "data": "you said no"}
+        assert "sk-OLD-KEY" not in record.summary.task
+        with pytest.raises(StoreError):
+            store.record_not_run("x", status="completed", source="mcp", requester=None, why="")
+        assert store.mark_interrupted() == 0  # never taken for a task a host left running
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
 
 

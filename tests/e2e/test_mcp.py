@@ -292,6 +292,138 @@ async def test_deny_in_the_popup_refuses_the_task_and_asks_no_model(
     await close_popup(harness, popup)
 
 
+async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_tasks(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person decides knowing where the task would work: the card names their tab by its title and origin,
+    or says it gets a new tab and which site it opens; what they said no to is in Past tasks, from whom."""
+    from urllib.parse import urlsplit
+
+    from tabpilot.mcp.hostlink import HostLink
+
+    await configure(harness, llm)
+    url = e2e_pages.url("form.html?where")
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+    form = await harness.browser.new_tab(url)
+    popup = await harness.open_popup()
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
+    link = HostLink("a local program")
+    try:
+        asking = asyncio.ensure_future(link.request("approval.ask", {
+            "requester": "Tab Agent", "task": "Fill in my form", "tabId": await harness.chrome_tab_id(form)}))
+        card = await approval_card(popup, "Tab Agent")
+        assert f"In your tab “Signup form” ({origin})" in card["text"], card
+        await popup.screenshot(SCREENS / "approval-card-tab.png", max_height=600)
+        await press(popup, card["id"], "deny")
+        assert (await asking)["decision"] == "deny"
+        # the page names itself: a bidi override cannot make its title read as another site's
+        await form.evaluate("document.title = 'Inbox \u202emoc.knab-ym\u202c ' + 'x'.repeat(200)")
+        asking = asyncio.ensure_future(link.request("approval.ask", {
+            "requester": "Tab Agent", "task": "Fill in my form", "tabId": await harness.chrome_tab_id(form)}))
+        card = await approval_card(popup, "Tab Agent")
+        shown = ("Inbox moc.knab-ym " + "x" * 200)[:79] + "…"  # no override, at most 80 characters
+        assert f"In your tab “{shown}” ({origin})" in card["text"], card
+        await press(popup, card["id"], "deny")
+        await asking
+    finally:
+        await link.close()
+    async with mcp_client(harness, "--approve-timeout", "60", name="New Tab Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up as Mallory", url=url))
+        card = await approval_card(popup, "New Tab Agent")
+        assert f"In a new tab, opening {origin}" in card["text"], card
+        await popup.screenshot(SCREENS / "approval-card-new-tab.png", max_height=600)
+        await press(popup, card["id"], "deny")
+        assert (await call)[0]
+    await popup.click("#nav-past")
+    line = await popup.wait_for(
+        "(() => { const li = [...document.querySelectorAll('#past-list .past-item')]"
+        ".find(i => i.innerText.includes('Fill in my form')); return li ? li.innerText : null; })()",
+        "the request said no to, in Past tasks")
+    assert "denied" in line and "from Tab Agent" in line, line
+    await popup.screenshot(SCREENS / "past-denied.png", max_height=600)
+    await popup.click("#past-list .past-item")  # the newest: New Tab Agent's
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the request's detail")
+    assert await popup.text("#past-result-text") == (
+        "New Tab Agent asked to run this task and you said no (or did not answer in time). It never ran.")
+    assert await popup.js("document.getElementById('past-result-detail-text').textContent") == (
+        "The person using the browser refused to let New Tab Agent run this task.")  # the record's why
+    await popup.screenshot(SCREENS / "past-denied-detail.png", max_height=600)
+    assert llm.requests == []
+    await close_popup(harness, popup)
+    await harness.browser.close_tab(form.target_id)
+
+
+async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_always_allows_it(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any MCP client's tools reach the host; the person's own tab and task (its text, its result) stay theirs:
+    list_tabs and get_task show a client its own, and everything to a client the person always allows."""
+    from tabpilot.store.sites import allow_client, revoke_client
+
+    await configure(harness, llm)
+    persons_url, own_url = e2e_pages.url("form.html?the-persons-own"), e2e_pages.url("form.html?its-own")
+    persons = await harness.browser.new_tab(persons_url)
+    llm.add(done("Nothing to do on my page"))
+    popup = await harness.open_popup(persons)
+    persons_task = await run_in_popup(popup, "Look at my page")
+    await wait_status(popup, "completed")
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Nosy"))
+    async with mcp_client(harness, "--approve-timeout", "60", name="Nosy Agent") as client:
+        is_error, listed = await client.call("list_tabs")
+        assert not is_error and persons_url not in [t["url"] for t in listed["tabs"]], listed
+        is_error, text = await client.call("get_task", taskId=persons_task)
+        assert is_error and "only the tasks it started" in text, text
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up as Nosy", url=own_url))
+        await press(popup, (await approval_card(popup, "Nosy Agent"))["id"], "once")
+        is_error, result = await call
+        assert not is_error and result["success"] and not problems, (result, problems)
+        is_error, listed = await client.call("list_tabs")  # its own tab, once it has one
+        assert [t["url"] for t in listed["tabs"]] == [own_url], listed
+        is_error, task = await client.call("get_task", taskId=result["taskId"])
+        assert not is_error and task["status"] == "completed", task
+
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))
+    allow_client("Trusted Agent")  # the person's "Always allow for this client", earlier
+    try:
+        async with mcp_client(harness, name="Trusted Agent") as trusted:
+            is_error, listed = await trusted.call("list_tabs")
+            assert not is_error and persons_url in [t["url"] for t in listed["tabs"]], listed
+            is_error, task = await trusted.call("get_task", taskId=persons_task)
+            assert not is_error and task["task"] == "Look at my page", task
+    finally:
+        revoke_client("Trusted Agent")
+    await close_popup(harness, popup)
+    await harness.browser.close_tab(persons.target_id)
+
+
+async def test_run_task_in_the_active_tab_runs_in_the_tab_the_person_was_shown(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """new_tab false: the host finds the tab the person is looking at, the card names it and the page the task
+    opens there, and the task runs in that tab, which is then the client's own."""
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada Active"))
+    await configure(harness, llm)
+    url = e2e_pages.url("form.html?active-tab")
+    popup = await harness.open_popup()
+    async with mcp_client(harness, "--approve-timeout", "60", name="Active Agent") as client:
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up as Ada Active", url=url, new_tab=False))
+        card = await approval_card(popup, "Active Agent")
+        opens = url.split("/form.html")[0]
+        assert "In your tab “" in card["text"] and f"It opens {opens} there first." in card["text"], card
+        where = f'.approval-card[data-approval-id="{card["id"]}"] .approval-where'
+        shown_tab = int(await popup.js(f"document.querySelector({json.dumps(where)}).dataset.tabId"))
+        await press(popup, card["id"], "once")
+        is_error, result = await call
+        assert not is_error and result["success"] and not problems, (result, problems)
+        assert f"started in tab {shown_tab}" in (client.progress[0][1] or ""), client.progress[0]
+        assert await harness.sw(f"(await chrome.tabs.get({shown_tab})).url") == url
+        is_error, listed = await client.call("list_tabs")  # the tab it ran in is now one of its own
+        assert [t["tabId"] for t in listed["tabs"]] == [shown_tab], listed
+    await close_popup(harness, popup)
+
+
 async def test_clicking_the_notification_opens_a_view_that_shows_the_request(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
@@ -777,10 +909,11 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
     link = HostLink("a server about to die")
     allow_client("a server about to die")  # as `--approve always` does: the host starts only an allowed task
-    assert (await link.request("approval.ask", {"task": "Sign up, then hang"}))["decision"] == "always"
+    page = e2e_pages.url("form.html?orphan")
+    asked = await link.request("approval.ask", {"task": "Sign up, then hang", "newTab": True, "url": page})
+    assert asked["decision"] == "always"
     tab = (await link.request("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
-    task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab,
-                                                 "url": e2e_pages.url("form.html?orphan")}))["taskId"]
+    task_id = (await link.request("task.start", {"task": "Sign up, then hang", "tabId": tab, "url": page}))["taskId"]
     updates = link.updates(task_id)
     while (push := await asyncio.wait_for(updates.get(), 60)) and push.get("type") != "task.event":
         pass

@@ -342,6 +342,7 @@ async def test_an_ask_sites_question_is_in_the_popup_too_and_allow_once_there_ru
         await popup.wait_for(f"!!document.querySelector({json.dumps(card)})", "the question in the popup")
         text = await popup.js(f"document.querySelector({json.dumps(card)}).innerText")
         assert f"{origin} wants to run:" in text and "Sign in as lin@example.com" in text, text
+        assert f"In your tab “Acme app” ({origin})" in text, text  # where it would work: the page's own tab
         assert await popup.js(f"[...document.querySelectorAll('{card} button')].map(b => b.dataset.decision)") == [
             "once", "deny"]
         assert await popup.in_view(card)

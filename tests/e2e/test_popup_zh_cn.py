@@ -249,3 +249,53 @@ async def test_while_the_person_has_the_controls_the_status_says_paused_in_chine
     assert await wait_status(popup, "stopped") == "stopped"
     assert await popup.text("#task-status") == "已停止"
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_clients_request_says_which_tab_in_chinese_and_a_no_is_in_past_tasks(
+    harness: Harness, form_tab: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request card names the person's tab by its title and origin, or a new tab and the site it opens, in
+    Chinese; what they said no to is listed in Past tasks as 已拒绝, from whom."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    from tabpilot.mcp.hostlink import HostLink
+
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(await form_tab.url()))
+    popup = await harness.open_popup()
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
+    link = HostLink("a local program")
+    try:
+        tab_id, answered = await harness.chrome_tab_id(form_tab), []
+        for fields, where in (({"tabId": tab_id}, f"在你的标签页“Signup form”（{origin}）中"),
+                              ({"newTab": True, "url": f"{origin}/shop"}, f"在一个新标签页中，打开 {origin}")):
+            asking = asyncio.ensure_future(link.request("approval.ask", {"requester": "Claude", "task": "填写表单",
+                                                                         **fields}))
+            card = await popup.wait_for(  # the card of this request: the one answered before may still be going
+                "(() => { const li = [...document.querySelectorAll('#approval-list .approval-card')]"
+                f".find(c => !{answered!r}.includes(c.dataset.approvalId));"
+                " return li && !li.closest('[hidden]') ? {id: li.dataset.approvalId, text: li.innerText} : null; })()",
+                "the request card")
+            assert where in card["text"] and "Claude 想要运行：" in card["text"], card
+            await popup.screenshot(SCREENS / f"zh-CN-request-{'new-tab' if 'newTab' in fields else 'tab'}.png",
+                                   max_height=600)
+            approval_id = card["id"]
+            answered.append(approval_id)
+            await popup.click(f'.approval-card[data-approval-id="{approval_id}"] button[data-decision="deny"]')
+            assert (await asking)["decision"] == "deny"
+    finally:
+        await link.close()
+    await popup.click("#nav-past")
+    line = await popup.wait_for(
+        "(() => { const li = [...document.querySelectorAll('#past-list .past-item')]"
+        ".find(i => i.innerText.includes('填写表单')); return li ? li.innerText : null; })()", "the no in Past tasks")
+    assert "已拒绝" in line and "来自 Claude" in line and "步" not in line, line
+    denied = await popup.js("[...document.querySelectorAll('#past-list .past-item')]"
+                            ".filter(i => i.innerText.includes('填写表单')).length")
+    assert denied == 2  # each no of the person's is recorded
+    await popup.screenshot(SCREENS / "zh-CN-past-denied.png", max_height=600)
+    await popup.click("#past-list .past-item")
+    await popup.wait_for("!document.getElementById('past-detail').hidden", "the request's detail")
+    assert await popup.text("#past-result-text") == "Claude 请求运行此任务，你拒绝了（或未及时回答）。它没有运行。"
+    await popup.screenshot(SCREENS / "zh-CN-past-denied-detail.png", max_height=600)
+    await harness.browser.close_tab(popup.tab.target_id)

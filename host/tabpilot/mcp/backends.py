@@ -52,13 +52,15 @@ class Backend(Protocol):
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]: ...
 
-    async def get_task(self, task_id: str) -> dict[str, Any]: ...
+    # requester: the MCP client asking, by its own name: one the person always allows sees all their tabs and
+    # tasks; another only those of its own tasks
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]: ...
 
     async def stop_task(self, task_id: str) -> dict[str, Any]: ...
 
-    async def list_tabs(self) -> list[dict[str, Any]]: ...
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]: ...
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]: ...
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]: ...
 
     async def close(self) -> None: ...
 
@@ -98,10 +100,13 @@ class HostBackend:
         except TimeoutError as exc:
             raise TaskFailed(f"the host did not answer {type} within {timeout:g} s") from exc
 
-    async def consent(self, requester: str, task: str, report: Report) -> None:
+    async def consent(self, requester: str, task: str, report: Report, *, new_tab: bool = True,
+                      url: str | None = None) -> int | None:
         """The one place an MCP task is allowed or refused before anything runs (no tab, no model call). The
         host starts only a task allowed this way; `--approve always` (the person's own choice, in their MCP
-        client's config) makes this client one they always allow, listed and revocable in the popup's Settings."""
+        client's config) makes this client one they always allow, listed and revocable in the popup's Settings.
+        The person is shown where it will work (a new tab, or the tab they are looking at); returns the id of that
+        tab when it is an existing one (the host starts the task only there)."""
         if self.approve == "always":
             from ..store.sites import SiteError, allow_client
 
@@ -109,7 +114,9 @@ class HostBackend:
                 allow_client(requester)
             except SiteError as exc:
                 raise TaskFailed(f"--approve always could not record {requester} as always allowed: {exc}") from exc
-        fields: dict[str, Any] = {"requester": requester, "task": task}
+        fields: dict[str, Any] = {"requester": requester, "task": task, "newTab": new_tab}
+        if url:
+            fields["url"] = url
         if self.approve_timeout is not None:
             fields["timeout"] = self.approve_timeout
         wait = (self.approve_timeout or 120.0) + 10.0
@@ -127,14 +134,19 @@ class HostBackend:
             asking.cancel()
         if verdict.get("decision") == "deny":
             raise TaskFailed(f"Refused: {verdict.get('message')}")
+        tab_id = verdict.get("tabId")
+        return tab_id if isinstance(tab_id, int) else None
 
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
-        await self.consent(requester, task, report)
+        allowed_tab = await self.consent(requester, task, report, new_tab=new_tab, url=url)
         if new_tab:
             tab_id = (await self._ask("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
+        elif allowed_tab is not None:
+            tab_id = allowed_tab
         else:
-            tab_id = await self._active_tab()
+            raise TaskFailed("the host did not say which tab the person allowed this task in; update tabpilot "
+                             "(`tabpilot doctor`)")
         fields: dict[str, Any] = {"task": task, "tabId": tab_id, "source": "mcp"}
         if url:
             fields["url"] = url
@@ -174,22 +186,16 @@ class HostBackend:
             if message:
                 await report(message)
 
-    async def _active_tab(self) -> int:
-        tabs = (await self._ask("tabs.query")).get("tabs", [])
-        for tab in tabs:
-            if tab.get("active") and not str(tab.get("url", "")).startswith("chrome-extension://"):
-                return int(tab["tabId"])
-        raise TaskFailed("there is no active tab to work in; call run_task with new_tab true")
-
-    async def get_task(self, task_id: str) -> dict[str, Any]:
-        snapshot = (await self._ask("task.get", {"taskId": task_id})).get("task")
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]:
+        snapshot = (await self._ask("task.get", {"taskId": task_id, "requester": requester})).get("task")
         if snapshot is not None:
             out = {"taskId": snapshot["taskId"], "task": snapshot["task"], "status": snapshot["status"],
                    "tabId": snapshot["tabId"], "history": snapshot["history"]}
             if "result" in snapshot:
                 out["result"] = {k: v for k, v in snapshot["result"].items() if k != "history"}
             return out
-        record = await self._ask("history.get", {"taskId": task_id})  # ended long ago, or before a restart
+        # ended long ago, or before a restart
+        record = await self._ask("history.get", {"taskId": task_id, "requester": requester})
         task = record.get("task") or {}
         result = record.get("result") or (INTERRUPTED if task.get("status") == "interrupted" else None)
         return {"taskId": task.get("taskId", task_id), "task": task.get("task"), "status": task.get("status"),
@@ -208,13 +214,13 @@ class HostBackend:
         await self._ask("task.stop", {"taskId": task_id}, timeout=STOP_TIMEOUT + 5)
         return stop_answer(task_id, await self._status(task_id), was_running=True)
 
-    async def list_tabs(self) -> list[dict[str, Any]]:
-        tabs = (await self._ask("tabs.query")).get("tabs", [])
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
+        tabs = (await self._ask("tabs.query", {"requester": requester})).get("tabs", [])
         return [{"tabId": t["tabId"], "url": t.get("url", ""), "title": t.get("title", ""),
                  "active": bool(t.get("active"))} for t in tabs]
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
-        fields: dict[str, Any] = {}
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
+        fields: dict[str, Any] = {"requester": requester}
         if tab is not None:
             try:
                 fields["tabId"] = int(tab)
@@ -335,7 +341,7 @@ class LaunchBackend:
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(runner, STOP_TIMEOUT)
 
-    async def get_task(self, task_id: str) -> dict[str, Any]:
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]:
         run = self._runs.get(task_id)
         if run is not None:
             out: dict[str, Any] = {"taskId": task_id, "task": run.plan.task, "status": run.status,
@@ -370,7 +376,7 @@ class LaunchBackend:
         await run.stop("Stopped by the MCP client")
         return stop_answer(task_id, run.status, was_running=True)
 
-    async def list_tabs(self) -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
         browser = await self._connect()
         try:
             pages = await browser.tabs()
@@ -381,7 +387,7 @@ class LaunchBackend:
         finally:
             await browser.close()
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
         from ..browser.state import get_state
 
         browser = await self._connect()
@@ -428,11 +434,11 @@ class FallbackBackend:
         await report(FALLING_BACK)
         return await self.launch.run_task(task, url, new_tab, requester, report)
 
-    async def get_task(self, task_id: str) -> dict[str, Any]:
+    async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]:
         if self.launch.runs(task_id):
             return await self.launch.get_task(task_id)
         try:
-            return await self.host.get_task(task_id)
+            return await self.host.get_task(task_id, requester=requester)
         except NoBrowser:
             return await self.launch.get_task(task_id)  # the task record on this machine has it
 
@@ -441,15 +447,15 @@ class FallbackBackend:
             return await self.launch.stop_task(task_id)
         return await self.host.stop_task(task_id)
 
-    async def list_tabs(self) -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
         try:
-            return await self.host.list_tabs()
+            return await self.host.list_tabs(requester=requester)
         except NoBrowser:
             return await self.launch.list_tabs()
 
-    async def read_page(self, tab: int | str | None) -> dict[str, Any]:
+    async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
         try:
-            return await self.host.read_page(tab)
+            return await self.host.read_page(tab, requester=requester)
         except NoBrowser:
             return await self.launch.read_page(tab)
 

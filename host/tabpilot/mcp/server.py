@@ -108,10 +108,10 @@ def build_server(backend: Backend) -> MCPServer:
 
     # taskId, as run_task returns it; task_id as this server first named it (clients written for that still work)
     @app.tool()
-    async def get_task(taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
+    async def get_task(ctx: Context, taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
         """A task's status and its history (page-agent's event shapes: step, observation, user_takeover,
         retry, error). taskId: the taskId run_task reported or returned (task_id is accepted too)."""
-        return await _call(backend.get_task(_task_id("get_task", taskId, task_id)))
+        return await _call(backend.get_task(_task_id("get_task", taskId, task_id), requester=_requester(ctx)))
 
     @app.tool()
     async def stop_task(taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
@@ -121,18 +121,18 @@ def build_server(backend: Backend) -> MCPServer:
         return await _call(backend.stop_task(_task_id("stop_task", taskId, task_id)))
 
     @app.tool()
-    async def list_tabs() -> dict[str, Any]:
+    async def list_tabs(ctx: Context) -> dict[str, Any]:
         """The browser's tabs: {tabs: [{tabId, url, title, active}]}; active marks the one read_page reads by
         default. tabId is an integer in your own browser and a string (a DevTools target id) in a browser the
         server launched (--launch) or attached to (--cdp-url): pass it to read_page as it is."""
-        return {"tabs": await _call(backend.list_tabs())}
+        return {"tabs": await _call(backend.list_tabs(requester=_requester(ctx)))}
 
     @app.tool()
-    async def read_page(tab: int | str | None = None) -> dict[str, Any]:
+    async def read_page(ctx: Context, tab: int | str | None = None) -> dict[str, Any]:
         """Read a tab (default: the active one) as tabpilot's agent sees it: text with numbered
         interactive elements. Read only: nothing on the page is touched. tab: a tabId from list_tabs, as it
         gave it (an integer, or a string with --launch / --cdp-url)."""
-        return _concealed(await _call(backend.read_page(tab)))
+        return _concealed(await _call(backend.read_page(tab, requester=_requester(ctx))))
 
     return app
 

@@ -1,7 +1,8 @@
 """Questions the host puts to the user through the extension, and their answers.
 
 A page that asks to run a task (kind "page") or an MCP client (kind "mcp") may need the user's yes
-first. The host pushes `approval.request {approvalId, kind, requester, task, tabId?, timeoutMs}`; the
+first. The host pushes `approval.request {approvalId, kind, requester, task, tabId?, newTab?, url?, timeoutMs}`
+(where the task will work: the person decides knowing which tab); the
 extension shows it where only trusted input can answer and sends `approval.answer {approvalId,
 decision}` ("once" | "always" | "deny"). No answer within the timeout is a no. Either way the host
 pushes `approval.closed {approvalId, decision}` so every view of the question goes away."""
@@ -12,6 +13,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..textsafety import show_controls
@@ -21,6 +23,16 @@ log = logging.getLogger(__name__)
 
 Decision = Literal["once", "always", "deny"]
 APPROVAL_TIMEOUT = 60.0  # seconds the user has to answer; then the requester gets a clear no
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a task asked about will work: an existing tab (`tab_id`), or a tab its requester opens for it
+    (`new_tab`); `url`, the page it opens first there."""
+
+    tab_id: int | None = None
+    new_tab: bool = False
+    url: str | None = None
 
 
 class NoAnswer(RequestFailed):
@@ -44,7 +56,7 @@ class Approvals:
         return list(self._pending)
 
     async def ask(self, kind: Literal["page", "mcp"], requester: str, task: str, *, tab_id: int | None = None,
-                  timeout: float | None = None) -> Decision:
+                  new_tab: bool = False, url: str | None = None, timeout: float | None = None) -> Decision:
         """The user's "once" or "always"; raises RequestFailed (code `denied`) on a no or no answer, and
         AlreadyAsking (code `busy`) while this requester's previous question is still open."""
         timeout = self.timeout if timeout is None else timeout
@@ -54,11 +66,11 @@ class Approvals:
                                 "it is answered (one at a time)", "busy")
         self._asking.add(asker)
         try:
-            return await self._ask(kind, requester, task, tab_id, timeout)
+            return await self._ask(kind, requester, task, Place(tab_id, new_tab, url), timeout)
         finally:
             self._asking.discard(asker)
 
-    async def _ask(self, kind: Literal["page", "mcp"], requester: str, task: str, tab_id: int | None,
+    async def _ask(self, kind: Literal["page", "mcp"], requester: str, task: str, place: Place,
                    timeout: float) -> Decision:
         import secrets  # here: the host answers its first frame without it (hmac, hashlib, random)
 
@@ -70,7 +82,8 @@ class Approvals:
         # The person decides on the task as shown: a control or bidi override in it is shown as its code (it
         # could otherwise make the card read differently from the text the agent gets).
         request = ApprovalRequestPush(approval_id=approval_id, kind=kind, requester=requester,
-                                      task=show_controls(task), tab_id=tab_id, timeout_ms=int(timeout * 1000))
+                                      task=show_controls(task), tab_id=place.tab_id, new_tab=place.new_tab,
+                                      url=place.url, timeout_ms=int(timeout * 1000))
         decision: Decision = "deny"
         try:
             self._push(request.to_frame())

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .approvals import AlreadyAsking, Decision, NoAnswer
+from .approvals import AlreadyAsking, Decision, NoAnswer, Place
 from .peer import RequestFailed
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class McpConsent:
         self._approvals = approvals
         self._changed = changed  # the allowed list changed: tell the extension (site_feed.py)
 
-    async def ask(self, requester: str, task: str, *, timeout: object = None) -> Verdict:
+    async def ask(self, requester: str, task: str, place: Place, *, timeout: object = None) -> Verdict:
         from ..store.sites import SiteError, allow_client, client_allowed
 
         try:
@@ -71,7 +71,8 @@ class McpConsent:
             log.error("allowed MCP clients unreadable: %s", exc)
         wait = answer_wait(timeout)
         try:
-            decision = await self._approvals.ask("mcp", requester, task, timeout=wait)
+            decision = await self._approvals.ask("mcp", requester, task, tab_id=place.tab_id, new_tab=place.new_tab,
+                                                 url=place.url, timeout=wait)
         except NoAnswer:
             return Verdict("deny", f"Nobody allowed {requester} to run this task in the browser within {wait:g} s. "
                                    "It was shown in the browser's tabpilot popup and side panel (the tabpilot "

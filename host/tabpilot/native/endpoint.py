@@ -16,8 +16,9 @@ accident). Tasks a client started are stopped when it goes away: nobody is left 
 What a client may do in the browser, the host decides (a client is any program of this user that can read
 the token file, not only `tabpilot mcp`): a `task.start` runs only a task the person allowed on this
 connection (`approval.ask` with that task's text answered "once" or "always", or the client always allowed
-in the popup's Settings), once per yes; it never gets all the user's tabs; `task.stop` and `tabs.close`
-reach only the tasks and tabs this connection started or opened.
+in the popup's Settings), once per yes, in the tab the person was shown; it never gets all the user's tabs;
+`task.stop` and `tabs.close` reach only the tasks and tabs this connection started or opened, and `tabs.query`,
+`task.get`, `task.list` and `history.get` show only those, unless the person always allows the client.
 
 The latest host to start owns the socket (an extension reload starts the new host before the old one
 has exited); a host removes the socket and token on exit only while they are still its own.
@@ -32,11 +33,13 @@ import logging
 import os
 import secrets
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
+from .approvals import Place
 from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, encode_frame
 from .consent import McpConsent, display_name
 from .peer import RequestFailed, reply_error, reply_ok, request_id_of
@@ -99,9 +102,29 @@ def write_private(path: Path, text: str) -> None:
 
 
 NOT_CONSENTED = ("a local program may start only a task the person using the browser allowed: send approval.ask "
-                 "{requester, task} with this task's text first (tabpilot mcp does); they answer in the tabpilot "
-                 "popup or side panel, where they can also always allow the client")
+                 "{requester, task, newTab or tabId, url} with this task's text first (tabpilot mcp does); they "
+                 "answer in the tabpilot popup or side panel, where they can also always allow the client")
+NOT_IN_THAT_TAB = ("the person allowed this task in another tab or page than this task.start names: start it where "
+                   "approval.ask said (the tabId in its answer, or with newTab a tab you opened, and the same url), "
+                   "or ask again for this tab")
 KEEP_CONSENTS = 20  # tasks allowed but not yet started, per connection: a client asks just before it starts one
+
+
+@dataclass(frozen=True)
+class Consent:
+    """One yes of the person: this task text, asked for by `requester`, working where they were shown."""
+
+    task: str
+    requester: str
+    place: Place
+
+    def fits(self, request: TaskStart, opened_tabs: set[int]) -> bool:
+        """The task.start is the one allowed: its text, and the tab and page the person was shown."""
+        if request.task != self.task or request.url != self.place.url:
+            return False
+        if self.place.new_tab:
+            return request.tab_id in opened_tabs
+        return request.tab_id == self.place.tab_id
 
 
 @dataclass(eq=False)
@@ -113,9 +136,12 @@ class LocalClient:
     opened_tabs: set[int] = field(default_factory=set)  # the tabs it opened: the ones it may close
     worked_tabs: set[int] = field(default_factory=set)  # the tabs its tasks worked in: with those, the ones it reads
     always_for: set[str] = field(default_factory=set)  # requesters the person always allows, as answered here
-    # (task text, who asked as the person was told) for each yes: one task.start each
-    consented: list[tuple[str, str]] = field(default_factory=list)
+    consented: list[Consent] = field(default_factory=list)  # each yes: one task.start each
     in_flight: int = 0  # its requests being answered
+
+    @property
+    def own_tabs(self) -> set[int]:
+        return self.opened_tabs | self.worked_tabs
 
     def send(self, message: dict[str, Any]) -> None:
         if self.writer is not None and not self.writer.is_closing():
@@ -237,7 +263,7 @@ class LocalEndpoint:
         log.info("local client connected: %s", client.name)
         from .. import __version__
 
-        client.send(reply_ok(request_id_of(frame), {"hostVersion": __version__, "tasks": self.host.tasks.running()}))
+        client.send(reply_ok(request_id_of(frame), {"hostVersion": __version__, "tasks": []}))  # none of its own yet
         return True
 
     async def _orphaned(self, client: LocalClient) -> None:
@@ -254,6 +280,8 @@ class LocalEndpoint:
             if kind not in LOCAL_TYPES:
                 raise RequestFailed(f"{kind!r} is not for local clients (they may send: {', '.join(LOCAL_TYPES)})",
                                     "bad_request")
+            if kind in ASKED_AS:
+                frame = _asking_as(client, frame)
             if kind in HOST_ROUTED:
                 reply = await self._host_reply(client, frame)
             else:
@@ -280,12 +308,21 @@ class LocalEndpoint:
         except BadRequest as exc:
             return reply_error(exc.request_id, exc.text(self.host.tasks.ui_language), "bad_request")
         if request.type == "task.start":
-            request = request.model_copy(update={"client": _admit(client, request)})
+            try:
+                request = request.model_copy(update={"client": _admit(client, request)})
+            except Refused as exc:
+                self.host.tasks.record_not_run(request.task, status="refused", why=exc.for_the_person,
+                                               source=LOCAL_SOURCE, requester=client.name, url=request.url)
+                raise
         elif request.type == "task.stop" and request.task_id not in client.started:
             raise RequestFailed(f"{'that task' if request.task_id is None else f'task {request.task_id}'} was not "
                                 "started on this connection; a local program may stop only its own tasks, by their "
                                 "taskId (the person stops any in the tabpilot popup)", "not_allowed")
+        elif request.type in ("task.get", "history.get") and not _always_allowed(client):
+            request = _own_task_only(client, request)
         reply = await self.host.respond(request)
+        if request.type in ("task.get", "task.list") and reply.get("ok") and not _always_allowed(client):
+            reply = {**reply, "data": _own_snapshots(client, reply["data"])}
         if request.type == "task.start" and reply.get("ok"):
             task_id = str(reply["data"]["taskId"])
             client.tasks.add(task_id)  # before the reply is out: its pushes follow it
@@ -305,19 +342,60 @@ class LocalEndpoint:
             task = frame.get("task")
             if not isinstance(task, str) or not task:
                 raise RequestFailed("approval.ask needs the task's text", "bad_request")
-            verdict = await self.consent.ask(requester, task, timeout=frame.get("timeout"))
+            place = await self._place(client, frame)
+            asked_at = time.time()
+            verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
+            if verdict.decision == "deny":
+                self.host.tasks.record_not_run(task, status="denied", why=verdict.message, source=LOCAL_SOURCE,
+                                               requester=requester, asked_at=asked_at, url=place.url)
             if verdict.decision != "deny":
-                client.consented = [*client.consented, (task, requester)][-KEEP_CONSENTS:]
+                client.consented = [*client.consented, Consent(task, requester, place)][-KEEP_CONSENTS:]
             if verdict.decision == "always":
                 client.always_for.add(requester)
-            return {"decision": verdict.decision, "message": verdict.message}
+            answer: dict[str, Any] = {"decision": verdict.decision, "message": verdict.message}
+            if verdict.decision != "deny" and place.tab_id is not None:
+                answer["tabId"] = place.tab_id  # the tab it may start this task in (the active one, if unnamed)
+            return answer
         raise RequestFailed(f"unknown request {kind!r}", "bad_request")  # not reached: LOCAL_TYPES
+
+    async def _place(self, client: LocalClient, frame: dict[str, Any]) -> Place:
+        """Where the task asked about will work, as the person is shown it: `newTab` true, a tab the client opens
+        for it; else the tab `tabId` names, or the one the person is looking at (its id is in the answer)."""
+        url, tab_id = frame.get("url"), frame.get("tabId")
+        if url is not None and (not isinstance(url, str) or not url.strip()):
+            raise RequestFailed("approval.ask: url must be the address the task opens first", "bad_request")
+        if frame.get("newTab") is True:
+            return Place(new_tab=True, url=url)
+        if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
+            raise RequestFailed("approval.ask: tabId must be a whole number; leave it out for the tab the person "
+                                "is looking at, or send newTab true to work in a tab you open", "bad_request")
+        if tab_id is None:
+            tab_id = await self._active_tab()
+        return Place(tab_id=tab_id, url=url)
+
+    async def _active_tab(self) -> int:
+        from .messages import TabsQuery
+
+        tabs = (await self._ask_extension(TabsQuery())).tabs
+        active = [t.tab_id for t in tabs if t.active and not t.url.startswith(("chrome-extension://", "devtools://"))]
+        if not active:
+            raise RequestFailed("no tab is active to work in; ask with newTab true and open a tab for the task "
+                                "(tabs.create)", "tab")
+        return active[0]
 
     async def _relay(self, client: LocalClient, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         """A tabs.* request of a local client, answered by the extension."""
         from pydantic import ValidationError
 
-        from .messages import TabsClose, TabsCreate, TabsCreateData, TabsQuery, WireModel, describe_errors
+        from .messages import (
+            TabsClose,
+            TabsCreate,
+            TabsCreateData,
+            TabsQuery,
+            TabsQueryData,
+            WireModel,
+            describe_errors,
+        )
 
         models: dict[str, type[HostRequest[Any]]] = {
             "tabs.query": TabsQuery, "tabs.create": TabsCreate, "tabs.close": TabsClose,
@@ -332,6 +410,8 @@ class LocalEndpoint:
         reply: WireModel = await self._ask_extension(request)
         if isinstance(reply, TabsCreateData):
             client.opened_tabs.add(reply.tab.tab_id)
+        if isinstance(reply, TabsQueryData) and not _always_allowed(client):
+            reply = reply.model_copy(update={"tabs": [tab for tab in reply.tabs if tab.tab_id in client.own_tabs]})
         return reply.to_frame()
 
     async def _ask_extension(self, request: HostRequest[ReplyData]) -> ReplyData:
@@ -356,15 +436,8 @@ class LocalEndpoint:
         if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
             raise RequestFailed("page.read: tabId must be a whole number (list_tabs shows them)", "bad_request")
         if tab_id is None:  # the tab the user is looking at (the relay cannot tell focus; tabs.query can)
-            from .messages import TabsQuery
-
-            tabs = (await self._ask_extension(TabsQuery())).tabs
-            active = [t.tab_id for t in tabs if t.active and not t.url.startswith(
-                ("chrome-extension://", "devtools://"))]
-            if not active:
-                raise RequestFailed("no tab is active; name one (list_tabs shows them)", "tab")
-            tab_id = active[0]
-        if tab_id not in client.opened_tabs | client.worked_tabs and not _always_allowed(client):
+            tab_id = await self._active_tab()
+        if tab_id not in client.own_tabs and not _always_allowed(client):
             raise RequestFailed(f"tab {tab_id} is the person's own: a local program reads only the tabs it opened "
                                 "or ran a task in, unless the person always allows it (Always allow for this "
                                 "client, in the tabpilot popup when it asks about a task)", "not_allowed")
@@ -394,18 +467,75 @@ class LocalEndpoint:
                     client.tasks.discard(str(task_id))
 
 
+class Refused(RequestFailed):
+    """A local task.start the host refuses (code `not_allowed`): the message is for the program that sent it,
+    `for_the_person` what the record says."""
+
+    def __init__(self, message: str, for_the_person: str) -> None:
+        super().__init__(message, "not_allowed")
+        self.for_the_person = for_the_person
+
+
 def _admit(client: LocalClient, request: TaskStart) -> str:
     """A local client's task.start runs only a task the person allowed on this connection, once per yes,
     and never over all the user's tabs (nobody was asked about those). Returns who asked for it, as the person
     was told (the record names the task's requester so)."""
-    allowed = next((yes for yes in client.consented if yes[0] == request.task), None)
+    allowed = next((yes for yes in client.consented if yes.fits(request, client.opened_tabs)), None)
     if allowed is None:
-        raise RequestFailed(NOT_CONSENTED, "not_allowed")
+        if any(yes.task == request.task for yes in client.consented):
+            raise Refused(NOT_IN_THAT_TAB, "it tried to run it in another tab or page than the one you were asked "
+                                           "about")
+        raise Refused(NOT_CONSENTED, "it tried to start it without asking you first")
     if request.config is not None and request.config.experimental_include_all_tabs:
-        raise RequestFailed("a local program's task works in its own tab and the tabs it opens, never in all the "
-                            "user's tabs (experimentalIncludeAllTabs)", "not_allowed")
+        raise Refused("a local program's task works in its own tab and the tabs it opens, never in all the "
+                      "user's tabs (experimentalIncludeAllTabs)", "it asked to see all your tabs, which a local "
+                                                                  "program never may")
     client.consented.remove(allowed)
-    return allowed[1]
+    return allowed.requester
+
+
+ASKED_AS = ("tabs.query", "page.read", "task.get", "task.list", "history.get")  # reads that take `requester`
+
+
+def _asking_as(client: LocalClient, frame: dict[str, Any]) -> dict[str, Any]:
+    """A read sent as `requester` (tabpilot mcp names the MCP client that calls it): a client the person always
+    allows sees as such from its first read, as approval.ask would have answered it `always` without asking."""
+    from ..store.sites import SiteError, client_allowed
+
+    name = display_name(frame.get("requester"), "")
+    try:
+        if name and client_allowed(name):
+            client.always_for.add(name)
+    except SiteError:
+        pass
+    return {key: value for key, value in frame.items() if key != "requester"}
+
+
+ONLY_ITS_OWN = ("a local program sees only the tasks it started on this connection (their taskId is in task.start's "
+                "reply) and the tabs it opened or ran a task in; the person sees every task in the tabpilot popup, "
+                "and may always allow this client (Always allow, when it asks about a task) to let it see theirs too")
+
+
+def _own_task_only(client: LocalClient, request: Any) -> Any:
+    """A task.get or history.get of a client not always allowed, narrowed to its own tasks: a taskId (or an
+    unambiguous prefix of one, as history.get takes) of a task this connection started, else refused."""
+    task_id = request.task_id
+    if task_id is None:  # task.get of a tab, or the latest: whatever it finds is checked after (_own_snapshots)
+        if request.type == "task.get" and request.tab_id is not None and request.tab_id not in client.own_tabs:
+            raise RequestFailed(f"tab {request.tab_id} is not one of this connection's: {ONLY_ITS_OWN}", "not_allowed")
+        return request
+    own = [started for started in client.started if started.startswith(str(task_id).strip().lower())]
+    if len(own) != 1 or not task_id.strip():
+        raise RequestFailed(f"task {task_id} was not started on this connection: {ONLY_ITS_OWN}", "not_allowed")
+    return request.model_copy(update={"task_id": own[0]})
+
+
+def _own_snapshots(client: LocalClient, data: dict[str, Any]) -> dict[str, Any]:
+    """task.get's and task.list's answer with only the tasks this connection started."""
+    if "tasks" in data:
+        return {**data, "tasks": [snap for snap in data["tasks"] if snap.get("taskId") in client.started]}
+    snap = data.get("task")
+    return {**data, "task": snap if snap is None or snap.get("taskId") in client.started else None}
 
 
 def _always_allowed(client: LocalClient) -> bool:

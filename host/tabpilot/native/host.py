@@ -310,9 +310,19 @@ class NativeHost:
     async def _task_start(self, request: TaskStart) -> dict[str, Any]:
         use_my_model = True
         if request.source == "page":
+            import time
+
             from .pages import admit_page_task
 
-            use_my_model = await admit_page_task(request, self.approvals)
+            asked_at = time.time()
+            try:
+                use_my_model = await admit_page_task(request, self.approvals)
+            except RequestFailed as exc:
+                if exc.code in ("denied", "not_allowed"):  # the person's no, or the site's grants: recorded
+                    self.tasks.record_not_run(request.task, status="denied" if exc.code == "denied" else "refused",
+                                              why=str(exc), source="page", requester=request.origin,
+                                              asked_at=asked_at, url=request.url)
+                raise
         return {"taskId": await self.tasks.start(request, use_my_model=use_my_model)}
 
     async def _task_stop(self, request: TaskStop) -> dict[str, Any]:

@@ -636,7 +636,9 @@ class ApprovalRequestPush(BridgePush):
     kind: Literal["page", "mcp"]
     requester: str  # a page's origin, an MCP client's name
     task: str
-    tab_id: int | None = Field(None, alias="tabId")  # kind "page": the task's tab
+    tab_id: int | None = Field(None, alias="tabId")  # the tab the task will work in (kind "page": the page's)
+    new_tab: bool = Field(False, alias="newTab")  # kind "mcp": it works in a tab the client opens for it
+    url: str | None = None  # kind "mcp": the page the task opens first
     timeout_ms: int = Field(alias="timeoutMs")
 
 

@@ -45,6 +45,7 @@ KEEP_FINISHED = 20  # ended tasks kept for task.get (a popup reopened after the 
 # Chromium gives a host ~2 s after closing its stdin; the previous host suspends its tasks in ~15 ms.
 PREVIOUS_HOST_EXIT = 3.0
 RESUMABLE_SOURCES = ("popup",)  # the popup, the side panel and the overlay re-learn a task from the host
+REPEATED_WITHIN = 60.0  # s: the same refused task asked for again in this time is recorded once
 
 
 class NotResumed(Exception):
@@ -107,6 +108,7 @@ class TaskManager:
         self._latest: HostTask | None = None
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
         self.ui_language: Language = DEFAULT_LANGUAGE  # the extension's (its hello): what errors are worded in
+        self._not_run: dict[tuple[str, str, str | None, str], float] = {}  # recorded not-run asks, when
 
     # --- reading --------------------------------------------------------------------------------
     def get(self, task_id: str | None = None, tab_id: int | None = None) -> dict[str, Any] | None:
@@ -124,6 +126,27 @@ class TaskManager:
     def running(self) -> list[dict[str, Any]]:
         """Snapshots of the running tasks, oldest first."""
         return [snap for entry in self._tasks.values() if entry.running and (snap := entry.snapshot(self.ui_language))]
+
+    def record_not_run(self, task: str, *, status: str, why: str, source: str, requester: str | None,
+                       asked_at: float | None = None, url: str | None = None) -> None:
+        """A task a page or a local program asked for that did not run (the person said no, or the host refused
+        it), into the record for the person to see. The same refusal again within a minute is not recorded twice
+        (a program retrying in a loop does not fill the history); each no of the person's is (they were asked).
+        Never fails the request it is about."""
+        import time
+
+        now = time.monotonic()
+        key = (status, source, requester, task)
+        self._not_run = {k: at for k, at in self._not_run.items() if now - at < REPEATED_WITHIN}
+        if key in self._not_run:
+            return
+        if status == "refused":
+            self._not_run[key] = now
+        try:
+            self._store().record_not_run(task, status=status, why=why, source=source, requester=requester,
+                                         asked_at=asked_at, url=url)
+        except Exception:
+            log.exception("could not record the %s task asked for by %s", status, requester)
 
     def is_running(self, task_id: str) -> bool:
         entry = self._tasks.get(task_id)

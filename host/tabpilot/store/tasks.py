@@ -32,6 +32,9 @@ from .resumable import marker
 log = logging.getLogger(__name__)
 
 FINAL_STATUSES = ("completed", "error", "stopped")
+# A task that never ran, asked for by a page or an MCP client: the person said no (or did not answer), or the
+# host refused it (not allowed, out of bounds, started without the person's yes). Recorded for the person to see.
+NOT_RUN_STATUSES = ("denied", "refused")
 DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")  # the file is no database (any more): nothing to wait for or retry
 SCHEMA_VERSION = 3  # 2: run_states; 3: tasks.requester
 
@@ -313,25 +316,46 @@ class TaskStore:
     def start_task(self, task: str, *, url: str | None = None, model: str | None = None, source: str = "cli",
                    requester: str | None = None) -> str:
         """`requester`: who asked for it besides the person at the controls (a page's origin, an MCP client)."""
+        return self._insert_task(task, url=url, model=model, source=source, requester=requester)
+
+    def _insert_task(self, task: str, *, url: str | None, model: str | None, source: str, requester: str | None,
+                     not_run: tuple[str, float, float, dict[str, Any]] | None = None) -> str:
+        """One task row: running, owned by this process; or (`not_run`: status, asked, ended, result) one that
+        never ran."""
         if not isinstance(task, str) or not task.strip():
             raise StoreError.worded("task.no_text")
         task_id = new_task_id()
+        status, started_at, ended_at, result = not_run or ("running", time.time(), None, None)
         with self._lock, self._transaction():
             self._db.execute(
-                "INSERT INTO tasks (id, task, status, source, url, model, started_at, owner, requester)"
-                " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO tasks (id, task, status, source, url, model, started_at, ended_at, result, owner,"
+                " requester) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task_id,
                     storable(scrub_text(task, self._secrets)),
+                    status,
                     source,
                     storable(scrub_text(url, self._secrets)) if url else None,
                     model,
-                    time.time(),
-                    current_owner(),
+                    started_at,
+                    ended_at,
+                    None if result is None else storable(json.dumps(self._clean(result), ensure_ascii=False)),
+                    None if not_run else current_owner(),
                     storable(requester[:200]) if requester else None,
                 ),
             )
         return task_id
+
+    def record_not_run(self, task: str, *, status: str, why: str, source: str, requester: str | None,
+                       asked_at: float | None = None, url: str | None = None) -> str:
+        """A task someone asked for that never ran (`NOT_RUN_STATUSES`): who asked, the text, when, and why not
+        (`why`, for the person: its result's data). No event, no step, no model."""
+        if status not in NOT_RUN_STATUSES:
+            raise StoreError(f"status must be one of {', '.join(NOT_RUN_STATUSES)}, not {status!r}")
+        now = time.time()
+        return self._insert_task(task, url=url, model=None, source=source, requester=requester,
+                                 not_run=(status, now if asked_at is None else asked_at, now,
+                                          {"success": False, "data": why}))
 
     def save_run_state(self, task_id: str, state: dict[str, Any] | None, *, suspended: bool = False) -> None:
         """What a running task's run needs beyond its events to go on in another process (None: nothing,
