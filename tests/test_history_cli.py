@@ -188,7 +188,8 @@ def test_several_tasks_or_all_of_them_export_as_a_list_newest_first(home: Path) 
     assert exported[1] == json.loads(tabpilot(home, "history", "export", first).stdout)  # each as alone
     assert (home / "all.json").stat().st_mode & 0o077 == 0  # page content: its owner's only
     assert API_KEY not in (home / "all.json").read_text()
-    named = json.loads(tabpilot(home, "history", "export", first[:8], second[:8], first).stdout)
+    common = next(i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b)  # ids begin alike
+    named = json.loads(tabpilot(home, "history", "export", first[:common + 1], second[:common + 1], first).stdout)
     assert [e["taskId"] for e in named] == [first, second]  # in the order asked, each once
     neither = tabpilot(home, "history", "export")
     assert neither.returncode == 1 and "or --all for every one" in neither.stderr, neither.stderr

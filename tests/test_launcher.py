@@ -9,12 +9,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
 from tabpilot.browser import launcher
 from tabpilot.browser.browser import Browser
+from tabpilot.browser.devtools_tabs import DevToolsTabs
 from tabpilot.browser.launcher import BROWSER_ENV, BrowserLaunchError, BrowserNotFound, find_browser
 
 
@@ -131,20 +131,20 @@ def test_terminate_group_survives_a_process_that_will_not_be_reaped() -> None:
         process.stdout.close()  # type: ignore[union-attr]
 
 
-class _FailsWhileStarting(Browser):
-    started: ClassVar[list[Browser]] = []
+@pytest.mark.browser
+async def test_a_failed_start_closes_the_launched_browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[Browser] = []
+    start = DevToolsTabs.start
 
-    async def _start(self) -> None:
-        _FailsWhileStarting.started.append(self)
-        await super()._start()
+    async def fails_while_starting(self: DevToolsTabs, browser: Browser) -> None:
+        started.append(browser)
+        await start(self, browser)
         raise RuntimeError("start-up failed")
 
-
-@pytest.mark.browser
-async def test_a_failed_start_closes_the_launched_browser(tmp_path: Path) -> None:
+    monkeypatch.setattr(DevToolsTabs, "start", fails_while_starting)
     with pytest.raises(RuntimeError, match="start-up failed"):
-        await _FailsWhileStarting.launch(headless=True, env={"HOME": str(tmp_path)})
-    (browser,) = _FailsWhileStarting.started
+        await Browser.launch(headless=True, env={"HOME": str(tmp_path)})
+    (browser,) = started
     assert browser.launched is not None
     try:
         assert browser.launched.process.poll() is not None, "the launched Chromium was left running"

@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 async def test_a_call_after_the_browser_closed_is_told_so_at_once(harness: Harness) -> None:
     async with mcp_client(harness, "--approve", "always") as client:
-        is_error, tabs = await client.call("list_tabs")  # the server has reached the browser's host
+        # the server has reached the browser's host, and --approve always lets this client see the person's tabs
+        # from its first call
+        is_error, tabs = await client.call("list_tabs")
         assert not is_error and tabs["tabs"], tabs
         await harness.browser.close()  # the user closes the browser: its host goes with it
         for tool, arguments in (("run_task", {"task": "Anything"}), ("run_task", {"task": "Again"}),

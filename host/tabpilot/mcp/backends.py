@@ -89,6 +89,8 @@ class HostBackend:
 
     async def _ask(self, type: str, fields: dict[str, Any] | None = None, *, timeout: float = 60.0,
                    waiting: Report | None = None) -> Any:
+        if fields and fields.get("requester"):
+            self._allow_if_always(str(fields["requester"]))
         try:
             return await self.link.request(type, fields, timeout=timeout, waiting=waiting)
         except HostGone as exc:
@@ -100,6 +102,18 @@ class HostBackend:
         except TimeoutError as exc:
             raise TaskFailed(f"the host did not answer {type} within {timeout:g} s") from exc
 
+    def _allow_if_always(self, requester: str) -> None:
+        """`--approve always` (the person's own choice, in their MCP client's config) makes the client one they
+        always allow from its first call, whichever tool it is: a list_tabs sees their tabs too."""
+        if self.approve != "always":
+            return
+        from ..store.sites import SiteError, allow_client
+
+        try:
+            allow_client(requester)
+        except SiteError as exc:
+            raise TaskFailed(f"--approve always could not record {requester} as always allowed: {exc}") from exc
+
     async def consent(self, requester: str, task: str, report: Report, *, new_tab: bool = True,
                       url: str | None = None) -> int | None:
         """The one place an MCP task is allowed or refused before anything runs (no tab, no model call). The
@@ -107,13 +121,6 @@ class HostBackend:
         client's config) makes this client one they always allow, listed and revocable in the popup's Settings.
         The person is shown where it will work (a new tab, or the tab they are looking at); returns the id of that
         tab when it is an existing one (the host starts the task only there)."""
-        if self.approve == "always":
-            from ..store.sites import SiteError, allow_client
-
-            try:
-                allow_client(requester)
-            except SiteError as exc:
-                raise TaskFailed(f"--approve always could not record {requester} as always allowed: {exc}") from exc
         fields: dict[str, Any] = {"requester": requester, "task": task, "newTab": new_tab}
         if url:
             fields["url"] = url
