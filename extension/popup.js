@@ -920,7 +920,9 @@ async function openPast(taskId) {
     else paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status), $("past-timeline"));
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";
-    $("past-rerun-new").hidden = !/^(https?|file):/.test(ui.pastTask.url);
+    // A request refused or denied is not offered again: one click would run what the person said no to.
+    $("past-rerun").hidden = NOT_RUN.has(row.status);
+    $("past-rerun-new").hidden = NOT_RUN.has(row.status) || !/^(https?|file):/.test(ui.pastTask.url);
     $("past-list-wrap").hidden = true;
     $("past-detail").hidden = false;
   } catch (error) {

@@ -22,6 +22,7 @@ import pytest
 from e2e_support import (
     API_KEY,
     EXTENSION_ORIGIN,
+    SCREENS,
     Harness,
     PopupPage,
     act_on,
@@ -228,7 +229,6 @@ async def test_two_clients_at_once_each_in_its_own_tab(
 
 
 # --- consent: the person answers in the popup / side panel --------------------------------------------------------
-SCREENS = Path("/work/wt/screens")  # the approval prompt as the person sees it (looked at, not committed)
 WAITING = "waiting for the person using the browser to allow this task (tabpilot popup or side panel)"
 
 
@@ -347,6 +347,8 @@ async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_task
         "New Tab Agent asked to run this task and you said no (or did not answer in time). It never ran.")
     assert await popup.js("document.getElementById('past-result-detail-text').textContent") == (
         "The person using the browser refused to let New Tab Agent run this task.")  # the record's why
+    # what the person said no to is not one click away from running after all
+    assert not await popup.visible("#past-rerun") and not await popup.visible("#past-rerun-new")
     await popup.screenshot(SCREENS / "past-denied-detail.png", max_height=600)
     assert llm.requests == []
     await close_popup(harness, popup)
