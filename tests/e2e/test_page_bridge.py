@@ -466,16 +466,23 @@ async def test_execute_while_the_host_is_respawned_waits_for_it_and_runs(
         for email in ("rae@example.com", "sam@example.com"):
             hosts = kill_the_host(harness)
             await wait_until(lambda: harness.sw("!host.connected && !host.port"), "the worker to see the host gone", 10)
-            login_script(llm, problems, email)
-            await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
-            settled = await outcome(tab, email)
-            assert "error" not in settled, settled
-            assert settled["result"]["success"] is True and settled["result"]["data"] == f"Signed in as {email}"
-            assert await js(tab, "document.getElementById('status').textContent") == f"Signed in as {email}."
-            assert harness.host_pids() not in ([], hosts)  # it ran in the new host
+            await logs_in_in_a_new_host(harness, tab, llm, problems, email, hosts)
         assert not problems, problems
     finally:
         await close(harness, tab)
+
+
+async def logs_in_in_a_new_host(harness: Harness, tab: Tab, llm: ScriptedLLMServer, problems: list[str],
+                                email: str, hosts: list[int]) -> None:
+    """The page's execute() of a login runs to its end (not refused), the page shows it, and it ran in a host
+    other than `hosts` (the killed one)."""
+    login_script(llm, problems, email)
+    await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
+    settled = await outcome(tab, email)
+    assert "error" not in settled, settled
+    assert settled["result"]["success"] is True and settled["result"]["data"] == f"Signed in as {email}"
+    assert await js(tab, "document.getElementById('status').textContent") == f"Signed in as {email}."
+    assert harness.host_pids() not in ([], hosts)  # it ran in the new host
 
 
 async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute_runs(
@@ -512,13 +519,7 @@ async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute
             await harness.wait_host_connected()
             await wait_until(lambda t=task_id: status_in_record(harness, t, "interrupted"),
                              "the new host to mark the killed task interrupted")
-            login_script(llm, problems, email)
-            await execute_from_page(tab, email, f"Log in as {email}", own_model(llm))
-            settled = await outcome(tab, email)
-            assert "error" not in settled, settled  # not "this page's task (…) is still running"
-            assert settled["result"]["success"] is True and settled["result"]["data"] == f"Signed in as {email}"
-            assert await js(tab, "document.getElementById('status').textContent") == f"Signed in as {email}."
-            assert harness.host_pids() not in ([], hosts)  # it ran in the new host
+            await logs_in_in_a_new_host(harness, tab, llm, problems, email, hosts)  # not refused as "still running"
         assert not problems, problems
     finally:
         await harness.browser.close_tab(popup.tab.target_id)
