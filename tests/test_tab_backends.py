@@ -6,6 +6,7 @@ Chromium answers). Nothing above the `Browser` is told which backend it is on.""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -76,6 +77,11 @@ async def scenario(browser: Browser, pages: LocalFiles, browser_gone: Callable[[
     await step("attach to the closed tab", browser.attach(first.target_id))
     await step("close the closed tab again", browser.close_tab(first.target_id))
     await step("read tab 2", second.evaluate("document.title"))
+    # a new tab's "created" and "updated" events each ask for it at once: one attach, one Tab
+    fresh = await browser.backend.create_tab()
+    tabs = await asyncio.gather(*(browser.attach(fresh) for _ in range(3)))
+    said.append(("attach a new tab three times at once", f"{len({id(tab) for tab in tabs})} Tab"))
+    await browser.close_tab(fresh)
 
     await browser_gone()
     await step("list tabs, the browser gone", browser.tabs())
@@ -133,6 +139,7 @@ async def test_the_same_scenario_gives_the_same_results_and_errors_over_both_bac
         ("attach to the closed tab", "TabClosed: cannot work in tab <tab 1>: No target with given id found"),
         ("close the closed tab again", "CDPError target_gone"),
         ("read tab 2", "Next page"),
+        ("attach a new tab three times at once", "1 Tab"),
         ("list tabs, the browser gone", "CDPConnectionClosed connection_closed"),
         ("attach, the browser gone", "CDPConnectionClosed connection_closed"),
         ("open a tab, the browser gone", "CDPConnectionClosed connection_closed"),

@@ -90,7 +90,7 @@ def held(gate: threading.Event, then: Any) -> Any:
 
     def reply(body: dict[str, Any]) -> Any:
         gate.wait(60)
-        return then(body)
+        return then(body) if callable(then) else then
 
     return reply
 
@@ -135,12 +135,51 @@ async def test_a_popup_to_another_domain_never_reaches_it_and_the_users_other_ta
     assert not problems, problems
     # the page's window.open never reached evil.test: the user's own visit (and its favicon) is all it got
     assert {hit.path for hit in site.reached("evil.test")} <= {"/popup?by=the-user", "/favicon.ico"}, site.hits
+    assert snap["status"] == "completed", snap
     [click] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] != "done"]
     assert "closed at once; this tab is still the active one" in click["action"]["output"], click
     assert BLOCKED.format("evil.test") in prompt_text(seen[0])
     await wait_until(lambda: _only(harness, before), "the popup to be closed")
     await wait_until(lambda: _no_rules(harness), "the task's rules to go when it ended")
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def test_a_popup_that_loads_a_refused_domain_again_and_again_while_the_agent_attaches_never_reaches_it(
+    harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
+) -> None:
+    """The extension's rules leave a task's own tabs to the host's Fetch interception: a popup the host
+    attaches to must stay under the rules until Fetch holds it. The page opens a blank popup and sends it to
+    evil.test every millisecond, so a load starts inside any gap between the two (the rules used to name the
+    tab as it was attached: 1 to 3 in 12 popups reached evil.test under load, and this page's every time)."""
+    problems: list[str] = []
+    gate = threading.Event()
+    llm.add(act_on("Open the prize window step by step", "click_element_by_index", "Open the prize window",
+                   problems), held(gate, done("No prize")))
+    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
+                                     "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    before = {t.target_id for t in await harness.browser.tabs()}
+    await harness.sw(f"await chrome.tabs.update({await harness.chrome_tab_id(hostile_tab)}, {{active: true}}); 1")
+    try:
+        task_id = await start(harness, hostile_tab, "Find the best deal on this page")
+        await wait_until(lambda: _at_least(llm, 2), "the model to be asked after the click")
+        await wait_until(lambda: _only(harness, before), "the popup to be closed")
+        assert _popup_tries(site) == [], site.hits
+        gate.set()
+        snap = await ended(harness, task_id)
+    finally:
+        gate.set()
+    assert not problems, problems
+    assert _popup_tries(site) == [], site.hits
+    assert snap["status"] == "completed", snap
+    [click] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] != "done"]
+    assert "closed at once; this tab is still the active one" in click["action"]["output"], click
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+def _popup_tries(site: RecordingSite) -> list[str]:
+    return [hit.path for hit in site.reached("evil.test") if hit.path.startswith("/popup?try=")]
 
 
 async def _only(harness: Harness, tabs: set[str]) -> bool:

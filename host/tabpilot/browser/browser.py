@@ -83,6 +83,8 @@ class Browser:
         self.launched = launched
         self._tabs: dict[str, Tab] = {}
         self._opened: asyncio.Queue[TabInfo] = asyncio.Queue()
+        self._opened_ids: set[str] = set()  # every tab `tab_opened` told of
+        self._attaching: dict[str, asyncio.Future[Tab]] = {}
         self.active: Tab | None = None
         self._tab_numbers: dict[str, int] = {}
         self.guard: NavigationGuard | None = None  # the task's allowed domains, enforced on every tab
@@ -166,6 +168,7 @@ class Browser:
     # --- what the backend tells ------------------------------------------------------------------
     def tab_opened(self, info: TabInfo) -> None:
         """A new tab, perhaps opened by the task's (a link, window.open): `wait_for_new_tab` gets it."""
+        self._opened_ids.add(info.target_id)
         self._opened.put_nowait(info)
 
     def tab_gone(self, target_id: str) -> None:
@@ -193,18 +196,35 @@ class Browser:
         existing = self._tabs.get(target_id)
         if existing is not None and not existing.closed:
             return existing
+        # One attach a tab, however many ask at once (a new tab's "created" and "updated" events each asked:
+        # four sessions on one popup, each enabling the page and Fetch again)
+        pending = self._attaching.get(target_id)
+        if pending is None:
+            pending = asyncio.ensure_future(self._attach(target_id))
+            self._attaching[target_id] = pending
+            pending.add_done_callback(lambda done: self._attached_one(target_id, done))
+        return await asyncio.shield(pending)
+
+    def _attached_one(self, target_id: str, done: asyncio.Future[Tab]) -> None:
+        if self._attaching.get(target_id) is done:
+            del self._attaching[target_id]
+        if not done.cancelled():
+            done.exception()  # retrieved here too: the one who asked may have stopped waiting
+
+    async def _attach(self, target_id: str) -> Tab:
         try:
             session = await self.backend.attach(target_id)
             tab = Tab(session, target_id)
             await tab.enable()
+            if self.guard is not None:
+                # a popup's refused load shows the tab blocked (its URL says where), so it is closed and told
+                await self.guard.watch(tab.session, popup=target_id in self._opened_ids)
         except CDPConnectionClosed:
             self.tab_gone(target_id)
             raise
         except CDPError as exc:  # not open, not a page that can be debugged, or closed meanwhile (a refused popup)
             self.tab_gone(target_id)
             raise TabClosed(f"cannot work in tab {target_id}: {exc.cdp_message}", reason=exc.cdp_message) from exc
-        if self.guard is not None:
-            await self.guard.watch(tab.session)
         self._tabs[target_id] = tab
         self.tab_number(target_id)
         return tab
