@@ -45,6 +45,9 @@ def extension_id(manifest_path: Path = EXTENSION_DIR / "manifest.json") -> str:
 
 EXTENSION_ID = extension_id()
 EXTENSION_ORIGIN = f"chrome-extension://{EXTENSION_ID}"
+# popup.js shows its task view before the popup's other scripts have run: a click on Settings in between
+# reached no Safety section loader (a timed-out wait for the Safety section, once in about 25 runs)
+POPUP_READY = "document.body.dataset.view === 'task' && document.readyState === 'complete'"
 
 
 async def wait_until(probe: Any, what: str, timeout: float = READY_TIMEOUT, interval: float = 0.05) -> Any:
@@ -217,7 +220,7 @@ class Harness:
         )
         tab = await self.browser.attach(created["targetId"])
         popup = PopupPage(tab)
-        await popup.wait_for("document.body.dataset.view === 'task'", "the popup to render")
+        await popup.wait_for(POPUP_READY, "the popup to render")
         return popup
 
     async def open_action_popup(self, target: Tab) -> PopupPage:
@@ -237,7 +240,7 @@ class Harness:
             return None
 
         popup = PopupPage(await self.browser.attach(await wait_until(find, "the toolbar popup")))
-        await popup.wait_for("document.body.dataset.view === 'task' && ui.targetTabId !== null", "the popup")
+        await popup.wait_for(f"{POPUP_READY} && ui.targetTabId !== null", "the popup")
         return popup
 
     def host_pids(self) -> list[int]:

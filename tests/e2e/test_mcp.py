@@ -22,6 +22,7 @@ import pytest
 from e2e_support import (
     API_KEY,
     EXTENSION_ORIGIN,
+    POPUP_READY,
     SCREENS,
     Harness,
     PopupPage,
@@ -568,8 +569,7 @@ async def test_always_allow_in_the_side_panel_is_not_asked_again_for_that_client
     created = await harness.browser.connection.root.send(
         "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html?mode=panel", "newWindow": True})
     panel = PopupPage(await harness.browser.attach(created["targetId"]))
-    await panel.wait_for("document.body.dataset.mode === 'panel' && document.body.dataset.view === 'task'",
-                         "the side panel page")
+    await panel.wait_for(f"document.body.dataset.mode === 'panel' && {POPUP_READY}", "the side panel page")
     async with mcp_client(harness, "--approve-timeout", "60", name="Trusted Agent") as client:
         first = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=e2e_pages.url("form.html?t1")))
         card = await approval_card(panel, "Trusted Agent")

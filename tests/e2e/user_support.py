@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from e2e_support import SCREENS, wait_until
+from e2e_support import POPUP_READY, SCREENS, wait_until
 
 from tabpilot.browser.tab import Tab, js_string
 
@@ -172,6 +172,5 @@ async def open_panel(harness: Any, target: Tab) -> Any:
     )
     panel = PopupPage(await harness.browser.attach(created["targetId"]))
     await panel.size(360, 720)
-    await panel.wait_for("document.body.dataset.view === 'task' && document.body.dataset.mode === 'panel'",
-                         "the side panel to render")
+    await panel.wait_for(f"{POPUP_READY} && document.body.dataset.mode === 'panel'", "the side panel to render")
     return panel

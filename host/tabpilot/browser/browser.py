@@ -83,7 +83,6 @@ class Browser:
         self.launched = launched
         self._tabs: dict[str, Tab] = {}
         self._opened: asyncio.Queue[TabInfo] = asyncio.Queue()
-        self._opened_ids: set[str] = set()  # every tab `tab_opened` told of
         self._attaching: dict[str, asyncio.Future[Tab]] = {}
         self.active: Tab | None = None
         self._tab_numbers: dict[str, int] = {}
@@ -168,7 +167,6 @@ class Browser:
     # --- what the backend tells ------------------------------------------------------------------
     def tab_opened(self, info: TabInfo) -> None:
         """A new tab, perhaps opened by the task's (a link, window.open): `wait_for_new_tab` gets it."""
-        self._opened_ids.add(info.target_id)
         self._opened.put_nowait(info)
 
     def tab_gone(self, target_id: str) -> None:
@@ -217,8 +215,7 @@ class Browser:
             tab = Tab(session, target_id)
             await tab.enable()
             if self.guard is not None:
-                # a popup's refused load shows the tab blocked (its URL says where), so it is closed and told
-                await self.guard.watch(tab.session, popup=target_id in self._opened_ids)
+                await self.guard.watch(tab.session)
         except CDPConnectionClosed:
             self.tab_gone(target_id)
             raise
