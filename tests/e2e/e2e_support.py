@@ -48,6 +48,9 @@ EXTENSION_ORIGIN = f"chrome-extension://{EXTENSION_ID}"
 # popup.js shows its task view before the popup's other scripts have run: a click on Settings in between
 # reached no Safety section loader (a timed-out wait for the Safety section, once in about 25 runs)
 POPUP_READY = "document.body.dataset.view === 'task' && document.readyState === 'complete'"
+# A tab made by Target.createTarget with a URL is on about:blank, complete, until that page commits: under load
+# a test went on with the blank page (no #name for the agent to type in)
+PAGE_LOADED = "location.href !== 'about:blank' && document.readyState === 'complete'"
 
 
 async def wait_until(probe: Any, what: str, timeout: float = READY_TIMEOUT, interval: float = 0.05) -> Any:

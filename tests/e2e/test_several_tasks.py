@@ -17,6 +17,7 @@ import pytest_asyncio
 from e2e_support import (
     API_KEY,
     EXTENSION_ORIGIN,
+    PAGE_LOADED,
     SCREENS,
     Harness,
     PopupPage,
@@ -91,7 +92,7 @@ async def two_tabs(harness: Harness, e2e_pages: LocalFiles) -> AsyncIterator[lis
         )
         tabs.append(await harness.browser.attach(created["targetId"]))
     for tab in tabs:
-        await wait_until(lambda tab=tab: tab.evaluate("document.readyState === 'complete'"), "the form to load")
+        await wait_until(lambda tab=tab: tab.evaluate(PAGE_LOADED), "the form to load")
     yield tabs
     for tab in tabs:
         if not tab.closed:

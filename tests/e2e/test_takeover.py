@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import API_KEY, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
+from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
     open_panel,
     overlay,
@@ -103,7 +103,7 @@ async def account_tab(harness: Harness, e2e_pages: LocalFiles) -> AsyncIterator[
     tab = await harness.browser.attach(created["targetId"])
     await tab.send("Emulation.setDeviceMetricsOverride",
                    {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
-    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+    await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the page to load")
     yield tab
     if not tab.closed:
         await harness.browser.close_tab(tab.target_id)
@@ -456,7 +456,7 @@ async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
         "Target.createTarget", {"url": e2e_pages.url("hostile.html"), "newWindow": True}
     )
     tab = await harness.browser.attach(created["targetId"])
-    await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the hostile page to load")
+    await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the hostile page to load")
     llm.add(Delay(60))  # the agent thinks the whole time
     await configure(harness, llm)
     task_id = await start(harness, tab, "Look at this page")
@@ -612,7 +612,7 @@ async def test_a_tab_loaded_during_another_task_gets_the_overlay_for_its_own_tas
         "Target.createTarget", {"url": e2e_pages.url("account.html"), "newWindow": True}
     )
     other = await harness.browser.attach(created["targetId"])
-    await wait_until(lambda: other.evaluate("document.readyState === 'complete'"), "the second tab to load")
+    await wait_until(lambda: other.evaluate(PAGE_LOADED), "the second tab to load")
     await press_overlay(account_tab, "stop")
     assert (await ended(harness, first))["status"] == "stopped"
 
