@@ -55,10 +55,7 @@ async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
         account_told(seen, act_on("Continue to the deal", "click_element_by_index", "Try the other link", problems)),
         account_told(seen, done("evil.test could not be opened")),
     )
-    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
-                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
-                                     "allowedDomains": ["shop.test"]})
-    assert reply["ok"], reply
+    reply = await allow_only_shop(harness, llm)
     assert reply["data"]["allowedDomains"] == ["shop.test"]
     tabs_before = {t.target_id for t in await harness.browser.tabs()}
     task_id = await start(harness, hostile_tab, "Find the best deal on this page")
@@ -83,6 +80,15 @@ async def test_the_extension_relay_stops_links_and_redirects_to_other_domains(
     assert BLOCKED.format("sub.evil.test") in cards[0]["text"], cards
     await harness.browser.close_tab(popup.tab.target_id)
     await ask_host(harness, {"type": "settings.set", "allowedDomains": []})
+
+
+async def allow_only_shop(harness: Harness, llm: ScriptedLLMServer) -> dict[str, Any]:
+    """The scripted model, and shop.test as the only domain a task may reach; the host's reply."""
+    reply: dict[str, Any] = await ask_host(harness, {
+        "type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
+        "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8, "allowedDomains": ["shop.test"]})
+    assert reply["ok"], reply
+    return reply
 
 
 def held(gate: threading.Event, then: Any) -> Any:
@@ -111,10 +117,7 @@ async def test_a_popup_to_another_domain_never_reaches_it_and_the_users_other_ta
     gate = threading.Event()
     llm.add(act_on("Open the prize window", "click_element_by_index", "Open the prize window", problems),
             account_told(seen, held(gate, done("No prize"))))
-    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
-                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
-                                     "allowedDomains": ["shop.test"]})
-    assert reply["ok"], reply
+    await allow_only_shop(harness, llm)
     before = {t.target_id for t in await harness.browser.tabs()}
     users_tab = await harness.browser.new_tab("about:blank")
     # the task's tab is the one in front, as when the user starts a task (Chromium's openerTabId of a popup is
@@ -147,18 +150,15 @@ async def test_a_popup_to_another_domain_never_reaches_it_and_the_users_other_ta
 async def test_a_popup_that_loads_a_refused_domain_again_and_again_while_the_agent_attaches_never_reaches_it(
     harness: Harness, llm: ScriptedLLMServer, hostile_tab: Tab, site: RecordingSite
 ) -> None:
-    """The extension's rules leave a task's own tabs to the host's Fetch interception: a popup the host
-    attaches to must stay under the rules until Fetch holds it. The page opens a blank popup and sends it to
-    evil.test every millisecond, so a load starts inside any gap between the two (the rules used to name the
-    tab as it was attached: 1 to 3 in 12 popups reached evil.test under load, and this page's every time)."""
+    """A popup the task's page opened stays under the extension's rules after the host attaches it (they
+    used to hand it to the host's Fetch interception at once, before Fetch held it: 1 to 3 in 12 popups reached
+    evil.test under load, and this page's every time). The page opens a blank popup and sends it to evil.test
+    every millisecond, so a load starts inside any gap while the host takes the tab over."""
     problems: list[str] = []
     gate = threading.Event()
     llm.add(act_on("Open the prize window step by step", "click_element_by_index", "Open the prize window",
                    problems), held(gate, done("No prize")))
-    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
-                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
-                                     "allowedDomains": ["shop.test"]})
-    assert reply["ok"], reply
+    await allow_only_shop(harness, llm)
     before = {t.target_id for t in await harness.browser.tabs()}
     await harness.sw(f"await chrome.tabs.update({await harness.chrome_tab_id(hostile_tab)}, {{active: true}}); 1")
     try:
@@ -227,10 +227,7 @@ async def test_the_user_at_the_controls_may_go_anywhere_and_the_agent_is_held_ag
     llm.add(Delay(60),  # the agent thinks; the user takes the controls meanwhile (this call is cancelled)
             act_on("Claim your prize", "click_element_by_index", "Open evil.test as the page says", problems),
             account_told(seen, done("evil.test could not be opened")))
-    reply = await ask_host(harness, {"type": "settings.set", "baseURL": llm.base_url, "model": "scripted",
-                                     "apiKey": "sk-test-0123456789abcdefghijklmnop", "maxSteps": 8,
-                                     "allowedDomains": ["shop.test"]})
-    assert reply["ok"], reply
+    await allow_only_shop(harness, llm)
     task_id = await start(harness, hostile_tab, "Find the best deal on this page")
     await wait_until(lambda: _at_least(llm, 1), "the model to be asked")
     assert (await ask_host(harness, {"type": "task.takeover", "taskId": task_id, "reason": "user"}))["ok"]
