@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from actions_support import wait_until
-from agent_support import browser_state, done, index_of, on_page, step
+from agent_support import done, index_of, on_page, step
 from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa: F401  (the `site` fixture)
 from test_run_cli import API_KEY, tabpilot
 
@@ -64,8 +63,14 @@ async def try_every_way_out(browser: Browser, site: RecordingSite, blocked: list
     press = "document.getElementById({!r}).click()"
     await tab.send("Runtime.evaluate", {"expression": press.format("evil-link"), "userGesture": True})
     await until(lambda: len(blocked) >= 1, "the link to be blocked")
+    before = await _tab_ids(browser)
     await tab.send("Runtime.evaluate", {"expression": press.format("evil-popup"), "userGesture": True})
     await until(lambda: len(blocked) >= 2, "the popup to be blocked")
+
+    async def popup_closed() -> bool:  # it was open by then (the guard held it from its start): closed, as in the relay
+        return await _tab_ids(browser) == before
+
+    await wait_until(popup_closed, timeout=10.0)
     with pytest.raises(RuntimeError, match="ERR_ABORTED"):  # shop.test answers with a redirect to sub.evil.test
         await tab.navigate(site.url("shop.test", f"redirect?to={site.url('sub.evil.test', 'redirected')}"))
     with pytest.raises(RuntimeError, match="ERR_ABORTED"):
@@ -74,6 +79,10 @@ async def try_every_way_out(browser: Browser, site: RecordingSite, blocked: list
     # what the task may reach still works, in the same tab
     await tab.send("Runtime.evaluate", {"expression": press.format("shop-link"), "userGesture": True})
     await until(lambda: any(hit.path == "/more.html" for hit in site.reached("shop.test")), "the allowed link")
+
+
+async def _tab_ids(browser: Browser) -> set[str]:
+    return {info.target_id for info in await browser.tabs()}
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -108,14 +117,6 @@ async def test_blocked_domains_and_their_subdomains_are_never_reached(chromium: 
     }
 
 
-def tab_of(body: dict, url_part: str) -> int:
-    """The id the model sees for the tab whose URL has `url_part` (the browser state's tab list)."""
-    for number, url in re.findall(r"\[(\d+)\][^\[]*?(https?://\S+)", browser_state(body)):
-        if url_part in url:
-            return int(number)
-    raise AssertionError(f"no tab with {url_part} in:\n{browser_state(body)}")
-
-
 def test_a_hostile_page_cannot_send_the_agent_to_a_blocked_domain(
     chromium: Browser, site: RecordingSite, tmp_path: Path
 ) -> None:
@@ -132,7 +133,6 @@ def test_a_hostile_page_cannot_send_the_agent_to_a_blocked_domain(
         click("Enter the draw", "the POST form"),
         click("Search the deals", "the GET form"),
         click("Open the prize window", "the popup"),
-        on_page(lambda b: {"switch_tab": {"tab_id": tab_of(b, "guard_hostile.html")}}, goal="back to the page"),
         click("Continue to the deal", "the redirect"),
         done("I could not open evil.test"),
     ]
@@ -149,6 +149,8 @@ def test_a_hostile_page_cannot_send_the_agent_to_a_blocked_domain(
     # the popup a script opens and the redirect (Fetch interception): a 🚫 line each for the user
     assert f"🚫 {words}" in proc.stdout, proc.stdout
     assert "🚫 Navigation to sub.evil.test was blocked" in proc.stdout, proc.stdout
+    # the refused popup was closed and the agent went on in its own tab, as in the extension relay
+    assert "It opened a new tab, which closed at once; this tab is still the active one." in proc.stdout, proc.stdout
     # ... and the model read them in its next requests
     last = "\n".join(str(message["content"]) for message in requests[-1]["messages"])
     assert words in last and "Navigation to sub.evil.test was blocked" in last

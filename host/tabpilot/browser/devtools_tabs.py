@@ -123,7 +123,9 @@ class DevToolsTabs:
         try:
             if guard is not None and browser is not None and (browser.works_in(opener) or opener in self._popups):
                 self._popups.add(info["targetId"])
-                await guard.watch(session, popup=True)  # this session stays: its interception with it
+                # this session stays: its interception with it (Page.close fails once the refusal's error page
+                # has replaced the popup's renderer: "Not attached to an active page")
+                await guard.watch(session, close_popup=lambda: browser.close_tab(info["targetId"]))
             await session.send("Runtime.runIfWaitingForDebugger")
         except Exception as exc:  # the page closed meanwhile
             log.debug("auto-attached target %s: %s", info.get("targetId"), exc)

@@ -14,14 +14,15 @@ click (`click_refusal`), so nothing is requested at all.
 
 A refused request fails as `Aborted`, which leaves the page where it was (measured on Chromium 156:
 `BlockedByClient` replaces the page with chrome-error://chromewebdata/, losing the agent's page); a
-popup's first request fails as `BlockedByClient`, so that tab says it was blocked. The guard is the agent's:
-while the user has the controls (a takeover) their own navigations go through."""
+popup's first request fails as `BlockedByClient`, and the popup is closed: it never showed anything the task
+may see (the extension relay closes such a popup too, `ExtensionTabs`). The guard is the agent's: while the user
+has the controls (a takeover) their own navigations go through."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..cdp import CDPError
@@ -46,6 +47,8 @@ class NavigationGuard:
         self.on_suspended: list[Callable[[bool], None]] = []  # told when `suspended` changes
         self._watched: set[int] = set()
         self._main_frames: dict[int, str] = {}  # id(session) → its page's main frame id (stable across navigations)
+        # id(session) → how to close it, of popups whose first document was not asked for yet
+        self._unloaded_popups: dict[int, Callable[[], Awaitable[object]]] = {}
         self._pending: set[asyncio.Task[None]] = set()
         self.blocked: list[str] = []  # the URLs refused so far, in order
         self._suspended = False
@@ -62,11 +65,15 @@ class NavigationGuard:
         for listener in list(self.on_suspended) if changed else []:
             listener(value)
 
-    async def watch(self, session: CDPSession, *, popup: bool = False) -> None:
-        """Intercept the document requests of this session's target from now on (idempotent)."""
+    async def watch(self, session: CDPSession, *, close_popup: Callable[[], Awaitable[object]] | None = None) -> None:
+        """Intercept the document requests of this session's target from now on (idempotent). `close_popup`: the
+        target is a popup one of the task's tabs opened, closed this way when its first document is refused."""
         if id(session) in self._watched:
             return
         self._watched.add(id(session))
+        if close_popup is not None:
+            self._unloaded_popups[id(session)] = close_popup
+        popup = close_popup is not None
         session.on("Fetch.requestPaused", lambda params: self._on_paused(session, params, popup))
         try:
             tree = await session.send("Page.getFrameTree")
@@ -88,6 +95,7 @@ class NavigationGuard:
         # the page's own iframes (a map, a payment form, an ad) are not navigations of the task: let them load
         subframe = main_frame is not None and params.get("frameId") not in (None, main_frame)
         refusal = None if self.suspended or subframe else self.policy.refusal(url)
+        close_popup = None if subframe else self._unloaded_popups.pop(id(session), None)
         try:
             if refusal is None:
                 await session.send("Fetch.continueRequest", {"requestId": request_id})
@@ -96,10 +104,16 @@ class NavigationGuard:
             await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": reason})
         except CDPError as exc:  # the request went away meanwhile (tab closed, navigation replaced)
             log.debug("Fetch answer for %s failed: %s", url, exc)
-        if refusal is not None:
-            log.info("blocked a navigation to %s", url)
-            self.blocked.append(url)
-            self.on_blocked(url, refusal)
+        if refusal is None:
+            return
+        log.info("blocked a navigation to %s", url)
+        self.blocked.append(url)
+        self.on_blocked(url, refusal)
+        if close_popup is not None:
+            try:
+                await close_popup()
+            except CDPError as exc:  # closed already
+                log.debug("closing the refused popup failed: %s", exc)
 
 
 # Where clicking this element would send the browser: the link it is in (a target=_blank one too), or the
