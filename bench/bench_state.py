@@ -10,6 +10,8 @@ Serves tests/fixtures/pages on 127.0.0.1, launches a headless Chromium, and for 
   settled      the same, 100 ms after the page loaded: Chromium is then done with its own work after a load
                (right after it, commands wait ~5 ms for the renderer), so this is the reader's own first-look cost;
   later step   reading the same document again (after one warm-up read).
+With --cold, new documents get the walker without its warm-up while the page is idle (walker.js `warm`): the
+figures as they were before it, for comparison (it shows in "settled").
 With --trace, each page's line is followed by the CDP commands of its last settled first look and its last
 later step, each as start .. end in ms from the read's start (which round trips wait for which).
 "waits" is the number of round trips a first look / later step waits for one after the other (the longest
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tabpilot.browser.browser import Browser
+from tabpilot.browser.dom import fast
 from tabpilot.browser.state import BrowserState, build_state, read_page
 from tabpilot.browser.tab import Tab
 from tabpilot.cdp.connection import CDPConnection
@@ -213,7 +216,10 @@ def main() -> None:
     reader.add_argument("--walker", action="store_true", help="read with the in-page walker only")
     parser.add_argument("--only", default="", help="comma-separated page labels (default: all)")
     parser.add_argument("--trace", action="store_true", help="print each page's CDP commands with their times")
+    parser.add_argument("--cold", action="store_true", help="new documents' walkers are not warmed up while idle")
     args = parser.parse_args()
+    if args.cold:
+        fast._AHEAD = fast._INSTALL
     snapshot = True if args.snapshot else False if args.walker else None
     asyncio.run(bench(max(3, args.runs), snapshot, {o for o in args.only.split(",") if o}, args.trace))
 

@@ -98,6 +98,41 @@ async def test_a_cross_site_frame_has_the_walker_before_its_first_look(browser: 
     await browser.close_tab(tab.target_id)
 
 
+async def _warmed_up(session: CDPSession, frame_id: str | None) -> bool:
+    created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": fast.WORLD_NAME})
+    reply = await session.send("Runtime.evaluate", {
+        "expression": f"globalThis.{fast._GLOBAL}.warmedUp()", "contextId": created["executionContextId"],
+        "returnByValue": True})
+    return reply["result"].get("value") is True
+
+
+async def test_a_new_document_warms_its_walker_up_while_idle_and_the_first_look_reads_the_same(browser: Browser,
+                                                                                              pages) -> None:
+    # The page has open and closed shadow roots, a same-origin and a cross-site frame: a warm-up that kept
+    # anything of its walk (the closed root's host asked about, a frame counted) would change the first look.
+    url = pages.url("speed_shadow_frames.html")
+    tab = await open_page(browser, url)
+    cold = await get_state(browser, tab)  # a document made before the walker was installed ahead of time
+    assert "Gift wrap" in cold.text and cold.text.count("Card number") == 2, cold.text
+    assert not await _warmed_up(tab.session, tab.main_frame_id)
+    for visit in (1, 2):
+        await tab.navigate(url)
+        deadline = time.monotonic() + 10
+        while not await _warmed_up(tab.session, tab.main_frame_id):
+            assert time.monotonic() < deadline, f"visit {visit}: the walker of the new document never warmed up"
+            await asyncio.sleep(0.05)
+        await tab.track_frames()
+        for frame in tab.frames.values():  # the cross-site frame's walker, installed as its session attached
+            while not await _warmed_up(frame.session, frame.frame_id):
+                assert time.monotonic() < deadline, f"visit {visit}: the cross-site frame's walker never warmed up"
+                await asyncio.sleep(0.05)
+        warm = await get_state(browser, tab)
+        assert warm.text == cold.text
+        later = await get_state(browser, tab, warm)
+        assert later.text == cold.text
+    await browser.close_tab(tab.target_id)
+
+
 async def test_an_element_removed_after_the_read_is_reported_gone(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("speed_login.html"))
     state = await get_state(browser, tab)

@@ -9,7 +9,9 @@ looked up only when an action touches it (`locate`).
 The walker is installed before the page needs it: every new document of a session that tabpilot reads
 gets it in tabpilot's world as it is created (`Page.addScriptToEvaluateOnNewDocument`), so the first look
 after a navigation only asks for it. The world itself is made as the document is committed (a cross-site
-frame's as its session attaches), while the page loads: the first look starts with the listeners. It is
+frame's as its session attaches), while the page loads: the first look starts with the listeners. Once the page is
+idle after DOMContentLoaded, the walker of a small document walks once for nothing (walker.js `warm`), so the
+first look runs code this world already ran (a new world's first walk was ~3x slower than the next). It is
 kept as a global of that world named after its source, so a walker of another tabpilot version is never
 used; a second task or a restarted host reuses the one there (its ids stay consistent: they are only ever
 looked up through the walker that gave them)."""
@@ -50,6 +52,15 @@ _GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12
 # The walker of this world, made if the document got none yet. (The one an earlier version kept as
 # globalThis.__tabpilotWalker is dropped.)
 _INSTALL = f"(delete globalThis.__tabpilotWalker, globalThis.{_GLOBAL} || (globalThis.{_GLOBAL} = {_SOURCE}))"
+# Installed ahead of time, the walker also warms up once the page is idle after DOMContentLoaded (walker.js `warm`),
+# where the host reads with it: the top document, and a frame whose parent's world cannot enter it (another
+# origin's, read through a session of its own). Same-origin frames are walked from their parent's world.
+_WARM_UP = (f"; (() => {{ let own = window === top; try {{ own = own || !parent.document; }}"
+            " catch (e) { own = true; }"
+            f" const warm = () => requestIdleCallback(() => globalThis.{_GLOBAL}.warm(), {{ timeout: 1000 }});"
+            " if (own && document.readyState === 'loading') document.addEventListener('DOMContentLoaded', warm, "
+            "{ once: true }); else if (own) warm(); })()")
+_AHEAD = _INSTALL + _WARM_UP
 _PREINSTALLED = "_preinstalled"  # the key, in `CDPSession.kept`, of the script id that installs it in new documents
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
 Insets = tuple[float, float, float, float]
@@ -259,7 +270,7 @@ async def _preinstall(session: CDPSession) -> bool:
     session.kept[_PREINSTALLED] = None
     try:
         added = await session.send("Page.addScriptToEvaluateOnNewDocument",
-                                   {"source": _INSTALL, "worldName": WORLD_NAME})
+                                   {"source": _AHEAD, "worldName": WORLD_NAME})
     except CDPError as exc:  # the walker is then installed at each first look
         log.info("cannot install the state walker ahead of time: %s", exc)
         return True
@@ -268,7 +279,7 @@ async def _preinstall(session: CDPSession) -> bool:
 
 
 async def _install(session: CDPSession, context_id: int) -> None:
-    installed = await session.send("Runtime.evaluate", {"expression": _INSTALL, "contextId": context_id})
+    installed = await session.send("Runtime.evaluate", {"expression": _AHEAD, "contextId": context_id})
     if "exceptionDetails" in installed:
         raise BrowserError(f"could not read the page: {installed['exceptionDetails'].get('text', '')}")
 
