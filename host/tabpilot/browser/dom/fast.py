@@ -52,14 +52,15 @@ _GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12
 # The walker of this world, made if the document got none yet. (The one an earlier version kept as
 # globalThis.__tabpilotWalker is dropped.)
 _INSTALL = f"(delete globalThis.__tabpilotWalker, globalThis.{_GLOBAL} || (globalThis.{_GLOBAL} = {_SOURCE}))"
-# Installed ahead of time, the walker also warms up once the page is idle after DOMContentLoaded (walker.js `warm`),
-# where the host reads with it: the top document, and a frame whose parent's world cannot enter it (another
-# origin's, read through a session of its own). Same-origin frames are walked from their parent's world.
-_WARM_UP = (f"; (() => {{ let own = window === top; try {{ own = own || !parent.document; }}"
+# Installed ahead of time, the walker also warms up when the page is next idle after DOMContentLoaded (walker.js
+# `warm`), where the host reads with it: the top document, and a frame whose parent's world cannot enter it
+# (another origin's, read through a session of its own). Same-origin frames are walked from their parent's world.
+# No timeout: a page never idle is not worked on unasked. Whatever goes wrong here only leaves the walker cold.
+_WARM_UP = (f"; (() => {{ try {{ let own = window === top; try {{ own = own || !parent.document; }}"
             " catch (e) { own = true; }"
-            f" const warm = () => requestIdleCallback(() => globalThis.{_GLOBAL}.warm(), {{ timeout: 1000 }});"
+            f" const warm = () => requestIdleCallback(() => globalThis.{_GLOBAL}.warm());"
             " if (own && document.readyState === 'loading') document.addEventListener('DOMContentLoaded', warm, "
-            "{ once: true }); else if (own) warm(); })()")
+            "{ once: true }); else if (own) warm(); } catch (e) {} })()")
 _AHEAD = _INSTALL + _WARM_UP
 _PREINSTALLED = "_preinstalled"  # the key, in `CDPSession.kept`, of the script id that installs it in new documents
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
@@ -278,8 +279,10 @@ async def _preinstall(session: CDPSession) -> bool:
     return True
 
 
-async def _install(session: CDPSession, context_id: int) -> None:
-    installed = await session.send("Runtime.evaluate", {"expression": _AHEAD, "contextId": context_id})
+async def _install(session: CDPSession, context_id: int, *, ahead: bool = False) -> None:
+    """Install the walker in this world now; `ahead`: before a read needs it (so it warms up when idle)."""
+    expression = _AHEAD if ahead else _INSTALL
+    installed = await session.send("Runtime.evaluate", {"expression": expression, "contextId": context_id})
     if "exceptionDetails" in installed:
         raise BrowserError(f"could not read the page: {installed['exceptionDetails'].get('text', '')}")
 
@@ -319,7 +322,7 @@ def prepare(session: CDPSession, frame_id: str, *, install: bool = False) -> Non
     async def make() -> None:
         world = await world_of(session, frame_id)
         if install and not world.installed:
-            await _install(session, world.context_id)
+            await _install(session, world.context_id, ahead=True)
             world.installed = True
 
     _in_background(make(), "preparing the state walker's world")  # the read will say why, if it comes
