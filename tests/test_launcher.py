@@ -131,6 +131,35 @@ def test_terminate_group_survives_a_process_that_will_not_be_reaped() -> None:
         process.stdout.close()  # type: ignore[union-attr]
 
 
+def _stand_in_browser() -> subprocess.Popen[bytes]:
+    """A process in a session of its own, as the launched browser is (its pid is its group's id)."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+
+
+def test_the_watchdog_leaves_a_browser_tabpilot_closed_itself_alone_and_stops_one_it_did_not(tmp_path: Path) -> None:
+    # Released (tabpilot closed the browser the ordinary way): it exits at once and touches nothing. It used to
+    # stop the browser again and wait for its helpers to be reaped, which took 1.5 s of every `tabpilot run` here.
+    browser, profile = _stand_in_browser(), tmp_path / "released"
+    profile.mkdir()
+    try:
+        watchdog = launcher._Watchdog(browser, profile)
+        watchdog.release()
+        assert watchdog.process is None  # it exited
+        assert browser.poll() is None and profile.is_dir()
+    finally:
+        browser.kill()
+        browser.wait()
+    # Not released (tabpilot was killed: the kernel closes its end of the pipe): it stops the browser's whole
+    # group and removes the temporary profile.
+    browser, profile = _stand_in_browser(), tmp_path / "left"
+    profile.mkdir()
+    watchdog = launcher._Watchdog(browser, profile)
+    assert watchdog.process is not None
+    os.close(watchdog._write_end)
+    watchdog.process.wait(15)
+    assert browser.wait(5) is not None and not profile.exists()
+
+
 @pytest.mark.browser
 async def test_a_failed_start_closes_the_launched_browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[Browser] = []

@@ -84,15 +84,21 @@ STALE_UNMARKED_AGE = 3600.0  # a temporary profile without an owner file (older 
 # tabpilot holds. However tabpilot ends — SIGKILL, SIGHUP from a closed terminal, a crash — the kernel
 # closes the write end, the watchdog reads EOF, stops the browser (the main process first, so it can
 # save the profile, then its whole process group) and removes a temporary profile. Without it, each
-# killed `tabpilot run` left 9 Chromium processes (~950 MB) and the profile folder behind.
+# killed `tabpilot run` left 9 Chromium processes (~950 MB) and the profile folder behind. When tabpilot has
+# closed the browser itself it writes to the pipe first, and the watchdog just exits: its checks would wait for
+# the browser's helpers to be reaped, which a container's init may take its time over (1.5 s of every
+# `tabpilot run` here, the 5 s limit where nothing reaps them).
 _WATCHDOG = """
 import os, shutil, signal, sys, time
 pid, group, profile = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+released = False
 try:
     while os.read(0, 4096):
-        pass
+        released = True
 except OSError:
     pass
+if released:
+    sys.exit(0)
 def alive(kill, target):
     try:
         kill(target, 0)
@@ -165,10 +171,13 @@ class _Watchdog:
             os.close(read_end)
 
     def release(self) -> None:
-        """Close tabpilot's end; the watchdog finds the browser gone and exits."""
+        """Tell the watchdog the browser was closed the ordinary way and close tabpilot's end: it exits."""
         if self.process is None:
             return
-        os.close(self._write_end)
+        try:
+            os.write(self._write_end, b"released")
+        finally:
+            os.close(self._write_end)
         try:
             self.process.wait(5)
         except subprocess.TimeoutExpired:
