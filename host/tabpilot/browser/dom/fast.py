@@ -58,7 +58,8 @@ _INSTALL = f"(delete globalThis.__tabpilotWalker, globalThis.{_GLOBAL} || (globa
 # No timeout: a page never idle is not worked on unasked. Whatever goes wrong here only leaves the walker cold.
 _WARM_UP = (f"; (() => {{ try {{ let own = window === top; try {{ own = own || !parent.document; }}"
             " catch (e) { own = true; }"
-            f" const warm = () => requestIdleCallback(() => globalThis.{_GLOBAL}.warm());"
+            " const warm = () => requestIdleCallback(() => {"
+            f" try {{ globalThis.{_GLOBAL}.warm(); }} catch (e) {{}} }});"
             " if (own && document.readyState === 'loading') document.addEventListener('DOMContentLoaded', warm, "
             "{ once: true }); else if (own) warm(); } catch (e) {} })()")
 _AHEAD = _INSTALL + _WARM_UP
