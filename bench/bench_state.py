@@ -45,6 +45,7 @@ CASES: list[tuple[str, str, float | None]] = [
     ("flight", "speed_flight.html", 4.7),
     ("feed", "speed_feed.html", 8.7),
     ("shadow+frames", "speed_shadow_frames.html", 4.5),
+    ("frames", "state_frames.html", None),  # a cross-site frame, no closed shadow root
     ("modal", "speed_modal.html", 6.2),
     ("shop", "speed_shop.html", 110),
     ("medium", "state_medium.html", None),

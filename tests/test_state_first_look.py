@@ -98,6 +98,36 @@ async def test_a_cross_site_frame_has_the_walker_before_its_first_look(browser: 
     await browser.close_tab(tab.target_id)
 
 
+async def test_a_cross_site_frames_iframe_is_known_before_the_first_look(browser: Browser, pages) -> None:
+    # The <iframe> of a cross-site frame is looked up in its parent's document as the frame attaches, while the
+    # page loads: the first look does not ask for it (three round trips after its walks), and the frame's
+    # elements are still placed inside it (a click on one lands there).
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)
+    sent = _Sent(tab)
+    try:
+        for visit in (1, 2):
+            await tab.navigate(pages.url(f"state_frames.html?visit={visit}"))
+            await tab.track_frames()
+            frames = list(tab.frames.values())
+            assert len(frames) == 1, frames
+            deadline = time.monotonic() + 10
+            while frames[0].frame_id not in getattr(
+                    fast._worlds(tab.session).get(tab.main_frame_id), "frame_owners", {}):
+                assert time.monotonic() < deadline, f"visit {visit}: the frame's <iframe> was not looked up"
+                await asyncio.sleep(0.02)
+            sent.calls.clear()
+            state = await get_state(browser, tab)
+            assert [m for m, *_ in sent.calls if m == "DOM.getFrameOwner"] == [], visit
+            await actions.click(browser, tab, _named(state, "Pay cross"))
+            paid = await frames[0].session.send("Runtime.evaluate", {"expression": "window.paid",
+                                                                     "returnByValue": True})
+            assert paid["result"].get("value") is True, (visit, state.text)
+    finally:
+        sent.close()
+    await browser.close_tab(tab.target_id)
+
+
 async def _warmed_up(session: CDPSession, frame_id: str | None) -> bool:
     created = await session.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": fast.WORLD_NAME})
     reply = await session.send("Runtime.evaluate", {

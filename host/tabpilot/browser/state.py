@@ -182,15 +182,26 @@ Frames = list[tuple[FrameTarget, list[Document], int]]
 Read = tuple[dict[str, Any], list[Document], Frames, dict[Key, Insets]]  # layout metrics and what was read
 
 
-def _prepare_frame(frame: FrameTarget) -> None:
-    """A cross-site frame that attaches is ready for its first look."""
+def _prepare_frame(tab: Tab, frame: FrameTarget) -> None:
+    """A cross-site frame that attaches is ready for its first look: its world is made, and its <iframe> is
+    looked up in its parent's document while the page loads."""
     fast.prepare(frame.session, frame.frame_id, install=True)
+    parent_frame = _frame_of(tab, frame.parent)
+    if parent_frame is not None:
+        fast.prepare_owner(frame.parent, parent_frame, frame.frame_id)
+
+
+def _frame_of(tab: Tab, session: CDPSession) -> str | None:
+    """The frame whose document `session` reads with the walker: the tab's main frame, or a cross-site frame's."""
+    if session is tab.session:
+        return tab.main_frame_id
+    return next((frame.frame_id for frame in tab.frames.values() if frame.session is session), None)
 
 
 async def _read_with_walker(tab: Tab) -> Read:
     main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
-    if _prepare_frame not in tab.frame_watchers:
-        tab.frame_watchers.append(_prepare_frame)
+    if not any(getattr(watcher, "func", None) is _prepare_frame for watcher in tab.frame_watchers):
+        tab.frame_watchers.append(functools.partial(_prepare_frame, tab))
 
     async def one(frame: FrameTarget) -> tuple[FrameTarget, fast.FrameReading] | None:
         try:
@@ -203,14 +214,11 @@ async def _read_with_walker(tab: Tab) -> Read:
     frame_reads = {frame.session.session_id: asyncio.ensure_future(one(frame)) for frame in targets}
     tree = origins.frame_tree_soon(tab.session)  # sent after the walks' commands: nothing waits on it first
 
-    parent_frame = {frame.session.session_id: frame.frame_id for frame in targets}
-    parent_frame[tab.session.session_id] = main_frame
-
     async def owner(frame: FrameTarget) -> tuple[fast.World, int | None] | None:
         # Each frame's <iframe> is looked up as soon as tabpilot's world in its parent is there, while the
         # frames are read: at a first look that was three round trips after all the reads.
         asked = fast.ask_frame_owner(frame.parent, frame.frame_id)
-        frame_id = parent_frame.get(frame.parent.session_id)
+        frame_id = main_frame if frame.parent is tab.session else _frame_of(tab, frame.parent)
         if frame_id is None:
             return None
         try:

@@ -79,6 +79,7 @@ class World:
     page_document: str  # the document as the page's main world holds it, bound without an object group
     backend: dict[int, int] = field(default_factory=dict)  # walker id -> backendNodeId, where already known
     frame_owners: dict[str, int] = field(default_factory=dict)  # cross-site frame id -> walker id of its <iframe>
+    owner_lookups: dict[str, asyncio.Future[int | None]] = field(default_factory=dict)  # those under way
     marked: set[int] = field(default_factory=set)  # backendNodeIds already marked as listening for clicks
     walked: bool = False  # a read was done in this world (its first one asks about every host the walk meets)
     installed: bool = True  # False: the document was made before the walker was installed ahead of time
@@ -125,8 +126,10 @@ async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
 
 def ask_frame_owner(session: CDPSession, frame_id: str) -> asyncio.Future[dict[str, Any]] | None:
     """`DOM.getFrameOwner` for the cross-site frame `frame_id`, sent now, unless a world of `session`
-    already knows its <iframe>: it needs no world, so it need not wait for the read (see `frame_owner`)."""
-    if any(frame_id in world.frame_owners for world in _worlds(session).values()):
+    already knows its <iframe> or is looking it up: it needs no world, so it need not wait for the read (see
+    `frame_owner`)."""
+    if any(frame_id in world.frame_owners or frame_id in world.owner_lookups
+           for world in _worlds(session).values()):
         return None
     asked = asyncio.ensure_future(session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
     asked.add_done_callback(lambda done: done.cancelled() or done.exception())  # unused if the read failed
@@ -135,10 +138,31 @@ def ask_frame_owner(session: CDPSession, frame_id: str) -> asyncio.Future[dict[s
 
 async def frame_owner(world: World, frame_id: str, asked: asyncio.Future[dict[str, Any]] | None = None) -> int | None:
     """The walker's id for the <iframe> element hosting the cross-site frame `frame_id` (asked once per
-    document: the element cannot change without the frame going). `asked`: its `ask_frame_owner`."""
+    document: the element cannot change without the frame going; a lookup under way is shared, such as the
+    one `prepare_owner` started when the frame attached). `asked`: its `ask_frame_owner`."""
     known = world.frame_owners.get(frame_id)
     if known is not None:
         return known
+    lookup = world.owner_lookups.get(frame_id)
+    if lookup is None:
+        lookup = world.owner_lookups[frame_id] = asyncio.ensure_future(_look_up_owner(world, frame_id, asked))
+        # Not found (the frame went away, or not yet there): the next read asks again.
+        lookup.add_done_callback(lambda _: world.owner_lookups.pop(frame_id, None))
+    elif asked is not None:
+        asked.cancel()
+    return await asyncio.shield(lookup)
+
+
+def prepare_owner(parent: CDPSession, parent_frame_id: str, frame_id: str) -> None:
+    """Look up the <iframe> of a cross-site frame that just attached, in its parent's document, while the
+    page loads: the first look then finds it known (it was three round trips after that look's walks)."""
+    async def look_up() -> None:
+        await frame_owner(await world_of(parent, parent_frame_id), frame_id)
+
+    _in_background(look_up(), "looking up a frame's <iframe>")
+
+
+async def _look_up_owner(world: World, frame_id: str, asked: asyncio.Future[dict[str, Any]] | None) -> int | None:
     try:
         owner = await (asked or world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
         backend_node_id = owner["backendNodeId"]
