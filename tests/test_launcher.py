@@ -184,6 +184,19 @@ async def test_a_failed_start_closes_the_launched_browser(tmp_path: Path, monkey
 
 
 @pytest.mark.browser
+async def test_a_launched_browser_loads_no_pages_of_its_own_ui(tmp_path: Path) -> None:
+    # Chromium's WebUI omnibox popup loaded as the browser started, ~0.5 s of CPU beside the task's first page
+    # (launcher.BASE_FLAGS): a browser nobody types an address into does without it.
+    browser = await Browser.launch(headless=True, env={"HOME": str(tmp_path)})
+    try:
+        await browser.current_tab()
+        targets = (await browser.connection.root.send("Target.getTargets"))["targetInfos"]
+        assert [t["url"] for t in targets if t["type"] != "page"] == []
+    finally:
+        await browser.close()
+
+
+@pytest.mark.browser
 def test_a_long_temporary_directory_does_not_stop_the_browser(pages, tmp_path: Path) -> None:
     # Chromium aborted at start-up (-6) when $TMPDIR was over ~61 characters: its lock socket's path is too long.
     long_temp = tmp_path / ("t" * 80)
