@@ -98,13 +98,15 @@ async def test_a_cross_site_frame_has_the_walker_before_its_first_look(browser: 
     await browser.close_tab(tab.target_id)
 
 
-async def test_a_cross_site_frames_iframe_is_known_before_the_first_look(browser: Browser, pages) -> None:
+@pytest.mark.parametrize("lookup", ["done", "under way"])
+async def test_a_cross_site_frames_iframe_is_known_before_the_first_look(browser: Browser, pages, lookup) -> None:
     # The <iframe> of a cross-site frame is looked up in its parent's document as the frame attaches, while the
     # page loads: the first look does not ask for it (three round trips after its walks), and the frame's
-    # elements are still placed inside it (a click on one lands there).
+    # elements are still placed inside it (a click on one lands there). A lookup still under way when the look
+    # starts (its DOM.resolveNode held back here) is awaited, not asked again.
     tab = await open_page(browser, pages.url("speed_login.html"))
     await get_state(browser, tab)
-    sent = _Sent(tab)
+    sent = _Sent(tab, slow_owner=0.3 if lookup == "under way" else 0.0)
     try:
         for visit in (1, 2):
             await tab.navigate(pages.url(f"state_frames.html?visit={visit}"))
@@ -112,10 +114,12 @@ async def test_a_cross_site_frames_iframe_is_known_before_the_first_look(browser
             frames = list(tab.frames.values())
             assert len(frames) == 1, frames
             deadline = time.monotonic() + 10
-            while frames[0].frame_id not in getattr(
+            while lookup == "done" and frames[0].frame_id not in getattr(
                     fast._worlds(tab.session).get(tab.main_frame_id), "frame_owners", {}):
                 assert time.monotonic() < deadline, f"visit {visit}: the frame's <iframe> was not looked up"
                 await asyncio.sleep(0.02)
+            asked_before = [m for m, *_ in sent.calls].count("DOM.getFrameOwner")
+            assert asked_before == 1, (visit, asked_before)  # as the frame attached
             sent.calls.clear()
             state = await get_state(browser, tab)
             assert [m for m, *_ in sent.calls if m == "DOM.getFrameOwner"] == [], visit
@@ -125,6 +129,25 @@ async def test_a_cross_site_frames_iframe_is_known_before_the_first_look(browser
             assert paid["result"].get("value") is True, (visit, state.text)
     finally:
         sent.close()
+    await browser.close_tab(tab.target_id)
+
+
+async def test_cross_site_frames_inside_a_cross_site_frame_go_with_it(browser: Browser, pages) -> None:
+    # Frames of a frame of another site: their elements are placed and clicked inside them, and once the page
+    # is left they are gone from the tab too (their detach came on their parent's session, already gone).
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    for visit in (1, 2):
+        await tab.navigate(pages.url(f"state_nested_frames.html?visit={visit}"))
+        state = await get_state(browser, tab)
+        assert len(tab.frames) == 3, tab.frames
+        await actions.click(browser, tab, _named(state, "Pay inb"))
+        asked = {"expression": "window.paid === true", "returnByValue": True}
+        paid = [await frame.session.send("Runtime.evaluate", asked) for frame in tab.frames.values()]
+        assert [p["result"]["value"] for p in paid].count(True) == 1, (visit, state.text)
+        await tab.navigate(pages.url("speed_login.html"))
+        await tab.track_frames()
+        assert tab.frames == {}, (visit, tab.frames)
+        assert "Sign in" in (await get_state(browser, tab)).text
     await browser.close_tab(tab.target_id)
 
 
@@ -259,15 +282,18 @@ async def test_a_listening_box_inside_a_far_part_of_the_page_is_counted_at_the_f
 
 
 class _Sent:
-    """The commands a read sends over the tab's connection: (method, params, sent, answered)."""
+    """The commands a read sends over the tab's connection: (method, params, sent, answered). `slow_owner`:
+    seconds each lookup of a frame's <iframe> waits before its DOM.resolveNode (the one with no object group)."""
 
-    def __init__(self, tab) -> None:
+    def __init__(self, tab, *, slow_owner: float = 0.0) -> None:
         self.calls: list[tuple[str, dict, float, float]] = []
         connection = tab.session.connection
         self._send = send = connection.send
 
         async def sending(method: str, params: dict | None = None, *args, **kwargs):
             sent = time.perf_counter()
+            if slow_owner and method == "DOM.resolveNode" and "objectGroup" not in (params or {}):
+                await asyncio.sleep(slow_owner)
             try:
                 return await send(method, params, *args, **kwargs)
             finally:

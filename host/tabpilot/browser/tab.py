@@ -285,8 +285,11 @@ class Tab:
         if target_id is None:
             target_id = next((k for k, f in self.frames.items() if f.session.session_id == params.get("sessionId")),
                              None)
-        if target_id is not None:
-            self.frames.pop(target_id, None)
+        gone = [self.frames.pop(target_id)] if target_id in self.frames else []
+        # Its own cross-site frames went with it: their detach came on its session, which was already gone.
+        while gone:
+            session = gone.pop().session
+            gone += [self.frames.pop(k) for k, f in list(self.frames.items()) if f.parent is session]
 
     def __repr__(self) -> str:
         return f"Tab({self.target_id[:8]})"

@@ -102,6 +102,7 @@ _WALK_AFTER_LISTENERS = "fast.walk_after_listeners"
 FEW_LISTENING = 10
 _MAKING = "fast.making"  # and of the worlds being made there
 _NAVIGATIONS = "fast.navigations"  # and of how often each frame's document was replaced
+_OWNER_ASKS = "fast.owner_asks"  # and of the DOM.getFrameOwner questions on their way, by frame id
 
 
 def _worlds(session: CDPSession) -> dict[str, World]:
@@ -125,14 +126,20 @@ async def read_frame(session: CDPSession, frame_id: str) -> FrameReading:
 
 
 def ask_frame_owner(session: CDPSession, frame_id: str) -> asyncio.Future[dict[str, Any]] | None:
-    """`DOM.getFrameOwner` for the cross-site frame `frame_id`, sent now, unless a world of `session`
-    already knows its <iframe> or is looking it up: it needs no world, so it need not wait for the read (see
-    `frame_owner`)."""
+    """`DOM.getFrameOwner` for the cross-site frame `frame_id`, sent now (or the one already on its way),
+    unless a world of `session` already knows its <iframe> or is looking it up: it needs no world, so it
+    need not wait for one (see `frame_owner`)."""
     if any(frame_id in world.frame_owners or frame_id in world.owner_lookups
            for world in _worlds(session).values()):
         return None
-    asked = asyncio.ensure_future(session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
-    asked.add_done_callback(lambda done: done.cancelled() or done.exception())  # unused if the read failed
+    asks: dict[str, asyncio.Future[dict[str, Any]]] = session.kept.setdefault(_OWNER_ASKS, {})
+    asked = asks.get(frame_id)
+    if asked is None:
+        asked = asks[frame_id] = asyncio.ensure_future(
+            session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
+        # Unused if the read failed; forgotten once answered (the lookup that used it keeps what it said).
+        asked.add_done_callback(lambda done: done.cancelled() or done.exception())
+        asked.add_done_callback(lambda done: asks.pop(frame_id, None) if asks.get(frame_id) is done else None)
     return asked
 
 
@@ -148,21 +155,23 @@ async def frame_owner(world: World, frame_id: str, asked: asyncio.Future[dict[st
         lookup = world.owner_lookups[frame_id] = asyncio.ensure_future(_look_up_owner(world, frame_id, asked))
         # Not found (the frame went away, or not yet there): the next read asks again.
         lookup.add_done_callback(lambda _: world.owner_lookups.pop(frame_id, None))
-    elif asked is not None:
-        asked.cancel()
     return await asyncio.shield(lookup)
 
 
 def prepare_owner(parent: CDPSession, parent_frame_id: str, frame_id: str) -> None:
     """Look up the <iframe> of a cross-site frame that just attached, in its parent's document, while the
-    page loads: the first look then finds it known (it was three round trips after that look's walks)."""
+    page loads: the first look then finds it known (it was three round trips after that look's walks). Its
+    first question goes out at once, while the parent's world is made; a read meanwhile shares it."""
+    asked = ask_frame_owner(parent, frame_id)
+
     async def look_up() -> None:
-        await frame_owner(await world_of(parent, parent_frame_id), frame_id)
+        await frame_owner(await world_of(parent, parent_frame_id), frame_id, asked)
 
     _in_background(look_up(), "looking up a frame's <iframe>")
 
 
 async def _look_up_owner(world: World, frame_id: str, asked: asyncio.Future[dict[str, Any]] | None) -> int | None:
+    element = None
     try:
         owner = await (asked or world.session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
         backend_node_id = owner["backendNodeId"]
@@ -170,9 +179,11 @@ async def _look_up_owner(world: World, frame_id: str, asked: asyncio.Future[dict
             "backendNodeId": backend_node_id, "executionContextId": world.context_id})
         element = resolved["object"]["objectId"]
         reply = await _call(world, "function(node) { return this.idOf(node); }", element, returnByValue=True)
-        _release_soon(world.session, "Runtime.releaseObject", {"objectId": element})
     except CDPError:
         return None  # the frame went away
+    finally:
+        if element is not None:
+            _release_soon(world.session, "Runtime.releaseObject", {"objectId": element})
     value = reply.get("result", {}).get("value")
     if not isinstance(value, int):
         return None
