@@ -670,7 +670,11 @@ async def test_a_task_the_person_said_no_to_or_the_host_refused_is_in_the_histor
     finally:
         await link.close()
         await rogue.close()
-    host.receive({"type": "task.start", "id": "page-1", "task": "Buy everything", "tabId": 4, "source": "page",
+    # A secret's value in a task that never ran is recorded as the secret's name, as a run records its task.
+    saved = tabpilot(home, "secrets", "set", "SHOP_PIN", "--domain", "shop.example", stdin="8642-secret\n")
+    assert saved.returncode == 0, saved.stderr
+    host.receive({"type": "task.start", "id": "page-1", "task": "Buy everything, PIN 8642-secret", "tabId": 4,
+                  "source": "page",
                   "origin": "https://shop.example", "config": {"apiKey": "sk-NEVER-STORED-123", "baseURL":
                                                                 "https://llm.example/v1", "model": "m"}})
     for _ in range(100):
@@ -679,8 +683,9 @@ async def test_a_task_the_person_said_no_to_or_the_host_refused_is_in_the_histor
         await asyncio.sleep(0.02)
 
     rows = {row.task: row for row in host.store.list_tasks()}
-    assert set(rows) == {"Empty my inbox", "Forward my mail", "Buy everything"}
-    said_no, unasked, page = rows["Empty my inbox"], rows["Forward my mail"], rows["Buy everything"]
+    bought = "Buy everything, PIN <secret>SHOP_PIN</secret>"
+    assert set(rows) == {"Empty my inbox", "Forward my mail", bought}
+    said_no, unasked, page = rows["Empty my inbox"], rows["Forward my mail"], rows[bought]
     assert (said_no.status, said_no.source, said_no.requester) == ("denied", "mcp", "Agent X")
     assert said_no.result_text == "The person using the browser refused to let Agent X run this task."
     assert (unasked.status, unasked.requester, unasked.result_text) == (
@@ -690,6 +695,8 @@ async def test_a_task_the_person_said_no_to_or_the_host_refused_is_in_the_histor
     assert all(row.ended_at is not None and row.ended_at >= row.started_at and row.steps == 0 for row in rows.values())
     stored = [path.read_bytes() for path in home.rglob("*") if path.is_file()]  # noqa: ASYNC240
     assert stored and not any(b"sk-NEVER-STORED" in data for data in stored)
+    holding = [path.name for path in home.rglob("*") if path.is_file() and b"8642-secret" in path.read_bytes()]  # noqa: ASYNC240
+    assert holding in ([], ["secrets.json"]), holding  # the secret itself, where the user keeps it (or a keyring)
 
     listed = tabpilot(home, "history").stdout
     assert "denied" in listed and listed.count("refused") == 2 and "Empty my inbox" in listed, listed

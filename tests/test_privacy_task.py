@@ -107,7 +107,9 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
             done("Typed the password and the copy address"),
         ]
         with ScriptedLLMServer(replies) as server:
-            proc = await run_attached(browser, server, tmp_path, f"Fill in the account details ({attempt})")
+            # The second time the person writes the secret into the task itself: recorded by its name only.
+            told = f"; my password is {SECRET}" if attempt == 2 else ""
+            proc = await run_attached(browser, server, tmp_path, f"Fill in the account details ({attempt}){told}")
 
         # the page's own record: the real values went in, typed as a person would
         typed = {entry["field"]: entry["value"] for entry in await page_log(tab)}
@@ -126,6 +128,8 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
         assert "value is now '[email 1]'" in third
         assert b'"rawRequest"' in every_output(tmp_path, proc, server)["sqlite file"]
         assert_nowhere(every_output(tmp_path, proc, server), SECRET, EMAIL, CARD, "4242424242424242")
+    listed = json.loads(tabpilot(tmp_path, "history", "--json").stdout)
+    assert "Fill in the account details (2); my password is <secret>SITE_PW</secret>" in [t["task"] for t in listed]
 
 
 async def test_on_another_site_a_secret_and_a_placeholder_are_refused_and_the_page_gets_nothing(

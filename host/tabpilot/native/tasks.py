@@ -31,6 +31,7 @@ from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
+    from ..privacy.guard import PrivacyGuard
     from ..store.tasks import Orphan, TaskStore
     from ..taskrun.events import RunUpdate
     from ..taskrun.plan import TaskOverrides, TaskPlan
@@ -143,8 +144,10 @@ class TaskManager:
         if status == "refused":
             self._not_run[key] = now
         try:
-            self._store().record_not_run(task, status=status, why=why, source=source, requester=requester,
-                                         asked_at=asked_at, url=url)
+            guard = _secrets_guard()
+            self._store().record_not_run(guard.hide_secrets(task), status=status, why=why, source=source,
+                                         requester=requester, asked_at=asked_at,
+                                         url=guard.hide_secrets(url) if url else None)
         except Exception:
             log.exception("could not record the %s task asked for by %s", status, requester)
 
@@ -487,3 +490,16 @@ def _requester(request: TaskStart) -> str | None:
     """Who asked for the task besides the person, as recorded: a page by its origin (the worker has it from
     Chromium), an MCP client by the name the local endpoint knows it by; None for the popup."""
     return {"page": request.origin, "mcp": request.client}.get(request.source)
+
+
+
+def _secrets_guard() -> PrivacyGuard:
+    """A guard with the user's secrets, to record a task that never ran (it has no guard of its own) as a run
+    records its task: each secret's value replaced by its name. Without them when they cannot be read."""
+    from ..privacy.guard import PrivacyGuard
+    from ..privacy.secrets import SecretError, load_secrets
+
+    try:
+        return PrivacyGuard(load_secrets())
+    except SecretError:
+        return PrivacyGuard()

@@ -121,9 +121,10 @@ class TaskRun:
         is released and nothing is left running."""
         try:
             self._connect_llm()
+            # The task as asked may carry a secret's value ("my password is ..."): recorded like the rest, hidden.
             self.task_id = self.store.start_task(
-                self.plan.task, url=url, model=self.plan.llm.model, source=self.plan.source,
-                requester=self.plan.requester,
+                self._shown(self.plan.task), url=self._shown(url) if url else None, model=self.plan.llm.model,
+                source=self.plan.source, requester=self.plan.requester,
             )
             self._save_state()
         except BaseException:
