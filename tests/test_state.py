@@ -97,6 +97,33 @@ async def test_password_value_never_appears_anywhere(browser: Browser, pages) ->
     await browser.close_tab(tab.target_id)
 
 
+@pytest.mark.parametrize("snapshot", [False, True], ids=["walker", "snapshots"])
+async def test_a_secret_shown_elsewhere_on_the_page_is_hidden_there_too(browser: Browser, pages, snapshot) -> None:
+    # The page echoes its password field (title, a strength meter, another field's value, hint and title, a
+    # textarea), masks a PIN field with CSS, and has a card security code: none of those values reaches the
+    # model, by either reader (DOM snapshots with the walker's rule for what is secret), and a new password
+    # typed in is hidden as well the next time.
+    from tabpilot.browser import actions
+    from tabpilot.browser.state import build_state, read_page
+
+    tab = await open_page(browser, pages.url("privacy_echo.html"))
+    secrets = ["Correct-Horse-42", "9371", "Pin-8842-secret"]
+    for typed in ("", "Battery-Staple-7"):
+        state = build_state(await read_page(browser, tab, snapshot=snapshot))
+        if typed:
+            password = next(ref for ref in state.elements.values() if ref.attributes.get("name") == "pw")
+            await actions.input_text(browser, tab, password, typed)
+            assert await tab.evaluate("document.getElementById('echo').textContent") == typed
+            secrets = [typed, *secrets[1:]]
+            state = build_state(await read_page(browser, tab, snapshot=snapshot), state)
+        shown = state.text + json.dumps(state.to_json())
+        assert [s for s in secrets if s in shown] == [], state.text
+        assert "Strength of [password hidden]: weak" in state.text, state.text
+        assert "filled" in line_of(state, await index_of(state, "cvc"))
+        assert "type=password" in line_of(state, await index_of(state, "pin"))  # masked by CSS
+    await browser.close_tab(tab.target_id)
+
+
 async def test_modal_hides_the_page_behind_it(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("state_modal.html"))
     state = await get_state(browser, tab)

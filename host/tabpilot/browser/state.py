@@ -9,6 +9,7 @@ long as the document lives; elements that appeared since the previous state are 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import os
@@ -21,7 +22,7 @@ from .browser import Browser
 from .dom import fast, origins, render
 from .dom.icons import name_icons
 from .dom.items import Found, MixedLine, TextLine
-from .dom.snapshot import STYLES, Document, decode, mark_passwords
+from .dom.snapshot import STYLES, Document, decode, hide_password_values, mark_passwords
 from .dom.walk import Insets, Walker
 from .elements import ElementRef
 from .errors import BrowserError, PageCrashed, TabClosed
@@ -267,6 +268,7 @@ async def _read_snapshots(tab: Tab) -> Read:
     frames = [(frame, decode(reply, frame.session), owner_id) for frame, reply, owner_id in raw_frames]
     documents = decode(snapshot, tab.session)
     mark_passwords(documents, passwords)
+    hide_password_values([*documents, *(document for _, each, _ in frames for document in each)])
     for frame_documents in (documents, *(each for _, each, _ in frames)):
         name_icons(frame_documents)
     return metrics, documents, frames, insets
@@ -281,6 +283,9 @@ def build_state(
     if not top_documents:
         raise BrowserError("the page has no document to read")
     top = top_documents[0]
+    # The tab being read goes by the title its document was read with (the browser's list has it as the page
+    # set it, where a password field's value the page echoed there would still be).
+    tabs = [dataclasses.replace(t, title=top.title) if t.active else t for t in tabs]
     snapshots: dict[str | None, list[Document]] = {tab.session.session_id: top_documents}
     by_owner: dict[Key, Document] = {}
     for frame, documents, owner_id in reading.frames:

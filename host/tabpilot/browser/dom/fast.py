@@ -34,6 +34,7 @@ from pydantic_core import from_json
 from ...cdp import CDPError, CDPErrorKind, CDPSession
 from ...cdp.connection import DEFAULT_TIMEOUT
 from ...textsafety import clean_json
+from .. import passwords
 from ..errors import BrowserError
 from . import rules
 from .snapshot import Document, decode
@@ -46,8 +47,9 @@ STEP = "tabpilot-step"  # handles used while reading one state, released after i
 _ICON_RULES = json.dumps({
     "tooltips": rules.ICON_TOOLTIPS, "generic": sorted(rules.ICON_GENERIC_WORDS), "fields": sorted(rules.ICON_FIELDS),
     "fonts": rules.ICON_FONT_CLASSES, "words": rules.ICON_HINT_WORDS})
+_SECRETS = json.dumps({"hidden": passwords.HIDDEN, "shortest": passwords.MIN_LENGTH})
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8").replace(
-    "/*ICON_RULES*/", f"({_ICON_RULES}) ||")
+    "/*ICON_RULES*/", f"({_ICON_RULES}) ||").replace("/*SECRETS*/", f"({_SECRETS}) ||")
 _GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12]
 # The walker of this world, made if the document got none yet. (The one an earlier version kept as
 # globalThis.__tabpilotWalker is dropped.)
@@ -217,9 +219,13 @@ async def locate(world: World, walker_id: int) -> int | None:
 
 
 # The inputs walker.js remembers as password fields, in the document and its same-origin frames (the
-# ones a snapshot of this process shows); those that are password fields now are remembered from here on.
+# ones a snapshot of this process shows); those that are password fields now are remembered from here on,
+# by the walker's rule (a field masked with CSS, a card's security code...): the walker is installed for it.
 _REMEMBERED_PASSWORDS = """(() => {
   const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
+  let walker = null;
+  try { walker = INSTALL; } catch (e) { walker = null; }
+  const secret = (e) => walker ? walker.isSecret(e) : e.type === 'password' || passwords.has(e);
   const found = [];
   const visit = (doc) => {
     for (const e of doc.querySelectorAll('input, iframe, frame')) {
@@ -227,7 +233,7 @@ _REMEMBERED_PASSWORDS = """(() => {
         let inner = null;
         try { inner = e.contentDocument; } catch (err) { inner = null; }
         if (inner) visit(inner);
-      } else if (e.type === 'password' || passwords.has(e)) {
+      } else if (secret(e)) {
         passwords.add(e);
         found.push(e);
       }
@@ -235,7 +241,7 @@ _REMEMBERED_PASSWORDS = """(() => {
   };
   visit(document);
   return found;
-})()"""
+})()""".replace("INSTALL", _INSTALL)
 
 
 async def remembered_passwords(session: CDPSession, frame_id: str) -> set[int]:

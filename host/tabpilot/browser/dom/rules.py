@@ -72,10 +72,12 @@ def shorten(text: str, limit: int) -> str:
 
 def is_password_input(tag: str, attrs: dict[str, str]) -> bool:
     """A field holding a secret: its value must never reach the model. A "show password" toggle turns the
-    type into text, so the autocomplete hint counts too."""
+    type into text, so the autocomplete hint counts too, as does a card's security code (walker.js `isSecret`
+    also counts a field the page masks with CSS, and marks it as a password field)."""
     if tag != "input":
         return False
-    return attrs.get("type", "").lower() == "password" or "password" in attrs.get("autocomplete", "").lower()
+    hint = attrs.get("autocomplete", "").lower()
+    return attrs.get("type", "").lower() == "password" or "password" in hint or "cc-csc" in hint
 
 
 def interactive_role(tag: str, attrs: dict[str, str]) -> str | None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...cdp import CDPSession
+from .. import passwords
+from . import rules
 
 # Order matters: Layout.styles[i] lists values in this order.
 STYLES = ["display", "visibility", "opacity", "cursor", "overflow-x", "overflow-y", "pointer-events", "position",
@@ -151,6 +153,28 @@ def mark_passwords(documents: list[Document], backend_ids: set[int]) -> None:
             kept = [index for i in range(0, len(raw) - 1, 2) if strings[raw[i]].lower() not in ("type", "value")
                     for index in raw[i : i + 2]]
             document.attributes[node] = [_string_index(strings, "type"), _string_index(strings, "password"), *kept]
+
+
+def hide_password_values(documents: list[Document]) -> None:
+    """Hide the values of the password fields in every string of these documents (marked first: see
+    `mark_passwords`): a page may show one elsewhere too (a strength meter, another field, its title), and the
+    model reads it nowhere. (The walker does the same in the page: the values never leave it.)"""
+    values = {document.strings[index] for document in documents for node, index in document.input_value.items()
+              if index >= 0 and rules.is_password_input(document.tag(node), document.attrs(node))}
+    hidden = sorted((v for v in values if len(v) >= passwords.MIN_LENGTH), key=len, reverse=True)
+    if not hidden:
+        return
+
+    def hide(text: str) -> str:
+        for value in hidden:
+            if value in text:
+                text = text.replace(value, passwords.HIDDEN)
+        return text
+
+    for strings in {id(document.strings): document.strings for document in documents}.values():
+        strings[:] = [hide(text) for text in strings]
+    for document in documents:
+        document.title = hide(document.title)  # read off the strings already
 
 
 def _string_index(strings: list[str], value: str) -> int:

@@ -66,6 +66,7 @@
       return i;
     };
     const PRUNED_STYLE = DEFAULT_STYLE.map(str);
+    const secretValues = new Set();  // what the secret fields met hold: shown nowhere else either
     const documents = [];
     const reach = [];
     const insets = [];
@@ -82,7 +83,10 @@
       const sx = win.scrollX, sy = win.scrollY;
       const vw = win.innerWidth, vh = win.innerHeight;
       const root = doc.documentElement;
-      for (const field of doc.querySelectorAll("input[type=password i]")) passwords.add(field);
+      for (const field of doc.querySelectorAll("input[type=password i]")) {
+        passwords.add(field);
+        secretValues.add(field.value);
+      }
       const d = {
         documentURL: str(doc.URL), title: str(doc.title || ""), frameId: str(token),
         scrollOffsetX: sx, scrollOffsetY: sy,
@@ -109,7 +113,10 @@
         const attrs = [];
         // A password field stays one for the host's rules whatever its type became ("show password").
         const secret = type === 1 && node.localName === "input" && isSecret(node);
-        if (secret) attrs.push(str("type"), str("password"));
+        if (secret) {
+          attrs.push(str("type"), str("password"));
+          secretValues.add(node.value);
+        }
         if (type === 1 && counted) {  // only counted, out of view: what makes it interactive is all that matters
           for (const name of RULE_ATTRIBUTES) {
             const value = node.getAttribute(name);
@@ -389,6 +396,7 @@
 
     walkDocument(document);
     lastIds = documents.map((d) => d.nodes.backendNodeId);  // not the rest: it is the host's now
+    hideSecretValues(strings, secretValues);
     // One string crosses to the host far faster than the same data as a protocol object.
     return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length, sealed });
   }
@@ -514,6 +522,7 @@
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
   // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
   const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3 };
+  const SECRETS = /*SECRETS*/ { hidden: "", shortest: 3 };  // passwords.HIDDEN and MIN_LENGTH
   const TOOLTIPS = ICON_RULES.tooltips;
   const GENERIC = new Set(ICON_RULES.generic);
   const FIELDS = new Set(ICON_RULES.fields);
@@ -616,12 +625,28 @@
     return el.hasAttribute("role") || el.hasAttribute("tabindex") || el.hasAttribute("contenteditable");
   }
 
+  // A field holding a secret (rules.is_password_input says the same for the host): a password field, one
+  // the page hints is for a password or a card's security code, or one it masks as it would a password.
   function isSecret(el) {
     if (passwords.has(el)) return true;
+    const hint = (el.getAttribute("autocomplete") || "").toLowerCase();
     const secret = (el.getAttribute("type") || "").toLowerCase() === "password" || (el.type || "") === "password"
-      || (el.getAttribute("autocomplete") || "").toLowerCase().includes("password");
+      || hint.includes("password") || hint.includes("cc-csc")
+      || (el.value !== "" && (getComputedStyle(el).webkitTextSecurity || "none") !== "none");
     if (secret) passwords.add(el);
     return secret;
+  }
+
+  // Every string of a reading with the secret fields' values hidden: a page may show one elsewhere too (a
+  // strength meter, another field, its title), and the model reads it nowhere.
+  function hideSecretValues(strings, values) {
+    const hidden = [...values].filter((v) => v.length >= SECRETS.shortest).sort((a, b) => b.length - a.length);
+    if (!hidden.length) return;
+    for (let i = 0; i < strings.length; i++) {
+      let text = strings[i];
+      for (const value of hidden) if (text.includes(value)) text = text.split(value).join(SECRETS.hidden);
+      strings[i] = text;
+    }
   }
 
   function intersect(a, b) {
@@ -666,6 +691,7 @@
     warm,
     warmedUp() { return warmedUp; },
     idOf,
+    isSecret,
     token,
     element(id) { const ref = located.get(id); return (ref && ref.deref()) || null; },
     // The custom elements and empty boxes the last walk met that were never asked about before (0: none).
