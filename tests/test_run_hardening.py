@@ -117,11 +117,16 @@ def _start_slow_run(pages, tmp_path: Path, temp: Path, server: ScriptedLLMServer
     return proc
 
 
+def _socket_folders(temp: Path) -> list[Path]:
+    return [path for path in temp.iterdir() if path.name.startswith(("org.chromium.", "com.google."))]
+
+
 def _left_behind(temp: Path, sessions: set[int], seconds: float = 20) -> tuple[set[int], list[Path]]:
     deadline = time.monotonic() + seconds
     while True:
         processes, _ = _browser_processes(temp, sessions)
-        profiles = list(temp.glob("tabpilot-profile-*"))
+        # The profile, and the folder Chromium made in $TMPDIR for the profile's singleton socket.
+        profiles = list(temp.glob("tabpilot-profile-*")) + _socket_folders(temp)
         if (not processes and not profiles) or time.monotonic() > deadline:
             return processes, profiles
         time.sleep(0.2)
@@ -136,6 +141,7 @@ def test_a_killed_run_leaves_no_browser_and_no_profile(pages, tmp_path: Path, te
         try:
             running, sessions = _browser_processes(temp)
             assert len(running) >= 3 and len(list(temp.glob("tabpilot-profile-*"))) == 1  # a real browser ran
+            assert len(_socket_folders(temp)) == 1
             proc.send_signal(sig)
             proc.wait(30)
             left, profiles = _left_behind(temp, sessions)
@@ -174,3 +180,4 @@ def test_a_profile_left_by_a_dead_run_is_removed_at_the_next_start(pages, tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert sorted(path.name for path in temp.glob("tabpilot-profile-*")) == ["tabpilot-profile-alive",
                                                                            "tabpilot-profile-new"]
+    assert _socket_folders(temp) == []  # the run's browser closed: its singleton socket's folder went too

@@ -93,8 +93,9 @@ STALE_UNMARKED_AGE = 3600.0  # a temporary profile without an owner file (older 
 # closed the browser itself it writes to the pipe first, and the watchdog just exits: its checks would wait for
 # the browser's helpers to be reaped, which a container's init may take its time over (1.5 s of every
 # `tabpilot run` here, the 5 s limit where nothing reaps them).
-_WATCHDOG = """
+_WATCHDOG = """from __future__ import annotations
 import os, shutil, signal, sys, time
+#REMOVE_PROFILE
 pid, group, profile = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 released = False
 try:
@@ -127,8 +128,35 @@ deadline = time.monotonic() + 5
 while alive(os.killpg, group) and time.monotonic() < deadline:
     time.sleep(0.05)
 if profile:
-    shutil.rmtree(profile, ignore_errors=True)
+    remove_temporary_profile(profile)
 """
+
+
+def remove_temporary_profile(profile: str | Path) -> None:
+    """Remove a temporary profile, and the folder Chromium made in the temporary directory for its singleton
+    socket (org.chromium.Chromium.XXXXXX, one a launch, named by the profile's SingletonSocket link): left
+    behind, ~1,200 of them had piled up in this machine's /tmp. (The watchdog runs this too, without tabpilot.)"""
+    import os
+    import shutil
+
+    try:
+        socket_folder = os.path.dirname(os.readlink(os.path.join(profile, "SingletonSocket")))
+    except OSError:
+        socket_folder = ""
+    shutil.rmtree(profile, ignore_errors=True)
+    try:
+        if socket_folder and all(name.startswith("Singleton") for name in os.listdir(socket_folder)):
+            shutil.rmtree(socket_folder, ignore_errors=True)
+    except OSError:
+        pass
+
+
+def _watchdog_source() -> str:
+    """The watchdog's script, with `remove_temporary_profile` as defined here."""
+    import inspect
+    import textwrap
+
+    return _WATCHDOG.replace("#REMOVE_PROFILE", textwrap.dedent(inspect.getsource(remove_temporary_profile)))
 
 
 @dataclass
@@ -153,7 +181,7 @@ class LaunchedBrowser:
         self._closed = True
         _terminate_group(self.process, timeout)
         if self.owns_profile:
-            shutil.rmtree(self.user_data_dir, ignore_errors=True)
+            remove_temporary_profile(self.user_data_dir)
         if self.watchdog is not None:
             self.watchdog.release()
 
@@ -165,7 +193,8 @@ class _Watchdog:
         read_end, self._write_end = os.pipe()  # both non-inheritable: the browser gets neither
         try:
             self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(browser.pid), str(browser.pid), str(profile or "")],
+                [sys.executable, "-I", "-S", "-c", _watchdog_source(), str(browser.pid), str(browser.pid),
+                 str(profile or "")],
                 stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True,  # the terminal's SIGHUP or a kill of tabpilot's group spares it
             )
@@ -211,7 +240,7 @@ def remove_stale_profiles(folder: Path | None = None) -> list[Path]:
                 continue
         except OSError:
             continue
-        shutil.rmtree(profile, ignore_errors=True)
+        remove_temporary_profile(profile)
         removed.append(profile)
     return removed
 
@@ -348,7 +377,7 @@ def launch_browser(
     except BaseException:
         _terminate_group(process, 5)
         if owns_profile:  # a profile the user gave is theirs: never removed
-            shutil.rmtree(profile, ignore_errors=True)
+            remove_temporary_profile(profile)
         if watchdog is not None:
             watchdog.release()
         raise
