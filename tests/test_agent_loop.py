@@ -574,3 +574,54 @@ async def test_a_page_replaced_while_the_model_thinks_is_told_at_the_next_step(b
                      f"Page navigated to → {pages.url('agent_thanks.html')} since you last read it, and not by an "
                      "action of yours: this is a new page, anything typed into the last one is gone."], notes
     await tab.evaluate("sessionStorage.clear()")
+
+
+TAB_CLOSED = "The tab you were working in was closed, not by an action of yours"
+
+
+async def test_a_failed_navigation_of_the_agents_own_is_not_told_as_someone_elses(browser: Browser, pages) -> None:
+    # Chromium's error page after a go_to_url that failed is part of that action, not a change found later.
+    await browser.new_tab(pages.url("agent_form.html"))
+    replies = [step("go_to_url", {"url": "http://127.0.0.1:9/"}), done("could not reach it")]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server), config())
+        result = await agent.execute("open the page on port 9")
+    assert result.success, result
+    second = last_user_message(server.requests[1])
+    assert "net::ERR" in second and "not by an action of yours" not in second, second
+
+
+async def test_a_popup_that_closes_itself_takes_the_agent_back_to_the_tab_it_came_from(browser: Browser,
+                                                                                         pages) -> None:
+    async with await Browser.connect(browser.launched.ws_url) as own:  # a task's browser: no tab worked in yet
+        person = await own.connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
+        await own.activate((await own.new_tab(pages.url("agent_popup_opener.html"))).target_id)
+        replies = [
+            on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Sign in with Example")}}),
+            on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Allow")}}),
+            done("signed in"),
+        ]
+        with ScriptedLLMServer(replies) as server:
+            result = await Agent(own, llm(server), config()).execute("sign in to the shop")
+        assert result.success, result
+        back = last_user_message(server.requests[2])
+        assert TAB_CLOSED in history_section(server.requests[2]) and "agent_popup_opener.html" in back, back
+        assert "Signed in" in browser_state(server.requests[2])
+        assert own.active is not None and own.active.target_id != person["targetId"]
+        await own.connection.root.send("Target.closeTarget", {"targetId": person["targetId"]})
+
+
+async def test_the_only_tab_worked_in_closed_by_the_person_ends_the_task_in_none_of_theirs(browser: Browser,
+                                                                                           pages) -> None:
+    async with await Browser.connect(browser.launched.ws_url) as own:
+        person = await own.connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
+        tab = await own.new_tab(pages.url("agent_form.html"))
+        replies = [Delay(2, then=step("wait", {"seconds": 1})), done("should not get here")]
+        with ScriptedLLMServer(replies) as server:
+            running = asyncio.create_task(Agent(own, llm(server, timeout=30), config()).execute("fill the form"))
+            await wait_for(lambda: len(server.requests) == 1, "the first model call")
+            await own.connection.root.send("Target.closeTarget", {"targetId": tab.target_id})
+            result = await asyncio.wait_for(running, 60)
+        assert not result.success and result.data == "The tab the task was working in was closed.", result
+        assert len(server.requests) == 1  # nothing was read or done in the person's other tab
+        await own.connection.root.send("Target.closeTarget", {"targetId": person["targetId"]})

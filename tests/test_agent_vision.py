@@ -118,6 +118,22 @@ async def test_a_password_field_is_covered_in_the_screenshot_also_once_shown_as_
 
 
 @in_module_loop
+async def test_a_page_showing_a_password_fields_value_elsewhere_is_sent_without_a_screenshot(
+        browser: Browser, pages) -> None:
+    # The text hides the echo ("Strength of [password hidden]"); a picture of the page would show it.
+    tab = await browser.new_tab(pages.url("privacy_echo.html"))
+    replies = [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Save")}}), done("saved")]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, llm(server, model="gpt-4o"), AgentConfig(step_delay=0, use_vision="on"))
+        result = await agent.execute("Save the new password")
+        await agent.dispose()
+    assert result.success, result
+    assert "[password hidden]" in json.dumps(server.requests[0])
+    assert not any(images(body) for body in server.requests)
+    await browser.close_tab(tab.target_id)
+
+
+@in_module_loop
 async def test_vision_off_takes_no_screenshot(browser: Browser, pages) -> None:
     tab = await browser.new_tab(pages.url("vision.html"))
     replies = [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Reply")}}), done("replied")]

@@ -82,6 +82,10 @@ EN_US: dict[str, str] = {
         "The page was reloaded since you last read it, and not by an action of yours (same URL, a new document): "
         "anything typed into it before is gone and its elements have new indices. Read the page again before acting."
     ),
+    "note.tab_closed": (
+        "The tab you were working in was closed, not by an action of yours: you are back in the tab you worked in "
+        "before it → {url}."
+    ),
     "note.vision_off": "The model does not take images: no more screenshots in this task; the page text is all.",
     "note.waited": "You have waited {seconds} seconds in a row. Do not wait any longer unless you have a good reason.",
     "note.action_cut_short": (
@@ -382,6 +386,7 @@ EN_US: dict[str, str] = {
     "failure.not_resumed": "The task could not go on after tabpilot's extension restarted: {reason}",
     "failure.not_resumed.cause": "The task could not go on after tabpilot's extension restarted: {cause}",
     "failure.record_incomplete": "its record is incomplete",
+    "failure.tab_closed": "The tab the task was working in was closed.",
     "failure.tab_gone": "its tab ({tab}) is gone ({detail})",
     "failure.tab_busy": "another task runs in its tab ({tab})",
     "failure.max_steps": "Step count exceeded maximum limit",
@@ -718,6 +723,7 @@ ZH_CN: dict[str, str] = {
         "换一个元素、滚动、返回、等待，或者用已有的结果调用 done。"
     ),
     "result.took_over": (
+    "note.tab_closed": "你正在使用的标签页被关闭了，不是你的操作造成的：你回到了之前使用的标签页 → {url}。",
         "⏸ 这个动作完成之前用户接管了控制，所以它被放弃了（不是错误）。用户做了什么见他们的接管记录；"
         "继续之前，先阅读页面现在的样子。"
     ),
@@ -978,6 +984,7 @@ ZH_CN: dict[str, str] = {
     "sites.client_revoked": "{name} 下次运行任务前会再次询问",
     "sites.new_token": "新的 page-agent 令牌（{name}）：{token}",
     "sites.site_flags": "（{flags}）",
+    "failure.tab_closed": "任务正在使用的标签页被关闭了。",
     "sites.none": "目前没有网站可以启动任务。可用 `tabpilot sites allow https://app.example.com` 允许一个。",
     "sites.clients": "无需询问即可运行任务的 MCP 客户端（用 `tabpilot sites revoke-client NAME` 撤销）：",
     "sites.client": "  {name}（自 {since} 起）",
@@ -1591,6 +1598,7 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
         values["cause"] = failure_text(str(cause.get("code")), cause.get("params"), language)
     attempts = values.get("attempts")
     if code in ("retries_exhausted", "deadline") and "retries" not in values and isinstance(attempts, int):
+    "tab_closed": ("",),
         values["retries"] = attempts - 1  # recorded before retries were counted page-agent's way
     form = values.get("form")
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyee.asyncio import AsyncIOEventEmitter
 
-from ..browser.errors import BrowserError
+from ..browser.errors import BrowserError, TabClosed
+from ..browser.passwords import HIDDEN as PASSWORD_HIDDEN
 from ..i18n import failure_text
 from ..i18n import text as say
 from ..llm.vision import wants_images
@@ -110,6 +111,8 @@ class Agent(AsyncIOEventEmitter):
         # The tab and its document count (Tab.documents) as the agent last knew them, and whether the document was
         # replaced outside its own actions (a reload, the page or the person navigating) since it last read the page.
         self._document: tuple[str, int] | None = None
+        self._tab: Any = None  # the tab the agent last looked at
+        self._tab_closed_meanwhile = False
         self._replaced_meanwhile = False
         self._total_wait = 0.0
         self._recent_actions: list[tuple[str, str]] = []
@@ -311,10 +314,11 @@ class Agent(AsyncIOEventEmitter):
         if transform is not None:
             page_text = await _maybe_await(transform(page_text))
         guard = self.config.privacy
-        hidden_here = False
+        # A password field's value the page shows elsewhere is hidden in the text; a screenshot would show it.
+        hidden_here = PASSWORD_HIDDEN in page_text
         if guard is not None:  # the page → model boundary: no secret or masked value in the page text
             concealed = guard.conceal(page_text, state.url)
-            hidden_here = concealed != page_text
+            hidden_here = hidden_here or concealed != page_text
             page_text = concealed
         # Cache-friendly order (issue 16): the system prompt, the tool schema and the stable prefix first,
         # byte-identical from step to step; what changes each step (prompts.step_tail) last.
@@ -451,7 +455,11 @@ class Agent(AsyncIOEventEmitter):
         may have changed meanwhile (the URL) is noted, not the step's warnings a second time."""
         language = self.config.language
         replaced, self._replaced_meanwhile = self._replaced_meanwhile, False
-        if self._last_url is None:
+        if self._tab_closed_meanwhile:
+            self._tab_closed_meanwhile = False
+            self.push_observation(say("note.tab_closed", language, url=state.url))
+            self._last_url = state.url
+        elif self._last_url is None:
             self._last_url = state.url  # where the task starts: not a navigation
         elif state.url != self._last_url:
             self.push_observation(say("note.navigated_meanwhile" if replaced else "note.navigated", language,
@@ -480,7 +488,9 @@ class Agent(AsyncIOEventEmitter):
         document: tuple[str, int] = (tab.target_id, tab.documents)
         if not by_the_agent and self._document is not None and self._document[0] == document[0]:
             self._replaced_meanwhile |= self._document[1] != document[1]
-        self._document = document
+        elif not by_the_agent and self._document is not None and self._tab is not None and self._tab.closed:
+            self._tab_closed_meanwhile = True  # the browser went back to another tab worked in
+        self._document, self._tab = document, tab
 
     def _flush_observations(self) -> None:
         for note in self._observations:
@@ -574,6 +584,7 @@ def _failure(exc: BaseException) -> tuple[str, str | None, dict[str, Any] | None
 
     if isinstance(exc, LLMError):
         return exc.message, exc.code or None, exc.params if exc.code else None
-    code, params = (("browser_failed", {"detail": str(exc)}) if isinstance(exc, BrowserError)
+    code, params = (("tab_closed", {}) if isinstance(exc, TabClosed)
+                    else ("browser_failed", {"detail": str(exc)}) if isinstance(exc, BrowserError)
                     else ("crashed", {"kind": type(exc).__name__, "detail": str(exc)}))
     return failure_text(code, params, "en-US"), code, params

@@ -43,7 +43,7 @@ from .nodes import (
 )
 from .passwords import withhold
 from .pointer import aim, mouse_click, mouse_move
-from .tab import Tab
+from .tab import ERROR_PAGE_WAIT, Tab
 
 NEW_TAB_WAIT = 10.0
 LOAD_WAIT = 15.0
@@ -631,17 +631,21 @@ async def _navigate(tab: Tab, url: str, *, timeout: float = 30.0) -> None:
     tab.session.on("Page.frameStoppedLoading", on_stopped)
     try:
         reply = await send(tab, tab.session, "Page.navigate", {"url": url}, timeout=timeout)
-        if reply.get("errorText"):
-            raise ActionError(f"Could not open {url}: {reply['errorText']}.")
-        if reply.get("loaderId"):  # a new document (not just a jump within the page): wait for it
+        failed = reply.get("errorText")
+        # A new document (not just a jump within the page), Chromium's error page for a failed one too: waited
+        # for, so that it is part of this action and not a change the agent finds on the page afterwards.
+        if reply.get("loaderId"):
             frame_id = reply.get("frameId", tab.main_frame_id)
             try:
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout(ERROR_PAGE_WAIT if failed else timeout):
                     while frame_id not in stopped:
                         changed.clear()
                         await tab.unless_gone(changed.wait(), "waiting for the page to load")
             except TimeoutError:
-                return  # still loading: a slow page is still a page the agent can look at
+                if not failed:
+                    return  # still loading: a slow page is still a page the agent can look at
+        if failed:
+            raise ActionError(f"Could not open {url}: {failed}.")
         await tab.wait_for_load(timeout=5)
     finally:
         tab.session.off("Page.frameStoppedLoading", on_stopped)

@@ -85,6 +85,7 @@ class Browser:
         self._opened: asyncio.Queue[TabInfo] = asyncio.Queue()
         self._attaching: dict[str, asyncio.Future[Tab]] = {}
         self.active: Tab | None = None
+        self._active_lost = False  # the tab worked in was closed under the work (not left for another one)
         self._tab_numbers: dict[str, int] = {}
         self.guard: NavigationGuard | None = None  # the task's allowed domains, enforced on every tab
         self.detached_reason: str | None = None  # why the debugger last let go of a tab (`tab_detached`)
@@ -177,6 +178,7 @@ class Browser:
             tab.closed = True
             if self.active is tab:
                 self.active = None
+                self._active_lost = True
 
     def tab_detached(self, target_id: str, reason: str) -> None:
         """The debugger let go of the tab (`reason`: "canceled_by_user" is the user's Cancel on the infobar)."""
@@ -230,7 +232,7 @@ class Browser:
         tab = await self.attach(await self.backend.create_tab())
         if url != "about:blank":
             await tab.navigate(url)
-        self.active = tab
+        self.active, self._active_lost = tab, False
         return tab
 
     async def activate(self, target_id: str, *, focus: bool = True) -> Tab:
@@ -239,7 +241,7 @@ class Browser:
         tab = await self.attach(target_id)
         if focus:
             await self.backend.activate(target_id)
-        self.active = tab
+        self.active, self._active_lost = tab, False
         return tab
 
     async def close_tab(self, target_id: str) -> None:
@@ -248,8 +250,16 @@ class Browser:
 
     async def current_tab(self) -> Tab:
         """The active tab; with none chosen yet, the page the user is looking at, attached but not
-        activated, so their view does not change (a fresh launch has one blank tab)."""
+        activated, so their view does not change (a fresh launch has one blank tab). Once the active tab was
+        closed under the work (by the person, or by its page, as a sign-in popup closes itself): the last other
+        tab worked in (the one the popup came from), never one of the person's own; TabClosed when none is left."""
         if self.active is not None and not self.active.closed:
+            return self.active
+        if self.active is not None or self._active_lost:
+            worked_in = [tab for tab in self._tabs.values() if not tab.closed]
+            if not worked_in:
+                raise TabClosed("the tab this work was done in was closed")
+            self.active, self._active_lost = worked_in[-1], False
             return self.active
         pages = await self.tabs()
         if not pages:

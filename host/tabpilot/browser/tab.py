@@ -18,6 +18,7 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
+ERROR_PAGE_WAIT = 2.0  # s: a failed navigation waits this long at most for Chromium's error page to load
 # Smallest frames Chromium will encode: nobody looks at them (see Tab.render_as_if_shown).
 _SCREENCAST = {"format": "jpeg", "quality": 0, "maxWidth": 16, "maxHeight": 16}
 
@@ -180,7 +181,10 @@ class Tab:
             self._mark_loaded()
             raise
         if result.get("errorText"):
-            self._mark_loaded()
+            # Chromium then shows its error page (a new document, ~20 ms later): loaded before this returns, it
+            # is part of the navigation that failed, not a change the agent finds on the page afterwards.
+            if not result.get("loaderId") or not await self.wait_for_load(timeout=ERROR_PAGE_WAIT):
+                self._mark_loaded()
             raise NavigationFailed(url, result["errorText"])
         if not result.get("loaderId"):
             self._mark_loaded()  # same-document navigation (#fragment): nothing will load
