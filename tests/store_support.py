@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,3 +42,50 @@ def step(index: int, goal: str = "do it", *, prompt: int = 100, completion: int 
         "usage": {"promptTokens": prompt, "completionTokens": completion, "totalTokens": prompt + completion},
         **extra,
     }
+
+
+def in_a_terminal(args: list[str], env: dict[str, str], *, timeout: float = 90,
+                  answer: tuple[bytes, bytes] | None = None) -> tuple[str, int]:
+    """Run `tabpilot ARGS` with a pty as its terminal (stdin, stdout and stderr); what it showed, its exit code.
+    `answer`: (prompt, keys) — the keys are typed once the prompt is shown."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes tabpilot
+        os.execve(sys.executable, [sys.executable, "-m", "tabpilot", *args], env)
+    shown = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if answer is not None and answer[0] in shown:
+                os.write(fd, answer[1])
+                answer = None
+            if not select.select([fd], [], [], 0.2)[0]:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return shown.decode("utf-8", "replace"), os.waitstatus_to_exitcode(status)
+
+
+def processes_using(path: Path | str) -> list[str]:
+    """The command lines (shortened) of the live processes whose arguments name `path` (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(path) in cmdline and state != "Z":
+            found.append(cmdline[:120])
+    return found

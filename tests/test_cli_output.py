@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from agent_support import done, index_of, on_page, step
+from store_support import in_a_terminal
 from test_run_cli import API_KEY, tabpilot
 
 from tabpilot.browser.browser import Browser
@@ -42,28 +43,7 @@ def _slow_replies(seconds: float = SLOW) -> list:
 
 
 def _in_a_terminal(args: list[str], home: Path, timeout: float = 90) -> tuple[str, int]:
-    """Run `tabpilot ARGS` with a pty as its terminal (stdin, stdout and stderr); what it showed, its exit code."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: becomes tabpilot
-        os.execve(sys.executable, [sys.executable, "-m", "tabpilot", *args], _env(home))
-    shown = b""
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 1)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(fd)
-    _, status = os.waitpid(pid, 0)
-    return shown.decode("utf-8", "replace"), os.waitstatus_to_exitcode(status)
+    return in_a_terminal(args, _env(home), timeout=timeout)
 
 
 def test_a_pipe_whose_reader_goes_away_ends_the_command_quietly_and_the_task_is_stopped(tmp_path: Path) -> None:

@@ -179,7 +179,23 @@ def test_config_cli_set_show_unset(tmp_path: Path) -> None:
     assert tabpilot(tmp_path, "config", "unset", "api-key").returncode == 0
     assert tabpilot(tmp_path, "config", "unset", "max-steps").returncode == 0
     saved = json.loads(config_file(tmp_path).read_text())
-    assert "apiKey" not in saved and saved["maxSteps"] == 40 and saved["model"] == "gpt-test"
+    assert "apiKey" not in saved and "maxSteps" not in saved and saved["model"] == "gpt-test"
+
+
+def test_config_writes_only_the_settings_the_user_set_and_unset_removes_one(tmp_path: Path) -> None:
+    chinese_terminal = {"LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+    assert tabpilot(tmp_path, "config", "set", "model", "gpt-test", env=chinese_terminal).returncode == 0
+    assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-test"}
+    follows = tabpilot(tmp_path, "config", "set", "max-steps", "7", env=chinese_terminal)
+    assert follows.stdout.strip() == "max-steps 已设为 7"  # still the terminal's language
+    assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-test", "maxSteps": 7}
+
+    assert tabpilot(tmp_path, "config", "set", "language", "en-US", env=chinese_terminal).returncode == 0
+    chosen = tabpilot(tmp_path, "config", "set", "model", "gpt-other", env=chinese_terminal)
+    assert chosen.stdout.strip() == "model set to gpt-other"  # chosen, it wins over LANG
+    unset = tabpilot(tmp_path, "config", "unset", "language", env=chinese_terminal)
+    assert unset.returncode == 0 and unset.stdout.strip() == "language 已恢复为 en-US"
+    assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-other", "maxSteps": 7}
 
 
 def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:

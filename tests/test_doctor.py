@@ -193,7 +193,8 @@ def test_doctor_speaks_the_language_setting(setup, models_server):
     assert result.returncode == 1
     assert "  正常  扩展文件夹 " in result.stdout and "（ID " in result.stdout
     assert "  失败  模型端点 " in result.stdout and "API 密钥被拒绝（HTTP 401）" in result.stdout
-    assert "修复：tabpilot config set api-key <密钥>（或在弹出窗口的“设置”中填写）" in result.stdout
+    assert "修复：tabpilot config set api-key（它会提示输入密钥，输入时不显示；或在弹出窗口的“设置”中填写）" \
+        in result.stdout
     assert "毫秒内回复了分帧的 hello" in result.stdout and result.stdout.rstrip().endswith("发现 1 个问题")
     for english in ("refused", "fix:", "problem(s)", "answered a framed hello"):
         assert english not in result.stdout, result.stdout

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from store_support import processes_using
 
 from tabpilot.browser.launcher import launch_browser
 
@@ -34,20 +35,6 @@ def _run_state(args: list[str], tmp_path: Path, **environ: str) -> subprocess.Co
     )
 
 
-def _processes_using(path: Path) -> list[str]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if str(path) in cmdline:
-            found.append(cmdline[:120])
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="process check reads /proc")
 def test_state_prints_the_model_view_and_leaves_nothing_running(pages, tmp_path: Path) -> None:
     result = _run_state([pages.url("state_modal.html")], tmp_path)
@@ -57,7 +44,7 @@ def test_state_prints_the_model_view_and_leaves_nothing_running(pages, tmp_path:
     assert "[1]<button>Accept all" in lines and "[2]<button>Reject" in lines
     assert "Buy now" not in " ".join(line for line in lines if line.startswith("["))  # covered: not offered
     assert not list(tmp_path.glob("tabpilot-profile-*")), "temporary profile left behind"
-    assert _processes_using(tmp_path) == []
+    assert processes_using(tmp_path) == []
 
 
 def test_state_json(pages, tmp_path: Path) -> None:

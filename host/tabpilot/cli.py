@@ -125,6 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         silence_stdout()
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:  # Ctrl-C where a command has nothing to stop or clean up: the shell says ^C
+        from .commands.run import EXIT_STOPPED
+
+        return EXIT_STOPPED
 
 
 if __name__ == "__main__":

@@ -253,7 +253,9 @@ EN_US: dict[str, str] = {
     "doctor.llm.configure": "tabpilot config set model <name> (or the popup's Settings)",
     "doctor.llm.endpoint": "LLM endpoint {base_url} (model {model})",
     "doctor.llm.key_refused": "the API key was refused (HTTP {status})",
-    "doctor.llm.key_fix": "tabpilot config set api-key <key> (or the popup's Settings)",
+    "doctor.llm.key_fix": (
+        "tabpilot config set api-key (it asks for the key and does not show it; or the popup's Settings)"
+    ),
     "doctor.llm.no_models": "it has no /models list, so the model name could not be checked",
     "doctor.llm.http": "GET /models answered HTTP {status}",
     "doctor.llm.check_url": "check the base URL (`tabpilot config set base-url <url>`, or the popup's Settings)",
@@ -279,6 +281,8 @@ EN_US: dict[str, str] = {
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir is for a browser tabpilot launches; with --cdp-url the running browser's own profile is used"
     ),
+    "cli.url_script": "{url} is a script, not a page: give the address of a page to open (https://…, localhost:PORT)",
+    "cli.url_empty": "give the address of the page to open",
     "mcp.headless_without_launch": (
         "--headless and --browser are for the browser --launch (or --fallback launch) starts"
     ),
@@ -301,6 +305,10 @@ EN_US: dict[str, str] = {
     "browser.missing_env": (
         "{variable} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
     "browser.cannot_start": "could not start a browser: {error}",
+    "browser.no_display": (
+        "there is no display to show the browser window on (DISPLAY is not set): leave out --headed, or run where "
+        "there is one (set DISPLAY, or start the command under xvfb-run)"
+    ),
     "browser.unreachable": (
         "could not reach the browser at {address} ({detail}). Start it with --remote-debugging-port=9222 and give "
         "that address (--cdp-url http://127.0.0.1:9222), or leave out --cdp-url and tabpilot starts a browser of "
@@ -378,6 +386,7 @@ EN_US: dict[str, str] = {
         "again; last cause: {cause}"
     ),
     "failure.browser_failed": "The browser failed: {detail}",
+    "failure.tab_closed": "The tab the task was working in was closed.",
     "failure.crashed": "{kind}: {detail}",
     "failure.not_saved": (
         "The task's history could not be saved ({reason}), so the task was stopped: what it did after that point "
@@ -386,7 +395,6 @@ EN_US: dict[str, str] = {
     "failure.not_resumed": "The task could not go on after tabpilot's extension restarted: {reason}",
     "failure.not_resumed.cause": "The task could not go on after tabpilot's extension restarted: {cause}",
     "failure.record_incomplete": "its record is incomplete",
-    "failure.tab_closed": "The tab the task was working in was closed.",
     "failure.tab_gone": "its tab ({tab}) is gone ({detail})",
     "failure.tab_busy": "another task runs in its tab ({tab})",
     "failure.max_steps": "Step count exceeded maximum limit",
@@ -550,6 +558,11 @@ EN_US: dict[str, str] = {
     "config.use_vision": "{value} (screenshots for the model: auto, on or off)",
     "config.file": "settings file: {path}",
     "config.no_key": "no API key given (expected it on stdin)",
+    "config.no_key_typed": (
+        "no API key typed, so nothing was saved: run it again and paste the key at the prompt (it is not shown "
+        "as you type)"
+    ),
+    "config.cancelled": "cancelled; nothing was saved",
     "config.give_value": "give a value: tabpilot config set {key} VALUE",
     "config.set": "{key} set to {value}",
     "config.debug_on": "Raw LLM requests and responses, which hold page content, will now be kept in the task history.",
@@ -710,6 +723,7 @@ ZH_CN: dict[str, str] = {
         "页面在你上次读取之后被重新加载了（网址相同，是新的文档），不是你的操作造成的：之前输入的内容都已丢失，"
         "元素的编号也变了。行动之前请重新阅读页面。"
     ),
+    "note.tab_closed": "你正在使用的标签页被关闭了，不是你的操作造成的：你回到了之前使用的标签页 → {url}。",
     "note.vision_off": "模型不接受图片：本任务不再发送截图，只有页面文本。",
     "note.waited": "你已经连续等待了 {seconds} 秒。除非有充分的理由，不要再等待。",
     "note.action_cut_short": (
@@ -723,7 +737,6 @@ ZH_CN: dict[str, str] = {
         "换一个元素、滚动、返回、等待，或者用已有的结果调用 done。"
     ),
     "result.took_over": (
-    "note.tab_closed": "你正在使用的标签页被关闭了，不是你的操作造成的：你回到了之前使用的标签页 → {url}。",
         "⏸ 这个动作完成之前用户接管了控制，所以它被放弃了（不是错误）。用户做了什么见他们的接管记录；"
         "继续之前，先阅读页面现在的样子。"
     ),
@@ -862,7 +875,7 @@ ZH_CN: dict[str, str] = {
     "doctor.llm.configure": "tabpilot config set model <名称>（或在弹出窗口的“设置”中填写）",
     "doctor.llm.endpoint": "模型端点 {base_url}（模型 {model}）",
     "doctor.llm.key_refused": "API 密钥被拒绝（HTTP {status}）",
-    "doctor.llm.key_fix": "tabpilot config set api-key <密钥>（或在弹出窗口的“设置”中填写）",
+    "doctor.llm.key_fix": "tabpilot config set api-key（它会提示输入密钥，输入时不显示；或在弹出窗口的“设置”中填写）",
     "doctor.llm.no_models": "它没有 /models 列表，所以无法核对模型名称",
     "doctor.llm.http": "GET /models 返回了 HTTP {status}",
     "doctor.llm.check_url": "检查 Base URL（`tabpilot config set base-url <url>`，或弹出窗口的“设置”）",
@@ -885,6 +898,8 @@ ZH_CN: dict[str, str] = {
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir 用于 tabpilot 启动的浏览器；使用 --cdp-url 时用的是那个正在运行的浏览器自己的配置文件夹"
     ),
+    "cli.url_script": "{url} 是脚本，不是网页：请给出要打开的网页地址（https://…、localhost:端口）",
+    "cli.url_empty": "请给出要打开的网页地址",
     "mcp.headless_without_launch": "--headless 和 --browser 用于 --launch（或 --fallback launch）启动的浏览器",
     "mcp.fallback_with_own_browser": "--fallback launch 用于在你的浏览器中运行的任务；--launch 和 --cdp-url 从不使用它",
     "mcp.ask_without_popup": (
@@ -900,6 +915,10 @@ ZH_CN: dict[str, str] = {
     "browser.missing": "浏览器 {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
     "browser.missing_env": "{variable} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
     "browser.cannot_start": "无法启动浏览器：{error}",
+    "browser.no_display": (
+        "没有可以显示浏览器窗口的显示器（未设置 DISPLAY）：请去掉 --headed，或者在有显示器的环境中运行"
+        "（设置 DISPLAY，或用 xvfb-run 启动这条命令）"
+    ),
     "browser.unreachable": (
         "无法连接到 {address} 的浏览器（{detail}）。请用 --remote-debugging-port=9222 启动浏览器并给出该地址"
         "（--cdp-url http://127.0.0.1:9222），或者不写 --cdp-url，由 tabpilot 自己启动一个浏览器。"),
@@ -965,6 +984,7 @@ ZH_CN: dict[str, str] = {
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
     "failure.browser_failed": "浏览器出错：{detail}",
+    "failure.tab_closed": "任务正在使用的标签页被关闭了。",
     "failure.crashed": "出现了意外的错误（{kind}）：{detail}",
     "failure.not_saved": "无法保存任务历史（{reason}），所以任务已停止：此后它做的事没有记录下来。",
     "failure.not_resumed": "tabpilot 的扩展重启后，任务无法继续：{reason}",
@@ -984,7 +1004,6 @@ ZH_CN: dict[str, str] = {
     "sites.client_revoked": "{name} 下次运行任务前会再次询问",
     "sites.new_token": "新的 page-agent 令牌（{name}）：{token}",
     "sites.site_flags": "（{flags}）",
-    "failure.tab_closed": "任务正在使用的标签页被关闭了。",
     "sites.none": "目前没有网站可以启动任务。可用 `tabpilot sites allow https://app.example.com` 允许一个。",
     "sites.clients": "无需询问即可运行任务的 MCP 客户端（用 `tabpilot sites revoke-client NAME` 撤销）：",
     "sites.client": "  {name}（自 {since} 起）",
@@ -1128,6 +1147,8 @@ ZH_CN: dict[str, str] = {
     "config.use_vision": "{value}（是否给模型看截图：auto、on 或 off）",
     "config.file": "设置文件：{path}",
     "config.no_key": "没有给出 API 密钥（应通过 stdin 传入）",
+    "config.no_key_typed": "没有输入 API 密钥，所以没有保存任何内容：请再运行一次，在提示处粘贴密钥（输入时不显示）",
+    "config.cancelled": "已取消，没有保存任何内容",
     "config.give_value": "请给出一个值：tabpilot config set {key} VALUE",
     "config.set": "{key} 已设为 {value}",
     "config.debug_on": "从现在起，原始的 LLM 请求和回复（其中含有页面内容）会保存在任务历史中。",
@@ -1577,6 +1598,7 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "max_steps": ("",),
     # the task run's (agent/loop.py, taskrun/run.py, native/tasks.py); `detail`/`reason` are as the cause says it
     "browser_failed": ("",),
+    "tab_closed": ("",),
     "crashed": ("",),
     "not_saved": ("",),
     "not_resumed": ("", "cause"),
@@ -1598,7 +1620,6 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
         values["cause"] = failure_text(str(cause.get("code")), cause.get("params"), language)
     attempts = values.get("attempts")
     if code in ("retries_exhausted", "deadline") and "retries" not in values and isinstance(attempts, int):
-    "tab_closed": ("",),
         values["retries"] = attempts - 1  # recorded before retries were counted page-agent's way
     form = values.get("form")
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)

@@ -43,8 +43,31 @@ def _read_secret(language: Language) -> str:
     if sys.stdin.isatty():
         import getpass
 
-        return getpass.getpass(say("config.ask_key", language))
+        try:
+            return getpass.getpass(say("config.ask_key", language))
+        except (KeyboardInterrupt, EOFError):
+            print(file=sys.stderr)  # the message goes under the prompt, not after it
+            raise
     return sys.stdin.readline().strip()
+
+
+def _change(key: str, value: object) -> None:
+    """Set (or, with None, unset) one setting in the settings file, which then holds only the settings someone
+    chose: a default written there would be taken for a choice (a written language stops following LANG)."""
+    from .. import paths
+    from ..store.filelock import changing
+    from ..store.settings import FIELD_NAMES, apply_changes, load_settings, write_private
+
+    path = paths.config_path()
+    name = FIELD_NAMES[key]
+    with changing(path):
+        saved = load_settings(path)
+        chosen = {FIELD_NAMES.get(field, field) for field in saved.model_fields_set} - {name}
+        if value is not None:
+            chosen.add(name)
+        data = {field: item for field, item in apply_changes(saved, {key: value}).to_file().items()
+                if FIELD_NAMES.get(field, field) in chosen}
+        write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", prefix=".config-")
 
 
 def _check_key(key: str, language: Language) -> str | None:
@@ -103,7 +126,7 @@ def _show(view: dict[str, object], path: str, language: Language) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from .. import paths
-    from ..store.settings import SettingsError, load_settings, public_view, update_settings
+    from ..store.settings import SettingsError, load_settings, public_view
     from .run import terminal_language
 
     language = terminal_language()
@@ -123,25 +146,28 @@ def run(args: argparse.Namespace) -> int:
         if action == "set":
             value = args.value
             if args.key == "api-key" and value in (None, "-"):
+                asked = sys.stdin.isatty()
                 value = _read_secret(language)
                 if not value:
-                    return fail("config", say("config.no_key", language), language)
+                    return fail("config", say("config.no_key_typed" if asked else "config.no_key", language), language)
             elif value is None:
                 return fail("config", say("config.give_value", language, key=args.key), language)
-            update_settings({args.key: value})
+            _change(args.key, value)
             shown = public_view(load_settings())
             language = terminal_language()  # `config set language zh-CN` answers in the language just chosen
             print(say("config.set", language, key=args.key, value=_show_value(shown, args.key, language)))
             if args.key == "debug-capture" and shown["debugCapture"]:
                 print(say("config.debug_on", language))
         elif action == "unset":
-            update_settings({args.key: None})
+            _change(args.key, None)
             shown = public_view(load_settings())
             language = terminal_language()
             print(say("config.reset", language, key=args.key, value=_show_value(shown, args.key, language)))
         return 0
     except SettingsError as exc:
         return fail("config", exc.text(language), language)
+    except (KeyboardInterrupt, EOFError):  # Ctrl-C or Ctrl-D at the API key's prompt
+        return fail("config", say("config.cancelled", language), language)
     except BrokenPipeError:  # the reader of stdout has gone: not a file it could not save (cli.main)
         raise
     except OSError as exc:

@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -154,8 +154,9 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     """Run one task start to end, printing its run events; returns the exit code."""
     from ..llm.scripted import ScriptedLLMServer
     from ..store.tasks import StoreError, TaskStore
+    from ..taskrun.events import RunFinished
     from ..taskrun.plan import PlanError, TaskOverrides, plan_task
-    from ..taskrun.run import TaskRun
+    from ..taskrun.run import STOPPED_MESSAGE, TaskRun
     from .controls import TerminalControls
     from .output import EXIT_BROKEN_PIPE, CommandOutput
 
@@ -166,10 +167,14 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     if job.replay:
         server = ScriptedLLMServer.from_recording(job.replay).start()
         job.base_url, job.model, job.api_key = server.base_url, "scripted", "replay"
+    signals = _StopSignals()
     try:
         overrides = TaskOverrides(base_url=job.base_url, model=job.model, api_key=job.api_key,
                                   max_steps=job.max_steps, step_delay=job.step_delay, record=job.record,
                                   allow_domains=job.allow_domains, use_vision=job.vision)
+        problem = _endpoint_problem(job.base_url, terminal_language())
+        if problem is not None:
+            return fail(None, problem, terminal_language(), EXIT_USAGE)
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
@@ -185,6 +190,13 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         except OpenFailed as exc:
             progress.clear_status()
             return fail(None, exc, terminal_language(), EXIT_FAILED)
+        except asyncio.CancelledError:
+            if not signals.received:
+                raise
+            progress.clear_status()  # the browser started so far is closed: the task ends before it began
+            _print_result(RunFinished("stopped", {"success": False, "data": STOPPED_MESSAGE, "history": []}),
+                          job, output, language)
+            return EXIT_STOPPED
         try:
             store = TaskStore()
         except StoreError as exc:
@@ -201,6 +213,13 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             approvals: ApprovalMode = "allow" if job.yes else ("ask" if is_terminal(stdin) else "refuse")
             task_run = TaskRun(plan, store, browser, can_ask=interactive, can_hand_over=visible, approvals=approvals,
                                nobody_to_approve="approval.remedy.no_terminal")
+
+            async def stop() -> None:
+                if controls is not None:
+                    await controls.flush()
+                await task_run.stop()
+
+            signals.stop = stop
             language = terminal_language()  # read again: `config set language` may have run meanwhile
             printer = RunPrinter(None if job.json_output else output, language, progress=progress)
             task_run.observers.append(printer)
@@ -208,7 +227,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             if interactive:
                 controls = TerminalControls(task_run, progress, stdin=stdin, language=language)
                 await controls.start(capture=visible)
-            finished = await _execute(task_run, controls, output)
+            finished = await _execute(task_run, signals, output)
         finally:
             progress.close_status()
             if controls is not None:
@@ -222,8 +241,27 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             return EXIT_STOPPED
         return 0 if finished.success else EXIT_FAILED
     finally:
+        signals.remove()
         if server is not None:
             server.close()
+
+
+def _endpoint_problem(base_url: str | None, language: Language) -> str | None:
+    """What is wrong with --base-url (or, without it, OPENAI_BASE_URL), checked as `config set base-url` checks an
+    address: any other was called three times over and the failure blamed on the server."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from ..i18n import listed_problems
+    from ..store.settings import EndpointURL
+
+    name, value = ("--base-url", base_url) if base_url else ("OPENAI_BASE_URL", os.environ.get("OPENAI_BASE_URL"))
+    if not value or not value.strip():
+        return None
+    try:
+        TypeAdapter(EndpointURL).validate_python(value.strip())
+    except ValidationError as exc:
+        return "; ".join(problem.text(language) for problem in listed_problems(exc, name=lambda _where: name))
+    return None
 
 
 def _can_type_into(stream: TextIO) -> bool:
@@ -251,8 +289,12 @@ async def open_browser(cdp_url: str | None, **launch: Any) -> Browser:
     from ..browser.launcher import WordedBrowserError, reason_of
 
     language = terminal_language()
+    # Chromium would only exit with code 1 and leave the reason in its own log
+    no_display = not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
+    if not cdp_url and not launch.get("headless", True) and sys.platform.startswith("linux") and no_display:
+        raise OpenFailed(say("browser.no_display", language))
     try:
-        return await (Browser.connect(cdp_url) if cdp_url else Browser.launch(**launch))
+        return await (Browser.connect(cdp_url) if cdp_url else _launch(launch))
     except WordedBrowserError as exc:  # the user's to fix: said in their language
         worded = say(exc.key, language, **exc.values)
         raise OpenFailed(worded if cdp_url else say("browser.cannot_start", language, error=worded)) from None
@@ -260,6 +302,33 @@ async def open_browser(cdp_url: str | None, **launch: Any) -> Browser:
         if cdp_url:  # a ws:// address nothing (or no browser) answers at
             raise OpenFailed(say("browser.unreachable", language, address=cdp_url, detail=reason_of(exc))) from None
         raise OpenFailed(say("browser.cannot_start", language, error=exc)) from None
+
+
+async def _launch(launch: dict[str, Any]) -> Browser:
+    """A launched browser, which Ctrl-C while it starts does not leave running: the launch goes on in a thread
+    of its own whatever happens to its waiter, so it is waited for and closed."""
+    from ..browser.browser import Browser
+
+    starting = asyncio.ensure_future(Browser.launch(**launch))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # it failed to start: nothing to close
+            await (await asyncio.shield(starting)).close()
+        raise
+
+
+def typed_url(url: str) -> str:
+    """An address as someone typed it → the URL to open, as the agent's go_to_url opens one (localhost:8000 →
+    http://, example.com → https://); OpenFailed, in the terminal's language, for a script or nothing."""
+    from ..browser.actions import normalize_url
+    from ..browser.errors import BrowserError
+
+    try:
+        return normalize_url(url)
+    except BrowserError:
+        language = terminal_language()
+        raise OpenFailed(say("cli.url_script" if url.strip() else "cli.url_empty", language, url=url.strip())) from None
 
 
 def page_failed(url: str | None, exc: Exception) -> OpenFailed:
@@ -274,12 +343,9 @@ def page_failed(url: str | None, exc: Exception) -> OpenFailed:
 
 async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     """The browser to work in, with the working tab active; an attached browser is left as it was."""
-    from ..browser.actions import normalize_url
-    from ..browser.errors import BrowserError
-
     try:
-        url = normalize_url(job.url) if job.url else None
-    except BrowserError as exc:
+        url = typed_url(job.url) if job.url is not None else None
+    except OpenFailed as exc:
         raise OpenFailed(f"--url: {exc}") from None
     browser = await open_browser(job.cdp_url, headless=not job.headed, user_data_dir=job.user_data_dir)
     try:
@@ -297,43 +363,54 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
         raise
 
 
-async def _execute(task_run: TaskRun, controls: TerminalControls | None = None,
-                   out: CommandOutput | None = None) -> RunFinished:
+class _StopSignals:
+    """Ctrl-C, SIGTERM and SIGHUP (the terminal closed) from a run's start to its end. Until `stop` is set (the
+    task exists) they cut the start short: the run's task is cancelled and `received` says why, and what was
+    launched so far is closed on the way out. Then they call `stop`, which ends the task cleanly."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+
+    def __init__(self) -> None:
+        self.received = False
+        self.stop: Callable[[], Coroutine[Any, Any, None]] | None = None
+        self._loop = asyncio.get_running_loop()
+        self._run = asyncio.current_task()
+        self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
+        try:
+            for sig in self.SIGNALS:
+                self._loop.add_signal_handler(sig, self.interrupt)
+        except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C ends the process instead
+            pass
+
+    def interrupt(self) -> None:
+        self.received = True
+        if self.stop is not None:
+            stopping = self._loop.create_task(self.stop())
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+        elif self._run is not None:
+            self._run.cancel()
+
+    def remove(self) -> None:
+        for sig in self.SIGNALS:
+            try:
+                self._loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):
+                pass
+
+
+async def _execute(task_run: TaskRun, signals: _StopSignals, out: CommandOutput | None = None) -> RunFinished:
     """Run the task; Ctrl-C (or SIGTERM), or the reader of `out` going away (`| head`), stops it cleanly (the
     result and the record say `stopped`; what the user was still typing while they had the controls is kept)."""
     loop = asyncio.get_running_loop()
-    stopper: set[asyncio.Task[None]] = set()
-
-    async def stop() -> None:
-        if controls is not None:
-            await controls.flush()
-        await task_run.stop()
-
-    def on_interrupt() -> None:
-        stopper.add(loop.create_task(stop()))
 
     def on_reader_gone() -> None:  # called where the write failed: maybe the status line's thread
         if not loop.is_closed():
-            loop.call_soon_threadsafe(on_interrupt)
+            loop.call_soon_threadsafe(signals.interrupt)
 
     if out is not None:
         out.on_gone(on_reader_gone)
-
-    # SIGHUP: the terminal was closed; stop like Ctrl-C so the record says `stopped` and the browser closes.
-    stop_signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
-    try:
-        for sig in stop_signals:
-            loop.add_signal_handler(sig, on_interrupt)
-    except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C ends the process instead
-        pass
-    try:
-        return await task_run.execute()
-    finally:
-        for sig in stop_signals:
-            try:
-                loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError):
-                pass
+    return await task_run.execute()
 
 
 def terminal_language() -> Language:

@@ -60,7 +60,11 @@ def _read_value(name: str, language: Language) -> str:
     if sys.stdin.isatty():
         import getpass
 
-        return getpass.getpass(say("secrets.ask_value", language, name=name))
+        try:
+            return getpass.getpass(say("secrets.ask_value", language, name=name))
+        except (KeyboardInterrupt, EOFError):
+            print(file=sys.stderr)  # the message goes under the prompt, not after it
+            raise
     return sys.stdin.read().rstrip("\r\n")
 
 

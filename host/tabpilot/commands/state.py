@@ -37,16 +37,12 @@ def run(args: argparse.Namespace) -> int:
 
         language = terminal_language()
         return fail("state", say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
-    url = args.url
-    if url and "://" not in url and not url.startswith(("about:", "data:")):
-        url = "https://" + url
-    if not url and not args.cdp_url:
-        url = "about:blank"
     from ..i18n import text as say
     from .output import fail
-    from .run import OpenFailed, terminal_language
+    from .run import OpenFailed, terminal_language, typed_url
 
     try:
+        url = typed_url(args.url) if args.url is not None else (None if args.cdp_url else "about:blank")
         output = asyncio.run(_read(url, args))
     except KeyboardInterrupt:
         return 130

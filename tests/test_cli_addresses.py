@@ -1,0 +1,64 @@
+"""Addresses and places a person types on the command line (a page's, the model's endpoint), and a browser window
+asked for where there is no display: opened, refused or explained the same way by every command."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from store_support import tabpilot
+
+MODEL = ("--model", "m")
+NOT_A_PAGE = ("javascript:alert(1) is a script, not a page: give the address of a page to open "
+              "(https://…, localhost:PORT)")
+NOT_AN_ENDPOINT = "must be an http:// or https:// URL, e.g. https://api.openai.com/v1"
+
+
+@pytest.mark.browser
+def test_state_opens_an_address_without_a_scheme_as_run_does(pages, tmp_path: Path) -> None:
+    for typed in (pages.url("state_modal.html", host="localhost"), pages.url("state_modal.html")):
+        shown = tabpilot(tmp_path, "state", typed.removeprefix("http://"), timeout=120)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.splitlines()[0] == f"Current tab [1]: State: modal — {typed}"
+
+
+def test_a_script_for_an_address_is_refused_in_one_line_by_state_and_run(tmp_path: Path) -> None:
+    state = tabpilot(tmp_path, "state", "javascript:alert(1)")
+    assert (state.returncode, state.stdout, state.stderr) == (1, "", f"tabpilot state: {NOT_A_PAGE}\n")
+    run = tabpilot(tmp_path, "run", "x", "--url", "javascript:alert(1)", "--base-url", "http://127.0.0.1:9/v1", *MODEL)
+    assert run.returncode == 1 and run.stderr.endswith(f"tabpilot: --url: {NOT_A_PAGE}\n"), run.stderr
+    assert "execute_javascript" not in run.stderr  # the model's words, not the user's
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:18001/v1", "ftp://127.0.0.1:18001/v1"])
+def test_a_base_url_that_is_not_http_is_refused_at_once_as_config_refuses_it(tmp_path: Path, address: str) -> None:
+    refused = tabpilot(tmp_path, "config", "set", "base-url", address)
+    assert refused.stderr == f"tabpilot config: base-url: {NOT_AN_ENDPOINT}\n"
+    for given, env in ((("--base-url", address), {}), ((), {"OPENAI_BASE_URL": address})):
+        started = time.monotonic()
+        run = tabpilot(tmp_path, "run", "hi", *given, *MODEL, env=env)
+        assert (run.returncode, run.stdout) == (2, ""), run.stderr
+        assert run.stderr == f"tabpilot: {given[0] if given else 'OPENAI_BASE_URL'}: {NOT_AN_ENDPOINT}\n"
+        assert time.monotonic() - started < 5  # not after three attempts at the model
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a display is X11's or Wayland's")
+@pytest.mark.parametrize("command", [("state", "about:blank"), ("demo",), ("run", "x", "--base-url",
+                                                                          "http://127.0.0.1:9/v1", *MODEL)])
+def test_a_window_asked_for_without_a_display_says_there_is_none_and_what_to_do(tmp_path: Path, command) -> None:
+    shown = tabpilot(tmp_path, *command, "--headed", env={"DISPLAY": "", "WAYLAND_DISPLAY": ""}, timeout=120)
+    assert shown.returncode == 1 and "Traceback" not in shown.stderr
+    said = shown.stderr.strip().splitlines()[-1]
+    assert said.endswith("there is no display to show the browser window on (DISPLAY is not set): leave out "
+                         "--headed, or run where there is one (set DISPLAY, or start the command under xvfb-run)")
+
+
+def test_doctor_asks_for_a_missing_key_at_the_prompt_not_on_the_command_line(tmp_path: Path) -> None:
+    assert tabpilot(tmp_path, "config", "set", "model", "gpt-test").returncode == 0
+    shown = tabpilot(tmp_path, "doctor")
+    assert "No API key is configured" in shown.stdout
+    assert ("fix: tabpilot config set api-key (it asks for the key and does not show it; or the popup's Settings)"
+            in shown.stdout), shown.stdout
+    assert "api-key <key>" not in shown.stdout

@@ -1,0 +1,45 @@
+"""`tabpilot config set api-key` at its no-echo prompt, in a real terminal (a pty): what the person types."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from store_support import API_KEY, in_a_terminal
+
+from tabpilot.paths import HOME_ENV
+
+pty = pytest.importorskip("pty")
+
+
+def _at_the_prompt(home: Path, keys: bytes) -> tuple[str, int]:
+    """`tabpilot config set api-key` in a terminal; `keys` typed once it asks. What it showed, its exit code."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update({HOME_ENV: str(home), "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"})
+    return in_a_terminal(["config", "set", "api-key"], env, timeout=60, answer=(b"API key:", keys))
+
+
+@pytest.mark.parametrize("keys", [b"\x03", b"\x04"], ids=["ctrl-c", "ctrl-d"])
+def test_giving_up_at_the_key_prompt_says_nothing_was_saved(tmp_path: Path, keys: bytes) -> None:
+    shown, code = _at_the_prompt(tmp_path, keys)
+    assert code == 1, shown
+    assert "Traceback" not in shown and "KeyboardInterrupt" not in shown and "EOFError" not in shown, shown
+    assert "\ntabpilot config: cancelled; nothing was saved" in shown, shown  # under the prompt, not after it
+    assert not (tmp_path / "config" / "config.json").exists()
+
+
+def test_enter_at_the_key_prompt_says_to_paste_the_key_there(tmp_path: Path) -> None:
+    shown, code = _at_the_prompt(tmp_path, b"\r")
+    assert code == 1, shown
+    assert "tabpilot config: no API key typed, so nothing was saved: run it again and paste the key at the prompt" \
+        in shown, shown
+    assert "stdin" not in shown
+    assert not (tmp_path / "config" / "config.json").exists()
+
+
+def test_a_key_typed_at_the_prompt_is_saved_and_not_shown(tmp_path: Path) -> None:
+    shown, code = _at_the_prompt(tmp_path, API_KEY.encode() + b"\r")
+    assert code == 0, shown
+    assert API_KEY not in shown and "api-key set to sk-…" in shown
+    assert API_KEY in (tmp_path / "config" / "config.json").read_text()
