@@ -394,3 +394,32 @@ async def test_a_read_sends_the_page_its_commands_and_the_tab_list_in_one_write(
 def _first_page_answer(calls: list[tuple[str, dict, float, float]]) -> float:
     """When the first answer about the page came (the tab list, asked alongside, is not about the page)."""
     return min(answered for method, _, _, answered in calls if not method.startswith("Target."))
+
+
+async def test_a_world_made_for_a_read_that_was_cancelled_fails_quietly(browser: Browser, pages) -> None:
+    # A read cancelled while tabpilot's world is made (Ctrl-C as the browser closes): the world's making goes
+    # on, fails with the tab, and nobody is left to see it; asyncio must not report it as never retrieved.
+    import gc
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        tab = await open_page(browser, pages.url("speed_login.html"))
+        frame_id = tab.main_frame_id
+        session = tab.session
+        reading = asyncio.ensure_future(fast.world_of(session, frame_id))
+        await asyncio.sleep(0)  # the making has started
+        reading.cancel()
+        await browser.close_tab(tab.target_id)  # the making fails: its tab is gone
+        for _ in range(50):
+            if not session.kept.get("fast.making"):
+                break
+            await asyncio.sleep(0.02)
+        del reading, session
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(previous)
+    assert [c for c in reported if "never retrieved" in str(c.get("message"))] == []

@@ -140,7 +140,7 @@ def ask_frame_owner(session: CDPSession, frame_id: str) -> asyncio.Future[dict[s
         asked = asks[frame_id] = asyncio.ensure_future(
             session.send("DOM.getFrameOwner", {"frameId": frame_id}, timeout=10.0))
         # Unused if the read failed; forgotten once answered (the lookup that used it keeps what it said).
-        asked.add_done_callback(lambda done: done.cancelled() or done.exception())
+        asked.add_done_callback(_retrieved)
         asked.add_done_callback(lambda done: asks.pop(frame_id, None) if asks.get(frame_id) is done else None)
     return asked
 
@@ -157,6 +157,7 @@ async def frame_owner(world: World, frame_id: str, asked: asyncio.Future[dict[st
         lookup = world.owner_lookups[frame_id] = asyncio.ensure_future(_look_up_owner(world, frame_id, asked))
         # Not found (the frame went away, or not yet there): the next read asks again.
         lookup.add_done_callback(lambda _: world.owner_lookups.pop(frame_id, None))
+        lookup.add_done_callback(_retrieved)
     return await asyncio.shield(lookup)
 
 
@@ -285,6 +286,7 @@ async def world_of(session: CDPSession, frame_id: str) -> World:
     if made is None:
         made = making[frame_id] = asyncio.ensure_future(_world(session, frame_id))
         made.add_done_callback(lambda done: making.pop(frame_id, None) if making.get(frame_id) is done else None)
+        made.add_done_callback(_retrieved)  # its waiters may all be gone (a read cancelled as the browser closed)
     return await asyncio.shield(made)
 
 
@@ -515,6 +517,13 @@ async def _closed_roots(world: World) -> list[int] | None:
 
 
 _background: set[asyncio.Future[Any]] = set()
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a shared future's failure as seen: whoever awaits it gets it; with nobody left, it is not logged
+    as "Task exception was never retrieved"."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _in_background(work: Awaitable[Any], what: str) -> None:
