@@ -453,3 +453,30 @@ def test_a_task_that_cannot_go_on_after_a_restart_says_why_in_the_popups_languag
             assert summary["status"] == "error"
         finally:
             process.stop()
+
+
+def test_a_database_locked_by_another_program_holds_up_only_the_history_request(host, home):
+    # Another program holds the task database's write lock (a long history delete, a backup tool): the host
+    # still answers ping at once, and the delete goes through once the lock is let go. Never locked free: "busy".
+    import sqlite3
+    import time
+
+    path = home / "data" / "tasks.sqlite3"
+    with TaskStore(path) as store:
+        task_id = store.start_task("an old task", source="popup")
+        store.finish_task(task_id, status="completed", result={"success": True, "data": "ok"})
+    assert host.request("history.list")["data"]["tasks"][0]["taskId"] == task_id
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")
+    try:
+        host.send({"type": "history.delete", "id": "delete", "taskId": task_id})
+        time.sleep(0.2)
+        asked = time.monotonic()
+        assert host.request("ping")["data"] == {"pong": True}
+        answered = time.monotonic() - asked
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert answered < 2.0, f"ping waited {answered:.1f} s for the locked database"
+    assert host.reply_to("delete")["ok"] is True
+    assert host.request("history.list")["data"]["tasks"] == []

@@ -438,6 +438,10 @@ EN_US: dict[str, str] = {
     "history.ambiguous": "task id {prefix!r} is ambiguous: it could be {ids}",
     "history.still_running": "task {task_id} is still running; stop it before deleting it",
     "history.cannot_open": "cannot open the task database {path}: {reason}",
+    "history.busy": (
+        "The task history is busy: another program is writing to {path}. Try again in a moment (if it stays busy, "
+        "close other tabpilot commands, or whatever else has the file open)."
+    ),
     "history.set_aside": "The task database was damaged: it is kept as {path} and a new record begins.",
     "timeline.no_tasks": "No tasks recorded yet. Run one with `tabpilot run TASK` or from the extension's popup.",
     "timeline.column.id": "ID",
@@ -1029,6 +1033,10 @@ ZH_CN: dict[str, str] = {
     "history.ambiguous": "任务 ID {prefix!r} 不明确：可能是 {ids}",
     "history.still_running": "任务 {task_id} 仍在运行；请先停止它再删除",
     "history.cannot_open": "无法打开任务数据库 {path}：{reason}",
+    "history.busy": (
+        "任务历史正忙：另一个程序正在写入 {path}。请稍后再试（如果一直很忙，请关闭其他 tabpilot 命令"
+        "或其他打开了该文件的程序）。"
+    ),
     "history.set_aside": "任务数据库已损坏：原文件保留为 {path}，并开始新的记录。",
     "timeline.no_tasks": "还没有记录任何任务。可用 `tabpilot run TASK` 或在扩展的弹出窗口中运行一个。",
     "timeline.column.id": "编号",

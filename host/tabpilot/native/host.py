@@ -15,7 +15,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .. import __version__
 from ..language import language_of, say
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         TaskTakeover,
     )
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 __all__ = ["NativeHost", "RequestFailed"]
@@ -420,12 +421,24 @@ class NativeHost:
         except SettingsError as exc:
             raise RequestFailed(self._said(exc), "settings") from exc
 
+    async def _in_store(self, work: Callable[[], T]) -> T:
+        """Store work for a request, off the event loop: another program holding the database's write lock (a
+        long `tabpilot history delete`, a backup tool) then holds up this request only, not ping, the relay or a
+        running task's replies (they all waited out SQLite's 10 s busy timeout). Still locked then: said so."""
+        import sqlite3
+
+        try:
+            return await asyncio.to_thread(work)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise RequestFailed(say("history.busy", self.tasks.ui_language, path=self.store.path), "busy") from exc
+
     async def _history_list(self, request: HistoryList) -> HistoryListData:
         from .messages import HistoryListData
 
-        return HistoryListData.model_validate(
-            {"tasks": [summary.to_wire() for summary in self.store.list_tasks(request.limit)]}
-        )
+        tasks = await self._in_store(lambda: self.store.list_tasks(request.limit))
+        return HistoryListData.model_validate({"tasks": [summary.to_wire() for summary in tasks]})
 
     def _resolve_task_id(self, task_id: str) -> str:
         from ..store.tasks import TaskNotFound
@@ -438,7 +451,7 @@ class NativeHost:
     async def _history_get(self, request: HistoryGet) -> HistoryGetData:
         from .messages import HistoryGetData
 
-        record = self.store.get_task(self._resolve_task_id(request.task_id))
+        record = await self._in_store(lambda: self.store.get_task(self._resolve_task_id(request.task_id)))
         if record is None:
             raise RequestFailed(say("history.no_task", self.tasks.ui_language, task_id=request.task_id), "not_found")
         from ..i18n import for_reader
@@ -450,15 +463,16 @@ class NativeHost:
     async def _history_export(self, request: HistoryExport) -> HistoryExportData:
         from .messages import HistoryExportData
 
-        return HistoryExportData.model_validate(self.store.export_task(self._resolve_task_id(request.task_id)))
+        exported = await self._in_store(lambda: self.store.export_task(self._resolve_task_id(request.task_id)))
+        return HistoryExportData.model_validate(exported)
 
     async def _history_delete(self, request: HistoryDelete) -> Empty:
         from .messages import Empty
 
-        task_id = self._resolve_task_id(request.task_id)
+        task_id = await self._in_store(lambda: self._resolve_task_id(request.task_id))
         if self.tasks.is_running(task_id):
             raise RequestFailed(say("popup.delete_running", self.tasks.ui_language), "busy")
-        self.store.delete_task(task_id)
+        await self._in_store(lambda: self.store.delete_task(task_id))
         return Empty()
 
     # --- the page bridge's allowed sites and the user's answers ---------------------------------
