@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -45,9 +46,9 @@ def step(index: int, goal: str = "do it", *, prompt: int = 100, completion: int 
 
 
 def in_a_terminal(args: list[str], env: dict[str, str], *, timeout: float = 90,
-                  answer: tuple[bytes, bytes] | None = None) -> tuple[str, int]:
+                  answer: tuple[bytes, bytes] | None = None, answer_after: float = 0.0) -> tuple[str, int]:
     """Run `tabpilot ARGS` with a pty as its terminal (stdin, stdout and stderr); what it showed, its exit code.
-    `answer`: (prompt, keys) — the keys are typed once the prompt is shown."""
+    `answer`: (prompt, keys) — the keys are typed `answer_after` seconds after the prompt is shown."""
     import pty
 
     pid, fd = pty.fork()
@@ -58,6 +59,7 @@ def in_a_terminal(args: list[str], env: dict[str, str], *, timeout: float = 90,
     try:
         while time.monotonic() < deadline:
             if answer is not None and answer[0] in shown:
+                time.sleep(answer_after)
                 os.write(fd, answer[1])
                 answer = None
             if not select.select([fd], [], [], 0.2)[0]:
@@ -71,7 +73,13 @@ def in_a_terminal(args: list[str], env: dict[str, str], *, timeout: float = 90,
             shown += chunk
     finally:
         os.close(fd)
-    _, status = os.waitpid(pid, 0)
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if not done:  # still running at the deadline: stopped, so the test fails instead of hanging
+        time.sleep(0.5)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
     return shown.decode("utf-8", "replace"), os.waitstatus_to_exitcode(status)
 
 

@@ -227,3 +227,15 @@ async def test_a_socket_left_by_a_closed_browser_is_told_at_once(tmp_path: Path)
         for _ in range(2):
             is_error, text = await call_text(session, "list_tabs", {}, read_timeout_seconds=5)
             assert is_error and NO_HOST in text, text
+
+
+def test_started_by_hand_in_a_terminal_ctrl_c_quits_as_it_says(tmp_path: Path) -> None:
+    # The SDK reads standard input in a thread: Ctrl-C left the server waiting for the next line typed.
+    pytest.importorskip("mcp")
+    from store_support import in_a_terminal
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(TABPILOT_HOME=str(tmp_path), HOME=str(tmp_path), PYTHONUNBUFFERED="1", LANG="C.UTF-8")
+    # Typed once it serves (reads its standard input), as a person reading the message would.
+    shown, code = in_a_terminal(["mcp"], env, timeout=20, answer=(b"Ctrl-C to quit", b"\x03"), answer_after=2.0)
+    assert "Press Ctrl-C to quit" in shown and code == 130, (code, shown)

@@ -97,10 +97,15 @@ def run(args: argparse.Namespace) -> int:
         print(MISSING_SDK, file=sys.stderr)
         return EXIT_USAGE
     if sys.stdin.isatty():  # started by hand: say what it is, or it looks hung (a client never has a terminal here)
+        import signal
+
         from ..i18n import text as say
-        from .run import terminal_language
+        from .run import EXIT_STOPPED, terminal_language
 
         print(say("mcp.on_a_terminal", terminal_language()), file=sys.stderr, flush=True)
+        # Ctrl-C, as it says: the SDK reads standard input in a thread nothing can interrupt, so the interrupted
+        # server waited for the next line typed. Nothing is left behind: a browser it launched has its watchdog.
+        signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_STOPPED))
     _log_to_file()
     import anyio
 
