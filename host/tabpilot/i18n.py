@@ -348,6 +348,10 @@ EN_US: dict[str, str] = {
         "Not found (HTTP {status} from {base_url}: {detail}). Check the base URL ({base_url}) "
         "and the model name ({model})."
     ),
+    "failure.not_found.not_model_api": (
+        "{base_url} does not take model requests (HTTP {status}: {detail}): it is not an OpenAI-compatible "
+        "endpoint. Check the base URL (it usually ends in /v1)."
+    ),
     "failure.rejected": "The provider rejected the request (HTTP {status} from {base_url}: {detail}).",
     "failure.rate_limited": "HTTP {status}: {detail}",
     "failure.rate_limited.html": "the endpoint answered {status} {reason} (an HTML error page)",
@@ -952,6 +956,10 @@ ZH_CN: dict[str, str] = {
     "failure.content_filtered.reply": "服务商的内容过滤拦截了模型的回复（finish_reason=content_filter）。",
     "failure.not_found": (
         "未找到（HTTP {status}，来自 {base_url}：{detail}）。请检查 Base URL（{base_url}）和模型名称（{model}）。"
+    ),
+    "failure.not_found.not_model_api": (
+        "{base_url} 不接受模型请求（HTTP {status}：{detail}）：它不是 OpenAI 兼容的端点。请检查 Base URL"
+        "（通常以 /v1 结尾）。"
     ),
     "failure.rejected": "服务商拒绝了请求（HTTP {status}，来自 {base_url}：{detail}）。",
     "failure.rate_limited": "HTTP {status}（请求过于频繁）：{detail}",
@@ -1588,7 +1596,7 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "quota": ("",),
     "context_too_long": ("", "reply", "cut_off"),
     "content_filtered": ("", "reply"),
-    "not_found": ("",),
+    "not_found": ("", "not_model_api"),
     "rejected": ("",),
     # the causes a retry may fix (the `cause` of retries_exhausted / deadline)
     "rate_limited": ("", "html"),

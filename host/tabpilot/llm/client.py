@@ -425,6 +425,8 @@ class LLMClient:
                     return _RequestRejected(option, LLMError(code="rejected", params=params))
         if status == 429 and any(marker in lowered for marker in _QUOTA_MARKERS):
             return LLMQuotaExceeded(code="quota", params=params)
+        if status in (405, 501):  # the server does not take this request at all (a web server, not a model API)
+            return LLMError(code="not_found", params={**params, "form": "not_model_api"})
         if status in (408, 409, 429) or status >= 500:
             if html:
                 params.update(form="html", reason=_reason(exc.response))
