@@ -96,6 +96,9 @@ def test_settings_round_trip_never_echoes_the_key(host, home):
     host.close_stdin()
 
     config = home / "config" / "config.json"
+    # Only what was chosen is written: a default written there (the language) would be taken for a choice, and
+    # `tabpilot` commands would stop following the terminal's LANG.
+    assert set(json.loads(config.read_text())) == {"apiKey", "model", "baseURL"}
     assert json.loads(config.read_text())["apiKey"] == SECRET_KEY  # kept by the host...
     if os.name == "posix":
         assert stat.S_IMODE(config.stat().st_mode) == 0o600  # ...readable by its owner only

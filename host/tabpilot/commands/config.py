@@ -51,25 +51,6 @@ def _read_secret(language: Language) -> str:
     return sys.stdin.readline().strip()
 
 
-def _change(key: str, value: object) -> None:
-    """Set (or, with None, unset) one setting in the settings file, which then holds only the settings someone
-    chose: a default written there would be taken for a choice (a written language stops following LANG)."""
-    from .. import paths
-    from ..store.filelock import changing
-    from ..store.settings import FIELD_NAMES, apply_changes, load_settings, write_private
-
-    path = paths.config_path()
-    name = FIELD_NAMES[key]
-    with changing(path):
-        saved = load_settings(path)
-        chosen = {FIELD_NAMES.get(field, field) for field in saved.model_fields_set} - {name}
-        if value is not None:
-            chosen.add(name)
-        data = {field: item for field, item in apply_changes(saved, {key: value}).to_file().items()
-                if FIELD_NAMES.get(field, field) in chosen}
-        write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", prefix=".config-")
-
-
 def _check_key(key: str, language: Language) -> str | None:
     if key not in KEYS:
         return say("config.unknown", language, key=key, keys=", ".join(KEYS))
@@ -126,7 +107,7 @@ def _show(view: dict[str, object], path: str, language: Language) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from .. import paths
-    from ..store.settings import SettingsError, load_settings, public_view
+    from ..store.settings import SettingsError, load_settings, public_view, update_settings
     from .run import terminal_language
 
     language = terminal_language()
@@ -152,14 +133,14 @@ def run(args: argparse.Namespace) -> int:
                     return fail("config", say("config.no_key_typed" if asked else "config.no_key", language), language)
             elif value is None:
                 return fail("config", say("config.give_value", language, key=args.key), language)
-            _change(args.key, value)
+            update_settings({args.key: value})
             shown = public_view(load_settings())
             language = terminal_language()  # `config set language zh-CN` answers in the language just chosen
             print(say("config.set", language, key=args.key, value=_show_value(shown, args.key, language)))
             if args.key == "debug-capture" and shown["debugCapture"]:
                 print(say("config.debug_on", language))
         elif action == "unset":
-            _change(args.key, None)
+            update_settings({args.key: None})
             shown = public_view(load_settings())
             language = terminal_language()
             print(say("config.reset", language, key=args.key, value=_show_value(shown, args.key, language)))

@@ -138,7 +138,9 @@ class Settings(BaseModel):
         return value
 
     def to_file(self) -> dict[str, Any]:
-        data = self.model_dump(by_alias=True, exclude_none=True)
+        """What the settings file holds: the settings someone chose, not the defaults (a written language would
+        be taken for a choice: the CLI stops following LANG)."""
+        data = self.model_dump(by_alias=True, exclude_none=True, exclude_unset=True)
         for name in _WRITTEN_ONLY_WHEN_CHANGED:  # a later version's better default still reaches older files
             field = Settings.model_fields[name]
             if getattr(self, name) == field.get_default(call_default_factory=True):
@@ -251,7 +253,7 @@ def apply_changes(settings: Settings, changes: dict[str, Any]) -> Settings:
     if unknown:
         known = ", ".join(name.replace("_", "-") for name in Settings.model_fields)
         raise SettingsError("settings.unknown", names=", ".join(map(repr, unknown)), known=known)
-    data = settings.model_dump()
+    data = settings.model_dump(exclude_unset=True)  # what was chosen stays chosen; a default stays a default
     for key, value in changes.items():
         name = FIELD_NAMES[key]
         if value is None:
