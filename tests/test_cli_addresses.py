@@ -62,3 +62,16 @@ def test_doctor_asks_for_a_missing_key_at_the_prompt_not_on_the_command_line(tmp
     assert ("fix: tabpilot config set api-key (it asks for the key and does not show it; or the popup's Settings)"
             in shown.stdout), shown.stdout
     assert "api-key <key>" not in shown.stdout
+
+
+def test_a_start_page_outside_the_allowed_domains_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    # The guard stops navigations: a start page outside --allow-domain was opened and worked in unremarked.
+    from tabpilot.llm.scripted import ScriptedLLMServer
+
+    with ScriptedLLMServer([]) as server:
+        run = tabpilot(tmp_path, "run", "Buy the book", "--url", "127.0.0.1:8000/shop", "--allow-domain",
+                       "example.com", "--base-url", server.base_url, "--api-key", "sk-test-0000000000000000", *MODEL)
+    assert run.returncode == 2 and server.requests == [], run.stderr
+    assert run.stderr == ("tabpilot: --url http://127.0.0.1:8000/shop is outside the domains this task may reach "
+                          "(allowed: example.com; blocked: -): give a start page it may reach, or add --allow-domain "
+                          "127.0.0.1\n"), run.stderr

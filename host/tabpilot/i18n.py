@@ -283,6 +283,10 @@ EN_US: dict[str, str] = {
     ),
     "cli.url_script": "{url} is a script, not a page: give the address of a page to open (https://…, localhost:PORT)",
     "cli.url_empty": "give the address of the page to open",
+    "cli.url_outside_domains": (
+        "--url {url} is outside the domains this task may reach (allowed: {allowed}; blocked: {blocked}): give a "
+        "start page it may reach, or add --allow-domain {host}"
+    ),
     "mcp.headless_without_launch": (
         "--headless and --browser are for the browser --launch (or --fallback launch) starts"
     ),
@@ -908,6 +912,10 @@ ZH_CN: dict[str, str] = {
     ),
     "cli.url_script": "{url} 是脚本，不是网页：请给出要打开的网页地址（https://…、localhost:端口）",
     "cli.url_empty": "请给出要打开的网页地址",
+    "cli.url_outside_domains": (
+        "--url {url} 不在此任务可以访问的域名之内（允许：{allowed}；禁止：{blocked}）：请给出它可以访问的起始页，"
+        "或加上 --allow-domain {host}"
+    ),
     "mcp.headless_without_launch": "--headless 和 --browser 用于 --launch（或 --fallback launch）启动的浏览器",
     "mcp.fallback_with_own_browser": "--fallback launch 用于在你的浏览器中运行的任务；--launch 和 --cdp-url 从不使用它",
     "mcp.ask_without_popup": (

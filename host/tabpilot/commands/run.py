@@ -180,6 +180,9 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         except PlanError as exc:
             return fail(None, exc, terminal_language(), EXIT_USAGE)
         language = terminal_language()
+        outside = _start_outside_domains(job.url, plan.domains, language)
+        if outside is not None:
+            return fail(None, outside, language, EXIT_USAGE)
         if job.banner and not job.json_output:
             print(job.banner, file=output, flush=True)
         progress.status(say("progress.connecting" if job.cdp_url else "progress.starting_browser", language),
@@ -262,6 +265,24 @@ def _endpoint_problem(base_url: str | None, language: Language) -> str | None:
     except ValidationError as exc:
         return "; ".join(problem.text(language) for problem in listed_problems(exc, name=lambda _where: name))
     return None
+
+
+def _start_outside_domains(url: str | None, domains: Any, language: Language) -> str | None:
+    """Why the start page given with --url is one the task's domains keep the agent from (None: it is not): the
+    guard stops navigations, so that page would be opened and worked in unremarked."""
+    from ..browser.errors import BrowserError
+    from ..guards.domains import host_of
+
+    if url is None or domains is None:
+        return None
+    try:
+        address = typed_url(url)
+    except (OpenFailed, BrowserError):
+        return None  # said where the page is opened
+    if domains.refusal(address) is None:
+        return None
+    return say("cli.url_outside_domains", language, url=address, host=host_of(address) or address,
+               allowed=", ".join(domains.allowed) or "-", blocked=", ".join(domains.blocked) or "-")
 
 
 def _can_type_into(stream: TextIO) -> bool:
