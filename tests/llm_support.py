@@ -3,6 +3,10 @@ builds its own (pydantic models, a key-tagged action union), and a client config
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -58,3 +62,26 @@ def config(server: ScriptedLLMServer, **overrides: Any) -> LLMConfig:
                               "backoff_base": 0.01, "timeout": 10.0}
     values.update(overrides)
     return LLMConfig(**values)
+
+
+@contextlib.contextmanager
+def web_server(requests: list[str] | None = None) -> Iterator[str]:
+    """Python's own http.server on 127.0.0.1 (a web server where a model API should be), quiet: its address.
+    `requests` collects the method of each request it refused (POST: 501)."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            if requests is not None:
+                requests.append(self.command)
+            super().send_error(code, message, explain)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

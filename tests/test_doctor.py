@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from llm_support import web_server
 
 from tabpilot.installer import bundled_extension_id
 from tabpilot.store.settings import Settings, save_settings
@@ -177,9 +178,15 @@ def test_llm_endpoint_problems(setup, models_server):
     configure_llm(env, f"http://127.0.0.1:{closed_port}/v1", GOOD_KEY)
     result = doctor(env, profile)
     assert result.returncode == 1 and "cannot reach it" in result.stdout
+    with web_server() as address:  # a plain web server where the model API should be: a page for /models
+        configure_llm(env, f"{address}/v1", GOOD_KEY)
+        result = doctor(env, profile)
+    assert result.returncode == 1, result.stdout
+    assert "it answers with web pages (HTTP 404 for /models), not as an OpenAI-compatible API" in result.stdout
     (Path(env["TABPILOT_HOME"]) / "config" / "config.json").unlink()
     result = doctor(env, profile)
     assert "No model is configured" in result.stdout and "tabpilot config set model" in result.stdout
+
 
 
 def test_doctor_speaks_the_language_setting(setup, models_server):

@@ -8,7 +8,7 @@ import time
 import urllib.request
 
 import pytest
-from llm_support import API_KEY, MESSAGES, TOOL, ClickAction, DoneAction, config, parse, step
+from llm_support import API_KEY, MESSAGES, TOOL, ClickAction, DoneAction, config, parse, step, web_server
 
 from tabpilot.llm import (
     LLMAuthError,
@@ -443,30 +443,13 @@ def test_importing_the_client_does_not_import_openai() -> None:
 async def test_a_web_server_that_is_no_model_api_is_said_to_be_one_at_once() -> None:
     # A plain web server (here Python's own) at the base URL answers POST with 501 and an HTML page: no retries,
     # and the failure says the address is no model endpoint (it was three tries, then "the provider is busy").
-    import http.server
-    import threading
-
     posts: list[str] = []
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            posts.append(self.command)
-            super().send_error(code, message, explain)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    with web_server(posts) as address:
+        base_url = f"{address}/v1"
         client = LLMClient(LLMConfig(base_url=base_url, model="m", api_key=API_KEY, backoff_base=0.01, max_retries=3))
         with pytest.raises(LLMError) as caught:
             await client.invoke(MESSAGES, TOOL, parse=parse)
         await client.aclose()
-    finally:
-        server.shutdown()
-        server.server_close()
     assert not isinstance(caught.value, LLMRetriesExhausted)
     assert f"{base_url} does not take model requests (HTTP 501" in str(caught.value), str(caught.value)
     assert "not an OpenAI-compatible endpoint" in str(caught.value) and posts == ["POST"]

@@ -69,3 +69,13 @@ async def test_a_url_with_no_openai_api_behind_it() -> None:
 async def test_no_key_for_a_remote_endpoint_is_not_configured() -> None:
     result = await probe_endpoint(config("https://api.example.invalid/v1", key=None))
     assert not result.ok and result.problem == "not_configured"
+
+
+async def test_a_web_server_where_the_api_should_be_is_said_to_be_no_openai_api() -> None:
+    # The popup's Test: Python's http.server answers /models with a 404 page and the completion with 501.
+    from llm_support import web_server
+
+    with web_server() as address:
+        result = await probe_endpoint(config(f"{address}/v1"))
+    assert not result.ok and (result.problem, result.status) == ("not_openai", 501), result
+    assert "not as an OpenAI-compatible API" in result.message

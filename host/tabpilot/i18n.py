@@ -257,6 +257,7 @@ EN_US: dict[str, str] = {
         "tabpilot config set api-key (it asks for the key and does not show it; or the popup's Settings)"
     ),
     "doctor.llm.no_models": "it has no /models list, so the model name could not be checked",
+    "doctor.llm.not_openai": "it answers with web pages (HTTP {status} for /models), not as an OpenAI-compatible API",
     "doctor.llm.http": "GET /models answered HTTP {status}",
     "doctor.llm.check_url": "check the base URL (`tabpilot config set base-url <url>`, or the popup's Settings)",
     "doctor.llm.unreachable": "cannot reach it: {reason}",
@@ -889,6 +890,7 @@ ZH_CN: dict[str, str] = {
     "doctor.llm.key_refused": "API 密钥被拒绝（HTTP {status}）",
     "doctor.llm.key_fix": "tabpilot config set api-key（它会提示输入密钥，输入时不显示；或在弹出窗口的“设置”中填写）",
     "doctor.llm.no_models": "它没有 /models 列表，所以无法核对模型名称",
+    "doctor.llm.not_openai": "它返回的是网页（/models 返回 HTTP {status}），而不是 OpenAI 兼容的 API",
     "doctor.llm.http": "GET /models 返回了 HTTP {status}",
     "doctor.llm.check_url": "检查 Base URL（`tabpilot config set base-url <url>`，或弹出窗口的“设置”）",
     "doctor.llm.unreachable": "无法连接：{reason}",

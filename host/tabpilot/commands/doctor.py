@@ -342,6 +342,9 @@ def check_llm(language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
         if exc.code in (401, 403):
             return [Finding("fail", what, say("doctor.llm.key_refused", language, status=exc.code),
                             say("doctor.llm.key_fix", language))]
+        if exc.code == 404 and "html" in str(exc.headers.get("content-type", "")).lower():  # a web server's page
+            return [Finding("fail", what, say("doctor.llm.not_openai", language, status=exc.code),
+                            say("doctor.llm.check_url", language))]
         if exc.code == 404:
             return [Finding("warn", what, say("doctor.llm.no_models", language))]
         return [Finding("fail", what, say("doctor.llm.http", language, status=exc.code),

@@ -94,7 +94,7 @@ async def probe_endpoint(config: LLMConfig, *, timeout: float = PROBE_TIMEOUT) -
             status, said = exc.status_code, redact(_said(exc))
             if status in (401, 403):
                 return _failed(result, "key_refused", status, said)
-            if status == 404 and models_missing:
+            if (status == 404 and models_missing) or status in (405, 501):  # 405/501: a web server, say
                 return _failed(result, "not_openai", status, said)
             if status == 404 or _names_unknown_model(said):
                 return _failed(result, "model_unknown", status, said)
