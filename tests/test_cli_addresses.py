@@ -3,6 +3,7 @@ asked for where there is no display: opened, refused or explained the same way b
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -75,3 +76,19 @@ def test_a_start_page_outside_the_allowed_domains_is_refused_before_anything_sta
     assert run.stderr == ("tabpilot: --url http://127.0.0.1:8000/shop is outside the domains this task may reach "
                           "(allowed: example.com; blocked: -): give a start page it may reach, or add --allow-domain "
                           "127.0.0.1\n"), run.stderr
+
+
+@pytest.mark.browser
+def test_a_task_longer_than_a_command_line_is_read_from_standard_input(pages, tmp_path: Path) -> None:
+    # `run -`: Linux takes at most 128 KiB in one argument; a longer task goes in on standard input.
+    from agent_support import done
+
+    from tabpilot.llm.scripted import ScriptedLLMServer
+
+    task = "Read the page and tell me its title. " + "Background: " + "x" * 140_000 + " (end of the task)"
+    with ScriptedLLMServer([done("read it")]) as server:
+        run = tabpilot(tmp_path, "run", "-", "--url", pages.url("basic.html"), "--base-url", server.base_url,
+                       "--api-key", "sk-test-0000000000000000", *MODEL, stdin=task + "\n", timeout=120)
+        asked = json.dumps(server.requests[0])
+    assert run.returncode == 0, run.stderr
+    assert "Read the page and tell me its title." in asked and "(end of the task)" in asked

@@ -1381,7 +1381,8 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "launch on this browser profile (its logins and cookies) instead of a temporary one":
         "使用这个浏览器配置文件夹（其中的登录状态和 Cookie）启动，而不是临时的",
     "page load timeout (default 30)": "页面加载超时秒数（默认 30）",
-    "what the agent should do, in plain words": "智能体要做什么，用平常的话说",
+    "what the agent should do, in plain words ('-': read it from standard input, for a task longer than a command "
+    "line takes)": "智能体要做什么，用平常的话说（'-'：从标准输入读取，用于命令行放不下的长任务）",
     "open this page first": "先打开这个页面",
     "work in an already running browser (ws://… or http://host:port)": "在一个已经运行的浏览器中工作（ws://… 或 http://host:port）",
     "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1": "OpenAI 兼容的端点，例如 http://localhost:11434/v1",

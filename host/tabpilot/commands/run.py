@@ -41,7 +41,8 @@ RESULT_LIMIT = 600
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("task", help="what the agent should do, in plain words")
+    parser.add_argument("task", help="what the agent should do, in plain words ('-': read it from standard input, "
+                                     "for a task longer than a command line takes)")
     parser.add_argument("--url", help="open this page first")
     parser.add_argument("--headed", action="store_true", help="show the launched browser window")
     parser.add_argument(
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         language = terminal_language()
         return fail(None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
     job = Job(
-        task=args.task,
+        task=sys.stdin.read().strip() if args.task == "-" else args.task,
         url=args.url,
         headed=args.headed,
         cdp_url=args.cdp_url,
