@@ -56,6 +56,9 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     assert "step 1 · type the name" in out and "step 2 · type the email" in out
     assert 'action: input_text {"index":' in out and "Grace Hopper" in out
     assert "result: " in out and "Page navigated to" not in out  # nothing navigated
+    # Told the model ("Only 5 steps remaining"), which is about its own way of working: not printed for the user.
+    assert any("Only 5 steps remaining" in json.dumps(body) for body in server.requests)
+    assert "steps remaining" not in out, out
     assert out.rstrip().endswith("✅ completed: Typed Grace's name and email")
     assert out.index("step 1") < out.index("step 2") < out.index("step 3")
     assert "Step 1 of 6" in server.requests[0]["messages"][1]["content"]

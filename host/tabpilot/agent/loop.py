@@ -189,10 +189,11 @@ class Agent(AsyncIOEventEmitter):
         self._activity(ResumedActivity())
         return True
 
-    def push_observation(self, content: str, guard: GuardKind | None = None) -> None:
+    def push_observation(self, content: str, guard: GuardKind | None = None, *, nudge: bool = False) -> None:
         """A note for the model, added to the history before the next step (tools use this); `guard`: a
-        guard stopped something (said once while it waits for the next step)."""
-        note = ObservationEvent(content=content, guard=guard)
+        guard stopped something (said once while it waits for the next step); `nudge`: about the model's own
+        way of working, for the model only."""
+        note = ObservationEvent(content=content, guard=guard, nudge=nudge or None)
         if guard is None or note not in self._observations:
             self._observations.append(note)
 
@@ -471,15 +472,15 @@ class Agent(AsyncIOEventEmitter):
             self._flush_observations()
             return
         if self._total_wait >= WAIT_WARNING_SECONDS:
-            self.push_observation(say("note.waited", language, seconds=f"{self._total_wait:g}"))
+            self.push_observation(say("note.waited", language, seconds=f"{self._total_wait:g}"), nudge=True)
         remaining = self.config.max_steps - step
         if remaining == 5:
-            self.push_observation(say("note.steps_left", language, remaining=remaining))
+            self.push_observation(say("note.steps_left", language, remaining=remaining), nudge=True)
         elif remaining == 2:
-            self.push_observation(say("note.steps_critical", language, remaining=remaining))
+            self.push_observation(say("note.steps_critical", language, remaining=remaining), nudge=True)
         loop_note = self._loop_note(state)
         if loop_note:
-            self.push_observation(loop_note)
+            self.push_observation(loop_note, nudge=True)
         self._flush_observations()
 
     def _notice_document(self, tab: Any, *, by_the_agent: bool = False) -> None:

@@ -155,6 +155,9 @@ class ObservationEvent(WireModel):
     type: Literal["observation"] = "observation"
     content: str
     guard: GuardKind | None = None  # tabpilot's: a guard stopped something (the popup shows its own card)
+    # tabpilot's: a note on the model's own way of working (waiting, looping, steps left), said to the model as an
+    # instruction ("Do something different"): the terminal's account of the task leaves it out
+    nudge: bool | None = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> str:
         return f"<sys>{_clip(self.content, 1000)}</sys>"

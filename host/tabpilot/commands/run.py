@@ -588,6 +588,8 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
             say("run.result", language, result=_clip(action.get("output", ""), RESULT_LIMIT)),
         ]
     if kind == "observation":  # a guard's (a blocked navigation, a denied action) stands out
+        if event.get("nudge"):
+            return []  # said to the model about its own way of working ("Do something different"), not to you
         return [f"  {'🚫' if event.get('guard') else '·'} {_clip(event.get('content', ''), RESULT_LIMIT)}"]
     if kind == "retry":
         return [say("run.retry", language, attempt=event.get("attempt"), max_attempts=event.get("maxAttempts"),
