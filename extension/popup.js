@@ -306,6 +306,7 @@ function onPush(message) {
       if (ui.status === "running" || ui.status === null) setActivity(message.activity);
       break;
     case "task.event":
+      if (!Timeline.shown(message.event)) break;
       $("timeline").append(Timeline.renderEvent(message.event));
       $("timeline").lastElementChild.scrollIntoView({ block: "nearest" });
       break;

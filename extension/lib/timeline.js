@@ -122,8 +122,14 @@ const Timeline = (() => {
     }
   }
 
+  // Whether the person is shown the event: not a note said to the model about its own way of working (`nudge`:
+  // "Do something different", "only 2 steps left"), worded as an instruction to it.
+  function shown(event) {
+    return !(event && event.type === "observation" && event.nudge);
+  }
+
   function render(list, events) {
-    list.replaceChildren(...(events || []).map(renderEvent));
+    list.replaceChildren(...(events || []).filter(shown).map(renderEvent));
   }
 
   // What went wrong, as the popup says it: a headline and the remedy where the user is (Settings), in the
@@ -195,5 +201,5 @@ const Timeline = (() => {
     return { message: text, text: last.dataset.text, code: last.dataset.code, params };
   }
 
-  return { renderEvent, activityText, render, el, short, failure, failedEvent };
+  return { renderEvent, shown, activityText, render, el, short, failure, failedEvent };
 })();

@@ -30,7 +30,7 @@ from e2e_support import (
     wait_status,
 )
 
-from tabpilot.agent.types import ExecutedActivity, UserTakeoverEvent, WaitingActivity
+from tabpilot.agent.types import ExecutedActivity, ObservationEvent, UserTakeoverEvent, WaitingActivity
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 
@@ -381,6 +381,12 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
     waiting = WaitingActivity(seconds=30.0, message="the model has not answered for 30 s")
     activity = await popup.js(f"Timeline.activityText({json.dumps(waiting.to_wire())})")
     assert activity == "The model has not answered for 30 s; still waiting…"
+    # A note to the model about its own way of working is not the person's to read; other notes are.
+    notes = [ObservationEvent(content="Only 5 steps remaining.", nudge=True).to_wire(),
+             ObservationEvent(content="Page navigated to → https://example.com/").to_wire()]
+    shown = await popup.js(f"(() => {{ const list = document.createElement('ol'); Timeline.render(list, "
+                           f"{json.dumps(notes)}); return [...list.children].map((card) => card.innerText); }})()")
+    assert len(shown) == 1 and "example.com" in shown[0], shown
     await harness.browser.close_tab(popup.tab.target_id)
 
 
