@@ -131,6 +131,8 @@ def test_export_is_page_agent_shaped_with_no_key_and_no_raw_content(home: Path) 
     assert "rawRequest" not in text and "rawResponse" not in text
     to_stdout = tabpilot(home, "history", "export", task_id)
     assert json.loads(to_stdout.stdout) == export
+    asked_as_json = tabpilot(home, "history", "export", task_id, "--json")  # as `history --json` is asked
+    assert asked_as_json.returncode == 0 and json.loads(asked_as_json.stdout) == export, asked_as_json.stderr
 
 
 def test_export_keeps_raw_io_only_with_debug_capture_on_and_never_the_key(home: Path) -> None:

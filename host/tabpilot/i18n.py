@@ -1408,6 +1408,7 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "show the browser window while it works": "工作时显示浏览器窗口",
     "how many tasks to list (default 50)": "列出多少个任务（默认 50）",
     "list as JSON": "以 JSON 列出",
+    "JSON (what export always writes)": "JSON（export 总是写出 JSON）",
     "print one task as a timeline": "以时间线打印一个任务",
     "write tasks as page-agent-shaped JSON: one task as an object, several (or --all) as a list, newest first":
         "以 page-agent 格式的 JSON 写出任务：一个任务为一个对象，多个（或 --all）为一个列表，最新的在前",

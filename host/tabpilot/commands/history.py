@@ -30,6 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument("task_ids", metavar="ID", nargs="*")
     export.add_argument("--all", action="store_true", help="every recorded task")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
+    # as `history --json` and `show --json` take it: asked of export too, where JSON is all there is
+    export.add_argument("--json", action="store_true", help="JSON (what export always writes)")
     delete = actions.add_parser("delete", help="delete one task and its events")
     delete.add_argument("task_id", metavar="ID")
 
