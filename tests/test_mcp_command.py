@@ -60,6 +60,9 @@ def test_config_write_merges_into_the_clients_file_keeping_other_entries(tmp_pat
     written = json.loads(path.read_text())
     assert sorted(written["mcpServers"]) == ["other", "tabpilot"]
     assert written["mcpServers"]["tabpilot"]["args"][-2:] == ["--approve", "always"]
+    same = tabpilot("mcp", "config", "--client", "cursor", "--write", "--approve", "always", home=tmp_path)
+    assert same.returncode == 0 and "already among Cursor's MCP servers" in same.stdout, same.stdout
+    assert json.loads(path.read_text()) == written  # the same entry a third time: the file is left alone
 
 
 def test_config_write_leaves_a_broken_file_alone(tmp_path: Path) -> None:

@@ -545,6 +545,9 @@ EN_US: dict[str, str] = {
     "mcp_config.which_client": "tabpilot mcp config: say which client: --client {clients}",
     "mcp_config.add_this": "(add this to {path}, or run this again with --write)",
     "mcp_config.added": "Added tabpilot to {client}'s MCP servers in {path}; restart {client} to use it.",
+    "mcp_config.already": (
+        "tabpilot is already among {client}'s MCP servers in {path}, as it would be written: nothing changed."
+    ),
     "install.launcher": "launcher: {path}",
     "install.registry": " (registry HKCU\\{key})",
     "install.registered": "registered for {label}: {path}{where}",
@@ -1147,6 +1150,7 @@ ZH_CN: dict[str, str] = {
     "mcp_config.which_client": "tabpilot mcp config：请指明客户端：--client {clients}",
     "mcp_config.add_this": "（把它加到 {path}，或加上 --write 再运行一次）",
     "mcp_config.added": "已把 tabpilot 加入 {client} 的 MCP 服务器（{path}）；重启 {client} 后即可使用。",
+    "mcp_config.already": "tabpilot 已经在 {client} 的 MCP 服务器（{path}）中，内容相同：没有改动。",
     "install.launcher": "启动程序：{path}",
     "install.registry": "（注册表 HKCU\\{key}）",
     "install.registered": "已为 {label} 注册：{path}{where}",

@@ -156,10 +156,11 @@ def _config(args: argparse.Namespace) -> int:
         return 0
     path = config_path(args.client)
     try:
-        merge_into(path, args.client, options)
+        changed = merge_into(path, args.client, options)
     except (ConfigFileError, OSError) as exc:
         return fail("mcp config", exc, language)
-    print(say("mcp_config.added", language, client=CLIENTS[args.client].label, path=path))
+    print(say("mcp_config.added" if changed else "mcp_config.already", language, client=CLIENTS[args.client].label,
+              path=path))
     return 0
 
 

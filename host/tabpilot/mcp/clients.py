@@ -66,8 +66,9 @@ def snippet(client: str, options: list[str]) -> dict[str, Any]:
     return {config.servers_key: {SERVER_NAME: config.entry(command, args)}}
 
 
-def merge_into(path: Path, client: str, options: list[str]) -> dict[str, Any]:
-    """Add (or replace) the tabpilot entry in the file; everything else in it is kept."""
+def merge_into(path: Path, client: str, options: list[str]) -> bool:
+    """Add (or replace) the tabpilot entry in the file; everything else in it is kept. False when the entry was
+    there already, as it would be written (the file is then left as it is)."""
     config = CLIENTS[client]
     existing: dict[str, Any] = {}
     if path.exists():
@@ -82,9 +83,12 @@ def merge_into(path: Path, client: str, options: list[str]) -> dict[str, Any]:
     servers = existing.setdefault(config.servers_key, {})
     if not isinstance(servers, dict):
         raise ConfigFileError(f"{path}: {config.servers_key!r} is not an object; add the entry by hand")
-    servers[SERVER_NAME] = snippet(client, options)[config.servers_key][SERVER_NAME]
+    entry = snippet(client, options)[config.servers_key][SERVER_NAME]
+    if servers.get(SERVER_NAME) == entry:
+        return False
+    servers[SERVER_NAME] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tabpilot-tmp")
     temporary.write_text(json.dumps(existing, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(temporary, path)
-    return existing
+    return True
