@@ -53,7 +53,8 @@ def test_a_window_asked_for_without_a_display_says_there_is_none_and_what_to_do(
     assert shown.returncode == 1 and "Traceback" not in shown.stderr
     said = shown.stderr.strip().splitlines()[-1]
     assert said.endswith("there is no display to show the browser window on (DISPLAY is not set): leave out "
-                         "--headed, or run where there is one (set DISPLAY, or start the command under xvfb-run)")
+                         "--headed (tabpilot mcp: add --headless), or run where there is one (set DISPLAY, or start "
+                         "the command under xvfb-run)")
 
 
 def test_doctor_asks_for_a_missing_key_at_the_prompt_not_on_the_command_line(tmp_path: Path) -> None:

@@ -112,6 +112,25 @@ def test_progress_lines_for_each_kind_of_event() -> None:
     assert long is not None and len(long) < 400 and long.endswith("…")
 
 
+@pytest.mark.browser
+async def test_mcp_launch_without_a_display_says_there_is_none_and_what_to_do(tmp_path: Path) -> None:
+    """`tabpilot mcp --launch` opens a window: with no display its first call says so (and to add --headless),
+    where it gave Chromium's bare "exited with code 1"; the server keeps serving."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tabpilot", "mcp", "--launch"],
+                                   env={"HOME": str(tmp_path), "TABPILOT_HOME": str(tmp_path / "tp"),
+                                        "PATH": os.environ["PATH"]})  # no DISPLAY, no WAYLAND_DISPLAY
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(2):
+            result = await session.call_tool("list_tabs", {})
+            said = result.content[0].text  # type: ignore[union-attr]
+            assert result.is_error and "there is no display to show the browser window on" in said, said
+            assert "add --headless" in said
+
+
 async def test_with_no_browser_open_a_call_says_what_to_do(tmp_path: Path) -> None:
     """The MCP client's view when the browser (and so the host) is not running: a tool error with the
     remedy, not a crash; the server keeps serving (the next call says the same)."""

@@ -311,8 +311,8 @@ EN_US: dict[str, str] = {
         "{variable} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
     "browser.cannot_start": "could not start a browser: {error}",
     "browser.no_display": (
-        "there is no display to show the browser window on (DISPLAY is not set): leave out --headed, or run where "
-        "there is one (set DISPLAY, or start the command under xvfb-run)"
+        "there is no display to show the browser window on (DISPLAY is not set): leave out --headed (tabpilot mcp: "
+        "add --headless), or run where there is one (set DISPLAY, or start the command under xvfb-run)"
     ),
     "browser.unreachable": (
         "could not reach the browser at {address} ({detail}). Start it with --remote-debugging-port=9222 and give "
@@ -937,8 +937,8 @@ ZH_CN: dict[str, str] = {
     "browser.missing_env": "{variable} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
     "browser.cannot_start": "无法启动浏览器：{error}",
     "browser.no_display": (
-        "没有可以显示浏览器窗口的显示器（未设置 DISPLAY）：请去掉 --headed，或者在有显示器的环境中运行"
-        "（设置 DISPLAY，或用 xvfb-run 启动这条命令）"
+        "没有可以显示浏览器窗口的显示器（未设置 DISPLAY）：请去掉 --headed（tabpilot mcp：加上 --headless），"
+        "或者在有显示器的环境中运行（设置 DISPLAY，或用 xvfb-run 启动这条命令）"
     ),
     "browser.unreachable": (
         "无法连接到 {address} 的浏览器（{detail}）。请用 --remote-debugging-port=9222 启动浏览器并给出该地址"

@@ -40,6 +40,11 @@ class BrowserLaunchError(RuntimeError):
     pass
 
 
+class NoDisplay(WordedBrowserError):
+    """A browser window asked for where there is no display: Chromium would only exit with code 1 and leave the
+    reason ("Missing X server or $DISPLAY") in its own log."""
+
+
 class BrowserUnreachable(WordedBrowserError, BrowserLaunchError):
     """Nothing answers as a DevTools endpoint at the address given (`--cdp-url`)."""
 
@@ -324,6 +329,9 @@ def launch_browser(
 ) -> LaunchedBrowser:
     """Start a browser with a DevTools endpoint on a free port and wait until it answers."""
     binary = find_browser(executable)
+    seen = {**os.environ, **(env or {})}
+    if not headless and sys.platform.startswith("linux") and not (seen.get("DISPLAY") or seen.get("WAYLAND_DISPLAY")):
+        raise NoDisplay("browser.no_display")
     owns_profile = user_data_dir is None
     if owns_profile and sys.platform != "win32":
         remove_stale_profiles()

@@ -311,10 +311,6 @@ async def open_browser(cdp_url: str | None, **launch: Any) -> Browser:
     from ..browser.launcher import WordedBrowserError, reason_of
 
     language = terminal_language()
-    # Chromium would only exit with code 1 and leave the reason in its own log
-    no_display = not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
-    if not cdp_url and not launch.get("headless", True) and sys.platform.startswith("linux") and no_display:
-        raise OpenFailed(say("browser.no_display", language))
     try:
         return await (Browser.connect(cdp_url) if cdp_url else _launch(launch))
     except WordedBrowserError as exc:  # the user's to fix: said in their language
