@@ -8,6 +8,7 @@ blocks until the test opens the gate. A host that needed one of them to answer w
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -179,3 +180,14 @@ def test_anything_but_the_browsers_own_command_line_is_read_by_the_parser(args, 
         main(args)
     assert exited.value.code == 2
     assert "usage: tabpilot" in capsys.readouterr().err
+
+
+def test_started_by_hand_in_a_terminal_it_says_what_it_is_and_ctrl_d_ends_it(tmp_path):
+    # It reads framed messages from the browser: run by hand it looked hung, with nothing said.
+    from store_support import in_a_terminal
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(TABPILOT_HOME=str(tmp_path), HOME=str(tmp_path), PYTHONUNBUFFERED="1", LANG="C.UTF-8")
+    shown, code = in_a_terminal(["host"], env, timeout=20, answer=(b"Ctrl-D to quit", b"\x04"), answer_after=0.5)
+    assert "the helper your browser starts for the tabpilot extension" in shown and code == 0, (code, shown)
+    assert "tabpilot install" in shown and "tabpilot doctor" in shown

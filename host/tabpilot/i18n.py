@@ -675,6 +675,11 @@ EN_US: dict[str, str] = {
         "in its popup to connect at once. No browser restart is needed. "
         "`tabpilot doctor --user-data-dir {profile}` checks it all."
     ),
+    "host.on_a_terminal": (
+        "tabpilot host is the helper your browser starts for the tabpilot extension (it talks in framed messages on "
+        "its standard input and output): you do not run it yourself. To set it up: tabpilot install; to check it: "
+        "tabpilot doctor. Press Ctrl-D to quit."
+    ),
     "mcp.on_a_terminal": (
         "tabpilot mcp serves MCP on its standard input and output: an MCP client (Claude Desktop, Cursor, VS Code) "
         "starts it, you do not. To add it to one: tabpilot mcp config --client claude-desktop|cursor|vscode "
@@ -1267,6 +1272,10 @@ ZH_CN: dict[str, str] = {
         "  {folder}\n"
         "扩展会在几秒内自己找到本机助手（它会不断重试）；在它的弹出窗口中按“立即重新连接”可马上连接。\n"
         "无需重启浏览器。`tabpilot doctor --user-data-dir {profile}` 会检查这一切。"
+    ),
+    "host.on_a_terminal": (
+        "tabpilot host 是浏览器为 tabpilot 扩展启动的辅助程序（它在标准输入和输出上收发分帧消息）：不需要你手动运行。"
+        "要设置它：tabpilot install；要检查它：tabpilot doctor。按 Ctrl-D 退出。"
     ),
     "mcp.on_a_terminal": (
         "tabpilot mcp 通过标准输入和输出提供 MCP 服务：由 MCP 客户端（Claude Desktop、Cursor、VS Code）启动它，"

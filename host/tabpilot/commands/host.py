@@ -18,6 +18,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    if sys.stdin.isatty():  # started by hand: say what it is, or it looks hung (Chromium never gives it a terminal)
+        from ..i18n import text as say
+        from .run import terminal_language
+
+        print(say("host.on_a_terminal", terminal_language()), file=sys.stderr, flush=True)
     return serve(args.origin)
 
 
