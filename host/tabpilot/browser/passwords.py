@@ -15,6 +15,9 @@ HIDDEN = "[password hidden]"
 WITHHELD = ("[withheld: the script's result carried a password from the page in an encoded form "
             "(base64, hex, character codes or similar); passwords are never shown]")
 MIN_LENGTH = 3  # shorter values are too common in ordinary text to stand for a password
+# A secret field's value looked for elsewhere on its page (an echo in a strength meter, another field): shorter ones
+# (a card's 3-digit code, a 4-digit PIN) turn up in prices, dates and addresses, which would be hidden with them.
+ECHOED_MIN_LENGTH = 6
 _SEPARATORS = r"[\W_]{0,3}"  # "h u n t e r 2", "h-u-n-t-e-r-2", "h,u,n,t,e,r,2"
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 _HEX_RUN = re.compile(r"(?:[0-9a-fA-F]{2}){4,}")

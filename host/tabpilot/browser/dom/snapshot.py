@@ -161,7 +161,7 @@ def hide_password_values(documents: list[Document]) -> None:
     model reads it nowhere. (The walker does the same in the page: the values never leave it.)"""
     values = {document.strings[index] for document in documents for node, index in document.input_value.items()
               if index >= 0 and rules.is_password_input(document.tag(node), document.attrs(node))}
-    hidden = sorted((v for v in values if len(v) >= passwords.MIN_LENGTH), key=len, reverse=True)
+    hidden = sorted((v for v in values if len(v) >= passwords.ECHOED_MIN_LENGTH), key=len, reverse=True)
     if not hidden:
         return
 
@@ -171,8 +171,21 @@ def hide_password_values(documents: list[Document]) -> None:
                 text = text.replace(value, passwords.HIDDEN)
         return text
 
-    for strings in {id(document.strings): document.strings for document in documents}.values():
-        strings[:] = [hide(text) for text in strings]
+    # What the reading is made of stays whole (walker.js hideSecretValues): names, a field's type, styles.
+    kept: dict[int, set[int]] = {}
+    for document in documents:
+        held = kept.setdefault(id(document.strings), set())
+        held.update(document.name_index)
+        type_id = document.string_id("type")
+        for raw in document.attributes:
+            held.update(raw[0::2])
+            held.update(raw[i + 1] for i in range(0, len(raw) - 1, 2) if raw[i] == type_id)
+        for style in document.styles:
+            held.update(style)
+    for document in {id(document.strings): document for document in documents}.values():
+        held = kept[id(document.strings)]
+        document.strings[:] = [text if i in held else hide(text) for i, text in enumerate(document.strings)]
+        document.__dict__.pop("_string_id_cache", None)
     for document in documents:
         document.title = hide(document.title)  # read off the strings already
 

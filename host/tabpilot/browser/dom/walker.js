@@ -396,7 +396,7 @@
 
     walkDocument(document);
     lastIds = documents.map((d) => d.nodes.backendNodeId);  // not the rest: it is the host's now
-    hideSecretValues(strings, secretValues);
+    hideSecretValues(strings, documents, secretValues);
     // One string crosses to the host far faster than the same data as a protocol object.
     return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length, sealed });
   }
@@ -522,7 +522,7 @@
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
   // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
   const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3 };
-  const SECRETS = /*SECRETS*/ { hidden: "", shortest: 3 };  // passwords.HIDDEN and MIN_LENGTH
+  const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6 };  // passwords.HIDDEN and ECHOED_MIN_LENGTH
   const TOOLTIPS = ICON_RULES.tooltips;
   const GENERIC = new Set(ICON_RULES.generic);
   const FIELDS = new Set(ICON_RULES.fields);
@@ -637,12 +637,28 @@
     return secret;
   }
 
-  // Every string of a reading with the secret fields' values hidden: a page may show one elsewhere too (a
-  // strength meter, another field, its title), and the model reads it nowhere.
-  function hideSecretValues(strings, values) {
-    const hidden = [...values].filter((v) => v.length >= SECRETS.shortest).sort((a, b) => b.length - a.length);
+  // The strings of a reading that show the page's content (text, the title, attribute and field values) with
+  // the secret fields' values hidden: a page may show one elsewhere too (a strength meter, another field, its
+  // title), and the model reads it nowhere. What the reading is made of stays whole: node and attribute names,
+  // a field's type, styles, the document's URL and token (snapshot.hide_password_values does the same on the host).
+  function hideSecretValues(strings, documents, values) {
+    const hidden = [...values].filter((v) => v.length >= SECRETS.echoed).sort((a, b) => b.length - a.length);
     if (!hidden.length) return;
+    const kept = new Set();
+    for (const d of documents) {
+      kept.add(d.documentURL);
+      kept.add(d.frameId);
+      for (const name of d.nodes.nodeName) kept.add(name);
+      for (const attrs of d.nodes.attributes) {
+        for (let i = 0; i < attrs.length; i += 2) {
+          kept.add(attrs[i]);
+          if (strings[attrs[i]] === "type") kept.add(attrs[i + 1]);
+        }
+      }
+      for (const style of d.layout.styles) for (const value of style) kept.add(value);
+    }
     for (let i = 0; i < strings.length; i++) {
+      if (kept.has(i)) continue;
       let text = strings[i];
       for (const value of hidden) if (text.includes(value)) text = text.split(value).join(SECRETS.hidden);
       strings[i] = text;
