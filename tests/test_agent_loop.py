@@ -591,22 +591,27 @@ async def test_a_failed_navigation_of_the_agents_own_is_not_told_as_someone_else
     assert "net::ERR" in second and "not by an action of yours" not in second, second
 
 
-async def test_a_popup_that_closes_itself_takes_the_agent_back_to_the_tab_it_came_from(browser: Browser,
-                                                                                         pages) -> None:
+@pytest.mark.parametrize("button", ["Allow", "Allow and close in a moment"])
+async def test_a_popup_that_closes_itself_takes_the_agent_back_to_the_tab_it_came_from(browser: Browser, pages,
+                                                                                         button: str) -> None:
+    # Closed by the agent's own click ("Allow"), its result says so; closed a moment later, while the model thinks,
+    # the next step is told. Either way the agent is back in the shop, never in the person's tab.
     async with await Browser.connect(browser.launched.ws_url) as own:  # a task's browser: no tab worked in yet
         person = await own.connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
         await own.activate((await own.new_tab(pages.url("agent_popup_opener.html"))).target_id)
         replies = [
             on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Sign in with Example")}}),
-            on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Allow")}}),
+            on_page(lambda b: {"click_element_by_index": {"index": index_of(b, button)}}),
+            Delay(2, then=step("wait", {"seconds": 1})),
             done("signed in"),
         ]
         with ScriptedLLMServer(replies) as server:
-            result = await Agent(own, llm(server), config()).execute("sign in to the shop")
+            result = await Agent(own, llm(server, timeout=30), config()).execute("sign in to the shop")
         assert result.success, result
-        back = last_user_message(server.requests[2])
-        assert TAB_CLOSED in history_section(server.requests[2]) and "agent_popup_opener.html" in back, back
-        assert "Signed in" in browser_state(server.requests[2])
+        told = [TAB_CLOSED in history_section(body) for body in server.requests]
+        assert told == ([False] * 4 if button == "Allow" else [False, False, False, True]), told
+        assert "Signed in" in browser_state(server.requests[-1]) and "agent_popup_opener.html" in \
+            last_user_message(server.requests[-1])
         assert own.active is not None and own.active.target_id != person["targetId"]
         await own.connection.root.send("Target.closeTarget", {"targetId": person["targetId"]})
 
@@ -624,4 +629,25 @@ async def test_the_only_tab_worked_in_closed_by_the_person_ends_the_task_in_none
             result = await asyncio.wait_for(running, 60)
         assert not result.success and result.data == "The tab the task was working in was closed.", result
         assert len(server.requests) == 1  # nothing was read or done in the person's other tab
+        await own.connection.root.send("Target.closeTarget", {"targetId": person["targetId"]})
+
+
+async def test_the_agents_own_close_tab_goes_back_to_the_tab_it_worked_in_before_without_a_note(
+        browser: Browser, pages) -> None:
+    async with await Browser.connect(browser.launched.ws_url) as own:
+        person = await own.connection.root.send("Target.createTarget", {"url": pages.url("basic.html")})
+        start = await own.new_tab(pages.url("agent_form.html"))
+
+        def close_the_new_one(body: dict[str, Any]) -> Any:
+            current = next(line for line in browser_state(body).splitlines() if line.startswith("Current tab ["))
+            return step("close_tab", {"tab_id": int(current.split("[")[1].split("]")[0])})
+
+        replies = [step("go_to_url", {"url": pages.url("agent_thanks.html"), "new_tab": True}),
+                   close_the_new_one, done("closed it")]
+        with ScriptedLLMServer(replies) as server:
+            result = await Agent(own, llm(server), config()).execute("open the thanks page, then close it")
+        assert result.success, result
+        after = last_user_message(server.requests[2])
+        assert TAB_CLOSED not in after and "is now the active tab" in after, after
+        assert own.active is start and own.active.target_id != person["targetId"]
         await own.connection.root.send("Target.closeTarget", {"targetId": person["targetId"]})

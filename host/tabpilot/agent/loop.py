@@ -287,7 +287,12 @@ class Agent(AsyncIOEventEmitter):
         while True:
             await self._resumed.wait()
             tab = await self.browser.current_tab()
-            state = await self._read_page(tab)
+            try:
+                state = await self._read_page(tab)
+            except TabClosed:
+                if not tab.closed:
+                    raise
+                continue  # closed as it was read: back to another tab worked in (or none is left: said then)
             self._notice_document(tab)
             self._observe(step, state, again=again)
             again = True
@@ -487,11 +492,12 @@ class Agent(AsyncIOEventEmitter):
         """Note whether the tab's document was replaced since the agent last looked (a new tab is no
         replacement); one replaced during its own action is the agent's doing, any other is told (`_observe`)."""
         document: tuple[str, int] = (tab.target_id, tab.documents)
-        if not by_the_agent and self._document is not None and self._document[0] == document[0]:
+        if not by_the_agent and self._tab is not None and self._tab.closed:
+            self._tab_closed_meanwhile = True  # since the agent last looked, not during an action of its
+        elif not by_the_agent and self._document is not None and self._document[0] == document[0]:
             self._replaced_meanwhile |= self._document[1] != document[1]
-        elif not by_the_agent and self._document is not None and self._tab is not None and self._tab.closed:
-            self._tab_closed_meanwhile = True  # the browser went back to another tab worked in
-        self._document, self._tab = document, tab
+        # A tab the agent's own action closed (close_tab, a click that closed a popup) is no news afterwards.
+        self._document, self._tab = document, None if by_the_agent and tab.closed else tab
 
     def _flush_observations(self) -> None:
         for note in self._observations:

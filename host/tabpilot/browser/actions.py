@@ -713,10 +713,15 @@ async def close_tab(browser: Browser, tab_number: int) -> str:
             break
         await asyncio.sleep(0.05)
     result = f"Closed tab {tab_number}."
-    if was_active:
-        number, next_info = max(others, key=lambda t: t[0])
-        await browser.activate(next_info.target_id)
-        result += f" Tab {number} ('{shorten(next_info.title)}') is now the active tab."
+    if was_active:  # back to the tab worked in before it (never one of the person's own), as after any close
+        try:
+            now = await browser.current_tab()
+        except TabClosed:
+            return result + " No other tab this task worked in is open: open one (go_to_url with new_tab) to go on."
+        await browser.activate(now.target_id)
+        number = browser.tab_number(now.target_id)
+        title = next((t.title for _, t in others if t.target_id == now.target_id), "")
+        result += f" Tab {number} ('{shorten(title)}') is now the active tab."
     return result
 
 

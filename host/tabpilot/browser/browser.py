@@ -84,12 +84,27 @@ class Browser:
         self._tabs: dict[str, Tab] = {}
         self._opened: asyncio.Queue[TabInfo] = asyncio.Queue()
         self._attaching: dict[str, asyncio.Future[Tab]] = {}
-        self.active: Tab | None = None
+        self._active: Tab | None = None
         self._active_lost = False  # the tab worked in was closed under the work (not left for another one)
+        self._worked_in: list[Tab] = []  # the tabs made active, the most recent last
         self._tab_numbers: dict[str, int] = {}
         self.guard: NavigationGuard | None = None  # the task's allowed domains, enforced on every tab
         self.detached_reason: str | None = None  # why the debugger last let go of a tab (`tab_detached`)
         self.on_detached: list[Callable[[str, str], None]] = []  # (target id, reason), e.g. "canceled_by_user"
+
+    @property
+    def active(self) -> Tab | None:
+        """The tab worked in; None before one is chosen, or once it was closed (see `current_tab`)."""
+        return self._active
+
+    @active.setter
+    def active(self, tab: Tab | None) -> None:
+        self._active = tab
+        if tab is not None:
+            self._active_lost = False
+            if tab in self._worked_in:
+                self._worked_in.remove(tab)
+            self._worked_in.append(tab)
 
     @property
     def connection(self) -> CDPConnection:
@@ -176,9 +191,8 @@ class Browser:
         self.backend.forget(target_id)
         if tab is not None:
             tab.closed = True
-            if self.active is tab:
-                self.active = None
-                self._active_lost = True
+            if self._active is tab:
+                self._active, self._active_lost = None, True
 
     def tab_detached(self, target_id: str, reason: str) -> None:
         """The debugger let go of the tab (`reason`: "canceled_by_user" is the user's Cancel on the infobar)."""
@@ -232,7 +246,7 @@ class Browser:
         tab = await self.attach(await self.backend.create_tab())
         if url != "about:blank":
             await tab.navigate(url)
-        self.active, self._active_lost = tab, False
+        self.active = tab
         return tab
 
     async def activate(self, target_id: str, *, focus: bool = True) -> Tab:
@@ -241,7 +255,7 @@ class Browser:
         tab = await self.attach(target_id)
         if focus:
             await self.backend.activate(target_id)
-        self.active, self._active_lost = tab, False
+        self.active = tab
         return tab
 
     async def close_tab(self, target_id: str) -> None:
@@ -256,11 +270,11 @@ class Browser:
         if self.active is not None and not self.active.closed:
             return self.active
         if self.active is not None or self._active_lost:
-            worked_in = [tab for tab in self._tabs.values() if not tab.closed]
+            worked_in = [tab for tab in self._worked_in if not tab.closed]
             if not worked_in:
                 raise TabClosed("the tab this work was done in was closed")
-            self.active, self._active_lost = worked_in[-1], False
-            return self.active
+            self.active = worked_in[-1]
+            return worked_in[-1]
         pages = await self.tabs()
         if not pages:
             return await self.new_tab()
