@@ -93,3 +93,25 @@ def test_a_task_longer_than_a_command_line_is_read_from_standard_input(pages, tm
         asked = json.dumps(server.requests[0])
     assert run.returncode == 0, run.stderr
     assert "Read the page and tell me its title." in asked and "(end of the task)" in asked
+
+
+@pytest.mark.browser
+def test_a_task_read_from_standard_input_asks_nobody_there(pages, tmp_path: Path) -> None:
+    # Its standard input is used up by the task: in a browser the person sees (--cdp-url), the model is not offered
+    # to ask them or hand them the controls there (an answer would never come).
+    from agent_support import done
+
+    from tabpilot.browser.launcher import launch_browser
+    from tabpilot.llm.scripted import ScriptedLLMServer
+
+    launched = launch_browser(headless=True, env={"HOME": str(tmp_path)})
+    try:
+        with ScriptedLLMServer([done("read it")]) as server:
+            run = tabpilot(tmp_path, "run", "-", "--cdp-url", launched.ws_url, "--url", pages.url("basic.html"),
+                           "--base-url", server.base_url, "--api-key", "sk-test-0000000000000000", *MODEL,
+                           stdin="Read the page\n", timeout=120)
+            offered = json.dumps(server.requests[0]["tools"])
+    finally:
+        launched.close()
+    assert run.returncode == 0, run.stderr
+    assert "ask_user" not in offered and "request_takeover" not in offered

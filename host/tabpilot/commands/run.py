@@ -91,8 +91,11 @@ def run(args: argparse.Namespace) -> int:
     if args.user_data_dir and args.cdp_url:
         language = terminal_language()
         return fail(None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
+    from_stdin = args.task == "-"
     job = Job(
-        task=sys.stdin.read().strip() if args.task == "-" else args.task,
+        task=sys.stdin.read().strip() if from_stdin else args.task,
+        # the task used standard input up: nobody answers a question or takes the controls there
+        stdin=io.StringIO() if from_stdin else None,
         url=args.url,
         headed=args.headed,
         cdp_url=args.cdp_url,

@@ -432,7 +432,10 @@ class NativeHost:
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
-            raise RequestFailed(say("history.busy", self.tasks.ui_language, path=self.store.path), "busy") from exc
+            from .. import paths  # not self.store: opening it (were it not open) would wait on the lock here
+
+            said = say("history.busy", self.tasks.ui_language, path=paths.database_path())
+            raise RequestFailed(said, "busy") from exc
 
     async def _history_list(self, request: HistoryList) -> HistoryListData:
         from .messages import HistoryListData
