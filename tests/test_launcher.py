@@ -277,3 +277,17 @@ def test_a_profile_in_use_is_a_clear_error_and_is_kept(tmp_path: Path) -> None:
     finally:
         running.close()
     assert (profile / "Default").is_dir()
+
+
+def test_the_watchdog_still_starts_where_tabpilot_runs_without_its_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Installed from compiled files only, inspect cannot read the function the watchdog shares: it removes the
+    # profile alone then, rather than every launch failing.
+    import inspect
+
+    def no_source(_function: object) -> str:
+        raise OSError("could not get source code")
+
+    monkeypatch.setattr(inspect, "getsource", no_source)
+    source = launcher._watchdog_source()
+    compile(source, "watchdog", "exec")
+    assert "def remove_temporary_profile(profile):" in source and "#REMOVE_PROFILE" not in source

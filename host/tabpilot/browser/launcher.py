@@ -157,11 +157,16 @@ def remove_temporary_profile(profile: str | Path) -> None:
 
 
 def _watchdog_source() -> str:
-    """The watchdog's script, with `remove_temporary_profile` as defined here."""
+    """The watchdog's script, with `remove_temporary_profile` as defined here (where tabpilot runs without its
+    sources, from compiled files only: one that removes the profile alone, as before)."""
     import inspect
     import textwrap
 
-    return _WATCHDOG.replace("#REMOVE_PROFILE", textwrap.dedent(inspect.getsource(remove_temporary_profile)))
+    try:
+        removing = textwrap.dedent(inspect.getsource(remove_temporary_profile))
+    except (OSError, TypeError):
+        removing = "def remove_temporary_profile(profile):\n    shutil.rmtree(profile, ignore_errors=True)\n"
+    return _WATCHDOG.replace("#REMOVE_PROFILE", removing)
 
 
 @dataclass
