@@ -355,8 +355,12 @@ def test_mcp_config_speaks_the_language_setting(home: Path, tmp_path: Path) -> N
     assert "重启 Cursor 后即可使用" in written.stdout
     chinese(written.stdout)
 
+    again = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
+    assert "tabpilot 已经在 Cursor 的 MCP 服务器" in again.stdout and "没有改动" in again.stdout
+    chinese(again.stdout)
+
     speak(home, "en-US")
-    written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", env=user_home)
+    written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", "--approve", "always", env=user_home)
     assert "Added tabpilot to Cursor's MCP servers in " in written.stdout
     assert "restart Cursor to use it." in written.stdout
 
