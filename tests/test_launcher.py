@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -264,6 +265,44 @@ def test_a_browser_that_fails_to_start_leaves_no_temporary_profile(
     with pytest.raises(BrowserLaunchError, match=str(fake)):
         launcher.launch_browser(executable=str(fake), startup_timeout=10)
     assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script as the browser")
+def test_a_start_that_never_opens_its_endpoint_is_tried_once_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    # The first start stays up without writing DevToolsActivePort (seen once on CI); the second writes it.
+    starts = tmp_path / "starts"
+    fake = tmp_path / "bin" / "chrome"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in --user-data-dir=*) dir="${a#--user-data-dir=}";; esac; done\n'
+        f'if [ -s "{starts}" ]; then printf \'4242\\n/devtools/browser/second\\n\' > "$dir/DevToolsActivePort"; fi\n'
+        f'echo "start $$" >> "{starts}"; echo "stuck on something" >&2\n'
+        "exec sleep 60\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr(launcher, "STALLED_START", 1.0)
+    launched = launcher.launch_browser(executable=str(fake), user_data_dir=tmp_path / "profile", startup_timeout=10,
+                                       log_path=tmp_path / "browser.log")
+    try:
+        assert launched.ws_url == "ws://127.0.0.1:4242/devtools/browser/second"
+        first, second = (int(line.split()[1]) for line in starts.read_text().splitlines())
+        with pytest.raises(ProcessLookupError):
+            os.kill(first, 0)  # the stalled start was stopped
+        assert launched.process.pid == second
+    finally:
+        launched.close()
+
+    # Neither start opening it is an error after both, with what the browser said.
+    starts.write_text("")
+    (tmp_path / "profile" / "DevToolsActivePort").unlink()
+    fake.write_text(fake.read_text().replace('[ -s "', '[ -e "/nonexistent'))
+    began = time.monotonic()
+    with pytest.raises(BrowserLaunchError, match=r"within 2 s; its log ends:\n  stuck on something"):
+        launcher.launch_browser(executable=str(fake), user_data_dir=tmp_path / "profile", startup_timeout=2,
+                                log_path=tmp_path / "browser.log")
+    assert len(starts.read_text().splitlines()) == 2 and time.monotonic() - began < 10
 
 
 @pytest.mark.browser
