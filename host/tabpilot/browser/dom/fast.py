@@ -57,11 +57,14 @@ _INSTALL = f"(delete globalThis.__tabpilotWalker, globalThis.{_GLOBAL} || (globa
 # Installed ahead of time, the walker also warms up when the page is next idle after DOMContentLoaded (walker.js
 # `warm`), where the host reads with it: the top document, and a frame whose parent's world cannot enter it
 # (another origin's, read through a session of its own). Same-origin frames are walked from their parent's world.
-# No timeout: a page never idle is not worked on unasked. Whatever goes wrong here only leaves the walker cold.
+# At most WARM_WAIT_MS later if the page is never idle: a cross-site frame's renderer on a loaded machine (4 busy
+# processes on 2 cores) ran no idle callback for 10 s and more while its page's did, and its first look was cold.
+# Whatever goes wrong here only leaves the walker cold.
+WARM_WAIT_MS = 1000
 _WARM_UP = (f"; (() => {{ try {{ let own = window === top; try {{ own = own || !parent.document; }}"
             " catch (e) { own = true; }"
             " const warm = () => requestIdleCallback(() => {"
-            f" try {{ globalThis.{_GLOBAL}.warm(); }} catch (e) {{}} }});"
+            f" try {{ globalThis.{_GLOBAL}.warm(); }} catch (e) {{}} }}, {{ timeout: {WARM_WAIT_MS} }});"
             " if (own && document.readyState === 'loading') document.addEventListener('DOMContentLoaded', warm, "
             "{ once: true }); else if (own) warm(); } catch (e) {} })()")
 _AHEAD = _INSTALL + _WARM_UP
