@@ -964,6 +964,7 @@ async function rerun(newTab) {
       const tab = await chrome.tabs.create({ url: ui.pastTask.url, active: false });
       tabId = tab.id;
       showTargetTab(tab); // this view now works on that tab: its task is the one shown
+      await Tabs.firstPageLoaded(tabId);
     }
     if (tabId === null) throw new Error(t("noTab"));
     $("task-input").value = ui.pastTask.task;

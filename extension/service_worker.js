@@ -2,6 +2,7 @@
 // It holds no agent logic. Wire format: host/tabpilot/native/PROTOCOL.md.
 "use strict";
 importScripts("bridge/worker.js"); // the page bridge (window.PAGE_AGENT_EXT): its own file
+importScripts("lib/tabs.js");
 
 importScripts("worker/takeover.js");
 importScripts("worker/approvals.js"); // the MCP clients' requests, shown in the popup / side panel
@@ -224,7 +225,8 @@ async function handleHostRequest(message) {
     case "tabs.query": return { tabs: (await chrome.tabs.query({})).filter(isAgentTab).map(tabInfo) };
     case "tabs.create": {
       const tab = await chrome.tabs.create({ url: message.url || "about:blank", active: true });
-      return { tab: tabInfo(tab) };
+      await Tabs.firstPageLoaded(tab.id); // a task started there next starts on the page, not on about:blank
+      return { tab: tabInfo(await chrome.tabs.get(tab.id).catch(() => tab)) };
     }
     case "tabs.activate": {
       const tab = await chrome.tabs.update(requireTabId(message), { active: true });

@@ -5,11 +5,16 @@ Everything is asserted on what the popup shows; screenshots go to $TABPILOT_SCRE
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,6 +29,7 @@ from e2e_support import (
     configure,
     done,
     popup_task_id,
+    prompt_text,
     run_in_popup,
     start_task,
     task_row,
@@ -342,6 +348,73 @@ async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
     assert await harness.sw(f"(await chrome.tabs.get({new_tab})).active")  # brought forward once it started
     await harness.sw(f"await chrome.tabs.remove({new_tab}); true")
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+@contextlib.contextmanager
+def slow_page(seconds: float) -> Iterator[str]:
+    """A page that answers `seconds` after it is asked for: its address."""
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            time.sleep(seconds)
+            body = b"<!doctype html><title>Slow shelf</title><h1>The slow shelf</h1><button>Take a book</button>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/shelf.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_new_tab_of_a_slow_page_is_started_on_once_loaded_from_the_popup_and_from_a_client(
+        harness: Harness, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new tab is at about:blank until its page commits: a task started at once was recorded there, and its
+    # model first shown an empty page (seen under load with a fast page; a slow site makes it certain).
+    with slow_page(1.5) as url:
+        shelf = await harness.browser.new_tab(url)
+        llm.add(done("A shelf."))
+        popup = await start_task(harness, shelf, llm, "Name the shelf")
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+        first_id = await popup_task_id(popup)
+        await popup.click("#nav-past")
+        await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\")",
+                             "the past tasks list")
+        await popup.click(f"#past-list .past-item[data-task-id='{first_id}']")
+        await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+        asked = len(llm.requests)
+        llm.add(done("The slow shelf."))
+        await popup.click("#past-rerun-new")
+        await popup.wait_for(f"ui.taskId !== {json.dumps(first_id)}", "the rerun in a new tab to start")
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+        rerun = task_row(harness, await popup_task_id(popup))
+        assert rerun["task"] == "Name the shelf" and rerun["url"] == url, rerun["url"]
+        first_look = prompt_text(llm.requests[asked])
+        assert "The slow shelf" in first_look and "Take a book" in first_look, first_look
+    await harness.browser.close_tab(popup.tab.target_id)
+
+    # A client's tabs.create through the local endpoint (an MCP server's) is answered once the page is there.
+    from tabpilot.mcp.hostlink import HostLink
+
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
+    link = HostLink("a client opening a slow page")
+    try:
+        with slow_page(1.5) as other:
+            opened = (await link.request("tabs.create", {"url": other}))["tab"]
+        assert opened["url"] == other and opened["title"] == "Slow shelf", opened
+    finally:
+        await link.close()
+    for tab_id in await harness.sw("(await chrome.tabs.query({title: 'Slow shelf'})).map(t => t.id)"):
+        await harness.sw(f"await chrome.tabs.remove({tab_id}); true")
 
 
 async def test_a_popup_that_did_not_start_the_running_task_shows_its_title(
