@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -82,6 +83,31 @@ def web_server(requests: list[str] | None = None) -> Iterator[str]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def slow_file(seconds: float, body: bytes, content_type: str, name: str) -> Iterator[str]:
+    """`body` served at /`name` `seconds` after each request, by a server of its own on 127.0.0.1: its URL."""
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            time.sleep(seconds)
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{name}"
     finally:
         server.shutdown()
         server.server_close()

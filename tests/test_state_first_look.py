@@ -8,12 +8,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import http.server
-import threading
 import time
-from collections.abc import Iterator
 
 import pytest
+from llm_support import slow_file
 from state_support import open_page
 
 from tabpilot.browser import actions
@@ -230,30 +228,10 @@ async def test_listeners_the_page_adds_while_it_loads_are_offered_at_the_first_l
     await browser.close_tab(tab.target_id)
 
 
-@contextlib.contextmanager
-def _slow_image(seconds: float) -> Iterator[str]:
+def _slow_image(seconds: float) -> contextlib.AbstractContextManager[str]:
     """The URL of a 1×1 GIF served after `seconds` by a server of its own."""
     gif = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
-
-    class Slow(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            time.sleep(seconds)
-            self.send_response(200)
-            self.send_header("Content-Type", "image/gif")
-            self.send_header("Content-Length", str(len(gif)))
-            self.end_headers()
-            self.wfile.write(gif)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/pixel.gif"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return slow_file(seconds, gif, "image/gif", "pixel.gif")
 
 
 _WHEN = {"parsed": "while the page was parsed", "ready": "when the DOM was ready", "loaded": "by the load handler"}

@@ -5,16 +5,11 @@ Everything is asserted on what the popup shows; screenshots go to $TABPILOT_SCRE
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -35,6 +30,7 @@ from e2e_support import (
     task_row,
     wait_status,
 )
+from llm_support import slow_file
 
 from tabpilot.agent.types import ExecutedActivity, ObservationEvent, UserTakeoverEvent, WaitingActivity
 from tabpilot.browser.tab import Tab
@@ -350,37 +346,14 @@ async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-@contextlib.contextmanager
-def slow_page(seconds: float) -> Iterator[str]:
-    """A page that answers `seconds` after it is asked for: its address."""
-
-    class Slow(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            time.sleep(seconds)
-            body = b"<!doctype html><title>Slow shelf</title><h1>The slow shelf</h1><button>Take a book</button>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/shelf.html"
-    finally:
-        server.shutdown()
-        server.server_close()
+SLOW_SHELF = b"<!doctype html><title>Slow shelf</title><h1>The slow shelf</h1><button>Take a book</button>"
 
 
 async def test_a_new_tab_of_a_slow_page_is_started_on_once_loaded_from_the_popup_and_from_a_client(
         harness: Harness, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     # A new tab is at about:blank until its page commits: a task started at once was recorded there, and its
     # model first shown an empty page (seen under load with a fast page; a slow site makes it certain).
-    with slow_page(1.5) as url:
+    with slow_file(1.5, SLOW_SHELF, "text/html", "shelf.html") as url:
         shelf = await harness.browser.new_tab(url)
         llm.add(done("A shelf."))
         popup = await start_task(harness, shelf, llm, "Name the shelf")
@@ -408,7 +381,7 @@ async def test_a_new_tab_of_a_slow_page_is_started_on_once_loaded_from_the_popup
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
     link = HostLink("a client opening a slow page")
     try:
-        with slow_page(1.5) as other:
+        with slow_file(1.5, SLOW_SHELF, "text/html", "shelf.html") as other:
             opened = (await link.request("tabs.create", {"url": other}))["tab"]
         assert opened["url"] == other and opened["title"] == "Slow shelf", opened
     finally:
