@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..i18n import text as say
-from .types import AnyEvent, StepEvent
+from .types import AnyEvent, StepEvent, inert
 
 FULL_STEPS = 2
 FOLD_BLOCK = 5
@@ -75,4 +75,4 @@ def _folded_block(steps: list[StepEvent], language: str | None) -> str:
     memory = next((s.reflection.memory for s in reversed(steps) if s.reflection.memory), "")
     condensed = say("history.condensed", language, first=first, last=last,
                     memory=memory or say("history.no_memory", language))
-    return f"<earlier_steps>{condensed}</earlier_steps>"
+    return f"<earlier_steps>{inert(condensed)}</earlier_steps>"

@@ -3,13 +3,12 @@ task, where it is in the task, its (bounded) history and the page."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 
 from ..i18n import text as say
 from .memory import render_history
-from .types import AnyEvent
+from .types import AnyEvent, inert
 
 ENGLISH = """\
 You are a browser agent. You complete the task in <user_request> by working in a real web page, one \
@@ -156,14 +155,6 @@ equired（必填）、invalid（无效）；min 和 max 是数字输入框或微
 """
 
 UNTRUSTED_TAG = "untrusted_page_content"
-# The prompt's own tags (never HTML element names, which the page text uses in its element notation):
-# written by a page, each loses its `<`.
-_PROMPT_TAGS = re.compile(
-    r"<(?=\s*/?\s*(?:untrusted_page_content|browser_state|agent_history|user_request|step_info|instructions|"
-    r"system_instructions|page_instructions|earlier_steps|user_takeover|privacy|sys|step_\d+)\b)",
-    re.IGNORECASE,
-)
-
 SYSTEM_PROMPTS = {"en-US": ENGLISH, "zh-CN": SIMPLIFIED_CHINESE}
 
 
@@ -220,7 +211,7 @@ def untrusted_page(page_text: str) -> str:
     """The page's text in a block the page cannot close: every tag of the prompt's own structure written
     inside it (`</untrusted_page_content>`, `<user_request>`, …) loses its `<`, so the page cannot end the
     block early or pass its text off as the user's."""
-    return f"<{UNTRUSTED_TAG}>\n{_PROMPT_TAGS.sub('&lt;', page_text)}\n</{UNTRUSTED_TAG}>"
+    return f"<{UNTRUSTED_TAG}>\n{inert(page_text)}\n</{UNTRUSTED_TAG}>"
 
 
 def user_prompt(

@@ -6,12 +6,28 @@ Serialise with `to_wire(model)` (aliases, optional fields left out when unset)."
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from ..i18n import text as say
+
+# The prompt's own tags (never HTML element names, which the page text uses in its element notation).
+_PROMPT_TAGS = re.compile(
+    r"<(?=\s*/?\s*(?:untrusted_page_content|browser_state|agent_history|user_request|step_info|instructions|"
+    r"system_instructions|page_instructions|earlier_steps|user_takeover|privacy|sys|step_\d+)\b)",
+    re.IGNORECASE,
+)
+
+
+def inert(text: str) -> str:
+    """`text` with every tag of the prompt's own structure (`</step_3>`, `<user_request>`, …) made plain text
+    (its `<` written `&lt;`): what a page wrote, quoted anywhere in the prompt (the page itself, an alert's
+    message or a title in an action's result, what the person did in it, the model's own words repeating it),
+    can then neither close the block it is in nor pass itself off as the user's request."""
+    return _PROMPT_TAGS.sub("&lt;", text)
 
 AgentStatus = Literal["idle", "running", "completed", "error", "stopped"]
 
@@ -138,11 +154,11 @@ class StepEvent(WireModel):
         action = f"{self.action.name} {_compact(self.action.input)}"
         return (
             f"<step_{number}>\n"
-            f"{say('step.evaluation', language)}: {self.reflection.evaluation_previous_goal}\n"
-            f"{say('step.memory', language)}: {self.reflection.memory}\n"
-            f"{say('step.next_goal', language)}: {self.reflection.next_goal}\n"
-            f"{say('step.action', language)}: {_clip(action, 600)}\n"
-            f"{say('step.results', language)}: {_clip(self.action.output, 2000)}\n"
+            f"{say('step.evaluation', language)}: {inert(self.reflection.evaluation_previous_goal)}\n"
+            f"{say('step.memory', language)}: {inert(self.reflection.memory)}\n"
+            f"{say('step.next_goal', language)}: {inert(self.reflection.next_goal)}\n"
+            f"{say('step.action', language)}: {inert(_clip(action, 600))}\n"
+            f"{say('step.results', language)}: {inert(_clip(self.action.output, 2000))}\n"
             f"</step_{number}>"
         )
 
@@ -160,7 +176,7 @@ class ObservationEvent(WireModel):
     nudge: bool | None = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> str:
-        return f"<sys>{_clip(self.content, 1000)}</sys>"
+        return f"<sys>{inert(_clip(self.content, 1000))}</sys>"
 
 
 TakeoverReason = Literal["user", "implicit", "agent_request"]
@@ -184,7 +200,7 @@ class UserTakeoverEvent(WireModel):
     def to_prompt(self, full: bool = True, language: str | None = None) -> str:
         """A plain account for the model (in `language`), outside the page state: how long, what they did
         (values typed included, hidden ones not), where the page is now, and their note."""
-        return f"<user_takeover>{self._account(full, language, 'takeover.')}</user_takeover>"
+        return f"<user_takeover>{inert(self._account(full, language, 'takeover.'))}</user_takeover>"
 
     def to_user(self, language: str | None = None) -> str:
         """The same account said to the person who took over (`tabpilot run`'s line): "You took the controls…"."""
