@@ -77,6 +77,33 @@ async def test_open_switch_and_close_tabs(browser, tab, pages) -> None:
         await actions.switch_tab(browser, second)
 
 
+async def test_the_model_opens_web_pages_only_and_files_only_from_a_file(browser, tab, pages, tmp_path,
+                                                                         monkeypatch) -> None:
+    # A hostile page could tell the agent to open ~/.ssh or tabpilot's settings (the API key) and read it out.
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path / "tabpilot"))
+    settings = tmp_path / "tabpilot" / "config" / "config.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"apiKey": "sk-not-for-pages"}')
+    mine = tmp_path / "notes.html"
+    mine.write_text("<title>My notes</title><p>notes")
+    web = pages.url("actions_click.html")
+    await actions.go_to_url(browser, tab, web)
+    for url in (mine.as_uri(), settings.as_uri(), "chrome://settings", f"view-source:{web}", "vscode://file/x"):
+        for new_tab in (False, True):
+            with pytest.raises(ActionError, match="only web pages"):
+                await actions.go_to_url(browser, tab, url, new_tab=new_tab)
+    assert browser.active is tab and await tab.url() == web  # nothing was opened
+    # A task the person started on a file of theirs may go to their other files, never to tabpilot's own.
+    await tab.navigate(mine.as_uri())
+    other = tmp_path / "more.html"
+    other.write_text("<title>More notes</title><p>more")
+    assert await actions.go_to_url(browser, tab, other.as_uri()) == f"Opened {other.as_uri()} ('More notes')."
+    with pytest.raises(ActionError, match="tabpilot's own files"):
+        await actions.go_to_url(browser, tab, settings.as_uri())
+    assert await tab.url() == other.as_uri()
+    assert await actions.go_to_url(browser, tab, web) == f"Opened {web} ('Click page')."
+
+
 async def test_closing_active_tab_activates_another(browser, tab, pages) -> None:
     await actions.open_tab(browser, pages.url("actions_next.html"))
     doomed = browser.active

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .. import paths
 from ..cdp import CDPError, CDPErrorKind
@@ -567,14 +567,19 @@ def _guarded_folders() -> list[Path]:
             *((home / name).resolve() for name in CREDENTIAL_FOLDERS)]
 
 
+def _guarded(raw_path: str) -> bool:
+    """Whether the file is tabpilot's own or where credentials are kept: never for a web page."""
+    path = Path(os.path.expanduser(raw_path)).resolve()
+    return path.name in CREDENTIAL_FILES or any(path.is_relative_to(folder) for folder in _guarded_folders())
+
+
 def _existing_files(raw_paths: list[str]) -> list[Path]:
     files = []
-    guarded = _guarded_folders()
     for raw in raw_paths:
         path = Path(os.path.expanduser(raw)).resolve()
         if not path.is_file():
             raise ActionError(f"There is no file at {raw}: upload only files that exist on this computer.")
-        if path.name in CREDENTIAL_FILES or any(path.is_relative_to(folder) for folder in guarded):
+        if _guarded(raw):
             raise ActionError(
                 f"{raw} is not uploaded: it is in tabpilot's own files or where credentials are kept. "
                 "If it really must go, the user can upload it by hand."
@@ -607,10 +612,37 @@ def normalize_url(url: str) -> str:
     return ("http://" if url.startswith(("localhost", "127.0.0.1", "[::1]")) else "https://") + url
 
 
+# What the model may open: web pages. The browser's own pages, view-source:, other programs' schemes and files on
+# this computer are refused (a hostile page could otherwise have the agent read ~/.ssh or tabpilot's settings, the
+# API key in them, and carry it off): a file: page only from a tab showing one already (the person started the task
+# on a file of theirs), and never one in tabpilot's own folders or where credentials are kept.
+WEB_SCHEMES = ("http", "https", "data")
+
+
+async def _may_open(url: str, tab: Tab | None) -> None:
+    """Raise ActionError, worded for the model, unless the model may open `url` (normalized) from `tab`."""
+    if url == "about:blank":
+        return
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in WEB_SCHEMES:
+        return
+    if scheme == "file":
+        shown = await _safe_url(tab) if tab is not None and not tab.closed else ""
+        if not shown.lower().startswith("file:"):
+            raise ActionError(f"{url} is a file on this computer, not a web page: only web pages (http:// or "
+                              "https://) are opened. The user can start a task on a file of theirs (--url).")
+        if _guarded(unquote(urlsplit(url).path)):
+            raise ActionError(f"{url} is not opened: it is in tabpilot's own files or where credentials are kept.")
+        return
+    raise ActionError(f"{url} is not a web page ({scheme}: is the browser's own or another program's): only web "
+                      "pages (http:// or https://) are opened.")
+
+
 async def go_to_url(browser: Browser, tab: Tab, url: str, *, new_tab: bool = False) -> str:
     target = normalize_url(url)
+    await _may_open(target, tab)
     if new_tab:
-        return await open_tab(browser, target)
+        return await open_tab(browser, target, from_tab=tab)
     check_open(tab)
     async with _watch(browser, tab) as aftermath:
         await _navigate(tab, target)
@@ -666,8 +698,10 @@ async def go_back(browser: Browser, tab: Tab) -> str:
     return f"Went back to {await _safe_url(tab)} ('{shorten(await _safe_title(tab))}').{note}"
 
 
-async def open_tab(browser: Browser, url: str) -> str:
+async def open_tab(browser: Browser, url: str, *, from_tab: Tab | None = None) -> str:
+    """Open `url` in a new tab, as the model asked from `from_tab` (what it may open: _may_open)."""
     target = normalize_url(url)
+    await _may_open(target, from_tab)
     tab = await browser.new_tab()
     await _navigate(tab, target)
     number = browser.tab_number(tab.target_id)
