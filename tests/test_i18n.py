@@ -130,3 +130,28 @@ def test_a_value_is_set_into_a_chinese_sentence_with_a_space_only_next_to_latin_
     anywhere = text("doctor.not_registered_for", "zh-CN", where="任何浏览器")
     assert anywhere == "本机主机（native host）尚未为任何浏览器注册"
     assert text("error.no_api_key", "en-US", base_url="配置") == "No API key is configured for 配置."  # English as is
+
+
+def test_a_page_that_stopped_answering_is_not_called_a_browser_crash() -> None:
+    # Seen in the attack run: a click on a `while (true) {}` button ended the task ~90 s later with "The browser
+    # closed or crashed under the task", the browser being fine.
+    from tabpilot.agent.loop import _failure
+    from tabpilot.browser.errors import BrowserError
+    from tabpilot.cdp import CDPConnectionClosed, CDPTimeout
+    from tabpilot.commands.run import terminal_remedy
+
+    def ended_by(cause: Exception) -> tuple[str | None, str | None]:
+        try:
+            try:
+                raise cause
+            except Exception as exc:
+                raise BrowserError(f"could not read the page: {exc}") from exc
+        except BrowserError as failure:
+            message, code, params = _failure(failure)
+        return code, terminal_remedy({"type": "error", "message": message, "code": code, "params": params}, "en-US")
+
+    assert ended_by(CDPTimeout("Runtime.callFunctionOn", 30)) == (
+        "page_busy", "The page is busy (a script that never ends, or a dialog that stays open): reload or close it, "
+                     "then run the task again.")
+    assert ended_by(CDPConnectionClosed("Runtime.callFunctionOn", "the browser exited")) == (
+        "browser_failed", "The browser closed or crashed under the task: run it again.")

@@ -395,6 +395,7 @@ EN_US: dict[str, str] = {
         "again; last cause: {cause}"
     ),
     "failure.browser_failed": "The browser failed: {detail}",
+    "failure.page_busy": "The page stopped answering: {detail}",
     "failure.tab_closed": "The tab the task was working in was closed.",
     "failure.crashed": "{kind}: {detail}",
     "failure.not_saved": (
@@ -661,6 +662,10 @@ EN_US: dict[str, str] = {
         "smaller ones."
     ),
     "remedy.browser": "The browser closed or crashed under the task: run it again.",
+    "remedy.page_busy": (
+        "The page is busy (a script that never ends, or a dialog that stays open): reload or close it, then run "
+        "the task again."
+    ),
     "doctor.warnings": "no problems, {count} warning(s): see WARN above",
     "install.no_profile": (
         "{path} does not exist, nor does the folder it would go in ({parent}): is the path mistyped? Give the "
@@ -1014,6 +1019,7 @@ ZH_CN: dict[str, str] = {
         "即 model-deadline 设置）；服务商要求等待 {retry_after} 秒后再试；最后一次的原因：{cause}"
     ),
     "failure.browser_failed": "浏览器出错：{detail}",
+    "failure.page_busy": "页面不再响应：{detail}",
     "failure.tab_closed": "任务正在使用的标签页被关闭了。",
     "failure.crashed": "出现了意外的错误（{kind}）：{detail}",
     "failure.not_saved": "无法保存任务历史（{reason}），所以任务已停止：此后它做的事没有记录下来。",
@@ -1261,6 +1267,7 @@ ZH_CN: dict[str, str] = {
         "可用 --max-steps N（或 `tabpilot config set max-steps N`）提高上限，或者把任务拆成更小的几个。"
     ),
     "remedy.browser": "浏览器在任务进行中关闭或崩溃了：请再运行一次。",
+    "remedy.page_busy": "页面正忙（脚本一直不结束，或者对话框一直开着）：请重新加载或关闭它，然后再运行一次任务。",
     "doctor.warnings": "没有问题，有 {count} 个警告：见上面的 WARN",
     "install.no_profile": (
         "{path} 不存在，它所在的文件夹（{parent}）也不存在：路径是不是输错了？请给出启动浏览器时用的文件夹"
@@ -1639,6 +1646,7 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "max_steps": ("",),
     # the task run's (agent/loop.py, taskrun/run.py, native/tasks.py); `detail`/`reason` are as the cause says it
     "browser_failed": ("",),
+    "page_busy": ("",),  # a BrowserError whose cause is a command the page never answered
     "tab_closed": ("",),
     "crashed": ("",),
     "not_saved": ("",),

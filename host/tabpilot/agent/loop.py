@@ -592,6 +592,19 @@ def _failure(exc: BaseException) -> tuple[str, str | None, dict[str, Any] | None
     if isinstance(exc, LLMError):
         return exc.message, exc.code or None, exc.params if exc.code else None
     code, params = (("tab_closed", {}) if isinstance(exc, TabClosed)
-                    else ("browser_failed", {"detail": str(exc)}) if isinstance(exc, BrowserError)
+                    else (_page_or_browser(exc), {"detail": str(exc)}) if isinstance(exc, BrowserError)
                     else ("crashed", {"kind": type(exc).__name__, "detail": str(exc)}))
     return failure_text(code, params, "en-US"), code, params
+
+
+def _page_or_browser(exc: BaseException) -> str:
+    """page_busy when what failed was a command the page never answered (a script that never ends, an alert in a
+    loop: the browser itself is fine), else browser_failed."""
+    from ..cdp import CDPError, CDPErrorKind
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, CDPError) and cause.kind is CDPErrorKind.TIMEOUT:
+            return "page_busy"
+        cause = cause.__cause__ or cause.__context__
+    return "browser_failed"

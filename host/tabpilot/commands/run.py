@@ -489,7 +489,7 @@ TERMINAL_REMEDIES: dict[str, str] = {
     "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
     "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
     "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
-    "browser_failed": "browser",
+    "browser_failed": "browser", "page_busy": "page_busy",
 }
 # context_too_long: its plain form says what to do already
 REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
