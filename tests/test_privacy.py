@@ -257,3 +257,15 @@ def test_the_host_keeps_a_secret_from_the_popup_and_never_sends_its_value_back(t
     for log_file in (tmp_path / "log").iterdir():
         assert "pa55-word" not in log_file.read_text()
     assert json.loads((tmp_path / "config" / "secrets.json").read_text())["secrets"][0]["value"] == "pa55-word-y"
+
+
+def test_a_secret_a_page_shows_altered_is_hidden_too() -> None:
+    # Seen in the attack run: a page echoed a typed secret reversed, spaced out and in capitals, and the model read
+    # each. Short values are only hidden as typed: "1234" would take every date and price with it.
+    guard = PrivacyGuard([Secret("LOGIN", "example.com", "s3cretValue-xyz-777"), Secret("PIN", "example.com", "1234")])
+    page = ("Welcome s3cretValue-xyz-777 | 777-zyx-eulaVterc3s | S3CRETVALUE-XYZ-777 | s 3 c r e t V a l u e - x y z "
+            "- 7 7 7 | PIN 1234, 4321, order 12 34")
+    assert guard.conceal(page, "https://example.com/") == (
+        "Welcome <secret>LOGIN</secret> | <secret>LOGIN</secret> | <secret>LOGIN</secret> | <secret>LOGIN</secret> | "
+        "PIN <secret>PIN</secret>, 4321, order 12 34")
+    assert guard.hide({"text": page})["text"] == guard.conceal(page, "https://example.com/")  # the record too

@@ -27,7 +27,7 @@ _CODE = re.compile(r"0x[0-9a-fA-F]{1,6}|\d{1,7}")
 
 def withhold(text: str, passwords: set[str]) -> str:
     """`text` with every password in `passwords` hidden."""
-    patterns = [_pattern(p) for p in sorted(passwords, key=len, reverse=True) if len(p) >= MIN_LENGTH]
+    patterns = [echoes(p) for p in sorted(passwords, key=len, reverse=True) if len(p) >= MIN_LENGTH]
     if not patterns:
         return text
     for pattern in patterns:
@@ -37,7 +37,7 @@ def withhold(text: str, passwords: set[str]) -> str:
     return text
 
 
-def _pattern(password: str) -> re.Pattern[str]:
+def echoes(password: str) -> re.Pattern[str]:
     """The password forwards or backwards, in any case, its characters possibly set apart."""
     def spaced(chars: str) -> str:
         return _SEPARATORS.join(re.escape(c) for c in chars)

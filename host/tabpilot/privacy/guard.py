@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..browser.errors import ActionError
+from ..browser.passwords import ECHOED_MIN_LENGTH, echoes
 from ..i18n import text as say
 from .domains import domain_matches, page_host
 from .masking import KINDS, MaskRules, compile_pattern, find_personal_data
@@ -55,6 +56,10 @@ class PrivacyGuard:
     def __init__(self, secrets: Sequence[Secret] = (), rules: MaskRules | None = None) -> None:
         self.secrets = {secret.name: secret for secret in secrets}
         self._longest_first = sorted(secrets, key=lambda s: len(s.value), reverse=True)
+        # A page that has a secret can show it altered: another case, reversed, spaced out ("s-3-c-r-e-t"). Only
+        # values of passwords.ECHOED_MIN_LENGTH or more are looked for so (shorter ones turn up in ordinary text).
+        self._altered = [(secret, echoes(secret.value)) for secret in self._longest_first
+                         if len(secret.value) >= ECHOED_MIN_LENGTH]
         self.rules = rules or MaskRules(cards=False)
         self._patterns = [compile_pattern(p) for p in self.rules.patterns]
         self._placeholder_of: dict[str, str] = {}
@@ -101,6 +106,8 @@ class PrivacyGuard:
         for secret in self._longest_first:
             if secret.value in text:
                 text = text.replace(secret.value, f"<secret>{secret.name}</secret>")
+        for secret, altered in self._altered:
+            text = altered.sub(f"<secret>{secret.name}</secret>", text)
         return text
 
     def hide(self, value: Any) -> Any:
