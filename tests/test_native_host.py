@@ -431,6 +431,12 @@ def test_a_message_field_out_of_bounds_is_refused_in_the_popups_language(host):
     assert over["message"] == "invalid task.start: field 'config.maxSteps': must be at most 500", over
     bad = host.request("settings.set", maskPatterns=["/a**/"])["error"]["message"]
     assert bad == "mask-patterns: /a**/ is not a valid regular expression: two repeats in a row at character 4", bad
+    # A repeat of a repeat froze the host on a page of 34 "a"s and a "!" (the attack run): refused when set.
+    bad = host.request("settings.set", maskPatterns=["/(a+)+$/"])["error"]["message"]
+    assert bad == ("mask-patterns: /(a+)+$/ is not a valid regular expression: a repeat of something that repeats "
+                   "without end, like (a+)+: it can take forever on some pages; write it with one repeat"), bad
+    assert host.request("settings.set", maskPatterns=["/(\\d{3}-)+\\d{4}/"])["ok"]  # a fixed-width part repeated
+    assert host.request("settings.get")["data"]["maskPatterns"] == ["/(\\d{3}-)+\\d{4}/"]
     assert host.request("ping")["ok"]
 
 

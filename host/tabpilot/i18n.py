@@ -533,6 +533,10 @@ EN_US: dict[str, str] = {
     "regex.unterminated_set": "a [ is never closed with ]",
     "regex.unclosed_group": "a ( is never closed with )",
     "regex.unbalanced": "a ) has no ( before it",
+    "regex.nested_repeat": (
+        "a repeat of something that repeats without end, like (a+)+: it can take forever on some pages; write it "
+        "with one repeat"
+    ),
     "regex.nothing_to_repeat": "a repeat (*, + or ?) with nothing before it",
     "regex.multiple_repeat": "two repeats in a row",
     "regex.trailing_backslash": "a \\ at the very end",
@@ -1148,6 +1152,7 @@ ZH_CN: dict[str, str] = {
     "regex.unterminated_set": "[ 没有对应的 ]",
     "regex.unclosed_group": "( 没有对应的 )",
     "regex.unbalanced": ") 前面没有对应的 (",
+    "regex.nested_repeat": "重复的部分本身又无限重复，比如 (a+)+：在某些页面上可能永远算不完；请改成只重复一次",
     "regex.nothing_to_repeat": "重复符号（*、+ 或 ?）前面没有内容",
     "regex.multiple_repeat": "连续出现了两个重复符号",
     "regex.trailing_backslash": "末尾有一个单独的 \\",

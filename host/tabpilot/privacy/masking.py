@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..i18n import Words
 
@@ -44,11 +46,17 @@ def iban_valid(text: str) -> bool:
     return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
 
 
+# A repeat of something that itself repeats without bound, as in (a+)+ or (\w+\s?)*: Python's matcher tries every
+# way of splitting a run between them, and holds the GIL while it does. Seen in the attack run: /(a+)+$/ on a page
+# with 34 "a"s and a "!" froze the host (ping unanswered for 60 s); such a pattern is refused when set.
+NESTED_REPEAT = "nested repeat"
+
 # Python's words for a bad regular expression (re.error.msg, which starts so) → the catalog's key
 _REGEX_PROBLEMS = (
     ("unterminated character set", "regex.unterminated_set"),
     ("missing ), unterminated subpattern", "regex.unclosed_group"),
     ("unbalanced parenthesis", "regex.unbalanced"),
+    (NESTED_REPEAT, "regex.nested_repeat"),
     ("nothing to repeat", "regex.nothing_to_repeat"),
     ("multiple repeat", "regex.multiple_repeat"),
     ("bad escape (end of pattern)", "regex.trailing_backslash"),
@@ -78,10 +86,42 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     """`/.../` is a regular expression; anything else matches literally."""
     if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
         try:
-            return re.compile(pattern[1:-1])
+            compiled = re.compile(pattern[1:-1])
+            if _nested_repeat(pattern[1:-1]):
+                raise re.error(NESTED_REPEAT)
         except re.error as exc:
             raise PatternError(f"{pattern} is not a valid regular expression: {exc}") from exc
+        return compiled
     return re.compile(re.escape(pattern))
+
+
+def _nested_repeat(expression: str) -> bool:
+    try:  # the stdlib's own parse of the expression
+        constants: Any = importlib.import_module("re._constants")
+        parser: Any = importlib.import_module("re._parser")
+    except ImportError:  # another Python's internals: left to the user
+        return False
+    repeats = (constants.MAX_REPEAT, constants.MIN_REPEAT)
+
+    def found(items: Any, under_repeat: bool) -> bool:
+        for op, value in items:
+            if op in repeats:
+                high, body = value[1], value[2]
+                inside = under_repeat or high == constants.MAXREPEAT or high > 1
+                parts = [body] if not (under_repeat and high == constants.MAXREPEAT) else None
+            elif op == constants.SUBPATTERN:
+                inside, parts = under_repeat, [value[-1]]
+            elif op == constants.BRANCH:
+                inside, parts = under_repeat, list(value[1])
+            elif op in (constants.ASSERT, constants.ASSERT_NOT):
+                inside, parts = under_repeat, [value[1]]
+            else:
+                continue
+            if parts is None or any(found(part, inside) for part in parts):
+                return True
+        return False
+
+    return found(parser.parse(expression), False)
 
 
 @dataclass(frozen=True)
