@@ -397,6 +397,10 @@ async def test_a_local_program_stops_and_closes_only_what_it_started(
         with pytest.raises(HostRefused) as close:
             await link.request("tabs.close", {"tabId": 3})
         assert close.value.code == "not_allowed" and "only the tabs it opened" in str(close.value)
+        for url in ("file:///etc/passwd", "javascript:alert(1)", "chrome://settings", "view-source:https://a.test"):
+            with pytest.raises(HostRefused) as opened:  # a program's tab is a web page, as the model's are
+                await link.request("tabs.create", {"url": url})
+            assert opened.value.code == "not_allowed" and "web pages only" in str(opened.value)
         assert extension.frames == []
 
         creating = asyncio.ensure_future(link.request("tabs.create", {"url": "about:blank"}))

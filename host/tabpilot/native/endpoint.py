@@ -404,6 +404,9 @@ class LocalEndpoint:
             request = models[kind].model_validate(fields)
         except ValidationError as exc:
             raise RequestFailed(f"invalid {kind}: {describe_errors(exc)}", "bad_request") from exc
+        if isinstance(request, TabsCreate) and request.url and not _web_page(request.url):
+            raise RequestFailed(f"tabs.create opens web pages only (http:// or https://, or about:blank), not "
+                                f"{request.url[:80]!r}", "not_allowed")
         if isinstance(request, TabsClose) and request.tab_id not in client.opened_tabs:
             raise RequestFailed(f"tab {request.tab_id} was not opened on this connection; a local program may close "
                                 "only the tabs it opened", "not_allowed")
@@ -583,3 +586,11 @@ async def _serve_pipe(name: str, serve: Any) -> asyncio.AbstractServer:  # pragm
                 server.close()
 
     return PipeServer()  # type: ignore[return-value]
+
+
+def _web_page(url: str) -> bool:
+    """A URL a local program may open a tab on: a web page, or a blank one (never a file of this computer, the
+    browser's own pages or a script), as for the model's own navigations (browser/actions.py)."""
+    from urllib.parse import urlsplit
+
+    return url == "about:blank" or urlsplit(url.strip()).scheme.lower() in ("http", "https")
