@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
@@ -102,6 +103,15 @@ async def test_the_model_opens_web_pages_only_and_files_only_from_a_file(browser
         await actions.go_to_url(browser, tab, settings.as_uri())
     assert await tab.url() == other.as_uri()
     assert await actions.go_to_url(browser, tab, web) == f"Opened {web} ('Click page')."
+
+
+async def test_a_page_that_shows_dialogs_as_it_loads_is_opened(browser, tab, pages) -> None:
+    # `tabpilot run --url` and `state` waited for ever on such a page: the load waits on the dialog.
+    for _ in range(2):
+        async with asyncio.timeout(20):
+            await tab.navigate(pages.url("alert_on_load.html"))
+        assert await evaluate(tab, "document.readyState") == "complete"
+        assert await evaluate(tab, "document.getElementById('said').textContent") == "true guest"
 
 
 async def test_closing_active_tab_activates_another(browser, tab, pages) -> None:

@@ -172,9 +172,27 @@ class Tab:
             raise
 
     async def navigate(self, url: str, *, timeout: float = 30.0) -> None:
+        """Open `url` and wait until it has loaded. A dialog the page opens meanwhile (an alert in a script that
+        runs as it loads) is accepted: it would hold up the load, and every command to the page, for good (`tabpilot
+        run --url` and `state` waited forever on such a page). A task's actions say what dialogs said (actions.py)."""
         # Mark loading before asking: a fast page can stop loading before Page.navigate even replies.
         self._loading = True
         self._stopped_loading.clear()
+        self.session.on("Page.javascriptDialogOpening", self._accept_dialog)
+        try:
+            await self._navigate(url, timeout)
+        finally:
+            self.session.off("Page.javascriptDialogOpening", self._accept_dialog)
+
+    def _accept_dialog(self, params: dict[str, Any]) -> None:
+        log.info("accepted a %s the page showed while it loaded", params.get("type", "dialog"))  # not its words
+        reply: dict[str, Any] = {"accept": True}
+        if params.get("type") == "prompt":
+            reply["promptText"] = params.get("defaultPrompt", "")
+        answered = asyncio.ensure_future(self.session.send("Page.handleJavaScriptDialog", reply, timeout=5))
+        answered.add_done_callback(lambda done: done.cancelled() or done.exception())  # answered elsewhere: fine
+
+    async def _navigate(self, url: str, timeout: float) -> None:
         try:
             result = await self.send("Page.navigate", {"url": url}, timeout=timeout)
         except BaseException:
