@@ -54,6 +54,24 @@ def test_not_configured_advice_is_in_the_users_language(home: Path) -> None:
         "(asked without echo), the OPENAI_API_KEY environment variable, or --api-key.")
 
 
+def test_a_key_kept_for_another_address_is_said_so_with_how_to_use_it_here(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new user with a saved key ran --base-url another address and was told to `config set api-key`, which saved
+    # the key for the configured address again: the same error for ever.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings_file(home, model="gpt-test", base_url="https://llm.example/v1", api_key="sk-saved-key-0000000000")
+    with pytest.raises(PlanError) as elsewhere:
+        plan_task("x", TaskOverrides(base_url="https://other.example/v1"), source="cli")
+    assert str(elsewhere.value) == (
+        "No API key is configured for https://other.example/v1: a saved key (or OPENAI_API_KEY) is only ever sent "
+        "to the address it was given for. To keep using https://other.example/v1, save it with its key: `tabpilot "
+        "config set base-url https://other.example/v1`, then `tabpilot config set api-key` (asked without echo); or "
+        "set OPENAI_BASE_URL=https://other.example/v1 with OPENAI_API_KEY; or give --api-key.")
+    with pytest.raises(PlanError) as chinese:
+        plan_task("x", TaskOverrides(base_url="https://other.example/v1"), source="cli", language="zh-CN")
+    assert str(chinese.value).startswith("尚未为 https://other.example/v1 配置 API 密钥：保存的密钥")
+
+
 def test_the_terminal_puts_the_environment_first_the_browser_the_settings_file(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

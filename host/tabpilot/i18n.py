@@ -632,6 +632,12 @@ EN_US: dict[str, str] = {
         "Give one with `tabpilot config set api-key` (asked without echo), the OPENAI_API_KEY environment "
         "variable, or --api-key."
     ),
+    "error.key_for_another_address": (
+        "No API key is configured for {base_url}: a saved key (or OPENAI_API_KEY) is only ever sent to the "
+        "address it was given for. To keep using {base_url}, save it with its key: `tabpilot config set base-url "
+        "{base_url}`, then `tabpilot config set api-key` (asked without echo); or set OPENAI_BASE_URL={base_url} "
+        "with OPENAI_API_KEY; or give --api-key."
+    ),
     "progress.starting_browser": "starting the browser…",
     "progress.connecting": "connecting to the browser…",
     "progress.thinking": "step {step} · thinking…",
@@ -1238,6 +1244,12 @@ ZH_CN: dict[str, str] = {
     # --- the command line's progress, remedies and polish (commands/run.py, output.py, doctor, install) ---
     "error.how_to_configure_key": (
         "可用 `tabpilot config set api-key`（输入时不显示）、环境变量 OPENAI_API_KEY 或 --api-key 提供一个。"
+    ),
+    "error.key_for_another_address": (
+        "尚未为 {base_url} 配置 API 密钥：保存的密钥（或 OPENAI_API_KEY）只会发给当初为它设置的地址。"
+        "要继续使用 {base_url}，请连同密钥一起保存：先 `tabpilot config set base-url {base_url}`，"
+        "再 `tabpilot config set api-key`（输入时不显示）；或者设置 OPENAI_BASE_URL={base_url} 和 OPENAI_API_KEY；"
+        "或者用 --api-key。"
     ),
     "progress.starting_browser": "正在启动浏览器…",
     "progress.connecting": "正在连接浏览器…",

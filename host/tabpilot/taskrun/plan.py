@@ -107,7 +107,9 @@ def plan_task(
     try:
         llm.resolve()
     except LLMNotConfigured as exc:
-        raise PlanError(_not_configured(exc, source, language), "not_configured") from exc
+        # A key the user has, kept for another address: say that, or `config set api-key` would store it there again.
+        elsewhere = bool(overrides.base_url) and bool(user_key or os.environ.get("OPENAI_API_KEY"))
+        raise PlanError(_not_configured(exc, source, language, elsewhere=elsewhere), "not_configured") from exc
     except LLMError as exc:
         raise PlanError(exc.message, "not_configured") from exc
     agent_options: dict[str, Any] = {
@@ -160,9 +162,11 @@ def _domains(settings: Settings, overrides: TaskOverrides, language: str | None)
     return DomainPolicy.of([*settings.allowed_domains, *added], settings.blocked_domains)
 
 
-def _not_configured(exc: LLMNotConfigured, source: str, language: str | None) -> str:
+def _not_configured(exc: LLMNotConfigured, source: str, language: str | None, *, elsewhere: bool = False) -> str:
     if source == "popup":
         return say("error.popup_not_configured", language)
+    if elsewhere and exc.missing == "api_key" and source in TERMINAL_SOURCES:
+        return say("error.key_for_another_address", language, base_url=exc.base_url)
     message = not_configured_text(exc.missing, exc.base_url, language)
     if source in TERMINAL_SOURCES:
         return message
