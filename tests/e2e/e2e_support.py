@@ -203,6 +203,8 @@ class Harness:
         # a harness once asked a worker that answered nothing for the whole minute, and no host was spawned:
         # each failed ask finds the worker again (a worker that was replaced leaves a session that never answers).
         async def connected() -> Any:
+            if self.worker is None and not await self._workers():
+                await self._wake_worker()
             try:
                 return await self.sw("host.connected")
             except (CDPError, TimeoutError):
@@ -213,6 +215,18 @@ class Harness:
             await wait_until(connected, "the native host's hello", timeout)
         except AssertionError as exc:
             raise AssertionError(f"{exc}; service workers: {await self._workers()}") from exc
+
+    async def _wake_worker(self) -> None:
+        """Start the extension's service worker again if it is gone (a fresh clone's CI run, on a loaded machine,
+        once had it stop before the host's hello and never come back, service workers: []): an extension page
+        that talks to it, opened and closed."""
+        root = self.browser.connection.root
+        try:
+            page = await root.send("Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html"}, timeout=5)
+            await asyncio.sleep(1)
+            await root.send("Target.closeTarget", {"targetId": page["targetId"]}, timeout=5)
+        except (CDPError, TimeoutError):
+            pass
 
     async def _drop_worker(self) -> None:
         worker, self.worker = self.worker, None
