@@ -77,6 +77,14 @@ def test_a_start_page_outside_the_allowed_domains_is_refused_before_anything_sta
     assert run.stderr == ("tabpilot: --url http://127.0.0.1:8000/shop is outside the domains this task may reach "
                           "(allowed: example.com; blocked: -): give a start page it may reach, or add --allow-domain "
                           "127.0.0.1\n"), run.stderr
+    # A blocked domain: --allow-domain would not help (blocked wins), so it is not what is suggested.
+    assert tabpilot(tmp_path, "config", "set", "blocked-domains", "127.0.0.1").returncode == 0
+    run = tabpilot(tmp_path, "run", "Buy the book", "--url", "127.0.0.1:8000/shop", "--allow-domain", "127.0.0.1",
+                   "--base-url", "http://127.0.0.1:9/v1", "--api-key", "sk-test-0000000000000000", *MODEL)
+    assert run.returncode == 2 and "--allow-domain" not in run.stderr, run.stderr
+    assert run.stderr.startswith("tabpilot: --url http://127.0.0.1:8000/shop is on a blocked domain (127.0.0.1; "
+                                 "blocked domains win over allowed ones)"), run.stderr
+    assert "`tabpilot config unset blocked-domains`" in run.stderr, run.stderr
 
 
 @pytest.mark.browser

@@ -288,6 +288,11 @@ EN_US: dict[str, str] = {
         "--url {url} is outside the domains this task may reach (allowed: {allowed}; blocked: {blocked}): give a "
         "start page it may reach, or add --allow-domain {host}"
     ),
+    "cli.url_blocked_domain": (
+        "--url {url} is on a blocked domain ({domain}; blocked domains win over allowed ones): give another start "
+        "page, or take {domain} off your blocked domains (`tabpilot config set blocked-domains …` without it, or "
+        "`tabpilot config unset blocked-domains`)"
+    ),
     "mcp.headless_without_launch": (
         "--headless and --browser are for the browser --launch (or --fallback launch) starts"
     ),
@@ -940,6 +945,11 @@ ZH_CN: dict[str, str] = {
     "cli.url_outside_domains": (
         "--url {url} 不在此任务可以访问的域名之内（允许：{allowed}；禁止：{blocked}）：请给出它可以访问的起始页，"
         "或加上 --allow-domain {host}"
+    ),
+    "cli.url_blocked_domain": (
+        "--url {url} 属于被禁止的域名（{domain}；禁止的域名优先于允许的域名）：请换一个起始页，或者把 {domain} "
+        "从禁止的域名中去掉（`tabpilot config set blocked-domains …` 时不含它，"
+        "或 `tabpilot config unset blocked-domains`）"
     ),
     "mcp.headless_without_launch": "--headless 和 --browser 用于 --launch（或 --fallback launch）启动的浏览器",
     "mcp.fallback_with_own_browser": "--fallback launch 用于在你的浏览器中运行的任务；--launch 和 --cdp-url 从不使用它",

@@ -275,7 +275,7 @@ def _start_outside_domains(url: str | None, domains: Any, language: Language) ->
     """Why the start page given with --url is one the task's domains keep the agent from (None: it is not): the
     guard stops navigations, so that page would be opened and worked in unremarked."""
     from ..browser.errors import BrowserError
-    from ..guards.domains import host_of
+    from ..guards.domains import host_of, matches
 
     if url is None or domains is None:
         return None
@@ -285,8 +285,12 @@ def _start_outside_domains(url: str | None, domains: Any, language: Language) ->
         return None  # said where the page is opened
     if domains.refusal(address) is None:
         return None
-    return say("cli.url_outside_domains", language, url=address, host=host_of(address) or address,
-               allowed=", ".join(domains.allowed) or "-", blocked=", ".join(domains.blocked) or "-")
+    host = host_of(address) or address
+    # A blocked domain stays blocked whatever is allowed: adding --allow-domain would not help there.
+    blocked = next((domain for domain in domains.blocked if matches(host, domain)), None)
+    return say("cli.url_blocked_domain" if blocked else "cli.url_outside_domains", language, url=address, host=host,
+               domain=blocked or "", allowed=", ".join(domains.allowed) or "-",
+               blocked=", ".join(domains.blocked) or "-")
 
 
 def _can_type_into(stream: TextIO) -> bool:
