@@ -25,6 +25,26 @@ def test_state_opens_an_address_without_a_scheme_as_run_does(pages, tmp_path: Pa
         assert shown.stdout.splitlines()[0] == f"Current tab [1]: State: modal — {typed}"
 
 
+@pytest.mark.browser
+def test_a_file_named_by_its_path_is_opened_as_that_file(tmp_path: Path) -> None:
+    # `--url /path/page.html` became https:///path/page.html (net::ERR_NAME_NOT_RESOLVED), found by a new user.
+    page = tmp_path / "my page.html"
+    page.write_text("<title>Mine</title><p>mine")
+    shown = tabpilot(tmp_path, "state", str(page), timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0] == f"Current tab [1]: Mine — {page.as_uri()}"
+
+
+def test_a_record_path_that_cannot_take_the_recording_is_refused_before_the_task(tmp_path: Path) -> None:
+    # Found by a new user: a folder failed only after the task had run, and a missing folder was made.
+    for record, said in ((tmp_path, f"{tmp_path} is a folder: --record takes the file to save the recording in"),
+                         (tmp_path / "nowhere" / "r.json",
+                          f"{tmp_path / 'nowhere' / 'r.json'}: the folder {tmp_path / 'nowhere'} does not exist")):
+        run = tabpilot(tmp_path, "run", "x", "--record", str(record), "--base-url", "http://127.0.0.1:9/v1", *MODEL)
+        assert run.returncode == 2 and said in run.stderr, run.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_a_script_for_an_address_is_refused_in_one_line_by_state_and_run(tmp_path: Path) -> None:
     state = tabpilot(tmp_path, "state", "javascript:alert(1)")
     assert (state.returncode, state.stdout, state.stderr) == (1, "", f"tabpilot state: {NOT_A_PAGE}\n")

@@ -1,4 +1,4 @@
-"""`tabpilot config set api-key` at its no-echo prompt, in a real terminal (a pty): what the person types."""
+"""What tabpilot asks at a real terminal (a pty): `config set api-key` at its no-echo prompt, the task of `run -`."""
 
 from __future__ import annotations
 
@@ -43,3 +43,13 @@ def test_a_key_typed_at_the_prompt_is_saved_and_not_shown(tmp_path: Path) -> Non
     assert code == 0, shown
     assert API_KEY not in shown and "api-key set to sk-…" in shown
     assert API_KEY in (tmp_path / "config" / "config.json").read_text()
+
+
+def test_run_dash_in_a_terminal_says_to_type_the_task(tmp_path: Path) -> None:
+    # `run -` reads the task from standard input; at a terminal it waited without a word (a new user's finding).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update({HOME_ENV: str(tmp_path), "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"})
+    shown, code = in_a_terminal(["run", "-", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], env, timeout=60,
+                                answer=(b"Ctrl-D on a line of its own:", b"\n\x04"))
+    assert "Type the task, then press Ctrl-D on a line of its own:" in shown, shown
+    assert code != 0 and "a task needs some text" in shown, shown  # nothing typed: said so, nothing run

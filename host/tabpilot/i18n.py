@@ -268,6 +268,8 @@ EN_US: dict[str, str] = {
     "doctor.llm.ok": "reachable, key accepted",
     # --- a --record / --replay file (llm/replay.py), and a command's error line ---------------------------
     "recording.missing": "{path}: no such recording file",
+    "recording.is_folder": "{path} is a folder: --record takes the file to save the recording in",
+    "recording.no_folder": "{path}: the folder {folder} does not exist (--record makes no folders)",
     "recording.unreadable": "{path}: cannot read the recording: {reason}",
     "recording.not_json": "{path}: not JSON ({reason})",
     "recording.not_recording": "{path}: not a tabpilot recording (expected \"format\": \"{format}\")",
@@ -284,6 +286,7 @@ EN_US: dict[str, str] = {
     ),
     "cli.url_script": "{url} is a script, not a page: give the address of a page to open (https://…, localhost:PORT)",
     "cli.url_empty": "give the address of the page to open",
+    "cli.task_from_terminal": "Type the task, then press Ctrl-D on a line of its own:",
     "cli.url_outside_domains": (
         "--url {url} is outside the domains this task may reach (allowed: {allowed}; blocked: {blocked}): give a "
         "start page it may reach, or add --allow-domain {host}"
@@ -928,6 +931,8 @@ ZH_CN: dict[str, str] = {
     "doctor.llm.pick_model": "tabpilot config set model <其中之一>",
     "doctor.llm.ok": "可以连接，密钥已被接受",
     "recording.missing": "{path}：没有这个录制文件",
+    "recording.is_folder": "{path} 是一个文件夹：--record 需要的是保存录制内容的文件",
+    "recording.no_folder": "{path}：文件夹 {folder} 不存在（--record 不会创建文件夹）",
     "recording.unreadable": "{path}：无法读取录制文件：{reason}",
     "recording.not_json": "{path}：不是 JSON（{reason}）",
     "recording.not_recording": "{path}：不是 tabpilot 录制文件（应有 \"format\": \"{format}\"）",
@@ -942,6 +947,7 @@ ZH_CN: dict[str, str] = {
     ),
     "cli.url_script": "{url} 是脚本，不是网页：请给出要打开的网页地址（https://…、localhost:端口）",
     "cli.url_empty": "请给出要打开的网页地址",
+    "cli.task_from_terminal": "请输入任务，然后在单独的一行按 Ctrl-D：",
     "cli.url_outside_domains": (
         "--url {url} 不在此任务可以访问的域名之内（允许：{allowed}；禁止：{blocked}）：请给出它可以访问的起始页，"
         "或加上 --allow-domain {host}"

@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
@@ -86,12 +87,20 @@ def _positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..llm.replay import RecordingError
+    from ..llm.replay import RecordingError, check_record_path
 
     if args.user_data_dir and args.cdp_url:
         language = terminal_language()
         return fail(None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
+    if args.record:
+        try:
+            check_record_path(args.record)
+        except RecordingError as exc:
+            language = terminal_language()
+            return fail("run", exc.text(language), language, EXIT_USAGE)
     from_stdin = args.task == "-"
+    if from_stdin and sys.stdin.isatty():  # else it waited, saying nothing
+        print(say("cli.task_from_terminal", terminal_language()), file=sys.stderr, flush=True)
     job = Job(
         task=sys.stdin.read().strip() if from_stdin else args.task,
         # the task used standard input up: nobody answers a question or takes the controls there
@@ -349,6 +358,9 @@ def typed_url(url: str) -> str:
     from ..browser.actions import normalize_url
     from ..browser.errors import BrowserError
 
+    path = Path(os.path.expanduser(url.strip()))
+    if url.strip().startswith(("/", "./", "../", "~")) and path.is_file():  # a file of theirs, named by its path
+        return path.resolve().as_uri()
     try:
         return normalize_url(url)
     except BrowserError:

@@ -43,6 +43,16 @@ class RecordingError(WordedError):
     English, `text(language)` in the reader's)."""
 
 
+def check_record_path(path: str | Path) -> None:
+    """Refuse, before a task runs, a --record path that cannot take the recording: a folder, or a file in a folder
+    that does not exist (it was found out only after the task, and a missing folder was made)."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise RecordingError("recording.is_folder", path=path)
+    if not path.parent.is_dir():
+        raise RecordingError("recording.no_folder", path=path, folder=path.parent)
+
+
 def load_recording(path: str | Path) -> list[ToolCall]:
     """The replies a recording holds, ready for ScriptedLLMServer."""
     path = Path(path)
