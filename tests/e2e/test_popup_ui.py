@@ -211,13 +211,18 @@ async def test_an_unreachable_endpoint_says_check_the_base_url_once_counting_tri
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-async def open_past_result(popup: PopupPage, task_id: str) -> dict[str, str]:
-    """Open one task in Past tasks; its result box's headline and remedy."""
+async def open_past(popup: PopupPage, task_id: str) -> None:
+    """Open one task's detail in Past tasks."""
     await popup.click("#nav-past")
     item = f"#past-list .past-item[data-task-id='{task_id}']"
     await popup.wait_for(f"!!document.querySelector({json.dumps(item)})", "the task in Past tasks")
     await popup.click(item)
     await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+
+
+async def open_past_result(popup: PopupPage, task_id: str) -> dict[str, str]:
+    """Open one task in Past tasks; its result box's headline and remedy."""
+    await open_past(popup, task_id)
     return {"headline": await popup.text("#past-result-text"), "remedy": await popup.text("#past-result-remedy")}
 
 
@@ -327,10 +332,7 @@ async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
     # Rerun in a new tab: the task's page opens in a tab of its own and the task runs there
     tabs_before = set(await harness.sw("(await chrome.tabs.query({})).map(t => t.id)"))
     llm.add(done("A signup form, in a new tab."))
-    await popup.click("#nav-past")
-    await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\")", "the list")
-    await popup.click(f"#past-list .past-item[data-task-id='{first_id}']")
-    await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+    await open_past(popup, first_id)
     second_id = await popup_task_id(popup)
     await popup.click("#past-rerun-new")
     await popup.wait_for(f"ui.taskId !== {json.dumps(second_id)}", "the rerun in a new tab to start")
@@ -359,11 +361,7 @@ async def test_a_new_tab_of_a_slow_page_is_started_on_once_loaded_from_the_popup
         popup = await start_task(harness, shelf, llm, "Name the shelf")
         assert await wait_status(popup, "completed", "error", "stopped") == "completed"
         first_id = await popup_task_id(popup)
-        await popup.click("#nav-past")
-        await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\")",
-                             "the past tasks list")
-        await popup.click(f"#past-list .past-item[data-task-id='{first_id}']")
-        await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
+        await open_past(popup, first_id)
         asked = len(llm.requests)
         llm.add(done("The slow shelf."))
         await popup.click("#past-rerun-new")
