@@ -12,6 +12,7 @@ from actions_support import evaluate, ref
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError
+from tabpilot.browser.state import get_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -112,6 +113,13 @@ async def test_a_page_that_shows_dialogs_as_it_loads_is_opened(browser, tab, pag
             await tab.navigate(pages.url("alert_on_load.html"))
         assert await evaluate(tab, "document.readyState") == "complete"
         assert await evaluate(tab, "document.getElementById('said').textContent") == "true guest"
+        # ... and the next look at the page tells the model what the page said, once.
+        state = await get_state(browser, tab)
+        assert "The page showed an alert saying 'Welcome!', which was accepted." in state.text
+        assert "The page showed a confirmation saying 'Continue?', which was accepted." in state.text
+        assert "The page showed a prompt saying 'Your name?', which was accepted." in state.text
+        assert state.text.index("Welcome!") < state.text.index("Before the greeting")
+        assert "Welcome!" not in (await get_state(browser, tab, state)).text
 
 
 async def test_closing_active_tab_activates_another(browser, tab, pages) -> None:

@@ -31,6 +31,7 @@ from .nodes import (
     call,
     check_open,
     describe,
+    dialog_note,
     node_id,
     ref_for_object,
     release,
@@ -89,7 +90,7 @@ async def _watch(browser: Browser, tab: Tab) -> AsyncIterator[_Aftermath]:
     aftermath = _Aftermath()
 
     async def on_dialog(params: dict[str, Any]) -> None:
-        kind, message = params.get("type", "alert"), shorten(params.get("message", ""), 200)
+        kind = params.get("type", "alert")
         reply: dict[str, Any] = {"accept": True}
         if kind == "prompt":
             reply["promptText"] = params.get("defaultPrompt", "")
@@ -97,9 +98,7 @@ async def _watch(browser: Browser, tab: Tab) -> AsyncIterator[_Aftermath]:
             await tab.session.send("Page.handleJavaScriptDialog", reply, timeout=5)
         except CDPError:
             return
-        what = {"alert": "an alert", "confirm": "a confirmation", "prompt": "a prompt",
-                "beforeunload": "a 'leave page?' question"}.get(kind, "a dialog")
-        aftermath.dialogs.append(f"The page showed {what} saying '{message}', which was accepted.")
+        aftermath.dialogs.append(dialog_note(kind, params.get("message", "")))
 
     def main_frame(handler: Callable[[], None]) -> Callable[[dict[str, Any]], None]:
         def on_event(params: dict[str, Any]) -> None:

@@ -23,6 +23,15 @@ def shorten(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+DIALOG_KINDS = {"alert": "an alert", "confirm": "a confirmation", "prompt": "a prompt",
+                "beforeunload": "a 'leave page?' question"}
+
+
+def dialog_note(kind: str, message: str) -> str:
+    """What the model is told of a JavaScript dialog tabpilot accepted (an action's result, or a page's state)."""
+    return f"The page showed {DIALOG_KINDS.get(kind, 'a dialog')} saying '{shorten(message, 200)}', which was accepted."
+
+
 def describe(element: ElementRef) -> str:
     """How results name an element: "[12] button 'Save'"."""
     kind = element.role or element.tag or "element"

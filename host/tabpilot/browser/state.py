@@ -154,6 +154,8 @@ async def read_page(browser: Browser, tab: Tab, *, snapshot: bool | None = None)
         for session in (tab.session, *(frame.session for frame in tab.frames.values())):
             fast.forget(session)
         reading = await tab.unless_crashed(_read_once(browser, tab, True), "tabpilot read it")
+    notes += tab.load_dialogs  # the page's first look says what it showed while it loaded
+    tab.load_dialogs.clear()
     reading.notes[:0] = notes
     return reading
 

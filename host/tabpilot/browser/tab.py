@@ -57,6 +57,7 @@ class Tab:
         self.frame_watchers: list[Callable[[FrameTarget], None]] = []  # told of each iframe attached from now on
         self._frame_handlers: set[str | None] = set()
         self.input_log = InputLog()  # when this host dispatched input here (the user's input is the rest)
+        self.load_dialogs: list[str] = []  # notes of the dialogs `navigate` accepted, until a state says them
 
     @property
     def closed(self) -> bool:
@@ -174,7 +175,8 @@ class Tab:
     async def navigate(self, url: str, *, timeout: float = 30.0) -> None:
         """Open `url` and wait until it has loaded. A dialog the page opens meanwhile (an alert in a script that
         runs as it loads) is accepted: it would hold up the load, and every command to the page, for good (`tabpilot
-        run --url` and `state` waited forever on such a page). A task's actions say what dialogs said (actions.py)."""
+        run --url` and `state` waited forever on such a page). The next state says what each said, as an action's
+        result does (actions.py)."""
         # Mark loading before asking: a fast page can stop loading before Page.navigate even replies.
         self._loading = True
         self._stopped_loading.clear()
@@ -185,7 +187,11 @@ class Tab:
             self.session.off("Page.javascriptDialogOpening", self._accept_dialog)
 
     def _accept_dialog(self, params: dict[str, Any]) -> None:
+        from .nodes import dialog_note  # (nodes is built on this module)
+
         log.info("accepted a %s the page showed while it loaded", params.get("type", "dialog"))  # not its words
+        # The model is told in its next look at the page (state.read_page), as an action is of what it set off.
+        self.load_dialogs.append(dialog_note(params.get("type", "alert"), params.get("message", "")))
         reply: dict[str, Any] = {"accept": True}
         if params.get("type") == "prompt":
             reply["promptText"] = params.get("defaultPrompt", "")
