@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from actions_support import wait_until
 from agent_support import done, index_of, on_page
 
 from tabpilot.browser.browser import Browser
@@ -154,6 +155,24 @@ def test_run_rejects_bad_flags_and_a_bad_recording_clearly(tmp_path: Path) -> No
     assert "Traceback" not in proc.stderr
 
 
+def test_run_json_says_on_stdout_that_a_task_that_never_started_failed(tmp_path: Path) -> None:
+    # A script reading --json's stdout found nothing there when the task could not start: each start-up refusal
+    # (before the task: the flags, the model settings, the start page) now leaves the result of a failed task.
+    refusals = [
+        (("--user-data-dir", str(tmp_path / "p"), "--cdp-url", "http://127.0.0.1:9"), 2, "--user-data-dir"),
+        ((), 2, "No model is configured"),
+        (("--url", "http://127.0.0.1:1/", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"), 1,
+         "could not open http://127.0.0.1:1/"),
+    ]
+    for flags, status, words in refusals:
+        proc = tabpilot("run", "x", "--json", *flags, home=tmp_path)
+        assert proc.returncode == status, proc.stderr
+        result = json.loads(proc.stdout)
+        assert result["success"] is False and result["history"] == []
+        assert words in result["data"] and words in proc.stderr  # said on stderr as before, for a person
+        assert "Traceback" not in proc.stderr
+
+
 def test_max_steps_over_the_limit_is_one_clear_line_from_the_flag_and_from_the_settings_file(tmp_path: Path) -> None:
     proc = tabpilot("run", "x", "--max-steps", "501", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
                     home=tmp_path)
@@ -245,6 +264,39 @@ async def test_run_attached_works_in_the_tab_the_user_is_looking_at_without_swit
     assert sorted(t.target_id for t in await browser.tabs()) == sorted(t.target_id for t in tabs)
     for tab in tabs:
         await tab.evaluate("sessionStorage.clear()")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_second_run_in_the_tab_a_run_works_in_is_refused_until_it_ends(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    # Two `run --cdp-url` in the tab the user looks at each undid the other's typing, unaware of each other.
+    assert browser.launched is not None
+    [tab] = await _only_tabs(browser, pages.url("agent_form.html"))
+    flags = ("--cdp-url", browser.launched.ws_url, "--model", "scripted", "--api-key", API_KEY)
+    with ScriptedLLMServer([Delay(4, then=form_replies()[0]), *form_replies()[1:]]) as first_model, \
+            ScriptedLLMServer(form_replies()) as second_model:
+        first = asyncio.ensure_future(asyncio.to_thread(
+            tabpilot, "run", "Type Grace", *flags, "--base-url", first_model.base_url, home=tmp_path))
+
+        async def first_at_work() -> bool:
+            return bool(first_model.requests)
+
+        await wait_until(first_at_work, timeout=60)
+        second = await asyncio.to_thread(
+            tabpilot, "run", "Type Grace", *flags, "--base-url", second_model.base_url, home=tmp_path)
+        assert second.returncode == 1
+        assert "another tabpilot task is working in this tab" in second.stderr and "--url" in second.stderr
+        assert second_model.requests == []  # refused before any model call
+        assert (await first).returncode == 0
+        third = await asyncio.to_thread(  # the tab is free again once the first run has ended
+            tabpilot, "run", "Type Grace", *flags, "--base-url", second_model.base_url, home=tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert await _typed_name(tab) == "Grace Hopper"
+    store = TaskStore(tmp_path / "data" / "tasks.sqlite3")
+    assert [s.status for s in store.list_tasks()] == ["completed", "completed"]  # the refused run left no task
+    store.close()
+    await tab.evaluate("sessionStorage.clear()")
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -284,6 +284,10 @@ EN_US: dict[str, str] = {
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir is for a browser tabpilot launches; with --cdp-url the running browser's own profile is used"
     ),
+    "cli.tab_busy": (
+        "another tabpilot task is working in this tab: wait for it to end, switch to another tab, or give --url to "
+        "work in a new tab"
+    ),
     "cli.url_script": "{url} is a script, not a page: give the address of a page to open (https://…, localhost:PORT)",
     "cli.url_empty": "give the address of the page to open",
     "cli.task_from_terminal": "Type the task, then press Ctrl-D on a line of its own:",
@@ -944,6 +948,9 @@ ZH_CN: dict[str, str] = {
     "cli.error_bare": "tabpilot：{message}",
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir 用于 tabpilot 启动的浏览器；使用 --cdp-url 时用的是那个正在运行的浏览器自己的配置文件夹"
+    ),
+    "cli.tab_busy": (
+        "另一个 tabpilot 任务正在这个标签页中工作：请等它结束、切换到另一个标签页，或用 --url 在新标签页中工作"
     ),
     "cli.url_script": "{url} 是脚本，不是网页：请给出要打开的网页地址（https://…、localhost:端口）",
     "cli.url_empty": "请给出要打开的网页地址",

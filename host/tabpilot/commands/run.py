@@ -91,13 +91,23 @@ def run(args: argparse.Namespace) -> int:
 
     if args.user_data_dir and args.cdp_url:
         language = terminal_language()
-        return fail(None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
+        return _refused(args.json, None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
     if args.record:
         try:
             check_record_path(args.record)
         except RecordingError as exc:
             language = terminal_language()
-            return fail("run", exc.text(language), language, EXIT_USAGE)
+            return _refused(args.json, "run", exc.text(language), language, EXIT_USAGE)
+    if args.user_data_dir:  # a typo is refused; a new profile is said to be one (its logins are not there)
+        from .profile import mistyped, new_profile_notice, profile_folder
+
+        language, profile = terminal_language(), profile_folder(args.user_data_dir)
+        refusal = mistyped(profile, language)
+        if refusal is not None:
+            return _refused(args.json, "run", refusal, language, EXIT_USAGE)
+        notice = new_profile_notice(profile, language)
+        if notice is not None:
+            print(notice, file=sys.stderr, flush=True)
     from_stdin = args.task == "-"
     if from_stdin and sys.stdin.isatty():  # else it waited, saying nothing
         print(say("cli.task_from_terminal", terminal_language()), file=sys.stderr, flush=True)
@@ -124,7 +134,17 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(run_job(job))
     except RecordingError as exc:
         language = terminal_language()
-        return fail("run", exc.text(language), language, EXIT_USAGE)
+        return _refused(args.json, "run", exc.text(language), language, EXIT_USAGE)
+
+
+def _refused(json_output: bool, command: str | None, message: object, language: Language, status: int,
+             out: TextIO | CommandOutput | None = None) -> int:
+    """`fail`, and with --json the result of a task that never ran on stdout (`out`): a script reading it learns
+    that it failed, and why, instead of finding nothing there."""
+    if json_output:
+        result = {"success": False, "data": str(message), "history": []}
+        print(json.dumps(result, ensure_ascii=False, indent=2), file=out or sys.stdout, flush=True)
+    return fail(command, message, language, status)
 
 
 def _import_soon(name: str) -> None:
@@ -181,21 +201,22 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
         server = ScriptedLLMServer.from_recording(job.replay).start()
         job.base_url, job.model, job.api_key = server.base_url, "scripted", "replay"
     signals = _StopSignals()
+    tab_claim = contextlib.ExitStack()
     try:
         overrides = TaskOverrides(base_url=job.base_url, model=job.model, api_key=job.api_key,
                                   max_steps=job.max_steps, step_delay=job.step_delay, record=job.record,
                                   allow_domains=job.allow_domains, use_vision=job.vision)
         problem = _endpoint_problem(job.base_url, terminal_language())
         if problem is not None:
-            return fail(None, problem, terminal_language(), EXIT_USAGE)
+            return _refused(job.json_output, None, problem, terminal_language(), EXIT_USAGE, out=output)
         try:
             plan = plan_task(job.task, overrides, source=job.source, language=terminal_language())
         except PlanError as exc:
-            return fail(None, exc, terminal_language(), EXIT_USAGE)
+            return _refused(job.json_output, None, exc, terminal_language(), EXIT_USAGE, out=output)
         language = terminal_language()
         outside = _start_outside_domains(job.url, plan.domains, language)
         if outside is not None:
-            return fail(None, outside, language, EXIT_USAGE)
+            return _refused(job.json_output, None, outside, language, EXIT_USAGE, out=output)
         if job.banner and not job.json_output:
             print(job.banner, file=output, flush=True)
         progress.status(say("progress.connecting" if job.cdp_url else "progress.starting_browser", language),
@@ -205,7 +226,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             browser, tab_url = await _open_browser(job)
         except OpenFailed as exc:
             progress.clear_status()
-            return fail(None, exc, terminal_language(), EXIT_FAILED)
+            return _refused(job.json_output, None, exc, terminal_language(), EXIT_FAILED, out=output)
         except asyncio.CancelledError:
             if not signals.received:
                 raise
@@ -213,12 +234,16 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             _print_result(RunFinished("stopped", {"success": False, "data": STOPPED_MESSAGE, "history": []}),
                           job, output, language)
             return EXIT_STOPPED
+        if job.cdp_url and not _claim_tab(browser, tab_claim):
+            progress.clear_status()
+            await browser.close()
+            return _refused(job.json_output, None, say("cli.tab_busy", language), language, EXIT_FAILED, out=output)
         try:
             store = TaskStore()
         except StoreError as exc:
             progress.clear_status()
             await browser.close()
-            return fail(None, exc, terminal_language(), EXIT_FAILED)
+            return _refused(job.json_output, None, exc, terminal_language(), EXIT_FAILED, out=output)
         stdin = job.stdin or sys.stdin
         # a person sees the page and can take it back: not when nothing can be typed (stdin is /dev/null)
         visible = (job.headed or bool(job.cdp_url)) and _can_type_into(stdin)
@@ -257,9 +282,22 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             return EXIT_STOPPED
         return 0 if finished.success else EXIT_FAILED
     finally:
+        tab_claim.close()
         signals.remove()
         if server is not None:
             server.close()
+
+
+def _claim_tab(browser: Browser, claims: contextlib.ExitStack) -> bool:
+    """Claim the tab a task works in, in a browser others may drive too (--cdp-url), for as long as `claims` is
+    held: False when another `tabpilot run` works in it (two tasks in one tab each undid the other's work)."""
+    from .. import paths
+    from ..store.filelock import claimed
+
+    tab = browser.active
+    if tab is None:
+        return True
+    return claims.enter_context(claimed(paths.data_dir() / "tabs" / f"{tab.target_id}.lock"))
 
 
 def _endpoint_problem(base_url: str | None, language: Language) -> str | None:

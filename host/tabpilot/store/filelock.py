@@ -1,7 +1,8 @@
 """One writer at a time for a read-change-write of a small JSON file (the settings, the allowed sites),
 across processes: the host, `tabpilot` in a terminal and every `tabpilot mcp` may change the same file at
 the same moment. Without it two changes made together kept only one (two MCP clients allowed at once: one
-was asked about again). The lock is a sibling `.<name>.lock` file; re-entrant within a thread."""
+was asked about again). The lock is a sibling `.<name>.lock` file; re-entrant within a thread.
+`claimed` holds a lock for as long as some work lasts, or says another process holds it (one task per tab)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,33 @@ def changing(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _lock(fd: int) -> None:
+@contextmanager
+def claimed(path: Path) -> Iterator[bool]:
+    """Hold the lock file `path` for as long as the caller works, if no other process holds it: yields whether it
+    is ours. Never waits. The OS lets go of it when the process ends, however it ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        yield _lock(fd, wait=False)
+    finally:
+        os.close(fd)
+
+
+def _lock(fd: int, *, wait: bool = True) -> bool:
     if sys.platform == "win32":  # pragma: no cover - Windows
         import msvcrt
 
-        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+        try:
+            msvcrt.locking(fd, msvcrt.LK_LOCK if wait else msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            if wait:
+                raise
+            return False
     else:
         import fcntl
 
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+    return True
