@@ -3,6 +3,7 @@ keeps, what the guard lets through in each direction, and `tabpilot secrets` as 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
@@ -269,3 +270,21 @@ def test_a_secret_a_page_shows_altered_is_hidden_too() -> None:
         "Welcome <secret>LOGIN</secret> | <secret>LOGIN</secret> | <secret>LOGIN</secret> | <secret>LOGIN</secret> | "
         "PIN <secret>PIN</secret>, 4321, order 12 34")
     assert guard.hide({"text": page})["text"] == guard.conceal(page, "https://example.com/")  # the record too
+
+
+def test_a_secret_a_page_shows_encoded_is_hidden_too() -> None:
+    # Left by the last attack run: a page showing a stored secret in base64 or hex (an Authorization header it
+    # prints, a token) sent it to the model provider. Found wherever it starts in what was encoded; the whole run
+    # is hidden (its edges carry bits of the value too). Unrelated base64 and hex stay.
+    guard = PrivacyGuard([Secret("LOGIN", "example.com", "hunter2-Secret")])
+    login = "<secret>LOGIN</secret>"
+    for before in ("", "u", "us", "user:"):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            shown = encode(f"{before}hunter2-Secret".encode()).decode()
+            assert guard.conceal(f"Authorization: Basic {shown} (sent)") == f"Authorization: Basic {login} (sent)"
+    hexed = b"hunter2-Secret".hex()
+    assert guard.conceal(f"id {hexed.upper()}; key=0x{hexed}.") == f"id {login}; key={login}."
+    unrelated = f"hello {base64.b64encode(b'hello world').decode()} and cafe0123456789ab"
+    assert guard.conceal(unrelated) == unrelated
+    header = f"Basic {base64.b64encode(b'me:hunter2-Secret').decode()}"
+    assert guard.hide({"text": header}) == {"text": f"Basic {login}"}

@@ -45,6 +45,43 @@ def echoes(password: str) -> re.Pattern[str]:
     return re.compile(f"{spaced(password)}|{spaced(password[::-1])}", re.IGNORECASE)
 
 
+def encoded_cores(value: str) -> tuple[str, ...]:
+    """What any base64 (standard or URL-safe) or hex text holding `value` always contains, wherever the value
+    starts in what was encoded ("user:value" in an Authorization header): the characters that only the
+    value's bytes make, for each of base64's three alignments, and its hex digits (lower case)."""
+    data = value.encode()
+    cores = {data.hex()}
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + data).decode()
+        core = encoded[-(-8 * offset // 6):8 * (offset + len(data)) // 6]  # no character shared with other bytes
+        cores |= {core, core.translate(_URLSAFE)}
+    return tuple(sorted(cores, key=len, reverse=True))
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+_ENCODED_TEXT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=")
+
+
+def hide_encoded(text: str, cores: tuple[str, ...], replacement: str) -> str:
+    """`text` with each run of base64 or hex characters that holds one of `cores` (`encoded_cores`) replaced
+    whole (what borders the value there is encoded with it). Literal searches: linear on long runs."""
+    for core in cores:
+        found = re.compile(re.escape(core), re.IGNORECASE if _HEX_DIGITS.issuperset(core) else 0)
+        match = found.search(text)
+        while match:
+            begin, end = match.span()
+            while begin > 0 and text[begin - 1] in _ENCODED_TEXT and text[begin - 1] != "=":
+                begin -= 1
+            while end < len(text) and text[end] in _ENCODED_TEXT:
+                end += 1
+            text = text[:begin] + replacement + text[end:]
+            match = found.search(text, begin + len(replacement))
+    return text
+
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
 def _decoded_views(text: str) -> list[str]:
     """What the text says once its encoded parts are decoded."""
     views = [unquote(text)] if "%" in text else []

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..browser.errors import ActionError
-from ..browser.passwords import ECHOED_MIN_LENGTH, echoes
+from ..browser.passwords import ECHOED_MIN_LENGTH, echoes, encoded_cores, hide_encoded
 from ..i18n import text as say
 from .domains import domain_matches, page_host
 from .masking import KINDS, MaskRules, compile_pattern, find_personal_data
@@ -59,6 +59,9 @@ class PrivacyGuard:
         # A page that has a secret can show it altered: another case, reversed, spaced out ("s-3-c-r-e-t"). Only
         # values of passwords.ECHOED_MIN_LENGTH or more are looked for so (shorter ones turn up in ordinary text).
         self._altered = [(secret, echoes(secret.value)) for secret in self._longest_first
+                         if len(secret.value) >= ECHOED_MIN_LENGTH]
+        # ... or encoded: base64 or hex, alone or with what it was sent with ("user:secret" in a header it shows).
+        self._encoded = [(secret, encoded_cores(secret.value)) for secret in self._longest_first
                          if len(secret.value) >= ECHOED_MIN_LENGTH]
         self.rules = rules or MaskRules(cards=False)
         self._patterns = [compile_pattern(p) for p in self.rules.patterns]
@@ -108,6 +111,8 @@ class PrivacyGuard:
                 text = text.replace(secret.value, f"<secret>{secret.name}</secret>")
         for secret, altered in self._altered:
             text = altered.sub(f"<secret>{secret.name}</secret>", text)
+        for secret, cores in self._encoded:
+            text = hide_encoded(text, cores, f"<secret>{secret.name}</secret>")
         return text
 
     def hide(self, value: Any) -> Any:
