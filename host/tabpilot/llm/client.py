@@ -355,7 +355,8 @@ class LLMClient:
         except openai.APIStatusError as exc:
             raise self._status_failure(exc, images=any(_has_image(m) for m in body["messages"])) from None
         except (openai.APITimeoutError, TimeoutError):
-            raise _RetryableFailure("timeout", {"timeout": f"{timeout:g}"}) from None
+            # what was left of the deadline, said as a person would ("10 s", not the "9.99999 s" a new user saw)
+            raise _RetryableFailure("timeout", {"timeout": f"{max(0.1, round(timeout, 1)):g}"}) from None
         except openai.APIConnectionError as exc:
             raise self._connection_failure(exc.__cause__ or exc) from None
         except ReplyTooLarge as exc:
