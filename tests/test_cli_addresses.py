@@ -69,12 +69,45 @@ def test_a_base_url_that_is_not_http_is_refused_at_once_as_config_refuses_it(tmp
 @pytest.mark.parametrize("command", [("state", "about:blank"), ("demo",), ("run", "x", "--base-url",
                                                                           "http://127.0.0.1:9/v1", *MODEL)])
 def test_a_window_asked_for_without_a_display_says_there_is_none_and_what_to_do(tmp_path: Path, command) -> None:
-    shown = tabpilot(tmp_path, *command, "--headed", env={"DISPLAY": "", "WAYLAND_DISPLAY": ""}, timeout=120)
+    # The advice named --headless, which only `tabpilot mcp` took (found by a new user): every command takes it now,
+    # and following the advice starts the browser without a window. A stand-in browser says what it was started
+    # with, so no real one is needed.
+    fake = tmp_path / "fake-browser"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$FAKE_BROWSER_ARGS"\nexit 3\n')
+    fake.chmod(0o755)
+    started_with = tmp_path / "args.txt"
+    env = {"DISPLAY": "", "WAYLAND_DISPLAY": "", "TABPILOT_BROWSER": str(fake), "FAKE_BROWSER_ARGS": str(started_with)}
+    shown = tabpilot(tmp_path, *command, "--headed", env=env, timeout=120)
     assert shown.returncode == 1 and "Traceback" not in shown.stderr
     said = shown.stderr.strip().splitlines()[-1]
     assert said.endswith("there is no display to show the browser window on (DISPLAY is not set): leave out "
-                         "--headed (tabpilot mcp: add --headless), or run where there is one (set DISPLAY, or start "
-                         "the command under xvfb-run)")
+                         "--headed, or give --headless in its place, for a browser without a window; or run where "
+                         "there is one (set DISPLAY, or start the command under xvfb-run)"), said
+    assert not started_with.exists()  # refused before a browser was started
+
+    for window in ((), ("--headless",)):
+        started = tabpilot(tmp_path, *command, *window, env=env, timeout=120)
+        assert started.returncode == 1 and "exited with code 3 during start-up" in started.stderr, started.stderr
+        assert "no display" not in started.stderr
+        assert "--headless=new" in started_with.read_text().splitlines()
+        started_with.unlink()
+
+
+def test_state_without_an_address_says_to_give_one_instead_of_reading_a_blank_page(tmp_path: Path) -> None:
+    # Found by a new user: `tabpilot state` launched a browser and printed the state of about:blank.
+    fake = tmp_path / "fake-browser"
+    fake.write_text("#!/bin/sh\ntouch \"$0.started\"\nexit 3\n")
+    fake.chmod(0o755)
+    for args in ((), ("--headed",), ("--json", "--user-data-dir", str(tmp_path / "profile"))):
+        shown = tabpilot(tmp_path, "state", *args, env={"TABPILOT_BROWSER": str(fake)})
+        assert (shown.returncode, shown.stdout) == (2, ""), shown
+        assert shown.stderr.endswith(  # after a new --user-data-dir profile is said to be one
+            "tabpilot state: give the page to read: tabpilot state URL (a browser tabpilot launches has no page of its "
+            "own; to read the tab a running browser shows, give its --cdp-url WS)\n"), shown.stderr
+    assert not (tmp_path / "fake-browser.started").exists()
+    chinese = tabpilot(tmp_path, "state", env={"LANGUAGE": "", "LC_ALL": "", "LANG": "zh_CN.UTF-8"})
+    assert chinese.returncode == 2
+    assert chinese.stderr.startswith("tabpilot state：请给出要读取的网页：tabpilot state URL"), chinese.stderr
 
 
 def test_doctor_asks_for_a_missing_key_at_the_prompt_not_on_the_command_line(tmp_path: Path) -> None:

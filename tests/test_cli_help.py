@@ -53,7 +53,10 @@ def test_target_options_are_worded_for_each_command(command: str, browser_defaul
 def test_history_help_names_every_action():
     said = tabpilot_says("history", "--help")
     assert "list, show, export or delete past tasks" in said
-    assert "delete one task and its events" in said
+    assert "list past tasks, newest first (the default)" in said
+    assert "delete tasks and their events: the ones named, or --all" in said
+    deleting = tabpilot_says("history", "delete", "--help")
+    assert "--all every recorded task but a running one (asks first; without a terminal, needs --yes)" in deleting
     assert "list, show, export or delete past tasks" in tabpilot_says("--help")
 
 

@@ -493,9 +493,9 @@ def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None
     config_help = tabpilot(home, "config", "--help").stdout
     assert "扩展的弹出窗口则跟随 Chrome 自己的语言" in config_help, config_help
 
-    unknown = tabpilot(home, "config", "get", "model")
+    unknown = tabpilot(home, "config", "fetch", "model")
     assert unknown.returncode == 2
-    said = "tabpilot config：错误：参数 ACTION：无效的选择：'get'（可选：'set', 'unset'）"
+    said = "tabpilot config：错误：参数 ACTION：无效的选择：'fetch'（可选：'list', 'get', 'set', 'unset'）"
     assert said in unknown.stderr, unknown.stderr
     missing = tabpilot(home, "run")
     assert "tabpilot run：错误：缺少以下必需参数：task" in missing.stderr and "用法：" in missing.stderr, missing.stderr
@@ -507,9 +507,10 @@ def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None
     overview = tabpilot(home, "--help")
     assert overview.stdout.startswith("usage: tabpilot") and "\noptions:\n" in overview.stdout
     assert "run a task in a browser, printing each step" in overview.stdout
-    unknown = tabpilot(home, "config", "get", "model")
-    assert "tabpilot config: error: argument ACTION: invalid choice: 'get' (choose from 'set', 'unset')" in \
-        unknown.stderr, unknown.stderr
+    unknown = tabpilot(home, "config", "fetch", "model")
+    said = "tabpilot config: error: argument ACTION: invalid choice: 'fetch' (choose from 'list', 'get', 'set', " \
+           "'unset')"
+    assert said in unknown.stderr, unknown.stderr
     steps = tabpilot(home, "run", "x", "--max-steps", "lots")
     assert "tabpilot run: error: argument --max-steps: must be a whole number, e.g. 40" in steps.stderr, steps.stderr
 

@@ -164,7 +164,7 @@ def test_config_cli_set_show_unset(tmp_path: Path) -> None:
         "model": "gpt-test",
         "api-key": "sk-…stuv",
         "max-steps": "25",
-        "language": "en-US",
+        "language": "en-US (not set: the terminal's language, from LANG)",
         "debug-capture": "on",
     }
     as_json = json.loads(tabpilot(tmp_path, "config", "--json").stdout)
@@ -193,8 +193,17 @@ def test_config_writes_only_the_settings_the_user_set_and_unset_removes_one(tmp_
     chosen = tabpilot(tmp_path, "config", "set", "model", "gpt-other", env=chinese_terminal)
     assert chosen.stdout.strip() == "model set to gpt-other"  # chosen, it wins over LANG
     unset = tabpilot(tmp_path, "config", "unset", "language", env=chinese_terminal)
-    assert unset.returncode == 0 and unset.stdout.strip() == "language 已恢复为 en-US"
+    # back to the terminal's language, which these commands speak again, and said so: not the en-US default a new
+    # user read under LANG=zh_CN while the CLI spoke Chinese
+    assert unset.returncode == 0 and unset.stdout.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言，来自 LANG）"
     assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-other", "maxSteps": 7}
+    listed = tabpilot(tmp_path, "config", env=chinese_terminal).stdout
+    assert "language        zh-CN（未设置：沿用终端的语言，来自 LANG）" in listed and "en-US" not in listed
+    english = {**chinese_terminal, "LANG": "en_GB.UTF-8"}
+    got = tabpilot(tmp_path, "config", "get", "language", env=english)
+    assert got.stdout.strip() == "en-US (not set: the terminal's language, from LANG)"
+    tabpilot(tmp_path, "config", "set", "language", "zh-CN", env=english)
+    assert tabpilot(tmp_path, "config", "get", "language", env=english).stdout.strip() == "zh-CN"  # chosen: as set
 
 
 def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:
@@ -240,6 +249,35 @@ def test_config_cli_mentions_a_key_from_the_environment_without_showing_it(tmp_p
     done = tabpilot(tmp_path, "config", env={"OPENAI_API_KEY": "from-env-should-not-show"})
     assert "OPENAI_API_KEY from the environment" in done.stdout
     assert "from-env-should-not-show" not in done.stdout
+
+
+def test_config_list_and_get_show_what_config_shows_and_never_the_key(tmp_path: Path) -> None:
+    # Found by a new user: `tabpilot config list` and `tabpilot config get KEY` did not exist.
+    from tabpilot.commands.config import KEYS
+
+    assert tabpilot(tmp_path, "config", "set", "model", "gpt-test").returncode == 0
+    assert tabpilot(tmp_path, "config", "set", "api-key", API_KEY).returncode == 0
+    listed = tabpilot(tmp_path, "config", "list")
+    assert listed.returncode == 0 and listed.stdout == tabpilot(tmp_path, "config").stdout, listed.stderr
+    assert tabpilot(tmp_path, "config", "list", "--json").stdout == tabpilot(tmp_path, "config", "--json").stdout
+    rows = dict(line.split(None, 1) for line in listed.stdout.splitlines() if line and not line.startswith("settings"))
+    assert sorted(rows) == sorted(KEYS)
+    for key in KEYS:  # each one as the list shows it
+        got = tabpilot(tmp_path, "config", "get", key)
+        assert got.returncode == 0 and got.stdout == rows[key] + "\n", (key, got)
+    key = tabpilot(tmp_path, "config", "get", "api-key")
+    assert key.stdout == "sk-…stuv\n" and API_KEY not in key.stdout + key.stderr
+    assert tabpilot(tmp_path, "config", "get", "model").stdout == "gpt-test\n"
+    assert tabpilot(tmp_path, "config", "unset", "api-key").returncode == 0
+    assert tabpilot(tmp_path, "config", "get", "api-key").stdout == "(not set)\n"
+    from_env = tabpilot(tmp_path, "config", "get", "api-key", env={"OPENAI_API_KEY": "from-env-should-not-show"})
+    assert from_env.stdout == "(not set; OPENAI_API_KEY from the environment is used)\n"
+
+    unknown = tabpilot(tmp_path, "config", "get", "colour")
+    assert (unknown.returncode, unknown.stdout) == (1, "")
+    assert unknown.stderr == f"tabpilot config: unknown setting 'colour'; settings are: {', '.join(KEYS)}\n"
+    chinese = tabpilot(tmp_path, "config", "get", "colour", env={"LANGUAGE": "", "LC_ALL": "", "LANG": "zh_CN.UTF-8"})
+    assert chinese.stderr.startswith("tabpilot config：没有 'colour' 这项设置；可用的设置有：base-url"), chinese.stderr
 
 
 def test_model_deadline_and_reply_limit_are_settings_the_cli_shows_and_changes(tmp_path: Path) -> None:

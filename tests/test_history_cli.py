@@ -157,6 +157,80 @@ def test_delete_removes_the_rows(home: Path) -> None:
         assert db.execute("SELECT COUNT(*) FROM events").fetchone() == (0,)
 
 
+def test_history_list_is_the_listing_by_its_name(home: Path) -> None:
+    # Found by a new user: `tabpilot history list` was refused; only `history` alone listed.
+    first = record_form_task()
+    with TaskStore() as store:
+        second = store.start_task("another task")
+        store.finish_task(second, status="stopped", result=None)
+    listed = tabpilot(home, "history", "list")
+    assert listed.returncode == 0 and listed.stdout == tabpilot(home, "history").stdout, listed.stderr
+    assert listed.stdout.splitlines()[1].startswith(second) and listed.stdout.splitlines()[2].startswith(first)
+    for args in (("list", "--json", "--limit", "1"), ("--json", "list", "--limit", "1"), ("--json", "--limit", "1")):
+        assert [t["taskId"] for t in json.loads(tabpilot(home, "history", *args).stdout)] == [second], args
+    assert tabpilot(home, "history", "list", "--limit", "0").returncode == 1
+
+
+def _ids() -> list[str]:
+    with TaskStore() as store:
+        return [task.task_id for task in store.list_tasks(None)]
+
+
+def test_delete_takes_several_ids_and_a_bad_one_deletes_none(home: Path) -> None:
+    # Found by a new user: `history delete ID1 ID2` was refused.
+    first, second, third = record_form_task(), record_form_task(), record_form_task()
+    refused = tabpilot(home, "history", "delete", first, "zzzzzz")
+    assert refused.returncode == 1 and "no task with id 'zzzzzz'" in refused.stderr
+    assert sorted(_ids()) == sorted([first, second, third])
+    done = tabpilot(home, "history", "delete", first[:10], third, first)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"Deleted task {first}", f"Deleted task {third}"]
+    assert _ids() == [second]
+    nothing = tabpilot(home, "history", "delete")
+    assert nothing.returncode == 1 and "name the tasks to delete (their ids), or --all" in nothing.stderr
+    both = tabpilot(home, "history", "delete", second, "--all", "--yes")
+    assert both.returncode == 1 and _ids() == [second]
+
+
+def test_delete_all_asks_first_and_never_deletes_silently(home: Path) -> None:
+    from store_support import in_a_terminal
+
+    record_form_task(), record_form_task()
+    # No terminal to ask on (a script, a pipe): refused without --yes, saying how many it would have deleted.
+    refused = tabpilot(home, "history", "delete", "--all", stdin="y\n")
+    assert refused.returncode == 1 and len(_ids()) == 2
+    assert "--all deletes every recorded task (2); with no terminal to ask on, add --yes" in refused.stderr
+    env = {**os.environ, "TABPILOT_HOME": str(home), "LANGUAGE": "", "LC_ALL": "", "LANG": "C.UTF-8"}
+    question = b"Delete all 2 recorded tasks and their events? This cannot be undone. [y/N] "
+    for keys in (b"\n", b"n\n", b"\x04"):  # Enter, no, Ctrl-D: the default is no
+        shown, code = in_a_terminal(["history", "delete", "--all"], env, timeout=30, answer=(question, keys))
+        assert code == 1 and "cancelled; nothing was deleted" in shown, shown
+        assert len(_ids()) == 2
+    shown, code = in_a_terminal(["history", "delete", "--all"], env, timeout=30, answer=(question, b"y\n"))
+    assert code == 0 and "Tasks deleted: 2" in shown, shown
+    assert _ids() == []
+    empty = tabpilot(home, "history", "delete", "--all")
+    assert empty.returncode == 0 and "nothing to delete" in empty.stdout
+
+
+def test_a_running_task_is_never_deleted(home: Path) -> None:
+    done = record_form_task()
+    with TaskStore() as store:  # this process runs it: alive while the command looks
+        running = store.start_task("a task still running", url="http://127.0.0.1:8/", model="m")
+    one = tabpilot(home, "history", "delete", running, done)
+    assert one.returncode == 1 and f"Deleted task {done}" in one.stdout
+    assert f"task {running} is still running; stop it before deleting it" in one.stderr
+    assert _ids() == [running]
+    record_form_task()
+    every = tabpilot(home, "history", "delete", "--all", "--yes")
+    assert every.returncode == 0 and "Tasks deleted: 1" in every.stdout, every.stderr
+    assert f"Not deleted, still running: {running} (stop a task before deleting it)" in every.stderr
+    assert _ids() == [running]
+    chinese = tabpilot(home, "history", "delete", "--all", "--yes", env={"LANGUAGE": "", "LC_ALL": "",
+                                                                         "LANG": "zh_CN.UTF-8"})
+    assert "已删除 0 个任务" in chinese.stdout and f"未删除、仍在运行：{running}" in chinese.stderr, chinese
+
+
 @pytest.mark.parametrize("action", ["show", "export", "delete"])
 def test_unknown_and_ambiguous_ids_get_a_clear_message(home: Path, action: str) -> None:
     first = record_form_task()

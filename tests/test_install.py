@@ -262,3 +262,48 @@ def test_a_new_profile_folder_is_named_doctor_is_pointed_at_it_and_uninstall_rem
     assert tabpilot("install", "--user-data-dir", str(profile), env=env).returncode == 0
     assert tabpilot("uninstall", "--user-data-dir", str(profile), env=env).returncode == 0
     assert sorted(p.name for p in profile.iterdir()) == ["Local State"]
+
+
+def test_uninstall_removes_only_the_folders_install_made_in_a_profile(tmp_path, env):
+    """`uninstall --user-data-dir` removed the profile folder itself whenever it was empty, one the person had made
+    (for a browser yet to start on it) included: now only what install recorded it made goes."""
+    theirs = tmp_path / "their profile"
+    theirs.mkdir()  # made by the person, empty: the browser has not started on it yet
+    assert tabpilot("install", "--user-data-dir", str(theirs), env=env).returncode == 0
+    removed = tabpilot("uninstall", "--user-data-dir", str(theirs), env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert f"removed {theirs / 'NativeMessagingHosts'}\n" in removed.stdout  # install made that one
+    assert theirs.is_dir() and list(theirs.iterdir()) == [], removed.stdout
+    assert f"removed {theirs}\n" not in removed.stdout
+
+    # Installed where nothing was recorded (an earlier tabpilot): only tabpilot's own files inside are removed.
+    made = tmp_path / "made by install"
+    assert tabpilot("install", "--user-data-dir", str(made), env=env).returncode == 0
+    (Path(env["TABPILOT_HOME"]) / "data" / "native-host" / "made.json").unlink()
+    assert tabpilot("uninstall", "--user-data-dir", str(made), env=env).returncode == 0
+    assert made.is_dir() and list((made / "NativeMessagingHosts").iterdir()) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux settings folders")
+def test_uninstall_leaves_no_empty_browser_folder_and_install_does_not_count_one(tmp_path, env):
+    """`install --browser chrome` with no Chrome made ~/.config/google-chrome/NativeMessagingHosts; uninstall left it
+    empty, and the next plain `install` said "registered for chrome" for a browser that is not there."""
+    if Path("/opt/google/chrome/chrome").exists():
+        pytest.skip("Chrome is installed here")
+    env = {**env, "PATH": str(tmp_path / "empty")}  # no google-chrome on PATH
+    config = Path(env["HOME"]) / ".config"
+    (config / "chromium" / "Default").mkdir(parents=True)  # a browser that has been used: its folder stays
+    assert tabpilot("install", "--browser", "chrome", env=env).returncode == 0
+    assert (config / "google-chrome" / "NativeMessagingHosts" / "com.tabpilot.host.json").exists()
+    removed = tabpilot("uninstall", env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert not (config / "google-chrome").exists(), removed.stdout  # install made it: gone with what was in it
+    assert f"removed {config / 'google-chrome' / 'NativeMessagingHosts'}\n" in removed.stdout
+    assert (config / "chromium" / "Default").is_dir() and config.is_dir()
+
+    # A NativeMessagingHosts folder alone (another program's, or an earlier tabpilot's) is not a browser.
+    (config / "google-chrome" / "NativeMessagingHosts").mkdir(parents=True)
+    result = tabpilot("install", env=env)
+    assert "registered for chrome" not in result.stdout, result.stdout
+    assert "registered for chromium" in result.stdout, result.stdout  # its settings folder has been used
+    assert list((config / "google-chrome" / "NativeMessagingHosts").iterdir()) == []

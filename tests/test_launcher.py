@@ -3,12 +3,16 @@ themselves, and `tabpilot state --user-data-dir` running on the user's own profi
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -313,6 +317,9 @@ def test_a_profile_in_use_is_a_clear_error_and_is_kept(tmp_path: Path) -> None:
         with pytest.raises(BrowserLaunchError, match="already using the profile"):
             launcher.launch_browser(user_data_dir=profile, env={"HOME": str(tmp_path)}, startup_timeout=15)
         assert running.process.poll() is None  # the browser already on it is left alone
+        # and so is its lock: the failed start cleans up only what it left itself
+        assert os.readlink(profile / "SingletonLock") == f"{socket.gethostname()}-{running.process.pid}"
+        assert (profile / "SingletonSocket").is_symlink()
     finally:
         running.close()
     assert (profile / "Default").is_dir()
@@ -330,3 +337,109 @@ def test_the_watchdog_still_starts_where_tabpilot_runs_without_its_sources(monke
     source = launcher._watchdog_source()
     compile(source, "watchdog", "exec")
     assert "def remove_temporary_profile(profile):" in source and "#REMOVE_PROFILE" not in source
+
+
+# --- what a launch on the user's own profile leaves behind, and a mistyped one ---------------------------------------
+def _singletons(profile: Path) -> list[str]:
+    return sorted(p.name for p in profile.iterdir() if p.name.startswith("Singleton"))
+
+
+@pytest.fixture
+def short_temp() -> Iterator[Path]:
+    """A temporary directory short enough for the browser's socket path (`launcher._browser_env`), its own."""
+    folder = Path(tempfile.mkdtemp(prefix="tp-", dir="/tmp" if os.path.isdir("/tmp") else None))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_lock_leftovers_go_only_when_the_lock_names_the_browser_that_left_them(tmp_path: Path) -> None:
+    profile, socket_folder = tmp_path / "profile", tmp_path / "org.chromium.Chromium.aB3dE6"
+    profile.mkdir()
+    socket_folder.mkdir()
+    (socket_folder / "SingletonSocket").write_text("")
+    (profile / "SingletonSocket").symlink_to(socket_folder / "SingletonSocket")
+    (profile / "SingletonCookie").symlink_to("1234567890")
+    (profile / "SingletonLock").symlink_to(f"{socket.gethostname()}-4242")
+    launcher.remove_lock_leftovers(profile, 4243)  # another browser's lock: not ours to touch
+    assert _singletons(profile) == ["SingletonCookie", "SingletonLock", "SingletonSocket"] and socket_folder.is_dir()
+    (profile / "SingletonLock").unlink()
+    (profile / "SingletonLock").symlink_to("another-computer-4242")
+    launcher.remove_lock_leftovers(profile, 4242)  # the same pid on another computer (a shared folder): not ours
+    assert len(_singletons(profile)) == 3
+    (profile / "SingletonLock").unlink()
+    (profile / "SingletonLock").symlink_to(f"{socket.gethostname()}-4242")
+    launcher.remove_lock_leftovers(profile, 4242)
+    assert _singletons(profile) == [] and not socket_folder.exists()
+
+
+@pytest.mark.browser
+def test_a_browser_on_the_users_profile_leaves_no_lock_nor_socket_folder(tmp_path: Path, short_temp: Path) -> None:
+    """Stopped by tabpilot (SIGTERM), Chromium left SingletonLock/Socket/Cookie in the user's profile and its
+    org.chromium.Chromium.XXXXXX folder in $TMPDIR, one more each run; as when tabpilot itself is killed (the
+    watchdog stops the browser)."""
+    profile = tmp_path / "profile"
+    env = {"HOME": str(tmp_path), "TMPDIR": str(short_temp)}
+    launched = launcher.launch_browser(user_data_dir=profile, env=env)
+    try:
+        assert _singletons(profile) == ["SingletonCookie", "SingletonLock", "SingletonSocket"]
+        (socket_folder,) = short_temp.iterdir()
+        assert socket_folder.name.startswith("org.chromium.Chromium.")
+    finally:
+        launched.close()
+    assert _singletons(profile) == [] and list(short_temp.iterdir()) == []
+    assert (profile / "Default").is_dir()  # the profile itself is kept, as it is
+
+    killed = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from tabpilot.browser import launcher; "
+         f"launcher.launch_browser(user_data_dir=sys.argv[1], env={env!r}); print('up', flush=True); time.sleep(60)",
+         str(profile)], stdout=subprocess.PIPE)
+    try:
+        assert killed.stdout is not None and killed.stdout.readline() == b"up\n"
+        assert _singletons(profile) != []
+    finally:
+        killed.kill()
+        killed.wait()
+        killed.stdout.close()  # type: ignore[union-attr]
+    deadline = time.monotonic() + 20
+    while (_singletons(profile) or list(short_temp.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _singletons(profile) == [] and list(short_temp.iterdir()) == []
+
+
+def _run(args: list[str], tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update({"HOME": str(tmp_path), "TABPILOT_HOME": str(tmp_path / "tabpilot"), **extra})
+    return subprocess.run([sys.executable, "-m", "tabpilot", *args], capture_output=True, text=True, timeout=120,
+                          env=env)
+
+
+@pytest.mark.parametrize("command", [["run", "say hi"], ["state", "about:blank"]])
+def test_a_mistyped_user_data_dir_is_refused_and_nothing_is_made(tmp_path: Path, command: list[str]) -> None:
+    # A launched browser made the whole path: a new, empty profile, where the person's logins seemed lost.
+    typo = tmp_path / "no-such-folder" / "profile"
+    result = _run([*command, "--user-data-dir", str(typo)], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"{typo} does not exist, nor does the folder it would go in ({typo.parent}): is the path mistyped?" in (
+        result.stderr)
+    assert not typo.parent.exists()
+
+
+@pytest.mark.browser
+def test_run_on_a_missing_profile_folder_says_it_is_a_new_profile(tmp_path: Path, short_temp: Path) -> None:
+    recording = tmp_path / "done.json"
+    recording.write_text(json.dumps({"format": "tabpilot-recording", "version": 1, "replies": [
+        {"tool": "AgentOutput", "arguments": {"evaluation_previous_goal": "Started", "memory": "", "next_goal": "end",
+                                              "action": {"done": {"text": "said hi", "success": True}}}}]}))
+    profile = tmp_path / "new profile"
+    first = _run(["run", "say hi", "--user-data-dir", str(profile), "--replay", str(recording)], tmp_path,
+                 TMPDIR=str(short_temp))
+    assert first.returncode == 0, first.stderr
+    new = f"{profile} does not exist yet: the browser starts a new, empty profile there (no logins or cookies)."
+    assert first.stderr.count(new) == 1, first.stderr
+    assert (profile / "Default").is_dir() and _singletons(profile) == [] and list(short_temp.iterdir()) == []
+    again = _run(["run", "say hi", "--user-data-dir", str(profile), "--replay", str(recording)], tmp_path,
+                 TMPDIR=str(short_temp))
+    assert again.returncode == 0, again.stderr
+    assert "does not exist" not in again.stderr

@@ -5,6 +5,7 @@ do not go together, and the progress lines a client shows for each kind of event
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -91,10 +92,15 @@ def test_without_the_sdk_it_says_what_to_install(tmp_path: Path) -> None:
     (["--headless"], "--headless and --browser are for the browser --launch (or --fallback launch) starts"),
     (["--launch", "--fallback", "launch"], "--fallback launch is for tasks in your browser"),
     (["--client", "cursor"], "go with `tabpilot mcp config`"),
+    # both were accepted, and --launch silently lost: tasks went to the --cdp-url browser
+    (["--launch", "--cdp-url", "http://127.0.0.1:9222"], "--launch starts a browser of its own and --cdp-url works "
+                                                        "in one already running: give one of them"),
+    (["config", "--client", "cursor", "--launch", "--cdp-url", "http://127.0.0.1:9222"], "give one of them"),
 ])
 def test_flags_that_do_not_go_together(tmp_path: Path, flags: list[str], said: str) -> None:
     result = tabpilot("mcp", *flags, home=tmp_path)
     assert result.returncode == 2 and said in result.stderr
+    assert result.stdout == ""
 
 
 def test_progress_lines_for_each_kind_of_event() -> None:
@@ -261,3 +267,137 @@ def test_started_by_hand_in_a_terminal_ctrl_c_quits_as_it_says(tmp_path: Path) -
     # Typed once it serves (reads its standard input), as a person reading the message would.
     shown, code = in_a_terminal(["mcp"], env, timeout=20, answer=(b"Ctrl-C to quit", b"\x03"), answer_after=2.0)
     assert "Press Ctrl-C to quit" in shown and code == 130, (code, shown)
+
+
+# --- what a new user found: the server's own advice, start-up checks, a client that goes away, its config ---------
+def server_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_CONFIG_HOME")}
+    env.update({"HOME": str(home), "TABPILOT_HOME": str(home / "tp"), "LANG": "C.UTF-8", **extra})
+    return env
+
+
+def message(request_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
+    sent: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        sent["id"] = request_id
+    if params is not None:
+        sent["params"] = params
+    return (json.dumps(sent) + "\n").encode()
+
+
+INITIALIZE = message(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "a test client", "version": "1"}})
+
+
+async def test_an_unreachable_cdp_url_is_told_in_the_servers_own_flags(tmp_path: Path) -> None:
+    """`tabpilot mcp --cdp-url` whose browser is not there said to "leave out --cdp-url and tabpilot starts a browser
+    of its own", `tabpilot run`'s advice: without it this server works in the user's browser through the extension.
+    It names --launch, in the server's entry in the MCP client's config; for an http:// and a ws:// address alike."""
+    import socket as sockets
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    with sockets.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # nothing listens there once it is closed
+    for address in (f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/devtools/browser/gone"):
+        params = StdioServerParameters(command=sys.executable, args=["-m", "tabpilot", "mcp", "--cdp-url", address],
+                                       env=server_env(tmp_path))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            is_error, text = await call_text(session, "list_tabs", {})
+        assert is_error and f"could not reach the browser at {address}" in text, text
+        assert "put --launch there instead of --cdp-url and tabpilot mcp starts a browser of its own" in text, text
+        assert "in your MCP client's config (--cdp-url http://127.0.0.1:9222)" in text, text
+        assert "leave out --cdp-url" not in text and "tabpilot run" not in text, text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a display is asked for on Linux only")
+@pytest.mark.parametrize(("flags", "flag"), [(["--launch"], "--launch"),
+                                             (["--fallback", "launch"], "--fallback launch")])
+def test_a_window_with_no_display_is_said_on_stderr_at_start_up(tmp_path: Path, flags: list[str], flag: str) -> None:
+    """It was said only at the first task. Now at start-up, on stderr (an MCP client shows it in the server's log;
+    stdout is the protocol), naming the flag to add. The server still serves: each call says the same."""
+    pytest.importorskip("mcp")
+    started = subprocess.run([sys.executable, "-m", "tabpilot", "mcp", *flags], input=INITIALIZE, capture_output=True,
+                             timeout=60, env=server_env(tmp_path))
+    said = started.stderr.decode()
+    assert started.returncode == 0, said
+    assert said.startswith("tabpilot mcp: there is no display to show the browser window on"), said
+    assert f"tabpilot mcp {flag} opens one, so every task would fail: add --headless" in said, said
+    assert f"`tabpilot mcp config --client … {flag} --headless`" in said, said
+    assert json.loads(started.stdout.decode().splitlines()[0])["id"] == 1  # stdout: the protocol's answer only
+    headless = subprocess.run([sys.executable, "-m", "tabpilot", "mcp", *flags, "--headless"], input=INITIALIZE,
+                              capture_output=True, timeout=60, env=server_env(tmp_path))
+    assert headless.returncode == 0 and headless.stderr == b"", headless.stderr  # no window: nothing to say
+    with_display = subprocess.run([sys.executable, "-m", "tabpilot", "mcp", *flags], input=INITIALIZE,
+                                  capture_output=True, timeout=60, env=server_env(tmp_path, DISPLAY=":99"))
+    assert with_display.returncode == 0 and with_display.stderr == b"", with_display.stderr
+
+
+def test_a_client_that_goes_away_ends_the_server_quietly(tmp_path: Path) -> None:
+    """Closing standard input (EOF: how an MCP client shuts its server down) ends it with code 0 and nothing on
+    stderr; a client killed mid-conversation (its end of stdout closed too, so the next answer cannot be written)
+    printed a traceback of the SDK's task group: now one line, code 0."""
+    pytest.importorskip("mcp")
+    closed = subprocess.run([sys.executable, "-m", "tabpilot", "mcp"], input=INITIALIZE, capture_output=True,
+                            timeout=60, env=server_env(tmp_path))
+    assert closed.returncode == 0 and closed.stderr == b"", closed.stderr
+
+    server = subprocess.Popen([sys.executable, "-m", "tabpilot", "mcp"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(tmp_path))
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    try:
+        server.stdin.write(INITIALIZE)
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        server.stdout.close()  # the client is gone: what it was sent next goes nowhere
+        server.stdin.write(message(None, "notifications/initialized") + message(2, "tools/list"))
+        server.stdin.flush()
+        server.stdin.close()
+        code = server.wait(30)
+        said = server.stderr.read().decode()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stderr.close()
+    assert code == 0, said
+    assert "Traceback" not in said and len(said.splitlines()) == 1, said
+    assert "the MCP client went away" in said, said
+
+
+@pytest.mark.parametrize("client", ["claude-desktop", "cursor", "vscode"])
+def test_config_carries_tabpilot_home_so_the_client_started_server_uses_the_same_one(tmp_path: Path,
+                                                                                     client: str) -> None:
+    """An MCP client starts the server with its own environment, not the shell's: a TABPILOT_HOME set where `mcp
+    config` ran goes in the entry's "env" (absolute, as the client starts it from a folder of its own), printed and
+    written alike; without one, the entry has no "env"."""
+    key = "servers" if client == "vscode" else "mcpServers"
+    env = server_env(tmp_path, TABPILOT_HOME="my-home")  # relative, as a person may type it
+    printed = subprocess.run([sys.executable, "-m", "tabpilot", "mcp", "config", "--client", client],
+                             capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert printed.returncode == 0, printed.stderr
+    entry = json.loads(printed.stdout)[key]["tabpilot"]
+    assert entry["env"] == {"TABPILOT_HOME": str(tmp_path / "my-home")}, entry
+    written = subprocess.run([sys.executable, "-m", "tabpilot", "mcp", "config", "--client", client, "--write"],
+                             capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(tmp_path))
+        patch.delenv("XDG_CONFIG_HOME", raising=False)
+        path = config_path(client)
+    assert json.loads(path.read_text())[key]["tabpilot"] == entry
+    # the client starts the command with that env: the server it starts keeps its files in that folder
+    started = subprocess.run([entry["command"], *entry["args"]], input=INITIALIZE, capture_output=True, timeout=60,
+                             env={**server_env(tmp_path / "elsewhere"), **entry["env"]})
+    if importlib.util.find_spec("mcp") is not None:
+        assert started.returncode == 0, started.stderr
+        assert (tmp_path / "my-home" / "log" / "mcp.log").exists()
+
+    unset = {k: v for k, v in env.items() if k != "TABPILOT_HOME"}
+    plain = subprocess.run([sys.executable, "-m", "tabpilot", "mcp", "config", "--client", client],
+                           capture_output=True, text=True, timeout=60, env=unset)
+    assert plain.returncode == 0, plain.stderr
+    assert "env" not in json.loads(plain.stdout)[key]["tabpilot"]

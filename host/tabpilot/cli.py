@@ -42,9 +42,90 @@ def speak(language: str | None) -> None:
 
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, its section headings ending with the help's language's colon (argparse writes
-    "options:" whatever the language)."""
+    "options:" whatever the language), and each (sub)command answering arguments it does not know itself:
+    with its own usage, the closest option to a mistyped one, and a task's words to put in quotes (argparse
+    handed them up to the top-level parser, which showed its own usage and no hint)."""
 
     heading_colon = ":"
+    language: str | None = None  # the language of its help and errors (_translate_help)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        arg_list = list(sys.argv[1:] if args is None else args)
+        unknown = self._unknown_options(arg_list)
+        if unknown:  # before parsing: the value typed after one must not be taken for a positional argument
+            self.error(self._unrecognized(unknown, self._option_hint(unknown[0])))
+        parsed, extras = super().parse_known_args(arg_list, namespace)
+        if extras:
+            self.error(self._unrecognized(extras, self._quote_hint(parsed, extras, arg_list)))
+        return parsed, extras
+
+    def _options(self) -> list[str]:
+        return [option for action in self._actions for option in action.option_strings]
+
+    def _unknown_options(self, arg_list: list[str]) -> list[str]:
+        """The options in `arg_list` this parser does not take (an abbreviation, --opt=value and -oVALUE are
+        taken as argparse takes them), up to its subcommand's name: what follows is the subcommand's."""
+        import re
+
+        commands = {name for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                    for name in action.choices}
+        options = self._options()
+        unknown = []
+        for arg in arg_list:
+            if arg == "--" or arg in commands:
+                break
+            if (len(arg) < 2 or arg[0] not in self.prefix_chars or " " in arg
+                    or re.fullmatch(r"-\d+|-\d*\.\d+", arg)):
+                continue  # a positional argument: "-" (standard input), a negative number, words with a space
+            name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+            if name in options or (arg.startswith("--") and any(option.startswith(name) for option in options)):
+                continue
+            if not arg.startswith("--") and arg[:2] in options:
+                continue  # -oFILE
+            unknown.append(arg)
+        return unknown
+
+    def _unrecognized(self, arguments: list[str], hint: str | None) -> str:
+        from .i18n import command_line_text
+
+        said = command_line_text("unrecognized arguments: %s", self.language) % " ".join(arguments)
+        return f"{said}\n{hint}" if hint else said
+
+    def _option_hint(self, typed: str) -> str:
+        """The option closest to a mistyped one, or where the options are listed."""
+        import difflib
+
+        from .i18n import text
+
+        shown = [option for action in self._actions if action.help != argparse.SUPPRESS
+                 for option in action.option_strings if option.startswith("--")]
+        close = difflib.get_close_matches(typed.split("=", 1)[0], shown, n=1, cutoff=0.6)
+        if close:
+            return text("cli.did_you_mean", self.language, option=close[0])
+        return text("cli.see_options", self.language, command=self.prog)
+
+    def _quote_hint(self, parsed: argparse.Namespace, extras: list[str], arg_list: list[str]) -> str | None:
+        """Words left over after a task in plain words were meant for it: the command with the task quoted."""
+        import shlex
+
+        from .commands.arguments import TaskText, quoted
+        from .i18n import text
+
+        task = next((action for action in self._actions if isinstance(action, TaskText)), None)
+        value = getattr(parsed, task.dest, None) if task is not None else None
+        if not isinstance(value, str) or value == "-" or any(word.startswith("-") for word in extras):
+            return None
+        words = [value, *extras]
+        rest, at, wanted = list(arg_list), len(arg_list), list(words)
+        for index in range(len(rest) - 1, -1, -1):  # the words' places, the last first: an option's value stays
+            if wanted and rest[index] == wanted[-1]:
+                wanted.pop()
+                del rest[index]
+                at = index
+        shown = [shlex.quote(arg) for arg in rest]
+        shown.insert(min(at, len(shown)), quoted(" ".join(words)))
+        return text("cli.quote_task", self.language, command=" ".join([self.prog, *shown]))
 
     def format_help(self) -> str:
         text = super().format_help()
@@ -60,6 +141,7 @@ def _translate_help(parser: argparse.ArgumentParser, language: str | None) -> No
 
     if isinstance(parser, _Parser):
         parser.heading_colon = command_line_text(":", language)
+        parser.language = language
     parser.description = parser.description and command_line_text(parser.description, language)
     parser.epilog = parser.epilog and command_line_text(parser.epilog, language)
     for action in parser._actions:

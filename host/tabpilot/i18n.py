@@ -291,6 +291,9 @@ EN_US: dict[str, str] = {
     "cli.url_script": "{url} is a script, not a page: give the address of a page to open (https://…, localhost:PORT)",
     "cli.url_empty": "give the address of the page to open",
     "cli.task_from_terminal": "Type the task, then press Ctrl-D on a line of its own:",
+    "cli.did_you_mean": "did you mean {option}?",
+    "cli.see_options": "`{command} --help` lists its options",
+    "cli.quote_task": "the task is one argument: put it in quotes, e.g. {command}",
     "cli.url_outside_domains": (
         "--url {url} is outside the domains this task may reach (allowed: {allowed}; blocked: {blocked}): give a "
         "start page it may reach, or add --allow-domain {host}"
@@ -311,6 +314,24 @@ EN_US: dict[str, str] = {
         "Leave --approve out (or use --approve always)."
     ),
     "mcp.client_without_config": "--client and --write go with `tabpilot mcp config`",
+    "mcp.launch_with_cdp_url": (
+        "--launch starts a browser of its own and --cdp-url works in one already running: give one of them"
+    ),
+    # tabpilot mcp's own advice (its tool errors, its start-up line): the flags of the server's entry in the MCP
+    # client's config, never `tabpilot run`'s
+    "mcp.no_display": (
+        "there is no display to show the browser window on (DISPLAY and WAYLAND_DISPLAY are not set), and "
+        "tabpilot mcp {flag} opens one, so every task would fail: add --headless to this server's arguments in your "
+        "MCP client's config (`tabpilot mcp config --client … {flag} --headless` prints them), or run it where there "
+        "is a display (or under xvfb-run)."
+    ),
+    "mcp.cdp_unreachable": (
+        "could not reach the browser at {address} ({detail}). Start that browser with --remote-debugging-port=9222 "
+        "and give its address in this server's arguments in your MCP client's config (--cdp-url "
+        "http://127.0.0.1:9222), or put --launch there instead of --cdp-url and tabpilot mcp starts a browser of "
+        "its own."
+    ),
+    "mcp.client_gone": "tabpilot mcp: the MCP client went away (its connection to this server closed); exiting",
     # --- `tabpilot demo` and a browser `run` could not find ---------------------------------------------
     "demo.banner": "tabpilot demo — scripted demo model — no AI involved\ntask: {task}\n",
     "browser.not_found": (
@@ -323,8 +344,9 @@ EN_US: dict[str, str] = {
         "{variable} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
     "browser.cannot_start": "could not start a browser: {error}",
     "browser.no_display": (
-        "there is no display to show the browser window on (DISPLAY is not set): leave out --headed (tabpilot mcp: "
-        "add --headless), or run where there is one (set DISPLAY, or start the command under xvfb-run)"
+        "there is no display to show the browser window on (DISPLAY is not set): leave out --headed, or give "
+        "--headless in its place, for a browser without a window; or run where there is one (set DISPLAY, or start "
+        "the command under xvfb-run)"
     ),
     "browser.unreachable": (
         "could not reach the browser at {address} ({detail}). Start it with --remote-debugging-port=9222 and give "
@@ -336,6 +358,10 @@ EN_US: dict[str, str] = {
     "page.cannot_open": (
         "could not open {url} ({error}): check the address, and that the site can be reached from here."),
     "state.failed": "could not read the page: {error}",
+    "state.url_needed": (
+        "give the page to read: tabpilot state URL (a browser tabpilot launches has no page of its own; to read the "
+        "tab a running browser shows, give its --cdp-url WS)"
+    ),
     # --- failures by code (FAILURE_CODES; `run` prints these; the record keeps the English) ----------
     "failure.client_closed": "This model client is closed; make a new LLMClient to call the model again.",
     "failure.key_refused": (
@@ -456,6 +482,16 @@ EN_US: dict[str, str] = {
     "sites.cannot_save": "cannot save the allowed-sites file {path}: {reason}",
     "task.no_text": "a task needs some text saying what to do",
     "history.deleted": "Deleted task {task_id}",
+    "history.deleted_many": "Tasks deleted: {count}",
+    "history.delete_what": "name the tasks to delete (their ids), or --all for every one",
+    "history.nothing_to_delete": "No tasks recorded: nothing to delete.",
+    "history.confirm_delete_all": "Delete all {count} recorded tasks and their events? This cannot be undone. [y/N] ",
+    "history.yes": "yes",
+    "history.delete_all_needs_yes": (
+        "--all deletes every recorded task ({count}); with no terminal to ask on, add --yes to say you mean it"
+    ),
+    "history.delete_cancelled": "cancelled; nothing was deleted",
+    "history.kept_running": "Not deleted, still running: {ids} (stop a task before deleting it)",
     "history.no_id": "no task id given",
     "history.ambiguous": "task id {prefix!r} is ambiguous: it could be {ids}",
     "history.still_running": "task {task_id} is still running; stop it before deleting it",
@@ -589,6 +625,7 @@ EN_US: dict[str, str] = {
     "config.any_domain": "(any domain not blocked)",
     "config.ask_before": "{value} (never | irreversible | every: when the agent waits for your yes)",
     "config.use_vision": "{value} (screenshots for the model: auto, on or off)",
+    "config.language_from_terminal": "{value} (not set: the terminal's language, from LANG)",
     "config.file": "settings file: {path}",
     "config.no_key": "no API key given (expected it on stdin)",
     "config.no_key_typed": (
@@ -695,6 +732,10 @@ EN_US: dict[str, str] = {
         "folder first."
     ),
     "install.created_profile": "created the profile folder {path} (start the browser with --user-data-dir={path})",
+    "profile.new": (
+        "{path} does not exist yet: the browser starts a new, empty profile there (no logins or cookies). To work "
+        "with your own logins, give the folder your browser keeps its profile in."
+    ),
     "install.next_profile": (
         "Next: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
         "  {folder}\n"
@@ -955,6 +996,9 @@ ZH_CN: dict[str, str] = {
     "cli.url_script": "{url} 是脚本，不是网页：请给出要打开的网页地址（https://…、localhost:端口）",
     "cli.url_empty": "请给出要打开的网页地址",
     "cli.task_from_terminal": "请输入任务，然后在单独的一行按 Ctrl-D：",
+    "cli.did_you_mean": "你是不是想用 {option}？",
+    "cli.see_options": "`{command} --help` 会列出它的选项",
+    "cli.quote_task": "任务是一个参数：请用引号把它括起来，例如 {command}",
     "cli.url_outside_domains": (
         "--url {url} 不在此任务可以访问的域名之内（允许：{allowed}；禁止：{blocked}）：请给出它可以访问的起始页，"
         "或加上 --allow-domain {host}"
@@ -971,6 +1015,21 @@ ZH_CN: dict[str, str] = {
         "请去掉 --approve（或者用 --approve always）。"
     ),
     "mcp.client_without_config": "--client 和 --write 要与 `tabpilot mcp config` 一起使用",
+    "mcp.launch_with_cdp_url": (
+        "--launch 会启动它自己的浏览器，--cdp-url 则使用一个已经在运行的浏览器：请只给出其中一个"
+    ),
+    "mcp.no_display": (
+        "没有可以显示浏览器窗口的显示器（未设置 DISPLAY 和 WAYLAND_DISPLAY），而 tabpilot mcp {flag} 会打开一个窗口，"
+        "所以每个任务都会失败：请在 MCP 客户端的配置中给这个服务器的参数加上 --headless"
+        "（`tabpilot mcp config --client … {flag} --headless` 会打印出这些参数），"
+        "或者在有显示器的环境中运行它（或用 xvfb-run 启动）。"
+    ),
+    "mcp.cdp_unreachable": (
+        "无法连接到 {address} 的浏览器（{detail}）。请用 --remote-debugging-port=9222 启动那个浏览器，"
+        "并在 MCP 客户端的配置中把它的地址写进这个服务器的参数（--cdp-url http://127.0.0.1:9222），"
+        "或者在那里用 --launch 代替 --cdp-url，由 tabpilot mcp 自己启动一个浏览器。"
+    ),
+    "mcp.client_gone": "tabpilot mcp：MCP 客户端已经离开（它与这个服务器的连接已关闭）；正在退出",
     "demo.banner": "tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：{task}\n",
     "browser.not_found": (
         "没有找到 Chrome、Chromium、Edge 或 Brave；请安装一个（例如 `apt-get install chromium`），"
@@ -980,7 +1039,7 @@ ZH_CN: dict[str, str] = {
     "browser.missing_env": "{variable} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
     "browser.cannot_start": "无法启动浏览器：{error}",
     "browser.no_display": (
-        "没有可以显示浏览器窗口的显示器（未设置 DISPLAY）：请去掉 --headed（tabpilot mcp：加上 --headless），"
+        "没有可以显示浏览器窗口的显示器（未设置 DISPLAY）：请去掉 --headed，或改用 --headless，让浏览器不显示窗口；"
         "或者在有显示器的环境中运行（设置 DISPLAY，或用 xvfb-run 启动这条命令）"
     ),
     "browser.unreachable": (
@@ -991,6 +1050,10 @@ ZH_CN: dict[str, str] = {
         "或它的 http://127.0.0.1:端口。"),
     "page.cannot_open": "无法打开 {url}（{error}）：请检查地址，并确认从这台电脑能访问该网站。",
     "state.failed": "无法读取该页面：{error}",
+    "state.url_needed": (
+        "请给出要读取的网页：tabpilot state URL（tabpilot 启动的浏览器没有自己的网页；"
+        "要读取一个正在运行的浏览器当前显示的标签页，请给出它的 --cdp-url WS）"
+    ),
     "failure.client_closed": "这个模型客户端已关闭；要再次调用模型，请新建一个 LLMClient。",
     "failure.key_refused": (
         "服务商拒绝了 API 密钥（HTTP {status}，来自 {base_url}：{detail}）。请检查密钥：在扩展的“设置”中，"
@@ -1094,6 +1157,16 @@ ZH_CN: dict[str, str] = {
     "sites.cannot_save": "无法保存允许网站文件 {path}：{reason}",
     "task.no_text": "任务需要一段文字说明要做什么",
     "history.deleted": "已删除任务 {task_id}",
+    "history.deleted_many": "已删除 {count} 个任务",
+    "history.delete_what": "请给出要删除的任务 ID，或用 --all 删除全部任务",
+    "history.nothing_to_delete": "没有记录任何任务：没有可删除的内容。",
+    "history.confirm_delete_all": "删除全部 {count} 个已记录的任务及其事件？此操作无法撤销。[y/N] ",
+    "history.yes": "是",
+    "history.delete_all_needs_yes": (
+        "--all 会删除所有已记录的任务（{count} 个）；没有可以询问的终端，请加上 --yes 表示确认"
+    ),
+    "history.delete_cancelled": "已取消，没有删除任何内容",
+    "history.kept_running": "未删除、仍在运行：{ids}（请先停止任务再删除）",
     "history.no_id": "没有给出任务 ID",
     "history.ambiguous": "任务 ID {prefix!r} 不明确：可能是 {ids}",
     "history.still_running": "任务 {task_id} 仍在运行；请先停止它再删除",
@@ -1220,6 +1293,7 @@ ZH_CN: dict[str, str] = {
     "config.any_domain": "（所有未被屏蔽的域名）",
     "config.ask_before": "{value}（never | irreversible | every：智能体何时等待你的同意）",
     "config.use_vision": "{value}（是否给模型看截图：auto、on 或 off）",
+    "config.language_from_terminal": "{value}（未设置：沿用终端的语言，来自 LANG）",
     "config.file": "设置文件：{path}",
     "config.no_key": "没有给出 API 密钥（应通过 stdin 传入）",
     "config.no_key_typed": "没有输入 API 密钥，所以没有保存任何内容：请再运行一次，在提示处粘贴密钥（输入时不显示）",
@@ -1314,6 +1388,10 @@ ZH_CN: dict[str, str] = {
         "（--user-data-dir=DIR）；如果是新的配置文件夹，请先创建它的上一级文件夹。"
     ),
     "install.created_profile": "已创建配置文件夹 {path}（用 --user-data-dir={path} 启动浏览器）",
+    "profile.new": (
+        "{path} 还不存在：浏览器会在那里新建一个空的配置文件夹（没有任何登录信息或 Cookie）。"
+        "要使用你自己的登录信息，请给出你的浏览器保存配置的文件夹。"
+    ),
     "install.next_profile": (
         "下一步：打开 chrome://extensions，打开“开发者模式”，点击“加载已解压的扩展程序”，然后选择\n"
         "  {folder}\n"
@@ -1431,11 +1509,12 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "serve MCP clients (Claude Desktop, Cursor, VS Code): tasks run in your browser":
         "为 MCP 客户端（Claude Desktop、Cursor、VS Code）提供服务：任务在你的浏览器中运行",
     "run the native messaging host (the browser starts this itself)": "运行原生消息主机（浏览器会自己启动它）",
-    "the page to open (default: with --cdp-url, that browser's current tab)":
+    "the page to open (needed, but with --cdp-url: without it, that browser's current tab)":
         "要打开的页面（默认：使用 --cdp-url 时，为那个浏览器的当前标签页）",
     "print {url, title, text, elements: [{index, tag, name, ...}]} as JSON":
         "以 JSON 打印 {url, title, text, elements: [{index, tag, name, ...}]}",
     "show the launched browser window": "显示启动的浏览器窗口",
+    "launch the browser without a window (the default)": "启动不显示窗口的浏览器（默认）",
     "use a running browser's DevTools endpoint (ws:// or http://)": "使用一个正在运行的浏览器的 DevTools 端点（ws:// 或 http://）",
     "the browser binary to launch (default: found)": "要启动的浏览器程序（默认：自动查找）",
     "launch on this browser profile (its logins and cookies) instead of a temporary one":
@@ -1473,11 +1552,18 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "write tasks as page-agent-shaped JSON: one task as an object, several (or --all) as a list, newest first":
         "以 page-agent 格式的 JSON 写出任务：一个任务为一个对象，多个（或 --all）为一个列表，最新的在前",
     "every recorded task": "所有已记录的任务",
-    "delete one task and its events": "删除一个任务及其事件",
+    "delete tasks and their events: the ones named, or --all": "删除任务及其事件：给出 ID 的那些，或用 --all 删除全部",
+    "every recorded task but a running one (asks first; without a terminal, needs --yes)":
+        "除正在运行的任务外的所有已记录任务（会先询问；没有终端时需要 --yes）",
+    "with --all: delete without asking": "与 --all 一起用：不经询问直接删除",
+    "list past tasks, newest first (the default)": "列出过去的任务，最新的在前（默认）",
     "print the stored task and its events as JSON": "以 JSON 打印保存的任务及其事件",
     "write to FILE instead of stdout": "写入 FILE，而不是标准输出",
     "print the settings (key masked) as JSON": "以 JSON 打印设置（密钥已遮盖）",
     "change one setting": "修改一项设置",
+    "every setting and its value (the default)": "每一项设置及其值（默认）",
+    "print one setting's value, as the list shows it (the key masked)":
+        "打印一项设置的值，与列表显示的一致（密钥已遮盖）",
     "reset one setting to its default": "把一项设置恢复为默认值",
     "for api-key: omit (or -) to read it from stdin": "对于 api-key：省略（或写 -）则从标准输入读取",
     "language (en-US or zh-CN) is the language the agent works in (its instructions, its notes to the model\n"

@@ -150,6 +150,60 @@ def _remember_profile(user_data_dir: Path, registered: bool) -> None:
     _profiles_file().write_text(json.dumps(folders, indent=2) + "\n", encoding="utf-8")
 
 
+def _made_file() -> Path:
+    """The folders `install` created (for a manifest or launcher, and the folders above them it had to make):
+    `uninstall` removes these, once empty, and no other."""
+    return paths.data_dir() / "native-host" / "made.json"
+
+
+def _made_folders() -> list[str]:
+    try:
+        folders = json.loads(_made_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
+
+
+def _record_made(made: list[str], gone: list[str] | None = None) -> None:
+    kept = [f for f in _made_folders() if f not in (gone or [])]
+    folders = kept + [f for f in made if f not in kept]
+    if folders == _made_folders():
+        return
+    _made_file().parent.mkdir(parents=True, exist_ok=True)
+    _made_file().write_text(json.dumps(folders, indent=2) + "\n", encoding="utf-8")
+
+
+def _make_folder(folder: Path) -> list[str]:
+    """Create `folder` and the folders above it that are missing; returns those it created (absolute)."""
+    missing = []
+    for level in (folder, *folder.parents):
+        if level.exists():
+            break
+        missing.append(str(level))
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_made(folders: list[Path], report: InstallReport) -> None:
+    """Of `folders` and the folders above them, those `install` created: each removed once it is empty (deepest
+    first; one a browser or the user has put something in stays), and forgotten once gone."""
+    made = set(_made_folders())
+    ours = {str(level) for folder in folders for level in (folder, *folder.parents) if str(level) in made}
+    gone = []
+    for folder in sorted(ours, key=lambda f: (-len(Path(f).parts), f)):
+        try:
+            Path(folder).rmdir()
+        except FileNotFoundError:
+            gone.append(folder)
+        except OSError:  # not empty (or not ours to remove after all): left, and remembered
+            continue
+        else:
+            gone.append(folder)
+            report.removed.append(folder)
+    if gone:
+        _record_made([], gone)
+
+
 def settings_dir(browser: str) -> Path:
     """The browser's per-user settings folder on Linux and macOS (the folder it creates at first start)."""
     if sys.platform == "darwin":
@@ -158,13 +212,24 @@ def settings_dir(browser: str) -> Path:
     return config_home / LINUX_DIRS[browser]
 
 
+def has_settings(folder: Path) -> bool:
+    """Whether the browser's settings folder is there, as a browser's: not when it holds only a NativeMessagingHosts
+    folder (a browser's first start writes "Local State" and a profile there). That alone is what a host's installer
+    made (this one's `install --browser NAME` for a browser not installed, or another program's), left empty by an
+    uninstall: counting it registered the host for a browser that is not there."""
+    try:
+        return {entry.name for entry in folder.iterdir()} != {"NativeMessagingHosts"}
+    except OSError:  # no such folder (or not a folder, or unreadable)
+        return False
+
+
 def install_targets(browser: str = "all", *, user_data_dir: Path | None = None) -> list[Target]:
     """Where `tabpilot install` registers: the named browser or profile; by default every browser whose
     program is installed or that has a settings folder for this user (one never started has none yet:
     install creates the folder it needs). On Windows the registry keys serve every browser alike."""
     if user_data_dir is not None or browser != "all" or sys.platform == "win32":
         return manifest_targets(browser, user_data_dir=user_data_dir)
-    present = set(installed_browsers()) | {name for name in BROWSERS if settings_dir(name).is_dir()}
+    present = set(installed_browsers()) | {name for name in BROWSERS if has_settings(settings_dir(name))}
     targets = [t for t in manifest_targets("all") if t.label in present]
     if not targets:
         raise InstallError(f"{NO_BROWSER}. To fix: {NO_BROWSER_FIX}")
@@ -231,17 +296,20 @@ def install(
     launcher = launcher_path(user_data_dir)
     targets = install_targets(browser, user_data_dir=user_data_dir)
     report = InstallReport(ids)
-    launcher.parent.mkdir(parents=True, exist_ok=True)
+    made = _make_folder(launcher.parent)
+    if user_data_dir is None:  # tabpilot's own data folder (where these records are kept too): not the user's
+        made = []
     launcher.write_text(launcher_text(), encoding="utf-8", newline="")
     launcher.chmod(0o755)
     report.launchers.append(launcher)
     text = json.dumps(host_manifest(launcher, ids), indent=2) + "\n"
     for target in targets:
-        target.manifest.parent.mkdir(parents=True, exist_ok=True)
+        made += _make_folder(target.manifest.parent)
         target.manifest.write_text(text, encoding="utf-8")
         if target.registry_key:
             _set_registry(target.registry_key, str(target.manifest))
         report.manifests.append(target)
+    _record_made(made)
     if user_data_dir is not None:
         _remember_profile(user_data_dir, registered=True)
     return report
@@ -257,7 +325,8 @@ def is_ours(manifest: Path) -> bool:
 
 def uninstall(browser: str = "all", *, user_data_dir: Path | None = None) -> InstallReport:
     report = InstallReport([])
-    for target in manifest_targets(browser, user_data_dir=user_data_dir):
+    targets = manifest_targets(browser, user_data_dir=user_data_dir)
+    for target in targets:
         if target.registry_key and _delete_registry(target.registry_key):
             report.removed.append(f"HKCU\\{target.registry_key}")
         if target.manifest.exists() and is_ours(target.manifest):
@@ -270,15 +339,11 @@ def uninstall(browser: str = "all", *, user_data_dir: Path | None = None) -> Ins
     if launcher.exists() and not still_used:
         launcher.unlink()
         report.removed.append(str(launcher))
-    if user_data_dir is not None:  # the folders install made there, once nothing else is in them
+    if user_data_dir is not None:
         _remember_profile(user_data_dir, registered=False)
-        profile = Path(user_data_dir).expanduser().resolve()
-        for folder in (profile / "NativeMessagingHosts", profile):
-            try:
-                folder.rmdir()  # only an empty one: a browser's profile is never empty
-            except OSError:
-                break
-            report.removed.append(str(folder))
+    # the folders install made (a profile folder, a NativeMessagingHosts folder, a browser's settings folder), once
+    # nothing else is in them: left empty, the last made the next install register a browser that is not there
+    _remove_made([t.manifest.parent for t in targets] + [launcher.parent], report)
     return report
 
 

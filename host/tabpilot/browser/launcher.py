@@ -13,6 +13,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +103,7 @@ _WATCHDOG = """from __future__ import annotations
 import os, shutil, signal, sys, time
 #REMOVE_PROFILE
 pid, group, profile = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+users_profile = sys.argv[4] if len(sys.argv) > 4 else ""
 released = False
 try:
     while os.read(0, 4096):
@@ -134,6 +136,8 @@ while alive(os.killpg, group) and time.monotonic() < deadline:
     time.sleep(0.05)
 if profile:
     remove_temporary_profile(profile)
+if users_profile:
+    remove_lock_leftovers(users_profile, pid)
 """
 
 
@@ -156,16 +160,51 @@ def remove_temporary_profile(profile: str | Path) -> None:
         pass
 
 
+def remove_lock_leftovers(profile: str | Path, pid: int) -> None:
+    """After the browser tabpilot launched on a profile of the user's (`--user-data-dir`) has exited: the lock
+    links it left there (SingletonLock, SingletonSocket, SingletonCookie; a browser stopped with SIGTERM leaves
+    them) and its socket's folder in the temporary directory (org.chromium.Chromium.XXXXXX). Only when the lock
+    names that browser (`<host>-<pid>`): another browser's lock, or one on another computer, is left alone.
+    (The watchdog runs this too, without tabpilot.)"""
+    import os
+    import shutil
+    import socket
+
+    try:
+        if os.readlink(os.path.join(profile, "SingletonLock")) != f"{socket.gethostname()}-{pid}":
+            return
+    except OSError:
+        return
+    try:
+        socket_folder = os.path.dirname(os.readlink(os.path.join(profile, "SingletonSocket")))
+    except OSError:
+        socket_folder = ""
+    for name in ("SingletonSocket", "SingletonCookie", "SingletonLock"):  # the lock last: it says whose they are
+        link = os.path.join(profile, name)
+        try:
+            if os.path.islink(link):
+                os.unlink(link)
+        except OSError:
+            pass
+    try:
+        if socket_folder and all(name.startswith("Singleton") for name in os.listdir(socket_folder)):
+            shutil.rmtree(socket_folder, ignore_errors=True)
+    except OSError:
+        pass
+
+
 def _watchdog_source() -> str:
-    """The watchdog's script, with `remove_temporary_profile` as defined here (where tabpilot runs without its
-    sources, from compiled files only: one that removes the profile alone, as before)."""
+    """The watchdog's script, with `remove_temporary_profile` and `remove_lock_leftovers` as defined here (where
+    tabpilot runs without its sources, from compiled files only: one that removes the profile alone, as before)."""
     import inspect
     import textwrap
 
     try:
-        removing = textwrap.dedent(inspect.getsource(remove_temporary_profile))
+        removing = "\n".join(textwrap.dedent(inspect.getsource(function))
+                             for function in (remove_temporary_profile, remove_lock_leftovers))
     except (OSError, TypeError):
-        removing = "def remove_temporary_profile(profile):\n    shutil.rmtree(profile, ignore_errors=True)\n"
+        removing = ("def remove_temporary_profile(profile):\n    shutil.rmtree(profile, ignore_errors=True)\n"
+                    "def remove_lock_leftovers(profile, pid):\n    pass\n")
     return _WATCHDOG.replace("#REMOVE_PROFILE", removing)
 
 
@@ -185,13 +224,16 @@ class LaunchedBrowser:
         return f"http://{host_port}"
 
     def close(self, timeout: float = 5.0) -> None:
-        """Terminate the whole process group, then remove a temporary profile."""
+        """Terminate the whole process group, then remove a temporary profile (or, from the user's profile, the
+        lock links this browser left)."""
         if self._closed:
             return
         self._closed = True
         _terminate_group(self.process, timeout)
         if self.owns_profile:
             remove_temporary_profile(self.user_data_dir)
+        elif self.process.poll() is not None:
+            remove_lock_leftovers(self.user_data_dir, self.process.pid)
         if self.watchdog is not None:
             self.watchdog.release()
 
@@ -199,12 +241,13 @@ class LaunchedBrowser:
 class _Watchdog:
     """tabpilot's end of the watchdog: `release()` when the browser is closed the ordinary way."""
 
-    def __init__(self, browser: subprocess.Popen[bytes], profile: Path | None) -> None:
+    def __init__(self, browser: subprocess.Popen[bytes], profile: Path | None, users_profile: Path | None = None
+                 ) -> None:
         read_end, self._write_end = os.pipe()  # both non-inheritable: the browser gets neither
         try:
             self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _watchdog_source(), str(browser.pid), str(browser.pid),
-                 str(profile or "")],
+                 str(profile or ""), str(users_profile or "")],
                 stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True,  # the terminal's SIGHUP or a kill of tabpilot's group spares it
             )
@@ -320,6 +363,15 @@ def _browser_env(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def needs_display(headless: bool, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a browser window is asked for where there is none: on Linux, neither DISPLAY nor WAYLAND_DISPLAY in
+    `env` (default: this process's environment) when the browser is not headless. The one check `launch_browser`
+    makes (`run --headed`, `state --headed`) and `tabpilot mcp --launch` makes at start-up."""
+    seen = os.environ if env is None else env
+    return not headless and sys.platform.startswith("linux") and not (seen.get("DISPLAY") or
+                                                                     seen.get("WAYLAND_DISPLAY"))
+
+
 def launch_browser(
     *,
     executable: str | None = None,
@@ -334,8 +386,7 @@ def launch_browser(
 ) -> LaunchedBrowser:
     """Start a browser with a DevTools endpoint on a free port and wait until it answers."""
     binary = find_browser(executable)
-    seen = {**os.environ, **(env or {})}
-    if not headless and sys.platform.startswith("linux") and not (seen.get("DISPLAY") or seen.get("WAYLAND_DISPLAY")):
+    if needs_display(headless, {**os.environ, **(env or {})}):
         raise NoDisplay("browser.no_display")
     owns_profile = user_data_dir is None
     if owns_profile and sys.platform != "win32":
@@ -374,10 +425,11 @@ def launch_browser(
         watchdog = None
         try:
             if sys.platform != "win32":
-                watchdog = _Watchdog(process, profile if owns_profile else None)
+                watchdog = _Watchdog(process, *((profile, None) if owns_profile else (None, profile)))
             ws_url = _wait_for_endpoint(process, port_file, binary, limit, in_use_hint=in_use_hint, log=log)
         except _Stalled as stalled:
             _terminate_group(process, 5)
+            _remove_what_it_left(process, profile, owns_profile)
             if watchdog is not None:
                 watchdog.release()
             if attempt < len(limits):
@@ -389,11 +441,18 @@ def launch_browser(
             _terminate_group(process, 5)
             if owns_profile:  # a profile the user gave is theirs: never removed
                 remove_temporary_profile(profile)
+            _remove_what_it_left(process, profile, owns_profile)
             if watchdog is not None:
                 watchdog.release()
             raise
         return LaunchedBrowser(process, ws_url, profile, owns_profile, log, watchdog=watchdog)
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _remove_what_it_left(process: subprocess.Popen[bytes], profile: Path, owns_profile: bool) -> None:
+    """A start that failed on the user's profile: the lock links that browser left there, once it has exited."""
+    if not owns_profile and process.poll() is not None:
+        remove_lock_leftovers(profile, process.pid)
 
 
 # One start in many never opens its DevTools endpoint: seen as the suite's first launch on a freshly set-up CI

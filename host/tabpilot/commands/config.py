@@ -1,4 +1,5 @@
-"""`tabpilot config`: show settings (the API key masked); `set KEY VALUE`; `unset KEY`.
+"""`tabpilot config [list]`: show settings (the API key masked); `get KEY`: one of them, as the list shows it;
+`set KEY VALUE`; `unset KEY`.
 
 `tabpilot config set api-key` without a value reads the key from stdin (or asks for it without echo),
 so it stays out of the shell's history."""
@@ -31,6 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.add_argument("--json", action="store_true", help="print the settings (key masked) as JSON")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="every setting and its value (the default)")
+    listing.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print the settings (key masked) as JSON")
+    get_parser = actions.add_parser("get", help="print one setting's value, as the list shows it (the key masked)")
+    get_parser.add_argument("key", metavar="KEY", help=", ".join(KEYS))
     set_parser = actions.add_parser("set", help="change one setting")
     set_parser.add_argument("key", metavar="KEY", help=", ".join(KEYS))
     set_parser.add_argument("value", metavar="VALUE", nargs="?", help="for api-key: omit (or -) to read it from stdin")
@@ -78,19 +84,22 @@ def _show_value(view: dict[str, object], key: str, language: Language) -> str:
     return _text(view[wire.get(key, key)], language)
 
 
-def _show(view: dict[str, object], path: str, language: Language) -> str:
-    key_text = view["apiKeyHint"] if view["apiKeySet"] else say("config.not_set", language)
+def _rows(view: dict[str, object], language: Language, *, language_chosen: bool = True) -> list[tuple[str, str]]:
+    """Each setting's name and its value as shown: an API key only as whether it is set and its last characters;
+    a language not chosen as the terminal's (`language`, the one these commands then speak), not the default."""
+    key_text = str(view["apiKeyHint"]) if view["apiKeySet"] else say("config.not_set", language)
     if not view["apiKeySet"] and os.environ.get("OPENAI_API_KEY"):
         key_text = say("config.key_from_env", language)
     base_text = _text(view["baseURL"], language)
     if view["baseURL"] is None and os.environ.get("OPENAI_BASE_URL"):
         base_text = say("config.base_from_env", language, url=os.environ["OPENAI_BASE_URL"])
-    rows = [
+    return [
         ("base-url", base_text),
         ("model", _text(view["model"], language)),
         ("api-key", key_text),
         ("max-steps", _text(view["maxSteps"], language)),
-        ("language", _text(view["language"], language)),
+        ("language", _text(view["language"], language) if language_chosen
+         else say("config.language_from_terminal", language, value=language)),
         ("debug-capture", _text(view["debugCapture"], language)),
         ("model-deadline", say("config.model_deadline", language, seconds=f"{view['modelDeadline']:g}")),
         ("max-reply-mb", say("config.max_reply", language, mb=f"{view['maxReplyMB']:g}")),
@@ -100,7 +109,10 @@ def _show(view: dict[str, object], path: str, language: Language) -> str:
         ("ask-before", say("config.ask_before", language, value=view["askBefore"])),
         ("use-vision", say("config.use_vision", language, value=view["useVision"])),
     ]
-    lines = [f"{column(name, 16)}{value}" for name, value in rows]
+
+
+def _show(view: dict[str, object], path: str, language: Language, *, language_chosen: bool = True) -> str:
+    lines = [f"{column(name, 16)}{value}" for name, value in _rows(view, language, language_chosen=language_chosen)]
     lines.append("\n" + say("config.file", language, path=path))
     return "\n".join(lines)
 
@@ -117,13 +129,19 @@ def run(args: argparse.Namespace) -> int:
     action = getattr(args, "action", None)
     try:
         settings = load_settings()
-        if action is None:
+        if action in (None, "list"):
             view = public_view(settings)
-            print(json.dumps(view, indent=2) if args.json else _show(view, str(paths.config_path()), language))
+            chosen = "language" in settings.model_fields_set
+            print(json.dumps(view, indent=2) if args.json
+                  else _show(view, str(paths.config_path()), language, language_chosen=chosen))
             return 0
         problem = _check_key(args.key, language)
         if problem:
             return fail("config", problem, language)
+        if action == "get":
+            chosen = "language" in settings.model_fields_set
+            print(dict(_rows(public_view(settings), language, language_chosen=chosen))[args.key])
+            return 0
         if action == "set":
             value = args.value
             if args.key == "api-key" and value in (None, "-"):
@@ -143,7 +161,9 @@ def run(args: argparse.Namespace) -> int:
             update_settings({args.key: None})
             shown = public_view(load_settings())
             language = terminal_language()
-            print(say("config.reset", language, key=args.key, value=_show_value(shown, args.key, language)))
+            value = (say("config.language_from_terminal", language, value=language) if args.key == "language"
+                     else _show_value(shown, args.key, language))
+            print(say("config.reset", language, key=args.key, value=value))
         return 0
     except SettingsError as exc:
         return fail("config", exc.text(language), language)

@@ -18,7 +18,9 @@ from .run import Job, run_job, terminal_language
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--headed", action="store_true", help="show the browser window while it works")
+    window = parser.add_mutually_exclusive_group()
+    window.add_argument("--headed", action="store_true", help="show the browser window while it works")
+    window.add_argument("--headless", action="store_true", help="launch the browser without a window (the default)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
-"""`tabpilot history`: list past tasks; `show ID` as a timeline; `export ID... | --all [-o FILE]`; `delete ID`.
-An id may be shortened to any unambiguous prefix, as with git."""
+"""`tabpilot history [list]`: list past tasks; `show ID` as a timeline; `export ID... | --all [-o FILE]`;
+`delete ID... | --all [--yes]` (--all asks first on a terminal, and without one needs --yes; a running task is
+kept). An id may be shortened to any unambiguous prefix, as with git."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=50, help="how many tasks to list (default 50)")
     parser.add_argument("--json", action="store_true", help="list as JSON")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="list past tasks, newest first (the default)")
+    # as `history --json` takes them, after `list` too; not given there, the ones before `list` stand
+    listing.add_argument("--limit", type=int, default=argparse.SUPPRESS, help="how many tasks to list (default 50)")
+    listing.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="list as JSON")
     show = actions.add_parser("show", help="print one task as a timeline")
     show.add_argument("task_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print the stored task and its events as JSON")
@@ -32,8 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
     # as `history --json` and `show --json` take it: asked of export too, where JSON is all there is
     export.add_argument("--json", action="store_true", help="JSON (what export always writes)")
-    delete = actions.add_parser("delete", help="delete one task and its events")
-    delete.add_argument("task_id", metavar="ID")
+    delete = actions.add_parser("delete", help="delete tasks and their events: the ones named, or --all")
+    delete.add_argument("task_ids", metavar="ID", nargs="*")
+    delete.add_argument("--all", action="store_true",
+                        help="every recorded task but a running one (asks first; without a terminal, needs --yes)")
+    delete.add_argument("--yes", action="store_true", help="with --all: delete without asking")
 
 
 
@@ -72,6 +80,61 @@ def _export(store: TaskStore, args: argparse.Namespace, language: Language) -> i
     return 0
 
 
+def _confirmed(count: int, language: Language) -> bool:
+    """The person at the terminal said yes to deleting every one of `count` tasks."""
+    try:
+        answer = input(say("history.confirm_delete_all", language, count=count))
+    except (EOFError, KeyboardInterrupt):
+        print(file=sys.stderr)  # the message goes under the question, not after it
+        return False
+    return answer.strip().lower() in ("y", "yes", say("history.yes", language))
+
+
+def _delete(store: TaskStore, args: argparse.Namespace, language: Language) -> int:
+    """Delete the tasks named (each resolved first: a bad id deletes none), or every recorded one with --all, which
+    is asked first on a terminal and needs --yes without one. A running task is kept and said so."""
+    from ..store.tasks import StoreError
+
+    if args.all == bool(args.task_ids):
+        return fail("history", say("history.delete_what", language), language)
+    if args.all:
+        task_ids = [task.task_id for task in store.list_tasks(None)]
+        if not task_ids:
+            print(say("history.nothing_to_delete", language))
+            return 0
+        if not args.yes:
+            if not sys.stdin.isatty():
+                return fail("history", say("history.delete_all_needs_yes", language, count=len(task_ids)), language)
+            if not _confirmed(len(task_ids), language):
+                return fail("history", say("history.delete_cancelled", language), language)
+    else:  # each id once, in the order given
+        task_ids = list(dict.fromkeys(store.resolve_id(prefix) for prefix in args.task_ids))
+    deleted, running, failed = 0, [], False
+    for task_id in task_ids:
+        try:
+            gone = store.delete_task(task_id)
+        except StoreError as exc:
+            if exc.key != "history.still_running":
+                raise
+            running.append(task_id)
+            if not args.all:
+                fail("history", exc.text(language), language)
+                failed = True
+            continue
+        if gone:
+            deleted += 1
+            if not args.all:
+                print(say("history.deleted", language, task_id=task_id))
+        elif not args.all:  # deleted meanwhile, between resolving its id and now
+            fail("history", say("history.no_task", language, task_id=task_id), language)
+            failed = True
+    if args.all:
+        print(say("history.deleted_many", language, count=deleted))
+        if running:
+            print(say("history.kept_running", language, ids=", ".join(running)), file=sys.stderr)
+    return 1 if failed else 0
+
+
 def run(args: argparse.Namespace) -> int:
     from ..store.settings import SettingsError, load_settings
     from ..store.tasks import StoreError, TaskStore
@@ -95,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store.mark_interrupted()
         action = getattr(args, "action", None)
-        if action is None:
+        if action in (None, "list"):
             if args.limit < 1:
                 return fail("history", say("history.limit", language), language)
             tasks = store.list_tasks(args.limit)
@@ -108,19 +171,16 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if action == "export":
             return _export(store, args, language)
+        if action == "delete":
+            return _delete(store, args, language)
         task_id = store.resolve_id(args.task_id)
-        if action == "show":
-            record = store.get_task(task_id)
-            if record is None:  # deleted between resolving and reading
-                return fail("history", say("history.no_task", language, task_id=task_id), language)
-            if args.json:
-                print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False))
-            else:
-                print(timeline(record, language))
-        elif action == "delete":
-            if not store.delete_task(task_id):
-                return fail("history", say("history.no_task", language, task_id=task_id), language)
-            print(say("history.deleted", language, task_id=task_id))
+        record = store.get_task(task_id)
+        if record is None:  # deleted between resolving and reading
+            return fail("history", say("history.no_task", language, task_id=task_id), language)
+        if args.json:
+            print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False))
+        else:
+            print(timeline(record, language))
         return 0
     except StoreError as exc:
         return fail("history", exc.text(language), language)

@@ -44,13 +44,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..installer import InstallError, extension_dir, install
+    from .profile import mistyped, profile_folder
     from .run import terminal_language
 
     language = terminal_language()
-    profile = args.user_data_dir.expanduser().absolute() if args.user_data_dir else None
+    profile = profile_folder(args.user_data_dir) if args.user_data_dir else None
     created = profile is not None and not profile.exists()
-    if created and profile is not None and not profile.parent.is_dir():  # a typo: never make a whole new path
-        return fail("install", say("install.no_profile", language, path=profile, parent=profile.parent), language)
+    refusal = mistyped(profile, language) if profile is not None else None
+    if refusal is not None:  # a typo: never make a whole new path
+        return fail("install", refusal, language)
     try:
         report = install(args.browser, user_data_dir=args.user_data_dir, extra_ids=args.extension_id)
     except (InstallError, OSError) as exc:

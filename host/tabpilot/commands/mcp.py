@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+from .arguments import positive_seconds
+
 MISSING_SDK = (
     "tabpilot mcp needs the MCP Python SDK, which is not installed. Install it with\n"
     "    pip install 'tabpilot[mcp]'\n"
@@ -42,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="ask: the person allows each new MCP client in the tabpilot popup (default in your "
                              "browser); always: run without asking (the default, and the only choice, with "
                              "--launch/--cdp-url, which have no popup to ask in)")
-    parser.add_argument("--approve-timeout", type=float, metavar="S",
+    parser.add_argument("--approve-timeout", type=positive_seconds, metavar="S",
                         help="with --approve ask: refuse when nobody answered within S seconds (default 120)")
 
 
@@ -69,6 +71,8 @@ def _server_options(args: argparse.Namespace) -> list[str]:
 def _misuse(args: argparse.Namespace) -> str | None:
     """The catalog key that says which options given do not go together, if any."""
     own_browser = args.launch or bool(args.cdp_url)
+    if args.launch and args.cdp_url:
+        return "mcp.launch_with_cdp_url"
     if (args.headless or args.browser) and not (args.launch or args.fallback):
         return "mcp.headless_without_launch"
     if args.fallback and own_browser:
@@ -106,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         # Ctrl-C, as it says: the SDK reads standard input in a thread nothing can interrupt, so the interrupted
         # server waited for the next line typed. Nothing is left behind: a browser it launched has its watchdog.
         signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_STOPPED))
+    _say_if_no_display(args)
     _log_to_file()
     import anyio
 
@@ -121,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
                                        approve_timeout=args.approve_timeout)
         backend = in_users_browser
         if args.fallback:
-            backend = FallbackBackend(in_users_browser, LaunchBackend(headless=args.headless, executable=args.browser))
+            backend = FallbackBackend(in_users_browser, LaunchBackend(headless=args.headless, executable=args.browser,
+                                                                      flag="--fallback launch"))
     server = build_server(backend)
 
     async def serve() -> None:
@@ -135,7 +141,49 @@ def run(args: argparse.Namespace) -> int:
         anyio.run(serve)
     except KeyboardInterrupt:
         pass
+    except BaseExceptionGroup as errors:  # the SDK's task group: a write to a client that has gone
+        if errors.split(CLIENT_GONE)[1] is not None:
+            raise
+        return _client_gone()
+    except CLIENT_GONE:
+        return _client_gone()
     return 0
+
+
+# Writing to (or reading from) a client that has gone: it was killed, or crashed, without closing its end first.
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError)
+
+
+def _client_gone() -> int:
+    """The MCP client went away mid-conversation: one line on stderr (if anyone still reads it), no traceback,
+    and nothing more written to the closed stdout (Python's own flush at exit included). Its tasks were stopped
+    and a browser this server launched was closed on the way out (`serve`)."""
+    from ..i18n import text as say
+    from .output import silence_stdout
+    from .run import terminal_language
+
+    silence_stdout()
+    try:
+        print(say("mcp.client_gone", terminal_language()), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _say_if_no_display(args: argparse.Namespace) -> None:
+    """A browser window asked for (--launch, --fallback launch, without --headless) where there is no display:
+    said on stderr at start-up, where MCP clients show a server's log (stdout is the protocol), instead of first at
+    a task. The server still starts: each call that needs that browser says the same to the client."""
+    from ..browser.launcher import needs_display
+    from ..i18n import text as say
+    from ..mcp.backends import no_display
+    from .run import terminal_language
+
+    flag = "--launch" if args.launch else "--fallback launch" if args.fallback == "launch" else None
+    if flag is not None and needs_display(args.headless):
+        language = terminal_language()
+        print(say("cli.error", language, command="mcp", message=no_display(flag, language)), file=sys.stderr,
+              flush=True)
 
 
 def _config(args: argparse.Namespace) -> int:

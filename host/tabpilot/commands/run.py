@@ -42,10 +42,15 @@ RESULT_LIMIT = 600
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("task", help="what the agent should do, in plain words ('-': read it from standard input, "
-                                     "for a task longer than a command line takes)")
+    from .arguments import TaskText
+
+    parser.add_argument("task", action=TaskText,
+                        help="what the agent should do, in plain words ('-': read it from standard input, "
+                             "for a task longer than a command line takes)")
     parser.add_argument("--url", help="open this page first")
-    parser.add_argument("--headed", action="store_true", help="show the launched browser window")
+    window = parser.add_mutually_exclusive_group()
+    window.add_argument("--headed", action="store_true", help="show the launched browser window")
+    window.add_argument("--headless", action="store_true", help="launch the browser without a window (the default)")
     parser.add_argument(
         "--cdp-url", metavar="WS", help="work in an already running browser (ws://… or http://host:port)"
     )
@@ -99,15 +104,12 @@ def run(args: argparse.Namespace) -> int:
             language = terminal_language()
             return _refused(args.json, "run", exc.text(language), language, EXIT_USAGE)
     if args.user_data_dir:  # a typo is refused; a new profile is said to be one (its logins are not there)
-        from .profile import mistyped, new_profile_notice, profile_folder
+        from .profile import check_profile
 
-        language, profile = terminal_language(), profile_folder(args.user_data_dir)
-        refusal = mistyped(profile, language)
+        language = terminal_language()
+        refusal = check_profile(args.user_data_dir, language)
         if refusal is not None:
             return _refused(args.json, "run", refusal, language, EXIT_USAGE)
-        notice = new_profile_notice(profile, language)
-        if notice is not None:
-            print(notice, file=sys.stderr, flush=True)
     from_stdin = args.task == "-"
     if from_stdin and sys.stdin.isatty():  # else it waited, saying nothing
         print(say("cli.task_from_terminal", terminal_language()), file=sys.stderr, flush=True)

@@ -1,10 +1,10 @@
-"""`tabpilot state [URL] [--json] [--headed] [--cdp-url WS] [--user-data-dir DIR]`: print a page exactly as
-the model sees it.
+"""`tabpilot state [URL] [--json] [--headed | --headless] [--cdp-url WS] [--user-data-dir DIR]`: print a page
+exactly as the model sees it.
 
 Without --cdp-url a headless Chromium is launched on a temporary profile, or on the --user-data-dir
-profile (kept as it is), and shut down afterwards; with it, the
-running browser is used as is: no URL means its current tab, a URL opens in a new tab that is closed
-again afterwards."""
+profile (kept as it is), and shut down afterwards: it has no page of its own, so the URL is needed. With
+--cdp-url the running browser is used as is: no URL means its current tab, a URL opens in a new tab that is
+closed again afterwards."""
 
 from __future__ import annotations
 
@@ -13,18 +13,23 @@ import asyncio
 import json
 import sys
 
+from .arguments import positive_seconds
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", nargs="?", metavar="URL",
-                        help="the page to open (default: with --cdp-url, that browser's current tab)")
+                        help="the page to open (needed, but with --cdp-url: without it, that browser's current tab)")
     parser.add_argument("--json", action="store_true",
                         help="print {url, title, text, elements: [{index, tag, name, ...}]} as JSON")
-    parser.add_argument("--headed", action="store_true", help="show the launched browser window")
+    window = parser.add_mutually_exclusive_group()
+    window.add_argument("--headed", action="store_true", help="show the launched browser window")
+    window.add_argument("--headless", action="store_true", help="launch the browser without a window (the default)")
     parser.add_argument("--cdp-url", metavar="WS", help="use a running browser's DevTools endpoint (ws:// or http://)")
     parser.add_argument("--browser", metavar="PATH", help="the browser binary to launch (default: found)")
     parser.add_argument("--user-data-dir", metavar="DIR",
                         help="launch on this browser profile (its logins and cookies) instead of a temporary one")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="S", help="page load timeout (default 30)")
+    parser.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="S",
+                        help="page load timeout (default 30)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,10 +44,20 @@ def run(args: argparse.Namespace) -> int:
         return fail("state", say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
     from ..i18n import text as say
     from .output import fail
-    from .run import OpenFailed, terminal_language, typed_url
+    from .run import EXIT_USAGE, OpenFailed, terminal_language, typed_url
 
+    if args.user_data_dir:  # as `run` does: a typo is refused, a new profile is said to be one
+        from .profile import check_profile
+
+        language = terminal_language()
+        refusal = check_profile(args.user_data_dir, language)
+        if refusal is not None:
+            return fail("state", refusal, language, EXIT_USAGE)
+    if args.url is None and not args.cdp_url:  # a browser launched for it has only about:blank to show
+        language = terminal_language()
+        return fail("state", say("state.url_needed", language), language, EXIT_USAGE)
     try:
-        url = typed_url(args.url) if args.url is not None else (None if args.cdp_url else "about:blank")
+        url = typed_url(args.url) if args.url is not None else None
         output = asyncio.run(_read(url, args))
     except KeyboardInterrupt:
         return 130

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..i18n import text
 from .hostlink import HostGone, HostLink, HostRefused, HostUnavailable
 from .progress import activity_message, event_message, started_message, steps_of
 
@@ -42,6 +43,12 @@ INTERRUPTED = {"success": False, "data": "Interrupted: tabpilot's host stopped b
 
 class TaskFailed(Exception):
     """A tool call that cannot be done; the message is for the MCP client's user."""
+
+
+def no_display(flag: str, language: str | None = None) -> str:
+    """A browser window `flag` (--launch, --fallback launch) would open, where there is no display: what to do, in
+    the flags of this server's entry in the MCP client's config."""
+    return text("mcp.no_display", language, flag=flag)
 
 
 class NoBrowser(TaskFailed):
@@ -244,11 +251,12 @@ class LaunchBackend:
     """Tasks in a Chromium this server launches (headed unless `headless`), or attaches to (`cdp_url`).
     Each task works through its own CDP connection on its own new tab, so several run at once."""
 
-    def __init__(self, *, headless: bool = False, cdp_url: str | None = None, executable: str | None = None
-                 ) -> None:
+    def __init__(self, *, headless: bool = False, cdp_url: str | None = None, executable: str | None = None,
+                 flag: str = "--launch") -> None:
         self.headless = headless
         self.cdp_url = cdp_url
         self.executable = executable
+        self.flag = flag  # the server's flag that launches it, as its advice names it (--launch, --fallback launch)
         self._browser: Browser | None = None  # the launched one (None when attached)
         self._launching = asyncio.Lock()
         self._store: TaskStore | None = None
@@ -258,7 +266,10 @@ class LaunchBackend:
         if self.cdp_url:
             return self.cdp_url
         from ..browser.browser import Browser
+        from ..browser.launcher import needs_display
 
+        if needs_display(self.headless):  # checked at start-up too (`tabpilot mcp`), and said on stderr there
+            raise TaskFailed(no_display(self.flag))
         async with self._launching:
             launched = self._browser.launched if self._browser is not None else None
             if launched is None or launched.process.poll() is not None:  # first call, or the window was closed
@@ -276,14 +287,18 @@ class LaunchBackend:
 
     async def _connect(self) -> Browser:
         from ..browser.browser import Browser
-        from ..browser.launcher import WordedBrowserError
+        from ..browser.launcher import WordedBrowserError, reason_of
 
         endpoint = await self._endpoint()
         try:
             return await Browser.connect(endpoint)
-        except WordedBrowserError as exc:  # says what to do already
+        except WordedBrowserError as exc:  # says what to do already: in this server's flags, not `tabpilot run`'s
+            if exc.key == "browser.unreachable":
+                raise TaskFailed(text("mcp.cdp_unreachable", None, **exc.values)) from exc
             raise TaskFailed(str(exc)) from exc
         except Exception as exc:
+            if self.cdp_url:  # a ws:// address nothing (or no browser) answers at
+                raise TaskFailed(text("mcp.cdp_unreachable", None, address=endpoint, detail=reason_of(exc))) from exc
             raise TaskFailed(f"could not reach the browser at {endpoint}: {exc}") from exc
 
     def _records(self) -> TaskStore:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import paths
+
 SERVER_NAME = "tabpilot"
 
 
@@ -19,9 +21,11 @@ class ClientConfig:
     servers_key: str  # the object in the file that maps server names to entries
     typed: bool  # VS Code's entries name their transport ("type": "stdio")
 
-    def entry(self, command: str, args: list[str]) -> dict[str, Any]:
+    def entry(self, command: str, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
         entry: dict[str, Any] = {"type": "stdio"} if self.typed else {}
         entry.update(command=command, args=args)
+        if env:
+            entry["env"] = env
         return entry
 
 
@@ -59,11 +63,19 @@ def server_command(options: list[str]) -> tuple[str, list[str]]:
     return sys.executable, ["-m", "tabpilot", "mcp", *options]
 
 
+def server_env() -> dict[str, str]:
+    """The environment the server needs from its entry: TABPILOT_HOME when it is set here, so the server the client
+    starts (which gets the client's environment, not this shell's) keeps its settings and tasks in the same folder
+    as the rest of this tabpilot. Absolute: the client starts it from a folder of its own choosing."""
+    home = os.environ.get(paths.HOME_ENV)
+    return {paths.HOME_ENV: os.path.abspath(os.path.expanduser(home))} if home else {}
+
+
 def snippet(client: str, options: list[str]) -> dict[str, Any]:
     """The part of the client's config file that starts this server."""
     config = CLIENTS[client]
     command, args = server_command(options)
-    return {config.servers_key: {SERVER_NAME: config.entry(command, args)}}
+    return {config.servers_key: {SERVER_NAME: config.entry(command, args, server_env())}}
 
 
 def merge_into(path: Path, client: str, options: list[str]) -> bool:
