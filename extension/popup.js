@@ -18,7 +18,9 @@ const HOST_NOT_INSTALLED = new Set([
 ]);
 const HOST_EXITED = "Native host has exited.";
 // Host error codes the popup words itself (PROTOCOL.md); any other error shows the host's message.
-const ERROR_CODES = { not_configured: "errNotConfigured", busy: "errBusy" };
+// host_down / host_gone: asked while no host is connected, or it went away meanwhile; the banner above says why and
+// what to do, so each section says only that it has to wait (in the popup's language)
+const ERROR_CODES = { not_configured: "errNotConfigured", busy: "errBusy", host_down: "errHostDown", host_gone: "errHostDown" };
 const PANEL = new URLSearchParams(location.search).get("mode") === "panel";
 document.body.dataset.mode = PANEL ? "panel" : "popup";
 
@@ -84,6 +86,7 @@ let retryTicker = null;
 
 function onHostState(state) {
   const wasConnected = ui.connected;
+  const wasDown = document.body.dataset.host === "down";
   ui.connected = !!state.connected;
   document.body.dataset.host = ui.connected ? "connected" : "down";
   $("host-dot").className = `dot ${ui.connected ? "on" : "off"}`;
@@ -112,6 +115,21 @@ function onHostState(state) {
   }
   if (state.task && state.task.tabId === ui.targetTabId) showTask(state.task); // hello names the latest task
   if (!wasConnected) refreshTasks();
+  if (wasDown) reloadAfterReconnect();
+}
+
+// The host is back (Reconnect now, or the worker's own retry) after the popup saw it down: what the view asked it
+// for while it was away failed, so ask again (the settings' sections, the past tasks, this site's access). What
+// loaded before stays as it is (a worker restart must not wipe what the person was typing in Settings).
+function reloadAfterReconnect() {
+  const failed = (selector) => [...document.querySelectorAll(selector)].some((el) => !el.hidden);
+  const view = document.body.dataset.view;
+  if (view === "settings" && ($("settings-form").dataset.loaded !== "true" || failed("#view-settings .error"))) {
+    $("nav-settings").click(); // loadSettings and each section's own loader
+  } else if (view === "past" && $("past-detail").hidden && failed("#past-error")) {
+    loadPast();
+  }
+  if (failed("#site-error") && typeof loadSiteAccess === "function") loadSiteAccess();
 }
 
 function showRetry(retryInMs) {

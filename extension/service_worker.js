@@ -15,6 +15,7 @@ const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 8000;
 const HOST_REQUEST_TIMEOUT_MS = 30000;
 const HOST_GONE = "host_gone"; // the code of a request the host went away under (hostDown)
+const HOST_DOWN = "host_down"; // the code of a request made while no host is connected (postToHost)
 const DISPATCHED_INPUT_LIMIT = 1000;
 // What the popup may ask the host. Everything else (cdp.*, tabs.*) flows host → extension only.
 const POPUP_REQUEST_TYPES = new Set([
@@ -124,7 +125,9 @@ function hostDown(reason) {
 }
 
 function postToHost(message) {
-  if (!host.port) throw new Error(`tabpilot host is not connected: ${host.error || "not started"}`);
+  if (!host.port) {
+    throw Object.assign(new Error(`tabpilot host is not connected: ${host.error || "not started"}`), { code: HOST_DOWN });
+  }
   host.port.postMessage(message);
 }
 

@@ -45,3 +45,36 @@ async def test_popup_explains_a_missing_host(browser_binary: str, tmp_path_facto
         assert await harness.sw("host.backoffMs") == 500  # reset once connected
     finally:
         await harness.browser.close()
+
+
+async def test_settings_opened_while_the_host_is_missing_load_once_it_connects(
+    browser_binary: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The user opens Settings before installing the host: each section says, in the popup's words, that it waits
+    for the helper (the banner says why); after `tabpilot install` and Reconnect now the sections load, with no
+    error left from when the host was away (they kept "tabpilot host is not connected: …", in English, and an
+    empty form whose Save would have sent nothing the host had)."""
+    harness = await start_harness(browser_binary, tmp_path_factory.mktemp("nohost-settings"), install=False)
+    try:
+        await wait_until(lambda: harness.sw("host.error"), "the worker to give up on the host")
+        popup = await harness.open_popup()
+        await popup.wait_for("document.body.dataset.host === 'down'", "the popup's host-down state")
+        shown_errors = ("[...document.querySelectorAll('#view-settings .error')]"
+                        ".filter(e => !e.closest('[hidden]')).map(e => e.textContent)")
+        await popup.click("#nav-settings")
+        errors = await popup.wait_for(f"(() => {{ const e = {shown_errors}; return e.length >= 4 && e; }})()",
+                                      "each settings section to say it cannot load")
+        assert set(errors) == {"Waiting for tabpilot's helper to connect (see above)."}, errors
+        await popup.screenshot(SCREENS / "host-missing-settings.png")
+
+        env = {"HOME": str(harness.home), "TABPILOT_HOME": str(harness.tabpilot_home)}
+        await asyncio.to_thread(install_host, harness.profile, env)
+        await popup.click("#reconnect")
+        await popup.wait_for("document.body.dataset.host === 'connected'", "the popup to see the host", 10)
+        await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'",
+                             "the settings to load from the host that came back", 10)
+        await popup.wait_for(f"{shown_errors}.length === 0", "the sections' errors to go", 10)
+        assert await popup.js("document.getElementById('set-max-steps').value") != ""  # the host's values
+        assert await popup.visible("#mask-cards") and await popup.js("document.getElementById('mask-cards').checked")
+    finally:
+        await harness.browser.close()

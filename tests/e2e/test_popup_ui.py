@@ -456,3 +456,31 @@ async def test_a_tab_it_cannot_read_is_named_by_its_id_not_as_a_quantity(harness
     await popup.wait_for("document.getElementById('target-tab').textContent !== ''", "the popup to name its tab")
     assert await popup.text("#target-tab") == "on: tab 1371197382"
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+# The text of a select's chosen option, measured in the select's own font, against the room the closed select has
+# for it (its content box less the drop-down arrow): a select cuts what does not fit off mid-word.
+SELECTS_THAT_CUT = """(() => {
+  const canvas = document.createElement('canvas').getContext('2d');
+  return [...document.querySelectorAll('#view-settings select')].filter((s) => !s.closest('[hidden]')).map((s) => {
+    const style = getComputedStyle(s);
+    canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const text = s.options[s.selectedIndex].text;
+    const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+    return {id: s.id, text, width: Math.ceil(canvas.measureText(text).width), room: Math.floor(room)};
+  }).filter((s) => s.width > s.room);
+})()"""
+
+
+async def test_the_settings_selects_show_their_choice_whole_in_the_popup(harness: Harness) -> None:
+    """Each of Settings' drop-downs shows the chosen option in full at the popup's width (Safety's default read
+    "Before irreversible actions (pay, send, delete, submit a p")."""
+    popup = await harness.open_popup()
+    await popup.size(400, 600)
+    await popup.click("#nav-settings")
+    await popup.wait_for("document.getElementById('settings-form').dataset.loaded === 'true'", "settings to load")
+    await popup.wait_for("document.getElementById('guards-ask-before').value === 'irreversible'", "Safety to load")
+    for choice in ("irreversible", "every", "never"):
+        await popup.js(f"document.getElementById('guards-ask-before').value = {json.dumps(choice)}")
+        assert await popup.js(SELECTS_THAT_CUT) == [], choice
+    await harness.browser.close_tab(popup.tab.target_id)
