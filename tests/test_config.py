@@ -195,7 +195,8 @@ def test_config_writes_only_the_settings_the_user_set_and_unset_removes_one(tmp_
     unset = tabpilot(tmp_path, "config", "unset", "language", env=chinese_terminal)
     # back to the terminal's language, which these commands speak again, and said so: not the en-US default a new
     # user read under LANG=zh_CN while the CLI spoke Chinese
-    assert unset.returncode == 0 and unset.stdout.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言，来自 LANG）"
+    assert unset.returncode == 0
+    assert unset.stdout.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言，来自 LANG）"
     assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-other", "maxSteps": 7}
     listed = tabpilot(tmp_path, "config", env=chinese_terminal).stdout
     assert "language        zh-CN（未设置：沿用终端的语言，来自 LANG）" in listed and "en-US" not in listed

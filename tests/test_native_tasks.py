@@ -384,3 +384,37 @@ async def test_the_hosts_refusals_about_running_tasks_are_in_the_popups_language
     for task_id in (first, second):
         assert (await host.request("task.stop", taskId=task_id, timeout=15))["ok"]
     await close_tabs(stand_in, first_tab, second_tab, third_tab)
+
+
+async def test_a_task_on_a_page_its_domains_keep_the_agent_from_is_refused_before_anything_runs(
+    host, stand_in, llm, pages
+):
+    # Found by a new user: with 127.0.0.1 blocked (or only example.org allowed), a task started from the popup on a
+    # 127.0.0.1 page ran there and typed into it; the guard only stopped going somewhere. Each is refused, twice,
+    # with what to do, before any model call; a task on a page it may use still runs.
+    await configure(host, llm)
+    tab = await open_tab(stand_in, pages.url("agent_form.html?start=refused"))
+    refusals = [
+        ({"blockedDomains": ["127.0.0.1"]}, "127.0.0.1 is on the blocked domains list (127.0.0.1)"),
+        ({"blockedDomains": [], "allowedDomains": ["example.org"]},
+         "not among this task's allowed domains (example.org)"),
+    ]
+    for settings, words in refusals:
+        assert (await host.request("settings.set", **settings))["ok"]
+        for _ in range(2):
+            refused = await host.request("task.start", task="Type Ada", tabId=tab)
+            assert refused["ok"] is False and refused["error"]["code"] == "not_allowed", refused
+            assert words in refused["error"]["message"] and "Start the task on" in refused["error"]["message"]
+    # an MCP client's page to open first is checked before it opens
+    opened = await host.request("task.start", task="Type Ada", tabId=tab, url="https://elsewhere.test/")
+    assert opened["ok"] is False and "elsewhere.test is not among" in opened["error"]["message"], opened
+    assert llm.requests == [] and await page_log(stand_in, tab) == []
+    assert (await host.request("history.list"))["data"]["tasks"] == []  # nothing recorded
+    assert (await host.request("settings.set", allowedDomains=[]))["ok"]
+    llm.add(typed_into_name("Ada", "Type Ada"), done("Ada typed"))
+    started = await host.request("task.start", task="Type Ada", tabId=tab)
+    assert started["ok"], started
+    task_id = started["data"]["taskId"]
+    await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
+    assert [entry.get("value") for entry in await page_log(stand_in, tab) if entry.get("value")][-1:] == ["Ada"]
+    await close_tabs(stand_in, tab)

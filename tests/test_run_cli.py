@@ -300,6 +300,32 @@ async def test_a_second_run_in_the_tab_a_run_works_in_is_refused_until_it_ends(
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_run_attached_refuses_to_work_in_a_tab_its_domains_keep_it_from(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    # --url was checked, the tab the user looks at was not: the task typed into a page on a blocked domain.
+    assert browser.launched is not None
+    [tab] = await _only_tabs(browser, pages.url("agent_form.html"))
+    save_settings(Settings(blocked_domains=["127.0.0.1"]), tmp_path / "config" / "config.json")
+    flags = ("--cdp-url", browser.launched.ws_url, "--model", "scripted", "--api-key", API_KEY)
+    with ScriptedLLMServer(form_replies()) as server:
+        blocked = await asyncio.to_thread(tabpilot, "run", "Type Grace", *flags, "--base-url", server.base_url,
+                                          "--json", home=tmp_path)
+        (tmp_path / "config" / "config.json").unlink()
+        outside = await asyncio.to_thread(tabpilot, "run", "Type Grace", *flags, "--base-url", server.base_url,
+                                          "--allow-domain", "example.org", home=tmp_path)
+        assert server.requests == []  # refused before the model was asked anything
+    assert blocked.returncode == 2 and "127.0.0.1 is on the blocked domains list" in blocked.stderr
+    assert json.loads(blocked.stdout)["success"] is False
+    assert outside.returncode == 2 and "not among this task's allowed domains (example.org)" in outside.stderr
+    assert "Traceback" not in blocked.stderr + outside.stderr
+    assert await _typed_name(tab) == ""
+    if (tmp_path / "data" / "tasks.sqlite3").exists():
+        with TaskStore(tmp_path / "data" / "tasks.sqlite3") as store:
+            assert store.list_tasks() == []  # nothing recorded
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_run_attached_with_a_url_opens_its_own_tab_and_leaves_the_users_tabs_alone(
     browser: Browser, pages, tmp_path: Path
 ) -> None:

@@ -294,6 +294,14 @@ EN_US: dict[str, str] = {
     "cli.did_you_mean": "did you mean {option}?",
     "cli.see_options": "`{command} --help` lists its options",
     "cli.quote_task": "the task is one argument: put it in quotes, e.g. {command}",
+    "start.blocked_domain": (
+        "The agent may not work on this page: {host} is on the blocked domains list ({domain}). Start the task on "
+        "another page, or take {domain} off the blocked domains."
+    ),
+    "start.outside_domains": (
+        "The agent may not work on this page: {host} is not among this task's allowed domains ({allowed}). Start "
+        "the task on a page there, or add {host} to the allowed domains."
+    ),
     "cli.url_outside_domains": (
         "--url {url} is outside the domains this task may reach (allowed: {allowed}; blocked: {blocked}): give a "
         "start page it may reach, or add --allow-domain {host}"
@@ -999,6 +1007,14 @@ ZH_CN: dict[str, str] = {
     "cli.did_you_mean": "你是不是想用 {option}？",
     "cli.see_options": "`{command} --help` 会列出它的选项",
     "cli.quote_task": "任务是一个参数：请用引号把它括起来，例如 {command}",
+    "start.blocked_domain": (
+        "智能体不能在这个页面上工作：{host} 在禁止的域名列表中（{domain}）。请在别的页面上开始任务，或把 {domain} "
+        "从禁止的域名中去掉。"
+    ),
+    "start.outside_domains": (
+        "智能体不能在这个页面上工作：{host} 不在此任务允许的域名之内（{allowed}）。请在这些域名的页面上开始任务，"
+        "或把 {host} 加入允许的域名。"
+    ),
     "cli.url_outside_domains": (
         "--url {url} 不在此任务可以访问的域名之内（允许：{allowed}；禁止：{blocked}）：请给出它可以访问的起始页，"
         "或加上 --allow-domain {host}"

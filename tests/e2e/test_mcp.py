@@ -822,11 +822,14 @@ class NoBrowserHome:
         self.home.mkdir()
 
     async def configure(self, llm: ScriptedLLMServer) -> None:
-        env = {**os.environ, "HOME": str(self.home), "TABPILOT_HOME": str(self.tabpilot_home)}
         for key, value in (("base-url", llm.base_url), ("model", "scripted"), ("api-key", API_KEY)):
-            process = await asyncio.create_subprocess_exec(sys.executable, "-m", "tabpilot", "config", "set", key,
-                                                           value, env=env)
-            assert await process.wait() == 0
+            await self.set(key, value)
+
+    async def set(self, key: str, value: str) -> None:
+        env = {**os.environ, "HOME": str(self.home), "TABPILOT_HOME": str(self.tabpilot_home)}
+        process = await asyncio.create_subprocess_exec(sys.executable, "-m", "tabpilot", "config", "set", key,
+                                                       value, env=env)
+        assert await process.wait() == 0
 
 
 async def test_launch_headless_runs_the_same_task_without_the_extension(
@@ -865,6 +868,14 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
         is_error, same = await client.call("read_page", tab=tab_id)
         assert not is_error and isinstance(tab_id, str) and same["tabId"] == tab_id, same
         assert "Signed up as Grace Hopper." in same["text"]
+        # the domains the person set keep a task from the page it would open first, and from the tab it would
+        # work in (new_tab false: the form on 127.0.0.1), before anything is asked of the model
+        await home.set("blocked-domains", "127.0.0.1")
+        asked = len(llm.requests)
+        for task in ({"url": url}, {"new_tab": False}):
+            is_error, refused = await client.call("run_task", task="Sign up as Ada Lovelace", **task)
+            assert is_error and "127.0.0.1 is on the blocked domains list" in str(refused), refused
+        assert len(llm.requests) == asked
 
 
 async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_not_open(

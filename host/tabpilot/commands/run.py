@@ -187,6 +187,7 @@ class Job:
 
 async def run_job(job: Job, out: TextIO | None = None) -> int:
     """Run one task start to end, printing its run events; returns the exit code."""
+    from ..guards.domains import StartRefused
     from ..llm.scripted import ScriptedLLMServer
     from ..store.tasks import StoreError, TaskStore
     from ..taskrun.events import RunFinished
@@ -266,7 +267,10 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
             language = terminal_language()  # read again: `config set language` may have run meanwhile
             printer = RunPrinter(None if job.json_output else output, language, progress=progress)
             task_run.observers.append(printer)
-            await task_run.begin(tab_url)
+            try:
+                await task_run.begin(tab_url)
+            except StartRefused as exc:  # the tab it works in (--cdp-url without --url); --url was checked above
+                return _refused(job.json_output, None, exc.text(language), language, EXIT_USAGE, out=output)
             if interactive:
                 controls = TerminalControls(task_run, progress, stdin=stdin, language=language)
                 await controls.start(capture=visible)

@@ -108,3 +108,19 @@ class DomainPolicy:
         if self.allowed and not any(matches(host, domain) for domain in self.allowed):
             return f"Navigation to {host} was blocked: not in this task's allowed domains"
         return None
+
+
+class StartRefused(WordedError):
+    """A task may not start on this page: its domains keep the agent from it (the navigation guard only stops the
+    agent going somewhere, so the page it starts on is checked once, for every way a task starts)."""
+
+
+def start_refusal(policy: DomainPolicy | None, url: str | None) -> StartRefused | None:
+    """Why a task whose domains are `policy` may not start on (or first open) `url`; None when it may."""
+    host = host_of(url) if policy is not None and url else None
+    if policy is None or host is None or policy.refusal(str(url)) is None:
+        return None
+    blocked = next((domain for domain in policy.blocked if matches(host, domain)), None)
+    if blocked is not None:  # blocked domains win over allowed ones
+        return StartRefused("start.blocked_domain", host=host, domain=blocked)
+    return StartRefused("start.outside_domains", host=host, allowed=", ".join(policy.allowed))

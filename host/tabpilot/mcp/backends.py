@@ -312,6 +312,7 @@ class LaunchBackend:
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
         from ..browser.actions import normalize_url
+        from ..guards.domains import StartRefused, start_refusal
         from ..taskrun.plan import PlanError, plan_task
         from ..taskrun.run import TaskRun
 
@@ -320,6 +321,9 @@ class LaunchBackend:
         except PlanError as exc:
             advice = str(exc).replace("In the popup: open Settings.", "Set it with `tabpilot config set`.")
             raise TaskFailed(advice) from exc
+        refused = start_refusal(plan.domains, normalize_url(url)) if url else None
+        if refused is not None:  # before it opens: no guard watches the tab yet
+            raise TaskFailed(str(refused))
         browser = await self._connect()
         try:
             tab = await (browser.new_tab() if new_tab else browser.current_tab())
@@ -334,7 +338,10 @@ class LaunchBackend:
         run = TaskRun(plan, self._records(), browser, approvals="refuse", nobody_to_approve="approval.remedy.mcp")
         queue: asyncio.Queue[str] = asyncio.Queue()
         run.observers.append(lambda update: _queue_message(update, queue))
-        task_id = await run.begin(page_url)
+        try:
+            task_id = await run.begin(page_url)
+        except StartRefused as exc:
+            raise TaskFailed(str(exc)) from exc
         self._runs[task_id] = run
         runner = asyncio.get_running_loop().create_task(run.execute())
         try:

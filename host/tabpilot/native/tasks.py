@@ -171,7 +171,9 @@ class TaskManager:
             raise
 
     async def _begin(self, entry: HostTask, request: TaskStart, use_my_model: bool) -> str:
+        from ..browser.actions import normalize_url
         from ..browser.errors import TabClosed
+        from ..guards.domains import StartRefused, start_refusal
         from ..i18n import text
         from ..taskrun.plan import PlanError, plan_task
         from ..taskrun.run import TaskRun
@@ -182,6 +184,10 @@ class TaskManager:
                              language=self.ui_language, requester=_requester(request))
         except PlanError as exc:
             raise RequestFailed(str(exc), exc.code) from exc
+        # a page to open first (an MCP client's run_task) is checked before it opens: no guard watches the tab yet
+        refused = start_refusal(plan.domains, normalize_url(request.url)) if request.url else None
+        if refused is not None:
+            raise RequestFailed(refused.text(self.ui_language), "not_allowed")
         browser = await extension_browser(self._link, all_tabs=plan.include_all_tabs)
         try:
             tab = await browser.activate(str(request.tab_id), focus=False)
@@ -192,8 +198,6 @@ class TaskManager:
                                 "tab") from exc
         if request.url:  # a page to open first (an MCP client's run_task): the task starts there
             try:
-                from ..browser.actions import normalize_url
-
                 await tab.navigate(normalize_url(request.url))
             except Exception as exc:
                 await browser.close()
@@ -207,7 +211,10 @@ class TaskManager:
         run.observers.append(lambda update: self._on_update(entry, update))
         if entry.stop_requested:  # Stop was pressed while it was starting: it ends before it begins
             await run.stop()
-        task_id = await run.begin(url)
+        try:
+            task_id = await run.begin(url)
+        except StartRefused as exc:  # the page the person (or the page itself) started it on
+            raise RequestFailed(exc.text(self.ui_language), "not_allowed") from exc
         self._run_entry(entry, task_id, browser)
         log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
         return task_id

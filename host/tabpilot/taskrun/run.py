@@ -118,8 +118,14 @@ class TaskRun:
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
         """Record the task (`running`) and make its agent; returns the task id. On failure the browser
-        is released and nothing is left running."""
+        is released and nothing is left running. Raises StartRefused, recording nothing, when `url` is a page the
+        task's domains keep the agent from (whichever way it was started: the page the person is on, a page's own)."""
+        from ..guards.domains import start_refusal
+
         try:
+            refused = start_refusal(self.plan.domains, url)
+            if refused is not None:
+                raise refused
             self._connect_llm()
             # The task as asked may carry a secret's value ("my password is ..."): recorded like the rest, hidden.
             self.task_id = self.store.start_task(
