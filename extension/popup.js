@@ -29,6 +29,7 @@ const ui = {
   taskId: null,
   status: null,
   targetTabId: null,
+  targetWindowId: null, // the window of that tab (whose side panel Run opens from the toolbar popup)
   pastTaskId: null,
   pastTask: null, // the past task open in the detail view: {task, url}
   lastExport: null, // the JSON text of the last export (tests read it; pages never can)
@@ -578,6 +579,7 @@ async function currentTargetTab() {
 async function showTargetTab(chosen = null) {
   const tab = chosen || await currentTargetTab();
   ui.targetTabId = tab ? tab.id : null;
+  ui.targetWindowId = tab && tab.windowId !== undefined ? tab.windowId : null;
   $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", String(tab.id))) : t("noTab");
   $("target-tab").title = tab ? tab.url || "" : "";
 }
@@ -604,6 +606,7 @@ $("task-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const task = $("task-input").value.trim();
   if (!task) return;
+  watchInSidePanel();
   $("task-error").hidden = true;
   if (ui.targetTabId === null) await showTargetTab();
   if (ui.targetTabId === null) return showError("task-error", new Error(t("noTab")));
@@ -663,6 +666,17 @@ $("answer-form").addEventListener("submit", async (event) => {
 
 // The side panel stays open while the user works in the page (the toolbar popup closes at the first click).
 $("open-panel").hidden = PANEL || !chrome.sidePanel;
+// Run in the toolbar popup also opens the side panel of the task's window, so the task stays in view once the
+// agent's first click on the page has closed the popup (Chromium closes it when the page takes the focus). The
+// person's press on Run is what lets it open: asked at once, before anything is awaited. Not from the popup page
+// opened as a tab (it stays open) nor from the panel itself.
+let toolbarPopup = false;
+if (!PANEL && chrome.sidePanel) chrome.tabs.getCurrent().then((own) => { toolbarPopup = !own; }, () => {});
+function watchInSidePanel() {
+  if (toolbarPopup && ui.targetWindowId !== null) {
+    chrome.sidePanel.open({ windowId: ui.targetWindowId }).catch(() => {}); // refused without a person's press
+  }
+}
 $("open-panel").addEventListener("click", async () => {
   const tab = ui.targetTabId !== null ? await chrome.tabs.get(ui.targetTabId).catch(() => null) : null;
   const windowId = tab ? tab.windowId : (await chrome.windows.getCurrent()).id;

@@ -13,8 +13,10 @@ import sqlite3
 import pytest
 from e2e_support import (
     API_KEY,
+    EXTENSION_ORIGIN,
     SCREENS,
     Harness,
+    PopupPage,
     act_on,
     agent_output,
     configure,
@@ -26,6 +28,7 @@ from e2e_support import (
     wait_status,
     wait_until,
 )
+from user_support import user_click
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
@@ -160,6 +163,49 @@ async def test_the_toolbar_popup_works_on_the_active_tab(
     assert "Nothing to do here" in await popup.text("#result")
     await popup.screenshot(SCREENS / "toolbar-popup.png")
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_run_in_the_toolbar_popup_keeps_the_task_in_view_in_the_side_panel(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    """A new user pressed Run in the toolbar popup and saw it close at the agent's first click on the page
+    (Chromium closes it when the page takes the focus): the steps they were to watch went with it. Run there
+    opens the window's side panel too, which shows the task to its end; pressed again, the open panel shows the
+    next task."""
+    root = harness.browser.connection.root
+
+    async def targets(url: str) -> list[str]:
+        return [info["targetId"] for info in (await root.send("Target.getTargets"))["targetInfos"]
+                if info["url"] == url]
+
+    async def panel_open() -> str | None:
+        found = await targets(f"{EXTENSION_ORIGIN}/popup.html?mode=panel")
+        return found[0] if found else None
+
+    panel: PopupPage | None = None
+    for name in ("the first run", "the second run"):
+        problems: list[str] = []
+        popup = await harness.open_action_popup(form_tab)
+        await configure(popup, llm.base_url)
+        await popup.click("#nav-task")
+        llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems),
+                done(f"Ticked for {name}"))
+        await popup.fill("#task-input", f"Tick the terms box for {name}")
+        box = await popup.js("(() => { const r = document.getElementById('run').getBoundingClientRect();"
+                             " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+        await user_click(popup.tab, box["x"], box["y"])  # the person's press on Run
+        if panel is None:
+            panel = PopupPage(await harness.browser.attach(await wait_until(panel_open, "the side panel to open")))
+        title = json.dumps(f"Tick the terms box for {name}")
+        await panel.wait_for(f"document.getElementById('task-title').textContent === {title}"
+                             " && document.body.dataset.status === 'completed'", "the side panel to show the task end")
+        assert not problems, problems
+        assert await form_tab.evaluate("document.getElementById('agree').checked") is True
+        assert [c["type"] for c in await panel.cards()].count("step") == 2
+        assert f"Ticked for {name}" in await panel.text("#result")
+        assert await targets(f"{EXTENSION_ORIGIN}/popup.html") == []  # the popup closed at the agent's click
+        await panel.screenshot(SCREENS / f"toolbar-run-side-panel-{name.split()[1]}.png", max_height=600)
+        await form_tab.evaluate("document.getElementById('agree').checked = false")
 
 
 async def test_reopened_popup_shows_the_running_task_and_stop_ends_it_stopped(
