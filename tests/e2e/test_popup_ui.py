@@ -95,7 +95,8 @@ async def test_settings_show_examples_test_the_connection_and_clear_the_key(
     await popup.fill("#set-base-url", closed_port_url())
     unreachable = await press_test_connection(popup)
     assert unreachable["state"] == "failed" and unreachable["headline"].startswith("Nothing answers at http://127.0.0.1:")
-    assert unreachable["remedy"] == "Check the Base URL in Settings, and that the server is running."
+    # said where the person is: the Base URL field above the result (they are in Settings already)
+    assert unreachable["remedy"] == "Check the Base URL above, and that the server is running."
 
     # a refused key
     await popup.fill("#set-base-url", llm.base_url)
@@ -109,7 +110,7 @@ async def test_settings_show_examples_test_the_connection_and_clear_the_key(
     llm.add(HTTPError(404, "The model `gpt-nope` does not exist", code="model_not_found", type="invalid_request_error"))
     unknown = await press_test_connection(popup)
     assert unknown["headline"] == "The endpoint does not know the model gpt-nope.", unknown
-    assert unknown["remedy"] == "Check the Model name in Settings."
+    assert unknown["remedy"] == "Check the Model name above."
     assert unknown["detail"] == "Models it offers: scripted"
     await popup.screenshot(SCREENS / "settings-test-model-unknown.png")
     assert API_KEY not in await popup.js("document.documentElement.outerHTML")
