@@ -21,6 +21,8 @@ const HOST_EXITED = "Native host has exited.";
 // host_down / host_gone: asked while no host is connected, or it went away meanwhile; the banner above says why and
 // what to do, so each section says only that it has to wait (in the popup's language)
 const ERROR_CODES = { not_configured: "errNotConfigured", busy: "errBusy", host_down: "errHostDown", host_gone: "errHostDown" };
+const HOST_AWAY = new Set(["host_down", "host_gone"]);
+const failedLoads = new Map(); // error element id -> the loader that failed there while the host was away
 const PANEL = new URLSearchParams(location.search).get("mode") === "panel";
 document.body.dataset.mode = PANEL ? "panel" : "popup";
 
@@ -119,18 +121,15 @@ function onHostState(state) {
   if (wasDown) reloadAfterReconnect();
 }
 
-// The host is back (Reconnect now, or the worker's own retry) after the popup saw it down: what the view asked it
-// for while it was away failed, so ask again (the settings' sections, the past tasks, this site's access). What
-// loaded before stays as it is (a worker restart must not wipe what the person was typing in Settings).
+// The host is back (Reconnect now, or the worker's own retry) after the popup saw it down: every "waiting for the
+// helper" goes, and what failed to load while it was away is asked for again (a settings section, the past tasks,
+// this site's access). Nothing that loaded is loaded again: a save that failed meanwhile leaves what the person
+// typed in place, to save again.
 function reloadAfterReconnect() {
-  const failed = (selector) => [...document.querySelectorAll(selector)].some((el) => !el.hidden);
-  const view = document.body.dataset.view;
-  if (view === "settings" && ($("settings-form").dataset.loaded !== "true" || failed("#view-settings .error"))) {
-    $("nav-settings").click(); // loadSettings and each section's own loader
-  } else if (view === "past" && $("past-detail").hidden && failed("#past-error")) {
-    loadPast();
-  }
-  if (failed("#site-error") && typeof loadSiteAccess === "function") loadSiteAccess();
+  const reloads = [...new Set(failedLoads.values())];
+  failedLoads.clear();
+  for (const shown of document.querySelectorAll("[data-host-down]")) showError(shown.id, null);
+  for (const reload of reloads) reload();
 }
 
 function showRetry(retryInMs) {
@@ -673,7 +672,7 @@ $("open-panel").hidden = PANEL || !chrome.sidePanel;
 let toolbarPopup = false;
 if (!PANEL && chrome.sidePanel) chrome.tabs.getCurrent().then((own) => { toolbarPopup = !own; }, () => {});
 function watchInSidePanel() {
-  if (toolbarPopup && ui.targetWindowId !== null) {
+  if (toolbarPopup && ui.connected && ui.targetWindowId !== null) {
     chrome.sidePanel.open({ windowId: ui.targetWindowId }).catch(() => {}); // refused without a person's press
   }
 }
@@ -711,19 +710,24 @@ for (const button of document.querySelectorAll("nav .nav")) {
 }
 
 // `error` in the person's words in the element `id`; null clears it.
-function showError(id, error) {
+// Show `error` in the element `id` (null: clear it). `reload`: the loader whose failure this is, run again when the
+// host comes back if it failed for want of one (see reloadAfterReconnect).
+function showError(id, error, reload = null) {
   $(id).textContent = error ? errorText(error) : "";
   $(id).hidden = !error;
+  const hostDown = !!error && HOST_AWAY.has(error.code);
+  if (hostDown) $(id).dataset.hostDown = "true"; else delete $(id).dataset.hostDown;
+  if (hostDown && reload) failedLoads.set(id, reload); else failedLoads.delete(id);
 }
 
 // Do `work` (asking the host, painting its reply): what went wrong is shown in the element `errorId`, which work
-// that succeeded clears.
-async function attempt(errorId, work) {
+// that succeeded clears; `reload` as for showError.
+async function attempt(errorId, work, reload = null) {
   try {
     await work();
     showError(errorId, null);
   } catch (error) {
-    showError(errorId, error);
+    showError(errorId, error, reload);
   }
 }
 
@@ -810,7 +814,7 @@ async function loadSettings() {
     await whileLoading($("settings-form"), async () => fillSettings(await ask("settings.get")));
     $("settings-form").dataset.loaded = "true";
   } catch (error) {
-    showError("settings-error", error);
+    showError("settings-error", error, loadSettings);
   }
 }
 
@@ -933,7 +937,7 @@ async function loadPast() {
     $("past-list").replaceChildren(...items);
     $("past-empty").hidden = items.length > 0;
   } catch (error) {
-    showError("past-error", error);
+    showError("past-error", error, loadPast);
   }
 }
 

@@ -33,7 +33,7 @@ async function loadGuards() {
   try {
     await whileLoading($("guards-form"), async () => paintGuards(await ask("settings.get")));
   } catch (error) {
-    showError("guards-error", error);
+    showError("guards-error", error, loadGuards);
   } finally {
     $("guards").dataset.loaded = "true";
   }

@@ -66,7 +66,7 @@ async function loadPrivacy() {
   await attempt("privacy-error", async () => {
     paintMasking(await ask("settings.get"));
     paintSecrets(await ask("secrets.list"));
-  });
+  }, loadPrivacy);
 }
 
 // The mark, once the host answers (it may still be starting as the popup opens; a host that is down has its

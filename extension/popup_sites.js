@@ -35,7 +35,7 @@ async function loadSiteAccess() {
   if (!sitesUi.origin) return paintSiteAccess();
   await attempt("site-error", async () => {
     sitesUi.sites = (await ask("sites.list")).sites || [];
-  });
+  }, loadSiteAccess);
   paintSiteAccess();
 }
 
@@ -103,7 +103,7 @@ function sitesChanged(message) {
 
 async function loadSites() {
   $("sites").dataset.loaded = "false";
-  await attempt("sites-error", async () => paintSites(await ask("sites.list")));
+  await attempt("sites-error", async () => paintSites(await ask("sites.list")), loadSites);
 }
 
 $("sites-new-token").addEventListener("click", () => attempt("sites-error", async () => paintSites(await ask("sites.rotate"))));

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 from e2e_support import SCREENS, install_host, start_harness, wait_until
@@ -76,5 +80,27 @@ async def test_settings_opened_while_the_host_is_missing_load_once_it_connects(
         await popup.wait_for(f"{shown_errors}.length === 0", "the sections' errors to go", 10)
         assert await popup.js("document.getElementById('set-max-steps').value") != ""  # the host's values
         assert await popup.visible("#mask-cards") and await popup.js("document.getElementById('mask-cards').checked")
+
+        # The host goes away again while the person edits the model: Save says it waits, and once the host is
+        # back what they typed is still there to save (reloading every section on reconnect replaced it).
+        uninstalled = await asyncio.to_thread(subprocess.run, [
+            sys.executable, "-m", "tabpilot", "uninstall", "--user-data-dir", str(harness.profile)],
+            env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+        assert uninstalled.returncode == 0, uninstalled.stderr
+        for pid in harness.host_pids():
+            os.kill(pid, signal.SIGKILL)
+        await popup.wait_for("document.body.dataset.host === 'down'", "the popup to see the host gone", 10)
+        await popup.fill("#set-model", "my-own-model")
+        await popup.click("#settings-save")
+        await popup.wait_for(f"{shown_errors}.includes(\"Waiting for tabpilot's helper to connect (see above).\")",
+                             "Save to say it waits for the host")
+        await asyncio.to_thread(install_host, harness.profile, env)
+        await popup.click("#reconnect")
+        await popup.wait_for("document.body.dataset.host === 'connected'", "the popup to see the host again", 10)
+        await popup.wait_for(f"{shown_errors}.length === 0", "the waiting words to go", 10)
+        assert await popup.js("document.getElementById('set-model').value") == "my-own-model"  # kept, to save
+        await popup.click("#settings-save")
+        await popup.wait_for("document.getElementById('settings-saved').textContent !== ''", "the save to go through")
+        assert (await harness.sw("(await requestHost({type: 'settings.get'})).model")) == "my-own-model"
     finally:
         await harness.browser.close()
