@@ -6,11 +6,14 @@ everything on plus two user patterns.
     .venv/bin/python bench/bench_privacy.py [--runs 21]
 
 Prints the median (min–max) milliseconds of one `conceal` call; asserts nothing. Target: < 5 ms for
-20 KB with everything on (a step's page read takes 30-400 ms)."""
+20 KB with everything on (a step's page read takes 30-400 ms). Then hostile pages of 128 KB, the secrets only:
+one of a single character over and over (what a pattern with an unbounded repeat takes quadratic time on: 32,000
+zeros took 1.1 s once) and one showing a stored secret in base64 20,000 times; both should stay linear."""
 
 from __future__ import annotations
 
 import argparse
+import base64
 import statistics
 import time
 
@@ -54,6 +57,17 @@ def main() -> None:
                 timings.append((time.perf_counter() - started) * 1000)
             print(f"{label:>7} · {name:<24} {statistics.median(timings):8.2f} ms "
                   f"({min(timings):.2f}–{max(timings):.2f})")
+    secret = SECRETS[0].value
+    hostile = {"128 KB of '0'": "0" * 128_000, "128 KB of '%'": "%" * 128_000,
+               "the secret in base64 ×20k": f" x {base64.b64encode(secret.encode()).decode()}" * 20_000}
+    for name, text in hostile.items():
+        timings = []
+        for _ in range(max(3, args.runs // 4)):
+            guard = PrivacyGuard(SECRETS, RULES["secrets only"])
+            started = time.perf_counter()
+            guard.conceal(text, "https://shop.example.com/orders")
+            timings.append((time.perf_counter() - started) * 1000)
+        print(f"hostile · {name:<26} {statistics.median(timings):8.2f} ms ({min(timings):.2f}–{max(timings):.2f})")
 
 
 if __name__ == "__main__":

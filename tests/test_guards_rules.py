@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tabpilot.guards.domains import DomainError, DomainPolicy, normalize_domain, parse_domains
+from tabpilot.guards.domains import DomainError, DomainPolicy, normalize_domain, parse_domains, start_refusal
 from tabpilot.guards.irreversible import name_reason
 from tabpilot.store.settings import Settings, SettingsError, apply_changes, public_view
 
@@ -45,6 +45,22 @@ def test_blocked_wins_over_allowed_and_localhost_is_not_127_0_0_1() -> None:
     assert DomainPolicy.of(blocked=["localhost"]).refusal("http://127.0.0.1:8000/") is None
     assert DomainPolicy.of(blocked=["localhost"]).refusal("http://localhost:8000/") is not None
     assert not DomainPolicy.of().restricts and DomainPolicy.of(blocked=["x.test"]).restricts
+
+
+def test_a_blocked_host_is_blocked_in_a_blob_url_and_as_an_ipv4_mapped_address() -> None:
+    # A page on a blocked site that moved itself to a blob: URL of its own (an invoice, a generated page) had no
+    # host to judge, and [::ffff:127.0.0.1] reaches 127.0.0.1: a task started on either worked on the blocked site.
+    policy = DomainPolicy.of(blocked=["127.0.0.1", "bank.example"])
+    for url in ("blob:http://127.0.0.1:8000/7c0a2f4e-1b1d-4b9a-9a36-0f9c2e1d5b11", "BLOB:https://www.bank.example/x",
+                "filesystem:https://bank.example/temporary/a.html", "http://[::ffff:127.0.0.1]:8000/",
+                "http://[::ffff:7f00:1]/"):
+        assert policy.refusal(url) is not None, url
+        assert start_refusal(policy, url) is not None, url
+    assert policy.refusal("blob:https://shop.example/7c0a") is None
+    assert policy.refusal("blob:null/7c0a") is None  # an opaque origin's: no site
+    assert normalize_domain("[::ffff:10.0.0.1]") == "10.0.0.1" and normalize_domain("::1") == "::1"
+    allowed = DomainPolicy.of(allowed=["shop.example"])
+    assert start_refusal(allowed, "blob:http://127.0.0.1:8000/7c0a") is not None
 
 
 @pytest.mark.parametrize("name", [

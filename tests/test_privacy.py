@@ -4,10 +4,12 @@ keeps, what the guard lets through in each direction, and `tabpilot secrets` as 
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
 import stat
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from store_support import tabpilot
@@ -288,3 +290,23 @@ def test_a_secret_a_page_shows_encoded_is_hidden_too() -> None:
     assert guard.conceal(unrelated) == unrelated
     header = f"Basic {base64.b64encode(b'me:hunter2-Secret').decode()}"
     assert guard.hide({"text": header}) == {"text": f"Basic {login}"}
+
+
+def test_a_secret_a_page_shows_escaped_is_hidden_too() -> None:
+    # Found by an attack run: a stored secret a page showed URL-escaped (a connection string), JSON-escaped (Go's
+    # encoder writes & as \u0026), as HTML source (&amp;), as a list of its codes or in base64 of UTF-16 reached the
+    # model and the record, in the page text, an attribute and a dialog's message alike.
+    value = "Tr0ub4dor&3x"
+    guard = PrivacyGuard([Secret("DB", "example.com", value)])
+    login = "<secret>DB</secret>"
+    shown = [quote(value, safe=""), "".join(f"%{b:02X}" for b in value.encode()), value.replace("&", "\\u0026"),
+             "".join(f"\\u{ord(c):04x}" for c in value), html.escape(value), "".join(f"&#{ord(c)};" for c in value),
+             "".join(f"&#x{ord(c):x};" for c in value), ",".join(str(ord(c)) for c in value),
+             ":".join(f"{b:02x}" for b in value.encode()), "".join(f"\\x{b:02x}" for b in value.encode()),
+             base64.b64encode(value.encode("utf-16-le")).decode(), base64.b64encode(value.encode("utf-16-be")).decode()]
+    for text in shown:
+        assert guard.conceal(f"postgres://app:{text}@db (copy)") == f"postgres://app:{login}@db (copy)", text
+        assert guard.hide({"memory": f"saw {text}"}) == {"memory": f"saw {login}"}, text
+    ordinary = ("Order 84 114 48 on 2024-01-02 at &#38; 0x54, %26 off, \\u0026 total $123.45; "
+                "Tr0ub4dor&4x and Tr0ub4dor%264x are other values")
+    assert guard.conceal(ordinary) == ordinary

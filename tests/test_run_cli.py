@@ -300,6 +300,75 @@ async def test_a_second_run_in_the_tab_a_run_works_in_is_refused_until_it_ends(
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_run_attached_refuses_a_blob_page_of_a_blocked_site(browser: Browser, pages, tmp_path: Path) -> None:
+    # A page on a blocked site that moved itself to a blob: URL (its own document, its origin and cookies) had no
+    # host to judge: the task typed into it.
+    assert browser.launched is not None
+    [tab] = await _only_tabs(browser, pages.url("agent_form.html"))
+    await tab.evaluate("setTimeout(() => location.href = URL.createObjectURL(new Blob("
+                       "[document.documentElement.outerHTML], {type: 'text/html'})), 0)")
+
+    async def on_blob() -> bool:
+        return (await tab.url()).startswith("blob:http://127.0.0.1") and await tab.evaluate(
+            "document.readyState === 'complete' && !!document.getElementById('fullname')")
+
+    await wait_until(on_blob, timeout=10)
+    save_settings(Settings(blocked_domains=["127.0.0.1"]), tmp_path / "config" / "config.json")
+    with ScriptedLLMServer(form_replies()) as server:
+        proc = await asyncio.to_thread(tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url, "--model",
+                                       "scripted", "--api-key", API_KEY, "--base-url", server.base_url, home=tmp_path)
+        assert server.requests == []
+    assert proc.returncode == 2 and "127.0.0.1 is on the blocked domains list" in proc.stderr, proc.stdout
+    assert await _typed_name(tab) == ""
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_target_id_from_the_cdp_endpoint_never_names_a_lock_outside_the_tabs_folder(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    # The tab's lock file was named by the target id the endpoint gave: a remote one (a browser grid) that said
+    # "../../config/.config.json" had the run lock the settings for its whole life (`config set` waited on it).
+    import websockets
+
+    from tabpilot.store.filelock import claimed
+
+    assert browser.launched is not None
+    [tab] = await _only_tabs(browser, pages.url("agent_form.html"))
+    real, told = tab.target_id, "../../config/.config.json"
+
+    async def lying(client: websockets.ServerConnection) -> None:  # the real browser, but for the one id
+        async with websockets.connect(browser.launched.ws_url, max_size=None, proxy=None) as upstream:
+            async def up() -> None:
+                async for message in client:
+                    await upstream.send(message.replace(told, real))
+
+            async def down() -> None:
+                async for message in upstream:
+                    await client.send(message.replace(real, told))
+
+            await asyncio.gather(up(), down(), return_exceptions=True)
+
+    settings_lock = tmp_path / "config" / ".config.json.lock"
+    async with websockets.serve(lying, "127.0.0.1", 0, max_size=None) as endpoint:
+        port = endpoint.sockets[0].getsockname()[1]
+        with ScriptedLLMServer([Delay(4, then=done("Looked"))]) as server:
+            run = asyncio.ensure_future(asyncio.to_thread(
+                tabpilot, "run", "Look", "--cdp-url", f"ws://127.0.0.1:{port}/devtools/browser/lying", "--model",
+                "scripted", "--api-key", API_KEY, "--base-url", server.base_url, home=tmp_path))
+
+            async def asked() -> bool:
+                return len(server.requests) == 1
+
+            await wait_until(asked, timeout=60)
+            with claimed(settings_lock) as free:
+                assert free  # the settings are not held by the run
+            proc = await run
+    assert proc.returncode == 0, proc.stderr
+    [lock] = (tmp_path / "data" / "tabs").iterdir()
+    assert lock.name.endswith(".lock") and "config" not in lock.name
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_run_attached_refuses_to_work_in_a_tab_its_domains_keep_it_from(
     browser: Browser, pages, tmp_path: Path
 ) -> None:

@@ -303,7 +303,19 @@ def _claim_tab(browser: Browser, claims: contextlib.ExitStack) -> bool:
     tab = browser.active
     if tab is None:
         return True
-    return claims.enter_context(claimed(paths.data_dir() / "tabs" / f"{tab.target_id}.lock"))
+    return claims.enter_context(claimed(tab_lock_path(paths.data_dir() / "tabs", tab.target_id)))
+
+
+def tab_lock_path(folder: Path, target_id: str) -> Path:
+    """The lock file in `folder` of the tab `target_id`. The id is the browser's word, and the one at --cdp-url may
+    be anyone's: an id that is not a plain name ("../../config/.config.json", "/tmp/x") is hashed, so the lock
+    is never made, nor held, outside the folder (one such id locked the settings for as long as the run lasted)."""
+    import hashlib
+    import re
+
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,128}", target_id) is None:
+        target_id = "id-" + hashlib.sha256(target_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return folder / f"{target_id}.lock"
 
 
 def _endpoint_problem(base_url: str | None, language: Language) -> str | None:

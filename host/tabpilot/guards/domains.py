@@ -3,7 +3,8 @@
 A task's policy is the settings' global lists plus what the task adds (`tabpilot run --allow-domain`, the
 page bridge's own origin for a task a web page started). Blocked wins over allowed; with no allowed
 domain at all, every domain not blocked is allowed. Only http(s) and ws(s) URLs have a domain to judge:
-about:blank, data: and the browser's own pages are not network requests to a site."""
+about:blank, data: and the browser's own pages are not network requests to a site; a blob: or filesystem: URL is
+judged by the site's URL inside it (its document is that site's)."""
 
 from __future__ import annotations
 
@@ -42,9 +43,11 @@ def normalize_domain(text: str) -> str:
     if not value:
         raise DomainError("domains.not_domain", text=text.strip())
     try:
-        return str(ipaddress.ip_address(value))
+        address = ipaddress.ip_address(value)
     except ValueError:
         pass
+    else:  # [::ffff:127.0.0.1] is 127.0.0.1 written as IPv6 (the browser shows it as [::ffff:7f00:1]): the same host
+        return str(getattr(address, "ipv4_mapped", None) or address)
     try:
         value = value.encode("idna").decode("ascii")
     except UnicodeError:
@@ -64,8 +67,15 @@ def parse_domains(value: object) -> list[str]:
     return list(dict.fromkeys(normalize_domain(str(item)) for item in items if str(item).strip()))
 
 
+# A document at blob:https://site/… or filesystem:https://site/… is one of that site's own (its origin, its
+# cookies): judged as the site's URL inside.
+INNER_URL_SCHEMES = ("blob:", "filesystem:")
+
+
 def host_of(url: str) -> str | None:
     """The host a network URL goes to, normalized; None for a URL that is no network request to a site."""
+    while url[:11].lower().startswith(INNER_URL_SCHEMES):
+        url = url.split(":", 1)[1]
     try:
         parts = urlsplit(url)
         if parts.scheme.lower() not in NETWORK_SCHEMES:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..browser.errors import ActionError
-from ..browser.passwords import ECHOED_MIN_LENGTH, echoes, encoded_cores, hide_encoded
+from ..browser.passwords import ECHOED_MIN_LENGTH, echoes, encoded_cores, escaped_somewhere, hide_encoded, spelled
 from ..i18n import text as say
 from .domains import domain_matches, page_host
 from .masking import KINDS, MaskRules, compile_pattern, find_personal_data
@@ -59,6 +59,9 @@ class PrivacyGuard:
         # A page that has a secret can show it altered: another case, reversed, spaced out ("s-3-c-r-e-t"). Only
         # values of passwords.ECHOED_MIN_LENGTH or more are looked for so (shorter ones turn up in ordinary text).
         self._altered = [(secret, echoes(secret.value)) for secret in self._longest_first
+                         if len(secret.value) >= ECHOED_MIN_LENGTH]
+        # ... or escaped, as a URL, a script, JSON or HTML writes it ("p%40ss" in a connection string, "p\\u0026q").
+        self._spelled = [(secret, spelled(secret.value)) for secret in self._longest_first
                          if len(secret.value) >= ECHOED_MIN_LENGTH]
         # ... or encoded: base64 or hex, alone or with what it was sent with ("user:secret" in a header it shows).
         self._encoded = [(secret, encoded_cores(secret.value)) for secret in self._longest_first
@@ -111,6 +114,9 @@ class PrivacyGuard:
                 text = text.replace(secret.value, f"<secret>{secret.name}</secret>")
         for secret, altered in self._altered:
             text = altered.sub(f"<secret>{secret.name}</secret>", text)
+        if self._spelled and escaped_somewhere(text, [secret.value for secret, _ in self._spelled]):
+            for secret, escaped in self._spelled:
+                text = escaped.sub(f"<secret>{secret.name}</secret>", text)
         for secret, cores in self._encoded:
             text = hide_encoded(text, cores, f"<secret>{secret.name}</secret>")
         return text
