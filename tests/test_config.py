@@ -164,7 +164,7 @@ def test_config_cli_set_show_unset(tmp_path: Path) -> None:
         "model": "gpt-test",
         "api-key": "sk-…stuv",
         "max-steps": "25",
-        "language": "en-US (not set: the terminal's language, from LANG)",
+        "language": "en-US (not set: the terminal's language)",
         "debug-capture": "on",
     }
     as_json = json.loads(tabpilot(tmp_path, "config", "--json").stdout)
@@ -196,13 +196,13 @@ def test_config_writes_only_the_settings_the_user_set_and_unset_removes_one(tmp_
     # back to the terminal's language, which these commands speak again, and said so: not the en-US default a new
     # user read under LANG=zh_CN while the CLI spoke Chinese
     assert unset.returncode == 0
-    assert unset.stdout.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言，来自 LANG）"
+    assert unset.stdout.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言）"
     assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-other", "maxSteps": 7}
     listed = tabpilot(tmp_path, "config", env=chinese_terminal).stdout
-    assert "language        zh-CN（未设置：沿用终端的语言，来自 LANG）" in listed and "en-US" not in listed
+    assert "language        zh-CN（未设置：沿用终端的语言）" in listed and "en-US" not in listed
     english = {**chinese_terminal, "LANG": "en_GB.UTF-8"}
     got = tabpilot(tmp_path, "config", "get", "language", env=english)
-    assert got.stdout.strip() == "en-US (not set: the terminal's language, from LANG)"
+    assert got.stdout.strip() == "en-US (not set: the terminal's language)"
     tabpilot(tmp_path, "config", "set", "language", "zh-CN", env=english)
     assert tabpilot(tmp_path, "config", "get", "language", env=english).stdout.strip() == "zh-CN"  # chosen: as set
 

@@ -231,6 +231,23 @@ def test_a_running_task_is_never_deleted(home: Path) -> None:
     assert "已删除 0 个任务" in chinese.stdout and f"未删除、仍在运行：{running}" in chinese.stderr, chinese
 
 
+def test_a_task_its_host_suspended_for_the_next_is_kept_too(home: Path) -> None:
+    # Found in review: a task whose host went away leaving it to the next host (suspended) shows as running, and
+    # `history delete --all` deleted it, so the next host had nothing to go on with.
+    with TaskStore() as store:
+        waiting = store.start_task("a task the next host goes on with", url="http://127.0.0.1:8/", model="m")
+        store.save_run_state(waiting, {"tabId": 1}, suspended=True)
+    with sqlite3.connect(home / "data" / "tasks.sqlite3") as db:  # its host has gone: no process owns it now
+        db.execute("UPDATE tasks SET owner = ? WHERE id = ?", ("999999999:0", waiting))
+    with TaskStore() as store:
+        assert [orphan.task_id for orphan in store.orphans()] == [waiting]
+    every = tabpilot(home, "history", "delete", "--all", "--yes")
+    assert f"Not deleted, still running: {waiting}" in every.stderr, every.stderr
+    assert tabpilot(home, "history", "delete", waiting).returncode == 1
+    with TaskStore() as store:
+        assert [orphan.task_id for orphan in store.orphans()] == [waiting]  # the next host still finds it
+
+
 @pytest.mark.parametrize("action", ["show", "export", "delete"])
 def test_unknown_and_ambiguous_ids_get_a_clear_message(home: Path, action: str) -> None:
     first = record_form_task()

@@ -408,6 +408,9 @@ async def test_a_task_on_a_page_its_domains_keep_the_agent_from_is_refused_befor
     # an MCP client's page to open first is checked before it opens
     opened = await host.request("task.start", task="Type Ada", tabId=tab, url="https://elsewhere.test/")
     assert opened["ok"] is False and "elsewhere.test is not among" in opened["error"]["message"], opened
+    for broken in ("javascript:alert(1)", "   ", "http://[::1"):  # the client's to fix: said so, not a host bug
+        said = await host.request("task.start", task="Type Ada", tabId=tab, url=broken)
+        assert said["ok"] is False and said["error"]["code"] == "tab", said
     assert llm.requests == [] and await page_log(stand_in, tab) == []
     assert (await host.request("history.list"))["data"]["tasks"] == []  # nothing recorded
     assert (await host.request("settings.set", allowedDomains=[]))["ok"]

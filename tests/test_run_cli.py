@@ -296,6 +296,7 @@ async def test_a_second_run_in_the_tab_a_run_works_in_is_refused_until_it_ends(
     store = TaskStore(tmp_path / "data" / "tasks.sqlite3")
     assert [s.status for s in store.list_tasks()] == ["completed", "completed"]  # the refused run left no task
     store.close()
+    assert list((tmp_path / "data" / "tabs").iterdir()) == []  # no lock file left behind per tab worked in
     await tab.evaluate("sessionStorage.clear()")
 
 
@@ -362,10 +363,11 @@ async def test_a_target_id_from_the_cdp_endpoint_never_names_a_lock_outside_the_
             await wait_until(asked, timeout=60)
             with claimed(settings_lock) as free:
                 assert free  # the settings are not held by the run
+            [lock] = (tmp_path / "data" / "tabs").iterdir()  # the run's, while it works
+            assert lock.name.endswith(".lock") and "config" not in lock.name
             proc = await run
     assert proc.returncode == 0, proc.stderr
-    [lock] = (tmp_path / "data" / "tabs").iterdir()
-    assert lock.name.endswith(".lock") and "config" not in lock.name
+    assert list((tmp_path / "data" / "tabs").iterdir()) == []  # and gone with it
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -117,12 +117,19 @@ class _Parser(argparse.ArgumentParser):
         if not isinstance(value, str) or value == "-" or any(word.startswith("-") for word in extras):
             return None
         words = [value, *extras]
+        values = set()  # the places of options' values ("--url example"): never a word of the task
+        for index, arg in enumerate(arg_list[:-1]):
+            action = self._option_string_actions.get(arg)
+            if action is not None and action.nargs != 0:
+                values.add(index + 1)
         rest, at, wanted = list(arg_list), len(arg_list), list(words)
-        for index in range(len(rest) - 1, -1, -1):  # the words' places, the last first: an option's value stays
-            if wanted and rest[index] == wanted[-1]:
+        for index in range(len(rest) - 1, -1, -1):  # the words' places, the last first
+            if wanted and index not in values and rest[index] == wanted[-1]:
                 wanted.pop()
                 del rest[index]
                 at = index
+        if wanted:
+            return None
         shown = [shlex.quote(arg) for arg in rest]
         shown.insert(min(at, len(shown)), quoted(" ".join(words)))
         return text("cli.quote_task", self.language, command=" ".join([self.prog, *shown]))

@@ -633,7 +633,7 @@ EN_US: dict[str, str] = {
     "config.any_domain": "(any domain not blocked)",
     "config.ask_before": "{value} (never | irreversible | every: when the agent waits for your yes)",
     "config.use_vision": "{value} (screenshots for the model: auto, on or off)",
-    "config.language_from_terminal": "{value} (not set: the terminal's language, from LANG)",
+    "config.language_from_terminal": "{value} (not set: the terminal's language)",
     "config.file": "settings file: {path}",
     "config.no_key": "no API key given (expected it on stdin)",
     "config.no_key_typed": (
@@ -1309,7 +1309,7 @@ ZH_CN: dict[str, str] = {
     "config.any_domain": "（所有未被屏蔽的域名）",
     "config.ask_before": "{value}（never | irreversible | every：智能体何时等待你的同意）",
     "config.use_vision": "{value}（是否给模型看截图：auto、on 或 off）",
-    "config.language_from_terminal": "{value}（未设置：沿用终端的语言，来自 LANG）",
+    "config.language_from_terminal": "{value}（未设置：沿用终端的语言）",
     "config.file": "设置文件：{path}",
     "config.no_key": "没有给出 API 密钥（应通过 stdin 传入）",
     "config.no_key_typed": "没有输入 API 密钥，所以没有保存任何内容：请再运行一次，在提示处粘贴密钥（输入时不显示）",

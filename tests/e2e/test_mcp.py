@@ -293,6 +293,28 @@ async def test_deny_in_the_popup_refuses_the_task_and_asks_no_model(
     await close_popup(harness, popup)
 
 
+async def test_a_page_the_domains_keep_tasks_from_is_refused_before_the_person_is_asked(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    # Found in review: the person was asked to allow a task that the host then refused to start (a url on a blocked
+    # domain), after a new tab had been opened for it.
+    await configure(harness, llm)
+    assert (await ask_host(harness, {"type": "settings.set", "blockedDomains": ["127.0.0.1"]}))["ok"]
+    try:
+        tabs_before = {t.target_id for t in await harness.browser.tabs()}
+        async with mcp_client(harness, "--approve-timeout", "60", name="Blocked Agent") as client:
+            for _ in range(2):
+                is_error, text = await client.call("run_task", task="Sign up", url=e2e_pages.url("form.html?b=1"))
+                assert is_error and "127.0.0.1 is on the blocked domains list" in text, text
+            is_error, text = await client.call("run_task", task="Sign up", url="javascript:alert(1)")
+            assert is_error and "could not open javascript:alert(1)" in text, text
+        assert await notification(harness, "Blocked Agent") is None  # nobody was asked
+        assert {t.target_id for t in await harness.browser.tabs()} == tabs_before  # no tab opened for it
+        assert llm.requests == []
+    finally:
+        assert (await ask_host(harness, {"type": "settings.set", "blockedDomains": []}))["ok"]
+
+
 async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_tasks(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -136,7 +136,7 @@ while alive(os.killpg, group) and time.monotonic() < deadline:
     time.sleep(0.05)
 if profile:
     remove_temporary_profile(profile)
-if users_profile:
+if users_profile and not alive(os.kill, pid):  # a browser still stuck in exiting keeps its lock
     remove_lock_leftovers(users_profile, pid)
 """
 

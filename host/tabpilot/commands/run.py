@@ -337,25 +337,25 @@ def _endpoint_problem(base_url: str | None, language: Language) -> str | None:
 
 
 def _start_outside_domains(url: str | None, domains: Any, language: Language) -> str | None:
-    """Why the start page given with --url is one the task's domains keep the agent from (None: it is not): the
-    guard stops navigations, so that page would be opened and worked in unremarked."""
+    """Why the start page given with --url is one the task's domains keep the agent from (None: it is not), worded
+    for the command line (what to change is a flag or a setting): guards.domains.start_refusal decides."""
     from ..browser.errors import BrowserError
-    from ..guards.domains import host_of, matches
+    from ..guards.domains import start_refusal
 
-    if url is None or domains is None:
+    if url is None:
         return None
     try:
         address = typed_url(url)
     except (OpenFailed, BrowserError):
         return None  # said where the page is opened
-    if domains.refusal(address) is None:
+    refused = start_refusal(domains, address)
+    if refused is None:
         return None
-    host = host_of(address) or address
     # A blocked domain stays blocked whatever is allowed: adding --allow-domain would not help there.
-    blocked = next((domain for domain in domains.blocked if matches(host, domain)), None)
-    return say("cli.url_blocked_domain" if blocked else "cli.url_outside_domains", language, url=address, host=host,
-               domain=blocked or "", allowed=", ".join(domains.allowed) or "-",
-               blocked=", ".join(domains.blocked) or "-")
+    blocked = refused.key == "start.blocked_domain"
+    return say("cli.url_blocked_domain" if blocked else "cli.url_outside_domains", language, url=address,
+               host=refused.values["host"], domain=refused.values.get("domain", ""),
+               allowed=", ".join(domains.allowed) or "-", blocked=", ".join(domains.blocked) or "-")
 
 
 def _can_type_into(stream: TextIO) -> bool:

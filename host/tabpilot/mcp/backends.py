@@ -25,6 +25,7 @@ from .progress import activity_message, event_message, started_message, steps_of
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
+    from ..guards.domains import DomainPolicy
     from ..store.tasks import TaskStore
     from ..taskrun.run import TaskRun
 
@@ -49,6 +50,22 @@ def no_display(flag: str, language: str | None = None) -> str:
     """A browser window `flag` (--launch, --fallback launch) would open, where there is no display: what to do, in
     the flags of this server's entry in the MCP client's config."""
     return text("mcp.no_display", language, flag=flag)
+
+
+def first_page(url: str, domains: DomainPolicy | None) -> str:
+    """The page a task is to open first, as it will be opened; TaskFailed, before anything is asked or opened,
+    for an address that is no page (javascript:, blank) or one the domain settings keep tasks from."""
+    from ..browser.actions import normalize_url
+    from ..guards.domains import start_refusal
+
+    try:
+        page = normalize_url(url)
+    except Exception as exc:
+        raise TaskFailed(f"could not open {url}: {exc}") from exc
+    refused = start_refusal(domains, page)
+    if refused is not None:
+        raise TaskFailed(str(refused))
+    return page
 
 
 class NoBrowser(TaskFailed):
@@ -153,6 +170,16 @@ class HostBackend:
 
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
+        if url:  # a page the person's domain settings keep tasks from is refused before the person is asked
+            from ..guards.domains import DomainPolicy
+            from ..store.settings import SettingsError, load_settings
+
+            try:
+                settings = load_settings()
+            except SettingsError:
+                pass  # the host says what is wrong with them
+            else:
+                first_page(url, DomainPolicy.of(settings.allowed_domains, settings.blocked_domains))
         allowed_tab = await self.consent(requester, task, report, new_tab=new_tab, url=url)
         if new_tab:
             tab_id = (await self._ask("tabs.create", {"url": "about:blank"}))["tab"]["tabId"]
@@ -311,8 +338,7 @@ class LaunchBackend:
 
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
-        from ..browser.actions import normalize_url
-        from ..guards.domains import StartRefused, start_refusal
+        from ..guards.domains import StartRefused
         from ..taskrun.plan import PlanError, plan_task
         from ..taskrun.run import TaskRun
 
@@ -321,15 +347,13 @@ class LaunchBackend:
         except PlanError as exc:
             advice = str(exc).replace("In the popup: open Settings.", "Set it with `tabpilot config set`.")
             raise TaskFailed(advice) from exc
-        refused = start_refusal(plan.domains, normalize_url(url)) if url else None
-        if refused is not None:  # before it opens: no guard watches the tab yet
-            raise TaskFailed(str(refused))
+        opening = first_page(url, plan.domains) if url else None
         browser = await self._connect()
         try:
             tab = await (browser.new_tab() if new_tab else browser.current_tab())
             browser.active = tab
-            if url:
-                await tab.navigate(normalize_url(url))
+            if opening:
+                await tab.navigate(opening)
             page_url = await tab.url()
         except Exception as exc:
             await browser.close()

@@ -185,7 +185,14 @@ class TaskManager:
         except PlanError as exc:
             raise RequestFailed(str(exc), exc.code) from exc
         # a page to open first (an MCP client's run_task) is checked before it opens: no guard watches the tab yet
-        refused = start_refusal(plan.domains, normalize_url(request.url)) if request.url else None
+        first_page = None
+        if request.url:
+            try:
+                first_page = normalize_url(request.url)
+            except Exception as exc:  # javascript:, a blank or broken address: the client's to fix, not a host bug
+                raise RequestFailed(say("popup.cannot_open", self.ui_language, url=request.url, error=exc),
+                                    "tab") from exc
+        refused = start_refusal(plan.domains, first_page)
         if refused is not None:
             raise RequestFailed(refused.text(self.ui_language), "not_allowed")
         browser = await extension_browser(self._link, all_tabs=plan.include_all_tabs)
@@ -196,9 +203,9 @@ class TaskManager:
             cause = exc.reason if isinstance(exc, TabClosed) and exc.reason else str(exc)  # Chromium's own words
             raise RequestFailed(text("error.cannot_work_in_tab", self.ui_language, tab=request.tab_id, error=cause),
                                 "tab") from exc
-        if request.url:  # a page to open first (an MCP client's run_task): the task starts there
+        if first_page:  # a page to open first (an MCP client's run_task): the task starts there
             try:
-                await tab.navigate(normalize_url(request.url))
+                await tab.navigate(first_page)
             except Exception as exc:
                 await browser.close()
                 raise RequestFailed(say("popup.cannot_open", self.ui_language, url=request.url, error=exc),

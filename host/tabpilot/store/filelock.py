@@ -6,6 +6,7 @@ was asked about again). The lock is a sibling `.<name>.lock` file; re-entrant wi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -40,13 +41,35 @@ def changing(path: Path) -> Iterator[None]:
 @contextmanager
 def claimed(path: Path) -> Iterator[bool]:
     """Hold the lock file `path` for as long as the caller works, if no other process holds it: yields whether it
-    is ours. Never waits. The OS lets go of it when the process ends, however it ends."""
+    is ours. Never waits. The OS lets go of it when the process ends, however it ends; an ordinary end removes the
+    file too (one a tab was left behind for every tab ever worked in)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            ours = _lock(fd, wait=False)
+        except OSError:  # no locks here at all (ENOLCK): nothing to claim, nothing to hold the work up
+            os.close(fd)
+            yield True
+            return
+        if ours and not _same_file(fd, path):  # removed by the one before us as we opened it: take the new one
+            os.close(fd)
+            continue
+        break
     try:
-        yield _lock(fd, wait=False)
+        yield ours
     finally:
+        if ours:
+            with contextlib.suppress(OSError):
+                path.unlink()  # while still held: whoever opens the path next makes a new file
         os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), path.stat())
+    except OSError:
+        return False
 
 
 def _lock(fd: int, *, wait: bool = True) -> bool:

@@ -479,10 +479,13 @@ class TaskStore:
 
     def delete_task(self, task_id: str) -> bool:
         with self._lock, self._transaction():
-            row = self._db.execute("SELECT status, owner FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            row = self._db.execute(
+                "SELECT status, owner, EXISTS (SELECT 1 FROM run_states WHERE task_id = tasks.id AND suspended)"
+                " AS suspended FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if row is None:
                 return False
-            if row["status"] == "running" and owner_alive(row["owner"]):
+            # running, or suspended by its host for the next one to go on with (it shows as running meanwhile)
+            if row["status"] == "running" and (owner_alive(row["owner"]) or row["suspended"]):
                 raise StoreError.worded("history.still_running", task_id=task_id)
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
