@@ -112,7 +112,7 @@ def _delete(store: TaskStore, args: argparse.Namespace, language: Language) -> i
     deleted, running, failed = 0, [], False
     for task_id in task_ids:
         try:
-            gone = store.delete_task(task_id)
+            gone = store.delete_task(task_id, keep_suspended=args.all)
         except StoreError as exc:
             if exc.key != "history.still_running":
                 raise

@@ -477,15 +477,17 @@ class TaskStore:
                 if isinstance(event, dict) and isinstance(event.get("type"), str):
                     self.append_event(task_id, event)
 
-    def delete_task(self, task_id: str) -> bool:
+    def delete_task(self, task_id: str, *, keep_suspended: bool = False) -> bool:
+        """Delete the task and its events; StoreError when it is running. `keep_suspended`: also when its host
+        suspended it for the next host to go on with (it shows as running; `history delete --all`). Named by its
+        id, such a task is deleted: one whose browser never comes back would otherwise stay for good."""
         with self._lock, self._transaction():
             row = self._db.execute(
                 "SELECT status, owner, EXISTS (SELECT 1 FROM run_states WHERE task_id = tasks.id AND suspended)"
                 " AS suspended FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if row is None:
                 return False
-            # running, or suspended by its host for the next one to go on with (it shows as running meanwhile)
-            if row["status"] == "running" and (owner_alive(row["owner"]) or row["suspended"]):
+            if row["status"] == "running" and (owner_alive(row["owner"]) or (keep_suspended and row["suspended"])):
                 raise StoreError.worded("history.still_running", task_id=task_id)
             self._db.execute("DELETE FROM events WHERE task_id = ?", (task_id,))
             self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
