@@ -66,8 +66,6 @@ class _Parser(argparse.ArgumentParser):
     def _unknown_options(self, arg_list: list[str]) -> list[str]:
         """The options in `arg_list` this parser does not take (an abbreviation, --opt=value and -oVALUE are
         taken as argparse takes them), up to its subcommand's name: what follows is the subcommand's."""
-        import re
-
         commands = {name for action in self._actions if isinstance(action, argparse._SubParsersAction)
                     for name in action.choices}
         options = self._options()
@@ -76,7 +74,7 @@ class _Parser(argparse.ArgumentParser):
             if arg == "--" or arg in commands:
                 break
             if (len(arg) < 2 or arg[0] not in self.prefix_chars or " " in arg
-                    or re.fullmatch(r"-\d+|-\d*\.\d+", arg)):
+                    or self._negative_number_matcher.match(arg)):  # argparse's own (newer ones take "-1e5" too)
                 continue  # a positional argument: "-" (standard input), a negative number, words with a space
             name = arg.split("=", 1)[0] if arg.startswith("--") else arg
             if name in options or (arg.startswith("--") and any(option.startswith(name) for option in options)):
