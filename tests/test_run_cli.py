@@ -242,6 +242,12 @@ async def _only_tabs(browser: Browser, *urls: str) -> list:
     return tabs
 
 
+def _attached(browser: Browser) -> tuple[str, ...]:
+    """`run`'s flags to work in the test's browser, the user's tab, with the scripted model (its --base-url apart)."""
+    assert browser.launched is not None
+    return ("--cdp-url", browser.launched.ws_url, "--model", "scripted", "--api-key", API_KEY)
+
+
 async def _typed_name(tab) -> str:
     return await tab.evaluate("document.getElementById('fullname').value")
 
@@ -273,7 +279,7 @@ async def test_a_second_run_in_the_tab_a_run_works_in_is_refused_until_it_ends(
     # Two `run --cdp-url` in the tab the user looks at each undid the other's typing, unaware of each other.
     assert browser.launched is not None
     [tab] = await _only_tabs(browser, pages.url("agent_form.html"))
-    flags = ("--cdp-url", browser.launched.ws_url, "--model", "scripted", "--api-key", API_KEY)
+    flags = _attached(browser)
     with ScriptedLLMServer([Delay(4, then=form_replies()[0]), *form_replies()[1:]]) as first_model, \
             ScriptedLLMServer(form_replies()) as second_model:
         first = asyncio.ensure_future(asyncio.to_thread(
@@ -316,8 +322,8 @@ async def test_run_attached_refuses_a_blob_page_of_a_blocked_site(browser: Brows
     await wait_until(on_blob, timeout=10)
     save_settings(Settings(blocked_domains=["127.0.0.1"]), tmp_path / "config" / "config.json")
     with ScriptedLLMServer(form_replies()) as server:
-        proc = await asyncio.to_thread(tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url, "--model",
-                                       "scripted", "--api-key", API_KEY, "--base-url", server.base_url, home=tmp_path)
+        proc = await asyncio.to_thread(tabpilot, "run", "Type Grace", *_attached(browser), "--base-url",
+                                       server.base_url, home=tmp_path)
         assert server.requests == []
     assert proc.returncode == 2 and "127.0.0.1 is on the blocked domains list" in proc.stderr, proc.stdout
     assert await _typed_name(tab) == ""
@@ -378,7 +384,7 @@ async def test_run_attached_refuses_to_work_in_a_tab_its_domains_keep_it_from(
     assert browser.launched is not None
     [tab] = await _only_tabs(browser, pages.url("agent_form.html"))
     save_settings(Settings(blocked_domains=["127.0.0.1"]), tmp_path / "config" / "config.json")
-    flags = ("--cdp-url", browser.launched.ws_url, "--model", "scripted", "--api-key", API_KEY)
+    flags = _attached(browser)
     with ScriptedLLMServer(form_replies()) as server:
         blocked = await asyncio.to_thread(tabpilot, "run", "Type Grace", *flags, "--base-url", server.base_url,
                                           "--json", home=tmp_path)
