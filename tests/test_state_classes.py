@@ -74,6 +74,27 @@ async def test_same_site_frame_on_another_port_is_offered_and_used(browser: Brow
     await browser.close_tab(tab.target_id)
 
 
+async def test_a_cross_site_frame_and_another_ports_frame_are_both_read_at_every_step(browser: Browser, pages,
+                                                                                      other_port) -> None:
+    # The cross-site frame is read through a target of its own; the other port's frame is in this tab's
+    # process, where only the frame tree shows it. Later reads of a page with a cross-site frame alone do not
+    # ask for the tree (tests/test_state_first_look.py); with both, every read still reads both.
+    tab = await open_page(browser, pages.url(f"state_mixed_frames.html?port={other_port.port}"))
+    await tab.settle()
+    state: BrowserState | None = None
+    for step in range(3):
+        state = await get_state(browser, tab, state)
+        assert "Frame cross" in state.text and "Payment on another port" in state.text, (step, state.text)
+    assert state is not None
+    pay = next(ref for ref in state.elements.values() if ref.name == "Pay now")
+    cross = next(ref for ref in state.elements.values() if ref.name == "Pay cross")
+    await actions.click(browser, tab, pay)
+    await actions.click(browser, tab, cross)
+    assert await node_property(pay, "window.clicks") == ["pay-now"]
+    assert await node_property(cross, "window.paid") is True
+    await browser.close_tab(tab.target_id)
+
+
 async def test_icon_only_controls_are_named_in_each_style(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("eyes_feed.html"))
     state = await get_state(browser, tab)

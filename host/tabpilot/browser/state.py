@@ -237,7 +237,9 @@ async def _read_with_walker(tab: Tab) -> Read:
         for pending in (top_read, *frame_reads.values()):
             pending.cancel()
         raise
-    documents, insets = await origins.read_other_origins(tab.session, top, main_frame, set(tab.frames), tree)
+    owners_here = [found[1] for found in owners if found is not None and found[0] is top.world and found[1]]
+    documents, insets = await origins.read_other_origins(tab.session, top, main_frame, set(tab.frames), tree,
+                                                         owners_elsewhere=owners_here)
     insets.update(top.insets)
     read_in = {tab.session.session_id: top.world, **{r[0].session.session_id: r[1].world for r in others if r}}
     frames = []

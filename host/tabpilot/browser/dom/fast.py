@@ -96,7 +96,8 @@ class FrameReading:
     documents: list[Document]
     insets: dict[tuple[str | None, int], Insets]
     viewport: tuple[float, float]  # the visual viewport's width and height, CSS px (as Page.getLayoutMetrics)
-    sealed: int = 0  # iframes in view whose document the walker could not enter (another origin's)
+    # The walker's ids of the iframes in view whose document it could not enter (another origin's).
+    sealed: list[int] = field(default_factory=list)
 
 
 _WORLDS = "fast.worlds"  # the key of this session's worlds in `CDPSession.kept`

@@ -31,7 +31,7 @@
   let lastIds = [];  // the node ids of each document the last walk returned, and where each id is (when asked)
   let lastPlaces = null;
   let prunedIds = new Set();  // ids of the elements the last walk reduced to what is usable inside them
-  let sealed = 0;  // iframes in view whose document this world cannot enter, met by the last walk
+  let sealed = [];  // the ids of the iframes in view whose document this world cannot enter, met by the last walk
   // Every input that was a password field when tabpilot looked, for as long as the document lives: shared by
   // all walkers of this world (every task, every host) and read by execute_javascript's filter (scripts.py).
   const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
@@ -49,7 +49,7 @@
   function walk() {
     walked = walked || !warming;
     hosts = [];
-    sealed = 0;
+    sealed = [];
     lastPlaces = null;
     prunedIds = new Set();
     styledSelectors = new Map();
@@ -345,7 +345,7 @@
             n.contentDocumentIndex.value.push(documents.length);
             walkDocument(inner);
           } else if (!inner && rendered) {
-            sealed++;  // another origin's document: read by the host, in a world of its own or another target
+            sealed.push(idOf(el));  // another origin's document: read by the host, in a world of its own or another target
           }
           return;
         }
@@ -692,7 +692,7 @@
     } finally {
       warming = false;
       hosts = [];
-      sealed = 0;
+      sealed = [];
       lastIds = [];
       lastPlaces = null;
       prunedIds = new Set();
