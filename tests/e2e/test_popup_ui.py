@@ -529,3 +529,23 @@ async def test_the_side_panel_follows_its_tab_to_another_site_and_to_another_tab
         f"(await chrome.tabs.query({{windowId: {window_id}, active: true}}))[0].title"), "the new tab's title")
     await wait_until(lambda: shows(title, here), "the side panel to follow the tab brought forward", 10)
     await harness.sw(f"await chrome.windows.remove({window_id}); true")  # the popup closed itself, opening the panel
+
+
+async def test_a_long_takeovers_card_counts_the_actions_it_does_not_show(harness: Harness) -> None:
+    """A takeover of 13 actions: its card lists the last ones and says how many earlier ones it leaves out (the first
+    five, the person's sign-in among them, had gone without a word: the card looked like all they did)."""
+    actions = [{"kind": "input", "description": f'typed in textbox "Field {n}" → "value {n}"'} for n in range(1, 14)]
+    takeover = UserTakeoverEvent(actions=actions, started_at=1_700_000_000_000, ended_at=1_700_000_009_000)
+    popup = await harness.open_popup()
+    lines = await popup.js(
+        f"(() => {{ const card = Timeline.renderEvent({json.dumps(takeover.to_wire())});"
+        " document.getElementById('timeline').append(card);"
+        " return [...card.querySelectorAll('.card-actions li')].map((li) => li.textContent); })()"
+    )
+    assert lines[0] == "5 earlier actions not shown: Past → Export has them all", lines
+    assert lines[1:] == [a["description"] for a in actions[5:]], lines
+    few = UserTakeoverEvent(actions=actions[:8], started_at=1_700_000_000_000, ended_at=1_700_000_001_000)
+    lines = await popup.js(f"[...Timeline.renderEvent({json.dumps(few.to_wire())}).querySelectorAll('.card-actions li')]"
+                           ".map((li) => li.textContent)")
+    assert lines == [a["description"] for a in actions[:8]], lines  # all of them: nothing to count
+    await harness.browser.close_tab(popup.tab.target_id)
