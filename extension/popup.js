@@ -496,10 +496,16 @@ async function nameTab(label, tabId) {
   label.title = tab.url || "";
 }
 
-chrome.tabs.onUpdated.addListener((tabId, change) => {
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
   if (change.title === undefined && change.url === undefined) return;
   for (const label of document.querySelectorAll(`#other-list .other-item[data-tab-id="${tabId}"] .other-tab`)) {
     nameTab(label, tabId);
+  }
+  // this view's own tab went to another page (the side panel stays open meanwhile): "on: …" and the site that
+  // "Let this site start tasks" would allow follow it, or a tick there would allow the site the tab has left
+  if (tabId === ui.targetTabId) {
+    showTargetTab(tab);
+    if (change.url !== undefined) loadSiteAccess();
   }
 });
 
@@ -690,6 +696,7 @@ if (PANEL) {
     if (windowId !== own.id || new URLSearchParams(location.search).get("tabId")) return;
     ui.targetTabId = tabId;
     await showTargetTab();
+    loadSiteAccess(); // the site of the tab now in front, not the one the panel opened on
     if (ui.connected) refreshTasks({ retarget: true });
   });
 }

@@ -48,6 +48,7 @@ const Timeline = (() => {
     return Math.max(0, Math.round(ms / 100) / 10);
   }
 
+  const SHOWN_ACTIONS = 8; // of a takeover, in its card: the last ones; Export has them all
   const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired" };
 
   function renderEvent(event) {
@@ -92,7 +93,10 @@ const Timeline = (() => {
         const actions = Array.isArray(event.actions) ? event.actions : [];
         if (actions.length) {
           const list = el("ul", "card-actions");
-          for (const action of actions.slice(-8)) {
+          // the last few in the card; the ones before them are counted, never silently left out (the first of a
+          // long takeover, often the sign-in, had gone without a word)
+          if (actions.length > SHOWN_ACTIONS) list.append(el("li", "card-actions-more", t("earlierActions", actions.length - SHOWN_ACTIONS)));
+          for (const action of actions.slice(-SHOWN_ACTIONS)) {
             list.append(el("li", "", short(action && typeof action === "object" ? action.description || action : action, 160)));
           }
           li.append(list);

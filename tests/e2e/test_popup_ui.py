@@ -16,6 +16,7 @@ import pytest
 from e2e_support import (
     API_KEY,
     EXTENSION_ORIGIN,
+    PAGE_LOADED,
     SCREENS,
     Harness,
     PopupPage,
@@ -29,12 +30,15 @@ from e2e_support import (
     start_task,
     task_row,
     wait_status,
+    wait_until,
 )
 from llm_support import slow_file
+from user_support import user_click
 
 from tabpilot.agent.types import ExecutedActivity, ObservationEvent, UserTakeoverEvent, WaitingActivity
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
+from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -484,4 +488,64 @@ async def test_the_settings_selects_show_their_choice_whole_in_the_popup(harness
     for choice in ("irreversible", "every", "never"):
         await popup.js(f"document.getElementById('guards-ask-before').value = {json.dumps(choice)}")
         assert await popup.js(SELECTS_THAT_CUT) == [], choice
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_side_panel_follows_its_tab_to_another_site_and_to_another_tab(
+    harness: Harness, e2e_pages: LocalFiles
+) -> None:
+    """The side panel stays open while its tab goes to another site, or another tab comes forward: the tab it names
+    ("on: …") and the site "Let this site start tasks" would allow are that tab's now (they kept the first page's, so
+    a tick there allowed the site the person had left)."""
+    created = await harness.browser.connection.root.send(
+        "Target.createTarget", {"url": e2e_pages.url("account.html"), "newWindow": True})
+    first = await harness.browser.attach(created["targetId"])
+    await wait_until(lambda: first.evaluate(PAGE_LOADED), "the page to load")
+    popup = await harness.open_popup(first)
+    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, box["x"], box["y"])  # a person's click: sidePanel.open needs one
+
+    async def find_panel() -> str | None:
+        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
+            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
+                return str(info["targetId"])
+        return None
+
+    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+
+    async def shows(title: str, origin: str) -> bool:
+        return (await panel.text("#target-tab"), await panel.text("#site-origin")) == (f"on: {title}", origin)
+
+    here, there = f"http://127.0.0.1:{e2e_pages.port}", f"http://localhost:{e2e_pages.port}"
+    await wait_until(lambda: shows("Account", here), "the side panel to name its tab and site")
+    await first.send("Page.navigate", {"url": f"{there}/form.html"})
+    await wait_until(lambda: shows("Signup form", there), "the side panel to follow its tab to the other site", 10)
+    # another tab of the window comes forward: the panel works on it, and its site is the one offered
+    window_id = await harness.sw(f"(await chrome.tabs.get({await harness.chrome_tab_id(first)})).windowId")
+    await harness.sw(f"await chrome.tabs.create({{windowId: {window_id}, active: true,"
+                     f" url: {json.dumps(here + '/slow_button.html')}}}); true")
+    title = await wait_until(lambda: harness.sw(
+        f"(await chrome.tabs.query({{windowId: {window_id}, active: true}}))[0].title"), "the new tab's title")
+    await wait_until(lambda: shows(title, here), "the side panel to follow the tab brought forward", 10)
+    await harness.sw(f"await chrome.windows.remove({window_id}); true")  # the popup closed itself, opening the panel
+
+
+async def test_a_long_takeovers_card_counts_the_actions_it_does_not_show(harness: Harness) -> None:
+    """A takeover of 13 actions: its card lists the last ones and says how many earlier ones it leaves out (the first
+    five, the person's sign-in among them, had gone without a word: the card looked like all they did)."""
+    actions = [{"kind": "input", "description": f'typed in textbox "Field {n}" → "value {n}"'} for n in range(1, 14)]
+    takeover = UserTakeoverEvent(actions=actions, started_at=1_700_000_000_000, ended_at=1_700_000_009_000)
+    popup = await harness.open_popup()
+    lines = await popup.js(
+        f"(() => {{ const card = Timeline.renderEvent({json.dumps(takeover.to_wire())});"
+        " document.getElementById('timeline').append(card);"
+        " return [...card.querySelectorAll('.card-actions li')].map((li) => li.textContent); })()"
+    )
+    assert lines[0] == "5 earlier actions not shown: Past → Export has them all", lines
+    assert lines[1:] == [a["description"] for a in actions[5:]], lines
+    few = UserTakeoverEvent(actions=actions[:8], started_at=1_700_000_000_000, ended_at=1_700_000_001_000)
+    lines = await popup.js(f"[...Timeline.renderEvent({json.dumps(few.to_wire())}).querySelectorAll('.card-actions li')]"
+                           ".map((li) => li.textContent)")
+    assert lines == [a["description"] for a in actions[:8]], lines  # all of them: nothing to count
     await harness.browser.close_tab(popup.tab.target_id)
