@@ -167,3 +167,28 @@ async def test_an_agent_that_shows_a_password_and_reads_it_never_gets_it(browser
     assert not _leaks(sent)
     assert not _leaks(json.dumps([event.model_dump(mode="json") for event in result.history]))
     await browser.close_tab(tab.target_id)
+
+
+async def test_a_one_time_code_is_a_secret_wherever_the_model_could_read_it(browser: Browser, pages) -> None:
+    # A code the person typed (or the agent did) into a field the page marks as one-time-code never reaches the
+    # model: not in either reader's page text, not through read_text, a script or the typing result. The
+    # takeover record hides it already (capture.js); the page text showed `value=884213`.
+    tab = await browser.new_tab()
+    await tab.navigate(pages.url("actions_one_time_code.html"))
+    await evaluate(tab, "document.getElementById('otp').value = '884213'")
+    for state in (await get_state(browser, tab), build_state(await read_page(browser, tab, snapshot=True))):
+        assert "884213" not in state.text, state.text
+        line = next(line for line in state.text.splitlines() if "Code" in line)
+        assert "filled" in line, state.text
+        assert "ann@example.com" in state.text  # an ordinary field keeps its value
+    code = await ref(tab, "#otp", name="Code")
+    with pytest.raises(actions.ActionError, match="never shown"):
+        await actions.read_text(browser, tab, code)
+    read = await actions.execute_javascript(browser, tab, "'code: ' + document.getElementById('otp').value")
+    assert "884213" not in read and "code: [password hidden]" in read, read
+    typed = await actions.input_text(browser, tab, code, "551902")
+    assert "551902" not in typed and "6 characters" in typed, typed
+    assert await evaluate(tab, "document.getElementById('otp').value") == "551902"  # typed all the same
+    again = await get_state(browser, tab)
+    assert "551902" not in again.text and "884213" not in again.text, again.text
+    await browser.close_tab(tab.target_id)

@@ -1,5 +1,9 @@
 """Page-side functions the actions call on a node (`this` = the node, via Runtime.callFunctionOn)."""
 
+import json
+
+from .dom.rules import SECRET_HINTS
+
 CLICK_KIND = """function() {
   if (this.localName === 'input' && this.type === 'file') return 'file';
   if (this.localName === 'select') return 'select';
@@ -293,10 +297,11 @@ INPUT_VALUES = """(() => {
 # The whole of what an element shows or a field holds, for read_text; never a password field's value.
 READ_TEXT = """function() {
   const passwords = globalThis.__tabpilotPasswords;
+  const hint = (e) => (e.getAttribute('autocomplete') || '').toLowerCase();
   const secret = (e) => e.localName === 'input' && (e.type === 'password'
-    || (e.getAttribute('autocomplete') || '').toLowerCase().includes('password') || (passwords && passwords.has(e)));
+    || HINTS.some((word) => hint(e).includes(word)) || (passwords && passwords.has(e)));
   if (secret(this)) return {secret: true};
   if (this.localName === 'input' || this.localName === 'textarea') return {text: this.value};
   if (this.localName === 'select') return {text: Array.from(this.selectedOptions, (o) => o.text).join(', ')};
   return {text: this.innerText || this.textContent || ''};
-}"""
+}""".replace("HINTS", json.dumps(SECRET_HINTS))

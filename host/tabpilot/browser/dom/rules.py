@@ -72,12 +72,17 @@ def shorten(text: str, limit: int) -> str:
 
 def is_password_input(tag: str, attrs: dict[str, str]) -> bool:
     """A field holding a secret: its value must never reach the model. A "show password" toggle turns the
-    type into text, so the autocomplete hint counts too, as does a card's security code (walker.js `isSecret`
-    also counts a field the page masks with CSS, and marks it as a password field)."""
+    type into text, so the autocomplete hint counts too, as do a card's security code and a one-time code (what
+    capture.js hides from the takeover record; walker.js `isSecret` also counts a field the page masks with
+    CSS, and marks it as a password field)."""
     if tag != "input":
         return False
     hint = attrs.get("autocomplete", "").lower()
-    return attrs.get("type", "").lower() == "password" or "password" in hint or "cc-csc" in hint
+    return attrs.get("type", "").lower() == "password" or any(word in hint for word in SECRET_HINTS)
+
+
+# The autocomplete hints of a field holding a secret (walker.js `isSecret` has the same list).
+SECRET_HINTS = ("password", "cc-csc", "one-time-code")
 
 
 def interactive_role(tag: str, attrs: dict[str, str]) -> str | None:

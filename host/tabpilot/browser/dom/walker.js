@@ -522,7 +522,8 @@
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
   // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
   const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3 };
-  const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6 };  // passwords.HIDDEN and ECHOED_MIN_LENGTH
+  // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
+  const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
   const TOOLTIPS = ICON_RULES.tooltips;
   const GENERIC = new Set(ICON_RULES.generic);
   const FIELDS = new Set(ICON_RULES.fields);
@@ -626,12 +627,13 @@
   }
 
   // A field holding a secret (rules.is_password_input says the same for the host): a password field, one
-  // the page hints is for a password or a card's security code, or one it masks as it would a password.
+  // the page hints is for a password, a card's security code or a one-time code, or one it masks as it would
+  // a password.
   function isSecret(el) {
     if (passwords.has(el)) return true;
     const hint = (el.getAttribute("autocomplete") || "").toLowerCase();
     const secret = (el.getAttribute("type") || "").toLowerCase() === "password" || (el.type || "") === "password"
-      || hint.includes("password") || hint.includes("cc-csc")
+      || SECRETS.hints.some((word) => hint.includes(word))
       || (el.value !== "" && (getComputedStyle(el).webkitTextSecurity || "none") !== "none");
     if (secret) passwords.add(el);
     return secret;
