@@ -143,3 +143,20 @@ def test_state_attached_without_a_url_reads_the_tab_the_user_is_looking_at(
         assert launched.process.poll() is None
     finally:
         launched.close()
+
+
+def test_state_shows_the_page_with_what_the_model_may_not_see_hidden(pages, tmp_path: Path) -> None:
+    # "exactly as the model sees it": a stored secret the page shows and a card number (masked by default) are
+    # hidden as a task's model gets them, in the text and in --json; the page itself is read as usual.
+    home = tmp_path / "tabpilot"
+    saved = subprocess.run([sys.executable, "-m", "tabpilot", "secrets", "set", "BILLING_KEY", "--domain", "127.0.0.1"],
+                           input="tp-live-Quartz-Falcon-93\n", capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "TABPILOT_HOME": str(home), "HOME": str(tmp_path)})
+    assert saved.returncode == 0, saved.stderr
+    for json_output in (False, True):
+        result = _run_state([pages.url("state_private.html"), *(["--json"] if json_output else [])], tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "tp-live-Quartz-Falcon-93" not in result.stdout and "4111 1111" not in result.stdout, result.stdout
+        text = json.loads(result.stdout)["text"] if json_output else result.stdout
+        assert "API key: <secret>BILLING_KEY</secret>" in text and "Card on file: [card 1]" in text, text
+        assert "[1]<button>Update card" in text, text

@@ -12,8 +12,12 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from .arguments import positive_seconds
+
+if TYPE_CHECKING:
+    from ..privacy.guard import PrivacyGuard
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +60,18 @@ def run(args: argparse.Namespace) -> int:
     if args.url is None and not args.cdp_url:  # a browser launched for it has only about:blank to show
         language = terminal_language()
         return fail("state", say("state.url_needed", language), language, EXIT_USAGE)
+    from ..privacy.guard import guard_for
+    from ..privacy.secrets import SecretError
+    from ..store.settings import SettingsError, load_settings
+
+    try:  # what a task's model may see of the page: the stored secrets hidden, personal data masked as set
+        guard = guard_for(load_settings())
+    except (SettingsError, SecretError) as exc:
+        language = terminal_language()
+        return fail("state", exc.text(language), language)
     try:
         url = typed_url(args.url) if args.url is not None else None
-        output = asyncio.run(_read(url, args))
+        output = asyncio.run(_read(url, args, guard))
     except KeyboardInterrupt:
         return 130
     except OpenFailed as exc:
@@ -70,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _read(url: str | None, args: argparse.Namespace) -> str:
+async def _read(url: str | None, args: argparse.Namespace, guard: PrivacyGuard) -> str:
     from ..browser.state import get_state
     from .run import open_browser, page_failed
 
@@ -91,9 +104,10 @@ async def _read(url: str | None, args: argparse.Namespace) -> str:
         except Exception as exc:
             raise page_failed(url, exc) from None
         state = await get_state(browser, tab)
+        text = guard.conceal(state.text, state.url)
         if args.json:
-            return json.dumps(state.to_json(), ensure_ascii=False, indent=2)
-        return state.text
+            return json.dumps(guard.hide({**state.to_json(), "text": text}), ensure_ascii=False, indent=2)
+        return text
     finally:
         if opened is not None and args.cdp_url:
             try:
