@@ -545,7 +545,7 @@ async def test_a_long_takeovers_card_counts_the_actions_it_does_not_show(harness
     assert lines[0] == "5 earlier actions not shown: Past → Export has them all", lines
     assert lines[1:] == [a["description"] for a in actions[5:]], lines
     few = UserTakeoverEvent(actions=actions[:8], started_at=1_700_000_000_000, ended_at=1_700_000_001_000)
-    lines = await popup.js(f"[...Timeline.renderEvent({json.dumps(few.to_wire())}).querySelectorAll('.card-actions li')]"
-                           ".map((li) => li.textContent)")
+    lines = await popup.js(f"[...Timeline.renderEvent({json.dumps(few.to_wire())})"
+                           ".querySelectorAll('.card-actions li')].map((li) => li.textContent)")
     assert lines == [a["description"] for a in actions[:8]], lines  # all of them: nothing to count
     await harness.browser.close_tab(popup.tab.target_id)
