@@ -330,7 +330,7 @@ async def test_past_tasks_list_open_export_delete(harness: Harness) -> None:
         ".map(li => ({id: li.dataset.taskId, text: li.innerText}))"
     )
     completed = next(i for i in items if "Ada Lovelace" in i["text"])
-    assert "completed" in completed["text"]
+    assert "Completed" in completed["text"]
     one_step = next(i for i in items if "Look at the page" in i["text"])  # done at once: one step
     assert " · 1 step" in one_step["text"] and "1 steps" not in one_step["text"], one_step
     await popup.click(f"#past-list .past-item[data-task-id='{completed['id']}']")
@@ -386,7 +386,7 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
     assert await popup.text("#host-down-title") == "The host stopped"
     assert "Reconnecting" in await popup.text("#host-down-reason")
     assert await popup.js("document.getElementById('host-down-fix').hidden") is True
-    assert await popup.text("#task-status") == "interrupted"
+    assert await popup.text("#task-status") == "Interrupted"
     assert await harness.sw("attachedTabs.size") == 0  # the dead task's tab is released (no infobar left)
 
     # the worker reconnects by itself (backoff from 0.5 s); the new host marks the dead task interrupted

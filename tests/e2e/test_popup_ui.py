@@ -284,7 +284,7 @@ async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
     await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 9", "nine step cards")
     assert await popup.js("document.documentElement.scrollHeight > innerHeight + 300")  # it did scroll
     assert await popup.in_view("#task-status") and await popup.in_view("#task-title")
-    assert await popup.text("#task-status") == "running"
+    assert await popup.text("#task-status") == "Running"
     await popup.screenshot(SCREENS / "running-long.png", max_height=600)
     assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
     assert await popup.in_view("#task-status") and await popup.in_view("#result")
