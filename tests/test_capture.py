@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 from takeover_support import Person, wait_for
 
+from tabpilot.agent.types import describe_action
 from tabpilot.browser.capture import PageCapture
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -157,6 +158,26 @@ async def test_a_reloaded_page_gets_the_script_again_in_the_current_mode(page, p
     await person.click("document.querySelector('#docs')")
     await wait_for(lambda: len(captured.actions) >= 2)
     assert captured.brief()[:2] == [("input", 'textbox "Email"', "second@example.org"), ("click", 'link "Docs"', None)]
+    await capture.set_mode("watch")
+
+
+async def test_a_reload_while_recording_is_reported_as_one(page, pages):
+    # "went to <the URL it was on>" said nothing of what the person did (a new user's takeover record)
+    capture, captured, person, tab = page
+    await capture.set_mode("record")
+    await tab.navigate(pages.url("takeover_form.html?before-reload"))
+    await wait_for(lambda: any("before-reload" in (a.get("value") or "") for a in captured.actions))
+    captured.messages.clear()
+    await person.evaluate("location.reload()")
+    await wait_for(lambda: any(a["kind"] == "navigate" for a in captured.actions))
+    [reload] = [a for a in captured.actions if a["kind"] == "navigate"]
+    assert (reload["target"], reload["value"]) == ("reload", pages.url("takeover_form.html?before-reload"))
+    assert describe_action(reload) == f"reloaded the page {pages.url('takeover_form.html?before-reload')}"
+    captured.messages.clear()
+    await tab.navigate(pages.url("takeover_form.html?after-reload"))  # an ordinary navigation still is one
+    await wait_for(lambda: any(a["kind"] == "navigate" for a in captured.actions))
+    assert [describe_action(a) for a in captured.actions if a["kind"] == "navigate"] == [
+        f"went to {pages.url('takeover_form.html?after-reload')}"]
     await capture.set_mode("watch")
 
 

@@ -124,7 +124,8 @@
       markPasswordFields(document);
       lastUrl = location.href;
       if (first && window === window.top && Date.now() - startedAt < NAVIGATE_WINDOW_MS) {
-        report({ kind: "navigate", target: "page", value: location.href });
+        // a reload keeps its URL: "went to" the page it was on would say nothing of what the person did
+        report({ kind: "navigate", target: reloaded() ? "reload" : "page", value: location.href });
       }
     }
     mode = next;
@@ -322,6 +323,11 @@
     if (scroll.dy) parts.push(`${scroll.dy > 0 ? "down" : "up"} ${Math.round(Math.abs(scroll.dy))}px`);
     if (scroll.dx) parts.push(`${scroll.dx > 0 ? "right" : "left"} ${Math.round(Math.abs(scroll.dx))}px`);
     if (parts.length) report({ kind: "scroll", target: scroll.target, value: parts.join(", ") }, scroll.last);
+  }
+
+  function reloaded() {
+    const [entry] = performance.getEntriesByType("navigation");
+    return Boolean(entry && entry.type === "reload");
   }
 
   function checkNavigation() {

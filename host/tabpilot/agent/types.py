@@ -258,6 +258,8 @@ def describe_action(action: Any, language: str | None = None) -> str:
     elif kind == "key":
         text = say("did.pressed_in", language, key=shown, target=target) if target else say(
             "did.pressed", language, key=shown)
+    elif kind == "navigate" and target == "reload":  # capture.js: a reload of the page it was on
+        text = say("did.reloaded", language, url=shown or action.get("url"))
     elif kind == "navigate":
         text = say("did.went_to", language, url=shown or action.get("url"))
     elif kind == "scroll":
