@@ -6,6 +6,7 @@ all of them, and its record tells them apart by the Host header."""
 from __future__ import annotations
 
 import http.server
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +26,8 @@ class Hit:
 
 
 class RecordingSite:
-    def __init__(self) -> None:
+    def __init__(self, address: str = "127.0.0.1") -> None:
+        """`address`: where it listens; "::1" for an IPv6 one."""
         site = self
         self.hits: list[Hit] = []
 
@@ -51,7 +53,13 @@ class RecordingSite:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server_class = http.server.ThreadingHTTPServer
+        if ":" in address:
+            class IPv6Server(http.server.ThreadingHTTPServer):
+                address_family = socket.AF_INET6
+
+            server_class = IPv6Server
+        self._server = server_class((address, 0), Handler)
         self.port = int(self._server.server_address[1])
         threading.Thread(target=self._server.serve_forever, name="recording-site", daemon=True).start()
 
