@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.server
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,9 @@ class RecordingSite:
                 host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
                 site.hits.append(Hit(host, self.path))
                 parts = urlsplit(self.path)
+                wait = parse_qs(parts.query).get("wait")
+                if wait:  # a slow answer: ?wait=MS
+                    time.sleep(int(wait[0]) / 1000)
                 if parts.path == "/redirect":  # a server redirect to wherever `to` says
                     self.send_response(302)
                     self.send_header("Location", parse_qs(parts.query)["to"][0])
