@@ -6,7 +6,9 @@ all of them, and its record tells them apart by the Host header."""
 from __future__ import annotations
 
 import http.server
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +27,8 @@ class Hit:
 
 
 class RecordingSite:
-    def __init__(self) -> None:
+    def __init__(self, address: str = "127.0.0.1") -> None:
+        """`address`: where it listens; "::1" for an IPv6 one."""
         site = self
         self.hits: list[Hit] = []
 
@@ -37,6 +40,9 @@ class RecordingSite:
                 host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
                 site.hits.append(Hit(host, self.path))
                 parts = urlsplit(self.path)
+                wait = parse_qs(parts.query).get("wait")
+                if wait:  # a slow answer: ?wait=MS
+                    time.sleep(int(wait[0]) / 1000)
                 if parts.path == "/redirect":  # a server redirect to wherever `to` says
                     self.send_response(302)
                     self.send_header("Location", parse_qs(parts.query)["to"][0])
@@ -51,7 +57,13 @@ class RecordingSite:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server_class = http.server.ThreadingHTTPServer
+        if ":" in address:
+            class IPv6Server(http.server.ThreadingHTTPServer):
+                address_family = socket.AF_INET6
+
+            server_class = IPv6Server
+        self._server = server_class((address, 0), Handler)
         self.port = int(self._server.server_address[1])
         threading.Thread(target=self._server.serve_forever, name="recording-site", daemon=True).start()
 

@@ -19,10 +19,14 @@ from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa:
 from test_run_cli import API_KEY, tabpilot
 
 from tabpilot.browser.browser import Browser
-from tabpilot.guards.domains import DomainPolicy
+from tabpilot.guards.domains import DomainPolicy, StartRefused
 from tabpilot.guards.navigation import NavigationGuard
 from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.privacy.secrets import set_secret
+from tabpilot.store.settings import Settings
+from tabpilot.store.tasks import TaskStore
+from tabpilot.taskrun.plan import plan_task
+from tabpilot.taskrun.run import TaskRun
 
 pytestmark = [pytest.mark.browser]
 
@@ -198,5 +202,62 @@ async def _page_record(chromium: Browser, url: str) -> list[str]:
         [info] = [info for info in await browser.tabs() if info.url == url]
         tab = await browser.attach(info.target_id)
         return list(json.loads(await tab.evaluate("sessionStorage.getItem('agentLog') || '[]'")))
+    finally:
+        await browser.close()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_task_is_judged_on_the_page_its_tab_shows_once_the_guard_holds_it(
+    chromium: Browser, site: RecordingSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoever starts a task read its tab's URL a moment before; a page that sent itself to a blocked domain in
+    between (before the guard held the tab) is judged where it is once the guard does: refused, nothing recorded."""
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted",
+                                        "blockedDomains": ["evil.test"]})
+    plan = plan_task("Find the best deal", source="cli", settings=settings)
+    assert chromium.launched is not None
+    browser = await Browser.connect(chromium.launched.ws_url)
+    tab = await browser.new_tab(site.url("evil.test", "arrived"))  # where the page went
+    browser.active = tab
+    with TaskStore() as store:
+        run = TaskRun(plan, store, browser)
+        try:
+            with pytest.raises(StartRefused):
+                await run.begin(site.url("shop.test", "guard_hostile.html"))  # where it was when read
+        finally:
+            await browser.close()
+        assert store.list_tasks() == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_page_whose_load_left_before_the_guard_held_the_tab_is_sent_back(
+    chromium: Browser, site: RecordingSite
+) -> None:
+    """A page sent itself to evil.test just before the guard held its tab (as a task starts): that request was
+    out already, and evil.test answers 1.5 s later. When it arrives the guard reports it like a refused navigation
+    and the tab goes back to the page it left, so the agent never works on evil.test."""
+    assert chromium.launched is not None
+    browser = await Browser.connect(chromium.launched.ws_url)
+    try:
+        start = site.url("shop.test", "guard_hostile.html")
+        tab = await browser.new_tab(start)
+        await tab.evaluate(f"location.href = {json.dumps(site.url('evil.test', 'landed?wait=1500'))}; 1")
+        await until(lambda: any(hit.path == "/landed?wait=1500" for hit in site.reached("evil.test")), "the load")
+        blocked: list[tuple[str, str]] = []
+        await browser.guard_navigation(NavigationGuard(DomainPolicy.of(blocked=["evil.test"]),
+                                                       lambda url, why: blocked.append((url, why))))
+        await until(lambda: blocked, "the page that arrived to be reported")
+        assert blocked == [(site.url("evil.test", "landed?wait=1500"),
+                            "Navigation to evil.test was blocked: it is on the blocked domains list")]
+
+        async def back() -> bool:
+            try:
+                return bool(await tab.url() == start and await tab.evaluate("document.readyState === 'complete'"))
+            except Exception:  # between two pages
+                return False
+
+        await wait_until(back, timeout=10.0)
+        assert "Great deals" in await tab.evaluate("document.title")
     finally:
         await browser.close()

@@ -33,6 +33,39 @@ function domainList(value, name) {
   return value;
 }
 
+// A domain as the rules must name it: declarativeNetRequest compares a domain with the URL's host as Chromium
+// spells it, so an IPv6 address only matches in brackets ("::1" matches nothing, "[::1]" does; measured on
+// Chromium 156), and an IPv4 address has a second spelling Chromium keeps apart: http://[::ffff:127.0.0.1]/
+// reaches 127.0.0.1 and is shown as [::ffff:7f00:1] (the host's guard takes them as one host, domains.py).
+// Other spellings of an IPv4 address (127.1, 0x7f000001, a trailing dot) and of a name (case, a trailing dot)
+// Chromium brings to one form itself before the rules see them.
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+function ruleDomains(domains) {
+  const spelled = [];
+  for (const domain of domains) {
+    if (domain.includes(":")) {
+      spelled.push(canonicalHost(`[${domain.replace(/^\[|\]$/g, "")}]`) || domain);
+    } else if (IPV4.test(domain)) {
+      spelled.push(domain);
+      const mapped = canonicalHost(`[::ffff:${domain}]`);
+      if (mapped) spelled.push(mapped);
+    } else {
+      spelled.push(domain);
+    }
+  }
+  return [...new Set(spelled)];
+}
+
+// `host` as Chromium writes it in a URL (its own URL parser), or null when it is none.
+function canonicalHost(host) {
+  try {
+    return new URL(`http://${host}/`).hostname;
+  } catch (_) {
+    return null;
+  }
+}
+
 // The rules of one task, each blocking its blocked domains or everything but its allowed ones:
 // - in the tabs its tabs opened (known from tabs.onCreated's openerTabId), attached by the host or not yet;
 // - in any tab but the task's own and the ones known as the user's, for a load its pages start (initiatorDomains: the domains of
@@ -51,21 +84,24 @@ function rulesOf(entry, firstId, context) {
     conditions.push({ initiatorDomains: initiators, excludedTabIds, resourceTypes: ["main_frame"] });
   }
   const rules = [];
+  const blocked = ruleDomains(entry.blocked);
+  const allowed = ruleDomains(entry.allowed);
   for (const condition of conditions) {
-    if (entry.blocked.length) rules.push({ ...condition, requestDomains: entry.blocked });
-    if (entry.allowed.length) rules.push({ ...condition, excludedRequestDomains: entry.allowed });
+    if (blocked.length) rules.push({ ...condition, requestDomains: blocked });
+    if (allowed.length) rules.push({ ...condition, excludedRequestDomains: allowed });
   }
   return rules.map((c, n) => ({ id: firstId + n, priority: 1, action: { type: "block" }, condition: c }));
 }
 
-// Every tab's id and the host of its page (http(s) only), as the rules need them.
+// Every tab's id and the host of its page (http(s) only), as the rules need them: as Chromium spells it, an
+// IPv6 address in its brackets (without them an initiator domain matches nothing).
 async function tabContext() {
   const tabs = await chrome.tabs.query({});
   const hosts = new Map();
   for (const tab of tabs) {
     try {
       const url = new URL(tab.url || tab.pendingUrl || "");
-      if (url.protocol === "http:" || url.protocol === "https:") hosts.set(tab.id, url.hostname.replace(/^\[|\]$/g, ""));
+      if (url.protocol === "http:" || url.protocol === "https:") hosts.set(tab.id, url.hostname);
     } catch (_) { /* no URL yet */ }
   }
   return { tabIds: tabs.map((tab) => tab.id), hosts };

@@ -9,6 +9,7 @@ import json
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import pytest_asyncio
@@ -256,3 +257,106 @@ async def test_the_rules_of_a_task_no_host_runs_are_cleared_on_the_next_hello(
     await harness.sw("hostDown('the test dropped the host'); 1")  # the next host says hello
     await harness.wait_host_connected()
     await wait_until(lambda: _no_rules(harness), "the dead task's rules to be cleared")
+
+
+# 127.0.0.1 written as an IPv6 address reaches 127.0.0.1; Chromium keeps the spelling apart ([::ffff:7f00:1]),
+# while it brings 127.1, 0x7f000001, case and trailing dots to one form itself
+MAPPED = "[::ffff:127.0.0.1]"
+
+
+@pytest.mark.parametrize(("domains", "reaches"), [
+    ({"blockedDomains": ["127.0.0.1"]}, False),
+    ({"allowedDomains": ["shop.test", "127.0.0.1"]}, True),
+], ids=["blocked", "allowed"])
+async def test_a_popup_to_a_domain_spelled_another_way_is_judged_as_the_host_judges_it(
+    harness: Harness, llm: ScriptedLLMServer, site: RecordingSite, domains: dict[str, list[str]], reaches: bool
+) -> None:
+    """The extension's rules know an IPv4 domain under its IPv6 spelling too: a popup the task's page opens to
+    http://[::ffff:127.0.0.1]/ never reaches a blocked 127.0.0.1 (it used to: the rules named 127.0.0.1 only), and
+    reaches an allowed one (it used to be blocked there while the host let it go)."""
+    path = f"/popup?{'blocked' if not reaches else 'allowed'}"
+    to = f"http://{MAPPED}:{site.port}{path}"
+    snap, told = await _a_task_opens_a_popup(harness, llm, site, site.url("shop.test", "guard_popup_to.html"), to,
+                                             domains)
+    arrived = [hit.path for hit in site.hits if hit.host == "[::ffff:7f00:1]" and hit.path == path]
+    if reaches:
+        assert arrived == [path], site.hits
+        assert "was blocked" not in told, told
+    else:
+        assert arrived == [], site.hits  # the server's own record: nothing arrived
+        assert "Navigation to 127.0.0.1 was blocked: it is on the blocked domains list" in told, told
+    assert snap["status"] == "completed", snap
+
+
+async def test_a_popup_to_a_blocked_ipv6_address_never_reaches_it(
+    harness: Harness, llm: ScriptedLLMServer, site: RecordingSite
+) -> None:
+    """The rules name an IPv6 domain the way Chromium matches it, in brackets: "::1" alone matched nothing."""
+    try:
+        v6 = RecordingSite("::1")
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    try:
+        snap, told = await _a_task_opens_a_popup(harness, llm, site, site.url("shop.test", "guard_popup_to.html"),
+                                                 v6.url("[::1]", "popup"), {"blockedDomains": ["::1"]})
+        assert [hit.path for hit in v6.hits if hit.path.startswith("/popup")] == [], v6.hits
+    finally:
+        v6.close()
+    assert "Navigation to ::1 was blocked: it is on the blocked domains list" in told, told
+    assert snap["status"] == "completed", snap
+
+
+async def test_a_task_on_a_page_at_an_ipv6_address_names_it_as_the_rules_match_it(
+    harness: Harness, llm: ScriptedLLMServer, site: RecordingSite
+) -> None:
+    """The rule for a load the task's pages start (a popup faster than tabs.onCreated) names their site as its
+    initiator; a page at an IPv6 address is named in brackets ("::ffff:7f00:1" matched no initiator)."""
+    gate = threading.Event()
+    llm.add(held(gate, done("Nothing to do")))
+    await allow_only_shop(harness, llm)
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": [], "blockedDomains": ["evil.test"]})
+    tab = await harness.browser.new_tab(f"http://{MAPPED}:{site.port}/guard_popup_to.html")
+    try:
+        await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+        task_id = await start(harness, tab, "Look at the prize")
+        await wait_until(lambda: _at_least(llm, 1), "the model to be asked")
+        initiators = [rule["condition"].get("initiatorDomains") for rule in await session_rules(harness)]
+        gate.set()
+        await ended(harness, task_id)
+    finally:
+        gate.set()
+        await harness.browser.close_tab(tab.target_id)
+        await ask_host(harness, {"type": "settings.set", "blockedDomains": []})
+    assert initiators == [["[::ffff:7f00:1]"]], initiators
+
+
+async def _a_task_opens_a_popup(
+    harness: Harness, llm: ScriptedLLMServer, site: RecordingSite, page: str, to: str, domains: dict[str, list[str]]
+) -> tuple[dict[str, Any], str]:
+    """A task on `page` whose agent presses the button that opens `to` in a popup, under these domain settings;
+    the task as it ended and what the model was told after the click."""
+    problems: list[str] = []
+    seen: list[dict[str, Any]] = []
+    gate = threading.Event()
+    llm.add(act_on("Open the prize window", "click_element_by_index", "Open the prize window", problems),
+            account_told(seen, held(gate, done("Done"))))
+    await allow_only_shop(harness, llm)
+    await ask_host(harness, {"type": "settings.set", "allowedDomains": [], "blockedDomains": [], **domains})
+    tab = await harness.browser.new_tab(f"{page}?to={quote(to, safe='')}")
+    before = {t.target_id for t in await harness.browser.tabs()}
+    try:
+        await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+        await harness.sw(f"await chrome.tabs.update({await harness.chrome_tab_id(tab)}, {{active: true}}); 1")
+        task_id = await start(harness, tab, "Open the prize window")
+        await wait_until(lambda: _at_least(llm, 2), "the model to be asked after the click")
+        if "blockedDomains" in domains:  # the host closes the refused popup: by then its load was tried
+            await wait_until(lambda: _only(harness, before), "the popup to be closed")
+        gate.set()
+        snap = await ended(harness, task_id)
+    finally:
+        gate.set()
+        for opened in {t.target_id for t in await harness.browser.tabs()} - before | {tab.target_id}:
+            await harness.browser.close_tab(opened)
+        await ask_host(harness, {"type": "settings.set", "allowedDomains": [], "blockedDomains": []})
+    assert not problems, problems
+    return snap, prompt_text(seen[0])

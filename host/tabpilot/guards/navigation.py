@@ -12,6 +12,9 @@ declarativeNetRequest rules block that first request (`ExtensionTabs.guard_new_t
 takes over once the host attaches. A click the agent makes on a link or a form's submit is judged before the
 click (`click_refusal`), so nothing is requested at all.
 
+A page that arrives in a task's tab on a refused domain all the same (its request left before the guard held the
+tab: the page sent itself there as the task started) is reported the same way and the tab goes back a page.
+
 A refused request fails as `Aborted`, which leaves the page where it was (measured on Chromium 156:
 `BlockedByClient` replaces the page with chrome-error://chromewebdata/, losing the agent's page); a
 popup's first request fails as `BlockedByClient`, and the popup is closed: it never showed anything the task
@@ -36,6 +39,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DOCUMENTS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
+# a page that arrived from another process is not ready for commands at once (measured: "Not attached to an
+# active page" when asked from its frameNavigated)
+SEND_BACK_TRIES, SEND_BACK_PAUSE = 40, 0.05
 Blocked = Callable[[str, str], None]  # (the URL refused, the words saying why) — told to the model and the user
 
 
@@ -75,6 +81,8 @@ class NavigationGuard:
             self._unloaded_popups[id(session)] = close_popup
         popup = close_popup is not None
         session.on("Fetch.requestPaused", lambda params: self._on_paused(session, params, popup))
+        if not popup:  # a popup's first page is judged by its request; one that got through is closed instead
+            session.on("Page.frameNavigated", lambda params: self._on_committed(session, params))
         try:
             tree = await session.send("Page.getFrameTree")
             self._main_frames[id(session)] = tree["frameTree"]["frame"]["id"]
@@ -87,6 +95,38 @@ class NavigationGuard:
         job = asyncio.ensure_future(self._decide(session, params, popup))
         self._pending.add(job)
         job.add_done_callback(self._pending.discard)
+
+    def _on_committed(self, session: CDPSession, params: dict[str, Any]) -> None:
+        """A page arrived in the tab's main frame. One on a refused domain got past interception: its request had
+        left before the guard held the tab (a page that sent itself elsewhere as the task started). It is reported
+        like a refused navigation and the tab goes back where it was."""
+        frame = params.get("frame", {})
+        url = str(frame.get("url", ""))
+        if frame.get("parentId") or self.suspended or self.policy.refusal(url) is None:
+            return
+        job = asyncio.ensure_future(self._send_back(session, url))
+        self._pending.add(job)
+        job.add_done_callback(self._pending.discard)
+
+    async def _send_back(self, session: CDPSession, url: str) -> None:
+        refusal = self.policy.refusal(url)
+        assert refusal is not None
+        log.info("a page on a refused domain arrived past the guard: %s", url)
+        self.blocked.append(url)
+        self.on_blocked(url, refusal)
+        for attempt in range(SEND_BACK_TRIES):
+            try:
+                history = await session.send("Page.getNavigationHistory")
+                entries, current = history["entries"], history["currentIndex"]
+                previous = entries[current - 1] if current > 0 else None
+                if previous is not None and self.policy.refusal(str(previous.get("url", ""))) is None:
+                    await session.send("Page.navigateToHistoryEntry", {"entryId": previous["id"]})
+                else:
+                    await session.send("Page.navigate", {"url": "about:blank"})
+                return
+            except CDPError as exc:  # the page is still changing process ("Not attached to an active page"), or gone
+                log.debug("sending the tab back from %s failed (try %d): %s", url, attempt + 1, exc)
+                await asyncio.sleep(SEND_BACK_PAUSE)
 
     async def _decide(self, session: CDPSession, params: dict[str, Any], popup: bool) -> None:
         request_id = params["requestId"]

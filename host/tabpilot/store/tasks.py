@@ -314,17 +314,19 @@ class TaskStore:
         return len(dead)
 
     def start_task(self, task: str, *, url: str | None = None, model: str | None = None, source: str = "cli",
-                   requester: str | None = None) -> str:
-        """`requester`: who asked for it besides the person at the controls (a page's origin, an MCP client)."""
-        return self._insert_task(task, url=url, model=model, source=source, requester=requester)
+                   requester: str | None = None, task_id: str | None = None) -> str:
+        """`requester`: who asked for it besides the person at the controls (a page's origin, an MCP client);
+        `task_id`: the id to record it under (one `new_task_id()` gave before, e.g. for its guard), else a new one."""
+        return self._insert_task(task, url=url, model=model, source=source, requester=requester, task_id=task_id)
 
     def _insert_task(self, task: str, *, url: str | None, model: str | None, source: str, requester: str | None,
-                     not_run: tuple[str, float, float, dict[str, Any]] | None = None) -> str:
+                     not_run: tuple[str, float, float, dict[str, Any]] | None = None,
+                     task_id: str | None = None) -> str:
         """One task row: running, owned by this process; or (`not_run`: status, asked, ended, result) one that
         never ran."""
         if not isinstance(task, str) or not task.strip():
             raise StoreError.worded("task.no_text")
-        task_id = new_task_id()
+        task_id = task_id or new_task_id()
         status, started_at, ended_at, result = not_run or ("running", time.time(), None, None)
         with self._lock, self._transaction():
             self._db.execute(

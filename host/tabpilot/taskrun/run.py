@@ -119,18 +119,29 @@ class TaskRun:
     async def begin(self, url: str | None) -> str:
         """Record the task (`running`) and make its agent; returns the task id. On failure the browser
         is released and nothing is left running. Raises StartRefused, recording nothing, when `url` is a page the
-        task's domains keep the agent from (whichever way it was started: the page the person is on, a page's own)."""
+        task's domains keep the agent from (whichever way it was started: the page the person is on, a page's own).
+
+        With domains, the navigation guard holds the tab before its page is judged: `url` was read before, and a
+        page that sent itself elsewhere meanwhile (at the moment it was attached, say) is judged where it is now;
+        a load it had started before the guard held it is judged when it arrives (`NavigationGuard`)."""
         from ..guards.domains import start_refusal
+        from ..store.ids import new_task_id
 
         try:
             refused = start_refusal(self.plan.domains, url)
             if refused is not None:
                 raise refused
+            task_id = new_task_id()
+            if await self._guard_navigation(task_id):
+                url = await self._current_url() or url
+                refused = start_refusal(self.plan.domains, url)
+                if refused is not None:
+                    raise refused
             self._connect_llm()
             # The task as asked may carry a secret's value ("my password is ..."): recorded like the rest, hidden.
             self.task_id = self.store.start_task(
                 self._shown(self.plan.task), url=self._shown(url) if url else None, model=self.plan.llm.model,
-                source=self.plan.source, requester=self.plan.requester,
+                source=self.plan.source, requester=self.plan.requester, task_id=task_id,
             )
             self._save_state()
         except BaseException:
@@ -156,6 +167,11 @@ class TaskRun:
             raise
         self.task_id = task_id
         self.history = list(events)
+        try:
+            await self._guard_navigation(task_id)
+        except BaseException:
+            await self._release()
+            raise
         agent = await self._make_agent()
         self.status = "running"
         self._tell(RunStarted(task_id, self.plan.task, None))
@@ -212,20 +228,22 @@ class TaskRun:
         if self.plan.ask_before != "never":
             helpers["approve_action"] = self._approve_action
         if self.plan.domains is not None:
-            from ..guards.navigation import NavigationGuard
-
             helpers["domains"] = self.plan.domains
-            self._guard = NavigationGuard(self.plan.domains, self._on_blocked, task_id=str(self.task_id))
-            try:
-                await self.browser.guard_navigation(self._guard)
-            except BaseException:
-                await self._release()
-                raise
         agent = self.agent = Agent(self.browser, self._llm, self.plan.agent.model_copy(update=helpers))
         agent.on("historychange", self._on_history)
         agent.on("statuschange", self._on_status)
         agent.on("activity", self._on_activity)
         return agent
+
+    async def _guard_navigation(self, task_id: str) -> bool:
+        """Hold the task's tabs to its domains from now on; False when it has none."""
+        if self.plan.domains is None:
+            return False
+        from ..guards.navigation import NavigationGuard
+
+        self._guard = NavigationGuard(self.plan.domains, self._on_blocked, task_id=task_id)
+        await self.browser.guard_navigation(self._guard)
+        return True
 
     def _run_state(self) -> dict[str, Any] | None:
         if self.recipe is None:
