@@ -353,7 +353,13 @@ async def test_a_target_id_from_the_cdp_endpoint_never_names_a_lock_outside_the_
                 async for message in upstream:
                     await client.send(message.replace(real, told))
 
-            await asyncio.gather(up(), down(), return_exceptions=True)
+            # Either side closing ends both: the browser keeps its side open after the run has gone, and a handler
+            # still relaying it held the server's closing (the test timed out under load).
+            relays = [asyncio.ensure_future(up()), asyncio.ensure_future(down())]
+            await asyncio.wait(relays, return_when=asyncio.FIRST_COMPLETED)
+            for relay in relays:
+                relay.cancel()
+            await asyncio.gather(*relays, return_exceptions=True)
 
     settings_lock = tmp_path / "config" / ".config.json.lock"
     async with websockets.serve(lying, "127.0.0.1", 0, max_size=None) as endpoint:
