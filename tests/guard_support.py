@@ -17,7 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
-RESOLVER_RULES = "--host-resolver-rules=MAP shop.test 127.0.0.1, MAP *.evil.test 127.0.0.1, MAP evil.test 127.0.0.1"
+# straße.test is xn--strae-oqa.test to the browser, strasse.test another domain (tests/test_guards_navigation.py)
+RESOLVER_RULES = ("--host-resolver-rules=MAP shop.test 127.0.0.1, MAP *.evil.test 127.0.0.1, MAP evil.test 127.0.0.1, "
+                  "MAP xn--strae-oqa.test 127.0.0.1, MAP strasse.test 127.0.0.1")
 
 
 @dataclass(frozen=True)

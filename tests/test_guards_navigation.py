@@ -19,7 +19,7 @@ from guard_support import RESOLVER_RULES, RecordingSite, recording_site  # noqa:
 from test_run_cli import API_KEY, tabpilot
 
 from tabpilot.browser.browser import Browser
-from tabpilot.guards.domains import DomainPolicy, StartRefused
+from tabpilot.guards.domains import DomainPolicy, StartRefused, normalize_domain, parse_domains
 from tabpilot.guards.navigation import NavigationGuard
 from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.privacy.secrets import set_secret
@@ -119,6 +119,27 @@ async def test_blocked_domains_and_their_subdomains_are_never_reached(chromium: 
         "Navigation to evil.test was blocked: it is on the blocked domains list",
         "Navigation to sub.evil.test was blocked: it is on the blocked domains list",
     }
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_blocked_domain_written_with_its_own_letters_is_the_one_the_browser_goes_to(
+        chromium: Browser, site: RecordingSite) -> None:
+    # Python's "idna" codec spells straße as strasse (IDNA 2003): a blocked straße.test became strasse.test, another
+    # domain, and the browser went on to straße.test (xn--strae-oqa.test). Domains are spelled as Chromium does.
+    browser, blocked = await guarded(chromium, DomainPolicy.of(blocked=parse_domains("Straße.test, σοφός.test")))
+    try:
+        tab = await browser.new_tab(site.url("shop.test", "guard_hostile.html"))
+        names = ["straße.test", "STRAßE.test", "σοφός.test", "ΣΟΦΌΣ.test", "bücher.test", "faß.example"]
+        spelled = await tab.evaluate(f"{json.dumps(names)}.map((name) => new URL('http://' + name + '/').hostname)")
+        assert spelled == [normalize_domain(name) for name in names]  # the browser's own URL parser agrees
+        with pytest.raises(RuntimeError, match="ERR_ABORTED"):
+            await tab.navigate(site.url("straße.test", "typed"))
+        await tab.navigate(site.url("strasse.test", "other"))  # another domain: not blocked
+    finally:
+        await browser.close()
+    assert site.reached("xn--strae-oqa.test") == [] and "/other" in [hit.path for hit in site.reached("strasse.test")]
+    assert blocked == [(site.url("xn--strae-oqa.test", "typed"),
+                        "Navigation to xn--strae-oqa.test was blocked: it is on the blocked domains list")]
 
 
 def test_a_hostile_page_cannot_send_the_agent_to_a_blocked_domain(

@@ -12,6 +12,7 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from encodings.idna import nameprep
 from urllib.parse import urlsplit
 
 from ..i18n import WordedError
@@ -49,12 +50,27 @@ def normalize_domain(text: str) -> str:
     else:  # [::ffff:127.0.0.1] is 127.0.0.1 written as IPv6 (the browser shows it as [::ffff:7f00:1]): the same host
         return str(getattr(address, "ipv4_mapped", None) or address)
     try:
-        value = value.encode("idna").decode("ascii")
+        value = ".".join(_ascii_label(label) for label in value.split("."))
     except UnicodeError:
         raise DomainError("domains.not_domain", text=text.strip()) from None
     if not _DOMAIN.match(value) and value not in SINGLE_LABEL_HOSTS:
         raise DomainError("domains.not_domain", text=text.strip())
     return value
+
+
+# The letters browsers keep in a domain name and Python's "idna" codec (IDNA 2003) spells otherwise: straße.de is
+# xn--strae-oqa.de to Chromium (and the WHATWG URL parser: UTS 46, nontransitional), strasse.de to the codec,
+# which is another domain. A blocked straße.de did not stop the browser going there.
+_KEPT_LETTERS = re.compile("([\u00df\u03c2])")  # ß, final ς
+
+
+def _ascii_label(label: str) -> str:
+    """One label of a host name as the browser sends it: ASCII, a name with other letters in Punycode."""
+    if not _KEPT_LETTERS.search(label):
+        return label.encode("idna").decode("ascii")
+    prepared = "".join(part if _KEPT_LETTERS.fullmatch(part) else nameprep(part)
+                       for part in _KEPT_LETTERS.split(label) if part)
+    return "xn--" + prepared.encode("punycode").decode("ascii")
 
 
 def parse_domains(value: object) -> list[str]:
