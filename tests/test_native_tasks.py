@@ -6,11 +6,13 @@ order under concurrent appends. The model is the scripted server over HTTP."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -266,6 +268,61 @@ async def test_an_event_the_record_refuses_fails_the_task_and_the_record_says_so
         db.execute("DROP TRIGGER refuse_steps")
     assert API_KEY not in json.dumps(host.pushes)
     await close_tabs(stand_in, tab_id)
+
+
+async def test_another_program_locking_the_record_holds_up_no_request_and_loses_no_event(
+    host, stand_in, llm, pages, tmp_path
+):
+    # Found attacking the record: a program holding the database's write lock (a backup, the sqlite3 shell, a long
+    # `tabpilot history delete`) froze the whole host while a task ran: each event was written on the event loop,
+    # waiting out SQLite's 10 s busy timeout, so ping, the relay and every other task stalled with it (and a lock
+    # held over 10 s failed the task, its step lost). Now only the record's writes wait; the tasks go on after.
+    await configure(host, llm)
+    database = tmp_path / "tabpilot" / "data" / "tasks.sqlite3"
+    assert (await host.request("history.list"))["ok"]  # the record exists
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with contextlib.closing(sqlite3.connect(database, isolation_level=None)) as db:
+            db.execute("BEGIN EXCLUSIVE")
+            locked.set()
+            release.wait(30)
+            db.execute("COMMIT")
+
+    def lock_then_type(body: dict[str, Any]) -> Any:  # the model answers while another program takes the lock
+        threading.Thread(target=hold_the_lock, daemon=True).start()
+        locked.wait(10)
+        return typed_into_name("Ada", "Type Ada")(body)
+
+    ada_tab = await open_tab(stand_in, pages.url("agent_form.html?locked=ada"))
+    grace_tab = await open_tab(stand_in, pages.url("agent_form.html?locked=grace"))
+    dispatch = for_task({"Type Ada": [lock_then_type, done("Ada typed")],
+                         "Type Grace": [typed_into_name("Grace", "Type Grace"), done("Grace typed")]})
+    llm.add(*[dispatch] * 4)
+    ada = (await host.request("task.start", task="Type Ada", tabId=ada_tab))["data"]["taskId"]
+    await host.wait_push(lambda p: p.get("taskId") == ada and p["type"] == "task.event" and
+                         p["event"]["type"] == "step")  # its step is told; its write waits on the lock
+    loop = asyncio.get_running_loop()
+    grace_start = asyncio.ensure_future(host.request("task.start", task="Type Grace", tabId=grace_tab))
+    for _ in range(3):
+        began = loop.time()
+        assert (await host.request("ping", timeout=30))["ok"]
+        assert (await host.request("task.get", taskId=ada, timeout=30))["data"]["task"]["status"] == "running"
+        assert loop.time() - began < 1.5, "the host answered only once the record was free"
+        await asyncio.sleep(0.3)
+    assert locked.is_set() and not release.is_set()
+    await asyncio.sleep(9.5)  # over SQLite's own 10 s wait: the writes wait longer, the task does not fail
+    release.set()
+    assert (await grace_start)["ok"]
+    grace = (await grace_start)["data"]["taskId"]
+    for task_id, text in ((ada, "Ada typed"), (grace, "Grace typed")):
+        result = await host.wait_push(lambda p, t=task_id: p.get("taskId") == t and p["type"] == "task.result")
+        assert result["result"] == {**result["result"], "success": True, "data": text}
+        status, events = database_rows(tmp_path / "tabpilot", task_id)
+        assert status == "completed"
+        assert events == [p["event"] for p in pushes_of(host, task_id) if p["type"] == "task.event"]
+        assert [e["action"]["name"] for e in events if e["type"] == "step"] == ["input_text", "done"]
+    await close_tabs(stand_in, ada_tab, grace_tab)
 
 
 async def test_a_detach_in_one_tasks_tab_stops_that_task_only(host, stand_in, llm, pages, tmp_path):

@@ -2,7 +2,9 @@
 // service worker and its answers back, and shows the "may this site run this task?" prompt.
 // Only messages from this very window and origin count (a cross-origin iframe's do not), only in the
 // top frame. The prompt lives in a closed shadow root and answers only trusted clicks: the page's
-// scripts can neither read it nor press its buttons, and no window message answers it.
+// scripts can neither read it nor press its buttons, and no window message answers it. Nor can they
+// steer the person's own click onto it: a click counts only once the prompt has been in view, whole,
+// unobscured and untouched by the page's effects for a moment (`watchSeen`).
 (() => {
   "use strict";
   if (window.top !== window || globalThis.__tabpilotBridgeRelay) return;
@@ -10,7 +12,7 @@
   const CHANNEL = "tabpilot-bridge";
   const ORIGIN = location.origin;
   const ACTIONS = new Set(["execute", "stop", "attach"]);
-  const CLICK_GRACE_MS = 400; // clicks this soon after the prompt appears are ignored (no click-through)
+  const CLICK_GRACE_MS = 400; // clicks this soon after the prompt is seen are ignored (no click-through)
   let port = null;
 
   function toPage(message) {
@@ -58,7 +60,29 @@
   }
 
   // --- the prompt ------------------------------------------------------------------------------------
-  const prompts = new Map(); // approvalId → host element
+  const prompts = new Map(); // approvalId → {host, watcher}
+  const SEEN_WHOLE = 0.99; // of the prompt's box in the viewport (rounding keeps a whole box just under 1)
+
+  // The page can reach the prompt's host element: make it transparent, cover it (a top-layer popover that lets
+  // clicks through), filter or transform it, slide it half out of view, and draw a decoy under "Run" for the
+  // person to click. IntersectionObserver v2 says whether the box is shown as drawn, unobscured, at full opacity:
+  // `seen()` is true once it has been so, whole, for `forMs` without a break. (No v2: the delay since shown.)
+  function watchSeen(element, forMs) {
+    const shownAt = performance.now();
+    if (!("isVisible" in IntersectionObserverEntry.prototype)) {
+      return { seen: () => performance.now() - shownAt >= forMs, stop: () => {} };
+    }
+    let since = null;
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        const whole = entry.isVisible && entry.isIntersecting && entry.intersectionRatio >= SEEN_WHOLE;
+        if (!whole) since = null;
+        else if (since === null) since = performance.now();
+      }
+    }, { trackVisibility: true, delay: 100, threshold: [0, SEEN_WHOLE, 1] });
+    observer.observe(element);
+    return { seen: () => since !== null && performance.now() - since >= forMs, stop: () => observer.disconnect() };
+  }
 
   function t(name, substitutions) {
     return chrome.i18n.getMessage(name, substitutions) || name;
@@ -113,10 +137,11 @@
     buttons.append(deny, run);
     box.append(title, line, quoted, note, buttons);
     root.append(style, box);
-    const shownAt = performance.now();
+    let watcher = null;
     const answer = (decision) => (event) => {
-      // A page script can call click() or dispatch events on our element: those are never trusted.
-      if (!event.isTrusted || performance.now() - shownAt < CLICK_GRACE_MS) return;
+      // A page script can call click() or dispatch events on our element: those are never trusted. A trusted
+      // click on a prompt the person could not see (or only just saw) was aimed at something else.
+      if (!event.isTrusted || !watcher || !watcher.seen()) return;
       closePrompt(approvalId);
       try {
         connect().postMessage({ action: "approval.answer", approvalId, decision });
@@ -125,13 +150,15 @@
     run.addEventListener("click", answer("once"));
     deny.addEventListener("click", answer("deny"));
     (document.body || document.documentElement).appendChild(host);
-    prompts.set(approvalId, host);
+    watcher = watchSeen(box, CLICK_GRACE_MS);
+    prompts.set(approvalId, { host, watcher });
   }
 
   function closePrompt(approvalId) {
-    const host = prompts.get(approvalId);
-    if (!host) return;
+    const prompt = prompts.get(approvalId);
+    if (!prompt) return;
     prompts.delete(approvalId);
-    host.remove();
+    prompt.watcher.stop();
+    prompt.host.remove();
   }
 })();

@@ -285,7 +285,7 @@ class TaskStore:
     def add_secret(self, value: str | None) -> None:
         """A value (e.g. the configured API key) to blank out wherever it shows up in stored text."""
         if value:
-            self._secrets.add(value)
+            self._secrets = self._secrets | {value}  # a new set: a run's writer thread may be iterating the old one
 
     def _clean(self, value: Any) -> Any:
         return scrub(value, self._secrets)

@@ -18,6 +18,7 @@ state (a takeover under way with the actions recorded so far, an action cut shor
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import math
@@ -39,6 +40,7 @@ from .events import (
     RunUpdate,
 )
 from .takeover import Reason, Takeover, now_ms
+from .writer import RecordWriter
 
 ApprovalMode = Literal["ask", "allow", "refuse"]  # who answers an action that needs a yes: the user, nobody (yes / no)
 Decision = Literal["allow", "deny", "takeover"]
@@ -114,6 +116,7 @@ class TaskRun:
         self._suspended = False
         self._acting_now: dict[str, Any] | None = None  # the action under way (its `executing` activity)
         self._resumed_history: list[Any] | None = None  # the record's events, for the agent to go on from
+        self._writer = RecordWriter()  # the record's writes, in order, off the event loop (writer.py)
 
     # --- the run --------------------------------------------------------------------------------
     async def begin(self, url: str | None) -> str:
@@ -139,13 +142,15 @@ class TaskRun:
                     raise refused
             self._connect_llm()
             # The task as asked may carry a secret's value ("my password is ..."): recorded like the rest, hidden.
-            self.task_id = self.store.start_task(
-                self._shown(self.plan.task), url=self._shown(url) if url else None, model=self.plan.llm.model,
-                source=self.plan.source, requester=self.plan.requester, task_id=task_id,
-            )
+            task, shown_url = self._shown(self.plan.task), self._shown(url) if url else None
+            self.task_id = await self._writer.call(lambda: self.store.start_task(
+                task, url=shown_url, model=self.plan.llm.model, source=self.plan.source,
+                requester=self.plan.requester, task_id=task_id,
+            ))
             self._save_state()
         except BaseException:
             await self._release()
+            self._writer.close()
             raise
         await self._make_agent()
         self.status = "running"
@@ -164,6 +169,7 @@ class TaskRun:
             history = [parse_event(event) for event in events]
         except BaseException:
             await self._release()
+            self._writer.close()
             raise
         self.task_id = task_id
         self.history = list(events)
@@ -205,6 +211,7 @@ class TaskRun:
             return False
         self._save_state(suspended=True)  # the takeover and the action under way, as they are now
         self._suspended = True
+        await self._writer.drained()  # in the record before the host goes
         await self.agent.stop()  # a question waiting for its answer goes with it: the model asks it again
         return True
 
@@ -227,6 +234,7 @@ class TaskRun:
             helpers["ask_user"] = self._ask_user
         if self.plan.ask_before != "never":
             helpers["approve_action"] = self._approve_action
+        helpers["on_before_step"] = self._before_step
         if self.plan.domains is not None:
             helpers["domains"] = self.plan.domains
         agent = self.agent = Agent(self.browser, self._llm, self.plan.agent.model_copy(update=helpers))
@@ -258,10 +266,24 @@ class TaskRun:
     def _save_state(self, *, suspended: bool = False) -> None:
         if self.recipe is None or self.task_id is None or self.finished is not None or self._suspended:
             return
-        try:
-            self.store.save_run_state(self.task_id, self._run_state(), suspended=suspended)
-        except Exception:
-            log.exception("could not save the run state of task %s", self.task_id)
+        task_id, state = self.task_id, self._run_state()
+
+        def failed(exc: BaseException) -> None:
+            log.error("could not save the run state of task %s: %s: %s", task_id, type(exc).__name__, exc)
+
+        self._writer.submit(lambda: self.store.save_run_state(task_id, state, suspended=suspended), failed)
+
+    async def _before_step(self, agent: Any, step: int) -> None:
+        """Each step begins once the events before it are in the record: a write the store refuses stops the run
+        there (`_record_failed`), with no step after it unrecorded; one waiting on a lock holds up this run only."""
+        await self._writer.drained()
+        if self._record_failure is not None:
+            await asyncio.get_running_loop().create_future()  # the stop under way ends the agent here
+        hook = self.plan.agent.on_before_step
+        if hook is not None:
+            result = hook(agent, step)
+            if inspect.isawaitable(result):
+                await result
 
     async def execute(self) -> RunFinished:
         """Run the task to its end (done, error, max steps, stop) and return how it ended. Cancelled
@@ -287,6 +309,13 @@ class TaskRun:
         return self.finished
 
     async def _finish(self, data: str | None, success: bool) -> None:
+        try:
+            await self._end(data, success)
+        finally:
+            self._writer.close()
+
+    async def _end(self, data: str | None, success: bool) -> None:
+        await self._writer.drained()  # a write refused on its way is known before the end is decided
         if self._suspended:  # not over: the record keeps it running for the next host
             self.finished = RunFinished("stopped", {"success": False, "data": SUSPENDED, "history": list(self.history)})
             await self._release(keep_tab=True)
@@ -305,7 +334,7 @@ class TaskRun:
             data = "The task ended without a result."
         result = {"success": success, "data": self._shown(data)}
         try:
-            self.store.finish_task(str(self.task_id), status=status, result=result)
+            await self._writer.call(lambda: self.store.finish_task(str(self.task_id), status=status, result=result))
         except Exception:
             log.exception("could not record the end of task %s", self.task_id)
         self.status = status
@@ -579,21 +608,22 @@ class TaskRun:
         self._append(event.to_wire())
 
     def _append(self, wire: dict[str, Any]) -> None:
+        """Record the event (on the writer's thread, in order) and tell it at once. `recorded` is False once the
+        store has refused one of this run's events: the run is then stopping, saying so."""
         shown = self._shown(wire)
-        recorded = True
-        try:
-            self.store.append_event(str(self.task_id), shown)
-        except Exception as exc:
-            recorded = False
-            log.exception("could not record an event of task %s", self.task_id)
-            if self._record_failure is None:
-                self._record_failure = error_event("not_saved", reason=f"{type(exc).__name__}: {exc}")
-                if self.agent is not None and self.agent.running:
-                    stopping = asyncio.get_running_loop().create_task(self.agent.stop())
-                    self._stopping.add(stopping)
-                    stopping.add_done_callback(self._stopping.discard)
+        task_id = str(self.task_id)
+        self._writer.submit(lambda: self.store.append_event(task_id, shown), self._record_failed)
         self.history.append(shown)
-        self._tell(RunEvent(shown, recorded))
+        self._tell(RunEvent(shown, self._record_failure is None or wire is self._record_failure))
+
+    def _record_failed(self, exc: BaseException) -> None:
+        log.error("could not record an event of task %s: %s: %s", self.task_id, type(exc).__name__, exc)
+        if self._record_failure is None:
+            self._record_failure = error_event("not_saved", reason=f"{type(exc).__name__}: {exc}")
+            if self.agent is not None and self.agent.running:
+                stopping = asyncio.get_running_loop().create_task(self.agent.stop())
+                self._stopping.add(stopping)
+                stopping.add_done_callback(self._stopping.discard)
 
     def _on_status(self, status: str) -> None:
         if status in FINAL_STATUSES:
