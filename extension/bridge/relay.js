@@ -150,6 +150,12 @@
     run.addEventListener("click", answer("once"));
     deny.addEventListener("click", answer("deny"));
     (document.body || document.documentElement).appendChild(host);
+    // In the top layer, above the page and outside its effects: a page-wide filter or opacity (a grayscale day of
+    // mourning, a dark-mode filter on <html>) made a fixed box never "visible" to `watchSeen`, so no click counted.
+    try {
+      host.popover = "manual";
+      host.showPopover();
+    } catch (_) { /* no top layer here: it stays a fixed box */ }
     watcher = watchSeen(box, CLICK_GRACE_MS);
     prompts.set(approvalId, { host, watcher });
   }

@@ -360,6 +360,9 @@ async def test_a_click_on_the_prompt_counts_only_when_the_person_could_see_it_wh
             assert await prompt_text(tab) is not None, f"a click on the {trick} prompt answered it"
             assert "result" not in await js(tab, "window.runs.hidden") and len(llm.requests) == requests_before
             await js(tab, show)
+        # A page-wide effect is not a trick: grayscale on <html> (a day of mourning) or a dark-mode filter left a
+        # prompt in the page never "visible", and the person's clicks were ignored. It is shown above the page.
+        await js(tab, "document.documentElement.style.filter = 'grayscale(1)'; document.body.style.opacity = '0.97'")
         await asyncio.sleep(0.8)  # seen again, whole: the person's click counts
         await click_prompt(tab, "button.deny")
         denied = await outcome(tab, "hidden")
