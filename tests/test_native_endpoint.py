@@ -707,3 +707,43 @@ async def test_a_task_the_person_said_no_to_or_the_host_refused_is_in_the_histor
     shown = tabpilot(home, "history", "show", said_no.task_id).stdout
     assert "asked for by the MCP client Agent X" in shown and "refused to let Agent X" in shown, shown
     assert "denied" in shown
+
+
+async def test_a_refused_task_is_recorded_without_holding_up_the_host_on_a_locked_record(
+    running: tuple[Extension, NativeHost, LocalEndpoint], home: Path,
+) -> None:
+    # As a run's events (taskrun/writer.py): a task that did not run was recorded on the event loop, so another
+    # program holding the database's write lock held up ping and every other request for SQLite's 10 s.
+    import contextlib
+    import sqlite3
+    import threading
+
+    extension, host, _ = running
+    assert host.store.list_tasks() == []  # the record exists
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with contextlib.closing(sqlite3.connect(host.store.path, isolation_level=None)) as db:
+            db.execute("BEGIN EXCLUSIVE")
+            locked.set()
+            release.wait(30)
+            db.execute("COMMIT")
+
+    threading.Thread(target=hold_the_lock, daemon=True).start()
+    assert await asyncio.to_thread(locked.wait, 10)
+    loop = asyncio.get_running_loop()
+    host.receive({"type": "task.start", "id": "page-1", "task": "Buy everything", "tabId": 4, "source": "page",
+                  "origin": "https://shop.example"})  # no site allowed it: refused, and recorded as such
+    await asyncio.sleep(0.2)
+    began = loop.time()
+    host.receive({"type": "ping", "id": "ping-1"})
+    while not any(reply.get("id") == "ping-1" for reply in extension.of_type("reply")):
+        assert loop.time() - began < 2, "ping waited for the locked record"
+        await asyncio.sleep(0.01)
+    assert not any(reply.get("id") == "page-1" for reply in extension.of_type("reply"))  # its record still waits
+    release.set()
+    while not any(reply.get("id") == "page-1" for reply in extension.of_type("reply")):
+        assert loop.time() - began < 20, "the refusal was never answered"
+        await asyncio.sleep(0.02)
+    [row] = host.store.list_tasks()
+    assert (row.task, row.status, row.requester) == ("Buy everything", "refused", "https://shop.example")

@@ -311,8 +311,8 @@ class LocalEndpoint:
             try:
                 request = request.model_copy(update={"client": _admit(client, request)})
             except Refused as exc:
-                self.host.tasks.record_not_run(request.task, status="refused", why=exc.for_the_person,
-                                               source=LOCAL_SOURCE, requester=client.name, url=request.url)
+                await self.host.tasks.record_not_run(request.task, status="refused", why=exc.for_the_person,
+                                                     source=LOCAL_SOURCE, requester=client.name, url=request.url)
                 raise
         elif request.type == "task.stop" and request.task_id not in client.started:
             raise RequestFailed(f"{'that task' if request.task_id is None else f'task {request.task_id}'} was not "
@@ -346,8 +346,8 @@ class LocalEndpoint:
             asked_at = time.time()
             verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
             if verdict.decision == "deny":
-                self.host.tasks.record_not_run(task, status="denied", why=verdict.message, source=LOCAL_SOURCE,
-                                               requester=requester, asked_at=asked_at, url=place.url)
+                await self.host.tasks.record_not_run(task, status="denied", why=verdict.message, source=LOCAL_SOURCE,
+                                                     requester=requester, asked_at=asked_at, url=place.url)
             if verdict.decision != "deny":
                 client.consented = [*client.consented, Consent(task, requester, place)][-KEEP_CONSENTS:]
             if verdict.decision == "always":

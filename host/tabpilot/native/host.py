@@ -320,9 +320,9 @@ class NativeHost:
                 use_my_model = await admit_page_task(request, self.approvals)
             except RequestFailed as exc:
                 if exc.code in ("denied", "not_allowed"):  # the person's no, or the site's grants: recorded
-                    self.tasks.record_not_run(request.task, status="denied" if exc.code == "denied" else "refused",
-                                              why=str(exc), source="page", requester=request.origin,
-                                              asked_at=asked_at, url=request.url)
+                    status = "denied" if exc.code == "denied" else "refused"
+                    await self.tasks.record_not_run(request.task, status=status, why=str(exc), source="page",
+                                                    requester=request.origin, asked_at=asked_at, url=request.url)
                 raise
         return {"taskId": await self.tasks.start(request, use_my_model=use_my_model)}
 

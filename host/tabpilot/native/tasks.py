@@ -128,12 +128,13 @@ class TaskManager:
         """Snapshots of the running tasks, oldest first."""
         return [snap for entry in self._tasks.values() if entry.running and (snap := entry.snapshot(self.ui_language))]
 
-    def record_not_run(self, task: str, *, status: str, why: str, source: str, requester: str | None,
-                       asked_at: float | None = None, url: str | None = None) -> None:
+    async def record_not_run(self, task: str, *, status: str, why: str, source: str, requester: str | None,
+                             asked_at: float | None = None, url: str | None = None) -> None:
         """A task a page or a local program asked for that did not run (the person said no, or the host refused
-        it), into the record for the person to see. The same refusal again within a minute is not recorded twice
-        (a program retrying in a loop does not fill the history); each no of the person's is (they were asked).
-        Never fails the request it is about."""
+        it), into the record for the person to see, off the event loop (a database another program holds locked
+        holds up this request only). The same refusal again within a minute is not recorded twice (a program
+        retrying in a loop does not fill the history); each no of the person's is (they were asked). Never fails
+        the request it is about."""
         import time
 
         now = time.monotonic()
@@ -145,9 +146,10 @@ class TaskManager:
             self._not_run[key] = now
         try:
             guard = _secrets_guard()
-            self._store().record_not_run(guard.hide_secrets(task), status=status, why=why, source=source,
-                                         requester=requester, asked_at=asked_at,
-                                         url=guard.hide_secrets(url) if url else None)
+            shown_task, shown_url = guard.hide_secrets(task), guard.hide_secrets(url) if url else None
+            await asyncio.to_thread(lambda: self._store().record_not_run(
+                shown_task, status=status, why=why, source=source, requester=requester, asked_at=asked_at,
+                url=shown_url))
         except Exception:
             log.exception("could not record the %s task asked for by %s", status, requester)
 
@@ -272,11 +274,12 @@ class TaskManager:
                 await self._resume(store, orphan)
             except NotResumed as exc:
                 log.info("task %s could not be resumed: %s", orphan.task_id, exc)
-                _end_orphan(store, orphan.task_id, form="cause", cause={"code": exc.code, "params": exc.params})
+                await asyncio.to_thread(_end_orphan, store, orphan.task_id, form="cause",
+                                        cause={"code": exc.code, "params": exc.params})
             except Exception as exc:
                 log.exception("task %s could not be resumed", orphan.task_id)
                 reason = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
-                _end_orphan(store, orphan.task_id, reason=reason)
+                await asyncio.to_thread(_end_orphan, store, orphan.task_id, reason=reason)
 
     def orphans_waiting(self) -> bool:
         """Whether this browser's previous host suspended tasks (or may any moment: it still runs)."""
