@@ -28,13 +28,13 @@ def test_a_long_takeover_keeps_its_first_actions_and_counts_the_rest() -> None:
     assert takeover.event(url_after=None, note=None).actions[-1]["description"] == "(and 3 more actions, not kept)"
 
 
-def test_an_unfinished_takeover_ends_at_the_last_action_and_says_the_rest_is_not_known() -> None:
+def test_an_unfinished_takeover_claims_no_end_and_says_what_came_after_is_not_known() -> None:
     takeover = Takeover(reason="implicit", started_at=1, url_before="https://a.example/start")
     empty = takeover.unfinished()
-    assert (empty.ended_at, empty.url_after, empty.actions) == (1, "https://a.example/start",
-                                                                [{"kind": "note", "description": CUT_SHORT}])
+    assert (empty.url_after, empty.actions) == ("https://a.example/start", [{"kind": "note", "description": CUT_SHORT}])
     takeover.add([typed("ada@", at=40)])
     event = takeover.unfinished()
-    assert (event.reason, event.started_at, event.ended_at, event.url_after) == ("implicit", 1, 40, "https://a.example/")
+    assert (event.reason, event.started_at, event.url_after) == ("implicit", 1, "https://a.example/")
+    assert empty.ended_at is None and event.ended_at is None and "endedAt" not in event.to_wire()  # not known
     assert event.actions == [typed("ada@", at=40), {"kind": "note", "description": CUT_SHORT}]
     assert event.note is None and takeover.actions == [typed("ada@", at=40)]  # the takeover itself goes on unchanged

@@ -676,7 +676,7 @@ async def test_what_the_person_did_in_a_takeover_survives_a_host_crash(
         typed = [(a["kind"], a.get("target"), a.get("value")) for a in event["actions"]]
         assert typed[:2] == [("input", 'textbox "Email"', email), ("input", 'textbox "Password"', "•••")], typed
         assert event["actions"][-1]["kind"] == "note" and "not known" in event["actions"][-1]["description"], typed
-        assert event["urlBefore"].endswith("account.html") and event["startedAt"] <= event["endedAt"], event
+        assert event["urlBefore"].endswith("account.html") and "endedAt" not in event, event  # when is not known
         shown = history_show(harness, task_id)
         assert "interrupted" in shown and email in shown and "Password" in shown, shown
         assert open_takeover(harness, task_id) == ""  # settled once, into the record

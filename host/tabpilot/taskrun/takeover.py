@@ -73,11 +73,11 @@ class Takeover:
 
     def unfinished(self) -> UserTakeoverEvent:
         """The event this takeover becomes if it never ends in Hand back (its host dies first): what the person did
-        so far, ending at their last action, the page where that was, and a line saying the rest is not known."""
+        so far, the page where their last action was, and a line saying the rest is not known. When it ended is not
+        known either (`endedAt` is left out: no duration is claimed)."""
         last = self.actions[-1] if self.actions else {}
-        at = last.get("at")
-        event = self.event(url_after=last.get("url") or self.url_before, note=None,
-                           ended_at=int(at) if isinstance(at, int | float) else self.started_at)
+        event = self.event(url_after=last.get("url") or self.url_before, note=None)
+        event.ended_at = None
         event.actions.append({"kind": "note", "description": CUT_SHORT})
         return event
 
