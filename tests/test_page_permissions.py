@@ -106,6 +106,51 @@ def test_an_ask_site_waits_for_the_user_deny_refuses_always_stops_asking(host: H
     assert third["type"] == "reply" and third["error"]["code"] == "tab"  # not asked again
 
 
+def test_a_question_whose_page_went_away_is_withdrawn_recorded_and_the_page_may_ask_again(host: HostProcess) -> None:
+    """The page that asked was reloaded before the person answered: the extension withdraws its question. It goes
+    from every view (approval.closed), the task does not start (`denied`, saying why) and is recorded as not run;
+    a withdrawn question cannot be answered afterwards, and the same page's next task is asked about as usual."""
+    assert host.request("sites.allow", origin=ORIGIN, ask=True)["ok"]
+    for round_ in (1, 2):  # twice: nothing of the first withdrawal lingers (the requester may ask again)
+        host.send({"type": "task.start", "id": f"w{round_}", "task": f"Transfer {round_}00 EUR", "tabId": 7,
+                   "source": "page", "origin": ORIGIN, "config": OWN_MODEL})
+        asked = wait_frame(host, lambda m: m.get("type") == "approval.request")
+        assert host.request("approval.withdraw", approvalId=asked["approvalId"])["ok"]
+        reply = wait_frame(host, lambda m, r=round_: m.get("type") == "reply" and m.get("id") == f"w{r}")
+        assert reply["error"]["code"] == "denied" and "went away" in reply["error"]["message"], reply
+        closed = [m for m in host.unclaimed if m.get("type") == "approval.closed"]
+        assert closed[-1] == {"type": "approval.closed", "approvalId": asked["approvalId"], "decision": "deny"}
+        late = host.request("approval.answer", approvalId=asked["approvalId"], decision="once")
+        assert late["error"]["code"] == "not_found"  # an Allow pressed in a view not yet closed runs nothing
+        assert host.request("approval.withdraw", approvalId=asked["approvalId"])["error"]["code"] == "not_found"
+    recorded = host.request("history.list")["data"]["tasks"]
+    assert [(t["status"], t["requester"], t["task"], t["steps"]) for t in recorded] == [
+        ("denied", ORIGIN, "Transfer 200 EUR", 0), ("denied", ORIGIN, "Transfer 100 EUR", 0)]
+    why = host.request("history.get", taskId=recorded[0]["taskId"])["data"]["result"]["data"]
+    assert "went away" in why and "before the user answered" in why, why
+    host.send({"type": "task.start", "id": "w3", "task": "Third", "tabId": 7, "source": "page",
+               "origin": ORIGIN, "config": OWN_MODEL})
+    asked = wait_frame(host, lambda m: m.get("type") == "approval.request")
+    host.send({"type": "approval.answer", "id": "a3", "approvalId": asked["approvalId"], "decision": "once"})
+    assert wait_frame(host, lambda m: m.get("type") == "reply" and m.get("id") == "w3")["error"]["code"] == "tab"
+
+
+def test_only_a_pages_question_can_be_withdrawn() -> None:
+    """An MCP client's question is not the page bridge's to withdraw (its client goes away another way)."""
+    pushed: list[dict[str, Any]] = []
+
+    async def scenario() -> str:
+        approvals = Approvals(pushed.append, timeout=5)
+        asking = asyncio.ensure_future(approvals.ask("mcp", "claude-desktop", "Book a table"))
+        await asyncio.sleep(0.01)
+        approval_id = pushed[0]["approvalId"]
+        assert approvals.withdraw(approval_id) is False and approvals.withdraw("a9-unknown") is False
+        assert approvals.answer(approval_id, "once")
+        return await asking
+
+    assert asyncio.run(scenario()) == "once"
+
+
 def test_no_answer_in_time_is_a_clear_no() -> None:
     pushed: list[dict[str, Any]] = []
 

@@ -69,6 +69,66 @@ def test_a_finished_task_leaves_no_run_state(store: TaskStore) -> None:
     assert store.get_task(task_id).summary.status == "stopped"  # type: ignore[union-attr]
 
 
+def takeover_event(*values: str, note: bool = True) -> dict:
+    """A takeover as TaskRun keeps it while under way (taskrun/takeover.py Takeover.unfinished)."""
+    actions = [{"kind": "input", "target": 'textbox "Email"', "value": v, "url": "https://a.example/", "at": 5}
+               for v in values]
+    return {"type": "user_takeover", "reason": "user", "startedAt": 1, "endedAt": 5, "actions": actions
+            + ([{"kind": "note", "description": "(cut short)"}] if note else [])}
+
+
+def test_a_takeover_under_way_when_its_host_dies_is_appended_to_the_interrupted_task(store: TaskStore) -> None:
+    task_id = store.start_task("taken over", source="page")
+    store.append_event(task_id, {"type": "observation", "content": "before"})
+    store.add_secret("sk-SECRET-0000")
+    store.save_open_takeover(task_id, takeover_event("a@b.c"))
+    store.save_open_takeover(task_id, takeover_event("a@b.c sk-SECRET-0000"))  # the latest is kept, redacted
+    left_by_a_dead_host(store, task_id)
+    assert store.mark_interrupted() == 1
+    record = store.get_task(task_id)
+    assert record is not None and record.summary.status == "interrupted"
+    [before, took] = record.events
+    assert before["type"] == "observation" and took["type"] == "user_takeover"
+    assert [a.get("value") for a in took["actions"]] == ["a@b.c [redacted]", None], took
+    assert rows(store, "SELECT * FROM open_takeovers") == []  # once: a second start adds nothing
+    assert store.mark_interrupted() == 0 and len(store.get_task(task_id).events) == 2  # type: ignore[union-attr]
+
+
+def test_a_takeover_ended_by_its_event_leaves_nothing_open_and_an_ended_task_keeps_an_open_one(
+    store: TaskStore,
+) -> None:
+    handed_back = store.start_task("handed back", source="popup")
+    store.save_open_takeover(handed_back, takeover_event("x"))
+    store.append_event(handed_back, takeover_event("x", "xy", note=False))  # Hand back: the event itself
+    assert rows(store, "SELECT * FROM open_takeovers") == []
+    store.finish_task(handed_back, status="completed", result={"success": True, "data": "ok"})
+    assert len(store.get_task(handed_back).events) == 1  # type: ignore[union-attr]
+
+    cut_short = store.start_task("could not go on", source="popup")  # e.g. its tab was gone at resume
+    store.save_open_takeover(cut_short, takeover_event("typed"))
+    store.settle_open_takeover(cut_short)
+    store.append_event(cut_short, {"type": "error", "message": "the tab is gone"})
+    store.finish_task(cut_short, status="error", result={"success": False, "data": "the tab is gone"})
+    assert [e["type"] for e in store.get_task(cut_short).events] == ["user_takeover", "error"]  # type: ignore[union-attr]
+
+    ended = store.start_task("ended while taken over", source="popup")  # any other path to the end keeps it too
+    store.save_open_takeover(ended, takeover_event("kept"))
+    store.finish_task(ended, status="stopped", result={"success": False, "data": "Task stopped"})
+    assert [e["type"] for e in store.get_task(ended).events] == ["user_takeover"]  # type: ignore[union-attr]
+    store.save_open_takeover(ended, None)
+    assert rows(store, "SELECT * FROM open_takeovers") == []
+
+
+def test_a_record_of_a_tabpilot_without_open_takeovers_gets_the_table_and_keeps_its_schema(store: TaskStore) -> None:
+    task_id = store.start_task("older", source="popup")
+    with sqlite3.connect(store.path) as db:
+        db.execute("DROP TABLE open_takeovers")  # as a tabpilot that did not have it made the file
+    with TaskStore(store.path) as again:
+        again.save_open_takeover(task_id, takeover_event("typed"))
+    assert rows(store, "SELECT task_id FROM open_takeovers") == [(task_id,)]
+    assert rows(store, "PRAGMA user_version") == [(SCHEMA_VERSION,)]  # an older tabpilot still opens it
+
+
 def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> None:
     path = tmp_path / "v1.sqlite3"
     with sqlite3.connect(path) as db:
@@ -104,6 +164,8 @@ def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> No
             store.record_not_run("x", status="completed", source="mcp", requester=None, why="")
         assert store.mark_interrupted() == 0  # never taken for a task a host left running
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
+    tables = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "open_takeovers" in tables  # a takeover under way is kept (a table older versions leave alone)
 
 
 def test_the_file_beside_the_record_says_no_task_can_be_resumed_only_while_none_can(store: TaskStore) -> None:

@@ -37,9 +37,13 @@ const bridge = {
   registering: Promise.resolve(),
   tasks: new Map(), // taskId → {callerTabId, origin, port, callId, status, history, result}
   byTab: new Map(), // caller tab → the taskId its page started last
-  starting: new Map(), // caller tab → true while its page's task.start is under way
+  starting: new Map(), // caller tab → the caller port whose page's task.start is under way
   promptTabs: new Map(), // task's tab → the caller port whose page shows that task's prompt
   approvals: new Map(), // approvalId → caller port
+  // Ports whose page went away (reload, navigation, closed tab). What was under way for one is settled when it
+  // goes (bridgePortGone): its questions are withdrawn, its start no longer holds the tab, and an answer that
+  // comes for it later (a start, an attach) is not taken as the page's.
+  gone: new WeakSet(),
 };
 
 // --- which sites get the bridge -----------------------------------------------------------------------------
@@ -144,6 +148,10 @@ function bridgeOnHostPush(message) {
     case "approval.request": {
       const port = message.kind === "page" ? bridge.promptTabs.get(message.tabId) : null;
       if (!port) return false; // not a page's question (MCP): for the popup / side panel
+      if (bridge.gone.has(port)) { // the page left while its start was on the way: nobody to ask for
+        bridgeWithdraw(message.approvalId);
+        return true; // nor is it shown in the popup or side panel
+      }
       bridge.approvals.set(message.approvalId, port);
       bridgePost(port, {
         kind: "approval", approvalId: message.approvalId, requester: message.requester, task: message.task,
@@ -238,14 +246,31 @@ chrome.runtime.onConnect.addListener((port) => {
   }
   const caller = { port, tabId: sender.tab.id, windowId: sender.tab.windowId, origin: sender.origin };
   port.onMessage.addListener((message) => bridgeOnPageRequest(caller, message));
-  port.onDisconnect.addListener(() => {
-    for (const entry of bridge.tasks.values()) {
-      if (entry.port === port) { entry.port = null; entry.callId = null; }
-    }
-    for (const [approvalId, owner] of bridge.approvals) if (owner === port) bridge.approvals.delete(approvalId);
-    for (const [tabId, owner] of bridge.promptTabs) if (owner === port) bridge.promptTabs.delete(tabId);
-  });
+  port.onDisconnect.addListener(() => bridgePortGone(port));
 });
+
+// A page's port closed: the page was reloaded, left or closed. A task it started goes on (attach() in its next
+// page picks it up); everything else that waited on this page is settled now. Its open questions are withdrawn
+// at the host (they go from the popup and side panel too, and their task does not start: nobody is left to run it
+// for), a question still on its way is withdrawn when it comes (approval.request above), and its start no longer
+// makes the tab's next page wait as if a task ran.
+function bridgePortGone(port) {
+  bridge.gone.add(port);
+  for (const entry of bridge.tasks.values()) {
+    if (entry.port === port) { entry.port = null; entry.callId = null; }
+  }
+  for (const [approvalId, owner] of bridge.approvals) {
+    if (owner !== port) continue;
+    bridge.approvals.delete(approvalId);
+    bridgeWithdraw(approvalId);
+  }
+  for (const [tabId, owner] of bridge.starting) if (owner === port) bridge.starting.delete(tabId);
+}
+
+function bridgeWithdraw(approvalId) {
+  requestHost({ type: "approval.withdraw", approvalId })
+    .catch((error) => console.info("tabpilot: a question of a page that went away:", error.message)); // answered meanwhile
+}
 
 async function bridgeOnPageRequest(caller, message) {
   if (!message || typeof message !== "object") return;
@@ -274,11 +299,15 @@ function bridgeRunningTask(caller) {
 
 async function bridgeExecute(caller, { id, task, config }) {
   const running = bridgeRunningTask(caller);
-  if (running || bridge.starting.get(caller.tabId)) {
+  if (running || bridge.starting.has(caller.tabId)) {
     throw new Error(`this page's task${running ? ` (${running.taskId})` : ""} is still running; `
       + "wait for its result, or call PAGE_AGENT_EXT.stop() first");
   }
-  bridge.starting.set(caller.tabId, true);
+  bridge.starting.set(caller.tabId, caller.port);
+  // This call is now the page's latest: attach() no longer hands back an earlier task's result as if it were this
+  // call's (a start refused, denied or withdrawn leaves nothing to attach to).
+  const earlier = bridge.tasks.get(bridge.byTab.get(caller.tabId));
+  if (earlier && earlier.origin === caller.origin) bridge.byTab.delete(caller.tabId);
   let taskTabId = caller.tabId;
   try {
     if (config && config.includeInitialTab === false) {
@@ -291,8 +320,9 @@ async function bridgeExecute(caller, { id, task, config }) {
     };
     if (!bridgeSiteOf(caller.origin)) start.pageToken = bridge.token; // its page held the token
     const data = await bridgeRequestHost(start, BRIDGE_START_TIMEOUT_MS);
+    const here = !bridge.gone.has(caller.port); // else it started as its page went: attach() in the next page gets it
     const entry = {
-      callerTabId: caller.tabId, origin: caller.origin, port: caller.port, callId: id,
+      callerTabId: caller.tabId, origin: caller.origin, port: here ? caller.port : null, callId: here ? id : null,
       status: "running", history: [], result: null,
     };
     bridge.tasks.set(data.taskId, entry);
@@ -301,8 +331,8 @@ async function bridgeExecute(caller, { id, task, config }) {
     if (taskTabId !== caller.tabId) chrome.tabs.remove(taskTabId).catch(() => {});
     throw error.code === HOST_GONE ? new Error(BRIDGE_HOST_STOPPED_AT_START) : error;
   } finally {
-    bridge.starting.delete(caller.tabId);
-    bridge.promptTabs.delete(taskTabId);
+    if (bridge.starting.get(caller.tabId) === caller.port) bridge.starting.delete(caller.tabId);
+    if (bridge.promptTabs.get(taskTabId) === caller.port) bridge.promptTabs.delete(taskTabId);
   }
 }
 
@@ -327,6 +357,7 @@ async function bridgeAttach(caller, { id }) {
   } catch (error) {
     if (error.code !== HOST_GONE) throw error;
   }
+  if (bridge.gone.has(caller.port)) return; // its page went meanwhile: the next page's attach takes the task
   if (snapshot) {
     entry.history = snapshot.history || entry.history;
     entry.status = snapshot.status || entry.status;

@@ -32,6 +32,10 @@
   const NAME_LIMIT = 80;
   const VALUE_LIMIT = 2000;
   const SCROLL_IDLE_MS = 1000; // a scroll gesture ends after this long without a wheel event
+  // A field typed in is reported after this long without typing, though the person may go on in it (the host
+  // keeps one action per field, its latest value): what they typed is then in the record even if tabpilot's host
+  // dies before they leave the field or hand back.
+  const FIELD_IDLE_MS = 1000;
   const NAVIGATE_WINDOW_MS = 3000; // a top frame told "record" this soon after it started was navigated to
   const TENTATIVE_MS = 5000; // how long "watch" keeps what it worked out, for a "record" that says `since`
   // How long trusted input that follows a reported event is held to go in one message. Decisions on it reach
@@ -52,6 +56,7 @@
   let lastUrl = location.href;
   let pendingField = null; // the field being typed in: one `input` action when the user is done with it
   let pendingFieldAt = 0; // when it was last typed in
+  let fieldTimer = null; // in "record": reports the field typed in once typing pauses (FIELD_IDLE_MS)
   let pendingScroll = null; // {target, dx, dy, timer}
   let flushed = null; // while leaving "record": the actions flushed, returned in the mode change's reply
   let tentative = []; // in "watch": [{action, origin}], origin the time of the input it comes from
@@ -308,6 +313,7 @@
 
   // --- pending actions: typing merged per field, scrolls summarised ----------------------------------
   function flushField() {
+    clearTimeout(fieldTimer);
     const field = pendingField;
     if (!field) return;
     pendingField = null;
@@ -411,6 +417,8 @@
     if (isSensitive(el)) everPassword.add(el);
     pendingField = el;
     pendingFieldAt = Date.now();
+    clearTimeout(fieldTimer);
+    if (mode === "record") fieldTimer = setTimeout(() => { if (mode === "record" && !flushed) flushField(); }, FIELD_IDLE_MS);
   }
 
   function onChange(event) {

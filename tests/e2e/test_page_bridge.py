@@ -410,6 +410,61 @@ async def test_an_ask_sites_question_is_in_the_popup_too_and_allow_once_there_ru
         await allow(harness, origin)
 
 
+async def test_a_page_reloaded_while_its_question_is_open_withdraws_it_everywhere_and_asks_afresh(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """An --ask site's page reloads while its question is open, twice (the second time after a task of the same
+    page ran): the question goes from the page and the popup, nothing starts (recorded as not run, saying the page
+    went away), attach() in the reloaded page has no task to give (not the earlier task's result), and the page's
+    execute() right after the reload asks afresh and runs once allowed."""
+    origin = origin_of(site)
+    await allow(harness, origin)
+    tab = await open_page(harness, site.url("app.html?reloaded-while-asked"))
+    popup = None
+    card = '#approval-list .approval-card[data-kind="page"]'
+    cards = f"[...document.querySelectorAll({json.dumps(card)})].map(c => c.innerText)"
+    try:
+        llm.add(done("An earlier task's result"))
+        await execute_from_page(tab, "earlier", "An earlier task", own_model(llm))
+        assert (await outcome(tab, "earlier"))["result"]["data"] == "An earlier task's result"
+        await allow(harness, origin, "--ask")
+        popup = await harness.open_popup(tab)
+        for round_ in (1, 2):
+            asked, again = f"Transfer {round_}00 EUR to Bob", f"Task {round_} after the reload"
+            requests_before = len(llm.requests)
+            await execute_from_page(tab, "asked", asked, own_model(llm))
+            await wait_until(lambda: prompt_text(tab), "the page's prompt", 20)
+            await popup.wait_for(f"{cards}.some(t => t.includes({json.dumps(asked)}))", "the question in the popup")
+            await js(tab, "location.reload(), true")
+            await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
+            attached = await js(tab, "window.PAGE_AGENT_EXT.attach()", timeout=20)
+            assert attached is None, attached  # the asked task never ran; an earlier one is no answer to this call
+            llm.add(done(f"Round {round_} ran"))
+            await execute_from_page(tab, "again", again, own_model(llm))  # at once: not "still running"
+            await wait_until(lambda: prompt_text(tab), "the reloaded page's own prompt", 20)
+            assert again in (await prompt_text(tab) or "")
+            await popup.wait_for(f"{cards}.length === 1 && {cards}[0].includes({json.dumps(again)})",
+                                 "the withdrawn question to leave the popup, the new one shown")
+            assert len(llm.requests) == requests_before  # the withdrawn task never reached the model
+            history = await harness.sw("(await requestHost({type: 'history.list'})).tasks")
+            row = next(t for t in history if t["task"] == asked)
+            assert (row["status"], row["requester"], row["steps"]) == ("denied", origin, 0), row
+            why = await harness.sw(f"(await requestHost({{type: 'history.get', taskId: {json.dumps(row['taskId'])}}}))"
+                                   ".result.data")
+            assert "went away" in why and "before the user answered" in why, why
+            await asyncio.sleep(0.6)  # past the prompt's click grace
+            await click_prompt(tab, "button.run")
+            ran = await outcome(tab, "again")
+            assert ran.get("result", {}).get("data") == f"Round {round_} ran", ran
+            assert len(llm.requests) == requests_before + 1
+            await popup.wait_for(f"{cards}.length === 0", "the answered question to leave the popup")
+    finally:
+        if popup is not None:
+            await harness.browser.close_tab(popup.tab.target_id)
+        await close(harness, tab)
+        await allow(harness, origin)
+
+
 async def test_a_cross_origin_frame_posting_the_bridges_messages_starts_and_stops_nothing(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:

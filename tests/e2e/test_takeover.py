@@ -6,7 +6,12 @@ extension it is a person's (user_support.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -623,3 +628,85 @@ async def test_a_tab_loaded_during_another_task_gets_the_overlay_for_its_own_tas
     await press_overlay(other, "stop")  # and it is the working overlay: the user's Stop ends the task
     assert (await ended(harness, second))["status"] == "stopped"
     await harness.browser.close_tab(other.target_id)
+
+
+# --- the host crashes while the user has the controls: what they did is in the record all the same --------------------
+def open_takeover(harness: Harness, task_id: str) -> str:
+    """The takeover under way of `task_id` as the record keeps it (store/tasks.py open_takeovers), or ""."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(harness.database())) as db:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'open_takeovers'").fetchone():
+            return ""  # a record that keeps no takeover under way
+        row = db.execute("SELECT body FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
+    return row[0] if row else ""
+
+
+def history_show(harness: Harness, task_id: str) -> str:
+    """`tabpilot history show ID` in a terminal, as the person reads the record."""
+    result = subprocess.run([sys.executable, "-m", "tabpilot", "history", "show", task_id], capture_output=True,
+                            text=True, env={**os.environ, "TABPILOT_HOME": str(harness.tabpilot_home)}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+async def test_what_the_person_did_in_a_takeover_survives_a_host_crash(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """The host is killed (a crash) while the person has the controls, twice: the next host finds the task
+    interrupted with what they did as its takeover (the email as typed, the password hidden, even the field they
+    were still typing in), said to be cut short, in `tabpilot history show` too. Then a task on the same page is
+    taken over and handed back as usual: one takeover, nothing cut short, nothing left open."""
+    await configure(harness, llm)
+    for round_ in (1, 2):
+        email = f"crash{round_}@example.org"
+        await account_tab.evaluate("for (const id of ['email', 'password']) document.getElementById(id).value = ''")
+        llm.add(Delay(60))  # thinking when the person takes over
+        task_id = await taken_over_while_thinking(harness, llm, account_tab, f"Sign in (round {round_})")
+        await user_fill(account_tab, "#email", email)
+        await user_fill(account_tab, "#password", PASSWORD)  # still typing in it: no blur, no hand back
+        await wait_until(lambda t=task_id: _async('textbox \\"Password\\"' in open_takeover(harness, t)),
+                         "the host to keep the password field's action (once typing paused)", 20)
+        [killed] = harness.host_pids()
+        os.kill(killed, signal.SIGKILL)
+        await wait_until(lambda k=killed: _async(harness.host_pids() not in ([], [k])), "a new host", 30)
+        await harness.wait_host_connected()
+        record = await wait_until(lambda t=task_id: _interrupted(harness, t), "the new host to mark it interrupted")
+        [event] = takeovers(record["events"])
+        typed = [(a["kind"], a.get("target"), a.get("value")) for a in event["actions"]]
+        assert typed[:2] == [("input", 'textbox "Email"', email), ("input", 'textbox "Password"', "•••")], typed
+        assert event["actions"][-1]["kind"] == "note" and "not known" in event["actions"][-1]["description"], typed
+        assert event["urlBefore"].endswith("account.html") and "endedAt" not in event, event  # when is not known
+        shown = history_show(harness, task_id)
+        assert "interrupted" in shown and email in shown and "Password" in shown, shown
+        assert open_takeover(harness, task_id) == ""  # settled once, into the record
+        assert PASSWORD not in shown and leaks(harness, PASSWORD) == []
+
+    after: list[dict[str, Any]] = []
+    llm.add(Delay(60), account_told(after, done("Signed in")))
+    task_id = await taken_over_while_thinking(harness, llm, account_tab, "Sign in after the crashes")
+    await user_fill(account_tab, "#city", "Lyon")
+    await press_overlay(account_tab, "handback")
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+    [event] = takeovers(end["history"])
+    assert [(a["kind"], a.get("value")) for a in event["actions"]] == [("input", "Lyon")], event["actions"]
+    assert open_takeover(harness, task_id) == ""
+    assert "Lyon" in json.dumps(after[0]["messages"])  # the model was told
+
+
+async def taken_over_while_thinking(harness: Harness, llm: ScriptedLLMServer, tab: Tab, task: str) -> str:
+    """Start `task` in `tab` and press Take over in the overlay once the model has been asked; the task's id."""
+    before = len(llm.requests)
+    task_id = await start(harness, tab, task)
+    await wait_until(lambda: _async(len(llm.requests) > before), "the agent to think")
+    await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+    await press_overlay(tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    return task_id
+
+
+async def _interrupted(harness: Harness, task_id: str) -> dict[str, Any] | None:
+    reply = await ask_host(harness, {"type": "history.get", "taskId": task_id})
+    record = reply.get("data") if reply.get("ok") else None
+    return record if record and record["task"]["status"] == "interrupted" else None

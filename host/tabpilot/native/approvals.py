@@ -4,8 +4,10 @@ A page that asks to run a task (kind "page") or an MCP client (kind "mcp") may n
 first. The host pushes `approval.request {approvalId, kind, requester, task, tabId?, newTab?, url?, timeoutMs}`
 (where the task will work: the person decides knowing which tab); the
 extension shows it where only trusted input can answer and sends `approval.answer {approvalId,
-decision}` ("once" | "always" | "deny"). No answer within the timeout is a no. Either way the host
-pushes `approval.closed {approvalId, decision}` so every view of the question goes away."""
+decision}` ("once" | "always" | "deny"). No answer within the timeout is a no. A page's question whose page
+went away before the answer (reloaded, navigated, closed) is withdrawn by the extension (`approval.withdraw`):
+a no that says so, as nobody is left to run the task for. Either way the host pushes `approval.closed
+{approvalId, decision}` so every view of the question goes away."""
 
 from __future__ import annotations
 
@@ -39,6 +41,10 @@ class NoAnswer(RequestFailed):
     """Nobody answered in time: a no (code `denied`) that a requester may word differently from a refusal."""
 
 
+class Withdrawn(RequestFailed):
+    """The page that asked went away before the person answered (code `denied`): nothing was started."""
+
+
 class AlreadyAsking(RequestFailed):
     """The requester's previous question is still open: one at a time (code `busy`), so a page or a local
     program cannot bury the person under questions and notifications."""
@@ -49,6 +55,7 @@ class Approvals:
         self._push = push
         self.timeout = timeout
         self._pending: dict[str, asyncio.Future[Decision]] = {}
+        self._kinds: dict[str, str] = {}  # approvalId → its kind, while pending
         self._asking: set[tuple[str, str]] = set()  # (kind, requester) with a question open
         self._count = itertools.count(1)
 
@@ -77,6 +84,7 @@ class Approvals:
         approval_id = f"a{next(self._count)}-{secrets.token_hex(6)}"  # not guessable by whoever hears of another
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._pending[approval_id] = future
+        self._kinds[approval_id] = kind
         from .messages import ApprovalClosedPush, ApprovalRequestPush
 
         # The person decides on the task as shown: a control or bidi override in it is shown as its code (it
@@ -96,6 +104,7 @@ class Approvals:
             ) from None
         finally:
             self._pending.pop(approval_id, None)
+            self._kinds.pop(approval_id, None)
             self._push(ApprovalClosedPush(approval_id=approval_id, decision=decision).to_frame())
         if decision == "deny":
             raise RequestFailed(f"the user declined to let {requester} run this task", "denied")
@@ -107,6 +116,17 @@ class Approvals:
         if future is None or future.done():
             return False
         future.set_result(decision)
+        return True
+
+    def withdraw(self, approval_id: str) -> bool:
+        """A page's question whose page went away: settled as a no that says so (the asker's task.start fails
+        `denied`, and is recorded as not run). False if there is no such open question of a page."""
+        future = self._pending.get(approval_id)
+        if future is None or future.done() or self._kinds.get(approval_id) != "page":
+            return False
+        future.set_exception(Withdrawn(
+            "the page that asked went away (it was reloaded, left or closed) before the user answered; nothing "
+            "was started", "denied"))
         return True
 
     def close(self) -> None:

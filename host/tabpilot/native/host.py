@@ -28,6 +28,7 @@ from .tasks import TaskManager
 if TYPE_CHECKING:
     from .messages import (
         ApprovalAnswer,
+        ApprovalWithdraw,
         ClientsRevoke,
         Empty,
         ExtensionPush,
@@ -114,6 +115,7 @@ class NativeHost:
             "sites.rotate": self._sites_rotate,
             "clients.revoke": self._clients_revoke,
             "approval.answer": self._approval_answer,
+            "approval.withdraw": self._approval_withdraw,
         }
         self._warm = False
         self._store_lock = threading.Lock()
@@ -525,6 +527,12 @@ class NativeHost:
 
     async def _approval_answer(self, request: ApprovalAnswer) -> dict[str, Any]:
         if not self.approvals.answer(request.approval_id, request.decision):
+            raise RequestFailed(say("popup.question_closed", self.tasks.ui_language), "not_found")
+        return {}
+
+
+    async def _approval_withdraw(self, request: ApprovalWithdraw) -> dict[str, Any]:
+        if not self.approvals.withdraw(request.approval_id):
             raise RequestFailed(say("popup.question_closed", self.tasks.ui_language), "not_found")
         return {}
 

@@ -616,6 +616,13 @@ class ApprovalAnswer(Request):
     decision: Literal["once", "always", "deny"]
 
 
+class ApprovalWithdraw(Request):
+    """The page that asked (kind "page") went away before the person answered: its question goes, unanswered."""
+
+    type: Literal["approval.withdraw"]
+    approval_id: str = Field(alias="approvalId", min_length=1)
+
+
 class BridgePush(HostPush):
     """Host → extension pushes of the page bridge and the approvals (no reply)."""
 

@@ -497,6 +497,7 @@ def _end_orphan(store: TaskStore, task_id: str, **params: Any) -> None:
 
     event = error_event("not_resumed", **params)
     try:
+        store.settle_open_takeover(task_id)  # what the person did meanwhile comes before the end
         store.append_event(task_id, event)
         store.finish_task(task_id, status="error", result={"success": False, "data": event["message"]})
     except Exception:

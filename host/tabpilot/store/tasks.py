@@ -4,7 +4,11 @@ One row per task (status, result, timings, token totals, URL, model) and one row
 Each call is one short transaction, so a host killed mid-task loses nothing it already appended; the
 next start marks such a task `interrupted` — unless its host suspended it (`save_run_state(...,
 suspended=True)`: what its run needs beyond the events to go on), which the next native host resumes.
-Events are stored as their page-agent wire JSON."""
+Events are stored as their page-agent wire JSON.
+
+A takeover under way is kept too, as the `user_takeover` event it would be if it ended now
+(`save_open_takeover`, rewritten as the person's actions come): it goes when its event is appended, and a
+task that ends without it (its host died, or could not go on with it) gets it appended then."""
 
 from __future__ import annotations
 
@@ -69,6 +73,15 @@ CREATE TABLE IF NOT EXISTS run_states (
     task_id   TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
     body      TEXT NOT NULL,
     suspended INTEGER NOT NULL DEFAULT 0
+);
+"""
+# A table added without a new schema version: a tabpilot that does not know it reads and writes the record as before
+# (a takeover it leaves open is appended by the next one that knows it), so versions sharing one record both work.
+_OPEN_TAKEOVERS = """
+CREATE TABLE IF NOT EXISTS open_takeovers (
+    task_id  TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+    body     TEXT NOT NULL,
+    saved_at REAL NOT NULL
 );
 """
 
@@ -276,6 +289,8 @@ class TaskStore:
             columns = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
             added = "ALTER TABLE tasks ADD COLUMN requester TEXT;" if columns and "requester" not in columns else ""
             db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} {added} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'open_takeovers'").fetchone():
+            db.executescript(f"BEGIN IMMEDIATE; {_OPEN_TAKEOVERS} COMMIT;")
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -303,6 +318,7 @@ class TaskStore:
             dead = [row["id"] for row in rows if not owner_alive(row["owner"])]
             with self._transaction():
                 for task_id in dead:
+                    self._settle_open_takeover(task_id)  # what the person did while it died is kept
                     last = self._db.execute(
                         "SELECT MAX(created_at) FROM events WHERE task_id = ?", (task_id,)
                     ).fetchone()[0]
@@ -380,6 +396,41 @@ class TaskStore:
             )
         marker(self.path).unlink(missing_ok=True)
 
+    def save_open_takeover(self, task_id: str, event: dict[str, Any] | None) -> None:
+        """The takeover under way in `task_id`, as the `user_takeover` event it would be if it ended now (None: no
+        takeover is under way). Kept until that task's next `user_takeover` event is appended; a task that ends
+        or is found interrupted before then gets this one appended (`_settle_open_takeover`)."""
+        with self._lock, self._transaction():
+            if event is None:
+                self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))
+                return
+            body = storable(json.dumps(self._clean(event), ensure_ascii=False, default=str))
+            self._db.execute(
+                "INSERT INTO open_takeovers (task_id, body, saved_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, saved_at = excluded.saved_at",
+                (task_id, body, time.time()),
+            )
+
+    def settle_open_takeover(self, task_id: str) -> None:
+        """Append the task's open takeover (if any) as its `user_takeover` event now, e.g. before the error that
+        ends a task which could not go on."""
+        with self._lock, self._transaction():
+            self._settle_open_takeover(task_id)
+
+    def _settle_open_takeover(self, task_id: str) -> None:
+        """Append the task's open takeover as its event, at the time it was last saved (inside a transaction)."""
+        row = self._db.execute("SELECT body, saved_at FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
+        if row is None:
+            return
+        seq = self._db.execute(
+            "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE task_id = ?", (task_id,)
+        ).fetchone()[0]
+        self._db.execute(
+            "INSERT INTO events (task_id, seq, type, created_at, body) VALUES (?, ?, 'user_takeover', ?, ?)",
+            (task_id, seq, row["saved_at"], row["body"]),
+        )
+        self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))
+
     def _note_if_none_resumable(self) -> None:
         """Make the file that says no task here can be resumed (store/resumable.py), if none can: counted, made,
         counted again (a run state written meanwhile removes it, or this does)."""
@@ -440,6 +491,8 @@ class TaskStore:
                 "INSERT INTO events (task_id, seq, type, created_at, body) VALUES (?, ?, ?, ?, ?)",
                 (task_id, seq, event["type"], now, body),
             )
+            if event["type"] == "user_takeover":  # the takeover kept while it was under way is this one, ended
+                self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))
             if event["type"] == "step":
                 self._db.execute(
                     "UPDATE tasks SET steps = steps + 1, prompt_tokens = prompt_tokens + ?,"
@@ -467,6 +520,7 @@ class TaskStore:
         with self._lock, self._transaction():
             if self._db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
                 raise TaskNotFound(task_id)
+            self._settle_open_takeover(task_id)  # ended while the person had the controls, e.g. it could not go on
             has_events = self._db.execute("SELECT 1 FROM events WHERE task_id = ? LIMIT 1", (task_id,)).fetchone()
             self._db.execute(
                 "UPDATE tasks SET status = ?, ended_at = ?, result = ? WHERE id = ?",

@@ -199,6 +199,7 @@ class TaskRun:
                 self._refused_tab = tab
                 tab.input_log.refused = TAKEN_OVER
         self._save_state()  # this host's now: no longer suspended
+        self._keep_takeover()
         log.info("task %s resumed (%d events%s)", task_id, len(events), ", the user has the controls" if
                  self._takeover else "")
         return task_id
@@ -431,6 +432,7 @@ class TaskRun:
             self._refused_tab = tab
             tab.input_log.refused = TAKEN_OVER
         takeover.url_before = await self._current_url()
+        self._keep_takeover()
         log.info("task %s: the user took over (%s)", self.task_id, reason)
         return True
 
@@ -439,7 +441,19 @@ class TaskRun:
         if self._takeover is None:
             return False
         self._takeover.add(actions)
+        self._keep_takeover()
         return True
+
+    def _keep_takeover(self) -> None:
+        """The takeover under way, in the record as the event it would be now (redacted as every event is): if this
+        host dies before Hand back, the next start appends it to the interrupted task (store.mark_interrupted)."""
+        takeover = self._takeover
+        if takeover is None or self.task_id is None or self.finished is not None or self._suspended:
+            return
+        try:
+            self.store.save_open_takeover(str(self.task_id), self._shown(takeover.unfinished().to_wire()))
+        except Exception:
+            log.exception("could not keep the takeover under way of task %s", self.task_id)
 
     async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
         """The user hands the controls back: ONE user_takeover event is appended (recorded and told at

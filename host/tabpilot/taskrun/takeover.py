@@ -3,7 +3,8 @@
 The host owns this state (a closed popup, a reloaded page or a restarted extension service worker lose
 nothing already sent): why and when it began, the URL then, and the semantic actions capture.js
 recorded meanwhile (`{kind, target, value?, url, at}`; values of password / one-time-code / card
-fields arrive already hidden as "•••"). Hand back turns it into one `user_takeover` event."""
+fields arrive already hidden as "•••"). Hand back turns it into one `user_takeover` event; until then the record
+keeps `unfinished()`, the event as it would be now, so a host that dies meanwhile loses none of it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 Reason = Literal["user", "implicit", "agent_request"]
 MAX_ACTIONS = 2000  # a takeover longer than this keeps its first actions and counts the rest
+CUT_SHORT = "(tabpilot stopped before the user handed back: what they did after this is not known)"
 ACTION_KINDS = ("click", "input", "select", "check", "submit", "key", "navigate", "scroll", "tab")
 
 
@@ -57,9 +59,27 @@ class Takeover:
         )
 
     def add(self, actions: list[dict[str, Any]]) -> None:
-        room = MAX_ACTIONS - len(self.actions)
-        self.actions.extend(actions[:max(room, 0)])
-        self.dropped += max(len(actions) - max(room, 0), 0)
+        """Append in order. A field typed in again right after its last report (capture.js reports a field once
+        typing pauses, and again when the person is done with it) stays one action, with its latest value."""
+        for action in actions:
+            last = self.actions[-1] if self.actions else None
+            if (last is not None and action.get("kind") == "input" and last.get("kind") == "input"
+                    and last.get("target") == action.get("target") and last.get("url") == action.get("url")):
+                self.actions[-1] = action
+            elif len(self.actions) < MAX_ACTIONS:
+                self.actions.append(action)
+            else:
+                self.dropped += 1
+
+    def unfinished(self) -> UserTakeoverEvent:
+        """The event this takeover becomes if it never ends in Hand back (its host dies first): what the person did
+        so far, the page where their last action was, and a line saying the rest is not known. When it ended is not
+        known either (`endedAt` is left out: no duration is claimed)."""
+        last = self.actions[-1] if self.actions else {}
+        event = self.event(url_after=last.get("url") or self.url_before, note=None)
+        event.ended_at = None
+        event.actions.append({"kind": "note", "description": CUT_SHORT})
+        return event
 
     def event(self, *, url_after: str | None, note: str | None, ended_at: int | None = None) -> UserTakeoverEvent:
         from ..agent.types import UserTakeoverEvent

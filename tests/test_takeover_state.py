@@ -1,0 +1,40 @@
+"""The takeover a run keeps while the user has the controls (taskrun/takeover.py), browser-free: how the actions
+capture.js sends are kept, and the event it becomes if its host dies before Hand back."""
+
+from __future__ import annotations
+
+from tabpilot.taskrun.takeover import CUT_SHORT, MAX_ACTIONS, Takeover
+
+
+def typed(value: str, target: str = 'textbox "Email"', at: int = 10) -> dict:
+    return {"kind": "input", "target": target, "value": value, "url": "https://a.example/", "at": at}
+
+
+def test_a_field_reported_again_after_a_pause_stays_one_action_with_its_latest_value() -> None:
+    takeover = Takeover(reason="user", started_at=1)
+    takeover.add([typed("ada@"), {"kind": "key", "target": 'textbox "Email"', "value": "Tab", "url": "x", "at": 11}])
+    takeover.add([typed("ada@ex", target='textbox "Password"'), typed("•••", target='textbox "Password"', at=12)])
+    takeover.add([typed("lyon", target='textbox "City"'), typed("lyon", target='textbox "City"', at=13)])
+    takeover.add([typed("ada@example.org")])  # the same field again after other actions: a new action
+    assert [(a["target"], a["value"]) for a in takeover.actions] == [
+        ('textbox "Email"', "ada@"), ('textbox "Email"', "Tab"), ('textbox "Password"', "•••"),
+        ('textbox "City"', "lyon"), ('textbox "Email"', "ada@example.org")]
+
+
+def test_a_long_takeover_keeps_its_first_actions_and_counts_the_rest() -> None:
+    takeover = Takeover(reason="user", started_at=1)
+    takeover.add([{"kind": "click", "target": f"button {i}", "url": "x", "at": i} for i in range(MAX_ACTIONS + 3)])
+    assert len(takeover.actions) == MAX_ACTIONS and takeover.dropped == 3
+    assert takeover.event(url_after=None, note=None).actions[-1]["description"] == "(and 3 more actions, not kept)"
+
+
+def test_an_unfinished_takeover_claims_no_end_and_says_what_came_after_is_not_known() -> None:
+    takeover = Takeover(reason="implicit", started_at=1, url_before="https://a.example/start")
+    empty = takeover.unfinished()
+    assert (empty.url_after, empty.actions) == ("https://a.example/start", [{"kind": "note", "description": CUT_SHORT}])
+    takeover.add([typed("ada@", at=40)])
+    event = takeover.unfinished()
+    assert (event.reason, event.started_at, event.url_after) == ("implicit", 1, "https://a.example/")
+    assert empty.ended_at is None and event.ended_at is None and "endedAt" not in event.to_wire()  # not known
+    assert event.actions == [typed("ada@", at=40), {"kind": "note", "description": CUT_SHORT}]
+    assert event.note is None and takeover.actions == [typed("ada@", at=40)]  # the takeover itself goes on unchanged
