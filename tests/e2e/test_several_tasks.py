@@ -237,7 +237,7 @@ async def test_the_popup_shows_its_tabs_task_and_lists_the_other_tabs_tasks_to_s
         cards = await popup.cards()
         assert [c["type"] for c in cards if c["type"] == "step"] == ["step"], cards
         assert "Type Ada" in cards[0]["text"] and not any("Grace" in c["text"] for c in cards), cards
-        assert await listed(popup) == [{"taskId": theirs_id, "status": "running", "task": "Type Grace there",
+        assert await listed(popup) == [{"taskId": theirs_id, "status": "Running", "task": "Type Grace there",
                                         "tab": "Signup form", "url": await theirs.url()}]
         assert await popup.visible(other_item(theirs_id) + " .other-switch")
         await popup.screenshot(SCREENS / "tasks-list.png")

@@ -579,7 +579,7 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     [event] = takeovers(end["history"])
     assert (event["reason"], event["note"]) == ("user", "Nothing to do, go on"), event
     await panel.wait_for("document.body.dataset.status === 'completed'", "the side panel to show the end")
-    assert await panel.text("#task-status") == "completed"
+    assert await panel.text("#task-status") == "Completed"
 
 
 # --- Stop while the user has the controls: what they did is recorded, the task ends stopped ---------------------------

@@ -450,10 +450,13 @@ class TaskRun:
         takeover = self._takeover
         if takeover is None or self.task_id is None or self.finished is not None or self._suspended:
             return
-        try:
-            self.store.save_open_takeover(str(self.task_id), self._shown(takeover.unfinished().to_wire()))
-        except Exception:
-            log.exception("could not keep the takeover under way of task %s", self.task_id)
+        task_id, kept = str(self.task_id), self._shown(takeover.unfinished().to_wire())
+
+        def failed(exc: BaseException) -> None:
+            log.error("could not keep the takeover under way of task %s: %s: %s", task_id, type(exc).__name__, exc)
+
+        # In order with the events (writer.py): the takeover's own event, written after it, settles it.
+        self._writer.submit(lambda: self.store.save_open_takeover(task_id, kept), failed)
 
     async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
         """The user hands the controls back: ONE user_takeover event is appended (recorded and told at
