@@ -170,6 +170,7 @@ function clearTask() {
   $("task-head").hidden = true;
   $("idle-hint").hidden = false;
   $("task-title").textContent = "";
+  $("task-from").hidden = true;
   $("timeline").replaceChildren();
   $("result").hidden = true;
   setStatus(null);
@@ -181,6 +182,9 @@ function showTask(snapshot) {
   $("task-head").hidden = false;
   $("task-title").textContent = snapshot.task || "";
   $("task-title").title = snapshot.task || "";
+  // a task a web page or another program asked for says so: it is not the person's own
+  $("task-from").textContent = snapshot.requester ? t("pastFrom", snapshot.requester) : "";
+  $("task-from").hidden = !snapshot.requester;
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
   setStatus(snapshot.status);
@@ -269,6 +273,7 @@ function adoptTask(taskId, taskText) {
     ui.taskId = taskId;
     $("idle-hint").hidden = true;
     $("task-head").hidden = false;
+    $("task-from").hidden = true; // the person's own, started here
     $("timeline").replaceChildren();
     $("result").hidden = true;
     $("task-error").hidden = true;

@@ -160,6 +160,9 @@ async def test_page_agents_quick_start_runs_unchanged_on_an_allowed_site(harness
             timeout=60)).stdout
         assert f"asked for by the page {origin}" in shown, shown
         popup = await harness.open_popup(tab)
+        await popup.wait_for("!document.getElementById('task-from').hidden", "who asked, in the task's view")
+        assert await popup.text("#task-from") == f"from {origin}"  # not the person's own task: said where it shows
+        await popup.screenshot(SCREENS / "task-requester.png")
         await popup.click("#nav-past")
         item = f"#past-list .past-item[data-task-id='{task_id}'] .past-meta"
         await popup.wait_for(f"!!document.querySelector({json.dumps(item)})", "the task in Past tasks")

@@ -92,6 +92,8 @@ class HostTask:
             "question": run.question,
             "approval": approval_for_reader(run.approval, language),
         }
+        if run.plan.requester:  # a page's origin, an MCP client's name: the person sees who asked for it
+            snap["requester"] = run.plan.requester
         if run.finished is not None:
             snap["result"] = result_for_reader(run.finished.result, language)
         return snap
