@@ -129,7 +129,8 @@ async def test_a_blocked_domain_written_with_its_own_letters_is_the_one_the_brow
     browser, blocked = await guarded(chromium, DomainPolicy.of(blocked=parse_domains("Straße.test, σοφός.test")))
     try:
         tab = await browser.new_tab(site.url("shop.test", "guard_hostile.html"))
-        names = ["straße.test", "STRAßE.test", "σοφός.test", "ΣΟΦΌΣ.test", "bücher.test", "faß.example"]
+        names = ["straße.test", "STRAßE.test", "σοφός.test", "ΣΟΦΌΣ.test", "bücher.test", "faß.example",
+                 "ΣΟΦΟΣ-SHOP.test", "straße。test", "straße．test", "ＥＸＡＭＰＬＥ.test", "a_b.example"]
         spelled = await tab.evaluate(f"{json.dumps(names)}.map((name) => new URL('http://' + name + '/').hostname)")
         assert spelled == [normalize_domain(name) for name in names]  # the browser's own URL parser agrees
         with pytest.raises(RuntimeError, match="ERR_ABORTED"):

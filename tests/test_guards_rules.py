@@ -14,6 +14,10 @@ from tabpilot.store.settings import Settings, SettingsError, apply_changes, publ
     ("Shop.Example", "shop.example"), ("https://shop.example:8443/cart?x=1", "shop.example"),
     ("*.example.com", "example.com"), ("example.com:80", "example.com"), ("127.0.0.1", "127.0.0.1"),
     ("[::1]:8000", "::1"), ("localhost", "localhost"), ("bücher.example", "xn--bcher-kva.example"),
+    # as Chromium spells them (tests/test_guards_navigation.py asks its URL parser): ß and ς kept, a capital Σ is σ
+    # wherever it stands, the ideographic full stops are dots
+    ("straße.de", "xn--strae-oqa.de"), ("ΣΟΦΟΣ-SHOP.gr", "xn---shop-qcea4ac2a.gr"), ("straße。de", "xn--strae-oqa.de"),
+    ("https://u:p@STRAßE．de:8443/x", "xn--strae-oqa.de"),
 ])
 def test_a_domain_is_a_host_whatever_it_was_written_as(text: str, domain: str) -> None:
     assert normalize_domain(text) == domain

@@ -12,8 +12,9 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from encodings.idna import nameprep
 from urllib.parse import urlsplit
+
+import idna
 
 from ..i18n import WordedError
 
@@ -31,9 +32,10 @@ def normalize_domain(text: str) -> str:
     """`https://Shop.Example:8443/cart` → `shop.example`; `*.example.com` → `example.com` (its subdomains
     are in anyway). Raises DomainError for anything that is not a host name with a dot, localhost or an
     IP address."""
-    value = text.strip().lower()
+    value = text.strip()  # not .lower(): it writes a capital Σ before "-" as ς, which the browser does not
     if "://" in value:
-        value = urlsplit(value).hostname or ""
+        netloc = urlsplit(value).netloc.rpartition("@")[2]
+        value = netloc[1:netloc.index("]")] if netloc.startswith("[") and "]" in netloc else netloc.split(":", 1)[0]
     else:
         value = value.split("/", 1)[0]
         if value.startswith("[") and "]" in value:
@@ -50,7 +52,7 @@ def normalize_domain(text: str) -> str:
     else:  # [::ffff:127.0.0.1] is 127.0.0.1 written as IPv6 (the browser shows it as [::ffff:7f00:1]): the same host
         return str(getattr(address, "ipv4_mapped", None) or address)
     try:
-        value = ".".join(_ascii_label(label) for label in value.split("."))
+        value = browser_spelling(value)
     except UnicodeError:
         raise DomainError("domains.not_domain", text=text.strip()) from None
     if not _DOMAIN.match(value) and value not in SINGLE_LABEL_HOSTS:
@@ -58,19 +60,14 @@ def normalize_domain(text: str) -> str:
     return value
 
 
-# The letters browsers keep in a domain name and Python's "idna" codec (IDNA 2003) spells otherwise: straße.de is
-# xn--strae-oqa.de to Chromium (and the WHATWG URL parser: UTS 46, nontransitional), strasse.de to the codec,
-# which is another domain. A blocked straße.de did not stop the browser going there.
-_KEPT_LETTERS = re.compile("([\u00df\u03c2])")  # ß, final ς
-
-
-def _ascii_label(label: str) -> str:
-    """One label of a host name as the browser sends it: ASCII, a name with other letters in Punycode."""
-    if not _KEPT_LETTERS.search(label):
-        return label.encode("idna").decode("ascii")
-    prepared = "".join(part if _KEPT_LETTERS.fullmatch(part) else nameprep(part)
-                       for part in _KEPT_LETTERS.split(label) if part)
-    return "xn--" + prepared.encode("punycode").decode("ascii")
+def browser_spelling(host: str) -> str:
+    """A host name as the browser sends it (the WHATWG URL parser's domain to ASCII: UTS 46, nontransitional, not
+    strict): mapped (case, width, the ideographic full stops), then each label with letters beyond ASCII in
+    Punycode. Python's "idna" codec is IDNA 2003, which spells straße.de as strasse.de, another domain (Chromium goes
+    to xn--strae-oqa.de): a blocked straße.de did not hold. UnicodeError (idna.IDNAError) for a disallowed one."""
+    mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+    return ".".join(label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+                    for label in mapped.split("."))
 
 
 def parse_domains(value: object) -> list[str]:
