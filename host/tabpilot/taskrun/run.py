@@ -103,6 +103,8 @@ class TaskRun:
         self._record_failure: dict[str, Any] | None = None  # the error event saying the record failed
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
         self._takeover: Takeover | None = None
+        # A takeover being ended (its event made, the URL after it read): the run's end waits for its event.
+        self._takeover_ending: asyncio.Future[None] | None = None
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
         self._question: str | None = None
         self._answer: asyncio.Future[str] | None = None
@@ -279,6 +281,8 @@ class TaskRun:
         there (`_record_failed`), with no step after it unrecorded; one waiting on a lock holds up this run only."""
         await self._writer.drained()
         if self._record_failure is not None:
+            if not self._stopping:  # refused before the agent ran (a resumed task's first note): no stop yet
+                self._stop_agent_soon()
             await asyncio.get_running_loop().create_future()  # the stop under way ends the agent here
         hook = self.plan.agent.on_before_step
         if hook is not None:
@@ -317,6 +321,9 @@ class TaskRun:
 
     async def _end(self, data: str | None, success: bool) -> None:
         await self._writer.drained()  # a write refused on its way is known before the end is decided
+        ending = self._takeover_ending
+        if ending is not None and not ending.done():  # Hand back or Stop under way: their event comes first
+            await ending
         if self._suspended:  # not over: the record keeps it running for the next host
             self.finished = RunFinished("stopped", {"success": False, "data": SUSPENDED, "history": list(self.history)})
             await self._release(keep_tab=True)
@@ -478,6 +485,9 @@ class TaskRun:
         return self.history[-1] if self.history else None
 
     async def _end_takeover(self, note: str | None) -> UserTakeoverEvent:
+        """The takeover's event; the caller records it (pushed to the agent, or appended) before anything else
+        runs: the run's end, which may come while the URL after it is read, waits for it (`_end`), or the open
+        takeover kept in the record would be settled as cut short, and this event written after the end."""
         takeover, self._takeover = self._takeover, None  # actions sent from now on are refused
         if self._guard is not None:
             self._guard.suspended = False
@@ -487,7 +497,13 @@ class TaskRun:
             self._refused_tab.input_log.refused = None
             self._refused_tab = None
         self._tell_control()
-        return takeover.event(url_after=await self._current_url(), note=note, ended_at=ended_at)
+        ending = self._takeover_ending = asyncio.get_running_loop().create_future()
+        try:
+            return takeover.event(url_after=await self._current_url(), note=note, ended_at=ended_at)
+        finally:
+            # set before returning: the waiter resumes only once the caller, which does not await before
+            # recording the event, has done so
+            ending.set_result(None)
 
     async def _tab(self) -> Tab | None:
         try:
@@ -638,9 +654,13 @@ class TaskRun:
         if self._record_failure is None:
             self._record_failure = error_event("not_saved", reason=f"{type(exc).__name__}: {exc}")
             if self.agent is not None and self.agent.running:
-                stopping = asyncio.get_running_loop().create_task(self.agent.stop())
-                self._stopping.add(stopping)
-                stopping.add_done_callback(self._stopping.discard)
+                self._stop_agent_soon()
+
+    def _stop_agent_soon(self) -> None:
+        assert self.agent is not None
+        stopping = asyncio.get_running_loop().create_task(self.agent.stop())
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
 
     def _on_status(self, status: str) -> None:
         if status in FINAL_STATUSES:

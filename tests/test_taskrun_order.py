@@ -1,0 +1,92 @@
+"""A task run's record stays in order at its edges (found by a review of the writer and the open takeover): the
+person's Hand back and Stop racing the run's end record one takeover, before the end; a resumed task whose first
+note the store refuses ends saying so instead of waiting for ever. The record is the real SQLite store; the browser
+is a stand-in with one tab whose URL read can be made slow (a busy page), which is all these runs touch."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from tabpilot.store.settings import Settings
+from tabpilot.store.tasks import TaskStore
+from tabpilot.taskrun.plan import plan_task
+from tabpilot.taskrun.run import TaskRun
+
+SETTINGS = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted"})  # never asked
+
+
+class _InputLog:
+    refused = None
+
+
+class _Tab:
+    closed = False
+
+    def __init__(self) -> None:
+        self.input_log = _InputLog()
+        self.slow = False
+
+    async def url(self) -> str:
+        if self.slow:
+            await asyncio.sleep(1.0)
+        return "https://shop.test/cart"
+
+
+class _Browser:
+    def __init__(self) -> None:
+        self.tab = _Tab()
+
+    async def current_tab(self) -> _Tab:
+        return self.tab
+
+    async def close(self) -> None:
+        pass
+
+    async def guard_navigation(self, guard: Any) -> None:
+        pass
+
+
+async def test_hand_back_then_stop_while_the_page_is_busy_records_one_takeover_before_the_end(tmp_path: Path):
+    # Hand back reads the tab's URL (slow on a busy page); Stop ended the run meanwhile, whose end settled the open
+    # takeover as cut short, and Hand back's own event was then written after the end: two takeovers.
+    store = TaskStore(tmp_path / "tasks.sqlite3")
+    browser = _Browser()
+    run = TaskRun(plan_task("Buy socks", source="popup", settings=SETTINGS), store, browser, recipe={"tabId": 1})
+    task_id = await run.begin("https://shop.test/")
+    assert await run.take_over("user")
+    run.add_takeover_actions([{"kind": "click", "target": 'button "Add"', "url": "https://shop.test/cart", "at": 1}])
+    executing = asyncio.ensure_future(run.execute())
+    await asyncio.sleep(0.2)
+    browser.tab.slow = True
+    handing = asyncio.ensure_future(run.hand_back("added the socks"))
+    await asyncio.sleep(0.1)
+    await run.stop()
+    finished = await executing
+    await handing
+    record = store.get_task(task_id)
+    assert record is not None and record.summary.status == "stopped"
+    takeovers = [e for e in record.events if e["type"] == "user_takeover"]
+    assert len(takeovers) == 1, record.events
+    assert takeovers[0]["note"] == "added the socks" and [a["kind"] for a in takeovers[0]["actions"]] == ["click"]
+    assert [e["type"] for e in finished.result["history"]] == [e["type"] for e in record.events]
+    store.close()
+
+
+class _RefusingStore(TaskStore):
+    def append_event(self, task_id: str, event: dict[str, Any]) -> None:
+        raise OSError("disk full")
+
+
+async def test_a_resumed_task_whose_first_note_is_refused_ends_saying_so(tmp_path: Path):
+    store = _RefusingStore(tmp_path / "tasks.sqlite3")
+    task_id = TaskStore.start_task(store, "Find the best deal")
+    run = TaskRun(plan_task("Find the best deal", source="cli", settings=SETTINGS), store, _Browser(),
+                  recipe={"tabId": 1})
+    cut_short = {"unfinishedAction": {"tool": "click_element_by_index", "input": {"index": 3}}}
+    await run.continue_from(task_id, [], cut_short)
+    await asyncio.sleep(0.2)  # the refusal is known before the run goes on
+    finished = await asyncio.wait_for(run.execute(), 10)  # it waited for ever
+    assert finished.status == "error" and "could not be saved" in finished.result["data"], finished
+    store.close()
