@@ -362,7 +362,7 @@ async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_task
         "(() => { const li = [...document.querySelectorAll('#past-list .past-item')]"
         ".find(i => i.innerText.includes('Fill in my form')); return li ? li.innerText : null; })()",
         "the request said no to, in Past tasks")
-    assert "denied" in line and "from Tab Agent" in line, line
+    assert "Denied" in line and "from Tab Agent" in line, line
     await popup.screenshot(SCREENS / "past-denied.png", max_height=600)
     await popup.click("#past-list .past-item")  # the newest: New Tab Agent's
     await popup.wait_for("!document.getElementById('past-detail').hidden", "the request's detail")
