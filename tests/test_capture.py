@@ -17,6 +17,7 @@ from takeover_support import Person, wait_for
 
 from tabpilot.agent.types import describe_action
 from tabpilot.browser.capture import PageCapture
+from tabpilot.taskrun.takeover import Takeover
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -115,6 +116,27 @@ async def test_what_a_person_does_is_recorded_as_named_actions_and_secrets_never
     assert all(isinstance(a["at"], int) and a["url"] for a in actions)
     everything = json.dumps(captured.messages) + json.dumps(flushed)
     assert PASSWORD not in everything and CODE not in everything and "hunter2" not in everything
+
+
+async def test_typing_resumed_after_a_pause_is_reported_as_the_same_fields_action_again(page):
+    # A field is reported once typing pauses (a host that dies meanwhile keeps it) and again when the person goes
+    # on: marked `again`, so the host keeps one action, and never merges two fields by their names alone.
+    capture, captured, person, _tab = page
+    await person.evaluate(f"{EMAIL}.value = ''")
+    await capture.set_mode("record")
+    captured.messages.clear()
+    await person.click(EMAIL)
+    await person.type("ada")
+    await wait_for(lambda: len(captured.actions) >= 1)  # the pause's report
+    await person.type("@example.org")
+    await person.click("document.querySelector('#docs')")
+    await wait_for(lambda: any(a["kind"] == "click" for a in captured.actions))
+    inputs = [(a["target"], a["value"], a.get("again")) for a in captured.actions if a["kind"] == "input"]
+    assert inputs == [('textbox "Email"', "ada", None), ('textbox "Email"', "ada@example.org", True)], inputs
+    kept = Takeover(reason="user", started_at=1)
+    kept.add(captured.actions)
+    assert [(a["kind"], a.get("value")) for a in kept.actions][:2] == [("input", "ada@example.org"), ("click", None)]
+    await capture.set_mode("watch")
 
 
 async def test_a_field_that_was_a_password_stays_hidden_and_watch_and_off_report_no_values(page):

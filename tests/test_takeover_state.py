@@ -10,15 +10,23 @@ def typed(value: str, target: str = 'textbox "Email"', at: int = 10) -> dict:
     return {"kind": "input", "target": target, "value": value, "url": "https://a.example/", "at": at}
 
 
+def typed_again(value: str, target: str = 'textbox "Email"', at: int = 10) -> dict:
+    return {**typed(value, target, at), "again": True}
+
+
 def test_a_field_reported_again_after_a_pause_stays_one_action_with_its_latest_value() -> None:
     takeover = Takeover(reason="user", started_at=1)
     takeover.add([typed("ada@"), {"kind": "key", "target": 'textbox "Email"', "value": "Tab", "url": "x", "at": 11}])
-    takeover.add([typed("ada@ex", target='textbox "Password"'), typed("•••", target='textbox "Password"', at=12)])
-    takeover.add([typed("lyon", target='textbox "City"'), typed("lyon", target='textbox "City"', at=13)])
+    takeover.add([typed("ada@ex", target='textbox "Password"'), typed_again("•••", target='textbox "Password"', at=12)])
+    takeover.add([typed("lyon", target='textbox "City"'), typed_again("lyon", target='textbox "City"', at=13)])
     takeover.add([typed("ada@example.org")])  # the same field again after other actions: a new action
+    # two fields that read alike (each cart row's "Quantity"), typed in one after the other: two actions
+    takeover.add([typed("3", target='spinbutton "Quantity"'), typed("5", target='spinbutton "Quantity"')])
     assert [(a["target"], a["value"]) for a in takeover.actions] == [
         ('textbox "Email"', "ada@"), ('textbox "Email"', "Tab"), ('textbox "Password"', "•••"),
-        ('textbox "City"', "lyon"), ('textbox "Email"', "ada@example.org")]
+        ('textbox "City"', "lyon"), ('textbox "Email"', "ada@example.org"), ('spinbutton "Quantity"', "3"),
+        ('spinbutton "Quantity"', "5")]
+    assert not any("again" in action for action in takeover.actions)  # how it was reported is not recorded
 
 
 def test_a_long_takeover_keeps_its_first_actions_and_counts_the_rest() -> None:

@@ -56,6 +56,7 @@
   let lastUrl = location.href;
   let pendingField = null; // the field being typed in: one `input` action when the user is done with it
   let pendingFieldAt = 0; // when it was last typed in
+  let lastInput = null; // the field the last action reported typing in, while no other action came after it
   let fieldTimer = null; // in "record": reports the field typed in once typing pauses (FIELD_IDLE_MS)
   let pendingScroll = null; // {target, dx, dy, timer}
   let flushed = null; // while leaving "record": the actions flushed, returned in the mode change's reply
@@ -81,6 +82,7 @@
 
   function report(action, origin = Date.now()) {
     if (action.kind !== "navigate") checkNavigation(); // a URL changed since the last action comes first
+    if (action.kind !== "input") lastInput = null;
     action.url = location.href;
     action.at = Date.now();
     if (mode === "watch") keepTentative(action, origin);
@@ -317,7 +319,12 @@
     const field = pendingField;
     if (!field) return;
     pendingField = null;
-    report({ kind: "input", target: describe(field), value: valueOf(field) }, pendingFieldAt);
+    // typing resumed in the field the last action typed in (after a pause: FIELD_IDLE_MS) is the same action,
+    // which the host keeps once; two fields that read alike (each cart row's "Quantity") are two
+    const again = field === lastInput;
+    report({ kind: "input", target: describe(field), value: valueOf(field), ...(again ? { again } : {}) },
+      pendingFieldAt);
+    lastInput = field;
   }
 
   function flushScroll() {

@@ -219,6 +219,7 @@ class TakeoverAction(WireModel):
     value: str | None = Field(None, max_length=20_000)
     url: str = Field("", max_length=10_000)
     at: float
+    again: bool | None = None  # an input into the field the previous action typed in (typing resumed after a pause)
 
 
 class TaskTakeover(Request):

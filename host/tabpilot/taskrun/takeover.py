@@ -60,11 +60,13 @@ class Takeover:
 
     def add(self, actions: list[dict[str, Any]]) -> None:
         """Append in order. A field typed in again right after its last report (capture.js reports a field once
-        typing pauses, and again when the person is done with it) stays one action, with its latest value."""
-        for action in actions:
+        typing pauses, and again when the person is done with it, marked `again`) stays one action, with its latest
+        value; two fields named alike (each cart row's "Quantity") are two."""
+        for reported in actions:
+            action = {key: value for key, value in reported.items() if key != "again"}
             last = self.actions[-1] if self.actions else None
-            if (last is not None and action.get("kind") == "input" and last.get("kind") == "input"
-                    and last.get("target") == action.get("target") and last.get("url") == action.get("url")):
+            if (reported.get("again") and last is not None and action.get("kind") == "input"
+                    and last.get("kind") == "input"):
                 self.actions[-1] = action
             elif len(self.actions) < MAX_ACTIONS:
                 self.actions.append(action)
