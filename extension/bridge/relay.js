@@ -73,15 +73,33 @@
       return { seen: () => performance.now() - shownAt >= forMs, stop: () => {} };
     }
     let since = null;
+    let place = null; // where it was when `since` began: moved under the pointer since, it was not seen there
+    const where = () => {
+      const box = element.getBoundingClientRect();
+      return `${Math.round(box.left)},${Math.round(box.top)},${Math.round(box.width)},${Math.round(box.height)}`;
+    };
     const observer = new IntersectionObserver((entries) => {
       for (const entry of entries) {
         const whole = entry.isVisible && entry.isIntersecting && entry.intersectionRatio >= SEEN_WHOLE;
         if (!whole) since = null;
-        else if (since === null) since = performance.now();
+        else if (since === null) {
+          since = performance.now();
+          place = where();
+        }
       }
     }, { trackVisibility: true, delay: 100, threshold: [0, SEEN_WHOLE, 1] });
     observer.observe(element);
-    return { seen: () => since !== null && performance.now() - since >= forMs, stop: () => observer.disconnect() };
+    const seen = () => {
+      if (since === null) return false;
+      const now = where();
+      if (now !== place) { // the page moved it (a prompt slid under the person's pointer): seen afresh from now
+        since = performance.now();
+        place = now;
+        return false;
+      }
+      return performance.now() - since >= forMs;
+    };
+    return { seen, stop: () => observer.disconnect() };
   }
 
   function t(name, substitutions) {

@@ -335,6 +335,13 @@ PROMPT_TRICKS = {
                     cover.textContent = 'Click Continue reading'; document.body.append(cover); cover.showPopover();
                   })()""",
                 "document.getElementById('decoy').remove()"),
+    # moved under the person's pointer just before their click (each one moves it afresh): not where they saw it
+    "moved under the pointer": ("(() => { window.__slide = (e) => { const p = document.querySelector('tabpilot-prompt');"
+                                " p.style.setProperty('inset', (p.style.top === '18px' ? 16 : 18) + 'px 16px auto auto',"
+                                " 'important'); }; addEventListener('pointermove', window.__slide, true); })()",
+                                "removeEventListener('pointermove', window.__slide, true);"
+                                " document.querySelector('tabpilot-prompt').style.setProperty('inset',"
+                                " '16px 16px auto auto', 'important')"),
     "half out of view": ("document.querySelector('tabpilot-prompt').style.setProperty('inset', '16px -200px auto auto',"
                          " 'important')",
                          "document.querySelector('tabpilot-prompt').style.setProperty('inset', '16px 16px auto auto',"
