@@ -253,6 +253,34 @@ async def test_a_task_is_judged_on_the_page_its_tab_shows_once_the_guard_holds_i
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_resumed_task_whose_person_has_the_controls_leaves_where_they_go_to_them(
+    chromium: Browser, site: RecordingSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task resumed by the next host while the person had the controls: the domains hold the agent, not them (a
+    takeover begun in this host suspends the guard; one carried over did not, so their own navigation was refused)."""
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted",
+                                        "blockedDomains": ["evil.test"]})
+    plan = plan_task("Find the best deal", source="cli", settings=settings)
+    assert chromium.launched is not None
+    browser = await Browser.connect(chromium.launched.ws_url)
+    tab = await browser.new_tab(site.url("shop.test", "guard_hostile.html"))
+    browser.active = tab
+    with TaskStore() as store:
+        task_id = store.start_task("Find the best deal")
+        run = TaskRun(plan, store, browser)
+        try:
+            await run.continue_from(task_id, [], {"takeover": {"reason": "user", "startedAt": 1, "actions": []}})
+            await tab.evaluate(f"location.href = {json.dumps(site.url('evil.test', 'theirs'))}; 1")  # the person's
+            await until(lambda: any(hit.path == "/theirs" for hit in site.reached("evil.test")), "their navigation")
+            await asyncio.sleep(0.5)
+            assert await tab.url() == site.url("evil.test", "theirs")  # and not sent back
+        finally:
+            await run.stop()
+            await browser.close()
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_page_whose_load_left_before_the_guard_held_the_tab_is_sent_back(
     chromium: Browser, site: RecordingSite
 ) -> None:

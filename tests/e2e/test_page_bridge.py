@@ -336,8 +336,9 @@ PROMPT_TRICKS = {
                   })()""",
                 "document.getElementById('decoy').remove()"),
     # moved under the person's pointer just before their click (each one moves it afresh): not where they saw it
-    "moved under the pointer": ("(() => { window.__slide = (e) => { const p = document.querySelector('tabpilot-prompt');"
-                                " p.style.setProperty('inset', (p.style.top === '18px' ? 16 : 18) + 'px 16px auto auto',"
+    "moved under the pointer": ("(() => { window.__slide = (e) => {"
+                                " const p = document.querySelector('tabpilot-prompt'), top = p.style.top;"
+                                " p.style.setProperty('inset', (top === '18px' ? 16 : 18) + 'px 16px auto auto',"
                                 " 'important'); }; addEventListener('pointermove', window.__slide, true); })()",
                                 "removeEventListener('pointermove', window.__slide, true);"
                                 " document.querySelector('tabpilot-prompt').style.setProperty('inset',"

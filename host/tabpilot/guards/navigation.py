@@ -115,6 +115,8 @@ class NavigationGuard:
         self.blocked.append(url)
         self.on_blocked(url, refusal)
         for attempt in range(SEND_BACK_TRIES):
+            if self.suspended:  # the person took the controls meanwhile: where the tab goes is theirs
+                return
             try:
                 history = await session.send("Page.getNavigationHistory")
                 entries, current = history["entries"], history["currentIndex"]

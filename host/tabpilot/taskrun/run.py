@@ -194,6 +194,8 @@ class TaskRun:
         self._resumed_history = history
         if isinstance(state.get("takeover"), dict):
             takeover = self._takeover = Takeover.from_state(state["takeover"])
+            if self._guard is not None:  # the person has the controls: the task's domains hold the agent only
+                self._guard.suspended = True
             agent.pause(takeover.reason, abandon=True)
             self._tell_control()
             tab = await self._tab()
