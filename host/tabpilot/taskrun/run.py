@@ -179,6 +179,7 @@ class TaskRun:
             await self._guard_navigation(task_id)
         except BaseException:
             await self._release()
+            self._writer.close()
             raise
         agent = await self._make_agent()
         self.status = "running"
