@@ -90,3 +90,39 @@ async def test_a_resumed_task_whose_first_note_is_refused_ends_saying_so(tmp_pat
     finished = await asyncio.wait_for(run.execute(), 10)  # it waited for ever
     assert finished.status == "error" and "could not be saved" in finished.result["data"], finished
     store.close()
+
+
+async def test_the_takeover_kept_as_it_grows_is_redacted_as_its_event_would_be(tmp_path: Path, monkeypatch):
+    # Its actions are redacted once each as they come (redoing them all at every batch held the event loop ~340 ms
+    # at 2,000 actions: bench/bench_takeover_record.py); what is kept must still be what a whole redaction gives.
+    import json
+
+    from tabpilot.privacy.secrets import set_secret
+
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    set_secret("SHOP_KEY", "shop.test", "sk-shop-1234567890", path=tmp_path / "config" / "secrets.json")
+    store = TaskStore(tmp_path / "tasks.sqlite3")
+    run = TaskRun(plan_task("Buy socks", source="popup", settings=SETTINGS), store, _Browser(), recipe={"tabId": 1})
+    task_id = await run.begin("https://shop.test/")
+    assert await run.take_over("user")
+    executing = asyncio.ensure_future(run.execute())
+
+    def typed(value: str, field: str = "Key", again: bool = False) -> dict[str, Any]:
+        return {"kind": "input", "target": f'textbox "{field}"', "value": value, "url": "https://shop.test/", "at": 1,
+                **({"again": True} if again else {})}
+
+    run.add_takeover_actions([typed("sk-shop-12")])
+    run.add_takeover_actions([typed("sk-shop-1234567890", again=True), typed("ada@example.org", "Email")])
+    run.add_takeover_actions([{"kind": "click", "target": 'button "Save sk-shop-1234567890"', "url": "x", "at": 2}])
+    await run._writer.drained()
+    row = store._db.execute("SELECT body FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
+    assert row is not None
+    kept = json.loads(row[0])
+    assert run._takeover is not None
+    assert kept == run._shown(run._takeover.unfinished().to_wire())  # the same as redacting it whole
+    text = json.dumps(kept)
+    assert "sk-shop-1234567890" not in text, text
+    assert text.count("<secret>SHOP_KEY</secret>") == 2, text  # the typed value (its latest) and the button's name
+    await run.stop()
+    await executing
+    store.close()
