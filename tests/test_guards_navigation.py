@@ -281,6 +281,29 @@ async def test_a_resumed_task_whose_person_has_the_controls_leaves_where_they_go
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_resumed_task_is_judged_on_the_page_its_tab_shows_now(
+    chromium: Browser, site: RecordingSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While no host ran, the tab went to a blocked domain: the next host does not resume the agent there (as a task
+    is not begun there); the native host then ends the task saying why."""
+    monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
+    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted",
+                                        "blockedDomains": ["evil.test"]})
+    plan = plan_task("Find the best deal", source="cli", settings=settings)
+    assert chromium.launched is not None
+    browser = await Browser.connect(chromium.launched.ws_url)
+    browser.active = await browser.new_tab(site.url("evil.test", "while-no-host-ran"))
+    with TaskStore() as store:
+        task_id = store.start_task("Find the best deal")
+        run = TaskRun(plan, store, browser)
+        try:
+            with pytest.raises(StartRefused, match=r"evil\.test"):
+                await run.continue_from(task_id, [], {})
+        finally:
+            await browser.close()
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_page_whose_load_left_before_the_guard_held_the_tab_is_sent_back(
     chromium: Browser, site: RecordingSite
 ) -> None:

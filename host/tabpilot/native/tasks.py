@@ -295,6 +295,7 @@ class TaskManager:
         return browser_pid == os.getppid() or not owner_alive(str(browser_pid))
 
     async def _resume(self, store: TaskStore, orphan: Orphan) -> None:
+        from ..guards.domains import StartRefused
         from ..taskrun.plan import PlanError, TaskOverrides, plan_task
         from ..taskrun.run import TaskRun
         from .relay import extension_browser
@@ -326,6 +327,9 @@ class TaskManager:
         run.observers.append(lambda update: self._on_update(entry, update))
         try:
             await run.continue_from(orphan.task_id, record.events, state)
+        except StartRefused as exc:  # its tab went to a page its domains keep it from while no host ran
+            self._free(entry)
+            raise RequestFailed(exc.text(plan.agent.language), "not_allowed") from exc
         except BaseException:
             self._free(entry)
             raise

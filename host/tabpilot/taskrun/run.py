@@ -178,7 +178,14 @@ class TaskRun:
         self.task_id = task_id
         self.history = list(events)
         try:
-            await self._guard_navigation(task_id)
+            if await self._guard_navigation(task_id) and not isinstance(state.get("takeover"), dict):
+                # judged where its tab is now, as `begin` does: the page may have gone elsewhere while no host ran
+                # (a tab the person has the controls of is theirs)
+                from ..guards.domains import start_refusal
+
+                refused = start_refusal(self.plan.domains, await self._current_url())
+                if refused is not None:
+                    raise refused
         except BaseException:
             await self._release()
             self._writer.close()
