@@ -25,7 +25,7 @@ from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.privacy.secrets import set_secret
 from tabpilot.store.settings import Settings
 from tabpilot.store.tasks import TaskStore
-from tabpilot.taskrun.plan import plan_task
+from tabpilot.taskrun.plan import TaskPlan, plan_task
 from tabpilot.taskrun.run import TaskRun
 
 pytestmark = [pytest.mark.browser]
@@ -228,6 +228,15 @@ async def _page_record(chromium: Browser, url: str) -> list[str]:
         await browser.close()
 
 
+async def _evil_blocked(chromium: Browser) -> tuple[TaskPlan, Browser]:
+    """A task's plan with evil.test blocked (its model is never asked), and a connection of its own to Chromium."""
+    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted",
+                                        "blockedDomains": ["evil.test"]})
+    assert chromium.launched is not None
+    return (plan_task("Find the best deal", source="cli", settings=settings),
+            await Browser.connect(chromium.launched.ws_url))
+
+
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_task_is_judged_on_the_page_its_tab_shows_once_the_guard_holds_it(
     chromium: Browser, site: RecordingSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -235,11 +244,7 @@ async def test_a_task_is_judged_on_the_page_its_tab_shows_once_the_guard_holds_i
     """Whoever starts a task read its tab's URL a moment before; a page that sent itself to a blocked domain in
     between (before the guard held the tab) is judged where it is once the guard does: refused, nothing recorded."""
     monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
-    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted",
-                                        "blockedDomains": ["evil.test"]})
-    plan = plan_task("Find the best deal", source="cli", settings=settings)
-    assert chromium.launched is not None
-    browser = await Browser.connect(chromium.launched.ws_url)
+    plan, browser = await _evil_blocked(chromium)
     tab = await browser.new_tab(site.url("evil.test", "arrived"))  # where the page went
     browser.active = tab
     with TaskStore() as store:
@@ -259,11 +264,7 @@ async def test_a_resumed_task_whose_person_has_the_controls_leaves_where_they_go
     """A task resumed by the next host while the person had the controls: the domains hold the agent, not them (a
     takeover begun in this host suspends the guard; one carried over did not, so their own navigation was refused)."""
     monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
-    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted",
-                                        "blockedDomains": ["evil.test"]})
-    plan = plan_task("Find the best deal", source="cli", settings=settings)
-    assert chromium.launched is not None
-    browser = await Browser.connect(chromium.launched.ws_url)
+    plan, browser = await _evil_blocked(chromium)
     tab = await browser.new_tab(site.url("shop.test", "guard_hostile.html"))
     browser.active = tab
     with TaskStore() as store:
@@ -287,11 +288,7 @@ async def test_a_resumed_task_is_judged_on_the_page_its_tab_shows_now(
     """While no host ran, the tab went to a blocked domain: the next host does not resume the agent there (as a task
     is not begun there); the native host then ends the task saying why."""
     monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
-    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "scripted",
-                                        "blockedDomains": ["evil.test"]})
-    plan = plan_task("Find the best deal", source="cli", settings=settings)
-    assert chromium.launched is not None
-    browser = await Browser.connect(chromium.launched.ws_url)
+    plan, browser = await _evil_blocked(chromium)
     browser.active = await browser.new_tab(site.url("evil.test", "while-no-host-ran"))
     with TaskStore() as store:
         task_id = store.start_task("Find the best deal")
