@@ -371,6 +371,8 @@ class Walker:
 
             # --- where it stands in the text ---
             block = display not in rules.INLINE_DISPLAYS
+            if top.sink is not None and (block or display == "table-cell") and not hidden_here:
+                top.sink.text.append(" ")  # <a><h3>Red shoe</h3><p>$40</p></a> names it "Red shoe $40"
             if display == "table-cell":
                 block = False
                 if self._buffer:
