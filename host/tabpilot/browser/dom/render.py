@@ -157,9 +157,12 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             shown["href"] = href
     if tag == "input" and input_type in ("checkbox", "radio"):
         shown["checked"] = "true" if found.node in found.document.checked else "false"
-    if found.role == "label":  # standing in for an invisible checkbox or radio inside it
-        control = _checkable_inside(found.document, found.node)
+    if found.role == "label":  # standing in for an invisible checkbox or radio inside it or named by its `for`
+        control = _checkable_inside(found.document, found.node) or _checkable_for(found.document, attrs)
         if control is not None:
+            control_role = found.document.attrs(control).get("role", "").split(" ")[0].lower()
+            if control_role == "switch":
+                shown["role"] = "switch"
             shown["checked"] = "true" if control in found.document.checked else "false"
     if tag == "summary":
         details = found.document.parent[found.node]
@@ -206,6 +209,23 @@ def _more_states(tag: str, attrs: dict[str, str], input_type: str) -> dict[str, 
             if value is not None and value.strip() and not (bound == "step" and value.strip() in ("1", "any")):
                 states[bound] = rules.shorten(value, 12)
     return states
+
+
+def _checkable_for(document: Document, attrs: dict[str, str]) -> int | None:
+    """The checkbox or radio a <label for=id> names (in the same document)."""
+    target = attrs.get("for", "").strip()
+    if not target:
+        return None
+    id_name, wanted = document.string_id("id"), document.string_id(target)
+    if id_name < 0 or wanted < 0:
+        return None
+    for node, raw in enumerate(document.attributes):
+        if wanted in raw and any(raw[i] == id_name and raw[i + 1] == wanted for i in range(0, len(raw) - 1, 2)):
+            if document.tag(node) == "input" and \
+                    document.attrs(node).get("type", "").lower() in ("checkbox", "radio"):
+                return node
+            return None
+    return None
 
 
 def _checkable_inside(document: Document, node: int) -> int | None:
