@@ -21,7 +21,10 @@ from . import rules
 from .items import Found, Item, TextLine
 from .snapshot import Document
 
-FLAGS = frozenset({"disabled", "filled", "required", "invalid", "haspopup"})
+FLAGS = frozenset({"editable", "disabled", "readonly", "filled", "required", "invalid", "haspopup"})
+BUTTON_INPUT_TYPES = frozenset({"submit", "button", "reset"})
+# What a browser writes on a submit/reset button that has no value of its own.
+DEFAULT_BUTTON_LABELS = {"submit": "Submit", "reset": "Reset"}
 NO_VALUE_INPUT_TYPES = frozenset({"checkbox", "radio", "submit", "button", "reset", "image"})
 
 
@@ -90,9 +93,22 @@ def accessible_name(found: Found) -> str:
         candidate = " ".join(candidate.split())
         if candidate:
             return candidate
-    if found.tag == "input" and attrs.get("type", "").lower() in ("submit", "button", "reset"):
-        return attrs.get("value", "")
-    return ""
+    return input_button_label(found)
+
+
+def input_button_label(found: Found) -> str:
+    """The words a person reads on an <input type=submit|button|reset> (its value) or an image button (its
+    alt): such an input has no text of its own."""
+    if found.tag != "input":
+        return ""
+    input_type = found.attrs.get("type", "").lower()
+    if input_type == "image":
+        return " ".join(found.attrs.get("alt", "").split())
+    if input_type not in BUTTON_INPUT_TYPES:
+        return ""
+    index = found.document.input_value.get(found.node)
+    value = found.document.strings[index] if index is not None and index >= 0 else found.attrs.get("value")
+    return " ".join((value if value is not None else DEFAULT_BUTTON_LABELS.get(input_type, "")).split())
 
 
 def current_value(found: Found) -> str | None:
@@ -119,6 +135,8 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
     explicit_role = attrs.get("role", "").split(" ")[0].lower()
     if explicit_role and explicit_role != tag:
         shown["role"] = explicit_role
+    elif found.role == "textbox" and tag not in ("input", "textarea"):
+        shown["editable"] = "true"  # contenteditable: nothing else says it takes typing
     input_type = attrs.get("type", "").lower()
     if tag == "input" and input_type not in rules.INPUT_TYPES_WITHOUT_TYPE_ATTR:
         shown["type"] = input_type
@@ -157,9 +175,12 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
             shown["href"] = href
     if tag == "input" and input_type in ("checkbox", "radio"):
         shown["checked"] = "true" if found.node in found.document.checked else "false"
-    if found.role == "label":  # standing in for an invisible checkbox or radio inside it
-        control = _checkable_inside(found.document, found.node)
+    if found.role == "label":  # standing in for an invisible checkbox or radio inside it or named by its `for`
+        control = _checkable_inside(found.document, found.node) or _checkable_for(found.document, attrs)
         if control is not None:
+            control_role = found.document.attrs(control).get("role", "").split(" ")[0].lower()
+            if control_role == "switch":
+                shown["role"] = "switch"
             shown["checked"] = "true" if control in found.document.checked else "false"
     if tag == "summary":
         details = found.document.parent[found.node]
@@ -192,6 +213,8 @@ def _more_states(tag: str, attrs: dict[str, str], input_type: str) -> dict[str, 
     popup = attrs.get("aria-haspopup", "false").strip().lower()
     if popup and popup != "false":
         states["haspopup"] = "true" if popup in ("true", "menu") else popup
+    if ("readonly" in attrs and tag in ("input", "textarea")) or attrs.get("aria-readonly") == "true":
+        states["readonly"] = "true"  # typing into it is refused: the model should not try
     if ("required" in attrs and tag in ("input", "select", "textarea")) or attrs.get("aria-required") == "true":
         states["required"] = "true"
     if rules.FIELD_INVALID in attrs:  # what the browser says is wrong with it
@@ -206,6 +229,23 @@ def _more_states(tag: str, attrs: dict[str, str], input_type: str) -> dict[str, 
             if value is not None and value.strip() and not (bound == "step" and value.strip() in ("1", "any")):
                 states[bound] = rules.shorten(value, 12)
     return states
+
+
+def _checkable_for(document: Document, attrs: dict[str, str]) -> int | None:
+    """The checkbox or radio a <label for=id> names (in the same document)."""
+    target = attrs.get("for", "").strip()
+    if not target:
+        return None
+    id_name, wanted = document.string_id("id"), document.string_id(target)
+    if id_name < 0 or wanted < 0:
+        return None
+    for node, raw in enumerate(document.attributes):
+        if wanted in raw and any(raw[i] == id_name and raw[i + 1] == wanted for i in range(0, len(raw) - 1, 2)):
+            if document.tag(node) == "input" and \
+                    document.attrs(node).get("type", "").lower() in ("checkbox", "radio"):
+                return node
+            return None
+    return None
 
 
 def _checkable_inside(document: Document, node: int) -> int | None:
@@ -226,7 +266,7 @@ def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, s
     parts = "".join(f" {k}" if k in FLAGS and v == "true" else f" {k}={rules.quote(v)}"
                     for k, v in attributes.items())
     # The name the page gives an icon-only control stands for its icon font's ligature, if it has one.
-    name = icon_name(found) or (element_text(found) if found.named_by_text else "")
+    name = icon_name(found) or (element_text(found) if found.named_by_text else "") or input_button_label(found)
     name = rules.shorten(name, rules.NAME_LIMIT)
     marker = "*" if is_new else ""
     if inline:

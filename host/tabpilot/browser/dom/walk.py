@@ -59,6 +59,14 @@ class _Frame:
         self.box = box
 
 
+def transparent_control(document: Document, node: int, tag: str) -> bool:
+    """A <select> or <input type=file> with opacity 0 of its own: styling libraries lay one over a face they
+    draw (a styled dropdown, an "Upload" button), so the transparent control is what a click there works."""
+    if tag == "select":
+        return True
+    return tag == "input" and document.attrs(node).get("type", "").lower() == "file"
+
+
 def field_scroll(attrs: dict[str, str] | None) -> tuple[int, int, int, int] | None:
     """(px above, below, 0, 0) of a text area whose text runs beyond its box (read by the walker)."""
     above, _, below = (attrs or {}).get(rules.FIELD_SCROLL, "").partition(",")
@@ -346,7 +354,10 @@ class Walker:
             # element it stands in.
             clipped = len(style) > CLIP_PATH and (style[CLIP], style[CLIP_PATH]) != unclipped \
                 and clipped_away(strings, style)
-            hidden_here = top.hidden or (len(style) > OPACITY and style[OPACITY] == zero_id) \
+            # A <select> or file input made transparent itself is the styled face's working part: laid over
+            # the face, it takes the clicks a person aims at it (it is offered only where it is hit).
+            hidden_here = top.hidden or (len(style) > OPACITY and style[OPACITY] == zero_id
+                                         and not transparent_control(document, node, tag)) \
                 or (clipped and top.sink is None)
             attrs: dict[str, str] | None = None
             if not hidden_here and raw_attrs and attribute_ids.intersection(raw_attrs):
@@ -360,6 +371,8 @@ class Walker:
 
             # --- where it stands in the text ---
             block = display not in rules.INLINE_DISPLAYS
+            if top.sink is not None and (block or display == "table-cell") and not hidden_here:
+                top.sink.text.append(" ")  # <a><h3>Red shoe</h3><p>$40</p></a> names it "Red shoe $40"
             if display == "table-cell":
                 block = False
                 if self._buffer:
