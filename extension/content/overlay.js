@@ -5,7 +5,10 @@
 // press its buttons (they see only the host element, and their synthetic events are not trusted).
 // Everything it shows comes from the service worker (the host owns the task's state). In frames other
 // than the top one it only says hello, so the worker tells the frame's capture script its mode. Its words for
-// what a task asks of the person come from lib/asking.js, which the worker injects before it.
+// what a task asks of the person come from lib/asking.js, which the worker injects before it. Allow, the one
+// button that lets the agent do what it could not, counts a click only once the person could see it (lib/seen.js,
+// injected before this file): the page can reach the host element, cover it with a click-through layer and draw a
+// decoy where Allow is. The overlay is in the top layer, above the page and outside its effects.
 (() => {
   "use strict";
   // Injected at task start and registered for new documents. A document that loaded while another tab's
@@ -16,6 +19,7 @@
 
   const t = (key, ...subs) => chrome.i18n.getMessage(key, subs.map(String)) || key;
   const FINISHED_SHOWN_MS = 8000;
+  const ALLOW_GRACE_MS = 400; // as the bridge's prompt: a click this soon after Allow is seen is not aimed at it
   const PILL = { running: "overlay_running", paused: "overlay_paused", asking: "overlay_asking" };
   // What capture.js reports as input: the overlay claims these when they are presses on itself.
   const PRESS_EVENTS = ["pointerdown", "mousedown", "mouseup", "click", "keydown", "keyup", "input", "wheel",
@@ -28,6 +32,7 @@
   let hideTimer = null;
   let nextId = 1;
   const waiting = new Map();
+  let allowSeen = null; // Seen.watch of the Allow button
 
   function hello() {
     chrome.runtime.sendMessage({ type: "frame.hello", at: Date.now() }).then((reply) => {
@@ -146,6 +151,9 @@
     ui.error = el("div", "error");
     panel.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, buttons, ui.error);
     root.append(style, panel);
+    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+    // the page may take it out of the top layer (hidePopover): it goes back while a task shows
+    host.addEventListener("toggle", (event) => { if (state && event.newState === "closed") Seen.raise(host); });
     ui.answer.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.isTrusted) press("answer", event);
     });
@@ -156,7 +164,11 @@
     b.type = "button";
     b.dataset.command = name;
     // Only the user's real press: a page script's synthetic click is not trusted (and cannot reach here).
-    b.addEventListener("click", (event) => { if (event.isTrusted) press(name, event); });
+    b.addEventListener("click", (event) => {
+      if (!event.isTrusted) return;
+      if (name === "allow" && !allowSeen.seen()) return; // covered, hidden, just shown or moved: not seen
+      press(name, event);
+    });
     return b;
   }
 
@@ -184,11 +196,13 @@
     const parent = document.documentElement;
     if (!parent) return;
     if (host.parentNode !== parent) parent.append(host);
+    Seen.raise(host);
     if (!guard) {
       guard = new MutationObserver(() => {
         if (!host || !state) return;
         if (host.hasAttribute("style")) host.removeAttribute("style");
         if (host.hasAttribute("hidden")) host.removeAttribute("hidden");
+        if (host.isConnected) Seen.raise(host); // its popover attribute changed
         if (host.parentNode !== document.documentElement) {
           guard.disconnect();
           guard = null;
@@ -197,7 +211,7 @@
       });
       guard.observe(document, { childList: true }); // the root element replaced
       guard.observe(parent, { childList: true }); // the host element removed
-      guard.observe(host, { attributes: true, attributeFilter: ["style", "hidden"] });
+      guard.observe(host, { attributes: true, attributeFilter: ["style", "hidden", "popover"] });
     }
   }
 
@@ -212,6 +226,7 @@
   function show(task) {
     clearTimeout(hideTimer);
     if (!task) return remove();
+    const asked = !!(state && state.status === "running" && state.approval);
     state = task;
     mount();
     const running = task.status === "running";
@@ -238,6 +253,9 @@
     ui.why.textContent = why;
     ui.why.hidden = !why;
     ui.allow.hidden = ui.deny.hidden = !approval;
+    // a question to allow comes above whatever the page put in the top layer since (a page covering it again
+    // only makes the click not count)
+    if (approval && !asked) Seen.raise(host, true);
     ui.answer.hidden = ui.send.hidden = !question;
     ui.note.hidden = ui.handback.hidden = !control;
     ui.takeover.hidden = !running || !!control;

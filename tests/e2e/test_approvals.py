@@ -6,6 +6,7 @@ panel ask "The agent wants to click button "Place order" on 127.0.0.1 — Allow 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -147,3 +148,39 @@ async def test_take_over_from_the_question_abandons_the_action_and_gives_the_use
     assert "The user took the controls before this action finished, so it was abandoned" in order["action"]["output"]
     assert [e for e in snap["history"] if e["type"] == "user_takeover"], snap["history"]
     assert await shop_tab.evaluate("window.shopLog") == []
+
+
+# A page that wants its irreversible action allowed (it steered the agent there with its own text) lays a
+# click-through layer over the overlay, drawing a decoy where Allow is: the person's real click meant for the decoy
+# reached Allow (found attacking the overlay, as with the bridge's prompt). The page can tell when to: the overlay's
+# host element, which it can observe, grows when the question comes.
+COVER = """(() => { const cover = document.createElement('div'); cover.id = 'decoy'; cover.popover = 'manual';
+  cover.style.cssText = 'inset:0;width:100vw;height:100vh;margin:0;border:0;background:#fff;pointer-events:none';
+  cover.textContent = 'Click Continue reading at the bottom right'; document.body.append(cover); cover.showPopover();
+})()"""
+
+
+async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overlay(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    await shop_tab.evaluate(COVER)
+    await asyncio.sleep(0.8)  # well past the overlay's click grace
+    await press_overlay(shop_tab, "allow")
+    await asyncio.sleep(0.8)
+    assert await shop_tab.evaluate("window.shopLog") == [], "a click on the covered overlay allowed the order"
+    assert (await asking(shop_tab))["state"] == "approval"
+    # The page hides it (hidePopover) or takes it out of the top layer, and dims the rest: it is back on top at once
+    await shop_tab.evaluate("document.getElementById('decoy').remove()")
+    await shop_tab.evaluate("(() => { const o = document.querySelector('tabpilot-overlay');"
+                            " try { o.hidePopover(); } catch (_) {} o.removeAttribute('popover'); })()")
+    # A page-wide effect is no trick (a grayscale day of mourning, a dark-mode filter): the overlay is above the
+    # page, seen whole, and the person's click counts.
+    await shop_tab.evaluate("document.documentElement.style.filter = 'grayscale(1)';"
+                            " document.documentElement.style.opacity = '0.97'")
+    await asyncio.sleep(0.8)
+    await press_overlay(shop_tab, "allow")
+    snap = await ended(harness, task_id)
+    assert snap["status"] == "completed" and not problems, (snap, problems)
+    assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
+    await shop_tab.evaluate("document.documentElement.style.filter = ''; document.documentElement.style.opacity = ''")
