@@ -8,7 +8,9 @@
 // what a task asks of the person come from lib/asking.js, which the worker injects before it. Allow, the one
 // button that lets the agent do what it could not, counts a click only once the person could see it (lib/seen.js,
 // injected before this file): the page can reach the host element, cover it with a click-through layer and draw a
-// decoy where Allow is. The overlay is in the top layer, above the page and outside its effects.
+// decoy where Allow is. The overlay is in the top layer, above the page and outside its effects. What it says of the
+// task (its text, the agent's goal and questions, errors) is drawn as generated content (`say`), not text in the
+// shadow root: the page's window.find() searches closed shadow roots too, and reads text there a letter at a time.
 (() => {
   "use strict";
   // Injected at task start and registered for new documents. A document that loaded while another tab's
@@ -105,6 +107,7 @@
     button:disabled { opacity: .6; cursor: default; }
     .error { margin-top: 6px; color: #fca5a5; }
     [hidden] { display: none !important; }
+    [data-text]::before { content: attr(data-text); }
   `;
 
   function el(tag, className, text) {
@@ -112,6 +115,11 @@
     if (className) node.className = className;
     if (text !== undefined) node.textContent = text;
     return node;
+  }
+
+  // The page cannot find() generated content (a text node it can, closed shadow root or not)
+  function say(node, text) {
+    node.dataset.text = text || "";
   }
 
   const ui = {};
@@ -181,10 +189,10 @@
       if (!fields.answer) return;
     }
     for (const b of [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = true;
-    ui.error.textContent = "";
+    say(ui.error, "");
     const reply = await command(name, fields);
     for (const b of [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = false;
-    if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
+    if (!reply.ok) say(ui.error, reply.error || t("overlayFailed"));
     else if (name === "handback") ui.note.value = "";
     else if (name === "answer") ui.answer.value = "";
   }
@@ -238,19 +246,19 @@
     ui.panel.dataset.state = approval ? "approval" : question ? "question" : control ? control.reason
       : running ? "running" : task.status;
     ui.pill.dataset.kind = kind;
-    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
-    ui.task.textContent = task.task || "";
+    say(ui.pill, running ? t(PILL[kind]) : t(`status_${task.status}`));
+    say(ui.task, task.task);
     ui.task.title = task.task || "";
     // nextGoal is the goal the last step's model reply gave, for the action that step took (page-agent's
     // next_goal): what the agent did last, not what it will do next
-    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
-    ui.goal.hidden = !ui.goal.textContent;
+    say(ui.goal, running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "");
+    ui.goal.hidden = !ui.goal.dataset.text;
     const { title, reason, why } = Asking.notice(asks, t);
-    ui.noticeTitle.textContent = title;
-    ui.reason.textContent = reason;
+    say(ui.noticeTitle, title);
+    say(ui.reason, reason);
     ui.reason.hidden = !reason;
     ui.notice.hidden = !title;
-    ui.why.textContent = why;
+    say(ui.why, why);
     ui.why.hidden = !why;
     ui.allow.hidden = ui.deny.hidden = !approval;
     // a question to allow comes above whatever the page put in the top layer since (a page covering it again

@@ -184,3 +184,24 @@ async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overla
     assert snap["status"] == "completed" and not problems, (snap, problems)
     assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
     await shop_tab.evaluate("document.documentElement.style.filter = ''; document.documentElement.style.opacity = ''")
+
+
+async def test_the_page_cannot_find_what_the_overlay_says(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    # Found attacking the overlay: window.find() searches closed shadow roots too, so the page read the task's text
+    # (the person's own words, when the task came from the popup), the agent's goals and questions, a letter at a
+    # time ("Buy this boo" found: try the next letter). What the overlay says is drawn as generated content.
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    words = ["Buy this book", "Buy this boo", "The agent wants", "Place order"]
+    found = await shop_tab.evaluate(f"""(() => {{ const found = {{}};
+        for (const w of {words!r}) {{
+          getSelection().removeAllRanges(); found[w] = window.find(w, false, false, true); }}
+        getSelection().removeAllRanges(); return found; }})()""")
+    # "Place order" is the page's own button; the rest is only in the overlay
+    assert found == {"Buy this book": False, "Buy this boo": False, "The agent wants": False, "Place order": True}
+    shown = await asking(shop_tab)  # the person still reads all of it
+    assert shown["task"] == "Buy this book" and WANTS in shown["reason"], shown
+    await press_overlay(shop_tab, "deny")
+    snap = await ended(harness, task_id)
+    assert not problems and await shop_tab.evaluate("window.shopLog") == [], (snap, problems)
