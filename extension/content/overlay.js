@@ -8,7 +8,9 @@
 // what a task asks of the person come from lib/asking.js, which the worker injects before it. Allow, the one
 // button that lets the agent do what it could not, counts a click only once the person could see it (lib/seen.js,
 // injected before this file): the page can reach the host element, cover it with a click-through layer and draw a
-// decoy where Allow is. The overlay is in the top layer, above the page and outside its effects. What it says of the
+// decoy where Allow is. While it asks that, the overlay is in the top layer, above the page and outside its effects
+// (only then: anything in the top layer makes every element of the page "not visible" to the page's own
+// IntersectionObserver v2, so widgets that guard their clicks with it would refuse the agent's). What it says of the
 // task (its text, the agent's goal and questions, errors) is drawn as generated content (`say`), not text in the
 // shadow root: the page's window.find() searches closed shadow roots too, and reads text there a letter at a time.
 (() => {
@@ -160,8 +162,8 @@
     panel.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, buttons, ui.error);
     root.append(style, panel);
     allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
-    // the page may take it out of the top layer (hidePopover): it goes back while a task shows
-    host.addEventListener("toggle", (event) => { if (state && event.newState === "closed") Seen.raise(host); });
+    // the page may take it out of the top layer (hidePopover): it goes back while it asks to allow
+    host.addEventListener("toggle", (event) => { if (asksToAllow() && event.newState === "closed") Seen.raise(host); });
     ui.answer.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.isTrusted) press("answer", event);
     });
@@ -204,13 +206,13 @@
     const parent = document.documentElement;
     if (!parent) return;
     if (host.parentNode !== parent) parent.append(host);
-    Seen.raise(host);
+    if (asksToAllow()) Seen.raise(host);
     if (!guard) {
       guard = new MutationObserver(() => {
         if (!host || !state) return;
         if (host.hasAttribute("style")) host.removeAttribute("style");
         if (host.hasAttribute("hidden")) host.removeAttribute("hidden");
-        if (host.isConnected) Seen.raise(host); // its popover attribute changed
+        if (host.isConnected && asksToAllow()) Seen.raise(host); // its popover attribute changed
         if (host.parentNode !== document.documentElement) {
           guard.disconnect();
           guard = null;
@@ -221,6 +223,10 @@
       guard.observe(parent, { childList: true }); // the host element removed
       guard.observe(host, { attributes: true, attributeFilter: ["style", "hidden", "popover"] });
     }
+  }
+
+  function asksToAllow() {
+    return !!(state && state.status === "running" && !state.control && state.approval);
   }
 
   function remove() {
@@ -234,7 +240,7 @@
   function show(task) {
     clearTimeout(hideTimer);
     if (!task) return remove();
-    const asked = !!(state && state.status === "running" && state.approval);
+    const asked = asksToAllow();
     state = task;
     mount();
     const running = task.status === "running";
@@ -262,8 +268,9 @@
     ui.why.hidden = !why;
     ui.allow.hidden = ui.deny.hidden = !approval;
     // a question to allow comes above whatever the page put in the top layer since (a page covering it again
-    // only makes the click not count)
+    // only makes the click not count); answered, it leaves the top layer
     if (approval && !asked) Seen.raise(host, true);
+    else if (!approval) Seen.lower(host);
     ui.answer.hidden = ui.send.hidden = !question;
     ui.note.hidden = ui.handback.hidden = !control;
     ui.takeover.hidden = !running || !!control;

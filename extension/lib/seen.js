@@ -61,5 +61,15 @@ var Seen = globalThis.Seen || (() => {
     }
   }
 
-  return { watch, raise };
+  // Out of the top layer again: while anything is there, Chromium's IntersectionObserver v2 says no element of the
+  // page is visible (the page's own click guards, a sign-in or payment frame's, would refuse every click).
+  function lower(host) {
+    if (!host.hasAttribute("popover")) return;
+    try {
+      if (host.matches(":popover-open")) host.hidePopover();
+    } catch (_) { /* not in the top layer */ }
+    host.removeAttribute("popover");
+  }
+
+  return { watch, raise, lower };
 })();

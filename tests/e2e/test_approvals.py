@@ -83,6 +83,7 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     assert await panel.visible("#approve-allow") and await panel.visible("#approve-deny")
     assert await panel.in_view("#approve-allow") and await panel.in_view("#approve-deny")
     await panel.screenshot(SCREENS / "approval-panel.png")
+    await asyncio.sleep(0.6)  # the person reads the question: Allow takes clicks from 0.4 s after it is seen whole
     await press_overlay(shop_tab, "allow")
     snap = await ended(harness, task_id)
     assert snap["status"] == "completed", snap
@@ -160,6 +161,15 @@ COVER = """(() => { const cover = document.createElement('div'); cover.id = 'dec
 })()"""
 
 
+# What the page's own IntersectionObserver v2 says of an element of its own, in plain view: [isVisible]
+PAGE_SEES_ITS_OWN = """new Promise((done) => { const box = document.createElement('div');
+  box.style.cssText = 'position:fixed;left:300px;top:300px;width:50px;height:50px;background:red';
+  document.body.append(box); const seen = [];
+  const observer = new IntersectionObserver((es) => seen.push(...es.map((e) => e.isVisible)),
+    {trackVisibility: true, delay: 100});
+  observer.observe(box); setTimeout(() => { observer.disconnect(); box.remove(); done(seen); }, 600); })"""
+
+
 async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overlay(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:
@@ -184,6 +194,10 @@ async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overla
     assert snap["status"] == "completed" and not problems, (snap, problems)
     assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
     await shop_tab.evaluate("document.documentElement.style.filter = ''; document.documentElement.style.opacity = ''")
+    # Answered, the overlay leaves the top layer: while anything is there, the page's own IntersectionObserver v2
+    # (a sign-in or payment frame guarding its clicks) sees none of its elements visible, and refuses the agent's
+    await wait_overlay(shop_tab, "the overlay to say the task ended", lambda o: o["state"] == "completed")
+    assert await shop_tab.evaluate(PAGE_SEES_ITS_OWN) == [True], "the page's elements are not visible to the page"
 
 
 async def test_the_page_cannot_find_what_the_overlay_says(
