@@ -20,6 +20,7 @@ def test_the_page_is_told_the_manifests_version() -> None:
 def test_the_worker_loads_the_bridge_and_registers_files_that_exist() -> None:
     worker = (EXTENSION / "service_worker.js").read_text()
     assert 'importScripts("bridge/worker.js")' in worker
-    registered = re.findall(r'js: \["([^"]+)"\]', (EXTENSION / "bridge" / "worker.js").read_text())
-    assert sorted(registered) == ["bridge/main_world.js", "bridge/relay.js", "bridge/token_probe.js"]
+    lists = re.findall(r'js: \[([^\]]+)\]', (EXTENSION / "bridge" / "worker.js").read_text())
+    registered = [name for names in lists for name in re.findall(r'"([^"]+)"', names)]
+    assert sorted(registered) == ["bridge/main_world.js", "bridge/relay.js", "bridge/token_probe.js", "lib/seen.js"]
     assert all((EXTENSION / name).is_file() for name in registered)

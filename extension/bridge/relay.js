@@ -4,7 +4,7 @@
 // top frame. The prompt lives in a closed shadow root and answers only trusted clicks: the page's
 // scripts can neither read it nor press its buttons, and no window message answers it. Nor can they
 // steer the person's own click onto it: a click counts only once the prompt has been in view, whole,
-// unobscured and untouched by the page's effects for a moment (`watchSeen`).
+// unobscured and untouched by the page's effects for a moment (lib/seen.js, loaded before this file).
 (() => {
   "use strict";
   if (window.top !== window || globalThis.__tabpilotBridgeRelay) return;
@@ -61,47 +61,6 @@
 
   // --- the prompt ------------------------------------------------------------------------------------
   const prompts = new Map(); // approvalId → {host, watcher}
-  const SEEN_WHOLE = 0.99; // of the prompt's box in the viewport (rounding keeps a whole box just under 1)
-
-  // The page can reach the prompt's host element: make it transparent, cover it (a top-layer popover that lets
-  // clicks through), filter or transform it, slide it half out of view, and draw a decoy under "Run" for the
-  // person to click. IntersectionObserver v2 says whether the box is shown as drawn, unobscured, at full opacity:
-  // `seen()` is true once it has been so, whole, for `forMs` without a break. (No v2: the delay since shown.)
-  function watchSeen(element, forMs) {
-    const shownAt = performance.now();
-    if (!("isVisible" in IntersectionObserverEntry.prototype)) {
-      return { seen: () => performance.now() - shownAt >= forMs, stop: () => {} };
-    }
-    let since = null;
-    let place = null; // where it was when `since` began: moved under the pointer since, it was not seen there
-    const where = () => {
-      const box = element.getBoundingClientRect();
-      return `${Math.round(box.left)},${Math.round(box.top)},${Math.round(box.width)},${Math.round(box.height)}`;
-    };
-    const observer = new IntersectionObserver((entries) => {
-      for (const entry of entries) {
-        const whole = entry.isVisible && entry.isIntersecting && entry.intersectionRatio >= SEEN_WHOLE;
-        if (!whole) since = null;
-        else if (since === null) {
-          since = performance.now();
-          place = where();
-        }
-      }
-    }, { trackVisibility: true, delay: 100, threshold: [0, SEEN_WHOLE, 1] });
-    observer.observe(element);
-    const seen = () => {
-      if (since === null) return false;
-      const now = where();
-      if (now !== place) { // the page moved it (a prompt slid under the person's pointer): seen afresh from now
-        since = performance.now();
-        place = now;
-        return false;
-      }
-      return performance.now() - since >= forMs;
-    };
-    return { seen, stop: () => observer.disconnect() };
-  }
-
   function t(name, substitutions) {
     return chrome.i18n.getMessage(name, substitutions) || name;
   }
@@ -168,13 +127,9 @@
     run.addEventListener("click", answer("once"));
     deny.addEventListener("click", answer("deny"));
     (document.body || document.documentElement).appendChild(host);
-    // In the top layer, above the page and outside its effects: a page-wide filter or opacity (a grayscale day of
-    // mourning, a dark-mode filter on <html>) made a fixed box never "visible" to `watchSeen`, so no click counted.
-    try {
-      host.popover = "manual";
-      host.showPopover();
-    } catch (_) { /* no top layer here: it stays a fixed box */ }
-    watcher = watchSeen(box, CLICK_GRACE_MS);
+    // In the top layer, above the page and outside its effects (lib/seen.js)
+    Seen.raise(host);
+    watcher = Seen.watch(box, CLICK_GRACE_MS);
     prompts.set(approvalId, { host, watcher });
   }
 

@@ -7,7 +7,7 @@
 "use strict";
 
 const BRIDGE_SCRIPTS = [
-  { id: "tabpilot-bridge-relay", js: ["bridge/relay.js"] },
+  { id: "tabpilot-bridge-relay", js: ["lib/seen.js", "bridge/relay.js"] }, // lib/seen.js: the prompt's clicks
   { id: "tabpilot-bridge-main", js: ["bridge/main_world.js"], world: "MAIN" },
 ];
 // A page's task.start may wait for the user's answer to the prompt (the host gives up after 60 s).
@@ -129,7 +129,7 @@ chrome.runtime.onMessage.addListener((message, sender) => {
   if (!bridge.token || message.token !== bridge.token || bridgeSiteOf(sender.origin)) return;
   bridge.tokenTabs.set(sender.tab.id, sender.origin);
   const target = { tabId: sender.tab.id, frameIds: [0] };
-  chrome.scripting.executeScript({ target, files: ["bridge/relay.js"], injectImmediately: true })
+  chrome.scripting.executeScript({ target, files: BRIDGE_SCRIPTS[0].js, injectImmediately: true })
     .then(() => chrome.scripting.executeScript({ target, files: ["bridge/main_world.js"], world: "MAIN", injectImmediately: true }))
     .catch((error) => console.warn("tabpilot: could not give a token page the bridge:", error.message));
 });

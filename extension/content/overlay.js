@@ -5,7 +5,14 @@
 // press its buttons (they see only the host element, and their synthetic events are not trusted).
 // Everything it shows comes from the service worker (the host owns the task's state). In frames other
 // than the top one it only says hello, so the worker tells the frame's capture script its mode. Its words for
-// what a task asks of the person come from lib/asking.js, which the worker injects before it.
+// what a task asks of the person come from lib/asking.js, which the worker injects before it. Allow, the one
+// button that lets the agent do what it could not, counts a click only once the person could see it (lib/seen.js,
+// injected before this file): the page can reach the host element, cover it with a click-through layer and draw a
+// decoy where Allow is. While it asks that, the overlay is in the top layer, above the page and outside its effects
+// (only then: anything in the top layer makes every element of the page "not visible" to the page's own
+// IntersectionObserver v2, so widgets that guard their clicks with it would refuse the agent's). What it says of the
+// task (its text, the agent's goal and questions, errors) is drawn as generated content (`say`), not text in the
+// shadow root: the page's window.find() searches closed shadow roots too, and reads text there a letter at a time.
 (() => {
   "use strict";
   // Injected at task start and registered for new documents. A document that loaded while another tab's
@@ -16,6 +23,7 @@
 
   const t = (key, ...subs) => chrome.i18n.getMessage(key, subs.map(String)) || key;
   const FINISHED_SHOWN_MS = 8000;
+  const ALLOW_GRACE_MS = 400; // as the bridge's prompt: a click this soon after Allow is seen is not aimed at it
   const PILL = { running: "overlay_running", paused: "overlay_paused", asking: "overlay_asking" };
   // What capture.js reports as input: the overlay claims these when they are presses on itself.
   const PRESS_EVENTS = ["pointerdown", "mousedown", "mouseup", "click", "keydown", "keyup", "input", "wheel",
@@ -28,6 +36,7 @@
   let hideTimer = null;
   let nextId = 1;
   const waiting = new Map();
+  let allowSeen = null; // Seen.watch of the Allow button
 
   function hello() {
     chrome.runtime.sendMessage({ type: "frame.hello", at: Date.now() }).then((reply) => {
@@ -100,6 +109,7 @@
     button:disabled { opacity: .6; cursor: default; }
     .error { margin-top: 6px; color: #fca5a5; }
     [hidden] { display: none !important; }
+    [data-text]::before { content: attr(data-text); }
   `;
 
   function el(tag, className, text) {
@@ -107,6 +117,11 @@
     if (className) node.className = className;
     if (text !== undefined) node.textContent = text;
     return node;
+  }
+
+  // The page cannot find() generated content (a text node it can, closed shadow root or not)
+  function say(node, text) {
+    node.dataset.text = text || "";
   }
 
   const ui = {};
@@ -146,6 +161,9 @@
     ui.error = el("div", "error");
     panel.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, buttons, ui.error);
     root.append(style, panel);
+    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+    // the page may take it out of the top layer (hidePopover): it goes back while it asks to allow
+    host.addEventListener("toggle", (event) => { if (asksToAllow() && event.newState === "closed") Seen.raise(host); });
     ui.answer.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.isTrusted) press("answer", event);
     });
@@ -156,7 +174,11 @@
     b.type = "button";
     b.dataset.command = name;
     // Only the user's real press: a page script's synthetic click is not trusted (and cannot reach here).
-    b.addEventListener("click", (event) => { if (event.isTrusted) press(name, event); });
+    b.addEventListener("click", (event) => {
+      if (!event.isTrusted) return;
+      if (name === "allow" && !allowSeen.seen()) return; // covered, hidden, just shown or moved: not seen
+      press(name, event);
+    });
     return b;
   }
 
@@ -169,10 +191,10 @@
       if (!fields.answer) return;
     }
     for (const b of [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = true;
-    ui.error.textContent = "";
+    say(ui.error, "");
     const reply = await command(name, fields);
     for (const b of [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop]) b.disabled = false;
-    if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
+    if (!reply.ok) say(ui.error, reply.error || t("overlayFailed"));
     else if (name === "handback") ui.note.value = "";
     else if (name === "answer") ui.answer.value = "";
   }
@@ -184,11 +206,13 @@
     const parent = document.documentElement;
     if (!parent) return;
     if (host.parentNode !== parent) parent.append(host);
+    if (asksToAllow()) Seen.raise(host);
     if (!guard) {
       guard = new MutationObserver(() => {
         if (!host || !state) return;
         if (host.hasAttribute("style")) host.removeAttribute("style");
         if (host.hasAttribute("hidden")) host.removeAttribute("hidden");
+        if (host.isConnected && asksToAllow()) Seen.raise(host); // its popover attribute changed
         if (host.parentNode !== document.documentElement) {
           guard.disconnect();
           guard = null;
@@ -197,8 +221,12 @@
       });
       guard.observe(document, { childList: true }); // the root element replaced
       guard.observe(parent, { childList: true }); // the host element removed
-      guard.observe(host, { attributes: true, attributeFilter: ["style", "hidden"] });
+      guard.observe(host, { attributes: true, attributeFilter: ["style", "hidden", "popover"] });
     }
+  }
+
+  function asksToAllow() {
+    return !!(state && state.status === "running" && !state.control && state.approval);
   }
 
   function remove() {
@@ -212,6 +240,7 @@
   function show(task) {
     clearTimeout(hideTimer);
     if (!task) return remove();
+    const asked = asksToAllow();
     state = task;
     mount();
     const running = task.status === "running";
@@ -223,21 +252,25 @@
     ui.panel.dataset.state = approval ? "approval" : question ? "question" : control ? control.reason
       : running ? "running" : task.status;
     ui.pill.dataset.kind = kind;
-    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
-    ui.task.textContent = task.task || "";
+    say(ui.pill, running ? t(PILL[kind]) : t(`status_${task.status}`));
+    say(ui.task, task.task);
     ui.task.title = task.task || "";
     // nextGoal is the goal the last step's model reply gave, for the action that step took (page-agent's
     // next_goal): what the agent did last, not what it will do next
-    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
-    ui.goal.hidden = !ui.goal.textContent;
+    say(ui.goal, running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "");
+    ui.goal.hidden = !ui.goal.dataset.text;
     const { title, reason, why } = Asking.notice(asks, t);
-    ui.noticeTitle.textContent = title;
-    ui.reason.textContent = reason;
+    say(ui.noticeTitle, title);
+    say(ui.reason, reason);
     ui.reason.hidden = !reason;
     ui.notice.hidden = !title;
-    ui.why.textContent = why;
+    say(ui.why, why);
     ui.why.hidden = !why;
     ui.allow.hidden = ui.deny.hidden = !approval;
+    // a question to allow comes above whatever the page put in the top layer since (a page covering it again
+    // only makes the click not count); answered, it leaves the top layer
+    if (approval && !asked) Seen.raise(host, true);
+    else if (!approval) Seen.lower(host);
     ui.answer.hidden = ui.send.hidden = !question;
     ui.note.hidden = ui.handback.hidden = !control;
     ui.takeover.hidden = !running || !!control;

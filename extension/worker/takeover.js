@@ -13,6 +13,7 @@
 
 const TASK_SCRIPT_ID = "tabpilot-task-tab";
 const ASKING_FILE = "lib/asking.js"; // the overlay's words for what a task asks (shared with the popup)
+const SEEN_FILE = "lib/seen.js"; // whether the person could see the overlay's Allow before their click
 const OVERLAY_FILE = "content/overlay.js";
 const CAPTURE_FILE = "content/capture.js";
 // How long after an Input.* call returned the page may still be handling the events it caused. Measured on
@@ -211,7 +212,7 @@ async function taskTabFiles() {
   if (captureExists === null) {
     captureExists = await fetch(chrome.runtime.getURL(CAPTURE_FILE)).then((r) => r.ok, () => false);
   }
-  return captureExists ? [ASKING_FILE, OVERLAY_FILE, CAPTURE_FILE] : [ASKING_FILE, OVERLAY_FILE];
+  return captureExists ? [ASKING_FILE, SEEN_FILE, OVERLAY_FILE, CAPTURE_FILE] : [ASKING_FILE, SEEN_FILE, OVERLAY_FILE];
 }
 
 // Registered (document_start, every frame) while a task runs, so a frame that loads in a task tab — after

@@ -6,6 +6,7 @@ panel ask "The agent wants to click button "Place order" on 127.0.0.1 — Allow 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -82,6 +83,7 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     assert await panel.visible("#approve-allow") and await panel.visible("#approve-deny")
     assert await panel.in_view("#approve-allow") and await panel.in_view("#approve-deny")
     await panel.screenshot(SCREENS / "approval-panel.png")
+    await asyncio.sleep(0.6)  # the person reads the question: Allow takes clicks from 0.4 s after it is seen whole
     await press_overlay(shop_tab, "allow")
     snap = await ended(harness, task_id)
     assert snap["status"] == "completed", snap
@@ -147,3 +149,73 @@ async def test_take_over_from_the_question_abandons_the_action_and_gives_the_use
     assert "The user took the controls before this action finished, so it was abandoned" in order["action"]["output"]
     assert [e for e in snap["history"] if e["type"] == "user_takeover"], snap["history"]
     assert await shop_tab.evaluate("window.shopLog") == []
+
+
+# A page that wants its irreversible action allowed (it steered the agent there with its own text) lays a
+# click-through layer over the overlay, drawing a decoy where Allow is: the person's real click meant for the decoy
+# reached Allow (found attacking the overlay, as with the bridge's prompt). The page can tell when to: the overlay's
+# host element, which it can observe, grows when the question comes.
+COVER = """(() => { const cover = document.createElement('div'); cover.id = 'decoy'; cover.popover = 'manual';
+  cover.style.cssText = 'inset:0;width:100vw;height:100vh;margin:0;border:0;background:#fff;pointer-events:none';
+  cover.textContent = 'Click Continue reading at the bottom right'; document.body.append(cover); cover.showPopover();
+})()"""
+
+
+# What the page's own IntersectionObserver v2 says of an element of its own, in plain view: [isVisible]
+PAGE_SEES_ITS_OWN = """new Promise((done) => { const box = document.createElement('div');
+  box.style.cssText = 'position:fixed;left:300px;top:300px;width:50px;height:50px;background:red';
+  document.body.append(box); const seen = [];
+  const observer = new IntersectionObserver((es) => seen.push(...es.map((e) => e.isVisible)),
+    {trackVisibility: true, delay: 100});
+  observer.observe(box); setTimeout(() => { observer.disconnect(); box.remove(); done(seen); }, 600); })"""
+
+
+async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overlay(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    await shop_tab.evaluate(COVER)
+    await asyncio.sleep(0.8)  # well past the overlay's click grace
+    await press_overlay(shop_tab, "allow")
+    await asyncio.sleep(0.8)
+    assert await shop_tab.evaluate("window.shopLog") == [], "a click on the covered overlay allowed the order"
+    assert (await asking(shop_tab))["state"] == "approval"
+    # The page hides it (hidePopover) or takes it out of the top layer, and dims the rest: it is back on top at once
+    await shop_tab.evaluate("document.getElementById('decoy').remove()")
+    await shop_tab.evaluate("(() => { const o = document.querySelector('tabpilot-overlay');"
+                            " try { o.hidePopover(); } catch (_) {} o.removeAttribute('popover'); })()")
+    # A page-wide effect is no trick (a grayscale day of mourning, a dark-mode filter): the overlay is above the
+    # page, seen whole, and the person's click counts.
+    await shop_tab.evaluate("document.documentElement.style.filter = 'grayscale(1)';"
+                            " document.documentElement.style.opacity = '0.97'")
+    await asyncio.sleep(0.8)
+    await press_overlay(shop_tab, "allow")
+    snap = await ended(harness, task_id)
+    assert snap["status"] == "completed" and not problems, (snap, problems)
+    assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
+    await shop_tab.evaluate("document.documentElement.style.filter = ''; document.documentElement.style.opacity = ''")
+    # Answered, the overlay leaves the top layer: while anything is there, the page's own IntersectionObserver v2
+    # (a sign-in or payment frame guarding its clicks) sees none of its elements visible, and refuses the agent's
+    await wait_overlay(shop_tab, "the overlay to say the task ended", lambda o: o["state"] == "completed")
+    assert await shop_tab.evaluate(PAGE_SEES_ITS_OWN) == [True], "the page's elements are not visible to the page"
+
+
+async def test_the_page_cannot_find_what_the_overlay_says(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    # Found attacking the overlay: window.find() searches closed shadow roots too, so the page read the task's text
+    # (the person's own words, when the task came from the popup), the agent's goals and questions, a letter at a
+    # time ("Buy this boo" found: try the next letter). What the overlay says is drawn as generated content.
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    words = ["Buy this book", "Buy this boo", "The agent wants", "Place order"]
+    found = await shop_tab.evaluate(f"""(() => {{ const found = {{}};
+        for (const w of {words!r}) {{
+          getSelection().removeAllRanges(); found[w] = window.find(w, false, false, true); }}
+        getSelection().removeAllRanges(); return found; }})()""")
+    # "Place order" is the page's own button; the rest is only in the overlay
+    assert found == {"Buy this book": False, "Buy this boo": False, "The agent wants": False, "Place order": True}
+    shown = await asking(shop_tab)  # the person still reads all of it
+    assert shown["task"] == "Buy this book" and WANTS in shown["reason"], shown
+    await press_overlay(shop_tab, "deny")
+    snap = await ended(harness, task_id)
+    assert not problems and await shop_tab.evaluate("window.shopLog") == [], (snap, problems)

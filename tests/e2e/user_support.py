@@ -20,7 +20,11 @@ OVERLAY_ATTRIBUTE = "data-tabpilot-overlay"
 
 _READ_OVERLAY = """function () {
   const shown = (el) => !!el && !el.closest('[hidden]') && el.getClientRects().length > 0;
-  const text = (sel) => { const el = this.querySelector(sel); return shown(el) ? el.textContent.trim() : ''; };
+  // what it says is drawn from data-text (content/overlay.js `say`)
+  const text = (sel) => {
+    const el = this.querySelector(sel);
+    return shown(el) ? (el.dataset.text ?? el.textContent).trim() : '';
+  };
   const panel = this.querySelector('.panel');
   return {
     state: panel ? panel.dataset.state : null,

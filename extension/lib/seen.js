@@ -1,0 +1,75 @@
+// Whether the person could see a button before their click on it, for the page's prompts that grant something
+// (bridge/relay.js: "may this site run this task?"; content/overlay.js: Allow an irreversible action). Content
+// scripts, loaded before those files. The page reaches their host elements: it can make one transparent, cover it
+// (a top-layer popover that lets clicks through), filter or transform it, slide it half out of view or under the
+// person's pointer, and draw a decoy where the button is for the person to click. IntersectionObserver v2 says
+// whether the box is shown as drawn, unobscured, at full opacity: `seen()` is true once it has been so, whole,
+// for `forMs` without a break, and where it is now. (No v2: the delay since shown.) A document may get these files
+// twice (registered, then injected): `var` and the guard make the second run keep the first.
+"use strict";
+
+var Seen = globalThis.Seen || (() => {
+  const WHOLE = 0.99; // of the box in the viewport (rounding keeps a whole box just under 1)
+
+  function watch(element, forMs) {
+    const shownAt = performance.now();
+    if (!("isVisible" in IntersectionObserverEntry.prototype)) {
+      return { seen: () => performance.now() - shownAt >= forMs, stop: () => {} };
+    }
+    let since = null;
+    let place = null; // where it was when `since` began: moved under the pointer since, it was not seen there
+    const where = () => {
+      const box = element.getBoundingClientRect();
+      return `${Math.round(box.left)},${Math.round(box.top)},${Math.round(box.width)},${Math.round(box.height)}`;
+    };
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        const whole = entry.isVisible && entry.isIntersecting && entry.intersectionRatio >= WHOLE;
+        if (!whole) since = null;
+        else if (since === null) {
+          since = performance.now();
+          place = where();
+        }
+      }
+    }, { trackVisibility: true, delay: 100, threshold: [0, WHOLE, 1] });
+    observer.observe(element);
+    const seen = () => {
+      if (since === null) return false;
+      const now = where();
+      if (now !== place) { // the page moved it (a prompt slid under the person's pointer): seen afresh from now
+        since = performance.now();
+        place = now;
+        return false;
+      }
+      return performance.now() - since >= forMs;
+    };
+    return { seen, stop: () => observer.disconnect() };
+  }
+
+  // Puts a page-reachable host element in the top layer, above the page and outside its effects (a page-wide
+  // filter or opacity, a grayscale day of mourning, a dark-mode filter on <html>, made a box in the page never
+  // "visible" to `watch`, so no click counted). `onTop`: above what the page put in the top layer since. False
+  // where there is no top layer: it stays a fixed box.
+  function raise(host, onTop = false) {
+    try {
+      if (host.getAttribute("popover") !== "manual") host.popover = "manual";
+      if (onTop && host.matches(":popover-open")) host.hidePopover();
+      if (!host.matches(":popover-open")) host.showPopover();
+      return true;
+    } catch (_) {
+      return false;
+    }
+  }
+
+  // Out of the top layer again: while anything is there, Chromium's IntersectionObserver v2 says no element of the
+  // page is visible (the page's own click guards, a sign-in or payment frame's, would refuse every click).
+  function lower(host) {
+    if (!host.hasAttribute("popover")) return;
+    try {
+      if (host.matches(":popover-open")) host.hidePopover();
+    } catch (_) { /* not in the top layer */ }
+    host.removeAttribute("popover");
+  }
+
+  return { watch, raise, lower };
+})();
