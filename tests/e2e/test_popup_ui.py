@@ -33,7 +33,7 @@ from e2e_support import (
     wait_until,
 )
 from llm_support import slow_file
-from user_support import user_click
+from user_support import open_side_panel
 
 from tabpilot.agent.types import ExecutedActivity, ObservationEvent, UserTakeoverEvent, WaitingActivity
 from tabpilot.browser.tab import Tab
@@ -502,17 +502,7 @@ async def test_the_side_panel_follows_its_tab_to_another_site_and_to_another_tab
     first = await harness.browser.attach(created["targetId"])
     await wait_until(lambda: first.evaluate(PAGE_LOADED), "the page to load")
     popup = await harness.open_popup(first)
-    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
-                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
-    await user_click(popup.tab, box["x"], box["y"])  # a person's click: sidePanel.open needs one
-
-    async def find_panel() -> str | None:
-        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
-            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
-                return str(info["targetId"])
-        return None
-
-    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+    panel = await open_side_panel(harness, popup)  # as a person opens it
 
     async def shows(title: str, origin: str) -> bool:
         return (await panel.text("#target-tab"), await panel.text("#site-origin")) == (f"on: {title}", origin)

@@ -28,7 +28,7 @@ from e2e_support import (
     wait_status,
     wait_until,
 )
-from user_support import user_click
+from user_support import open_side_panel
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -312,17 +312,7 @@ async def test_the_side_panel_follows_its_windows_tab_between_the_tasks_it_lists
         "Target.createTarget", {"url": f"{EXTENSION_ORIGIN}/popup.html?tabId={here}", "newWindow": True})
     popup = PopupPage(await harness.browser.attach(created["targetId"]))
     await popup.wait_for(f"ui.taskId === {json.dumps(ids[here])}", "the popup to show this tab's task")
-    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
-                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
-    await user_click(popup.tab, box["x"], box["y"])  # sidePanel.open needs a person's gesture (the popup closes)
-
-    async def find_panel() -> str | None:
-        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
-            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
-                return str(info["targetId"])
-        return None
-
-    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+    panel = await open_side_panel(harness, popup)  # as a person opens it
     try:
         await panel.wait_for(f"ui.taskId === {json.dumps(ids[here])} && ui.targetTabId === {here}",
                              "the side panel to show the task of the tab in front")

@@ -20,6 +20,7 @@ import pytest_asyncio
 from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
     open_panel,
+    open_side_panel,
     overlay,
     page_box,
     press_overlay,
@@ -546,19 +547,7 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
     popup = await harness.open_popup(account_tab)
     await popup.wait_for("!document.getElementById('takeover').hidden", "the popup's Take over button")
-    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
-                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
-    await user_click(popup.tab, box["x"], box["y"])  # a person's click: sidePanel.open needs one
-
-    from e2e_support import EXTENSION_ORIGIN, PopupPage
-
-    async def find_panel() -> str | None:
-        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
-            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
-                return str(info["targetId"])
-        return None
-
-    panel = PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+    panel = await open_side_panel(harness, popup)  # as a person opens it
     await panel.wait_for(f"ui.taskId === {json.dumps(task_id)} && document.body.dataset.status === 'running'",
                          "the side panel to show the task of its window's tab")
     await panel.wait_for("!document.getElementById('takeover').hidden", "the side panel's Take over")

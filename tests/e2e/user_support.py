@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from e2e_support import POPUP_READY, SCREENS, wait_until
+from e2e_support import EXTENSION_ORIGIN, POPUP_READY, SCREENS, Harness, PopupPage, wait_until
 
 from tabpilot.browser.tab import Tab, js_string
 
@@ -178,3 +178,19 @@ async def open_panel(harness: Any, target: Tab) -> Any:
     await panel.size(360, 720)
     await panel.wait_for(f"{POPUP_READY} && document.body.dataset.mode === 'panel'", "the side panel to render")
     return panel
+
+
+async def open_side_panel(harness: Harness, popup: PopupPage) -> PopupPage:
+    """The popup's "open in the side panel" pressed as a person presses it (sidePanel.open needs their gesture; the
+    toolbar popup may close), and the side panel that opens."""
+    box = await popup.js("(() => { const r = document.getElementById('open-panel').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, box["x"], box["y"])
+
+    async def find_panel() -> str | None:
+        for info in (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]:
+            if info["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel":
+                return str(info["targetId"])
+        return None
+
+    return PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
