@@ -238,6 +238,8 @@ async def approval_card(popup: PopupPage, requester: str) -> dict[str, Any]:
     card = await popup.wait_for(
         "(() => { const li = [...document.querySelectorAll('#approval-list .approval-card')]"
         f".find(c => c.innerText.includes({json.dumps(requester)})); if (!li || li.closest('[hidden]')) return null;"
+        # where it would work is filled a moment after the card shows (the tab's title is asked of Chromium)
+        " if (!li.querySelector('.approval-where').textContent) return null;"
         " return {id: li.dataset.approvalId, text: li.innerText,"
         " buttons: [...li.querySelectorAll('button')].map(b => [b.tagName, b.dataset.decision, b.textContent])}; })()",
         f"{requester}'s request in the popup", 60,

@@ -274,8 +274,10 @@ async def test_a_clients_request_says_which_tab_in_chinese_and_a_no_is_in_past_t
             card = await popup.wait_for(  # the card of this request: the one answered before may still be going
                 "(() => { const li = [...document.querySelectorAll('#approval-list .approval-card')]"
                 f".find(c => !{answered!r}.includes(c.dataset.approvalId));"
-                " return li && !li.closest('[hidden]') ? {id: li.dataset.approvalId, text: li.innerText} : null; })()",
-                "the request card")
+                # its place is filled a moment after the card shows (the tab's title is asked of Chromium)
+                " return li && !li.closest('[hidden]') && li.querySelector('.approval-where').textContent"
+                " ? {id: li.dataset.approvalId, text: li.innerText} : null; })()",
+                "the request card, with where it would work")
             assert where in card["text"] and "Claude 想要运行：" in card["text"], card
             await popup.screenshot(SCREENS / f"zh-CN-request-{'new-tab' if 'newTab' in fields else 'tab'}.png",
                                    max_height=600)
