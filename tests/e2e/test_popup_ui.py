@@ -515,8 +515,9 @@ async def test_the_side_panel_follows_its_tab_to_another_site_and_to_another_tab
     window_id = await harness.sw(f"(await chrome.tabs.get({await harness.chrome_tab_id(first)})).windowId")
     await harness.sw(f"await chrome.tabs.create({{windowId: {window_id}, active: true,"
                      f" url: {json.dumps(here + '/slow_button.html')}}}); true")
-    title = await wait_until(lambda: harness.sw(
-        f"(await chrome.tabs.query({{windowId: {window_id}, active: true}}))[0].title"), "the new tab's title")
+    title = await wait_until(lambda: harness.sw(  # once loaded: its title before that is its address
+        f"(([t]) => t.status === 'complete' && t.title)"
+        f"(await chrome.tabs.query({{windowId: {window_id}, active: true}}))"), "the new tab's title")
     await wait_until(lambda: shows(title, here), "the side panel to follow the tab brought forward", 10)
     await harness.sw(f"await chrome.windows.remove({window_id}); true")  # the popup closed itself, opening the panel
 
