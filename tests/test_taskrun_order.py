@@ -37,8 +37,11 @@ class _Tab:
 class _Browser:
     def __init__(self) -> None:
         self.tab = _Tab()
+        self.slow = False  # finding the tab (a busy relay) takes a second
 
     async def current_tab(self) -> _Tab:
+        if self.slow:
+            await asyncio.sleep(1.0)
         return self.tab
 
     async def close(self) -> None:
@@ -71,6 +74,30 @@ async def test_hand_back_then_stop_while_the_page_is_busy_records_one_takeover_b
     assert len(takeovers) == 1, record.events
     assert takeovers[0]["note"] == "added the socks" and [a["kind"] for a in takeovers[0]["actions"]] == ["click"]
     assert [e["type"] for e in finished.result["history"]] == [e["type"] for e in record.events]
+    store.close()
+
+
+async def test_hand_back_while_the_takeover_is_still_finding_the_tab_leaves_the_agent_its_hands(tmp_path: Path):
+    # Taking the controls shows "You have the controls" at once, then finds the tab to refuse the agent's input
+    # there. A Hand back meanwhile (a quick person, a busy browser) ended the takeover; then the takeover found the
+    # tab and refused its input: the agent, running again, had every action refused for the rest of the task.
+    store = TaskStore(tmp_path / "tasks.sqlite3")
+    browser = _Browser()
+    run = TaskRun(plan_task("Buy socks", source="popup", settings=SETTINGS), store, browser, recipe={"tabId": 1})
+    task_id = await run.begin("https://shop.test/")
+    browser.slow = True
+    taking = asyncio.ensure_future(run.take_over("user"))
+    await asyncio.sleep(0.1)
+    assert run.control is not None  # the person sees that they have the controls
+    browser.slow = False
+    assert await run.hand_back("nothing to do") is not None
+    assert await taking
+    assert browser.tab.input_log.refused is None, "the agent's input stays refused after Hand back"
+    assert run.control is None
+    await run.stop()
+    await run.execute()
+    record = store.get_task(task_id)
+    assert record is not None and [e["type"] for e in record.events].count("user_takeover") == 1, record.events
     store.close()
 
 

@@ -39,7 +39,7 @@ _BOX = """function (selector) {
   const el = this.querySelector(selector);
   if (!el) return null;
   const r = el.getBoundingClientRect();
-  return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height};
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height, disabled: !!el.disabled};
 }"""
 
 
@@ -120,8 +120,17 @@ async def user_press_key(tab: Tab, key: str, code: str, key_code: int) -> None:
 
 
 async def press_overlay(tab: Tab, command: str) -> None:
-    """The user presses one of the overlay's buttons, at its place on the screen."""
-    box = await overlay_box(tab, f'button[data-command="{command}"]')
+    """The user presses one of the overlay's buttons, at its place on the screen, once it is not greyed out: the
+    overlay greys its buttons while the worker answers a press, and the state that press led to (Hand back shown)
+    can come before that answer (the fresh-clone run at d86ee21, loaded, pressed a greyed Hand back: nothing
+    happened, and the task waited for the person for ever)."""
+    selector = f'button[data-command="{command}"]'
+
+    async def pressable() -> dict[str, float] | None:
+        box = await overlay_box(tab, selector)
+        return None if box["disabled"] else box
+
+    box = await wait_until(pressable, f"the overlay's {command} button to be pressable")
     await user_click(tab, box["x"], box["y"])
 
 

@@ -447,11 +447,15 @@ class TaskRun:
         agent.pause(reason, abandon=reason != "agent_request")
         self._tell_control()
         tab = await self._tab()
-        if tab is not None:  # an action still under way can send no more input
+        # the person sees the controls as theirs from _tell_control on: a quick Hand back may end this takeover
+        # while the tab is found, and must not find the agent's input refused after it
+        if tab is not None and self._takeover is takeover:  # an action still under way can send no more input
             self._refused_tab = tab
             tab.input_log.refused = TAKEN_OVER
-        takeover.url_before = await self._current_url()
-        self._keep_takeover()
+        url_before = await self._current_url()
+        if self._takeover is takeover:
+            takeover.url_before = url_before
+            self._keep_takeover()
         log.info("task %s: the user took over (%s)", self.task_id, reason)
         return True
 
