@@ -150,6 +150,17 @@ async def test_the_takeover_kept_as_it_grows_is_redacted_as_its_event_would_be(t
     text = json.dumps(kept)
     assert "sk-shop-1234567890" not in text, text
     assert text.count("<secret>SHOP_KEY</secret>") == 2, text  # the typed value (its latest) and the button's name
+    # Hand back records the takeover's event with the actions already redacted while it was kept (the last one
+    # typed on since is redone): again what redacting it whole gives.
+    run.add_takeover_actions([typed("ada@example.org sk-shop-1234567890", "Email", again=True)])
+    whole = run._shown(run._takeover.event(url_after="https://shop.test/cart", note="paid sk-shop-1234567890")
+                       .to_wire())
+    assert await run.hand_back("paid sk-shop-1234567890") is not None
     await run.stop()
     await executing
+    record = store.get_task(task_id)
+    assert record is not None
+    [handed_back] = [e for e in record.events if e["type"] == "user_takeover"]
+    assert {**handed_back, "endedAt": None} == {**whole, "endedAt": None}
+    assert "sk-shop-1234567890" not in json.dumps(record.events)
     store.close()
