@@ -121,3 +121,15 @@ async def test_an_ended_task_keeps_what_task_get_shows_and_lets_its_run_go(manag
     assert [event["type"] for event in shown["history"]] == ["step"]
     assert manager.get(tab_id=tab_id) == shown  # the popup reopened on that tab
     assert not manager.is_running(task_id)
+
+
+async def test_a_tasks_objects_go_when_it_ends_not_at_pythons_next_full_collection(
+        manager, stand_in, llm, pages, collector_off):
+    tab_id = await open_tab(stand_in, pages.url("form.html"))
+    left = []
+    for number in range(1, 6):
+        objects = await one_task(manager, tab_id, llm, number)
+        left.append([type(o()).__name__ for o in objects if o() is not None])
+        assert manager.get(tab_id=tab_id)["status"] == "completed"
+    assert left == [[]] * 5, f"still alive after each task ended: {left}"
+    assert {kind.__name__: alive(kind) for kind in PER_TASK} == {kind.__name__: 0 for kind in PER_TASK}

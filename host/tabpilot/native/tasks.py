@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..language import DEFAULT_LANGUAGE, Language, say
 from ..store.owner import owner_alive
-from .memory import return_free_memory
+from .memory import after_task
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
@@ -259,6 +259,7 @@ class TaskManager:
         self._latest = entry
         browser.on_detached.append(lambda tab_id, reason: self._on_detached(entry, tab_id, reason))
         entry.runner = asyncio.get_running_loop().create_task(self._drive(entry, run))
+        entry.runner.add_done_callback(self._ended)
 
     def _recipe(self, request: TaskStart) -> dict[str, Any] | None:
         """What a later host needs to plan this task again (no secrets), or None: it cannot be resumed (a
@@ -367,7 +368,11 @@ class TaskManager:
             log.exception("task %s failed to run", entry.task_id)
         finally:
             self._free(entry)
-            return_free_memory()
+
+    def _ended(self, runner: asyncio.Task[None]) -> None:
+        """A task's runner is done, so nothing of the task is on a stack any more: its garbage goes now, not at
+        Python's next full collection (native/memory.py)."""
+        after_task(idle=not self._tabs)
 
     def _free(self, entry: HostTask) -> None:
         if self._tabs.get(entry.tab_id) is entry:
