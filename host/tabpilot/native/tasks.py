@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..language import DEFAULT_LANGUAGE, Language, say
 from ..store.owner import owner_alive
-from .memory import return_free_memory
+from .memory import after_task
 from .peer import CANCELED_BY_USER, ExtensionLink, RequestFailed
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
     from ..privacy.guard import PrivacyGuard
     from ..store.tasks import Orphan, TaskStore
-    from ..taskrun.events import RunUpdate
+    from ..taskrun.events import RunFinished, RunUpdate
     from ..taskrun.plan import TaskOverrides, TaskPlan
     from ..taskrun.run import Decision, TaskRun
     from ..taskrun.takeover import Reason
@@ -59,14 +59,37 @@ class NotResumed(Exception):
         self.code, self.params = code, params
 
 
+@dataclass(frozen=True)
+class EndedRun:
+    """What `task.get` shows of a run that ended (a popup reopened after the end), without the run itself: its
+    browser, CDP connection and page state, its agent and its model client go when it ends. Kept whole, the last
+    KEEP_FINISHED runs held all of that (~85 KB of Python objects each for a one-step task on a small page; a
+    large page's state is megabytes)."""
+
+    status: str
+    history: list[dict[str, Any]]
+    activity: dict[str, Any] | None
+    control: dict[str, Any] | None
+    question: str | None
+    approval: dict[str, Any] | None
+    requester: str | None
+    finished: RunFinished
+    running = False
+
+    @classmethod
+    def of(cls, run: TaskRun, finished: RunFinished) -> EndedRun:
+        return cls(status=run.status, history=run.history, activity=run.activity, control=run.control,
+                   question=run.question, approval=run.approval, requester=run.plan.requester, finished=finished)
+
+
 @dataclass
 class HostTask:
-    """One task of this host: starting (no id yet), running, or ended."""
+    """One task of this host: starting (no id yet), running, or ended (then only what readers need is kept)."""
 
     tab_id: int
     task: str
     task_id: str | None = None
-    run: TaskRun | None = None
+    run: TaskRun | EndedRun | None = None
     runner: asyncio.Task[None] | None = None
     stop_requested: bool = False
 
@@ -92,8 +115,9 @@ class HostTask:
             "question": run.question,
             "approval": approval_for_reader(run.approval, language),
         }
-        if run.plan.requester:  # a page's origin, an MCP client's name: the person sees who asked for it
-            snap["requester"] = run.plan.requester
+        requester = run.requester if isinstance(run, EndedRun) else run.plan.requester
+        if requester:  # a page's origin, an MCP client's name: the person sees who asked for it
+            snap["requester"] = requester
         if run.finished is not None:
             snap["result"] = result_for_reader(run.finished.result, language)
         return snap
@@ -226,16 +250,16 @@ class TaskManager:
             task_id = await run.begin(url)
         except StartRefused as exc:  # the page the person (or the page itself) started it on
             raise RequestFailed(exc.text(self.ui_language), "not_allowed") from exc
-        self._run_entry(entry, task_id, browser)
+        self._run_entry(entry, run, task_id, browser)
         log.info("task %s started in tab %s (%s)", task_id, request.tab_id, request.source)
         return task_id
 
-    def _run_entry(self, entry: HostTask, task_id: str, browser: Browser) -> None:
-        assert entry.run is not None
+    def _run_entry(self, entry: HostTask, run: TaskRun, task_id: str, browser: Browser) -> None:
         self._tasks[task_id] = entry
         self._latest = entry
         browser.on_detached.append(lambda tab_id, reason: self._on_detached(entry, tab_id, reason))
-        entry.runner = asyncio.get_running_loop().create_task(self._drive(entry, entry.run))
+        entry.runner = asyncio.get_running_loop().create_task(self._drive(entry, run))
+        entry.runner.add_done_callback(self._ended)
 
     def _recipe(self, request: TaskStart) -> dict[str, Any] | None:
         """What a later host needs to plan this task again (no secrets), or None: it cannot be resumed (a
@@ -333,7 +357,7 @@ class TaskManager:
         except BaseException:
             self._free(entry)
             raise
-        self._run_entry(entry, orphan.task_id, browser)
+        self._run_entry(entry, run, orphan.task_id, browser)
 
     async def _drive(self, entry: HostTask, run: TaskRun) -> None:
         try:
@@ -344,7 +368,11 @@ class TaskManager:
             log.exception("task %s failed to run", entry.task_id)
         finally:
             self._free(entry)
-            return_free_memory()
+
+    def _ended(self, runner: asyncio.Task[None]) -> None:
+        """A task's runner is done, so nothing of the task is on a stack any more: its garbage goes now, not at
+        Python's next full collection (native/memory.py)."""
+        after_task(idle=not self._tabs)
 
     def _free(self, entry: HostTask) -> None:
         if self._tabs.get(entry.tab_id) is entry:
@@ -373,6 +401,8 @@ class TaskManager:
             self._push(TaskControlPush(task_id=task_id, control=update.control, question=update.question,
                                        approval=approval_for_reader(update.approval, self.ui_language)))
         elif isinstance(update, RunFinished):
+            if entry.run is not None and not isinstance(entry.run, EndedRun):
+                entry.run = EndedRun.of(entry.run, update)  # the run itself (its browser, agent, ...) can go
             self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
             self._push(TaskStatusPush(task_id=task_id, status=update.status))
             self._push(TaskResultPush(task_id=task_id, result=result_for_reader(update.result, self.ui_language)))
@@ -385,7 +415,7 @@ class TaskManager:
 
     def _on_detached(self, entry: HostTask, tab_id: str, reason: str) -> None:
         run = entry.run
-        if run is None or not run.running or reason in DETACH_ENDS_TASK_EXCEPT:
+        if run is None or isinstance(run, EndedRun) or not run.running or reason in DETACH_ENDS_TASK_EXCEPT:
             return
         if reason == CANCELED_BY_USER:
             because = "Stopped: you pressed Cancel on the browser's debugging bar"
@@ -415,7 +445,7 @@ class TaskManager:
 
     async def _stop(self, entry: HostTask) -> None:
         entry.stop_requested = True  # seen by a task still starting
-        if entry.run is not None:
+        if entry.run is not None and not isinstance(entry.run, EndedRun):
             await entry.run.stop()
         if entry.runner is not None:
             await asyncio.wait([entry.runner])
@@ -455,7 +485,7 @@ class TaskManager:
 
     def _running(self, task_id: str) -> TaskRun:
         entry = self._find(task_id)
-        if entry.run is None or not entry.run.running:
+        if entry.run is None or isinstance(entry.run, EndedRun) or not entry.run.running:
             raise RequestFailed(say("popup.not_running", self.ui_language, task_id=task_id), "bad_request")
         return entry.run
 
@@ -465,7 +495,9 @@ class TaskManager:
         await asyncio.gather(*(self._suspend(entry) for entry in list(self._tabs.values())))
 
     async def _suspend(self, entry: HostTask) -> None:
-        suspended = entry.run is not None and not entry.stop_requested and await entry.run.suspend()
+        run = entry.run
+        suspended = run is not None and not isinstance(run, EndedRun) and not entry.stop_requested \
+            and await run.suspend()
         if suspended and entry.runner is not None:
             await asyncio.wait([entry.runner])
 
