@@ -10,7 +10,8 @@
 // injected before this file): the page can reach the host element, cover it with a click-through layer and draw a
 // decoy where Allow is. While it asks that, the overlay is in the top layer, above the page and outside its effects
 // (only then: anything in the top layer makes every element of the page "not visible" to the page's own
-// IntersectionObserver v2, so widgets that guard their clicks with it would refuse the agent's). What it says of the
+// IntersectionObserver v2, so widgets that guard their clicks with it would refuse the agent's). Its box is one size in
+// every state (the page measures the host element). What it says of the
 // task (its text, the agent's goal and questions, errors) is drawn as generated content (`say`), not text in the
 // shadow root: the page's window.find() searches closed shadow roots too, and reads text there a letter at a time.
 (() => {
@@ -78,12 +79,16 @@
   }
 
   // --- the UI ---------------------------------------------------------------------------------------------------
+  // One size in every state (SIZE): the page sees the host element's box, which grew when a question came (it told
+  // a page when to lay a decoy); what does not fit scrolls inside, the buttons stay in view at the bottom.
   const STYLE = `
     :host { all: initial !important; position: fixed !important; right: 16px !important; bottom: 16px !important;
-      z-index: 2147483647 !important; display: block !important; }
-    .panel { box-sizing: border-box; width: 320px; max-height: 70vh; overflow: auto; padding: 12px 14px;
+      z-index: 2147483647 !important; display: block !important; box-sizing: border-box !important;
+      width: min(320px, calc(100vw - 32px)) !important; height: min(240px, calc(100vh - 32px)) !important; }
+    .panel { box-sizing: border-box; width: 100%; height: 100%; display: flex; flex-direction: column; padding: 10px 12px;
       font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: #f3f4f6; background: #111827;
       border: 1px solid #374151; border-radius: 12px; box-shadow: 0 8px 28px rgba(0,0,0,.35); }
+    .body { flex: 1 1 auto; min-height: 0; overflow: auto; }
     .panel[data-state="user"], .panel[data-state="implicit"] { border-color: #f59e0b; }
     .panel[data-state="agent_request"], .panel[data-state="question"] { border-color: #60a5fa; }
     .panel[data-state="approval"] { border-color: #f87171; }
@@ -100,9 +105,9 @@
     .reason { margin-top: 4px; font-weight: 400; white-space: pre-wrap; }
     textarea, input { box-sizing: border-box; width: 100%; margin-top: 8px; padding: 6px 8px; font: inherit;
       color: #f9fafb; background: #0b1220; border: 1px solid #4b5563; border-radius: 6px; }
-    textarea { resize: vertical; min-height: 48px; }
-    .buttons { display: flex; gap: 8px; margin-top: 10px; justify-content: flex-end; }
-    button { font: inherit; font-weight: 600; padding: 6px 12px; border-radius: 6px; border: 1px solid #4b5563;
+    textarea { resize: none; min-height: 48px; }
+    .buttons { flex: none; display: flex; gap: 6px; margin-top: 8px; justify-content: flex-end; align-items: center; }
+    button { font: inherit; font-weight: 600; white-space: nowrap; padding: 6px 9px; border-radius: 6px; border: 1px solid #4b5563;
       color: #f9fafb; background: #374151; cursor: pointer; }
     button.primary { background: #2563eb; border-color: #2563eb; }
     button.danger { background: #7f1d1d; border-color: #991b1b; }
@@ -159,7 +164,9 @@
     const buttons = el("div", "buttons");
     buttons.append(ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
     ui.error = el("div", "error");
-    panel.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, buttons, ui.error);
+    const body = el("div", "body");
+    body.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, ui.error);
+    panel.append(body, buttons);
     root.append(style, panel);
     allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
     // the page may take it out of the top layer (hidePopover): it goes back while it asks to allow
