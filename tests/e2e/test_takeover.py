@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
+    dumps,
     open_panel,
     open_side_panel,
     overlay,
@@ -28,6 +29,7 @@ from user_support import (
     type_in_overlay,
     user_click,
     user_fill,
+    user_press_key,
     user_type,
     wait_overlay,
 )
@@ -388,6 +390,64 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
     await harness.browser.close_tab(panel.tab.target_id)
 
+
+
+# --- what the person types into the overlay is theirs: the page reads none of it -------------------------------------
+# The page's own listeners and look-ups, everywhere a script can reach into a closed shadow root or a field's value
+# (found attacking the overlay: its answer and note fields sat in the shadow root, so every key the person typed
+# reached the page's keydown listeners, input events carried each letter, and window.find() found the words).
+PAGE_LISTENS = """(() => { const heard = window.heard = {keys: [], inputs: [], copies: [], selections: []};
+  for (const target of [window, document]) {
+    for (const type of ['keydown', 'keypress', 'keyup'])
+      target.addEventListener(type, (e) => heard.keys.push(e.key), true);
+    for (const type of ['beforeinput', 'input', 'textInput', 'compositionend', 'change'])
+      target.addEventListener(type, (e) => heard.inputs.push(type + ':' + (e.data ?? '')), true);
+  }
+  document.addEventListener('copy', () => heard.copies.push(String(getSelection())), true);
+  document.addEventListener('selectionchange', () => {
+    const s = String(getSelection()); if (s) heard.selections.push(s); });
+})()"""
+FINDS = """(words) => { getSelection().removeAllRanges();
+  const found = words.filter((w) => window.find(w, false, false, true));
+  getSelection().removeAllRanges(); return found; }"""
+ANSWER = "Kyoto by the river"
+NOTE = "Quietly signed in"
+
+
+async def test_what_the_person_types_into_the_overlay_never_reaches_the_page(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    after_answer: list[dict[str, Any]] = []
+    after_handback: list[dict[str, Any]] = []
+    llm.add(
+        agent_call("Ask for the city", {"ask_user": {"question": "Which city?"}}),
+        account_told(after_answer, agent_call("Ask for the sign-in", {"request_takeover": {"reason": "Sign in"}})),
+        account_told(after_handback, done("Done")),
+    )
+    await configure(harness, llm)
+    await account_tab.evaluate(PAGE_LISTENS)
+    task_id = await start(harness, account_tab, "Set my city")
+    await wait_overlay(account_tab, "the question", lambda o: o["state"] == "question")
+    await type_in_overlay(account_tab, "input.answer", ANSWER)
+    for chord, command in (("a", "selectAll"), ("c", "copy")):  # the person selects what they typed and copies it
+        await user_press_key(account_tab, chord, f"Key{chord.upper()}", ord(chord.upper()), modifiers=2,
+                             commands=[command])
+    await screenshot(account_tab, "overlay-answer-typed.png")
+    assert await account_tab.evaluate(f"({FINDS})({dumps([ANSWER, 'Kyoto', 'river'])})") == []
+    await press_overlay(account_tab, "answer")
+    await wait_overlay(account_tab, "the agent's request", lambda o: o["state"] == "agent_request")
+    await type_in_overlay(account_tab, "textarea.note", NOTE)
+    assert await account_tab.evaluate(f"({FINDS})({dumps([NOTE, 'Quietly'])})") == []
+    await press_overlay(account_tab, "handback")
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+
+    heard = await account_tab.evaluate("window.heard")
+    assert heard == {"keys": [], "inputs": [], "copies": [], "selections": []}, heard
+    # the person's words went where they meant them: to the agent, and not as input to the page
+    assert ANSWER in prompt_text(after_answer[0]) and NOTE in prompt_text(after_handback[0])
+    [event] = takeovers(end["history"])
+    assert event["note"] == NOTE and event["actions"] == [], event
 
 
 # --- (d) the agent's own input never counts as the user's -------------------------------------------------------------
