@@ -550,6 +550,72 @@ async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
     await harness.browser.close_tab(tab.target_id)
 
 
+# --- the page's own changes of its address are the page's, not the person's ------------------------------------------
+# Found attacking the takeover record: while the person had the controls, the page's script called
+# history.pushState(…, '/checkout/confirmed'), and the record (and the model) said the person went there.
+LINK = """((id, href, text) => { const a = document.createElement('a'); a.id = id; a.href = href;
+  a.textContent = text; a.style.cssText = 'display:block;font-size:24px'; document.body.prepend(a); })"""
+
+
+async def test_the_pages_own_address_changes_are_not_told_as_where_the_person_went(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, account_tab: Tab
+) -> None:
+    after: list[dict[str, Any]] = []
+    llm.add(Delay(60), account_told(after, done("Looked at the orders")))
+    await configure(harness, llm)
+    task_id = await taken_over_while_thinking(harness, llm, account_tab, "Show me my orders")
+    home = e2e_pages.url("account.html")
+
+    async def arrived(search: str) -> None:
+        await wait_until(lambda: account_tab.evaluate(
+            f"location.search === {search!r} && document.readyState === 'complete'"), f"the tab at {search}")
+        await wait_overlay(account_tab, f"the overlay at {search}", lambda o: o["state"] == "user")
+
+    # the page's script, with nobody's hand on the page: a pushed address, a replaced one, a new fragment
+    for script in ("history.pushState({}, '', '/checkout/confirmed')",
+                   "history.replaceState({}, '', '/checkout/confirmed?paid=1')", "location.hash = 'receipt'"):
+        await account_tab.evaluate(script)
+        await asyncio.sleep(0.1)
+    # the person clicks in the page, then on a link to a part of it
+    box = await page_box(account_tab, "#plus")
+    await user_click(account_tab, box["x"], box["y"])
+    await account_tab.evaluate(f"({LINK})('orders', '#orders', 'Your orders')")
+    box = await page_box(account_tab, "#orders")
+    await user_click(account_tab, box["x"], box["y"])
+    await wait_until(lambda: account_tab.evaluate("location.hash === '#orders'"), "the person's link to be followed")
+    # the page's script sends the tab to another document (location.assign), then a meta refresh to a third
+    await account_tab.evaluate(f"setTimeout(() => location.assign({dumps(home + '?by=script')}), 50)")
+    await arrived("?by=script")
+    await account_tab.evaluate("document.head.insertAdjacentHTML('beforeend', '<meta http-equiv=\"refresh\""
+                               f" content=\"0;url={home}?by=refresh\">')")
+    await arrived("?by=refresh")
+    # the person follows a link to another document
+    await account_tab.evaluate(f"({LINK})('far', {dumps(home + '?by=person')}, 'Another page')")
+    box = await page_box(account_tab, "#far")
+    await user_click(account_tab, box["x"], box["y"])
+    await arrived("?by=person")
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+    [event] = takeovers(end["history"])
+    went = [(a["target"], a["value"]) for a in event["actions"] if a["kind"] == "navigate"]
+    # where the person went: their two links, each told once; everything else was the page's own doing
+    mine = [url for by, url in went if by == "page"]
+    assert len(mine) == 2 and mine[0].endswith("/checkout/confirmed?paid=1#orders"), went
+    assert mine[1] == home + "?by=person", went
+    theirs = [url for by, url in went if by != "page"]
+    assert any(url.endswith("/checkout/confirmed") for url in theirs), went
+    assert any(url.endswith("/checkout/confirmed?paid=1#receipt") for url in theirs), went
+    assert home + "?by=script" in theirs and home + "?by=refresh" in theirs, went
+    assert [by for by, url in went if url == home + "?by=script"] == ["script"], went  # told once, as the page's
+    assert event["urlAfter"] == home + "?by=person"
+    # the model reads it so: the page's script moved it, the person went to two places
+    account = prompt_text(after[0])
+    assert "went to http" in account and "the page's own script changed its address to" in account, account[-2000:]
+    assert not [url for url in theirs if f"went to {url};" in account], account[-2000:]
+
+
 # --- the takeover survives a reload, and the worker re-learns it from the host ----------------------------------------
 async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
