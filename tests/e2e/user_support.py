@@ -55,21 +55,44 @@ async def panel_session(tab: Tab) -> CDPSession | None:
     """The test's CDP session on the overlay's panel in `tab` (its frame's own target), or None: no overlay."""
     if await tab.evaluate(_HOST_BOX) is None:
         return None
+    # the overlay's own panel; a page may frame panel.html itself (tests do, as an attacker): that one shows nothing
+    found = [session for session in [await _attach(tab, info) for info in await panel_targets(tab)] if session]
+    for session in found:
+        if await _evaluate(session, "!!document.querySelector('.panel[data-state]')"):
+            return session
+    return found[0] if found else None
+
+
+async def panel_targets(tab: Tab) -> list[dict[str, Any]]:
+    """The targets of every frame of panel.html in `tab`'s top document."""
     root = tab.session.connection.session(None)
-    for info in (await root.send("Target.getTargets"))["targetInfos"]:
-        if info["type"] != "iframe" or not info["url"].startswith(PANEL_URL):
-            continue
-        if info.get("parentFrameId") != tab.target_id:
-            continue
-        session = _panels.get(info["targetId"])
-        if session is None:
-            try:
-                attached = await root.send("Target.attachToTarget", {"targetId": info["targetId"], "flatten": True})
-            except CDPError:
-                continue  # gone meanwhile (the page reloaded)
-            session = _panels[info["targetId"]] = root.connection.session(attached["sessionId"])
-        return session
-    return None
+    return [info for info in (await root.send("Target.getTargets"))["targetInfos"]
+            if info["type"] == "iframe" and info["url"].startswith(PANEL_URL)
+            and info.get("parentFrameId") == tab.target_id]
+
+
+async def _attach(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
+    session = _panels.get(info["targetId"])
+    if session is None:
+        root = tab.session.connection.session(None)
+        try:
+            attached = await root.send("Target.attachToTarget", {"targetId": info["targetId"], "flatten": True})
+        except CDPError:
+            return None  # gone meanwhile (the page reloaded)
+        session = _panels[info["targetId"]] = root.connection.session(attached["sessionId"])
+    return session
+
+
+async def panel_target_session(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
+    return await _attach(tab, info)
+
+
+async def _evaluate(session: CDPSession, expression: str) -> Any:
+    try:
+        reply = await session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+    except CDPError:
+        return None
+    return reply.get("result", {}).get("value")
 
 
 async def in_panel(tab: Tab, function: str, *args: Any) -> Any:
