@@ -70,7 +70,7 @@
   const STYLE = `
     :host { all: initial !important; position: fixed !important; right: 16px !important; bottom: 16px !important;
       z-index: 2147483647 !important; display: block !important; box-sizing: border-box !important;
-      width: min(320px, calc(100vw - 32px)) !important; height: min(240px, calc(100vh - 32px)) !important; }
+      width: min(320px, calc(100vw - 32px)) !important; height: min(264px, calc(100vh - 32px)) !important; }
     iframe { display: block; width: 100%; height: 100%; border: 0; margin: 0; padding: 0; background: transparent; }
   `;
 
