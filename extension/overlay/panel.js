@@ -20,7 +20,7 @@
   const KEY = location.hash.slice(1);
   const ALLOW_GRACE_MS = 400; // as the bridge's prompt: a click this soon after Allow is seen is not aimed at it
   const RECONNECT_MS = 500;
-  const FIRST_TRIES = 40; // a panel the worker never took (its key is not the tab's) stops asking after these
+  const FIRST_TRIES = 10; // a panel the worker never took (its key is not the tab's) stops asking after these
   const PILL = { running: "overlay_running", paused: "overlay_paused", asking: "overlay_asking" };
   // Allow is watched from when it shows, and afresh this often while it is not seen whole: Chromium's
   // IntersectionObserver v2 in a frame out of the page's process kept the "not visible" it worked out as the overlay
@@ -28,7 +28,10 @@
   // once). A new observer is told afresh, and what it says is what the page shows now (a cover still hides it).
   const REWATCH_MS = 250;
 
+  const PRESS_WAITS_MS = 3000; // how long a press made while the worker restarts waits for it
   let port = null;
+  let welcomed = false; // the worker took this port (it knew the key)
+  const afterWelcome = []; // presses made meanwhile
   let taken = false; // the worker took this panel once: it keeps asking again after a worker restart
   let tries = 0;
   let nextId = 1;
@@ -46,8 +49,10 @@
       return; // the extension was reloaded: this frame is orphaned
     }
     port.onMessage.addListener((message) => {
-      if (message.kind === "state") {
-        taken = true;
+      if (message.kind === "welcome") {
+        taken = welcomed = true;
+        for (const go of afterWelcome.splice(0)) go();
+      } else if (message.kind === "state") {
         show(message.task);
       } else if (message.kind === "reply") {
         const done = waiting.get(message.id);
@@ -57,6 +62,7 @@
     });
     port.onDisconnect.addListener(() => {
       port = null;
+      welcomed = false;
       for (const done of waiting.values()) done({ ok: false, error: t("overlayWorkerGone") });
       waiting.clear();
       // the worker restarted (or does not know this tab's key yet): what is shown stays until it says otherwise
@@ -65,12 +71,24 @@
     port.postMessage({ kind: "hello", key: KEY });
   }
 
+  // A press while the worker restarts (the port is being made again) is carried out once it is back, for a moment
   function command(name, fields = {}) {
+    const at = Date.now();
     return new Promise((resolve) => {
-      if (!port) return resolve({ ok: false, error: t("overlayWorkerGone") });
-      const id = nextId++;
-      waiting.set(id, resolve);
-      port.postMessage({ kind: "command", id, command: name, at: Date.now(), ...fields });
+      const send = () => {
+        if (!port || !welcomed) return resolve({ ok: false, error: t("overlayWorkerGone") });
+        const id = nextId++;
+        waiting.set(id, resolve);
+        port.postMessage({ kind: "command", id, command: name, at, ...fields });
+      };
+      if (welcomed) return send();
+      const timer = setTimeout(() => {
+        const i = afterWelcome.indexOf(go);
+        if (i >= 0) afterWelcome.splice(i, 1);
+        send();
+      }, PRESS_WAITS_MS);
+      const go = () => { clearTimeout(timer); send(); };
+      afterWelcome.push(go);
     });
   }
 

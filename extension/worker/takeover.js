@@ -538,31 +538,59 @@ function overlayConnected(port) {
   port.onDisconnect.addListener(() => { if (overlayPorts.get(tabId) === port) overlayPorts.delete(tabId); });
   port.onMessage.addListener((message) => {
     if (message && message.kind === "panel" && typeof message.key === "string" && message.key) {
-      panelKeys.set(tabId, message.key);
+      panelKeyTold(tabId, message.key);
     }
   });
   greet(port, tabId);
 }
 
 // The overlay's panel: only the frame the tab's overlay made (its key), never panel.html framed by a page itself.
+// A panel whose key this worker does not know yet waits for it a moment (a restarted worker hears the panel and the
+// content script reconnect in either order); a wrong one is hung up on when that moment is over.
+const PANEL_KEY_WAIT_MS = 5000;
+const panelsWaiting = new Map(); // tabId → Set of {port, key, timer}: panels whose key the tab's overlay has not told
 function panelConnected(port) {
   const tabId = port.sender.tab.id;
   if (!String(port.sender.url || "").startsWith(chrome.runtime.getURL(PANEL_PAGE))) return port.disconnect();
   let known = false;
-  port.onDisconnect.addListener(() => { if (panelPorts.get(tabId) === port) panelPorts.delete(tabId); });
+  let waiting = null;
+  port.onDisconnect.addListener(() => {
+    if (panelPorts.get(tabId) === port) panelPorts.delete(tabId);
+    if (waiting) forgetWaitingPanel(tabId, waiting);
+  });
   port.onMessage.addListener((message) => {
     if (!message || typeof message !== "object") return;
-    if (!known) {
-      // not (yet) this tab's key: the panel asks again a moment later (after a worker restart the content script
-      // tells the key again as it reconnects)
-      if (message.kind !== "hello" || !message.key || message.key !== panelKeys.get(tabId)) return port.disconnect();
+    if (known) return onOverlayCommand(port, tabId, message);
+    if (message.kind !== "hello" || typeof message.key !== "string" || !message.key || waiting) {
+      return port.disconnect();
+    }
+    const admit = () => {
       known = true;
       panelPorts.set(tabId, port);
+      port.postMessage({ kind: "welcome" });
       greet(port, tabId);
-      return;
-    }
-    onOverlayCommand(port, tabId, message);
+    };
+    if (message.key === panelKeys.get(tabId)) return admit();
+    waiting = { key: message.key, admit, timer: setTimeout(() => port.disconnect(), PANEL_KEY_WAIT_MS) };
+    if (!panelsWaiting.has(tabId)) panelsWaiting.set(tabId, new Set());
+    panelsWaiting.get(tabId).add(waiting);
   });
+}
+
+function forgetWaitingPanel(tabId, waiting) {
+  clearTimeout(waiting.timer);
+  const set = panelsWaiting.get(tabId);
+  if (set) set.delete(waiting);
+}
+
+// The tab's overlay told its panel's key: the panel that waits with it is the overlay's
+function panelKeyTold(tabId, key) {
+  panelKeys.set(tabId, key);
+  for (const waiting of [...(panelsWaiting.get(tabId) || [])]) {
+    if (waiting.key !== key) continue;
+    forgetWaitingPanel(tabId, waiting);
+    waiting.admit();
+  }
 }
 
 // The overlay acts only on the user's trusted presses (it checks isTrusted); the agent's clicks are
@@ -649,6 +677,8 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   injected.delete(tabId);
   overlayClaims.delete(tabId);
   panelKeys.delete(tabId);
+  for (const waiting of panelsWaiting.get(tabId) || []) clearTimeout(waiting.timer);
+  panelsWaiting.delete(tabId);
 });
 // A new document forgets its mode: the content scripts ask again (frame.hello), so send it afresh.
 chrome.tabs.onUpdated.addListener((tabId, change) => {

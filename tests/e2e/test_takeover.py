@@ -468,7 +468,7 @@ async def test_a_page_that_frames_the_overlays_panel_itself_gets_nothing(
     framed = await wait_until(lambda: _framed_by_page(account_tab), "the page's own frame of the panel")
     session = await panel_target_session(account_tab, framed)
     assert session is not None
-    await asyncio.sleep(1.5)  # it asked the worker, and asks again
+    await asyncio.sleep(6)  # it asked the worker, which waited for its key a moment (5 s), then hung up
     reply = await session.send("Runtime.evaluate", {"expression": "[...document.querySelectorAll('.panel')].map("
                                                     "(p) => [p.dataset.state ?? null, getComputedStyle(p).visibility])",
                                                     "returnByValue": True})
