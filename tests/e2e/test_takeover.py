@@ -750,6 +750,9 @@ async def test_stop_while_the_user_has_the_controls_records_what_they_did(
         (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
     finished = await wait_overlay(account_tab, "the overlay to show the end", lambda o: o["state"] == "stopped")
     assert finished["buttons"] == ["close"], finished
+    await press_overlay(account_tab, "close")  # the panel asks the worker, which tells the page's overlay to go
+    await wait_until(lambda: account_tab.evaluate("!document.querySelector('[data-tabpilot-overlay]')"),
+                     "the overlay to go when closed", 3)  # (not the 8 s a finished one stays)
 
 
 # --- a tab that loaded while another tab's task ran gets the overlay for a task of its own ----------------------------
