@@ -385,11 +385,12 @@
 
   // The document is going: the navigation to another one that was under way (not cancelled) is told here, with who
   // started it; the new document's own word of it ("loaded") is then dropped by the host. A reload the person made
-  // is told by the new document ("reload").
+  // is told by the new document ("reload"). The top frame's only, as the new document's word is (a frame's own
+  // documents, an ad's rotating, were never told).
   function reportLeaving() {
     const left = leaving;
     leaving = null;
-    if (!left || left.event.defaultPrevented || (left.reload && left.person)) return;
+    if (!left || window !== window.top || left.event.defaultPrevented || (left.reload && left.person)) return;
     report({ kind: "navigate", target: left.person ? "page" : "script", value: left.url });
   }
 
