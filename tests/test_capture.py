@@ -106,7 +106,8 @@ async def test_what_a_person_does_is_recorded_as_named_actions_and_secrets_never
         ("input", 'textbox "Email"', "grace@example.org"),
         ("key", 'textbox "Email"', "Enter"),
         ("submit", 'form "Login" via button "Sign in"', None),
-        ("navigate", "page", form_url + "#signed-in"),
+        # the page's submit handler pushed the address: its script did, after the person's submit (told before)
+        ("navigate", "script", form_url + "#signed-in"),
         ("scroll", "page", "down 600px"),
     ], brief
     frames = {a["target"]: a["url"] for a in actions if a["kind"] == "input"}
@@ -196,10 +197,12 @@ async def test_a_reload_while_recording_is_reported_as_one(page, pages):
     assert (reload["target"], reload["value"]) == ("reload", pages.url("takeover_form.html?before-reload"))
     assert describe_action(reload) == f"reloaded the page {pages.url('takeover_form.html?before-reload')}"
     captured.messages.clear()
-    await tab.navigate(pages.url("takeover_form.html?after-reload"))  # an ordinary navigation still is one
+    # an ordinary navigation still is one; the browser's own (the address bar, here CDP's Page.navigate) has no cause
+    # the page could see, so it is told as the tab loading it, not as the person's (a page's script is not either)
+    await tab.navigate(pages.url("takeover_form.html?after-reload"))
     await wait_for(lambda: any(a["kind"] == "navigate" for a in captured.actions))
     assert [describe_action(a) for a in captured.actions if a["kind"] == "navigate"] == [
-        f"went to {pages.url('takeover_form.html?after-reload')}"]
+        f"the tab loaded {pages.url('takeover_form.html?after-reload')}"]
     await capture.set_mode("watch")
 
 

@@ -27,7 +27,7 @@ def source(*names: str) -> str:
 def used_keys() -> set[str]:
     html = source("popup.html")
     scripts = source("popup.js", "popup_sites.js", "popup_privacy.js", "bridge/relay.js", "lib/timeline.js",
-                     "lib/i18n.js", "lib/asking.js", "content/overlay.js", "worker/takeover.js", "worker/approvals.js")
+                     "lib/i18n.js", "lib/asking.js", "overlay/panel.js", "worker/takeover.js", "worker/approvals.js")
     js = re.sub(r"^\s*//.*$", "", scripts, flags=re.M)
     manifest = source("manifest.json")
     keys = set(re.findall(r'data-i18n(?:-placeholder|-title)?="(\w+)"', html))

@@ -46,3 +46,27 @@ def test_an_unfinished_takeover_claims_no_end_and_says_what_came_after_is_not_kn
     assert empty.ended_at is None and event.ended_at is None and "endedAt" not in event.to_wire()  # not known
     assert event.actions == [typed("ada@", at=40), {"kind": "note", "description": CUT_SHORT}]
     assert event.note is None and takeover.actions == [typed("ada@", at=40)]  # the takeover itself goes on unchanged
+
+
+def went(target: str, url: str, at: int = 20) -> dict:
+    return {"kind": "navigate", "target": target, "value": url, "url": url, "at": at}
+
+
+def test_a_navigation_is_told_once_by_who_started_it_and_the_pages_own_never_as_the_persons() -> None:
+    """capture.js tells a navigation to another document twice: the document left says who started it ("page" the
+    person, "script" the page's own script), the one arrived at that the tab loaded it ("loaded", "reload")."""
+    takeover = Takeover(reason="user", started_at=1)
+    takeover.add([went("script", "https://shop.example/checkout/confirmed")])  # pushState: nothing arrives after it
+    takeover.add([went("page", "https://shop.example/cart"), typed("2", target='spinbutton "Quantity"'),
+                  went("loaded", "https://shop.example/cart")])  # the person's link: the arrival is the same one
+    takeover.add([went("script", "https://shop.example/pay"), went("loaded", "https://shop.example/paid")])  # redirect
+    takeover.add([went("reload", "https://shop.example/paid")])  # the person's reload: only the new document says it
+    takeover.add([went("loaded", "https://elsewhere.example/")])  # the address bar: no document before told it
+    assert [(a["target"], a["value"]) for a in takeover.actions if a["kind"] == "navigate"] == [
+        ("script", "https://shop.example/checkout/confirmed"), ("page", "https://shop.example/cart"),
+        ("script", "https://shop.example/pay"), ("loaded", "https://shop.example/paid"),
+        ("reload", "https://shop.example/paid"), ("loaded", "https://elsewhere.example/")]
+    told = takeover.event(url_after="https://elsewhere.example/", note=None).to_prompt()
+    assert "the page's own script changed its address to https://shop.example/checkout/confirmed (not the user)" in told
+    assert "went to https://shop.example/cart;" in told and "went to https://shop.example/checkout" not in told
+    assert "the tab loaded https://shop.example/paid; reloaded the page https://shop.example/paid" in told

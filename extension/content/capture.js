@@ -17,6 +17,14 @@
 // user's first input. It says since when the input was the user's (`since`): what they did from then on
 // (the click that took the controls, keys typed within milliseconds of it) is reported, the rest dropped.
 //
+// Navigations: only one the person started is told as theirs (`navigate` with target "page": "went to"). The
+// Navigation API's navigate event says so (`userInitiated`: their trusted click on a link, their form submission, the
+// browser's back / forward); a page's own script changing the address (history.pushState / replaceState,
+// location.hash, location.assign, a meta refresh, a synthetic click on a link) is not, and is told as the page's
+// ("script"), whenever the person had the controls: a page that pushed "/checkout/confirmed" while they did was
+// recorded as if they went there. A new document this script saw no cause for (the address bar, another window) says
+// only that the tab loaded it ("loaded"); the host drops it when the document before told the same navigation.
+//
 // Secrets: the value of a password field, of a one-time-code or card (cc-*) field, and of any field
 // that ever was type=password is never read: it is reported as "•••". Key events report no key of
 // plain typing (only Enter, Escape, Tab, … and shortcuts such as Control+a), and `capture.input`
@@ -65,6 +73,9 @@
   let watchBatch = null; // in "watch", after an event was reported: {events, lastAt, timer} held for WATCH_BATCH_MS
   const everPassword = new WeakSet();
   const watchedRoots = new WeakSet();
+  const NAVIGATIONS_KEPT = 20;
+  const navigations = []; // this document's latest navigate events: [{url, person}], newest last
+  let leaving = null; // a navigation to another document under way: {url, person, reload, event}
 
   // --- the two channels ---------------------------------------------------------------------------
   function send(message) {
@@ -132,7 +143,7 @@
       lastUrl = location.href;
       if (first && window === window.top && Date.now() - startedAt < NAVIGATE_WINDOW_MS) {
         // a reload keeps its URL: "went to" the page it was on would say nothing of what the person did
-        report({ kind: "navigate", target: reloaded() ? "reload" : "page", value: location.href });
+        report({ kind: "navigate", target: reloaded() ? "reload" : "loaded", value: location.href });
       }
     }
     mode = next;
@@ -346,8 +357,41 @@
   function checkNavigation() {
     if (mode === "record" && location.href !== lastUrl) {
       lastUrl = location.href;
-      report({ kind: "navigate", target: "page", value: location.href });
+      report({ kind: "navigate", target: navigatedBy(location.href), value: location.href });
     }
+  }
+
+  // Who moved this document to `url`: the person when the last navigate event to it said they started it, else the
+  // page's script (no such event seen is not the person's either: a page may stop our listener's sight of one)
+  function navigatedBy(url) {
+    for (let i = navigations.length - 1; i >= 0; i--) {
+      if (navigations[i].url === url) return navigations[i].person ? "page" : "script";
+    }
+    return "script";
+  }
+
+  function onNavigate(event) {
+    const url = event.destination && event.destination.url;
+    if (!url) return;
+    const person = event.userInitiated === true;
+    navigations.push({ url, person });
+    if (navigations.length > NAVIGATIONS_KEPT) navigations.shift();
+    if (event.destination.sameDocument) {
+      queueMicrotask(() => { if (!flushed) checkNavigation(); }); // the address changes as the event ends
+    } else {
+      leaving = { url, person, reload: event.navigationType === "reload", event };
+    }
+  }
+
+  // The document is going: the navigation to another one that was under way (not cancelled) is told here, with who
+  // started it; the new document's own word of it ("loaded") is then dropped by the host. A reload the person made
+  // is told by the new document ("reload"). The top frame's only, as the new document's word is (a frame's own
+  // documents, an ad's rotating, were never told).
+  function reportLeaving() {
+    const left = leaving;
+    leaving = null;
+    if (!left || window !== window.top || left.event.defaultPrevented || (left.reload && left.person)) return;
+    report({ kind: "navigate", target: left.person ? "page" : "script", value: left.url });
   }
 
   function flushPending() {
@@ -548,8 +592,14 @@
   window.addEventListener("popstate", checkNavigation, options);
   window.addEventListener("pagehide", () => {
     sendWatchBatch();
-    if (mode === "record") flushPending();
+    if (mode === "record") {
+      flushPending();
+      reportLeaving();
+    }
   }, options);
+  if (globalThis.navigation && typeof navigation.addEventListener === "function") {
+    navigation.addEventListener("navigate", onNavigate);
+  }
   // a tab put away may be frozen or discarded before its timers run
   document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && sendWatchBatch(), options);
 

@@ -1,7 +1,6 @@
 // What a running task asks of the person, in one place for the popup (popup.js) and the page's overlay
-// (content/overlay.js): whether the agent waits on them, the task pill's kind, and the notice's words. Both
-// load this file before their own (popup.html; worker/takeover.js's task-tab files). A document may get the
-// task-tab files twice (registered, then injected): `var` and the guard make the second run keep the first.
+// (overlay/panel.js): whether the agent waits on them, the task pill's kind, and the notice's words. Both
+// load this file before their own (popup.html, overlay/panel.html).
 "use strict";
 
 var Asking = globalThis.Asking || (() => {

@@ -1,6 +1,7 @@
 // Whether the person could see a button before their click on it, for the page's prompts that grant something
-// (bridge/relay.js: "may this site run this task?"; content/overlay.js: Allow an irreversible action). Content
-// scripts, loaded before those files. The page reaches their host elements: it can make one transparent, cover it
+// (bridge/relay.js: "may this site run this task?"; overlay/panel.js: Allow an irreversible action). Loaded before
+// those files (content scripts; panel.html); content/overlay.js uses `raise` / `lower`. The page reaches their host
+// elements: it can make one transparent, cover it
 // (a top-layer popover that lets clicks through), filter or transform it, slide it half out of view or under the
 // person's pointer, and draw a decoy where the button is for the person to click. IntersectionObserver v2 says
 // whether the box is shown as drawn, unobscured, at full opacity: `seen()` is true once it has been so, whole,
@@ -14,7 +15,7 @@ var Seen = globalThis.Seen || (() => {
   function watch(element, forMs) {
     const shownAt = performance.now();
     if (!("isVisible" in IntersectionObserverEntry.prototype)) {
-      return { seen: () => performance.now() - shownAt >= forMs, stop: () => {} };
+      return { seen: () => performance.now() - shownAt >= forMs, whole: () => true, stop: () => {} };
     }
     let since = null;
     let place = null; // where it was when `since` began: moved under the pointer since, it was not seen there
@@ -43,7 +44,8 @@ var Seen = globalThis.Seen || (() => {
       }
       return performance.now() - since >= forMs;
     };
-    return { seen, stop: () => observer.disconnect() };
+    // `whole`: seen whole now, however briefly (what `seen` waits on for `forMs`)
+    return { seen, whole: () => since !== null, stop: () => observer.disconnect() };
   }
 
   // Puts a page-reachable host element in the top layer, above the page and outside its effects (a page-wide

@@ -12,9 +12,9 @@
 "use strict";
 
 const TASK_SCRIPT_ID = "tabpilot-task-tab";
-const ASKING_FILE = "lib/asking.js"; // the overlay's words for what a task asks (shared with the popup)
-const SEEN_FILE = "lib/seen.js"; // whether the person could see the overlay's Allow before their click
+const SEEN_FILE = "lib/seen.js"; // the overlay's host element in the top layer while it asks to allow
 const OVERLAY_FILE = "content/overlay.js";
+const PANEL_PAGE = "overlay/panel.html"; // the overlay's panel, an extension page framed in the overlay
 const CAPTURE_FILE = "content/capture.js";
 // How long after an Input.* call returned the page may still be handling the events it caused. Measured on
 // the 20-step e2e task (tests/e2e/test_takeover.py, `takeoverStats.maxAgentLagMs`): 0 ms over 134 events
@@ -36,7 +36,10 @@ const tasks = new Map(); // taskId → {taskId, tabId, task, status, control, qu
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
 const inputWindows = new Map(); // tabId → [{start, end}] of the Input.* calls relayed (end null: in flight)
-const overlayPorts = new Map(); // tabId → the overlay's port in that tab's top frame
+const overlayPorts = new Map(); // tabId → the overlay's port in that tab's top frame (content/overlay.js)
+// tabId → the key of the panel that tab's overlay framed (told over its port): the panel that gives it is that frame
+const panelKeys = new Map();
+const panelPorts = new Map(); // tabId → the port of the overlay's panel (overlay/panel.js): what it shows, its presses
 const overlayClaims = new Map(); // tabId → time the overlay last saw the user press it
 const pendingActions = new Map(); // taskId → {actions, timer}
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
@@ -212,7 +215,7 @@ async function taskTabFiles() {
   if (captureExists === null) {
     captureExists = await fetch(chrome.runtime.getURL(CAPTURE_FILE)).then((r) => r.ok, () => false);
   }
-  return captureExists ? [ASKING_FILE, SEEN_FILE, OVERLAY_FILE, CAPTURE_FILE] : [ASKING_FILE, SEEN_FILE, OVERLAY_FILE];
+  return captureExists ? [SEEN_FILE, OVERLAY_FILE, CAPTURE_FILE] : [SEEN_FILE, OVERLAY_FILE];
 }
 
 // Registered (document_start, every frame) while a task runs, so a frame that loads in a task tab — after
@@ -498,28 +501,97 @@ function overlayState(tabId) {
 // outside one: bench/bench_typing.py).
 const overlayPosted = new WeakMap(); // port → the state last posted to it, as JSON
 function postOverlay(tabId) {
-  const port = overlayPorts.get(tabId);
-  if (!port) return;
   const state = overlayState(tabId);
   const posted = JSON.stringify(state);
-  if (overlayPosted.get(port) === posted) return;
-  try {
+  for (const ports of [overlayPorts, panelPorts]) {
+    const port = ports.get(tabId);
+    if (!port || overlayPosted.get(port) === posted) continue;
+    try {
+      port.postMessage(state);
+      overlayPosted.set(port, posted);
+    } catch (_) { ports.delete(tabId); }
+  }
+}
+
+// A worker that just started knows no task yet: the overlay keeps what it shows until the host's hello says
+// (learnTasks), rather than vanishing and coming back.
+function greet(port, tabId) {
+  if (host.connected || runningTaskOfTab(tabId)) {
+    const state = overlayState(tabId);
     port.postMessage(state);
-    overlayPosted.set(port, posted);
-  } catch (_) { overlayPorts.delete(tabId); }
+    overlayPosted.set(port, JSON.stringify(state));
+  }
 }
 
 chrome.runtime.onConnect.addListener((port) => {
-  if (port.name !== "overlay" || port.sender.id !== chrome.runtime.id || !port.sender.tab) return;
+  if (port.sender.id !== chrome.runtime.id || !port.sender.tab) return;
+  if (port.name === "overlay") overlayConnected(port);
+  else if (port.name === "overlay-panel") panelConnected(port);
+});
+
+// The overlay's content script in a tab's top frame: it keeps the host element (shown, in the top layer or not,
+// gone) and tells the key of the panel it framed.
+function overlayConnected(port) {
   if (port.sender.frameId !== 0) return port.disconnect();
   const tabId = port.sender.tab.id;
   overlayPorts.set(tabId, port);
   port.onDisconnect.addListener(() => { if (overlayPorts.get(tabId) === port) overlayPorts.delete(tabId); });
-  port.onMessage.addListener((message) => onOverlayCommand(port, tabId, message));
-  // A worker that just started knows no task yet: the overlay keeps what it shows until the host's hello
-  // says (learnTasks), rather than vanishing and coming back.
-  if (host.connected || runningTaskOfTab(tabId)) port.postMessage(overlayState(tabId));
-});
+  port.onMessage.addListener((message) => {
+    if (message && message.kind === "panel" && typeof message.key === "string" && message.key) {
+      panelKeyTold(tabId, message.key);
+    }
+  });
+  greet(port, tabId);
+}
+
+// The overlay's panel: only the frame the tab's overlay made (its key), never panel.html framed by a page itself.
+// A panel whose key this worker does not know yet waits for it a moment (a restarted worker hears the panel and the
+// content script reconnect in either order); a wrong one is hung up on when that moment is over.
+const PANEL_KEY_WAIT_MS = 5000;
+const panelsWaiting = new Map(); // tabId → Set of {port, key, timer}: panels whose key the tab's overlay has not told
+function panelConnected(port) {
+  const tabId = port.sender.tab.id;
+  if (!String(port.sender.url || "").startsWith(chrome.runtime.getURL(PANEL_PAGE))) return port.disconnect();
+  let known = false;
+  let waiting = null;
+  port.onDisconnect.addListener(() => {
+    if (panelPorts.get(tabId) === port) panelPorts.delete(tabId);
+    if (waiting) forgetWaitingPanel(tabId, waiting);
+  });
+  port.onMessage.addListener((message) => {
+    if (!message || typeof message !== "object") return;
+    if (known) return onOverlayCommand(port, tabId, message);
+    if (message.kind !== "hello" || typeof message.key !== "string" || !message.key || waiting) {
+      return port.disconnect();
+    }
+    const admit = () => {
+      known = true;
+      panelPorts.set(tabId, port);
+      port.postMessage({ kind: "welcome" });
+      greet(port, tabId);
+    };
+    if (message.key === panelKeys.get(tabId)) return admit();
+    waiting = { key: message.key, admit, timer: setTimeout(() => port.disconnect(), PANEL_KEY_WAIT_MS) };
+    if (!panelsWaiting.has(tabId)) panelsWaiting.set(tabId, new Set());
+    panelsWaiting.get(tabId).add(waiting);
+  });
+}
+
+function forgetWaitingPanel(tabId, waiting) {
+  clearTimeout(waiting.timer);
+  const set = panelsWaiting.get(tabId);
+  if (set) set.delete(waiting);
+}
+
+// The tab's overlay told its panel's key: the panel that waits with it is the overlay's
+function panelKeyTold(tabId, key) {
+  panelKeys.set(tabId, key);
+  for (const waiting of [...(panelsWaiting.get(tabId) || [])]) {
+    if (waiting.key !== key) continue;
+    forgetWaitingPanel(tabId, waiting);
+    waiting.admit();
+  }
+}
 
 // The overlay acts only on the user's trusted presses (it checks isTrusted); the agent's clicks are
 // trusted too, so a press at a moment this worker was dispatching input to the tab is not the user's.
@@ -528,6 +600,11 @@ async function onOverlayCommand(port, tabId, message) {
   const reply = (fields) => { try { port.postMessage({ kind: "reply", id: message.id, ...fields }); } catch (_) { /* gone */ } };
   const task = runningTaskOfTab(tabId);
   try {
+    if (message.command === "close") { // the finished task's overlay, closed: the content script takes it away
+      const overlay = overlayPorts.get(tabId);
+      if (overlay) overlay.postMessage({ kind: "close" });
+      return reply({ ok: true });
+    }
     if (!task) throw new Error(chrome.i18n.getMessage("overlayNoTask"));
     const at = Number.isFinite(message.at) ? message.at : Date.now();
     if (agentLag(tabId, at, OVERLAY_PRESS_SLACK_MS) !== null) throw new Error(chrome.i18n.getMessage("overlayAgentPress"));
@@ -599,6 +676,9 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   captureFrames.delete(tabId);
   injected.delete(tabId);
   overlayClaims.delete(tabId);
+  panelKeys.delete(tabId);
+  for (const waiting of panelsWaiting.get(tabId) || []) clearTimeout(waiting.timer);
+  panelsWaiting.delete(tabId);
 });
 // A new document forgets its mode: the content scripts ask again (frame.hello), so send it afresh.
 chrome.tabs.onUpdated.addListener((tabId, change) => {

@@ -219,3 +219,34 @@ async def test_the_page_cannot_find_what_the_overlay_says(
     await press_overlay(shop_tab, "deny")
     snap = await ended(harness, task_id)
     assert not problems and await shop_tab.evaluate("window.shopLog") == [], (snap, problems)
+
+
+# The page reaches the overlay's host element, and read the overlay's state off its box: it was the panel's, which grew
+# when a question came (found attacking the overlay: it told the page when to lay the decoy above). What the page can
+# measure of it (its box, what elementFromPoint finds over it), looked at every 20 ms from before the task starts.
+WATCH_HOST = """(() => { const boxes = window.hostBoxes = new Set(); const hits = window.hostHits = new Set();
+  setInterval(() => { const host = document.querySelector('[data-tabpilot-overlay]'); if (!host) return;
+    const r = host.getBoundingClientRect(); boxes.add([r.left, r.top, r.width, r.height].map(Math.round).join());
+    const found = []; for (let x = r.left + 3; x < r.right; x += 20) for (let y = r.top + 3; y < r.bottom; y += 20)
+      found.push(document.elementFromPoint(x, y) === host ? 1 : 0);
+    hits.add(found.join('')); }, 20); })()"""
+
+
+async def test_the_overlays_box_tells_the_page_nothing_of_its_state(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    await shop_tab.evaluate(WATCH_HOST)
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered by the person"))
+    await asyncio.sleep(0.3)
+    await press_overlay(shop_tab, "takeover")  # the question to allow gives way to the person's controls
+    await wait_overlay(shop_tab, "the overlay to give the person the controls", lambda o: o["state"] == "user")
+    await screenshot(shop_tab, "overlay-fixed-size-user.png")
+    await press_overlay(shop_tab, "handback")
+    snap = await ended(harness, task_id)
+    assert snap["status"] == "completed" and not problems, (snap, problems)
+    await wait_overlay(shop_tab, "the overlay to say the task ended", lambda o: o["state"] == "completed")
+    await asyncio.sleep(0.2)
+    # running, asking to allow (in the top layer), the person's controls with a note field, finished: one box
+    boxes = await shop_tab.evaluate("[...window.hostBoxes]")
+    assert len(boxes) == 1, boxes
+    assert len(await shop_tab.evaluate("[...window.hostHits]")) == 1

@@ -19,15 +19,20 @@ import pytest
 import pytest_asyncio
 from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
+    PANEL_URL,
+    dumps,
     open_panel,
     open_side_panel,
     overlay,
     page_box,
+    panel_target_session,
+    panel_targets,
     press_overlay,
     screenshot,
     type_in_overlay,
     user_click,
     user_fill,
+    user_press_key,
     user_type,
     wait_overlay,
 )
@@ -390,6 +395,94 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
 
 
 
+# --- what the person types into the overlay is theirs: the page reads none of it -------------------------------------
+# The page's own listeners and look-ups, everywhere a script can reach into a closed shadow root or a field's value
+# (found attacking the overlay: its answer and note fields sat in the shadow root, so every key the person typed
+# reached the page's keydown listeners, input events carried each letter, and window.find() found the words).
+PAGE_LISTENS = """(() => { const heard = window.heard = {keys: [], inputs: [], copies: [], selections: []};
+  for (const target of [window, document]) {
+    for (const type of ['keydown', 'keypress', 'keyup'])
+      target.addEventListener(type, (e) => heard.keys.push(e.key), true);
+    for (const type of ['beforeinput', 'input', 'textInput', 'compositionend', 'change'])
+      target.addEventListener(type, (e) => heard.inputs.push(type + ':' + (e.data ?? '')), true);
+  }
+  document.addEventListener('copy', () => heard.copies.push(String(getSelection())), true);
+  document.addEventListener('selectionchange', () => {
+    const s = String(getSelection()); if (s) heard.selections.push(s); });
+})()"""
+FINDS = """(words) => { getSelection().removeAllRanges();
+  const found = words.filter((w) => window.find(w, false, false, true));
+  getSelection().removeAllRanges(); return found; }"""
+ANSWER = "Kyoto by the river"
+NOTE = "Quietly signed in"
+
+
+async def test_what_the_person_types_into_the_overlay_never_reaches_the_page(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    after_answer: list[dict[str, Any]] = []
+    after_handback: list[dict[str, Any]] = []
+    llm.add(
+        agent_call("Ask for the city", {"ask_user": {"question": "Which city?"}}),
+        account_told(after_answer, agent_call("Ask for the sign-in", {"request_takeover": {"reason": "Sign in"}})),
+        account_told(after_handback, done("Done")),
+    )
+    await configure(harness, llm)
+    await account_tab.evaluate(PAGE_LISTENS)
+    task_id = await start(harness, account_tab, "Set my city")
+    await wait_overlay(account_tab, "the question", lambda o: o["state"] == "question")
+    await type_in_overlay(account_tab, "input.answer", ANSWER)
+    for chord, command in (("a", "selectAll"), ("c", "copy")):  # the person selects what they typed and copies it
+        await user_press_key(account_tab, chord, f"Key{chord.upper()}", ord(chord.upper()), modifiers=2,
+                             commands=[command])
+    await screenshot(account_tab, "overlay-answer-typed.png")
+    assert await account_tab.evaluate(f"({FINDS})({dumps([ANSWER, 'Kyoto', 'river'])})") == []
+    await press_overlay(account_tab, "answer")
+    await wait_overlay(account_tab, "the agent's request", lambda o: o["state"] == "agent_request")
+    await type_in_overlay(account_tab, "textarea.note", NOTE)
+    assert await account_tab.evaluate(f"({FINDS})({dumps([NOTE, 'Quietly'])})") == []
+    await press_overlay(account_tab, "handback")
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+
+    heard = await account_tab.evaluate("window.heard")
+    assert heard == {"keys": [], "inputs": [], "copies": [], "selections": []}, heard
+    # the person's words went where they meant them: to the agent, and not as input to the page
+    assert ANSWER in prompt_text(after_answer[0]) and NOTE in prompt_text(after_handback[0])
+    [event] = takeovers(end["history"])
+    assert event["note"] == NOTE and event["actions"] == [], event
+
+
+async def test_a_page_that_frames_the_overlays_panel_itself_gets_nothing(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """panel.html is web-accessible (the overlay frames it in any page), so a page can frame it too, under a decoy of
+    its own: without the key the overlay gave its own frame, the worker hangs up on it, and it shows nothing."""
+    llm.add(Delay(60))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Keep thinking")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await account_tab.evaluate(f"""(() => {{ const f = document.createElement('iframe'); f.id = 'framed-panel';
+        f.src = {dumps(PANEL_URL + '#a-key-of-the-pages')};
+        f.style.cssText = 'position:fixed;left:0;top:0;width:320px;height:240px'; document.body.append(f); }})()""")
+    framed = await wait_until(lambda: _framed_by_page(account_tab), "the page's own frame of the panel")
+    session = await panel_target_session(account_tab, framed)
+    assert session is not None
+    await asyncio.sleep(6)  # it asked the worker, which waited for its key a moment (5 s), then hung up
+    reply = await session.send("Runtime.evaluate", {"expression": "[...document.querySelectorAll('.panel')].map("
+                                                    "(p) => [p.dataset.state ?? null, getComputedStyle(p).visibility])",
+                                                    "returnByValue": True})
+    assert reply["result"]["value"] == [[None, "hidden"]], reply
+    assert (await overlay(account_tab) or {}).get("state") == "running"  # the overlay's own panel is untouched
+    await account_tab.evaluate("document.getElementById('framed-panel').remove()")
+    await press_overlay(account_tab, "stop")
+    assert (await ended(harness, task_id))["status"] == "stopped"
+
+
+async def _framed_by_page(tab: Tab) -> dict[str, Any] | None:
+    return next((info for info in await panel_targets(tab) if info["url"].endswith("#a-key-of-the-pages")), None)
+
+
 # --- (d) the agent's own input never counts as the user's -------------------------------------------------------------
 async def test_no_false_takeover_over_a_twenty_step_task(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
@@ -488,6 +581,72 @@ async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
     await press_overlay(tab, "stop")
     assert (await ended(harness, task_id))["status"] == "stopped"
     await harness.browser.close_tab(tab.target_id)
+
+
+# --- the page's own changes of its address are the page's, not the person's ------------------------------------------
+# Found attacking the takeover record: while the person had the controls, the page's script called
+# history.pushState(…, '/checkout/confirmed'), and the record (and the model) said the person went there.
+LINK = """((id, href, text) => { const a = document.createElement('a'); a.id = id; a.href = href;
+  a.textContent = text; a.style.cssText = 'display:block;font-size:24px'; document.body.prepend(a); })"""
+
+
+async def test_the_pages_own_address_changes_are_not_told_as_where_the_person_went(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, account_tab: Tab
+) -> None:
+    after: list[dict[str, Any]] = []
+    llm.add(Delay(60), account_told(after, done("Looked at the orders")))
+    await configure(harness, llm)
+    task_id = await taken_over_while_thinking(harness, llm, account_tab, "Show me my orders")
+    home = e2e_pages.url("account.html")
+
+    async def arrived(search: str) -> None:
+        await wait_until(lambda: account_tab.evaluate(
+            f"location.search === {search!r} && document.readyState === 'complete'"), f"the tab at {search}")
+        await wait_overlay(account_tab, f"the overlay at {search}", lambda o: o["state"] == "user")
+
+    # the page's script, with nobody's hand on the page: a pushed address, a replaced one, a new fragment
+    for script in ("history.pushState({}, '', '/checkout/confirmed')",
+                   "history.replaceState({}, '', '/checkout/confirmed?paid=1')", "location.hash = 'receipt'"):
+        await account_tab.evaluate(script)
+        await asyncio.sleep(0.1)
+    # the person clicks in the page, then on a link to a part of it
+    box = await page_box(account_tab, "#plus")
+    await user_click(account_tab, box["x"], box["y"])
+    await account_tab.evaluate(f"({LINK})('orders', '#orders', 'Your orders')")
+    box = await page_box(account_tab, "#orders")
+    await user_click(account_tab, box["x"], box["y"])
+    await wait_until(lambda: account_tab.evaluate("location.hash === '#orders'"), "the person's link to be followed")
+    # the page's script sends the tab to another document (location.assign), then a meta refresh to a third
+    await account_tab.evaluate(f"setTimeout(() => location.assign({dumps(home + '?by=script')}), 50)")
+    await arrived("?by=script")
+    await account_tab.evaluate("document.head.insertAdjacentHTML('beforeend', '<meta http-equiv=\"refresh\""
+                               f" content=\"0;url={home}?by=refresh\">')")
+    await arrived("?by=refresh")
+    # the person follows a link to another document
+    await account_tab.evaluate(f"({LINK})('far', {dumps(home + '?by=person')}, 'Another page')")
+    box = await page_box(account_tab, "#far")
+    await user_click(account_tab, box["x"], box["y"])
+    await arrived("?by=person")
+    await press_overlay(account_tab, "handback")
+
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+    [event] = takeovers(end["history"])
+    went = [(a["target"], a["value"]) for a in event["actions"] if a["kind"] == "navigate"]
+    # where the person went: their two links, each told once; everything else was the page's own doing
+    mine = [url for by, url in went if by == "page"]
+    assert len(mine) == 2 and mine[0].endswith("/checkout/confirmed?paid=1#orders"), went
+    assert mine[1] == home + "?by=person", went
+    theirs = [url for by, url in went if by != "page"]
+    assert any(url.endswith("/checkout/confirmed") for url in theirs), went
+    assert any(url.endswith("/checkout/confirmed?paid=1#receipt") for url in theirs), went
+    assert home + "?by=script" in theirs and home + "?by=refresh" in theirs, went
+    assert [by for by, url in went if url == home + "?by=script"] == ["script"], went  # told once, as the page's
+    assert event["urlAfter"] == home + "?by=person"
+    # the model reads it so: the page's script moved it, the person went to two places
+    account = prompt_text(after[0])
+    assert "went to http" in account and "the page's own script changed its address to" in account, account[-2000:]
+    assert not [url for url in theirs if f"went to {url};" in account], account[-2000:]
 
 
 # --- the takeover survives a reload, and the worker re-learns it from the host ----------------------------------------
@@ -591,6 +750,9 @@ async def test_stop_while_the_user_has_the_controls_records_what_they_did(
         (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
     finished = await wait_overlay(account_tab, "the overlay to show the end", lambda o: o["state"] == "stopped")
     assert finished["buttons"] == ["close"], finished
+    await press_overlay(account_tab, "close")  # the panel asks the worker, which tells the page's overlay to go
+    await wait_until(lambda: account_tab.evaluate("!document.querySelector('[data-tabpilot-overlay]')"),
+                     "the overlay to go when closed", 3)  # (not the 8 s a finished one stays)
 
 
 # --- a tab that loaded while another tab's task ran gets the overlay for a task of its own ----------------------------

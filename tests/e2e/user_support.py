@@ -1,8 +1,9 @@
 """The user's side of a takeover, for the end-to-end tests: the in-page overlay read and pressed the way a
 person would, through the test's OWN CDP connection to the browser's debugging port (not the
 extension's chrome.debugger relay), so the extension did not dispatch this input and must tell it from
-the agent's. Reading the overlay pierces its closed shadow root with CDP (DOM.getDocument pierce), as a
-developer's DevTools does: no page script can do that."""
+the agent's. The overlay's panel is an extension page framed in the overlay's closed shadow root (its own target, an
+out-of-process frame): the test reads it by attaching to that frame, as a developer's DevTools does; no page script
+can reach it."""
 
 from __future__ import annotations
 
@@ -15,19 +16,20 @@ from typing import Any
 from e2e_support import EXTENSION_ORIGIN, POPUP_READY, SCREENS, Harness, PopupPage, wait_until
 
 from tabpilot.browser.tab import Tab, js_string
+from tabpilot.cdp import CDPError, CDPSession
 
 OVERLAY_ATTRIBUTE = "data-tabpilot-overlay"
+PANEL_URL = f"{EXTENSION_ORIGIN}/overlay/panel.html"
 
 _READ_OVERLAY = """function () {
   const shown = (el) => !!el && !el.closest('[hidden]') && el.getClientRects().length > 0;
-  // what it says is drawn from data-text (content/overlay.js `say`)
   const text = (sel) => {
     const el = this.querySelector(sel);
     return shown(el) ? (el.dataset.text ?? el.textContent).trim() : '';
   };
   const panel = this.querySelector('.panel');
   return {
-    state: panel ? panel.dataset.state : null,
+    state: panel && panel.dataset.state ? panel.dataset.state : null,
     pill: text('.pill'), task: text('.task'), goal: text('.goal'), notice: text('.notice-title'),
     reason: text('.reason'), why: text('.why'), error: text('.error'),
     buttons: [...this.querySelectorAll('button')].filter(shown).map((b) => b.dataset.command),
@@ -42,38 +44,77 @@ _BOX = """function (selector) {
   return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height, disabled: !!el.disabled};
 }"""
 
+_HOST_BOX = f"""(() => {{ const host = document.querySelector('[{OVERLAY_ATTRIBUTE}]');
+  if (!host || !host.isConnected) return null; const r = host.getBoundingClientRect();
+  return {{x: r.left, y: r.top, w: r.width, h: r.height}}; }})()"""
 
-def _find_overlay_root(node: dict[str, Any]) -> int | None:
-    """The backendNodeId of the overlay's (closed) shadow root, searching a pierced DOM tree."""
-    attributes = node.get("attributes") or []
-    if OVERLAY_ATTRIBUTE in attributes[0::2] and node.get("shadowRoots"):
-        return int(node["shadowRoots"][0]["backendNodeId"])
-    for child in (node.get("children") or []) + (node.get("shadowRoots") or []):
-        found = _find_overlay_root(child)
-        if found is not None:
-            return found
-    return None
+_panels: dict[str, CDPSession] = {}  # the panel frame's target id → the test's session on it
 
 
-async def overlay_root(tab: Tab) -> str | None:
-    """A remote object for the overlay's shadow root in `tab`, or None when the page has no overlay."""
-    document = await tab.send("DOM.getDocument", {"depth": -1, "pierce": True})
-    backend = _find_overlay_root(document["root"])
-    if backend is None:
+async def panel_session(tab: Tab) -> CDPSession | None:
+    """The test's CDP session on the overlay's panel in `tab` (its frame's own target), or None: no overlay."""
+    if await tab.evaluate(_HOST_BOX) is None:
         return None
-    resolved = await tab.send("DOM.resolveNode", {"backendNodeId": backend, "objectGroup": "e2e-overlay"})
-    return str(resolved["object"]["objectId"])
+    # the overlay's own panel; a page may frame panel.html itself (tests do, as an attacker): that one shows nothing
+    found = [session for session in [await _attach(tab, info) for info in await panel_targets(tab)] if session]
+    for session in found:
+        if await _evaluate(session, "!!document.querySelector('.panel[data-state]')"):
+            return session
+    return found[0] if found else None
+
+
+async def panel_targets(tab: Tab) -> list[dict[str, Any]]:
+    """The targets of every frame of panel.html in `tab`'s top document."""
+    root = tab.session.connection.session(None)
+    return [info for info in (await root.send("Target.getTargets"))["targetInfos"]
+            if info["type"] == "iframe" and info["url"].startswith(PANEL_URL)
+            and info.get("parentFrameId") == tab.target_id]
+
+
+async def _attach(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
+    session = _panels.get(info["targetId"])
+    if session is None:
+        root = tab.session.connection.session(None)
+        try:
+            attached = await root.send("Target.attachToTarget", {"targetId": info["targetId"], "flatten": True})
+        except CDPError:
+            return None  # gone meanwhile (the page reloaded)
+        session = _panels[info["targetId"]] = root.connection.session(attached["sessionId"])
+    return session
+
+
+async def panel_target_session(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
+    return await _attach(tab, info)
+
+
+async def _evaluate(session: CDPSession, expression: str) -> Any:
+    try:
+        reply = await session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+    except CDPError:
+        return None
+    return reply.get("result", {}).get("value")
+
+
+async def in_panel(tab: Tab, function: str, *args: Any) -> Any:
+    """`function` called on the panel's document (`this`) with `args`; None when there is no overlay."""
+    session = await panel_session(tab)
+    if session is None:
+        return None
+    try:
+        reply = await session.send("Runtime.evaluate", {
+            "expression": f"({function}).apply(document, {json.dumps(list(args))})",
+            "returnByValue": True, "awaitPromise": True,
+        })
+    except CDPError:
+        return None  # the frame went away meanwhile
+    if "exceptionDetails" in reply:
+        raise AssertionError(f"in the overlay's panel: {reply['exceptionDetails']}")
+    return reply["result"].get("value")
 
 
 async def overlay(tab: Tab) -> dict[str, Any] | None:
     """What the overlay shows now (None: no overlay in the page)."""
-    root = await overlay_root(tab)
-    if root is None:
-        return None
-    result = await tab.send("Runtime.callFunctionOn", {
-        "objectId": root, "functionDeclaration": _READ_OVERLAY, "returnByValue": True,
-    })
-    return result["result"]["value"]
+    return await in_panel(tab, _READ_OVERLAY)
 
 
 async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> dict[str, Any]:
@@ -88,14 +129,12 @@ async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> 
 
 
 async def overlay_box(tab: Tab, selector: str) -> dict[str, float]:
-    root = await overlay_root(tab)
-    assert root is not None, "no overlay in the page"
-    result = await tab.send("Runtime.callFunctionOn", {
-        "objectId": root, "functionDeclaration": _BOX, "arguments": [{"value": selector}], "returnByValue": True,
-    })
-    box = result["result"]["value"]
+    """Where `selector` in the overlay's panel is on the screen (the panel's frame fills the host element's box)."""
+    box = await in_panel(tab, _BOX, selector)
     assert box and box["w"] > 0, f"{selector} is not shown in the overlay"
-    return box
+    host = await tab.evaluate(_HOST_BOX)
+    assert host, "no overlay in the page"
+    return {**box, "x": host["x"] + box["x"], "y": host["y"] + box["y"]}
 
 
 # --- the user's hands: trusted input from the test's own CDP connection ---------------------------------------
@@ -112,11 +151,17 @@ async def user_type(tab: Tab, text: str) -> None:
         await tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": char})
 
 
-async def user_press_key(tab: Tab, key: str, code: str, key_code: int) -> None:
-    await tab.send("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": key, "code": code,
-                                              "windowsVirtualKeyCode": key_code})
+async def user_press_key(tab: Tab, key: str, code: str, key_code: int, modifiers: int = 0,
+                         commands: list[str] | None = None) -> None:
+    """One key (with `modifiers`, CDP's bits: 2 Control); `commands`: what the browser's shortcut does (headless
+    Chromium has no menus: Control+C copies only when told, as CDP's Input.dispatchKeyEvent `commands`)."""
+    down: dict[str, Any] = {"type": "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": key_code,
+                            "modifiers": modifiers}
+    if commands:
+        down["commands"] = commands
+    await tab.send("Input.dispatchKeyEvent", down)
     await tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
-                                              "windowsVirtualKeyCode": key_code})
+                                              "windowsVirtualKeyCode": key_code, "modifiers": modifiers})
 
 
 async def press_overlay(tab: Tab, command: str) -> None:
@@ -134,10 +179,30 @@ async def press_overlay(tab: Tab, command: str) -> None:
     await user_click(tab, box["x"], box["y"])
 
 
+_FOCUSED = """function (selector) {
+  return document.hasFocus() && document.activeElement === this.querySelector(selector); }"""
+_VALUE = """function (selector) { return this.querySelector(selector).value; }"""
+
+
 async def type_in_overlay(tab: Tab, selector: str, text: str) -> None:
-    box = await overlay_box(tab, selector)
-    await user_click(tab, box["x"], box["y"])
+    """The person clicks into the overlay's field and types `text`. The keys go to the frame the browser last heard
+    took the focus: a person whose keys did not land clicks again (as takeover_support.Person does)."""
+    before = await in_panel(tab, _VALUE, selector)
+    for _ in range(5):
+        box = await overlay_box(tab, selector)
+        await user_click(tab, box["x"], box["y"])
+        try:
+            await wait_until(lambda: in_panel(tab, _FOCUSED, selector), f"{selector} to have the focus", 3)
+            break
+        except AssertionError:
+            continue
     await user_type(tab, text)
+    await wait_until(lambda: _async_equal(in_panel(tab, _VALUE, selector), before + text),
+                     f"what the person typed to be in the overlay's {selector}")
+
+
+async def _async_equal(value: Any, expected: Any) -> bool:
+    return await value == expected
 
 
 async def page_box(tab: Tab, selector: str) -> dict[str, float]:

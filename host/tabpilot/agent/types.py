@@ -260,7 +260,11 @@ def describe_action(action: Any, language: str | None = None) -> str:
             "did.pressed", language, key=shown)
     elif kind == "navigate" and target == "reload":  # capture.js: a reload of the page it was on
         text = say("did.reloaded", language, url=shown or action.get("url"))
-    elif kind == "navigate":
+    elif kind == "navigate" and target == "script":  # capture.js: the page's own script, not the person
+        text = say("did.page_script_went", language, url=shown or action.get("url"))
+    elif kind == "navigate" and target == "loaded":  # capture.js: a new document, by a way it could not see
+        text = say("did.tab_loaded", language, url=shown or action.get("url"))
+    elif kind == "navigate":  # "page": a navigation the person started
         text = say("did.went_to", language, url=shown or action.get("url"))
     elif kind == "scroll":
         text = say("did.scrolled", language, target=target or say("did.the_page", language), how=shown or "").rstrip()

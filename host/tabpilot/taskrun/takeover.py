@@ -19,6 +19,10 @@ Reason = Literal["user", "implicit", "agent_request"]
 MAX_ACTIONS = 2000  # a takeover longer than this keeps its first actions and counts the rest
 CUT_SHORT = "(tabpilot stopped before the user handed back: what they did after this is not known)"
 ACTION_KINDS = ("click", "input", "select", "check", "submit", "key", "navigate", "scroll", "tab")
+# navigate targets (capture.js): told by the document left, with who started it; told by the document arrived at
+DEPARTURES = ("page", "script")
+ARRIVALS = ("loaded", "reload")
+ARRIVAL_LOOKBACK = 5  # actions flushed as the document went (a field typed in) may come between the two words
 
 
 def now_ms() -> int:
@@ -33,6 +37,7 @@ class Takeover:
     url_before: str | None = None
     actions: list[dict[str, Any]] = field(default_factory=list)
     dropped: int = 0
+    departed: bool = field(default=False, repr=False)  # the last navigate told is a departure no arrival matched yet
 
     def control(self) -> dict[str, Any]:
         """The `control` of the task snapshot and of `task.control`."""
@@ -65,6 +70,8 @@ class Takeover:
         for reported in actions:
             action = {key: value for key, value in reported.items() if key != "again"}
             last = self.actions[-1] if self.actions else None
+            if self._told_already(action):
+                continue
             if (reported.get("again") and last is not None and action.get("kind") == "input"
                     and last.get("kind") == "input"):
                 self.actions[-1] = action
@@ -72,6 +79,20 @@ class Takeover:
                 self.actions.append(action)
             else:
                 self.dropped += 1
+
+    def _told_already(self, action: dict[str, Any]) -> bool:
+        """A new document's word that the tab loaded it ("loaded", "reload") after the document before told the same
+        navigation, with who started it (capture.js: "page" the person, "script" the page's own script): one
+        navigation, told once, by the side that knows whose it was. Another address (a server's redirect) stays."""
+        if action.get("kind") != "navigate":
+            return False
+        departed, self.departed = self.departed, action.get("target") in DEPARTURES
+        if action.get("target") not in ARRIVALS or not departed:
+            return False
+        for before in reversed(self.actions[-ARRIVAL_LOOKBACK:]):
+            if before.get("kind") == "navigate":
+                return before.get("target") in DEPARTURES and before.get("value") == action.get("value")
+        return False
 
     def unfinished(self) -> UserTakeoverEvent:
         """The event this takeover becomes if it never ends in Hand back (its host dies first): what the person did

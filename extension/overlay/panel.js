@@ -1,0 +1,228 @@
+// tabpilot's overlay panel: everything the in-page overlay shows and every field the person types in (the answer to
+// the agent's question, the Hand back note, and any field to come), in an extension page that content/overlay.js
+// frames inside the overlay's closed shadow root (the manifest's web_accessible_resources). The frame is of the
+// extension's origin, so the page in the tab reaches nothing of it: not its text (window.find() searches closed
+// shadow roots, and found what the person typed in the overlay's fields, a letter at a time), not the person's keys
+// (their key, input and composition events stay in this document: in a shadow root they reached the page's own
+// listeners with every key), not a selection or a copy; and a frame in a shadow tree is not in the page's
+// window.frames, so the page cannot reach this window to navigate it or post to it. Nor does capture.js see the
+// person's typing here, so none of it is recorded as input to the page.
+//
+// It talks to the worker itself, over a port named `overlay-panel`: its first message carries the key in this
+// page's URL fragment, which only the overlay's content script (which made the frame) and the worker know. A page
+// that frames panel.html itself cannot give it, and the worker hangs up. Everything it shows comes from the worker
+// (the host owns the task's state); it acts only on the person's trusted presses, and Allow counts a click only once
+// the person could see it (lib/seen.js: IntersectionObserver v2 sees through the frame to the page around it).
+(() => {
+  "use strict";
+
+  const t = (key, ...subs) => chrome.i18n.getMessage(key, subs.map(String)) || key;
+  const KEY = location.hash.slice(1);
+  const ALLOW_GRACE_MS = 400; // as the bridge's prompt: a click this soon after Allow is seen is not aimed at it
+  const RECONNECT_MS = 500;
+  const FIRST_TRIES = 10; // a panel the worker never took (its key is not the tab's) stops asking after these
+  const PILL = { running: "overlay_running", paused: "overlay_paused", asking: "overlay_asking" };
+  // Allow is watched from when it shows, and afresh this often while it is not seen whole: Chromium's
+  // IntersectionObserver v2 in a frame out of the page's process kept the "not visible" it worked out as the overlay
+  // went into the top layer (measured: no change in over a second, while an observer made then saw it visible at
+  // once). A new observer is told afresh, and what it says is what the page shows now (a cover still hides it).
+  const REWATCH_MS = 250;
+
+  const PRESS_WAITS_MS = 3000; // how long a press made while the worker restarts waits for it
+  let port = null;
+  let welcomed = false; // the worker took this port (it knew the key)
+  const afterWelcome = []; // presses made meanwhile
+  let taken = false; // the worker took this panel once: it keeps asking again after a worker restart
+  let tries = 0;
+  let nextId = 1;
+  const waiting = new Map();
+  const ui = {};
+  let allowSeen = null; // Seen.watch of Allow while it is shown
+  let rewatch = null;
+
+  // --- the worker -----------------------------------------------------------------------------------------------
+  function connect() {
+    tries += 1;
+    try {
+      port = chrome.runtime.connect({ name: "overlay-panel" });
+    } catch (_) {
+      return; // the extension was reloaded: this frame is orphaned
+    }
+    port.onMessage.addListener((message) => {
+      if (message.kind === "welcome") {
+        taken = welcomed = true;
+        for (const go of afterWelcome.splice(0)) go();
+      } else if (message.kind === "state") {
+        show(message.task);
+      } else if (message.kind === "reply") {
+        const done = waiting.get(message.id);
+        waiting.delete(message.id);
+        if (done) done(message);
+      }
+    });
+    port.onDisconnect.addListener(() => {
+      port = null;
+      welcomed = false;
+      for (const done of waiting.values()) done({ ok: false, error: t("overlayWorkerGone") });
+      waiting.clear();
+      // the worker restarted (or does not know this tab's key yet): what is shown stays until it says otherwise
+      if (taken || tries < FIRST_TRIES) setTimeout(() => { if (!port && chrome.runtime.id) connect(); }, RECONNECT_MS);
+    });
+    port.postMessage({ kind: "hello", key: KEY });
+  }
+
+  // A press while the worker restarts (the port is being made again) is carried out once it is back, for a moment
+  function command(name, fields = {}) {
+    const at = Date.now();
+    return new Promise((resolve) => {
+      const send = () => {
+        if (!port || !welcomed) return resolve({ ok: false, error: t("overlayWorkerGone") });
+        const id = nextId++;
+        waiting.set(id, resolve);
+        port.postMessage({ kind: "command", id, command: name, at, ...fields });
+      };
+      if (welcomed) return send();
+      const timer = setTimeout(() => {
+        const i = afterWelcome.indexOf(go);
+        if (i >= 0) afterWelcome.splice(i, 1);
+        send();
+      }, PRESS_WAITS_MS);
+      const go = () => { clearTimeout(timer); send(); };
+      afterWelcome.push(go);
+    });
+  }
+
+  // --- the UI ---------------------------------------------------------------------------------------------------
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function build() {
+    const panel = ui.panel = el("div", "panel");
+    panel.title = t("overlayLabel");
+    const head = el("div", "head");
+    head.append(el("span", "brand", "tabpilot"), (ui.pill = el("span", "pill")));
+    ui.task = el("div", "task");
+    ui.goal = el("div", "goal");
+    ui.notice = el("div", "notice");
+    ui.noticeTitle = el("div", "notice-title");
+    ui.reason = el("div", "reason");
+    ui.why = el("div", "why");
+    ui.notice.append(ui.noticeTitle, ui.reason, ui.why);
+    ui.note = el("textarea", "note");
+    ui.note.placeholder = t("overlayNotePlaceholder");
+    ui.answer = el("input", "answer");
+    ui.answer.placeholder = t("overlayAnswerPlaceholder");
+    for (const field of [ui.note, ui.answer]) field.autocomplete = "off";
+    ui.takeover = button("takeover", t("takeOver"), "primary");
+    ui.handback = button("handback", t("handBack"), "primary");
+    ui.send = button("answer", t("sendAnswer"), "primary");
+    ui.allow = button("allow", t("approveAllow"), "primary");
+    ui.deny = button("deny", t("approveDeny"), "danger");
+    ui.stop = button("stop", t("stop"), "danger");
+    ui.close = button("close", t("overlayClose"), "");
+    const buttons = el("div", "buttons");
+    buttons.append(ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
+    ui.error = el("div", "error");
+    const body = el("div", "body");
+    body.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, ui.error);
+    panel.append(body, buttons);
+    document.body.append(panel);
+    ui.answer.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && event.isTrusted) press("answer");
+    });
+  }
+
+  function button(name, text, className) {
+    const b = el("button", className, text);
+    b.type = "button";
+    b.dataset.command = name;
+    // Only the person's real press (the agent's click landing here is refused by the worker, which dispatched it)
+    b.addEventListener("click", (event) => {
+      if (!event.isTrusted) return;
+      if (name === "allow" && !(allowSeen && allowSeen.seen())) return; // covered, hidden, just shown, moved
+      press(name);
+    });
+    return b;
+  }
+
+  const PRESSABLE = () => [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop];
+
+  async function press(name) {
+    if (name === "close") return command("close");
+    const fields = {};
+    if (name === "handback") fields.note = ui.note.value;
+    if (name === "answer") {
+      fields.answer = ui.answer.value.trim();
+      if (!fields.answer) return;
+    }
+    for (const b of PRESSABLE()) b.disabled = true;
+    ui.error.textContent = "";
+    const reply = await command(name, fields);
+    for (const b of PRESSABLE()) b.disabled = false;
+    if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
+    else if (name === "handback") ui.note.value = "";
+    else if (name === "answer") ui.answer.value = "";
+  }
+
+  function show(task) {
+    if (!task) {
+      delete ui.panel.dataset.state;
+      return;
+    }
+    const running = task.status === "running";
+    const control = running ? task.control : null;
+    const question = running ? task.question : null;
+    const approval = running && !control ? task.approval : null;
+    const asks = { control, question, approval };
+    const kind = !running ? "finished" : Asking.pillKind(asks) || "running";
+    ui.panel.dataset.state = approval ? "approval" : question ? "question" : control ? control.reason
+      : running ? "running" : task.status;
+    ui.pill.dataset.kind = kind;
+    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
+    ui.task.textContent = task.task || "";
+    ui.task.title = task.task || "";
+    // nextGoal is the goal the last step's model reply gave, for the action that step took (page-agent's
+    // next_goal): what the agent did last, not what it will do next
+    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
+    ui.goal.hidden = !ui.goal.textContent;
+    const { title, reason, why } = Asking.notice(asks, t);
+    ui.noticeTitle.textContent = title;
+    ui.reason.textContent = reason;
+    ui.reason.hidden = !reason;
+    ui.notice.hidden = !title;
+    ui.why.textContent = why;
+    ui.why.hidden = !why;
+    ui.allow.hidden = ui.deny.hidden = !approval;
+    watchAllow(!!approval);
+    ui.answer.hidden = ui.send.hidden = !question;
+    ui.note.hidden = ui.handback.hidden = !control;
+    ui.takeover.hidden = !running || !!control;
+    ui.takeover.className = question || approval ? "" : "primary"; // answering is the main way then
+    ui.stop.hidden = !running;
+    ui.close.hidden = running;
+  }
+
+  function watchAllow(shown) {
+    if (!shown) {
+      clearInterval(rewatch);
+      rewatch = null;
+      if (allowSeen) allowSeen.stop();
+      allowSeen = null;
+      return;
+    }
+    if (allowSeen) return;
+    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+    rewatch = setInterval(() => {
+      if (!allowSeen || allowSeen.whole()) return;
+      allowSeen.stop();
+      allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+    }, REWATCH_MS);
+  }
+
+  build();
+  connect();
+})();
