@@ -8,8 +8,9 @@
 // the frame). The panel proves to the worker it is this overlay's frame with a key only this script and the worker
 // know (sent over this script's port, put in the frame's URL fragment).
 //
-// This script keeps the host element: one size in every state (the page measures it: it grew when a question came,
-// and told the page when to lay a decoy); put back as it was when the page removes or restyles it; in the top layer
+// This script keeps the host element: as tall as the panel needs (it tells the worker), so no more of the page is
+// covered than is shown (one size for every state, tried against a page measuring it, covered 264 px of every page
+// while the agent worked there, and the top layer tells the page when a question comes anyway); put back as it was when the page removes or restyles it; in the top layer
 // while the overlay asks to allow an action (lib/seen.js, injected before this file: above the page and outside its
 // effects, so the panel's Allow can be seen whole; only then: anything in the top layer makes every element of the
 // page "not visible" to the page's own IntersectionObserver v2, so widgets that guard their clicks with it would
@@ -36,6 +37,7 @@
   let port = null;
   let state = null;
   let hideTimer = null;
+  let size = null; // the host box's height, as tall as the panel needs (panel.js tellSize, through the worker)
 
   function hello() {
     chrome.runtime.sendMessage({ type: "frame.hello", at: Date.now() }).then((reply) => {
@@ -52,6 +54,9 @@
     }
     port.onMessage.addListener((message) => {
       if (message.kind === "state") show(message.task);
+      else if (message.kind === "size" && size && Number.isFinite(message.height)) {
+        size.textContent = `:host { --tabpilot-height: ${Math.max(40, Math.min(2000, Math.round(message.height)))}px; }`;
+      }
       else if (message.kind === "close") remove();
     });
     port.onDisconnect.addListener(() => {
@@ -70,7 +75,8 @@
   const STYLE = `
     :host { all: initial !important; position: fixed !important; right: 16px !important; bottom: 16px !important;
       z-index: 2147483647 !important; display: block !important; box-sizing: border-box !important;
-      width: min(320px, calc(100vw - 32px)) !important; height: min(264px, calc(100vh - 32px)) !important; }
+      width: min(320px, calc(100vw - 32px)) !important; height: min(var(--tabpilot-height, 96px), calc(100vh - 32px),
+      70vh) !important; }
     iframe { display: block; width: 100%; height: 100%; border: 0; margin: 0; padding: 0; background: transparent; }
   `;
 
@@ -83,11 +89,12 @@
     const root = host.attachShadow({ mode: "closed" });
     const style = document.createElement("style");
     style.textContent = STYLE;
+    size = document.createElement("style");
     key = crypto.randomUUID();
     frame = document.createElement("iframe");
     frame.title = "tabpilot";
     frame.src = `${chrome.runtime.getURL(PANEL)}#${key}`;
-    root.append(style, frame);
+    root.append(style, size, frame);
     tellKey();
     // the page may take it out of the top layer (hidePopover): it goes back while it asks to allow
     host.addEventListener("toggle", (event) => { if (asksToAllow() && event.newState === "closed") Seen.raise(host); });

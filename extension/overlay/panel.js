@@ -51,7 +51,9 @@
     port.onMessage.addListener((message) => {
       if (message.kind === "welcome") {
         taken = welcomed = true;
+        toldHeight = 0; // a restarted worker, or a new overlay port: told afresh
         for (const go of afterWelcome.splice(0)) go();
+        tellSize();
       } else if (message.kind === "state") {
         show(message.task);
       } else if (message.kind === "reply") {
@@ -127,9 +129,13 @@
     const buttons = el("div", "buttons");
     buttons.append(ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
     ui.error = el("div", "error");
-    const body = el("div", "body");
-    body.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, ui.error);
+    const body = ui.body = el("div", "body");
+    const content = ui.content = el("div", "content"); // its height is what the body needs: body scrolls beyond
+    content.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, ui.error);
+    body.append(content);
     panel.append(body, buttons);
+    // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
+    new ResizeObserver(tellSize).observe(content);
     document.body.append(panel);
     ui.answer.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.isTrusted) press("answer");
@@ -204,6 +210,18 @@
     ui.takeover.className = question || approval ? "" : "primary"; // answering is the main way then
     ui.stop.hidden = !running;
     ui.close.hidden = running;
+    tellSize();
+  }
+
+  // The height the panel needs to show everything without scrolling, for the host box (told through the worker: a
+  // message to the parent window would go to the page).
+  let toldHeight = 0;
+  function tellSize() {
+    if (!ui.panel.dataset.state || !port || !welcomed) return;
+    const height = Math.ceil(ui.panel.offsetHeight - ui.body.clientHeight + ui.content.offsetHeight);
+    if (height === toldHeight) return;
+    toldHeight = height;
+    port.postMessage({ kind: "size", height });
   }
 
   function watchAllow(shown) {

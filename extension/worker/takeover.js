@@ -536,6 +536,7 @@ function overlayConnected(port) {
   const tabId = port.sender.tab.id;
   overlayPorts.set(tabId, port);
   port.onDisconnect.addListener(() => { if (overlayPorts.get(tabId) === port) overlayPorts.delete(tabId); });
+  if (panelHeights.has(tabId)) port.postMessage({ kind: "size", height: panelHeights.get(tabId) });
   port.onMessage.addListener((message) => {
     if (message && message.kind === "panel" && typeof message.key === "string" && message.key) {
       panelKeyTold(tabId, message.key);
@@ -548,6 +549,7 @@ function overlayConnected(port) {
 // A panel whose key this worker does not know yet waits for it a moment (a restarted worker hears the panel and the
 // content script reconnect in either order); a wrong one is hung up on when that moment is over.
 const PANEL_KEY_WAIT_MS = 5000;
+const panelHeights = new Map(); // tabId → the height its overlay's panel last said it needs
 const panelsWaiting = new Map(); // tabId → Set of {port, key, timer}: panels whose key the tab's overlay has not told
 function panelConnected(port) {
   const tabId = port.sender.tab.id;
@@ -560,6 +562,13 @@ function panelConnected(port) {
   });
   port.onMessage.addListener((message) => {
     if (!message || typeof message !== "object") return;
+    if (known && message.kind === "size") { // the height the panel needs: the host box follows it
+      if (!Number.isFinite(message.height)) return;
+      panelHeights.set(tabId, message.height);
+      const overlay = overlayPorts.get(tabId);
+      if (overlay) overlay.postMessage({ kind: "size", height: message.height });
+      return;
+    }
     if (known) return onOverlayCommand(port, tabId, message);
     if (message.kind !== "hello" || typeof message.key !== "string" || !message.key || waiting) {
       return port.disconnect();
@@ -677,6 +686,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   injected.delete(tabId);
   overlayClaims.delete(tabId);
   panelKeys.delete(tabId);
+  panelHeights.delete(tabId);
   for (const waiting of panelsWaiting.get(tabId) || []) clearTimeout(waiting.timer);
   panelsWaiting.delete(tabId);
 });

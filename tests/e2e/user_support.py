@@ -48,6 +48,11 @@ _HOST_BOX = f"""(() => {{ const host = document.querySelector('[{OVERLAY_ATTRIBU
   if (!host || !host.isConnected) return null; const r = host.getBoundingClientRect();
   return {{x: r.left, y: r.top, w: r.width, h: r.height}}; }})()"""
 
+# The host's box once the page has drawn two frames since (what the browser routes a click by is then drawn too), or
+# after 100 ms in a tab that draws nothing (one in the background).
+_SETTLED = (f"new Promise((done) => {{ const box = () => {_HOST_BOX}; const late = setTimeout(() => done(box()), 100);"
+            " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(box()); })); })")
+
 _panels: dict[str, CDPSession] = {}  # the panel frame's target id → the test's session on it
 
 
@@ -134,7 +139,7 @@ async def overlay_box(tab: Tab, selector: str) -> dict[str, float]:
     assert box and box["w"] > 0, f"{selector} is not shown in the overlay"
     host = await tab.evaluate(_HOST_BOX)
     assert host, "no overlay in the page"
-    return {**box, "x": host["x"] + box["x"], "y": host["y"] + box["y"]}
+    return {**box, "x": host["x"] + box["x"], "y": host["y"] + box["y"], "host": host}
 
 
 # --- the user's hands: trusted input from the test's own CDP connection ---------------------------------------
@@ -173,7 +178,9 @@ async def press_overlay(tab: Tab, command: str) -> None:
 
     async def pressable() -> dict[str, float] | None:
         box = await overlay_box(tab, selector)
-        return None if box["disabled"] else box
+        # and where it stays: the overlay's box follows what its panel shows, and a click in the frame drawn a moment
+        # before is routed by where the frame was (a press right after the question came missed Take over)
+        return None if box["disabled"] or await tab.evaluate(_SETTLED) != box["host"] else box
 
     box = await wait_until(pressable, f"the overlay's {command} button to be pressable")
     await user_click(tab, box["x"], box["y"])
