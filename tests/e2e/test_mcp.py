@@ -71,7 +71,9 @@ class McpClient:
 async def mcp_client(home: Any, *options: str, name: str = "e2e-client") -> AsyncIterator[McpClient]:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "tabpilot", "mcp", *options],
-        env={"HOME": str(home.home), "TABPILOT_HOME": str(home.tabpilot_home), "PATH": os.environ["PATH"]},
+        env={"HOME": str(home.home), "TABPILOT_HOME": str(home.tabpilot_home), "PATH": os.environ["PATH"],
+             # the code under test, when it is not the installed copy (a second checkout run with PYTHONPATH)
+             **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}},
     )
     async with stdio_client(params) as (read, write), ClientSession(
         read, write, client_info=Implementation(name=name, version="1.0")
