@@ -27,6 +27,7 @@ from e2e_support import (
     Harness,
     PopupPage,
     act_on,
+    agent_output,
     done,
     run_in_popup,
     task_row,
@@ -39,7 +40,7 @@ from mcp.types import Implementation
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
 from tabpilot.localfiles import LocalFiles
 from tabpilot.mcp.backends import FALLING_BACK
 
@@ -902,6 +903,31 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
             is_error, refused = await client.call("run_task", task="Sign up as Ada Lovelace", **task)
             assert is_error and "127.0.0.1 is on the blocked domains list" in str(refused), refused
         assert len(llm.requests) == asked
+
+
+async def test_launch_offers_the_model_no_question_nobody_could_answer(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """With --launch there is no popup and no terminal (standard input is the MCP protocol): nobody can answer the
+    agent's ask_user or hand back controls it hands over. Found by a new user: a model that asked a question left
+    run_task waiting for good, with no progress at all. The tools are not offered; a model that calls one anyway
+    is told it is not available and goes on, twice over."""
+    home = NoBrowserHome(tmp_path)
+    await home.configure(llm)
+    for name in ("Ada", "Grace"):
+        llm.add(ToolCall("AgentOutput", agent_output("Ask which name", {"ask_user": {"question": "Which name?"}})),
+                ToolCall("AgentOutput", agent_output("Hand the controls over", {"request_takeover": {
+                    "reason": "log in"}})),
+                done(f"Went on without asking {name}"))
+    async with mcp_client(home, "--launch", "--headless", "--browser", browser_binary) as client:
+        for name in ("Ada", "Grace"):
+            is_error, result = await asyncio.wait_for(
+                client.call("run_task", task=f"Sign up as {name}", url=e2e_pages.url(f"form.html?ask={name}")), 60)
+            assert not is_error and (result["success"], result["data"]) == (True, f"Went on without asking {name}")
+    offered = json.dumps(llm.requests[0]["tools"])
+    assert "ask_user" not in offered and "request_takeover" not in offered, offered
+    told = json.dumps(llm.requests[1]["messages"])
+    assert "unknown action 'ask_user'" in told, told[-2000:]
 
 
 async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_not_open(

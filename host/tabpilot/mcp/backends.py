@@ -358,8 +358,11 @@ class LaunchBackend:
         except Exception as exc:
             await browser.close()
             raise TaskFailed(f"could not open {url or 'a tab'}: {exc}") from exc
-        # no extension, so nobody sees a question: an action that needs a yes (ask-before) is refused, saying how
-        run = TaskRun(plan, self._records(), browser, approvals="refuse", nobody_to_approve="approval.remedy.mcp")
+        # no extension and no terminal, so nobody sees a question: an action that needs a yes (ask-before) is
+        # refused, saying how, and the model is not offered ask_user or request_takeover (nobody could answer or
+        # hand the controls back: the task waited for good)
+        run = TaskRun(plan, self._records(), browser, can_ask=False, can_hand_over=False, approvals="refuse",
+                      nobody_to_approve="approval.remedy.mcp")
         queue: asyncio.Queue[str] = asyncio.Queue()
         run.observers.append(lambda update: _queue_message(update, queue))
         try:
