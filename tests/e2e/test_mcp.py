@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -529,6 +530,53 @@ async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_
     assert await popup.visible("#approvals") is False
     assert unanswered["id"] not in await notifications_shown(harness)
     assert len(llm.requests) == 4  # only the allowed task's
+    await close_popup(harness, popup)
+
+
+async def test_a_question_nobody_waits_for_goes_from_the_popup_and_the_next_call_is_asked(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Found by a new user: an MCP client that stopped waiting for the person (its call cancelled or timed out, or
+    the client closed) left its question in the popup for the rest of the two minutes, and its next call, the
+    same task asked again, was refused: "… already has a question waiting for the user's answer". The question
+    goes with its asker, Past tasks says why it did not run, and the next call is asked afresh, twice over."""
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada"))
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    url = e2e_pages.url("form.html?impatient")
+    async with mcp_client(harness, "--approve-timeout", "60", name="Impatient Agent") as client:
+        for attempt in ("first", "second"):
+            call = asyncio.ensure_future(client.call("run_task", task=f"Sign up Ada ({attempt})", url=url))
+            card = await approval_card(popup, "Impatient Agent")
+            call.cancel()  # the client gives up (its own timeout, or its user pressed stop)
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+            await popup.wait_for(f"!document.querySelector('.approval-card[data-approval-id=\"{card['id']}\"]')",
+                                 "the question nobody waits for to go", 10)
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=url))
+        card = await approval_card(popup, "Impatient Agent")  # asked again, not refused as busy
+        await press(popup, card["id"], "once")
+        is_error, result = await call
+        assert not is_error and result["success"], result
+        assert not problems, problems
+        # and a client that goes away altogether takes its open question with it
+        leaving = asyncio.ensure_future(client.call("run_task", task="Sign up Ada (left)", url=url))
+        card = await approval_card(popup, "Impatient Agent")
+    leaving.cancel()
+    with contextlib.suppress(BaseException):
+        await leaving
+    await popup.wait_for("!document.querySelector('.approval-card')", "the closed client's question to go", 10)
+    await popup.click("#nav-past")
+    lines = await popup.wait_for(
+        "(() => { const found = [...document.querySelectorAll('#past-list .past-item')].map(i => i.innerText)"
+        ".filter(t => t.includes('Sign up Ada (')); return found.length === 3 ? found : null; })()",
+        "the three questions nobody answered, in Past tasks")
+    assert all("from Impatient Agent" in line for line in lines), lines
+    with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT status, requester, result FROM tasks WHERE task LIKE 'Sign up Ada (%'").fetchall()
+    assert len(rows) == 3 and all(row[:2] == ("denied", "Impatient Agent") for row in rows), rows
+    assert all("stopped waiting for your answer" in json.loads(row[2])["data"] for row in rows), rows
     await close_popup(harness, popup)
 
 
