@@ -1802,6 +1802,33 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
 }
 
 
+# failure code → the name of what to do about it (the catalog's `remedy.<name>` at the terminal; MCP's own words in
+# mcp/progress.py), for the failures whose words lack one. context_too_long: its plain form says it already.
+REMEDIES: dict[str, str] = {
+    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
+    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
+    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
+    "browser_failed": "browser", "page_busy": "page_busy",
+}
+REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}  # → "context"
+
+
+def failure_remedy(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The name of what to do about an error event's failure (a key of REMEDIES' values, or "context") and the
+    failure's params, or None when its words say it already (or it names no code). A failure after retries is
+    remedied by its last cause."""
+    code, params = event.get("code"), event.get("params")
+    values = dict(params) if isinstance(params, Mapping) else {}
+    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
+        cause = values["cause"]
+        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
+    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
+        return "context", values
+    if not isinstance(code, str) or code not in REMEDIES:
+        return None
+    return REMEDIES[code], values
+
+
 def failure_text(code: str, params: Mapping[str, object] | None = None, language: str | None = None, /) -> str:
     """The failure `code` in words, in `language`, with the terminal's remedy. `params["form"]` picks a
     wording; `params["cause"]` ({code, params}) is a nested failure, worded the same way."""

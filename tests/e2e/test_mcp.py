@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import os
 import re
@@ -41,7 +42,7 @@ from mcp.types import Implementation
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, ToolCall
 from tabpilot.localfiles import LocalFiles
 from tabpilot.mcp.backends import FALLING_BACK
 
@@ -795,6 +796,62 @@ async def run_on(client: McpClient, llm: ScriptedLLMServer, task: str, url: str)
 
 
 # --- the host goes away -----------------------------------------------------------------------------------------
+async def test_a_task_waiting_for_the_person_or_a_failing_model_says_so_and_what_to_do(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Found by a new user: a task in their browser that waited for the person (an action waiting for their yes,
+    the agent's question) or for a model call tried again gave the MCP client no progress at all, and a task the
+    model endpoint failed ended with only its cause, where `tabpilot run` says what to do. Each wait is a progress
+    line saying what it waits for and where the person answers; a failed task's result carries a remedy. Twice."""
+    problems: list[str] = []
+    await configure(harness, llm)
+    assert (await ask_host(harness, {"type": "settings.set", "askBefore": "every"}))["ok"]
+    try:
+        async with mcp_client(harness, "--approve", "always", name="Waiting Agent") as client:
+
+            async def said(words: str) -> str | None:
+                return next((m for _, m in client.progress if m and words in m), None)
+
+            for name in ("Ada", "Grace"):
+                llm.add(act_on("Full name", "input_text", "Type the name", problems, text=name),
+                        ToolCall("AgentOutput", agent_output("Ask for the e-mail", {
+                            "ask_user": {"question": f"Which e-mail for {name}?"}})),
+                        done(f"Typed {name}"))
+                client.progress.clear()
+                call = asyncio.ensure_future(client.call(
+                    "run_task", task=f"Type {name}", url=e2e_pages.url(f"form.html?waiting={name}")))
+
+                allowing = "waiting for the person using the browser to allow an action"
+                waits = await wait_until(functools.partial(said, allowing), "the wait for their yes, in progress")
+                assert 'the agent wants to type into input "Full name" on 127.0.0.1' in waits, waits
+                assert "tabpilot popup or side panel" in waits, waits
+                task_id = task_id_in(client.progress[0][1])
+                assert (await ask_host(harness, {"type": "task.approve", "taskId": task_id, "decision": "allow"}))["ok"]
+                question = f"the agent asks the person using the browser: Which e-mail for {name}?"
+                asks = await wait_until(functools.partial(said, question), "the agent's question, in the progress")
+                assert "waiting for their answer" in asks, asks
+                assert (await ask_host(harness, {"type": "task.answer", "taskId": task_id,
+                                                 "answer": "ada@example.com"}))["ok"]
+                is_error, result = await call
+                assert not is_error and (result["success"], result["data"]) == (True, f"Typed {name}"), result
+                assert "remedy" not in result
+            assert not problems, problems
+            # a model endpoint failing: each retry is said as it happens, and the result says what to do
+            assert (await ask_host(harness, {"type": "settings.set", "askBefore": "never"}))["ok"]
+            for attempt in ("first", "second"):
+                llm.add(*[HTTPError(500, "overloaded")] * 4)
+                client.progress.clear()
+                is_error, failed = await client.call("run_task", task=f"Type Ada ({attempt})",
+                                                     url=e2e_pages.url("form.html?failing"))
+                assert not is_error and failed["success"] is False, failed
+                retries = [m for _, m in client.progress if m and m.startswith("retry ")]
+                assert retries == [f"retry {n}/3: HTTP 500: overloaded" for n in (1, 2, 3)], client.progress
+                assert failed["remedy"].startswith("The model provider is busy or failing"), failed
+                assert "tabpilot popup's Settings" in failed["remedy"], failed
+    finally:
+        assert (await ask_host(harness, {"type": "settings.set", "askBefore": "irreversible"}))["ok"]
+
+
 async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:

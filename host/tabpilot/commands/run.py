@@ -556,30 +556,16 @@ def _error_words(event: dict[str, Any], language: Language) -> str:
     return event_text(event, language) or str(event.get("message", ""))
 
 
-# failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
-TERMINAL_REMEDIES: dict[str, str] = {
-    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
-    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
-    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
-    "browser_failed": "browser", "page_busy": "page_busy",
-}
-# context_too_long: its plain form says what to do already
-REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
-
-
 def terminal_remedy(event: Mapping[str, Any], language: str | None) -> str | None:
     """What to do about an error event's failure at the terminal, or None when its words say it already (or it
     names no code). A failure after retries is remedied by its last cause."""
-    code, params = event.get("code"), event.get("params")
-    values = dict(params) if isinstance(params, Mapping) else {}
-    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
-        cause = values["cause"]
-        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
-    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
-        return say("remedy.context", language)
-    if not isinstance(code, str) or code not in TERMINAL_REMEDIES:
+    from ..i18n import failure_remedy
+
+    found = failure_remedy(event)
+    if found is None:
         return None
-    return say(f"remedy.{TERMINAL_REMEDIES[code]}", language, base_url=values.get("base_url", "the endpoint"))
+    name, values = found
+    return say(f"remedy.{name}", language, base_url=values.get("base_url", "the endpoint"))
 
 
 class RunPrinter:

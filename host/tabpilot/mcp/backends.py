@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..i18n import text
 from .hostlink import HostGone, HostLink, HostRefused, HostUnavailable
-from .progress import activity_message, event_message, started_message, steps_of
+from .progress import activity_message, control_message, event_message, remedy, started_message, steps_of
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -90,8 +90,13 @@ class Backend(Protocol):
 
 
 def task_result(task_id: str, result: dict[str, Any]) -> dict[str, Any]:
-    return {"success": bool(result.get("success")), "data": result.get("data"), "taskId": task_id,
-            "steps": steps_of(result.get("history") or [])}
+    """run_task's answer; a failed task's also says what to do about it (`remedy`), where it can."""
+    answer = {"success": bool(result.get("success")), "data": result.get("data"), "taskId": task_id,
+              "steps": steps_of(result.get("history") or [])}
+    what_to_do = remedy(result)
+    if what_to_do:
+        answer["remedy"] = what_to_do
+    return answer
 
 
 def stop_answer(task_id: str, status: str | None, *, was_running: bool) -> dict[str, Any]:
@@ -211,6 +216,7 @@ class HostBackend:
 
     async def _follow(self, task_id: str, report: Report) -> dict[str, Any]:
         updates = self.link.updates(task_id)
+        asked: Any = None  # the action waiting for the person's yes, as last said
         while True:
             push = await updates.get()
             if isinstance(push, HostGone):
@@ -222,6 +228,10 @@ class HostBackend:
                 message = event_message(push.get("event") or {})
             elif kind == "task.activity":
                 message = activity_message(push.get("activity") or {})
+            elif kind == "task.control":  # said once for each action waiting for the person's yes
+                approval = push.get("approval")
+                message = control_message(approval) if approval != asked else None
+                asked = approval
             elif kind == "task.result":
                 return task_result(task_id, push.get("result") or {})
             if message:

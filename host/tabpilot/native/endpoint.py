@@ -62,7 +62,8 @@ LOCAL_TYPES = ("hello", *HOST_ROUTED, *RELAYED, "page.read", "approval.ask", "ca
 CANCELLABLE = ("approval.ask",)
 WITHDRAWN = ("the program that asked stopped waiting for your answer (its call was cancelled or timed out, or it "
              "closed) before you answered; nothing was started")
-TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.result")
+# task.control: an action waiting for the person's yes (the client says so while it waits: mcp/progress.py)
+TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.control", "task.result")
 LOCAL_SOURCE = "mcp"
 PAGE_READ_TIMEOUT = 30.0
 MAX_HELLO_FRAME = 16 * 1024  # a hello is ~100 bytes; before it nothing larger is read
