@@ -285,6 +285,10 @@ EN_US: dict[str, str] = {
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir is for a browser tabpilot launches; with --cdp-url the running browser's own profile is used"
     ),
+    "cli.browser_with_cdp": (
+        "--browser is the browser tabpilot launches; with --cdp-url it works in the browser already running there: "
+        "give one or the other"
+    ),
     "cli.tab_busy": (
         "another tabpilot task is working in this tab: wait for it to end, switch to another tab, or give --url to "
         "work in a new tab"
@@ -349,6 +353,9 @@ EN_US: dict[str, str] = {
     ),
     "browser.missing": (
         "the browser {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
+    "browser.kind_missing": (
+        "no {browser} is installed here (looked in its usual places and on PATH): install it, or give the path of "
+        "its program"),
     "browser.missing_env": (
         "{variable} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
     "browser.cannot_start": "could not start a browser: {error}",
@@ -1000,6 +1007,9 @@ ZH_CN: dict[str, str] = {
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir 用于 tabpilot 启动的浏览器；使用 --cdp-url 时用的是那个正在运行的浏览器自己的配置文件夹"
     ),
+    "cli.browser_with_cdp": (
+        "--browser 是 tabpilot 要启动的浏览器；使用 --cdp-url 时它在那个已经运行的浏览器中工作：两者只给一个"
+    ),
     "cli.tab_busy": (
         "另一个 tabpilot 任务正在这个标签页中工作：请等它结束、切换到另一个标签页，或用 --url 在新标签页中工作"
     ),
@@ -1054,6 +1064,7 @@ ZH_CN: dict[str, str] = {
         "或者把 {variable} 指向它的可执行文件"
     ),
     "browser.missing": "浏览器 {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
+    "browser.kind_missing": "这台电脑上没有安装 {browser}（已查找它的常见位置和 PATH）：请安装它，或给出它的程序路径",
     "browser.missing_env": "{variable} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
     "browser.cannot_start": "无法启动浏览器：{error}",
     "browser.no_display": (
@@ -1534,7 +1545,8 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "show the launched browser window": "显示启动的浏览器窗口",
     "launch the browser without a window (the default)": "启动不显示窗口的浏览器（默认）",
     "use a running browser's DevTools endpoint (ws:// or http://)": "使用一个正在运行的浏览器的 DevTools 端点（ws:// 或 http://）",
-    "the browser binary to launch (default: found)": "要启动的浏览器程序（默认：自动查找）",
+    "the browser to launch: chrome, chromium, edge, brave, or the path of its program (default: found)":
+        "要启动的浏览器：chrome、chromium、edge、brave，或它的程序路径（默认：自动查找）",
     "launch on this browser profile (its logins and cookies) instead of a temporary one":
         "使用这个浏览器配置文件夹（其中的登录状态和 Cookie）启动，而不是临时的",
     "page load timeout (default 30)": "页面加载超时秒数（默认 30）",
@@ -1656,8 +1668,10 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "with --launch or --fallback launch: no browser window":
         "与 --launch 或 --fallback launch 一起用：不显示浏览器窗口",
     "run tasks in the browser at this DevTools endpoint": "在这个 DevTools 端点的浏览器中运行任务",
-    "with --launch or --fallback launch: the browser binary (default: found)":
-        "与 --launch 或 --fallback launch 一起用：浏览器程序（默认：自动查找）",
+    "with --launch or --fallback launch: the browser to launch: chrome, chromium, edge, brave, or the path of its "
+    "program (default: found)":
+        "与 --launch 或 --fallback launch 一起用：要启动的浏览器：chrome、chromium、edge、brave，"
+        "或它的程序路径（默认：自动查找）",
     "ask: the person allows each new MCP client in the tabpilot popup (default in your browser); always: run without "
     "asking (the default, and the only choice, with --launch/--cdp-url, which have no popup to ask in)":
         "ask：由用户在 tabpilot 弹出窗口中允许每个新的 MCP 客户端（在你的浏览器中时的默认值）；always：不经询问直接运行"

@@ -42,7 +42,7 @@ RESULT_LIMIT = 600
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .arguments import TaskText
+    from .arguments import TaskText, add_browser_option
 
     parser.add_argument("task", action=TaskText,
                         help="what the agent should do, in plain words ('-': read it from standard input, "
@@ -54,6 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cdp-url", metavar="WS", help="work in an already running browser (ws://… or http://host:port)"
     )
+    add_browser_option(parser)
     parser.add_argument("--user-data-dir", metavar="DIR",
                         help="launch on this browser profile (its logins and cookies) instead of a temporary one")
     parser.add_argument("--base-url", metavar="B", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
@@ -97,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
     if args.user_data_dir and args.cdp_url:
         language = terminal_language()
         return _refused(args.json, None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
+    if args.browser and args.cdp_url:  # a browser to launch, and one to attach to instead
+        language = terminal_language()
+        return _refused(args.json, None, say("cli.browser_with_cdp", language), language, EXIT_USAGE)
     if args.record:
         try:
             check_record_path(args.record)
@@ -121,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         headed=args.headed,
         cdp_url=args.cdp_url,
         user_data_dir=args.user_data_dir,
+        browser=args.browser,
         base_url=args.base_url,
         model=args.model,
         api_key=args.api_key,
@@ -169,6 +174,7 @@ class Job:
     headed: bool = False
     cdp_url: str | None = None
     user_data_dir: str | None = None  # launch on this profile; never deleted
+    browser: str | None = None  # the browser to launch (a kind or a program); found when None
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
@@ -440,7 +446,8 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
         url = typed_url(job.url) if job.url is not None else None
     except OpenFailed as exc:
         raise OpenFailed(f"--url: {exc}") from None
-    browser = await open_browser(job.cdp_url, headless=not job.headed, user_data_dir=job.user_data_dir)
+    browser = await open_browser(job.cdp_url, headless=not job.headed, user_data_dir=job.user_data_dir,
+                                 executable=job.browser)
     try:
         if url and job.cdp_url:
             tab = await browser.new_tab(url)  # leave the user's own tabs alone
