@@ -497,6 +497,10 @@ EN_US: dict[str, str] = {
     ),
     "sites.cannot_save": "cannot save the allowed-sites file {path}: {reason}",
     "task.no_text": "a task needs some text saying what to do",
+    "task.too_long": (
+        "the task is {length} characters long, and a task may have at most {limit}: say what to do in fewer words, "
+        "and put long material in a page or file the agent can open (give its address or path in the task)"
+    ),
     "history.deleted": "Deleted task {task_id}",
     "history.deleted_many": "Tasks deleted: {count}",
     "history.delete_what": "name the tasks to delete (their ids), or --all for every one",
@@ -1185,6 +1189,10 @@ ZH_CN: dict[str, str] = {
     "sites.damaged": "允许网站文件 {path} 已损坏（{reason}）；请修正或删除它（删除会撤销所有网站）",
     "sites.cannot_save": "无法保存允许网站文件 {path}：{reason}",
     "task.no_text": "任务需要一段文字说明要做什么",
+    "task.too_long": (
+        "这个任务有 {length} 个字符，而一个任务最多 {limit} 个字符：请用更少的文字说明要做什么，"
+        "把大段材料放进代理可以打开的网页或文件（在任务中给出它的地址或路径）"
+    ),
     "history.deleted": "已删除任务 {task_id}",
     "history.deleted_many": "已删除 {count} 个任务",
     "history.delete_what": "请给出要删除的任务 ID，或用 --all 删除全部任务",

@@ -852,6 +852,21 @@ async def test_a_task_waiting_for_the_person_or_a_failing_model_says_so_and_what
         assert (await ask_host(harness, {"type": "settings.set", "askBefore": "irreversible"}))["ok"]
 
 
+async def test_a_huge_task_is_refused_before_the_person_is_asked(harness: Harness, llm: ScriptedLLMServer) -> None:
+    """Found by a new user: an MCP client's task of about a million characters was put to the person, and the popup
+    stopped answering for over 30 s drawing it (had it run, the model would have got it whole at every step). It is
+    refused at once, saying what to do, with no card or notification and no model call; twice."""
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve-timeout", "30", name="Big Agent") as client:
+        for filler in ("é😀\u202e" * 400_000, "x" * 50_001):
+            is_error, text = await client.call("run_task", task=filler, url="https://example.com/")
+            assert is_error and "a task may have at most 50,000" in text, text[:300]
+            assert "put long material in a page or file" in text
+        assert [i for i in await notifications_shown(harness) if i.startswith("tabpilot-approval-")] == []
+        assert not client.progress  # not even "waiting for the person"
+    assert llm.requests == []
+
+
 async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:

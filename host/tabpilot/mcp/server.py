@@ -93,6 +93,10 @@ def build_server(backend: Backend) -> MCPServer:
         if not task.strip():
             raise ToolError("run_task needs a task: say in words what to do in the browser, e.g. "
                             '"find the order status for #1234 on this site".')
+        from ..taskrun.plan import MAX_TASK_CHARS, task_too_long
+
+        if len(task) > MAX_TASK_CHARS:  # before the person is asked or a browser started
+            raise ToolError(f"run_task: {task_too_long(task)}")
         counter = itertools.count(1)
 
         async def report(message: str) -> None:

@@ -66,6 +66,10 @@ class Approvals:
                   new_tab: bool = False, url: str | None = None, timeout: float | None = None) -> Decision:
         """The user's "once" or "always"; raises RequestFailed (code `denied`) on a no or no answer, and
         AlreadyAsking (code `busy`) while this requester's previous question is still open."""
+        from ..taskrun.plan import MAX_TASK_CHARS, task_too_long
+
+        if len(task) > MAX_TASK_CHARS:  # never shown to the person: it would not run, and their view would choke on it
+            raise RequestFailed(task_too_long(task), "bad_request")
         timeout = self.timeout if timeout is None else timeout
         asker = (kind, requester)
         if asker in self._asking:
