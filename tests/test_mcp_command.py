@@ -448,3 +448,21 @@ def test_config_carries_tabpilot_home_so_the_client_started_server_uses_the_same
                            capture_output=True, text=True, timeout=60, env=unset)
     assert plain.returncode == 0, plain.stderr
     assert "env" not in json.loads(plain.stdout)[key]["tabpilot"]
+
+
+def test_a_url_that_is_no_web_page_is_refused_in_an_mcp_clients_words() -> None:
+    """Found by a new user: run_task with url chrome://settings failed with "the tab was closed" once the person had
+    been asked (chrome.debugger may not attach there), and javascript: was told to "use execute_javascript", a tool
+    of tabpilot's own model that no MCP client has. Both are refused first, saying what to give instead."""
+    from tabpilot.mcp.backends import TaskFailed, first_page
+
+    for url in ("javascript:alert(1)", "chrome://settings", "CHROME://extensions", "about:config",
+                "view-source:https://example.com", "edge://settings", "chrome-extension://abc/popup.html"):
+        with pytest.raises(TaskFailed) as refused:
+            first_page(url, None)
+        said = str(refused.value)
+        assert "not a web page a task can work in: give the address of a web page" in said, said
+        assert "execute_javascript" not in said
+    assert first_page("https://example.com/a", None) == "https://example.com/a"
+    assert first_page("about:blank", None) == "about:blank"
+    assert first_page("localhost:8000", None) == "http://localhost:8000"

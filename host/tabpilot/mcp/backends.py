@@ -52,12 +52,25 @@ def no_display(flag: str, language: str | None = None) -> str:
     return text("mcp.no_display", language, flag=flag)
 
 
+# The browser's own pages and scripts: no task can work there (chrome.debugger may not attach to them; said as "the
+# tab was closed"), and a script is no page. Refused before anything is asked or opened, in the client's words.
+NOT_PAGES = ("javascript", "chrome", "chrome-extension", "chrome-untrusted", "devtools", "edge", "brave", "view-source")
+
+
 def first_page(url: str, domains: DomainPolicy | None) -> str:
     """The page a task is to open first, as it will be opened; TaskFailed, before anything is asked or opened,
-    for an address that is no page (javascript:, blank) or one the domain settings keep tasks from."""
+    for an address that is no page (javascript:, the browser's own pages, blank) or one the domain settings keep
+    tasks from. Worded for an MCP client (the model's words for the same say to use its own tools)."""
+    from urllib.parse import urlsplit
+
     from ..browser.actions import normalize_url
     from ..guards.domains import start_refusal
 
+    scheme = urlsplit(url.strip()).scheme.lower()
+    if scheme in NOT_PAGES or (scheme == "about" and url.strip().lower() != "about:blank"):
+        what = "a script" if scheme == "javascript" else "one of the browser's own pages"
+        raise TaskFailed(f"url {url.strip()[:200]!r} is {what}, not a web page a task can work in: give the address "
+                         "of a web page (https://…, http://localhost:PORT)")
     try:
         page = normalize_url(url)
     except Exception as exc:
@@ -175,14 +188,14 @@ class HostBackend:
 
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
-        if url:  # a page the person's domain settings keep tasks from is refused before the person is asked
+        if url:  # no page, or a page the person's domain settings keep tasks from: refused before they are asked
             from ..guards.domains import DomainPolicy
             from ..store.settings import SettingsError, load_settings
 
             try:
                 settings = load_settings()
             except SettingsError:
-                pass  # the host says what is wrong with them
+                first_page(url, None)  # the host says what is wrong with the settings
             else:
                 first_page(url, DomainPolicy.of(settings.allowed_domains, settings.blocked_domains))
         allowed_tab = await self.consent(requester, task, report, new_tab=new_tab, url=url)

@@ -97,6 +97,7 @@ def build_server(backend: Backend) -> MCPServer:
 
         if len(task) > MAX_TASK_CHARS:  # before the person is asked or a browser started
             raise ToolError(f"run_task: {task_too_long(task)}")
+        url = (url or "").strip() or None  # a blank url is none: the task starts on a blank tab
         counter = itertools.count(1)
 
         async def report(message: str) -> None:
