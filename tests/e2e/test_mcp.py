@@ -313,8 +313,9 @@ async def test_a_page_the_domains_keep_tasks_from_is_refused_before_the_person_i
             for _ in range(2):
                 is_error, text = await client.call("run_task", task="Sign up", url=e2e_pages.url("form.html?b=1"))
                 assert is_error and "127.0.0.1 is on the blocked domains list" in text, text
-            is_error, text = await client.call("run_task", task="Sign up", url="javascript:alert(1)")
-            assert is_error and "could not open javascript:alert(1)" in text, text
+            for url in ("javascript:alert(1)", "chrome://settings"):  # no page: refused in the client's words
+                is_error, text = await client.call("run_task", task="Sign up", url=url)
+                assert is_error and f"url '{url}' is" in text and "not a web page a task can work in" in text, text
         assert await notification(harness, "Blocked Agent") is None  # nobody was asked
         assert {t.target_id for t in await harness.browser.tabs()} == tabs_before  # no tab opened for it
         assert llm.requests == []
