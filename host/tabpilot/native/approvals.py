@@ -72,6 +72,10 @@ class Approvals:
             raise RequestFailed(task_too_long(task), "bad_request")
         timeout = self.timeout if timeout is None else timeout
         asker = (kind, requester)
+        for _ in range(3):  # a question of theirs just taken back (endpoint `cancel`) unwinds in the next turns
+            if asker not in self._asking:
+                break
+            await asyncio.sleep(0)
         if asker in self._asking:
             raise AlreadyAsking(f"{requester} already has a question waiting for the user's answer; ask again once "
                                 "it is answered (one at a time)", "busy")
