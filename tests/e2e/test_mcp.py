@@ -411,6 +411,9 @@ async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_alway
     async with mcp_client(harness, "--approve-timeout", "60", name="Nosy Agent") as client:
         is_error, listed = await client.call("list_tabs")
         assert not is_error and persons_url not in [t["url"] for t in listed["tabs"]], listed
+        # an empty list is not "no tabs open" (found by a new user): it says that the person's are not shown, and why
+        hidden = re.match(r"(\d+) more tabs? of the person's (is|are) not shown", listed.get("note", ""))
+        assert hidden and int(hidden.group(1)) >= 1 and "Always allow for this client" in listed["note"], listed
         is_error, text = await client.call("get_task", taskId=persons_task)
         assert is_error and "only the tasks it started" in text, text
         call = asyncio.ensure_future(client.call("run_task", task="Sign up as Nosy", url=own_url))
@@ -428,6 +431,7 @@ async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_alway
         async with mcp_client(harness, name="Trusted Agent") as trusted:
             is_error, listed = await trusted.call("list_tabs")
             assert not is_error and persons_url in [t["url"] for t in listed["tabs"]], listed
+            assert "note" not in listed  # it sees them all
             is_error, task = await trusted.call("get_task", taskId=persons_task)
             assert not is_error and task["task"] == "Look at my page", task
     finally:

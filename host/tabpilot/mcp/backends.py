@@ -95,7 +95,9 @@ class Backend(Protocol):
 
     async def stop_task(self, task_id: str) -> dict[str, Any]: ...
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]: ...
+    # {tabs: [...]}, and `hidden`: how many of the person's tabs this client may not see (its own only, unless the
+    # person always allows it), when any
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]: ...
 
     async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]: ...
 
@@ -278,10 +280,13 @@ class HostBackend:
         await self._ask("task.stop", {"taskId": task_id}, timeout=STOP_TIMEOUT + 5)
         return stop_answer(task_id, await self._status(task_id), was_running=True)
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
-        tabs = (await self._ask("tabs.query", {"requester": requester})).get("tabs", [])
-        return [{"tabId": t["tabId"], "url": t.get("url", ""), "title": t.get("title", ""),
-                 "active": bool(t.get("active"))} for t in tabs]
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]:
+        reply = await self._ask("tabs.query", {"requester": requester})
+        listed: dict[str, Any] = {"tabs": [{"tabId": t["tabId"], "url": t.get("url", ""), "title": t.get("title", ""),
+                                            "active": bool(t.get("active"))} for t in reply.get("tabs", [])]}
+        if reply.get("othersHidden"):
+            listed["hidden"] = int(reply["othersHidden"])
+        return listed
 
     async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
         fields: dict[str, Any] = {"requester": requester}
@@ -455,14 +460,14 @@ class LaunchBackend:
         await run.stop("Stopped by the MCP client")
         return stop_answer(task_id, run.status, was_running=True)
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]:
         browser = await self._connect()
         try:
             pages = await browser.tabs()
             # active: the tab read_page reads when given none (the one in front), as the extension's list says
             active = (await browser.current_tab()).target_id if pages else None
-            return [{"tabId": t.target_id, "url": t.url, "title": t.title, "active": t.target_id == active}
-                    for t in pages]
+            return {"tabs": [{"tabId": t.target_id, "url": t.url, "title": t.title, "active": t.target_id == active}
+                             for t in pages]}
         finally:
             await browser.close()
 
@@ -526,7 +531,7 @@ class FallbackBackend:
             return await self.launch.stop_task(task_id)
         return await self.host.stop_task(task_id)
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]:
         try:
             return await self.host.list_tabs(requester=requester)
         except NoBrowser:

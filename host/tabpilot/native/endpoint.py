@@ -451,7 +451,9 @@ class LocalEndpoint:
         if isinstance(reply, TabsCreateData):
             client.opened_tabs.add(reply.tab.tab_id)
         if isinstance(reply, TabsQueryData) and not _always_allowed(client):
-            reply = reply.model_copy(update={"tabs": [tab for tab in reply.tabs if tab.tab_id in client.own_tabs]})
+            own = [tab for tab in reply.tabs if tab.tab_id in client.own_tabs]
+            hidden = sum(1 for tab in reply.tabs if tab.tab_id not in client.own_tabs and _web_page(tab.url))
+            return {**reply.model_copy(update={"tabs": own}).to_frame(), "othersHidden": hidden}
         return reply.to_frame()
 
     async def _ask_extension(self, request: HostRequest[ReplyData]) -> ReplyData:
