@@ -37,13 +37,13 @@ def test_run_refuses_a_huge_task_from_standard_input_and_records_nothing(tmp_pat
         said = tabpilot(tmp_path, "run", "-", "--json", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
                         "--api-key", "k", stdin="é😀" * 1_500_000, env={"LANG": "C.UTF-8"})
         assert said.returncode == 2, said.stderr[-500:]
-        assert "and a task may have at most 50,000" in said.stderr and "put long material in a page" in said.stderr
+        assert "and a task may have at most 200,000" in said.stderr and "put long material in a page" in said.stderr
         assert json.loads(said.stdout)["success"] is False
     listed = tabpilot(tmp_path, "history", "--json")
     assert listed.returncode == 0 and json.loads(listed.stdout) == []
     chinese = tabpilot(tmp_path, "run", "-", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key", "k",
-                       stdin="x" * 60_000, env={"LANG": "zh_CN.UTF-8"})
-    assert chinese.returncode == 2 and "而一个任务最多 50,000 个字符" in chinese.stderr, chinese.stderr
+                       stdin="x" * 200_001, env={"LANG": "zh_CN.UTF-8"})
+    assert chinese.returncode == 2 and "而一个任务最多 200,000 个字符" in chinese.stderr, chinese.stderr
 
 
 def test_the_person_is_never_asked_about_a_task_that_could_not_run() -> None:
@@ -54,7 +54,7 @@ def test_the_person_is_never_asked_about_a_task_that_could_not_run() -> None:
         for kind in ("mcp", "page"):
             with pytest.raises(RequestFailed) as refused:
                 await approvals.ask(kind, "Big Agent", "z" * (MAX_TASK_CHARS + 1), new_tab=True, timeout=5)  # type: ignore[arg-type]
-            assert refused.value.code == "bad_request" and "at most 50,000" in str(refused.value)
+            assert refused.value.code == "bad_request" and "at most 200,000" in str(refused.value)
         assert approvals.pending() == []
 
     asyncio.run(ask())

@@ -72,8 +72,9 @@ class TaskPlan:
 # A task is words saying what to do, not the material to work on: a task of 3 MB (a file piped to `run -`, an MCP
 # client's run_task) was sent whole to the model in every step, and the person's popup, asked about it, stopped
 # answering for over 30 s drawing it (900,000 characters; 90,000 drew in about 3 s). Every entry point refuses a
-# longer one before anything is asked, opened or recorded (also Approvals.ask and `tabpilot mcp`'s run_task).
-MAX_TASK_CHARS = 50_000
+# longer one before anything is asked, opened or recorded (also Approvals.ask and `tabpilot mcp`'s run_task). Above
+# what one command-line argument takes (128 KiB on Linux): `run -` is there for a task longer than that.
+MAX_TASK_CHARS = 200_000
 
 
 def task_too_long(task: str, language: str | None = None) -> str:
