@@ -104,3 +104,39 @@ def test_headed_and_headless_together_are_refused(tmp_path: Path) -> None:
         refused = tabpilot(tmp_path, *command, "--headed", "--headless", env=ENGLISH)
         assert refused.returncode == 2
         assert "error: argument --headless: not allowed with argument --headed" in refused.stderr, refused.stderr
+
+
+MODEL = ("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key", "k")  # never reached: no browser
+
+
+@pytest.mark.parametrize("command", [("run", "read the title", *MODEL), ("demo",), ("state", "example.com")])
+def test_every_command_that_launches_a_browser_takes_browser(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Found by a new user: `state --browser PATH` and `mcp --browser PATH` worked, but `run --browser PATH` was
+    refused with "did you mean --base-url?", and demo had no way to name a browser at all. Each launching command
+    takes --browser, checked before anything starts, twice over."""
+    for missing in ("/no/such/browser", "/no/such/other"):
+        said = tabpilot(tmp_path, *command, "--browser", missing, env=ENGLISH)
+        assert said.returncode == 1, said
+        assert f"the browser '{missing}' does not exist" in said.stderr, said.stderr
+
+
+def test_browser_with_cdp_url_is_refused_saying_why(tmp_path: Path) -> None:
+    for command in (("run", "read the title"), ("state",)):
+        said = tabpilot(tmp_path, *command, "--browser", "chromium", "--cdp-url", "http://127.0.0.1:9", env=ENGLISH)
+        assert said.returncode == 2 and "with --cdp-url it works in the browser already running there" in said.stderr
+
+
+def test_a_browser_is_named_as_install_names_it() -> None:
+    """`install --browser chromium` names a browser; so does --browser (and TABPILOT_BROWSER) of the launching
+    commands, which took only a path (`--browser chrome` said "the browser 'chrome' does not exist")."""
+    from tabpilot.browser.launcher import BrowserNotFound, find_browser
+    from tabpilot.browser.programs import BROWSERS, is_program, program_candidates
+
+    for kind in BROWSERS:
+        installed = [path for browser, path in program_candidates() if browser == kind and is_program(path)]
+        if installed:
+            assert find_browser(kind) == find_browser(kind.upper()) == installed[0]
+        else:
+            with pytest.raises(BrowserNotFound) as refused:
+                find_browser(kind)
+            assert refused.value.key == "browser.kind_missing" and f"no {kind} is installed here" in str(refused.value)

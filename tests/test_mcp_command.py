@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tabpilot.mcp.clients import config_path
-from tabpilot.mcp.progress import activity_message, event_message
+from tabpilot.mcp.progress import activity_message, control_message, event_message
 
 
 def tabpilot(*args: str, home: Path, python: list[str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -116,6 +116,53 @@ def test_progress_lines_for_each_kind_of_event() -> None:
     assert activity_message({"type": "thinking"}) is None
     long = event_message({**step, "action": {**step["action"], "output": "y" * 1000}})
     assert long is not None and len(long) < 400 and long.endswith("…")
+
+
+def test_a_task_waiting_on_someone_says_so_in_a_progress_line() -> None:
+    """Found by a new user: while a task in their browser waited for the person (the agent's question, an action
+    waiting for their yes) or a model call was tried again, the MCP client heard nothing at all, for minutes (an
+    approval waits 5), where `tabpilot run` prints each. Each wait is said, with where the person answers."""
+    retry = {"type": "retry", "message": "HTTP 500: overloaded", "attempt": 2, "maxAttempts": 3}
+    assert event_message(retry) == "retry 2/3: HTTP 500: overloaded"
+    blocked = {"type": "observation", "guard": "blocked", "content": "Navigation to evil.test was blocked"}
+    assert event_message(blocked) == "blocked: Navigation to evil.test was blocked"
+    assert event_message({"type": "observation", "guard": "expired", "content": "not answered"}) == (
+        "not done: not answered")
+    asked = activity_message({"type": "question", "question": "Which e-mail?"})
+    assert asked is not None and asked.startswith("the agent asks the person using the browser: Which e-mail?")
+    assert "tabpilot popup or side panel" in asked
+    assert activity_message({"type": "waiting", "seconds": 30, "message": "x"}) == (
+        "the model has not answered for 30 s; still waiting")
+    approval = {"action": 'click button "Place order"', "site": "shop.example", "why": 'its name says "order"',
+                "whyCode": "name_says", "whyParams": {"word": "order"}}
+    line = control_message(approval)
+    assert line is not None and 'the agent wants to click button "Place order" on shop.example' in line
+    assert '(its name says "order")' in line and "tabpilot popup or side panel" in line
+    every = control_message({**approval, "why": "you asked to approve every action", "whyCode": "every_action"})
+    assert every is not None and "you asked" not in every and "the person's settings ask before every" in every
+    assert control_message(None) is None
+
+
+def test_a_failed_task_says_what_to_do_where_an_mcp_client_is() -> None:
+    """Found by a new user: a dead model endpoint gave an MCP client 'could not reach …' and nothing more, where
+    `tabpilot run` says what to do. Every failure the terminal has a remedy for has one for an MCP client too,
+    naming the popup's Settings or `tabpilot config set` (never a `tabpilot run` flag)."""
+    from tabpilot.i18n import REMEDIES as NAMES
+    from tabpilot.mcp.backends import task_result
+    from tabpilot.mcp.progress import REMEDIES
+
+    assert set(REMEDIES) == {*NAMES.values(), "context"}
+    assert not [words for words in REMEDIES.values() if "--" in words]
+    failed = {"type": "error", "message": "The model call still failed after 3 retries", "code": "retries_exhausted",
+              "params": {"attempts": 4, "cause": {"code": "unreachable", "params": {
+                  "base_url": "http://127.0.0.1:9/v1", "reason": "refused"}}}}
+    result = task_result("t1", {"success": False, "data": failed["message"], "history": [failed]})
+    assert result["remedy"].startswith("Check that the model server at http://127.0.0.1:9/v1 is running"), result
+    assert "tabpilot popup's Settings" in result["remedy"] and "`tabpilot doctor`" in result["remedy"]
+    fine = task_result("t2", {"success": True, "data": "done", "history": []})
+    assert "remedy" not in fine
+    unknown = {"type": "error", "message": "odd", "code": "something_new"}
+    assert "remedy" not in task_result("t3", {"success": False, "data": "odd", "history": [unknown]})
 
 
 @pytest.mark.browser
@@ -401,3 +448,21 @@ def test_config_carries_tabpilot_home_so_the_client_started_server_uses_the_same
                            capture_output=True, text=True, timeout=60, env=unset)
     assert plain.returncode == 0, plain.stderr
     assert "env" not in json.loads(plain.stdout)[key]["tabpilot"]
+
+
+def test_a_url_that_is_no_web_page_is_refused_in_an_mcp_clients_words() -> None:
+    """Found by a new user: run_task with url chrome://settings failed with "the tab was closed" once the person had
+    been asked (chrome.debugger may not attach there), and javascript: was told to "use execute_javascript", a tool
+    of tabpilot's own model that no MCP client has. Both are refused first, saying what to give instead."""
+    from tabpilot.mcp.backends import TaskFailed, first_page
+
+    for url in ("javascript:alert(1)", "chrome://settings", "CHROME://extensions", "about:config",
+                "view-source:https://example.com", "edge://settings", "chrome-extension://abc/popup.html"):
+        with pytest.raises(TaskFailed) as refused:
+            first_page(url, None)
+        said = str(refused.value)
+        assert "not a web page a task can work in: give the address of a web page" in said, said
+        assert "execute_javascript" not in said
+    assert first_page("https://example.com/a", None) == "https://example.com/a"
+    assert first_page("about:blank", None) == "about:blank"
+    assert first_page("localhost:8000", None) == "http://localhost:8000"

@@ -34,6 +34,16 @@ function forgetApprovals() {
   markActionButton();
 }
 
+// A worker that starts knows no open question (they died with the last worker's host): a desktop notification
+// of one stays on screen (requireInteraction) and its click opens nothing. Those go; new ones are kept.
+chrome.notifications.getAll().then((shown) => {
+  for (const id of Object.keys(shown || {})) {
+    if (id.startsWith(MCP_APPROVAL_PREFIX) && !openApprovals.has(id.slice(MCP_APPROVAL_PREFIX.length))) {
+      chrome.notifications.clear(id).catch(() => {});
+    }
+  }
+}).catch(() => {});
+
 // A popup or side panel that just connected hears every open question, as the pushes it missed.
 function replayApprovals(port) {
   for (const request of openApprovals.values()) port.postMessage({ kind: "push", message: request });
@@ -50,12 +60,15 @@ async function notifyApproval(request) {
   // the window the person is in: the notification's click opens the side panel there, synchronously (it
   // needs the click's user gesture, which an await before the call would lose)
   const focused = await chrome.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
+  if (!openApprovals.has(request.approvalId)) return; // closed meanwhile (taken back at once): nothing to point to
   request.windowId = focused ? focused.id : null;
   chrome.notifications.create(MCP_APPROVAL_PREFIX + request.approvalId, {
     type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
     title: chrome.i18n.getMessage("approvalNotifyTitle", [request.requester]),
     message: String(request.task || "").slice(0, 300),
     contextMessage: chrome.i18n.getMessage("approvalNotifyContext"),
+  }).then(() => { // closed while it was being raised: its clear found nothing to clear yet
+    if (!openApprovals.has(request.approvalId)) chrome.notifications.clear(MCP_APPROVAL_PREFIX + request.approvalId);
   }).catch((error) => console.warn("tabpilot: notification:", error.message));
 }
 

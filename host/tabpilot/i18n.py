@@ -287,6 +287,10 @@ EN_US: dict[str, str] = {
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir is for a browser tabpilot launches; with --cdp-url the running browser's own profile is used"
     ),
+    "cli.browser_with_cdp": (
+        "--browser is the browser tabpilot launches; with --cdp-url it works in the browser already running there: "
+        "give one or the other"
+    ),
     "cli.tab_busy": (
         "another tabpilot task is working in this tab: wait for it to end, switch to another tab, or give --url to "
         "work in a new tab"
@@ -351,6 +355,9 @@ EN_US: dict[str, str] = {
     ),
     "browser.missing": (
         "the browser {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
+    "browser.kind_missing": (
+        "no {browser} is installed here (looked in its usual places and on PATH): install it, or give the path of "
+        "its program"),
     "browser.missing_env": (
         "{variable} {path} does not exist (give the path of a Chrome, Chromium, Edge or Brave executable)"),
     "browser.cannot_start": "could not start a browser: {error}",
@@ -492,6 +499,10 @@ EN_US: dict[str, str] = {
     ),
     "sites.cannot_save": "cannot save the allowed-sites file {path}: {reason}",
     "task.no_text": "a task needs some text saying what to do",
+    "task.too_long": (
+        "the task is {length} characters long, and a task may have at most {limit}: say what to do in fewer words, "
+        "and put long material in a page or file the agent can open (give its address or path in the task)"
+    ),
     "history.deleted": "Deleted task {task_id}",
     "history.deleted_many": "Tasks deleted: {count}",
     "history.delete_what": "name the tasks to delete (their ids), or --all for every one",
@@ -1004,6 +1015,9 @@ ZH_CN: dict[str, str] = {
     "cli.user_data_dir_with_cdp": (
         "--user-data-dir 用于 tabpilot 启动的浏览器；使用 --cdp-url 时用的是那个正在运行的浏览器自己的配置文件夹"
     ),
+    "cli.browser_with_cdp": (
+        "--browser 是 tabpilot 要启动的浏览器；使用 --cdp-url 时它在那个已经运行的浏览器中工作：两者只给一个"
+    ),
     "cli.tab_busy": (
         "另一个 tabpilot 任务正在这个标签页中工作：请等它结束、切换到另一个标签页，或用 --url 在新标签页中工作"
     ),
@@ -1058,6 +1072,7 @@ ZH_CN: dict[str, str] = {
         "或者把 {variable} 指向它的可执行文件"
     ),
     "browser.missing": "浏览器 {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
+    "browser.kind_missing": "这台电脑上没有安装 {browser}（已查找它的常见位置和 PATH）：请安装它，或给出它的程序路径",
     "browser.missing_env": "{variable} {path} 不存在（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）",
     "browser.cannot_start": "无法启动浏览器：{error}",
     "browser.no_display": (
@@ -1178,6 +1193,10 @@ ZH_CN: dict[str, str] = {
     "sites.damaged": "允许网站文件 {path} 已损坏（{reason}）；请修正或删除它（删除会撤销所有网站）",
     "sites.cannot_save": "无法保存允许网站文件 {path}：{reason}",
     "task.no_text": "任务需要一段文字说明要做什么",
+    "task.too_long": (
+        "这个任务有 {length} 个字符，而一个任务最多 {limit} 个字符：请用更少的文字说明要做什么，"
+        "把大段材料放进代理可以打开的网页或文件（在任务中给出它的地址或路径）"
+    ),
     "history.deleted": "已删除任务 {task_id}",
     "history.deleted_many": "已删除 {count} 个任务",
     "history.delete_what": "请给出要删除的任务 ID，或用 --all 删除全部任务",
@@ -1538,7 +1557,8 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "show the launched browser window": "显示启动的浏览器窗口",
     "launch the browser without a window (the default)": "启动不显示窗口的浏览器（默认）",
     "use a running browser's DevTools endpoint (ws:// or http://)": "使用一个正在运行的浏览器的 DevTools 端点（ws:// 或 http://）",
-    "the browser binary to launch (default: found)": "要启动的浏览器程序（默认：自动查找）",
+    "the browser to launch: chrome, chromium, edge, brave, or the path of its program (default: found)":
+        "要启动的浏览器：chrome、chromium、edge、brave，或它的程序路径（默认：自动查找）",
     "launch on this browser profile (its logins and cookies) instead of a temporary one":
         "使用这个浏览器配置文件夹（其中的登录状态和 Cookie）启动，而不是临时的",
     "page load timeout (default 30)": "页面加载超时秒数（默认 30）",
@@ -1660,8 +1680,10 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "with --launch or --fallback launch: no browser window":
         "与 --launch 或 --fallback launch 一起用：不显示浏览器窗口",
     "run tasks in the browser at this DevTools endpoint": "在这个 DevTools 端点的浏览器中运行任务",
-    "with --launch or --fallback launch: the browser binary (default: found)":
-        "与 --launch 或 --fallback launch 一起用：浏览器程序（默认：自动查找）",
+    "with --launch or --fallback launch: the browser to launch: chrome, chromium, edge, brave, or the path of its "
+    "program (default: found)":
+        "与 --launch 或 --fallback launch 一起用：要启动的浏览器：chrome、chromium、edge、brave，"
+        "或它的程序路径（默认：自动查找）",
     "ask: the person allows each new MCP client in the tabpilot popup (default in your browser); always: run without "
     "asking (the default, and the only choice, with --launch/--cdp-url, which have no popup to ask in)":
         "ask：由用户在 tabpilot 弹出窗口中允许每个新的 MCP 客户端（在你的浏览器中时的默认值）；always：不经询问直接运行"
@@ -1804,6 +1826,33 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "tab_gone": ("",),
     "tab_busy": ("",),
 }
+
+
+# failure code → the name of what to do about it (the catalog's `remedy.<name>` at the terminal; MCP's own words in
+# mcp/progress.py), for the failures whose words lack one. context_too_long: its plain form says it already.
+REMEDIES: dict[str, str] = {
+    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
+    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
+    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
+    "browser_failed": "browser", "page_busy": "page_busy",
+}
+REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}  # → "context"
+
+
+def failure_remedy(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The name of what to do about an error event's failure (a key of REMEDIES' values, or "context") and the
+    failure's params, or None when its words say it already (or it names no code). A failure after retries is
+    remedied by its last cause."""
+    code, params = event.get("code"), event.get("params")
+    values = dict(params) if isinstance(params, Mapping) else {}
+    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
+        cause = values["cause"]
+        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
+    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
+        return "context", values
+    if not isinstance(code, str) or code not in REMEDIES:
+        return None
+    return REMEDIES[code], values
 
 
 def failure_text(code: str, params: Mapping[str, object] | None = None, language: str | None = None, /) -> str:

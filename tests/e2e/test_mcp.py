@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import os
 import re
 import signal
+import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,6 +29,7 @@ from e2e_support import (
     Harness,
     PopupPage,
     act_on,
+    agent_output,
     done,
     run_in_popup,
     task_row,
@@ -39,7 +42,7 @@ from mcp.types import Implementation
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, ToolCall
 from tabpilot.localfiles import LocalFiles
 from tabpilot.mcp.backends import FALLING_BACK
 
@@ -71,7 +74,9 @@ class McpClient:
 async def mcp_client(home: Any, *options: str, name: str = "e2e-client") -> AsyncIterator[McpClient]:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "tabpilot", "mcp", *options],
-        env={"HOME": str(home.home), "TABPILOT_HOME": str(home.tabpilot_home), "PATH": os.environ["PATH"]},
+        env={"HOME": str(home.home), "TABPILOT_HOME": str(home.tabpilot_home), "PATH": os.environ["PATH"],
+             # the code under test, when it is not the installed copy (a second checkout run with PYTHONPATH)
+             **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}},
     )
     async with stdio_client(params) as (read, write), ClientSession(
         read, write, client_info=Implementation(name=name, version="1.0")
@@ -268,6 +273,12 @@ async def notifications_shown(harness: Harness) -> list[str]:
     return list(await harness.sw("Object.keys(await chrome.notifications.getAll())"))
 
 
+async def notification_gone(harness: Harness, approval_id: str) -> bool:
+    """The request's desktop notification is not shown (a moment after it went, in case one was still being raised)."""
+    await asyncio.sleep(0.3)
+    return f"tabpilot-approval-{approval_id}" not in await notifications_shown(harness)
+
+
 async def close_popup(harness: Harness, popup: PopupPage) -> None:
     await harness.browser.close_tab(popup.tab.target_id)
 
@@ -308,8 +319,9 @@ async def test_a_page_the_domains_keep_tasks_from_is_refused_before_the_person_i
             for _ in range(2):
                 is_error, text = await client.call("run_task", task="Sign up", url=e2e_pages.url("form.html?b=1"))
                 assert is_error and "127.0.0.1 is on the blocked domains list" in text, text
-            is_error, text = await client.call("run_task", task="Sign up", url="javascript:alert(1)")
-            assert is_error and "could not open javascript:alert(1)" in text, text
+            for url in ("javascript:alert(1)", "chrome://settings"):  # no page: refused in the client's words
+                is_error, text = await client.call("run_task", task="Sign up", url=url)
+                assert is_error and f"url '{url}' is" in text and "not a web page a task can work in" in text, text
         assert await notification(harness, "Blocked Agent") is None  # nobody was asked
         assert {t.target_id for t in await harness.browser.tabs()} == tabs_before  # no tab opened for it
         assert llm.requests == []
@@ -399,6 +411,9 @@ async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_alway
     async with mcp_client(harness, "--approve-timeout", "60", name="Nosy Agent") as client:
         is_error, listed = await client.call("list_tabs")
         assert not is_error and persons_url not in [t["url"] for t in listed["tabs"]], listed
+        # an empty list is not "no tabs open" (found by a new user): it says that the person's are not shown, and why
+        hidden = re.match(r"(\d+) more tabs? of the person's (is|are) not shown", listed.get("note", ""))
+        assert hidden and int(hidden.group(1)) >= 1 and "Always allow for this client" in listed["note"], listed
         is_error, text = await client.call("get_task", taskId=persons_task)
         assert is_error and "only the tasks it started" in text, text
         call = asyncio.ensure_future(client.call("run_task", task="Sign up as Nosy", url=own_url))
@@ -416,6 +431,7 @@ async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_alway
         async with mcp_client(harness, name="Trusted Agent") as trusted:
             is_error, listed = await trusted.call("list_tabs")
             assert not is_error and persons_url in [t["url"] for t in listed["tabs"]], listed
+            assert "note" not in listed  # it sees them all
             is_error, task = await trusted.call("get_task", taskId=persons_task)
             assert not is_error and task["task"] == "Look at my page", task
     finally:
@@ -527,6 +543,82 @@ async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_
     assert unanswered["id"] not in await notifications_shown(harness)
     assert len(llm.requests) == 4  # only the allowed task's
     await close_popup(harness, popup)
+
+
+async def test_a_question_nobody_waits_for_goes_from_the_popup_and_the_next_call_is_asked(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Found by a new user: an MCP client that stopped waiting for the person (its call cancelled or timed out, or
+    the client closed) left its question in the popup for the rest of the two minutes, and its next call, the
+    same task asked again, was refused: "… already has a question waiting for the user's answer". The question
+    goes with its asker, Past tasks says why it did not run, and the next call is asked afresh, twice over."""
+    problems: list[str] = []
+    llm.add(*sign_up(problems, "Ada"))
+    await configure(harness, llm)
+    popup = await harness.open_popup()
+    url = e2e_pages.url("form.html?impatient")
+    async with mcp_client(harness, "--approve-timeout", "60", name="Impatient Agent") as client:
+        for attempt in ("first", "second"):
+            call = asyncio.ensure_future(client.call("run_task", task=f"Sign up Ada ({attempt})", url=url))
+            card = await approval_card(popup, "Impatient Agent")
+            call.cancel()  # the client gives up (its own timeout, or its user pressed stop)
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+            await popup.wait_for(f"!document.querySelector('.approval-card[data-approval-id=\"{card['id']}\"]')",
+                                 "the question nobody waits for to go", 10)
+            # its desktop notification too, also one still being raised as it was taken back
+            await wait_until(functools.partial(notification_gone, harness, card["id"]),
+                             "the question's notification to go", 10)
+        call = asyncio.ensure_future(client.call("run_task", task="Sign up Ada", url=url))
+        card = await approval_card(popup, "Impatient Agent")  # asked again, not refused as busy
+        await press(popup, card["id"], "once")
+        is_error, result = await call
+        assert not is_error and result["success"], result
+        assert not problems, problems
+        # and a client that goes away altogether takes its open question with it
+        leaving = asyncio.ensure_future(client.call("run_task", task="Sign up Ada (left)", url=url))
+        card = await approval_card(popup, "Impatient Agent")
+    leaving.cancel()
+    with contextlib.suppress(BaseException):
+        await leaving
+    await popup.wait_for("!document.querySelector('.approval-card')", "the closed client's question to go", 10)
+    await popup.click("#nav-past")
+    lines = await popup.wait_for(
+        "(() => { const found = [...document.querySelectorAll('#past-list .past-item')].map(i => i.innerText)"
+        ".filter(t => t.includes('Sign up Ada (')); return found.length === 3 ? found : null; })()",
+        "the three questions nobody answered, in Past tasks")
+    assert all("from Impatient Agent" in line for line in lines), lines
+    with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT status, requester, result FROM tasks WHERE task LIKE 'Sign up Ada (%'").fetchall()
+    assert len(rows) == 3 and all(row[:2] == ("denied", "Impatient Agent") for row in rows), rows
+    assert all("stopped waiting for your answer" in json.loads(row[2])["data"] for row in rows), rows
+    await close_popup(harness, popup)
+
+
+async def test_a_question_taken_back_at_once_leaves_no_notification(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question taken back the moment it was asked (its client's call cancelled): its approval.closed reached the
+    worker while the notification was still being raised (the worker first asks which window is focused), so the
+    clear found nothing and the notification stayed on screen for good (requireInteraction), pointing at nothing."""
+    from tabpilot.mcp.hostlink import HostLink
+
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
+    before = set(await notifications_shown(harness))
+    link = HostLink("a local program")
+    try:
+        for attempt in range(16):
+            asking = asyncio.ensure_future(link.request("approval.ask", {
+                "requester": "Hasty Agent", "task": f"Sign up ({attempt})", "newTab": True, "timeout": 30}))
+            await asyncio.sleep(0.004 * attempt)  # taken back at once, or a moment later
+            asking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asking
+        await asyncio.sleep(1.5)
+        left = [i for i in set(await notifications_shown(harness)) - before if i.startswith("tabpilot-approval-")]
+        assert left == [], left
+    finally:
+        await link.close()
 
 
 async def open_view(harness: Harness, query: str) -> PopupPage:
@@ -714,6 +806,10 @@ async def test_a_request_dies_with_the_service_worker_and_the_reopened_view_show
                                                  url=e2e_pages.url("form.html?w2")))
         card = await approval_card(popup, "Restart Agent")
         assert "Sign up Ray again" in card["text"]
+        # the stopped worker's request has no notification left on screen (found by a new user's test run: it
+        # stayed, requireInteraction, and its click opened nothing): only the live one's
+        shown = [i for i in await notifications_shown(harness) if i.startswith("tabpilot-approval-")]
+        assert shown == [f"tabpilot-approval-{card['id']}"], shown
         await press(popup, card["id"], "deny")
         assert (await call)[0]
     assert llm.requests == []
@@ -744,6 +840,78 @@ async def run_on(client: McpClient, llm: ScriptedLLMServer, task: str, url: str)
 
 
 # --- the host goes away -----------------------------------------------------------------------------------------
+async def test_a_task_waiting_for_the_person_or_a_failing_model_says_so_and_what_to_do(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Found by a new user: a task in their browser that waited for the person (an action waiting for their yes,
+    the agent's question) or for a model call tried again gave the MCP client no progress at all, and a task the
+    model endpoint failed ended with only its cause, where `tabpilot run` says what to do. Each wait is a progress
+    line saying what it waits for and where the person answers; a failed task's result carries a remedy. Twice."""
+    problems: list[str] = []
+    await configure(harness, llm)
+    assert (await ask_host(harness, {"type": "settings.set", "askBefore": "every"}))["ok"]
+    try:
+        async with mcp_client(harness, "--approve", "always", name="Waiting Agent") as client:
+
+            async def said(words: str) -> str | None:
+                return next((m for _, m in client.progress if m and words in m), None)
+
+            for name in ("Ada", "Grace"):
+                llm.add(act_on("Full name", "input_text", "Type the name", problems, text=name),
+                        ToolCall("AgentOutput", agent_output("Ask for the e-mail", {
+                            "ask_user": {"question": f"Which e-mail for {name}?"}})),
+                        done(f"Typed {name}"))
+                client.progress.clear()
+                call = asyncio.ensure_future(client.call(
+                    "run_task", task=f"Type {name}", url=e2e_pages.url(f"form.html?waiting={name}")))
+
+                allowing = "waiting for the person using the browser to allow an action"
+                waits = await wait_until(functools.partial(said, allowing), "the wait for their yes, in progress")
+                assert 'the agent wants to type into input "Full name" on 127.0.0.1' in waits, waits
+                assert "tabpilot popup or side panel" in waits, waits
+                task_id = task_id_in(client.progress[0][1])
+                assert (await ask_host(harness, {"type": "task.approve", "taskId": task_id, "decision": "allow"}))["ok"]
+                question = f"the agent asks the person using the browser: Which e-mail for {name}?"
+                asks = await wait_until(functools.partial(said, question), "the agent's question, in the progress")
+                assert "waiting for their answer" in asks, asks
+                assert (await ask_host(harness, {"type": "task.answer", "taskId": task_id,
+                                                 "answer": "ada@example.com"}))["ok"]
+                is_error, result = await call
+                assert not is_error and (result["success"], result["data"]) == (True, f"Typed {name}"), result
+                assert "remedy" not in result
+            assert not problems, problems
+            # a model endpoint failing: each retry is said as it happens, and the result says what to do
+            assert (await ask_host(harness, {"type": "settings.set", "askBefore": "never"}))["ok"]
+            for attempt in ("first", "second"):
+                llm.add(*[HTTPError(500, "overloaded")] * 4)
+                client.progress.clear()
+                is_error, failed = await client.call("run_task", task=f"Type Ada ({attempt})",
+                                                     url=e2e_pages.url("form.html?failing"))
+                assert not is_error and failed["success"] is False, failed
+                retries = [m for _, m in client.progress if m and m.startswith("retry ")]
+                assert retries == [f"retry {n}/3: HTTP 500: overloaded" for n in (1, 2, 3)], client.progress
+                assert failed["remedy"].startswith("The model provider is busy or failing"), failed
+                assert "tabpilot popup's Settings" in failed["remedy"], failed
+    finally:
+        assert (await ask_host(harness, {"type": "settings.set", "askBefore": "irreversible"}))["ok"]
+
+
+async def test_a_huge_task_is_refused_before_the_person_is_asked(harness: Harness, llm: ScriptedLLMServer) -> None:
+    """Found by a new user: an MCP client's task of about a million characters was put to the person, and the popup
+    stopped answering for over 30 s drawing it (had it run, the model would have got it whole at every step). It is
+    refused at once, saying what to do, with no card or notification and no model call; twice."""
+    await configure(harness, llm)
+    before = set(await notifications_shown(harness))
+    async with mcp_client(harness, "--approve-timeout", "30", name="Big Agent") as client:
+        for filler in ("é😀\u202e" * 400_000, "x" * 200_001):
+            is_error, text = await client.call("run_task", task=filler, url="https://example.com/")
+            assert is_error and "a task may have at most 200,000" in text, text[:300]
+            assert "put long material in a page or file" in text
+        assert set(await notifications_shown(harness)) <= before  # no notification raised for it
+        assert not client.progress  # not even "waiting for the person"
+    assert llm.requests == []
+
+
 async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
@@ -900,6 +1068,31 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
             is_error, refused = await client.call("run_task", task="Sign up as Ada Lovelace", **task)
             assert is_error and "127.0.0.1 is on the blocked domains list" in str(refused), refused
         assert len(llm.requests) == asked
+
+
+async def test_launch_offers_the_model_no_question_nobody_could_answer(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """With --launch there is no popup and no terminal (standard input is the MCP protocol): nobody can answer the
+    agent's ask_user or hand back controls it hands over. Found by a new user: a model that asked a question left
+    run_task waiting for good, with no progress at all. The tools are not offered; a model that calls one anyway
+    is told it is not available and goes on, twice over."""
+    home = NoBrowserHome(tmp_path)
+    await home.configure(llm)
+    for name in ("Ada", "Grace"):
+        llm.add(ToolCall("AgentOutput", agent_output("Ask which name", {"ask_user": {"question": "Which name?"}})),
+                ToolCall("AgentOutput", agent_output("Hand the controls over", {"request_takeover": {
+                    "reason": "log in"}})),
+                done(f"Went on without asking {name}"))
+    async with mcp_client(home, "--launch", "--headless", "--browser", browser_binary) as client:
+        for name in ("Ada", "Grace"):
+            is_error, result = await asyncio.wait_for(
+                client.call("run_task", task=f"Sign up as {name}", url=e2e_pages.url(f"form.html?ask={name}")), 60)
+            assert not is_error and (result["success"], result["data"]) == (True, f"Went on without asking {name}")
+    offered = json.dumps(llm.requests[0]["tools"])
+    assert "ask_user" not in offered and "request_takeover" not in offered, offered
+    told = json.dumps(llm.requests[1]["messages"])
+    assert "unknown action 'ask_user'" in told, told[-2000:]
 
 
 async def test_fallback_launch_runs_in_a_browser_of_its_own_when_the_users_is_not_open(

@@ -55,8 +55,18 @@ def _candidates() -> list[str]:
 
 
 def find_browser(explicit: str | None = None) -> str:
-    """The browser binary to use: an explicit path, then $TABPILOT_BROWSER, then the usual places."""
+    """The browser binary to use: an explicit one, then $TABPILOT_BROWSER, then the usual places. Either may
+    name a browser as `tabpilot install --browser` does (chrome, chromium, edge, brave: its program, found in the
+    usual places) or be a program's path or name on PATH."""
+    from .programs import BROWSERS
+
     for choice, key in ((explicit, "browser.missing"), (os.environ.get(BROWSER_ENV), "browser.missing_env")):
+        if choice and choice.strip().lower() in BROWSERS:
+            kind = choice.strip().lower()
+            for browser, path in program_candidates():
+                if browser == kind and is_program(path):
+                    return path
+            raise BrowserNotFound("browser.kind_missing", browser=kind)
         if choice:
             resolved = shutil.which(choice) or choice
             if Path(resolved).is_file():

@@ -26,6 +26,13 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def add_browser_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """--browser, as every command that launches a browser takes it (run, demo, state, mcp): a browser named as
+    `tabpilot install --browser` names one, or its program's path."""
+    parser.add_argument("--browser", metavar="BROWSER", help=help or (
+        "the browser to launch: chrome, chromium, edge, brave, or the path of its program (default: found)"))
+
+
 class TaskText(argparse.Action):
     """A positional argument that is a task in plain words: one argument, so its words go in quotes."""
 

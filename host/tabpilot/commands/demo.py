@@ -13,6 +13,7 @@ import json
 from ..i18n import failure_text
 from ..i18n import text as say
 from ..localfiles import LocalFiles
+from .arguments import add_browser_option
 from .output import fail
 from .run import Job, run_job, terminal_language
 
@@ -21,6 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     window = parser.add_mutually_exclusive_group()
     window.add_argument("--headed", action="store_true", help="show the browser window while it works")
     window.add_argument("--headless", action="store_true", help="launch the browser without a window (the default)")
+    add_browser_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
             task=task,
             url=server.url(PAGE),
             headed=args.headed,
+            browser=args.browser,
             replay=str(RECORDING),
             source="demo",
             step_delay=0.6 if args.headed else 0.1,

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from .arguments import positive_seconds
+from .arguments import add_browser_option, positive_seconds
 
 MISSING_SDK = (
     "tabpilot mcp needs the MCP Python SDK, which is not installed. Install it with\n"
@@ -38,8 +38,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--headless", action="store_true",
                         help="with --launch or --fallback launch: no browser window")
     parser.add_argument("--cdp-url", metavar="WS", help="run tasks in the browser at this DevTools endpoint")
-    parser.add_argument("--browser", metavar="PATH",
-                        help="with --launch or --fallback launch: the browser binary (default: found)")
+    add_browser_option(parser, "with --launch or --fallback launch: the browser to launch: chrome, chromium, edge, "
+                               "brave, or the path of its program (default: found)")
     parser.add_argument("--approve", choices=["always", "ask"],
                         help="ask: the person allows each new MCP client in the tabpilot popup (default in your "
                              "browser); always: run without asking (the default, and the only choice, with "

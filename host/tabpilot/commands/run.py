@@ -42,7 +42,7 @@ RESULT_LIMIT = 600
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .arguments import TaskText
+    from .arguments import TaskText, add_browser_option
 
     parser.add_argument("task", action=TaskText,
                         help="what the agent should do, in plain words ('-': read it from standard input, "
@@ -54,6 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cdp-url", metavar="WS", help="work in an already running browser (ws://… or http://host:port)"
     )
+    add_browser_option(parser)
     parser.add_argument("--user-data-dir", metavar="DIR",
                         help="launch on this browser profile (its logins and cookies) instead of a temporary one")
     parser.add_argument("--base-url", metavar="B", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
@@ -97,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
     if args.user_data_dir and args.cdp_url:
         language = terminal_language()
         return _refused(args.json, None, say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
+    if args.browser and args.cdp_url:  # a browser to launch, and one to attach to instead
+        language = terminal_language()
+        return _refused(args.json, None, say("cli.browser_with_cdp", language), language, EXIT_USAGE)
     if args.record:
         try:
             check_record_path(args.record)
@@ -121,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         headed=args.headed,
         cdp_url=args.cdp_url,
         user_data_dir=args.user_data_dir,
+        browser=args.browser,
         base_url=args.base_url,
         model=args.model,
         api_key=args.api_key,
@@ -169,6 +174,7 @@ class Job:
     headed: bool = False
     cdp_url: str | None = None
     user_data_dir: str | None = None  # launch on this profile; never deleted
+    browser: str | None = None  # the browser to launch (a kind or a program); found when None
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
@@ -440,7 +446,8 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
         url = typed_url(job.url) if job.url is not None else None
     except OpenFailed as exc:
         raise OpenFailed(f"--url: {exc}") from None
-    browser = await open_browser(job.cdp_url, headless=not job.headed, user_data_dir=job.user_data_dir)
+    browser = await open_browser(job.cdp_url, headless=not job.headed, user_data_dir=job.user_data_dir,
+                                 executable=job.browser)
     try:
         if url and job.cdp_url:
             tab = await browser.new_tab(url)  # leave the user's own tabs alone
@@ -556,30 +563,16 @@ def _error_words(event: dict[str, Any], language: Language) -> str:
     return event_text(event, language) or str(event.get("message", ""))
 
 
-# failure code → the catalog's remedy at the terminal (`remedy.<name>`), for the failures whose words lack one
-TERMINAL_REMEDIES: dict[str, str] = {
-    "unreachable": "endpoint", "connection_cut": "endpoint", "timeout": "slow", "deadline": "slow",
-    "rate_limited": "busy", "server_error": "busy", "reply_too_large": "bad_reply", "bad_reply": "bad_reply",
-    "bad_call": "bad_call", "rejected": "rejected", "content_filtered": "filtered", "max_steps": "max_steps",
-    "browser_failed": "browser", "page_busy": "page_busy",
-}
-# context_too_long: its plain form says what to do already
-REMEDY_FORMS: dict[str, tuple[str, ...]] = {"context_too_long": ("reply", "cut_off")}
-
-
 def terminal_remedy(event: Mapping[str, Any], language: str | None) -> str | None:
     """What to do about an error event's failure at the terminal, or None when its words say it already (or it
     names no code). A failure after retries is remedied by its last cause."""
-    code, params = event.get("code"), event.get("params")
-    values = dict(params) if isinstance(params, Mapping) else {}
-    while code in ("retries_exhausted", "deadline") and isinstance(values.get("cause"), Mapping):
-        cause = values["cause"]
-        code, values = cause.get("code"), {**values, **dict(cause.get("params") or {})}
-    if code in REMEDY_FORMS and values.get("form") in REMEDY_FORMS[code]:
-        return say("remedy.context", language)
-    if not isinstance(code, str) or code not in TERMINAL_REMEDIES:
+    from ..i18n import failure_remedy
+
+    found = failure_remedy(event)
+    if found is None:
         return None
-    return say(f"remedy.{TERMINAL_REMEDIES[code]}", language, base_url=values.get("base_url", "the endpoint"))
+    name, values = found
+    return say(f"remedy.{name}", language, base_url=values.get("base_url", "the endpoint"))
 
 
 class RunPrinter:

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from .arguments import positive_seconds
+from .arguments import add_browser_option, positive_seconds
 
 if TYPE_CHECKING:
     from ..privacy.guard import PrivacyGuard
@@ -29,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     window.add_argument("--headed", action="store_true", help="show the launched browser window")
     window.add_argument("--headless", action="store_true", help="launch the browser without a window (the default)")
     parser.add_argument("--cdp-url", metavar="WS", help="use a running browser's DevTools endpoint (ws:// or http://)")
-    parser.add_argument("--browser", metavar="PATH", help="the browser binary to launch (default: found)")
+    add_browser_option(parser)
     parser.add_argument("--user-data-dir", metavar="DIR",
                         help="launch on this browser profile (its logins and cookies) instead of a temporary one")
     parser.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="S",
@@ -39,13 +39,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")
-    if args.user_data_dir and args.cdp_url:
+    if (args.user_data_dir or args.browser) and args.cdp_url:
         from ..i18n import text as say
         from .output import fail
         from .run import EXIT_USAGE, terminal_language
 
         language = terminal_language()
-        return fail("state", say("cli.user_data_dir_with_cdp", language), language, EXIT_USAGE)
+        key = "cli.user_data_dir_with_cdp" if args.user_data_dir else "cli.browser_with_cdp"
+        return fail("state", say(key, language), language, EXIT_USAGE)
     from ..i18n import text as say
     from .output import fail
     from .run import EXIT_USAGE, OpenFailed, terminal_language, typed_url

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..i18n import text
 from .hostlink import HostGone, HostLink, HostRefused, HostUnavailable
-from .progress import activity_message, event_message, started_message, steps_of
+from .progress import activity_message, control_message, event_message, remedy, started_message, steps_of
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -52,12 +52,25 @@ def no_display(flag: str, language: str | None = None) -> str:
     return text("mcp.no_display", language, flag=flag)
 
 
+# The browser's own pages and scripts: no task can work there (chrome.debugger may not attach to them; said as "the
+# tab was closed"), and a script is no page. Refused before anything is asked or opened, in the client's words.
+NOT_PAGES = ("javascript", "chrome", "chrome-extension", "chrome-untrusted", "devtools", "edge", "brave", "view-source")
+
+
 def first_page(url: str, domains: DomainPolicy | None) -> str:
     """The page a task is to open first, as it will be opened; TaskFailed, before anything is asked or opened,
-    for an address that is no page (javascript:, blank) or one the domain settings keep tasks from."""
+    for an address that is no page (javascript:, the browser's own pages, blank) or one the domain settings keep
+    tasks from. Worded for an MCP client (the model's words for the same say to use its own tools)."""
+    from urllib.parse import urlsplit
+
     from ..browser.actions import normalize_url
     from ..guards.domains import start_refusal
 
+    scheme = urlsplit(url.strip()).scheme.lower()
+    if scheme in NOT_PAGES or (scheme == "about" and url.strip().lower() != "about:blank"):
+        what = "a script" if scheme == "javascript" else "one of the browser's own pages"
+        raise TaskFailed(f"url {url.strip()[:200]!r} is {what}, not a web page a task can work in: give the address "
+                         "of a web page (https://…, http://localhost:PORT)")
     try:
         page = normalize_url(url)
     except Exception as exc:
@@ -82,7 +95,9 @@ class Backend(Protocol):
 
     async def stop_task(self, task_id: str) -> dict[str, Any]: ...
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]: ...
+    # {tabs: [...]}, and `hidden`: how many of the person's tabs this client may not see (its own only, unless the
+    # person always allows it), when any
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]: ...
 
     async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]: ...
 
@@ -90,8 +105,13 @@ class Backend(Protocol):
 
 
 def task_result(task_id: str, result: dict[str, Any]) -> dict[str, Any]:
-    return {"success": bool(result.get("success")), "data": result.get("data"), "taskId": task_id,
-            "steps": steps_of(result.get("history") or [])}
+    """run_task's answer; a failed task's also says what to do about it (`remedy`), where it can."""
+    answer = {"success": bool(result.get("success")), "data": result.get("data"), "taskId": task_id,
+              "steps": steps_of(result.get("history") or [])}
+    what_to_do = remedy(result)
+    if what_to_do:
+        answer["remedy"] = what_to_do
+    return answer
 
 
 def stop_answer(task_id: str, status: str | None, *, was_running: bool) -> dict[str, Any]:
@@ -170,14 +190,14 @@ class HostBackend:
 
     async def run_task(self, task: str, url: str | None, new_tab: bool, requester: str, report: Report
                        ) -> dict[str, Any]:
-        if url:  # a page the person's domain settings keep tasks from is refused before the person is asked
+        if url:  # no page, or a page the person's domain settings keep tasks from: refused before they are asked
             from ..guards.domains import DomainPolicy
             from ..store.settings import SettingsError, load_settings
 
             try:
                 settings = load_settings()
             except SettingsError:
-                pass  # the host says what is wrong with them
+                first_page(url, None)  # the host says what is wrong with the settings
             else:
                 first_page(url, DomainPolicy.of(settings.allowed_domains, settings.blocked_domains))
         allowed_tab = await self.consent(requester, task, report, new_tab=new_tab, url=url)
@@ -211,6 +231,7 @@ class HostBackend:
 
     async def _follow(self, task_id: str, report: Report) -> dict[str, Any]:
         updates = self.link.updates(task_id)
+        asked: Any = None  # the action waiting for the person's yes, as last said
         while True:
             push = await updates.get()
             if isinstance(push, HostGone):
@@ -222,6 +243,10 @@ class HostBackend:
                 message = event_message(push.get("event") or {})
             elif kind == "task.activity":
                 message = activity_message(push.get("activity") or {})
+            elif kind == "task.control":  # said once for each action waiting for the person's yes
+                approval = push.get("approval")
+                message = control_message(approval) if approval != asked else None
+                asked = approval
             elif kind == "task.result":
                 return task_result(task_id, push.get("result") or {})
             if message:
@@ -255,10 +280,13 @@ class HostBackend:
         await self._ask("task.stop", {"taskId": task_id}, timeout=STOP_TIMEOUT + 5)
         return stop_answer(task_id, await self._status(task_id), was_running=True)
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
-        tabs = (await self._ask("tabs.query", {"requester": requester})).get("tabs", [])
-        return [{"tabId": t["tabId"], "url": t.get("url", ""), "title": t.get("title", ""),
-                 "active": bool(t.get("active"))} for t in tabs]
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]:
+        reply = await self._ask("tabs.query", {"requester": requester})
+        listed: dict[str, Any] = {"tabs": [{"tabId": t["tabId"], "url": t.get("url", ""), "title": t.get("title", ""),
+                                            "active": bool(t.get("active"))} for t in reply.get("tabs", [])]}
+        if reply.get("othersHidden"):
+            listed["hidden"] = int(reply["othersHidden"])
+        return listed
 
     async def read_page(self, tab: int | str | None, *, requester: str = "") -> dict[str, Any]:
         fields: dict[str, Any] = {"requester": requester}
@@ -358,8 +386,11 @@ class LaunchBackend:
         except Exception as exc:
             await browser.close()
             raise TaskFailed(f"could not open {url or 'a tab'}: {exc}") from exc
-        # no extension, so nobody sees a question: an action that needs a yes (ask-before) is refused, saying how
-        run = TaskRun(plan, self._records(), browser, approvals="refuse", nobody_to_approve="approval.remedy.mcp")
+        # no extension and no terminal, so nobody sees a question: an action that needs a yes (ask-before) is
+        # refused, saying how, and the model is not offered ask_user or request_takeover (nobody could answer or
+        # hand the controls back: the task waited for good)
+        run = TaskRun(plan, self._records(), browser, can_ask=False, can_hand_over=False, approvals="refuse",
+                      nobody_to_approve="approval.remedy.mcp")
         queue: asyncio.Queue[str] = asyncio.Queue()
         run.observers.append(lambda update: _queue_message(update, queue))
         try:
@@ -429,14 +460,14 @@ class LaunchBackend:
         await run.stop("Stopped by the MCP client")
         return stop_answer(task_id, run.status, was_running=True)
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]:
         browser = await self._connect()
         try:
             pages = await browser.tabs()
             # active: the tab read_page reads when given none (the one in front), as the extension's list says
             active = (await browser.current_tab()).target_id if pages else None
-            return [{"tabId": t.target_id, "url": t.url, "title": t.title, "active": t.target_id == active}
-                    for t in pages]
+            return {"tabs": [{"tabId": t.target_id, "url": t.url, "title": t.title, "active": t.target_id == active}
+                             for t in pages]}
         finally:
             await browser.close()
 
@@ -500,7 +531,7 @@ class FallbackBackend:
             return await self.launch.stop_task(task_id)
         return await self.host.stop_task(task_id)
 
-    async def list_tabs(self, *, requester: str = "") -> list[dict[str, Any]]:
+    async def list_tabs(self, *, requester: str = "") -> dict[str, Any]:
         try:
             return await self.host.list_tabs(requester=requester)
         except NoBrowser:

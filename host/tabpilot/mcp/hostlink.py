@@ -132,13 +132,25 @@ class _Connection:
             self.writer.write(encode_frame({**fields, "type": type, "id": request_id}))
             await self.writer.drain()
             return await asyncio.wait_for(future, timeout)
-        except TimeoutError:  # an OSError too, but the connection is fine: that request had no answer
+        except (TimeoutError, asyncio.CancelledError):  # nobody waits for the answer now: the host is told (a
+            self._take_back(request_id)  # question to the person goes from their screen); the connection is fine
             raise
         except (ConnectionError, OSError) as exc:
             self.close(f"could not write to it: {exc}")
             raise self.closed from exc  # type: ignore[misc]  # set by close()
         finally:
             self.pending.pop(request_id, None)
+
+
+    def _take_back(self, request_id: str) -> None:
+        """Tell the host nobody waits for the answer to `request_id` any more (`cancel`: it withdraws a question
+        still waiting for the person; other requests it leaves as they are). Best effort, not waited for."""
+        if self.closed is not None or self.writer.is_closing():
+            return
+        try:
+            self.writer.write(encode_frame({"type": "cancel", "id": next(self.ids), "requestId": request_id}))
+        except (ConnectionError, OSError, RuntimeError):
+            pass
 
 
 class HostLink:

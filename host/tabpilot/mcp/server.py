@@ -93,6 +93,11 @@ def build_server(backend: Backend) -> MCPServer:
         if not task.strip():
             raise ToolError("run_task needs a task: say in words what to do in the browser, e.g. "
                             '"find the order status for #1234 on this site".')
+        from ..taskrun.plan import MAX_TASK_CHARS, task_too_long
+
+        if len(task) > MAX_TASK_CHARS:  # before the person is asked or a browser started
+            raise ToolError(f"run_task: {task_too_long(task)}")
+        url = (url or "").strip() or None  # a blank url is none: the task starts on a blank tab
         counter = itertools.count(1)
 
         async def report(message: str) -> None:
@@ -122,10 +127,19 @@ def build_server(backend: Backend) -> MCPServer:
 
     @app.tool()
     async def list_tabs(ctx: Context) -> dict[str, Any]:
-        """The browser's tabs: {tabs: [{tabId, url, title, active}]}; active marks the one read_page reads by
-        default. tabId is an integer in your own browser and a string (a DevTools target id) in a browser the
-        server launched (--launch) or attached to (--cdp-url): pass it to read_page as it is."""
-        return {"tabs": await _call(backend.list_tabs(requester=_requester(ctx)))}
+        """The browser's tabs you may see: {tabs: [{tabId, url, title, active}], note?}; note says how many of the
+        person's other tabs are not shown, and why. active marks the one read_page reads by default. tabId is an
+        integer in your own browser and a string (a DevTools target id) in a browser the server launched (--launch)
+        or attached to (--cdp-url): pass it to read_page as it is."""
+        listed = await _call(backend.list_tabs(requester=_requester(ctx)))
+        hidden = listed.pop("hidden", 0)
+        if hidden:  # an empty list read as "no tabs open" (found by a new user): say what is not shown, and why
+            tabs = f"{hidden} more tabs of the person's are" if hidden != 1 else "1 more tab of the person's is"
+            listed["note"] = (f"{tabs} not shown: a client sees the tabs it opened or ran a task in, and all of them "
+                              "only once the person always allows it (Always allow for this client, in the tabpilot "
+                              "popup when it asks about a task). run_task opens a tab of its own (new_tab, the "
+                              "default).")
+        return listed
 
     @app.tool()
     async def read_page(ctx: Context, tab: int | str | None = None) -> dict[str, Any]:

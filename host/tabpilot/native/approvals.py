@@ -66,8 +66,16 @@ class Approvals:
                   new_tab: bool = False, url: str | None = None, timeout: float | None = None) -> Decision:
         """The user's "once" or "always"; raises RequestFailed (code `denied`) on a no or no answer, and
         AlreadyAsking (code `busy`) while this requester's previous question is still open."""
+        from ..taskrun.plan import MAX_TASK_CHARS, task_too_long
+
+        if len(task) > MAX_TASK_CHARS:  # never shown to the person: it would not run, and their view would choke on it
+            raise RequestFailed(task_too_long(task), "bad_request")
         timeout = self.timeout if timeout is None else timeout
         asker = (kind, requester)
+        for _ in range(3):  # a question of theirs just taken back (endpoint `cancel`) unwinds in the next turns
+            if asker not in self._asking:
+                break
+            await asyncio.sleep(0)
         if asker in self._asking:
             raise AlreadyAsking(f"{requester} already has a question waiting for the user's answer; ask again once "
                                 "it is answered (one at a time)", "busy")

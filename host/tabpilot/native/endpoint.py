@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import logging
 import os
@@ -55,8 +56,14 @@ TOKEN_NAME = "host.token"
 UNIX_PATH_LIMIT = 104  # sun_path: 108 bytes on Linux, 104 on macOS
 HOST_ROUTED = ("ping", "task.start", "task.stop", "task.get", "task.list", "settings.get", "history.get")
 RELAYED = ("tabs.query", "tabs.create", "tabs.close")  # answered by the extension
-LOCAL_TYPES = ("hello", *HOST_ROUTED, *RELAYED, "page.read", "approval.ask")
-TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.result")
+LOCAL_TYPES = ("hello", *HOST_ROUTED, *RELAYED, "page.read", "approval.ask", "cancel")
+# What a client may take back while it waits (`cancel`), and what a client that goes away takes with it: a question
+# to the person nobody waits for any more must not stay on their screen (nor hold up the same client's next one)
+CANCELLABLE = ("approval.ask",)
+WITHDRAWN = ("the program that asked stopped waiting for your answer (its call was cancelled or timed out, or it "
+             "closed) before you answered; nothing was started")
+# task.control: an action waiting for the person's yes (the client says so while it waits: mcp/progress.py)
+TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.control", "task.result")
 LOCAL_SOURCE = "mcp"
 PAGE_READ_TIMEOUT = 30.0
 MAX_HELLO_FRAME = 16 * 1024  # a hello is ~100 bytes; before it nothing larger is read
@@ -138,6 +145,8 @@ class LocalClient:
     always_for: set[str] = field(default_factory=set)  # requesters the person always allows, as answered here
     consented: list[Consent] = field(default_factory=list)  # each yes: one task.start each
     in_flight: int = 0  # its requests being answered
+    waiting: dict[str, asyncio.Task[None]] = field(default_factory=dict)  # request id → its CANCELLABLE handler
+    withdrawn: set[str] = field(default_factory=set)  # the request ids it cancelled (or left behind by going away)
 
     @property
     def own_tabs(self) -> set[int]:
@@ -228,13 +237,29 @@ class LocalEndpoint:
                     handler = asyncio.get_running_loop().create_task(self._answer(client, frame))
                     self._handlers.add(handler)
                     handler.add_done_callback(self._handlers.discard)
+                    if frame.get("type") in CANCELLABLE and request_id_of(frame) is not None:
+                        key = str(request_id_of(frame))
+                        client.waiting[key] = handler
+                        handler.add_done_callback(functools.partial(_forget_waiting, client, key))
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
             self.clients.discard(client)
             writer.close()
+            for request_id in list(client.waiting):  # nobody is left to hear the answer
+                self._withdraw(client, request_id)
             await self._orphaned(client)
+
+    @staticmethod
+    def _withdraw(client: LocalClient, request_id: object) -> bool:
+        """Take back a question of the client's still waiting for the person (it is closed in every view of it)."""
+        handler = client.waiting.get(str(request_id))
+        if handler is None or handler.done():
+            return False
+        client.withdrawn.add(str(request_id))
+        handler.cancel()
+        return True
 
     async def _next_bytes(self, reader: asyncio.StreamReader, authenticated: bool) -> bytes:
         """What the client sent next; a connection that has not said hello in time is closed (b"")."""
@@ -289,6 +314,10 @@ class LocalEndpoint:
         except RequestFailed as exc:
             reply = reply_error(request_id, str(exc), exc.code)
         except asyncio.CancelledError:
+            if str(request_id) in client.withdrawn:  # the client took it back: said to it, if it still listens
+                client.withdrawn.discard(str(request_id))
+                client.send(reply_error(request_id, f"{kind} was cancelled by its sender", "cancelled"))
+                return
             client.send(reply_error(request_id, "the host is shutting down", "shutting_down"))
             raise
         except Exception as exc:
@@ -337,6 +366,8 @@ class LocalEndpoint:
             return await self._relay(client, kind, fields)
         if kind == "page.read":
             return await self._read_page(client, frame.get("tabId"))
+        if kind == "cancel":
+            return {"cancelled": self._withdraw(client, frame.get("requestId"))}
         if kind == "approval.ask":
             requester = display_name(frame.get("requester"), client.name)
             task = frame.get("task")
@@ -344,7 +375,13 @@ class LocalEndpoint:
                 raise RequestFailed("approval.ask needs the task's text", "bad_request")
             place = await self._place(client, frame)
             asked_at = time.time()
-            verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
+            try:
+                verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
+            except asyncio.CancelledError:  # taken back (or its client went away): not run, as the person is told
+                if str(request_id_of(frame)) in client.withdrawn:
+                    await self.host.tasks.record_not_run(task, status="denied", why=WITHDRAWN, source=LOCAL_SOURCE,
+                                                         requester=requester, asked_at=asked_at, url=place.url)
+                raise
             if verdict.decision == "deny":
                 await self.host.tasks.record_not_run(task, status="denied", why=verdict.message, source=LOCAL_SOURCE,
                                                      requester=requester, asked_at=asked_at, url=place.url)
@@ -414,7 +451,9 @@ class LocalEndpoint:
         if isinstance(reply, TabsCreateData):
             client.opened_tabs.add(reply.tab.tab_id)
         if isinstance(reply, TabsQueryData) and not _always_allowed(client):
-            reply = reply.model_copy(update={"tabs": [tab for tab in reply.tabs if tab.tab_id in client.own_tabs]})
+            own = [tab for tab in reply.tabs if tab.tab_id in client.own_tabs]
+            hidden = sum(1 for tab in reply.tabs if tab.tab_id not in client.own_tabs and _web_page(tab.url))
+            return {**reply.model_copy(update={"tabs": own}).to_frame(), "othersHidden": hidden}
         return reply.to_frame()
 
     async def _ask_extension(self, request: HostRequest[ReplyData]) -> ReplyData:
@@ -468,6 +507,10 @@ class LocalEndpoint:
                 client.send(message)
                 if message.get("type") == "task.result":
                     client.tasks.discard(str(task_id))
+
+
+def _forget_waiting(client: LocalClient, key: str, _handler: object) -> None:
+    client.waiting.pop(key, None)
 
 
 class Refused(RequestFailed):

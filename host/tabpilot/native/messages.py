@@ -108,7 +108,7 @@ class HostPush(WireModel):
 # command with CDP's own numeric code, and a request it cannot use with "bad_request".
 HostErrorCode = Literal[
     "bad_request", "busy", "not_configured", "not_found", "tab", "settings", "internal", "shutting_down",
-    "not_allowed", "denied",
+    "not_allowed", "denied", "cancelled",
     "link", "failed",
 ]
 

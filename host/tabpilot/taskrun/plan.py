@@ -69,6 +69,18 @@ class TaskPlan:
     requester: str | None = None  # who asked besides the person: a page's origin, an MCP client's name
 
 
+# A task is words saying what to do, not the material to work on: a task of 3 MB (a file piped to `run -`, an MCP
+# client's run_task) was sent whole to the model in every step, and the person's popup, asked about it, stopped
+# answering for over 30 s drawing it (900,000 characters; 90,000 drew in about 3 s). Every entry point refuses a
+# longer one before anything is asked, opened or recorded (also Approvals.ask and `tabpilot mcp`'s run_task). Above
+# what one command-line argument takes (128 KiB on Linux): `run -` is there for a task longer than that.
+MAX_TASK_CHARS = 200_000
+
+
+def task_too_long(task: str, language: str | None = None) -> str:
+    return say("task.too_long", language, length=f"{len(task):,}", limit=f"{MAX_TASK_CHARS:,}")
+
+
 def plan_task(
     task: str, overrides: TaskOverrides | None = None, *, source: str, settings: Settings | None = None,
     language: str | None = None, requester: str | None = None,
@@ -84,6 +96,8 @@ def plan_task(
 
     if not isinstance(task, str) or not task.strip():  # refused before any browser or record is touched
         raise PlanError(say("task.no_text", language), "bad_request")
+    if len(task) > MAX_TASK_CHARS:
+        raise PlanError(task_too_long(task, language), "bad_request")
     overrides = overrides or TaskOverrides()
     if settings is None:
         try:
