@@ -309,8 +309,19 @@ async function placeTask(taskId) {
   }
 }
 
+// Past tasks follows what ends while its list is in view, or comes into view a moment later: a task's result, a
+// question closed (a request not run is recorded just after its question closes, on the host's writer thread).
+let pastRefresh = [];
+function pastMayHaveChanged() {
+  for (const timer of pastRefresh) clearTimeout(timer);
+  pastRefresh = [300, 1500].map((ms) => setTimeout(() => {
+    if (document.body.dataset.view === "past" && !$("past-list-wrap").hidden) loadPast();
+  }, ms));
+}
+
 function onPush(message) {
   if (!message) return;
+  if (message.type === "approval.closed" || message.type === "task.result") pastMayHaveChanged();
   switch (message.type) {
     case "approval.request":
       return showApproval(message);

@@ -53,6 +53,9 @@ _HOST_BOX = f"""(() => {{ const host = document.querySelector('[{OVERLAY_ATTRIBU
 _SETTLED = (f"new Promise((done) => {{ const box = () => {_HOST_BOX}; const late = setTimeout(() => done(box()), 100);"
             " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(box()); })); })")
 
+_DRAWN = ("function () { return new Promise((done) => { const late = setTimeout(() => done(true), 500);"
+          " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(true); })); }); }")
+
 _panels: dict[str, CDPSession] = {}  # the panel frame's target id → the test's session on it
 
 
@@ -180,7 +183,12 @@ async def press_overlay(tab: Tab, command: str) -> None:
         box = await overlay_box(tab, selector)
         # and where it stays: the overlay's box follows what its panel shows, and a click in the frame drawn a moment
         # before is routed by where the frame was (a press right after the question came missed Take over)
-        return None if box["disabled"] or await tab.evaluate(_SETTLED) != box["host"] else box
+        if box["disabled"] or await tab.evaluate(_SETTLED) != box["host"]:
+            return None
+        # and the panel's own frame drawn since, in its own process: a panel just made (a new document's overlay)
+        # takes no click before (a Hand back pressed on the page the person had just gone to was lost, loaded); at
+        # most 500 ms in a tab that draws nothing
+        return box if await in_panel(tab, _DRAWN) else None
 
     box = await wait_until(pressable, f"the overlay's {command} button to be pressable")
     await user_click(tab, box["x"], box["y"])
