@@ -309,14 +309,22 @@ async function placeTask(taskId) {
   }
 }
 
-// Past tasks follows what ends while its list is in view, or comes into view a moment later: a task's result, a
-// question closed (a request not run is recorded just after its question closes, on the host's writer thread).
-let pastRefresh = [];
+// Past tasks follows what ends while its list is in view, or comes into view soon after: a task's result, a question
+// closed (a request not run is recorded just after its question closes, on the host's writer thread, which a loaded
+// machine may hold up for seconds): the list is read again every 0.5 s for 5 s after either.
+const PAST_FOLLOW_MS = 5000;
+let pastFollowUntil = 0;
+let pastFollower = null;
 function pastMayHaveChanged() {
-  for (const timer of pastRefresh) clearTimeout(timer);
-  pastRefresh = [300, 1500].map((ms) => setTimeout(() => {
-    if (document.body.dataset.view === "past" && !$("past-list-wrap").hidden) loadPast();
-  }, ms));
+  pastFollowUntil = Date.now() + PAST_FOLLOW_MS;
+  pastFollower ??= setInterval(() => {
+    if (Date.now() > pastFollowUntil) {
+      clearInterval(pastFollower);
+      pastFollower = null;
+    } else if (document.body.dataset.view === "past" && !$("past-list-wrap").hidden) {
+      loadPast();
+    }
+  }, 500);
 }
 
 function onPush(message) {
