@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -13,6 +14,12 @@ from tabpilot.browser.browser import Browser
 from tabpilot.browser.launcher import BrowserNotFound, find_browser
 from tabpilot.browser.tab import Tab
 from tabpilot.localfiles import LocalFiles
+
+# Tests press Ctrl-C on the programs they start, which get SIGINT as a terminal gives it. A test run started in the
+# background of a script (`cmd &`, no job control) has SIGINT ignored, and so had every program it started: Ctrl-C
+# did nothing (three fresh-clone runs, started so, failed the two tests that interrupt `state` and the key prompt).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 
