@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -60,3 +61,14 @@ async def tab(browser: Browser) -> AsyncIterator[Tab]:
     yield tab
     if not tab.closed:
         await browser.close_tab(tab.target_id)
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def stand_in(browser: Browser) -> AsyncIterator[Any]:
+    """The extension played over the module's browser's websocket (relay_support.ExtensionStandIn)."""
+    from relay_support import ExtensionStandIn
+
+    assert browser.launched is not None
+    extension = await ExtensionStandIn.connect(browser.launched.ws_url)
+    yield extension
+    await extension.close()

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from relay_support import ExtensionStandIn, LoopbackLink
 from test_native_relay import API_KEY, DONE, open_tab
 
@@ -29,13 +28,6 @@ from tabpilot.store.tasks import TaskStore
 from tabpilot.taskrun.run import TaskRun
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def stand_in(browser):
-    extension = await ExtensionStandIn.connect(browser.launched.ws_url)
-    yield extension
-    await extension.close()
 
 
 @pytest.fixture

@@ -29,13 +29,6 @@ API_KEY = "sk-relay-test-key-000000000000wxyz"
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def stand_in(browser):
-    extension = await ExtensionStandIn.connect(browser.launched.ws_url)
-    yield extension
-    await extension.close()
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def relay(stand_in):
     relay_browser = await extension_browser(LoopbackLink(stand_in))
     yield relay_browser

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from relay_support import ExtensionStandIn, HostUnderTest
+from relay_support import HostUnderTest
 from test_native_relay import configure, database_rows, open_tab, output, prompt_of
 
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
@@ -20,13 +20,6 @@ from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 HIDDEN = "•••"
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def stand_in(browser):
-    extension = await ExtensionStandIn.connect(browser.launched.ws_url)
-    yield extension
-    await extension.close()
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -25,13 +25,6 @@ from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def stand_in(browser):
-    extension = await ExtensionStandIn.connect(browser.launched.ws_url)
-    yield extension
-    await extension.close()
-
-
 @pytest_asyncio.fixture(loop_scope="module")
 async def host(stand_in, tmp_path):
     running = await HostUnderTest.start(tmp_path / "tabpilot", stand_in)
