@@ -103,8 +103,7 @@ class TaskRun:
         self._record_failure: dict[str, Any] | None = None  # the error event saying the record failed
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
         self._takeover: Takeover | None = None
-        # The actions of the takeover under way as recorded (redacted), each once: `_shown_takeover`.
-        # the takeover under way's actions as on the wire, and as shown (redacted): _shown_takeover
+        # The actions of the takeover under way as on the wire and as recorded (redacted), each once: `_shown_takeover`.
         self._shown_actions: tuple[Takeover, list[Any], list[Any]] | None = None
         # A takeover being ended (its event made, the URL after it read): the run's end waits for its event.
         self._takeover_ending: asyncio.Future[None] | None = None
