@@ -225,6 +225,10 @@ def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:
         (("config", "set", "language", "xx"), "language: must be one of"),
         (("config", "set", "base-url", "localhost:8000"), "base-url: must be an http"),
         (("config", "set", "model"), "give a value"),
+        # a setting with few values names them all
+        (("config", "set", "ask-before"), "give one of never | irreversible | every: tabpilot config set ask-before"),
+        (("config", "set", "mask-emails"), "give one of on | off"),
+        (("config", "set", "language"), "give one of en-US | zh-CN"),
         (("config", "unset", "nope"), "unknown setting"),
     ],
 )

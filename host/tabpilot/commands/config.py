@@ -119,7 +119,7 @@ def _show(view: dict[str, object], path: str, language: Language, *, language_ch
 
 def run(args: argparse.Namespace) -> int:
     from .. import paths
-    from ..store.settings import SettingsError, load_settings, public_view, update_settings
+    from ..store.settings import SettingsError, choices, load_settings, public_view, update_settings
     from .run import terminal_language
 
     language = terminal_language()
@@ -150,7 +150,10 @@ def run(args: argparse.Namespace) -> int:
                 if not value:
                     return fail("config", say("config.no_key_typed" if asked else "config.no_key", language), language)
             elif value is None:
-                return fail("config", say("config.give_value", language, key=args.key), language)
+                listed = choices(args.key)
+                missing = (say("config.give_choice", language, key=args.key, choices=" | ".join(listed)) if listed
+                           else say("config.give_value", language, key=args.key))
+                return fail("config", missing, language)
             update_settings({args.key: value})
             shown = public_view(load_settings())
             language = terminal_language()  # `config set language zh-CN` answers in the language just chosen

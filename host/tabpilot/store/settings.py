@@ -11,7 +11,7 @@ import re
 import tempfile
 import unicodedata
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -163,6 +163,22 @@ for _name, _info in Settings.model_fields.items():
     for _spelling in (_name, _info.alias or _name, _name.replace("_", "-")):
         FIELD_NAMES[_spelling] = _name
 FIELD_NAMES["baseUrl"] = "base_url"
+
+
+def choices(key: str) -> tuple[str, ...]:
+    """The values a setting takes when they are few, as `tabpilot config set` takes them ("on"/"off" for a
+    switch); empty for free text and numbers."""
+    name = FIELD_NAMES.get(key)
+    field = Settings.model_fields.get(name or "")
+    if field is None:
+        return ()
+    if name == "language":
+        return tuple(LANGUAGES)
+    if field.annotation is bool:
+        return ("on", "off")
+    if get_origin(field.annotation) is Literal:
+        return tuple(str(choice) for choice in get_args(field.annotation))
+    return ()
 
 
 def _describe(error: ValidationError) -> list[Words]:
