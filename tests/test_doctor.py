@@ -241,3 +241,19 @@ def test_a_warning_is_never_summed_up_as_all_good(setup):
     assert "WARN" in result.stdout and "the model name could not be checked" in result.stdout, result.stdout
     assert "all good" not in result.stdout
     assert result.stdout.rstrip().splitlines()[-1] == "no problems, 1 warning(s): see WARN above"
+
+
+def test_a_key_or_address_only_this_terminal_has_is_a_warning_that_says_how_to_save_it(setup, models_server):
+    # The doctor's own check sees OPENAI_API_KEY; the helper a browser started from the desktop does not, and the
+    # popup's tasks would fail for want of a key while the doctor said all good.
+    env, profile, _manifest = setup
+    configure_llm(env, models_server, "")
+    result = doctor({**env, "OPENAI_API_KEY": GOOD_KEY}, profile)
+    assert result.returncode == 0, result.stdout
+    assert "reachable, key accepted" in result.stdout, result.stdout
+    assert "OPENAI_API_KEY from this terminal's environment, not saved" in result.stdout, result.stdout
+    assert "save it for the browser too: tabpilot config set api-key" in result.stdout
+    assert "all good" not in result.stdout and GOOD_KEY not in result.stdout
+    configure_llm(env, models_server, GOOD_KEY)  # saved: the environment's copy changes nothing
+    result = doctor({**env, "OPENAI_API_KEY": GOOD_KEY}, profile)
+    assert "all good" in result.stdout and "environment" not in result.stdout, result.stdout

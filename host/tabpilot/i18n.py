@@ -260,6 +260,11 @@ EN_US: dict[str, str] = {
         "tabpilot config set api-key (it asks for the key and does not show it; or the popup's Settings)"
     ),
     "doctor.llm.no_models": "it has no /models list, so the model name could not be checked",
+    "doctor.llm.env_only": "{names} from this terminal's environment, not saved",
+    "doctor.llm.env_only_detail": (
+        "tasks from the extension run in a helper your browser starts, which sees this terminal's environment only "
+        "if the browser was started from it"),
+    "doctor.llm.env_only_fix": "save it for the browser too: {commands}",
     "doctor.llm.not_openai": "it answers with web pages (HTTP {status} for /models), not as an OpenAI-compatible API",
     "doctor.llm.http": "GET /models answered HTTP {status}",
     "doctor.llm.check_url": "check the base URL (`tabpilot config set base-url <url>`, or the popup's Settings)",
@@ -992,6 +997,10 @@ ZH_CN: dict[str, str] = {
     "doctor.llm.key_refused": "API 密钥被拒绝（HTTP {status}）",
     "doctor.llm.key_fix": "tabpilot config set api-key（它会提示输入密钥，输入时不显示；或在弹出窗口的“设置”中填写）",
     "doctor.llm.no_models": "它没有 /models 列表，所以无法核对模型名称",
+    "doctor.llm.env_only": "{names} 来自这个终端的环境变量，没有保存",
+    "doctor.llm.env_only_detail": (
+        "扩展程序的任务由浏览器启动的助手运行；只有从这个终端启动的浏览器，它才能看到这些环境变量"),
+    "doctor.llm.env_only_fix": "也为浏览器保存：{commands}",
     "doctor.llm.not_openai": "它返回的是网页（/models 返回 HTTP {status}），而不是 OpenAI 兼容的 API",
     "doctor.llm.http": "GET /models 返回了 HTTP {status}",
     "doctor.llm.check_url": "检查 Base URL（`tabpilot config set base-url <url>`，或弹出窗口的“设置”）",

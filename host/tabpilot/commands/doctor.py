@@ -21,11 +21,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..i18n import DEFAULT_LANGUAGE, Language, Words, column
 from ..i18n import text as say
 from .install import add_target_options
+
+if TYPE_CHECKING:
+    from ..llm.config import ResolvedEndpoint
 
 NOT_FOUND = Words("doctor.chromium_says", message="Specified native messaging host not found.")
 FORBIDDEN = Words("doctor.chromium_says", message="Access to the specified native messaging host is forbidden.")
@@ -310,10 +313,7 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
 
 
 def check_llm(language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
-    import urllib.error
-    import urllib.request
-
-    from ..llm.config import LLMConfig, is_loopback_url
+    from ..llm.config import LLMConfig
     from ..llm.errors import LLMNotConfigured
     from ..store.settings import SettingsError, load_settings
 
@@ -329,6 +329,29 @@ def check_llm(language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
                       base_url=exc.base_url)
         fix = "doctor.llm.key_fix" if exc.missing == "api_key" else "doctor.llm.configure"
         return [Finding("fail", say("doctor.llm", language), missing, say(fix, language))]
+    return _check_endpoint(endpoint, language) + _environment_only(settings.api_key, settings.base_url, language)
+
+
+def _environment_only(saved_key: str | None, saved_base_url: str | None, language: Language) -> list[Finding]:
+    """OPENAI_API_KEY / OPENAI_BASE_URL that only this terminal has: the helper a browser starts from the desktop
+    (every task from the extension) does not see them, so the doctor's own check would pass while the popup's
+    tasks fail for want of a key."""
+    names = [name for name, saved in (("OPENAI_API_KEY", saved_key), ("OPENAI_BASE_URL", saved_base_url))
+             if not saved and os.environ.get(name)]
+    if not names:
+        return []
+    fixes = {"OPENAI_API_KEY": "tabpilot config set api-key", "OPENAI_BASE_URL": "tabpilot config set base-url <url>"}
+    return [Finding("warn", say("doctor.llm.env_only", language, names=" / ".join(names)),
+                    say("doctor.llm.env_only_detail", language),
+                    say("doctor.llm.env_only_fix", language, commands=" ; ".join(fixes[name] for name in names)))]
+
+
+def _check_endpoint(endpoint: ResolvedEndpoint, language: Language) -> list[Finding]:
+    import urllib.error
+    import urllib.request
+
+    from ..llm.config import is_loopback_url
+
     what = say("doctor.llm.endpoint", language, base_url=endpoint.base_url, model=endpoint.model)
     request = urllib.request.Request(
         f"{endpoint.base_url}/models", headers={"Authorization": f"Bearer {endpoint.api_key}"}
