@@ -72,6 +72,8 @@ def test_custom_tools_add_override_and_remove() -> None:
     assert tools["wait"].description == "Say you are finished"
     variants = action_variants(tools)
     assert variants["lookup"]["properties"] == {"sku": {"type": "string"}}
+    assert variants["wait"]["properties"] == {"sku": {"type": "string"}}  # not the built-in wait's (made once a set)
+    assert "seconds" in action_variants(assemble_tools(AgentConfig()))["wait"]["properties"]
     assert variants["lookup"]["additionalProperties"] is False
     with pytest.raises(InvalidAgentOutput, match="colour: Extra inputs are not permitted"):
         parse_agent_output({"action": {"lookup": {"sku": "a", "colour": "red"}}}, tools)
