@@ -1,10 +1,11 @@
 """The host's local endpoint: how the user's own programs (`tabpilot mcp`) reach the host that Chromium
 spawned for the extension, to run tasks in the user's browser.
 
-Where: a Unix socket `host.sock` (0600) in the owner-only runtime folder (`paths.runtime_dir()`,
-0700), and beside it `host.token` (0600), a random secret written fresh by each host. A client's first
-frame must be `{type: "hello", token, client: {name, version}}`; anything else, or a wrong token, is
-refused and the connection closed. On Windows a named pipe stands in for the socket (see
+Where: a Unix socket `host.sock` (0600) in this installation's owner-only runtime folder (`paths.runtime_dir()`,
+0700: one per config and data folder, not one per uid, so two HOMEs of one user never share a host), and beside
+it `host.token` (0600), a random secret written fresh by each host. A client's first frame must be
+`{type: "hello", token, client: {name, version}}`; anything else, or a wrong token, is refused and the connection
+closed. On Windows a named pipe stands in for the socket (see
 `_serve_pipe`: written, not yet run on Windows).
 
 What: the frames of the native port (4-byte native-endian length + UTF-8 JSON, no chunking: a local
@@ -87,14 +88,19 @@ class EndpointAddress:
             user = os.environ.get("USERNAME", "user")
             place = hashlib.sha256(str(folder).encode()).hexdigest()[:12]  # the same in the host and the client
             return cls(rf"\\.\pipe\tabpilot-{user}-{place}", folder / TOKEN_NAME)
-        socket_path = str(folder / SOCKET_NAME)
-        if len(socket_path.encode()) >= UNIX_PATH_LIMIT:
-            raise OSError(f"the socket path {socket_path} is too long for a Unix socket; "
-                          "set TABPILOT_HOME (or XDG_RUNTIME_DIR) to a shorter folder")
-        return cls(socket_path, folder / TOKEN_NAME)
+        if _too_long(folder):  # a deep TABPILOT_HOME: this installation's folder in the user's runtime folder
+            folder = paths.runtime_dir(short=True)
+        if _too_long(folder):
+            raise OSError(f"the socket path {folder / SOCKET_NAME} is too long for a Unix socket; "
+                          "set XDG_RUNTIME_DIR (or TABPILOT_HOME) to a shorter folder")
+        return cls(str(folder / SOCKET_NAME), folder / TOKEN_NAME)
 
     def read_token(self) -> str:
         return self.token_file.read_text(encoding="ascii").strip()
+
+
+def _too_long(folder: Path) -> bool:
+    return len(os.fsencode(folder / SOCKET_NAME)) >= UNIX_PATH_LIMIT
 
 
 def write_private(path: Path, text: str) -> None:
