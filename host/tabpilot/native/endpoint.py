@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from .approvals import Place
+from .approvals import Place, Withdrawn
 from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, encode_frame
 from .consent import McpConsent, display_name
 from .peer import RequestFailed, reply_error, reply_ok, request_id_of
@@ -385,8 +385,13 @@ class LocalEndpoint:
                 verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
             except asyncio.CancelledError:  # taken back (or its client went away): not run, as the person is told
                 if str(request_id_of(frame)) in client.withdrawn:
-                    await self.host.tasks.record_not_run(task, status="denied", why=WITHDRAWN, source=LOCAL_SOURCE,
-                                                         requester=requester, asked_at=asked_at, url=place.url)
+                    await self.host.tasks.record_not_run(task, status="withdrawn", why=WITHDRAWN,
+                                                         source=LOCAL_SOURCE, requester=requester, asked_at=asked_at,
+                                                         url=place.url)
+                raise
+            except Withdrawn as exc:  # the host is going away under the question: nobody said no
+                await self.host.tasks.record_not_run(task, status="withdrawn", why=str(exc), source=LOCAL_SOURCE,
+                                                     requester=requester, asked_at=asked_at, url=place.url)
                 raise
             if verdict.decision == "deny":
                 await self.host.tasks.record_not_run(task, status="denied", why=verdict.message, source=LOCAL_SOURCE,
