@@ -8,8 +8,10 @@
 const $ = (id) => document.getElementById(id);
 const t = I18n.t;
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
-// "denied" / "refused": a task a page or an MCP client asked for that never ran (only in Past tasks: NOT_RUN)
-const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted", "denied", "refused"]);
+// "denied" / "refused" / "withdrawn": a task a page or an MCP client asked for that never ran (only in Past tasks:
+// NOT_RUN); withdrawn: its question went before anyone answered (the asker went away, or tabpilot's helper did)
+const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted", "denied", "refused",
+  "withdrawn"]);
 // Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
 // for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
 const HOST_NOT_INSTALLED = new Set([
@@ -937,7 +939,7 @@ function count(value, one, many) {
   return value === 1 ? t(one, value) : t(many, value);
 }
 
-const NOT_RUN = new Set(["denied", "refused"]); // asked for by a page or an MCP client, never run: no steps
+const NOT_RUN = new Set(["denied", "refused", "withdrawn"]); // asked for by a page or an MCP client, never run: no steps
 
 function pastMeta(row) {
   const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
@@ -1004,7 +1006,8 @@ function paintNotRun(row, result) {
   const why = result && typeof result.data === "string" ? result.data : "";
   $("past-result").hidden = false;
   $("past-result").className = "result failed";
-  $("past-result-text").textContent = t(row.status === "denied" ? "pastDenied" : "pastRefused", row.requester || "?");
+  const said = { denied: "pastDenied", refused: "pastRefused", withdrawn: "pastWithdrawn" }[row.status];
+  $("past-result-text").textContent = t(said, row.requester || "?");
   $("past-result-remedy").hidden = true;
   $("past-result-detail-text").textContent = why;
   $("past-result-details").hidden = !why;

@@ -24,8 +24,11 @@ def frame(message: dict[str, Any] | bytes) -> bytes:
 class HostProcess:
     """`python -m tabpilot host chrome-extension://x/`, exactly as Chromium starts it."""
 
-    def __init__(self, home: Path, extra_env: dict[str, str] | None = None) -> None:
-        env = {**os.environ, "TABPILOT_HOME": str(home), **(extra_env or {})}
+    def __init__(self, home: Path | None, extra_env: dict[str, str] | None = None) -> None:
+        """`home` None: no TABPILOT_HOME (the platform's folders under the HOME in `extra_env`, as users have)."""
+        env = {**os.environ, **({} if home is None else {"TABPILOT_HOME": str(home)}), **(extra_env or {})}
+        if home is None:
+            env.pop("TABPILOT_HOME", None)
         env.pop("OPENAI_API_KEY", None)
         env.pop("OPENAI_BASE_URL", None)
         self.proc = subprocess.Popen(

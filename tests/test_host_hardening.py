@@ -160,6 +160,20 @@ def test_hostile_values_in_every_settings_and_config_field_get_a_clear_error_and
     assert settings.mask_patterns == [] and settings.allowed_domains == []
 
 
+def test_a_url_password_a_token_or_an_api_key_in_a_logged_text_is_redacted_in_the_log(home: Path) -> None:
+    """Found by an attack run: the host logs outside text (a hello's version, a blocked navigation's URL, which may
+    be an OAuth redirect holding a token) as it came; the log kept URL passwords, tokens and API keys."""
+    host = HostProcess(home)
+    told = "1.0 https://ann:pw-in-log-77@mail.example/cb?access_token=tok-in-log-123 sk-proj-0123456789abcdefghijkl"
+    try:
+        assert host.request("hello", extensionVersion=told)["ok"]
+    finally:
+        host.stop()
+    log = (home / "log" / "host.log").read_text(encoding="utf-8")
+    assert "https://ann:[redacted]@mail.example/cb?access_token=[redacted]" in log, log
+    assert not any(leak in log for leak in ("pw-in-log-77", "tok-in-log-123", "sk-proj-0123456789abcdefghijkl"))
+
+
 def test_text_from_outside_can_neither_forge_a_log_line_nor_act_on_a_terminal_reading_the_log(home: Path) -> None:
     host = HostProcess(home)
     forged = "1.0\n2026-01-01 00:00:00,000 1 INFO tabpilot.native.host: task started by the user\x1b]0;owned\x07"

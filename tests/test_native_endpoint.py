@@ -10,7 +10,7 @@ import os
 import stat
 import struct
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -332,6 +332,108 @@ async def test_consent_with_nobody_answering_is_a_deny_that_says_what_to_do(
 def test_endpoint_address_lives_in_the_runtime_folder(home: Path) -> None:
     address = EndpointAddress.for_this_user()
     assert Path(address.socket) == home / "run" / "host.sock" and address.token_file == home / "run" / "host.token"
+
+
+PLATFORM_DIRS = ("TABPILOT_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+
+
+def as_installation(patch: pytest.MonkeyPatch, home: Path, runtime: Path) -> dict[str, str]:
+    """This process (and a host given the returned environment) as an installation with the platform's folders
+    under `home`, and `runtime` as the user's runtime folder (XDG_RUNTIME_DIR, shared by all of this uid)."""
+    for name in PLATFORM_DIRS:
+        patch.delenv(name, raising=False)
+    patch.setenv("HOME", str(home))
+    patch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    return {"HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A user runtime folder as short as /run/user/<uid> (a pytest folder is too deep for a Unix socket path)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="tp-run-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+async def model_seen_by(link: HostLink) -> str:
+    return str((await link.request("settings.get", {}))["model"])
+
+
+async def test_two_homes_of_one_user_never_reach_each_others_host(tmp_path: Path, runtime: Path) -> None:
+    """Found by an attack run: the socket was one per uid (the runtime folder), not one per installation. Two HOMEs
+    of one user (containers, test sandboxes, a second profile) shared it: `tabpilot mcp` of one reached the other's
+    host, its browser and its record. Each installation's programs reach its own host only, and say none runs."""
+    from native_support import HostProcess
+
+    homes = {name: tmp_path / name for name in ("alice", "sandbox")}
+    hosts: dict[str, HostProcess] = {}
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            env = as_installation(patch, homes["alice"], runtime)
+            hosts["alice"] = HostProcess(None, env)
+            assert hosts["alice"].request("settings.set", model="alice-model")["ok"]
+            link = HostLink("Alice's agent", connect_wait=5)
+            try:
+                assert await model_seen_by(link) == "alice-model"
+            finally:
+                await link.close()
+        with pytest.MonkeyPatch.context() as patch:
+            env = as_installation(patch, homes["sandbox"], runtime)
+            stranger = HostLink("the sandbox's agent", connect_wait=1)
+            try:
+                with pytest.raises(HostUnavailable):  # no host of its own: not Alice's
+                    await stranger.request("settings.get", {})
+            finally:
+                await stranger.close()
+            hosts["sandbox"] = HostProcess(None, env)
+            assert hosts["sandbox"].request("settings.set", model="sandbox-model")["ok"]
+            link = HostLink("the sandbox's agent", connect_wait=5)
+            try:
+                assert await model_seen_by(link) == "sandbox-model"
+            finally:
+                await link.close()
+            sandbox_socket = EndpointAddress.for_this_user().socket
+        with pytest.MonkeyPatch.context() as patch:
+            as_installation(patch, homes["alice"], runtime)
+            assert EndpointAddress.for_this_user().socket != sandbox_socket
+            link = HostLink("Alice's agent", connect_wait=5)
+            try:
+                assert await model_seen_by(link) == "alice-model"  # the later host did not take Alice's socket
+            finally:
+                await link.close()
+        for folder in [runtime / "tabpilot", *(runtime / "tabpilot").iterdir()]:
+            assert mode(folder) == 0o700, folder
+    finally:
+        for host in hosts.values():
+            host.stop()
+
+
+async def test_a_home_too_deep_for_a_unix_socket_still_gets_its_own_endpoint(
+    tmp_path: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TABPILOT_HOME whose `run/host.sock` passes the ~104 bytes of a Unix socket path (a deep sandbox or test
+    folder) was refused ("too long"): no `tabpilot mcp` at all there. Its endpoint goes to the user's runtime folder,
+    under a name of its own, and its programs reach it."""
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 5) / "tp"
+    monkeypatch.setenv("TABPILOT_HOME", str(deep))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    extension = Extension()
+    _, endpoint = await start_host(extension)
+    try:
+        assert len(os.fsencode(endpoint.address.socket)) < 104 and endpoint.address.socket.startswith(str(runtime))
+        save_settings(Settings(model="deep-model"))
+        link = HostLink("deep agent", connect_wait=5)
+        try:
+            assert await model_seen_by(link) == "deep-model"
+        finally:
+            await link.close()
+        monkeypatch.setenv("TABPILOT_HOME", str(deep.parent / "other"))  # another deep home: another endpoint
+        assert EndpointAddress.for_this_user().socket != endpoint.address.socket
+    finally:
+        await endpoint.close()
 
 
 # --- what a local program may do without the person ----------------------------------------------------------

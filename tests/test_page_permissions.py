@@ -108,7 +108,8 @@ def test_an_ask_site_waits_for_the_user_deny_refuses_always_stops_asking(host: H
 
 def test_a_question_whose_page_went_away_is_withdrawn_recorded_and_the_page_may_ask_again(host: HostProcess) -> None:
     """The page that asked was reloaded before the person answered: the extension withdraws its question. It goes
-    from every view (approval.closed), the task does not start (`denied`, saying why) and is recorded as not run;
+    from every view (approval.closed), the task does not start (`denied`, saying why) and is recorded as not run,
+    `withdrawn` (nobody said no: Past tasks must not say the person did);
     a withdrawn question cannot be answered afterwards, and the same page's next task is asked about as usual."""
     assert host.request("sites.allow", origin=ORIGIN, ask=True)["ok"]
     for round_ in (1, 2):  # twice: nothing of the first withdrawal lingers (the requester may ask again)
@@ -125,7 +126,7 @@ def test_a_question_whose_page_went_away_is_withdrawn_recorded_and_the_page_may_
         assert host.request("approval.withdraw", approvalId=asked["approvalId"])["error"]["code"] == "not_found"
     recorded = host.request("history.list")["data"]["tasks"]
     assert [(t["status"], t["requester"], t["task"], t["steps"]) for t in recorded] == [
-        ("denied", ORIGIN, "Transfer 200 EUR", 0), ("denied", ORIGIN, "Transfer 100 EUR", 0)]
+        ("withdrawn", ORIGIN, "Transfer 200 EUR", 0), ("withdrawn", ORIGIN, "Transfer 100 EUR", 0)]
     why = host.request("history.get", taskId=recorded[0]["taskId"])["data"]["result"]["data"]
     assert "went away" in why and "before the user answered" in why, why
     host.send({"type": "task.start", "id": "w3", "task": "Third", "tabId": 7, "source": "page",
@@ -133,6 +134,29 @@ def test_a_question_whose_page_went_away_is_withdrawn_recorded_and_the_page_may_
     asked = wait_frame(host, lambda m: m.get("type") == "approval.request")
     host.send({"type": "approval.answer", "id": "a3", "approvalId": asked["approvalId"], "decision": "once"})
     assert wait_frame(host, lambda m: m.get("type") == "reply" and m.get("id") == "w3")["error"]["code"] == "tab"
+
+
+def test_a_question_open_when_the_host_goes_away_is_recorded_withdrawn_not_as_the_persons_no(
+    host: HostProcess, home: Path
+) -> None:
+    """The browser closed (or restarted the extension) while a page's question was open: nobody said no. The record,
+    `tabpilot history` and its export said "denied" ("the user declined"); they say withdrawn, and why."""
+    import json
+
+    from store_support import tabpilot
+
+    assert host.request("sites.allow", origin=ORIGIN, ask=True)["ok"]
+    host.send({"type": "task.start", "id": "q1", "task": "Pay the invoice", "tabId": 7, "source": "page",
+               "origin": ORIGIN, "config": OWN_MODEL})
+    wait_frame(host, lambda m: m.get("type") == "approval.request")
+    host.close_stdin()  # what Chromium does when it closes
+    listed = tabpilot(home, "history", "list")
+    assert listed.returncode == 0 and "withdrawn" in listed.stdout and "denied" not in listed.stdout, listed.stdout
+    exported = tabpilot(home, "history", "export", "--all")
+    tasks = json.loads(exported.stdout)
+    tasks = tasks if isinstance(tasks, list) else [tasks]
+    assert [(t["task"], t["status"], t["requester"]) for t in tasks] == [("Pay the invoice", "withdrawn", ORIGIN)]
+    assert "helper stopped" in tasks[0]["data"] and "declined" not in tasks[0]["data"], tasks[0]
 
 
 def test_only_a_pages_question_can_be_withdrawn() -> None:

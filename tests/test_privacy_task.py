@@ -132,6 +132,27 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
     assert "Fill in the account details (2); my password is <secret>SITE_PW</secret>" in [t["task"] for t in listed]
 
 
+async def test_a_password_or_token_in_an_address_reaches_neither_the_model_nor_the_record(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    """Found by an attack run: a tab opened at http://user:password@host/…?access_token=… keeps both in its URL (CDP
+    reports it so), and the page state, the task's row, its events, raw requests and the export carried them to the
+    model and into the record; a URL with a password in the task text too. The password and secret-named parameter
+    values are hidden everywhere; which page it is stays readable."""
+    prepare_home(tmp_path, "127.0.0.1")
+    address = pages.url(PAGE).replace("://", "://alice:Hunter2-in-url@", 1)
+    await only_tab(browser, f"{address}?access_token=tok-0123456789abcdef&lang=en#id_token=eyJ-idtoken-xyz")
+    with ScriptedLLMServer([done("Looked at the page")]) as server:
+        proc = await run_attached(browser, server, tmp_path, "Compare with https://bob:S3cret-in-task@mail.example/inbox")
+    seen = user_text(server.requests[0])
+    assert "alice:[redacted]@127.0.0.1" in seen and "access_token=[redacted]&lang=en" in seen, seen
+    assert "https://bob:[redacted]@mail.example/inbox" in seen
+    assert_nowhere(every_output(tmp_path, proc, server), "Hunter2-in-url", "tok-0123456789abcdef", "eyJ-idtoken-xyz",
+                   "S3cret-in-task")
+    [row] = json.loads(tabpilot(tmp_path, "history", "--json").stdout)
+    assert "privacy_form.html?access_token=[redacted]&lang=en" in row["url"], row
+
+
 async def test_on_another_site_a_secret_and_a_placeholder_are_refused_and_the_page_gets_nothing(
     browser: Browser, pages, tmp_path: Path
 ) -> None:

@@ -587,10 +587,15 @@ async def test_a_question_nobody_waits_for_goes_from_the_popup_and_the_next_call
         "(() => { const found = [...document.querySelectorAll('#past-list .past-item')].map(i => i.innerText)"
         ".filter(t => t.includes('Sign up Ada (')); return found.length === 3 ? found : null; })()",
         "the three questions nobody answered, in Past tasks")
-    assert all("from Impatient Agent" in line for line in lines), lines
+    assert all("from Impatient Agent" in line and "Withdrawn" in line for line in lines), lines
+    # nobody said no: Past tasks must not say the person did (it said "you said no (or did not answer in time)")
+    await popup.click("#past-list .past-item")
+    said = await popup.wait_for("document.querySelector('#past-result-text')?.textContent || null", "the past task")
+    assert said.startswith("Impatient Agent asked to run this task, then the question was withdrawn"), said
+    assert "you said no" not in said
     with sqlite3.connect(f"file:{harness.database()}?mode=ro", uri=True) as db:
         rows = db.execute("SELECT status, requester, result FROM tasks WHERE task LIKE 'Sign up Ada (%'").fetchall()
-    assert len(rows) == 3 and all(row[:2] == ("denied", "Impatient Agent") for row in rows), rows
+    assert len(rows) == 3 and all(row[:2] == ("withdrawn", "Impatient Agent") for row in rows), rows
     assert all("stopped waiting for your answer" in json.loads(row[2])["data"] for row in rows), rows
     await close_popup(harness, popup)
 

@@ -461,7 +461,7 @@ async def test_a_page_reloaded_while_its_question_is_open_withdraws_it_everywher
             assert len(llm.requests) == requests_before  # the withdrawn task never reached the model
             history = await harness.sw("(await requestHost({type: 'history.list'})).tasks")
             row = next(t for t in history if t["task"] == asked)
-            assert (row["status"], row["requester"], row["steps"]) == ("denied", origin, 0), row
+            assert (row["status"], row["requester"], row["steps"]) == ("withdrawn", origin, 0), row
             why = await harness.sw(f"(await requestHost({{type: 'history.get', taskId: {json.dumps(row['taskId'])}}}))"
                                    ".result.data")
             assert "went away" in why and "before the user answered" in why, why

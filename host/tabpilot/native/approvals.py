@@ -42,7 +42,8 @@ class NoAnswer(RequestFailed):
 
 
 class Withdrawn(RequestFailed):
-    """The page that asked went away before the person answered (code `denied`): nothing was started."""
+    """The question went before the person answered (code `denied`): the page that asked went away, or the host
+    did. Nobody said no: recorded as `withdrawn`, not `denied`. Nothing was started."""
 
 
 class AlreadyAsking(RequestFailed):
@@ -138,6 +139,9 @@ class Approvals:
         return True
 
     def close(self) -> None:
+        """The host is going away: its open questions go unanswered (withdrawn, not a no of the person's)."""
         for future in self._pending.values():
             if not future.done():
-                future.set_result("deny")
+                future.set_exception(Withdrawn(
+                    "tabpilot's helper stopped (the browser closed, or restarted the extension) before the user "
+                    "answered; nothing was started", "denied"))

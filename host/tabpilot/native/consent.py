@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .approvals import AlreadyAsking, Decision, NoAnswer, Place
+from .approvals import AlreadyAsking, Decision, NoAnswer, Place, Withdrawn
 from .peer import RequestFailed
 
 if TYPE_CHECKING:
@@ -79,8 +79,8 @@ class McpConsent:
                                    "button in the toolbar; a desktop notification points there): call again and "
                                    "press Allow there, or start `tabpilot mcp --approve always` to run tasks "
                                    "without asking.")
-        except AlreadyAsking:
-            raise  # not the person's no: the client asked twice at once
+        except (AlreadyAsking, Withdrawn):
+            raise  # not the person's no: the client asked twice at once, or the host is going away
         except RequestFailed:
             return Verdict("deny", f"The person using the browser refused to let {requester} run this task.")
         if decision == "always":

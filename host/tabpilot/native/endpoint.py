@@ -1,10 +1,11 @@
 """The host's local endpoint: how the user's own programs (`tabpilot mcp`) reach the host that Chromium
 spawned for the extension, to run tasks in the user's browser.
 
-Where: a Unix socket `host.sock` (0600) in the owner-only runtime folder (`paths.runtime_dir()`,
-0700), and beside it `host.token` (0600), a random secret written fresh by each host. A client's first
-frame must be `{type: "hello", token, client: {name, version}}`; anything else, or a wrong token, is
-refused and the connection closed. On Windows a named pipe stands in for the socket (see
+Where: a Unix socket `host.sock` (0600) in this installation's owner-only runtime folder (`paths.runtime_dir()`,
+0700: one per config and data folder, not one per uid, so two HOMEs of one user never share a host), and beside
+it `host.token` (0600), a random secret written fresh by each host. A client's first frame must be
+`{type: "hello", token, client: {name, version}}`; anything else, or a wrong token, is refused and the connection
+closed. On Windows a named pipe stands in for the socket (see
 `_serve_pipe`: written, not yet run on Windows).
 
 What: the frames of the native port (4-byte native-endian length + UTF-8 JSON, no chunking: a local
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from .approvals import Place
+from .approvals import Place, Withdrawn
 from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, encode_frame
 from .consent import McpConsent, display_name
 from .peer import RequestFailed, reply_error, reply_ok, request_id_of
@@ -87,14 +88,19 @@ class EndpointAddress:
             user = os.environ.get("USERNAME", "user")
             place = hashlib.sha256(str(folder).encode()).hexdigest()[:12]  # the same in the host and the client
             return cls(rf"\\.\pipe\tabpilot-{user}-{place}", folder / TOKEN_NAME)
-        socket_path = str(folder / SOCKET_NAME)
-        if len(socket_path.encode()) >= UNIX_PATH_LIMIT:
-            raise OSError(f"the socket path {socket_path} is too long for a Unix socket; "
-                          "set TABPILOT_HOME (or XDG_RUNTIME_DIR) to a shorter folder")
-        return cls(socket_path, folder / TOKEN_NAME)
+        if _too_long(folder):  # a deep TABPILOT_HOME: this installation's folder in the user's runtime folder
+            folder = paths.runtime_dir(short=True)
+        if _too_long(folder):
+            raise OSError(f"the socket path {folder / SOCKET_NAME} is too long for a Unix socket; "
+                          "set XDG_RUNTIME_DIR (or TABPILOT_HOME) to a shorter folder")
+        return cls(str(folder / SOCKET_NAME), folder / TOKEN_NAME)
 
     def read_token(self) -> str:
         return self.token_file.read_text(encoding="ascii").strip()
+
+
+def _too_long(folder: Path) -> bool:
+    return len(os.fsencode(folder / SOCKET_NAME)) >= UNIX_PATH_LIMIT
 
 
 def write_private(path: Path, text: str) -> None:
@@ -379,8 +385,13 @@ class LocalEndpoint:
                 verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
             except asyncio.CancelledError:  # taken back (or its client went away): not run, as the person is told
                 if str(request_id_of(frame)) in client.withdrawn:
-                    await self.host.tasks.record_not_run(task, status="denied", why=WITHDRAWN, source=LOCAL_SOURCE,
-                                                         requester=requester, asked_at=asked_at, url=place.url)
+                    await self.host.tasks.record_not_run(task, status="withdrawn", why=WITHDRAWN,
+                                                         source=LOCAL_SOURCE, requester=requester, asked_at=asked_at,
+                                                         url=place.url)
+                raise
+            except Withdrawn as exc:  # the host is going away under the question: nobody said no
+                await self.host.tasks.record_not_run(task, status="withdrawn", why=str(exc), source=LOCAL_SOURCE,
+                                                     requester=requester, asked_at=asked_at, url=place.url)
                 raise
             if verdict.decision == "deny":
                 await self.host.tasks.record_not_run(task, status="denied", why=verdict.message, source=LOCAL_SOURCE,

@@ -315,6 +315,7 @@ class NativeHost:
         if request.source == "page":
             import time
 
+            from .approvals import Withdrawn
             from .pages import admit_page_task
 
             asked_at = time.time()
@@ -322,7 +323,9 @@ class NativeHost:
                 use_my_model = await admit_page_task(request, self.approvals)
             except RequestFailed as exc:
                 if exc.code in ("denied", "not_allowed"):  # the person's no, or the site's grants: recorded
-                    status = "denied" if exc.code == "denied" else "refused"
+                    # a question that went unanswered because the page (or this host) went away is nobody's no
+                    status = "withdrawn" if isinstance(exc, Withdrawn) else "denied" if exc.code == "denied" else (
+                        "refused")
                     await self.tasks.record_not_run(request.task, status=status, why=str(exc), source="page",
                                                     requester=request.origin, asked_at=asked_at, url=request.url)
                 raise

@@ -70,10 +70,13 @@ class PrivateLogFile(logging.handlers.RotatingFileHandler):
 class OneLineFormatter(logging.Formatter):
     """Each message on its own line with its controls shown as codes: a page's, a model's or a local program's
     text in a message (a newline, an escape sequence) can neither forge a log line nor act on the terminal
-    of someone reading the log. A traceback, the host's own, is added as it is."""
+    of someone reading the log. What looks like a secret (an API key, a bearer token, a URL's password or token:
+    store/redact.py) is redacted as in the record. A traceback, the host's own, is added as it is."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        return show_controls(super().formatMessage(record).replace("\n", "\\n"))
+        from ..store.redact import scrub_text
+
+        return show_controls(scrub_text(super().formatMessage(record)).replace("\n", "\\n"))
 
 
 def setup_logging() -> None:

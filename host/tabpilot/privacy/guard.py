@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..browser.errors import ActionError
 from ..browser.passwords import ECHOED_MIN_LENGTH, echoes, encoded_cores, escaped_somewhere, hide_encoded, spelled
 from ..i18n import text as say
+from ..store.redact import hide_url_credentials
 from .domains import domain_matches, page_host
 from .masking import KINDS, MaskRules, compile_pattern, find_personal_data
 from .secrets import Secret, load_secrets
@@ -119,7 +120,8 @@ class PrivacyGuard:
                 text = escaped.sub(f"<secret>{secret.name}</secret>", text)
         for secret, cores in self._encoded:
             text = hide_encoded(text, cores, f"<secret>{secret.name}</secret>")
-        return text
+        # then any other password or token in a URL (the tab's own address too): a stored one is named above
+        return hide_url_credentials(text)
 
     def hide(self, value: Any) -> Any:
         """A copy of a JSON-like value with every secret value (and known masked value) replaced."""

@@ -28,6 +28,24 @@ _SECRET_KEYS = {
 _BEARER = re.compile(r"(?i)\b(bearer)\s+(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{16,}")
 # OpenAI-style keys ("sk-...", "sk-proj-...") wherever they appear in text.
 _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}")
+# Credentials in a URL: the password of its user info ("https://alice:hunter2@host/") and the value of a
+# secret-named query or fragment parameter ("?access_token=…", "#id_token=…"). A tab's URL keeps them as typed or
+# redirected to (CDP reports them so), and it goes into the page state, the task's row, events and exports.
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/?#@:\"'<>\\]*):([^\s/?#@\"'<>\\]+)@")
+_URL_SECRET_PARAM = re.compile(
+    r"(?i)([?&#;](?:access_token|id_token|refresh_token|auth_token|session_token|token|password|passwd|pwd|"
+    r"api_key|apikey|api-key|client_secret|secret|x-amz-security-token|x-amz-signature|sig|signature)=)"
+    r"(?!\[redacted\])([^&#;\s\"'<>\\]+)")
+
+
+def hide_url_credentials(text: str) -> str:
+    """`text` with every URL's password and secret-named parameter value replaced by `[redacted]` (the user name,
+    host, path and other parameters stay: the person and the model still see which page it is)."""
+    if "@" in text and "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
+    if "=" in text:
+        text = _URL_SECRET_PARAM.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    return text
 
 
 def is_secret_key(name: str) -> bool:
@@ -43,7 +61,7 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     if "sk-" in text:
         text = _OPENAI_KEY.sub(REDACTED, text)
-    return text
+    return hide_url_credentials(text)
 
 
 def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:

@@ -36,9 +36,11 @@ from .resumable import marker
 log = logging.getLogger(__name__)
 
 FINAL_STATUSES = ("completed", "error", "stopped")
-# A task that never ran, asked for by a page or an MCP client: the person said no (or did not answer), or the
-# host refused it (not allowed, out of bounds, started without the person's yes). Recorded for the person to see.
-NOT_RUN_STATUSES = ("denied", "refused")
+# A task that never ran, asked for by a page or an MCP client: the person said no (or did not answer), the
+# host refused it (not allowed, out of bounds, started without the person's yes), or its question was withdrawn
+# before anyone answered (the page that asked went away, the MCP client stopped waiting, the host stopped).
+# Recorded for the person to see.
+NOT_RUN_STATUSES = ("denied", "refused", "withdrawn")
 DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")  # the file is no database (any more): nothing to wait for or retry
 SCHEMA_VERSION = 3  # 2: run_states; 3: tasks.requester
 
