@@ -129,6 +129,17 @@ def test_the_users_task_is_not_masked_but_a_secret_in_it_is_hidden() -> None:
         f"<user_request>{task}</user_request> page: [email 1], typed <secret>PW</secret>")
 
 
+def test_the_users_task_with_a_secret_or_a_url_password_in_it_is_still_not_masked() -> None:
+    # What is hidden in the task (a saved secret, a URL's password or token) is hidden in the text too: the task is
+    # still found there, and only the page's part is masked.
+    guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")], MaskRules(emails=True))
+    task = "Write to ada@example.com from https://ada:pw-1234567@mail.example/?token=t0k3n as hunter2-value"
+    text = f"<user_request>{task}</user_request> page: ada@example.com"
+    assert guard.conceal(text, SHOP, keep=task) == (
+        "<user_request>Write to ada@example.com from https://ada:[redacted]@mail.example/?token=[redacted] as "
+        "<secret>PW</secret></user_request> page: [email 1]")
+
+
 def test_the_note_names_only_the_secrets_of_the_current_domain() -> None:
     guard = PrivacyGuard([Secret("SHOP_PW", "example.com", "s3cret-shop"), Secret("BANK_PIN", "bank.test", "9911-22")])
     note = guard.note(SHOP)

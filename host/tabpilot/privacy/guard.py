@@ -88,6 +88,7 @@ class PrivacyGuard:
         text = self.hide_secrets(text)
         if not self.masking:
             return text
+        keep = self.hide_secrets(keep) if keep else ""  # as it reads in `text`
         if keep and keep in text:
             return keep.join(self._mask(part, url) for part in text.split(keep))
         return self._mask(text, url)
