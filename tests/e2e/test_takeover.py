@@ -20,6 +20,8 @@ import pytest_asyncio
 from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
     PANEL_URL,
+    cut_in_overlay,
+    cut_text,
     dumps,
     open_panel,
     open_side_panel,
@@ -393,6 +395,35 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
     await harness.browser.close_tab(panel.tab.target_id)
 
+
+
+async def test_a_long_address_in_the_agents_question_wraps_in_the_overlay_the_popup_and_the_side_panel(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """Found by a new user: an agent that asked about a page by its address (a question, a request for help, an
+    action to allow all name URLs) had the address run past the edge of the popup, the side panel and the overlay,
+    which grew a scrollbar: the end of the question, and what it asked, was cut off."""
+    address = "https://shop.example.com/checkout/" + "confirm-order-" * 10 + "?session=" + "7f3a9c" * 12
+    question = f"Is {address} the page you meant?"
+    llm.add(agent_call("Ask about the page", {"ask_user": {"question": question}}), done("It is"))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Check the checkout page")
+    await wait_overlay(account_tab, "the overlay to ask", lambda o: o["state"] == "question" and address in o["reason"])
+    popup = await harness.open_popup(account_tab)
+    await popup.size(400, 600)  # the toolbar popup's width
+    panel = await open_panel(harness, account_tab)
+    for page in (popup, panel):
+        await page.wait_for(f"document.getElementById('control-reason').textContent === {dumps(question)}",
+                            "the question in the popup")
+        assert await cut_text(page) == [], f"cut off in {await page.tab.url()}"
+    assert await cut_in_overlay(account_tab) == []
+    await screenshot(account_tab, "long-question-overlay.png")
+    await popup.screenshot(SCREENS / "long-question-popup.png", max_height=600)
+    await popup.fill("#answer-input", "Yes")
+    await popup.click("#answer")
+    assert (await ended(harness, task_id))["status"] == "completed"
+    for page in (popup, panel):
+        await harness.browser.close_tab(page.tab.target_id)
 
 
 # --- what the person types into the overlay is theirs: the page reads none of it -------------------------------------
