@@ -40,7 +40,7 @@ from user_support import (
 )
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, ToolCall
 from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -424,6 +424,33 @@ async def test_a_long_address_in_the_agents_question_wraps_in_the_overlay_the_po
     assert (await ended(harness, task_id))["status"] == "completed"
     for page in (popup, panel):
         await harness.browser.close_tab(page.tab.target_id)
+
+
+async def test_a_finished_tasks_overlay_says_what_came_of_it_failed_then_done(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """Found by a new user: a task that failed left the overlay saying "Error" and nothing else (and a finished one
+    "Completed" without its answer); a person watching a page's or an MCP client's task has no popup open to learn
+    what went wrong. The overlay says what the popup says: what went wrong and what to do, or the agent's answer;
+    and the next task on the page says its own."""
+    llm.add(HTTPError(401, "Incorrect API key provided", type="invalid_request_error", code="invalid_api_key"))
+    await configure(harness, llm)
+    failed = await start(harness, account_tab, "Set my city, with a refused key")
+    assert (await ended(harness, failed))["status"] == "error"
+    shown = await wait_overlay(account_tab, "the overlay to say the key was refused",
+                               lambda o: o["state"] == "error" and o["outcome"])
+    assert shown["outcome"] == "The model provider refused the API key.", shown
+    assert shown["remedy"] == ("Open Settings, enter the right API key and press Test connection."
+                               " More in tabpilot's popup (its toolbar button)."), shown
+    await screenshot(account_tab, "overlay-failed.png")
+
+    llm.add(done("Your city is set to Kyoto"))
+    second = await start(harness, account_tab, "Set my city")
+    assert (await ended(harness, second))["status"] == "completed"
+    shown = await wait_overlay(account_tab, "the overlay to give the agent's answer",
+                               lambda o: o["state"] == "completed" and o["task"] == "Set my city")
+    assert (shown["outcome"], shown["remedy"]) == ("Your city is set to Kyoto", ""), shown
+    await screenshot(account_tab, "overlay-completed.png")
 
 
 # --- what the person types into the overlay is theirs: the page reads none of it -------------------------------------

@@ -32,6 +32,7 @@ _READ_OVERLAY = """function () {
     state: panel && panel.dataset.state ? panel.dataset.state : null,
     pill: text('.pill'), task: text('.task'), goal: text('.goal'), notice: text('.notice-title'),
     reason: text('.reason'), why: text('.why'), error: text('.error'),
+    outcome: text('.outcome-text'), remedy: text('.remedy'),
     buttons: [...this.querySelectorAll('button')].filter(shown).map((b) => b.dataset.command),
     fields: [...this.querySelectorAll('textarea, input')].filter(shown).map((f) => f.className),
   };
