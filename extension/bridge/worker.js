@@ -297,6 +297,15 @@ function bridgeRunningTask(caller) {
   return entry && entry.origin === caller.origin && !entry.result ? { taskId, entry } : null;
 }
 
+// The host's refusal of a start it cannot read names its own request (invalid task.start: field 'config.baseURL': …);
+// the page called execute(), and its fields are the config's it gave: said as the call it made.
+const HOST_START_INVALID = "invalid task.start: ";
+function bridgeCallersWords(error) {
+  const message = error && error.message ? String(error.message) : "";
+  if (!message.startsWith(HOST_START_INVALID)) return error;
+  return new Error(`PAGE_AGENT_EXT.execute(task, config): ${message.slice(HOST_START_INVALID.length)}`);
+}
+
 async function bridgeExecute(caller, { id, task, config }) {
   const running = bridgeRunningTask(caller);
   if (running || bridge.starting.has(caller.tabId)) {
@@ -329,7 +338,7 @@ async function bridgeExecute(caller, { id, task, config }) {
     bridge.byTab.set(caller.tabId, data.taskId);
   } catch (error) {
     if (taskTabId !== caller.tabId) chrome.tabs.remove(taskTabId).catch(() => {});
-    throw error.code === HOST_GONE ? new Error(BRIDGE_HOST_STOPPED_AT_START) : error;
+    throw error.code === HOST_GONE ? new Error(BRIDGE_HOST_STOPPED_AT_START) : bridgeCallersWords(error);
   } finally {
     if (bridge.starting.get(caller.tabId) === caller.port) bridge.starting.delete(caller.tabId);
     if (bridge.promptTabs.get(taskTabId) === caller.port) bridge.promptTabs.delete(taskTabId);

@@ -109,6 +109,10 @@
     head.append(el("span", "brand", "tabpilot"), (ui.pill = el("span", "pill")));
     ui.task = el("div", "task");
     ui.goal = el("div", "goal");
+    ui.outcome = el("div", "outcome");
+    ui.outcomeText = el("div", "outcome-text");
+    ui.remedy = el("div", "remedy");
+    ui.outcome.append(ui.outcomeText, ui.remedy);
     ui.notice = el("div", "notice");
     ui.noticeTitle = el("div", "notice-title");
     ui.reason = el("div", "reason");
@@ -131,7 +135,7 @@
     ui.error = el("div", "error");
     const body = ui.body = el("div", "body");
     const content = ui.content = el("div", "content"); // its height is what the body needs: body scrolls beyond
-    content.append(head, ui.task, ui.goal, ui.notice, ui.answer, ui.note, ui.error);
+    content.append(head, ui.task, ui.goal, ui.outcome, ui.notice, ui.answer, ui.note, ui.error);
     body.append(content);
     panel.append(body, buttons);
     // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
@@ -195,6 +199,7 @@
     // next_goal): what the agent did last, not what it will do next
     ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
+    showOutcome(running ? null : task);
     const { title, reason, why } = Asking.notice(asks, t);
     ui.noticeTitle.textContent = title;
     ui.reason.textContent = reason;
@@ -211,6 +216,21 @@
     ui.stop.hidden = !running;
     ui.close.hidden = running;
     tellSize();
+  }
+
+  // A finished task: its answer, or what went wrong and what to do, worded as the popup words it (lib/timeline.js);
+  // the person watching the page learns it here, not only "Error" (a page's or an MCP client's task has no popup open).
+  function showOutcome(task) {
+    const outcome = task && task.outcome;
+    let said = null;
+    if (outcome && outcome.success) said = { headline: outcome.data || t("resultDone"), remedy: "" };
+    else if (outcome) said = outcome.data ? Timeline.failure(outcome.error || { message: outcome.data }) : { headline: t("resultFailed"), remedy: "" };
+    else if (task && task.status === "interrupted") said = { headline: t("interruptedResult"), remedy: "" };
+    ui.outcome.hidden = !said;
+    ui.outcome.dataset.kind = outcome ? (outcome.success ? "ok" : "failed") : "failed";
+    ui.outcomeText.textContent = said ? said.headline : "";
+    ui.remedy.textContent = said && said.remedy ? `${said.remedy} ${t("overlayMoreInPopup")}` : "";
+    ui.remedy.hidden = !ui.remedy.textContent;
   }
 
   // The height the panel needs to show everything without scrolling, for the host box (told through the worker: a

@@ -32,7 +32,7 @@ const USER_TOOK_OVER = "the user took over";
 const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseout", "mouseenter", "mouseleave",
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
-const tasks = new Map(); // taskId → {taskId, tabId, task, status, control, question, nextGoal, activity}
+const tasks = new Map(); // taskId → {taskId, tabId, task, status, control, question, nextGoal, activity, outcome, failure}
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
 const inputWindows = new Map(); // tabId → [{start, end}] of the Input.* calls relayed (end null: in flight)
@@ -67,6 +67,9 @@ function learnSnapshot(snapshot) {
   forgetEndedTasks();
   const steps = (snapshot.history || []).filter((e) => e && e.type === "step");
   if (steps.length) known.nextGoal = goalOf(steps[steps.length - 1]) ?? known.nextGoal;
+  const errors = (snapshot.history || []).filter((e) => e && e.type === "error");
+  if (errors.length) known.failure = errorOf(errors[errors.length - 1]);
+  if (snapshot.result) known.outcome = outcomeOf(snapshot.result, known.failure);
   tasks.set(known.taskId, known);
   taskChanged(known);
   return known;
@@ -80,6 +83,22 @@ function forgetEndedTasks() {
     tasks.delete(task.taskId);
     notified.delete(task.taskId);
   }
+}
+
+// How a finished task ended, for its overlay: the person watching the page learns there what came of it (the
+// answer, or what went wrong and what to do), not only "Error". The error event the result came from carries the
+// code the popup words a failure by (lib/timeline.js failure()).
+const OUTCOME_CHARS = 280;
+function errorOf(event) {
+  const { message, text, code, params } = event;
+  return { message: String(message || ""), text, code, params };
+}
+
+function outcomeOf(result, failure) {
+  const data = result && result.data !== undefined && result.data !== null ? String(result.data) : "";
+  const error = !result.success && failure && failure.message === data ? failure : null;
+  return { success: !!result.success, data: data.length > OUTCOME_CHARS ? `${data.slice(0, OUTCOME_CHARS)}…` : data,
+    error };
 }
 
 function goalOf(step) {
@@ -153,6 +172,7 @@ function onTaskPush(message) {
       break;
     case "task.event":
       if (message.event && message.event.type === "step") task.nextGoal = goalOf(message.event) ?? task.nextGoal;
+      if (message.event && message.event.type === "error") task.failure = errorOf(message.event);
       break;
     case "task.control":
       task.control = message.control || null;
@@ -160,7 +180,8 @@ function onTaskPush(message) {
       task.approval = message.approval || null;
       break;
     case "task.result":
-      return;
+      task.outcome = outcomeOf(message.result || {}, task.failure);
+      break;
     default:
       return;
   }
@@ -493,7 +514,8 @@ function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
   const { taskId, task: text, status, control, question, approval, nextGoal } = task;
-  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal } };
+  const outcome = status === "running" ? null : task.outcome || null;
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, outcome } };
 }
 
 // Posted only when it changed: each post re-renders the overlay in the page, and the pushes of a step come

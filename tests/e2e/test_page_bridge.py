@@ -533,6 +533,41 @@ async def test_one_task_per_page_and_stop_stops_only_this_pages_task(
         await close(harness, other)
 
 
+async def test_bad_arguments_to_execute_are_told_to_the_page_as_its_own_call_and_the_next_call_runs(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """Found by a new user: an app that passed a wrong config got "invalid task.start: field 'config.baseURL': …",
+    the name of tabpilot's own request, not of the call it made. Each refusal names execute() and the field as the
+    page gave it; nothing is run, and the page's next, right call runs."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    before = len(llm.requests)
+    try:
+        bad = {
+            "url": {**own_model(llm), "baseURL": "api.example.com/v1"},
+            "steps": {**own_model(llm), "maxSteps": 0},
+            "model": {**own_model(llm), "model": 42},
+        }
+        told = {}
+        for name, config in bad.items():  # one call at a time: a page has one task
+            await execute_from_page(tab, name, "Type my email", config)
+            told[name] = (await outcome(tab, name, 20)).get("error", "")
+        assert told == {
+            "url": "PAGE_AGENT_EXT.execute(task, config): field 'config.baseURL': must be an http:// or https:// URL,"
+                   " e.g. https://api.openai.com/v1",
+            "steps": "PAGE_AGENT_EXT.execute(task, config): field 'config.maxSteps': must be at least 1",
+            "model": "PAGE_AGENT_EXT.execute(task, config): field 'config.model': must be text",
+        }, told
+        assert len(llm.requests) == before
+        problems: list[str] = []
+        llm.add(act_on("Email", "input_text", "Type the email", problems, text="ada@example.com"), done("Typed"))
+        await execute_from_page(tab, "right", "Type my email", own_model(llm))
+        right = await outcome(tab, "right")
+        assert right.get("result", {}).get("data") == "Typed" and not problems, (right, problems)
+    finally:
+        await close(harness, tab)
+
+
 async def test_a_reload_mid_task_does_not_end_it_and_attach_gets_its_result(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:

@@ -20,6 +20,8 @@ import pytest_asyncio
 from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
     PANEL_URL,
+    cut_in_overlay,
+    cut_text,
     dumps,
     open_panel,
     open_side_panel,
@@ -38,7 +40,7 @@ from user_support import (
 )
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, ToolCall
 from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -393,6 +395,62 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
     await harness.browser.close_tab(panel.tab.target_id)
 
+
+
+async def test_a_long_address_in_the_agents_question_wraps_in_the_overlay_the_popup_and_the_side_panel(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """Found by a new user: an agent that asked about a page by its address (a question, a request for help, an
+    action to allow all name URLs) had the address run past the edge of the popup, the side panel and the overlay,
+    which grew a scrollbar: the end of the question, and what it asked, was cut off."""
+    address = "https://shop.example.com/checkout/" + "confirm-order-" * 10 + "?session=" + "7f3a9c" * 12
+    question = f"Is {address} the page you meant?"
+    llm.add(agent_call("Ask about the page", {"ask_user": {"question": question}}), done("It is"))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Check the checkout page")
+    await wait_overlay(account_tab, "the overlay to ask", lambda o: o["state"] == "question" and address in o["reason"])
+    popup = await harness.open_popup(account_tab)
+    await popup.size(400, 600)  # the toolbar popup's width
+    panel = await open_panel(harness, account_tab)
+    for page in (popup, panel):
+        await page.wait_for(f"document.getElementById('control-reason').textContent === {dumps(question)}",
+                            "the question in the popup")
+        assert await cut_text(page) == [], f"cut off in {await page.tab.url()}"
+    assert await cut_in_overlay(account_tab) == []
+    await screenshot(account_tab, "long-question-overlay.png")
+    await popup.screenshot(SCREENS / "long-question-popup.png", max_height=600)
+    await popup.fill("#answer-input", "Yes")
+    await popup.click("#answer")
+    assert (await ended(harness, task_id))["status"] == "completed"
+    for page in (popup, panel):
+        await harness.browser.close_tab(page.tab.target_id)
+
+
+async def test_a_finished_tasks_overlay_says_what_came_of_it_failed_then_done(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """Found by a new user: a task that failed left the overlay saying "Error" and nothing else (and a finished one
+    "Completed" without its answer); a person watching a page's or an MCP client's task has no popup open to learn
+    what went wrong. The overlay says what the popup says: what went wrong and what to do, or the agent's answer;
+    and the next task on the page says its own."""
+    llm.add(HTTPError(401, "Incorrect API key provided", type="invalid_request_error", code="invalid_api_key"))
+    await configure(harness, llm)
+    failed = await start(harness, account_tab, "Set my city, with a refused key")
+    assert (await ended(harness, failed))["status"] == "error"
+    shown = await wait_overlay(account_tab, "the overlay to say the key was refused",
+                               lambda o: o["state"] == "error" and o["outcome"])
+    assert shown["outcome"] == "The model provider refused the API key.", shown
+    assert shown["remedy"] == ("Open Settings, enter the right API key and press Test connection."
+                               " More in tabpilot's popup (its toolbar button)."), shown
+    await screenshot(account_tab, "overlay-failed.png")
+
+    llm.add(done("Your city is set to Kyoto"))
+    second = await start(harness, account_tab, "Set my city")
+    assert (await ended(harness, second))["status"] == "completed"
+    shown = await wait_overlay(account_tab, "the overlay to give the agent's answer",
+                               lambda o: o["state"] == "completed" and o["task"] == "Set my city")
+    assert (shown["outcome"], shown["remedy"]) == ("Your city is set to Kyoto", ""), shown
+    await screenshot(account_tab, "overlay-completed.png")
 
 
 # --- what the person types into the overlay is theirs: the page reads none of it -------------------------------------

@@ -32,6 +32,7 @@ _READ_OVERLAY = """function () {
     state: panel && panel.dataset.state ? panel.dataset.state : null,
     pill: text('.pill'), task: text('.task'), goal: text('.goal'), notice: text('.notice-title'),
     reason: text('.reason'), why: text('.why'), error: text('.error'),
+    outcome: text('.outcome-text'), remedy: text('.remedy'),
     buttons: [...this.querySelectorAll('button')].filter(shown).map((b) => b.dataset.command),
     fields: [...this.querySelectorAll('textarea, input')].filter(shown).map((f) => f.className),
   };
@@ -118,6 +119,47 @@ async def in_panel(tab: Tab, function: str, *args: Any) -> Any:
     if "exceptionDetails" in reply:
         raise AssertionError(f"in the overlay's panel: {reply['exceptionDetails']}")
     return reply["result"].get("value")
+
+
+# Every text node of a document (`this`) that runs past the edge of the viewport or of a box that clips it, as a
+# person sees it cut off: "its first words… ends at X px of Y". A text cut on purpose (ellipsis, its whole in a tooltip)
+# and the inside of form fields do not count.
+CUT_TEXT = """function () {
+  const doc = this, win = doc.defaultView, cut = [];
+  const walker = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!node.data.trim() || !el || el.closest('[hidden], input, textarea, select, option, script, style')) continue;
+    const range = doc.createRange();
+    range.selectNodeContents(node);
+    const text = range.getBoundingClientRect();
+    if (!text.width) continue;
+    let right = doc.documentElement.clientWidth, ellipsis = false;
+    for (let box = el; box && box !== doc.documentElement; box = box.parentElement) {
+      const style = win.getComputedStyle(box);
+      if (style.textOverflow === 'ellipsis') { ellipsis = true; break; }
+      if (style.overflowX !== 'visible') {
+        right = Math.min(right, box.getBoundingClientRect().left + box.clientLeft + box.clientWidth);
+      }
+    }
+    if (!ellipsis && text.right > right + 1) {
+      cut.push(`${node.data.trim().slice(0, 40)}… ends at ${Math.round(text.right)} px of ${Math.round(right)}`);
+    }
+  }
+  return cut;
+}"""
+
+
+async def cut_text(page: PopupPage) -> list[str]:
+    """The texts the popup or side panel shows cut off at its edge (CUT_TEXT)."""
+    return list(await page.js(f"({CUT_TEXT}).call(document)"))
+
+
+async def cut_in_overlay(tab: Tab) -> list[str]:
+    """The texts the overlay in `tab` shows cut off at its edge (CUT_TEXT)."""
+    found = await in_panel(tab, CUT_TEXT)
+    assert found is not None, "no overlay in the page"
+    return list(found)
 
 
 async def overlay(tab: Tab) -> dict[str, Any] | None:
