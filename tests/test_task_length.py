@@ -14,6 +14,7 @@ import pytest
 from store_support import tabpilot
 
 from tabpilot.native.approvals import Approvals
+from tabpilot.native.messages import parse_incoming
 from tabpilot.native.peer import RequestFailed
 from tabpilot.taskrun.plan import MAX_TASK_CHARS, PlanError, TaskOverrides, plan_task
 
@@ -30,6 +31,15 @@ def test_a_task_over_the_limit_is_refused_before_it_is_planned(tmp_path: Path, m
         assert refused.value.code == "bad_request"
         assert f"is {MAX_TASK_CHARS + 1:,} characters long, and a task may have at most {MAX_TASK_CHARS:,}" in str(
             refused.value)
+
+
+def test_the_popups_and_a_pages_task_start_takes_the_same_limit_as_every_other_way() -> None:
+    # The wire's own limit was 20,000: a task of 20,001 to 200,000 characters ran from `run` and MCP but was refused
+    # from the popup and pages as "invalid task.start: field 'task': String should have at most 20000 characters".
+    frame = {"type": "task.start", "requestId": "r1", "tabId": 7, "source": "popup"}
+    assert parse_incoming({**frame, "task": "x" * MAX_TASK_CHARS}).task == "x" * MAX_TASK_CHARS
+    with pytest.raises(PlanError, match="a task may have at most 200,000"):  # over it: the one worded refusal
+        plan_task(parse_incoming({**frame, "task": "x" * (MAX_TASK_CHARS + 1)}).task, MODEL, source="popup")
 
 
 def test_run_refuses_a_huge_task_from_standard_input_and_records_nothing(tmp_path: Path) -> None:

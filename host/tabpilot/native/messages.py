@@ -168,7 +168,9 @@ class ExecutionConfig(WireModel):
 
 class TaskStart(Request):
     type: Literal["task.start"]
-    task: str = Field(min_length=1, max_length=20_000)
+    # Its length is checked where every way a task starts checks it (taskrun/plan.py MAX_TASK_CHARS, worded: what
+    # to do instead); a limit of its own here refused 20,001 to 200,000 characters in pydantic's words.
+    task: str = Field(min_length=1)
     tab_id: int = Field(alias="tabId")
     config: ExecutionConfig | None = None
     source: Literal["popup", "page", "mcp"] = "popup"
