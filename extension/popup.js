@@ -40,6 +40,7 @@ const ui = {
   control: null, // the host's task.control: who has the controls and why (null: the agent)
   question: null, // the agent's pending ask_user question
   approval: null, // the action waiting for the person's Allow / Deny
+  activity: null, // what the agent is doing now (task.activity)
 };
 
 // --- talking to the service worker -------------------------------------------------------------------
@@ -218,6 +219,7 @@ function setControl(control, question, approval = null) {
   $("approve-box").hidden = !asked;
   $("handback-box").hidden = !ui.control;
   $("takeover").hidden = !running || !!ui.control;
+  setActivity(ui.activity);
 }
 
 // What the running task asks of the person now (lib/asking.js words it).
@@ -261,10 +263,13 @@ function setStatus(status) {
   if (!running) setControl(null, null);
 }
 
+// What the agent is doing now; not while it waits on the person (the box above says what for): "Executing click…"
+// under "Approve this action?" said it was doing what it waits for a yes to do.
 function setActivity(activity) {
+  ui.activity = activity;
   const text = Timeline.activityText(activity);
   $("activity").textContent = text;
-  $("activity").hidden = !text;
+  $("activity").hidden = !text || Asking.waitsOnPerson(asksNow());
   $("activity").dataset.type = activity ? activity.type : "";
 }
 

@@ -102,6 +102,9 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     panel = await open_panel(harness, shop_tab)
     await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
                          "the side panel to ask")
+    # the agent waits for a yes: nothing says it is doing the action ("Executing click_element_by_index (index: 3)")
+    await panel.wait_for("document.getElementById('activity').textContent !== ''", "the agent's activity to arrive")
+    assert not await panel.visible("#activity"), await panel.text("#activity")
     await panel.click("#approve-deny")
     snap = await ended(harness, task_id)
     assert not problems, problems
