@@ -41,7 +41,12 @@
     const id = `${ORIGIN}#${nextId++}`;
     return new Promise((resolve, reject) => {
       calls.set(id, { resolve, reject, callbacks });
-      post({ channel: CHANNEL, dir: "to-content", id, action, ...fields }, ORIGIN);
+      try {
+        post({ channel: CHANNEL, dir: "to-content", id, action, ...fields }, ORIGIN);
+      } catch (error) { // a value structured clone cannot copy (a function, a DOM node): refused, not kept waiting
+        calls.delete(id);
+        reject(new TypeError(`PAGE_AGENT_EXT.${action}(…): ${error && error.message ? error.message : error}`));
+      }
     });
   }
 
@@ -53,6 +58,10 @@
   function execute(task, config) {
     if (typeof task !== "string" || !task.trim()) {
       return Promise.reject(new TypeError("PAGE_AGENT_EXT.execute(task, config): task must be a non-empty string"));
+    }
+    if (config !== undefined && config !== null && (typeof config !== "object" || Array.isArray(config))) {
+      return Promise.reject(new TypeError("PAGE_AGENT_EXT.execute(task, config): config must be an object, e.g. "
+        + "{ baseURL, model, onStatusChange }, or left out"));
     }
     const wire = {};
     for (const field of CONFIG_FIELDS) {

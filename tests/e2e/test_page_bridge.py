@@ -558,6 +558,18 @@ async def test_bad_arguments_to_execute_are_told_to_the_page_as_its_own_call_and
             "steps": "PAGE_AGENT_EXT.execute(task, config): field 'config.maxSteps': must be at least 1",
             "model": "PAGE_AGENT_EXT.execute(task, config): field 'config.model': must be text",
         }, told
+        # A config that is no object was taken as none (the task ran with the person's model); a value that cannot
+        # be sent (a function) threw in the page's script, its call kept waiting for ever. Both are refused at once.
+        said = await js(tab, """(async () => {
+            const why = async (call) => { try { await call(); return 'ran'; } catch (e) { return String(e.message); } };
+            const api = window.PAGE_AGENT_EXT;
+            return [await why(() => api.execute('Type my email', 'scripted')),
+                    await why(() => api.execute('Type my email', ['scripted'])),
+                    await why(() => api.execute('Type my email', {model: () => 'scripted'}))];
+        })()""")
+        assert said[:2] == ["PAGE_AGENT_EXT.execute(task, config): config must be an object, e.g. { baseURL, model, "
+                            "onStatusChange }, or left out"] * 2, said
+        assert said[2].startswith("PAGE_AGENT_EXT.execute(…): ") and "could not be cloned" in said[2], said
         assert len(llm.requests) == before
         problems: list[str] = []
         llm.add(act_on("Email", "input_text", "Type the email", problems, text="ada@example.com"), done("Typed"))
