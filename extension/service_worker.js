@@ -189,6 +189,8 @@ function onHostMessage(message) {
     }));
     return;
   }
+  // When a question answers itself no, in this clock: the page's prompt, the popup and the side panel count down to it
+  if (message.type === "approval.request") message.expiresAt = Date.now() + (message.timeoutMs || 0);
   if (message.type !== "reply" && message.id == null && bridgeOnHostPush(message)) return;
   if (TASK_PUSH_TYPES.has(message.type)) onTaskPush(message);
   if (BRIDGE_PUSH_TYPES.has(message.type)) onApprovalPush(message);

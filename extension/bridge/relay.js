@@ -65,7 +65,7 @@
     return chrome.i18n.getMessage(name, substitutions) || name;
   }
 
-  function showPrompt({ approvalId, requester, task }) {
+  function showPrompt({ approvalId, requester, task, expiresAt }) {
     if (prompts.has(approvalId)) return;
     const host = document.createElement("tabpilot-prompt");
     host.style.setProperty("all", "initial", "important");
@@ -83,6 +83,7 @@
       .task { margin: 6px 0 12px; padding: 8px; background: #f2f2f7; border-radius: 6px; white-space: pre-wrap;
               max-height: 160px; overflow: auto; word-break: break-word; }
       .note { font-size: 12px; color: #6e6e73; margin: 0 0 12px; }
+      .left { font-size: 12px; color: #6e6e73; margin: -6px 0 12px; }
       .buttons { display: flex; gap: 8px; justify-content: flex-end; }
       button { font: inherit; padding: 6px 16px; border-radius: 6px; border: 1px solid #c7c7cc; background: #fff; cursor: pointer; }
       button.run { background: #0a64d8; border-color: #0a64d8; color: #fff; }`;
@@ -103,6 +104,15 @@
     const note = document.createElement("p");
     note.className = "note";
     note.textContent = t("bridgePromptNote");
+    // As the popup's card says it: how long until the host answers no for the person (approvalLeft)
+    const left = document.createElement("p");
+    left.className = "left";
+    const tick = () => {
+      left.textContent = t("approvalLeft", String(Math.max(0, Math.ceil((expiresAt - Date.now()) / 1000))));
+    };
+    left.hidden = typeof expiresAt !== "number";
+    if (!left.hidden) tick();
+    const ticker = left.hidden ? null : setInterval(tick, 1000);
     const buttons = document.createElement("div");
     buttons.className = "buttons";
     const deny = document.createElement("button");
@@ -112,7 +122,7 @@
     run.className = "run";
     run.textContent = t("bridgePromptRun");
     buttons.append(deny, run);
-    box.append(title, line, quoted, note, buttons);
+    box.append(title, line, quoted, note, left, buttons);
     root.append(style, box);
     let watcher = null;
     const answer = (decision) => (event) => {
@@ -130,13 +140,14 @@
     // In the top layer, above the page and outside its effects (lib/seen.js)
     Seen.raise(host);
     watcher = Seen.watch(box, CLICK_GRACE_MS);
-    prompts.set(approvalId, { host, watcher });
+    prompts.set(approvalId, { host, watcher, ticker });
   }
 
   function closePrompt(approvalId) {
     const prompt = prompts.get(approvalId);
     if (!prompt) return;
     prompts.delete(approvalId);
+    clearInterval(prompt.ticker);
     prompt.watcher.stop();
     prompt.host.remove();
   }

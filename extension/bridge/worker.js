@@ -155,6 +155,7 @@ function bridgeOnHostPush(message) {
       bridge.approvals.set(message.approvalId, port);
       bridgePost(port, {
         kind: "approval", approvalId: message.approvalId, requester: message.requester, task: message.task,
+        expiresAt: message.expiresAt,
       });
       return false; // the popup and the side panel show it too: answered in either, it goes from both
     }

@@ -15,7 +15,6 @@ const openApprovals = new Map(); // approvalId → the approval.request push, wi
 // it raises no desktop notification.
 function onApprovalPush(message) {
   if (message.type === "approval.request" && (message.kind === "mcp" || message.kind === "page")) {
-    message.expiresAt = Date.now() + (message.timeoutMs || 0); // the popup counts down to the automatic no
     openApprovals.set(message.approvalId, message);
     if (message.kind === "mcp") notifyApproval(message);
   } else if (message.type === "approval.closed" && openApprovals.delete(message.approvalId)) {

@@ -26,6 +26,7 @@ from e2e_support import prompt_text as model_read
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
+from tabpilot.native.approvals import APPROVAL_TIMEOUT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -287,6 +288,9 @@ async def test_an_ask_site_waits_for_the_user_spoofs_answer_nothing_deny_rejects
         text = await ask_from_page(tab, llm, "first", "Sign in as ada@example.com")
         assert f'{origin} wants to run: "Sign in as ada@example.com"' in text
         assert "Allow once" in text and "Deny" in text  # the popup's words for the same question
+        # and, as the popup's card does, how long until it is a no (the host's APPROVAL_TIMEOUT, counted down)
+        left = re.search(r"Denied automatically in (\d+) s unless you answer\.", text)
+        assert left and APPROVAL_TIMEOUT - 20 <= int(left.group(1)) <= APPROVAL_TIMEOUT, text
         await asyncio.sleep(0.6)  # past the prompt's click grace: a spoof would be in time to count
         await screenshot(tab, "bridge-ask-prompt.png")
         # The page's own scripts try to answer: a window message, and synthetic clicks on what they can reach.
