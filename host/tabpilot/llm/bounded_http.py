@@ -115,6 +115,12 @@ def _tls(trust_env: bool) -> ssl.SSLContext:
     return httpx2.create_ssl_context(trust_env=trust_env)
 
 
+def prepare() -> None:
+    """Make the shared TLS settings ahead of the first model call (the host's warm-up, in a thread of its own)."""
+    _tls(True)
+    _tls(False)
+
+
 def bounded_client(max_bytes: int, *, trust_env: bool) -> openai.DefaultAsyncHttpxClient:
     """openai's default HTTP client, reading at most `max_bytes` of any reply's content."""
     return openai.DefaultAsyncHttpxClient(

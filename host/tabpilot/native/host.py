@@ -159,9 +159,10 @@ class NativeHost:
             self.store  # noqa: B018
             # The agent and openai take seconds to import on a busy machine: load them while the
             # user is still typing the first task, not after they pressed Run.
-            import openai  # noqa: F401
-
             from ..agent import loop  # noqa: F401
+            from ..llm import bounded_http  # (imports openai)
+
+            bounded_http.prepare()
         except Exception:
             log.exception("warming up failed")
 
