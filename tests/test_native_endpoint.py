@@ -849,3 +849,23 @@ async def test_a_refused_task_is_recorded_without_holding_up_the_host_on_a_locke
         await asyncio.sleep(0.02)
     [row] = host.store.list_tasks()
     assert (row.task, row.status, row.requester) == ("Buy everything", "refused", "https://shop.example")
+
+
+async def test_a_question_waiting_when_the_host_stops_is_recorded_withdrawn_saying_so(home: Path) -> None:
+    """Found by an attack run: an MCP client's question still open when the browser closed (the host stops, its
+    endpoint first) was in no record at all; a page's was recorded. It is recorded as withdrawn by the host."""
+    extension = Extension()
+    host, endpoint = await start_host(extension)
+    link = HostLink("Late Agent", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Late Agent", "task": "Archive old mail"}))
+        await extension_request(extension, "approval.request")  # the person is being asked
+        await endpoint.close()  # as the host does when stdin closes (native/stdio.py), then shuts down
+        await host.shutdown(timeout=0.5)
+        with pytest.raises(HostGone):  # the client is told the host went away, not that it cancelled
+            await asyncio.wait_for(asking, 5)
+    finally:
+        await link.close()
+    [row] = host.store.list_tasks()
+    assert (row.task, row.status, row.requester) == ("Archive old mail", "withdrawn", "Late Agent")
+    assert row.result_text is not None and "helper stopped" in row.result_text, row.result_text

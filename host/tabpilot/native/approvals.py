@@ -24,6 +24,8 @@ from .peer import RequestFailed
 log = logging.getLogger(__name__)
 
 Decision = Literal["once", "always", "deny"]
+HOST_STOPPED = ("tabpilot's helper stopped (the browser closed, or restarted the extension) before the user answered; "
+                "nothing was started")
 APPROVAL_TIMEOUT = 60.0  # seconds the user has to answer; then the requester gets a clear no
 
 
@@ -142,6 +144,4 @@ class Approvals:
         """The host is going away: its open questions go unanswered (withdrawn, not a no of the person's)."""
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(Withdrawn(
-                    "tabpilot's helper stopped (the browser closed, or restarted the extension) before the user "
-                    "answered; nothing was started", "denied"))
+                future.set_exception(Withdrawn(HOST_STOPPED, "denied"))

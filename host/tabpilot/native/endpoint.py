@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from .approvals import Place, Withdrawn
+from .approvals import HOST_STOPPED, Place, Withdrawn
 from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, encode_frame
 from .consent import McpConsent, display_name
 from .peer import RequestFailed, reply_error, reply_ok, request_id_of
@@ -61,6 +61,7 @@ LOCAL_TYPES = ("hello", *HOST_ROUTED, *RELAYED, "page.read", "approval.ask", "ca
 # What a client may take back while it waits (`cancel`), and what a client that goes away takes with it: a question
 # to the person nobody waits for any more must not stay on their screen (nor hold up the same client's next one)
 CANCELLABLE = ("approval.ask",)
+CLOSE_RECORD_WAIT = 0.5  # s a closing endpoint gives its clients' withdrawn questions to be recorded
 WITHDRAWN = ("the program that asked stopped waiting for your answer (its call was cancelled or timed out, or it "
              "closed) before you answered; nothing was started")
 # task.control: an action waiting for the person's yes (the client says so while it waits: mcp/progress.py)
@@ -172,6 +173,7 @@ class LocalEndpoint:
         self._server: asyncio.AbstractServer | None = None
         self._socket_identity: tuple[int, int] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
+        self._closing = False
         host.outgoing_push_listeners.append(self._on_host_push)
         self.consent = McpConsent(host.approvals, host.sites.check)
         self.hello_within = HELLO_WITHIN
@@ -207,6 +209,13 @@ class LocalEndpoint:
             with contextlib.suppress(OSError):
                 if hmac.compare_digest(self.address.read_token(), self._token):
                     os.unlink(self.address.token_file)
+        # The questions its clients wait on go unanswered: each is recorded as withdrawn (the host stopped), and
+        # given a moment to be, before their connections go.
+        self._closing = True
+        asking = [handler for client in self.clients for key, handler in list(client.waiting.items())
+                  if self._withdraw(client, key)]
+        if asking:
+            await asyncio.wait(asking, timeout=CLOSE_RECORD_WAIT)
         for client in list(self.clients):
             if client.writer is not None:
                 client.writer.close()
@@ -322,7 +331,8 @@ class LocalEndpoint:
         except asyncio.CancelledError:
             if str(request_id) in client.withdrawn:  # the client took it back: said to it, if it still listens
                 client.withdrawn.discard(str(request_id))
-                client.send(reply_error(request_id, f"{kind} was cancelled by its sender", "cancelled"))
+                if not self._closing:  # else the host goes: the connection closing says so (the client: "went away")
+                    client.send(reply_error(request_id, f"{kind} was cancelled by its sender", "cancelled"))
                 return
             client.send(reply_error(request_id, "the host is shutting down", "shutting_down"))
             raise
@@ -385,7 +395,8 @@ class LocalEndpoint:
                 verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
             except asyncio.CancelledError:  # taken back (or its client went away): not run, as the person is told
                 if str(request_id_of(frame)) in client.withdrawn:
-                    await self.host.tasks.record_not_run(task, status="withdrawn", why=WITHDRAWN,
+                    why = HOST_STOPPED if self._closing else WITHDRAWN
+                    await self.host.tasks.record_not_run(task, status="withdrawn", why=why,
                                                          source=LOCAL_SOURCE, requester=requester, asked_at=asked_at,
                                                          url=place.url)
                 raise
