@@ -100,7 +100,7 @@
     line.append(who, document.createTextNode(` ${t("bridgePromptWants")}`));
     const quoted = document.createElement("div");
     quoted.className = "task";
-    quoted.textContent = `"${task}"`;
+    quoted.textContent = `"${TaskText.shown(task)}"`; // all of it readable (lib/task_text.js)
     const note = document.createElement("p");
     note.className = "note";
     note.textContent = t("bridgePromptNote");
