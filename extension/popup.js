@@ -381,7 +381,7 @@ function showApproval(request) {
   li.dataset.approvalId = request.approvalId;
   li.dataset.kind = request.kind;
   const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
-  const task = Timeline.el("blockquote", "approval-task", request.task);
+  const task = Timeline.el("blockquote", "approval-task", TaskText.shown(request.task)); // all of it readable
   const where = Timeline.el("div", "approval-where");
   const left = Timeline.el("div", "approval-left muted");
   const buttons = Timeline.el("div", "row approval-buttons");

@@ -1,7 +1,7 @@
 // tabpilot page bridge, isolated world: relays window.PAGE_AGENT_EXT's calls (bridge/main_world.js) to the
 // service worker and its answers back, and shows the "may this site run this task?" prompt.
 // Only messages from this very window and origin count (a cross-origin iframe's do not), only in the
-// top frame. The prompt lives in a closed shadow root and answers only trusted clicks: the page's
+// top frame. The prompt lives in a closed shadow root and answers only trusted pointer clicks: the page's
 // scripts can neither read it nor press its buttons, and no window message answers it. Nor can they
 // steer the person's own click onto it: a click counts only once the prompt has been in view, whole,
 // unobscured and untouched by the page's effects for a moment (lib/seen.js, loaded before this file).
@@ -100,7 +100,7 @@
     line.append(who, document.createTextNode(` ${t("bridgePromptWants")}`));
     const quoted = document.createElement("div");
     quoted.className = "task";
-    quoted.textContent = `"${task}"`;
+    quoted.textContent = `"${TaskText.shown(task)}"`; // all of it readable (lib/task_text.js)
     const note = document.createElement("p");
     note.className = "note";
     note.textContent = t("bridgePromptNote");
@@ -121,14 +121,19 @@
     const run = document.createElement("button");
     run.className = "run";
     run.textContent = t("bridgePromptRun");
+    // Not in the page's Tab order: the person's keys are the page's (see `answer`); the popup asks the same by keyboard
+    deny.tabIndex = -1;
+    run.tabIndex = -1;
     buttons.append(deny, run);
     box.append(title, line, quoted, note, left, buttons);
     root.append(style, box);
     let watcher = null;
     const answer = (decision) => (event) => {
       // A page script can call click() or dispatch events on our element: those are never trusted. A trusted
-      // click on a prompt the person could not see (or only just saw) was aimed at something else.
-      if (!event.isTrusted || !watcher || !watcher.seen()) return;
+      // click on a prompt the person could not see (or only just saw) was aimed at something else. So was a click
+      // a key made (Enter or Space on a focused button, detail 0): the page decides where the person's Tab goes
+      // next (it focuses its last field, the prompt's buttons come after it), and their Enter meant its form.
+      if (!event.isTrusted || !pointed(event) || !watcher || !watcher.seen()) return;
       closePrompt(approvalId);
       try {
         connect().postMessage({ action: "approval.answer", approvalId, decision });
@@ -141,6 +146,11 @@
     Seen.raise(host);
     watcher = Seen.watch(box, CLICK_GRACE_MS);
     prompts.set(approvalId, { host, watcher, ticker });
+  }
+
+  // A click the pointer made (mouse, pen, touch): a key's click has detail 0
+  function pointed(event) {
+    return event.detail >= 1;
   }
 
   function closePrompt(approvalId) {
