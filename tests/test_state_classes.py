@@ -330,3 +330,24 @@ async def test_a_bare_wrapper_around_one_control_is_offered_once_as_that_control
     assert await tab.evaluate("window.clicked") == ["home", "subscribe", "card1", "story"]
     assert await tab.evaluate("location.hash") == "#story"
     await browser.close_tab(tab.target_id)
+
+
+async def test_a_field_named_by_a_label_drawn_for_screen_readers_only_carries_it(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_field_labels.html"))
+    state = await get_state(browser, tab)
+    assert body(state) == [
+        "[1]<input type=search name=s>Search this site",  # label[for] cut to 1px
+        "[2]<button>Go",
+        "[3]<input type=email name=e>Email address",  # a visually hidden span in a wrapping label: read once
+        "[4]<input>ZIP code",  # aria-labelledby a hidden element
+        "[5]<select name=c value=Chile options=Chile|Peru>Country",
+        "Full name",  # a label a person sees stays where it stands
+        "[6]<input name=n>",
+        "### Billing note",
+        "[7]<textarea>",
+        "[8]<input placeholder=\"City or town\">",  # a placeholder names it already
+    ], state.text
+    for index, text in ((1, "shoes"), (3, "ann@example.com"), (4, "8320000")):
+        await actions.input_text(browser, tab, state.elements[index], text)
+    assert await tab.evaluate("window.typed") == {"s": "shoes", "email": "ann@example.com", "zip": "8320000"}
+    await browser.close_tab(tab.target_id)

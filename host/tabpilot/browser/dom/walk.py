@@ -270,13 +270,16 @@ class Walker:
     @staticmethod
     def _name_by_label(control: Found, label: Found) -> None:
         """A checkbox or radio button takes its label's text as its name, on its own line: the label is
-        read with the box it ticks, not on the line before or after it."""
+        read with the box it ticks, not on the line before or after it. A field already named by its label's
+        hidden words (walker.js `nameField`) does not read them twice."""
         is_box = control.tag == "input" and control.attrs.get("type", "").lower() in ("checkbox", "radio")
         text = " ".join("".join(label.text).split())
         if is_box and text and not control.text:
             control.text.append(text)
             control.named_by_text = True
             label.named_control = True
+        elif text and " ".join(control.attrs.get(rules.ICON_NAME, "").split()) == text:
+            label.named_control = True  # words drawn for screen readers only, that name the field already
 
     def _unlabelled_box(self, document: Document, found: Found) -> bool:
         """A checkbox or radio button no label[for] names elsewhere. (Inside a <label> that is offered, the
