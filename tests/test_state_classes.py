@@ -341,13 +341,17 @@ async def test_a_field_named_by_a_label_drawn_for_screen_readers_only_carries_it
         "[3]<input type=email name=e>Email address",  # a visually hidden span in a wrapping label: read once
         "[4]<input>ZIP code",  # aria-labelledby a hidden element
         "[5]<select name=c value=Chile options=Chile|Peru>Country",
+        "[6]<input name=q>Search the news",  # a label inside a visually hidden box
         "Full name",  # a label a person sees stays where it stands
-        "[6]<input name=n>",
+        "[7]<input name=n>",
+        "Phone",  # drawn out of a box of no height
+        "[8]<input name=p>",
         "### Billing note",
-        "[7]<textarea>",
-        "[8]<input placeholder=\"City or town\">",  # a placeholder names it already
+        "[9]<textarea>",
+        "[10]<input placeholder=\"City or town\">",  # a placeholder names it already
     ], state.text
-    for index, text in ((1, "shoes"), (3, "ann@example.com"), (4, "8320000")):
+    for index, text in ((1, "shoes"), (3, "ann@example.com"), (4, "8320000"), (6, "storms")):
         await actions.input_text(browser, tab, state.elements[index], text)
-    assert await tab.evaluate("window.typed") == {"s": "shoes", "email": "ann@example.com", "zip": "8320000"}
+    assert await tab.evaluate("window.typed") == {"s": "shoes", "email": "ann@example.com", "zip": "8320000",
+                                                  "q": "storms"}
     await browser.close_tab(tab.target_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from . import rules
-from .snapshot import CURSOR, ELEMENT_NODE, TEXT_NODE, VISIBILITY, Document
+from .snapshot import CURSOR, ELEMENT_NODE, OVERFLOW_X, OVERFLOW_Y, TEXT_NODE, VISIBILITY, Document
 
 NONE, LIGATURE, WORDS = 0, 1, 2
 _UNDRAWN = frozenset({"title", "desc", "style", "script"})
@@ -92,24 +92,29 @@ def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dic
             text = document.strings[document.value_index[inner]]
             if not text.strip():
                 continue
-            if _drawn_up_to(document, document.parent[inner], label):
+            if _drawn(document, document.parent[inner]):
                 return ""
             words.append(text)
     return " ".join(" ".join(words).split())
 
 
-def _drawn_up_to(document: Document, node: int, label: int) -> bool:
-    visible = document.string_id("visible")
-    while node >= 0:
+def _drawn(document: Document, node: int) -> bool:
+    """As walker.js `drawn`: `node` has a box and is visible, and no box around it clips to under MIN_SIZE."""
+    layout = document.layout_of[node]
+    if layout < 0:
+        return False
+    style = document.styles[layout]
+    if len(style) > VISIBILITY and style[VISIBILITY] != document.string_id("visible"):
+        return False
+    clipping = {document.string_id(value) for value in rules.CLIPPING_OVERFLOW}
+    while node >= 0 and document.node_type[node] == ELEMENT_NODE:
         layout = document.layout_of[node]
-        if layout < 0:
-            return False
-        _, _, width, height = document.bounds[layout]
-        style = document.styles[layout]
-        if width < MIN_SIZE or height < MIN_SIZE or (len(style) > VISIBILITY and style[VISIBILITY] != visible):
-            return False
-        if node == label:
-            return True
+        if layout >= 0:
+            _, _, width, height = document.bounds[layout]
+            style = document.styles[layout]
+            if (width < MIN_SIZE or height < MIN_SIZE) and len(style) > OVERFLOW_Y and \
+                    (style[OVERFLOW_X] in clipping or style[OVERFLOW_Y] in clipping):
+                return False
         node = document.parent[node]
     return True
 

@@ -560,7 +560,7 @@
       const texts = doc.createTreeWalker(label, NodeFilter.SHOW_TEXT);
       for (let t = texts.nextNode(); t; t = texts.nextNode()) {
         if (!t.data.trim() || el.contains(t)) continue;
-        if (drawnUpTo(t.parentElement, label)) return;
+        if (drawn(t.parentElement)) return;
         words.push(t.data);
       }
     }
@@ -568,12 +568,15 @@
     if (named) attrs.push(str(ICON_NAME), str(named));
   }
 
-  // Whether `el` and its ancestors up to `label` all have a box a person can see (MIN_SIZE in both ways).
-  function drawnUpTo(el, label) {
+  // Whether text in `el` is drawn: `el` has a box and is visible, and no box around it is cut to less than MIN_SIZE
+  // (the "visually hidden" pattern: 1px, overflow hidden), up to the document's root.
+  function drawn(el) {
+    if (!el.getClientRects().length || getComputedStyle(el).visibility !== "visible") return false;
     for (let e = el; e; e = e.parentElement) {
       const r = e.getBoundingClientRect();
-      if (r.width < 2 || r.height < 2 || getComputedStyle(e).visibility !== "visible") return false;
-      if (e === label) return true;
+      if (r.width >= 2 && r.height >= 2) continue;
+      const cs = getComputedStyle(e);
+      if (CLIPPING.has(cs.overflowX) || CLIPPING.has(cs.overflowY)) return false;
     }
     return true;
   }
