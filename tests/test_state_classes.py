@@ -305,3 +305,53 @@ async def test_each_checkbox_and_radio_shares_one_line_with_its_own_label(browse
     assert line_of(again, 8) == "[8]<input type=radio name=size checked=true>Medium"
     assert line_of(again, 7) == "[7]<input type=radio name=size checked=false>Small"
     await browser.close_tab(tab.target_id)
+
+
+async def test_a_bare_wrapper_around_one_control_is_offered_once_as_that_control(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_wrappers.html"))
+    state = await get_state(browser, tab)
+    assert body(state) == [
+        "[1]<a>Home",  # <li role=menuitem> around it: no line with no name
+        "[2]<a>News",
+        "[3]<button>Subscribe",  # <a href> around it
+        "[4]<a>Read the story",  # a clickable card around one link
+        "[5]<div>",  # a card with words of its own besides its link
+        "\t[6]<a>More",
+        "\tFour minutes",
+        "[7]<li role=menuitem aria-label=\"Settings menu\">",  # a wrapper with a name of its own
+        "[8]<a>Settings",
+        "[9]<div>",  # two controls inside
+        "\t[10]<button>Like",
+        "\t[11]<button>Share",
+    ], state.text
+    for index in (1, 3, 4):
+        await actions.click(browser, tab, state.elements[index])
+    # The click on the control inside reaches the wrapper's own listener too.
+    assert await tab.evaluate("window.clicked") == ["home", "subscribe", "card1", "story"]
+    assert await tab.evaluate("location.hash") == "#story"
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_field_named_by_a_label_drawn_for_screen_readers_only_carries_it(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_field_labels.html"))
+    state = await get_state(browser, tab)
+    assert body(state) == [
+        "[1]<input type=search name=s>Search this site",  # label[for] cut to 1px
+        "[2]<button>Go",
+        "[3]<input type=email name=e>Email address",  # a visually hidden span in a wrapping label: read once
+        "[4]<input>ZIP code",  # aria-labelledby a hidden element
+        "[5]<select name=c value=Chile options=Chile|Peru>Country",
+        "[6]<input name=q>Search the news",  # a label inside a visually hidden box
+        "Full name",  # a label a person sees stays where it stands
+        "[7]<input name=n>",
+        "Phone",  # drawn out of a box of no height
+        "[8]<input name=p>",
+        "### Billing note",
+        "[9]<textarea>",
+        "[10]<input placeholder=\"City or town\">",  # a placeholder names it already
+    ], state.text
+    for index, text in ((1, "shoes"), (3, "ann@example.com"), (4, "8320000"), (6, "storms")):
+        await actions.input_text(browser, tab, state.elements[index], text)
+    assert await tab.evaluate("window.typed") == {"s": "shoes", "email": "ann@example.com", "zip": "8320000",
+                                                  "q": "storms"}
+    await browser.close_tab(tab.target_id)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 
 from . import rules
-from .snapshot import CURSOR, ELEMENT_NODE, TEXT_NODE, Document
+from .snapshot import CURSOR, ELEMENT_NODE, OVERFLOW_X, OVERFLOW_Y, TEXT_NODE, VISIBILITY, Document
 
 NONE, LIGATURE, WORDS = 0, 1, 2
 _UNDRAWN = frozenset({"title", "desc", "style", "script"})
+_TYPED = frozenset({"input", "select", "textarea"})
+MIN_SIZE = 2.0  # as boxes.MIN_SIZE: a smaller box is drawn for screen readers only
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 _WORD = re.compile(r"^[a-z]+$")
 
@@ -40,10 +42,16 @@ def _name_icons_in(document: Document) -> None:
                 or marking.intersection(document.attributes[node])):
             continue
         tag = document.tag(node)
-        if tag in rules.ICON_FIELDS:
+        if tag in rules.ICON_FIELDS and tag not in _TYPED:
             continue
         attrs = document.attrs(node)
         if "aria-label" in attrs or "title" in attrs:
+            continue
+        if tag in _TYPED:
+            if ids is None:
+                ids = _ids(document)
+            if named := _hidden_label(document, node, attrs, ids):
+                _add(document, node, rules.ICON_NAME, named)
             continue
         text = _own_text(document, node)
         if text == WORDS:
@@ -55,6 +63,60 @@ def _name_icons_in(document: Document) -> None:
             _add(document, node, rules.ICON_NAME, named)
         elif text == NONE and (guessed := _class_words(document, node)):
             _add(document, node, rules.ICON_HINT, guessed)
+
+
+def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int]) -> str:
+    """The words of a field's label when none of them is drawn (a "visually hidden" label, a hidden element
+    aria-labelledby points at): as walker.js `nameField`."""
+    if attrs.get("placeholder") or (document.tag(node) == "input"
+                                    and attrs.get("type", "").lower() in rules.SELF_NAMED_INPUTS):
+        return ""
+    labels = [ids[i] for i in attrs.get("aria-labelledby", "").split() if i in ids]
+    if not labels:
+        field_id = attrs.get("id")
+        up = document.parent[node]
+        while up >= 0 and document.node_type[up] == ELEMENT_NODE:
+            if document.tag(up) == "label" and "for" not in document.attrs(up):
+                labels.append(up)
+                break
+            up = document.parent[up]
+        if field_id:
+            labels += [n for n, kind in enumerate(document.node_type) if kind == ELEMENT_NODE
+                       and document.tag(n) == "label" and document.attrs(n).get("for") == field_id]
+        labels = sorted(set(labels))
+    words: list[str] = []
+    for label in labels:
+        for inner in range(label + 1, document.subtree_end[label] + 1):
+            if document.node_type[inner] != TEXT_NODE or node <= inner <= document.subtree_end[node]:
+                continue
+            text = document.strings[document.value_index[inner]]
+            if not text.strip():
+                continue
+            if _drawn(document, document.parent[inner]):
+                return ""
+            words.append(text)
+    return " ".join(" ".join(words).split())
+
+
+def _drawn(document: Document, node: int) -> bool:
+    """As walker.js `drawn`: `node` has a box and is visible, and no box around it clips to under MIN_SIZE."""
+    layout = document.layout_of[node]
+    if layout < 0:
+        return False
+    style = document.styles[layout]
+    if len(style) > VISIBILITY and style[VISIBILITY] != document.string_id("visible"):
+        return False
+    clipping = {document.string_id(value) for value in rules.CLIPPING_OVERFLOW}
+    while node >= 0 and document.node_type[node] == ELEMENT_NODE:
+        layout = document.layout_of[node]
+        if layout >= 0:
+            _, _, width, height = document.bounds[layout]
+            style = document.styles[layout]
+            if (width < MIN_SIZE or height < MIN_SIZE) and len(style) > OVERFLOW_Y and \
+                    (style[OVERFLOW_X] in clipping or style[OVERFLOW_Y] in clipping):
+                return False
+        node = document.parent[node]
+    return True
 
 
 def _own_text(document: Document, node: int) -> int:

@@ -9,10 +9,12 @@ inside the running text it stands in:
     [17]<span icon=trash>
     [18]<li role=treeitem expanded=false haspopup>lib
     [19]<textarea value="Dear Ann, …" length=2400 scrollable="0px above, 300px below">
+    [20]<input type=search name=s>Search this site
 
 `*` marks an element that was not on the page at the previous step. Tabs indent what is inside a
 scrollable or clickable container, and a tree item's own items. An icon-only control shows the name the page
-gives it as its text, or `icon=` words its class names suggest (a guess). Attribute values are short, a
+gives it as its text, or `icon=` words its class names suggest (a guess); so does a field whose label is drawn
+for screen readers only. Attribute values are short, a
 field's value up to FIELD_VALUE_LIMIT (then its length); password values never appear."""
 
 from __future__ import annotations

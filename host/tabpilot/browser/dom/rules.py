@@ -55,6 +55,8 @@ ICON_GENERIC_WORDS = frozenset({
 ICON_FONT_CLASSES = ("material-icons", "material-symbols", "google-symbols")  # text drawn as an icon (a ligature)
 ICON_HINT_WORDS = 3
 ICON_FIELDS = frozenset({"input", "select", "textarea", "iframe", "body", "html", "label"})  # named otherwise
+# Inputs whose name is not a label's: a button's value, an image's alt, a box's label beside it, nothing shown.
+SELF_NAMED_INPUTS = frozenset({"hidden", "submit", "button", "reset", "image", "checkbox", "radio"})
 
 NAME_LIMIT = 80
 VALUE_LIMIT = 60

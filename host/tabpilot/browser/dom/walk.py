@@ -80,6 +80,25 @@ def _tree_level(role: str, attrs: dict[str, str]) -> int:
     return min(int(level), 20) - 1 if level.isdigit() and int(level) > 0 else 0
 
 
+# Attributes that say something of a wrapper itself: one that has any is still offered.
+_WRAPPER_OWN = ("aria-label", "aria-labelledby", "title", "aria-expanded", "aria-checked", "aria-selected",
+                "aria-pressed", "aria-haspopup", rules.ICON_NAME, rules.ICON_HINT)
+
+
+def _bare_wrapper(outer: Found, inner: Found) -> bool:
+    """`outer` has no name, state or scrolling of its own, and `inner` is a control inside it."""
+    return (outer.role not in ("scrollable", "textbox", "label") and outer.scroll is None
+            and outer.tag not in ("input", "select", "textarea", "iframe") and not "".join(outer.text).strip()
+            and not any(name in outer.attrs for name in _WRAPPER_OWN) and _inside(outer, inner))
+
+
+def _inside(outer: Found, item: Item) -> bool:
+    """Whether `item` is part of `outer`'s content: an element inside it, or a line indented under it."""
+    if isinstance(item, Found) and item.document is outer.document:
+        return outer.node < item.node <= outer.document.subtree_end[outer.node]
+    return item.depth > outer.depth
+
+
 class Walker:
     def __init__(self, viewport: Rect, frame_document: FrameResolver,
                  frame_insets: dict[tuple[str | None, int], Insets] | None = None) -> None:
@@ -184,6 +203,7 @@ class Walker:
         self._walk(document, hidden=False, clip=self.viewport, depth=0, sink=None)
         self._flush()
         self._drop_redundant_labels()
+        self._drop_bare_wrappers()
         return self.result
 
     def _inert(self, document: Document, node: int) -> bool:
@@ -232,16 +252,34 @@ class Walker:
                 items.append(item)
         self.result.items = items
 
+    def _drop_bare_wrappers(self) -> None:
+        """A control with no name of its own whose only content is one other control (`<li role=menuitem><a>Home`,
+        `<a href><button>Subscribe`, a clickable card around its one link) is offered once, as the control inside:
+        a click on that reaches the wrapper too. Listed as well, the wrapper was a line with no name."""
+        items = self.result.items
+        kept: list[Item] = []
+        for i, item in enumerate(items):
+            inner = items[i + 1] if i + 1 < len(items) else None
+            if isinstance(item, Found) and isinstance(inner, Found) and _bare_wrapper(item, inner) and \
+                    (i + 2 >= len(items) or not _inside(item, items[i + 2])):
+                inner.depth = item.depth
+                continue
+            kept.append(item)
+        self.result.items = kept
+
     @staticmethod
     def _name_by_label(control: Found, label: Found) -> None:
         """A checkbox or radio button takes its label's text as its name, on its own line: the label is
-        read with the box it ticks, not on the line before or after it."""
+        read with the box it ticks, not on the line before or after it. A field already named by its label's
+        hidden words (walker.js `nameField`) does not read them twice."""
         is_box = control.tag == "input" and control.attrs.get("type", "").lower() in ("checkbox", "radio")
         text = " ".join("".join(label.text).split())
         if is_box and text and not control.text:
             control.text.append(text)
             control.named_by_text = True
             label.named_control = True
+        elif text and " ".join(control.attrs.get(rules.ICON_NAME, "").split()) == text:
+            label.named_control = True  # words drawn for screen readers only, that name the field already
 
     def _unlabelled_box(self, document: Document, found: Found) -> bool:
         """A checkbox or radio button no label[for] names elsewhere. (Inside a <label> that is offered, the

@@ -521,7 +521,7 @@
   // no spaces): ICON_NAME, or ICON_HINT for the guess. aria-label and title the host reads itself.
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
   // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
-  const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3 };
+  const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3, unlabelled: [] };
   // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
   const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
   const TOOLTIPS = ICON_RULES.tooltips;
@@ -529,7 +529,11 @@
   const FIELDS = new Set(ICON_RULES.fields);
 
   function nameIcon(el, attrs, str) {
-    if (FIELDS.has(el.localName) || el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
+    if (el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
+    if (FIELDS.has(el.localName)) {
+      if (TYPED.has(el.localName)) nameField(el, attrs, str);
+      return;
+    }
     const text = ownText(el);
     if (text === WORDS) return;
     const named = givenIconName(el);
@@ -539,6 +543,42 @@
       const guessed = classWords(el);
       if (guessed) attrs.push(str(ICON_HINT), str(guessed));
     }
+  }
+
+  // A field named by words drawn for screen readers only (a "visually hidden" <label>, an aria-labelledby
+  // element that is hidden): they stand in no line of the page, so they name the field there. A label a person
+  // sees is read where it stands. (rules.SELF_NAMED_INPUTS: inputs named otherwise.)
+  const TYPED = new Set(["input", "select", "textarea"]);
+  const UNNAMED_INPUTS = new Set(ICON_RULES.unlabelled);
+  function nameField(el, attrs, str) {
+    if (el.getAttribute("placeholder") || (el.localName === "input" && UNNAMED_INPUTS.has(el.type))) return;
+    const doc = el.ownerDocument;
+    const byId = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean)
+      .map((id) => doc.getElementById(id)).filter(Boolean);
+    const words = [];
+    for (const label of byId.length ? byId : [...(el.labels || [])]) {
+      const texts = doc.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+      for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+        if (!t.data.trim() || el.contains(t)) continue;
+        if (drawn(t.parentElement)) return;
+        words.push(t.data);
+      }
+    }
+    const named = words.join(" ").split(/\s+/).filter(Boolean).join(" ");
+    if (named) attrs.push(str(ICON_NAME), str(named));
+  }
+
+  // Whether text in `el` is drawn: `el` has a box and is visible, and no box around it is cut to less than MIN_SIZE
+  // (the "visually hidden" pattern: 1px, overflow hidden), up to the document's root.
+  function drawn(el) {
+    if (!el.getClientRects().length || getComputedStyle(el).visibility !== "visible") return false;
+    for (let e = el; e; e = e.parentElement) {
+      const r = e.getBoundingClientRect();
+      if (r.width >= 2 && r.height >= 2) continue;
+      const cs = getComputedStyle(e);
+      if (CLIPPING.has(cs.overflowX) || CLIPPING.has(cs.overflowY)) return false;
+    }
+    return true;
   }
 
   const NONE = 0, LIGATURE = 1, WORDS = 2;
