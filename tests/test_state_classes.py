@@ -355,3 +355,24 @@ async def test_a_field_named_by_a_label_drawn_for_screen_readers_only_carries_it
     assert await tab.evaluate("window.typed") == {"s": "shoes", "email": "ann@example.com", "zip": "8320000",
                                                   "q": "storms"}
     await browser.close_tab(tab.target_id)
+
+
+@pytest.mark.parametrize("snapshot", [False, True], ids=["walker", "snapshot"])
+async def test_characters_drawn_as_nothing_are_not_read_and_the_named_control_is_used(
+        browser: Browser, pages, snapshot: bool) -> None:
+    # Found on real pages (a news site's soft hyphens): the model read "in\u00adfor\u00adma\u00adtion", a person reads
+    # "information". Soft hyphens, zero-width spaces, word joiners and BOMs go; the joiners of an emoji stay.
+    from tabpilot.browser.state import build_state, read_page
+
+    tab = await open_page(browser, pages.url("state_invisible_characters.html"))
+    state = build_state(await read_page(browser, tab, snapshot=snapshot), None)
+    assert body(state) == [
+        "# Account information",
+        "Your subscription renews online every monthly.",
+        "[1]<button>Renew now",
+        "Family: \U0001F468\u200d\U0001F469\u200d\U0001F467 stays drawn as one.",
+    ], state.text
+    assert state.title == "Account information", state.title  # the title too
+    await actions.click(browser, tab, state.elements[1])
+    assert await tab.evaluate("window.renewed") is True
+    await browser.close_tab(tab.target_id)

@@ -196,8 +196,25 @@ def _string_index(strings: list[str], value: str) -> int:
     return strings.index(value)
 
 
+# Characters drawn as nothing: a soft hyphen (U+00AD, shown only where a word breaks), a zero-width space, a word
+# joiner, a byte order mark. A person reads "information" where the page holds "in\u00adfor\u00adma\u00adtion": so does
+# the model (fewer tokens, and the words it types and looks for are the ones on the screen). Joiners between emoji
+# (U+200D) and bidi controls, which change what is drawn, stay.
+_DRAWN_AS_NOTHING = "\u00ad\u200b\u2060\ufeff"
+_WITHOUT_THEM = str.maketrans("", "", _DRAWN_AS_NOTHING)
+
+
+def _as_drawn(strings: list[str]) -> None:
+    """Take out of the page's strings, in place, the characters drawn as nothing (one scan when there are none)."""
+    joined = "\0".join(strings)
+    if joined.isascii() or not any(c in joined for c in _DRAWN_AS_NOTHING):
+        return
+    strings[:] = [text.translate(_WITHOUT_THEM) for text in strings]
+
+
 def decode(reply: dict[str, Any], session: CDPSession) -> list[Document]:
     strings: list[str] = reply["strings"]
+    _as_drawn(strings)
     documents = [_decode_document(raw, strings, session) for raw in reply["documents"]]
     for i, document in enumerate(documents):
         document.index_in_snapshot = i
