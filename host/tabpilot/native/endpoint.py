@@ -270,7 +270,9 @@ class LocalEndpoint:
     def _withdraw(client: LocalClient, request_id: object) -> bool:
         """Take back a question of the client's still waiting for the person (it is closed in every view of it)."""
         handler = client.waiting.get(str(request_id))
-        if handler is None or handler.done():
+        # Once only: taken back twice (its `cancel`, then its connection closing), the second cancel cut short the
+        # recording of the first, and Past tasks never listed the question.
+        if handler is None or handler.done() or str(request_id) in client.withdrawn:
             return False
         client.withdrawn.add(str(request_id))
         handler.cancel()
@@ -396,9 +398,9 @@ class LocalEndpoint:
             except asyncio.CancelledError:  # taken back (or its client went away): not run, as the person is told
                 if str(request_id_of(frame)) in client.withdrawn:
                     why = HOST_STOPPED if self._closing else WITHDRAWN
-                    await self.host.tasks.record_not_run(task, status="withdrawn", why=why,
-                                                         source=LOCAL_SOURCE, requester=requester, asked_at=asked_at,
-                                                         url=place.url)
+                    await asyncio.shield(self.host.tasks.record_not_run(  # recorded even if cancelled again
+                        task, status="withdrawn", why=why, source=LOCAL_SOURCE, requester=requester,
+                        asked_at=asked_at, url=place.url))
                 raise
             except Withdrawn as exc:  # the host is going away under the question: nobody said no
                 await self.host.tasks.record_not_run(task, status="withdrawn", why=str(exc), source=LOCAL_SOURCE,
