@@ -813,8 +813,15 @@ async def test_a_request_dies_with_the_service_worker_and_the_reopened_view_show
         assert "Sign up Ray again" in card["text"]
         # the stopped worker's request has no notification left on screen (found by a new user's test run: it
         # stayed, requireInteraction, and its click opened nothing): only the live one's
-        shown = [i for i in await notifications_shown(harness) if i.startswith("tabpilot-approval-")]
-        assert shown == [f"tabpilot-approval-{card['id']}"], shown
+        # (the card and the notification come from one push; the notification is raised a moment later: waited for)
+        live = f"tabpilot-approval-{card['id']}"
+
+        async def approval_notifications() -> list[str] | None:
+            shown = [i for i in await notifications_shown(harness) if i.startswith("tabpilot-approval-")]
+            return shown if live in shown else None
+
+        shown = await wait_until(approval_notifications, "the live request's notification", 10)
+        assert shown == [live], shown
         await press(popup, card["id"], "deny")
         assert (await call)[0]
     assert llm.requests == []
