@@ -61,6 +61,10 @@ class HostGone(HostUnavailable):
     """The host went away during a call."""
 
 
+class _NotDelivered(HostGone):
+    """The connection was found closed as the request was written: the host it led to had gone before it got it."""
+
+
 class HostRefused(Exception):
     """The host understood the request and said no (its reply's message and code)."""
 
@@ -137,7 +141,7 @@ class _Connection:
             raise
         except (ConnectionError, OSError) as exc:
             self.close(f"could not write to it: {exc}")
-            raise self.closed from exc  # type: ignore[misc]  # set by close()
+            raise _NotDelivered(str(self.closed)) from exc
         finally:
             self.pending.pop(request_id, None)
 
@@ -168,7 +172,13 @@ class HostLink:
                       timeout: float = REQUEST_TIMEOUT, waiting: Waiting | None = None) -> Any:
         """`waiting`: told in words when the call has to wait for a host being respawned."""
         connection = await self.connection(waiting)
-        return await connection.request(type, fields or {}, timeout)
+        try:
+            return await connection.request(type, fields or {}, timeout)
+        except _NotDelivered:
+            # The host had gone before it got the request (the browser closed a moment ago): asked again through a
+            # new connection, the request reaches the host that took its place, or is told why there is none.
+            connection = await self.connection(waiting)
+            return await connection.request(type, fields or {}, timeout)
 
     def updates(self, task_id: str) -> asyncio.Queue[dict[str, Any] | HostGone]:
         """The pushes about one task (task.status / activity / event / result), then HostGone if the
