@@ -4,10 +4,11 @@ test closes the module's browser. Real Chromium with the real extension and host
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
-from e2e_support import Harness
+from e2e_support import Harness, wait_until
 from test_mcp import mcp_client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -20,6 +21,9 @@ async def test_a_call_after_the_browser_closed_is_told_so_at_once(harness: Harne
         is_error, tabs = await client.call("list_tabs")
         assert not is_error and tabs["tabs"], tabs
         await harness.browser.close()  # the user closes the browser: its host goes with it
+        # (a call while the host is still on its way out is told it "went away", the browser closing named first)
+        log = harness.tabpilot_home / "log" / "host.log"
+        await wait_until(lambda: asyncio.to_thread(lambda: "host exited" in log.read_text()), "the host to exit", 10)
         for tool, arguments in (("run_task", {"task": "Anything"}), ("run_task", {"task": "Again"}),
                                 ("list_tabs", {})):
             asked = time.monotonic()
