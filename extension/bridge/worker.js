@@ -210,7 +210,49 @@ function bridgeHostDown() {
 }
 
 function bridgeTell(entry, message) {
-  if (entry.port && entry.callId) bridgePost(entry.port, { ...message, id: entry.callId });
+  if (!entry.port || !entry.callId) return;
+  let told = message;
+  if (message.kind === "history") told = { ...message, history: bridgeHistoryFor(message.history, entry.origin) };
+  if (message.kind === "result" && message.result && Array.isArray(message.result.history)) {
+    told = { ...message, result: { ...message.result, history: bridgeHistoryFor(message.result.history, entry.origin) } };
+  }
+  bridgePost(entry.port, { ...told, id: entry.callId });
+}
+
+// What the person did while they had the controls, as the page that started the task may see it: all of it in its
+// own origin's documents; elsewhere (another site's sign-in or payment frame, another site they went to) that they
+// did something, not what: the values (text typed, options chosen, keys, addresses) hidden as capture.js hides a
+// password's, those documents' addresses cut to their origin, and no `description` (the host's words hold the
+// value). The person's record, the popup and the model keep everything. Events are sent camelCased (urlBefore).
+const BRIDGE_HIDDEN = "•••";
+
+function bridgeHistoryFor(history, origin) {
+  if (!Array.isArray(history)) return history;
+  return history.map((event) => (event && event.type === "user_takeover" ? bridgeTakeoverFor(event, origin) : event));
+}
+
+function bridgeTakeoverFor(event, origin) {
+  const originOf = (url) => {
+    try {
+      return new URL(url).origin;
+    } catch {
+      return "null";
+    }
+  };
+  const seen = (url) => (typeof url !== "string" || originOf(url) === origin ? url : originOf(url));
+  const actions = Array.isArray(event.actions) ? event.actions.map((action) => {
+    if (!action || typeof action !== "object") return action;
+    // a navigation's value is where it went: cut to its origin when that is another's, wherever it started
+    if (action.kind === "navigate" && originOf(action.url) === origin && seen(action.value) !== action.value) {
+      const { description: _words, ...shown } = action;
+      return { ...shown, value: seen(action.value) };
+    }
+    if (originOf(action.url) === origin) return action;
+    const { description: _words, ...shown } = { ...action, url: originOf(action.url) };
+    if (action.value !== null && action.value !== undefined) shown.value = BRIDGE_HIDDEN;
+    return shown;
+  }) : event.actions;
+  return { ...event, actions, urlBefore: seen(event.urlBefore), urlAfter: seen(event.urlAfter) };
 }
 
 function bridgePost(port, message) {

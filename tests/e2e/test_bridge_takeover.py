@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 from bridge_support import allow, origin_of
 from e2e_support import Harness, act_on, done, wait_until
+from takeover_support import Person
 from user_support import press_overlay, screenshot, type_in_overlay, user_fill, wait_overlay
 
 from tabpilot.browser.tab import Tab
@@ -72,6 +73,15 @@ async def outcome(tab: Tab, name: str, timeout: float = 90) -> dict[str, Any]:
                              f"(window.runs[{json.dumps(name)}])"),
         f"the page's {name} to settle", timeout,
     )
+
+
+async def take_over_waiting_task(tab: Tab, name: str, llm: ScriptedLLMServer) -> None:
+    """The page starts a task whose agent waits for the model; the person presses Take over meanwhile."""
+    await execute_from_page(tab, name, "Wait for me, then finish", llm)
+    await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(tab, "takeover")
+    await wait_overlay(tab, "the overlay to say the user has the controls", lambda o: o["state"] == "user")
 
 
 def takeovers(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -220,11 +230,7 @@ async def test_a_reload_during_the_takeover_and_attach_gets_the_takeover_and_the
     after_handback: list[dict[str, Any]] = []
     await app_tab.evaluate("document.getElementById('name').value = ''; document.getElementById('city').value = ''")
     llm.add(Delay(60), told_after_handback(after_handback, done("Done after the reload")))
-    await execute_from_page(app_tab, "reloaded", "Wait for me, then finish", llm)
-    await wait_overlay(app_tab, "the overlay", lambda o: o["state"] == "running")
-    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
-    await press_overlay(app_tab, "takeover")
-    await wait_overlay(app_tab, "the overlay to say the user has the controls", lambda o: o["state"] == "user")
+    await take_over_waiting_task(app_tab, "reloaded", llm)
     await user_fill(app_tab, "#name", "Before reload")
 
     await app_tab.evaluate("location.reload(), true")
@@ -258,3 +264,81 @@ async def test_a_reload_during_the_takeover_and_attach_gets_the_takeover_and_the
     assert takeovers(run["result"]["history"]) == [event]
     [told] = after_handback
     assert "After reload" in model_read(told), model_read(told)[-3000:]
+
+
+# --- another site's frame: the person's values there are theirs, not the page's ----------------------------------
+async def test_what_the_person_types_in_another_sites_frame_reaches_the_model_but_not_the_page(
+    harness: Harness, llm: ScriptedLLMServer, app_tab: Tab, e2e_pages: LocalFiles
+) -> None:
+    """The page that started the task sees what the person did in its own documents, and that they typed in another
+    site's frame (a sign-in or payment widget it embeds), not what: the page cannot read that frame, and the
+    takeover must not hand it over. The agent (whose task it is) and the person's record keep the value."""
+    nickname = "ada-nick-7f3e"
+    after_handback: list[dict[str, Any]] = []
+    await app_tab.evaluate("document.getElementById('name').value = ''; document.getElementById('city').value = ''")
+    widget = e2e_pages.url("widget.html", host="localhost")
+    await app_tab.evaluate(f"""new Promise((loaded) => {{ const f = document.createElement('iframe');
+        f.id = 'widget'; f.src = {json.dumps(widget)}; f.style.cssText = 'width: 260px; height: 60px';
+        f.onload = () => loaded(true); document.body.prepend(f); }})""")
+    llm.add(Delay(60), told_after_handback(after_handback, done("Done with the widget")))
+    await take_over_waiting_task(app_tab, "widget", llm)
+
+    await user_fill(app_tab, "#city", "Oslo")
+    await app_tab.track_frames()
+    [frame] = [f for f in app_tab.frames.values() if "widget.html" in f.url]
+    person = Person(harness.browser.connection, app_tab.session)
+    await person.click_in_frame(frame.session, "document.getElementById('widget')",
+                                "document.getElementById('nickname')")
+    await person.type(nickname)
+    await wait_until(lambda: _frame_value(frame.session, nickname), "the person's typing to reach the widget")
+    await press_overlay(app_tab, "handback")
+
+    run = await outcome(app_tab, "widget")
+    try:
+        assert "error" not in run, run.get("error")
+        told_page = json.dumps([run["histories"], run["result"]])
+        assert nickname not in told_page, told_page  # neither onHistoryUpdate nor the result's history
+        [event] = takeovers(run["histories"][-1])
+        shown = {(a["kind"], a["target"], a.get("value"), a["url"]) for a in event["actions"]}
+        # the page's own field as typed; the widget's: that the person typed there, on which site, not what
+        assert ("input", 'textbox "City"', "Oslo", e2e_pages.url("account.html")) in shown, shown
+        assert ("input", 'textbox "Nickname"', "•••", origin_of(e2e_pages, "localhost")) in shown, shown
+        assert takeovers(run["result"]["history"]) == [event]
+        # the agent knows what the person did, value and all
+        [told] = after_handback
+        assert nickname in model_read(told), model_read(told)[-3000:]
+        # and so does the person's record (the popup's timeline reads it)
+        record = await harness.sw("const [taskId] = [...bridge.tasks].find(([, e]) => e.result"
+                                  " && e.result.data === 'Done with the widget');"
+                                  " (await requestHost({type: 'history.get', taskId})).events")
+        [kept] = takeovers(record)
+        assert nickname in {a.get("value") for a in kept["actions"]}, kept["actions"]
+    finally:
+        await app_tab.evaluate("document.getElementById('widget').remove(), true")
+
+
+async def test_where_the_person_went_on_another_site_is_told_to_the_page_by_its_origin_only(harness: Harness) -> None:
+    """The same rule for addresses, in the worker that tells the page: the person left the page's site for another
+    (their bank) during the takeover and did things there; the page hears that, at which site, and no more."""
+    page, bank = "https://shop.example", "https://bank.example"
+    event = {"type": "user_takeover", "urlBefore": f"{page}/cart", "urlAfter": f"{bank}/accounts/12345?session=s3cr3t",
+             "note": "paid", "actions": [
+                 {"kind": "click", "target": 'link "Pay"', "url": f"{page}/cart", "description": "clicked"},
+                 {"kind": "navigate", "target": "page", "value": f"{bank}/login?user=ada", "url": f"{page}/cart",
+                  "description": f"went to {bank}/login?user=ada"},
+                 {"kind": "input", "target": 'textbox "IBAN"', "value": "FR7630006000011234567890189",
+                  "url": f"{bank}/login?user=ada", "description": "typed FR7630006000011234567890189"},
+                 {"kind": "navigate", "target": "page", "value": f"{page}/thanks", "url": f"{bank}/done",
+                  "description": f"went to {page}/thanks"}]}
+    told = await harness.sw(f"bridgeHistoryFor([{json.dumps(event)}], {json.dumps(page)})")
+    assert told == [{**event, "urlAfter": bank, "actions": [
+        event["actions"][0],
+        {"kind": "navigate", "target": "page", "value": bank, "url": f"{page}/cart"},
+        {"kind": "input", "target": 'textbox "IBAN"', "value": "•••", "url": bank},
+        {"kind": "navigate", "target": "page", "value": "•••", "url": bank}]}], told
+
+
+async def _frame_value(session: Any, value: str) -> bool:
+    reply = await session.send("Runtime.evaluate", {"expression": "document.getElementById('nickname').value",
+                                                    "returnByValue": True})
+    return bool(reply["result"].get("value") == value)
