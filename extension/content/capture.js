@@ -40,10 +40,11 @@
   const NAME_LIMIT = 80;
   const VALUE_LIMIT = 2000;
   const SCROLL_IDLE_MS = 1000; // a scroll gesture ends after this long without a wheel event
-  // A field typed in is reported after this long without typing, though the person may go on in it (the host
-  // keeps one action per field, its latest value): what they typed is then in the record even if tabpilot's host
-  // dies before they leave the field or hand back.
-  const FIELD_IDLE_MS = 1000;
+  // A field typed in is reported at most this long after a key, while the person may go on typing in it (the host
+  // keeps one action per field, its latest value; each later report is `again`): what they typed is in the record
+  // even if tabpilot's host dies before they leave the field or hand back. Reported only once typing had paused for
+  // 1 s, a host killed within that second lost the field, and a person typing on without a pause lost all of it.
+  const FIELD_REPORT_MS = 200;
   const NAVIGATE_WINDOW_MS = 3000; // a top frame told "record" this soon after it started was navigated to
   const TENTATIVE_MS = 5000; // how long "watch" keeps what it worked out, for a "record" that says `since`
   // How long trusted input that follows a reported event is held to go in one message. Decisions on it reach
@@ -65,7 +66,7 @@
   let pendingField = null; // the field being typed in: one `input` action when the user is done with it
   let pendingFieldAt = 0; // when it was last typed in
   let lastInput = null; // the field the last action reported typing in, while no other action came after it
-  let fieldTimer = null; // in "record": reports the field typed in once typing pauses (FIELD_IDLE_MS)
+  let fieldTimer = null; // in "record": reports the field typed in so far (FIELD_REPORT_MS after a key)
   let pendingScroll = null; // {target, dx, dy, timer}
   let flushed = null; // while leaving "record": the actions flushed, returned in the mode change's reply
   let tentative = []; // in "watch": [{action, origin}], origin the time of the input it comes from
@@ -327,10 +328,11 @@
   // --- pending actions: typing merged per field, scrolls summarised ----------------------------------
   function flushField() {
     clearTimeout(fieldTimer);
+    fieldTimer = null;
     const field = pendingField;
     if (!field) return;
     pendingField = null;
-    // typing resumed in the field the last action typed in (after a pause: FIELD_IDLE_MS) is the same action,
+    // typing on in the field the last action typed in (reported so far: FIELD_REPORT_MS) is the same action,
     // which the host keeps once; two fields that read alike (each cart row's "Quantity") are two
     const again = field === lastInput;
     report({ kind: "input", target: describe(field), value: valueOf(field), ...(again ? { again } : {}) },
@@ -468,8 +470,12 @@
     if (isSensitive(el)) everPassword.add(el);
     pendingField = el;
     pendingFieldAt = Date.now();
-    clearTimeout(fieldTimer);
-    if (mode === "record") fieldTimer = setTimeout(() => { if (mode === "record" && !flushed) flushField(); }, FIELD_IDLE_MS);
+    if (mode === "record" && !fieldTimer) {
+      fieldTimer = setTimeout(() => {
+        fieldTimer = null;
+        if (mode === "record" && !flushed) flushField();
+      }, FIELD_REPORT_MS);
+    }
   }
 
   function onChange(event) {

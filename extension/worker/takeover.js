@@ -24,7 +24,7 @@ const AGENT_INPUT_SLACK_MS = 150;
 // the overlay); a person pressing right after the agent typed is still the person.
 const OVERLAY_PRESS_SLACK_MS = 30;
 const INPUT_WINDOWS_KEPT = 200;
-const ACTION_BATCH_MS = 250;
+const ACTION_BATCH_MS = 100; // what a host that dies, or a worker restart, can lose of what the person did
 const OVERLAY_CLAIM_MS = 150;
 const OVERLAY_TARGET = 'region "tabpilot"'; // content/overlay.js: its host element's role and aria-label
 const USER_TOOK_OVER = "the user took over";
@@ -460,7 +460,7 @@ function queueAction(task, action) {
   if (!pending.timer) pending.timer = setTimeout(() => flushActions(task.taskId), ACTION_BATCH_MS);
 }
 
-// In order, one batch at a time: a batch sent is the host's (a worker restart loses only the last 250 ms).
+// In order, one batch at a time: a batch sent is the host's (a worker restart loses only the last ACTION_BATCH_MS).
 let flushing = Promise.resolve();
 function flushActions(taskId) {
   flushing = flushing.then(async () => {

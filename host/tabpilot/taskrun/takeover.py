@@ -64,9 +64,9 @@ class Takeover:
         )
 
     def add(self, actions: list[dict[str, Any]]) -> None:
-        """Append in order. A field typed in again right after its last report (capture.js reports a field once
-        typing pauses, and again when the person is done with it, marked `again`) stays one action, with its latest
-        value; two fields named alike (each cart row's "Quantity") are two."""
+        """Append in order. A field typed in again right after its last report (capture.js reports a field within
+        0.2 s of a key while the person types on, and again when they are done with it, marked `again`) stays one
+        action, with its latest value; two fields named alike (each cart row's "Quantity") are two."""
         for reported in actions:
             action = {key: value for key, value in reported.items() if key != "again"}
             last = self.actions[-1] if self.actions else None
