@@ -362,6 +362,30 @@ async def test_icons_drawn_by_svg_sprites_images_and_style_sheets_are_named(brow
     await browser.close_tab(tab.target_id)
 
 
+async def test_a_card_with_a_photo_besides_its_one_control_keeps_its_own_line(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_icons.html"))
+    state = await get_state(browser, tab)
+    assert body(state)[16:] == [
+        '[16]<div icon="red runner">',  # its photo's file name; the heart inside is the button's, not its name
+        "\t[17]<button aria-label=Save>\u2661",
+        "[18]<div>",  # nothing names it, yet a click on its photo does what the heart does not
+        "\t[19]<button aria-label=Save>\u2661",
+        "[20]<div>Blue boot",  # its photo's alt; the button's "Save" is not the card's word
+        "\t[21]<button>Save",
+        "[22]<a>Read the story",  # a card around one link and nothing else: offered once
+        "[23]<a>Settings",  # a chevron smaller than the link beside it is no picture of its own
+        '[24]<a title="Help center">Help',  # the link's title is its own, not its menu item's name
+        "none",
+    ], state.text
+    for index in range(16, 25):
+        await actions.click(browser, tab, state.elements[index])
+    # The card opens where its photo is; the heart saves and the card does not open; the link reaches its card.
+    assert await tab.evaluate("window.clicks") == [
+        "card-photo", "save-photo", "card-hash", "save-hash", "card-alt", "save-alt", "story", "card-link",
+        "settings", "item", "help", "item-help"]
+    await browser.close_tab(tab.target_id)
+
+
 async def test_a_field_named_by_a_label_drawn_for_screen_readers_only_carries_it(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("eyes_field_labels.html"))
     state = await get_state(browser, tab)
