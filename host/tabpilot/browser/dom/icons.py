@@ -18,6 +18,7 @@ from .snapshot import CURSOR, ELEMENT_NODE, OVERFLOW_X, OVERFLOW_Y, TEXT_NODE, V
 
 NONE, LIGATURE, WORDS, INNER_WORDS = 0, 1, 2, 3
 FRAGMENT_NODE = 11
+GENERATED_PARTS = 3  # as walker.js: generated content is read on the element and its first 3 own parts of HTML
 _UNDRAWN = frozenset({"title", "desc", "style", "script"})
 _TYPED = frozenset({"input", "select", "textarea"})
 MIN_SIZE = 2.0  # as boxes.MIN_SIZE: a smaller box is drawn for screen readers only
@@ -64,7 +65,7 @@ def _name_icons_in(document: Document) -> None:
             ids = _ids(document)
         parts = _own_parts(document, node)
         named = _given_name(document, node, attrs, ids, parts) or \
-            (_generated_words(document, node, parts) if text != LIGATURE else "")
+            (_generated_words(document, node, parts) if text == NONE else "")
         if named:
             _add(document, node, rules.ICON_NAME, named)
         elif text != LIGATURE and (guessed := _icon_words(document, node, parts, classes=text == NONE)):
@@ -297,7 +298,8 @@ def _generated_words(document: Document, node: int, parts: list[int]) -> str:
                 owners.setdefault(document.parent[pseudo], []).append((kind != "before", texts.get(pseudo, ""), pseudo))
     visible = document.string_id("visible")
     words: list[str] = []
-    for part in (node, *parts):
+    html = [part for part in parts if document.tag(part) != "svg" and not _in_svg(document, part, node)]
+    for part in (node, *html[:GENERATED_PARTS]):
         if part != node and not _shown(document, part, visible):
             continue
         for _, text, pseudo in sorted(owners.get(part, ())):

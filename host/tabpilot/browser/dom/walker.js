@@ -542,7 +542,7 @@
     const text = ownText(el);
     if (text === WORDS) return;
     const parts = ownParts(el);
-    const named = givenIconName(el, parts) || (text !== LIGATURE ? generatedWords(el, parts) : "");
+    const named = givenIconName(el, parts) || (text === NONE ? generatedWords(el, parts) : "");
     if (named) {
       attrs.push(str(ICON_NAME), str(named));  // before an icon font's ligature ("more_vert")
     } else if (text !== LIGATURE) {
@@ -622,11 +622,12 @@
     const texts = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     for (let t = texts.nextNode(); t; t = texts.nextNode()) {
       const up = t.parentElement;
-      if (!t.data.trim() || up.closest("title, desc, style, script") || !shownText(t, up)) continue;
+      if (!t.data.trim() || up.closest("title, desc, style, script")) continue;
       if (up !== el && insideInner(up, el)) {
-        inner = true;
+        if (shownText(t, up)) inner = true;
         continue;
       }
+      if (up !== el && !shownText(t, up)) continue;  // (the element itself is drawn: it is being offered)
       if (!LIGATURE_FONT.test(up.className)) return WORDS;
       found = LIGATURE;
     }
@@ -655,7 +656,8 @@
     if (labelledBy) return labelledBy;
     const own = parts.list;
     const first = (test) => own.find(test) || null;
-    const image = el.matches("img[alt], input[type=image i][alt]") ? el : first((e) => e.matches("img[alt]"));
+    const image = el.matches("img[alt], input[type=image i][alt]") ? el
+      : first((e) => e.localName === "img" && e.hasAttribute("alt"));
     if (image && image.getAttribute("alt").trim()) return image.getAttribute("alt").trim();
     const svgLabel = first((e) => e.localName === "svg" && e.hasAttribute("aria-label"));
     if (svgLabel && svgLabel.getAttribute("aria-label").trim()) return svgLabel.getAttribute("aria-label").trim();
@@ -703,9 +705,13 @@
 
   // Real words that CSS generated content (::before, ::after) draws on the element and its own parts shown: a
   // label a style sheet writes ("Read more"), not an icon font's glyph (a private-use character).
+  // Read on the element and its first GENERATED_PARTS own parts of HTML (an SVG's elements draw none): an icon's
+  // <span> or <i>, not every element of a large wrapper (each pseudo-element's style costs a style resolution).
+  const HTML = "http://www.w3.org/1999/xhtml", GENERATED_PARTS = 3;
   function generatedWords(el, parts) {
     const words = [];
-    for (const e of [el, ...parts.list]) {
+    const html = parts.list.filter((e) => e.namespaceURI === HTML).slice(0, GENERATED_PARTS);
+    for (const e of [el, ...html]) {
       if (e !== el && !e.checkVisibility({ visibilityProperty: true })) continue;
       for (const which of ["::before", "::after"]) {
         const cs = getComputedStyle(e, which);
