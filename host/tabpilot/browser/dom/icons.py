@@ -154,10 +154,19 @@ def _own_text(document: Document, node: int) -> int:
 
 def _inside_inner(document: Document, up: int, stop: int) -> bool:
     while up >= 0 and up != stop:
-        if document.node_type[up] == ELEMENT_NODE and rules.is_inner_control(document.tag(up), document.attrs(up)):
+        if document.node_type[up] == ELEMENT_NODE and _is_inner(document, up):
             return True
         up = document.parent[up]
     return False
+
+
+def _is_inner(document: Document, node: int) -> bool:
+    """rules.is_inner_control, without building the attributes of an element that has no role."""
+    tag = document.tag(node)
+    role = document.string_id("role")
+    if tag not in rules.INNER_CONTROL_TAGS and (role < 0 or role not in document.attributes[node][0::2]):
+        return False
+    return rules.is_inner_control(tag, document.attrs(node))
 
 
 def _own_parts(document: Document, node: int) -> list[int]:
@@ -170,7 +179,7 @@ def _own_parts(document: Document, node: int) -> list[int]:
             inner = document.subtree_end[inner] + 1
         elif kind != ELEMENT_NODE or inner in document.pseudo:
             inner += 1
-        elif rules.is_inner_control(document.tag(inner), document.attrs(inner)):
+        elif _is_inner(document, inner):
             inner = document.subtree_end[inner] + 1
         else:
             parts.append(inner)
