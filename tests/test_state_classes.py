@@ -332,6 +332,60 @@ async def test_a_bare_wrapper_around_one_control_is_offered_once_as_that_control
     await browser.close_tab(tab.target_id)
 
 
+async def test_icons_drawn_by_svg_sprites_images_and_style_sheets_are_named(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_icons.html"))
+    state = await get_state(browser, tab)
+    assert body(state)[:16] == [
+        "# Icons",
+        "[1]<button icon=search>",  # <use href="#icon-search">: the sprite symbol's id, a guess
+        "[2]<button>Close dialog",  # the <title> of the symbol <use> draws
+        '[3]<button icon="settings gear">',  # an external sprite's symbol id
+        "[4]<a icon=cart>",  # classes on the <svg>
+        "[5]<button icon=arrow>",  # a symbol titled with its file's name ("arrow-left"): its id's words, a guess
+        "[6]<button icon=close>",  # its words are display:none at this width: btn-close says it
+        "[7]<button icon=menu>",  # icon-menu ("menu" no longer a word that says nothing)
+        "[8]<a href=/badges>Ship it badge",  # an image's title
+        '[9]<a icon="acme logo" href=/>',  # the image's file name, a guess
+        "[10]<a href=/share/twitter?src=post>",  # a hash for a file name: nothing to guess, the address shows
+        '[11]<button icon="trash can">',
+        "[12]<button>Read more",  # ::after { content: "Read more" }
+        "[13]<a>Next page",  # a ::before inside it
+        "[14]<button icon=gear>",  # an icon font's glyph is no word: its class names guess
+        "[15]<button>Print",  # content: attr(data-label)
+    ], state.text
+    assert state.elements[10].name == "twitter"  # the address's last word names it where its line is not read
+    for index in (1, 2, 6, 10, 12, 14):
+        await actions.click(browser, tab, state.elements[index])
+    assert await actions.click(browser, tab, state.elements[8]) == "Clicked [8] a 'Ship it badge'."
+    assert await tab.evaluate("window.clicks") == ["svg-search", "svg-close", "hidden-close", "img-href", "css-more",
+                                                   "css-glyph", "img-title"]
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_card_with_a_photo_besides_its_one_control_keeps_its_own_line(browser: Browser, pages) -> None:
+    tab = await open_page(browser, pages.url("eyes_icons.html"))
+    state = await get_state(browser, tab)
+    assert body(state)[16:] == [
+        '[16]<div icon="red runner">',  # its photo's file name; the heart inside is the button's, not its name
+        "\t[17]<button aria-label=Save>\u2661",
+        "[18]<div>",  # nothing names it, yet a click on its photo does what the heart does not
+        "\t[19]<button aria-label=Save>\u2661",
+        "[20]<div>Blue boot",  # its photo's alt; the button's "Save" is not the card's word
+        "\t[21]<button>Save",
+        "[22]<a>Read the story",  # a card around one link and nothing else: offered once
+        "[23]<a>Settings",  # a chevron smaller than the link beside it is no picture of its own
+        '[24]<a title="Help center">Help',  # the link's title is its own, not its menu item's name
+        "none",
+    ], state.text
+    for index in range(16, 25):
+        await actions.click(browser, tab, state.elements[index])
+    # The card opens where its photo is; the heart saves and the card does not open; the link reaches its card.
+    assert await tab.evaluate("window.clicks") == [
+        "card-photo", "save-photo", "card-hash", "save-hash", "card-alt", "save-alt", "story", "card-link",
+        "settings", "item", "help", "item-help"]
+    await browser.close_tab(tab.target_id)
+
+
 async def test_a_field_named_by_a_label_drawn_for_screen_readers_only_carries_it(browser: Browser, pages) -> None:
     tab = await open_page(browser, pages.url("eyes_field_labels.html"))
     state = await get_state(browser, tab)

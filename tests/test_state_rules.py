@@ -47,3 +47,23 @@ def test_values_are_quoted_only_when_needed_and_shortened() -> None:
     assert rules.quote('say "hi"') == "\"say 'hi'\""
     assert rules.shorten("  many   spaces\nand lines ", 100) == "many spaces and lines"
     assert rules.shorten("x" * 10, 5) == "xxxx…"
+
+
+def test_an_icons_meaningful_words_leave_out_hashes_sizes_and_generic_words() -> None:
+    assert rules.file_words("http://cdn.example.com/a/scrolls_logo_150.png?v=2") == ["scrolls", "logo"]
+    assert rules.file_words("/static/img/factorio-logo.png") == ["factorio", "logo"]
+    assert rules.file_words("/pic/4224.gif") == []  # a number says nothing
+    assert rules.file_words("/p/d6e62af173e2.jpg") == []  # nor does a hash
+    assert rules.file_words("data:image/png;base64,iVBORw0KGgo=") == []
+    assert rules.file_words("https://medium.com/m/signin?redirect=x") == ["signin"]
+    assert rules.fragment_words("/icons.svg#icon-search") == ["search"]
+    assert rules.fragment_words("#facebook-icon-default") == ["facebook"]
+    assert rules.meaningful_words("icon-menu-mobile") == ["menu"]  # the menu button of a narrow layout
+    assert rules.meaningful_words("btnSendMail") == ["send", "mail"]
+
+
+def test_a_control_inside_a_control_is_told_by_tag_or_role() -> None:
+    assert rules.is_inner_control("button", {})
+    assert rules.is_inner_control("a", {"href": "#"}) and not rules.is_inner_control("a", {})
+    assert rules.is_inner_control("span", {"role": "Button pressed"})
+    assert not rules.is_inner_control("svg", {"role": "img"}) and not rules.is_inner_control("img", {})

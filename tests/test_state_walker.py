@@ -46,11 +46,12 @@ async def test_a_page_that_breaks_builtins_cannot_break_or_see_the_walker(browse
 async def test_walker_reads_what_the_whole_page_snapshot_reads(browser: Browser, pages) -> None:
     for page in ("state_controls.html", "state_medium.html", "state_frames.html", "state_modal.html",
                  "state_shadow.html", "state_table.html", "state_dialog.html",
-                 # icon-only controls named in each style, states, labels on their boxes' lines (eyes_mail.html
+                 # icon-only controls named in each style (sprites, images, generated content too), states,
+                 # labels on their boxes' lines (eyes_mail.html
                  # is not here: its text area's scroll extent is known only in the page, and the snapshot
                  # reader does not offer its cursor-only toolbar spans)
                  "eyes_feed.html", "eyes_tree.html", "eyes_labels.html", "eyes_wrappers.html",
-                 "eyes_field_labels.html"):
+                 "eyes_field_labels.html", "eyes_icons.html"):
         tab = await open_page(browser, pages.url(page))
         from_snapshot = build_state(await read_page(browser, tab, snapshot=True))
         from_walker = build_state(await read_page(browser, tab, snapshot=False))

@@ -46,7 +46,8 @@ STEP = "tabpilot-step"  # handles used while reading one state, released after i
 # The icon-naming rules come from rules.py, where dom/icons.py reads them for the snapshot reader: one place.
 _ICON_RULES = json.dumps({
     "tooltips": rules.ICON_TOOLTIPS, "generic": sorted(rules.ICON_GENERIC_WORDS), "fields": sorted(rules.ICON_FIELDS),
-    "fonts": rules.ICON_FONT_CLASSES, "words": rules.ICON_HINT_WORDS, "unlabelled": sorted(rules.SELF_NAMED_INPUTS)})
+    "fonts": rules.ICON_FONT_CLASSES, "words": rules.ICON_HINT_WORDS, "unlabelled": sorted(rules.SELF_NAMED_INPUTS),
+    "innerTags": sorted(rules.INNER_CONTROL_TAGS), "innerRoles": sorted(rules.INNER_CONTROL_ROLES)})
 _SECRETS = json.dumps({"hidden": passwords.HIDDEN, "echoed": passwords.ECHOED_MIN_LENGTH,
                        "hints": list(rules.SECRET_HINTS)})
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8").replace(

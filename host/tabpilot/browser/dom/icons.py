@@ -1,7 +1,9 @@
 """Names of icon-only controls read from a whole-page DOM snapshot, by the rules walker.js applies in the page
-(rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's aria-label or <title>, a tooltip attribute
-(on the element or its only children), else the meaningful words of their class names, marked as a guess. They
-are added as the same pseudo-attributes the walker hands over (rules.ICON_NAME, rules.ICON_HINT).
+(rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's aria-label or <title>, the <title> of the
+sprite symbol an SVG <use> draws, an image's title, a tooltip attribute (on the element or its only children), the
+words CSS generated content draws; else the meaningful words of the sprite symbol's id, the image's file name and
+the class names, marked as a guess. What is inside another control within the element is that control's. They are
+added as the same pseudo-attributes the walker hands over (rules.ICON_NAME, rules.ICON_HINT).
 
 The snapshot cannot say what the browser finds invalid (`validationMessage`, `:user-invalid`), nor how far a
 text area's text scrolls: those stay the walker's."""
@@ -9,16 +11,19 @@ text area's text scrolls: those stay the walker's."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from . import rules
 from .snapshot import CURSOR, ELEMENT_NODE, OVERFLOW_X, OVERFLOW_Y, TEXT_NODE, VISIBILITY, Document
 
-NONE, LIGATURE, WORDS = 0, 1, 2
+NONE, LIGATURE, WORDS, INNER_WORDS = 0, 1, 2, 3
+FRAGMENT_NODE = 11
+GENERATED_PARTS = 3  # as walker.js: generated content is read on the element and its first 3 own parts of HTML
 _UNDRAWN = frozenset({"title", "desc", "style", "script"})
 _TYPED = frozenset({"input", "select", "textarea"})
 MIN_SIZE = 2.0  # as boxes.MIN_SIZE: a smaller box is drawn for screen readers only
-_CAMEL = re.compile(r"([a-z])([A-Z])")
-_WORD = re.compile(r"^[a-z]+$")
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")  # an icon font's glyphs
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
 
 
 def name_icons(documents: list[Document]) -> None:
@@ -58,10 +63,12 @@ def _name_icons_in(document: Document) -> None:
             continue
         if ids is None:
             ids = _ids(document)
-        named = _given_name(document, node, attrs, ids)
+        parts = _own_parts(document, node)
+        named = _given_name(document, node, attrs, ids, parts) or \
+            (_generated_words(document, node, parts) if text == NONE else "")
         if named:
             _add(document, node, rules.ICON_NAME, named)
-        elif text == NONE and (guessed := _class_words(document, node)):
+        elif text != LIGATURE and (guessed := _icon_words(document, node, parts, classes=text == NONE)):
             _add(document, node, rules.ICON_HINT, guessed)
 
 
@@ -120,17 +127,64 @@ def _drawn(document: Document, node: int) -> bool:
 
 
 def _own_text(document: Document, node: int) -> int:
-    found = NONE
+    """As walker.js `ownText`: none, an icon font's ligatures, words, or words only inside controls within it."""
+    found, inner_words = NONE, False
+    visible = document.string_id("visible")
     for inner in range(node + 1, document.subtree_end[node] + 1):
         if document.node_type[inner] != TEXT_NODE or not document.strings[document.value_index[inner]].strip():
             continue
         if _inside(document, inner, node, _UNDRAWN):
             continue
-        classes = document.attrs(document.parent[inner]).get("class", "").split()
+        layout = document.layout_of[inner]
+        if layout < 0:
+            continue  # not drawn: under display:none
+        style = document.styles[layout]
+        if len(style) > VISIBILITY and style[VISIBILITY] != visible:
+            continue
+        up = document.parent[inner]
+        if up != node and _inside_inner(document, up, node):
+            inner_words = True
+            continue
+        classes = document.attrs(up).get("class", "").split()
         if not any(c.startswith(rules.ICON_FONT_CLASSES) for c in classes):
             return WORDS
         found = LIGATURE
-    return found
+    return INNER_WORDS if inner_words else found
+
+
+def _inside_inner(document: Document, up: int, stop: int) -> bool:
+    while up >= 0 and up != stop:
+        if document.node_type[up] == ELEMENT_NODE and _is_inner(document, up):
+            return True
+        up = document.parent[up]
+    return False
+
+
+def _is_inner(document: Document, node: int) -> bool:
+    """rules.is_inner_control, without building the attributes of an element that has no role."""
+    tag = document.tag(node)
+    role = document.string_id("role")
+    if tag not in rules.INNER_CONTROL_TAGS and (role < 0 or role not in document.attributes[node][0::2]):
+        return False
+    return rules.is_inner_control(tag, document.attrs(node))
+
+
+def _own_parts(document: Document, node: int) -> list[int]:
+    """As walker.js `ownParts`: the elements inside `node` that are its own, not inside another control in it."""
+    parts: list[int] = []
+    inner, end = node + 1, document.subtree_end[node]
+    while inner <= end:
+        kind = document.node_type[inner]
+        if kind == FRAGMENT_NODE:  # a shadow root: not what the walker's querying sees
+            inner = document.subtree_end[inner] + 1
+        elif kind != ELEMENT_NODE or inner in document.pseudo:
+            inner += 1
+        elif _is_inner(document, inner):
+            inner = document.subtree_end[inner] + 1
+        else:
+            parts.append(inner)
+            inner += 1
+    return parts
 
 
 def _inside(document: Document, inner: int, stop: int, tags: frozenset[str]) -> bool:
@@ -157,36 +211,119 @@ def _text_of(document: Document, node: int) -> str:
                     if document.node_type[t] == TEXT_NODE)
 
 
-def _given_name(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int]) -> str:
+def _given_name(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int], parts: list[int]) -> str:
     labels = [ids[i] for i in attrs.get("aria-labelledby", "").split() if i in ids]
     labelled = " ".join(document.attrs(label).get("aria-label") or _text_of(document, label) for label in labels)
     if labelled.strip():
         return " ".join(labelled.split())
-    descendants = [n for n in range(node, document.subtree_end[node] + 1) if document.node_type[n] == ELEMENT_NODE]
-    for n in descendants:
-        tag, inner = document.tag(n), document.attrs(n)
-        if "alt" in inner and (tag == "img" or (tag == "input" and inner.get("type", "").lower() == "image")):
-            if inner["alt"].strip():
-                return inner["alt"].strip()
-            break  # the first such image decides, as querySelector does
-    for n in descendants[1:]:
-        if document.tag(n) == "svg" and "aria-label" in document.attrs(n):
-            if document.attrs(n)["aria-label"].strip():
-                return document.attrs(n)["aria-label"].strip()
-            break
-    for n in descendants[1:]:
-        if document.tag(n) == "title" and _inside(document, n, node, frozenset({"svg"})):
-            if _text_of(document, n).strip():
-                return " ".join(_text_of(document, n).split())
-            break
+    tag = document.tag(node)
+    if "alt" in attrs and (tag == "img" or (tag == "input" and attrs.get("type", "").lower() == "image")):
+        image = node
+    else:  # the first such image decides, as querySelector does
+        image = _first(document, parts, lambda n, a: document.tag(n) == "img" and "alt" in a)
+    if image >= 0 and document.attrs(image)["alt"].strip():
+        return document.attrs(image)["alt"].strip()
+    svg = _first(document, parts, lambda n, a: document.tag(n) == "svg" and "aria-label" in a)
+    if svg >= 0 and document.attrs(svg)["aria-label"].strip():
+        return document.attrs(svg)["aria-label"].strip()
+    title = _first(document, parts, lambda n, a: document.tag(n) == "title" and _in_svg(document, n, node))
+    if title >= 0 and _text_of(document, title).strip():
+        return " ".join(_text_of(document, title).split())
+    symbol = _sprite_symbol(document, _first(document, parts, lambda n, a: _is_use(document, n, node)), ids)
+    if symbol >= 0:
+        title = next((c for c in _children(document, symbol) if document.tag(c) == "title"), -1)
+        words = _text_of(document, title).strip() if title >= 0 else ""
+        if words and not rules.IDENTIFIER.match(words):  # not a file's name ("arrow-left")
+            return " ".join(words.split())
+    titled = _first(document, parts, lambda n, a: document.tag(n) == "img" and "title" in a)
+    if titled >= 0 and document.attrs(titled)["title"].strip():
+        return document.attrs(titled)["title"].strip()
     for depth, part in enumerate(_only_child_chain(document, node)):
         inner = document.attrs(part)
+        if depth and rules.is_inner_control(document.tag(part), inner):
+            break  # that control's own name
         for name in rules.ICON_TOOLTIPS:
             if inner.get(name, "").strip():
                 return inner[name].strip()
         if depth and (inner.get("aria-label") or inner.get("title") or "").strip():
             return (inner.get("aria-label") or inner.get("title") or "").strip()
     return ""
+
+
+def _first(document: Document, parts: list[int], test: Callable[[int, dict[str, str]], bool]) -> int:
+    return next((n for n in parts if test(n, document.attrs(n))), -1)
+
+
+def _children(document: Document, node: int) -> list[int]:
+    return [c for c in range(node + 1, document.subtree_end[node] + 1)
+            if document.parent[c] == node and document.node_type[c] == ELEMENT_NODE]
+
+
+def _in_svg(document: Document, node: int, stop: int) -> bool:
+    """Inside an <svg> that is `stop` or inside it (walker.js `inSvg`)."""
+    up = document.parent[node]
+    while up >= 0 and document.node_type[up] == ELEMENT_NODE:
+        if document.tag(up) == "svg":
+            return True
+        if up == stop:
+            return False
+        up = document.parent[up]
+    return False
+
+
+def _is_use(document: Document, node: int, stop: int) -> bool:
+    return document.tag(node) == "use" and _in_svg(document, node, stop)
+
+
+def _use_href(document: Document, use: int) -> str:
+    if use < 0:
+        return ""
+    attrs = document.attrs(use)
+    return attrs.get("href") or attrs.get("xlink:href") or ""
+
+
+def _sprite_symbol(document: Document, use: int, ids: dict[str, int]) -> int:
+    """The <symbol> (or <svg>) of this document an SVG <use href="#id"> draws, or -1."""
+    href = _use_href(document, use)
+    symbol = ids.get(href[1:], -1) if href.startswith("#") else -1
+    return symbol if symbol >= 0 and document.tag(symbol) in ("symbol", "svg") else -1
+
+
+def _generated_words(document: Document, node: int, parts: list[int]) -> str:
+    """As walker.js `generatedWords`: the real words CSS generated content (::before, ::after) draws on the
+    element and its own parts shown (the snapshot holds what each pseudo-element draws)."""
+    if not document.pseudo:
+        return ""
+    owners = document.__dict__.get("_pseudo_owners")
+    if owners is None:
+        owners = document.__dict__["_pseudo_owners"] = {}
+        texts: dict[int, str] = {}
+        for k, shown in enumerate(document.layout_node):
+            if shown in document.pseudo and k < len(document.layout_text) and document.layout_text[k] >= 0:
+                texts[shown] = texts.get(shown, "") + document.strings[document.layout_text[k]]
+        for pseudo in sorted(document.pseudo):
+            kind = document.strings[document.pseudo_type.get(pseudo, -1)] if pseudo in document.pseudo_type else ""
+            if kind in ("before", "after"):
+                owners.setdefault(document.parent[pseudo], []).append((kind != "before", texts.get(pseudo, ""), pseudo))
+    visible = document.string_id("visible")
+    words: list[str] = []
+    html = [part for part in parts if document.tag(part) != "svg" and not _in_svg(document, part, node)]
+    for part in (node, *html[:GENERATED_PARTS]):
+        if part != node and not _shown(document, part, visible):
+            continue
+        for _, text, pseudo in sorted(owners.get(part, ())):
+            if _shown(document, pseudo, visible):
+                words.append(text)
+    text = " ".join(_PRIVATE_USE.sub(" ", " ".join(words)).split())
+    return text if _LETTERS.search(text) and not rules.IDENTIFIER.match(text) else ""
+
+
+def _shown(document: Document, node: int, visible: int) -> bool:
+    layout = document.layout_of[node]
+    if layout < 0:
+        return False
+    style = document.styles[layout]
+    return not (len(style) > VISIBILITY and style[VISIBILITY] != visible)
 
 
 def _only_child_chain(document: Document, node: int) -> list[int]:
@@ -199,13 +336,24 @@ def _only_child_chain(document: Document, node: int) -> list[int]:
         chain.append(children[0])
 
 
-def _class_words(document: Document, node: int) -> str:
+def _icon_words(document: Document, node: int, parts: list[int], *, classes: bool) -> str:
+    """As walker.js `iconWords`: a guess from the sprite symbol's id, the image's file name and (`classes`) the
+    class names of the element and its only children (not into a control inside it). At most ICON_HINT_WORDS."""
     words: list[str] = []
-    for part in _only_child_chain(document, node):
-        for name in document.attrs(part).get("class", "").split():
-            for word in _CAMEL.sub(r"\1-\2", name).lower().replace("_", "-").split("-"):
-                if len(word) > 2 and _WORD.match(word) and word not in rules.ICON_GENERIC_WORDS and word not in words:
-                    words.append(word)
+
+    def add(found: list[str]) -> None:
+        words.extend(word for word in found if word not in words)
+
+    add(rules.fragment_words(_use_href(document, _first(document, parts, lambda n, a: _is_use(document, n, node)))))
+    image = node if document.tag(node) == "img" else _first(document, parts, lambda n, a: document.tag(n) == "img")
+    if image >= 0:
+        add(rules.file_words(document.attrs(image).get("src", "").strip()))
+    for part in _only_child_chain(document, node) if classes else ():
+        attrs = document.attrs(part)
+        if part != node and rules.is_inner_control(document.tag(part), attrs):
+            break
+        for name in attrs.get("class", "").split():
+            add(rules.meaningful_words(name))
     return " ".join(words[: rules.ICON_HINT_WORDS])
 
 

@@ -88,13 +88,18 @@ def icon_name(found: Found) -> str:
 
 def accessible_name(found: Found) -> str:
     """The accessible name, near enough: aria-label, what the page names an icon-only control, own text,
-    title, placeholder, alt, and last the words an icon's class names suggest."""
+    title, placeholder, alt, the words an icon's class names suggest; last, for a link with none of these (an
+    image or an icon with nothing to name it), the words of its address's last part ("/share/twitter": twitter).
+    That last one names it in what the model is told of its actions, not on its line: the line shows the
+    address already."""
     attrs = found.attrs
     for candidate in (attrs.get("aria-label", ""), icon_name(found), element_text(found), attrs.get("title", ""),
                       attrs.get("placeholder", ""), attrs.get("alt", ""), attrs.get(rules.ICON_HINT, "")):
         candidate = " ".join(candidate.split())
         if candidate:
             return candidate
+    if found.tag == "a" and not found.attrs.get("href", "").strip().lower().startswith(("javascript:", "#")):
+        return " ".join(rules.file_words(found.attrs.get("href", ""))[: rules.ICON_HINT_WORDS])
     return input_button_label(found)
 
 

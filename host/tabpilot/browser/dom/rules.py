@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urljoin, urlsplit
 
 NATIVE_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
@@ -46,14 +47,58 @@ ICON_GENERIC_WORDS = frozenset({
     "el", "enabled", "fa", "fab", "fad", "fal", "far", "fas", "fass", "feather", "filled", "flat", "flex", "float",
     "focus", "for", "fw", "ghost", "glyphicon", "glyphicons", "has", "hidden", "hover", "ico", "icon", "icons",
     "image", "img", "inline", "inner", "ion", "ionicon", "is", "item", "js", "la", "label", "lar", "large", "las",
-    "left", "lg", "light", "link", "material", "md", "mdi", "medium", "menu", "mini", "muted", "nav", "octicon",
-    "open", "outer", "outlined", "plain", "pointer", "primary", "pull", "regular", "right", "round", "rounded",
-    "row", "secondary", "selected", "sharp", "show", "shown", "sm", "small", "solid", "span", "square", "svg",
-    "symbols", "tabler", "text", "the", "ti", "tool", "toolbar", "top", "ui", "visible", "white", "with", "wrap",
-    "wrapper", "xl", "xs", "xxl",
+    "left", "lg", "light", "link", "material", "md", "mdi", "medium", "mini", "mobile", "muted", "nav", "none",
+    "octicon", "only", "open", "original", "outer", "outlined", "plain", "pointer", "primary", "pull", "regular",
+    "retina", "right", "round", "rounded", "row", "secondary", "selected", "sharp", "show", "shown", "sm", "small",
+    "solid", "span", "sprite", "square", "svg", "symbol", "symbols", "tablet", "tabler", "text", "the", "thumb",
+    "thumbnail", "ti", "tool", "toolbar", "top", "ui", "visible", "white", "with", "wrap", "wrapper", "xl", "xs",
+    "xxl", "desktop",
 })
 ICON_FONT_CLASSES = ("material-icons", "material-symbols", "google-symbols")  # text drawn as an icon (a ligature)
 ICON_HINT_WORDS = 3
+# Controls inside a control: what they show is their own name, not the one around them (a product card and the
+# "Save" heart in it). By tag (an <a> only with an href) or by their role's first word.
+INNER_CONTROL_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
+INNER_CONTROL_ROLES = frozenset({"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
+                                 "checkbox", "radio", "switch", "option", "treeitem"})
+
+
+def is_inner_control(tag: str, attrs: dict[str, str]) -> bool:
+    """As walker.js `innerControl`."""
+    if tag in INNER_CONTROL_TAGS:
+        return tag != "a" or "href" in attrs
+    role = attrs.get("role", "").split()
+    return bool(role) and role[0].lower() in INNER_CONTROL_ROLES
+
+
+# A file's or an icon's name rather than words ("arrow-left", "more_vert"): sprite tools write a symbol's file name
+# as its <title>, and icon fonts draw such names as ligatures. (walker.js `IDENTIFIER`)
+IDENTIFIER = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)+$")
+
+
+def meaningful_words(name: str) -> list[str]:
+    """The words of a class name, a sprite's symbol id or an image's file name that may say what an icon means
+    (as walker.js `meaningfulWords`): "btn-sendMail" → send, mail; "scrolls_logo_150" → scrolls, logo. Parts
+    that hold digits (hashes, sizes: "d6e62af173e2", "150"), short ones and generic words are left out."""
+    return [part for part in re.split(r"[-_.\s]+", _CAMEL.sub(r"\1-\2", name).lower())
+            if len(part) > 2 and _LETTERS.match(part) and part not in ICON_GENERIC_WORDS]
+
+
+def file_words(src: str) -> list[str]:
+    """The meaningful words of an image's file name (as walker.js `fileWords`), none for a data: URL."""
+    if src.strip().lower().startswith("data:"):
+        return []
+    name = src.split("#")[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    return meaningful_words(name.rsplit(".", 1)[0] if "." in name else name)
+
+
+def fragment_words(href: str) -> list[str]:
+    """The meaningful words of the symbol a sprite's <use href="icons.svg#icon-search"> draws."""
+    return meaningful_words(href.split("#", 1)[1]) if "#" in href else []
+
+
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+_LETTERS = re.compile(r"^[a-z]+$")
 ICON_FIELDS = frozenset({"input", "select", "textarea", "iframe", "body", "html", "label"})  # named otherwise
 # Inputs whose name is not a label's: a button's value, an image's alt, a box's label beside it, nothing shown.
 SELF_NAMED_INPUTS = frozenset({"hidden", "submit", "button", "reset", "image", "checkbox", "radio"})

@@ -59,6 +59,10 @@ class Document:
     content_document: dict[int, int]  # <iframe> node -> index of its document in the same snapshot
     pseudo: set[int]
     subtree_end: list[int] = field(default_factory=list)
+    # A pseudo-element node (::before, ::after, ::marker) -> its type's string, and the text each layout object
+    # draws (a string index, -1 for none): the words CSS generated content draws. The walker reads neither.
+    pseudo_type: dict[int, int] = field(default_factory=dict)
+    layout_text: list[int] = field(default_factory=list)
     # Filled in by the caller once the document's place in the page is known:
     offset: tuple[float, float] = (0.0, 0.0)  # add to a rect to get top-document coordinates
     owner: tuple[Document, int] | None = None  # (parent document, <iframe> node) for iframes
@@ -262,6 +266,8 @@ def _decode_document(raw: dict[str, Any], strings: list[str], session: CDPSessio
         clickable=_rare_set(nodes.get("isClickable")),
         content_document=_rare_strings(nodes.get("contentDocumentIndex")),
         pseudo=set((nodes.get("pseudoType") or {}).get("index", [])),
+        pseudo_type=_rare_strings(nodes.get("pseudoType")),
+        layout_text=layout.get("text") or [],
     )
     end = list(range(count))
     for node in range(count - 1, 0, -1):

@@ -86,10 +86,45 @@ _WRAPPER_OWN = ("aria-label", "aria-labelledby", "title", "aria-expanded", "aria
 
 
 def _bare_wrapper(outer: Found, inner: Found) -> bool:
-    """`outer` has no name, state or scrolling of its own, and `inner` is a control inside it."""
+    """`outer` has no name, state or scrolling of its own, `inner` is a control inside it, and `outer` shows
+    nothing of its own a person would click instead (see `_own_picture`)."""
     return (outer.role not in ("scrollable", "textbox", "label") and outer.scroll is None
             and outer.tag not in ("input", "select", "textarea", "iframe") and not "".join(outer.text).strip()
-            and not any(name in outer.attrs for name in _WRAPPER_OWN) and _inside(outer, inner))
+            and not any(name in outer.attrs for name in _WRAPPER_OWN) and _inside(outer, inner)
+            and not _own_picture(outer, inner))
+
+
+_PICTURES = frozenset({"img", "svg", "picture", "video", "canvas"})
+
+
+def _own_picture(outer: Found, inner: Found) -> bool:
+    """`outer` draws a picture outside `inner` that is larger than `inner`: a product card's photo beside its
+    "Save" heart. A click on the photo is the card's (it opens the product), one on the heart is the heart's:
+    two things to do, so the card stays a line of its own. (A chevron beside a menu item's link, smaller than
+    the link, is not.)"""
+    document = outer.document
+    if inner.document is not document:
+        return False
+    layout = inner.document.layout_of[inner.node]
+    if layout < 0:
+        return False
+    inner_area = document.bounds[layout][2] * document.bounds[layout][3]
+    hidden = {document.string_id("hidden"), document.string_id("collapse")} - {-1}
+    names = {document.string_id(tag) for tag in _PICTURES | {t.upper() for t in _PICTURES}} - {-1}
+    node, end = outer.node + 1, document.subtree_end[outer.node]
+    while node <= end:
+        if node == inner.node:
+            node = document.subtree_end[node] + 1
+            continue
+        if document.node_type[node] == ELEMENT_NODE and document.name_index[node] in names:
+            layout = document.layout_of[node]
+            if layout >= 0:
+                _, _, width, height = document.bounds[layout]
+                style = document.styles[layout]
+                if width * height > inner_area and not (len(style) > VISIBILITY and style[VISIBILITY] in hidden):
+                    return True
+        node += 1
+    return False
 
 
 def _inside(outer: Found, item: Item) -> bool:
@@ -255,7 +290,9 @@ class Walker:
     def _drop_bare_wrappers(self) -> None:
         """A control with no name of its own whose only content is one other control (`<li role=menuitem><a>Home`,
         `<a href><button>Subscribe`, a clickable card around its one link) is offered once, as the control inside:
-        a click on that reaches the wrapper too. Listed as well, the wrapper was a line with no name."""
+        a click on that reaches the wrapper too. Listed as well, the wrapper was a line with no name. A wrapper
+        that also shows a picture larger than that control (a card's photo beside its "Save" heart) stays: a
+        click on the photo does what the card does, one on the heart something else."""
         items = self.result.items
         kept: list[Item] = []
         for i, item in enumerate(items):
