@@ -1,6 +1,6 @@
 // Whether the person could see a button before their click on it, for the page's prompts that grant something
 // (bridge/relay.js: "may this site run this task?"; overlay/panel.js: Allow an irreversible action). Loaded before
-// those files (content scripts; panel.html); content/overlay.js uses `raise` / `lower`. The page reaches their host
+// those files (content scripts; the worker injects them into the overlay's panel frame); content/overlay.js uses `raise` / `lower`. The page reaches their host
 // elements: it can make one transparent, cover it
 // (a top-layer popover that lets clicks through), filter or transform it, slide it half out of view or under the
 // person's pointer, and draw a decoy where the button is for the person to click. IntersectionObserver v2 says

@@ -1,23 +1,30 @@
 // tabpilot's overlay panel: everything the in-page overlay shows and every field the person types in (the answer to
-// the agent's question, the Hand back note, and any field to come), in an extension page that content/overlay.js
-// frames inside the overlay's closed shadow root (the manifest's web_accessible_resources). The frame is of the
-// extension's origin, so the page in the tab reaches nothing of it: not its text (window.find() searches closed
-// shadow roots, and found what the person typed in the overlay's fields, a letter at a time), not the person's keys
-// (their key, input and composition events stay in this document: in a shadow root they reached the page's own
-// listeners with every key), not a selection or a copy; and a frame in a shadow tree is not in the page's
-// window.frames, so the page cannot reach this window to navigate it or post to it. Nor does capture.js see the
-// person's typing here, so none of it is recorded as input to the page.
+// the agent's question, the Hand back note, and any field to come), in a frame of its own that content/overlay.js
+// makes inside the overlay's closed shadow root: an empty srcdoc document, sandboxed with nothing allowed (an opaque
+// origin, no page script runs in it), into which the worker puts this file, lib/ and panel.css as content scripts
+// (worker/takeover.js injectPanel). No address of the extension is framed: nothing the manifest makes web-accessible,
+// which any page could load and so tell the extension is installed. The page in the tab reaches nothing of the frame:
+// not its text (window.find() searches closed shadow roots, and found what the person typed in the overlay's fields, a
+// letter at a time), not the person's keys (their key, input and composition events stay in this document: in a
+// shadow root they reached the page's own listeners with every key), not a selection or a copy; and a frame in a
+// shadow tree is not in the page's window.frames, so the page cannot reach this window to navigate it or post to it.
+// capture.js, registered in every frame of a task tab, is told "off" here (the worker knows this frame), so none of
+// the person's typing here is recorded as input to the page.
 //
 // It talks to the worker itself, over a port named `overlay-panel`: its first message carries the key in this
-// page's URL fragment, which only the overlay's content script (which made the frame) and the worker know. A page
-// that frames panel.html itself cannot give it, and the worker hangs up. Everything it shows comes from the worker
+// frame's window name, which only the overlay's content script (which made the frame) and the worker know. A page
+// that names a frame of its own so cannot know the key: nothing goes into it. Everything it shows comes from the worker
 // (the host owns the task's state); it acts only on the person's trusted presses, and Allow counts a click only once
 // the person could see it (lib/seen.js: IntersectionObserver v2 sees through the frame to the page around it).
 (() => {
   "use strict";
+  if (globalThis.__tabpilotPanel) return; // put in twice (a frame found twice): the first one works
+  globalThis.__tabpilotPanel = true;
 
   const t = (key, ...subs) => chrome.i18n.getMessage(key, subs.map(String)) || key;
-  const KEY = location.hash.slice(1);
+  const PANEL_NAME = "tabpilot-panel:"; // content/overlay.js names the frame so
+  const KEY = window.name.startsWith(PANEL_NAME) ? window.name.slice(PANEL_NAME.length) : "";
+  if (!KEY) return;
   const ALLOW_GRACE_MS = 400; // as the bridge's prompt: a click this soon after Allow is seen is not aimed at it
   const RECONNECT_MS = 500;
   const FIRST_TRIES = 10; // a panel the worker never took (its key is not the tab's) stops asking after these

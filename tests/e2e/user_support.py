@@ -19,7 +19,7 @@ from tabpilot.browser.tab import Tab, js_string
 from tabpilot.cdp import CDPError, CDPSession
 
 OVERLAY_ATTRIBUTE = "data-tabpilot-overlay"
-PANEL_URL = f"{EXTENSION_ORIGIN}/overlay/panel.html"
+PANEL_FRAME_URL = "about:srcdoc"  # the overlay's panel: a sandboxed document of its own (content/overlay.js)
 
 _READ_OVERLAY = """function () {
   const shown = (el) => !!el && !el.closest('[hidden]') && el.getClientRects().length > 0;
@@ -58,13 +58,17 @@ _DRAWN = ("function () { return new Promise((done) => { const late = setTimeout(
           " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(true); })); }); }")
 
 _panels: dict[str, CDPSession] = {}  # the panel frame's target id → the test's session on it
+# The panel frame is sandboxed with no scripts allowed: its main world evaluates, but a timer or animation frame set
+# there never fires. The test reads it from a world of its own there, as a developer's DevTools snippet would.
+_worlds: dict[str, int] = {}  # the panel frame's target id → the execution context of the test's world in it
+_world_of: dict[CDPSession, int] = {}  # the test's session on a panel frame → that context
 
 
 async def panel_session(tab: Tab) -> CDPSession | None:
     """The test's CDP session on the overlay's panel in `tab` (its frame's own target), or None: no overlay."""
     if await tab.evaluate(_HOST_BOX) is None:
         return None
-    # the overlay's own panel; a page may frame panel.html itself (tests do, as an attacker): that one shows nothing
+    # the overlay's own panel; a page may make a srcdoc frame of its own (tests do, as an attacker): it shows nothing
     found = [session for session in [await _attach(tab, info) for info in await panel_targets(tab)] if session]
     for session in found:
         if await _evaluate(session, "!!document.querySelector('.panel[data-state]')"):
@@ -73,10 +77,11 @@ async def panel_session(tab: Tab) -> CDPSession | None:
 
 
 async def panel_targets(tab: Tab) -> list[dict[str, Any]]:
-    """The targets of every frame of panel.html in `tab`'s top document."""
+    """The targets of every out-of-process srcdoc frame in `tab`'s top document: the overlay's panel among them (a
+    sandboxed frame has a process of its own)."""
     root = tab.session.connection.session(None)
     return [info for info in (await root.send("Target.getTargets"))["targetInfos"]
-            if info["type"] == "iframe" and info["url"].startswith(PANEL_URL)
+            if info["type"] == "iframe" and info["url"] == PANEL_FRAME_URL
             and info.get("parentFrameId") == tab.target_id]
 
 
@@ -89,16 +94,21 @@ async def _attach(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
         except CDPError:
             return None  # gone meanwhile (the page reloaded)
         session = _panels[info["targetId"]] = root.connection.session(attached["sessionId"])
+    if info["targetId"] not in _worlds:
+        try:
+            world = await session.send("Page.createIsolatedWorld", {"frameId": info["targetId"],
+                                                                     "worldName": "tabpilot-test"})
+        except CDPError:
+            return None  # gone meanwhile
+        _worlds[info["targetId"]] = world["executionContextId"]
+    _world_of[session] = _worlds[info["targetId"]]
     return session
-
-
-async def panel_target_session(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
-    return await _attach(tab, info)
 
 
 async def _evaluate(session: CDPSession, expression: str) -> Any:
     try:
-        reply = await session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        reply = await session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                        "contextId": _world_of[session]})
     except CDPError:
         return None
     return reply.get("result", {}).get("value")
@@ -112,7 +122,7 @@ async def in_panel(tab: Tab, function: str, *args: Any) -> Any:
     try:
         reply = await session.send("Runtime.evaluate", {
             "expression": f"({function}).apply(document, {json.dumps(list(args))})",
-            "returnByValue": True, "awaitPromise": True,
+            "returnByValue": True, "awaitPromise": True, "contextId": _world_of[session],
         })
     except CDPError:
         return None  # the frame went away meanwhile
