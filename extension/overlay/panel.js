@@ -140,11 +140,15 @@
     const buttons = el("div", "buttons");
     buttons.append(ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
     ui.error = el("div", "error");
+    // why a press on Allow did nothing (lib/seen.js): said, and read out by a screen reader, not dropped in silence
+    ui.hint = el("div", "hint");
+    ui.hint.setAttribute("role", "status");
+    ui.hint.hidden = true;
     const body = ui.body = el("div", "body");
     const content = ui.content = el("div", "content"); // its height is what the body needs: body scrolls beyond
     content.append(head, ui.task, ui.goal, ui.outcome, ui.notice, ui.answer, ui.note, ui.error);
     body.append(content);
-    panel.append(body, buttons);
+    panel.append(body, ui.hint, buttons); // above the buttons, out of what scrolls: in view however short the page
     // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
     new ResizeObserver(tellSize).observe(content);
     document.body.append(panel);
@@ -160,10 +164,24 @@
     // Only the person's real press (the agent's click landing here is refused by the worker, which dispatched it)
     b.addEventListener("click", (event) => {
       if (!event.isTrusted) return;
-      if (name === "allow" && !(allowSeen && allowSeen.seen())) return; // covered, hidden, just shown, moved
+      if (name === "allow" && !(allowSeen && allowSeen.seen())) return refused(allowSeen); // covered, just shown, moved
       press(name);
     });
     return b;
+  }
+
+  // A press the seen-guard did not count: the person learns why, and that pressing again works (counted in
+  // data-refused: a press told the same words again shows no change otherwise)
+  function refused(watcher) {
+    ui.hint.dataset.refused = String(Number(ui.hint.dataset.refused || 0) + 1);
+    say(watcher && watcher.why() === "soon" ? t("seenTooSoon") : t("seenHidden"));
+  }
+
+  function say(hint) {
+    if (ui.hint.textContent === hint) return;
+    ui.hint.textContent = hint;
+    ui.hint.hidden = !hint;
+    tellSize();
   }
 
   const PRESSABLE = () => [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop];
@@ -178,6 +196,7 @@
     }
     for (const b of PRESSABLE()) b.disabled = true;
     ui.error.textContent = "";
+    say("");
     const reply = await command(name, fields);
     for (const b of PRESSABLE()) b.disabled = false;
     if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
@@ -215,6 +234,7 @@
     ui.why.textContent = why;
     ui.why.hidden = !why;
     ui.allow.hidden = ui.deny.hidden = !approval;
+    if (!approval) say(""); // answered, or gone: what a refused press was told goes with it
     watchAllow(!!approval);
     ui.answer.hidden = ui.send.hidden = !question;
     ui.note.hidden = ui.handback.hidden = !control;
@@ -260,11 +280,12 @@
       return;
     }
     if (allowSeen) return;
-    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+    const shownAt = performance.now(); // a refused press this soon after is told it came too soon (Seen why)
+    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS, shownAt);
     rewatch = setInterval(() => {
       if (!allowSeen || allowSeen.whole()) return;
       allowSeen.stop();
-      allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+      allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS, shownAt);
     }, REWATCH_MS);
   }
 

@@ -31,7 +31,9 @@ _READ_OVERLAY = """function () {
   return {
     state: panel && panel.dataset.state ? panel.dataset.state : null,
     pill: text('.pill'), task: text('.task'), goal: text('.goal'), notice: text('.notice-title'),
-    reason: text('.reason'), why: text('.why'), error: text('.error'),
+    reason: text('.reason'), why: text('.why'), error: text('.error'), hint: text('.hint'),
+    hintRole: this.querySelector('.hint')?.getAttribute('role') ?? null,
+    refused: Number(this.querySelector('.hint')?.dataset.refused || 0),
     outcome: text('.outcome-text'), remedy: text('.remedy'),
     buttons: [...this.querySelectorAll('button')].filter(shown).map((b) => b.dataset.command),
     fields: [...this.querySelectorAll('textarea, input')].filter(shown).map((f) => f.className),
@@ -244,6 +246,36 @@ async def press_overlay(tab: Tab, command: str) -> None:
 
     box = await wait_until(pressable, f"the overlay's {command} button to be pressable")
     await user_click(tab, box["x"], box["y"])
+
+
+# What a press the overlay did not count is told (lib/seen.js, _locales/en): the button had only just appeared (or
+# moved there), or it was not all in view.
+TOO_SOON = "Press again — this button just appeared."
+NOT_SEEN = "Press again once you can see all of it — it was covered, or partly off screen."
+
+
+async def press_until_it_counts(tab: Tab, command: str, tries: int = 5) -> int:
+    """The person presses the overlay's `command` (Allow) and, told the press did not count (Allow counts a click only
+    on a button seen whole for 0.4 s: under load the overlay may not have been seen yet), presses again, as a person
+    reading the line does. Returns how many presses were refused. A press that counts greys the buttons, or the
+    question goes."""
+    for refused in range(tries):
+        before = (await overlay(tab) or {}).get("refused", 0)
+        await press_overlay(tab, command)
+
+        async def outcome(before: int = before) -> str | None:
+            shown = await overlay(tab)
+            if shown is None or command not in shown["buttons"]:
+                return "counted"
+            if shown["refused"] > before:
+                return "refused"
+            box = await in_panel(tab, _BOX, f'button[data-command="{command}"]')
+            return "counted" if box and box["disabled"] else None
+
+        if await wait_until(outcome, f"the overlay to take or refuse the press on {command}", 10) == "counted":
+            return refused
+        await asyncio.sleep(0.5)  # the person reads why, and presses again
+    raise AssertionError(f"the overlay refused {tries} presses on {command}: {await overlay(tab)}")
 
 
 _FOCUSED = """function (selector) {
