@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from e2e_support import EXTENSION_DIR, EXTENSION_ORIGIN, Harness, wait_until
 from test_takeover import configure, ended, start
-from user_support import press_overlay, screenshot, wait_overlay
+from user_support import in_panel, press_overlay, screenshot, wait_overlay
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -22,6 +22,7 @@ from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
+PANEL_CORNER = "function () { return getComputedStyle(this.querySelector('.panel')).borderRadius; }"  # panel.css
 NOT_INSTALLED = "chrome-extension://" + "a" * 32  # an id no extension in this browser has
 
 # Each URL tried every way a page can load something; what happened to each, as the page can tell it.
@@ -118,6 +119,27 @@ async def test_the_task_tab_with_its_overlay_cannot_load_any_file_either_and_the
         await assert_nothing_reachable(harness, tab)
         await screenshot(tab, "unreachable-task-tab.png")
         await press_overlay(tab, "stop")  # the overlay's panel, framed by no address of the extension, works
+        assert (await ended(harness, task_id))["status"] == "stopped"
+    finally:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def test_the_overlay_works_on_a_page_with_the_strictest_content_security_policy(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The panel's frame is a srcdoc document, which takes its page's Content-Security-Policy: on a page allowing no
+    script, style or frame of anyone's, with Trusted Types enforced, the overlay is still made, drawn (its styles go in
+    as the extension's, not the page's) and pressed."""
+    tab = await harness.browser.new_tab(e2e_pages.url("strict_csp.html"))
+    try:
+        await wait_until(lambda: tab.evaluate("document.readyState === 'complete'"), "the page to load")
+        llm.add(Delay(60))
+        await configure(harness, llm)
+        task_id = await start(harness, tab, "Keep thinking")
+        await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running" and "stop" in o["buttons"])
+        styled = await in_panel(tab, PANEL_CORNER)
+        assert styled == "12px", styled  # panel.css is in
+        await press_overlay(tab, "stop")
         assert (await ended(harness, task_id))["status"] == "stopped"
     finally:
         await harness.browser.close_tab(tab.target_id)
