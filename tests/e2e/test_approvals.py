@@ -205,7 +205,7 @@ async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overla
     await shop_tab.evaluate("document.documentElement.style.filter = 'grayscale(1)';"
                             " document.documentElement.style.opacity = '0.97'")
     await asyncio.sleep(0.8)
-    await press_overlay(shop_tab, "allow")
+    await press_until_it_counts(shop_tab, "allow")  # (refused each time, were the filter taken for a cover)
     snap = await ended(harness, task_id)
     assert snap["status"] == "completed" and not problems, (snap, problems)
     assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
@@ -234,7 +234,7 @@ async def test_a_press_on_allow_that_came_too_soon_is_told_so_and_the_next_one_c
         await screenshot(shop_tab, "approval-press-too-soon.png")
         assert await shop_tab.evaluate("window.shopLog") == []
         await asyncio.sleep(0.6)  # the person reads it, and presses again
-        await press_overlay(shop_tab, "allow")
+        await press_until_it_counts(shop_tab, "allow")
         snap = await ended(harness, task_id)
     finally:
         await shop_tab.send("Emulation.setDeviceMetricsOverride",
