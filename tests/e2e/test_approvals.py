@@ -284,7 +284,10 @@ async def test_the_overlay_covers_only_what_it_needs_of_the_page_in_each_state(
     await shop_tab.evaluate(WATCH_HOST)
     task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered by the person"))
     await wait_until(lambda: in_panel(shop_tab, FITS), "the question to fit the overlay")
-    asking_height = (await shop_tab.evaluate("window.hostHeights"))[-1]
+    # the host's height now, as the page reads it (its 20 ms sampler may not have run since, on a loaded machine: it
+    # once still held the running height, 96 px)
+    asking_height = round(await shop_tab.evaluate(
+        "document.querySelector('[data-tabpilot-overlay]').getBoundingClientRect().height"))
     await press_overlay(shop_tab, "takeover")  # the question to allow gives way to the person's controls
     await wait_overlay(shop_tab, "the overlay to give the person the controls", lambda o: o["state"] == "user")
     await wait_until(lambda: in_panel(shop_tab, FITS), "the person's controls to fit the overlay")
