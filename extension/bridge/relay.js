@@ -84,6 +84,7 @@
               max-height: 160px; overflow: auto; word-break: break-word; }
       .note { font-size: 12px; color: #6e6e73; margin: 0 0 12px; }
       .left { font-size: 12px; color: #6e6e73; margin: -6px 0 12px; }
+      .hint { font-size: 13px; font-weight: 600; color: #8a4b00; margin: -6px 0 12px; }
       .buttons { display: flex; gap: 8px; justify-content: flex-end; }
       button { font: inherit; padding: 6px 16px; border-radius: 6px; border: 1px solid #c7c7cc; background: #fff; cursor: pointer; }
       button.run { background: #0a64d8; border-color: #0a64d8; color: #fff; }`;
@@ -113,6 +114,11 @@
     left.hidden = typeof expiresAt !== "number";
     if (!left.hidden) tick();
     const ticker = left.hidden ? null : setInterval(tick, 1000);
+    // why a press did nothing (lib/seen.js): said, and read out by a screen reader, not dropped in silence
+    const hint = document.createElement("p");
+    hint.className = "hint";
+    hint.setAttribute("role", "status");
+    hint.hidden = true;
     const buttons = document.createElement("div");
     buttons.className = "buttons";
     const deny = document.createElement("button");
@@ -125,7 +131,7 @@
     deny.tabIndex = -1;
     run.tabIndex = -1;
     buttons.append(deny, run);
-    box.append(title, line, quoted, note, left, buttons);
+    box.append(title, line, quoted, note, left, hint, buttons);
     root.append(style, box);
     let watcher = null;
     const answer = (decision) => (event) => {
@@ -133,7 +139,12 @@
       // click on a prompt the person could not see (or only just saw) was aimed at something else. So was a click
       // a key made (Enter or Space on a focused button, detail 0): the page decides where the person's Tab goes
       // next (it focuses its last field, the prompt's buttons come after it), and their Enter meant its form.
-      if (!event.isTrusted || !pointed(event) || !watcher || !watcher.seen()) return;
+      if (!event.isTrusted || !pointed(event)) return;
+      if (!watcher || !watcher.seen()) { // the person pressed, too soon or on a prompt not in view whole: say so
+        hint.textContent = watcher && watcher.why() === "soon" ? t("seenTooSoon") : t("seenHidden");
+        hint.hidden = false;
+        return;
+      }
       closePrompt(approvalId);
       try {
         connect().postMessage({ action: "approval.answer", approvalId, decision });

@@ -626,7 +626,9 @@
     if (binding) {
       send({ type: "capture.hello", url: location.href });
     } else if (globalThis.chrome?.runtime?.id) {
-      chrome.runtime.sendMessage({ type: "capture.hello", url: location.href })
+      // the overlay's panel frame (content/overlay.js) says so by its name: the worker tells it "off"
+      const panel = window.name.startsWith("tabpilot-panel:") ? window.name : undefined;
+      chrome.runtime.sendMessage({ type: "capture.hello", url: location.href, panel })
         .then((reply) => { if (reply && reply.mode && modeSetCount === 0) setMode(reply.mode); })
         .catch(() => {}); // no service worker listening: stays "off" until told
     }

@@ -1,12 +1,16 @@
 // tabpilot's in-page overlay, on the tab a task runs in (issue 10). A content script in the extension's isolated
 // world that puts one host element, marked data-tabpilot-overlay, in the page (the host's walker leaves it out of the
 // page state, capture.js out of the recorded actions), with a CLOSED shadow root holding one frame: the overlay's
-// panel (overlay/panel.html), an extension page. Everything the overlay says and every field the person types in is
-// in that frame, of the extension's origin, which the page cannot read, search (window.find), listen to (the
-// person's keys stay in the frame) or reach (a frame in a shadow tree is not in window.frames): see panel.js. The
-// page sees only the host element, and cannot press anything (its synthetic events are not trusted, and do not reach
-// the frame). The panel proves to the worker it is this overlay's frame with a key only this script and the worker
-// know (sent over this script's port, put in the frame's URL fragment).
+// panel. Everything the overlay says and every field the person types in is in that frame, which the page cannot
+// read, search (window.find), listen to (the person's keys stay in the frame) or reach (a frame in a shadow tree is
+// not in window.frames): see overlay/panel.js. The frame is not an extension page: a page can load any page the
+// manifest makes web-accessible, so one answering 200 at chrome-extension://<id>/ told every site this extension is
+// installed (tests/e2e/test_unreachable.py). It is an empty document of its own (srcdoc), sandboxed with nothing
+// allowed: an opaque origin no page script runs in or reads; the worker puts the panel's files into it as content
+// scripts (worker/takeover.js injectPanel) once it knows the frame is this overlay's: the frame's window name is
+// PANEL_NAME and a key only this script and the worker know (told over this script's port, never in the page).
+// The page sees only the host element, and cannot press anything (its synthetic events are not trusted, and do not
+// reach the frame).
 //
 // This script keeps the host element: as tall as the panel needs (it tells the worker), so no more of the page is
 // covered than is shown (one size for every state, tried against a page measuring it, covered 264 px of every page
@@ -15,9 +19,15 @@
 // effects, so the panel's Allow can be seen whole; only then: anything in the top layer makes every element of the
 // page "not visible" to the page's own IntersectionObserver v2, so widgets that guard their clicks with it would
 // refuse the agent's); gone when the task is. In frames other than the top one it only says hello, so the worker
-// tells the frame's capture script its mode.
+// tells the frame's capture script its mode; in the panel's own frame it says which frame that is.
 (() => {
   "use strict";
+  const PANEL_NAME = "tabpilot-panel:"; // the panel frame's window name: this, then its key
+  // The panel's own frame (registered scripts run in every frame of a task tab): the worker puts the panel in it
+  if (window !== window.top && window.name.startsWith(PANEL_NAME)) {
+    chrome.runtime.sendMessage({ type: "frame.hello", panel: window.name, at: Date.now() }).catch(() => {});
+    return;
+  }
   // Injected at task start and registered for new documents. A document that loaded while another tab's
   // task had the scripts registered already runs one, idle (its hello found no task): injected again for a
   // task of its own, that one says hello again instead of a second overlay starting.
@@ -25,7 +35,8 @@
   globalThis.__tabpilotOverlay = () => { if (!port) hello(); };
 
   const FINISHED_SHOWN_MS = 8000;
-  const PANEL = "overlay/panel.html";
+  // The panel frame's document: empty, its own (the worker fills it); nothing the page can load by an address
+  const PANEL_DOC = '<!doctype html><html><head><meta charset="utf-8"></head><body></body></html>';
   // What capture.js reports as input: the overlay claims these when they are presses on itself (the host element's
   // own box: the panel's frame fills it, and presses in the frame never reach the page).
   const PRESS_EVENTS = ["pointerdown", "mousedown", "mouseup", "click", "keydown", "keyup", "input", "wheel",
@@ -93,7 +104,11 @@
     key = crypto.randomUUID();
     frame = document.createElement("iframe");
     frame.title = "tabpilot";
-    frame.src = `${chrome.runtime.getURL(PANEL)}#${key}`;
+    frame.setAttribute("sandbox", ""); // an opaque origin, no script of a page's: only the extension's content scripts
+    frame.name = `${PANEL_NAME}${key}`;
+    frame.srcdoc = PANEL_DOC;
+    // loaded: the worker finds it by its name, should the registered scripts not have said hello from it
+    frame.addEventListener("load", () => { if (port) port.postMessage({ kind: "panel-loaded" }); });
     root.append(style, size, frame);
     tellKey();
     // the page may take it out of the top layer (hidePopover): it goes back while it asks to allow

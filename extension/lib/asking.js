@@ -1,6 +1,6 @@
 // What a running task asks of the person, in one place for the popup (popup.js) and the page's overlay
 // (overlay/panel.js): whether the agent waits on them, the task pill's kind, and the notice's words. Both
-// load this file before their own (popup.html, overlay/panel.html).
+// load this file before their own (popup.html; the overlay's panel frame, worker/takeover.js PANEL_FILES).
 "use strict";
 
 var Asking = globalThis.Asking || (() => {

@@ -1,21 +1,27 @@
 // Whether the person could see a button before their click on it, for the page's prompts that grant something
 // (bridge/relay.js: "may this site run this task?"; overlay/panel.js: Allow an irreversible action). Loaded before
-// those files (content scripts; panel.html); content/overlay.js uses `raise` / `lower`. The page reaches their host
+// those files (content scripts; the worker injects them into the overlay's panel frame); content/overlay.js uses `raise` / `lower`. The page reaches their host
 // elements: it can make one transparent, cover it
 // (a top-layer popover that lets clicks through), filter or transform it, slide it half out of view or under the
 // person's pointer, and draw a decoy where the button is for the person to click. IntersectionObserver v2 says
 // whether the box is shown as drawn, unobscured, at full opacity: `seen()` is true once it has been so, whole,
-// for `forMs` without a break, and where it is now. (No v2: the delay since shown.) A document may get these files
+// for `forMs` without a break, and where it is now. (No v2: the delay since shown.) A press `seen()` refuses is not
+// dropped in silence: `why()` says what the person is told ("soon": it just appeared, or moved, there, or the browser
+// has not said yet whether it is seen; "hidden": it is not in view whole now, covered, transparent or partly off
+// screen). A document may get these files
 // twice (registered, then injected): `var` and the guard make the second run keep the first.
 "use strict";
 
 var Seen = globalThis.Seen || (() => {
   const WHOLE = 0.99; // of the box in the viewport (rounding keeps a whole box just under 1)
+  // How long after an element is shown IntersectionObserver v2 may take to first say it is seen (its `delay`, 100 ms,
+  // and a frame or two): a press before that is too soon, not on a hidden element
+  const FIRST_REPORT_MS = 300;
 
-  function watch(element, forMs) {
-    const shownAt = performance.now();
+  // `shownAt`: when the element was shown (performance.now()), when a new watch takes over from an earlier one
+  function watch(element, forMs, shownAt = performance.now()) {
     if (!("isVisible" in IntersectionObserverEntry.prototype)) {
-      return { seen: () => performance.now() - shownAt >= forMs, whole: () => true, stop: () => {} };
+      return { seen: () => performance.now() - shownAt >= forMs, whole: () => true, why: () => "soon", stop: () => {} };
     }
     let since = null;
     let place = null; // where it was when `since` began: moved under the pointer since, it was not seen there
@@ -44,8 +50,9 @@ var Seen = globalThis.Seen || (() => {
       }
       return performance.now() - since >= forMs;
     };
-    // `whole`: seen whole now, however briefly (what `seen` waits on for `forMs`)
-    return { seen, whole: () => since !== null, stop: () => observer.disconnect() };
+    // `whole`: seen whole now, however briefly (what `seen` waits on for `forMs`); `why`: after `seen()` said no, why
+    const why = () => (since !== null || performance.now() - shownAt < forMs + FIRST_REPORT_MS ? "soon" : "hidden");
+    return { seen, whole: () => since !== null, why, stop: () => observer.disconnect() };
   }
 
   // Puts a page-reachable host element in the top layer, above the page and outside its effects (a page-wide

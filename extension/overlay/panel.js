@@ -1,23 +1,30 @@
 // tabpilot's overlay panel: everything the in-page overlay shows and every field the person types in (the answer to
-// the agent's question, the Hand back note, and any field to come), in an extension page that content/overlay.js
-// frames inside the overlay's closed shadow root (the manifest's web_accessible_resources). The frame is of the
-// extension's origin, so the page in the tab reaches nothing of it: not its text (window.find() searches closed
-// shadow roots, and found what the person typed in the overlay's fields, a letter at a time), not the person's keys
-// (their key, input and composition events stay in this document: in a shadow root they reached the page's own
-// listeners with every key), not a selection or a copy; and a frame in a shadow tree is not in the page's
-// window.frames, so the page cannot reach this window to navigate it or post to it. Nor does capture.js see the
-// person's typing here, so none of it is recorded as input to the page.
+// the agent's question, the Hand back note, and any field to come), in a frame of its own that content/overlay.js
+// makes inside the overlay's closed shadow root: an empty srcdoc document, sandboxed with nothing allowed (an opaque
+// origin, no page script runs in it), into which the worker puts this file, lib/ and panel.css as content scripts
+// (worker/takeover.js injectPanel). No address of the extension is framed: nothing the manifest makes web-accessible,
+// which any page could load and so tell the extension is installed. The page in the tab reaches nothing of the frame:
+// not its text (window.find() searches closed shadow roots, and found what the person typed in the overlay's fields, a
+// letter at a time), not the person's keys (their key, input and composition events stay in this document: in a
+// shadow root they reached the page's own listeners with every key), not a selection or a copy; and a frame in a
+// shadow tree is not in the page's window.frames, so the page cannot reach this window to navigate it or post to it.
+// capture.js, registered in every frame of a task tab, is told "off" here (the worker knows this frame), so none of
+// the person's typing here is recorded as input to the page.
 //
 // It talks to the worker itself, over a port named `overlay-panel`: its first message carries the key in this
-// page's URL fragment, which only the overlay's content script (which made the frame) and the worker know. A page
-// that frames panel.html itself cannot give it, and the worker hangs up. Everything it shows comes from the worker
+// frame's window name, which only the overlay's content script (which made the frame) and the worker know. A page
+// that names a frame of its own so cannot know the key: nothing goes into it. Everything it shows comes from the worker
 // (the host owns the task's state); it acts only on the person's trusted presses, and Allow counts a click only once
 // the person could see it (lib/seen.js: IntersectionObserver v2 sees through the frame to the page around it).
 (() => {
   "use strict";
+  if (globalThis.__tabpilotPanel) return; // put in twice (a frame found twice): the first one works
+  globalThis.__tabpilotPanel = true;
 
   const t = (key, ...subs) => chrome.i18n.getMessage(key, subs.map(String)) || key;
-  const KEY = location.hash.slice(1);
+  const PANEL_NAME = "tabpilot-panel:"; // content/overlay.js names the frame so
+  const KEY = window.name.startsWith(PANEL_NAME) ? window.name.slice(PANEL_NAME.length) : "";
+  if (!KEY) return;
   const ALLOW_GRACE_MS = 400; // as the bridge's prompt: a click this soon after Allow is seen is not aimed at it
   const RECONNECT_MS = 500;
   const FIRST_TRIES = 10; // a panel the worker never took (its key is not the tab's) stops asking after these
@@ -133,11 +140,15 @@
     const buttons = el("div", "buttons");
     buttons.append(ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop, ui.close);
     ui.error = el("div", "error");
+    // why a press on Allow did nothing (lib/seen.js): said, and read out by a screen reader, not dropped in silence
+    ui.hint = el("div", "hint");
+    ui.hint.setAttribute("role", "status");
+    ui.hint.hidden = true;
     const body = ui.body = el("div", "body");
     const content = ui.content = el("div", "content"); // its height is what the body needs: body scrolls beyond
     content.append(head, ui.task, ui.goal, ui.outcome, ui.notice, ui.answer, ui.note, ui.error);
     body.append(content);
-    panel.append(body, buttons);
+    panel.append(body, ui.hint, buttons); // above the buttons, out of what scrolls: in view however short the page
     // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
     new ResizeObserver(tellSize).observe(content);
     document.body.append(panel);
@@ -153,10 +164,24 @@
     // Only the person's real press (the agent's click landing here is refused by the worker, which dispatched it)
     b.addEventListener("click", (event) => {
       if (!event.isTrusted) return;
-      if (name === "allow" && !(allowSeen && allowSeen.seen())) return; // covered, hidden, just shown, moved
+      if (name === "allow" && !(allowSeen && allowSeen.seen())) return refused(allowSeen); // covered, just shown, moved
       press(name);
     });
     return b;
+  }
+
+  // A press the seen-guard did not count: the person learns why, and that pressing again works (counted in
+  // data-refused: a press told the same words again shows no change otherwise)
+  function refused(watcher) {
+    ui.hint.dataset.refused = String(Number(ui.hint.dataset.refused || 0) + 1);
+    say(watcher && watcher.why() === "soon" ? t("seenTooSoon") : t("seenHidden"));
+  }
+
+  function say(hint) {
+    if (ui.hint.textContent === hint) return;
+    ui.hint.textContent = hint;
+    ui.hint.hidden = !hint;
+    tellSize();
   }
 
   const PRESSABLE = () => [ui.allow, ui.deny, ui.takeover, ui.handback, ui.send, ui.stop];
@@ -171,6 +196,7 @@
     }
     for (const b of PRESSABLE()) b.disabled = true;
     ui.error.textContent = "";
+    say("");
     const reply = await command(name, fields);
     for (const b of PRESSABLE()) b.disabled = false;
     if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
@@ -208,6 +234,7 @@
     ui.why.textContent = why;
     ui.why.hidden = !why;
     ui.allow.hidden = ui.deny.hidden = !approval;
+    if (!approval) say(""); // answered, or gone: what a refused press was told goes with it
     watchAllow(!!approval);
     ui.answer.hidden = ui.send.hidden = !question;
     ui.note.hidden = ui.handback.hidden = !control;
@@ -253,11 +280,12 @@
       return;
     }
     if (allowSeen) return;
-    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+    const shownAt = performance.now(); // a refused press this soon after is told it came too soon (Seen why)
+    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS, shownAt);
     rewatch = setInterval(() => {
       if (!allowSeen || allowSeen.whole()) return;
       allowSeen.stop();
-      allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS);
+      allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS, shownAt);
     }, REWATCH_MS);
   }
 

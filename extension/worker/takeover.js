@@ -14,7 +14,12 @@
 const TASK_SCRIPT_ID = "tabpilot-task-tab";
 const SEEN_FILE = "lib/seen.js"; // the overlay's host element in the top layer while it asks to allow
 const OVERLAY_FILE = "content/overlay.js";
-const PANEL_PAGE = "overlay/panel.html"; // the overlay's panel, an extension page framed in the overlay
+// The overlay's panel: a sandboxed frame of its own that content/overlay.js makes, named PANEL_NAME + its key; these
+// files go into it once its name says it is the tab's overlay's (no extension page is web-accessible: a page could
+// load it, and so learn the extension is installed)
+const PANEL_NAME = "tabpilot-panel:";
+const PANEL_FILES = ["lib/i18n.js", "lib/timeline.js", "lib/asking.js", "lib/seen.js", "overlay/panel.js"];
+const PANEL_CSS = "overlay/panel.css";
 const CAPTURE_FILE = "content/capture.js";
 // How long after an Input.* call returned the page may still be handling the events it caused. Measured on
 // the 20-step e2e task (tests/e2e/test_takeover.py, `takeoverStats.maxAgentLagMs`): 0 ms over 134 events
@@ -40,6 +45,7 @@ const overlayPorts = new Map(); // tabId → the overlay's port in that tab's to
 // tabId → the key of the panel that tab's overlay framed (told over its port): the panel that gives it is that frame
 const panelKeys = new Map();
 const panelPorts = new Map(); // tabId → the port of the overlay's panel (overlay/panel.js): what it shows, its presses
+const panelFrames = new Map(); // tabId → the frameId of the overlay's panel frame, once its files went in
 const overlayClaims = new Map(); // tabId → time the overlay last saw the user press it
 const pendingActions = new Map(); // taskId → {actions, timer}
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
@@ -485,6 +491,15 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   switch (message.type) {
     case "frame.hello":
     case "capture.hello": {
+      if (isPanelFrame(tabId, sender.frameId, message.panel)) { // the overlay's own panel: no page, nothing to capture
+        sendResponse({ active: false, mode: "off" });
+        if (message.type === "frame.hello") injectPanel(tabId, sender.frameId);
+        return false;
+      }
+      if (mayBePanel(tabId, message.panel)) { // its key not told yet: the frame's load finds it (findPanel)
+        sendResponse({ active: false, mode: "off" });
+        return false;
+      }
       if (!captureFrames.has(tabId)) captureFrames.set(tabId, new Set());
       captureFrames.get(tabId).add(sender.frameId);
       const task = runningTaskOfTab(tabId);
@@ -557,17 +572,68 @@ function overlayConnected(port) {
   if (port.sender.frameId !== 0) return port.disconnect();
   const tabId = port.sender.tab.id;
   overlayPorts.set(tabId, port);
-  port.onDisconnect.addListener(() => { if (overlayPorts.get(tabId) === port) overlayPorts.delete(tabId); });
+  port.onDisconnect.addListener(() => {
+    if (overlayPorts.get(tabId) !== port) return;
+    overlayPorts.delete(tabId);
+    // its document is gone (or the extension reloads): the next document's overlay frames a panel with a new key
+    panelKeys.delete(tabId);
+    panelFrames.delete(tabId);
+  });
   if (panelHeights.has(tabId)) port.postMessage({ kind: "size", height: panelHeights.get(tabId) });
   port.onMessage.addListener((message) => {
     if (message && message.kind === "panel" && typeof message.key === "string" && message.key) {
       panelKeyTold(tabId, message.key);
+    } else if (message && message.kind === "panel-loaded") {
+      findPanel(tabId);
     }
   });
   greet(port, tabId);
 }
 
-// The overlay's panel: only the frame the tab's overlay made (its key), never panel.html framed by a page itself.
+// The overlay's panel frame: the one whose window name has the key the tab's overlay told (a page may name a frame of
+// its own the same way, but cannot know the key). Its files go in once, as content scripts: the frame is the
+// extension's isolated world there, and a sandboxed document no page script runs in.
+function isPanelFrame(tabId, frameId, name) {
+  if (frameId === 0) return false;
+  if (panelFrames.get(tabId) === frameId) return true;
+  const key = panelKeys.get(tabId);
+  return !!key && typeof name === "string" && name === `${PANEL_NAME}${key}`;
+}
+
+// A frame named as the panel is before the tab's overlay told this worker its key (a hello overtook the port)
+function mayBePanel(tabId, name) {
+  return typeof name === "string" && name.startsWith(PANEL_NAME) && !panelKeys.has(tabId);
+}
+
+async function injectPanel(tabId, frameId) {
+  if (panelFrames.get(tabId) === frameId) return;
+  panelFrames.set(tabId, frameId);
+  const target = { tabId, frameIds: [frameId] };
+  try {
+    await chrome.scripting.insertCSS({ target, files: [PANEL_CSS] });
+    await chrome.scripting.executeScript({ target, files: PANEL_FILES });
+  } catch (error) {
+    if (panelFrames.get(tabId) === frameId) panelFrames.delete(tabId);
+    console.warn(`tabpilot: no overlay panel in tab ${tabId}:`, error.message);
+  }
+}
+
+// The panel frame by its name, among the tab's frames: when it loaded before the scripts registered for new documents
+// (which say hello from it), or before its key was told.
+async function findPanel(tabId) {
+  const key = panelKeys.get(tabId);
+  if (!key) return;
+  try {
+    const found = await chrome.scripting.executeScript({
+      target: { tabId, allFrames: true }, func: (name) => window.name === name, args: [`${PANEL_NAME}${key}`],
+    });
+    for (const { frameId, result } of found) if (result === true && frameId !== 0) injectPanel(tabId, frameId);
+  } catch (error) {
+    console.warn(`tabpilot: looking for the overlay panel in tab ${tabId}:`, error.message);
+  }
+}
+
+// The overlay's panel: only the frame the tab's overlay made (its key), never one a page made itself.
 // A panel whose key this worker does not know yet waits for it a moment (a restarted worker hears the panel and the
 // content script reconnect in either order); a wrong one is hung up on when that moment is over.
 const PANEL_KEY_WAIT_MS = 5000;
@@ -575,7 +641,7 @@ const panelHeights = new Map(); // tabId → the height its overlay's panel last
 const panelsWaiting = new Map(); // tabId → Set of {port, key, timer}: panels whose key the tab's overlay has not told
 function panelConnected(port) {
   const tabId = port.sender.tab.id;
-  if (!String(port.sender.url || "").startsWith(chrome.runtime.getURL(PANEL_PAGE))) return port.disconnect();
+  if (!port.sender.frameId) return port.disconnect(); // the panel is a frame, never a page's top document
   let known = false;
   let waiting = null;
   port.onDisconnect.addListener(() => {
@@ -708,6 +774,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   injected.delete(tabId);
   overlayClaims.delete(tabId);
   panelKeys.delete(tabId);
+  panelFrames.delete(tabId);
   panelHeights.delete(tabId);
   for (const waiting of panelsWaiting.get(tabId) || []) clearTimeout(waiting.timer);
   panelsWaiting.delete(tabId);

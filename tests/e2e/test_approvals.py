@@ -14,7 +14,17 @@ import pytest
 import pytest_asyncio
 from e2e_support import SCREENS, Harness, act_on, done, prompt_text, wait_until
 from test_takeover import account_told, configure, ended, start
-from user_support import in_panel, open_panel, press_overlay, screenshot, wait_overlay
+from user_support import (
+    NOT_SEEN,
+    TOO_SOON,
+    in_panel,
+    open_panel,
+    overlay,
+    press_overlay,
+    press_until_it_counts,
+    screenshot,
+    wait_overlay,
+)
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import ScriptedLLMServer
@@ -83,8 +93,9 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     assert await panel.visible("#approve-allow") and await panel.visible("#approve-deny")
     assert await panel.in_view("#approve-allow") and await panel.in_view("#approve-deny")
     await panel.screenshot(SCREENS / "approval-panel.png")
-    await asyncio.sleep(0.6)  # the person reads the question: Allow takes clicks from 0.4 s after it is seen whole
-    await press_overlay(shop_tab, "allow")
+    # Allow takes clicks from 0.4 s after it is seen whole; a press before (under load the overlay may not have been
+    # seen whole yet: the suite once waited here for ever after one press) is told so, and the person presses again
+    await press_until_it_counts(shop_tab, "allow")
     snap = await ended(harness, task_id)
     assert snap["status"] == "completed", snap
     assert not problems, problems
@@ -180,11 +191,13 @@ async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overla
     await shop_tab.evaluate(COVER)
     await asyncio.sleep(0.8)  # well past the overlay's click grace
     await press_overlay(shop_tab, "allow")
-    await asyncio.sleep(0.8)
+    # not in silence: the overlay says why the press did nothing, in a line a screen reader reads out
+    told = await wait_overlay(shop_tab, "the overlay to say the press did not count", lambda o: o["hint"] == NOT_SEEN)
+    assert told["state"] == "approval" and told["hintRole"] == "status" and told["refused"] == 1, told
     assert await shop_tab.evaluate("window.shopLog") == [], "a click on the covered overlay allowed the order"
-    assert (await asking(shop_tab))["state"] == "approval"
     # The page hides it (hidePopover) or takes it out of the top layer, and dims the rest: it is back on top at once
     await shop_tab.evaluate("document.getElementById('decoy').remove()")
+    await screenshot(shop_tab, "approval-press-not-seen.png")  # the cover gone: what the person then reads
     await shop_tab.evaluate("(() => { const o = document.querySelector('tabpilot-overlay');"
                             " try { o.hidePopover(); } catch (_) {} o.removeAttribute('popover'); })()")
     # A page-wide effect is no trick (a grayscale day of mourning, a dark-mode filter): the overlay is above the
@@ -192,7 +205,7 @@ async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overla
     await shop_tab.evaluate("document.documentElement.style.filter = 'grayscale(1)';"
                             " document.documentElement.style.opacity = '0.97'")
     await asyncio.sleep(0.8)
-    await press_overlay(shop_tab, "allow")
+    await press_until_it_counts(shop_tab, "allow")  # (refused each time, were the filter taken for a cover)
     snap = await ended(harness, task_id)
     assert snap["status"] == "completed" and not problems, (snap, problems)
     assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
@@ -201,6 +214,35 @@ async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overla
     # (a sign-in or payment frame guarding its clicks) sees none of its elements visible, and refuses the agent's
     await wait_overlay(shop_tab, "the overlay to say the task ended", lambda o: o["state"] == "completed")
     assert await shop_tab.evaluate(PAGE_SEES_ITS_OWN) == [True], "the page's elements are not visible to the page"
+
+
+async def test_a_press_on_allow_that_came_too_soon_is_told_so_and_the_next_one_counts(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    """A person pressing Allow a moment after it came where it is now (here: the window made shorter, the overlay
+    with it) is not ignored in silence: the overlay says to press again; the next press, a moment later, counts."""
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    await asyncio.sleep(0.8)  # seen whole, for long enough
+    try:
+        # shorter than the overlay needs (70% of it): its box, and the buttons in it, move
+        await shop_tab.send("Emulation.setDeviceMetricsOverride",
+                            {"width": 1000, "height": 280, "deviceScaleFactor": 1, "mobile": False})
+        await press_overlay(shop_tab, "allow")
+        told = await wait_overlay(shop_tab, "the overlay to say the press came too soon",
+                                  lambda o: o["hint"] == TOO_SOON)
+        assert told["state"] == "approval" and told["hintRole"] == "status" and told["refused"] == 1, told
+        await screenshot(shop_tab, "approval-press-too-soon.png")
+        assert await shop_tab.evaluate("window.shopLog") == []
+        await asyncio.sleep(0.6)  # the person reads it, and presses again
+        await press_until_it_counts(shop_tab, "allow")
+        snap = await ended(harness, task_id)
+    finally:
+        await shop_tab.send("Emulation.setDeviceMetricsOverride",
+                            {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+    assert snap["status"] == "completed" and not problems, (snap, problems)
+    assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
+    shown = await overlay(shop_tab)
+    assert shown is not None and shown["hint"] == "", shown  # answered: the line went with the question
 
 
 async def test_the_page_cannot_find_what_the_overlay_says(
@@ -242,7 +284,10 @@ async def test_the_overlay_covers_only_what_it_needs_of_the_page_in_each_state(
     await shop_tab.evaluate(WATCH_HOST)
     task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered by the person"))
     await wait_until(lambda: in_panel(shop_tab, FITS), "the question to fit the overlay")
-    asking_height = (await shop_tab.evaluate("window.hostHeights"))[-1]
+    # the host's height now, as the page reads it (its 20 ms sampler may not have run since, on a loaded machine: it
+    # once still held the running height, 96 px)
+    asking_height = round(await shop_tab.evaluate(
+        "document.querySelector('[data-tabpilot-overlay]').getBoundingClientRect().height"))
     await press_overlay(shop_tab, "takeover")  # the question to allow gives way to the person's controls
     await wait_overlay(shop_tab, "the overlay to give the person the controls", lambda o: o["state"] == "user")
     await wait_until(lambda: in_panel(shop_tab, FITS), "the person's controls to fit the overlay")

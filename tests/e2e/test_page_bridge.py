@@ -22,6 +22,7 @@ import pytest
 from bridge_support import allow, origin_of, revoke, sites_cli
 from e2e_support import E2E_PAGES, Harness, act_on, done, popup_task_id, task_row, wait_until
 from e2e_support import prompt_text as model_read
+from user_support import NOT_SEEN, TOO_SOON
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -359,6 +360,11 @@ PROMPT_TRICKS = {
 }
 
 
+# What the prompt says after each: the press did not count, and why ("half out of view": Run is off the screen, so the
+# click lands beside the page and presses nothing; what the press before was told stays)
+TOLD = {"transparent": NOT_SEEN, "covered": NOT_SEEN, "moved under the pointer": TOO_SOON, "half out of view": TOO_SOON}
+
+
 async def test_a_click_on_the_prompt_counts_only_when_the_person_could_see_it_whole(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:
@@ -378,7 +384,14 @@ async def test_a_click_on_the_prompt_counts_only_when_the_person_could_see_it_wh
             await asyncio.sleep(0.5)
             assert await prompt_text(tab) is not None, f"a click on the {trick} prompt answered it"
             assert "result" not in await js(tab, "window.runs.hidden") and len(llm.requests) == requests_before
+            # not in silence: the prompt says why, in a line a screen reader reads out
+            hint = await prompt_node(tab, ".hint[role=status]")
+            assert hint is not None
+            said = (await tab.send("DOM.getOuterHTML", {"nodeId": hint}))["outerHTML"]
+            assert TOLD[trick] in said, (trick, said)
             await js(tab, show)
+            if trick == "covered":
+                await screenshot(tab, "bridge-press-not-seen.png")
         # A page-wide effect is not a trick: grayscale on <html> (a day of mourning) or a dark-mode filter left a
         # prompt in the page never "visible", and the person's clicks were ignored. It is shown above the page.
         await js(tab, "document.documentElement.style.filter = 'grayscale(1)'; document.body.style.opacity = '0.97'")

@@ -19,7 +19,6 @@ import pytest
 import pytest_asyncio
 from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
-    PANEL_URL,
     cut_in_overlay,
     cut_text,
     dumps,
@@ -27,8 +26,6 @@ from user_support import (
     open_side_panel,
     overlay,
     page_box,
-    panel_target_session,
-    panel_targets,
     press_overlay,
     screenshot,
     type_in_overlay,
@@ -514,31 +511,26 @@ async def test_what_the_person_types_into_the_overlay_never_reaches_the_page(
 async def test_a_page_that_frames_the_overlays_panel_itself_gets_nothing(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
-    """panel.html is web-accessible (the overlay frames it in any page), so a page can frame it too, under a decoy of
-    its own: without the key the overlay gave its own frame, the worker hangs up on it, and it shows nothing."""
+    """The overlay's panel is a frame named with a key only the overlay and the worker know, that the worker fills. A
+    page can make a frame of its own named as the panel, with a key it guesses, and look inside it (same origin, no
+    sandbox): the worker puts nothing in it, and the overlay's own panel is untouched."""
     llm.add(Delay(60))
     await configure(harness, llm)
     task_id = await start(harness, account_tab, "Keep thinking")
     await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
-    await account_tab.evaluate(f"""(() => {{ const f = document.createElement('iframe'); f.id = 'framed-panel';
-        f.src = {dumps(PANEL_URL + '#a-key-of-the-pages')};
-        f.style.cssText = 'position:fixed;left:0;top:0;width:320px;height:240px'; document.body.append(f); }})()""")
-    framed = await wait_until(lambda: _framed_by_page(account_tab), "the page's own frame of the panel")
-    session = await panel_target_session(account_tab, framed)
-    assert session is not None
-    await asyncio.sleep(6)  # it asked the worker, which waited for its key a moment (5 s), then hung up
-    reply = await session.send("Runtime.evaluate", {"expression": "[...document.querySelectorAll('.panel')].map("
-                                                    "(p) => [p.dataset.state ?? null, getComputedStyle(p).visibility])",
-                                                    "returnByValue": True})
-    assert reply["result"]["value"] == [[None, "hidden"]], reply
+    await account_tab.evaluate("""(() => { const f = document.createElement('iframe'); f.id = 'framed-panel';
+        f.name = 'tabpilot-panel:a-key-of-the-pages'; f.srcdoc = '<!doctype html><body></body>';
+        f.style.cssText = 'position:fixed;left:0;top:0;width:320px;height:240px'; document.body.append(f); })()""")
+    await wait_until(lambda: account_tab.evaluate(
+        "document.getElementById('framed-panel').contentDocument?.readyState === 'complete'"), "the page's own frame")
+    await asyncio.sleep(2)  # the worker had it said hello, and its load looked for the panel by name
+    inside = await account_tab.evaluate("(() => { const d = document.getElementById('framed-panel').contentDocument;"
+                                        " return [d.querySelectorAll('.panel').length, d.body.innerHTML]; })()")
+    assert inside == [0, ""], inside
     assert (await overlay(account_tab) or {}).get("state") == "running"  # the overlay's own panel is untouched
     await account_tab.evaluate("document.getElementById('framed-panel').remove()")
     await press_overlay(account_tab, "stop")
     assert (await ended(harness, task_id))["status"] == "stopped"
-
-
-async def _framed_by_page(tab: Tab) -> dict[str, Any] | None:
-    return next((info for info in await panel_targets(tab) if info["url"].endswith("#a-key-of-the-pages")), None)
 
 
 # --- (d) the agent's own input never counts as the user's -------------------------------------------------------------

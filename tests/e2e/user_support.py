@@ -19,7 +19,7 @@ from tabpilot.browser.tab import Tab, js_string
 from tabpilot.cdp import CDPError, CDPSession
 
 OVERLAY_ATTRIBUTE = "data-tabpilot-overlay"
-PANEL_URL = f"{EXTENSION_ORIGIN}/overlay/panel.html"
+PANEL_FRAME_URL = "about:srcdoc"  # the overlay's panel: a sandboxed document of its own (content/overlay.js)
 
 _READ_OVERLAY = """function () {
   const shown = (el) => !!el && !el.closest('[hidden]') && el.getClientRects().length > 0;
@@ -31,7 +31,9 @@ _READ_OVERLAY = """function () {
   return {
     state: panel && panel.dataset.state ? panel.dataset.state : null,
     pill: text('.pill'), task: text('.task'), goal: text('.goal'), notice: text('.notice-title'),
-    reason: text('.reason'), why: text('.why'), error: text('.error'),
+    reason: text('.reason'), why: text('.why'), error: text('.error'), hint: text('.hint'),
+    hintRole: this.querySelector('.hint')?.getAttribute('role') ?? null,
+    refused: Number(this.querySelector('.hint')?.dataset.refused || 0),
     outcome: text('.outcome-text'), remedy: text('.remedy'),
     buttons: [...this.querySelectorAll('button')].filter(shown).map((b) => b.dataset.command),
     fields: [...this.querySelectorAll('textarea, input')].filter(shown).map((f) => f.className),
@@ -58,13 +60,17 @@ _DRAWN = ("function () { return new Promise((done) => { const late = setTimeout(
           " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(true); })); }); }")
 
 _panels: dict[str, CDPSession] = {}  # the panel frame's target id → the test's session on it
+# The panel frame is sandboxed with no scripts allowed: its main world evaluates, but a timer or animation frame set
+# there never fires. The test reads it from a world of its own there, as a developer's DevTools snippet would.
+_worlds: dict[str, int] = {}  # the panel frame's target id → the execution context of the test's world in it
+_world_of: dict[CDPSession, int] = {}  # the test's session on a panel frame → that context
 
 
 async def panel_session(tab: Tab) -> CDPSession | None:
     """The test's CDP session on the overlay's panel in `tab` (its frame's own target), or None: no overlay."""
     if await tab.evaluate(_HOST_BOX) is None:
         return None
-    # the overlay's own panel; a page may frame panel.html itself (tests do, as an attacker): that one shows nothing
+    # the overlay's own panel; a page may make a srcdoc frame of its own (tests do, as an attacker): it shows nothing
     found = [session for session in [await _attach(tab, info) for info in await panel_targets(tab)] if session]
     for session in found:
         if await _evaluate(session, "!!document.querySelector('.panel[data-state]')"):
@@ -73,10 +79,11 @@ async def panel_session(tab: Tab) -> CDPSession | None:
 
 
 async def panel_targets(tab: Tab) -> list[dict[str, Any]]:
-    """The targets of every frame of panel.html in `tab`'s top document."""
+    """The targets of every out-of-process srcdoc frame in `tab`'s top document: the overlay's panel among them (a
+    sandboxed frame has a process of its own)."""
     root = tab.session.connection.session(None)
     return [info for info in (await root.send("Target.getTargets"))["targetInfos"]
-            if info["type"] == "iframe" and info["url"].startswith(PANEL_URL)
+            if info["type"] == "iframe" and info["url"] == PANEL_FRAME_URL
             and info.get("parentFrameId") == tab.target_id]
 
 
@@ -89,16 +96,21 @@ async def _attach(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
         except CDPError:
             return None  # gone meanwhile (the page reloaded)
         session = _panels[info["targetId"]] = root.connection.session(attached["sessionId"])
+    if info["targetId"] not in _worlds:
+        try:
+            world = await session.send("Page.createIsolatedWorld", {"frameId": info["targetId"],
+                                                                     "worldName": "tabpilot-test"})
+        except CDPError:
+            return None  # gone meanwhile
+        _worlds[info["targetId"]] = world["executionContextId"]
+    _world_of[session] = _worlds[info["targetId"]]
     return session
-
-
-async def panel_target_session(tab: Tab, info: dict[str, Any]) -> CDPSession | None:
-    return await _attach(tab, info)
 
 
 async def _evaluate(session: CDPSession, expression: str) -> Any:
     try:
-        reply = await session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        reply = await session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                        "contextId": _world_of[session]})
     except CDPError:
         return None
     return reply.get("result", {}).get("value")
@@ -112,7 +124,7 @@ async def in_panel(tab: Tab, function: str, *args: Any) -> Any:
     try:
         reply = await session.send("Runtime.evaluate", {
             "expression": f"({function}).apply(document, {json.dumps(list(args))})",
-            "returnByValue": True, "awaitPromise": True,
+            "returnByValue": True, "awaitPromise": True, "contextId": _world_of[session],
         })
     except CDPError:
         return None  # the frame went away meanwhile
@@ -234,6 +246,36 @@ async def press_overlay(tab: Tab, command: str) -> None:
 
     box = await wait_until(pressable, f"the overlay's {command} button to be pressable")
     await user_click(tab, box["x"], box["y"])
+
+
+# What a press the overlay did not count is told (lib/seen.js, _locales/en): the button had only just appeared (or
+# moved there), or it was not all in view.
+TOO_SOON = "Press again — this button just appeared."
+NOT_SEEN = "Press again once you can see all of it — it was covered, or partly off screen."
+
+
+async def press_until_it_counts(tab: Tab, command: str, tries: int = 5) -> int:
+    """The person presses the overlay's `command` (Allow) and, told the press did not count (Allow counts a click only
+    on a button seen whole for 0.4 s: under load the overlay may not have been seen yet), presses again, as a person
+    reading the line does. Returns how many presses were refused. A press that counts greys the buttons, or the
+    question goes."""
+    for refused in range(tries):
+        before = (await overlay(tab) or {}).get("refused", 0)
+        await press_overlay(tab, command)
+
+        async def outcome(before: int = before) -> str | None:
+            shown = await overlay(tab)
+            if shown is None or command not in shown["buttons"]:
+                return "counted"
+            if shown["refused"] > before:
+                return "refused"
+            box = await in_panel(tab, _BOX, f'button[data-command="{command}"]')
+            return "counted" if box and box["disabled"] else None
+
+        if await wait_until(outcome, f"the overlay to take or refuse the press on {command}", 10) == "counted":
+            return refused
+        await asyncio.sleep(0.5)  # the person reads why, and presses again
+    raise AssertionError(f"the overlay refused {tries} presses on {command}: {await overlay(tab)}")
 
 
 _FOCUSED = """function (selector) {
