@@ -510,6 +510,12 @@ async def test_a_local_program_stops_and_closes_only_what_it_started(
         host.receive({"type": "reply", "id": create["id"], "ok": True,
                       "data": {"tab": {"tabId": 12, "url": "about:blank", "title": "", "active": True}}})
         assert (await creating)["tab"]["tabId"] == 12
+        before = len(extension.frames)
+        for wrong in ("12", 12.0, True):  # its own tab's id, of the wrong type: refused, never read as 12 (or 1)
+            with pytest.raises(HostRefused) as typed:
+                await link.request("tabs.close", {"tabId": wrong})
+            assert typed.value.code == "bad_request" and "'tabId': must be a whole number" in str(typed.value)
+        assert len(extension.frames) == before
         closing = asyncio.ensure_future(link.request("tabs.close", {"tabId": 12}))
         close_request = await extension_request(extension, "tabs.close")
         host.receive({"type": "reply", "id": close_request["id"], "ok": True, "data": {}})
@@ -737,6 +743,11 @@ async def test_the_person_is_asked_about_a_task_where_it_will_work_and_it_starts
                 await link.request("task.start", {"task": "Sum it up", **elsewhere})
             assert refused.value.code == "not_allowed" and "another tab or page" in str(refused.value)
 
+        for wrong in ("true", 1):  # asked as a new tab in words JSON does not use: refused, not asked about their tab
+            with pytest.raises(HostRefused) as typed:
+                await link.request("approval.ask", {"task": "Book it", "newTab": wrong})
+            assert typed.value.code == "bad_request" and "newTab must be true or false" in str(typed.value)
+        assert len(extension.of_type("tabs.query")) == 1 and len(extension.of_type("approval.request")) == 1
         asking = asyncio.ensure_future(ask_in_new_tab(link, {"task": "Book it", "url": "https://shop.example/a"}))
         request = await answer_from_extension(host, extension, "once", 1)
         assert (request.get("tabId"), request["newTab"], request["url"]) == (None, True, "https://shop.example/a")

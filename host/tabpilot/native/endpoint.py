@@ -425,6 +425,9 @@ class LocalEndpoint:
         url, tab_id = frame.get("url"), frame.get("tabId")
         if url is not None and (not isinstance(url, str) or not url.strip()):
             raise RequestFailed("approval.ask: url must be the address the task opens first", "bad_request")
+        if frame.get("newTab") is not None and not isinstance(frame["newTab"], bool):  # "true", 1: no yes or no
+            raise RequestFailed("approval.ask: newTab must be true or false (true: a tab you open for the task)",
+                                "bad_request")
         if frame.get("newTab") is True:
             return Place(new_tab=True, url=url)
         if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
@@ -462,7 +465,7 @@ class LocalEndpoint:
             "tabs.query": TabsQuery, "tabs.create": TabsCreate, "tabs.close": TabsClose,
         }
         try:
-            request = models[kind].model_validate(fields)
+            request = models[kind].model_validate(fields, strict=True)  # a tab id of another type is no tab id
         except ValidationError as exc:
             raise RequestFailed(f"invalid {kind}: {describe_errors(exc)}", "bad_request") from exc
         if isinstance(request, TabsCreate) and request.url and not _web_page(request.url):
