@@ -458,7 +458,8 @@ async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_alway
         assert not is_error and task["status"] == "completed", task
 
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))
-    allow_client("Trusted Agent")  # the person's "Always allow for this client", earlier
+    # the person's "Always allow for this client", earlier, to the server this program starts
+    allow_client("Trusted Agent", os.readlink(f"/proc/{os.getpid()}/exe"))
     try:
         async with mcp_client(harness, name="Trusted Agent") as trusted:
             is_error, listed = await trusted.call("list_tabs")
@@ -1176,13 +1177,15 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
 ) -> None:
     """An MCP server killed mid-task (its client quit): nobody is left to hear the end, so it stops."""
     from tabpilot.mcp.hostlink import HostLink
+    from tabpilot.native.endpoint import program_of
     from tabpilot.store.sites import allow_client
 
     problems: list[str] = []
     await thinking_long(harness, llm, problems)
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
     link = HostLink("a server about to die")
-    allow_client("a server about to die")  # as `--approve always` does: the host starts only an allowed task
+    allow_client("a server about to die", program_of(os.getpid()))  # as `--approve always` does: the host starts
+    # only an allowed task
     page = e2e_pages.url("form.html?orphan")
     asked = await link.request("approval.ask", {"task": "Sign up, then hang", "newTab": True, "url": page})
     assert asked["decision"] == "always"
