@@ -381,7 +381,8 @@ function showApproval(request) {
   li.dataset.approvalId = request.approvalId;
   li.dataset.kind = request.kind;
   const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
-  const task = Timeline.el("blockquote", "approval-task", TaskText.shown(request.task)); // all of it readable
+  // all of it readable, a long one on asking
+  const task = TaskText.fill(Timeline.el("blockquote", "approval-task"), request.task, (count) => t("taskShowAll", count));
   const where = Timeline.el("div", "approval-where");
   const left = Timeline.el("div", "approval-left muted");
   const buttons = Timeline.el("div", "row approval-buttons");
@@ -394,7 +395,7 @@ function showApproval(request) {
     button.addEventListener("click", () => answerApproval(request.approvalId, decision, li));
     buttons.append(button);
   }
-  li.append(title, task, where, left, buttons);
+  li.append(title, ...task, where, left, buttons);
   approvals.set(request.approvalId, { request, li });
   $("approval-list").append(li);
   renderApprovals();

@@ -521,3 +521,22 @@ def test_a_database_that_is_no_database_is_kept_aside_and_a_new_record_begins(ho
         store.start_task("Recorded after the damage")
     assert "Recorded after the damage" in tabpilot(home, "history").stdout
     assert "damaged" in (home / "log" / "host.log").read_text()
+
+
+def test_json_printed_to_a_terminal_carries_a_pages_controls_as_escapes_and_the_same_data(home: Path) -> None:
+    # A page's text reached `history export` / `--json` raw: C1 controls (U+009B is CSI, U+009D OSC to terminals
+    # that take 8-bit controls), bidi overrides and line separators went to the terminal as they were.
+    hostile = "Total \u009b2J\u009d0;owned\u009c \u202edeen\u202c \u2028 \u2029 \u0085 done"
+    with TaskStore() as store:
+        task_id = store.start_task(f"Read {hostile}", url="http://127.0.0.1:8/", model="m")
+        store.append_event(task_id, {"type": "observation", "content": hostile})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": hostile})
+    for args in (("history", "export", task_id), ("history", "show", task_id, "--json"), ("history", "--json")):
+        printed = tabpilot(home, *args)
+        assert printed.returncode == 0, printed.stderr
+        raw = [c for c in "\u009b\u009d\u009c\u202e\u202c\u2028\u2029\u0085" if c in printed.stdout]
+        assert raw == [], (args, raw)
+        assert hostile in json.dumps(json.loads(printed.stdout), ensure_ascii=False)  # the same data, escaped
+    (home / "out.json").unlink(missing_ok=True)
+    assert tabpilot(home, "history", "export", task_id, "-o", str(home / "out.json")).returncode == 0
+    assert json.loads((home / "out.json").read_text(encoding="utf-8"))["data"] == hostile

@@ -49,6 +49,22 @@ def test_lone_surrogates_in_hello_and_settings_set_are_replaced_and_nothing_brea
     assert not any(marker in log + stderr for marker in LOGGING_TRACEBACK)
 
 
+def test_a_frame_whose_tab_id_is_true_is_refused_naming_it_and_no_tab_is_touched(home: Path) -> None:
+    host = HostProcess(home)
+    try:
+        assert host.request("hello", extensionVersion="0.1.0")["ok"]
+        for wrong in (True, "1"):  # lax parsing read both as tab 1: a task would have attached someone else's tab
+            reply = host.request("task.start", task="Sum it up", tabId=wrong)
+            assert reply["error"] == {"code": "bad_request",
+                                      "message": "invalid task.start: field 'tabId': must be a whole number, e.g. 40"}
+        reply = host.request("task.get", tabId=True)
+        assert reply["error"]["code"] == "bad_request" and "'tabId'" in reply["error"]["message"]
+        assert host.request("ping")["ok"]  # still serving
+        assert not [f for f in host.unclaimed if f.get("type") == "cdp.attach"]
+    finally:
+        host.stop()
+
+
 def test_a_settings_file_with_a_lone_surrogate_loads_with_u_fffd(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text('{"model": "m\\ud800", "baseURL": "http://127.0.0.1:9/v1"}', encoding="utf-8")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
 import struct
 import sys
@@ -19,7 +20,7 @@ import pytest_asyncio
 
 from tabpilot.mcp.hostlink import NO_HOST, HostGone, HostLink, HostRefused, HostUnavailable
 from tabpilot.native.codec import FrameDecoder, encode_frame
-from tabpilot.native.endpoint import EndpointAddress, LocalEndpoint
+from tabpilot.native.endpoint import EndpointAddress, LocalEndpoint, program_of
 from tabpilot.native.host import NativeHost
 from tabpilot.store.settings import Settings, save_settings
 from tabpilot.store.sites import allow_client, revoke_client
@@ -244,6 +245,48 @@ async def test_consent_asks_the_extension_and_remembers_always(
         assert (await asking)["decision"] == "once"  # another client is asked for itself
         replies = [f for f in extension.of_type("reply") if f["id"] == "p1"]
         assert replies and all(r["ok"] for r in replies)
+    finally:
+        await link.close()
+
+
+SPOOFER = """
+import asyncio, json
+from tabpilot.mcp.hostlink import HostLink
+
+async def main():
+    link = HostLink("Agent A", connect_wait=2)
+    try:
+        verdict = await link.request("approval.ask", {"requester": "Agent A", "task": "Read my bank", "newTab": True})
+        print(json.dumps(verdict["decision"]))
+    finally:
+        await link.close()
+
+asyncio.run(main())
+"""
+
+
+async def test_always_holds_for_the_program_it_was_given_to_not_for_another_taking_its_name(
+    running: tuple[Extension, NativeHost, LocalEndpoint], tmp_path: Path,
+) -> None:
+    # "Always allow" was kept by the client's name alone, which a client says itself: any other program of the user
+    # (it can read the token) that called itself "Agent A" ran tasks unasked and read every tab of the person's.
+    extension, host, _ = running
+    link = HostLink("Agent A", connect_wait=2)
+    try:
+        asking = asyncio.ensure_future(ask_in_new_tab(link, {"requester": "Agent A", "task": "Book it"}))
+        await answer_from_extension(host, extension, "always", 0)
+        assert (await asking)["decision"] == "always"
+        assert (await ask_in_new_tab(link, {"requester": "Agent A", "task": "Again"}))["decision"] == "always"
+        assert len(extension.of_type("approval.request")) == 1  # the same program: not asked again
+        # a client started by another program (a copy of sh: a program file of its own) under the same name is asked
+        other = tmp_path / "another-program"
+        shutil.copy("/bin/sh", other)
+        spoofer = await asyncio.create_subprocess_exec(
+            other, "-c", f'"{sys.executable}" -c "$0"; exit $?', SPOOFER, stdout=asyncio.subprocess.PIPE)
+        request = await answer_from_extension(host, extension, "deny", 1)
+        assert (request["requester"], request["task"]) == ("Agent A", "Read my bank")
+        out, _ = await asyncio.wait_for(spoofer.communicate(), 30)
+        assert out.decode().strip() == '"deny"'
     finally:
         await link.close()
 
@@ -510,6 +553,12 @@ async def test_a_local_program_stops_and_closes_only_what_it_started(
         host.receive({"type": "reply", "id": create["id"], "ok": True,
                       "data": {"tab": {"tabId": 12, "url": "about:blank", "title": "", "active": True}}})
         assert (await creating)["tab"]["tabId"] == 12
+        before = len(extension.frames)
+        for wrong in ("12", 12.0, True):  # its own tab's id, of the wrong type: refused, never read as 12 (or 1)
+            with pytest.raises(HostRefused) as typed:
+                await link.request("tabs.close", {"tabId": wrong})
+            assert typed.value.code == "bad_request" and "'tabId': must be a whole number" in str(typed.value)
+        assert len(extension.frames) == before
         closing = asyncio.ensure_future(link.request("tabs.close", {"tabId": 12}))
         close_request = await extension_request(extension, "tabs.close")
         host.receive({"type": "reply", "id": close_request["id"], "ok": True, "data": {}})
@@ -648,7 +697,7 @@ async def test_a_local_program_reads_the_persons_own_tabs_only_when_always_allow
         assert active.value.code == "not_allowed" and "tab 9" in str(active.value)
         assert extension.of_type("cdp.attach") == []  # no tab was touched
 
-        allow_client("Curious Tool")  # the person chose "Always allow for this client"
+        allow_client("Curious Tool", program_of(os.getpid()))  # the person chose "Always allow for this client"
         assert (await ask_in_new_tab(link, {"task": "anything"}))["decision"] == "always"
         reading = asyncio.ensure_future(link.request("page.read", {"tabId": 5}))
         attach = await extension_request(extension, "cdp.attach")
@@ -701,7 +750,7 @@ async def test_a_local_program_sees_only_its_own_tabs_and_tasks_unless_always_al
         assert (await link.request("task.get")) == {"task": None}  # the latest task is the person's
         assert (await link.request("task.list")) == {"tasks": []}
 
-        allow_client("Curious Tool")  # the person chose "Always allow for this client"
+        allow_client("Curious Tool", program_of(os.getpid()))  # the person chose "Always allow for this client"
         listing = asyncio.ensure_future(link.request("tabs.query", {"requester": "Curious Tool"}))  # as it asks
         await answer_tabs_query(host, extension, 1, everyone)
         assert [tab["tabId"] for tab in (await listing)["tabs"]] == [5, 12]
@@ -737,6 +786,11 @@ async def test_the_person_is_asked_about_a_task_where_it_will_work_and_it_starts
                 await link.request("task.start", {"task": "Sum it up", **elsewhere})
             assert refused.value.code == "not_allowed" and "another tab or page" in str(refused.value)
 
+        for wrong in ("true", 1):  # asked as a new tab in words JSON does not use: refused, not asked about their tab
+            with pytest.raises(HostRefused) as typed:
+                await link.request("approval.ask", {"task": "Book it", "newTab": wrong})
+            assert typed.value.code == "bad_request" and "newTab must be true or false" in str(typed.value)
+        assert len(extension.of_type("tabs.query")) == 1 and len(extension.of_type("approval.request")) == 1
         asking = asyncio.ensure_future(ask_in_new_tab(link, {"task": "Book it", "url": "https://shop.example/a"}))
         request = await answer_from_extension(host, extension, "once", 1)
         assert (request.get("tabId"), request["newTab"], request["url"]) == (None, True, "https://shop.example/a")

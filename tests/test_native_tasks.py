@@ -140,6 +140,29 @@ async def test_two_tasks_in_two_tabs_at_once_busy_on_a_taken_tab_and_stop_one_wh
     await close_tabs(stand_in, first_tab, second_tab)
 
 
+async def test_a_tab_a_running_task_opened_and_works_in_is_busy_for_another_task(host, stand_in, llm, pages):
+    # Only the tab a task started in counted as taken: a second task started in the tab the first one had opened
+    # (a link's new tab, a sign-in popup) ran in it too, two agents typing and clicking in one page.
+    await configure(host, llm)
+    first_tab = await open_tab(stand_in, pages.url("agent_form.html?task=opener"))
+    opened_url = pages.url("agent_form.html?task=opened")
+    llm.add(ToolCall("AgentOutput", output("Open it", {"go_to_url": {"url": opened_url, "new_tab": True}})),
+            Delay(60))  # then thinks until stopped
+    started = await host.request("task.start", task="Open the form in a new tab", tabId=first_tab)
+    assert started["ok"], started
+    task_id = started["data"]["taskId"]
+    await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.event"
+                         and p["event"]["type"] == "step")
+    [opened] = [tab_id for tab_id in stand_in._targets if tab_id != first_tab
+                and any(t["url"] == opened_url for t in (await stand_in.cdp("Target.getTargets"))["targetInfos"]
+                        if t["targetId"] == stand_in._targets[tab_id])]
+    busy = await host.request("task.start", task="Something else", tabId=opened)
+    assert busy["ok"] is False and busy["error"]["code"] == "busy", busy
+    assert task_id in busy["error"]["message"]
+    assert (await host.request("task.stop", taskId=task_id, timeout=15))["ok"]
+    await close_tabs(stand_in, first_tab, opened)
+
+
 async def test_four_tasks_at_once_each_recorded_whole_and_in_order(host, stand_in, llm, pages, tmp_path):
     await configure(host, llm)
     names = ["Ada", "Grace", "Linus", "Barbara"]

@@ -11,6 +11,7 @@ import pytest
 
 from tabpilot.native.codec import ChunkReassembler, FrameDecoder, FrameError, encode_frames
 from tabpilot.native.messages import (
+    BadRequest,
     CdpAttach,
     CdpBatch,
     CdpCommand,
@@ -181,3 +182,53 @@ def test_pushes_from_the_extension_parse_into_their_models():
     removed = parse_incoming({"type": "tabs.event", "event": "removed", "tab": {"tabId": 9}})
     assert isinstance(removed, TabsEvent) and removed.tab.tab_id == 9
     assert json.loads(json.dumps(removed.to_frame()))["tab"]["tabId"] == 9
+
+
+# --- strict types: a wrong type is refused, never coerced into another tab, task or count --------------
+@pytest.mark.parametrize(
+    ("frame", "field", "problem"),
+    [
+        ({"type": "task.start", "id": "s", "task": "t", "tabId": True}, "tabId", "whole number"),
+        ({"type": "task.start", "id": "s", "task": "t", "tabId": "12"}, "tabId", "whole number"),
+        ({"type": "task.start", "id": "s", "task": "t", "tabId": 12.5}, "tabId", "whole number"),
+        ({"type": "task.start", "id": "s", "task": "t", "tabId": 3, "config": {"maxSteps": "5"}},
+         "config.maxSteps", "whole number"),
+        ({"type": "task.start", "id": "s", "task": "t", "tabId": 3, "config": {"includeInitialTab": "false"}},
+         "config.includeInitialTab", "true or false"),
+        ({"type": "task.start", "id": "s", "task": "t", "tabId": 3, "config": {"experimentalIncludeAllTabs": 1}},
+         "config.experimentalIncludeAllTabs", "true or false"),
+        ({"type": "task.get", "id": "g", "tabId": False}, "tabId", "whole number"),
+        ({"type": "history.list", "id": "h", "limit": True}, "limit", "whole number"),
+        ({"type": "history.list", "id": "h", "limit": "20"}, "limit", "whole number"),
+        ({"type": "sites.allow", "id": "a", "origin": "https://a.test", "allTabs": "yes"}, "allTabs", "true or false"),
+        ({"type": "settings.set", "id": "x", "maskCards": 0}, "maskCards", "true or false"),
+        ({"type": "settings.set", "id": "x", "maxSteps": 7.0001}, "maxSteps", "whole number"),
+        ({"type": "takeover.actions", "id": "k", "taskId": "t1",
+          "actions": [{"kind": "click", "at": "5"}]}, "actions.0.at", "number"),
+        ({"type": "cdp.detached", "tabId": True, "reason": "canceled_by_user"}, "tabId", "whole number"),
+        ({"type": "cdp.event", "tabId": "4", "method": "Page.loadEventFired"}, "tabId", "whole number"),
+        ({"type": "tabs.event", "event": "removed", "tab": {"tabId": True}}, "tab.tabId", "whole number"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_refused_and_named_not_coerced(frame, field, problem):
+    with pytest.raises(BadRequest) as refused:
+        parse_incoming(frame)
+    message = str(refused.value)
+    assert f"'{field}'" in message and problem in message, message
+    assert refused.value.request_id == frame.get("id")
+
+
+def test_whole_numbers_sent_as_json_numbers_still_parse_where_a_number_is_due():
+    action = parse_incoming({"type": "takeover.actions", "id": "k", "taskId": "t1",
+                             "actions": [{"kind": "click", "at": 1700000000000}]})
+    assert action.actions[0].at == 1.7e12
+    assert parse_incoming({"type": "task.start", "id": "s", "task": "t", "tabId": 3}).tab_id == 3
+
+
+async def test_a_reply_from_the_extension_with_a_tab_id_of_the_wrong_type_is_unusable():
+    sent: list[dict] = []
+    peer = Peer(sent.append)
+    query = peer.request_future(TabsQuery())
+    peer.resolve(parse_incoming(reply_ok(sent[0]["id"], {"tabs": [{"tabId": "3", "url": "http://a.test/"}]})))
+    with pytest.raises(ExtensionError, match=r"unusable reply.*tabId"):
+        await query

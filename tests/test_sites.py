@@ -116,9 +116,11 @@ def test_the_sites_command_lists_allows_and_revokes(home: Path) -> None:
 
 def test_mcp_clients_always_allowed_are_kept_listed_and_revoked(home: Path) -> None:
     """"Always allow for this client" lives in the same file as the sites: listed and revoked from the CLI."""
-    sites.allow_client("Claude Desktop")
-    sites.allow_client("Claude Desktop")  # answered twice: listed once
-    assert sites.client_allowed("Claude Desktop") and not sites.client_allowed("Cursor")
+    claude = "/opt/Claude/claude"  # the program that started its `tabpilot mcp`
+    sites.allow_client("Claude Desktop", claude)
+    sites.allow_client("Claude Desktop", claude)  # answered twice: listed once
+    assert sites.client_allowed("Claude Desktop", claude) and not sites.client_allowed("Cursor", claude)
+    assert not sites.client_allowed("Claude Desktop", "/usr/bin/python3")  # another program taking its name
     assert stat.S_IMODE(os.stat(sites.sites_path()).st_mode) == 0o600
     listed = cli(home, "list")
     assert listed.returncode == 0 and "MCP clients that run tasks without asking" in listed.stdout
@@ -126,14 +128,14 @@ def test_mcp_clients_always_allowed_are_kept_listed_and_revoked(home: Path) -> N
     assert [c["name"] for c in json.loads(cli(home, "list", "--json").stdout)["mcpClients"]] == ["Claude Desktop"]
     revoked = cli(home, "revoke-client", "Claude Desktop")
     assert revoked.returncode == 0 and "asked again" in revoked.stdout
-    assert not sites.client_allowed("Claude Desktop")
+    assert not sites.client_allowed("Claude Desktop", claude)
     missing = cli(home, "revoke-client", "Claude Desktop")
     assert missing.returncode == 1 and "was not always allowed" in missing.stderr
 
 
 def _allow_client_together(start: object, name: str) -> None:
     start.wait()  # type: ignore[attr-defined]
-    sites.allow_client(name)
+    sites.allow_client(name, None)
 
 
 def _set_together(start: object, key: str, value: object) -> None:

@@ -5,6 +5,7 @@ state the model gets and on a click the page's own JS records afterwards."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 
 import pytest
@@ -90,3 +91,42 @@ async def test_a_walker_that_cannot_run_gives_way_to_dom_snapshots(browser: Brow
     await _click_save(browser, tab, state)
     await other.close()
     await browser.close_tab(tab.target_id)
+
+
+async def test_a_takeover_of_a_crashed_page_is_not_held_up_reading_its_url(browser: Browser, pages, tmp_path) -> None:
+    # The takeover's record reads the tab's URL before and after; on a crashed page location.href is never answered,
+    # so taking over and handing back each waited out URL_READ_TIMEOUT (3 s) before the agent went on.
+    from tabpilot.store.settings import Settings
+    from tabpilot.store.tasks import TaskStore
+    from tabpilot.taskrun.plan import plan_task
+    from tabpilot.taskrun.run import TaskRun
+
+    tab = await open_page(browser, pages.url("actions_click.html"))
+    assert browser.launched is not None
+    own = await Browser.connect(browser.launched.ws_url)  # the run's, which it closes at its end
+    await own.activate(tab.target_id, focus=False)
+    store = TaskStore(tmp_path / "tasks.sqlite3")
+    settings = Settings.model_validate({"baseURL": "http://127.0.0.1:9/v1", "model": "m"})
+    run = TaskRun(plan_task("Save it", source="popup", settings=settings), store, own, recipe={"tabId": 1})
+    await run.begin(await tab.url())
+    other, other_tab = await _other_client(browser, tab)
+    crashed = asyncio.Event()
+    tab.session.on("Inspector.targetCrashed", lambda _: crashed.set())
+    asyncio.ensure_future(other_tab.session.send("Page.crash", timeout=5)).add_done_callback(lambda f: f.exception())
+    await asyncio.wait_for(crashed.wait(), 10)
+    await other.close()
+    began = asyncio.get_running_loop().time()
+    assert await run.take_over("user")
+    took = asyncio.get_running_loop().time() - began
+    began = asyncio.get_running_loop().time()
+    event = await run.hand_back("reloaded it")
+    handed = asyncio.get_running_loop().time() - began
+    assert (took < 1.0, handed < 1.0) == (True, True), (took, handed)
+    assert event is not None and event["type"] == "user_takeover" and event["note"] == "reloaded it"
+    await run.stop()
+    # the page comes back some other way than reload_after_crash (the person's Reload on the sad tab): it answers
+    await tab.session.send("Page.reload")
+    assert await asyncio.wait_for(tab.url(), 10) == pages.url("actions_click.html")
+    store.close()
+    with contextlib.suppress(Exception):
+        await browser.close_tab(tab.target_id)

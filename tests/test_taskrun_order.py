@@ -164,3 +164,31 @@ async def test_the_takeover_kept_as_it_grows_is_redacted_as_its_event_would_be(t
     assert {**handed_back, "endedAt": None} == {**whole, "endedAt": None}
     assert "sk-shop-1234567890" not in json.dumps(record.events)
     store.close()
+
+
+async def test_a_runs_keys_are_kept_out_of_the_record_while_it_runs_and_let_go_when_it_ends(tmp_path: Path):
+    # Every run added its keys (a page's own apiKey each task) to one set the store kept for the host's life: after
+    # 10,000 page tasks each event's write scanned 10,000 keys (344 ms an append, measured) and held every key.
+    from tabpilot.taskrun.plan import TaskOverrides
+
+    store = TaskStore(tmp_path / "tasks.sqlite3", secrets=["sk-USER-KEY-000000"])
+    for number in range(30):
+        key = f"page-own-key-{number:04d}-abcdef"
+        overrides = TaskOverrides(base_url="http://127.0.0.1:9/v1", model="m", api_key=key, use_my_model=False)
+        run = TaskRun(plan_task(f"Task {number}", overrides, source="page", settings=SETTINGS), store, _Browser(),
+                      recipe={"tabId": 1})
+        task_id = await run.begin("https://shop.test/")
+        store.append_event(task_id, {"type": "observation", "content": f"the page echoed {key}"})  # another writer
+        assert await run.take_over("user")
+        executing = asyncio.ensure_future(run.execute())
+        await asyncio.sleep(0)
+        await run.stop()
+        await executing
+        record = store.get_task(task_id)
+        assert record is not None and key not in str(record.events) and "[redacted]" in str(record.events)
+        for _ in range(100):  # let go once the run's last write is done (on the writer's thread)
+            if store.held_secrets() == 1:
+                break
+            await asyncio.sleep(0.01)
+        assert store.held_secrets() == 1, number  # the store's own; this run's went with it
+    store.close()

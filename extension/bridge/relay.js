@@ -87,7 +87,8 @@
       .hint { font-size: 13px; font-weight: 600; color: #8a4b00; margin: -6px 0 12px; }
       .buttons { display: flex; gap: 8px; justify-content: flex-end; }
       button { font: inherit; padding: 6px 16px; border-radius: 6px; border: 1px solid #c7c7cc; background: #fff; cursor: pointer; }
-      button.run { background: #0a64d8; border-color: #0a64d8; color: #fff; }`;
+      button.run { background: #0a64d8; border-color: #0a64d8; color: #fff; }
+      button.task-more { margin: -6px 0 12px; padding: 2px 10px; font-size: 12px; }`;
     const box = document.createElement("div");
     box.className = "box";
     box.setAttribute("role", "alertdialog");
@@ -101,7 +102,8 @@
     line.append(who, document.createTextNode(` ${t("bridgePromptWants")}`));
     const quoted = document.createElement("div");
     quoted.className = "task";
-    quoted.textContent = `"${TaskText.shown(task)}"`; // all of it readable (lib/task_text.js)
+    // all of it readable, a long one on asking (lib/task_text.js)
+    const shown = TaskText.fill(quoted, task, (count) => t("taskShowAll", [count.toLocaleString()]), (text) => `"${text}"`);
     const note = document.createElement("p");
     note.className = "note";
     note.textContent = t("bridgePromptNote");
@@ -131,7 +133,7 @@
     deny.tabIndex = -1;
     run.tabIndex = -1;
     buttons.append(deny, run);
-    box.append(title, line, quoted, note, left, hint, buttons);
+    box.append(title, line, ...shown, note, left, hint, buttons);
     root.append(style, box);
     let watcher = null;
     const answer = (decision) => (event) => {

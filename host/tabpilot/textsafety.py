@@ -8,6 +8,7 @@ and everything else stay as they were."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -64,6 +65,18 @@ def clean_json(value: Any) -> Any:
 
 # C0 and C1 controls but the line feed and tab, and the bidi controls that reorder a line as it is shown.
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+_UNPRINTABLE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def json_for_people(value: Any, **options: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, **options)` with every control and bidi character (and the line
+    and paragraph separators) written as its `\\uXXXX` escape: the same JSON value, nothing a terminal obeys. (JSON
+    escapes C0 itself; C1's U+009B is CSI to a terminal that takes 8-bit controls, and a page's text is printed by
+    `history export`, `--json` and `run --json`.)"""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _UNPRINTABLE_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def show_controls(text: str) -> str:

@@ -329,6 +329,38 @@ async def test_a_page_the_domains_keep_tasks_from_is_refused_before_the_person_i
         assert (await ask_host(harness, {"type": "settings.set", "blockedDomains": []}))["ok"]
 
 
+async def test_a_long_tasks_card_shows_its_start_at_once_and_the_rest_on_asking(
+    harness: Harness, llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 200,000-character task (the limit) drew for about a second before its card showed: the card shows its
+    first 2,000 characters and a button saying how many more there are, which shows them all."""
+    from tabpilot.mcp.hostlink import HostLink
+
+    popup = await harness.open_popup()
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))
+    link = HostLink("a local program")
+    task = "".join(f"step {n}: check the page. " for n in range(10_000))[:199_999] + "\U0001F600"
+    try:
+        asking = asyncio.ensure_future(link.request("approval.ask", {
+            "requester": "Long Agent", "task": task, "newTab": True}))
+        card = await approval_card(popup, "Long Agent")
+        selector = f'.approval-card[data-approval-id="{card["id"]}"] .approval-task'
+        more = f'.approval-card[data-approval-id="{card["id"]}"] .task-more'
+        shown = await popup.js(f"document.querySelector({json.dumps(selector)}).textContent")
+        assert shown == task[:2000] + "…", shown[-80:]
+        assert await popup.text(more) == f"Show all ({200_001 - 2000:,} more characters)"
+        assert await popup.in_view(more)  # under the box: no scrolling to find it
+        await popup.click(more)
+        whole = await popup.js(f"document.querySelector({json.dumps(selector)}).textContent")
+        assert whole == task.strip(), len(whole)
+        shown_after = f"document.querySelector({json.dumps(more)}).checkVisibility({{visibilityProperty: true}})"
+        assert not await popup.js(shown_after)  # its place kept
+        await press(popup, card["id"], "deny")
+        assert (await asking)["decision"] == "deny"
+    finally:
+        await link.close()
+
+
 async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_tasks(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -426,7 +458,8 @@ async def test_a_client_sees_only_its_own_tabs_and_tasks_unless_the_person_alway
         assert not is_error and task["status"] == "completed", task
 
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))
-    allow_client("Trusted Agent")  # the person's "Always allow for this client", earlier
+    # the person's "Always allow for this client", earlier, to the server this program starts
+    allow_client("Trusted Agent", os.readlink(f"/proc/{os.getpid()}/exe"))
     try:
         async with mcp_client(harness, name="Trusted Agent") as trusted:
             is_error, listed = await trusted.call("list_tabs")
@@ -1144,13 +1177,15 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
 ) -> None:
     """An MCP server killed mid-task (its client quit): nobody is left to hear the end, so it stops."""
     from tabpilot.mcp.hostlink import HostLink
+    from tabpilot.native.endpoint import program_of
     from tabpilot.store.sites import allow_client
 
     problems: list[str] = []
     await thinking_long(harness, llm, problems)
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as the server finds it
     link = HostLink("a server about to die")
-    allow_client("a server about to die")  # as `--approve always` does: the host starts only an allowed task
+    allow_client("a server about to die", program_of(os.getpid()))  # as `--approve always` does: the host starts
+    # only an allowed task
     page = e2e_pages.url("form.html?orphan")
     asked = await link.request("approval.ask", {"task": "Sign up, then hang", "newTab": True, "url": page})
     assert asked["decision"] == "always"

@@ -51,6 +51,8 @@ class Tab:
         session.on("Page.frameStoppedLoading", self._on_stopped)
         session.on("Page.frameNavigated", self._on_navigated)
         session.on("Inspector.targetCrashed", lambda _: self._crashed.set())
+        # back without `reload_after_crash`: the person pressed Reload on the sad tab (or navigated it) meanwhile
+        session.on("Inspector.targetReloadedAfterCrash", lambda _: self._crashed.clear())
         self.frames: dict[str, FrameTarget] = {}  # out-of-process iframes, by frame id
         self._tracking_frames = False
         self._frame_setups: set[asyncio.Future[Any]] = set()
@@ -158,6 +160,7 @@ class Tab:
     def _on_navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame", {})
         if not frame.get("parentId"):
+            self._crashed.clear()  # a new document: a new renderer, if the last one had crashed
             self.main_frame_id = frame.get("id", self.main_frame_id)
             self.documents += 1  # a jump within the page is Page.navigatedWithinDocument, not this
 
@@ -259,11 +262,13 @@ class Tab:
             raise PageScriptError(text)
         return result.get("result", {}).get("value")
 
+    # A crashed page answers no script: PageCrashed at once, not the caller's timeout (a takeover's record reads the
+    # URL before and after it: each waited 3 s on a crashed page before the person had the controls or handed back).
     async def url(self) -> str:
-        return str(await self.evaluate("location.href"))
+        return str(await self.unless_crashed(self.evaluate("location.href"), "its address was read"))
 
     async def title(self) -> str:
-        return str(await self.evaluate("document.title"))
+        return str(await self.unless_crashed(self.evaluate("document.title"), "its title was read"))
 
     # --- out-of-process iframes ------------------------------------------------------------------
     async def track_frames(self) -> None:

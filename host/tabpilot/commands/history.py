@@ -5,7 +5,6 @@ kept). An id may be shortened to any unambiguous prefix, as with git."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..i18n import Language
 from ..i18n import text as say
+from ..textsafety import json_for_people
 from .output import fail, silence_stdout
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def _export(store: TaskStore, args: argparse.Namespace, language: Language) -> i
         task_ids = list(dict.fromkeys(store.resolve_id(prefix) for prefix in args.task_ids))
     exports = [store.export_task(task_id) for task_id in task_ids]
     one = len(args.task_ids) == 1
-    text = json.dumps(exports[0] if one else exports, indent=2, ensure_ascii=False) + "\n"
+    text = json_for_people(exports[0] if one else exports, indent=2) + "\n"
     if args.output is None:
         sys.stdout.write(text)
         return 0
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
                 return fail("history", say("history.limit", language), language)
             tasks = store.list_tasks(args.limit)
             if args.json:
-                print(json.dumps([t.to_wire() for t in tasks], indent=2, ensure_ascii=False))
+                print(json_for_people([t.to_wire() for t in tasks], indent=2))
             else:
                 print(task_table(tasks, language=language))
                 if len(tasks) == args.limit:
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         if record is None:  # deleted between resolving and reading
             return fail("history", say("history.no_task", language, task_id=task_id), language)
         if args.json:
-            print(json.dumps(record.to_wire(), indent=2, ensure_ascii=False))
+            print(json_for_people(record.to_wire(), indent=2))
         else:
             print(timeline(record, language))
         return 0

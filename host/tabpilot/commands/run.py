@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
 from ..i18n import text as say
-from ..textsafety import show_controls
+from ..textsafety import json_for_people, show_controls
 from .output import fail, is_terminal
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def _refused(json_output: bool, command: str | None, message: object, language: 
     that it failed, and why, instead of finding nothing there."""
     if json_output:
         result = {"success": False, "data": str(message), "history": []}
-        print(json.dumps(result, ensure_ascii=False, indent=2), file=out or sys.stdout, flush=True)
+        print(json_for_people(result, indent=2), file=out or sys.stdout, flush=True)
     return fail(command, message, language, status)
 
 
@@ -532,7 +532,7 @@ def terminal_language() -> Language:
 def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput,
                   language: Language = DEFAULT_LANGUAGE) -> None:
     if job.json_output:  # the ExecutionResult, redacted as recorded
-        print(json.dumps(finished.result, ensure_ascii=False, indent=2), file=out, flush=True)
+        print(json_for_people(finished.result, indent=2), file=out, flush=True)
         return
     mark = "✅" if finished.success else ("⏹" if finished.status == "stopped" else "❌")
     status = say(f"run.status.{finished.status}", language)

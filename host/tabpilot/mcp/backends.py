@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -151,10 +152,11 @@ class HostBackend:
         always allow from its first call, whichever tool it is: a list_tabs sees their tabs too."""
         if self.approve != "always":
             return
+        from ..native.endpoint import program_of
         from ..store.sites import SiteError, allow_client
 
         try:
-            allow_client(requester)
+            allow_client(requester, program_of(os.getpid()))  # the program that started this server, as the host sees
         except SiteError as exc:
             raise TaskFailed(f"--approve always could not record {requester} as always allowed: {exc}") from exc
 

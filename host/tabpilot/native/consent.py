@@ -61,11 +61,13 @@ class McpConsent:
         self._approvals = approvals
         self._changed = changed  # the allowed list changed: tell the extension (site_feed.py)
 
-    async def ask(self, requester: str, task: str, place: Place, *, timeout: object = None) -> Verdict:
+    async def ask(self, requester: str, task: str, place: Place, *, timeout: object = None,
+                  program: str | None = None) -> Verdict:
+        """`program`: what started the asking client (endpoint.py `program_of`); "always" holds for it only."""
         from ..store.sites import SiteError, allow_client, client_allowed
 
         try:
-            if client_allowed(requester):
+            if client_allowed(requester, program):
                 return Verdict("always", f"{requester} is always allowed")
         except SiteError as exc:  # a damaged file allows nobody without asking; the person can still say yes
             log.error("allowed MCP clients unreadable: %s", exc)
@@ -85,7 +87,7 @@ class McpConsent:
             return Verdict("deny", f"The person using the browser refused to let {requester} run this task.")
         if decision == "always":
             try:
-                allow_client(requester)
+                allow_client(requester, program)
             except SiteError as exc:  # this task is allowed all the same; the next one is asked again
                 log.error("could not remember that %s is always allowed: %s", requester, exc)
             self._changed()

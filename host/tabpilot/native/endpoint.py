@@ -150,6 +150,7 @@ class LocalClient:
     opened_tabs: set[int] = field(default_factory=set)  # the tabs it opened: the ones it may close
     worked_tabs: set[int] = field(default_factory=set)  # the tabs its tasks worked in: with those, the ones it reads
     always_for: set[str] = field(default_factory=set)  # requesters the person always allows, as answered here
+    program: str | None = None  # what started the process on the other end (program_of): "always" is for it only
     consented: list[Consent] = field(default_factory=list)  # each yes: one task.start each
     in_flight: int = 0  # its requests being answered
     waiting: dict[str, asyncio.Task[None]] = field(default_factory=dict)  # request id → its CANCELLABLE handler
@@ -224,7 +225,7 @@ class LocalEndpoint:
 
     # --- one client -----------------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        client = LocalClient(writer=writer)
+        client = LocalClient(writer=writer, program=program_of(_peer_pid(writer)))
         if not _same_user(writer):
             log.warning("local endpoint: refused a process of another user")
             writer.close()
@@ -394,7 +395,8 @@ class LocalEndpoint:
             place = await self._place(client, frame)
             asked_at = time.time()
             try:
-                verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"))
+                verdict = await self.consent.ask(requester, task, place, timeout=frame.get("timeout"),
+                                                 program=client.program)
             except asyncio.CancelledError:  # taken back (or its client went away): not run, as the person is told
                 if str(request_id_of(frame)) in client.withdrawn:
                     why = HOST_STOPPED if self._closing else WITHDRAWN
@@ -425,6 +427,9 @@ class LocalEndpoint:
         url, tab_id = frame.get("url"), frame.get("tabId")
         if url is not None and (not isinstance(url, str) or not url.strip()):
             raise RequestFailed("approval.ask: url must be the address the task opens first", "bad_request")
+        if frame.get("newTab") is not None and not isinstance(frame["newTab"], bool):  # "true", 1: no yes or no
+            raise RequestFailed("approval.ask: newTab must be true or false (true: a tab you open for the task)",
+                                "bad_request")
         if frame.get("newTab") is True:
             return Place(new_tab=True, url=url)
         if tab_id is not None and (not isinstance(tab_id, int) or isinstance(tab_id, bool)):
@@ -462,7 +467,7 @@ class LocalEndpoint:
             "tabs.query": TabsQuery, "tabs.create": TabsCreate, "tabs.close": TabsClose,
         }
         try:
-            request = models[kind].model_validate(fields)
+            request = models[kind].model_validate(fields, strict=True)  # a tab id of another type is no tab id
         except ValidationError as exc:
             raise RequestFailed(f"invalid {kind}: {describe_errors(exc)}", "bad_request") from exc
         if isinstance(request, TabsCreate) and request.url and not _web_page(request.url):
@@ -574,7 +579,7 @@ def _asking_as(client: LocalClient, frame: dict[str, Any]) -> dict[str, Any]:
 
     name = display_name(frame.get("requester"), "")
     try:
-        if name and client_allowed(name):
+        if name and client_allowed(name, client.program):
             client.always_for.add(name)
     except SiteError:
         pass
@@ -613,26 +618,52 @@ def _always_allowed(client: LocalClient) -> bool:
     from ..store.sites import SiteError, client_allowed
 
     try:
-        return any(client_allowed(name) for name in client.always_for)
+        return any(client_allowed(name, client.program) for name in client.always_for)
     except SiteError:
         return False
 
 
-def _same_user(writer: asyncio.StreamWriter) -> bool:
-    """Linux tells who is on the other end (SO_PEERCRED): only this user's processes, as the 0700 folder
-    already ensures; elsewhere the folder and the token do it alone."""
+def program_of(pid: int | None) -> str | None:
+    """The program that started process `pid` (its parent's executable; for `tabpilot mcp`, the MCP client that
+    runs it), which the person's "always" is kept for; None where the system does not tell (not Linux). Any
+    process of the user can still start such a program with its own script (an Electron app as node, say): this
+    keeps a name from being claimed by just any program, not the user's other programs out."""
+    if pid is None or not os.path.isdir("/proc"):
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            parent = int(stat.read().rsplit(")", 1)[1].split()[1])  # after the name, which may hold spaces
+        return os.readlink(f"/proc/{parent if parent > 1 else pid}/exe")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _peer(writer: asyncio.StreamWriter) -> tuple[int, int] | None:
+    """The process on the other end of a Unix socket and its user (SO_PEERCRED: pid, uid), where the system says."""
     import socket
     import struct
 
     sock = writer.get_extra_info("socket")
     if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return True
+        return None
     try:
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                              struct.calcsize("3i")))
+        pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                            struct.calcsize("3i")))
     except OSError:
-        return True
-    return bool(uid == os.getuid())
+        return None
+    return int(pid), int(uid)
+
+
+def _peer_pid(writer: asyncio.StreamWriter) -> int | None:
+    peer = _peer(writer)
+    return None if peer is None else peer[0]
+
+
+def _same_user(writer: asyncio.StreamWriter) -> bool:
+    """Linux tells who is on the other end (SO_PEERCRED): only this user's processes, as the 0700 folder
+    already ensures; elsewhere the folder and the token do it alone."""
+    peer = _peer(writer)
+    return peer is None or peer[1] == os.getuid()
 
 
 async def _serve_pipe(name: str, serve: Any) -> asyncio.AbstractServer:  # pragma: no cover - Windows

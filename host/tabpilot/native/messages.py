@@ -8,6 +8,8 @@ tests/test_protocol_contract.py holds PROTOCOL.md and the extension's JS to thos
 
 `parse_incoming(dict)` validates one frame from the extension and returns its model, or raises
 `BadRequest` with a message that names the problem (the host sends it back as a `bad_request` reply).
+Frames are validated strictly: a field takes its JSON type only (`tabId: true` or `"12"` is refused, never
+read as tab 1 or 12), so a wrong value cannot act on another tab, task or count.
 Build outgoing frames with the models and send `model.to_frame()`.
 """
 
@@ -28,7 +30,7 @@ from pydantic import (
     model_serializer,
 )
 
-from ..i18n import Words, dotted, listed_problems
+from ..i18n import WordedError, Words, dotted, listed_problems, value_problem
 from ..llm.vision import VisionMode
 from ..store.settings import INSTRUCTION_LENGTH, MAX_STEPS_LIMIT, ApiKey, EndpointURL, ModelName
 from .peer import request_id_of
@@ -95,7 +97,7 @@ class HostRequest(WireModel, Generic[ReplyData]):
         raise TypeError(f"{cls.__name__} does not say what its reply's data is: HostRequest[<model>]")
 
     def parse_reply(self, data: Any) -> ReplyData:
-        parsed: ReplyData = self._reply_adapter().validate_python({} if data is None else data)
+        parsed: ReplyData = self._reply_adapter().validate_python({} if data is None else data, strict=True)
         return parsed
 
 
@@ -726,7 +728,7 @@ def parse_incoming(frame: dict[str, Any]) -> Any:
     if kind not in KNOWN_TYPES:
         raise BadRequest(f"unknown message type {kind!r} (known: {', '.join(KNOWN_TYPES)})", request_id)
     try:
-        return _incoming.validate_python(frame)
+        return _incoming.validate_python(frame, strict=True)
     except ValidationError as exc:
         skip = 2 if kind == "reply" else 1  # loc starts with the tag(s)
         words = Words("wire.invalid", kind=kind, problems=_problems(exc, skip))
@@ -741,7 +743,12 @@ def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
 def _problems(exc: ValidationError, skip: int) -> list[Words]:
     """The first few problems in the catalog's words ("field 'config.maxSteps': must be at most 500")."""
     return listed_problems(exc, "wire.field_problem", name=lambda location: dotted(location[skip:]) or "message",
-                           most=5)
+                           problem=_wire_problem, most=5)
+
+
+def _wire_problem(item: Any) -> WordedError | Words:
+    """As a setting's problem, but a JSON boolean is `true` or `false` (a setting's is "on" or "off")."""
+    return Words("wire.true_false") if item["type"] == "bool_type" else value_problem(item)
 
 
 def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:
@@ -752,7 +759,7 @@ def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:
         known = ", ".join(sorted(frame_types(HostRequest)))
         raise BadRequest(f"only cdp.* and tabs.* requests here ({known}), not {kind!r}", request_id)
     try:
-        request: HostRequest[Any] = _host_request.validate_python(frame)
+        request: HostRequest[Any] = _host_request.validate_python(frame, strict=True)
     except ValidationError as exc:
         raise BadRequest(f"invalid {kind}: {describe_errors(exc, skip=1)}", request_id) from None
     return request

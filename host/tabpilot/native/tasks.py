@@ -183,10 +183,20 @@ class TaskManager:
         entry = self._tasks.get(task_id)
         return entry is not None and entry.running
 
+    def _holding(self, tab_id: int) -> HostTask | None:
+        """The task that has this tab: the one started in it, or a running one that works in it (a tab it opened, a
+        sign-in popup, one it switched to), which a second task there would drive at the same time."""
+        started = self._tabs.get(tab_id)
+        if started is not None:
+            return started
+        return next((entry for entry in self._tabs.values() if entry.run is not None
+                     and not isinstance(entry.run, EndedRun) and entry.run.running
+                     and entry.run.browser.works_in(str(tab_id))), None)
+
     # --- starting -------------------------------------------------------------------------------
     async def start(self, request: TaskStart, *, use_my_model: bool = True) -> str:
         """`use_my_model` False (a page not granted it): the user's model settings do not exist for this task."""
-        busy = self._tabs.get(request.tab_id)
+        busy = self._holding(request.tab_id)
         if busy is not None:
             task_id = busy.task_id or say("popup.starting", self.ui_language)
             raise RequestFailed(say("popup.tab_busy", self.ui_language, task_id=task_id), "busy")
@@ -341,7 +351,7 @@ class TaskManager:
         except Exception as exc:
             await browser.close()
             raise NotResumed("tab_gone", tab=tab_id, detail=str(exc)) from exc  # Chromium's reason, as it says it
-        if tab_id in self._tabs:
+        if self._holding(tab_id) is not None:
             await browser.close()
             raise NotResumed("tab_busy", tab=tab_id)
         entry = HostTask(tab_id=tab_id, task=record.summary.task)

@@ -49,11 +49,14 @@ class SiteGrant(BaseModel):
 
 
 class ClientGrant(BaseModel):
-    """An MCP client whose tasks start without asking."""
+    """An MCP client whose tasks start without asking: its name, as it calls itself, and the program that started the
+    `tabpilot mcp` the person said "always" to (`program`, None where the system does not tell it). A name alone is
+    anyone's to claim: any other program of the user's could call itself "Claude Desktop"."""
 
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
     name: str
+    program: str | None = None
     allowed_at: float = Field(default_factory=time.time, alias="allowedAt")
 
     def to_wire(self) -> dict[str, Any]:
@@ -162,8 +165,8 @@ def revoke(origin: str, *, path: Path | None = None) -> bool:
 
 
 def revoke_client(name: str, *, path: Path | None = None) -> bool:
-    """Forget an MCP client's "always allow" by its name: it is asked again before its next task. False if
-    there was none."""
+    """Forget an MCP client's "always allow" by its name (from every program it was given to): it is asked again
+    before its next task. False if there was none."""
     with changing(path := path or sites_path()):
         sites = load_sites(path)
         kept = [grant for grant in sites.mcp_clients if grant.name != name]
@@ -183,17 +186,19 @@ def stop_asking(origin: str, path: Path | None = None) -> None:
             save_sites(sites, path)
 
 
-def client_allowed(name: str, path: Path | None = None) -> bool:
-    """Whether the user always allows this MCP client (read afresh: a revoke counts at once)."""
-    return any(client.name == name for client in load_sites(path).mcp_clients)
+def client_allowed(name: str, program: str | None, path: Path | None = None) -> bool:
+    """Whether the user always allows this MCP client, by its name and the program that started it (read afresh: a
+    revoke counts at once). A grant kept before programs were (none named) is asked again, once."""
+    return any(client.name == name and client.program == program for client in load_sites(path).mcp_clients)
 
 
-def allow_client(name: str, path: Path | None = None) -> None:
-    """The user answered "Always allow for this client": its tasks start without asking from now on."""
+def allow_client(name: str, program: str | None, path: Path | None = None) -> None:
+    """The user answered "Always allow for this client": its tasks start without asking from now on, when they come
+    from the same program."""
     with changing(path := path or sites_path()):
         sites = load_sites(path)
-        if not any(client.name == name for client in sites.mcp_clients):
-            sites.mcp_clients.append(ClientGrant(name=name))
+        if not any(client.name == name and client.program == program for client in sites.mcp_clients):
+            sites.mcp_clients.append(ClientGrant(name=name, program=program))
             save_sites(sites, path)
 
 

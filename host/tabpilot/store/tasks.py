@@ -227,7 +227,8 @@ class TaskStore:
     def __init__(self, path: Path | None = None, *, capture_raw: bool = False, secrets: Iterable[str] = ()) -> None:
         self.path = Path(path) if path is not None else paths.database_path()
         self.capture_raw = capture_raw
-        self._secrets: set[str] = {s for s in secrets if s}
+        self._secrets: frozenset[str] = frozenset(s for s in secrets if s)  # kept out of everything written
+        self._task_secrets: dict[str, frozenset[str]] = {}  # a run's keys, kept out of its task's writes until it ends
         self._lock = threading.Lock()
         self.set_aside: Path | None = None  # where a damaged database was moved (a fresh one replaced it)
         try:
@@ -299,13 +300,31 @@ class TaskStore:
 
     # -- secrets ---------------------------------------------------------------------------------
 
-    def add_secret(self, value: str | None) -> None:
-        """A value (e.g. the configured API key) to blank out wherever it shows up in stored text."""
-        if value:
-            self._secrets = self._secrets | {value}  # a new set: a run's writer thread may be iterating the old one
+    # A new set or dict each change: a run's writer thread may be reading the old one.
+    def add_secret(self, value: str | None, task_id: str | None = None) -> None:
+        """A value (e.g. an API key) to blank out wherever it shows up in stored text: in everything this store
+        writes, or with `task_id` in what is written for that task until `release_secrets(task_id)`. A run's keys
+        are its task's: kept for the host's life, every page's own key made each later write scan them all."""
+        if not value:
+            return
+        if task_id is None:
+            self._secrets = self._secrets | {value}
+        else:
+            self._task_secrets = {**self._task_secrets, task_id: self._task_secrets.get(task_id, frozenset()) | {value}}
 
-    def _clean(self, value: Any) -> Any:
-        return scrub(value, self._secrets)
+    def release_secrets(self, task_id: str) -> None:
+        """The task's run has ended: its own keys are no longer held (what it wrote was scrubbed of them)."""
+        self._task_secrets = {key: values for key, values in self._task_secrets.items() if key != task_id}
+
+    def held_secrets(self) -> int:
+        """How many values the store holds to blank out (its own and the running tasks')."""
+        return len(self._secrets) + sum(len(values) for values in self._task_secrets.values())
+
+    def _secrets_for(self, task_id: str | None) -> frozenset[str]:
+        return self._secrets | self._task_secrets.get(task_id, frozenset()) if task_id else self._secrets
+
+    def _clean(self, value: Any, task_id: str | None = None) -> Any:
+        return scrub(value, self._secrets_for(task_id))
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -346,20 +365,21 @@ class TaskStore:
             raise StoreError.worded("task.no_text")
         task_id = task_id or new_task_id()
         status, started_at, ended_at, result = not_run or ("running", time.time(), None, None)
+        secrets = self._secrets_for(task_id)
         with self._lock, self._transaction():
             self._db.execute(
                 "INSERT INTO tasks (id, task, status, source, url, model, started_at, ended_at, result, owner,"
                 " requester) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task_id,
-                    storable(scrub_text(task, self._secrets)),
+                    storable(scrub_text(task, secrets)),
                     status,
                     source,
-                    storable(scrub_text(url, self._secrets)) if url else None,
+                    storable(scrub_text(url, secrets)) if url else None,
                     model,
                     started_at,
                     ended_at,
-                    None if result is None else storable(json.dumps(self._clean(result), ensure_ascii=False)),
+                    None if result is None else storable(json.dumps(scrub(result, secrets), ensure_ascii=False)),
                     None if not_run else current_owner(),
                     storable(requester[:200]) if requester else None,
                 ),
@@ -381,7 +401,8 @@ class TaskStore:
         """What a running task's run needs beyond its events to go on in another process (None: nothing,
         the task cannot be resumed). `suspended`: its host is going away and leaves it to the next host
         (a host that dies without saying so leaves it `interrupted`). Dropped when the task is finished."""
-        body = None if state is None else storable(json.dumps(self._clean(state), ensure_ascii=False, default=str))
+        body = None if state is None else storable(json.dumps(self._clean(state, task_id), ensure_ascii=False,
+                                                              default=str))
         if body is None:
             with self._lock, self._transaction():
                 self._db.execute("DELETE FROM run_states WHERE task_id = ?", (task_id,))
@@ -406,7 +427,7 @@ class TaskStore:
             if event is None:
                 self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))
                 return
-            body = storable(json.dumps(self._clean(event), ensure_ascii=False, default=str))
+            body = storable(json.dumps(self._clean(event, task_id), ensure_ascii=False, default=str))
             self._db.execute(
                 "INSERT INTO open_takeovers (task_id, body, saved_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, saved_at = excluded.saved_at",
@@ -479,7 +500,7 @@ class TaskStore:
             raise StoreError(f"an event must be a JSON object with a string 'type', got {str(event)[:80]!r}")
         if not self.capture_raw:
             event = without_raw(event)
-        body = storable(json.dumps(self._clean(event), ensure_ascii=False, default=str))
+        body = storable(json.dumps(self._clean(event, task_id), ensure_ascii=False, default=str))
         usage = event.get("usage") if event["type"] == "step" else None
         usage = usage if isinstance(usage, dict) else {}
         now = time.time()
@@ -517,7 +538,7 @@ class TaskStore:
         history = (result or {}).get("history")
         result_json = None
         if result is not None:
-            stored_result = self._clean({key: value for key, value in result.items() if key != "history"})
+            stored_result = self._clean({key: value for key, value in result.items() if key != "history"}, task_id)
             result_json = storable(json.dumps(stored_result, ensure_ascii=False, default=str))
         with self._lock, self._transaction():
             if self._db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
@@ -632,7 +653,7 @@ class TaskStore:
                 "totalTokens": summary.total_tokens,
             },
         }
-        cleaned: dict[str, Any] = self._clean(export)  # defence in depth: scrub once more on the way out
+        cleaned: dict[str, Any] = self._clean(export, summary.task_id)  # defence in depth: scrubbed once more
         return cleaned
 
     def close(self) -> None:

@@ -98,6 +98,7 @@ class TaskRun:
         self.can_ask = can_ask
         self.can_hand_over = can_hand_over
         self._llm: LLMClient | None = None
+        self._keys_of: str | None = None  # the task whose run's keys the store holds (until the writer closes)
         self._stop_requested = False
         self._stopped_because: str | None = None
         self._record_failure: dict[str, Any] | None = None  # the error event saying the record failed
@@ -144,7 +145,7 @@ class TaskRun:
                 refused = start_refusal(self.plan.domains, url)
                 if refused is not None:
                     raise refused
-            self._connect_llm()
+            self._connect_llm(task_id)
             # The task as asked may carry a secret's value ("my password is ..."): recorded like the rest, hidden.
             task, shown_url = self._shown(self.plan.task), self._shown(url) if url else None
             self.task_id = await self._writer.call(lambda: self.store.start_task(
@@ -154,7 +155,7 @@ class TaskRun:
             self._save_state()
         except BaseException:
             await self._release()
-            self._writer.close()
+            self._close_writer()
             raise
         await self._make_agent()
         self.status = "running"
@@ -169,11 +170,11 @@ class TaskRun:
         from ..agent.types import ObservationEvent, parse_event
 
         try:
-            self._connect_llm()
+            self._connect_llm(task_id)
             history = [parse_event(event) for event in events]
         except BaseException:
             await self._release()
-            self._writer.close()
+            self._close_writer()
             raise
         self.task_id = task_id
         self.history = list(events)
@@ -188,7 +189,7 @@ class TaskRun:
                     raise refused
         except BaseException:
             await self._release()
-            self._writer.close()
+            self._close_writer()
             raise
         agent = await self._make_agent()
         self.status = "running"
@@ -230,12 +231,20 @@ class TaskRun:
         await self.agent.stop()  # a question waiting for its answer goes with it: the model asks it again
         return True
 
-    def _connect_llm(self) -> None:
+    def _close_writer(self) -> None:
+        """No more writes for this run: once those queued are done, the store lets go of the run's keys."""
+        task_id, self._keys_of = self._keys_of, None
+        if task_id is not None:
+            self._writer.submit(lambda: self.store.release_secrets(task_id), lambda exc: None)
+        self._writer.close()
+
+    def _connect_llm(self, task_id: str) -> None:
         from ..llm import LLMClient
 
         self.store.capture_raw = self.plan.capture_raw
+        self._keys_of = task_id
         for secret in self.plan.secrets:
-            self.store.add_secret(secret)
+            self.store.add_secret(secret, task_id)
         self._llm = LLMClient(self.plan.llm, on_result=self._recorder())
 
     async def _make_agent(self) -> Agent:
@@ -329,7 +338,7 @@ class TaskRun:
         try:
             await self._end(data, success)
         finally:
-            self._writer.close()
+            self._close_writer()
 
     async def _end(self, data: str | None, success: bool) -> None:
         await self._writer.drained()  # a write refused on its way is known before the end is decided
