@@ -123,6 +123,12 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     assert "Ada Lovelace" in cards[0]["text"]
     assert "Tick the terms box" in cards[1]["text"] and "click_element_by_index" in cards[1]["text"]
     assert "Press Sign up" in cards[2]["text"]
+    # a card opens with the model's verdict on the step before it, labelled so (not read as one on its own result)
+    first_line = await popup.js(
+        "(() => { const l = document.querySelectorAll('#timeline .card-step')[1].querySelector('.card-line');"
+        " return [l.className, l.querySelector('.k').textContent, l.querySelector('.v').textContent]; })()"
+    )
+    assert first_line == ["card-line eval muted", "Previous step", "Success"], first_line
     assert "Signed up as Ada Lovelace" in await popup.text("#result")
     await popup.screenshot(SCREENS / "completed.png")
     assert await popup.visible("#run") and not await popup.visible("#stop")
