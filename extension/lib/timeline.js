@@ -49,7 +49,7 @@ const Timeline = (() => {
   }
 
   const SHOWN_ACTIONS = 8; // of a takeover, in its card: the last ones; Export has them all
-  const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired" };
+  const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired", unasked: "cardUnasked", allowed: "cardAllowed" };
 
   function renderEvent(event) {
     switch (event && event.type) {

@@ -68,7 +68,7 @@ def recorded_and_told(snap: dict[str, Any], after: list[dict[str, Any]], guard: 
 async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:
-    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    task_id, problems, after = await order_asked(harness, llm, shop_tab, done("Ordered"))
     shown = await asking(shop_tab)
     assert {"allow", "deny", "takeover"} <= set(shown["buttons"]), shown
     assert shown["why"] == 'Asked because its name says "order".', shown
@@ -91,6 +91,12 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
     assert not await harness.sw(notifications)
     await panel.wait_for("!document.getElementById('approve-box').offsetParent", "the question to go from the panel")
+    # the yes is in the record as a no is (who let the agent place the order), and in the panel's timeline
+    allowed = 'The user allowed this action: click button "Place order" on 127.0.0.1'
+    recorded_and_told(snap, after, "allowed", allowed)
+    await panel.wait_for("!!document.querySelector('#timeline .card[data-type=\"allowed\"]')", "the allowed card")
+    cards = await panel.cards()
+    assert any(card["type"] == "allowed" and allowed in card["text"] for card in cards), cards
     await harness.browser.close_tab(panel.tab.target_id)
 
 

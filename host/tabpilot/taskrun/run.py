@@ -614,7 +614,7 @@ class TaskRun:
             language = self.plan.agent.language
             refusal = say("result.nobody_to_approve", language, **words, ask_before=self.plan.ask_before,
                           remedy=say(self.nobody_to_approve, language))
-            self._push_guard(refusal, "denied")
+            self._push_guard(refusal, "unasked")  # nobody said no: there was no one to ask
             return refusal
         decision: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._approval, self._decision = pending, decision
@@ -629,7 +629,8 @@ class TaskRun:
             if self._decision is decision:
                 self._approval, self._decision = None, None
                 self._tell_control()
-        if answer == "allow":
+        if answer == "allow":  # recorded (and told) as a denial is: who let the agent pay is in the record too
+            self._push_guard(say("result.allowed", self.plan.agent.language, **words), "allowed")
             return None
         if answer is None:
             from ..store.timeline import duration
