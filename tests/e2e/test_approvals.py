@@ -122,6 +122,23 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     await harness.browser.close_tab(panel.tab.target_id)
 
 
+async def test_closing_the_tab_while_an_action_waits_for_a_yes_ends_the_question_and_the_task(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    # The person closes the shop tab instead of answering: nothing is left to allow. The question and its
+    # notification go, and the task ends saying its tab was closed (it waited up to 5 minutes, "running").
+    task_id, problems, after = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    notifications = f"Object.keys(await chrome.notifications.getAll()).includes('tabpilot-{task_id}')"
+    await wait_until(lambda: harness.sw(notifications), "the desktop notification")
+    await harness.browser.close_tab(shop_tab.target_id)
+    snap = await ended(harness, task_id, timeout=10)
+    assert snap["status"] == "error", snap
+    assert "closed" in snap["history"][-1].get("message", ""), snap["history"][-1]
+    assert not snap.get("approval"), snap
+    assert not problems and not after, after  # the model is not asked again about a tab that is gone
+    await wait_until(lambda: harness.sw(f"!({notifications})"), "the desktop notification to go")
+
+
 async def test_a_side_panel_left_on_settings_marks_the_task_tab_when_an_action_waits(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:

@@ -621,14 +621,32 @@ class TaskRun:
         self._tell_control()
         log.info("task %s: waiting for the user's yes to %s", self.task_id, pending.sentence())
         timeout = approval_timeout()
+        # The tab the action is for, closed while the question waits: there is nothing left to allow. The question
+        # goes at once (it stayed up to 5 minutes, the task "running" in a tab that was gone) and the action is not
+        # done; the next step finds the tab closed (the task ends saying so, or goes on in another tab worked in).
+        tab_closed = False
+
+        def closed(target_id: str) -> None:
+            nonlocal tab_closed
+            if target_id == getattr(getattr(ctx, "tab", None), "target_id", None) and not decision.done():
+                tab_closed = True
+                decision.set_result("deny")
+
+        gone = getattr(getattr(ctx, "browser", None), "on_tab_gone", None)
+        if gone is not None:
+            gone.append(closed)
         try:
             answer: Decision | None = await asyncio.wait_for(decision, timeout)
         except TimeoutError:
             answer = None  # nobody answered: not done, and the card goes away
         finally:
+            if gone is not None:
+                gone.remove(closed)
             if self._decision is decision:
                 self._approval, self._decision = None, None
                 self._tell_control()
+        if tab_closed:
+            return say("result.tab_closed_asking", self.plan.agent.language, **words)
         if answer == "allow":  # recorded (and told) as a denial is: who let the agent pay is in the record too
             self._push_guard(say("result.allowed", self.plan.agent.language, **words), "allowed")
             return None
