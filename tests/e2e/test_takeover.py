@@ -813,6 +813,30 @@ async def test_stop_while_the_user_has_the_controls_records_what_they_did(
                      "the overlay to go when closed", 3)  # (not the 8 s a finished one stays)
 
 
+async def test_closing_the_tab_while_the_user_has_the_controls_ends_the_task_with_what_they_did(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    # The person takes over, types, and closes the tab: the task has nowhere left to work. It ends saying its tab
+    # was closed, what they did recorded (it stayed paused, "running" in a tab that was gone, until Stop).
+    llm.add(Delay(60))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Wait for me, then go on")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(account_tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    await user_fill(account_tab, "#city", "Typed, then closed")
+    await asyncio.sleep(1.5)  # the field's value goes into the record once the typing pauses for a second
+    await harness.browser.close_tab(account_tab.target_id)
+    end = await ended(harness, task_id, timeout=15)
+    assert end["status"] == "error", end
+    assert "closed" in end["history"][-1].get("message", ""), end["history"][-1]
+    [event] = takeovers(end["history"])
+    assert ("input", 'textbox "City"', "Typed, then closed") in {
+        (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
+    assert len(llm.requests) == 1  # the model is not asked about a tab that is gone
+
+
 # --- a tab that loaded while another tab's task ran gets the overlay for a task of its own ----------------------------
 async def test_a_tab_loaded_during_another_task_gets_the_overlay_for_its_own_task(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, account_tab: Tab

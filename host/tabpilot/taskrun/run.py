@@ -102,6 +102,7 @@ class TaskRun:
         self._stopped_because: str | None = None
         self._record_failure: dict[str, Any] | None = None  # the error event saying the record failed
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
+        self._tab_checks: set[asyncio.Task[None]] = set()  # a tab closed in a takeover: is one of the task's left?
         self._takeover: Takeover | None = None
         # The actions of the takeover under way as on the wire and as recorded (redacted), each once: `_shown_takeover`.
         self._shown_actions: tuple[Takeover, list[Any], list[Any]] | None = None
@@ -253,6 +254,9 @@ class TaskRun:
         if self.plan.domains is not None:
             helpers["domains"] = self.plan.domains
         agent = self.agent = Agent(self.browser, self._llm, self.plan.agent.model_copy(update=helpers))
+        gone = getattr(self.browser, "on_tab_gone", None)
+        if gone is not None:
+            gone.append(self._on_tab_gone)
         agent.on("historychange", self._on_history)
         agent.on("statuschange", self._on_status)
         agent.on("activity", self._on_activity)
@@ -530,6 +534,26 @@ class TaskRun:
         self._handed_back.clear()
         log.info("task %s: the user handed back after %d action(s)", self.task_id, len(event.actions))
         return self.history[-1] if self.history else None
+
+    def _on_tab_gone(self, target_id: str) -> None:
+        """A tab closed while the user has the controls: with no tab of the task's left, the takeover ends (what
+        they did is recorded) and the agent's next look finds the tab gone, so the task ends saying so. It stayed
+        paused, "running" in a tab that was gone, until someone pressed Stop."""
+        if self._takeover is None or self.finished is not None:
+            return
+        ending = asyncio.get_running_loop().create_task(self._hand_back_if_no_tab())
+        self._tab_checks.add(ending)
+        ending.add_done_callback(self._tab_checks.discard)
+
+    async def _hand_back_if_no_tab(self) -> None:
+        from ..browser.errors import TabClosed
+
+        try:
+            await self.browser.current_tab()  # another tab the task worked in: the user goes on there
+        except TabClosed:
+            await self.hand_back()
+        except Exception:
+            log.debug("task %s: after a tab closed in a takeover", self.task_id, exc_info=True)
 
     async def _end_takeover(self, note: str | None) -> UserTakeoverEvent:
         """The takeover's event; the caller records it (pushed to the agent, or appended) before anything else
