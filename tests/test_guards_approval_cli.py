@@ -5,8 +5,10 @@ refused with what to do. The page's own record (window.shopLog) shows what reach
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pty
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -133,6 +135,10 @@ async def test_without_a_terminal_the_action_is_refused_unless_yes(browser: Brow
     assert await shop_log(browser, url) == [], out  # neither the card form nor the order went through
     assert 'click button "Continue" on 127.0.0.1 needs the user\'s approval' in out, out  # a card form's submit
     assert "run it again with --yes" in out, out
+    # recorded as not done for want of anyone to ask (the popup's Past tasks), never as the user's own no
+    with sqlite3.connect(f"file:{tmp_path / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        guards = [json.loads(body).get("guard") for (body,) in db.execute("SELECT body FROM events")]
+    assert "unasked" in guards and "denied" not in guards, guards
 
     url = pages.url("guard_shop.html?tty=no&yes=1")
     with ScriptedLLMServer(order_then_done()) as server:

@@ -49,7 +49,7 @@ const Timeline = (() => {
   }
 
   const SHOWN_ACTIONS = 8; // of a takeover, in its card: the last ones; Export has them all
-  const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired" };
+  const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired", unasked: "cardUnasked", allowed: "cardAllowed" };
 
   function renderEvent(event) {
     switch (event && event.type) {
@@ -57,10 +57,12 @@ const Timeline = (() => {
         const li = card("step", t("cardStep", (event.stepIndex ?? 0) + 1));
         const reflection = event.reflection || {};
         const action = event.action || {};
+        // the model's verdict on the step before, first and labelled so: under this card's own result it read as a
+        // verdict on it ("Success" under an action the user had denied)
+        if (reflection.evaluation_previous_goal) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
         line(li, "goal", t("cardGoal"), reflection.next_goal);
         line(li, "action", t("cardAction"), `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
         line(li, "output", t("cardResult"), short(action.output));
-        if (reflection.evaluation_previous_goal) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
         return li;
       }
       case "observation": {

@@ -106,6 +106,8 @@ EN_US: dict[str, str] = {
         "⏸ The user took the controls before this action finished, so it was abandoned (not an error). "
         "What they did is in their takeover note; read the page as it is now before going on."
     ),
+    "result.allowed": "The user allowed this action: {action} on {site}.",
+    "result.tab_closed_asking": "The tab was closed while the user was asked about {action} on {site}: not done.",
     "result.denied": (
         "The user denied this action: {action} on {site}. It was not done; do not try to do it another way. "
         "Ask the user what to do instead, or finish the task."
@@ -862,6 +864,8 @@ ZH_CN: dict[str, str] = {
         "⏸ 这个动作完成之前用户接管了控制，所以它被放弃了（不是错误）。用户做了什么见他们的接管记录；"
         "继续之前，先阅读页面现在的样子。"
     ),
+    "result.allowed": "用户允许了这个操作：{action}（{site}）。",
+    "result.tab_closed_asking": "在询问用户是否允许 {action}（{site}）时，标签页被关闭了：它没有执行。",
     "result.denied": (
         "用户拒绝了这个操作：{action}（{site}）。它没有执行；不要换一种方式去做。请询问用户该怎么做，或者结束任务。"
     ),

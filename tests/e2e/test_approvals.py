@@ -78,7 +78,7 @@ def recorded_and_told(snap: dict[str, Any], after: list[dict[str, Any]], guard: 
 async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
 ) -> None:
-    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    task_id, problems, after = await order_asked(harness, llm, shop_tab, done("Ordered"))
     shown = await asking(shop_tab)
     assert {"allow", "deny", "takeover"} <= set(shown["buttons"]), shown
     assert shown["why"] == 'Asked because its name says "order".', shown
@@ -102,6 +102,12 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
     assert not await harness.sw(notifications)
     await panel.wait_for("!document.getElementById('approve-box').offsetParent", "the question to go from the panel")
+    # the yes is in the record as a no is (who let the agent place the order), and in the panel's timeline
+    allowed = 'The user allowed this action: click button "Place order" on 127.0.0.1'
+    recorded_and_told(snap, after, "allowed", allowed)
+    await panel.wait_for("!!document.querySelector('#timeline .card[data-type=\"allowed\"]')", "the allowed card")
+    cards = await panel.cards()
+    assert any(card["type"] == "allowed" and allowed in card["text"] for card in cards), cards
     await harness.browser.close_tab(panel.tab.target_id)
 
 
@@ -125,6 +131,23 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     cards = await panel.cards()
     assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
     await harness.browser.close_tab(panel.tab.target_id)
+
+
+async def test_closing_the_tab_while_an_action_waits_for_a_yes_ends_the_question_and_the_task(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    # The person closes the shop tab instead of answering: nothing is left to allow. The question and its
+    # notification go, and the task ends saying its tab was closed (it waited up to 5 minutes, "running").
+    task_id, problems, after = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    notifications = f"Object.keys(await chrome.notifications.getAll()).includes('tabpilot-{task_id}')"
+    await wait_until(lambda: harness.sw(notifications), "the desktop notification")
+    await harness.browser.close_tab(shop_tab.target_id)
+    snap = await ended(harness, task_id, timeout=10)
+    assert snap["status"] == "error", snap
+    assert "closed" in snap["history"][-1].get("message", ""), snap["history"][-1]
+    assert not snap.get("approval"), snap
+    assert not problems and not after, after  # the model is not asked again about a tab that is gone
+    await wait_until(lambda: harness.sw(f"!({notifications})"), "the desktop notification to go")
 
 
 async def test_a_side_panel_left_on_settings_marks_the_task_tab_when_an_action_waits(

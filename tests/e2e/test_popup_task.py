@@ -123,6 +123,12 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     assert "Ada Lovelace" in cards[0]["text"]
     assert "Tick the terms box" in cards[1]["text"] and "click_element_by_index" in cards[1]["text"]
     assert "Press Sign up" in cards[2]["text"]
+    # a card opens with the model's verdict on the step before it, labelled so (not read as one on its own result)
+    first_line = await popup.js(
+        "(() => { const l = document.querySelectorAll('#timeline .card-step')[1].querySelector('.card-line');"
+        " return [l.className, l.querySelector('.k').textContent, l.querySelector('.v').textContent]; })()"
+    )
+    assert first_line == ["card-line eval muted", "Previous step", "Success"], first_line
     assert "Signed up as Ada Lovelace" in await popup.text("#result")
     await popup.screenshot(SCREENS / "completed.png")
     assert await popup.visible("#run") and not await popup.visible("#stop")
@@ -283,6 +289,34 @@ async def test_detached_debugger_ends_the_task_stopped(harness: Harness, llm: Sc
     row = task_row(harness, await popup_task_id(popup))
     assert row["status"] == "stopped"
     assert not await harness.sw(f"attachedTabs.has({tab_id})")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_closing_the_tasks_tab_while_the_model_thinks_ends_the_task_at_once(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # The person closes the tab the agent works in while a (slow) model thinks: the task ends then, saying the
+    # tab was closed, and the model call is dropped; it had waited for the model's answer (30 s here) first.
+    problems: list[str] = []
+    tab = form_tab
+    llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems),
+            Delay(30, then=done("Ticked it")))
+    popup = await start_task(harness, tab, llm, "Tick the terms box, then think for a long time")
+    task_id = await popup_task_id(popup)
+    await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the first step card")
+    await popup.wait_for("document.getElementById('activity').dataset.type === 'thinking'", "the model's second turn")
+    assert not problems
+    await harness.browser.close_tab(tab.target_id)
+
+    async def ended() -> dict | None:
+        row = task_row(harness, task_id)
+        return row if row["status"] != "running" else None
+
+    row = await wait_until(ended, "the task to end once its tab was closed", timeout=10)
+    assert row["status"] == "error"
+    assert "closed" in row["events"][-1].get("message", ""), row["events"][-1]
+    await wait_until(lambda: asyncio.sleep(0, llm.dropped), "the model call to be dropped", timeout=5)
+    assert len(llm.requests) == 2
     await harness.browser.close_tab(popup.tab.target_id)
 
 

@@ -781,28 +781,54 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
 
 
 # --- Stop while the user has the controls: what they did is recorded, the task ends stopped ---------------------------
+async def typed_in_a_takeover(harness: Harness, llm: ScriptedLLMServer, tab: Tab, city: str) -> str:
+    """A task whose model thinks for a minute; the person takes over from the overlay and types `city` into City."""
+    llm.add(Delay(60))
+    await configure(harness, llm)
+    task_id = await start(harness, tab, "Wait for me")
+    await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
+    await press_overlay(tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    await user_fill(tab, "#city", city)
+    return task_id
+
+
+def assert_typed(end: dict[str, Any], city: str) -> None:
+    """The task's one takeover holds the person's typing of `city` into City."""
+    [event] = takeovers(end["history"])
+    assert ("input", 'textbox "City"', city) in {
+        (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
+
+
 async def test_stop_while_the_user_has_the_controls_records_what_they_did(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
-    llm.add(Delay(60))
-    await configure(harness, llm)
-    task_id = await start(harness, account_tab, "Wait for me")
-    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
-    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
-    await press_overlay(account_tab, "takeover")
-    await controlled_by_user(harness, task_id)
-    await user_fill(account_tab, "#city", "Typed, then stopped")  # the field is still being typed in
-    await press_overlay(account_tab, "stop")
+    task_id = await typed_in_a_takeover(harness, llm, account_tab, "Typed, then stopped")
+    await press_overlay(account_tab, "stop")  # the field is still being typed in
     end = await ended(harness, task_id)
     assert end["status"] == "stopped", end
-    [event] = takeovers(end["history"])
-    assert ("input", 'textbox "City"', "Typed, then stopped") in {
-        (a["kind"], a["target"], a.get("value")) for a in event["actions"]}, event["actions"]
+    assert_typed(end, "Typed, then stopped")
     finished = await wait_overlay(account_tab, "the overlay to show the end", lambda o: o["state"] == "stopped")
     assert finished["buttons"] == ["close"], finished
     await press_overlay(account_tab, "close")  # the panel asks the worker, which tells the page's overlay to go
     await wait_until(lambda: account_tab.evaluate("!document.querySelector('[data-tabpilot-overlay]')"),
                      "the overlay to go when closed", 3)  # (not the 8 s a finished one stays)
+
+
+async def test_closing_the_tab_while_the_user_has_the_controls_ends_the_task_with_what_they_did(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    # The person takes over, types, and closes the tab: the task has nowhere left to work. It ends saying its tab
+    # was closed, what they did recorded (it stayed paused, "running" in a tab that was gone, until Stop).
+    task_id = await typed_in_a_takeover(harness, llm, account_tab, "Typed, then closed")
+    await asyncio.sleep(1.5)  # the field's value goes into the record once the typing pauses for a second
+    await harness.browser.close_tab(account_tab.target_id)
+    end = await ended(harness, task_id, timeout=15)
+    assert end["status"] == "error", end
+    assert "closed" in end["history"][-1].get("message", ""), end["history"][-1]
+    assert_typed(end, "Typed, then closed")
+    assert len(llm.requests) == 1  # the model is not asked about a tab that is gone
 
 
 # --- a tab that loaded while another tab's task ran gets the overlay for a task of its own ----------------------------

@@ -357,15 +357,28 @@ class Agent(AsyncIOEventEmitter):
             messages, spec, parse=lambda arguments: parse_agent_output(arguments, self.tools), on_retry=self._on_retry,
             on_wait=lambda info: self._activity(WaitingActivity(seconds=info.seconds, message=info.message)),
         ))
+
+        # The tab this step is about, closed while the model thinks (the person closed it): the answer is of no
+        # use, so the call is dropped at once and the step starts over: on another tab worked in, or, with none
+        # left, the task ends saying the tab was closed (not only once a slow model has answered, and been paid).
+        def closed(target_id: str) -> None:
+            if target_id == getattr(tab, "target_id", None):
+                thinking.cancel()
+
+        gone = getattr(self.browser, "on_tab_gone", None)
+        if gone is not None:
+            gone.append(closed)
         try:
             invoked = await thinking
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if thinking.cancelled() and current is not None and not current.cancelling():
-                raise _PausedMidThought from None  # pause() cancelled only the call, not the run
+                raise _PausedMidThought from None  # pause() or the tab's closing cancelled only the call, not the run
             raise
         finally:
             self._thinking = None
+            if gone is not None:
+                gone.remove(closed)
         if screenshot is not None:
             self._vision_answered()
         return invoked.value, invoked

@@ -163,8 +163,9 @@ class StepEvent(WireModel):
         )
 
 
-# a navigation the allowed domains stopped; an action the user refused; one nobody allowed in time
-GuardKind = Literal["blocked", "denied", "expired"]
+# a navigation the allowed domains stopped; an action the user refused; one nobody allowed in time; one nobody
+# could be asked about (`tabpilot run` with no terminal); an action the user allowed (recorded as a no is)
+GuardKind = Literal["blocked", "denied", "expired", "unasked", "allowed"]
 
 
 class ObservationEvent(WireModel):

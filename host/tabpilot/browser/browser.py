@@ -91,6 +91,7 @@ class Browser:
         self.guard: NavigationGuard | None = None  # the task's allowed domains, enforced on every tab
         self.detached_reason: str | None = None  # why the debugger last let go of a tab (`tab_detached`)
         self.on_detached: list[Callable[[str, str], None]] = []  # (target id, reason), e.g. "canceled_by_user"
+        self.on_tab_gone: list[Callable[[str], None]] = []  # (target id) of a tab closed, by anyone
 
     @property
     def active(self) -> Tab | None:
@@ -193,6 +194,8 @@ class Browser:
             tab.closed = True
             if self._active is tab:
                 self._active, self._active_lost = None, True
+        for listener in list(self.on_tab_gone):
+            listener(target_id)
 
     def tab_detached(self, target_id: str, reason: str) -> None:
         """The debugger let go of the tab (`reason`: "canceled_by_user" is the user's Cancel on the infobar)."""

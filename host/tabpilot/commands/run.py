@@ -654,6 +654,8 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
     if kind == "observation":  # a guard's (a blocked navigation, a denied action) stands out
         if event.get("nudge"):
             return []  # said to the model about its own way of working ("Do something different"), not to you
+        if event.get("guard") == "allowed":
+            return []  # the terminal's own question said "✔ allowed" as you answered
         return [f"  {'🚫' if event.get('guard') else '·'} {_clip(event.get('content', ''), RESULT_LIMIT)}"]
     if kind == "retry":
         return [say("run.retry", language, attempt=event.get("attempt"), max_attempts=event.get("maxAttempts"),

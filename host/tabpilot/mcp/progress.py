@@ -43,7 +43,8 @@ def event_message(event: dict[str, Any]) -> str | None:
     return None
 
 
-GUARDS = {"blocked": "blocked", "denied": "not done", "expired": "not done"}
+GUARDS = {"blocked": "blocked", "denied": "not done", "expired": "not done", "unasked": "not done",
+          "allowed": "allowed"}
 WHERE_THE_PERSON_ANSWERS = "the tabpilot popup or side panel, or the page's tabpilot overlay"
 
 

@@ -103,6 +103,7 @@ class TaskRun:
         self._stopped_because: str | None = None
         self._record_failure: dict[str, Any] | None = None  # the error event saying the record failed
         self._stopping: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
+        self._tab_checks: set[asyncio.Task[None]] = set()  # a tab closed in a takeover: is one of the task's left?
         self._takeover: Takeover | None = None
         # The actions of the takeover under way as on the wire and as recorded (redacted), each once: `_shown_takeover`.
         self._shown_actions: tuple[Takeover, list[Any], list[Any]] | None = None
@@ -262,6 +263,9 @@ class TaskRun:
         if self.plan.domains is not None:
             helpers["domains"] = self.plan.domains
         agent = self.agent = Agent(self.browser, self._llm, self.plan.agent.model_copy(update=helpers))
+        gone = getattr(self.browser, "on_tab_gone", None)
+        if gone is not None:
+            gone.append(self._on_tab_gone)
         agent.on("historychange", self._on_history)
         agent.on("statuschange", self._on_status)
         agent.on("activity", self._on_activity)
@@ -540,6 +544,26 @@ class TaskRun:
         log.info("task %s: the user handed back after %d action(s)", self.task_id, len(event.actions))
         return self.history[-1] if self.history else None
 
+    def _on_tab_gone(self, target_id: str) -> None:
+        """A tab closed while the user has the controls: with no tab of the task's left, the takeover ends (what
+        they did is recorded) and the agent's next look finds the tab gone, so the task ends saying so. It stayed
+        paused, "running" in a tab that was gone, until someone pressed Stop."""
+        if self._takeover is None or self.finished is not None:
+            return
+        ending = asyncio.get_running_loop().create_task(self._hand_back_if_no_tab())
+        self._tab_checks.add(ending)
+        ending.add_done_callback(self._tab_checks.discard)
+
+    async def _hand_back_if_no_tab(self) -> None:
+        from ..browser.errors import TabClosed
+
+        try:
+            await self.browser.current_tab()  # another tab the task worked in: the user goes on there
+        except TabClosed:
+            await self.hand_back()
+        except Exception:
+            log.debug("task %s: after a tab closed in a takeover", self.task_id, exc_info=True)
+
     async def _end_takeover(self, note: str | None) -> UserTakeoverEvent:
         """The takeover's event; the caller records it (pushed to the agent, or appended) before anything else
         runs: the run's end, which may come while the URL after it is read, waits for it (`_end`), or the open
@@ -623,22 +647,41 @@ class TaskRun:
             language = self.plan.agent.language
             refusal = say("result.nobody_to_approve", language, **words, ask_before=self.plan.ask_before,
                           remedy=say(self.nobody_to_approve, language))
-            self._push_guard(refusal, "denied")
+            self._push_guard(refusal, "unasked")  # nobody said no: there was no one to ask
             return refusal
         decision: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._approval, self._decision = pending, decision
         self._tell_control()
         log.info("task %s: waiting for the user's yes to %s", self.task_id, pending.sentence())
         timeout = approval_timeout()
+        # The tab the action is for, closed while the question waits: there is nothing left to allow. The question
+        # goes at once (it stayed up to 5 minutes, the task "running" in a tab that was gone) and the action is not
+        # done; the next step finds the tab closed (the task ends saying so, or goes on in another tab worked in).
+        tab_closed = False
+
+        def closed(target_id: str) -> None:
+            nonlocal tab_closed
+            if target_id == getattr(getattr(ctx, "tab", None), "target_id", None) and not decision.done():
+                tab_closed = True
+                decision.set_result("deny")
+
+        gone = getattr(getattr(ctx, "browser", None), "on_tab_gone", None)
+        if gone is not None:
+            gone.append(closed)
         try:
             answer: Decision | None = await asyncio.wait_for(decision, timeout)
         except TimeoutError:
             answer = None  # nobody answered: not done, and the card goes away
         finally:
+            if gone is not None:
+                gone.remove(closed)
             if self._decision is decision:
                 self._approval, self._decision = None, None
                 self._tell_control()
-        if answer == "allow":
+        if tab_closed:
+            return say("result.tab_closed_asking", self.plan.agent.language, **words)
+        if answer == "allow":  # recorded (and told) as a denial is: who let the agent pay is in the record too
+            self._push_guard(say("result.allowed", self.plan.agent.language, **words), "allowed")
             return None
         if answer is None:
             from ..store.timeline import duration
