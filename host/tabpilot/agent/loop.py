@@ -362,12 +362,11 @@ class Agent(AsyncIOEventEmitter):
         # use, so the call is dropped at once and the step starts over: on another tab worked in, or, with none
         # left, the task ends saying the tab was closed (not only once a slow model has answered, and been paid).
         def closed(target_id: str) -> None:
-            if target_id == getattr(tab, "target_id", None):
+            if target_id == tab.target_id:
                 thinking.cancel()
 
-        gone = getattr(self.browser, "on_tab_gone", None)
-        if gone is not None:
-            gone.append(closed)
+        gone = self.browser.on_tab_gone
+        gone.append(closed)
         try:
             invoked = await thinking
         except asyncio.CancelledError:
@@ -377,8 +376,7 @@ class Agent(AsyncIOEventEmitter):
             raise
         finally:
             self._thinking = None
-            if gone is not None:
-                gone.remove(closed)
+            gone.remove(closed)
         if screenshot is not None:
             self._vision_answered()
         return invoked.value, invoked
