@@ -286,6 +286,9 @@ async def test_a_bad_index_becomes_the_steps_output_and_the_task_goes_on(browser
     assert "9999" in first.action.output and first.action.output.startswith("❌")
     assert "There is no element with index 9999" in history_section(server.requests[1])
     assert not result.success and agent.status == "error" and result.data == "gave up"
+    # the step that ended it says so: not "Task completed" (the terminal printed that, then "❌ error")
+    last = [e for e in result.history if isinstance(e, StepEvent)][-1]
+    assert (last.action.name, last.action.output) == ("done", "Task ended, not completed"), last.action
 
 
 async def test_loop_detection_tells_the_model_to_try_something_else(browser: Browser, pages) -> None:

@@ -140,6 +140,7 @@ EN_US: dict[str, str] = {
         "`tabpilot config set ask-before never`."
     ),
     "result.done": "Task completed",
+    "result.done_unfinished": "Task ended, not completed",
     "result.waited": "✅ Waited for {seconds} seconds.",
     "result.user_answered": "User answered: {answer}",
     "result.handed_back": "✅ The user handed the controls back. {account}. Read the page again: it may have changed.",
@@ -895,6 +896,7 @@ ZH_CN: dict[str, str] = {
         "请运行 `tabpilot config set ask-before never`。"
     ),
     "result.done": "任务已完成",
+    "result.done_unfinished": "任务已结束，未完成",
     "result.waited": "✅ 已等待 {seconds} 秒。",
     "result.user_answered": "用户的回答：{answer}",
     "result.handed_back": "✅ 用户交还了控制。{account}。请重新阅读页面：它可能已经变化。",

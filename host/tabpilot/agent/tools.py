@@ -163,7 +163,9 @@ class UploadInput(ToolInput):
 
 # --- built-ins ----------------------------------------------------------------------------------
 async def _done(ctx: ToolContext, args: DoneInput) -> str:
-    return say("result.done", ctx.agent.config.language)  # the loop ends the task
+    # the loop ends the task; one the model says it could not finish is not told "completed" (the terminal showed
+    # "result: Task completed" and then "❌ error" for it)
+    return say("result.done" if args.success else "result.done_unfinished", ctx.agent.config.language)
 
 
 async def _wait(ctx: ToolContext, args: WaitInput) -> str:
