@@ -283,6 +283,11 @@ def test_config_list_and_get_show_what_config_shows_and_never_the_key(tmp_path: 
     assert unknown.stderr == f"tabpilot config: unknown setting 'colour'; settings are: {', '.join(KEYS)}\n"
     chinese = tabpilot(tmp_path, "config", "get", "colour", env={"LANGUAGE": "", "LC_ALL": "", "LANG": "zh_CN.UTF-8"})
     assert chinese.stderr.startswith("tabpilot config：没有 'colour' 这项设置；可用的设置有：base-url"), chinese.stderr
+    # a near miss is named (a new user typed max-step)
+    for typed, meant in (("max-step", "max-steps"), ("max_steps", "max-steps"), ("modle", "model")):
+        near = tabpilot(tmp_path, "config", "set", typed, "5")
+        said = f"tabpilot config: unknown setting '{typed}'; did you mean {meant}?\n"
+        assert (near.returncode, near.stderr) == (1, said)
 
 
 def test_model_deadline_and_reply_limit_are_settings_the_cli_shows_and_changes(tmp_path: Path) -> None:

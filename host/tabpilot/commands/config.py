@@ -59,6 +59,11 @@ def _read_secret(language: Language) -> str:
 
 def _check_key(key: str, language: Language) -> str | None:
     if key not in KEYS:
+        import difflib
+
+        close = difflib.get_close_matches(key.lower().replace("_", "-"), KEYS, n=1, cutoff=0.75)
+        if close:
+            return say("config.unknown_close", language, key=key, close=close[0])
         return say("config.unknown", language, key=key, keys=", ".join(KEYS))
     return None
 
