@@ -945,12 +945,14 @@ function count(value, one, many) {
   return value === 1 ? t(one, value) : t(many, value);
 }
 
+const TERMINAL_SOURCES = new Set(["cli", "demo"]); // host/tabpilot/taskrun/plan.py TERMINAL_SOURCES
 const NOT_RUN = new Set(["denied", "refused", "withdrawn"]); // asked for by a page or an MCP client, never run: no steps
 
 function pastMeta(row) {
   const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
   if (row.requester) parts.push(t("pastFrom", row.requester)); // a page's origin, an MCP client's name
+  else if (TERMINAL_SOURCES.has(row.source)) parts.push(t("pastFromTerminal")); // `tabpilot run` / `demo`
   return parts.filter(Boolean).join(" · ");
 }
 

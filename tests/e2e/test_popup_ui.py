@@ -303,12 +303,22 @@ async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
     popup = await start_task(harness, form_tab, llm, "Say what this page is")
     assert await wait_status(popup, "completed", "error", "stopped") == "completed"
     first_id = await popup_task_id(popup)
+    from tabpilot.store.tasks import TaskStore
+
+    store = TaskStore(harness.database())  # the record of a task `tabpilot run` ran, as it writes one
+    from_terminal = store.start_task("Say what this page is", source="cli")
+    store.finish_task(from_terminal, status="completed", result={"success": True, "data": answer})
+    store.close()
 
     await popup.click("#nav-past")
     await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\")",
                          "the past tasks list")
     row = await popup.js(f"document.querySelector(\"#past-list .past-item[data-task-id='{first_id}']\").innerText")
     assert "12,345 tokens" in row, row  # thousands separated
+    # the same task run from a terminal is told apart from the popup's (a new user could not)
+    terminal_row = await popup.js(
+        f"document.querySelector(\"#past-list .past-item[data-task-id='{from_terminal}']\").innerText")
+    assert "from the terminal" in terminal_row and "from the terminal" not in row, (terminal_row, row)
     # every title starts at the same x, whatever the width of the status word before it
     lefts = await popup.js(
         "[...document.querySelectorAll('#past-list .past-task')].map(e => e.getBoundingClientRect().left)"
