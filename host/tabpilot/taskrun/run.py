@@ -236,7 +236,8 @@ class TaskRun:
         """No more writes for this run: once those queued are done, the store lets go of the run's keys."""
         task_id, self._keys_of = self._keys_of, None
         if task_id is not None:
-            self._writer.submit(lambda: self.store.release_secrets(task_id), lambda exc: None)
+            store = self.store  # not self: the job may still be queued as the run ends, and kept it alive
+            self._writer.submit(lambda: store.release_secrets(task_id), lambda exc: None)
         self._writer.close()
 
     def _connect_llm(self, task_id: str) -> None:
