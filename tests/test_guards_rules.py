@@ -63,6 +63,22 @@ def test_a_blocked_host_is_blocked_in_a_blob_url_and_as_an_ipv4_mapped_address()
     assert policy.refusal("blob:https://shop.example/7c0a") is None
     assert policy.refusal("blob:null/7c0a") is None  # an opaque origin's: no site
     assert normalize_domain("[::ffff:10.0.0.1]") == "10.0.0.1" and normalize_domain("::1") == "::1"
+
+
+def test_a_blocked_ipv4_address_is_blocked_however_the_url_spells_it() -> None:
+    # The browser goes to 127.0.0.1 for each of these (the WHATWG URL parser's IPv4 numbers), and NAT64 and 6to4
+    # addresses carry it: the model's go_to_url and a task's first page were judged as hosts named "2130706433".
+    policy = DomainPolicy.of(blocked=["127.0.0.1", "10.0.0.1"])
+    for url in ("http://2130706433/", "http://0x7f.1/", "http://127.1:8000/", "http://0177.0.0.1/",
+                "http://0x7f000001/", "http://127.0.0.1./", "http://[64:ff9b::7f00:1]/", "http://[2002:7f00:1::]/",
+                "http://[2002:7f00:1:5::9]/", "http://10.1/", "http://10.0.1/", "http://0xa.0.0.1/"):
+        assert policy.refusal(url) is not None, url
+        assert start_refusal(policy, url) is not None, url
+    # not IPv4 numbers (the browser refuses these URLs as invalid, or they are names): judged as written
+    for url in ("http://1.2.3.4.5/", "http://256.1.1.1/", "http://09.1/", "http://1e3/", "http://1..2/",
+                "http://example.com/", "http://[64:ff9b:1::7f00:1]/"):
+        assert policy.refusal(url) is None, url
+    assert normalize_domain("0x7f.1") == "127.0.0.1" and normalize_domain("[2002:a00:1::]") == "10.0.0.1"
     allowed = DomainPolicy.of(allowed=["shop.example"])
     assert start_refusal(allowed, "blob:http://127.0.0.1:8000/7c0a") is not None
 

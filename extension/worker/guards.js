@@ -37,8 +37,10 @@ function domainList(value, name) {
 // spells it, so an IPv6 address only matches in brackets ("::1" matches nothing, "[::1]" does; measured on
 // Chromium 156), and an IPv4 address has a second spelling Chromium keeps apart: http://[::ffff:127.0.0.1]/
 // reaches 127.0.0.1 and is shown as [::ffff:7f00:1] (the host's guard takes them as one host, domains.py).
-// Other spellings of an IPv4 address (127.1, 0x7f000001, a trailing dot) and of a name (case, a trailing dot)
-// Chromium brings to one form itself before the rules see them.
+// So are the IPv6 addresses that reach it through NAT64 ([64:ff9b::7f00:1]) and 6to4 ([2002:7f00:1::], this one
+// only with no subnet or interface given: a rule cannot name the rest of 2002:7f00:1::/48). Other spellings of
+// an IPv4 address (127.1, 0x7f000001, a trailing dot) and of a name (case, a trailing dot) Chromium brings to one
+// form itself before the rules see them.
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 function ruleDomains(domains) {
@@ -48,8 +50,12 @@ function ruleDomains(domains) {
       spelled.push(canonicalHost(`[${domain.replace(/^\[|\]$/g, "")}]`) || domain);
     } else if (IPV4.test(domain)) {
       spelled.push(domain);
-      const mapped = canonicalHost(`[::ffff:${domain}]`);
-      if (mapped) spelled.push(mapped);
+      const [a, b, c, d] = domain.split(".").map(Number);
+      const sixToFour = `2002:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}::`;
+      for (const carried of [`::ffff:${domain}`, `64:ff9b::${domain}`, sixToFour]) {
+        const spelling = canonicalHost(`[${carried}]`);
+        if (spelling) spelled.push(spelling);
+      }
     } else {
       spelled.push(domain);
     }

@@ -288,6 +288,14 @@ async def test_a_popup_to_a_domain_spelled_another_way_is_judged_as_the_host_jud
     assert snap["status"] == "completed", snap
 
 
+async def test_the_rules_name_an_ipv4_domain_under_every_ipv6_address_that_carries_it(harness: Harness) -> None:
+    """NAT64 and 6to4 addresses reach an IPv4 host as ::ffff: does, and the host's guard takes each as that host
+    (test_guards_rules.py): the extension's rules for a popup's first request name them too, as Chromium spells
+    them (nothing answers at those addresses here, so no request can show it)."""
+    spelled = await harness.sw("ruleDomains(['127.0.0.1', 'shop.test'])")
+    assert spelled == ["127.0.0.1", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::]", "shop.test"], spelled
+
+
 async def test_a_popup_to_a_blocked_ipv6_address_never_reaches_it(
     harness: Harness, llm: ScriptedLLMServer, site: RecordingSite
 ) -> None:

@@ -45,12 +45,9 @@ def normalize_domain(text: str) -> str:
     value = value.removeprefix("*.").strip(".")
     if not value:
         raise DomainError("domains.not_domain", text=text.strip())
-    try:
-        address = ipaddress.ip_address(value)
-    except ValueError:
-        pass
-    else:  # [::ffff:127.0.0.1] is 127.0.0.1 written as IPv6 (the browser shows it as [::ffff:7f00:1]): the same host
-        return str(getattr(address, "ipv4_mapped", None) or address)
+    address = _ip_address(value)
+    if address is not None:
+        return str(address)
     try:
         value = browser_spelling(value)
     except UnicodeError:
@@ -58,6 +55,60 @@ def normalize_domain(text: str) -> str:
     if not _DOMAIN.match(value) and value not in SINGLE_LABEL_HOSTS:
         raise DomainError("domains.not_domain", text=text.strip())
     return value
+
+
+# IPv6 addresses that carry an IPv4 one: NAT64's well-known prefix (RFC 6052) reaches it through a translator.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _ip_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address `host` spells, as the browser reads it, with an IPv4 address carried in IPv6 given as itself:
+    the browser goes to 127.0.0.1 for 2130706433, 0x7f.1, 0177.0.0.1 and 127.1 alike (the WHATWG URL parser's IPv4
+    numbers), and [::ffff:7f00:1], [64:ff9b::7f00:1] and [2002:7f00:1::] (6to4) reach it too. A blocked 127.0.0.1
+    held for none of these. None for a host name."""
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(host)
+    except ValueError:
+        parsed = _whatwg_ipv4(host)
+        if parsed is None:
+            return None
+        address = parsed
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return address.ipv4_mapped
+        if address.sixtofour is not None:
+            return address.sixtofour
+        if address in _NAT64:
+            return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address
+
+
+_DIGITS = {10: frozenset("0123456789"), 8: frozenset("01234567"), 16: frozenset("0123456789abcdefABCDEF")}
+
+
+def _whatwg_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The WHATWG URL standard's IPv4 parser: up to four dot-separated numbers, each decimal, 0x hex or 0-led
+    octal, the last filling the bytes left. None when the host is not one (a name, or no valid number)."""
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()
+    if not 1 <= len(parts) <= 4:
+        return None
+    numbers = []
+    for part in parts:
+        if part[:2].lower() == "0x":
+            base, digits = 16, part[2:]
+        elif len(part) > 1 and part[0] == "0":
+            base, digits = 8, part[1:]
+        else:
+            base, digits = 10, part
+        if not part or not set(digits) <= _DIGITS[base]:
+            return None
+        numbers.append(int(digits, base) if digits else 0)
+    last = numbers.pop()
+    if any(n > 255 for n in numbers) or last >= 256 ** (4 - len(numbers)):
+        return None
+    return ipaddress.IPv4Address(sum(n << (8 * (3 - i)) for i, n in enumerate(numbers)) + last)
 
 
 def browser_spelling(host: str) -> str:
