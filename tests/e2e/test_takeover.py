@@ -6,7 +6,6 @@ extension it is a person's (user_support.py)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -859,14 +858,12 @@ async def test_a_tab_loaded_during_another_task_gets_the_overlay_for_its_own_tas
 
 # --- the host crashes while the user has the controls: what they did is in the record all the same --------------------
 def open_takeover(harness: Harness, task_id: str) -> str:
-    """The takeover under way of `task_id` as the record keeps it (store/tasks.py open_takeovers), or ""."""
-    import sqlite3
+    """The takeover under way of `task_id` as the record keeps it (store/tasks.py open_takeover), as JSON, or ""."""
+    from tabpilot.store.tasks import TaskStore
 
-    with contextlib.closing(sqlite3.connect(harness.database())) as db:
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'open_takeovers'").fetchone():
-            return ""  # a record that keeps no takeover under way
-        row = db.execute("SELECT body FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
-    return row[0] if row else ""
+    with TaskStore(harness.database()) as store:
+        kept = store.open_takeover(task_id)
+    return "" if kept is None else json.dumps(kept, ensure_ascii=False)
 
 
 def history_show(harness: Harness, task_id: str) -> str:
