@@ -169,6 +169,30 @@ def test_a_takeover_an_older_tabpilot_kept_whole_is_still_appended_and_then_kept
     assert open_rows(store) == []
 
 
+def test_only_the_takeover_of_a_task_no_host_runs_can_be_amended(store: TaskStore) -> None:
+    from tabpilot.store.tasks import TaskNotFound
+
+    def add(event: dict) -> dict:
+        return {**event, "actions": [typed("late sk-SECRET-0000"), *event["actions"]]}
+
+    store.add_secret("sk-SECRET-0000")
+    running = store.start_task("running", source="popup")
+    store.append_event(running, takeover_event("typed"))
+    assert not store.amend_last_takeover(running, add)  # a run's events are its run's
+    interrupted = store.start_task("its host died", source="popup")
+    assert not store.amend_last_takeover(interrupted, add)  # running until the next start finds it interrupted
+    keep(store, interrupted, "typed")
+    left_by_a_dead_host(store, interrupted)
+    store.mark_interrupted()
+    store.append_event(running, {"type": "observation", "content": "not this task's"})
+    assert store.amend_last_takeover(interrupted, add)
+    [event] = store.get_task(interrupted).events  # type: ignore[union-attr]
+    assert [a.get("value") for a in event["actions"]] == ["late [redacted]", "typed", None]
+    assert not store.amend_last_takeover(interrupted, lambda event: None)  # left as it is
+    with pytest.raises(TaskNotFound):
+        store.amend_last_takeover("no-such-task", add)
+
+
 def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> None:
     path = tmp_path / "v1.sqlite3"
     with sqlite3.connect(path) as db:

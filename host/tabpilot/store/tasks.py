@@ -22,7 +22,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -512,6 +512,29 @@ class TaskStore:
             (task_id, seq, saved_at, body),
         )
         self._drop_open_takeover(task_id)
+
+    def amend_last_takeover(self, task_id: str,
+                            change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> bool:
+        """Change the last `user_takeover` event of a task no host runs any more (found interrupted, or ended):
+        `change` gets it and returns it changed, or None to leave it. For what the person did in a takeover cut short
+        that its host never got. False when the task runs, has no such event, or `change` left it; TaskNotFound when
+        the record has no such task."""
+        with self._lock, self._transaction():
+            task = self._db.execute("SELECT status FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if task is None:
+                raise TaskNotFound(task_id)
+            if task["status"] == "running":
+                return False
+            row = self._db.execute(
+                "SELECT seq, body FROM events WHERE task_id = ? AND type = 'user_takeover' ORDER BY seq DESC LIMIT 1",
+                (task_id,)).fetchone()
+            event = None if row is None else _decoded(row["body"])
+            changed = change(event) if isinstance(event, dict) else None
+            if changed is None:
+                return False
+            body = storable(json.dumps(self._clean(changed, task_id), ensure_ascii=False, default=str))
+            self._db.execute("UPDATE events SET body = ? WHERE task_id = ? AND seq = ?", (body, task_id, row["seq"]))
+            return True
 
     def _note_if_none_resumable(self) -> None:
         """Make the file that says no task here can be resumed (store/resumable.py), if none can: counted, made,
