@@ -69,28 +69,45 @@ def test_a_finished_task_leaves_no_run_state(store: TaskStore) -> None:
     assert store.get_task(task_id).summary.status == "stopped"  # type: ignore[union-attr]
 
 
+def typed(value: str, field: str = "Email") -> dict:
+    return {"kind": "input", "target": f'textbox "{field}"', "value": value, "url": "https://a.example/", "at": 5}
+
+
 def takeover_event(*values: str, note: bool = True) -> dict:
     """A takeover as TaskRun keeps it while under way (taskrun/takeover.py Takeover.unfinished)."""
-    actions = [{"kind": "input", "target": 'textbox "Email"', "value": v, "url": "https://a.example/", "at": 5}
-               for v in values]
-    return {"type": "user_takeover", "reason": "user", "startedAt": 1, "endedAt": 5, "actions": actions
-            + ([{"kind": "note", "description": "(cut short)"}] if note else [])}
+    return {"type": "user_takeover", "reason": "user", "startedAt": 1, "endedAt": 5, "actions": [
+        typed(v) for v in values] + ([{"kind": "note", "description": "(cut short)"}] if note else [])}
+
+
+def keep(store: TaskStore, task_id: str, *values: str, start: int = 0) -> None:
+    """Keep the takeover under way as TaskRun does: its head (the note after the person's actions), and their
+    actions from `start` on."""
+    event = takeover_event()
+    store.keep_open_takeover(task_id, event, [typed(v) for v in values], start)
+
+
+def open_rows(store: TaskStore) -> list[tuple]:
+    return rows(store, "SELECT task_id FROM takeover_heads UNION ALL SELECT task_id FROM takeover_actions"
+                       " UNION ALL SELECT task_id FROM open_takeovers")
 
 
 def test_a_takeover_under_way_when_its_host_dies_is_appended_to_the_interrupted_task(store: TaskStore) -> None:
     task_id = store.start_task("taken over", source="page")
     store.append_event(task_id, {"type": "observation", "content": "before"})
     store.add_secret("sk-SECRET-0000")
-    store.save_open_takeover(task_id, takeover_event("a@b.c"))
-    store.save_open_takeover(task_id, takeover_event("a@b.c sk-SECRET-0000"))  # the latest is kept, redacted
+    keep(store, task_id, "a@b.c", "x")
+    keep(store, task_id, "a@b.c sk-SECRET-0000", start=0)  # typed on in the first field: the latest is kept, redacted
+    assert store.open_takeover(task_id) == {**takeover_event("a@b.c [redacted]"), "type": "user_takeover"}
+    keep(store, task_id, "a@b.c sk-SECRET-0000", "y", start=0)
+    keep(store, task_id, "y", "z", start=1)  # the last one again, and a new one
     left_by_a_dead_host(store, task_id)
     assert store.mark_interrupted() == 1
     record = store.get_task(task_id)
     assert record is not None and record.summary.status == "interrupted"
     [before, took] = record.events
     assert before["type"] == "observation" and took["type"] == "user_takeover"
-    assert [a.get("value") for a in took["actions"]] == ["a@b.c [redacted]", None], took
-    assert rows(store, "SELECT * FROM open_takeovers") == []  # once: a second start adds nothing
+    assert [a.get("value") for a in took["actions"]] == ["a@b.c [redacted]", "y", "z", None], took
+    assert open_rows(store) == [] and store.open_takeover(task_id) is None  # once: a second start adds nothing
     assert store.mark_interrupted() == 0 and len(store.get_task(task_id).events) == 2  # type: ignore[union-attr]
 
 
@@ -98,35 +115,82 @@ def test_a_takeover_ended_by_its_event_leaves_nothing_open_and_an_ended_task_kee
     store: TaskStore,
 ) -> None:
     handed_back = store.start_task("handed back", source="popup")
-    store.save_open_takeover(handed_back, takeover_event("x"))
+    keep(store, handed_back, "x")
     store.append_event(handed_back, takeover_event("x", "xy", note=False))  # Hand back: the event itself
-    assert rows(store, "SELECT * FROM open_takeovers") == []
+    assert open_rows(store) == []
     store.finish_task(handed_back, status="completed", result={"success": True, "data": "ok"})
     assert len(store.get_task(handed_back).events) == 1  # type: ignore[union-attr]
 
     cut_short = store.start_task("could not go on", source="popup")  # e.g. its tab was gone at resume
-    store.save_open_takeover(cut_short, takeover_event("typed"))
+    keep(store, cut_short, "typed")
     store.settle_open_takeover(cut_short)
     store.append_event(cut_short, {"type": "error", "message": "the tab is gone"})
     store.finish_task(cut_short, status="error", result={"success": False, "data": "the tab is gone"})
     assert [e["type"] for e in store.get_task(cut_short).events] == ["user_takeover", "error"]  # type: ignore[union-attr]
 
     ended = store.start_task("ended while taken over", source="popup")  # any other path to the end keeps it too
-    store.save_open_takeover(ended, takeover_event("kept"))
+    keep(store, ended, "kept")
     store.finish_task(ended, status="stopped", result={"success": False, "data": "Task stopped"})
     assert [e["type"] for e in store.get_task(ended).events] == ["user_takeover"]  # type: ignore[union-attr]
-    store.save_open_takeover(ended, None)
-    assert rows(store, "SELECT * FROM open_takeovers") == []
+    keep(store, ended, "kept")
+    store.drop_open_takeover(ended)
+    assert open_rows(store) == []
 
 
 def test_a_record_of_a_tabpilot_without_open_takeovers_gets_the_table_and_keeps_its_schema(store: TaskStore) -> None:
     task_id = store.start_task("older", source="popup")
     with sqlite3.connect(store.path) as db:
-        db.execute("DROP TABLE open_takeovers")  # as a tabpilot that did not have it made the file
+        for table in ("open_takeovers", "takeover_heads", "takeover_actions"):
+            db.execute(f"DROP TABLE {table}")  # as a tabpilot that did not have them made the file
     with TaskStore(store.path) as again:
-        again.save_open_takeover(task_id, takeover_event("typed"))
-    assert rows(store, "SELECT task_id FROM open_takeovers") == [(task_id,)]
+        keep(again, task_id, "typed")
+    assert rows(store, "SELECT task_id FROM takeover_heads") == [(task_id,)]
     assert rows(store, "PRAGMA user_version") == [(SCHEMA_VERSION,)]  # an older tabpilot still opens it
+
+
+def test_a_takeover_an_older_tabpilot_kept_whole_is_still_appended_and_then_kept_by_rows(store: TaskStore) -> None:
+    # tabpilot before takeover_heads kept the takeover under way as its whole event in open_takeovers
+    import json
+
+    left = store.start_task("left by an older host", source="popup")
+    resumed = store.start_task("resumed", source="popup")
+    with sqlite3.connect(store.path) as db:
+        for task_id in (left, resumed):
+            db.execute("INSERT INTO open_takeovers (task_id, body, saved_at) VALUES (?, ?, 1)",
+                       (task_id, json.dumps(takeover_event("old form"))))
+    assert store.open_takeover(left) == takeover_event("old form")
+    keep(store, resumed, "new form")  # a host that knows the rows went on with it
+    assert store.open_takeover(resumed) == takeover_event("new form")
+    left_by_a_dead_host(store, left)
+    left_by_a_dead_host(store, resumed)
+    assert store.mark_interrupted() == 2
+    for task_id, value in ((left, "old form"), (resumed, "new form")):
+        assert store.get_task(task_id).events == [takeover_event(value)]  # type: ignore[union-attr]
+    assert open_rows(store) == []
+
+
+def test_only_the_takeover_of_a_task_no_host_runs_can_be_amended(store: TaskStore) -> None:
+    from tabpilot.store.tasks import TaskNotFound
+
+    def add(event: dict) -> dict:
+        return {**event, "actions": [typed("late sk-SECRET-0000"), *event["actions"]]}
+
+    store.add_secret("sk-SECRET-0000")
+    running = store.start_task("running", source="popup")
+    store.append_event(running, takeover_event("typed"))
+    assert not store.amend_last_takeover(running, add)  # a run's events are its run's
+    interrupted = store.start_task("its host died", source="popup")
+    assert not store.amend_last_takeover(interrupted, add)  # running until the next start finds it interrupted
+    keep(store, interrupted, "typed")
+    left_by_a_dead_host(store, interrupted)
+    store.mark_interrupted()
+    store.append_event(running, {"type": "observation", "content": "not this task's"})
+    assert store.amend_last_takeover(interrupted, add)
+    [event] = store.get_task(interrupted).events  # type: ignore[union-attr]
+    assert [a.get("value") for a in event["actions"]] == ["late [redacted]", "typed", None]
+    assert not store.amend_last_takeover(interrupted, lambda event: None)  # left as it is
+    with pytest.raises(TaskNotFound):
+        store.amend_last_takeover("no-such-task", add)
 
 
 def test_a_database_of_the_previous_schema_gets_run_states(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ capture.js sends are kept, and the event it becomes if its host dies before Hand
 
 from __future__ import annotations
 
-from tabpilot.taskrun.takeover import CUT_SHORT, MAX_ACTIONS, Takeover
+from tabpilot.taskrun.takeover import CUT_SHORT, MAX_ACTIONS, Takeover, with_late_actions
 
 
 def typed(value: str, target: str = 'textbox "Email"', at: int = 10) -> dict:
@@ -70,3 +70,43 @@ def test_a_navigation_is_told_once_by_who_started_it_and_the_pages_own_never_as_
     assert "the page's own script changed its address to https://shop.example/checkout/confirmed (not the user)" in told
     assert "went to https://shop.example/cart;" in told and "went to https://shop.example/checkout" not in told
     assert "the tab loaded https://shop.example/paid; reloaded the page https://shop.example/paid" in told
+
+
+def test_a_batch_sent_again_after_its_host_went_is_kept_once() -> None:
+    # the extension sends a batch again when the host went before answering it: that host may have kept it
+    takeover = Takeover(reason="user", started_at=1)
+    click = {"kind": "click", "target": 'button "Add"', "url": "x", "at": 30}
+    takeover.add([typed("ada@", at=20), typed_again("ada@ex", at=25), click])
+    takeover.add([typed_again("ada@ex", at=25), click, typed("lyon", target='textbox "City"', at=40)])
+    assert [(a["target"], a.get("value")) for a in takeover.actions] == [
+        ('textbox "Email"', "ada@ex"), ('button "Add"', None), ('textbox "City"', "lyon")]
+    takeover.add([{**click, "at": 50}])  # the same button pressed again, later: a new action
+    assert len(takeover.actions) == 4
+
+
+def test_what_the_person_did_after_the_host_died_goes_into_the_takeover_it_cut_short() -> None:
+    takeover = Takeover(reason="implicit", started_at=1, url_before="https://a.example/start")
+    takeover.add([typed("ada@", at=20)])
+    cut_short = takeover.unfinished().to_wire()
+    late = with_late_actions(cut_short, [typed_again("ada@example.org", at=21),
+                                         {"kind": "click", "target": 'button "Save"', "url": "https://a.example/b",
+                                          "at": 22}])
+    assert late is not None
+    assert late["actions"] == [typed("ada@example.org", at=21), {"kind": "click", "target": 'button "Save"',
+                                                                  "url": "https://a.example/b", "at": 22},
+                               {"kind": "note", "description": CUT_SHORT}]
+    assert (late["urlAfter"], late["reason"], late["startedAt"], late["urlBefore"]) == (
+        "https://a.example/b", "implicit", 1, "https://a.example/start")
+    assert "endedAt" not in late  # still not known
+    assert with_late_actions(late, [typed("x", at=23)]) is not None  # again, later: the same takeover goes on
+    handed_back = takeover.event(url_after=None, note=None).to_wire()
+    assert with_late_actions(handed_back, [typed("x", at=23)]) is None  # ended by the person: nothing to add
+
+
+def test_a_long_takeover_cut_short_counts_what_came_after_it_too() -> None:
+    takeover = Takeover(reason="user", started_at=1)
+    takeover.add([{"kind": "click", "target": f"button {i}", "url": "x", "at": i} for i in range(MAX_ACTIONS + 3)])
+    late = with_late_actions(takeover.unfinished().to_wire(), [typed("late", at=10**6)])
+    assert late is not None and len(late["actions"]) == MAX_ACTIONS + 2
+    assert late["actions"][-2:] == [{"kind": "note", "description": "(and 4 more actions, not kept)"},
+                                    {"kind": "note", "description": CUT_SHORT}]

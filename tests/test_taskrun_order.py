@@ -142,9 +142,8 @@ async def test_the_takeover_kept_as_it_grows_is_redacted_as_its_event_would_be(t
     run.add_takeover_actions([typed("sk-shop-1234567890", again=True), typed("ada@example.org", "Email")])
     run.add_takeover_actions([{"kind": "click", "target": 'button "Save sk-shop-1234567890"', "url": "x", "at": 2}])
     await run._writer.drained()
-    row = store._db.execute("SELECT body FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
-    assert row is not None
-    kept = json.loads(row[0])
+    kept = store.open_takeover(task_id)
+    assert kept is not None
     assert run._takeover is not None
     assert kept == run._shown(run._takeover.unfinished().to_wire())  # the same as redacting it whole
     text = json.dumps(kept)
@@ -192,3 +191,40 @@ async def test_a_runs_keys_are_kept_out_of_the_record_while_it_runs_and_let_go_w
             await asyncio.sleep(0.01)
         assert store.held_secrets() == 1, number  # the store's own; this run's went with it
     store.close()
+
+
+async def test_a_batch_of_the_persons_actions_writes_as_much_at_a_thousand_actions_as_at_ten(tmp_path: Path):
+    # What SQLite appends to its write-ahead log for one batch (automatic checkpoints off, so the log only grows):
+    # kept whole at every batch, a takeover of 1,000 actions wrote ~290 KiB a batch against ~22 KiB at 10
+    # (bench/bench_takeover_record.py), and a long takeover wrote quadratically much.
+    store = TaskStore(tmp_path / "tasks.sqlite3")
+    store._db.execute("PRAGMA wal_autocheckpoint=0")
+
+    def wal() -> int:  # its size
+        return Path(f"{store.path}-wal").stat().st_size
+
+    def field(i: int, typed: str = "") -> dict[str, Any]:
+        return {"kind": "input", "target": f'textbox "Field {i}"', "value": f"value {i}{typed}", "url": "x", "at": i,
+                **({"again": True} if typed else {})}
+
+    written: dict[int, int] = {}
+    for length in (10, 1000):
+        run = TaskRun(plan_task(f"{length} actions", source="popup", settings=SETTINGS), store, _Browser(),
+                      recipe={"tabId": 1})
+        task_id = await run.begin("https://shop.test/")
+        assert await run.take_over("user")
+        executing = asyncio.ensure_future(run.execute())
+        for start in range(0, length, 5):
+            run.add_takeover_actions([field(i) for i in range(start, start + 5)])
+        await run._writer.drained()
+        before = wal()
+        run.add_takeover_actions([field(length - 1, " typed on"), *(field(length + i) for i in range(5))])
+        await run._writer.drained()
+        written[length] = wal() - before
+        kept = store.open_takeover(task_id)
+        assert kept is not None and len(kept["actions"]) == length + 5 + 1, kept  # and the note: cut short
+        assert kept["actions"][length - 1]["value"] == f"value {length - 1} typed on"
+        await run.stop()
+        await executing
+    page = 4096 + 24  # a page and its frame header in the log
+    assert written[1000] <= written[10] + page, written

@@ -29,7 +29,7 @@ const AGENT_INPUT_SLACK_MS = 150;
 // the overlay); a person pressing right after the agent typed is still the person.
 const OVERLAY_PRESS_SLACK_MS = 30;
 const INPUT_WINDOWS_KEPT = 200;
-const ACTION_BATCH_MS = 100; // what a host that dies, or a worker restart, can lose of what the person did
+const ACTION_BATCH_MS = 100; // the person's actions go to the host in batches: one message per this long at most
 const OVERLAY_CLAIM_MS = 150;
 const OVERLAY_TARGET = 'region "tabpilot"'; // content/overlay.js: its host element's role and aria-label
 const USER_TOOK_OVER = "the user took over";
@@ -47,7 +47,7 @@ const panelKeys = new Map();
 const panelPorts = new Map(); // tabId → the port of the overlay's panel (overlay/panel.js): what it shows, its presses
 const panelFrames = new Map(); // tabId → the frameId of the overlay's panel frame, once its files went in
 const overlayClaims = new Map(); // tabId → time the overlay last saw the user press it
-const pendingActions = new Map(); // taskId → {actions, timer}
+const pendingActions = new Map(); // taskId → {actions, timer}: not sent yet, or not taken (see flushActions)
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
 const captureFrames = new Map(); // tabId → Set of frameIds whose content scripts said hello
 const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>" / "approval:…")
@@ -128,13 +128,17 @@ function learnTasks(snapshots) {
     }
   }
   unclaimedActions.clear(); // what no task the host runs claimed was done outside any task
+  // what no host took yet (the one before went, or this worker restarted: chrome.storage.session), to this one
+  outboxLoaded.then(() => { for (const taskId of [...pendingActions.keys()]) flushActions(taskId); });
   for (const tabId of overlayPorts.keys()) postOverlay(tabId); // overlays that connected before the hello
   syncContentScripts(); // a registration left from before this worker started goes when no task runs
 }
 
+// The host went away. A task the person has the controls of stays theirs here, recorded as before, until the next
+// host's hello says what became of it (learnTasks): what they do meanwhile is kept for that host.
 function forgetAllTasks() {
   for (const task of tasks.values()) {
-    if (task.status !== "running") continue;
+    if (task.status !== "running" || task.control) continue;
     task.status = "interrupted";
     task.control = null;
     task.question = null;
@@ -226,7 +230,8 @@ function taskChanged(task) {
   for (const tabId of tabsOfTask(task)) {
     if (running && task.control) userHasControls.add(tabId);
     else userHasControls.delete(tabId);
-    sendMode(tabId, captureMode(task));
+    // a frame that stops recording hands over the field still being typed in: the person's, sent as the rest
+    sendMode(tabId, captureMode(task)).then((held) => { for (const action of held) queueAction(task, action); });
     postOverlay(tabId);
   }
   if (running && task.control) claimActions(task);
@@ -462,23 +467,77 @@ function claimActions(task) {
 function queueAction(task, action) {
   let pending = pendingActions.get(task.taskId);
   if (!pending) pendingActions.set(task.taskId, (pending = { actions: [], timer: null }));
+  if (pending.actions.length >= OUTBOX_LIMIT) return;
   pending.actions.push(action);
+  saveOutbox();
   if (!pending.timer) pending.timer = setTimeout(() => flushActions(task.taskId), ACTION_BATCH_MS);
 }
 
-// In order, one batch at a time: a batch sent is the host's (a worker restart loses only the last ACTION_BATCH_MS).
+// Nothing the person did is lost on the way to the record: a batch the host did not take because it went away
+// (mid-request, or none is connected: it died, or is being restarted) is kept, in order before what came after it,
+// and sent to the next host once it said hello (a task it does not run gets them added to its takeover, cut short by
+// the host's death). Kept in chrome.storage.session too (memory only, never on disk; password values never leave the
+// page), for a worker that restarts meanwhile. A batch the host refused (the task is not the person's) goes.
+const OUTBOX_KEY = "takeoverOutbox";
+const OUTBOX_LIMIT = 2000; // a task's, as the host keeps of one takeover (taskrun/takeover.py MAX_ACTIONS)
+const ACTIONS_PER_MESSAGE = 500; // the host takes up to 1,000 a message (native/messages.py TakeoverActions)
+// the host went, or none is connected, or it did not answer in time (no code): not refused
+const hostNotThere = (error) => [HOST_GONE, HOST_DOWN, undefined].includes(error.code);
+const sending = new Map(); // taskId → the batch on its way to the host
+const outboxLoaded = chrome.storage.session.get(OUTBOX_KEY).then((stored) => {
+  for (const [taskId, actions] of Object.entries((stored && stored[OUTBOX_KEY]) || {})) {
+    if (!Array.isArray(actions) || !actions.length) continue;
+    const pending = pendingActions.get(taskId);
+    if (pending) pending.actions.unshift(...actions);
+    else pendingActions.set(taskId, { actions, timer: null });
+  }
+}).catch((error) => console.warn("tabpilot: the actions kept for the host:", error.message));
+
+let outboxSaved = Promise.resolve();
+let outboxDirty = false;
+function saveOutbox() {
+  if (outboxDirty) return; // a save already waits: it writes the latest
+  outboxDirty = true;
+  outboxSaved = outboxSaved.then(async () => {
+    await outboxLoaded;
+    outboxDirty = false;
+    const kept = {};
+    for (const [taskId, actions] of sending) kept[taskId] = [...actions];
+    for (const [taskId, pending] of pendingActions) kept[taskId] = [...(kept[taskId] || []), ...pending.actions];
+    for (const taskId of Object.keys(kept)) if (!kept[taskId].length) delete kept[taskId];
+    await chrome.storage.session.set({ [OUTBOX_KEY]: kept });
+  }).catch((error) => console.warn("tabpilot: could not keep the actions for the host:", error.message));
+}
+
+// In order, one batch at a time.
 let flushing = Promise.resolve();
 function flushActions(taskId) {
   flushing = flushing.then(async () => {
+    await outboxLoaded;
     const pending = pendingActions.get(taskId);
     if (!pending) return;
     clearTimeout(pending.timer);
+    pending.timer = null;
+    if (!host.connected) return; // kept for the next host's hello (learnTasks)
     pendingActions.delete(taskId);
-    if (!pending.actions.length) return;
+    const actions = pending.actions;
+    sending.set(taskId, actions);
+    let sent = 0;
     try {
-      await requestHost({ type: "takeover.actions", taskId, actions: pending.actions });
+      for (; sent < actions.length; sent += ACTIONS_PER_MESSAGE) {
+        await requestHost({ type: "takeover.actions", taskId, actions: actions.slice(sent, sent + ACTIONS_PER_MESSAGE) });
+      }
     } catch (error) {
-      console.warn("tabpilot: the host did not take the recorded actions:", error.message);
+      if (hostNotThere(error)) {
+        const later = pendingActions.get(taskId);
+        pendingActions.set(taskId, { actions: [...actions.slice(sent), ...(later ? later.actions : [])], timer: null });
+        if (later) clearTimeout(later.timer);
+      } else {
+        console.warn("tabpilot: the host did not take the recorded actions:", error.message);
+      }
+    } finally {
+      sending.delete(taskId);
+      saveOutbox();
     }
   });
   return flushing;

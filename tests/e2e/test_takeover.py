@@ -6,18 +6,29 @@ extension it is a person's (user_support.py)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
+from e2e_support import (
+    API_KEY,
+    EXTENSION_ORIGIN,
+    PAGE_LOADED,
+    SCREENS,
+    Harness,
+    act_on,
+    agent_output,
+    done,
+    prompt_text,
+    wait_until,
+)
 from user_support import (
     cut_in_overlay,
     cut_text,
@@ -859,14 +870,12 @@ async def test_a_tab_loaded_during_another_task_gets_the_overlay_for_its_own_tas
 
 # --- the host crashes while the user has the controls: what they did is in the record all the same --------------------
 def open_takeover(harness: Harness, task_id: str) -> str:
-    """The takeover under way of `task_id` as the record keeps it (store/tasks.py open_takeovers), or ""."""
-    import sqlite3
+    """The takeover under way of `task_id` as the record keeps it (store/tasks.py open_takeover), as JSON, or ""."""
+    from tabpilot.store.tasks import TaskStore
 
-    with contextlib.closing(sqlite3.connect(harness.database())) as db:
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'open_takeovers'").fetchone():
-            return ""  # a record that keeps no takeover under way
-        row = db.execute("SELECT body FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
-    return row[0] if row else ""
+    with TaskStore(harness.database()) as store:
+        kept = store.open_takeover(task_id)
+    return "" if kept is None else json.dumps(kept, ensure_ascii=False)
 
 
 def history_show(harness: Harness, task_id: str) -> str:
@@ -920,6 +929,103 @@ async def test_what_the_person_did_in_a_takeover_survives_a_host_crash(
     assert [(a["kind"], a.get("value")) for a in event["actions"]] == [("input", "Lyon")], event["actions"]
     assert open_takeover(harness, task_id) == ""
     assert "Lyon" in json.dumps(after[0]["messages"])  # the model was told
+
+
+async def host_down(harness: Harness) -> Path:
+    """Kill the host (a crash) and keep any other from starting: its manifest goes away (returned, to put back)."""
+    manifest = harness.profile / "NativeMessagingHosts" / "com.tabpilot.host.json"
+    away = manifest.with_name("away.json")
+    await asyncio.to_thread(manifest.rename, away)
+    [killed] = harness.host_pids()
+    os.kill(killed, signal.SIGKILL)
+    await wait_until(lambda: harness.sw("!host.connected"), "the worker to see the host gone", 20)
+    return away
+
+
+async def late_takeover(harness: Harness, task_id: str, *values: str) -> dict[str, Any]:
+    """The interrupted task's takeover once it has `values`, after its host died while the person had the controls:
+    the email, the city and the box they ticked, then the note that what came after is not known."""
+    async def with_all() -> dict[str, Any] | None:
+        record = await _interrupted(harness, task_id)
+        return record if record and all(v in json.dumps(takeovers(record["events"])) for v in values) else None
+
+    record = await wait_until(with_all, "the interrupted task's takeover to have what was done with no host", 20)
+    [event] = takeovers(record["events"])
+    return event
+
+
+async def fill_the_profile(harness: Harness, llm: ScriptedLLMServer, tab: Tab, task: str, email: str) -> str:
+    """A task taken over on the account page, where the person types `email`; its id."""
+    await tab.evaluate("for (const id of ['email', 'city']) document.getElementById(id).value = '';"
+                       "document.getElementById('news').checked = false")
+    llm.add(Delay(60))  # thinking when the person takes over
+    task_id = await taken_over_while_thinking(harness, llm, tab, task)
+    await user_fill(tab, "#email", email)
+    return task_id
+
+
+async def with_no_host(tab: Tab, city: str) -> None:
+    """What the person does with no host: types a city, ticks the newsletter box."""
+    await user_fill(tab, "#city", city)
+    box = await page_box(tab, "#news")
+    await user_click(tab, box["x"], box["y"])
+    await asyncio.sleep(0.5)  # reported (0.2 s after a key) and batched (0.1 s), to no host
+
+
+def assert_late(event: dict[str, Any], email: str, city: str) -> None:
+    done_ = [(a["kind"], a.get("target"), a.get("value")) for a in event["actions"]]
+    assert done_[:3] == [("input", 'textbox "Email"', email), ("input", 'textbox "City"', city),
+                         ("check", 'checkbox "Newsletter"', "checked")], done_
+    assert len(done_) == 4 and done_[-1][0] == "note", done_  # then: what came after is not known
+    assert "not known" in event["actions"][-1]["description"] and event["urlAfter"].endswith("account.html")
+
+
+async def nothing_left_to_send(harness: Harness) -> None:
+    assert await harness.sw("pendingActions.size + sending.size") == 0
+    assert await harness.sw("(await chrome.storage.session.get('takeoverOutbox')).takeoverOutbox") == {}
+
+
+async def test_what_the_person_does_as_the_host_dies_and_while_none_runs_reaches_the_record(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """The person types in a field and the host is killed at once (what it had not yet got of their typing goes with
+    it), then they type on and tick a box while no host can start (its manifest is away). Once one starts again, the
+    interrupted task's takeover has all of it, in order, before the note that it was cut short; in `tabpilot history
+    show` too. Twice: the second task gets its own, and nothing of the first is sent again."""
+    await configure(harness, llm)
+    for round_ in (1, 2):
+        email, city = f"late{round_}@example.org", f"Lyon {round_}"
+        task_id = await fill_the_profile(harness, llm, account_tab, f"Fill the profile (round {round_})", email)
+        away = await host_down(harness)
+        await with_no_host(account_tab, city)
+        assert not await harness.sw("host.connected")  # all that was done while none ran
+        await asyncio.to_thread(away.rename, away.with_name("com.tabpilot.host.json"))
+        await harness.wait_host_connected()
+        assert_late(await late_takeover(harness, task_id, email, city), email, city)
+        shown = history_show(harness, task_id)
+        assert "interrupted" in shown and email in shown and city in shown, shown
+        await nothing_left_to_send(harness)
+
+
+async def test_what_the_person_did_with_no_host_outlives_the_service_worker_restarting(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """As above, and the extension's service worker is stopped before any host could start (as Chromium stops an
+    idle one): the worker that starts next still has what the person did, and gives it to the next host."""
+    await configure(harness, llm)
+    email, city = "restart@example.org", "Lyon 3"
+    task_id = await fill_the_profile(harness, llm, account_tab, "Fill the profile (worker restart)", email)
+    away = await host_down(harness)
+    await with_no_host(account_tab, city)
+    root = harness.browser.connection.root
+    [worker] = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
+                if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
+    await root.send("Target.closeTarget", {"targetId": worker})
+    harness.worker = None
+    await asyncio.to_thread(away.rename, away.with_name("com.tabpilot.host.json"))
+    await harness.wait_host_connected()  # the overlay reconnecting (or the harness) wakes a new worker
+    assert_late(await late_takeover(harness, task_id, email, city), email, city)
+    await nothing_left_to_send(harness)
 
 
 async def taken_over_while_thinking(harness: Harness, llm: ScriptedLLMServer, tab: Tab, task: str) -> str:

@@ -356,7 +356,7 @@ class NativeHost:
 
     async def _takeover_actions(self, request: TakeoverActions) -> dict[str, Any]:
         actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
-        self.tasks.add_takeover_actions(request.task_id, actions)
+        await self.tasks.add_takeover_actions(request.task_id, actions)
         return {}
 
     async def _task_handback(self, request: TaskHandback) -> dict[str, Any]:

@@ -471,9 +471,33 @@ class TaskManager:
         """The user takes the controls (a no-op if they have them already)."""
         await self._running(task_id).take_over(reason)
 
-    def add_takeover_actions(self, task_id: str, actions: list[dict[str, Any]]) -> None:
-        if not self._running(task_id).add_takeover_actions(actions):
+    async def add_takeover_actions(self, task_id: str, actions: list[dict[str, Any]]) -> None:
+        """What the person did in a takeover, to the task's run; to a task no host runs (its host died while they
+        had the controls: the extension kept what that host never got), to its takeover in the record."""
+        entry = self._tasks.get(task_id)
+        if entry is not None and entry.running:
+            added = self._running(task_id).add_takeover_actions(actions)
+        else:
+            added = await asyncio.to_thread(self._add_late_actions, task_id, actions)
+        if not added:
             raise RequestFailed(say("popup.actions_not_taken_over", self.ui_language, task_id=task_id), "bad_request")
+
+    def _add_late_actions(self, task_id: str, actions: list[dict[str, Any]]) -> bool:
+        """Into the takeover its host's death cut short (store.mark_interrupted settled it), redacted as a run redacts
+        them (the store keeps the keys out too)."""
+        from ..store.tasks import TaskNotFound
+        from ..taskrun.takeover import with_late_actions
+
+        guard = _record_guard()
+        shown = [guard.hide(action) for action in actions]
+        try:
+            added = self._store().amend_last_takeover(task_id, lambda event: with_late_actions(event, shown))
+        except TaskNotFound as exc:
+            raise RequestFailed(say("popup.no_host_task", self.ui_language, task_id=task_id), "not_found") from exc
+        if added:
+            log.info("task %s: %d action(s) of the person's after its host went, added to its takeover", task_id,
+                     len(actions))
+        return added
 
     async def hand_back(self, task_id: str, note: str | None) -> None:
         if await self._running(task_id).hand_back(note) is None:
@@ -557,6 +581,19 @@ def _requester(request: TaskStart) -> str | None:
     Chromium), an MCP client by the name the local endpoint knows it by; None for the popup."""
     return {"page": request.origin, "mcp": request.client}.get(request.source)
 
+
+
+def _record_guard() -> PrivacyGuard:
+    """A guard as a task's run has (the user's secrets and masking settings), for what is recorded for a task no run
+    has any more; the secrets alone when the settings cannot be read."""
+    from ..privacy.guard import guard_for
+    from ..privacy.secrets import SecretError
+    from ..store.settings import SettingsError, load_settings
+
+    try:
+        return guard_for(load_settings())
+    except (SettingsError, SecretError):
+        return _secrets_guard()
 
 
 def _secrets_guard() -> PrivacyGuard:

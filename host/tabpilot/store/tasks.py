@@ -7,8 +7,9 @@ suspended=True)`: what its run needs beyond the events to go on), which the next
 Events are stored as their page-agent wire JSON.
 
 A takeover under way is kept too, as the `user_takeover` event it would be if it ended now
-(`save_open_takeover`, rewritten as the person's actions come): it goes when its event is appended, and a
-task that ends without it (its host died, or could not go on with it) gets it appended then."""
+(`keep_open_takeover`: its head, and one row per action the person did, so a batch of actions writes those
+actions, not the takeover again): it goes when its event is appended, and a task that ends without it (its
+host died, or could not go on with it) gets it appended then."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,13 +78,31 @@ CREATE TABLE IF NOT EXISTS run_states (
     suspended INTEGER NOT NULL DEFAULT 0
 );
 """
-# A table added without a new schema version: a tabpilot that does not know it reads and writes the record as before
-# (a takeover it leaves open is appended by the next one that knows it), so versions sharing one record both work.
+# Tables added without a new schema version: a tabpilot that does not know them reads and writes the record as before
+# (a takeover it leaves open is appended by the next one that knows them), so versions sharing one record both work.
+# open_takeovers: a takeover under way as its whole event, rewritten at every batch of actions (written by tabpilot
+# before takeover_heads; still read). takeover_heads + takeover_actions: the event without the person's actions (its
+# `actions` are the notes that follow theirs), and theirs one row each — a batch writes its own rows and the one row
+# it may have changed (the field typed in on). Rewriting the event whole wrote ~290 KiB a batch at 1,000 actions
+# against ~22 KiB at 10; by rows, ~12 KiB at both (bench/bench_takeover_record.py).
 _OPEN_TAKEOVERS = """
 CREATE TABLE IF NOT EXISTS open_takeovers (
     task_id  TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
     body     TEXT NOT NULL,
     saved_at REAL NOT NULL
+);
+"""
+_TAKEOVER_ROWS = """
+CREATE TABLE IF NOT EXISTS takeover_heads (
+    task_id  TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+    body     TEXT NOT NULL,
+    saved_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS takeover_actions (
+    task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    n       INTEGER NOT NULL,
+    body    TEXT NOT NULL,
+    PRIMARY KEY (task_id, n)
 );
 """
 
@@ -292,8 +311,9 @@ class TaskStore:
             columns = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
             added = "ALTER TABLE tasks ADD COLUMN requester TEXT;" if columns and "requester" not in columns else ""
             db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} {added} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'open_takeovers'").fetchone():
-            db.executescript(f"BEGIN IMMEDIATE; {_OPEN_TAKEOVERS} COMMIT;")
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"open_takeovers", "takeover_heads", "takeover_actions"} <= tables:
+            db.executescript(f"BEGIN IMMEDIATE; {_OPEN_TAKEOVERS} {_TAKEOVER_ROWS} COMMIT;")
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -419,20 +439,40 @@ class TaskStore:
             )
         marker(self.path).unlink(missing_ok=True)
 
-    def save_open_takeover(self, task_id: str, event: dict[str, Any] | None) -> None:
-        """The takeover under way in `task_id`, as the `user_takeover` event it would be if it ended now (None: no
-        takeover is under way). Kept until that task's next `user_takeover` event is appended; a task that ends
-        or is found interrupted before then gets this one appended (`_settle_open_takeover`)."""
+    def keep_open_takeover(self, task_id: str, head: dict[str, Any], actions: list[dict[str, Any]],
+                           start: int = 0) -> None:
+        """The takeover under way in `task_id`, as the `user_takeover` event it would be if it ended now: `head` is
+        that event without the person's actions (its `actions`: the notes that follow theirs, e.g. that it was cut
+        short), `actions` theirs from index `start` on (those before are kept already; none after them are).
+        Kept until that task's next `user_takeover` event is appended; a task that ends or is found interrupted
+        before then gets it appended (`_settle_open_takeover`)."""
+        head_body = storable(json.dumps(self._clean(head, task_id), ensure_ascii=False, default=str))
+        rows = [(task_id, start + i, storable(json.dumps(self._clean(action, task_id), ensure_ascii=False,
+                                                         default=str)))
+                for i, action in enumerate(actions)]
         with self._lock, self._transaction():
-            if event is None:
-                self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))
-                return
-            body = storable(json.dumps(self._clean(event, task_id), ensure_ascii=False, default=str))
+            self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))  # an older tabpilot's form
             self._db.execute(
-                "INSERT INTO open_takeovers (task_id, body, saved_at) VALUES (?, ?, ?)"
+                "INSERT INTO takeover_heads (task_id, body, saved_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (task_id) DO UPDATE SET body = excluded.body, saved_at = excluded.saved_at",
-                (task_id, body, time.time()),
+                (task_id, head_body, time.time()),
             )
+            self._db.executemany(
+                "INSERT INTO takeover_actions (task_id, n, body) VALUES (?, ?, ?)"
+                " ON CONFLICT (task_id, n) DO UPDATE SET body = excluded.body", rows,
+            )
+            self._db.execute("DELETE FROM takeover_actions WHERE task_id = ? AND n >= ?", (task_id, start + len(rows)))
+
+    def drop_open_takeover(self, task_id: str) -> None:
+        """No takeover is under way in `task_id` any more, and none is appended for it."""
+        with self._lock, self._transaction():
+            self._drop_open_takeover(task_id)
+
+    def open_takeover(self, task_id: str) -> dict[str, Any] | None:
+        """The takeover under way in `task_id` as its event would be appended now; None if none is kept."""
+        with self._lock:
+            kept = self._open_takeover(task_id)
+        return None if kept is None else _object(_decoded(kept[0]))
 
     def settle_open_takeover(self, task_id: str) -> None:
         """Append the task's open takeover (if any) as its `user_takeover` event now, e.g. before the error that
@@ -440,19 +480,61 @@ class TaskStore:
         with self._lock, self._transaction():
             self._settle_open_takeover(task_id)
 
+    def _open_takeover(self, task_id: str) -> tuple[str, float] | None:
+        """The task's open takeover as its event's JSON, and when it was last saved (under the lock)."""
+        head = self._db.execute("SELECT body, saved_at FROM takeover_heads WHERE task_id = ?", (task_id,)).fetchone()
+        if head is None:
+            old = self._db.execute("SELECT body, saved_at FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
+            return None if old is None else (old["body"], old["saved_at"])
+        event = _object(_decoded(head["body"]))
+        rows = self._db.execute("SELECT body FROM takeover_actions WHERE task_id = ? ORDER BY n", (task_id,))
+        theirs = [action for action in (_decoded(row["body"]) for row in rows) if isinstance(action, dict)]
+        tail = event.get("actions")
+        event["actions"] = theirs + (tail if isinstance(tail, list) else [])
+        event.setdefault("type", "user_takeover")
+        return storable(json.dumps(event, ensure_ascii=False)), head["saved_at"]
+
+    def _drop_open_takeover(self, task_id: str) -> None:
+        for table in ("open_takeovers", "takeover_heads", "takeover_actions"):
+            self._db.execute(f"DELETE FROM {table} WHERE task_id = ?", (task_id,))
+
     def _settle_open_takeover(self, task_id: str) -> None:
         """Append the task's open takeover as its event, at the time it was last saved (inside a transaction)."""
-        row = self._db.execute("SELECT body, saved_at FROM open_takeovers WHERE task_id = ?", (task_id,)).fetchone()
-        if row is None:
+        kept = self._open_takeover(task_id)
+        if kept is None:
             return
+        body, saved_at = kept
         seq = self._db.execute(
             "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE task_id = ?", (task_id,)
         ).fetchone()[0]
         self._db.execute(
             "INSERT INTO events (task_id, seq, type, created_at, body) VALUES (?, ?, 'user_takeover', ?, ?)",
-            (task_id, seq, row["saved_at"], row["body"]),
+            (task_id, seq, saved_at, body),
         )
-        self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))
+        self._drop_open_takeover(task_id)
+
+    def amend_last_takeover(self, task_id: str,
+                            change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> bool:
+        """Change the last `user_takeover` event of a task no host runs any more (found interrupted, or ended):
+        `change` gets it and returns it changed, or None to leave it. For what the person did in a takeover cut short
+        that its host never got. False when the task runs, has no such event, or `change` left it; TaskNotFound when
+        the record has no such task."""
+        with self._lock, self._transaction():
+            task = self._db.execute("SELECT status FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if task is None:
+                raise TaskNotFound(task_id)
+            if task["status"] == "running":
+                return False
+            row = self._db.execute(
+                "SELECT seq, body FROM events WHERE task_id = ? AND type = 'user_takeover' ORDER BY seq DESC LIMIT 1",
+                (task_id,)).fetchone()
+            event = None if row is None else _decoded(row["body"])
+            changed = change(event) if isinstance(event, dict) else None
+            if changed is None:
+                return False
+            body = storable(json.dumps(self._clean(changed, task_id), ensure_ascii=False, default=str))
+            self._db.execute("UPDATE events SET body = ? WHERE task_id = ? AND seq = ?", (body, task_id, row["seq"]))
+            return True
 
     def _note_if_none_resumable(self) -> None:
         """Make the file that says no task here can be resumed (store/resumable.py), if none can: counted, made,
@@ -515,7 +597,7 @@ class TaskStore:
                 (task_id, seq, event["type"], now, body),
             )
             if event["type"] == "user_takeover":  # the takeover kept while it was under way is this one, ended
-                self._db.execute("DELETE FROM open_takeovers WHERE task_id = ?", (task_id,))
+                self._drop_open_takeover(task_id)
             if event["type"] == "step":
                 self._db.execute(
                     "UPDATE tasks SET steps = steps + 1, prompt_tokens = prompt_tokens + ?,"

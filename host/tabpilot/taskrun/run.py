@@ -107,6 +107,7 @@ class TaskRun:
         self._takeover: Takeover | None = None
         # The actions of the takeover under way as on the wire and as recorded (redacted), each once: `_shown_takeover`.
         self._shown_actions: tuple[Takeover, list[Any], list[Any]] | None = None
+        self._takeover_unkept = False  # a write of the takeover under way failed: the next writes it whole
         # A takeover being ended (its event made, the URL after it read): the run's end waits for its event.
         self._takeover_ending: asyncio.Future[None] | None = None
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
@@ -483,24 +484,34 @@ class TaskRun:
 
     def _keep_takeover(self) -> None:
         """The takeover under way, in the record as the event it would be now (redacted as every event is): if this
-        host dies before Hand back, the next start appends it to the interrupted task (store.mark_interrupted)."""
+        host dies before Hand back, the next start appends it to the interrupted task (store.mark_interrupted).
+        Only what changed is written: the actions new since the last batch, and the last one before them (typing
+        resumed in its field replaces it)."""
         takeover = self._takeover
         if takeover is None or self.task_id is None or self.finished is not None or self._suspended:
             return
-        task_id, kept = str(self.task_id), self._shown_takeover(takeover)
+        task_id = str(self.task_id)
+        head, changed, shown = self._shown_takeover(takeover)
+        start = 0 if self._takeover_unkept else changed  # after a write that failed, the next one writes them all
+        self._takeover_unkept = False
+        actions = shown[start:]  # a copy: the list goes on changing while the write waits
 
         def failed(exc: BaseException) -> None:
+            self._takeover_unkept = True
             log.error("could not keep the takeover under way of task %s: %s: %s", task_id, type(exc).__name__, exc)
 
         # In order with the events (writer.py): the takeover's own event, written after it, settles it.
-        self._writer.submit(lambda: self.store.save_open_takeover(task_id, kept), failed)
+        self._writer.submit(lambda: self.store.keep_open_takeover(task_id, head, actions, start), failed)
 
-    def _shown_takeover(self, takeover: Takeover) -> dict[str, Any]:
-        """The takeover's event as it would be recorded now, its actions redacted once each: redacting them all
-        again at every batch took ~340 ms of the event loop for a takeover of 2,000 actions (bench_takeover).
-        Actions only grow, or the last one is replaced (typing resumed): that one is redone."""
+    def _shown_takeover(self, takeover: Takeover) -> tuple[dict[str, Any], int, list[Any]]:
+        """The takeover's event as it would be recorded now without the person's actions (its `actions`: the notes
+        after theirs); the index of the first of theirs that changed since the last call; and theirs, redacted, each
+        once: redacting them all again at every batch took ~340 ms of the event loop for a takeover of 2,000
+        actions (bench_takeover). Actions only grow, or the last one is replaced (typing resumed): that one is
+        redone."""
         wire = takeover.unfinished().to_wire()
-        *actions, cut_short = wire.pop("actions")
+        everything = wire.pop("actions")
+        actions, tail = everything[:len(takeover.actions)], everything[len(takeover.actions):]
         cache = self._shown_actions
         if cache is None or cache[0] is not takeover:
             cache = self._shown_actions = (takeover, [], [])
@@ -508,9 +519,9 @@ class TaskRun:
         redo = max(0, min(len(shown), len(actions)) - 1)
         raw[redo:] = actions[redo:]
         shown[redo:] = [self._shown(action) for action in actions[redo:]]
-        event: dict[str, Any] = self._shown(wire)
-        event["actions"] = [*shown, self._shown(cut_short)]
-        return event
+        head: dict[str, Any] = self._shown(wire)
+        head["actions"] = [self._shown(note) for note in tail]
+        return head, redo, shown
 
     def _shown_event(self, wire: dict[str, Any]) -> Any:
         """`_shown(wire)`; a takeover's own event (at Hand back) reuses its actions already redacted while it was

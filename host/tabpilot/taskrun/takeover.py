@@ -8,6 +8,7 @@ keeps `unfinished()`, the event as it would be now, so a host that dies meanwhil
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,6 +24,11 @@ ACTION_KINDS = ("click", "input", "select", "check", "submit", "key", "navigate"
 DEPARTURES = ("page", "script")
 ARRIVALS = ("loaded", "reload")
 ARRIVAL_LOOKBACK = 5  # actions flushed as the document went (a field typed in) may come between the two words
+# A batch the extension sends again (its host went before answering, it may have kept it) is told again: an action
+# the same as one of the last this many, to the millisecond of its time, is that one
+RESENT_LOOKBACK = 50
+DROPPED = "(and {} more actions, not kept)"
+_DROPPED = re.compile(re.escape(DROPPED).replace(r"\{\}", r"(\d+)"))
 
 
 def now_ms() -> int:
@@ -63,14 +69,30 @@ class Takeover:
             dropped=int(state.get("dropped") or 0),
         )
 
+    @classmethod
+    def cut_short(cls, event: dict[str, Any]) -> Takeover | None:
+        """The takeover a recorded event cut short (`unfinished()`: its host died before Hand back) was made from,
+        to add what the person did that the dead host never got; None for any other event."""
+        actions = event.get("actions")
+        if (event.get("type") != "user_takeover" or event.get("endedAt") is not None or not isinstance(actions, list)
+                or not actions or actions[-1] != {"kind": "note", "description": CUT_SHORT}):
+            return None
+        theirs, dropped = actions[:-1], 0
+        last = theirs[-1] if theirs else None
+        counted = _DROPPED.fullmatch(str(last.get("description"))) if isinstance(last, dict) else None
+        if counted and last is not None and last.get("kind") == "note":
+            theirs, dropped = theirs[:-1], int(counted[1])
+        return cls.from_state({**event, "actions": theirs, "dropped": dropped})
+
     def add(self, actions: list[dict[str, Any]]) -> None:
         """Append in order. A field typed in again right after its last report (capture.js reports a field within
         0.2 s of a key while the person types on, and again when they are done with it, marked `again`) stays one
-        action, with its latest value; two fields named alike (each cart row's "Quantity") are two."""
+        action, with its latest value; two fields named alike (each cart row's "Quantity") are two. An action sent
+        again (a batch its host went before answering) is kept once."""
         for reported in actions:
             action = {key: value for key, value in reported.items() if key != "again"}
             last = self.actions[-1] if self.actions else None
-            if self._told_already(action):
+            if self._resent(action) or self._told_already(action):
                 continue
             if (reported.get("again") and last is not None and action.get("kind") == "input"
                     and last.get("kind") == "input"):
@@ -79,6 +101,9 @@ class Takeover:
                 self.actions.append(action)
             else:
                 self.dropped += 1
+
+    def _resent(self, action: dict[str, Any]) -> bool:
+        return action in self.actions[-RESENT_LOOKBACK:]
 
     def _told_already(self, action: dict[str, Any]) -> bool:
         """A new document's word that the tab loaded it ("loaded", "reload") after the document before told the same
@@ -109,7 +134,7 @@ class Takeover:
 
         actions = list(self.actions)
         if self.dropped:
-            actions.append({"kind": "note", "description": f"(and {self.dropped} more actions, not kept)"})
+            actions.append({"kind": "note", "description": DROPPED.format(self.dropped)})
         return UserTakeoverEvent(
             reason=self.reason,
             started_at=self.started_at,
@@ -119,3 +144,16 @@ class Takeover:
             actions=actions,
             note=(note or "").strip() or None,
         )
+
+
+def with_late_actions(event: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A recorded takeover its host's death cut short (`unfinished()`), with `actions` added: what the person did
+    that the dead host never got (the extension's last batch, what they did while no host ran), as that host would
+    have added them, before the note that it was cut short. None when `event` is no takeover cut short (handed back:
+    nothing can be added to it)."""
+    takeover = Takeover.cut_short(event)
+    if takeover is None:
+        return None
+    takeover.add(actions)
+    wire = takeover.unfinished().to_wire()
+    return {**event, "urlAfter": wire.get("urlAfter"), "actions": wire["actions"]}
