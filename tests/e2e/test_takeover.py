@@ -19,9 +19,12 @@ import pytest
 import pytest_asyncio
 from e2e_support import API_KEY, PAGE_LOADED, SCREENS, Harness, act_on, agent_output, done, prompt_text, wait_until
 from user_support import (
+    come_back,
     cut_in_overlay,
     cut_text,
     dumps,
+    look_elsewhere,
+    notified,
     open_panel,
     open_side_panel,
     overlay,
@@ -324,10 +327,6 @@ def agent_call(next_goal: str, action: dict[str, Any]) -> ToolCall:
     return ToolCall("AgentOutput", agent_output(next_goal, action))
 
 
-async def notifications(harness: Harness) -> dict[str, Any]:
-    return await harness.sw("await new Promise((resolve) => chrome.notifications.getAll(resolve))")
-
-
 # --- (c) the agent asks: request_takeover (notification, overlay, side panel) and ask_user (answer box) ---------------
 async def test_the_agent_asks_for_help_then_asks_a_question(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
@@ -352,8 +351,10 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert (asking["notice"], asking["reason"]) == ("The agent asks for your help:", reason), asking
     assert asking["buttons"] == ["handback", "stop"], asking
     await screenshot(account_tab, "takeover-agent-asking.png")
-    shown = await wait_until(lambda: notifications(harness), "a desktop notification")
-    assert f"tabpilot-{task_id}" in shown, shown
+    assert not await notified(harness, task_id)  # the person is looking at the tab: the overlay asks, nothing covers it
+    elsewhere = await look_elsewhere(harness, None)  # they turn to another window: the request is notified there
+    await wait_until(lambda: notified(harness, task_id), "a desktop notification")
+    await come_back(harness, elsewhere)
 
     panel = await open_panel(harness, account_tab)
     await panel.wait_for("!document.getElementById('control').hidden", "the side panel to show the request")
@@ -388,7 +389,7 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert "grace@example.org" in json.dumps([m.get("content") for m in after_handback[0]["messages"]])
     assert "Kyoto" in json.dumps([m.get("content") for m in after_answer[0]["messages"]])
     assert await account_tab.evaluate("document.getElementById('city').value") == "Kyoto"
-    assert f"tabpilot-{task_id}" not in await notifications(harness)  # nothing is asked any more
+    assert not await notified(harness, task_id)  # nothing is asked any more
     assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
     await harness.browser.close_tab(panel.tab.target_id)
 
