@@ -172,9 +172,13 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     await user_fill(account_tab, "#email", "ada@example.org")
     await user_fill(account_tab, "#password", PASSWORD)
     box = await page_box(account_tab, "#signin")
+    # a click beside the button, on the form's own empty space (no control there), as people click to drop focus
+    right = await account_tab.evaluate("document.getElementById('login').getBoundingClientRect().right")
+    await user_click(account_tab, right - 20, box["y"])
     await user_click(account_tab, box["x"], box["y"])
     assert await account_tab.evaluate("document.getElementById('status').textContent") == \
         "Signed in as ada@example.org."
+    assert await account_tab.evaluate("window.received.some(e => e.type === 'click' && e.target === 'login')")
     await type_in_overlay(account_tab, "textarea.note", "Signed in for you; now save the profile")
     await screenshot(account_tab, "takeover-you-have-the-controls.png")
     await press_overlay(account_tab, "handback")
@@ -194,6 +198,9 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     assert any(v == "ada@example.org" for v in typed.values()), typed
     assert [v for t, v in typed.items() if "Password" in t] == ["•••"], typed
     assert not any("tabpilot" in t.lower() or "hand back" in t.lower() for _, t in kinds), kinds  # not the overlay
+    # the click on the form's empty space is told as that (the form has no name: of the page), not as a control
+    clicks = [(a["target"], a.get("blank")) for a in event["actions"] if a["kind"] == "click"]
+    assert clicks == [("page", True), ('button "Sign in"', None)], clicks
     # the popup's card says what the user did in words, as the model was told (it showed each action's raw JSON)
     popup = await harness.open_popup(account_tab)
     await popup.wait_for("document.querySelectorAll('.card-actions li').length >= 3", "the takeover card's actions")
@@ -208,6 +215,8 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     [told] = after_handback
     account = "\n".join(str(m.get("content")) for m in told["messages"])
     assert "ada@example.org" in account and "Signed in for you; now save the profile" in account, account[-3000:]
+    assert "clicked an empty area of the page (no control there)" in account, account[-3000:]
+    assert "clicked form" not in account, account[-3000:]
     # the password is nowhere: not in any request the model got, the record, the logs, the export
     exported = await ask_host(harness, {"type": "history.export", "taskId": task_id})
     assert exported["ok"], exported
