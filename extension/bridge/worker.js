@@ -301,9 +301,11 @@ function bridgeHider(history, origin) {
     });
   }
   const patterns = [...found].map(([value, by]) => [bridgeValuePattern(value), by])
-    .filter(([pattern]) => pattern).sort(([a], [b]) => b.source.length - a.source.length);
+    .filter(([pattern]) => pattern).sort(([a], [b]) => b.length - a.length); // the longer first where they overlap
   if (!patterns.length) return (told) => told;
-  const inText = (text) => patterns.reduce((out, [pattern, by]) => out.replace(pattern, by), text);
+  // one pass over each string: a pattern per value took 30 ms a push on a 100-step history with 20 values
+  const all = new RegExp(patterns.map(([pattern]) => `(${pattern})`).join("|"), "giu");
+  const inText = (text) => text.replace(all, (...groups) => patterns[groups.slice(1).findIndex((g) => g !== undefined)][1]);
   const walk = (value, key) => {
     if (typeof value === "string") return key && (BRIDGE_FIXED_FIELDS.has(key) || /(At|Id)$/u.test(key)) ? value : inText(value);
     if (Array.isArray(value)) return value.map((item) => walk(item, null));
@@ -321,7 +323,7 @@ function bridgeValuePattern(value) {
   const body = chars.map((char) => char.replace(/[.*+?^${}()|[\]\\/]/gu, "\\$&")).join("[\\s.\\-]*");
   const before = BRIDGE_SPACED.test(chars[0]) ? `(?<!${BRIDGE_SPACED.source})` : "";
   const after = BRIDGE_SPACED.test(chars[chars.length - 1]) ? `(?!${BRIDGE_SPACED.source})` : "";
-  return new RegExp(before + body + after, "giu");
+  return before + body + after;
 }
 
 function bridgePost(port, message) {
