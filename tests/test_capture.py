@@ -272,3 +272,51 @@ async def test_a_click_right_after_the_page_moved_reaches_the_element_not_the_fr
         await person.point(cross.session, "document.documentElement", x, y)  # the browser drew the frame there
         await person.click(EMAIL)
         assert await person.evaluate("document.activeElement.id") == "email"
+
+
+async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_not_as_a_control(browser, pages):
+    """The agent's memory of what the person did: a click on a form's padding was "clicked form", on a card's "clicked
+    div", as if a control were there to press again. As a class, every click whose target is no control: its words
+    when it landed on some (a span a script made a button), else an empty area of the nearest area a person would
+    name (a form or a card by its heading, a section by its label, a dialog by its title: tabindex=-1 makes no
+    control), or of the page. A control is still told by its name."""
+    tab = await browser.new_tab(pages.url("blank_clicks.html"))
+    captured = Captured()
+    capture = PageCapture(tab, captured)
+    await capture.start("record")
+    person = await Person.at(browser.launched.ws_url, tab.target_id)
+    try:
+        spots = [("document.getElementById('signin')", 8), ("document.getElementById('card')", 8),
+                 ("document.getElementById('spacer')", 8), ("document.getElementById('dialog')", 8),
+                 ("document.documentElement", 5), ("document.getElementById('save')", None),
+                 ("document.getElementById('go')", None), ("document.querySelector('#card h3')", None)]
+        for expression, inset in spots:
+            if inset is None:
+                await person.click(expression)
+            else:  # a spot inside its padding, where nothing else is
+                x, y = await person.evaluate(f"(() => {{ const r = ({expression}).getBoundingClientRect();"
+                                             f" return [r.left + {inset}, r.top + {inset}]; }})()")
+                await person.point(person.session, expression, x, y)
+                await person.press_button(x, y)
+        await wait_for(lambda: len([a for a in captured.actions if a["kind"] == "click"]) >= len(spots))
+        clicks = [a for a in captured.actions if a["kind"] == "click"]
+        told = [(a["kind"], a["target"], a.get("blank")) for a in clicks]
+        assert told == [
+            ("click", 'form "Sign in"', True),
+            ("click", 'article "Pro plan"', True),
+            ("click", 'region "Filters"', True),
+            ("click", 'dialog "Confirm"', True),
+            ("click", "page", True),
+            ("click", 'text "Save"', None),
+            ("click", 'button "Go"', None),
+            ("click", 'heading "Pro plan"', None),
+        ], told
+        assert await person.evaluate("window.clicked") == ["save"]  # the script's button got the person's click
+        said = [describe_action(a) for a in clicks]
+        assert said[0] == 'clicked an empty area of form "Sign in" (no control there)', said
+        assert said[4] == "clicked an empty area of the page (no control there)", said
+        assert said[5] == 'clicked text "Save"', said
+        assert describe_action(clicks[0], "zh-CN") == '点击了 form "Sign in" 中的空白处（那里没有控件）'
+    finally:
+        await person.close()
+        await browser.close_tab(tab.target_id)

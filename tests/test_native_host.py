@@ -229,7 +229,9 @@ def test_an_extension_in_chinese_gets_the_hosts_advice_in_chinese(host, home):
     assert host.request("sites.allow", origin="https://app.example", useMyModel=True)["ok"]
     reply = host.request("task.start", task="做点什么", tabId=1, source="page", origin="https://app.example")
     assert reply["error"]["code"] == "not_configured"
-    assert reply["error"]["message"].startswith("尚未配置模型。") and "请打开“设置”" in reply["error"]["message"]
+    # said to the page's author: what to give in execute()'s config, or ask the user to set in Settings
+    assert reply["error"]["message"].startswith("PAGE_AGENT_EXT.execute(task, config)：没有可用于此任务的模型。")
+    assert "baseURL 和 model" in reply["error"]["message"] and "“设置”" in reply["error"]["message"]
     # an English extension on the next connection is answered in English again
     host.stop()
     english = HostProcess(home)

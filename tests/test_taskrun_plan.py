@@ -35,7 +35,8 @@ def test_not_configured_says_what_to_do_where_the_user_is(home: Path) -> None:
         messages[source] = str(info.value)
     assert messages["popup"] == POPUP_NOT_CONFIGURED  # no CLI flags or variables in the popup
     assert "tabpilot config set model" in messages["cli"] and "Settings" not in messages["cli"]
-    assert messages["page"].endswith("In the popup: open Settings.")
+    assert messages["page"].startswith("PAGE_AGENT_EXT.execute(task, config): no model")  # the page's own words
+    assert "baseURL and model in config" in messages["page"] and "tabpilot config" not in messages["page"]
 
 
 def test_not_configured_advice_is_in_the_users_language(home: Path) -> None:

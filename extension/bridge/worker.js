@@ -216,6 +216,12 @@ function bridgeTell(entry, message) {
   if (message.kind === "result" && message.result && Array.isArray(message.result.history)) {
     told = { ...message, result: { ...message.result, history: bridgeHistoryFor(message.result.history, entry.origin) } };
   }
+  const known = message.kind === "result" && message.result && Array.isArray(message.result.history)
+    ? message.result.history : entry.history;
+  const hide = bridgeHider(known, entry.origin);
+  for (const field of ["history", "activity", "result"]) {
+    if (field in told) told = { ...told, [field]: hide(told[field]) };
+  }
   bridgePost(entry.port, { ...told, id: entry.callId });
 }
 
@@ -253,6 +259,71 @@ function bridgeTakeoverFor(event, origin) {
     return shown;
   }) : event.actions;
   return { ...event, actions, urlBefore: seen(event.urlBefore), urlAfter: seen(event.urlAfter) };
+}
+
+// What the person typed in another origin's documents is hidden in the takeover event, and must not come back in
+// other words: the model keeps it (it is the agent's task) and may quote it in any later text — its reflection, an
+// action's arguments, a tool's output, the `done` text (the result's data). So every string that leaves for the page
+// (history, activity, result) has each such value replaced by •••, and each address cut to its origin in the event by
+// that origin. A value matches whatever its case, and however the model spaced or grouped it: spaces, "-" and "." in
+// it or between its characters count for nothing ("4111 1111 1111 1111" is found as "4111-1111-1111-1111" and as
+// "4111111111111111"); a value that starts or ends with a letter or digit matches only as a whole word, so a CVV
+// "123" is hidden in "CVV 123" but not in "41234", nor a "Lyon" in "Lyonnais" (BRIDGE_SPACED).
+// A value is hidden from 3 characters on (separators not counted): a 3-digit CVV is; one or two characters (a month
+// "12", a state "CA", an answer "No") are not — as whole words they are everywhere in ordinary text ("step 12",
+// "no button"), hiding them blanked the model's sentences for the page, and alone they say next to nothing.
+// Key names and the words of a checkbox (Enter, checked) are the recorder's vocabulary, not what the person wrote.
+const BRIDGE_MIN_HIDDEN = 3;
+const BRIDGE_NOT_WRITTEN = new Set(["key", "check"]);
+const BRIDGE_SEPARATORS = /[\s.\-]/u;
+// Letters of scripts written with spaces between words, and digits: where a word ends. Chinese or Japanese text runs
+// its words together ("用户输入了ada-nick-7f3e作为昵称"), so a letter of theirs never keeps a value from matching.
+const BRIDGE_SPACED = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}\p{N}]/u;
+// Fields the page reads as names, not words (event types, statuses, tools, codes, times, ids): never rewritten.
+const BRIDGE_FIXED_FIELDS = new Set(["type", "kind", "status", "tool", "name", "reason", "code", "guard", "at"]);
+
+function bridgeHider(history, origin) {
+  const found = new Map(); // what to find → what the page sees instead
+  for (const event of Array.isArray(history) ? history : []) {
+    if (!event || event.type !== "user_takeover") continue;
+    const told = bridgeTakeoverFor(event, origin);
+    for (const key of ["urlBefore", "urlAfter"]) {
+      if (typeof event[key] === "string" && told[key] !== event[key]) found.set(event[key], told[key]);
+    }
+    (Array.isArray(event.actions) ? event.actions : []).forEach((action, index) => {
+      const shown = told.actions[index];
+      if (!action || typeof action !== "object" || !shown) return;
+      if (typeof action.url === "string" && shown.url !== action.url) found.set(action.url, shown.url);
+      const value = typeof action.value === "string" ? action.value.replace(/…$/u, "") : null; // capture.js cut it
+      if (value === null || shown.value === action.value || value === BRIDGE_HIDDEN) return;
+      if (BRIDGE_NOT_WRITTEN.has(action.kind)) return;
+      found.set(value, shown.value);
+    });
+  }
+  const patterns = [...found].map(([value, by]) => [bridgeValuePattern(value), by])
+    .filter(([pattern]) => pattern).sort(([a], [b]) => b.length - a.length); // the longer first where they overlap
+  if (!patterns.length) return (told) => told;
+  // one pass over each string: a pattern per value took 30 ms a push on a 100-step history with 20 values
+  const all = new RegExp(patterns.map(([pattern]) => `(${pattern})`).join("|"), "giu");
+  const inText = (text) => text.replace(all, (...groups) => patterns[groups.slice(1).findIndex((g) => g !== undefined)][1]);
+  const walk = (value, key) => {
+    if (typeof value === "string") return key && (BRIDGE_FIXED_FIELDS.has(key) || /(At|Id)$/u.test(key)) ? value : inText(value);
+    if (Array.isArray(value)) return value.map((item) => walk(item, null));
+    if (value && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([k, item]) => [k, walk(item, k)]));
+    }
+    return value;
+  };
+  return (told) => walk(told, null);
+}
+
+function bridgeValuePattern(value) {
+  const chars = [...value.trim()].filter((char) => !BRIDGE_SEPARATORS.test(char));
+  if (chars.length < BRIDGE_MIN_HIDDEN) return null;
+  const body = chars.map((char) => char.replace(/[.*+?^${}()|[\]\\/]/gu, "\\$&")).join("[\\s.\\-]*");
+  const before = BRIDGE_SPACED.test(chars[0]) ? `(?<!${BRIDGE_SPACED.source})` : "";
+  const after = BRIDGE_SPACED.test(chars[chars.length - 1]) ? `(?!${BRIDGE_SPACED.source})` : "";
+  return before + body + after;
 }
 
 function bridgePost(port, message) {

@@ -300,17 +300,79 @@
     return path.length && path[0].nodeType === Node.ELEMENT_NODE ? path[0] : path.find((n) => n.nodeType === Node.ELEMENT_NODE) || null;
   }
 
-  const ACTIONABLE = "a[href],button,input,select,textarea,summary,label,option,[role],[contenteditable=''],[contenteditable=true],[onclick],[tabindex]";
+  // A control: what a person clicks to make something happen. A role counts when it is a control's: a region, a
+  // dialog, a group or a list is where controls are, and tabindex="-1" only lets a script focus a box.
+  const CONTROLS = "a[href],button,input,select,textarea,summary,label,option,[contenteditable=''],[contenteditable=true],[onclick],[tabindex]:not([tabindex^='-'])";
+  const CONTROL_ROLES = new Set(["button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
+    "menuitemradio", "option", "textbox", "searchbox", "combobox", "listbox", "slider", "spinbutton", "scrollbar",
+    "treeitem", "gridcell", "columnheader", "rowheader"]);
 
-  function actionable(event) {
+  function isControl(node) {
+    const role = (node.getAttribute("role") || "").trim().split(/\s+/)[0];
+    if (role === "presentation" || role === "none") return false;
+    return CONTROL_ROLES.has(role) || node.matches(CONTROLS);
+  }
+
+  function controlOf(event) {
     for (const node of event.composedPath()) {
       if (node.nodeType !== Node.ELEMENT_NODE) continue;
-      if (node.matches(ACTIONABLE) && node.getAttribute("role") !== "presentation" && node.getAttribute("role") !== "none") {
-        return node;
-      }
+      if (isControl(node)) return node;
       if (node.localName === "body" || node.localName === "html") break;
     }
-    return innermost(event);
+    return null;
+  }
+
+  // A click that reached no control, said as what it landed on: a picture or a heading by its name; words (a div a
+  // script made clickable says "Save" and nothing else) as `text "Save"`; anywhere else (a form's or a card's padding,
+  // the page's margin) as an empty area (`blank`) of the nearest area a person would name — a form, a dialog, a
+  // section with a label or a heading — or of the page. Told by its tag ("clicked form", "clicked div") the model took
+  // it for a control it could press again.
+  const SPOT_TEXT_LIMIT = 40; // longer words with none of their own (a card's whole text) are around the spot, not at it
+  const AREAS = "form,fieldset,dialog,section,article,aside,nav,main,header,footer,table,details,[role]";
+  const AREA_ROLES = { form: "form", fieldset: "group", dialog: "dialog", section: "region", article: "article",
+    aside: "complementary", nav: "navigation", main: "main", header: "banner", footer: "contentinfo", table: "table",
+    details: "group" };
+
+  function spotOf(event) {
+    const path = event.composedPath().filter((node) => node.nodeType === Node.ELEMENT_NODE);
+    const el = path[0];
+    if (el && el.localName !== "body" && el.localName !== "html") {
+      if (el.localName === "img" || /^h[1-6]$/.test(el.localName)) {
+        if (nameOf(el)) return { kind: "click", target: describe(el) };
+      } else {
+        const own = Array.from(el.childNodes).some((node) => node.nodeType === Node.TEXT_NODE && node.data.trim());
+        const text = textOf(el);
+        // words of its own, or a few in a box with no control, heading or area in it (a form's are its labels')
+        const plain = !el.matches(AREAS) && !el.querySelector(`${CONTROLS},${AREAS},h1,h2,h3,h4,h5,h6`);
+        if (text && (own || (plain && text.length <= SPOT_TEXT_LIMIT))) {
+          return { kind: "click", target: `text ${JSON.stringify(text)}` };
+        }
+      }
+    }
+    return { kind: "click", target: areaOf(path), blank: true };
+  }
+
+  function areaOf(path) {
+    for (const node of path) {
+      if (node.localName === "body" || node.localName === "html") break;
+      if (!node.matches(AREAS) || ["presentation", "none"].includes(node.getAttribute("role"))) continue;
+      const name = areaName(node);
+      if (name) return `${node.getAttribute("role") || AREA_ROLES[node.localName]} ${JSON.stringify(name)}`;
+    }
+    return "page";
+  }
+
+  function areaName(node) {
+    const labelledBy = node.getAttribute("aria-labelledby");
+    const named = (labelledBy && clean(byIds(node, labelledBy))) || clean(node.getAttribute("aria-label"));
+    if (named) return named;
+    const legend = node.localName === "fieldset" ? node.querySelector(":scope > legend") : null;
+    const caption = node.localName === "table" ? node.querySelector(":scope > caption") : null;
+    const summary = node.localName === "details" ? node.querySelector(":scope > summary") : null;
+    const heading = legend || caption || summary || node.querySelector("h1, h2, h3, h4, h5, h6, [role=heading]");
+    const text = heading ? textOf(heading) : "";
+    if (text) return text;
+    return node.localName === "form" ? clean(node.getAttribute("title") || node.getAttribute("name") || "") : "";
   }
 
   // non-composed events (change, submit) stop at a shadow root: listen on every open root the user reaches
@@ -446,7 +508,8 @@
     watch(event);
     if (!working(event)) return;
     watchShadowRoots(event);
-    const el = actionable(event);
+    const control = controlOf(event);
+    const el = control || innermost(event);
     // a click into a field, on a checkbox / radio / select (or a label for one) is told by what follows it
     if (isTextField(el) || isChoice(el) || (el && (el.localName === "select" || el.localName === "option"))) {
       return;
@@ -455,7 +518,7 @@
     // a click made by a key (Enter submitting a form, Space on a button) is told as that key
     if (event.detail === 0 && !event.pointerType) return;
     flushPending();
-    report({ kind: "click", target: describe(el) });
+    report(control ? { kind: "click", target: describe(control) } : spotOf(event));
     soonCheckNavigation();
   }
 

@@ -88,6 +88,7 @@ function forgetEndedTasks() {
   for (const task of ended.slice(0, Math.max(0, ended.length - ENDED_TASKS_KEPT))) {
     tasks.delete(task.taskId);
     notified.delete(task.taskId);
+    asks.delete(task.taskId);
   }
 }
 
@@ -780,6 +781,14 @@ async function onOverlayCommand(port, tabId, message) {
 }
 
 // --- notifications ----------------------------------------------------------------------------------------------------
+// A question for the person (the agent asks for help or asks something, or an action waits for their yes) is asked by
+// the overlay in the task's tab; a desktop notification is for when they are not looking at it. One raised over the
+// tab they are looking at only covered the overlay: on Linux without a notification daemon Chromium draws its own
+// popup at the bottom right, over the overlay's buttons. So it is raised while none of the task's tabs is the active
+// tab of the focused window, and taken away when the person comes to one; if they go elsewhere while it is still
+// asked, it is raised then.
+const asks = new Map(); // taskId → {key, options}: what the person is asked now, notified or not
+
 function notifyIfAsked(task) {
   let key = null;
   let message = null;
@@ -795,19 +804,64 @@ function notifyIfAsked(task) {
     message = site ? chrome.i18n.getMessage("approveWants", [action, site]) : chrome.i18n.getMessage("approveWantsHere", [action]);
   }
   if (key === null) {
-    if (notified.has(task.taskId)) chrome.notifications.clear(`tabpilot-${task.taskId}`).catch(() => {});
-    notified.delete(task.taskId);
+    asks.delete(task.taskId);
+    unnotify(task.taskId);
     return;
   }
-  if (notified.get(task.taskId) === key) return;
-  notified.set(task.taskId, key);
-  chrome.notifications.create(`tabpilot-${task.taskId}`, {
-    type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
-    title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle"
-      : key.startsWith("approval:") ? "approveTitle" : "notifyHelpTitle"),
-    message: message.slice(0, 300), contextMessage: (task.task || "").slice(0, 120),
+  if (asks.has(task.taskId) && asks.get(task.taskId).key === key) return;
+  asks.set(task.taskId, {
+    key,
+    options: {
+      type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
+      title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle"
+        : key.startsWith("approval:") ? "approveTitle" : "notifyHelpTitle"),
+      message: message.slice(0, 300), contextMessage: (task.task || "").slice(0, 120),
+    },
+  });
+  notifyUnlessSeen(task.taskId);
+}
+
+function unnotify(taskId) {
+  if (notified.has(taskId)) chrome.notifications.clear(`tabpilot-${taskId}`).catch(() => {});
+  notified.delete(taskId);
+}
+
+async function notifyUnlessSeen(taskId) {
+  const ask = asks.get(taskId);
+  const task = tasks.get(taskId);
+  if (!ask || !task) return;
+  const seen = await taskInView(task);
+  if (asks.get(taskId) !== ask) return; // answered or changed meanwhile: its own call decides
+  if (seen) {
+    unnotify(taskId);
+    return;
+  }
+  if (notified.get(taskId) === ask.key) return;
+  notified.set(taskId, ask.key);
+  chrome.notifications.create(`tabpilot-${taskId}`, ask.options).then(() => {
+    if (!asks.has(taskId)) unnotify(taskId); // answered while it was being raised: its clear found nothing yet
   }).catch((error) => console.warn("tabpilot: notification:", error.message));
 }
+
+// Whether the person is looking at one of the task's tabs: the active tab of the window that has the focus. Headless
+// Chromium says `focused` of every window; the last focused one is the one the person (or a test) went to last.
+async function taskInView(task) {
+  try {
+    const front = await chrome.windows.getLastFocused({ windowTypes: ["normal", "popup"] });
+    if (!front || !front.focused) return false; // the browser is not the application in front
+    const [active] = await chrome.tabs.query({ windowId: front.id, active: true });
+    return !!active && tabsOfTask(task).includes(active.id);
+  } catch (_) {
+    return false; // no window: nobody looks at the overlay
+  }
+}
+
+function recheckAsks() {
+  for (const taskId of asks.keys()) notifyUnlessSeen(taskId);
+}
+chrome.tabs.onActivated.addListener(recheckAsks);
+chrome.windows.onFocusChanged.addListener(recheckAsks);
+chrome.windows.onRemoved.addListener(recheckAsks); // the window in front closed: the one under it is (headless: no focus event)
 
 // Clicking the notification brings the task's tab forward, where the overlay says what to do.
 chrome.notifications.onClicked.addListener(async (id) => {

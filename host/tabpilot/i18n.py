@@ -49,6 +49,8 @@ EN_US: dict[str, str] = {
     "takeover.user.did_nothing": ": no action of yours was recorded",
     "takeover.user.note": ". Your note: {note}",
     "did.clicked": "clicked {target}",
+    "did.clicked_blank": "clicked an empty area of {target} (no control there)",
+    "did.clicked_blank_page": "clicked an empty area of the page (no control there)",
     "did.typed": "typed in {target} → {value}",
     "did.typed_hidden": "typed in {target} (hidden)",
     "did.chose": "chose {value} in {target}",
@@ -184,6 +186,18 @@ EN_US: dict[str, str] = {
     # --- errors and remedies ----------------------------------------------------------------------------
     "error.popup_not_configured": "No model set: open Settings and enter the base URL, model and API key.",
     "error.page_not_configured": "{message} In the popup: open Settings.",
+    "error.page_no_model": (
+        "PAGE_AGENT_EXT.execute(task, config): no model to run this task. Give baseURL and model in config (as "
+        "page-agent requires), or ask the user to choose a model in tabpilot's Settings (this site may use theirs)."
+    ),
+    "error.page_no_key": (
+        "PAGE_AGENT_EXT.execute(task, config): no API key for {base_url}. Give apiKey in config (tabpilot sends the "
+        "user's key only to the address it was saved for)."
+    ),
+    "error.page_no_key_of_theirs": (
+        "PAGE_AGENT_EXT.execute(task, config): the user's model at {base_url} has no API key. Give baseURL, model "
+        "and apiKey in config, or ask the user to save the key in tabpilot's Settings."
+    ),
     "error.cannot_work_in_tab": (
         "tabpilot cannot work in this tab (tab {tab}: {error}). Open a web page (http or https) in it, or use "
         "another tab, and start the task again."
@@ -815,6 +829,8 @@ ZH_CN: dict[str, str] = {
     "takeover.user.did_nothing": "：没有记录到你的操作",
     "takeover.user.note": "。你的留言：{note}",
     "did.clicked": "点击了 {target}",
+    "did.clicked_blank": "点击了 {target} 中的空白处（那里没有控件）",
+    "did.clicked_blank_page": "点击了页面上的空白处（那里没有控件）",
     "did.typed": "在 {target} 中输入了 {value}",
     "did.typed_hidden": "在 {target} 中输入了（隐藏的值）",
     "did.chose": "在 {target} 中选择了 {value}",
@@ -932,6 +948,18 @@ ZH_CN: dict[str, str] = {
     "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
+    "error.page_no_model": (
+        "PAGE_AGENT_EXT.execute(task, config)：没有可用于此任务的模型。请在 config 中提供 baseURL 和 model"
+        "（page-agent 也要求这两项），或请用户在 tabpilot 的“设置”中选择一个模型（此网站可以使用用户的模型）。"
+    ),
+    "error.page_no_key": (
+        "PAGE_AGENT_EXT.execute(task, config)：没有 {base_url} 的 API 密钥。请在 config 中提供 apiKey"
+        "（tabpilot 只会把用户的密钥发给当初为它保存的地址）。"
+    ),
+    "error.page_no_key_of_theirs": (
+        "PAGE_AGENT_EXT.execute(task, config)：用户在 {base_url} 的模型没有 API 密钥。请在 config 中提供 baseURL、"
+        "model 和 apiKey，或请用户在 tabpilot 的“设置”中保存密钥。"
+    ),
     "error.cannot_work_in_tab": (
         "tabpilot 无法在这个标签页中工作（标签页 {tab}：{error}）。请在这个标签页中打开一个网页（http 或 https），"
         "或者换一个标签页，然后重新开始任务。"

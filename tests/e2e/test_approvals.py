@@ -17,7 +17,10 @@ from test_takeover import account_told, configure, ended, start
 from user_support import (
     NOT_SEEN,
     TOO_SOON,
+    come_back,
     in_panel,
+    look_elsewhere,
+    notified,
     open_panel,
     overlay,
     press_overlay,
@@ -83,9 +86,8 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     assert {"allow", "deny", "takeover"} <= set(shown["buttons"]), shown
     assert shown["why"] == 'Asked because its name says "order".', shown
     assert await shop_tab.evaluate("window.shopLog") == []  # nothing happens until the user says so
-    # a desktop notification says so too (raised by the worker as it tells the overlay: waited for, not raced)
-    notifications = f"Object.keys(await chrome.notifications.getAll()).includes('tabpilot-{task_id}')"
-    await wait_until(lambda: harness.sw(notifications), "the desktop notification")
+    # the person is looking at the shop: the overlay asks there, and no desktop notification covers it
+    assert not await notified(harness, task_id)
     await screenshot(shop_tab, "approval-overlay.png")
     panel = await open_panel(harness, shop_tab)  # the side panel shows the same question
     await panel.wait_for(f"document.getElementById('control-reason').innerText.includes({WANTS!r})",
@@ -100,7 +102,7 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     assert snap["status"] == "completed", snap
     assert not problems, problems
     assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
-    assert not await harness.sw(notifications)
+    assert not await notified(harness, task_id)
     await panel.wait_for("!document.getElementById('approve-box').offsetParent", "the question to go from the panel")
     # the yes is in the record as a no is (who let the agent place the order), and in the panel's timeline
     allowed = 'The user allowed this action: click button "Place order" on 127.0.0.1'
@@ -139,15 +141,41 @@ async def test_closing_the_tab_while_an_action_waits_for_a_yes_ends_the_question
     # The person closes the shop tab instead of answering: nothing is left to allow. The question and its
     # notification go, and the task ends saying its tab was closed (it waited up to 5 minutes, "running").
     task_id, problems, after = await order_asked(harness, llm, shop_tab, done("Ordered"))
-    notifications = f"Object.keys(await chrome.notifications.getAll()).includes('tabpilot-{task_id}')"
-    await wait_until(lambda: harness.sw(notifications), "the desktop notification")
+    elsewhere = await look_elsewhere(harness, None)  # so the question is notified
+    await wait_until(lambda: notified(harness, task_id), "the desktop notification")
     await harness.browser.close_tab(shop_tab.target_id)
     snap = await ended(harness, task_id, timeout=10)
     assert snap["status"] == "error", snap
     assert "closed" in snap["history"][-1].get("message", ""), snap["history"][-1]
     assert not snap.get("approval"), snap
     assert not problems and not after, after  # the model is not asked again about a tab that is gone
-    await wait_until(lambda: harness.sw(f"!({notifications})"), "the desktop notification to go")
+    await wait_until(lambda: _not(notified(harness, task_id)), "the desktop notification to go")
+    await come_back(harness, elsewhere)
+
+
+async def test_a_question_is_notified_only_while_the_person_looks_at_another_tab_or_window(
+    harness: Harness, llm: ScriptedLLMServer, shop_tab: Tab
+) -> None:
+    """On Linux without a notification daemon Chromium draws its own notification over the bottom right of the page,
+    where the overlay's Allow / Deny are. The person looking at the task's tab sees the overlay ask: nothing is raised
+    over it. They turn to another tab of that window: the question is notified; back, it goes; the same for another
+    window, a second time. Then they answer in the overlay and the click reaches the page."""
+    task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered"))
+    assert not await notified(harness, task_id)
+    for beside in (shop_tab, None):  # another tab in its window, then another window
+        elsewhere = await look_elsewhere(harness, beside)
+        await wait_until(lambda: notified(harness, task_id), "the notification while the person looks elsewhere")
+        await come_back(harness, elsewhere)
+        await wait_until(lambda: _not(notified(harness, task_id)), "the notification to go when they come back")
+    await press_until_it_counts(shop_tab, "allow")
+    snap = await ended(harness, task_id)
+    assert snap["status"] == "completed" and not problems, (snap, problems)
+    assert await shop_tab.evaluate("window.shopLog") == [{"event": "click", "id": "order", "trusted": True}]
+    assert not await notified(harness, task_id)
+
+
+async def _not(probe: Any) -> bool:
+    return not await probe
 
 
 async def test_a_side_panel_left_on_settings_marks_the_task_tab_when_an_action_waits(

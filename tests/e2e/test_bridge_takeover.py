@@ -272,15 +272,21 @@ async def test_what_the_person_types_in_another_sites_frame_reaches_the_model_bu
 ) -> None:
     """The page that started the task sees what the person did in its own documents, and that they typed in another
     site's frame (a sign-in or payment widget it embeds), not what: the page cannot read that frame, and the
-    takeover must not hand it over. The agent (whose task it is) and the person's record keep the value."""
+    takeover must not hand it over. Nor may the model's later words: it knows the value and quotes it (its goal, the
+    arguments of its next action, the `done` text), in other case and spacing; the page gets ••• there. The agent
+    (whose task it is) and the person's record keep the value."""
     nickname = "ada-nick-7f3e"
+    finished = "Saved ADA NICK 7F3E as the name"  # the model's own spelling of the person's value
+    problems: list[str] = []
     after_handback: list[dict[str, Any]] = []
     await app_tab.evaluate("document.getElementById('name').value = ''; document.getElementById('city').value = ''")
     widget = e2e_pages.url("widget.html", host="localhost")
     await app_tab.evaluate(f"""new Promise((loaded) => {{ const f = document.createElement('iframe');
         f.id = 'widget'; f.src = {json.dumps(widget)}; f.style.cssText = 'width: 260px; height: 60px';
         f.onload = () => loaded(true); document.body.prepend(f); }})""")
-    llm.add(Delay(60), told_after_handback(after_handback, done("Done with the widget")))
+    llm.add(Delay(60), told_after_handback(after_handback, act_on("Full name", "input_text",
+                                                                  f"Use {nickname.upper()} as the name", problems,
+                                                                  text=nickname)), done(finished))
     await take_over_waiting_task(app_tab, "widget", llm)
 
     await user_fill(app_tab, "#city", "Oslo")
@@ -296,8 +302,17 @@ async def test_what_the_person_types_in_another_sites_frame_reaches_the_model_bu
     run = await outcome(app_tab, "widget")
     try:
         assert "error" not in run, run.get("error")
-        told_page = json.dumps([run["histories"], run["result"]])
-        assert nickname not in told_page, told_page  # neither onHistoryUpdate nor the result's history
+        assert not problems, problems
+        told_page = json.dumps([run["histories"], run["activities"], run["result"]], ensure_ascii=False).lower()
+        # in no callback and not in the result: the event, the step's goal, the action's input, the done text
+        assert nickname not in told_page and "ada nick 7f3e" not in told_page, told_page[-2000:]
+        assert run["result"]["data"] == "Saved ••• as the name", run["result"]
+        step = next(e for e in run["result"]["history"] if e["type"] == "step"
+                    and e["action"]["name"] == "input_text")
+        assert step["reflection"]["next_goal"] == "Use ••• as the name", step
+        assert step["action"]["input"]["text"] == "•••", step
+        executing = next(a for a in run["activities"] if a["type"] == "executing" and a["tool"] == "input_text")
+        assert executing["input"]["text"] == "•••", executing
         [event] = takeovers(run["histories"][-1])
         shown = {(a["kind"], a["target"], a.get("value"), a["url"]) for a in event["actions"]}
         # the page's own field as typed; the widget's: that the person typed there, on which site, not what
@@ -309,10 +324,11 @@ async def test_what_the_person_types_in_another_sites_frame_reaches_the_model_bu
         assert nickname in model_read(told), model_read(told)[-3000:]
         # and so does the person's record (the popup's timeline reads it)
         record = await harness.sw("const [taskId] = [...bridge.tasks].find(([, e]) => e.result"
-                                  " && e.result.data === 'Done with the widget');"
+                                  f" && e.result.data === {json.dumps(finished)});"
                                   " (await requestHost({type: 'history.get', taskId})).events")
         [kept] = takeovers(record)
         assert nickname in {a.get("value") for a in kept["actions"]}, kept["actions"]
+        assert f"Use {nickname.upper()} as the name" in json.dumps(record), record
     finally:
         await app_tab.evaluate("document.getElementById('widget').remove(), true")
 
@@ -336,6 +352,45 @@ async def test_where_the_person_went_on_another_site_is_told_to_the_page_by_its_
         {"kind": "navigate", "target": "page", "value": bank, "url": f"{page}/cart"},
         {"kind": "input", "target": 'textbox "IBAN"', "value": "•••", "url": bank},
         {"kind": "navigate", "target": "page", "value": "•••", "url": bank}]}], told
+
+
+async def test_the_persons_values_from_another_site_are_hidden_in_every_word_the_page_gets_as_a_class(
+    harness: Harness,
+) -> None:
+    """Which of the person's values are hidden in the model's words, in the worker that tells the page: each one they
+    wrote in another site's documents, from 3 characters on (a CVV; not a month "12"), whatever its case and however
+    the model spaced or grouped it, only as a whole word (not inside "41234"), also in Chinese text; key names are
+    not hidden; the fields the page reads as names (types, tools, times) are never rewritten; an address the event cut
+    to its origin is cut in the words too. The page's own values stay."""
+    page, pay = "https://shop.example", "https://pay.example"
+    takeover = {"type": "user_takeover", "reason": "user", "startedAt": "2026-11-29T23:00:00Z", "urlBefore": page,
+                "urlAfter": page, "actions": [
+                    {"kind": "input", "target": 'textbox "Card"', "value": "4111 1111 1111 1111",
+                     "url": f"{pay}/form?order=77"},
+                    {"kind": "input", "target": 'textbox "CVC"', "value": "123", "url": f"{pay}/form?order=77"},
+                    {"kind": "select", "target": 'combobox "Month"', "value": "12", "url": f"{pay}/form?order=77"},
+                    {"kind": "key", "target": 'textbox "CVC"', "value": "Enter", "url": f"{pay}/form?order=77"},
+                    {"kind": "input", "target": 'textbox "Name"', "value": "Zoë Okafor", "url": f"{pay}/form?order=77"},
+                    {"kind": "input", "target": 'textbox "City"', "value": "Lyon", "url": f"{page}/cart"}]}
+    words = ("Paid with 4111-1111-1111-1111 (CVC 123, not 41234) in month 12 after Enter, as zoë okafor "
+             f"from Lyon on {pay}/form?order=77; 用户的卡号是4111111111111111")
+    step = {"type": "step", "stepIndex": 3, "reflection": {"evaluation_previous_goal": words, "memory": words,
+                                                              "next_goal": words},
+            "action": {"name": "done", "input": {"done": {"text": words, "success": True}}, "output": words}}
+    told = await harness.sw(f"bridgeHider({json.dumps([takeover, step])}, {json.dumps(page)})"
+                            f"({{activity: {{type: 'executing', tool: 'done', input: {{text: {json.dumps(words)}}}}},"
+                            f" result: {{success: true, data: {json.dumps(words)}, history: [{json.dumps(step)}]}}}})")
+    hidden = ("Paid with ••• (CVC •••, not 41234) in month 12 after Enter, as ••• from Lyon on "
+              f"{pay}; 用户的卡号是•••")
+    assert told["activity"] == {"type": "executing", "tool": "done", "input": {"text": hidden}}, told
+    assert told["result"]["data"] == hidden, told
+    [kept_step] = told["result"]["history"]
+    assert kept_step["stepIndex"] == 3 and kept_step["action"]["name"] == "done", kept_step
+    assert set(kept_step["reflection"].values()) == {hidden} and kept_step["action"]["output"] == hidden, kept_step
+    # nothing to hide without a takeover elsewhere: the page's own values and the words stay as they were
+    own = {**takeover, "actions": takeover["actions"][-1:]}
+    assert await harness.sw(f"bridgeHider([{json.dumps(own)}], {json.dumps(page)})({{data: {json.dumps(words)}}})"
+                            ) == {"data": words}
 
 
 async def _frame_value(session: Any, value: str) -> bool:

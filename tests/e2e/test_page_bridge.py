@@ -676,13 +676,53 @@ async def test_bad_arguments_to_execute_are_told_to_the_page_as_its_own_call_and
                             "onStatusChange }, or left out"] * 2, said
         assert said[2].startswith("PAGE_AGENT_EXT.execute(…): ") and "could not be cloned" in said[2], said
         assert len(llm.requests) == before
-        problems: list[str] = []
-        llm.add(act_on("Email", "input_text", "Type the email", problems, text="ada@example.com"), done("Typed"))
-        await execute_from_page(tab, "right", "Type my email", own_model(llm))
-        right = await outcome(tab, "right")
-        assert right.get("result", {}).get("data") == "Typed" and not problems, (right, problems)
+        await the_next_right_call_runs(tab, llm)
     finally:
         await close(harness, tab)
+
+
+async def the_next_right_call_runs(tab: Tab, llm: ScriptedLLMServer) -> None:
+    """After calls that were refused, the page's next one with its own model runs its task."""
+    problems: list[str] = []
+    llm.add(act_on("Email", "input_text", "Type the email", problems, text="ada@example.com"), done("Typed"))
+    await execute_from_page(tab, "right", "Type my email", own_model(llm))
+    right = await outcome(tab, "right")
+    assert right.get("result", {}).get("data") == "Typed" and not problems, (right, problems)
+
+
+async def test_a_config_tabpilot_cannot_run_rejects_execute_as_page_agent_does_saying_what_to_give(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """page-agent's execute() rejects, with an Error, a config it cannot run ("Config must have a model"), and resolves
+    {success: false} only for what fails once the task runs. So does tabpilot's, in words for the page's author (they
+    named the CLI's flags and the popup's Settings): a site that may use the person's model when they have none; the
+    page's own endpoint without its key. Nothing runs, and the page's next, right call does."""
+    origin = origin_of(site)
+    await allow(harness, origin, "--use-my-model")
+    await harness.sw("await requestHost({type: 'settings.set', baseURL: '', model: '', apiKey: ''}); true")
+    tab = await open_page(harness, site.url("app.html"))
+    before = len(llm.requests)
+    try:
+        outcomes = await js(tab, """(async () => {
+            const outcome = async (config) => {
+                try { return {resolved: await window.PAGE_AGENT_EXT.execute('Type my email', config)}; }
+                catch (e) { return {error: e instanceof Error, message: e.message}; }
+            };
+            return [await outcome({}), await outcome({baseURL: 'https://llm.example/v1', model: 'gpt-test'})];
+        })()""", timeout=60)
+        assert outcomes == [
+            {"error": True, "message": "PAGE_AGENT_EXT.execute(task, config): no model to run this task. Give baseURL "
+                                       "and model in config (as page-agent requires), or ask the user to choose a "
+                                       "model in tabpilot's Settings (this site may use theirs)."},
+            {"error": True, "message": "PAGE_AGENT_EXT.execute(task, config): no API key for https://llm.example/v1. "
+                                       "Give apiKey in config (tabpilot sends the user's key only to the address it "
+                                       "was saved for)."},
+        ], outcomes
+        assert len(llm.requests) == before
+        await the_next_right_call_runs(tab, llm)
+    finally:
+        await close(harness, tab)
+        await allow(harness, origin)  # as the other tests have it: its own model only
 
 
 async def test_a_reload_mid_task_does_not_end_it_and_attach_gets_its_result(

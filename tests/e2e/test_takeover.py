@@ -30,9 +30,12 @@ from e2e_support import (
     wait_until,
 )
 from user_support import (
+    come_back,
     cut_in_overlay,
     cut_text,
     dumps,
+    look_elsewhere,
+    notified,
     open_panel,
     open_side_panel,
     overlay,
@@ -180,9 +183,13 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     await user_fill(account_tab, "#email", "ada@example.org")
     await user_fill(account_tab, "#password", PASSWORD)
     box = await page_box(account_tab, "#signin")
+    # a click beside the button, on the form's own empty space (no control there), as people click to drop focus
+    right = await account_tab.evaluate("document.getElementById('login').getBoundingClientRect().right")
+    await user_click(account_tab, right - 20, box["y"])
     await user_click(account_tab, box["x"], box["y"])
     assert await account_tab.evaluate("document.getElementById('status').textContent") == \
         "Signed in as ada@example.org."
+    assert await account_tab.evaluate("window.received.some(e => e.type === 'click' && e.target === 'login')")
     await type_in_overlay(account_tab, "textarea.note", "Signed in for you; now save the profile")
     await screenshot(account_tab, "takeover-you-have-the-controls.png")
     await press_overlay(account_tab, "handback")
@@ -202,6 +209,9 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     assert any(v == "ada@example.org" for v in typed.values()), typed
     assert [v for t, v in typed.items() if "Password" in t] == ["•••"], typed
     assert not any("tabpilot" in t.lower() or "hand back" in t.lower() for _, t in kinds), kinds  # not the overlay
+    # the click on the form's empty space is told as that (the form has no name: of the page), not as a control
+    clicks = [(a["target"], a.get("blank")) for a in event["actions"] if a["kind"] == "click"]
+    assert clicks == [("page", True), ('button "Sign in"', None)], clicks
     # the popup's card says what the user did in words, as the model was told (it showed each action's raw JSON)
     popup = await harness.open_popup(account_tab)
     await popup.wait_for("document.querySelectorAll('.card-actions li').length >= 3", "the takeover card's actions")
@@ -216,6 +226,8 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     [told] = after_handback
     account = "\n".join(str(m.get("content")) for m in told["messages"])
     assert "ada@example.org" in account and "Signed in for you; now save the profile" in account, account[-3000:]
+    assert "clicked an empty area of the page (no control there)" in account, account[-3000:]
+    assert "clicked form" not in account, account[-3000:]
     # the password is nowhere: not in any request the model got, the record, the logs, the export
     exported = await ask_host(harness, {"type": "history.export", "taskId": task_id})
     assert exported["ok"], exported
@@ -335,10 +347,6 @@ def agent_call(next_goal: str, action: dict[str, Any]) -> ToolCall:
     return ToolCall("AgentOutput", agent_output(next_goal, action))
 
 
-async def notifications(harness: Harness) -> dict[str, Any]:
-    return await harness.sw("await new Promise((resolve) => chrome.notifications.getAll(resolve))")
-
-
 # --- (c) the agent asks: request_takeover (notification, overlay, side panel) and ask_user (answer box) ---------------
 async def test_the_agent_asks_for_help_then_asks_a_question(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
@@ -363,8 +371,10 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert (asking["notice"], asking["reason"]) == ("The agent asks for your help:", reason), asking
     assert asking["buttons"] == ["handback", "stop"], asking
     await screenshot(account_tab, "takeover-agent-asking.png")
-    shown = await wait_until(lambda: notifications(harness), "a desktop notification")
-    assert f"tabpilot-{task_id}" in shown, shown
+    assert not await notified(harness, task_id)  # the person is looking at the tab: the overlay asks, nothing covers it
+    elsewhere = await look_elsewhere(harness, None)  # they turn to another window: the request is notified there
+    await wait_until(lambda: notified(harness, task_id), "a desktop notification")
+    await come_back(harness, elsewhere)
 
     panel = await open_panel(harness, account_tab)
     await panel.wait_for("!document.getElementById('control').hidden", "the side panel to show the request")
@@ -399,7 +409,7 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert "grace@example.org" in json.dumps([m.get("content") for m in after_handback[0]["messages"]])
     assert "Kyoto" in json.dumps([m.get("content") for m in after_answer[0]["messages"]])
     assert await account_tab.evaluate("document.getElementById('city').value") == "Kyoto"
-    assert f"tabpilot-{task_id}" not in await notifications(harness)  # nothing is asked any more
+    assert not await notified(harness, task_id)  # nothing is asked any more
     assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
     await harness.browser.close_tab(panel.tab.target_id)
 

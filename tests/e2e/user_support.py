@@ -367,3 +367,31 @@ async def open_side_panel(harness: Harness, popup: PopupPage) -> PopupPage:
         return None
 
     return PopupPage(await harness.browser.attach(await wait_until(find_panel, "the side panel")))
+
+
+# --- where the person is looking: the desktop notifications follow it (worker/takeover.js) ---------------------------
+async def look_elsewhere(harness: Harness, beside: Tab | None) -> int:
+    """The person turns from the tab in front to another of their own (not one a task opened): a new tab in `beside`'s
+    window, or a new window when None; returns its tab id (close it with come_back). Made as the browser's own New
+    tab / New window make them (chrome.tabs / chrome.windows, no opener): a tab made over CDP is opened by the tab in
+    front, which makes it the task's."""
+    if beside is None:
+        return int(await harness.sw("(await chrome.windows.create({url: 'about:blank', focused: true})).tabs[0].id"))
+    window = f"(await chrome.tabs.get({await harness.chrome_tab_id(beside)})).windowId"
+    return int(await harness.sw(
+        f"(await chrome.tabs.create({{windowId: {window}, url: 'about:blank', active: true}})).id"))
+
+
+async def come_back(harness: Harness, elsewhere: int) -> None:
+    """The person closes the tab or window they turned to: the one they left is in front again."""
+    await harness.sw(f"await chrome.tabs.remove({elsewhere}); true")
+
+
+async def notified(harness: Harness, task_id: str) -> bool:
+    """Whether the task's desktop notification is shown, once the worker has looked where the person is: it asks the
+    browser which tab is in front before it raises one, and the browser answers in order, so this asks the same
+    questions first."""
+    return bool(await harness.sw(
+        "const front = await chrome.windows.getLastFocused({windowTypes: ['normal', 'popup']});"
+        " await chrome.tabs.query({windowId: front.id, active: true});"
+        f" Object.keys(await chrome.notifications.getAll()).includes({js_string('tabpilot-' + task_id)})"))

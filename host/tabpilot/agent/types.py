@@ -243,7 +243,10 @@ def describe_action(action: Any, language: str | None = None) -> str:
     value = action.get("value")
     shown = None if value is None else _one_line(str(value), 200)
     quoted = json.dumps(shown or "", ensure_ascii=False)
-    if kind == "click":
+    if kind == "click" and action.get("blank"):  # capture.js: no control there, an empty area of `target`
+        text = say("did.clicked_blank", language, target=target) if target and target != "page" else say(
+            "did.clicked_blank_page", language)
+    elif kind == "click":
         text = say("did.clicked", language, target=target)
     elif kind == "input":
         if shown == HIDDEN_VALUE:

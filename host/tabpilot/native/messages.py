@@ -224,6 +224,7 @@ class TakeoverAction(WireModel):
     url: str = Field("", max_length=10_000)
     at: float
     again: bool | None = None  # an input into the field the previous action typed in (typing resumed after a pause)
+    blank: bool | None = None  # a click that reached no control: on an empty area of `target` (an area, or "page")
 
 
 class TaskTakeover(Request):

@@ -123,6 +123,9 @@ def plan_task(
     except LLMNotConfigured as exc:
         # A key the user has, kept for another address: say that, or `config set api-key` would store it there again.
         elsewhere = bool(overrides.base_url) and bool(user_key or os.environ.get("OPENAI_API_KEY"))
+        if source == "page":
+            raise PlanError(_page_not_configured(exc, language, own_endpoint=bool(overrides.base_url)),
+                            "not_configured") from exc
         raise PlanError(_not_configured(exc, source, language, elsewhere=elsewhere), "not_configured") from exc
     except LLMError as exc:
         raise PlanError(exc.message, "not_configured") from exc
@@ -174,6 +177,16 @@ def _domains(settings: Settings, overrides: TaskOverrides, language: str | None)
     except DomainError as exc:
         raise PlanError(say("plan.allowed_domain", language, problem=exc), "bad_request") from exc
     return DomainPolicy.of([*settings.allowed_domains, *added], settings.blocked_domains)
+
+
+def _page_not_configured(exc: LLMNotConfigured, language: str | None, *, own_endpoint: bool) -> str:
+    """Said to the web page whose execute() it was, as page-agent's own refusal of a config without a model is
+    ("Config must have a model"): what to put in the config, or what to ask the user for. Neither the CLI's flags
+    nor the popup's buttons are the page's to use."""
+    if exc.missing != "api_key":
+        return say("error.page_no_model", language)
+    key = "error.page_no_key" if own_endpoint else "error.page_no_key_of_theirs"
+    return say(key, language, base_url=exc.base_url)
 
 
 def _not_configured(exc: LLMNotConfigured, source: str, language: str | None, *, elsewhere: bool = False) -> str:
