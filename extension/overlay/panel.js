@@ -36,6 +36,9 @@
   const REWATCH_MS = 250;
 
   const PRESS_WAITS_MS = 3000; // how long a press made while the worker restarts waits for it
+  // How long a state that comes while the person holds a button down waits for them to let go: their release may
+  // never reach this frame (it went up outside the browser)
+  const HOLD_MAX_MS = 5000;
   let port = null;
   let welcomed = false; // the worker took this port (it knew the key)
   const afterWelcome = []; // presses made meanwhile
@@ -45,6 +48,7 @@
   const waiting = new Map();
   const ui = {};
   let allowSeen = null; // Seen.watch of Allow while it is shown
+  let held = null; // while the person's button is down: {task} that came meanwhile (undefined: none), {timer}
   let rewatch = null;
 
   // --- the worker -----------------------------------------------------------------------------------------------
@@ -62,7 +66,8 @@
         for (const go of afterWelcome.splice(0)) go();
         tellSize();
       } else if (message.kind === "state") {
-        show(message.task);
+        if (held) held.task = message.task;
+        else show(message.task);
       } else if (message.kind === "reply") {
         const done = waiting.get(message.id);
         waiting.delete(message.id);
@@ -203,6 +208,30 @@
     else if (name === "handback") ui.note.value = "";
     else if (name === "answer") ui.answer.value = "";
   }
+
+  // The buttons do not change under a press: a state that comes between the person's button going down and coming up
+  // is shown once it is up (and after its click). Shown at once, Send came in where Take over was: the release landed
+  // on Send, so the click went to neither button, and the press did nothing (tests/e2e/test_overlay_press.py).
+  function holdStarted(event) {
+    if (!event.isTrusted || event.button !== 0 || !(event.target instanceof Element)) return;
+    if (!event.target.closest("button")) return;
+    if (held) clearTimeout(held.timer);
+    held = { task: held ? held.task : undefined, timer: setTimeout(holdEnded, HOLD_MAX_MS) };
+  }
+
+  function holdEnded() {
+    if (!held) return;
+    clearTimeout(held.timer);
+    const { task } = held;
+    held = null;
+    if (task !== undefined) show(task);
+  }
+
+  // the click comes in the same task as the release: what waited is shown after it
+  const letGo = () => { if (held) setTimeout(holdEnded); };
+  window.addEventListener("pointerdown", holdStarted, true);
+  window.addEventListener("pointerup", letGo, true);
+  window.addEventListener("pointercancel", letGo, true);
 
   function show(task) {
     if (!task) {
