@@ -36,6 +36,10 @@
   const REWATCH_MS = 250;
 
   const PRESS_WAITS_MS = 3000; // how long a press made while the worker restarts waits for it
+  // How long a press waits for the worker's answer before the person is told it has none yet and may press again:
+  // the worker waits on the page's frames to hand back (a page whose script hangs answers only when it is done) and
+  // on the host (up to 30 s), with the buttons greyed and nothing said meanwhile
+  const REPLY_WAITS_MS = 5000;
   // How long a state that comes while the person holds a button down waits for them to let go: their release may
   // never reach this frame (it went up outside the browser)
   const HOLD_MAX_MS = 5000;
@@ -85,14 +89,24 @@
     port.postMessage({ kind: "hello", key: KEY });
   }
 
-  // A press while the worker restarts (the port is being made again) is carried out once it is back, for a moment
+  // A press while the worker restarts (the port is being made again) is carried out once it is back, for a moment.
+  // A press the worker has not answered within REPLY_WAITS_MS is answered "not yet" (the buttons can be pressed
+  // again), and its real answer, should it come, is `late`.
   function command(name, fields = {}) {
     const at = Date.now();
     return new Promise((resolve) => {
       const send = () => {
         if (!port || !welcomed) return resolve({ ok: false, error: t("overlayWorkerGone") });
         const id = nextId++;
-        waiting.set(id, resolve);
+        let lateAnswer = null;
+        const timer = setTimeout(() => {
+          resolve({ ok: false, error: t("overlayNoReply"), late: new Promise((late) => { lateAnswer = late; }) });
+        }, REPLY_WAITS_MS);
+        waiting.set(id, (reply) => {
+          clearTimeout(timer);
+          if (lateAnswer) lateAnswer(reply);
+          else resolve(reply);
+        });
         port.postMessage({ kind: "command", id, command: name, at, ...fields });
       };
       if (welcomed) return send();
@@ -204,9 +218,18 @@
     say("");
     const reply = await command(name, fields);
     for (const b of PRESSABLE()) b.disabled = false;
-    if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
-    else if (name === "handback") ui.note.value = "";
-    else if (name === "answer") ui.answer.value = "";
+    answered(name, reply);
+    // the answer that came too late for the press: what it says replaces "no answer yet", unless a press since said
+    if (reply.late) {
+      const said = ui.error.textContent;
+      reply.late.then((late) => { if (ui.error.textContent === said) answered(name, late); });
+    }
+  }
+
+  function answered(name, reply) {
+    ui.error.textContent = reply.ok ? "" : reply.error || t("overlayFailed");
+    if (reply.ok && name === "handback") ui.note.value = "";
+    else if (reply.ok && name === "answer") ui.answer.value = "";
   }
 
   // The buttons do not change under a press: a state that comes between the person's button going down and coming up

@@ -16,11 +16,16 @@ from test_takeover import (
     configure,
     controlled_by_user,
     ended,
+    snapshot,
     start,
 )
 from user_support import (
+    call_in_panel,
     overlay,
     overlay_button,
+    overlay_in_panel,
+    panel_session,
+    user_click,
     wait_overlay,
 )
 
@@ -80,4 +85,46 @@ async def test_a_question_that_comes_while_take_over_is_held_down_does_not_take_
         await ask_host(harness, {"type": "task.stop", "taskId": task_id})
     await ended(harness, task_id)
     assert (await overlay(account_tab) or {}).get("error", "") == ""
+
+
+NO_REPLY = "tabpilot has not answered yet. It may still do it; press again, or use the tabpilot button in the toolbar."
+# The page's own script busy until the test lets it go (a cookie the test sets from the browser's side): its frames
+# answer nothing meanwhile, as a page whose script hangs. The overlay's panel, a frame of its own process, still does.
+BUSY = "setTimeout(() => { while (!document.cookie.includes('tabpilot-test-go=1')) { /* busy */ } })"
+GREYED = """function (command) { return this.querySelector(`button[data-command="${command}"]`).disabled; }"""
+
+
+async def test_a_press_the_extension_cannot_answer_yet_says_so_and_can_be_pressed_again(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Hand back waits for the page's frames to give what the person did; a page whose script hangs holds it. The press
+    # greyed the buttons and said nothing for as long as the page was busy. Now the person is told, and can press
+    # again; once the page answers, Hand back takes effect and the words go.
+    llm.add(agent_call("Ask to sign in", {"request_takeover": {"reason": "Please sign in"}}), done("Signed in"))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Sign in")
+    await controlled_by_user(harness, task_id)
+    await wait_overlay(account_tab, "the overlay to ask for help", lambda o: o["state"] == "agent_request")
+    box = await overlay_button(account_tab, "handback")
+    panel = await panel_session(account_tab)
+    assert panel is not None
+    page = await account_tab.evaluate("location.href")
+    await account_tab.evaluate(BUSY)
+    try:
+        await user_click(account_tab, box["x"], box["y"])
+
+        async def told() -> dict[str, Any] | None:
+            shown = await overlay_in_panel(panel)
+            return shown if shown and shown["error"] == NO_REPLY else None
+
+        shown = await wait_until(told, "the overlay to say the press has no answer yet", 20)
+        assert shown["state"] == "agent_request" and "handback" in shown["buttons"], shown
+        assert not await call_in_panel(panel, GREYED, "handback")  # it can be pressed again
+        assert (await snapshot(harness, task_id))["control"], "handed back while the page held what the person did"
+    finally:
+        await account_tab.send("Network.setCookie", {"name": "tabpilot-test-go", "value": "1", "url": page})
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+    shown = await wait_overlay(account_tab, "the late answer to replace the words", lambda o: o["error"] == "")
+    assert shown["state"] == "completed", shown
 
