@@ -211,7 +211,10 @@
     if (name === "handback") fields.note = ui.note.value;
     if (name === "answer") {
       fields.answer = ui.answer.value.trim();
-      if (!fields.answer) return;
+      if (!fields.answer) { // nothing to send: said, not a press that does nothing
+        ui.error.textContent = t("overlayAnswerEmpty");
+        return ui.answer.focus();
+      }
     }
     for (const b of PRESSABLE()) b.disabled = true;
     ui.error.textContent = "";

@@ -4,6 +4,7 @@ or the overlay says why not, and the button can be pressed again."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from e2e_support import Harness, done, wait_until
 from test_takeover import (
     account_tab,  # noqa: F401  # the fixture
+    account_told,
     agent_call,
     ask_host,
     configure,
@@ -25,6 +27,8 @@ from user_support import (
     overlay_button,
     overlay_in_panel,
     panel_session,
+    press_overlay,
+    type_in_overlay,
     user_click,
     wait_overlay,
 )
@@ -128,3 +132,22 @@ async def test_a_press_the_extension_cannot_answer_yet_says_so_and_can_be_presse
     shown = await wait_overlay(account_tab, "the late answer to replace the words", lambda o: o["error"] == "")
     assert shown["state"] == "completed", shown
 
+
+async def test_send_with_no_answer_says_so_and_the_answer_then_goes(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    after: list[dict[str, Any]] = []
+    llm.add(agent_call("Ask for the city", {"ask_user": {"question": "Which city?"}}),
+            account_told(after, done("City set")))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Set my city")
+    await wait_overlay(account_tab, "the question", lambda o: o["state"] == "question")
+    await press_overlay(account_tab, "answer")  # nothing typed: the press did nothing, and said nothing
+    shown = await wait_overlay(account_tab, "the overlay to ask for the answer first",
+                               lambda o: o["error"] == "Type your answer first.")
+    assert shown["state"] == "question", shown
+    await type_in_overlay(account_tab, "input.answer", "Kyoto")
+    await press_overlay(account_tab, "answer")
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed" and after and "Kyoto" in json.dumps(after[0]["messages"]), end
+    shown = await wait_overlay(account_tab, "the words to go", lambda o: o["error"] == "")
