@@ -170,6 +170,7 @@
     panel.append(body, ui.hint, buttons); // above the buttons, out of what scrolls: in view however short the page
     // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
     new ResizeObserver(tellSize).observe(content);
+    window.addEventListener("resize", tellSize); // the page's viewport, and so this frame, changed height
     document.body.append(panel);
     ui.answer.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.isTrusted) press("answer");
@@ -315,13 +316,16 @@
     ui.remedy.hidden = !ui.remedy.textContent;
   }
 
-  // The height the panel needs to show everything without scrolling, for the host box (told through the worker: a
-  // message to the parent window would go to the page).
+  // The height the panel needs to show everything without scrolling: the panel takes it at once, up to its frame's
+  // height (what the host box may be), and the host box follows (told through the worker: a message to the parent
+  // window would go to the page). The frame itself keeps its size, so what is under the person's pointer does not
+  // move while the host box catches up.
   let toldHeight = 0;
   function tellSize() {
-    if (!ui.panel.dataset.state || !port || !welcomed) return;
+    if (!ui.panel.dataset.state) return;
     const height = Math.ceil(ui.panel.offsetHeight - ui.body.clientHeight + ui.content.offsetHeight);
-    if (height === toldHeight) return;
+    ui.panel.style.height = `${Math.min(height, innerHeight)}px`;
+    if (!port || !welcomed || height === toldHeight) return;
     toldHeight = height;
     port.postMessage({ kind: "size", height });
   }

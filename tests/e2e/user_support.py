@@ -45,7 +45,7 @@ _BOX = """function (selector) {
   if (!el) return null;
   const r = el.getBoundingClientRect();
   return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height, disabled: !!el.disabled,
-          viewport: innerHeight};
+          viewport: innerHeight, panel: this.querySelector('.panel').getBoundingClientRect().height};
 }"""
 
 _HOST_BOX = f"""(() => {{ const host = document.querySelector('[{OVERLAY_ATTRIBUTE}]');
@@ -203,12 +203,14 @@ async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> 
 
 
 async def overlay_box(tab: Tab, selector: str) -> dict[str, float]:
-    """Where `selector` in the overlay's panel is on the screen (the panel's frame fills the host element's box)."""
+    """Where `selector` in the overlay's panel is on the screen (the panel's frame stands on the host element's bottom
+    edge, as tall as the panel's viewport: content/overlay.js)."""
     box = await in_panel(tab, _BOX, selector)
     assert box and box["w"] > 0, f"{selector} is not shown in the overlay"
     host = await tab.evaluate(_HOST_BOX)
     assert host, "no overlay in the page"
-    return {**box, "x": host["x"] + box["x"], "y": host["y"] + box["y"], "host": host}
+    top = host["y"] + host["h"] - box["viewport"]
+    return {**box, "x": host["x"] + box["x"], "y": top + box["y"], "host": host}
 
 
 # --- the user's hands: trusted input from the test's own CDP connection ---------------------------------------
@@ -262,12 +264,12 @@ async def overlay_button(tab: Tab, command: str) -> dict[str, float]:
         # most 500 ms in a tab that draws nothing
         if not await in_panel(tab, _DRAWN):
             return None
-        # and the button's place read again, from a panel laid out at its frame's size: the frame is resized in the
-        # page first and laid out in its own process after, so a place read in between (the panel's old layout in the
-        # page's new box) was off by what the box grew (Take over pressed as the question came, at load 5-9: 2 presses
-        # of 34 landed on the notice above it, 107 px too high, and did nothing)
+        # and the button's place read again, once the page's host box shows all the panel: the panel takes its new
+        # height in its own process, the host box follows through the worker, so a place read in between was off
+        # (Take over pressed as the question came, at load 5-9: 2 presses of 34 landed on the notice 107 px above
+        # it and did nothing, when the frame itself still grew with the box)
         again = await overlay_box(tab, selector)
-        return box if again == box and abs(box["viewport"] - box["host"]["h"]) <= 1 else None
+        return box if again == box and abs(box["panel"] - box["host"]["h"]) <= 1 else None
 
     return await wait_until(pressable, f"the overlay's {command} button to be pressable")
 
