@@ -134,6 +134,26 @@ async def test_a_pointer_on_stop_stays_on_stop_while_the_overlay_grows_for_a_que
         seen = await in_panel(account_tab, "function () { return window.pointerSeen; }")
         assert seen and {event["over"] for event in seen} == {"stop"}, [e for e in seen if e["over"] != "stop"]
 
+# A box of the page's own under the overlay and above it, which counts the presses it gets (a press, not a click: the
+# person's press on the page takes the controls, and the overlay grows under the pointer before the button goes up).
+PAGE_BOX = """(() => { const box = document.createElement('div'); box.id = 'under'; window.underPresses = 0;
+  box.style.cssText = 'position:fixed;right:0;bottom:0;width:400px;height:80vh;background:#eef';
+  box.addEventListener('mousedown', (e) => { if (e.isTrusted) window.underPresses += 1; });
+  document.body.append(box); })()"""
+
+
+async def test_the_page_just_above_the_overlay_takes_the_persons_click(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # The panel's frame is taller than what the overlay shows of it: the rest, clipped, is the page's
+    await account_tab.evaluate(PAGE_BOX)
+    async with question_to_come(harness, llm, account_tab):
+        host = (await overlay_button(account_tab, "stop"))["host"]  # the box as tall as the panel, and still
+        await user_click(account_tab, host["x"] + host["w"] / 2, host["y"] - 4)
+        await wait_until(lambda: account_tab.evaluate("window.underPresses === 1"), "the page to get the press")
+    await account_tab.evaluate("document.getElementById('under').remove()")
+
+
 NO_REPLY = "tabpilot has not answered yet. It may still do it; press again, or use the tabpilot button in the toolbar."
 # The page's own script busy until the test lets it go (a cookie the test sets from the browser's side): its frames
 # answer nothing meanwhile, as a page whose script hangs. The overlay's panel, a frame of its own process, still does.
