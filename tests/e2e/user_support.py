@@ -57,8 +57,11 @@ _HOST_BOX = f"""(() => {{ const host = document.querySelector('[{OVERLAY_ATTRIBU
 _SETTLED = (f"new Promise((done) => {{ const box = () => {_HOST_BOX}; const late = setTimeout(() => done(box()), 100);"
             " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(box()); })); })")
 
-_DRAWN = ("function () { return new Promise((done) => { const late = setTimeout(() => done(true), 500);"
-          " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(true); })); }); }")
+# `selector`'s box in the panel (_BOX) once the panel has drawn two frames since, or after 500 ms in a tab that draws
+# nothing.
+_DRAWN_BOX = (f"function (selector) {{ const box = () => ({_BOX}).call(this, selector);"
+              " return new Promise((done) => { const late = setTimeout(() => done(box()), 500);"
+              " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(box()); })); }); }")
 
 _panels: dict[str, CDPSession] = {}  # the panel frame's target id → the test's session on it
 # The panel frame is sandboxed with no scripts allowed: its main world evaluates, but a timer or animation frame set
@@ -205,7 +208,12 @@ async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> 
 async def overlay_box(tab: Tab, selector: str) -> dict[str, float]:
     """Where `selector` in the overlay's panel is on the screen (the panel's frame stands on the host element's bottom
     edge, as tall as the panel's viewport: content/overlay.js)."""
-    box = await in_panel(tab, _BOX, selector)
+    session = await panel_session(tab)
+    assert session is not None, "no overlay in the page"
+    return await _on_screen(tab, await call_in_panel(session, _BOX, selector), selector)
+
+
+async def _on_screen(tab: Tab, box: dict[str, Any] | None, selector: str) -> dict[str, Any]:
     assert box and box["w"] > 0, f"{selector} is not shown in the overlay"
     host = await tab.evaluate(_HOST_BOX)
     assert host, "no overlay in the page"
@@ -254,22 +262,24 @@ async def overlay_button(tab: Tab, command: str) -> dict[str, float]:
     selector = f'button[data-command="{command}"]'
 
     async def pressable() -> dict[str, float] | None:
-        box = await overlay_box(tab, selector)
+        session = await panel_session(tab)
+        if session is None:
+            return None
+        in_frame = await call_in_panel(session, _BOX, selector)
+        box = await _on_screen(tab, in_frame, selector)
         # and where it stays: the overlay's box follows what its panel shows, and a click in the frame drawn a moment
         # before is routed by where the frame was (a press right after the question came missed Take over)
         if box["disabled"] or await tab.evaluate(_SETTLED) != box["host"]:
             return None
         # and the panel's own frame drawn since, in its own process: a panel just made (a new document's overlay)
-        # takes no click before (a Hand back pressed on the page the person had just gone to was lost, loaded); at
-        # most 500 ms in a tab that draws nothing
-        if not await in_panel(tab, _DRAWN):
+        # takes no click before (a Hand back pressed on the page the person had just gone to was lost, loaded); and
+        # the button where it was then, in a panel the page's host box shows all of: the panel takes its new height
+        # in its own process and the host box follows through the worker, so a place read in between was off (Take
+        # over pressed as the question came, at load 5-9: 2 presses of 34 landed on the notice 107 px above it and
+        # did nothing, when the frame itself still grew with the box)
+        if await call_in_panel(session, _DRAWN_BOX, selector) != in_frame:
             return None
-        # and the button's place read again, once the page's host box shows all the panel: the panel takes its new
-        # height in its own process, the host box follows through the worker, so a place read in between was off
-        # (Take over pressed as the question came, at load 5-9: 2 presses of 34 landed on the notice 107 px above
-        # it and did nothing, when the frame itself still grew with the box)
-        again = await overlay_box(tab, selector)
-        return box if again == box and abs(box["panel"] - box["host"]["h"]) <= 1 else None
+        return box if abs(box["panel"] - box["host"]["h"]) <= 1 else None
 
     return await wait_until(pressable, f"the overlay's {command} button to be pressable")
 
