@@ -36,6 +36,13 @@
   const REWATCH_MS = 250;
 
   const PRESS_WAITS_MS = 3000; // how long a press made while the worker restarts waits for it
+  // How long a press waits for the worker's answer before the person is told it has none yet and may press again:
+  // the worker waits on the page's frames to hand back (a page whose script hangs answers only when it is done) and
+  // on the host (up to 30 s), with the buttons greyed and nothing said meanwhile
+  const REPLY_WAITS_MS = 5000;
+  // How long a state that comes while the person holds a button down waits for them to let go: their release may
+  // never reach this frame (it went up outside the browser)
+  const HOLD_MAX_MS = 5000;
   let port = null;
   let welcomed = false; // the worker took this port (it knew the key)
   const afterWelcome = []; // presses made meanwhile
@@ -45,6 +52,7 @@
   const waiting = new Map();
   const ui = {};
   let allowSeen = null; // Seen.watch of Allow while it is shown
+  let held = null; // while the person's button is down: {task} that came meanwhile (undefined: none), {timer}
   let rewatch = null;
 
   // --- the worker -----------------------------------------------------------------------------------------------
@@ -62,7 +70,8 @@
         for (const go of afterWelcome.splice(0)) go();
         tellSize();
       } else if (message.kind === "state") {
-        show(message.task);
+        if (held) held.task = message.task;
+        else show(message.task);
       } else if (message.kind === "reply") {
         const done = waiting.get(message.id);
         waiting.delete(message.id);
@@ -80,14 +89,24 @@
     port.postMessage({ kind: "hello", key: KEY });
   }
 
-  // A press while the worker restarts (the port is being made again) is carried out once it is back, for a moment
+  // A press while the worker restarts (the port is being made again) is carried out once it is back, for a moment.
+  // A press the worker has not answered within REPLY_WAITS_MS is answered "not yet" (the buttons can be pressed
+  // again), and its real answer, should it come, is `late`.
   function command(name, fields = {}) {
     const at = Date.now();
     return new Promise((resolve) => {
       const send = () => {
         if (!port || !welcomed) return resolve({ ok: false, error: t("overlayWorkerGone") });
         const id = nextId++;
-        waiting.set(id, resolve);
+        let lateAnswer = null;
+        const timer = setTimeout(() => {
+          resolve({ ok: false, error: t("overlayNoReply"), late: new Promise((late) => { lateAnswer = late; }) });
+        }, REPLY_WAITS_MS);
+        waiting.set(id, (reply) => {
+          clearTimeout(timer);
+          if (lateAnswer) lateAnswer(reply);
+          else resolve(reply);
+        });
         port.postMessage({ kind: "command", id, command: name, at, ...fields });
       };
       if (welcomed) return send();
@@ -151,6 +170,7 @@
     panel.append(body, ui.hint, buttons); // above the buttons, out of what scrolls: in view however short the page
     // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
     new ResizeObserver(tellSize).observe(content);
+    window.addEventListener("resize", tellSize); // the page's viewport, and so this frame, changed height
     document.body.append(panel);
     ui.answer.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.isTrusted) press("answer");
@@ -192,17 +212,53 @@
     if (name === "handback") fields.note = ui.note.value;
     if (name === "answer") {
       fields.answer = ui.answer.value.trim();
-      if (!fields.answer) return;
+      if (!fields.answer) { // nothing to send: said, not a press that does nothing
+        ui.error.textContent = t("overlayAnswerEmpty");
+        return ui.answer.focus();
+      }
     }
     for (const b of PRESSABLE()) b.disabled = true;
     ui.error.textContent = "";
     say("");
     const reply = await command(name, fields);
     for (const b of PRESSABLE()) b.disabled = false;
-    if (!reply.ok) ui.error.textContent = reply.error || t("overlayFailed");
-    else if (name === "handback") ui.note.value = "";
-    else if (name === "answer") ui.answer.value = "";
+    answered(name, reply);
+    // the answer that came too late for the press: what it says replaces "no answer yet", unless a press since said
+    if (reply.late) {
+      const said = ui.error.textContent;
+      reply.late.then((late) => { if (ui.error.textContent === said) answered(name, late); });
+    }
   }
+
+  function answered(name, reply) {
+    ui.error.textContent = reply.ok ? "" : reply.error || t("overlayFailed");
+    if (reply.ok && name === "handback") ui.note.value = "";
+    else if (reply.ok && name === "answer") ui.answer.value = "";
+  }
+
+  // The buttons do not change under a press: a state that comes between the person's button going down and coming up
+  // is shown once it is up (and after its click). Shown at once, Send came in where Take over was: the release landed
+  // on Send, so the click went to neither button, and the press did nothing (tests/e2e/test_overlay_press.py).
+  function holdStarted(event) {
+    if (!event.isTrusted || event.button !== 0 || !(event.target instanceof Element)) return;
+    if (!event.target.closest("button")) return;
+    if (held) clearTimeout(held.timer);
+    held = { task: held ? held.task : undefined, timer: setTimeout(holdEnded, HOLD_MAX_MS) };
+  }
+
+  function holdEnded() {
+    if (!held) return;
+    clearTimeout(held.timer);
+    const { task } = held;
+    held = null;
+    if (task !== undefined) show(task);
+  }
+
+  // the click comes in the same task as the release: what waited is shown after it
+  const letGo = () => { if (held) setTimeout(holdEnded); };
+  window.addEventListener("pointerdown", holdStarted, true);
+  window.addEventListener("pointerup", letGo, true);
+  window.addEventListener("pointercancel", letGo, true);
 
   function show(task) {
     if (!task) {
@@ -260,13 +316,16 @@
     ui.remedy.hidden = !ui.remedy.textContent;
   }
 
-  // The height the panel needs to show everything without scrolling, for the host box (told through the worker: a
-  // message to the parent window would go to the page).
+  // The height the panel needs to show everything without scrolling: the panel takes it at once, up to its frame's
+  // height (what the host box may be), and the host box follows (told through the worker: a message to the parent
+  // window would go to the page). The frame itself keeps its size, so what is under the person's pointer does not
+  // move while the host box catches up.
   let toldHeight = 0;
   function tellSize() {
-    if (!ui.panel.dataset.state || !port || !welcomed) return;
+    if (!ui.panel.dataset.state) return;
     const height = Math.ceil(ui.panel.offsetHeight - ui.body.clientHeight + ui.content.offsetHeight);
-    if (height === toldHeight) return;
+    ui.panel.style.height = `${Math.min(height, innerHeight)}px`;
+    if (!port || !welcomed || height === toldHeight) return;
     toldHeight = height;
     port.postMessage({ kind: "size", height });
   }

@@ -44,7 +44,8 @@ _BOX = """function (selector) {
   const el = this.querySelector(selector);
   if (!el) return null;
   const r = el.getBoundingClientRect();
-  return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height, disabled: !!el.disabled};
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height, disabled: !!el.disabled,
+          viewport: innerHeight, panel: this.querySelector('.panel').getBoundingClientRect().height};
 }"""
 
 _HOST_BOX = f"""(() => {{ const host = document.querySelector('[{OVERLAY_ATTRIBUTE}]');
@@ -56,8 +57,11 @@ _HOST_BOX = f"""(() => {{ const host = document.querySelector('[{OVERLAY_ATTRIBU
 _SETTLED = (f"new Promise((done) => {{ const box = () => {_HOST_BOX}; const late = setTimeout(() => done(box()), 100);"
             " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(box()); })); })")
 
-_DRAWN = ("function () { return new Promise((done) => { const late = setTimeout(() => done(true), 500);"
-          " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(true); })); }); }")
+# `selector`'s box in the panel (_BOX) once the panel has drawn two frames since, or after 500 ms in a tab that draws
+# nothing.
+_DRAWN_BOX = (f"function (selector) {{ const box = () => ({_BOX}).call(this, selector);"
+              " return new Promise((done) => { const late = setTimeout(() => done(box()), 500);"
+              " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(late); done(box()); })); }); }")
 
 _panels: dict[str, CDPSession] = {}  # the panel frame's target id → the test's session on it
 # The panel frame is sandboxed with no scripts allowed: its main world evaluates, but a timer or animation frame set
@@ -121,6 +125,12 @@ async def in_panel(tab: Tab, function: str, *args: Any) -> Any:
     session = await panel_session(tab)
     if session is None:
         return None
+    return await call_in_panel(session, function, *args)
+
+
+async def call_in_panel(session: CDPSession, function: str, *args: Any) -> Any:
+    """`function` called on the document of the panel `session` is on (panel_session), with `args`; the page around it
+    is not asked (it may be busy)."""
     try:
         reply = await session.send("Runtime.evaluate", {
             "expression": f"({function}).apply(document, {json.dumps(list(args))})",
@@ -179,6 +189,11 @@ async def overlay(tab: Tab) -> dict[str, Any] | None:
     return await in_panel(tab, _READ_OVERLAY)
 
 
+async def overlay_in_panel(session: CDPSession) -> dict[str, Any] | None:
+    """What the overlay shows now, read from its panel alone (panel_session): for a page that is busy."""
+    return await call_in_panel(session, _READ_OVERLAY)
+
+
 async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> dict[str, Any]:
     async def probe() -> dict[str, Any] | None:
         shown = await overlay(tab)
@@ -191,12 +206,19 @@ async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> 
 
 
 async def overlay_box(tab: Tab, selector: str) -> dict[str, float]:
-    """Where `selector` in the overlay's panel is on the screen (the panel's frame fills the host element's box)."""
-    box = await in_panel(tab, _BOX, selector)
+    """Where `selector` in the overlay's panel is on the screen (the panel's frame stands on the host element's bottom
+    edge, as tall as the panel's viewport: content/overlay.js)."""
+    session = await panel_session(tab)
+    assert session is not None, "no overlay in the page"
+    return await _on_screen(tab, await call_in_panel(session, _BOX, selector), selector)
+
+
+async def _on_screen(tab: Tab, box: dict[str, Any] | None, selector: str) -> dict[str, Any]:
     assert box and box["w"] > 0, f"{selector} is not shown in the overlay"
     host = await tab.evaluate(_HOST_BOX)
     assert host, "no overlay in the page"
-    return {**box, "x": host["x"] + box["x"], "y": host["y"] + box["y"], "host": host}
+    top = host["y"] + host["h"] - box["viewport"]
+    return {**box, "x": host["x"] + box["x"], "y": top + box["y"], "host": host}
 
 
 # --- the user's hands: trusted input from the test's own CDP connection ---------------------------------------
@@ -231,21 +253,35 @@ async def press_overlay(tab: Tab, command: str) -> None:
     overlay greys its buttons while the worker answers a press, and the state that press led to (Hand back shown)
     can come before that answer (the fresh-clone run at d86ee21, loaded, pressed a greyed Hand back: nothing
     happened, and the task waited for the person for ever)."""
+    box = await overlay_button(tab, command)
+    await user_click(tab, box["x"], box["y"])
+
+
+async def overlay_button(tab: Tab, command: str) -> dict[str, float]:
+    """Where the overlay's `command` button is on the screen, once it is there to be pressed (press_overlay)."""
     selector = f'button[data-command="{command}"]'
 
     async def pressable() -> dict[str, float] | None:
-        box = await overlay_box(tab, selector)
+        session = await panel_session(tab)
+        if session is None:
+            return None
+        in_frame = await call_in_panel(session, _BOX, selector)
+        box = await _on_screen(tab, in_frame, selector)
         # and where it stays: the overlay's box follows what its panel shows, and a click in the frame drawn a moment
         # before is routed by where the frame was (a press right after the question came missed Take over)
         if box["disabled"] or await tab.evaluate(_SETTLED) != box["host"]:
             return None
         # and the panel's own frame drawn since, in its own process: a panel just made (a new document's overlay)
-        # takes no click before (a Hand back pressed on the page the person had just gone to was lost, loaded); at
-        # most 500 ms in a tab that draws nothing
-        return box if await in_panel(tab, _DRAWN) else None
+        # takes no click before (a Hand back pressed on the page the person had just gone to was lost, loaded); and
+        # the button where it was then, in a panel the page's host box shows all of: the panel takes its new height
+        # in its own process and the host box follows through the worker, so a place read in between was off (Take
+        # over pressed as the question came, at load 5-9: 2 presses of 34 landed on the notice 107 px above it and
+        # did nothing, when the frame itself still grew with the box)
+        if await call_in_panel(session, _DRAWN_BOX, selector) != in_frame:
+            return None
+        return box if abs(box["panel"] - box["host"]["h"]) <= 1 else None
 
-    box = await wait_until(pressable, f"the overlay's {command} button to be pressable")
-    await user_click(tab, box["x"], box["y"])
+    return await wait_until(pressable, f"the overlay's {command} button to be pressable")
 
 
 # What a press the overlay did not count is told (lib/seen.js, _locales/en): the button had only just appeared (or
