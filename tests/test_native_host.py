@@ -73,6 +73,29 @@ def test_every_kind_of_bad_frame_gets_a_bad_request_reply_and_the_host_keeps_ser
     host.proc.kill()  # the stream cannot be resynchronised after that (as with Chromium); start again
 
 
+def test_a_huge_id_or_type_name_is_not_echoed_back_and_the_host_keeps_serving(host):
+    # A 1 MB request id came back whole in the bad_request reply (and a 1 MB type name in its message).
+    huge = "x" * 1_000_000
+    for message, request_id, words in [
+        ({"type": "ping", "id": huge}, None, "field 'id': must be text of at most 128 characters"),
+        ({"type": "task.list", "id": huge}, None, "field 'id': must be text of at most 128 characters"),
+        ({"type": "hello", "id": 10**300, "extensionVersion": "0.1.0"}, None, "field 'id'"),
+        ({"type": huge, "id": "n1"}, "n1", "unknown message type 'xxxx"),
+        ({"type": [huge], "id": "n2"}, "n2", "unknown message type a JSON list"),
+    ]:
+        host.write(frame(json.dumps(message).encode()))
+        reply = host.next_frame()
+        assert reply.get("type") == "reply" and reply.get("ok") is False, str(reply)[:300]  # not a chunked echo
+        assert reply["error"]["code"] == "bad_request"
+        assert reply["id"] == request_id and words in reply["error"]["message"], str(reply)[:300]
+        assert len(json.dumps(reply)) < 1000, len(json.dumps(reply))
+    longest = "y" * 128  # the longest id there is, and the largest number, still answered as themselves
+    for request_id in (longest, 2**53 - 1):
+        host.send({"type": "ping", "id": request_id})
+        assert host.next_frame() == {"type": "reply", "id": request_id, "ok": True, "data": {"pong": True}}
+    assert host.request("settings.get")["ok"] is True
+
+
 def test_host_still_answers_after_garbage(host):
     for payload, _id, _words in BAD_FRAMES:
         host.write(frame(payload))
