@@ -487,7 +487,10 @@ EN_US: dict[str, str] = {
     "sites.site_flags": "({flags})",
     "sites.none": "No site may start tasks. Allow one with `tabpilot sites allow https://app.example.com`.",
     "sites.clients": "MCP clients that run tasks without asking (revoke with `tabpilot sites revoke-client NAME`):",
-    "sites.client": "  {name}  (since {since})",
+    "sites.client": "  {name}  (started by {program}: {path}; since {since})",
+    "sites.client_program_unknown": (
+        "  {name}  (program unknown: the system did not say which started it; since {since})"
+    ),
     "sites.token": "page-agent token ({name}): {token}",
     "history.limit": "--limit must be at least 1",
     "history.more": "(the newest {limit}; `tabpilot history --limit N` shows more)",
@@ -1195,7 +1198,8 @@ ZH_CN: dict[str, str] = {
     "sites.site_flags": "（{flags}）",
     "sites.none": "目前没有网站可以启动任务。可用 `tabpilot sites allow https://app.example.com` 允许一个。",
     "sites.clients": "无需询问即可运行任务的 MCP 客户端（用 `tabpilot sites revoke-client NAME` 撤销）：",
-    "sites.client": "  {name}（自 {since} 起）",
+    "sites.client": "  {name}（由 {program} 启动：{path}；自 {since} 起）",
+    "sites.client_program_unknown": "  {name}（程序未知：系统没有说明是哪个程序启动了它；自 {since} 起）",
     "sites.token": "page-agent 令牌（{name}）：{token}",
     "history.limit": "--limit 至少为 1",
     "history.more": "（最新的 {limit} 个；`tabpilot history --limit N` 可显示更多）",

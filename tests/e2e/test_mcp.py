@@ -780,7 +780,14 @@ async def test_always_allow_outlives_the_host_and_a_revoke_in_settings_asks_agai
         row = '#mcp-clients-list li[data-name="Remembered Agent"]'
         await popup.wait_for(f"!!document.querySelector({json.dumps(row)})", "the client in Settings")
         assert "Remembered Agent" in await popup.text(row) and await popup.visible("#mcp-clients-empty") is False
+        # the grant is the name and the program that started `tabpilot mcp` (here this test's Python): both shown
+        [granted] = (await ask_host(harness, {"type": "sites.list"}))["data"]["mcpClients"]
+        assert granted["name"] == "Remembered Agent" and os.path.isabs(granted["program"]), granted
+        program = await popup.js(f"(() => {{ const p = document.querySelector({json.dumps(row + ' .client-program')});"
+                                 " return p && {text: p.innerText, title: p.title}; })()")
+        assert program == {"text": f"started by {os.path.basename(granted['program'])}", "title": granted["program"]}
         await popup.screenshot(SCREENS / "mcp-clients-settings.png", max_height=1600)
+        await popup.screenshot(SCREENS / "attack-mcp-client-program.png", max_height=1600)
         await popup.click(f"{row} .site-revoke")
         await popup.wait_for(f"!document.querySelector({json.dumps(row)})", "the revoked client to go")
         assert "Remembered Agent" not in await popup.text("#mcp-clients-list")
