@@ -66,11 +66,18 @@ def test_every_kind_of_bad_frame_gets_a_bad_request_reply_and_the_host_keeps_ser
         assert reply["id"] == request_id, payload
         assert reply["error"]["code"] == "bad_request"
         assert words in reply["error"]["message"], (payload, reply)
-    # A frame announcing 100 MiB is refused without the host waiting for (or keeping) its bytes.
-    host.write(HEADER.pack(100 * 1024 * 1024))
-    reply = host.next_frame()
-    assert reply["ok"] is False and "limit" in reply["error"]["message"]
-    host.proc.kill()  # the stream cannot be resynchronised after that (as with Chromium); start again
+
+
+def test_a_header_announcing_more_than_chromium_sends_ends_the_connection_and_the_log_says_why(host, home):
+    # The host read and threw away the 100 MiB such a header announced, then took whatever came after as frames.
+    assert host.request("ping")["ok"]
+    host.write(HEADER.pack(100 * 1024 * 1024) + frame({"type": "ping", "id": "after"}))
+    assert host.proc.wait(timeout=20) == 0  # it ended by itself: its stdin is still open
+    assert not [f for f in host.unclaimed + list(host.frames.queue) if f and f.get("id") == "after"]
+    log = (home / "log" / "host.log").read_text(encoding="utf-8")
+    assert ("a frame header announced 104857600 bytes, over the 67108864 byte limit: the stream is not "
+            "native-messaging frames; the host ends the connection") in log
+    assert "no more frames; shutting down" in log and "host exited" in log
 
 
 def test_a_huge_id_or_type_name_is_not_echoed_back_and_the_host_keeps_serving(host):
