@@ -84,9 +84,25 @@ function paintClients(clients) {
   list.replaceChildren();
   for (const client of clients) {
     const since = t("mcpClientsSince", formatTime(client.allowedAt * 1000)); // allowedAt: epoch seconds
-    list.append(revocableRow(client.name, since, async () => paintSites(await ask("clients.revoke", { name: client.name }))));
+    const row = revocableRow(client.name, since, async () => paintSites(await ask("clients.revoke", { name: client.name })));
+    row.querySelector(".site-name").append(programLine(client.program));
+    list.append(row);
   }
   $("mcp-clients-empty").hidden = clients.length > 0;
+}
+
+// The program a client's "always" is tied to (the grant is its name plus that program): the executable's name, its
+// whole path on hover; a grant made where the system does not say which program it was, says that.
+function programLine(program) {
+  const line = document.createElement("span");
+  line.className = "site-flags client-program";
+  if (program) {
+    line.textContent = t("mcpClientsProgram", program.split(/[\\/]/).pop() || program);
+    line.title = program;
+  } else {
+    line.textContent = t("mcpClientsProgramUnknown");
+  }
+  return line;
 }
 
 // One row of an allowed list: the name, a line about it, and Revoke (its errors shown under the lists).

@@ -540,3 +540,42 @@ def test_json_printed_to_a_terminal_carries_a_pages_controls_as_escapes_and_the_
     (home / "out.json").unlink(missing_ok=True)
     assert tabpilot(home, "history", "export", task_id, "-o", str(home / "out.json")).returncode == 0
     assert json.loads((home / "out.json").read_text(encoding="utf-8"))["data"] == hostile
+
+
+SEPARATORS = "one\u2028two\u2029three\u0085four \u200bhid\u2060den\ufeff soft\xadhyphen \U000e0041\U000e0042 \u061cend"
+
+
+def test_text_printed_for_people_shows_line_separators_and_invisible_format_characters_as_codes(home: Path) -> None:
+    # `history show` printed U+2028/U+2029 raw: a terminal or an editor starts a new line there, so a page's text
+    # forged a line of the timeline; zero-width and tag characters made a text read as another.
+    with TaskStore() as store:
+        task_id = store.start_task("Read " + SEPARATORS, url="https://shop.example/")
+        store.append_event(task_id, {"type": "observation", "content": SEPARATORS})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": SEPARATORS})
+    listed, shown = tabpilot(home, "history"), tabpilot(home, "history", "show", task_id)
+    assert listed.returncode == 0 and shown.returncode == 0
+    for output in (listed.stdout, shown.stdout):
+        raw = [c for c in "\u2028\u2029\u0085\u200b\u2060\ufeff\xad\U000e0041\u061c" if c in output]
+        assert raw == [], repr(output)
+    # the task and the result (an observation's line has its whitespace, these separators too, made one space)
+    assert shown.stdout.count("one\\u2028two\\u2029three\\x85four \\u200bhid\\u2060den\\ufeff soft\\xadhyphen") == 2
+    assert shown.stdout.count("\\U000e0041\\U000e0042 \\u061cend") == 3  # the task, the observation, the result
+
+
+def test_one_rule_shows_every_control_format_and_separator_character_and_keeps_the_rest() -> None:
+    """What `show_controls` and `json_for_people` escape is one rule: every Cc, Cf, Zl and Zp character of this
+    Python's Unicode but the tab, the line feed and the joiners (U+200C, U+200D: Persian words, emoji)."""
+    import unicodedata
+
+    from tabpilot.textsafety import json_for_people, show_controls
+
+    kept = {"\t", "\n", "\u200c", "\u200d"}
+    every = [chr(c) for c in range(0x110000)
+             if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp") and chr(c) not in kept]
+    for char in every:
+        assert show_controls(f"a{char}b") != f"a{char}b", hex(ord(char))
+        shown = json_for_people(f"a{char}b")
+        assert char not in shown and json.loads(shown) == f"a{char}b", hex(ord(char))
+    ordinary = "Grüße, 你好, שלום, سلام\u200cها, 👨\u200d👩\u200d👧, tab\tand\nline"
+    assert show_controls(ordinary) == ordinary and json.loads(json_for_people(ordinary)) == ordinary
+    assert json_for_people(ordinary) == json.dumps(ordinary, ensure_ascii=False)

@@ -10,9 +10,12 @@ from hypothesis import strategies as st
 
 from tabpilot.native.codec import (
     MAX_FRAME_TO_BROWSER,
+    MAX_INCOMING_FRAME,
     ChunkReassembler,
     FrameDecoder,
     FrameError,
+    NotFrames,
+    decode_payload,
     encode_frame,
     encode_frames,
 )
@@ -63,21 +66,26 @@ def test_each_bad_frame_is_reported_and_decoding_goes_on():
     assert out[4] == {"type": "ping", "id": "ok"}
 
 
-def test_absurd_length_is_rejected_without_waiting_for_or_keeping_its_bytes():
+def test_absurd_length_ends_the_stream_without_waiting_for_or_keeping_its_bytes():
     decoder = FrameDecoder()
     huge = 3 * 1024 * 1024 * 1024  # 3 GiB announced
-    out = decoder.feed(HEADER.pack(huge) + b"x" * 1000)
-    assert len(out) == 1 and isinstance(out[0], FrameError) and "limit" in out[0].message
-    assert len(decoder._buffer) == 0  # nothing buffered for it
+    out = decoder.feed(encode_frame({"type": "before"}) + HEADER.pack(huge) + b"x" * 1000)
+    assert out[0] == {"type": "before"}
+    assert len(out) == 2 and isinstance(out[1], NotFrames) and out[1] is decoder.broken
+    assert out[1].message == (f"a frame header announced {huge} bytes, over the {MAX_INCOMING_FRAME} byte limit: "
+                              "the stream is not native-messaging frames")
+    assert decoder.pending_bytes == 0  # nothing buffered for it
 
 
-def test_oversized_frame_is_skipped_and_the_next_frame_still_decodes():
+def test_after_a_header_over_the_limit_nothing_more_is_read_as_frames():
+    # A header over the limit was skipped, its announced length read and thrown away (up to 4 GiB of a stream
+    # that is not frames), and decoding went on at whatever byte came next.
     decoder = FrameDecoder(max_frame=100)
     body = b"y" * 150
     out = decoder.feed(HEADER.pack(len(body)) + body[:50])
     out += decoder.feed(body[50:] + encode_frame({"type": "after"}))
-    assert isinstance(out[0], FrameError)
-    assert out[1:] == [{"type": "after"}]
+    assert [type(item) for item in out] == [NotFrames]
+    assert decoder.feed(encode_frame({"type": "later"})) == [] and decoder.pending_bytes == 0
 
 
 def test_small_messages_are_one_frame():
@@ -165,6 +173,41 @@ def test_fuzz_random_lengths_with_random_bodies(frames: list[tuple[int, bytes]])
     stream = b"".join(HEADER.pack(n) + body for n, body in frames)
     for item in decoder.feed(stream):
         assert isinstance(item, dict | FrameError)
+
+
+def _walked(stream: bytes, limit: int) -> list[dict | FrameError]:
+    """What the stream holds, read the plain way: frame by frame until a header over `limit` ends it."""
+    out: list[dict | FrameError] = []
+    position = 0
+    while len(stream) - position >= 4:
+        (length,) = HEADER.unpack_from(stream, position)
+        if length > limit:
+            return [*out, NotFrames(f"a frame header announced {length} bytes, over the {limit} byte limit: "
+                                    "the stream is not native-messaging frames")]
+        if len(stream) - position - 4 < length:
+            break
+        out.append(decode_payload(stream[position + 4 : position + 4 + length]))
+        position += 4 + length
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(min_value=0, max_value=300), st.binary(max_size=300)), max_size=20),
+       st.lists(st.integers(min_value=1, max_value=64), min_size=1, max_size=10))
+def test_fuzz_frames_up_to_the_first_header_over_the_limit_then_one_not_frames_and_nothing_after(
+    frames: list[tuple[int, bytes]], cuts: list[int]
+):
+    limit = 200
+    stream = b"".join(HEADER.pack(n) + body for n, body in frames) + encode_frame({"type": "tail"})
+    decoder, out, position = FrameDecoder(max_frame=limit), [], 0
+    for cut in cuts * (len(stream) // sum(cuts) + 1):  # fed in slices of any size: the same result
+        out += decoder.feed(stream[position : position + cut])
+        position += cut
+    assert out == _walked(stream, limit)
+    ended = [item for item in out if isinstance(item, NotFrames)]
+    assert ended == ([decoder.broken] if decoder.broken else []) and (not ended or out[-1] is decoder.broken)
+    if decoder.broken is not None:
+        assert decoder.pending_bytes == 0 and decoder.feed(encode_frame({"type": "more"})) == []
 
 
 json_values = st.recursive(

@@ -630,6 +630,31 @@ async def test_an_id_that_is_no_id_is_not_echoed_back(running: tuple[Extension, 
     assert [(r["id"], r["ok"], r["error"]["code"]) for r in replies[1:]] == [(None, False, "bad_request")] * 3
 
 
+async def test_a_header_over_the_limit_from_a_client_is_said_and_ends_its_connection_only(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    # After its hello a client's header announcing 100 MiB was skipped byte by byte, the connection kept open.
+    _, _, endpoint = running
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)
+    decoder, replies = FrameDecoder(), []
+    try:
+        writer.write(encode_frame({"type": "hello", "id": "h", "token": endpoint.address.read_token()}))
+        writer.write(struct.pack("=I", 100 * 1024 * 1024) + encode_frame({"type": "task.list", "id": "after"}))
+        while data := await asyncio.wait_for(reader.read(1 << 16), 5):  # until the host closes it
+            replies += decoder.feed(data)
+    finally:
+        writer.close()
+    assert [(r["id"], r["ok"]) for r in replies] == [("h", True), (None, False)], replies
+    assert replies[1]["error"]["message"].endswith("the stream is not native-messaging frames")
+    reader, writer = await asyncio.open_unix_connection(endpoint.address.socket)  # the endpoint itself goes on
+    try:
+        writer.write(encode_frame({"type": "hello", "id": "again", "token": endpoint.address.read_token()}))
+        [again] = FrameDecoder().feed(await asyncio.wait_for(reader.read(1 << 16), 5))
+    finally:
+        writer.close()
+    assert isinstance(again, dict) and again["id"] == "again" and again["ok"]
+
+
 async def test_a_client_asking_again_before_its_answer_is_told_busy_not_refused(
     running: tuple[Extension, NativeHost, LocalEndpoint],
 ) -> None:

@@ -66,11 +66,41 @@ def test_every_kind_of_bad_frame_gets_a_bad_request_reply_and_the_host_keeps_ser
         assert reply["id"] == request_id, payload
         assert reply["error"]["code"] == "bad_request"
         assert words in reply["error"]["message"], (payload, reply)
-    # A frame announcing 100 MiB is refused without the host waiting for (or keeping) its bytes.
-    host.write(HEADER.pack(100 * 1024 * 1024))
-    reply = host.next_frame()
-    assert reply["ok"] is False and "limit" in reply["error"]["message"]
-    host.proc.kill()  # the stream cannot be resynchronised after that (as with Chromium); start again
+
+
+def test_a_header_announcing_more_than_chromium_sends_ends_the_connection_and_the_log_says_why(host, home):
+    # The host read and threw away the 100 MiB such a header announced, then took whatever came after as frames.
+    assert host.request("ping")["ok"]
+    host.write(HEADER.pack(100 * 1024 * 1024) + frame({"type": "ping", "id": "after"}))
+    assert host.proc.wait(timeout=20) == 0  # it ended by itself: its stdin is still open
+    assert not [f for f in host.unclaimed + list(host.frames.queue) if f and f.get("id") == "after"]
+    log = (home / "log" / "host.log").read_text(encoding="utf-8")
+    assert ("a frame header announced 104857600 bytes, over the 67108864 byte limit: the stream is not "
+            "native-messaging frames; the host ends the connection") in log
+    assert "no more frames; shutting down" in log and "host exited" in log
+
+
+def test_a_huge_id_or_type_name_is_not_echoed_back_and_the_host_keeps_serving(host):
+    # A 1 MB request id came back whole in the bad_request reply (and a 1 MB type name in its message).
+    huge = "x" * 1_000_000
+    for message, request_id, words in [
+        ({"type": "ping", "id": huge}, None, "field 'id': must be text of at most 128 characters"),
+        ({"type": "task.list", "id": huge}, None, "field 'id': must be text of at most 128 characters"),
+        ({"type": "hello", "id": 10**300, "extensionVersion": "0.1.0"}, None, "field 'id'"),
+        ({"type": huge, "id": "n1"}, "n1", "unknown message type 'xxxx"),
+        ({"type": [huge], "id": "n2"}, "n2", "unknown message type a JSON list"),
+    ]:
+        host.write(frame(json.dumps(message).encode()))
+        reply = host.next_frame()
+        assert reply.get("type") == "reply" and reply.get("ok") is False, str(reply)[:300]  # not a chunked echo
+        assert reply["error"]["code"] == "bad_request"
+        assert reply["id"] == request_id and words in reply["error"]["message"], str(reply)[:300]
+        assert len(json.dumps(reply)) < 1000, len(json.dumps(reply))
+    longest = "y" * 128  # the longest id there is, and the largest number, still answered as themselves
+    for request_id in (longest, 2**53 - 1):
+        host.send({"type": "ping", "id": request_id})
+        assert host.next_frame() == {"type": "reply", "id": request_id, "ok": True, "data": {"pong": True}}
+    assert host.request("settings.get")["ok"] is True
 
 
 def test_host_still_answers_after_garbage(host):

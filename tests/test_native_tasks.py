@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -161,6 +162,77 @@ async def test_a_tab_a_running_task_opened_and_works_in_is_busy_for_another_task
     assert task_id in busy["error"]["message"]
     assert (await host.request("task.stop", taskId=task_id, timeout=15))["ok"]
     await close_tabs(stand_in, first_tab, opened)
+
+
+def other_tabs(body: dict[str, Any]) -> str:
+    """The 'Other tabs:' line of the page state the model was sent last."""
+    last = [m for m in body["messages"] if m.get("role") == "user"][-1]
+    return next((line for line in str(last["content"]).splitlines() if line.startswith("Other tabs:")), "")
+
+
+async def test_an_all_tabs_task_neither_lists_nor_switches_into_another_running_tasks_tab_until_it_ends(
+    host, stand_in, llm, pages
+):
+    # A task allowed all tabs switched into a tab another running task worked in: two agents in one page.
+    await configure(host, llm)
+    roaming_tab = await open_tab(stand_in, pages.url("agent_form.html?task=roaming"))
+    held_tab = await open_tab(stand_in, pages.url("agent_form.html?task=held"))
+    seen: list[str] = []
+    numbers: list[int] = []
+    holder_started, holder_ended = threading.Event(), threading.Event()
+
+    def switch_after(event: threading.Event) -> Any:
+        def reply(body: dict[str, Any]) -> Any:
+            seen.append(other_tabs(body))
+            if not numbers:  # the held tab's number, as listed before the other task took it
+                numbers.extend(int(n) for n in re.findall(r"\[(\d+)\][^;]*task=held", seen[0]))
+            assert event.wait(30), "the test did not go on"
+            return ToolCall("AgentOutput", output("Switch", {"switch_tab": {"tab_id": numbers[0]}}))
+        return reply
+
+    def finish(body: dict[str, Any]) -> Any:
+        seen.append(other_tabs(body))
+        return done("Switched")
+
+    llm.add(*[for_task({
+        "Roam the tabs": [switch_after(holder_started), switch_after(holder_ended), finish],
+        "Hold this tab": [Delay(60)],  # thinks until stopped
+    })] * 4)
+    roaming = await host.request("task.start", task="Roam the tabs", tabId=roaming_tab,
+                                 config={"experimentalIncludeAllTabs": True})
+    assert roaming["ok"], roaming
+    roaming_id = roaming["data"]["taskId"]
+    for _ in range(200):  # the roaming task has read its page (and numbered the tabs)
+        if seen:
+            break
+        await asyncio.sleep(0.05)
+    assert numbers, seen  # before the other task, the tab was listed
+    holder = await host.request("task.start", task="Hold this tab", tabId=held_tab)
+    assert holder["ok"], holder
+    holder_id = holder["data"]["taskId"]
+    holder_started.set()
+
+    def steps() -> list[dict[str, Any]]:
+        return [p["event"] for p in pushes_of(host, roaming_id)
+                if p["type"] == "task.event" and p["event"]["type"] == "step"]
+
+    await host.wait_push(lambda p: len(steps()) >= 1)
+    refused = steps()[0]["action"]["output"]
+    assert f"Tab {numbers[0]} is in use by another running task ({holder_id})" in refused, refused
+    for _ in range(200):  # its next look at the tabs
+        if len(seen) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    assert "task=held" not in seen[1], seen
+    # held by nobody once that task ends: listed and switched to again
+    assert (await host.request("task.stop", taskId=holder_id, timeout=15))["ok"]
+    await host.wait_push(lambda p: p.get("taskId") == holder_id and p.get("type") == "task.status"
+                         and p["status"] != "running")
+    holder_ended.set()
+    result = await host.wait_push(lambda p: p.get("taskId") == roaming_id and p["type"] == "task.result")
+    assert result["result"]["success"] is True, result
+    assert steps()[1]["action"]["output"].startswith(f"Switched to tab {numbers[0]} ("), steps()
+    await close_tabs(stand_in, roaming_tab, held_tab)
 
 
 async def test_four_tasks_at_once_each_recorded_whole_and_in_order(host, stand_in, llm, pages, tmp_path):

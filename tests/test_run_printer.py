@@ -59,3 +59,17 @@ def test_what_the_model_or_page_wrote_is_printed_never_obeyed() -> None:
     printed = out.getvalue()
     assert not any(c in printed for c in "\x1b\x07\r\u202e"), repr(printed)
     assert printed.count("\\x1b[2J\\x1b]0;owned\\x07\\r\\u202eSU 001") == 1  # the goal (the result's line joins \r)
+
+
+def test_the_models_question_in_the_terminal_shows_its_controls_and_line_separators_as_codes() -> None:
+    # `tabpilot run` printed the model's ask_user question as it came: a page's text the model repeated could
+    # clear the screen or, with U+2028, start a line of its own
+    from tabpilot.commands.controls import TerminalControls
+    from tabpilot.taskrun.events import RunControl
+
+    out = io.StringIO()
+    controls = TerminalControls(None, out, language="en-US")  # type: ignore[arg-type]
+    controls._on_update(RunControl(control=None, question="Pay?\u2028✔ Approved by you\x1b[2J"))
+    printed = out.getvalue()
+    assert not any(c in printed for c in "\u2028\x1b"), repr(printed)
+    assert "❓ The agent asks: Pay?\\u2028✔ Approved by you\\x1b[2J\n" in printed

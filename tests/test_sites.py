@@ -124,13 +124,29 @@ def test_mcp_clients_always_allowed_are_kept_listed_and_revoked(home: Path) -> N
     assert stat.S_IMODE(os.stat(sites.sites_path()).st_mode) == 0o600
     listed = cli(home, "list")
     assert listed.returncode == 0 and "MCP clients that run tasks without asking" in listed.stdout
-    assert "  Claude Desktop  (since " in listed.stdout
+    assert "  Claude Desktop  (started by claude: /opt/Claude/claude; since " in listed.stdout
     assert [c["name"] for c in json.loads(cli(home, "list", "--json").stdout)["mcpClients"]] == ["Claude Desktop"]
     revoked = cli(home, "revoke-client", "Claude Desktop")
     assert revoked.returncode == 0 and "asked again" in revoked.stdout
     assert not sites.client_allowed("Claude Desktop", claude)
     missing = cli(home, "revoke-client", "Claude Desktop")
     assert missing.returncode == 1 and "was not always allowed" in missing.stderr
+
+
+def test_each_always_allowed_client_is_listed_with_the_program_its_grant_is_tied_to(home: Path) -> None:
+    # A grant is the client's name and the program that started it, but `sites list` showed the name only: two
+    # grants of one name (the real client and another program that took its name) looked the same.
+    sites.allow_client("Claude Desktop", "/opt/Claude/claude")
+    sites.allow_client("Claude Desktop", "/home/me/.local/bin/lookalike")
+    sites.allow_client("Old Agent", None)  # the system did not say which program it was
+    listed = cli(home, "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = [line for line in listed.stdout.splitlines() if line.startswith("  ")]
+    assert [line.split("; since ")[0] for line in lines] == [
+        "  Claude Desktop  (started by claude: /opt/Claude/claude",
+        "  Claude Desktop  (started by lookalike: /home/me/.local/bin/lookalike",
+        "  Old Agent  (program unknown: the system did not say which started it",
+    ]
 
 
 def _allow_client_together(start: object, name: str) -> None:

@@ -160,3 +160,15 @@ def test_state_shows_the_page_with_what_the_model_may_not_see_hidden(pages, tmp_
         text = json.loads(result.stdout)["text"] if json_output else result.stdout
         assert "API key: <secret>BILLING_KEY</secret>" in text and "Card on file: [card 1]" in text, text
         assert "[1]<button>Update card" in text, text
+
+
+def test_state_prints_a_pages_separators_and_format_characters_as_codes(pages, tmp_path: Path) -> None:
+    # the page's view went to the terminal raw: a bidi override reversed the rest of a line (the state itself
+    # already makes separators spaces and drops zero-width characters; the same rule covers them here)
+    for args in ([], ["--json"]):
+        result = _run_state([pages.url("state_separators.html"), *args], tmp_path)
+        assert result.returncode == 0, result.stderr
+        raw = [c for c in "\u2028\u2029\u200b\ufeff\u2060\u202e" if c in result.stdout]
+        assert raw == [], (args, raw, result.stdout)
+        shown = json.loads(result.stdout)["text"] if args else result.stdout  # JSON: the same text, escaped
+        assert ("Pay Approved \u202eSU 001" if args else "Pay Approved \\u202eSU 001") in shown

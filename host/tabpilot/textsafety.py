@@ -63,25 +63,39 @@ def clean_json(value: Any) -> Any:
     return value
 
 
-# C0 and C1 controls but the line feed and tab, and the bidi controls that reorder a line as it is shown.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# The one rule for text a person reads (a terminal, a log, a question's card), from a page, a model or a local
+# program: every control (Cc), format (Cf), line- and paragraph-separator (Zl, Zp) character of Unicode 15.1 is
+# shown as its code, except the tab and the line feed (a text's own layout) and the zero-width (non-)joiner U+200C
+# and U+200D (they shape Persian and Indic words and join emoji; a terminal draws them, obeys nothing). That is
+# C0 and C1 (an escape sequence, U+009B CSI), the bidi controls that reorder a line as it is shown, U+2028 and
+# U+2029 (a terminal or editor starts a new line: a forged line), and the invisible ones (U+200B, U+2060, U+FEFF,
+# the tag characters) that make a text read as another. tests/test_cli_output.py checks it against unicodedata.
+_FOR_PEOPLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f]")
 
 
-_UNPRINTABLE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+def _json_escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON has no escape beyond the BMP: the UTF-16 pair's
+    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
 
 
 def json_for_people(value: Any, **options: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False, **options)` with every control and bidi character (and the line
-    and paragraph separators) written as its `\\uXXXX` escape: the same JSON value, nothing a terminal obeys. (JSON
-    escapes C0 itself; C1's U+009B is CSI to a terminal that takes 8-bit controls, and a page's text is printed by
-    `history export`, `--json` and `run --json`.)"""
-    text = json.dumps(value, ensure_ascii=False, **options)
-    return _UNPRINTABLE_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    """`json.dumps(value, ensure_ascii=False, **options)` with every character the rule above names written as its
+    `\\uXXXX` escape: the same JSON value, nothing a terminal obeys. (JSON escapes C0 itself; C1's U+009B is CSI to
+    a terminal that takes 8-bit controls, and a page's text is printed by `history export`, `--json` and
+    `run --json`.)"""
+    return _FOR_PEOPLE.sub(_json_escape, json.dumps(value, ensure_ascii=False, **options))
 
 
 def show_controls(text: str) -> str:
-    """Text from a page, a model or a local program as a person reads it (a terminal, a question's card):
-    each control character shown as its code (`\\x1b`, `\\u202e`), never obeyed. An escape sequence in a
-    page's title could otherwise clear the screen, retitle the window or rewrite lines already printed; a
-    bidi override could make a line read differently from the text behind it."""
-    return _UNPRINTABLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+    """Text from a page, a model or a local program as a person reads it (a terminal, a question's card, a log):
+    each character the rule above names shown as its code (`\\x1b`, `\\u202e`, `\\u2028`), never obeyed. An
+    escape sequence in a page's title could otherwise clear the screen, retitle the window or rewrite lines already
+    printed; a bidi override or a line separator could make a line read differently from the text behind it."""
+    return _FOR_PEOPLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)

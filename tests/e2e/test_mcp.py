@@ -780,7 +780,15 @@ async def test_always_allow_outlives_the_host_and_a_revoke_in_settings_asks_agai
         row = '#mcp-clients-list li[data-name="Remembered Agent"]'
         await popup.wait_for(f"!!document.querySelector({json.dumps(row)})", "the client in Settings")
         assert "Remembered Agent" in await popup.text(row) and await popup.visible("#mcp-clients-empty") is False
+        # the grant is the name and the program that started `tabpilot mcp` (here this test's Python): both shown
+        listed = (await ask_host(harness, {"type": "sites.list"}))["data"]["mcpClients"]
+        [granted] = [client for client in listed if client["name"] == "Remembered Agent"]
+        assert os.path.isabs(granted["program"]), granted
+        program = await popup.js(f"(() => {{ const p = document.querySelector({json.dumps(row + ' .client-program')});"
+                                 " return p && {text: p.innerText, title: p.title}; })()")
+        assert program == {"text": f"started by {os.path.basename(granted['program'])}", "title": granted["program"]}
         await popup.screenshot(SCREENS / "mcp-clients-settings.png", max_height=1600)
+        await popup.screenshot(SCREENS / "attack-mcp-client-program.png", max_height=1600)
         await popup.click(f"{row} .site-revoke")
         await popup.wait_for(f"!document.querySelector({json.dumps(row)})", "the revoked client to go")
         assert "Remembered Agent" not in await popup.text("#mcp-clients-list")
@@ -1113,6 +1121,35 @@ async def test_launch_headless_runs_the_same_task_without_the_extension(
             is_error, refused = await client.call("run_task", task="Sign up as Ada Lovelace", **task)
             assert is_error and "127.0.0.1 is on the blocked domains list" in str(refused), refused
         assert len(llm.requests) == asked
+
+
+async def test_launched_tasks_at_once_never_list_each_others_tab(
+    browser_binary: str, tmp_path: Path, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Several run_task calls of one `tabpilot mcp --launch` share its browser, and each task sees every tab in it:
+    one task saw (and could switch into) the tab another running task worked in."""
+    home = NoBrowserHome(tmp_path)
+    await home.configure(llm)
+    held_url, roaming_url = e2e_pages.url("form.html?held"), e2e_pages.url("form.html?roaming")
+    seen: list[str] = []
+
+    def look(body: dict[str, Any]) -> Any:
+        last = [m for m in body["messages"] if m.get("role") == "user"][-1]
+        seen.append(next((line for line in str(last["content"]).splitlines() if line.startswith("Other tabs:")), ""))
+        return done("Looked")
+
+    llm.add(*[for_task({"Hold the form": [Delay(60)], "Look at the tabs": [look]})] * 2)
+    async with mcp_client(home, "--launch", "--headless", "--browser", browser_binary) as client:
+        holding = asyncio.ensure_future(client.call("run_task", task="Hold the form", url=held_url))
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) == 1 and client.progress),
+                         "the holding task asking its model")
+        held_id = task_id_in(client.progress[0][1])
+        is_error, result = await client.call("run_task", task="Look at the tabs", url=roaming_url)
+        assert not is_error and result["success"], result
+        assert seen and held_url not in seen[0], seen  # the other task's tab is not one of this task's
+        assert (await client.call("stop_task", taskId=held_id))[0] is False
+        is_error, stopped = await holding
+        assert is_error or stopped["success"] is False, stopped
 
 
 async def test_launch_offers_the_model_no_question_nobody_could_answer(

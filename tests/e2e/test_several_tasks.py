@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,6 +23,7 @@ from e2e_support import (
     Harness,
     PopupPage,
     act_on,
+    agent_output,
     done,
     run_in_popup,
     task_row,
@@ -31,7 +33,7 @@ from e2e_support import (
 from user_support import open_side_panel
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
 from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -135,6 +137,60 @@ async def test_two_tasks_in_two_tabs_run_at_once_and_a_taken_tab_is_busy(
     assert not any("Ada" in v for v in await typed_names(second))
     # both were running at the same time (the busy refusal came while the first one ran)
     assert {t["taskId"] for t in running} <= {ada, grace} and ada in {t["taskId"] for t in running}
+    await wait_until(lambda: harness.sw("attachedTabs.size === 0"), "the worker to release both tabs")
+
+
+def other_tabs(body: dict[str, Any]) -> str:
+    """The 'Other tabs:' line of the page state the model was sent last."""
+    last = [m for m in body["messages"] if m.get("role") == "user"][-1]
+    return next((line for line in str(last["content"]).splitlines() if line.startswith("Other tabs:")), "")
+
+
+async def test_a_task_allowed_all_tabs_neither_lists_nor_switches_into_another_tasks_tab_until_it_ends(
+    harness: Harness, llm: ScriptedLLMServer, two_tabs: list[Tab]
+) -> None:
+    # A task with experimentalIncludeAllTabs switched into the tab another running task worked in.
+    roaming_tab, held_tab = two_tabs
+    seen: list[str] = []
+    numbers: list[int] = []
+    held, freed = threading.Event(), threading.Event()
+
+    def switch_after(event: threading.Event) -> Any:
+        def reply(body: dict[str, Any]) -> Any:
+            seen.append(other_tabs(body))
+            numbers.extend([] if numbers else [int(n) for n in re.findall(r"\[(\d+)\][^;]*tab=2", seen[0])])
+            assert event.wait(60), "the test did not go on"
+            return ToolCall("AgentOutput", agent_output("Switch", {"switch_tab": {"tab_id": numbers[0]}}))
+        return reply
+
+    llm.add(*[for_task({"Roam the tabs": [switch_after(held), switch_after(freed), done("Switched")],
+                        "Hold this tab": [Delay(60)]})] * 4)
+    await configure(harness, llm)
+    reply = await ask_host(harness, {"type": "task.start", "task": "Roam the tabs", "source": "popup",
+                                     "tabId": await harness.chrome_tab_id(roaming_tab),
+                                     "config": {"experimentalIncludeAllTabs": True}})
+    assert reply["ok"], reply
+    roaming = str(reply["data"]["taskId"])
+    await wait_until(lambda: asyncio.sleep(0, bool(seen)), "the roaming task to look at the tabs")
+    assert numbers, seen  # listed while nobody else had it
+    holder = await start(harness, held_tab, "Hold this tab")
+    held.set()
+
+    async def steps() -> list[dict[str, Any]]:
+        task = (await ask_host(harness, {"type": "task.get", "taskId": roaming}))["data"]["task"]
+        return [e for e in task["history"] if e["type"] == "step"]
+
+    await wait_until(lambda: asyncio.sleep(0, len(seen) >= 2), "the roaming task's second look")
+    refused = (await steps())[0]["action"]["output"]
+    assert f"Tab {numbers[0]} is in use by another running task ({holder})" in refused, refused
+    assert "tab=2" not in seen[1], seen
+    assert (await ask_host(harness, {"type": "task.stop", "taskId": holder}))["ok"]
+    assert (await ended(harness, holder))["status"] == "stopped"
+    freed.set()
+    finished = await ended(harness, roaming)
+    assert finished["status"] == "completed", finished
+    switched = (await steps())[1]["action"]["output"]
+    assert switched.startswith(f"Switched to tab {numbers[0]} (") and "tab=2" in switched, switched
     await wait_until(lambda: harness.sw("attachedTabs.size === 0"), "the worker to release both tabs")
 
 

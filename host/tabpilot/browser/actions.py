@@ -721,6 +721,9 @@ async def _find_tab(browser: Browser, tab_number: int) -> tuple[TabInfo, list[tu
     for number, info in tabs:
         if number == tab_number:
             return info, tabs
+    known = browser.target_for_number(tab_number)
+    if known is not None:
+        browser.refuse_held(known)  # seen before another task took it: said so, not "no such tab"
     raise ActionError(f"There is no open tab {tab_number}. Open tabs: {_tab_list(tabs)}.")
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..cdp import CDPConnectionClosed, CDPError
-from .errors import TabClosed
+from .errors import TabClosed, TabTaken
 from .launcher import LaunchedBrowser, launch_browser, resolve_ws_url
 from .tab import Tab
 
@@ -92,6 +92,9 @@ class Browser:
         self.detached_reason: str | None = None  # why the debugger last let go of a tab (`tab_detached`)
         self.on_detached: list[Callable[[str, str], None]] = []  # (target id, reason), e.g. "canceled_by_user"
         self.on_tab_gone: list[Callable[[str], None]] = []  # (target id) of a tab closed, by anyone
+        # Whoever runs several tasks on one browser says which tabs another running task has (its task id, or
+        # "" while it starts): those are neither listed for this one nor worked in (two agents in one page).
+        self.held_elsewhere: Callable[[str], str | None] = lambda _target_id: None
 
     @property
     def active(self) -> Tab | None:
@@ -206,13 +209,24 @@ class Browser:
 
     # --- tabs -----------------------------------------------------------------------------------
     async def tabs(self) -> list[TabInfo]:
-        return await self.backend.list_tabs()
+        """The tabs this task may work in: never one another running task has."""
+        return [info for info in await self.backend.list_tabs() if self.held_elsewhere(info.target_id) is None]
+
+    def refuse_held(self, target_id: str) -> None:
+        """TabTaken when another running task has this tab (`held_elsewhere`); the model is told whose."""
+        holder = self.held_elsewhere(target_id)
+        if holder is not None:
+            number, whose = self._tab_numbers.get(target_id) or target_id, f" ({holder})" if holder else ""
+            raise TabTaken(f"Tab {number} is in use by another running task{whose}: it cannot be worked in until "
+                           "that task ends. Use one of the open tabs, or open a new one.")
 
     async def attach(self, target_id: str) -> Tab:
-        """The tab, attached (and guarded, with a guard on); TabClosed when it cannot be worked in."""
+        """The tab, attached (and guarded, with a guard on); TabClosed when it cannot be worked in, TabTaken when
+        another running task has it."""
         existing = self._tabs.get(target_id)
         if existing is not None and not existing.closed:
             return existing
+        self.refuse_held(target_id)
         # One attach a tab, however many ask at once (a new tab's "created" and "updated" events each asked:
         # four sessions on one popup, each enabling the page and Fetch again)
         pending = self._attaching.get(target_id)

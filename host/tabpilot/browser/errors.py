@@ -15,6 +15,10 @@ class TabClosed(BrowserError):
         self.reason = reason
 
 
+class TabTaken(BrowserError):
+    """Another running task works in the tab: one agent a page."""
+
+
 class PageScriptError(BrowserError):
     pass
 

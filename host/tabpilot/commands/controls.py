@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..i18n import text as say
+from ..textsafety import show_controls
 
 if TYPE_CHECKING:
     from ..browser.capture import PageCapture
@@ -214,7 +215,7 @@ class TerminalControls:
         self._shown_question = update.question
 
     def _say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        print(show_controls(text), file=self.out, flush=True)  # the model's question, a page's action in it
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)

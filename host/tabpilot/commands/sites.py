@@ -11,9 +11,11 @@ import argparse
 import json
 import sys
 import time
+from pathlib import PureWindowsPath
 
 from ..i18n import Language
 from ..i18n import text as say
+from ..textsafety import show_controls
 from .output import fail
 
 
@@ -81,8 +83,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"{site['origin']}  {say('sites.site_flags', language, flags=_flags(site, language))}")
     if view["mcpClients"]:
         print(say("sites.clients", language))
-    for client in view["mcpClients"]:
+    for client in view["mcpClients"]:  # a grant is the client's name and the program that started it: both shown
         since = time.strftime("%Y-%m-%d %H:%M", time.localtime(client["allowedAt"]))
-        print(say("sites.client", language, name=client["name"], since=since))
+        path = client.get("program")
+        line = say("sites.client", language, name=client["name"], program=PureWindowsPath(path).name, path=path,
+                   since=since) if path else say("sites.client_program_unknown", language, name=client["name"],
+                                                 since=since)
+        print(show_controls(line))  # a name is the client's own
     print(say("sites.token", language, name=view["tokenName"], token=view["token"]))
     return 0

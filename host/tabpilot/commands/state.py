@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING
 
+from ..textsafety import json_for_people, show_controls
 from .arguments import add_browser_option, positive_seconds
 
 if TYPE_CHECKING:
@@ -107,8 +107,8 @@ async def _read(url: str | None, args: argparse.Namespace, guard: PrivacyGuard) 
         state = await get_state(browser, tab)
         text = guard.conceal(state.text, state.url)
         if args.json:
-            return json.dumps(guard.hide({**state.to_json(), "text": text}), ensure_ascii=False, indent=2)
-        return text
+            return json_for_people(guard.hide({**state.to_json(), "text": text}), indent=2)
+        return show_controls(text)
     finally:
         if opened is not None and args.cdp_url:
             try:

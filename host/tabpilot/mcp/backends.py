@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -379,6 +380,7 @@ class LaunchBackend:
             raise TaskFailed(advice) from exc
         opening = first_page(url, plan.domains) if url else None
         browser = await self._connect()
+        browser.held_elsewhere = functools.partial(self._held_elsewhere, browser)
         try:
             tab = await (browser.new_tab() if new_tab else browser.current_tab())
             browser.active = tab
@@ -420,6 +422,12 @@ class LaunchBackend:
             with contextlib.suppress(Exception):
                 await self._browser.close_tab(tab.target_id)
         return task_result(task_id, finished.result)
+
+    def _held_elsewhere(self, mine: Browser, target_id: str) -> str | None:
+        """The id of another running task of this server that works in the tab: several run at once in one browser,
+        each seeing all its tabs, and a tab of another's is neither listed for `mine` nor worked in."""
+        return next((task_id for task_id, run in self._runs.items()
+                     if run.browser is not mine and run.running and run.browser.works_in(target_id)), None)
 
     @staticmethod
     async def _stop(run: TaskRun, runner: asyncio.Task[Any]) -> None:

@@ -89,10 +89,12 @@ class _Connection:
         decoder = FrameDecoder()
         reason = "the host closed the connection"
         try:
-            while data := await self.reader.read(1 << 16):
+            while decoder.broken is None and (data := await self.reader.read(1 << 16)):
                 for frame in decoder.feed(data):
                     if not isinstance(frame, FrameError):
                         self.receive(frame)
+            if decoder.broken is not None:
+                reason = f"the host's connection broke: {decoder.broken.message}"
         except (ConnectionError, OSError) as exc:
             reason = f"the connection to the host broke ({exc})"
         self.close(reason)

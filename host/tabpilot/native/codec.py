@@ -22,7 +22,9 @@ from ..textsafety import clean_json, may_hold_surrogates
 HEADER = struct.Struct("=I")  # native byte order, as Chromium writes it
 MAX_FRAME_TO_BROWSER = 1024 * 1024  # Chromium: one byte more and the port is gone
 CHUNK_THRESHOLD = 512 * 1024
-MAX_INCOMING_FRAME = 64 * 1024 * 1024  # Chromium never sends more than this
+# Chromium never sends a host more than this (measured on Chromium 156; Chrome's documentation has said 4 GB, the
+# header's own range, and says 64 MiB since): a header announcing more means the stream is not frames.
+MAX_INCOMING_FRAME = 64 * 1024 * 1024
 _CHUNK_OVERHEAD = 256  # room for {"type":"chunk","chunkId":..,"index":..,"count":..,"data":""}
 
 
@@ -34,34 +36,40 @@ class FrameError:
     id: str | None = None
 
 
+@dataclass(frozen=True)
+class NotFrames(FrameError):
+    """The stream is not native-messaging frames: a header announced more than the sender ever sends. No frame
+    boundary can be found after it (reading on would mean reading, or skipping, up to 4 GiB of whatever it is), so
+    the decoder gives nothing more and whoever reads the stream says so and ends the connection."""
+
+
 Message = dict[str, Any]
 
 
 class FrameDecoder:
-    """Incremental decoder: feed it bytes in any slicing, get complete messages back."""
+    """Incremental decoder: feed it bytes in any slicing, get complete messages back; a header over `max_frame`
+    ends the stream (`NotFrames`, then `broken`: nothing more is decoded, nothing more is kept)."""
 
     def __init__(self, max_frame: int = MAX_INCOMING_FRAME) -> None:
         self.max_frame = max_frame
         self._buffer = bytearray()
-        self._skip = 0  # bytes of a rejected, oversized frame still to throw away
+        self.broken: NotFrames | None = None
 
     def feed(self, data: bytes) -> list[Message | FrameError]:
         out: list[Message | FrameError] = []
-        if self._skip:
-            dropped = min(self._skip, len(data))
-            self._skip -= dropped
-            data = data[dropped:]
+        if self.broken is not None:
+            return out
         self._buffer += data
         buffer, position = self._buffer, 0
         while len(buffer) - position >= HEADER.size:
             (length,) = HEADER.unpack_from(buffer, position)
             start = position + HEADER.size
             if length > self.max_frame:
-                # Never allocate for it: drop its bytes as they come.
-                out.append(FrameError(f"frame of {length} bytes is over the {self.max_frame} byte limit"))
-                position = min(start + length, len(buffer))
-                self._skip = start + length - position
-                continue
+                self.broken = NotFrames(f"a frame header announced {length} bytes, over the {self.max_frame} byte "
+                                        "limit: the stream is not native-messaging frames")
+                out.append(self.broken)
+                buffer.clear()
+                return out
             if len(buffer) - start < length:
                 break
             out.append(decode_payload(bytes(buffer[start : start + length])))
@@ -72,7 +80,7 @@ class FrameDecoder:
     @property
     def pending_bytes(self) -> int:
         """Bytes of an unfinished frame (non-zero at EOF means the last frame was cut off)."""
-        return len(self._buffer) + self._skip
+        return len(self._buffer)
 
 
 def decode_payload(payload: bytes) -> Message | FrameError:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from .approvals import HOST_STOPPED, Place, Withdrawn
-from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, encode_frame
+from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, NotFrames, encode_frame
 from .consent import McpConsent, display_name
 from .peer import RequestFailed, reply_error, reply_ok, request_id_of
 
@@ -233,7 +233,7 @@ class LocalEndpoint:
         decoder = FrameDecoder(max_frame=MAX_HELLO_FRAME)  # a stranger's frames are never buffered large
         authenticated = False
         try:
-            while data := await self._next_bytes(reader, authenticated):
+            while decoder.broken is None and (data := await self._next_bytes(reader, authenticated)):
                 for frame in decoder.feed(data):
                     if not authenticated:
                         authenticated = self._hello(client, frame)
@@ -242,8 +242,10 @@ class LocalEndpoint:
                             return
                         decoder.max_frame = MAX_INCOMING_FRAME
                         continue
-                    if isinstance(frame, FrameError):
+                    if isinstance(frame, FrameError):  # NotFrames too: said to the client, then the connection ends
                         client.send(reply_error(frame.id, frame.message, "bad_request"))
+                        if isinstance(frame, NotFrames):
+                            log.warning("local endpoint: %s; closed %s's connection", frame.message, client.name)
                         continue
                     if client.in_flight >= MAX_IN_FLIGHT:
                         client.send(reply_error(request_id_of(frame), f"{MAX_IN_FLIGHT} requests of this connection "

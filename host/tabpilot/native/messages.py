@@ -19,6 +19,7 @@ import functools
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_origin
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -33,7 +34,7 @@ from pydantic import (
 from ..i18n import WordedError, Words, dotted, listed_problems, value_problem
 from ..llm.vision import VisionMode
 from ..store.settings import INSTRUCTION_LENGTH, MAX_STEPS_LIMIT, ApiKey, EndpointURL, ModelName
-from .peer import request_id_of
+from .peer import MAX_ID_CHARS, MAX_ID_NUMBER, request_id_of
 
 
 # --- the bases: one per direction ------------------------------------------------------------------
@@ -65,7 +66,18 @@ class Empty(WireModel):
     """`{}`: the data of a reply that only says "done"."""
 
 
-RequestId = StrictStr | StrictInt | None  # as sent: `true` is no id, never 1
+
+
+def _usable_id(value: str | int | None) -> str | int | None:
+    if value is not None and request_id_of({"id": value}) is None:
+        raise WordedError("wire.id", chars=MAX_ID_CHARS, number=MAX_ID_NUMBER)
+    return value
+
+
+# as sent: `true` is no id, never 1; a longer text or a larger number is refused (peer.request_id_of says which)
+RequestId = Annotated[StrictStr | StrictInt | None, AfterValidator(_usable_id)]
+# What a refusal repeats of a frame's own names (its type, a field's place): no more than this many characters.
+MAX_NAME_SHOWN = 64
 
 
 class Request(WireModel):
@@ -727,13 +739,22 @@ def parse_incoming(frame: dict[str, Any]) -> Any:
     if kind is None:
         raise BadRequest("message has no 'type'", request_id)
     if kind not in KNOWN_TYPES:
-        raise BadRequest(f"unknown message type {kind!r} (known: {', '.join(KNOWN_TYPES)})", request_id)
+        raise BadRequest(f"unknown message type {shown_name(kind)} (known: {', '.join(KNOWN_TYPES)})", request_id)
     try:
         return _incoming.validate_python(frame, strict=True)
     except ValidationError as exc:
         skip = 2 if kind == "reply" else 1  # loc starts with the tag(s)
         words = Words("wire.invalid", kind=kind, problems=_problems(exc, skip))
         raise BadRequest(str(words), request_id, words) from None
+
+
+def shown_name(value: Any) -> str:
+    """A name a frame gave (its type, a key) as a refusal repeats it: quoted, cut to MAX_NAME_SHOWN characters."""
+    return _cut(repr(value) if isinstance(value, str) else f"a JSON {type(value).__name__}")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_NAME_SHOWN else f"{text[: MAX_NAME_SHOWN - 1]}…"
 
 
 def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
@@ -743,8 +764,13 @@ def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:
 
 def _problems(exc: ValidationError, skip: int) -> list[Words]:
     """The first few problems in the catalog's words ("field 'config.maxSteps': must be at most 500")."""
-    return listed_problems(exc, "wire.field_problem", name=lambda location: dotted(location[skip:]) or "message",
+    return listed_problems(exc, "wire.field_problem", name=lambda location: _field(location[skip:]),
                            problem=_wire_problem, most=5)
+
+
+def _field(location: tuple[int | str, ...]) -> str:
+    """A field's place as a refusal names it; a key the frame made up is cut as `shown_name` cuts it."""
+    return _cut(dotted(location) or "message")
 
 
 def _wire_problem(item: Any) -> WordedError | Words:
@@ -758,7 +784,7 @@ def parse_host_request(frame: dict[str, Any]) -> HostRequest[Any]:
     kind = frame.get("type")
     if kind not in frame_types(HostRequest):
         known = ", ".join(sorted(frame_types(HostRequest)))
-        raise BadRequest(f"only cdp.* and tabs.* requests here ({known}), not {kind!r}", request_id)
+        raise BadRequest(f"only cdp.* and tabs.* requests here ({known}), not {shown_name(kind)}", request_id)
     try:
         request: HostRequest[Any] = _host_request.validate_python(frame, strict=True)
     except ValidationError as exc:

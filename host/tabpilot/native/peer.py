@@ -177,11 +177,22 @@ def _expire(future: asyncio.Future[Any], message: str) -> None:
         future.set_exception(TimeoutError(message))
 
 
+# A request's id as the wire has it (messages.RequestId is these, PROTOCOL.md says them): text of at most
+# MAX_ID_CHARS characters or a whole number JavaScript holds exactly. Here, not in messages.py, because hello and
+# ping are answered before pydantic loads. Any other id is no id: a reply never echoes a megabyte back.
+MAX_ID_CHARS = 128
+MAX_ID_NUMBER = 2**53 - 1
+
+
 def request_id_of(frame: dict[str, Any]) -> str | int | None:
-    """The id a reply to `frame` carries: its own when it is one (text or a whole number, never `true` or an
-    object, which would be echoed back as sent)."""
+    """The id a reply to `frame` carries: its own when it is one (text or a whole number within the limits above,
+    never `true`, an object or a megabyte of text, which would be echoed back as sent)."""
     found = frame.get("id")
-    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    if isinstance(found, str):
+        return found if len(found) <= MAX_ID_CHARS else None
+    if isinstance(found, int) and not isinstance(found, bool):
+        return found if abs(found) <= MAX_ID_NUMBER else None
+    return None
 
 
 def reply_ok(request_id: str | int | None, data: Any) -> dict[str, Any]:

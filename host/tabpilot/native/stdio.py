@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..textsafety import show_controls
-from .codec import FrameDecoder
+from .codec import FrameDecoder, NotFrames
 from .host import NativeHost
 
 if TYPE_CHECKING:
@@ -168,9 +168,12 @@ async def serve(in_fd: int, out_fd: int) -> None:
     def written() -> None:  # called from the writer's thread
         loop.call_soon_threadsafe(answered.set)
 
-    while (data := await chunks.get()) is not None:
+    while decoder.broken is None and (data := await chunks.get()) is not None:
         for item in decoder.feed(data):
-            host.receive(item)
+            if isinstance(item, NotFrames):  # nothing after it can be read: the connection ends here
+                log.error("%s; the host ends the connection", item.message)
+            else:
+                host.receive(item)
         if not answered.is_set():
             writer.after_written(written)
     ended = time.monotonic()
@@ -179,7 +182,7 @@ async def serve(in_fd: int, out_fd: int) -> None:
         endpoint = await opening
     else:  # nothing asked, or nothing could be written: no endpoint was opened
         opening.cancel()
-    log.info("stdin closed; shutting down")
+    log.info("%s; shutting down", "no more frames" if decoder.broken else "stdin closed")
     if decoder.pending_bytes:
         log.warning("the last frame was cut off (%d bytes)", decoder.pending_bytes)
     if endpoint is not None:

@@ -193,6 +193,16 @@ class TaskManager:
                      and not isinstance(entry.run, EndedRun) and entry.run.running
                      and entry.run.browser.works_in(str(tab_id))), None)
 
+    def _share(self, browser: Browser, mine: HostTask) -> None:
+        """`browser` (mine's) neither lists nor works in a tab another running task has, for as long as that one
+        runs: an all-tabs task switched into another task's tab, two agents in one page."""
+
+        def held_elsewhere(target_id: str) -> str | None:
+            holder = self._holding(int(target_id)) if target_id.isdigit() else None
+            return None if holder is None or holder is mine else holder.task_id or ""
+
+        browser.held_elsewhere = held_elsewhere
+
     # --- starting -------------------------------------------------------------------------------
     async def start(self, request: TaskStart, *, use_my_model: bool = True) -> str:
         """`use_my_model` False (a page not granted it): the user's model settings do not exist for this task."""
@@ -234,6 +244,7 @@ class TaskManager:
         if refused is not None:
             raise RequestFailed(refused.text(self.ui_language), "not_allowed")
         browser = await extension_browser(self._link, all_tabs=plan.include_all_tabs)
+        self._share(browser, entry)
         try:
             tab = await browser.activate(str(request.tab_id), focus=False)
         except Exception as exc:
@@ -356,6 +367,7 @@ class TaskManager:
             raise NotResumed("tab_busy", tab=tab_id)
         entry = HostTask(tab_id=tab_id, task=record.summary.task)
         self._tabs[tab_id] = entry
+        self._share(browser, entry)
         recipe = {key: value for key, value in state.items() if key not in ("takeover", "unfinishedAction")}
         run = entry.run = TaskRun(plan, store, browser, recipe={**recipe, "browser": os.getppid()})
         run.observers.append(lambda update: self._on_update(entry, update))
