@@ -115,7 +115,11 @@ async def bench(runs: int) -> None:
             timeout=120,
         )
         whole = await _round_trips(tab, runs)
-        direct_tab = await harness.browser.attach((await harness.browser.tabs())[-1].target_id)
+        # The same tab, over the DevTools websocket (the last tab listed was about:blank: the step's websocket side
+        # read an empty page, and the relay's overhead was the medium page's whole read)
+        same = [info for info in await harness.browser.tabs() if info.url == page_url]
+        assert len(same) == 1, [info.url for info in await harness.browser.tabs()]
+        direct_tab = await harness.browser.attach(same[0].target_id)
         direct = await _round_trips(direct_tab, runs)
 
         print("\none CDP call (Runtime.evaluate '1'):")
