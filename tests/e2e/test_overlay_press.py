@@ -154,6 +154,69 @@ async def test_the_page_just_above_the_overlay_takes_the_persons_click(
     await account_tab.evaluate("document.getElementById('under').remove()")
 
 
+# A button of the page's own, standing just above the overlay while the agent works: where the overlay grows to when
+# the person has the controls
+PAGE_BUTTON = """(top) => { const b = document.createElement('button'); b.id = 'above'; b.textContent = 'Mine';
+  window.aboveClicks = 0; b.addEventListener('click', (e) => { if (e.isTrusted) window.aboveClicks += 1; });
+  b.style.cssText = `position:fixed;right:40px;top:${top - 36}px;width:200px;height:30px`;
+  document.body.append(b); }"""
+
+
+async def test_a_press_on_the_page_that_takes_the_controls_clicks_what_it_was_aimed_at(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # The press takes the controls as it goes down, and the overlay grows for "You have the controls": it grew over
+    # the button before the release, which landed on the overlay, and the click went to neither. Twice: the second
+    # time the overlay is already tall, after a hand back it is small again.
+    gate = threading.Event()
+    llm.add(*(held_until(gate, done("ok")) for _ in range(4)))  # the agent thinks, however often it is asked
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Set my city")
+    try:
+        await wait_overlay(account_tab, "the overlay to show the running task", lambda o: o["state"] == "running")
+        small: float = (await account_tab.evaluate(_HOST_BOX))["h"]
+        for attempt in (1, 2):
+            # as small as while the agent works (after a hand back, once the panel's size has come)
+            host = await wait_until(lambda: _no_taller(account_tab, small), "the overlay to be small")
+            await account_tab.evaluate(f"({PAGE_BUTTON})({host['y']})")
+            button = await account_tab.evaluate(
+                "(() => { const r = document.getElementById('above').getBoundingClientRect();"
+                " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()")
+            await mouse(account_tab, "mouseMoved", button)
+            await mouse(account_tab, "mousePressed", button)
+            await controlled_by_user(harness, task_id)
+            # the panel shows the person has the controls, and would be taller, before the button comes up
+            await wait_overlay(account_tab, "the overlay to say the person has the controls",
+                               lambda o: o["state"] == "implicit")
+            await asyncio.sleep(0.3)  # the panel's new size has reached the page
+            await mouse(account_tab, "mouseReleased", button)
+            await wait_until(lambda: account_tab.evaluate("window.aboveClicks === 1"), "the page's button's click")
+            grown = await wait_until(lambda: _taller(account_tab, small), "the overlay to grow after the press")
+            assert grown["y"] < button["y"], (grown, button)  # it now covers where the button is
+            await account_tab.evaluate("document.getElementById('above').remove()")
+            if attempt == 1:
+                await press_overlay(account_tab, "handback")
+                await wait_overlay(account_tab, "the overlay to be small again", lambda o: o["state"] == "running")
+    finally:
+        gate.set()
+        await ask_host(harness, {"type": "task.stop", "taskId": task_id})
+    await ended(harness, task_id)
+
+
+_HOST_BOX = """(() => { const r = document.querySelector('tabpilot-overlay').getBoundingClientRect();
+  return {x: r.x, y: r.y, w: r.width, h: r.height}; })()"""
+
+
+async def _taller(tab: Tab, than: float) -> dict[str, float] | None:
+    box: dict[str, float] = await tab.evaluate(_HOST_BOX)
+    return box if box["h"] > than else None
+
+
+async def _no_taller(tab: Tab, than: float) -> dict[str, float] | None:
+    box: dict[str, float] = await tab.evaluate(_HOST_BOX)
+    return box if box["h"] <= than else None
+
+
 NO_REPLY = "tabpilot has not answered yet. It may still do it; press again, or use the tabpilot button in the toolbar."
 # The page's own script busy until the test lets it go (a cookie the test sets from the browser's side): its frames
 # answer nothing meanwhile, as a page whose script hangs. The overlay's panel, a frame of its own process, still does.
