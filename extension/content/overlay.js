@@ -81,41 +81,13 @@
   }
 
   // --- the host box's size ------------------------------------------------------------------------------------
-  // The box does not grow over the page under a press: a size that comes while the person's button is down in the
-  // page is taken once it is up (after its click), at most HOLD_MAX_MS later. A press on the page just above the
-  // overlay takes the controls as it goes down, and the box grew for "You have the controls" before the button came
-  // up: the release landed on the overlay, and the click the person aimed went to neither (tests/e2e/
-  // test_overlay_press.py). Presses on the overlay itself are its panel's own (panel.js holds its state the same way).
-  const HOLD_MAX_MS = 5000;
-  let heldSize = null; // while a press in the page is down: {height} that came meanwhile (null: none), {timer}
-
-  function resize(height) {
-    if (heldSize) {
-      heldSize.height = height;
-      return;
-    }
-    size.textContent = `:host { --tabpilot-height: ${Math.max(40, Math.min(2000, Math.round(height)))}px; }`;
-  }
-
-  function pressDown(event) {
-    if (!event.isTrusted || !host || event.composedPath().includes(host)) return;
-    if (heldSize) clearTimeout(heldSize.timer);
-    heldSize = { height: heldSize ? heldSize.height : null, timer: setTimeout(pressUp, HOLD_MAX_MS) };
-  }
-
-  function pressUp() {
-    if (!heldSize) return;
-    clearTimeout(heldSize.timer);
-    const { height } = heldSize;
-    heldSize = null;
-    if (height !== null && size) resize(height);
-  }
-
-  // the click comes in the same task as the release: the box grows after it
-  const letGo = () => { if (heldSize) setTimeout(pressUp); };
-  window.addEventListener("pointerdown", pressDown, true);
-  window.addEventListener("pointerup", letGo, true);
-  window.addEventListener("pointercancel", letGo, true);
+  // It does not grow over the page under a press (lib/hold.js): a press on the page just above the overlay takes the
+  // controls as it goes down, and the box grew for "You have the controls" before the button came up: the release
+  // landed on the overlay, and the click the person aimed went to neither (tests/e2e/test_overlay_press.py). Presses on
+  // the overlay itself are its panel's own (panel.js holds its state the same way).
+  const resize = Hold.until((event) => !!host && !event.composedPath().includes(host), (height) => {
+    if (size) size.textContent = `:host { --tabpilot-height: ${Math.max(40, Math.min(2000, Math.round(height)))}px; }`;
+  });
 
   // --- the host element -----------------------------------------------------------------------------------------
   // The panel's frame is as tall as the host box may ever be, and stays put at its bottom: the host box shows (and

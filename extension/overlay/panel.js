@@ -40,9 +40,6 @@
   // the worker waits on the page's frames to hand back (a page whose script hangs answers only when it is done) and
   // on the host (up to 30 s), with the buttons greyed and nothing said meanwhile
   const REPLY_WAITS_MS = 5000;
-  // How long a state that comes while the person holds a button down waits for them to let go: their release may
-  // never reach this frame (it went up outside the browser)
-  const HOLD_MAX_MS = 5000;
   let port = null;
   let welcomed = false; // the worker took this port (it knew the key)
   const afterWelcome = []; // presses made meanwhile
@@ -52,7 +49,6 @@
   const waiting = new Map();
   const ui = {};
   let allowSeen = null; // Seen.watch of Allow while it is shown
-  let held = null; // while the person's button is down: {task} that came meanwhile (undefined: none), {timer}
   let rewatch = null;
 
   // --- the worker -----------------------------------------------------------------------------------------------
@@ -70,8 +66,7 @@
         for (const go of afterWelcome.splice(0)) go();
         tellSize();
       } else if (message.kind === "state") {
-        if (held) held.task = message.task;
-        else show(message.task);
+        showAfterPress(message.task);
       } else if (message.kind === "reply") {
         const done = waiting.get(message.id);
         waiting.delete(message.id);
@@ -236,29 +231,12 @@
     else if (reply.ok && name === "answer") ui.answer.value = "";
   }
 
-  // The buttons do not change under a press: a state that comes between the person's button going down and coming up
-  // is shown once it is up (and after its click). Shown at once, Send came in where Take over was: the release landed
-  // on Send, so the click went to neither button, and the press did nothing (tests/e2e/test_overlay_press.py).
-  function holdStarted(event) {
-    if (!event.isTrusted || event.button !== 0 || !(event.target instanceof Element)) return;
-    if (!event.target.closest("button")) return;
-    if (held) clearTimeout(held.timer);
-    held = { task: held ? held.task : undefined, timer: setTimeout(holdEnded, HOLD_MAX_MS) };
-  }
-
-  function holdEnded() {
-    if (!held) return;
-    clearTimeout(held.timer);
-    const { task } = held;
-    held = null;
-    if (task !== undefined) show(task);
-  }
-
-  // the click comes in the same task as the release: what waited is shown after it
-  const letGo = () => { if (held) setTimeout(holdEnded); };
-  window.addEventListener("pointerdown", holdStarted, true);
-  window.addEventListener("pointerup", letGo, true);
-  window.addEventListener("pointercancel", letGo, true);
+  // The buttons do not change under a press (lib/hold.js): a state that comes between the person's button going down and
+  // coming up is shown once it is up. Shown at once, Send came in where Take over was: the release landed on Send, so
+  // the click went to neither button, and the press did nothing (tests/e2e/test_overlay_press.py).
+  const showAfterPress = Hold.until(
+    (event) => event.button === 0 && event.target instanceof Element && !!event.target.closest("button"),
+    (task) => show(task));
 
   function show(task) {
     if (!task) {

@@ -13,12 +13,13 @@
 
 const TASK_SCRIPT_ID = "tabpilot-task-tab";
 const SEEN_FILE = "lib/seen.js"; // the overlay's host element in the top layer while it asks to allow
+const HOLD_FILE = "lib/hold.js"; // nothing of the overlay moves under a press
 const OVERLAY_FILE = "content/overlay.js";
 // The overlay's panel: a sandboxed frame of its own that content/overlay.js makes, named PANEL_NAME + its key; these
 // files go into it once its name says it is the tab's overlay's (no extension page is web-accessible: a page could
 // load it, and so learn the extension is installed)
 const PANEL_NAME = "tabpilot-panel:";
-const PANEL_FILES = ["lib/i18n.js", "lib/timeline.js", "lib/asking.js", "lib/seen.js", "overlay/panel.js"];
+const PANEL_FILES = ["lib/i18n.js", "lib/timeline.js", "lib/asking.js", SEEN_FILE, HOLD_FILE, "overlay/panel.js"];
 const PANEL_CSS = "overlay/panel.css";
 const CAPTURE_FILE = "content/capture.js";
 // How long after an Input.* call returned the page may still be handling the events it caused. Measured on
@@ -248,7 +249,7 @@ async function taskTabFiles() {
   if (captureExists === null) {
     captureExists = await fetch(chrome.runtime.getURL(CAPTURE_FILE)).then((r) => r.ok, () => false);
   }
-  return captureExists ? [SEEN_FILE, OVERLAY_FILE, CAPTURE_FILE] : [SEEN_FILE, OVERLAY_FILE];
+  return captureExists ? [SEEN_FILE, HOLD_FILE, OVERLAY_FILE, CAPTURE_FILE] : [SEEN_FILE, HOLD_FILE, OVERLAY_FILE];
 }
 
 // Registered (document_start, every frame) while a task runs, so a frame that loads in a task tab — after
