@@ -411,8 +411,10 @@ def test_a_client_that_goes_away_ends_the_server_quietly(tmp_path: Path) -> None
             server.wait()
         server.stderr.close()
     assert code == 0, said
-    assert "Traceback" not in said and len(said.splitlines()) == 1, said
-    assert "the MCP client went away" in said, said
+    # One line when the server tried to answer tools/list into the closed pipe; none when it read the end of its input
+    # first and never wrote (the CI run at 9c1178b: stderr empty, code 0). Never a traceback.
+    assert "Traceback" not in said and len(said.splitlines()) <= 1, said
+    assert not said or "the MCP client went away" in said, said
 
 
 @pytest.mark.parametrize("client", ["claude-desktop", "cursor", "vscode"])
