@@ -5,8 +5,9 @@ address, and the model's `[email 1]` from before was typed as whatever the new h
 
 Never in the record: the grep proof (tests/test_privacy_task.py) holds that a masked value is nowhere in the
 SQLite file, and a row deleted from it stays in its pages. One owner-only file per task in the host's runtime
-folder (paths.runtime_dir: memory-backed on Linux, gone at logout), removed when the run ends; a task whose host
-died keeps its file until the host that found it interrupted (and took the person's late actions) exits."""
+folder (paths.runtime_dir: on Linux /run/user/<uid>/…, in memory and gone at logout; <TABPILOT_HOME>/run with
+TABPILOT_HOME), removed when the run ends; a task whose host died keeps its file until the host that found it
+interrupted (and took the person's late actions) exits."""
 
 from __future__ import annotations
 
