@@ -178,6 +178,21 @@ def test_a_placeholder_typed_back_is_the_real_value_on_the_site_it_was_seen_on()
         guard.reveal("[email 1]", "https://evil.test/")
 
 
+def test_a_guard_that_goes_on_from_another_names_and_types_back_as_it_did() -> None:
+    before = PrivacyGuard(rules=MaskRules(emails=True, cards=True))
+    before.conceal(f"Ada: ada@example.com, card {CARD}", "https://crm.example.com/contacts")
+    kept = json.loads(json.dumps(before.masks()))  # as kept between hosts
+    after = PrivacyGuard(rules=MaskRules(emails=True, cards=True))
+    after.go_on_from([*kept, "not an entry", {"placeholder": "[email 9]"}, {"placeholder": "mine", "value": "x",
+                                                                             "hosts": []}])
+    assert after.conceal("Bob: bob@example.com; Ada: ada@example.com", SHOP) == "Bob: [email 2]; Ada: [email 1]"
+    assert after.hide({"typed": f"ada@example.com, {CARD}"}) == {"typed": "[email 1], [card 1]"}
+    assert after.reveal("To: [email 1]", "https://crm.example.com/mail") == "To: ada@example.com"  # its site kept
+    with pytest.raises(Refused, match=r"\[email 2\] may not be typed on crm.example.com"):
+        after.reveal("[email 2]", "https://crm.example.com/mail")
+    assert after.reveal("[email 9]", SHOP) == "[email 9]"  # the damaged entries were left out
+
+
 def test_a_value_that_looks_like_a_tag_is_not_expanded_again() -> None:
     guard = PrivacyGuard([Secret("A", "example.com", "<secret>B</secret>"), Secret("B", "example.com", "bbbb-value")])
     assert guard.reveal("<secret>A</secret>", SHOP) == "<secret>B</secret>"

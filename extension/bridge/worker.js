@@ -281,24 +281,46 @@ const BRIDGE_SEPARATORS = /[\s.\-]/u;
 const BRIDGE_SPACED = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}\p{N}]/u;
 // Fields the page reads as names, not words (event types, statuses, tools, codes, times, ids): never rewritten.
 const BRIDGE_FIXED_FIELDS = new Set(["type", "kind", "status", "tool", "name", "reason", "code", "guard", "at"]);
+// The model may also quote a PART of such a value, and the parts a value is made of are hidden too (the whole value
+// still wins where both match: the longer first):
+// - an address (typed, or one the event cut to its origin): as written without its scheme ("example.com/reset?
+//   token=…"), and its host and path without the query, each cut to the host as the address is cut to its origin
+//   (or hidden, for a typed one); the values of its query, its fragment and the path's segments with a digit in them
+//   (a reset token, an account number). Its host alone is not hidden: the page is told the site anyway, and the
+//   model names sites in ordinary sentences.
+// - an e-mail address: its local part and its domain, but not a domain the page is on itself (it knows its own name).
+// - a value of several words: each word.
+// A part is hidden from 4 characters on (BRIDGE_MIN_PART; a whole value from 3): a surname, a card's last four digits
+// and a street name are, everyday short words ("New", "Rue", "de", "12") are not — as parts they would blank the
+// model's sentences for the page. The cost, accepted: a longer everyday word that was part of such a value ("Street"
+// of "10 Downing Street", "Paris") is hidden wherever the model writes it in what this task tells the page.
+const BRIDGE_MIN_PART = 4;
 
 function bridgeHider(history, origin) {
-  const found = new Map(); // what to find → what the page sees instead
+  const whole = []; // [what to find, what the page sees instead]
   for (const event of Array.isArray(history) ? history : []) {
     if (!event || event.type !== "user_takeover") continue;
     const told = bridgeTakeoverFor(event, origin);
     for (const key of ["urlBefore", "urlAfter"]) {
-      if (typeof event[key] === "string" && told[key] !== event[key]) found.set(event[key], told[key]);
+      if (typeof event[key] === "string" && told[key] !== event[key]) whole.push([event[key], told[key]]);
     }
     (Array.isArray(event.actions) ? event.actions : []).forEach((action, index) => {
       const shown = told.actions[index];
       if (!action || typeof action !== "object" || !shown) return;
-      if (typeof action.url === "string" && shown.url !== action.url) found.set(action.url, shown.url);
+      if (typeof action.url === "string" && shown.url !== action.url) whole.push([action.url, shown.url]);
       const value = typeof action.value === "string" ? action.value.replace(/…$/u, "") : null; // capture.js cut it
       if (value === null || shown.value === action.value || value === BRIDGE_HIDDEN) return;
       if (BRIDGE_NOT_WRITTEN.has(action.kind)) return;
-      found.set(value, shown.value);
+      whole.push([value, shown.value]);
     });
+  }
+  const found = new Map(whole); // what to find → what the page sees instead
+  const pageHost = bridgeHostOf(origin);
+  for (const [value, by] of whole) {
+    for (const [part, partBy] of bridgeParts(value, by, pageHost)) {
+      const counted = [...part].filter((char) => !BRIDGE_SEPARATORS.test(char)).length;
+      if (counted >= BRIDGE_MIN_PART && !found.has(part)) found.set(part, partBy);
+    }
   }
   const patterns = [...found].map(([value, by]) => [bridgeValuePattern(value), by])
     .filter(([pattern]) => pattern).sort(([a], [b]) => b.length - a.length); // the longer first where they overlap
@@ -306,15 +328,51 @@ function bridgeHider(history, origin) {
   // one pass over each string: a pattern per value took 30 ms a push on a 100-step history with 20 values
   const all = new RegExp(patterns.map(([pattern]) => `(${pattern})`).join("|"), "giu");
   const inText = (text) => text.replace(all, (...groups) => patterns[groups.slice(1).findIndex((g) => g !== undefined)][1]);
-  const walk = (value, key) => {
+  // a number among an action's arguments is the model's words too (an amount, a code it was told): hidden as text
+  const walk = (value, key, inArguments) => {
     if (typeof value === "string") return key && (BRIDGE_FIXED_FIELDS.has(key) || /(At|Id)$/u.test(key)) ? value : inText(value);
-    if (Array.isArray(value)) return value.map((item) => walk(item, null));
+    if (typeof value === "number" && inArguments) return inText(String(value)) === String(value) ? value : BRIDGE_HIDDEN;
+    if (Array.isArray(value)) return value.map((item) => walk(item, null, inArguments));
     if (value && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([k, item]) => [k, walk(item, k)]));
+      return Object.fromEntries(Object.entries(value).map(([k, item]) => [k, walk(item, k, inArguments || k === "input")]));
     }
     return value;
   };
-  return (told) => walk(told, null);
+  return (told) => walk(told, null, false);
+}
+
+function bridgeHostOf(url) {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return "";
+  }
+}
+
+// The parts of a hidden value (see BRIDGE_MIN_PART), each with what the page sees instead: [part, by].
+function bridgeParts(value, by, pageHost) {
+  const text = value.trim();
+  let address = null;
+  try {
+    address = /^[a-z][a-z0-9+.-]*:\/\/[^\s]+$/iu.test(text) ? new URL(text) : null;
+  } catch {
+    address = null;
+  }
+  if (address && address.host) {
+    const site = by === BRIDGE_HIDDEN ? BRIDGE_HIDDEN : address.host;
+    const path = address.pathname.length > 1 ? address.pathname : "";
+    const pieces = [...address.searchParams.values(), address.hash.slice(1),
+      ...address.pathname.split("/").filter((segment) => /\p{N}/u.test(segment))];
+    return [[text.slice(text.indexOf("//") + 2), site], [address.host + path, site],
+      ...pieces.map((piece) => [piece, BRIDGE_HIDDEN])];
+  }
+  const email = /^([^@\s]+)@([^@\s]+\.[^@\s]+)$/u.exec(text);
+  if (email) {
+    const domain = email[2].toLowerCase();
+    const own = pageHost === domain || pageHost.endsWith(`.${domain}`);
+    return own ? [[email[1], by]] : [[email[1], by], [email[2], by]];
+  }
+  return text.split(/\s+/u).map((word) => [word, by]);
 }
 
 function bridgeValuePattern(value) {

@@ -393,6 +393,49 @@ async def test_the_persons_values_from_another_site_are_hidden_in_every_word_the
                             ) == {"data": words}
 
 
+async def test_a_part_of_the_persons_value_from_another_site_is_hidden_as_the_whole_is(harness: Harness) -> None:
+    """The model quotes only part of what the person wrote in another site's frame: a reset link without its scheme,
+    its host and path, its token; an e-mail address's local part and domain; a surname, a card's last four digits.
+    Each is hidden from the page as the whole value is; what the page knows or ordinary words are not (the linked
+    site's name alone, a domain the page is on itself, a word under 4 characters)."""
+    page, pay = "https://shop.example", "https://pay.example"
+    where = f"{pay}/form"
+
+    def typed(target: str, value: str) -> dict[str, Any]:
+        return {"kind": "input", "target": f'textbox "{target}"', "value": value, "url": where}
+
+    takeover = {"type": "user_takeover", "reason": "user", "urlBefore": page, "urlAfter": page, "actions": [
+        typed("Link", "https://example.com/reset?token=9f8e7d6c5b4a"), typed("Email", "zoe.okafor@mailbox.example"),
+        typed("Backup email", "adalove@shop.example"), typed("Name", "Zoë Okafor"),
+        typed("Card", "4111 1111 1111 1111")]}
+    words = ("Open example.com/reset?token=9f8e7d6c5b4a (token 9f8e7d6c5b4a, page example.com/reset on the site "
+             "example.com), mail zoe.okafor at mailbox.example or adalove at shop.example, for Zoë Okafor (Mrs "
+             "Okafor), card ending 1111")
+    told = await harness.sw(f"bridgeHider({json.dumps([takeover])}, {json.dumps(page)})({{data: {json.dumps(words)}}})")
+    assert told["data"] == ("Open ••• (token •••, page ••• on the site example.com), mail ••• at ••• or ••• at "
+                            "shop.example, for ••• (Mrs •••), card ending •••"), told
+
+
+async def test_a_number_in_an_actions_arguments_that_is_the_persons_value_is_hidden(harness: Harness) -> None:
+    """The model may pass what the person wrote in another site's frame as a number (a code as an amount, a card as
+    an id): in an action's arguments it is hidden as in its words. Numbers outside them (steps, tokens used) and
+    numbers that are no such value stay numbers."""
+    page, pay = "https://shop.example", "https://pay.example"
+    takeover = {"type": "user_takeover", "reason": "user", "urlBefore": page, "urlAfter": page, "actions": [
+        {"kind": "input", "target": 'textbox "CVC"', "value": "123", "url": f"{pay}/form"},
+        {"kind": "input", "target": 'textbox "Card"', "value": "4111 1111 1111 1111", "url": f"{pay}/form"}]}
+    arguments = {"pay": {"index": 12, "code": 123, "card": 4111111111111111, "quantity": 2}}
+    step = {"type": "step", "stepIndex": 123, "usage": {"promptTokens": 123, "completionTokens": 9, "totalTokens": 132},
+            "action": {"name": "pay", "input": arguments, "output": "ok"}}
+    told = await harness.sw(f"bridgeHider({json.dumps([takeover, step])}, {json.dumps(page)})"
+                            f"({{activity: {{type: 'executing', tool: 'pay', input: {json.dumps(arguments)}}},"
+                            f" history: [{json.dumps(step)}]}})")
+    hidden = {"pay": {"index": 12, "code": "•••", "card": "•••", "quantity": 2}}
+    assert told["activity"]["input"] == hidden, told
+    [kept] = told["history"]
+    assert kept["action"]["input"] == hidden and kept["stepIndex"] == 123 and kept["usage"] == step["usage"], kept
+
+
 async def _frame_value(session: Any, value: str) -> bool:
     reply = await session.send("Runtime.evaluate", {"expression": "document.getElementById('nickname').value",
                                                     "returnByValue": True})

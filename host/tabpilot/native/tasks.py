@@ -263,7 +263,7 @@ class TaskManager:
             url: str | None = await tab.url()
         except Exception:
             url = None
-        run = entry.run = TaskRun(plan, self._store(), browser, recipe=self._recipe(request))
+        run = entry.run = TaskRun(plan, self._store(), browser, recipe=self._recipe(request), keeps_masks=True)
         run.observers.append(lambda update: self._on_update(entry, update))
         if entry.stop_requested:  # Stop was pressed while it was starting: it ends before it begins
             await run.stop()
@@ -341,6 +341,7 @@ class TaskManager:
 
     async def _resume(self, store: TaskStore, orphan: Orphan) -> None:
         from ..guards.domains import StartRefused
+        from ..privacy.kept import kept
         from ..taskrun.plan import PlanError, TaskOverrides, plan_task
         from ..taskrun.run import TaskRun
         from .relay import extension_browser
@@ -369,7 +370,9 @@ class TaskManager:
         self._tabs[tab_id] = entry
         self._share(browser, entry)
         recipe = {key: value for key, value in state.items() if key not in ("takeover", "unfinishedAction")}
-        run = entry.run = TaskRun(plan, store, browser, recipe={**recipe, "browser": os.getppid()})
+        if plan.agent.privacy is not None:  # the placeholders its history names keep naming the same values
+            plan.agent.privacy.go_on_from(await asyncio.to_thread(kept, orphan.task_id))
+        run = entry.run = TaskRun(plan, store, browser, recipe={**recipe, "browser": os.getppid()}, keeps_masks=True)
         run.observers.append(lambda update: self._on_update(entry, update))
         try:
             await run.continue_from(orphan.task_id, record.events, state)
@@ -497,10 +500,12 @@ class TaskManager:
     def _add_late_actions(self, task_id: str, actions: list[dict[str, Any]]) -> bool:
         """Into the takeover its host's death cut short (store.mark_interrupted settled it), redacted as a run redacts
         them (the store keeps the keys out too)."""
+        from ..privacy.kept import kept
         from ..store.tasks import TaskNotFound
         from ..taskrun.takeover import with_late_actions
 
         guard = _record_guard()
+        guard.go_on_from(kept(task_id))  # a value its run named is named so here too
         shown = [guard.hide(action) for action in actions]
         try:
             added = self._store().amend_last_takeover(task_id, lambda event: with_late_actions(event, shown))
@@ -548,8 +553,16 @@ class TaskManager:
             await asyncio.wait([entry.runner])
 
     async def shutdown(self) -> None:
-        """Stop every task still running (those `suspend_all` did not take)."""
+        """Stop every task still running (those `suspend_all` did not take); then what is kept of the placeholders
+        of tasks no host runs any more goes (privacy/kept.py: those this host found interrupted, with their late
+        actions taken)."""
+        from ..privacy.kept import forget_all_but
+
         await asyncio.gather(*(self._stop(entry) for entry in list(self._tabs.values())))
+        try:
+            await asyncio.to_thread(forget_all_but, lambda: self._store().running_ids())
+        except Exception:
+            log.exception("could not remove the placeholders kept for tasks that ended")
 
 
 def _overrides(request: TaskStart, use_my_model: bool = True) -> TaskOverrides:

@@ -72,6 +72,7 @@ class PrivacyGuard:
         self._placeholder_of: dict[str, str] = {}
         self._masked: dict[str, _Masked] = {}
         self._counts: Counter[str] = Counter()
+        self.masks_changed = 0  # counts each new placeholder and each new site of one: `masks()` to keep them
 
     @property
     def masking(self) -> bool:
@@ -79,7 +80,7 @@ class PrivacyGuard:
 
     @property
     def active(self) -> bool:
-        return bool(self.secrets) or self.masking
+        return bool(self.secrets) or self.masking or bool(self._masked)
 
     # --- page → model -------------------------------------------------------------------------
     def conceal(self, text: str, url: str | None = None, *, keep: str = "") -> str:
@@ -165,12 +166,37 @@ class PrivacyGuard:
                 placeholder = f"[{item.kind} {self._counts[item.kind]}]"
                 self._placeholder_of[item.value] = placeholder
                 self._masked[placeholder] = _Masked(item.value)
-            if host is not None:
-                self._masked[placeholder].hosts.add(host)
+                self.masks_changed += 1
+            hosts = self._masked[placeholder].hosts
+            if host is not None and host not in hosts:
+                hosts.add(host)
+                self.masks_changed += 1
             parts += [text[position:item.start], placeholder]
             position = item.end
         parts.append(text[position:])
         return "".join(parts)
+
+    def masks(self) -> list[dict[str, Any]]:
+        """Each placeholder this guard gave, with its value and the sites it was seen on (JSON), for `go_on_from`."""
+        return [{"placeholder": placeholder, "value": masked.value, "hosts": sorted(masked.hosts)}
+                for placeholder, masked in self._masked.items()]
+
+    def go_on_from(self, masks: Iterable[Any]) -> None:
+        """Take up the placeholders another guard of the same task gave (`masks()`, e.g. kept by the host before
+        this one): a value it named keeps its name, and new ones are numbered after its. Entries that are not such
+        a placeholder are left out."""
+        for entry in masks:
+            if not isinstance(entry, dict):
+                continue
+            placeholder, value, hosts = entry.get("placeholder"), entry.get("value"), entry.get("hosts")
+            named = PLACEHOLDER.fullmatch(placeholder) if isinstance(placeholder, str) else None
+            if named is None or not isinstance(value, str) or not value or not isinstance(hosts, list):
+                continue
+            masked = self._masked.setdefault(named.group(), _Masked(value))
+            masked.hosts.update(host for host in hosts if isinstance(host, str))
+            self._placeholder_of.setdefault(value, named.group())
+            kind, number = named.group(1), int(named.group(2))
+            self._counts[kind] = max(self._counts[kind], number)
 
     # --- model → page -------------------------------------------------------------------------
     def uses(self, value: Any) -> bool:

@@ -658,6 +658,11 @@ class TaskStore:
 
     # -- reading ---------------------------------------------------------------------------------
 
+    def running_ids(self) -> list[str]:
+        """The tasks the record shows running (by a host, or suspended for the next)."""
+        with self._lock:
+            return [row["id"] for row in self._db.execute("SELECT id FROM tasks WHERE status = 'running'")]
+
     def list_tasks(self, limit: int | None = 50) -> list[TaskSummary]:
         """Newest first; every one with `limit` None."""
         rows_wanted = -1 if limit is None else max(0, int(limit))  # SQLite: a negative LIMIT is none

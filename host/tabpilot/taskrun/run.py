@@ -83,7 +83,7 @@ class TaskRun:
         self, plan: TaskPlan, store: TaskStore, browser: Browser, *, can_ask: bool = True, can_hand_over: bool = True,
         approvals: ApprovalMode = "ask",
         nobody_to_approve: str = "approval.remedy.settings",
-        recipe: dict[str, Any] | None = None,
+        recipe: dict[str, Any] | None = None, keeps_masks: bool = False,
     ) -> None:
         self.plan = plan
         self.store = store
@@ -120,6 +120,9 @@ class TaskRun:
         self._approval: PendingAction | None = None
         self._decision: asyncio.Future[Decision] | None = None
         self.recipe = recipe  # what another host needs to resume this run; None: it cannot be resumed
+        # the guard's `masks_changed` when its placeholders were last kept for a later host (privacy/kept.py); None:
+        # they are not kept (no other host goes on with a task of the terminal's or an MCP server's own browser)
+        self._masks_kept: int | None = 0 if keeps_masks else None
         self._suspended = False
         self._acting_now: dict[str, Any] | None = None  # the action under way (its `executing` activity)
         self._resumed_history: list[Any] | None = None  # the record's events, for the agent to go on from
@@ -372,6 +375,7 @@ class TaskRun:
             await self._writer.call(lambda: self.store.finish_task(str(self.task_id), status=status, result=result))
         except Exception:
             log.exception("could not record the end of task %s", self.task_id)
+        self._forget_masks()
         self.status = status
         self.finished = RunFinished(status, {**result, "history": list(self.history)})
         await self._release()
@@ -745,8 +749,33 @@ class TaskRun:
             value = without_raw(value)
         guard = self.plan.agent.privacy
         if guard is not None:  # the user's secrets (and masked values) too, whatever slipped through
+            self._keep_masks(guard)
             value = guard.hide(value)
         return scrub(value, self.plan.secrets)
+
+    def _keep_masks(self, guard: Any) -> None:
+        """The placeholders whatever is about to be recorded may name, kept first (in order on the writer)."""
+        if self._masks_kept is None or self._masks_kept == guard.masks_changed or self.task_id is None:
+            return
+        from ..privacy.kept import keep
+
+        self._masks_kept = guard.masks_changed
+        task_id, masks = self.task_id, guard.masks()
+
+        def failed(exc: BaseException) -> None:
+            log.error("could not keep the placeholders of task %s: %s: %s", task_id, type(exc).__name__, exc)
+
+        self._writer.submit(lambda: keep(task_id, masks), failed)
+
+    def _forget_masks(self) -> None:
+        """The run is over, and no later host goes on with it: what it kept of its placeholders goes."""
+        if self._masks_kept is None or self.task_id is None:
+            return
+        from ..privacy.kept import forget
+
+        self._masks_kept, task_id = None, self.task_id
+        self._writer.submit(lambda: forget(task_id), lambda exc: log.error("could not remove the placeholders "
+                                                                           "kept for task %s: %s", task_id, exc))
 
     def _on_history(self, event: Any) -> None:
         self._append(event.to_wire())
