@@ -201,6 +201,7 @@ class TaskStop(Request):
 
     type: Literal["task.stop"]
     task_id: str | None = Field(None, alias="taskId", min_length=1)
+    page_silent: bool = Field(False, alias="pageSilent")  # as TaskHandback's
 
 
 class TaskGet(Request):
@@ -255,6 +256,8 @@ class TaskHandback(Request):
     type: Literal["task.handback"]
     task_id: str = Field(alias="taskId", min_length=1)
     note: str | None = Field(None, max_length=5000)
+    # a frame of the page did not give what it still held (its script hangs): the person's last actions may be missing
+    page_silent: bool = Field(False, alias="pageSilent")
 
 
 class TaskAnswer(Request):
