@@ -238,6 +238,8 @@ class TakeoverAction(WireModel):
     at: float
     again: bool | None = None  # an input into the field the previous action typed in (typing resumed after a pause)
     blank: bool | None = None  # a click that reached no control: on an empty area of `target` (an area, or "page")
+    # of such a click, the area's no name: what it holds that a person would tell it by (`textbox "Email"`)
+    holding: list[Annotated[str, Field(max_length=300)]] | None = Field(None, max_length=3)
 
 
 class TaskTakeover(Request):
