@@ -279,7 +279,9 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
     div", as if a control were there to press again. As a class, every click whose target is no control: its words
     when it landed on some (a span a script made a button), else an empty area of the nearest area a person would
     name (a form or a card by its heading, a section by its label, a dialog by its title: tabindex=-1 makes no
-    control), or of the page. A control is still told by its name."""
+    control), or of the page. A control is still told by its name. An area with no name of its own is told by what it
+    holds (a form by its first field and its submit button, a dialog, a section, a card by their first words): they
+    were told as "an empty area of the page"."""
     tab = await browser.new_tab(pages.url("blank_clicks.html"))
     captured = Captured()
     capture = PageCapture(tab, captured)
@@ -289,11 +291,15 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
         spots = [("document.getElementById('signin')", 8), ("document.getElementById('card')", 8),
                  ("document.getElementById('spacer')", 8), ("document.getElementById('dialog')", 8),
                  ("document.documentElement", 5), ("document.getElementById('save')", None),
-                 ("document.getElementById('go')", None), ("document.querySelector('#card h3')", None)]
+                 ("document.getElementById('go')", None), ("document.querySelector('#card h3')", None),
+                 ("document.getElementById('subscribe')", 8), ("document.getElementById('unnamed-dialog')", 8),
+                 ("document.getElementById('renewal')", 8), ("document.getElementById('plain-card')", 8)]
         for expression, inset in spots:
             if inset is None:
                 await person.click(expression)
             else:  # a spot inside its padding, where nothing else is
+                await person.evaluate(f"(el => el === document.documentElement ? scrollTo(0, 0)"
+                                      f" : el.scrollIntoView({{block: 'center'}}))({expression})")
                 x, y = await person.evaluate(f"(() => {{ const r = ({expression}).getBoundingClientRect();"
                                              f" return [r.left + {inset}, r.top + {inset}]; }})()")
                 await person.point(person.session, expression, x, y)
@@ -310,13 +316,25 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
             ("click", 'text "Save"', None),
             ("click", 'button "Go"', None),
             ("click", 'heading "Pro plan"', None),
+            ("click", "form", True),
+            ("click", "dialog", True),
+            ("click", "region", True),
+            ("click", "article", True),
         ], told
+        assert [a.get("holding") for a in clicks[8:]] == [
+            ['textbox "Your email"', 'button "Subscribe"'], ['text "Delete this file?"'],
+            ['text "Your plan renews on 1 May."'], ['text "Everything in Free, and more seats, mor…"']]
         assert await person.evaluate("window.clicked") == ["save"]  # the script's button got the person's click
         said = [describe_action(a) for a in clicks]
         assert said[0] == 'clicked an empty area of form "Sign in" (no control there)', said
         assert said[4] == "clicked an empty area of the page (no control there)", said
         assert said[5] == 'clicked text "Save"', said
         assert describe_action(clicks[0], "zh-CN") == '点击了 form "Sign in" 中的空白处（那里没有控件）'
+        assert said[8] == ('clicked an empty area of the form with textbox "Your email" and button "Subscribe" '
+                           "(no control there)"), said
+        assert said[9] == 'clicked an empty area of the dialog with text "Delete this file?" (no control there)', said
+        assert describe_action(clicks[8], "zh-CN") == \
+            '点击了含有 textbox "Your email"、button "Subscribe" 的 form 中的空白处（那里没有控件）'
     finally:
         await person.close()
         await browser.close_tab(tab.target_id)

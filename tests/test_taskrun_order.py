@@ -28,7 +28,7 @@ class _Tab:
         self.input_log = _InputLog()
         self.slow = False
 
-    async def url(self) -> str:
+    async def address(self) -> str:
         if self.slow:
             await asyncio.sleep(1.0)
         return "https://shop.test/cart"

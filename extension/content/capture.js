@@ -324,9 +324,10 @@
 
   // A click that reached no control, said as what it landed on: a picture or a heading by its name; words (a div a
   // script made clickable says "Save" and nothing else) as `text "Save"`; anywhere else (a form's or a card's padding,
-  // the page's margin) as an empty area (`blank`) of the nearest area a person would name — a form, a dialog, a
-  // section with a label or a heading — or of the page. Told by its tag ("clicked form", "clicked div") the model took
-  // it for a control it could press again.
+  // the page's margin) as an empty area (`blank`) of the nearest area a person would tell — a form, a dialog, a
+  // section by its label or heading, else by what it holds (`holding`: a form's first field and the button that
+  // sends it, another area's first words) — or of the page. Told by its tag ("clicked form", "clicked div") the model
+  // took it for a control it could press again; an area with no name of its own was told as "the page".
   const SPOT_TEXT_LIMIT = 40; // longer words with none of their own (a card's whole text) are around the spot, not at it
   const AREAS = "form,fieldset,dialog,section,article,aside,nav,main,header,footer,table,details,[role]";
   const AREA_ROLES = { form: "form", fieldset: "group", dialog: "dialog", section: "region", article: "article",
@@ -349,17 +350,56 @@
         }
       }
     }
-    return { kind: "click", target: areaOf(path), blank: true };
+    return { kind: "click", ...areaOf(path), blank: true };
   }
+
+  // Landmarks with no name are the page's big parts (a <main> around all of it): "the main" says no more than "the page"
+  const LANDMARKS = new Set(["main", "banner", "contentinfo", "navigation", "complementary", "search"]);
 
   function areaOf(path) {
     for (const node of path) {
       if (node.localName === "body" || node.localName === "html") break;
       if (!node.matches(AREAS) || ["presentation", "none"].includes(node.getAttribute("role"))) continue;
+      const role = node.getAttribute("role") || AREA_ROLES[node.localName];
       const name = areaName(node);
-      if (name) return `${node.getAttribute("role") || AREA_ROLES[node.localName]} ${JSON.stringify(name)}`;
+      if (name) return { target: `${role} ${JSON.stringify(name)}` };
+      const holding = LANDMARKS.has(role) ? [] : areaHolding(node, role);
+      if (holding.length) return { target: role, holding };
     }
-    return "page";
+    return { target: "page" };
+  }
+
+  // What a person sees in an area that has no name: a form's first field and the button that sends it (a person
+  // says "the form with Email and Sign in"); else its first words; else its first control with a name.
+  const FIELDS = "input:not([type=hidden i],[type=submit i],[type=button i],[type=reset i],[type=image i]),select,textarea";
+  const SUBMITS = "button:not([type]),button[type=submit i],input[type=submit i],input[type=image i]";
+  function areaHolding(node, role) {
+    if (role === "form") {
+      const told = [firstShown(node, FIELDS), firstShown(node, SUBMITS)].filter((el) => el && nameOf(el)).map(describe);
+      if (told.length) return told;
+    }
+    const words = firstWords(node);
+    if (words) return [`text ${JSON.stringify(words)}`];
+    const control = [...node.querySelectorAll(CONTROLS)].find((el) => shown(el) && nameOf(el));
+    return control ? [describe(control)] : [];
+  }
+
+  function shown(el) {
+    return typeof el.checkVisibility !== "function" || el.checkVisibility();
+  }
+
+  function firstShown(node, selector) {
+    return [...node.querySelectorAll(selector)].find(shown) || null;
+  }
+
+  function firstWords(node) {
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+      const parent = text.parentElement;
+      if (!text.data.trim() || !parent || parent.closest("script,style,textarea,select,option") || !shown(parent)) continue;
+      return clean(text.data, SPOT_TEXT_LIMIT);
+    }
+    return "";
   }
 
   function areaName(node) {

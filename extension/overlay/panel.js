@@ -37,8 +37,8 @@
 
   const PRESS_WAITS_MS = 3000; // how long a press made while the worker restarts waits for it
   // How long a press waits for the worker's answer before the person is told it has none yet and may press again:
-  // the worker waits on the page's frames to hand back (a page whose script hangs answers only when it is done) and
-  // on the host (up to 30 s), with the buttons greyed and nothing said meanwhile
+  // the worker waits on the page's frames (at most 1 s) and on the host (up to 30 s), with the buttons greyed and
+  // nothing said meanwhile
   const REPLY_WAITS_MS = 5000;
   let port = null;
   let welcomed = false; // the worker took this port (it knew the key)

@@ -233,7 +233,7 @@ function taskChanged(task) {
     if (running && task.control) userHasControls.add(tabId);
     else userHasControls.delete(tabId);
     // a frame that stops recording hands over the field still being typed in: the person's, sent as the rest
-    sendMode(tabId, captureMode(task)).then((held) => { for (const action of held) queueAction(task, action); });
+    sendMode(tabId, captureMode(task)).then(({ actions }) => { for (const action of actions) queueAction(task, action); });
     postOverlay(tabId);
   }
   if (running && task.control) claimActions(task);
@@ -292,28 +292,46 @@ async function injectInto(tabId) {
 
 // Tell every frame of the tab its capture mode. A frame leaving "record" answers with the actions it still
 // held (the field being typed in): they are returned, in frame order, for the caller to send before
-// handing back.
-async function sendMode(tabId, mode, frameId) {
+// handing back. `patience`: how long to wait for the frames' answers; a frame that has not answered by then is
+// counted in `silent`, and what it held is not waited for.
+async function sendMode(tabId, mode, { frameId, patience } = {}) {
   if (frameId === undefined) {
-    if (sentModes.get(tabId) === mode) return [];
+    if (sentModes.get(tabId) === mode) return { actions: [], silent: 0 };
     sentModes.set(tabId, mode);
   }
   const frameIds = frameId !== undefined ? [frameId] : [...(captureFrames.get(tabId) || [0])];
   // "record" says since when the input was the user's: capture.js reports what it saw from then on
   const task = runningTaskOfTab(tabId);
   const since = task && task.control ? task.control.startedAt : undefined;
-  const replies = await Promise.all(frameIds.map((id) =>
-    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since }, { frameId: id }).catch(() => null)));
-  return replies.flatMap((reply) => (reply && Array.isArray(reply.actions) ? reply.actions : []));
+  const replies = await Promise.all(frameIds.map((id) => answerWithin(patience,
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since }, { frameId: id }).catch(() => null))));
+  return {
+    actions: replies.flatMap((reply) => (reply && Array.isArray(reply.actions) ? reply.actions : [])),
+    silent: replies.filter((reply) => reply === SILENT).length,
+  };
 }
 
+const SILENT = Symbol("no answer in time");
+function answerWithin(patience, answer) {
+  if (patience === undefined) return answer;
+  let timer;
+  return Promise.race([answer, new Promise((resolve) => { timer = setTimeout(resolve, patience, SILENT); })])
+    .finally(() => clearTimeout(timer));
+}
+
+// How long Hand back and Stop wait for the frames' last actions (the field still being typed in). A frame answers
+// within milliseconds unless its page's own script is busy, and one that hangs answers only when it is done, maybe
+// never: Hand back and Stop waited for it, and the person could neither give the controls back nor stop the task.
+const FRAMES_PATIENCE_MS = 1000;
+
 // Before the controls go back (or the task stops): every frame stops recording, and what it still held is
-// sent to the host after what it sent already.
+// sent to the host after what it sent already. Whether a frame did not answer in time (its page hangs): what it
+// held then is not in the record.
 async function collectActions(task, mode) {
-  for (const tabId of tabsOfTask(task)) {
-    for (const action of await sendMode(tabId, mode)) queueAction(task, action);
-  }
+  const told = await Promise.all(tabsOfTask(task).map((tabId) => sendMode(tabId, mode, { patience: FRAMES_PATIENCE_MS })));
+  for (const { actions } of told) for (const action of actions) queueAction(task, action);
   await flushActions(task.taskId);
+  return told.some(({ silent }) => silent > 0);
 }
 
 // --- the agent's input and the user's ---------------------------------------------------------------------
@@ -403,17 +421,18 @@ async function takeControls(task, reason, since = Date.now()) {
 }
 
 async function handBack(task, note) {
-  await collectActions(task, "watch");
+  const pageSilent = await collectActions(task, "watch");
   const request = { type: "task.handback", taskId: task.taskId };
   if (note && note.trim()) request.note = note.trim();
+  if (pageSilent) request.pageSilent = true;
   await requestHost(request);
   task.control = null;
   taskChanged(task);
 }
 
 async function stopTask(task) {
-  if (task.control) await collectActions(task, "off");
-  await requestHost({ type: "task.stop", taskId: task.taskId });
+  const pageSilent = task.control ? await collectActions(task, "off") : false;
+  await requestHost({ type: "task.stop", taskId: task.taskId, ...(pageSilent ? { pageSilent } : {}) });
 }
 
 async function answerTask(task, answer) {
@@ -567,7 +586,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
       const mode = captureMode(task);
       sendResponse({ active: !!task, mode });
       // capture.js in that frame hears its mode the way it always does
-      if (mode !== "off") sendMode(tabId, mode, sender.frameId);
+      if (mode !== "off") sendMode(tabId, mode, { frameId: sender.frameId });
       return false;
     }
     case "capture.input":

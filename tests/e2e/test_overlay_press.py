@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 from e2e_support import Harness, done, wait_until
 from test_takeover import (
+    _async,
     account_tab,  # noqa: F401  # the fixture
     account_told,
     agent_call,
@@ -21,6 +24,7 @@ from test_takeover import (
     configure,
     controlled_by_user,
     ended,
+    open_takeover,
     snapshot,
     start,
 )
@@ -34,11 +38,12 @@ from user_support import (
     press_overlay,
     type_in_overlay,
     user_click,
+    user_fill,
     wait_overlay,
 )
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -236,9 +241,9 @@ GREYED = """function (command) { return this.querySelector(`button[data-command=
 async def test_a_press_the_extension_cannot_answer_yet_says_so_and_can_be_pressed_again(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
 ) -> None:
-    # Hand back waits for the page's frames to give what the person did; a page whose script hangs holds it. The press
-    # greyed the buttons and said nothing for as long as the page was busy. Now the person is told, and can press
-    # again; once the page answers, Hand back takes effect and the words go.
+    # Hand back waits for tabpilot's host to take it (up to 30 s); a host that hangs (stopped here: SIGSTOP) held the
+    # press. It greyed the buttons and said nothing for as long as the host did not answer. Now the person is told,
+    # and can press again; once the host answers, Hand back takes effect and the words go.
     llm.add(agent_call("Ask to sign in", {"request_takeover": {"reason": "Please sign in"}}), done("Signed in"))
     await configure(harness, llm)
     task_id = await start(harness, account_tab, "Sign in")
@@ -247,8 +252,8 @@ async def test_a_press_the_extension_cannot_answer_yet_says_so_and_can_be_presse
     box = await overlay_button(account_tab, "handback")
     panel = await panel_session(account_tab)
     assert panel is not None
-    page = await account_tab.evaluate("location.href")
-    await account_tab.evaluate(BUSY)
+    [host] = harness.host_pids()
+    os.kill(host, signal.SIGSTOP)
     try:
         await user_click(account_tab, box["x"], box["y"])
 
@@ -259,13 +264,111 @@ async def test_a_press_the_extension_cannot_answer_yet_says_so_and_can_be_presse
         shown = await wait_until(told, "the overlay to say the press has no answer yet", 20)
         assert shown["state"] == "agent_request" and "handback" in shown["buttons"], shown
         assert not await call_in_panel(panel, GREYED, "handback")  # it can be pressed again
-        assert (await snapshot(harness, task_id))["control"], "handed back while the page held what the person did"
     finally:
-        await account_tab.send("Network.setCookie", {"name": "tabpilot-test-go", "value": "1", "url": page})
+        os.kill(host, signal.SIGCONT)
     end = await ended(harness, task_id)
     assert end["status"] == "completed", end
     shown = await wait_overlay(account_tab, "the late answer to replace the words", lambda o: o["error"] == "")
     assert shown["state"] == "completed", shown
+
+
+@contextlib.asynccontextmanager
+async def page_hangs(tab: Tab) -> AsyncIterator[None]:
+    """The page's own script busy (BUSY) until the block ends."""
+    page = await tab.evaluate("location.href")
+    await tab.evaluate(BUSY)
+    try:
+        yield
+    finally:
+        await tab.send("Network.setCookie", {"name": "tabpilot-test-go", "value": "1", "url": page})
+        await wait_until(lambda: tab.evaluate("document.cookie.includes('tabpilot-test-go=1')"), "the page to answer")
+        await tab.evaluate("document.cookie = 'tabpilot-test-go=; max-age=0'")
+
+
+async def typed_then_page_hangs(harness: Harness, tab: Tab, task_id: str, city: str) -> None:
+    """The person types `city` into City, the host keeps it (reported as they type), then the page's script hangs."""
+    await tab.evaluate("document.getElementById('city').value = ''")
+    await user_fill(tab, "#city", city)
+    await wait_until(lambda: _async(city in open_takeover(harness, task_id)), "the host to keep what was typed", 20)
+
+
+PAGE_SILENT = "the page did not answer when the controls came back: what the user did in it last may be missing"
+
+
+async def test_hand_back_on_a_page_whose_script_hangs_goes_through_and_says_what_may_be_missing(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Hand back asks every frame of the page for what it still held of the person's actions, and waited for each:
+    # a page whose script hangs answers only when it is done, so the controls never went back while it hung. Now
+    # they go back after a moment; what the person did before is in the record, with a word that the last of it may
+    # be missing, and the model is told both. Twice: a second task in the same page hands back as before too.
+    for round_, city in enumerate(("Osaka", "Nara")):
+        after: list[dict[str, Any]] = []
+        llm.add(agent_call("Ask for the city", {"request_takeover": {"reason": "Please type your city"}}),
+                account_told(after, done("City set")))
+        await configure(harness, llm)
+        task_id = await start(harness, account_tab, f"Set my city ({round_})")
+        await controlled_by_user(harness, task_id)
+        await wait_overlay(account_tab, "the overlay to ask for help", lambda o: o["state"] == "agent_request")
+        await typed_then_page_hangs(harness, account_tab, task_id, city)
+        box = await overlay_button(account_tab, "handback")
+        panel = await panel_session(account_tab)
+        assert panel is not None
+        async with page_hangs(account_tab):
+            await user_click(account_tab, box["x"], box["y"])
+
+            async def handed_back(t: str = task_id) -> bool:
+                return not (await snapshot(harness, t))["control"]
+
+            await wait_until(handed_back, "the controls to go back while the page hangs", 20)
+            shown = await wait_until(lambda p=panel: _shown_unless(p, "agent_request"), "the overlay to follow", 20)
+            assert shown["state"] == "running", shown
+        end = await ended(harness, task_id)
+        assert end["status"] == "completed", end
+        [event] = [e for e in end["history"] if e.get("type") == "user_takeover"]
+        assert [(a["kind"], a.get("value")) for a in event["actions"] if a["kind"] == "input"] == [("input", city)]
+        assert event["actions"][-1] == {"kind": "note", "description": f"({PAGE_SILENT})"}, event["actions"]
+        account = json.dumps(after[0]["messages"])
+        assert city in account and PAGE_SILENT in account, account[-2000:]
+
+
+async def _shown_unless(panel: Any, state: str) -> dict[str, Any] | None:
+    shown = await overlay_in_panel(panel)
+    return shown if shown and shown["state"] != state else None
+
+
+async def test_stop_on_a_page_whose_script_hangs_stops_the_task(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Stop asked the page's frames for the person's last actions first, and waited for each: on a page whose script
+    # hangs the task went on. Stop stops, hung page or not: while the person has the controls (what they typed is in
+    # the record, with the word that the last of it may be missing), and while the agent thinks.
+    llm.add(Delay(60))
+    await configure(harness, llm)
+    task_id = await start(harness, account_tab, "Wait for me")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) == 1), "the agent to think")
+    await press_overlay(account_tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    await typed_then_page_hangs(harness, account_tab, task_id, "Kobe")
+    box = await overlay_button(account_tab, "stop")
+    async with page_hangs(account_tab):
+        await user_click(account_tab, box["x"], box["y"])
+        end = await ended(harness, task_id, timeout=20)
+    assert end["status"] == "stopped", end
+    [event] = [e for e in end["history"] if e.get("type") == "user_takeover"]
+    assert [(a["kind"], a.get("value")) for a in event["actions"] if a["kind"] == "input"] == [("input", "Kobe")]
+    assert event["actions"][-1] == {"kind": "note", "description": f"({PAGE_SILENT})"}, event["actions"]
+
+    llm.add(Delay(60))
+    task_id = await start(harness, account_tab, "Think for a minute")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) == 2), "the agent to think")
+    box = await overlay_button(account_tab, "stop")
+    async with page_hangs(account_tab):
+        await user_click(account_tab, box["x"], box["y"])
+        end = await ended(harness, task_id, timeout=20)
+    assert end["status"] == "stopped", end
 
 
 async def test_send_with_no_answer_says_so_and_the_answer_then_goes(

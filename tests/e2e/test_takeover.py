@@ -209,9 +209,10 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     assert any(v == "ada@example.org" for v in typed.values()), typed
     assert [v for t, v in typed.items() if "Password" in t] == ["•••"], typed
     assert not any("tabpilot" in t.lower() or "hand back" in t.lower() for _, t in kinds), kinds  # not the overlay
-    # the click on the form's empty space is told as that (the form has no name: of the page), not as a control
-    clicks = [(a["target"], a.get("blank")) for a in event["actions"] if a["kind"] == "click"]
-    assert clicks == [("page", True), ('button "Sign in"', None)], clicks
+    # the click on the form's empty space is told as that, not as a control; the form has no name: it is told by what
+    # it holds (it was "an empty area of the page")
+    clicks = [(a["target"], a.get("blank"), a.get("holding")) for a in event["actions"] if a["kind"] == "click"]
+    assert clicks == [("form", True, ['textbox "Email"', 'button "Sign in"']), ('button "Sign in"', None, None)], clicks
     # the popup's card says what the user did in words, as the model was told (it showed each action's raw JSON)
     popup = await harness.open_popup(account_tab)
     await popup.wait_for("document.querySelectorAll('.card-actions li').length >= 3", "the takeover card's actions")
@@ -226,7 +227,8 @@ async def test_explicit_takeover_from_the_overlay_is_recorded_and_told_to_the_mo
     [told] = after_handback
     account = "\n".join(str(m.get("content")) for m in told["messages"])
     assert "ada@example.org" in account and "Signed in for you; now save the profile" in account, account[-3000:]
-    assert "clicked an empty area of the page (no control there)" in account, account[-3000:]
+    assert ('clicked an empty area of the form with textbox "Email" and button "Sign in" (no control there)'
+            in account), account[-3000:]
     assert "clicked form" not in account, account[-3000:]
     # the password is nowhere: not in any request the model got, the record, the logs, the export
     exported = await ask_host(harness, {"type": "history.export", "taskId": task_id})

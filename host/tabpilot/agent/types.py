@@ -243,7 +243,11 @@ def describe_action(action: Any, language: str | None = None) -> str:
     value = action.get("value")
     shown = None if value is None else _one_line(str(value), 200)
     quoted = json.dumps(shown or "", ensure_ascii=False)
-    if kind == "click" and action.get("blank"):  # capture.js: no control there, an empty area of `target`
+    holding = action.get("holding") if isinstance(action.get("holding"), list) else []
+    if kind == "click" and action.get("blank") and target and holding:  # capture.js: an area with no name
+        told = say("did.holding_separator", language).join(_one_line(str(thing), 120) for thing in holding[:3])
+        text = say("did.clicked_blank_holding", language, target=target, holding=told)
+    elif kind == "click" and action.get("blank"):  # capture.js: no control there, an empty area of `target`
         text = say("did.clicked_blank", language, target=target) if target and target != "page" else say(
             "did.clicked_blank_page", language)
     elif kind == "click":

@@ -267,6 +267,13 @@ class Tab:
     async def url(self) -> str:
         return str(await self.unless_crashed(self.evaluate("location.href"), "its address was read"))
 
+    async def address(self) -> str:
+        """The address the browser keeps for the tab's current history entry (a script's pushState and hash changes
+        included): unlike `url`, answered while the page's own script hangs (Stop on such a page, with the person at
+        the controls, waited the 3 s `url` is given to say where the takeover ended)."""
+        history = await self.send("Page.getNavigationHistory")
+        return str(history["entries"][history["currentIndex"]]["url"])
+
     async def title(self) -> str:
         return str(await self.unless_crashed(self.evaluate("document.title"), "its title was read"))
 

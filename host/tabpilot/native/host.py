@@ -333,6 +333,8 @@ class NativeHost:
         return {"taskId": await self.tasks.start(request, use_my_model=use_my_model)}
 
     async def _task_stop(self, request: TaskStop) -> dict[str, Any]:
+        if request.page_silent and request.task_id:
+            self.tasks.page_silent(request.task_id)
         await self.tasks.stop(request.task_id)
         return {}
 
@@ -360,6 +362,8 @@ class NativeHost:
         return {}
 
     async def _task_handback(self, request: TaskHandback) -> dict[str, Any]:
+        if request.page_silent:
+            self.tasks.page_silent(request.task_id)
         await self.tasks.hand_back(request.task_id, request.note)
         return {}
 

@@ -201,6 +201,7 @@ class TaskStop(Request):
 
     type: Literal["task.stop"]
     task_id: str | None = Field(None, alias="taskId", min_length=1)
+    page_silent: bool = Field(False, alias="pageSilent")  # as TaskHandback's
 
 
 class TaskGet(Request):
@@ -237,6 +238,8 @@ class TakeoverAction(WireModel):
     at: float
     again: bool | None = None  # an input into the field the previous action typed in (typing resumed after a pause)
     blank: bool | None = None  # a click that reached no control: on an empty area of `target` (an area, or "page")
+    # of such a click, the area's no name: what it holds that a person would tell it by (`textbox "Email"`)
+    holding: list[Annotated[str, Field(max_length=300)]] | None = Field(None, max_length=3)
 
 
 class TaskTakeover(Request):
@@ -255,6 +258,8 @@ class TaskHandback(Request):
     type: Literal["task.handback"]
     task_id: str = Field(alias="taskId", min_length=1)
     note: str | None = Field(None, max_length=5000)
+    # a frame of the page did not give what it still held (its script hangs): the person's last actions may be missing
+    page_silent: bool = Field(False, alias="pageSilent")
 
 
 class TaskAnswer(Request):

@@ -516,6 +516,12 @@ class TaskManager:
                      len(actions))
         return added
 
+    def page_silent(self, task_id: str) -> None:
+        """The extension could not get the person's last actions from the task's page (its script hangs)."""
+        run = self._find(task_id).run
+        if run is not None and not isinstance(run, EndedRun):
+            run.page_silent()
+
     async def hand_back(self, task_id: str, note: str | None) -> None:
         if await self._running(task_id).hand_back(note) is None:
             raise RequestFailed(say("popup.not_taken_over", self.ui_language, task_id=task_id), "bad_request")

@@ -541,6 +541,12 @@ class TaskRun:
         event["actions"] = [*shown[:same], *(self._shown(action) for action in actions[same:])]
         return event
 
+    def page_silent(self) -> None:
+        """What the person did last in the page may be missing from the takeover under way: the extension asked the
+        page's frames for what they still held, and one did not answer in time (its own script hangs)."""
+        if self._takeover is not None:
+            self._takeover.page_silent = True
+
     async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
         """The user hands the controls back: ONE user_takeover event is appended (recorded and told at
         once), then the run goes on and the agent reads the page again. None if they did not have them."""
@@ -613,7 +619,7 @@ class TaskRun:
         try:
             async with asyncio.timeout(URL_READ_TIMEOUT):
                 tab = await self.browser.current_tab()
-                return await tab.url()
+                return await tab.address()
         except Exception:
             log.debug("could not read the tab's URL", exc_info=True)
             return None

@@ -28,6 +28,7 @@ ARRIVAL_LOOKBACK = 5  # actions flushed as the document went (a field typed in) 
 # the same as one of the last this many, to the millisecond of its time, is that one
 RESENT_LOOKBACK = 50
 DROPPED = "(and {} more actions, not kept)"
+PAGE_SILENT = "(the page did not answer when the controls came back: what the user did in it last may be missing)"
 _DROPPED = re.compile(re.escape(DROPPED).replace(r"\{\}", r"(\d+)"))
 
 
@@ -43,6 +44,7 @@ class Takeover:
     url_before: str | None = None
     actions: list[dict[str, Any]] = field(default_factory=list)
     dropped: int = 0
+    page_silent: bool = False  # the page did not give what it still held at the end (run.page_silent)
     departed: bool = field(default=False, repr=False)  # the last navigate told is a departure no arrival matched yet
 
     def control(self) -> dict[str, Any]:
@@ -135,6 +137,8 @@ class Takeover:
         actions = list(self.actions)
         if self.dropped:
             actions.append({"kind": "note", "description": DROPPED.format(self.dropped)})
+        if self.page_silent:
+            actions.append({"kind": "note", "description": PAGE_SILENT})
         return UserTakeoverEvent(
             reason=self.reason,
             started_at=self.started_at,
