@@ -1,9 +1,10 @@
 """Names of icon-only controls read from a whole-page DOM snapshot, by the rules walker.js applies in the page
-(rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's aria-label or <title>, the <title> of the
-sprite symbol an SVG <use> draws, an image's title, a tooltip attribute (on the element or its only children), the
-words CSS generated content draws; else the meaningful words of the sprite symbol's id, the image's file name and
-the class names, marked as a guess. What is inside another control within the element is that control's. They are
-added as the same pseudo-attributes the walker hands over (rules.ICON_NAME, rules.ICON_HINT).
+(rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's aria-label, <title> or <desc>, the <title>
+of the sprite symbol an SVG <use> draws, an image's title, a tooltip attribute (on the element or its only children),
+the words CSS generated content draws; else the meaningful words of the sprite symbol's id, the icon an icon
+library's attribute names (data-icon), the image's file name and the class names, marked as a guess. What is inside
+another control within the element is that control's. They are added as the same pseudo-attributes the walker hands
+over (rules.ICON_NAME, rules.ICON_HINT).
 
 The snapshot cannot say what the browser finds invalid (`validationMessage`, `:user-invalid`), nor how far a
 text area's text scrolls: those stay the walker's."""
@@ -229,6 +230,9 @@ def _given_name(document: Document, node: int, attrs: dict[str, str], ids: dict[
     title = _first(document, parts, lambda n, a: document.tag(n) == "title" and _in_svg(document, n, node))
     if title >= 0 and _text_of(document, title).strip():
         return " ".join(_text_of(document, title).split())
+    desc = _first(document, parts, lambda n, a: document.tag(n) == "desc" and _in_svg(document, n, node))
+    if desc >= 0 and _text_of(document, desc).strip():
+        return " ".join(_text_of(document, desc).split())
     symbol = _sprite_symbol(document, _first(document, parts, lambda n, a: _is_use(document, n, node)), ids)
     if symbol >= 0:
         title = next((c for c in _children(document, symbol) if document.tag(c) == "title"), -1)
@@ -337,14 +341,18 @@ def _only_child_chain(document: Document, node: int) -> list[int]:
 
 
 def _icon_words(document: Document, node: int, parts: list[int], *, classes: bool) -> str:
-    """As walker.js `iconWords`: a guess from the sprite symbol's id, the image's file name and (`classes`) the
-    class names of the element and its only children (not into a control inside it). At most ICON_HINT_WORDS."""
+    """As walker.js `iconWords`: a guess from the sprite symbol's id, (`classes`) the icon an icon library's
+    attribute names, the image's file name and (`classes`) the class names of the element and its only children
+    (not into a control inside it). At most ICON_HINT_WORDS."""
     words: list[str] = []
 
     def add(found: list[str]) -> None:
         words.extend(word for word in found if word not in words)
 
     add(rules.fragment_words(_use_href(document, _first(document, parts, lambda n, a: _is_use(document, n, node)))))
+    if classes:
+        named = (_data_icon_name(document.attrs(n)) for n in (node, *parts))
+        add(rules.meaningful_words(next(filter(None, named), "")))
     image = node if document.tag(node) == "img" else _first(document, parts, lambda n, a: document.tag(n) == "img")
     if image >= 0:
         add(rules.file_words(document.attrs(image).get("src", "").strip()))
@@ -355,6 +363,11 @@ def _icon_words(document: Document, node: int, parts: list[int], *, classes: boo
         for name in attrs.get("class", "").split():
             add(rules.meaningful_words(name))
     return " ".join(words[: rules.ICON_HINT_WORDS])
+
+
+def _data_icon_name(attrs: dict[str, str]) -> str:
+    """The icon an icon library's attribute names (rules.ICON_DATA_ATTRIBUTES), as walker.js `dataIconName`."""
+    return next((attrs[name].strip() for name in rules.ICON_DATA_ATTRIBUTES if attrs.get(name, "").strip()), "")
 
 
 def _add(document: Document, node: int, name: str, value: str) -> None:

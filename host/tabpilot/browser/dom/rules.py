@@ -53,7 +53,16 @@ ICON_GENERIC_WORDS = frozenset({
     "solid", "span", "sprite", "square", "svg", "symbol", "symbols", "tablet", "tabler", "text", "the", "thumb",
     "thumbnail", "ti", "tool", "toolbar", "top", "ui", "visible", "white", "with", "wrap", "wrapper", "xl", "xs",
     "xxl", "desktop",
+    # icon sets' own prefixes and their drawing styles: "lucide lucide-search", "ri-close-line", "bx bxs-trash"
+    "lucide", "heroicon", "heroicons", "iconify", "phosphor", "codicon", "bxs", "bxl", "mat", "uil", "outline",
+    "line", "fill", "duotone", "twotone", "true", "false",
 })
+# An icon named only by one of these draws a cross, and a person calls it a close button: octicon-x, feather-x,
+# fa-times, fa-circle-xmark (not "twitter-x": there it is a letter). (walker.js `meaningfulWords` reads them too.)
+ICON_WORD_SYNONYMS = {"x": "close", "times": "close", "xmark": "close"}
+# Attributes icon libraries name their icon in, before or after their script draws it: <i data-feather="x">,
+# <i data-lucide="trash-2">, Font Awesome's <svg data-icon="magnifying-glass">. Read as a guess, as class names.
+ICON_DATA_ATTRIBUTES = ("data-icon", "data-feather", "data-lucide")
 ICON_FONT_CLASSES = ("material-icons", "material-symbols", "google-symbols")  # text drawn as an icon (a ligature)
 ICON_HINT_WORDS = 3
 # Controls inside a control: what they show is their own name, not the one around them (a product card and the
@@ -78,10 +87,15 @@ IDENTIFIER = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)+$")
 
 def meaningful_words(name: str) -> list[str]:
     """The words of a class name, a sprite's symbol id or an image's file name that may say what an icon means
-    (as walker.js `meaningfulWords`): "btn-sendMail" → send, mail; "scrolls_logo_150" → scrolls, logo. Parts
-    that hold digits (hashes, sizes: "d6e62af173e2", "150"), short ones and generic words are left out."""
-    return [part for part in re.split(r"[-_.\s]+", _CAMEL.sub(r"\1-\2", name).lower())
-            if len(part) > 2 and _LETTERS.match(part) and part not in ICON_GENERIC_WORDS]
+    (as walker.js `meaningfulWords`): "btn-sendMail" → send, mail; "scrolls_logo_150" → scrolls, logo;
+    "octicon-x" → close. Parts that hold digits (hashes, sizes: "d6e62af173e2", "150"), short ones and generic
+    words are left out."""
+    parts = re.split(r"[-_.\s]+", _X_MARK.sub("xmark", _CAMEL.sub(r"\1-\2", name).lower()))
+    words = [part for part in parts if part in ICON_WORD_SYNONYMS
+             or (len(part) > 2 and _LETTERS.match(part) and part not in ICON_GENERIC_WORDS)]
+    if len(words) == 1 and words[0] in ICON_WORD_SYNONYMS:
+        return [ICON_WORD_SYNONYMS[words[0]]]  # the cross alone; with other words ("twitter-x") it is a letter
+    return [word for word in words if len(word) > 2]
 
 
 def file_words(src: str) -> list[str]:
@@ -98,6 +112,7 @@ def fragment_words(href: str) -> list[str]:
 
 
 _CAMEL = re.compile(r"([a-z])([A-Z])")
+_X_MARK = re.compile(r"(?<![a-z0-9])x[-_]mark(?![a-z0-9])")  # heroicons' "x-mark": one word, a cross
 _LETTERS = re.compile(r"^[a-z]+$")
 ICON_FIELDS = frozenset({"input", "select", "textarea", "iframe", "body", "html", "label"})  # named otherwise
 # Inputs whose name is not a label's: a button's value, an image's alt, a box's label beside it, nothing shown.

@@ -1,0 +1,53 @@
+"""What a person calls a control or a formula the page does not name for screen readers the usual way, read by
+both readers (the in-page walker and whole-page DOM snapshots) into the exact lines the model gets, and used
+through them (the page's own script records what happened): icons drawn by icon libraries (the name only in a
+class, a data-* attribute or the svg's <desc>)."""
+
+from __future__ import annotations
+
+import pytest
+from state_support import open_page, page_lines
+
+from tabpilot.browser import actions
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.state import BrowserState, build_state, read_page
+from tabpilot.browser.tab import Tab
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+READERS = pytest.mark.parametrize("snapshot", [False, True], ids=["walker", "snapshot"])
+
+
+async def read(browser: Browser, tab: Tab, snapshot: bool, previous: BrowserState | None = None) -> BrowserState:
+    return build_state(await read_page(browser, tab, snapshot=snapshot), previous)
+
+
+@READERS
+async def test_icons_named_only_by_their_library_are_named(browser: Browser, pages, snapshot: bool) -> None:
+    tab = await open_page(browser, pages.url("eyes_icon_libraries.html"))
+    state = await read(browser, tab, snapshot)
+    expected = [
+        "# Icon libraries",
+        "[1]<button icon=close>",  # GitHub's octicon-x: a cross is a close button
+        "[2]<a role=button icon=close>",  # codicon-close, the set's own prefix left out
+        "[3]<button icon=search>",  # lucide lucide-search
+        "[4]<button icon=trash>",  # <i data-lucide="trash-2">, before lucide's script draws it
+        "[5]<a icon=close>",  # <i data-feather="x">
+        "[6]<button icon=close>",  # feather-x-circle
+        "[7]<button icon=close>",  # ri-close-line: "line" is Remix's drawing style
+        "[8]<button icon=trash>",  # bx bxs-trash
+        "[9]<button icon=close>",  # fa fa-times
+        "[10]<button icon=delete>",  # <span data-icon="delete">
+        '[11]<button icon="cart shopping">',  # Font Awesome's svg: data-icon, its classes say nothing
+        "[12]<button>Download the report",  # the svg's <desc>
+        "[13]<a icon=twitter href=twitter.com/intent/tweet>",  # the brand's X is a letter, not a close button
+        "[14]<button>",  # btn btn-primary and a bare svg.icon: nothing says what it does, nothing is made up
+        "none",
+    ]
+    assert page_lines(state) == expected, state.text
+    assert await actions.click(browser, tab, state.elements[1]) == "Clicked [1] button 'close'."
+    assert await actions.click(browser, tab, state.elements[4]) == "Clicked [4] button 'trash'."
+    assert await actions.click(browser, tab, state.elements[12]) == "Clicked [12] button 'Download the report'."
+    assert await tab.evaluate("window.clicks") == ["octicon-x", "lucide-data", "desc"]
+    again = await read(browser, tab, snapshot, state)  # a second read names them the same way
+    assert page_lines(again) == [*expected[:-1], "clicked octicon-x, lucide-data, desc"], again.text
+    await browser.close_tab(tab.target_id)
