@@ -1,7 +1,7 @@
 """What a person calls a control or a formula the page does not name for screen readers the usual way, read by
 both readers (the in-page walker and whole-page DOM snapshots) into the exact lines the model gets, and used
 through them (the page's own script records what happened): icons drawn by icon libraries (the name only in a
-class, a data-* attribute or the svg's <desc>)."""
+class, a data-* attribute or the svg's <desc>), and fields no label names."""
 
 from __future__ import annotations
 
@@ -50,4 +50,35 @@ async def test_icons_named_only_by_their_library_are_named(browser: Browser, pag
     assert await tab.evaluate("window.clicks") == ["octicon-x", "lucide-data", "desc"]
     again = await read(browser, tab, snapshot, state)  # a second read names them the same way
     assert page_lines(again) == [*expected[:-1], "clicked octicon-x, lucide-data, desc"], again.text
+    await browser.close_tab(tab.target_id)
+
+
+@READERS
+async def test_fields_no_label_names_carry_what_says_what_they_are(browser: Browser, pages, snapshot: bool) -> None:
+    tab = await open_page(browser, pages.url("eyes_unnamed_fields.html"))
+    state = await read(browser, tab, snapshot)
+    assert page_lines(state) == [
+        "# Checkout",
+        "[1]<input id=search-input>",  # no label, no name: its id says what it is
+        "[2]<button>Go",
+        "[3]<input type=email id=newsletterEmail>",
+        "[4]<input>Promo code, if you have one",  # aria-describedby text drawn for screen readers only
+        "[5]<input id=email>",  # a hidden error message it is described by is no name
+        "[6]<input>",  # id=":r3:": a framework's id says nothing
+        "[7]<input>",  # id="input-1234": nor does this one
+        "[8]<input type=search name=q>",
+        "City",  # a label a person sees stays where it stands, and the id is not added
+        "[9]<input>",
+        "[10]<input type=number title=Quantity>",
+        '[11]<input placeholder="ZIP code">',
+    ], state.text
+    assert [state.elements[i].name for i in (1, 3, 4, 5)] == [
+        "search", "newsletter email", "Promo code, if you have one", "email"]
+    said = await actions.input_text(browser, tab, state.elements[1], "shoes")
+    assert said.startswith("Typed 'shoes' into [1] input 'search'"), said
+    await actions.input_text(browser, tab, state.elements[4], "SPRING")
+    assert await tab.evaluate("window.typed") == {"search-input": "shoes", "promo": "SPRING"}
+    again = await read(browser, tab, snapshot, state)
+    assert page_lines(again)[1] == "[1]<input id=search-input value=shoes>", again.text
+    assert page_lines(again)[4] == "[4]<input value=SPRING>Promo code, if you have one", again.text
     await browser.close_tab(tab.target_id)

@@ -56,8 +56,11 @@ def _name_icons_in(document: Document) -> None:
         if tag in _TYPED:
             if ids is None:
                 ids = _ids(document)
-            if named := _hidden_label(document, node, attrs, ids):
+            named, labelled = _hidden_label(document, node, attrs, ids)
+            if named:
                 _add(document, node, rules.ICON_NAME, named)
+            elif not labelled and not attrs.get("name") and (id_words := rules.field_id_words(attrs.get("id", ""))):
+                _add(document, node, rules.ICON_HINT, " ".join(id_words[: rules.ICON_HINT_WORDS]))
             continue
         text = _own_text(document, node)
         if text == WORDS:
@@ -73,12 +76,13 @@ def _name_icons_in(document: Document) -> None:
             _add(document, node, rules.ICON_HINT, guessed)
 
 
-def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int]) -> str:
+def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int]) -> tuple[str, bool]:
     """The words of a field's label when none of them is drawn (a "visually hidden" label, a hidden element
-    aria-labelledby points at): as walker.js `nameField`."""
+    aria-labelledby points at; with no label, the visually hidden text aria-describedby points at), and whether
+    a label or a placeholder names it: as walker.js `nameField`."""
     if attrs.get("placeholder") or (document.tag(node) == "input"
                                     and attrs.get("type", "").lower() in rules.SELF_NAMED_INPUTS):
-        return ""
+        return "", True
     labels = [ids[i] for i in attrs.get("aria-labelledby", "").split() if i in ids]
     if not labels:
         field_id = attrs.get("id")
@@ -92,6 +96,9 @@ def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dic
             labels += [n for n, kind in enumerate(document.node_type) if kind == ELEMENT_NODE
                        and document.tag(n) == "label" and document.attrs(n).get("for") == field_id]
         labels = sorted(set(labels))
+    described = not labels
+    if described:
+        labels = [ids[i] for i in attrs.get("aria-describedby", "").split() if i in ids]
     words: list[str] = []
     for label in labels:
         for inner in range(label + 1, document.subtree_end[label] + 1):
@@ -101,9 +108,17 @@ def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dic
             if not text.strip():
                 continue
             if _drawn(document, document.parent[inner]):
-                return ""
+                return "", True
+            if described and not _laid_out(document, document.parent[inner]):
+                continue  # a message shown later ("Required"): no name
             words.append(text)
-    return " ".join(" ".join(words).split())
+    return " ".join(" ".join(words).split()), not described
+
+
+def _laid_out(document: Document, node: int) -> bool:
+    """As walker.js `laidOut`: `node` has a box and is visible, though perhaps cut to nothing."""
+    layout = document.layout_of[node]
+    return layout >= 0 and _shown(document, node, document.string_id("visible"))
 
 
 def _drawn(document: Document, node: int) -> bool:

@@ -33,8 +33,8 @@ INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
 
 # Pseudo-attributes walker.js adds to what it read (names no real attribute can have: they hold a space): the
 # name the page gives an icon-only control (aria-labelledby, alt, SVG <title>, a tooltip) or the words its
-# class names suggest (a guess); how far a text area scrolls ("above,below" in px); the browser's message for
-# a field it finds invalid once used.
+# class names suggest (a guess; for a field with no label, its id's); how far a text area scrolls
+# ("above,below" in px); the browser's message for a field it finds invalid once used.
 ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
 FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
 
@@ -63,6 +63,9 @@ ICON_WORD_SYNONYMS = {"x": "close", "times": "close", "xmark": "close"}
 # Attributes icon libraries name their icon in, before or after their script draws it: <i data-feather="x">,
 # <i data-lucide="trash-2">, Font Awesome's <svg data-icon="magnifying-glass">. Read as a guess, as class names.
 ICON_DATA_ATTRIBUTES = ("data-icon", "data-feather", "data-lucide")
+# A field with no label of any kind and no name attribute is guessed from its id's words ("search-input" → search,
+# not ":r3:"), less these.
+FIELD_ID_GENERIC_WORDS = frozenset({"input", "field", "form", "textbox", "textfield", "txt"})
 ICON_FONT_CLASSES = ("material-icons", "material-symbols", "google-symbols")  # text drawn as an icon (a ligature)
 ICON_HINT_WORDS = 3
 # Controls inside a control: what they show is their own name, not the one around them (a product card and the
@@ -104,6 +107,11 @@ def file_words(src: str) -> list[str]:
         return []
     name = src.split("#")[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]
     return meaningful_words(name.rsplit(".", 1)[0] if "." in name else name)
+
+
+def field_id_words(field_id: str) -> list[str]:
+    """What a field's id says it is for (walker.js `nameField` has the same): "search-input" → search."""
+    return [word for word in meaningful_words(field_id) if word not in FIELD_ID_GENERIC_WORDS]
 
 
 def fragment_words(href: str) -> list[str]:

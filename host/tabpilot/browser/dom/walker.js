@@ -526,7 +526,7 @@
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
   // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
   const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3, unlabelled: [],
-    innerTags: [], innerRoles: [], synonyms: {}, data: [] };
+    innerTags: [], innerRoles: [], synonyms: {}, data: [], fieldIdGeneric: [] };
   // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
   const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
   const TOOLTIPS = ICON_RULES.tooltips;
@@ -577,26 +577,43 @@
   }
 
   // A field named by words drawn for screen readers only (a "visually hidden" <label>, an aria-labelledby
-  // element that is hidden): they stand in no line of the page, so they name the field there. A label a person
-  // sees is read where it stands. (rules.SELF_NAMED_INPUTS: inputs named otherwise.)
+  // element that is hidden; with no label, the visually hidden text aria-describedby points at): they stand in no
+  // line of the page, so they name the field there. A label a person sees is read where it stands.
+  // (rules.SELF_NAMED_INPUTS: inputs named otherwise.)
   const TYPED = new Set(["input", "select", "textarea"]);
   const UNNAMED_INPUTS = new Set(ICON_RULES.unlabelled);
+  const FIELD_ID_GENERIC = new Set(ICON_RULES.fieldIdGeneric);
   function nameField(el, attrs, str) {
     if (el.getAttribute("placeholder") || (el.localName === "input" && UNNAMED_INPUTS.has(el.type))) return;
     const doc = el.ownerDocument;
-    const byId = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean)
+    const byIds = (name) => (el.getAttribute(name) || "").split(/\s+/).filter(Boolean)
       .map((id) => doc.getElementById(id)).filter(Boolean);
+    const byId = byIds("aria-labelledby");
+    let sources = byId.length ? byId : [...(el.labels || [])];
+    const described = !sources.length;
+    if (described) sources = byIds("aria-describedby");
     const words = [];
-    for (const label of byId.length ? byId : [...(el.labels || [])]) {
+    for (const label of sources) {
       const texts = doc.createTreeWalker(label, NodeFilter.SHOW_TEXT);
       for (let t = texts.nextNode(); t; t = texts.nextNode()) {
         if (!t.data.trim() || el.contains(t)) continue;
         if (drawn(t.parentElement)) return;
+        if (described && !laidOut(t.parentElement)) continue;  // a message shown later ("Required"): no name
         words.push(t.data);
       }
     }
     const named = words.join(" ").split(/\s+/).filter(Boolean).join(" ");
-    if (named) attrs.push(str(ICON_NAME), str(named));
+    if (named) {
+      attrs.push(str(ICON_NAME), str(named));
+    } else if (described && !el.getAttribute("name")) {  // no label: what its id says, a guess
+      const guessed = meaningfulWords(el.id).filter((word) => !FIELD_ID_GENERIC.has(word));
+      if (guessed.length) attrs.push(str(ICON_HINT), str(guessed.slice(0, ICON_RULES.words).join(" ")));
+    }
+  }
+
+  // Whether `el` has a box and is visible, though perhaps cut to nothing (drawn for screen readers only).
+  function laidOut(el) {
+    return el.getClientRects().length > 0 && getComputedStyle(el).visibility === "visible";
   }
 
   // Whether text in `el` is drawn: `el` has a box and is visible, and no box around it is cut to less than MIN_SIZE
