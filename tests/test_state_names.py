@@ -1,7 +1,7 @@
 """What a person calls a control or a formula the page does not name for screen readers the usual way, read by
 both readers (the in-page walker and whole-page DOM snapshots) into the exact lines the model gets, and used
 through them (the page's own script records what happened): icons drawn by icon libraries (the name only in a
-class, a data-* attribute or the svg's <desc>), and fields no label names."""
+class, a data-* attribute or the svg's <desc>), fields no label names, and formulas drawn by MathJax and KaTeX."""
 
 from __future__ import annotations
 
@@ -81,4 +81,32 @@ async def test_fields_no_label_names_carry_what_says_what_they_are(browser: Brow
     again = await read(browser, tab, snapshot, state)
     assert page_lines(again)[1] == "[1]<input id=search-input value=shoes>", again.text
     assert page_lines(again)[4] == "[4]<input value=SPRING>Promo code, if you have one", again.text
+    await browser.close_tab(tab.target_id)
+
+
+@READERS
+async def test_formulas_read_as_a_person_reads_them(browser: Browser, pages, snapshot: bool) -> None:
+    tab = await open_page(browser, pages.url("eyes_math.html"))
+    state = await read(browser, tab, snapshot)
+    assert page_lines(state) == [
+        "# Formulas",
+        "Energy: E = mc^2 in joules.",  # MathJax 3: its assistive MathML, not an empty focusable container
+        "x = (−b ± √(b^2 − 4ac))/(2a)",  # displayed: a line of its own
+        "Pythagoras: a^2 + b^2 = c^2.",  # MathJax 2
+        "Harmonic: a_n = 1/n",  # KaTeX, without its TeX annotation
+        "Named: E equals m c squared",  # the container's aria-label
+        "[1]<a>See e^(iπ) + 1 = 0",  # a formula in a link names the link
+        "Soup: (no MathML).",  # glyphs with nothing to read them by: left out
+        "Native: 1/(n + 1) of the sum.",  # MathML the browser draws: in its sentence, not a line per glyph
+        "[2]<input type=checkbox checked=false>x > 0",  # a formula after a checkbox is its label
+        "[3]<button>Check answer",
+        "none",
+    ], state.text
+    assert "0 interactive elements" in state.text.splitlines()[-1]  # the formula far below is no control either
+    for index in (1, 2, 3):
+        await actions.click(browser, tab, state.elements[index])
+    assert await tab.evaluate("window.clicks") == ["eq-link", "holds", "check"]
+    await tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    below = await read(browser, tab, snapshot, state)
+    assert "Far below: y" in page_lines(below) and not below.elements, below.text
     await browser.close_tab(tab.target_id)

@@ -18,7 +18,7 @@ NAMED_BY_TEXT_ROLES = frozenset({
 })
 # Their content is shown as a value instead of being read as text.
 OPAQUE_TAGS = frozenset({"select", "textarea", "script", "style", "noscript", "template", "datalist"})
-INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", ""})
+INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", "math", ""})
 # Text that runs on with its neighbours: words are apart only where the page has whitespace
 # (Enter "<span>Kanesha</span>" reads Enter "Kanesha").
 RUNNING_DISPLAYS = frozenset({"inline", "contents"})
