@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.elements import ElementRef
 from tabpilot.browser.state import BrowserState
@@ -57,3 +59,13 @@ def line_of(state: BrowserState, index: int) -> str:
             if marker in line:
                 return line[line.index(marker) + 1:]
     raise AssertionError(f"[{index}] is not in the state text:\n{state.text}")
+
+
+def page_lines(state: BrowserState) -> list[str]:
+    """The page part of the text: the lines between its edge lines ("[top of page]", "[12px below: …]")."""
+    lines = state.text.splitlines()
+    edges = [i for i, line in enumerate(lines) if _EDGE.match(line)]
+    return lines[edges[0] + 1:edges[-1]]
+
+
+_EDGE = re.compile(r"^\[(top of page|end of page|\d+px (above|below): .*)\]$")

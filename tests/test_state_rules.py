@@ -62,6 +62,17 @@ def test_an_icons_meaningful_words_leave_out_hashes_sizes_and_generic_words() ->
     assert rules.meaningful_words("btnSendMail") == ["send", "mail"]
 
 
+def test_icon_sets_prefixes_and_styles_say_nothing_and_a_lone_cross_is_close() -> None:
+    assert rules.meaningful_words("lucide-search") == ["search"]
+    assert rules.meaningful_words("ri-close-line") == ["close"]  # Remix's drawing style
+    assert rules.meaningful_words("bxs-trash") == ["trash"]  # a Boxicons set
+    for cross in ("octicon-x", "feather-x-circle", "fa-times", "fa-circle-xmark", "heroicon-outline-x-mark", "XMark"):
+        assert rules.meaningful_words(cross) == ["close"], cross
+    assert rules.meaningful_words("icon-twitter-x") == ["twitter"]  # beside other words, the brand's letter
+    assert rules.meaningful_words("fa-calendar-times") == ["calendar", "times"]
+    assert rules.meaningful_words("x-logo") == ["logo"]
+
+
 def test_a_control_inside_a_control_is_told_by_tag_or_role() -> None:
     assert rules.is_inner_control("button", {})
     assert rules.is_inner_control("a", {"href": "#"}) and not rules.is_inner_control("a", {})

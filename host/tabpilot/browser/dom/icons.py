@@ -1,9 +1,10 @@
 """Names of icon-only controls read from a whole-page DOM snapshot, by the rules walker.js applies in the page
-(rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's aria-label or <title>, the <title> of the
-sprite symbol an SVG <use> draws, an image's title, a tooltip attribute (on the element or its only children), the
-words CSS generated content draws; else the meaningful words of the sprite symbol's id, the image's file name and
-the class names, marked as a guess. What is inside another control within the element is that control's. They are
-added as the same pseudo-attributes the walker hands over (rules.ICON_NAME, rules.ICON_HINT).
+(rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's aria-label, <title> or <desc>, the <title>
+of the sprite symbol an SVG <use> draws, an image's title, a tooltip attribute (on the element or its only children),
+the words CSS generated content draws; else the meaningful words of the sprite symbol's id, the icon an icon
+library's attribute names (data-icon), the image's file name and the class names, marked as a guess. What is inside
+another control within the element is that control's. They are added as the same pseudo-attributes the walker hands
+over (rules.ICON_NAME, rules.ICON_HINT).
 
 The snapshot cannot say what the browser finds invalid (`validationMessage`, `:user-invalid`), nor how far a
 text area's text scrolls: those stay the walker's."""
@@ -55,8 +56,11 @@ def _name_icons_in(document: Document) -> None:
         if tag in _TYPED:
             if ids is None:
                 ids = _ids(document)
-            if named := _hidden_label(document, node, attrs, ids):
+            named, labelled = _hidden_label(document, node, attrs, ids)
+            if named:
                 _add(document, node, rules.ICON_NAME, named)
+            elif not labelled and not attrs.get("name") and (id_words := rules.field_id_words(attrs.get("id", ""))):
+                _add(document, node, rules.ICON_HINT, " ".join(id_words[: rules.ICON_HINT_WORDS]))
             continue
         text = _own_text(document, node)
         if text == WORDS:
@@ -72,12 +76,13 @@ def _name_icons_in(document: Document) -> None:
             _add(document, node, rules.ICON_HINT, guessed)
 
 
-def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int]) -> str:
+def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int]) -> tuple[str, bool]:
     """The words of a field's label when none of them is drawn (a "visually hidden" label, a hidden element
-    aria-labelledby points at): as walker.js `nameField`."""
+    aria-labelledby points at; with no label, the visually hidden text aria-describedby points at), and whether
+    a label or a placeholder names it: as walker.js `nameField`."""
     if attrs.get("placeholder") or (document.tag(node) == "input"
                                     and attrs.get("type", "").lower() in rules.SELF_NAMED_INPUTS):
-        return ""
+        return "", True
     labels = [ids[i] for i in attrs.get("aria-labelledby", "").split() if i in ids]
     if not labels:
         field_id = attrs.get("id")
@@ -91,6 +96,9 @@ def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dic
             labels += [n for n, kind in enumerate(document.node_type) if kind == ELEMENT_NODE
                        and document.tag(n) == "label" and document.attrs(n).get("for") == field_id]
         labels = sorted(set(labels))
+    described = not labels
+    if described:
+        labels = [ids[i] for i in attrs.get("aria-describedby", "").split() if i in ids]
     words: list[str] = []
     for label in labels:
         for inner in range(label + 1, document.subtree_end[label] + 1):
@@ -100,9 +108,17 @@ def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dic
             if not text.strip():
                 continue
             if _drawn(document, document.parent[inner]):
-                return ""
+                return "", True
+            if described and not _laid_out(document, document.parent[inner]):
+                continue  # a message shown later ("Required"): no name
             words.append(text)
-    return " ".join(" ".join(words).split())
+    return " ".join(" ".join(words).split()), not described
+
+
+def _laid_out(document: Document, node: int) -> bool:
+    """As walker.js `laidOut`: `node` has a box and is visible, though perhaps cut to nothing."""
+    layout = document.layout_of[node]
+    return layout >= 0 and _shown(document, node, document.string_id("visible"))
 
 
 def _drawn(document: Document, node: int) -> bool:
@@ -229,6 +245,9 @@ def _given_name(document: Document, node: int, attrs: dict[str, str], ids: dict[
     title = _first(document, parts, lambda n, a: document.tag(n) == "title" and _in_svg(document, n, node))
     if title >= 0 and _text_of(document, title).strip():
         return " ".join(_text_of(document, title).split())
+    desc = _first(document, parts, lambda n, a: document.tag(n) == "desc" and _in_svg(document, n, node))
+    if desc >= 0 and _text_of(document, desc).strip():
+        return " ".join(_text_of(document, desc).split())
     symbol = _sprite_symbol(document, _first(document, parts, lambda n, a: _is_use(document, n, node)), ids)
     if symbol >= 0:
         title = next((c for c in _children(document, symbol) if document.tag(c) == "title"), -1)
@@ -337,14 +356,18 @@ def _only_child_chain(document: Document, node: int) -> list[int]:
 
 
 def _icon_words(document: Document, node: int, parts: list[int], *, classes: bool) -> str:
-    """As walker.js `iconWords`: a guess from the sprite symbol's id, the image's file name and (`classes`) the
-    class names of the element and its only children (not into a control inside it). At most ICON_HINT_WORDS."""
+    """As walker.js `iconWords`: a guess from the sprite symbol's id, (`classes`) the icon an icon library's
+    attribute names, the image's file name and (`classes`) the class names of the element and its only children
+    (not into a control inside it). At most ICON_HINT_WORDS."""
     words: list[str] = []
 
     def add(found: list[str]) -> None:
         words.extend(word for word in found if word not in words)
 
     add(rules.fragment_words(_use_href(document, _first(document, parts, lambda n, a: _is_use(document, n, node)))))
+    if classes:
+        named = (_data_icon_name(document.attrs(n)) for n in (node, *parts))
+        add(rules.meaningful_words(next(filter(None, named), "")))
     image = node if document.tag(node) == "img" else _first(document, parts, lambda n, a: document.tag(n) == "img")
     if image >= 0:
         add(rules.file_words(document.attrs(image).get("src", "").strip()))
@@ -355,6 +378,11 @@ def _icon_words(document: Document, node: int, parts: list[int], *, classes: boo
         for name in attrs.get("class", "").split():
             add(rules.meaningful_words(name))
     return " ".join(words[: rules.ICON_HINT_WORDS])
+
+
+def _data_icon_name(attrs: dict[str, str]) -> str:
+    """The icon an icon library's attribute names (rules.ICON_DATA_ATTRIBUTES), as walker.js `dataIconName`."""
+    return next((attrs[name].strip() for name in rules.ICON_DATA_ATTRIBUTES if attrs.get(name, "").strip()), "")
 
 
 def _add(document: Document, node: int, name: str, value: str) -> None:

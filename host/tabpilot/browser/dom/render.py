@@ -157,7 +157,10 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         if placeholder:
             shown["placeholder"] = rules.shorten(placeholder, rules.ATTRIBUTE_LIMIT)
     if rules.ICON_HINT in attrs and not text:
-        shown["icon"] = rules.shorten(attrs[rules.ICON_HINT], rules.ATTRIBUTE_LIMIT)
+        if tag in ("input", "textarea", "select"):  # guessed from its id: that is what the model is shown
+            shown["id"] = rules.shorten(attrs.get("id", ""), rules.ATTRIBUTE_LIMIT)
+        else:
+            shown["icon"] = rules.shorten(attrs[rules.ICON_HINT], rules.ATTRIBUTE_LIMIT)
     unlabelled = not any(k in shown for k in ("aria-label", "placeholder"))
     if tag in ("input", "textarea", "select") and unlabelled and attrs.get("name"):
         shown["name"] = rules.shorten(attrs["name"], rules.ATTRIBUTE_LIMIT)

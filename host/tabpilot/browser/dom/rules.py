@@ -18,7 +18,7 @@ NAMED_BY_TEXT_ROLES = frozenset({
 })
 # Their content is shown as a value instead of being read as text.
 OPAQUE_TAGS = frozenset({"select", "textarea", "script", "style", "noscript", "template", "datalist"})
-INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", ""})
+INLINE_DISPLAYS = frozenset({"inline", "contents", "inline-block", "inline-flex", "inline-grid", "ruby", "math", ""})
 # Text that runs on with its neighbours: words are apart only where the page has whitespace
 # (Enter "<span>Kanesha</span>" reads Enter "Kanesha").
 RUNNING_DISPLAYS = frozenset({"inline", "contents"})
@@ -33,8 +33,8 @@ INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
 
 # Pseudo-attributes walker.js adds to what it read (names no real attribute can have: they hold a space): the
 # name the page gives an icon-only control (aria-labelledby, alt, SVG <title>, a tooltip) or the words its
-# class names suggest (a guess); how far a text area scrolls ("above,below" in px); the browser's message for
-# a field it finds invalid once used.
+# class names suggest (a guess; for a field with no label, its id's); how far a text area scrolls
+# ("above,below" in px); the browser's message for a field it finds invalid once used.
 ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
 FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
 
@@ -53,7 +53,19 @@ ICON_GENERIC_WORDS = frozenset({
     "solid", "span", "sprite", "square", "svg", "symbol", "symbols", "tablet", "tabler", "text", "the", "thumb",
     "thumbnail", "ti", "tool", "toolbar", "top", "ui", "visible", "white", "with", "wrap", "wrapper", "xl", "xs",
     "xxl", "desktop",
+    # icon sets' own prefixes and their drawing styles: "lucide lucide-search", "ri-close-line", "bx bxs-trash"
+    "lucide", "heroicon", "heroicons", "iconify", "phosphor", "codicon", "bxs", "bxl", "mat", "uil", "outline",
+    "line", "fill", "duotone", "twotone", "true", "false",
 })
+# An icon named only by one of these draws a cross, and a person calls it a close button: octicon-x, feather-x,
+# fa-times, fa-circle-xmark (not "twitter-x": there it is a letter). (walker.js `meaningfulWords` reads them too.)
+ICON_WORD_SYNONYMS = {"x": "close", "times": "close", "xmark": "close"}
+# Attributes icon libraries name their icon in, before or after their script draws it: <i data-feather="x">,
+# <i data-lucide="trash-2">, Font Awesome's <svg data-icon="magnifying-glass">. Read as a guess, as class names.
+ICON_DATA_ATTRIBUTES = ("data-icon", "data-feather", "data-lucide")
+# A field with no label of any kind and no name attribute is guessed from its id's words ("search-input" → search,
+# not ":r3:"), less these.
+FIELD_ID_GENERIC_WORDS = frozenset({"input", "field", "form", "textbox", "textfield", "txt"})
 ICON_FONT_CLASSES = ("material-icons", "material-symbols", "google-symbols")  # text drawn as an icon (a ligature)
 ICON_HINT_WORDS = 3
 # Controls inside a control: what they show is their own name, not the one around them (a product card and the
@@ -78,10 +90,15 @@ IDENTIFIER = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)+$")
 
 def meaningful_words(name: str) -> list[str]:
     """The words of a class name, a sprite's symbol id or an image's file name that may say what an icon means
-    (as walker.js `meaningfulWords`): "btn-sendMail" → send, mail; "scrolls_logo_150" → scrolls, logo. Parts
-    that hold digits (hashes, sizes: "d6e62af173e2", "150"), short ones and generic words are left out."""
-    return [part for part in re.split(r"[-_.\s]+", _CAMEL.sub(r"\1-\2", name).lower())
-            if len(part) > 2 and _LETTERS.match(part) and part not in ICON_GENERIC_WORDS]
+    (as walker.js `meaningfulWords`): "btn-sendMail" → send, mail; "scrolls_logo_150" → scrolls, logo;
+    "octicon-x" → close. Parts that hold digits (hashes, sizes: "d6e62af173e2", "150"), short ones and generic
+    words are left out."""
+    parts = re.split(r"[-_.\s]+", _X_MARK.sub("xmark", _CAMEL.sub(r"\1-\2", name).lower()))
+    words = [part for part in parts if part in ICON_WORD_SYNONYMS
+             or (len(part) > 2 and _LETTERS.match(part) and part not in ICON_GENERIC_WORDS)]
+    if len(words) == 1 and words[0] in ICON_WORD_SYNONYMS:
+        return [ICON_WORD_SYNONYMS[words[0]]]  # the cross alone; with other words ("twitter-x") it is a letter
+    return [word for word in words if len(word) > 2]
 
 
 def file_words(src: str) -> list[str]:
@@ -92,12 +109,18 @@ def file_words(src: str) -> list[str]:
     return meaningful_words(name.rsplit(".", 1)[0] if "." in name else name)
 
 
+def field_id_words(field_id: str) -> list[str]:
+    """What a field's id says it is for (walker.js `nameField` has the same): "search-input" → search."""
+    return [word for word in meaningful_words(field_id) if word not in FIELD_ID_GENERIC_WORDS]
+
+
 def fragment_words(href: str) -> list[str]:
     """The meaningful words of the symbol a sprite's <use href="icons.svg#icon-search"> draws."""
     return meaningful_words(href.split("#", 1)[1]) if "#" in href else []
 
 
 _CAMEL = re.compile(r"([a-z])([A-Z])")
+_X_MARK = re.compile(r"(?<![a-z0-9])x[-_]mark(?![a-z0-9])")  # heroicons' "x-mark": one word, a cross
 _LETTERS = re.compile(r"^[a-z]+$")
 ICON_FIELDS = frozenset({"input", "select", "textarea", "iframe", "body", "html", "label"})  # named otherwise
 # Inputs whose name is not a label's: a button's value, an image's alt, a box's label beside it, nothing shown.

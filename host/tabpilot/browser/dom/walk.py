@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import rules
+from . import formulas, rules
 from .boxes import (
     MIN_SIZE,
     clipped_away,
@@ -358,6 +358,9 @@ class Walker:
         attribute_ids = {document.string_id(name) for name in (
             "role", "contenteditable", "tabindex", "aria-hidden")} - {-1}
         band_top, band_bottom = vy - SKIP_MARGIN, vy + vh + SKIP_MARGIN
+        math_tags = {document.string_id(name) for name in (formulas.MATH_TAG, *formulas.CONTAINER_TAGS,
+                                                           *(t.upper() for t in formulas.CONTAINER_TAGS))} - {-1}
+        math_classes = formulas.container_classes(document)
         count = len(node_type)
         root = _Frame(count, hidden, clip, False, sink, depth, False)
         stack: list[_Frame] = [root]
@@ -464,6 +467,16 @@ class Walker:
                 self._prefix = rules.HEADINGS[tag]
                 block = True
 
+            # --- a formula: read as a person reads it, not as the glyphs or the MathML it is drawn with ---
+            if (math_tags or math_classes) and not hidden_here and (
+                    document.name_index[node] in math_tags or math_classes.intersection(raw_attrs)) and (
+                    tag == formulas.MATH_TAG or formulas.is_container(document, node, tag, math_classes)):
+                self._add_formula(formulas.formula(document, node), top, rect)
+                if block:
+                    self._flush()
+                node = end + 1
+                continue
+
             # --- is it something a person can use? ---
             role: str | None = None
             scroll: tuple[int, int, int, int] | None = None
@@ -557,6 +570,21 @@ class Walker:
             if stack.pop().block:
                 self._flush()
 
+    def _add_formula(self, text: str, top: _Frame, rect: Rect) -> None:
+        """A formula's words where a text node's would stand (see _walk): in the name of the element it is in or
+        of the box before it, or in the running text if it is in view."""
+        if not text:
+            return
+        if top.sink is not None:
+            top.sink.text.append(f" {text} ")
+        elif self._box_named_by_next_text is not None:
+            self._box_named_by_next_text.text.append(f" {text} ")
+        elif intersect(rect, top.clip) is not None:
+            if not self._buffer:
+                self._buffer_depth = top.depth
+            self._buffer.append(text)
+            self._inline = None
+
     def _count_beyond(self, document: Document, node: int, end: int, above: bool) -> None:
         """Count what a person could use in a subtree far from the viewport, by the rules that offer it
         once it is in view (frames inside included), and remember it as seen: scrolling to it later does
@@ -592,6 +620,9 @@ class Walker:
             pointer = len(style) > CURSOR and style[CURSOR] == pointer_id
             x, y, w, h = bounds[layout]
             role: str | None = None
+            if tag in formulas.CONTAINER_TAGS:  # a formula, focusable for MathJax's menu: text, not a control
+                inner = ends[inner] + 1
+                continue
             if tag not in ("html", "body") and not (len(style) > VISIBILITY and style[VISIBILITY] in hidden_visibility):
                 role = rules.interactive_role(tag, attrs) if tag in rules.NATIVE_TAGS or attrs else None
                 listening = inner in clickable and w * h < viewport_area * DELEGATE_AREA_SHARE

@@ -515,17 +515,18 @@
 
   // --- names of icon-only controls ---------------------------------------------------------------------
   // What a person (or a screen reader) calls a control that shows only an icon, in this order: the elements
-  // aria-labelledby points at, an image's alt, an SVG's aria-label or <title>, the <title> of the sprite symbol
-  // an SVG <use> draws, an image's title, a tooltip attribute, the words CSS generated content (::before,
-  // ::after) draws; failing those, a guess from the meaningful words of the sprite symbol's id, the image's
-  // file name and the class names of the element and its only children (icon-reply, fa-trash, btn-send).
+  // aria-labelledby points at, an image's alt, an SVG's aria-label, <title> or <desc>, the <title> of the sprite
+  // symbol an SVG <use> draws, an image's title, a tooltip attribute, the words CSS generated content (::before,
+  // ::after) draws; failing those, a guess from the meaningful words of the sprite symbol's id, the icon an icon
+  // library's attribute names (data-icon), the image's file name and the class names of the element and its only
+  // children (icon-reply, fa-trash, btn-send).
   // What is inside another control within it (a card's "Save" heart) is that control's, not the element's.
   // Handed to the host as a pseudo-attribute no real one can clash with (names have no spaces): ICON_NAME,
   // or ICON_HINT for the guess. aria-label and title the host reads itself.
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
   // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
   const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3, unlabelled: [],
-    innerTags: [], innerRoles: [] };
+    innerTags: [], innerRoles: [], synonyms: {}, data: [], fieldIdGeneric: [] };
   // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
   const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
   const TOOLTIPS = ICON_RULES.tooltips;
@@ -576,26 +577,43 @@
   }
 
   // A field named by words drawn for screen readers only (a "visually hidden" <label>, an aria-labelledby
-  // element that is hidden): they stand in no line of the page, so they name the field there. A label a person
-  // sees is read where it stands. (rules.SELF_NAMED_INPUTS: inputs named otherwise.)
+  // element that is hidden; with no label, the visually hidden text aria-describedby points at): they stand in no
+  // line of the page, so they name the field there. A label a person sees is read where it stands.
+  // (rules.SELF_NAMED_INPUTS: inputs named otherwise.)
   const TYPED = new Set(["input", "select", "textarea"]);
   const UNNAMED_INPUTS = new Set(ICON_RULES.unlabelled);
+  const FIELD_ID_GENERIC = new Set(ICON_RULES.fieldIdGeneric);
   function nameField(el, attrs, str) {
     if (el.getAttribute("placeholder") || (el.localName === "input" && UNNAMED_INPUTS.has(el.type))) return;
     const doc = el.ownerDocument;
-    const byId = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean)
+    const byIds = (name) => (el.getAttribute(name) || "").split(/\s+/).filter(Boolean)
       .map((id) => doc.getElementById(id)).filter(Boolean);
+    const byId = byIds("aria-labelledby");
+    let sources = byId.length ? byId : [...(el.labels || [])];
+    const described = !sources.length;
+    if (described) sources = byIds("aria-describedby");
     const words = [];
-    for (const label of byId.length ? byId : [...(el.labels || [])]) {
+    for (const label of sources) {
       const texts = doc.createTreeWalker(label, NodeFilter.SHOW_TEXT);
       for (let t = texts.nextNode(); t; t = texts.nextNode()) {
         if (!t.data.trim() || el.contains(t)) continue;
         if (drawn(t.parentElement)) return;
+        if (described && !laidOut(t.parentElement)) continue;  // a message shown later ("Required"): no name
         words.push(t.data);
       }
     }
     const named = words.join(" ").split(/\s+/).filter(Boolean).join(" ");
-    if (named) attrs.push(str(ICON_NAME), str(named));
+    if (named) {
+      attrs.push(str(ICON_NAME), str(named));
+    } else if (described && !el.getAttribute("name")) {  // no label: what its id says, a guess
+      const guessed = meaningfulWords(el.id).filter((word) => !FIELD_ID_GENERIC.has(word));
+      if (guessed.length) attrs.push(str(ICON_HINT), str(guessed.slice(0, ICON_RULES.words).join(" ")));
+    }
+  }
+
+  // Whether `el` has a box and is visible, though perhaps cut to nothing (drawn for screen readers only).
+  function laidOut(el) {
+    return el.getClientRects().length > 0 && getComputedStyle(el).visibility === "visible";
   }
 
   // Whether text in `el` is drawn: `el` has a box and is visible, and no box around it is cut to less than MIN_SIZE
@@ -663,6 +681,8 @@
     if (svgLabel && svgLabel.getAttribute("aria-label").trim()) return svgLabel.getAttribute("aria-label").trim();
     const svgTitle = first((e) => e.localName === "title" && inSvg(e, el));
     if (svgTitle && svgTitle.textContent.trim()) return svgTitle.textContent.trim();
+    const svgDesc = first((e) => e.localName === "desc" && inSvg(e, el));
+    if (svgDesc && svgDesc.textContent.trim()) return svgDesc.textContent.trim();
     const symbol = spriteSymbol(first((e) => e.localName === "use" && inSvg(e, el)));
     const symbolTitle = symbol && [...symbol.children].find((c) => c.localName === "title");
     if (symbolTitle && symbolTitle.textContent.trim() && !IDENTIFIER.test(symbolTitle.textContent.trim())) {
@@ -733,9 +753,10 @@
     return el.children.length === 1 ? el.firstElementChild : null;
   }
 
-  // A guess from the meaningful words of the sprite symbol an SVG draws (<use href="#icon-search">), the file
-  // name of the image it shows (factorio-logo.png) and the class names of the element and its only children
-  // ("btn btn-send" → "send"; "fa fa-trash-can" → "trash can"). At most three words.
+  // A guess from the meaningful words of the sprite symbol an SVG draws (<use href="#icon-search">), the icon an
+  // icon library's attribute names (<i data-feather="x">), the file name of the image it shows (factorio-logo.png)
+  // and the class names of the element and its only children ("btn btn-send" → "send"; "fa fa-trash-can" →
+  // "trash can"). At most three words.
   function iconWords(el, parts, classes) {
     const words = [];
     const add = (name) => {
@@ -744,6 +765,8 @@
     const use = parts.list.find((e) => e.localName === "use" && inSvg(e, el));
     const href = useHref(use);
     if (href.includes("#")) add(href.slice(href.indexOf("#") + 1));
+    const dataIcon = classes ? [el, ...parts.list].map(dataIconName).find(Boolean) : "";
+    if (dataIcon) add(dataIcon);
     const image = el.localName === "img" ? el : parts.list.find((e) => e.localName === "img");
     const src = image ? (image.getAttribute("src") || "").trim() : "";
     if (src && !src.toLowerCase().startsWith("data:")) {
@@ -756,10 +779,24 @@
     return words.slice(0, ICON_RULES.words).join(" ");
   }
 
-  // rules.meaningful_words: "btnSendMail" → send, mail; parts with digits, short or generic ones left out.
+  // The icon an icon library's attribute names (rules.ICON_DATA_ATTRIBUTES): <i data-feather="x">.
+  function dataIconName(e) {
+    for (const name of ICON_RULES.data) {
+      const value = (e.getAttribute(name) || "").trim();
+      if (value) return value;
+    }
+    return "";
+  }
+
+  // rules.meaningful_words: "btnSendMail" → send, mail; "octicon-x" → close; parts with digits, short or generic
+  // ones left out.
+  const SYNONYMS = new Map(Object.entries(ICON_RULES.synonyms));
   function meaningfulWords(name) {
-    return name.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase().split(/[-_.\s]+/)
-      .filter((word) => word.length > 2 && /^[a-z]+$/.test(word) && !GENERIC.has(word));
+    const words = name.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()
+      .replace(/(?<![a-z0-9])x[-_]mark(?![a-z0-9])/g, "xmark").split(/[-_.\s]+/)
+      .filter((word) => SYNONYMS.has(word) || (word.length > 2 && /^[a-z]+$/.test(word) && !GENERIC.has(word)));
+    if (words.length === 1 && SYNONYMS.has(words[0])) return [SYNONYMS.get(words[0])];
+    return words.filter((word) => word.length > 2);
   }
 
   // --- how far a text area scrolls (its text is a value, not boxes the host could measure) ---------------

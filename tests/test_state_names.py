@@ -1,0 +1,112 @@
+"""What a person calls a control or a formula the page does not name for screen readers the usual way, read by
+both readers (the in-page walker and whole-page DOM snapshots) into the exact lines the model gets, and used
+through them (the page's own script records what happened): icons drawn by icon libraries (the name only in a
+class, a data-* attribute or the svg's <desc>), fields no label names, and formulas drawn by MathJax and KaTeX."""
+
+from __future__ import annotations
+
+import pytest
+from state_support import open_page, page_lines
+
+from tabpilot.browser import actions
+from tabpilot.browser.browser import Browser
+from tabpilot.browser.state import BrowserState, build_state, read_page
+from tabpilot.browser.tab import Tab
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+READERS = pytest.mark.parametrize("snapshot", [False, True], ids=["walker", "snapshot"])
+
+
+async def read(browser: Browser, tab: Tab, snapshot: bool, previous: BrowserState | None = None) -> BrowserState:
+    return build_state(await read_page(browser, tab, snapshot=snapshot), previous)
+
+
+@READERS
+async def test_icons_named_only_by_their_library_are_named(browser: Browser, pages, snapshot: bool) -> None:
+    tab = await open_page(browser, pages.url("eyes_icon_libraries.html"))
+    state = await read(browser, tab, snapshot)
+    expected = [
+        "# Icon libraries",
+        "[1]<button icon=close>",  # GitHub's octicon-x: a cross is a close button
+        "[2]<a role=button icon=close>",  # codicon-close, the set's own prefix left out
+        "[3]<button icon=search>",  # lucide lucide-search
+        "[4]<button icon=trash>",  # <i data-lucide="trash-2">, before lucide's script draws it
+        "[5]<a icon=close>",  # <i data-feather="x">
+        "[6]<button icon=close>",  # feather-x-circle
+        "[7]<button icon=close>",  # ri-close-line: "line" is Remix's drawing style
+        "[8]<button icon=trash>",  # bx bxs-trash
+        "[9]<button icon=close>",  # fa fa-times
+        "[10]<button icon=delete>",  # <span data-icon="delete">
+        '[11]<button icon="cart shopping">',  # Font Awesome's svg: data-icon, its classes say nothing
+        "[12]<button>Download the report",  # the svg's <desc>
+        "[13]<a icon=twitter href=twitter.com/intent/tweet>",  # the brand's X is a letter, not a close button
+        "[14]<button>",  # btn btn-primary and a bare svg.icon: nothing says what it does, nothing is made up
+        "none",
+    ]
+    assert page_lines(state) == expected, state.text
+    assert await actions.click(browser, tab, state.elements[1]) == "Clicked [1] button 'close'."
+    assert await actions.click(browser, tab, state.elements[4]) == "Clicked [4] button 'trash'."
+    assert await actions.click(browser, tab, state.elements[12]) == "Clicked [12] button 'Download the report'."
+    assert await tab.evaluate("window.clicks") == ["octicon-x", "lucide-data", "desc"]
+    again = await read(browser, tab, snapshot, state)  # a second read names them the same way
+    assert page_lines(again) == [*expected[:-1], "clicked octicon-x, lucide-data, desc"], again.text
+    await browser.close_tab(tab.target_id)
+
+
+@READERS
+async def test_fields_no_label_names_carry_what_says_what_they_are(browser: Browser, pages, snapshot: bool) -> None:
+    tab = await open_page(browser, pages.url("eyes_unnamed_fields.html"))
+    state = await read(browser, tab, snapshot)
+    assert page_lines(state) == [
+        "# Checkout",
+        "[1]<input id=search-input>",  # no label, no name: its id says what it is
+        "[2]<button>Go",
+        "[3]<input type=email id=newsletterEmail>",
+        "[4]<input>Promo code, if you have one",  # aria-describedby text drawn for screen readers only
+        "[5]<input id=email>",  # a hidden error message it is described by is no name
+        "[6]<input>",  # id=":r3:": a framework's id says nothing
+        "[7]<input>",  # id="input-1234": nor does this one
+        "[8]<input type=search name=q>",
+        "City",  # a label a person sees stays where it stands, and the id is not added
+        "[9]<input>",
+        "[10]<input type=number title=Quantity>",
+        '[11]<input placeholder="ZIP code">',
+    ], state.text
+    assert [state.elements[i].name for i in (1, 3, 4, 5)] == [
+        "search", "newsletter email", "Promo code, if you have one", "email"]
+    said = await actions.input_text(browser, tab, state.elements[1], "shoes")
+    assert said.startswith("Typed 'shoes' into [1] input 'search'"), said
+    await actions.input_text(browser, tab, state.elements[4], "SPRING")
+    assert await tab.evaluate("window.typed") == {"search-input": "shoes", "promo": "SPRING"}
+    again = await read(browser, tab, snapshot, state)
+    assert page_lines(again)[1] == "[1]<input id=search-input value=shoes>", again.text
+    assert page_lines(again)[4] == "[4]<input value=SPRING>Promo code, if you have one", again.text
+    await browser.close_tab(tab.target_id)
+
+
+@READERS
+async def test_formulas_read_as_a_person_reads_them(browser: Browser, pages, snapshot: bool) -> None:
+    tab = await open_page(browser, pages.url("eyes_math.html"))
+    state = await read(browser, tab, snapshot)
+    assert page_lines(state) == [
+        "# Formulas",
+        "Energy: E = mc^2 in joules.",  # MathJax 3: its assistive MathML, not an empty focusable container
+        "x = (−b ± √(b^2 − 4ac))/(2a)",  # displayed: a line of its own
+        "Pythagoras: a^2 + b^2 = c^2.",  # MathJax 2
+        "Harmonic: a_n = 1/n",  # KaTeX, without its TeX annotation
+        "Named: E equals m c squared",  # the container's aria-label
+        "[1]<a>See e^(iπ) + 1 = 0",  # a formula in a link names the link
+        "Soup: (no MathML).",  # glyphs with nothing to read them by: left out
+        "Native: 1/(n + 1) of the sum.",  # MathML the browser draws: in its sentence, not a line per glyph
+        "[2]<input type=checkbox checked=false>x > 0",  # a formula after a checkbox is its label
+        "[3]<button>Check answer",
+        "none",
+    ], state.text
+    assert "0 interactive elements" in state.text.splitlines()[-1]  # the formula far below is no control either
+    for index in (1, 2, 3):
+        await actions.click(browser, tab, state.elements[index])
+    assert await tab.evaluate("window.clicks") == ["eq-link", "holds", "check"]
+    await tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    below = await read(browser, tab, snapshot, state)
+    assert "Far below: y" in page_lines(below) and not below.elements, below.text
+    await browser.close_tab(tab.target_id)
