@@ -640,8 +640,10 @@ async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
     assert hostile["overlayText"] is False and hostile["buttons"] == ["Decoy"], hostile
     snap = await snapshot(harness, task_id)
     assert (snap["status"], snap["control"]) == ("running", None), snap  # no press of the page's counted
-    shown = await overlay(tab)  # still there, still shown, after being removed three times
-    assert shown is not None and shown["buttons"] == ["takeover", "stop"], shown
+    # still there, still shown, after being removed three times. Put back, the panel's frame is a new document the
+    # worker fills again (worker/takeover.js injectPanel): read at once, a loaded run saw it still empty.
+    await wait_overlay(tab, "the overlay back after being removed three times",
+                       lambda o: o["state"] == "running" and o["buttons"] == ["takeover", "stop"])
     visible = await tab.evaluate(
         "(() => { const h = document.querySelector('[data-tabpilot-overlay]');"
         " return !!h && h.checkVisibility({opacityProperty: true, visibilityProperty: true}); })()"
