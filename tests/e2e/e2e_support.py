@@ -266,6 +266,16 @@ class Harness:
         except AssertionError as exc:
             raise AssertionError(f"{exc}; service workers: {await self._workers()}") from exc
 
+    async def stop_worker(self) -> None:
+        """Stop the extension's service worker, as Chromium stops an idle one, once the harness has let go of it: a
+        worker stopped with a DevTools session on it may never start again (puppeteer#9995)."""
+        await self._drop_worker()
+        root = self.browser.connection.root
+        workers = [target["targetId"] for target in (await root.send("Target.getTargets"))["targetInfos"]
+                   if target["type"] == "service_worker" and target["url"].startswith(EXTENSION_ORIGIN)]
+        assert len(workers) == 1, workers
+        await root.send("Target.closeTarget", {"targetId": workers[0]})
+
     async def _wake_worker(self) -> None:
         """Start the extension's service worker again if it stopped: an extension page that talks to it, opened and
         closed. (A worker whose first start failed has no registration left to start: see attach_worker.)"""
