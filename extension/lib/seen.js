@@ -8,7 +8,7 @@
 // for `forMs` without a break, and where it is now. (No v2: the delay since shown.) A press `seen()` refuses is not
 // dropped in silence: `why()` says what the person is told ("soon": it just appeared, or moved, there, or the browser
 // has not said yet whether it is seen; "hidden": it is not in view whole now, covered, transparent or partly off
-// screen). A document may get these files
+// screen). `renew()`: the same watch on a new observer. A document may get these files
 // twice (registered, then injected): `var` and the guard make the second run keep the first.
 "use strict";
 
@@ -18,10 +18,12 @@ var Seen = globalThis.Seen || (() => {
   // and a frame or two): a press before that is too soon, not on a hidden element
   const FIRST_REPORT_MS = 300;
 
-  // `shownAt`: when the element was shown (performance.now()), when a new watch takes over from an earlier one
-  function watch(element, forMs, shownAt = performance.now()) {
+  // `shownAt`: when the element was shown (performance.now()); `lost`: when it was last seen whole, and where (a watch
+  // that takes over from an earlier one: renew)
+  function watch(element, forMs, shownAt = performance.now(), lost = null) {
     if (!("isVisible" in IntersectionObserverEntry.prototype)) {
-      return { seen: () => performance.now() - shownAt >= forMs, whole: () => true, why: () => "soon", stop: () => {} };
+      const seen = () => performance.now() - shownAt >= forMs;
+      return { seen, whole: () => true, why: () => "soon", stop: () => {}, renew: () => watch(element, forMs, shownAt) };
     }
     let since = null;
     let place = null; // where it was when `since` began: moved under the pointer since, it was not seen there
@@ -32,8 +34,10 @@ var Seen = globalThis.Seen || (() => {
     const observer = new IntersectionObserver((entries) => {
       for (const entry of entries) {
         const whole = entry.isVisible && entry.isIntersecting && entry.intersectionRatio >= WHOLE;
-        if (!whole) since = null;
-        else if (since === null) {
+        if (!whole) {
+          if (since !== null) lost = { at: performance.now(), place };
+          since = null;
+        } else if (since === null) {
           since = performance.now();
           place = where();
         }
@@ -50,9 +54,19 @@ var Seen = globalThis.Seen || (() => {
       }
       return performance.now() - since >= forMs;
     };
-    // `whole`: seen whole now, however briefly (what `seen` waits on for `forMs`); `why`: after `seen()` said no, why
-    const why = () => (since !== null || performance.now() - shownAt < forMs + FIRST_REPORT_MS ? "soon" : "hidden");
-    return { seen, whole: () => since !== null, why, stop: () => observer.disconnect() };
+    // `whole`: seen whole now, however briefly (what `seen` waits on for `forMs`); `why`: after `seen()` said no, why.
+    // Not whole a moment after it was, somewhere else now: it moved, in view. The window made shorter moves the overlay,
+    // and Chromium says its Allow is out of view for the frame or two it takes to lay it out anew (measured: 75-115 ms,
+    // isIntersecting false): a press then was told Allow was covered or off screen, while the person saw it move.
+    const moved = () => !!lost && performance.now() - lost.at < forMs + FIRST_REPORT_MS && where() !== lost.place;
+    const why = () => (since !== null || performance.now() - shownAt < forMs + FIRST_REPORT_MS || moved() ? "soon"
+      : "hidden");
+    const stop = () => observer.disconnect();
+    const renew = () => {
+      stop();
+      return watch(element, forMs, shownAt, since !== null ? { at: performance.now(), place } : lost);
+    };
+    return { seen, whole: () => since !== null, why, stop, renew };
   }
 
   // Puts a page-reachable host element in the top layer, above the page and outside its effects (a page-wide

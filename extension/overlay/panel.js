@@ -317,12 +317,9 @@
       return;
     }
     if (allowSeen) return;
-    const shownAt = performance.now(); // a refused press this soon after is told it came too soon (Seen why)
-    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS, shownAt);
+    allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS); // a refused press soon after is told it came too soon (Seen why)
     rewatch = setInterval(() => {
-      if (!allowSeen || allowSeen.whole()) return;
-      allowSeen.stop();
-      allowSeen = Seen.watch(ui.allow, ALLOW_GRACE_MS, shownAt);
+      if (allowSeen && !allowSeen.whole()) allowSeen = allowSeen.renew();
     }, REWATCH_MS);
   }
 

@@ -838,14 +838,10 @@ async def test_a_request_dies_with_the_service_worker_and_the_reopened_view_show
     async with mcp_client(harness, "--approve-timeout", "60", name="Restart Agent") as client:
         call = asyncio.ensure_future(client.call("run_task", task="Sign up Ray", url=e2e_pages.url("form.html?w1")))
         await approval_card(popup, "Restart Agent")
-        root = harness.browser.connection.root
-        workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
-                   if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
-        await root.send("Target.closeTarget", {"targetId": workers[0]})
+        await harness.stop_worker()
         is_error, text = await call
         assert is_error and "went away" in text, text
         await popup.wait_for("!document.querySelector('.approval-card')", "the card of the stopped worker's host")
-        harness.worker = None
         await harness.attach_worker()  # the popup's reconnect woke it
         await harness.wait_host_connected()
         call = asyncio.ensure_future(client.call("run_task", task="Sign up Ray again",
@@ -1251,15 +1247,10 @@ async def test_service_worker_restart_mid_call_fails_clearly_and_the_next_call_w
     async with mcp_client(harness, "--approve", "always") as client:
         call = await run_on(client, llm, "Sign up before the restart", e2e_pages.url("form.html?restart"))
         old_hosts = harness.host_pids()
-        root = harness.browser.connection.root
-        workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
-                   if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
-        assert len(workers) == 1
-        await root.send("Target.closeTarget", {"targetId": workers[0]})
+        await harness.stop_worker()
         is_error, text = await call
         assert is_error and "went away" in text, text
 
-        harness.worker = None
         await harness.browser.new_tab(e2e_pages.url("form.html?wake"))  # a tab event wakes the worker
         await harness.attach_worker()
         await harness.wait_host_connected()

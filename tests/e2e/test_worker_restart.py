@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from e2e_support import EXTENSION_ORIGIN, Harness, act_on, done, wait_until
+from e2e_support import Harness, act_on, done, wait_until
 from test_takeover import (
     account_tab,  # noqa: F401  # the fixture
     account_told,
@@ -45,12 +45,7 @@ async def stop_worker(harness: Harness) -> list[int]:
     """Stop the extension's service worker (as DevTools' stop or Chromium's idle kill does); the hosts then."""
     old_hosts = harness.host_pids()
     assert len(old_hosts) == 1, old_hosts
-    root = harness.browser.connection.root
-    workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
-               if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
-    assert len(workers) == 1, workers
-    await root.send("Target.closeTarget", {"targetId": workers[0]})
-    harness.worker = None
+    await harness.stop_worker()
     return old_hosts
 
 
@@ -160,12 +155,8 @@ async def test_a_task_whose_tab_closed_while_the_worker_was_down_ends_with_an_er
     assert (await ask_host(harness, {"type": "task.stop", "taskId": stopped_id}))["ok"]
     task_id = await start(harness, tab, "Fill the form in a tab about to close")
     await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= 2), "the agent to think")
-    root = harness.browser.connection.root
-    workers = [t["targetId"] for t in (await root.send("Target.getTargets"))["targetInfos"]
-               if t["type"] == "service_worker" and t["url"].startswith(EXTENSION_ORIGIN)]
-    await root.send("Target.closeTarget", {"targetId": workers[0]})
+    await harness.stop_worker()
     await harness.browser.close_tab(tab.target_id)  # before the overlay could wake the worker
-    harness.worker = None
     await harness.browser.new_tab(e2e_pages.url("form.html?wake"))  # a tab event wakes the worker
     await harness.attach_worker()
     await harness.wait_host_connected()
