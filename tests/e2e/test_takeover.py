@@ -748,11 +748,15 @@ async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     assert again["notice"] == "You have the controls." and again["buttons"] == ["handback", "stop"], again
     await user_fill(account_tab, "#city", "After reload")
 
-    # the worker forgets everything it knew (as a restarted worker has) and asks the host, as on reconnect
+    # the worker forgets everything it knew (as a restarted worker has: no host either, until its hello is answered)
+    # and asks the host, as on reconnect; the city typed just before is reported meanwhile, and kept for the task the
+    # host names. (With the host still counted as there, that report was dropped: the CI run at cef835b.)
     await harness.sw(
-        "tasks.clear(); userHasControls.clear(); sentModes.clear();"
+        "tasks.clear(); userHasControls.clear(); sentModes.clear(); host.connected = false;"
         " for (const port of overlayPorts.values()) port.disconnect(); overlayPorts.clear();"
-        " learnTasks((await requestHost({type: 'hello', extensionVersion: 'e2e'})).tasks); true"
+        " await new Promise((r) => setTimeout(r, 700));"
+        " const said = await requestHost({type: 'hello', extensionVersion: 'e2e'});"
+        " host.connected = true; learnTasks(said.tasks); true"
     )
     assert await harness.sw(f"userHasControls.has({await harness.chrome_tab_id(account_tab)})")
     await wait_overlay(account_tab, "the overlay after the worker re-learnt the task", lambda o: o["state"] == "user")
