@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tabpilot.mcp.hostlink import NO_HOST, HostGone, HostLink, HostRefused, HostUnavailable
+from tabpilot.mcp.hostlink import BROWSER_CLOSED, NO_HOST, HostGone, HostLink, HostRefused, HostUnavailable
 from tabpilot.native.codec import FrameDecoder, encode_frame
 from tabpilot.native.endpoint import EndpointAddress, LocalEndpoint, program_of
 from tabpilot.native.host import NativeHost
@@ -165,6 +165,39 @@ async def test_a_call_in_flight_fails_when_the_host_goes_and_the_next_reaches_th
         finally:
             await second.close()
     finally:
+        await link.close()
+
+
+# A browser as far as the host can tell: the process that starts it with pipes, says hello, and holds them.
+_BROWSER = """import os, struct, subprocess, sys, time
+host = subprocess.Popen([sys.executable, '-m', 'tabpilot', 'host', 'chrome-extension://testextension/'],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+hello = b'{"type": "hello", "id": "h", "extensionVersion": "x"}'
+host.stdin.write(struct.pack('=I', len(hello)) + hello)
+host.stdin.flush()
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="who spawned the host is asked on Linux only")
+async def test_a_call_in_flight_when_the_browser_closes_says_it_closed_and_what_to_do(home: Path) -> None:
+    # The call was told the host "went away" and to call again once the browser is back, where no host can come back
+    # (a fresh-clone CI run at cef835b, test_mcp_browser_closed: asked before this end had read the end of the
+    # connection): it is told the browser was closed, and what to do, as a call made later is.
+    browser = await asyncio.create_subprocess_exec(sys.executable, "-c", _BROWSER)
+    link = HostLink("unit test", connect_wait=5)
+    try:
+        assert await link.request("ping") == {"pong": True}
+        waiting = asyncio.ensure_future(ask_in_new_tab(link, {"task": "t", "timeout": 30}))
+        await asyncio.sleep(0.3)
+        browser.kill()  # its host's stdin closes with it
+        await browser.wait()
+        with pytest.raises(HostUnavailable) as closed:
+            await waiting
+        assert not isinstance(closed.value, HostGone) and str(closed.value) == BROWSER_CLOSED, closed.value
+    finally:
+        if browser.returncode is None:
+            browser.kill()
         await link.close()
 
 

@@ -181,6 +181,13 @@ class HostLink:
             # new connection, the request reaches the host that took its place, or is told why there is none.
             connection = await self.connection(waiting)
             return await connection.request(type, fields or {}, timeout)
+        except HostGone as exc:
+            # Gone with the browser it ran in: no host will come, and the caller is told what to do about that
+            # (asked right after the browser closed, before this end had read the end of the connection, a call
+            # was told to call again once the browser is back: a fresh-clone CI run at cef835b)
+            if self._browser is not None and not owner_alive(self._browser):
+                raise HostUnavailable(BROWSER_CLOSED) from exc
+            raise
 
     def updates(self, task_id: str) -> asyncio.Queue[dict[str, Any] | HostGone]:
         """The pushes about one task (task.status / activity / event / result), then HostGone if the
