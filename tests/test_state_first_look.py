@@ -11,6 +11,7 @@ import contextlib
 import time
 
 import pytest
+from actions_support import wait_until
 from llm_support import slow_file
 from state_support import node_property, open_page
 
@@ -307,7 +308,53 @@ class _Sent:
         del self._connection.send  # the class's method again
 
 
-async def test_a_first_look_asks_everything_at_once_unless_something_new_listens(browser: Browser, pages) -> None:
+async def _marked_ahead(tab) -> None:
+    """Wait until what listened for clicks when the tab's document was parsed is marked (no read waits then)."""
+    async def marked() -> bool:
+        world = fast._worlds(tab.session).get(tab.main_frame_id)
+        return world is not None and world.marked_ahead
+
+    await wait_until(marked, timeout=10)
+
+
+async def test_what_listens_once_the_page_is_parsed_is_marked_before_the_first_look(browser: Browser, pages) -> None:
+    # While the page goes on loading, what listens for clicks is found and marked: the first look walks once, as a
+    # later step does. Boxes made clickable while the page was parsed and when the DOM was ready are marked
+    # ahead; the one its load handler makes clickable, 0.4 s later, is the only one the first look resolves.
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)  # tabpilot reads this tab from now on
+    sent = _Sent(tab)
+    try:
+        for visit in (1, 2):
+            await tab.navigate(pages.url(f"speed_modal.html?visit={visit}"))
+            await _marked_ahead(tab)
+            sent.calls.clear()
+            state = await get_state(browser, tab)
+            first_answer = _first_page_answer(sent.calls)
+            assert [m for m, _, at, _ in sent.calls if at > first_answer and not m.startswith("Runtime.release")] \
+                == [], sent.calls
+            await actions.click(browser, tab, _named(state, "Accept all"))
+            assert await tab.evaluate("window.accepted") == "all"
+
+            with _slow_image(0.4) as slow:
+                await tab.navigate(pages.url(f"state_listeners_during_load.html?visit={visit}&slow={slow}"))
+            await _marked_ahead(tab)
+            sent.calls.clear()
+            state = await get_state(browser, tab)
+            resolved = [p for m, p, *_ in sent.calls if m == "DOM.resolveNode" and p.get("objectGroup")]
+            assert len(resolved) <= 1, sent.calls  # none if the page had loaded when it was parsed, to Python
+            for box in ("parsed", "ready", "loaded"):
+                await actions.click(browser, tab, _named_in_text(state, f"Made clickable {_WHEN[box]}"))
+            assert await tab.evaluate("window.clicks") == ["parsed", "ready", "loaded"]
+    finally:
+        sent.close()
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_first_look_asks_everything_at_once_unless_something_new_listens(browser: Browser, pages,
+                                                                                monkeypatch) -> None:
+    # A first look that comes before the page was parsed (nothing marked ahead) finds the listeners itself.
+    monkeypatch.setattr(fast, "_mark_ahead", _nothing)
     tab = await open_page(browser, pages.url("speed_login.html"))
     await get_state(browser, tab)  # tabpilot reads this tab from now on
     sent = _Sent(tab)
@@ -336,11 +383,17 @@ async def test_a_first_look_asks_everything_at_once_unless_something_new_listens
 
 
 
-async def test_where_a_first_look_walked_twice_the_next_ones_walk_once_the_listeners_are_known(browser: Browser,
-                                                                                               pages) -> None:
+async def _nothing(*args: object) -> None:
+    return None
+
+
+async def test_where_a_first_look_walked_twice_the_next_ones_walk_once_the_listeners_are_known(
+        browser: Browser, pages, monkeypatch) -> None:
     # 2,000 rows listen for clicks: marked after a walk, they change what it read, and walking again costs
     # more than waiting for them. The first visit learns it; the next first look walks once, with them marked,
-    # until a page with few elements listening (no longer worth the wait).
+    # until a page with few elements listening (no longer worth the wait). For first looks that come before the
+    # page was parsed (nothing marked ahead).
+    monkeypatch.setattr(fast, "_mark_ahead", _nothing)
     tab = await open_page(browser, pages.url("state_listeners.html"))
     first = await get_state(browser, tab)
     sent = _Sent(tab)
@@ -383,6 +436,7 @@ async def test_a_read_sends_the_page_its_commands_and_the_tab_list_in_one_write(
         for navigate in (True, False):  # a first look, then a later step
             if navigate:
                 await tab.navigate(pages.url("speed_login.html"))
+                await _marked_ahead(tab)
             writes.clear()
             await get_state(browser, tab)
             assert len(writes) == 1 and writes[0][0] == "DOMDebugger.getEventListeners", writes
