@@ -261,6 +261,13 @@ function setStatus(status) {
   $("task-input").disabled = running;
   if (TERMINAL.has(status)) setActivity(null);
   if (!running) setControl(null, null);
+  if (status === "interrupted") offerToRunAgain();
+}
+
+// An interrupted task says "Run it again": the person's own is put back in the empty box, so that is one press
+// of Run (a popup reopened after the crash, or the side panel the popup handed over to, had an empty box).
+function offerToRunAgain() {
+  if ($("task-from").hidden && !$("task-input").value.trim()) $("task-input").value = $("task-title").textContent;
 }
 
 // What the agent is doing now; not while it waits on the person (the box above says what for): "Executing click…"

@@ -58,7 +58,8 @@ def test_the_terminal_controls_speak_the_runs_language() -> None:
 
     asked = {"reason": "agent_request", "message": "请输入验证码"}
     assert _took_over_text(asked, "zh-CN") == (
-        "🙋 智能体请你接管控制：请输入验证码\n   请在浏览器中完成，然后在这里按 Enter 交还控制。"
+        "🙋 智能体请你接管控制：请输入验证码\n   请在浏览器中完成，然后在这里按 Enter 交还控制。\n"
+        "   想给智能体留言，就在按这个 Enter 之前输入。"
     )
     assert _took_over_text({"reason": "implicit"}).startswith("✋ You touched the page: the agent paused.")
 

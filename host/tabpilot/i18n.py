@@ -185,6 +185,7 @@ EN_US: dict[str, str] = {
     "controls.you_have_them": (
         "✋ You have the controls: the agent is paused. Press Enter here when you are done to hand back."
     ),
+    "controls.note_hint": "   To leave the agent a note, type it before that Enter.",
     # --- errors and remedies ----------------------------------------------------------------------------
     "error.popup_not_configured": "No model set: open Settings and enter the base URL, model and API key.",
     "error.page_not_configured": "{message} In the popup: open Settings.",
@@ -954,6 +955,7 @@ ZH_CN: dict[str, str] = {
         "你的回答没有改变任何事，智能体会不做它继续。"
     ),
     "controls.you_have_them": "✋ 控制在你手中：智能体已暂停。完成后在这里按 Enter 交还控制。",
+    "controls.note_hint": "   想给智能体留言，就在按这个 Enter 之前输入。",
     "error.popup_not_configured": "尚未设置模型：请打开“设置”，填写 Base URL、模型和 API 密钥。",
     "error.page_not_configured": "{message} 在弹出窗口中：请打开“设置”。",
     "error.page_no_model": (

@@ -403,11 +403,15 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
 ) -> None:
     problems: list[str] = []
     llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
-    popup = await start_task(harness, form_tab, llm, "Tick the terms box, then wait for ever")
+    task = "Tick the terms box, then wait for ever"
+    popup = await start_task(harness, form_tab, llm, task)
     await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the first step card")
     # the host is now waiting on the model's second (delayed) reply, as a real task waits on a slow model
     await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= 2), "the task's second model request")
     task_id = await popup_task_id(popup)
+    watcher = await harness.open_popup(form_tab)  # the popup closed and opened again: the task shown, the box empty
+    await watcher.wait_for("document.body.dataset.status === 'running'", "the reopened popup to show the task")
+    assert await watcher.js("document.getElementById('task-input').value") == ""
     events_before = task_row(harness, task_id)["events"]
     pids = harness.host_pids()
     assert len(pids) == 1, f"expected one host process, found {pids}"
@@ -415,6 +419,7 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
 
     await popup.wait_for("document.body.dataset.host === 'down'", "the popup to say the host is down", 10)
     await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show the task interrupted")
+    await watcher.wait_for("document.body.dataset.status === 'interrupted'", "the other popup to show it too")
     await popup.screenshot(SCREENS / "host-down.png")
     # a crash is not the user's to fix: no install/doctor advice, just what happened and that it reconnects
     assert await popup.text("#host-down-title") == "The host stopped"
@@ -437,6 +442,10 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
     said = "Interrupted: tabpilot's host stopped before this task finished (it was closed or crashed)."
     assert said in await popup.text("#result") and await popup.visible("#result")
     await popup.screenshot(SCREENS / "interrupted.png")
+    # "Run it again": a popup opened while the task ran (its box empty) has the task back in the box, one press
+    # of Run away
+    assert await watcher.js("document.getElementById('task-input').value") == task
+    await harness.browser.close_tab(watcher.tab.target_id)
     reopened = await harness.open_popup(form_tab)
     await reopened.click("#nav-past")
     item = f"#past-list .past-item[data-task-id='{task_id}']"

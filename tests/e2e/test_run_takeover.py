@@ -23,7 +23,7 @@ from e2e_support import VirtualScreen
 from takeover_support import Person, wait_for
 
 from tabpilot.llm.scripted import ScriptedLLMServer
-from tabpilot.store.tasks import TaskStore
+from tabpilot.store.tasks import TaskRecord, TaskStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio]
 
@@ -67,6 +67,30 @@ class Terminal:
         self.process.stdin.write((line + "\n").encode())
         await self.process.stdin.drain()
 
+    @classmethod
+    async def run(cls, screen: VirtualScreen, tmp_path: Path, server: ScriptedLLMServer, task: str, url: str,
+                  *more: str) -> Terminal:
+        """`tabpilot run --headed TASK --url URL`, its browser profile and data under tmp_path."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        env.update(TABPILOT_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1",
+                   DISPLAY=screen.display)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tabpilot", "run", task, "--url", url, "--headed",
+            "--user-data-dir", str(tmp_path / "profile"), "--base-url", server.base_url, "--model", "scripted",
+            "--api-key", API_KEY, *more,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+        return cls(process)
+
+    async def end(self, person: Person | None) -> None:
+        """Shown when the test fails: the terminal's text; then the person's connection and the run go."""
+        print(self.text)
+        if person is not None:
+            await person.close()
+        if self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()
+        await self.reader
+
 
 async def person_in(profile: Path, url_part: str) -> Person:
     port_file = profile / "DevToolsActivePort"
@@ -93,6 +117,26 @@ async def person_in(profile: Path, url_part: str) -> Person:
     return await Person.at(ws_url, target["targetId"])
 
 
+async def take_the_controls(terminal: Terminal, server: ScriptedLLMServer, tmp_path: Path) -> Person:
+    """Enter in the terminal once the agent's first step is under way; the person, at the task's page."""
+    await terminal.shows("Press Enter here to take the controls")
+    person = await person_in(tmp_path / "profile", "takeover_form.html")
+    await wait_for(lambda: len(server.requests) == 1, timeout=60)
+    await terminal.type()
+    await terminal.shows("You have the controls")
+    return person
+
+
+def the_record(tmp_path: Path) -> TaskRecord:
+    """The one task `tabpilot run` recorded."""
+    store = TaskStore(tmp_path / "home" / "data" / "tasks.sqlite3")
+    [summary] = store.list_tasks()
+    record = store.get_task(summary.task_id)
+    store.close()
+    assert record is not None
+    return record
+
+
 async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_knows_what_happened(
     screen: VirtualScreen, pages, tmp_path: Path
 ) -> None:
@@ -107,16 +151,9 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
     ]
     profile = tmp_path / "profile"
     with ScriptedLLMServer(replies) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env.update(TABPILOT_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1",
-                   DISPLAY=screen.display)
         url = pages.url("takeover_form.html")
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tabpilot", "run", "Sign in and choose a plan", "--url", url, "--headed",
-            "--user-data-dir", str(profile), "--base-url", server.base_url, "--model", "scripted",
-            "--api-key", API_KEY, "--max-steps", "10",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
-        terminal = Terminal(process)
+        terminal = await Terminal.run(screen, tmp_path, server, "Sign in and choose a plan", url, "--max-steps", "10")
+        process = terminal.process
         person: Person | None = None
         try:
             await terminal.shows("Press Enter here to take the controls")
@@ -163,13 +200,7 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
             await terminal.type("Paid")
             assert await asyncio.wait_for(process.wait(), 120) == 0, terminal.text
         finally:
-            print(terminal.text)  # shown when the test fails
-            if person is not None:
-                await person.close()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            await terminal.reader
+            await terminal.end(person)
         stderr = (await process.stderr.read()).decode() if process.stderr else ""
         requests = ["\n".join(str(m.get("content")) for m in body["messages"]) for body in server.requests]
         everything_sent = json.dumps(server.requests, ensure_ascii=False)
@@ -207,45 +238,63 @@ async def test_enter_in_the_terminal_takes_over_and_hands_back_and_the_agent_kno
     assert PASSWORD.encode() not in (tmp_path / "home" / "data" / "tasks.sqlite3").read_bytes()
 
 
+async def test_a_note_typed_on_the_hand_back_line_goes_to_the_agent_without_a_second_prompt(
+    screen: VirtualScreen, pages, tmp_path: Path
+) -> None:
+    """What a person types before the Enter that hands back is their note: it was dropped, and the
+    "Note for the agent" prompt came only after it. A bare Enter still asks for the note."""
+    replies = [step("wait", {"seconds": 8}, goal="Wait"), step("wait", {"seconds": 8}, goal="Wait again"),
+               done("Signed in")]
+    with ScriptedLLMServer(replies) as server:
+        terminal = await Terminal.run(screen, tmp_path, server, "Sign in", pages.url("takeover_form.html"),
+                                      "--max-steps", "5")
+        process = terminal.process
+        person: Person | None = None
+        try:
+            person = await take_the_controls(terminal, server, tmp_path)
+            assert "To leave the agent a note, type it before that Enter" in terminal.text
+            await person.click(EMAIL)
+            await person.type("ada@example.org")
+            await terminal.type("Signed in as Ada")  # the note and the hand-back in one line
+            await terminal.shows("✋ You took the controls")
+            await wait_for(lambda: len(server.requests) == 2, timeout=60)
+            assert "Note for the agent" not in terminal.text
+
+            await terminal.type()  # the second time: a bare Enter hands back after asking for the note
+            await wait_for(lambda: terminal.text.count("You have the controls") == 2, timeout=60)
+            await terminal.type()
+            await terminal.shows("Note for the agent")
+            await terminal.type("Nothing else to do")
+            assert await asyncio.wait_for(process.wait(), 120) == 0, terminal.text
+        finally:
+            await terminal.end(person)
+        requests = ["\n".join(str(m.get("content")) for m in body["messages"]) for body in server.requests]
+    assert "Signed in as Ada" in requests[1] and 'typed in textbox "Email" → "ada@example.org"' in requests[1]
+    assert "Nothing else to do" in requests[2]
+    record = the_record(tmp_path)
+    assert record.summary.status == "completed"
+    assert [e["note"] for e in record.events if e["type"] == "user_takeover"] == [
+        "Signed in as Ada", "Nothing else to do"]
+
+
 async def test_ctrl_c_while_the_user_has_the_controls_records_the_takeover_then_ends_stopped(
     screen: VirtualScreen, pages, tmp_path: Path
 ) -> None:
-    profile = tmp_path / "profile"
     with ScriptedLLMServer([step("wait", {"seconds": 10}, goal="Wait")]) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env.update(TABPILOT_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1",
-                   DISPLAY=screen.display)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tabpilot", "run", "Sign in", "--url", pages.url("takeover_form.html"),
-            "--headed", "--user-data-dir", str(profile), "--base-url", server.base_url, "--model", "scripted",
-            "--api-key", API_KEY,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
-        terminal = Terminal(process)
+        terminal = await Terminal.run(screen, tmp_path, server, "Sign in", pages.url("takeover_form.html"))
+        process = terminal.process
         person: Person | None = None
         try:
-            await terminal.shows("Press Enter here to take the controls")
-            person = await person_in(profile, "takeover_form.html")
-            await wait_for(lambda: len(server.requests) == 1, timeout=60)
-            await terminal.type()
-            await terminal.shows("You have the controls")
+            person = await take_the_controls(terminal, server, tmp_path)
             await person.click(EMAIL)
             await person.type("half-typed@example.org")  # still in the field, never left: pending in the page
             await asyncio.sleep(0.3)
             process.send_signal(signal.SIGINT)
             assert await asyncio.wait_for(process.wait(), 60) == 130, terminal.text
         finally:
-            print(terminal.text)
-            if person is not None:
-                await person.close()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            await terminal.reader
-    store = TaskStore(tmp_path / "home" / "data" / "tasks.sqlite3")
-    [summary] = store.list_tasks()
-    record = store.get_task(summary.task_id)
-    store.close()
-    assert record is not None and summary.status == "stopped"
+            await terminal.end(person)
+    record = the_record(tmp_path)
+    assert record.summary.status == "stopped"
     [takeover] = [e for e in record.events if e["type"] == "user_takeover"]
     assert takeover["reason"] == "user"
     assert [(a["kind"], a["target"], a.get("value")) for a in takeover["actions"]] == [

@@ -1,6 +1,6 @@
 """The person at the terminal of `tabpilot run`: Enter takes the controls of the browser and hands them
-back (asking for an optional note), the agent's `ask_user` questions are answered here, and touching
-the page while the agent works pauses it by itself (implicit takeover).
+back (with the note typed before it; a bare Enter asks for one), the agent's `ask_user` questions are
+answered here, and touching the page while the agent works pauses it by itself (implicit takeover).
 
 What the user does in the page is recorded by capture.js, injected over CDP into every frame of the
 task's tab (`browser.capture.PageCapture`); the host knows its own input (`Tab.input_log`), so any
@@ -124,6 +124,8 @@ class TerminalControls:
         if self._awaiting_note:
             self._awaiting_note = False
             await self._hand_back(line.strip() or None)
+        elif self.run.taken_over and line.strip():
+            await self._hand_back(line.strip())  # the note typed on the hand-back line itself
         elif self.run.taken_over:
             self._awaiting_note = True
             self._say(say("controls.ask_note", self.language))
@@ -231,7 +233,9 @@ def _took_over_text(control: dict[str, Any], language: str | None = None) -> str
     reason = control.get("reason")
     if reason == "agent_request":
         reason_given = control.get("message") or say("controls.no_reason", language)
-        return say("controls.agent_asks_takeover", language, reason=reason_given)
-    if reason == "implicit":
-        return say("controls.touched", language)
-    return say("controls.you_have_them", language)
+        said = say("controls.agent_asks_takeover", language, reason=reason_given)
+    elif reason == "implicit":
+        said = say("controls.touched", language)
+    else:
+        said = say("controls.you_have_them", language)
+    return f"{said}\n{say('controls.note_hint', language)}"
