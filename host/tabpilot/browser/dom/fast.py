@@ -6,16 +6,16 @@ filled in through CDP: click listeners (`DOMDebugger.getEventListeners`) and clo
 the walk met, serialized deep: each says whether its shadow root is closed). An element's backendNodeId is
 looked up only when an action touches it (`locate`).
 
-The walker is installed before the page needs it: every new document of a session that tabpilot reads
-gets it in tabpilot's world as it is created (`Page.addScriptToEvaluateOnNewDocument`), so the first look
-after a navigation only asks for it. The world itself is made as the document is committed (a cross-site
-frame's as its session attaches), while the page loads: the first look starts with the listeners. What listens for
-clicks once the document is parsed is marked then, while the page goes on loading, so the first look walks once
-unless something listens that did not then. Once the page is idle after DOMContentLoaded, the walker of a small document walks once for nothing (walker.js `warm`), so the
-first look runs code this world already ran (a new world's first walk was ~3x slower than the next). It is
-kept as a global of that world named after its source, so a walker of another tabpilot version is never
-used; a second task or a restarted host reuses the one there (its ids stay consistent: they are only ever
-looked up through the walker that gave them)."""
+The walker is installed before the page needs it: every new document of a session that tabpilot reads gets it in
+tabpilot's world as it is created (`Page.addScriptToEvaluateOnNewDocument`), so the first look after a navigation
+only asks for it. The world itself is made as the document is committed (a cross-site frame's as its session
+attaches), while the page loads: the first look starts with the listeners. What listens for clicks once the
+document is parsed is marked then, while the page goes on loading, so the first look walks once unless something
+listens that did not then. Once the page is idle after DOMContentLoaded, the walker of a small document walks once
+for nothing (walker.js `warm`), so the first look runs code this world already ran (a new world's first walk was
+~3x slower than the next). It is kept as a global of that world named after its source, so a walker of another
+tabpilot version is never used; a second task or a restarted host reuses the one there (its ids stay consistent:
+they are only ever looked up through the walker that gave them)."""
 
 from __future__ import annotations
 
