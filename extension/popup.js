@@ -271,12 +271,13 @@ function offerToRunAgain() {
 }
 
 // What the agent is doing now; not while it waits on the person (the box above says what for): "Executing click…"
-// under "Approve this action?" said it was doing what it waits for a yes to do.
+// under "Approve this action?" said it was doing what it waits for a yes to do; nor while the person has the
+// controls ("Done wait in 1,147 ms" under Paused, of a wait their taking over had cut short).
 function setActivity(activity) {
   ui.activity = activity;
   const text = Timeline.activityText(activity);
   $("activity").textContent = text;
-  $("activity").hidden = !text || Asking.waitsOnPerson(asksNow());
+  $("activity").hidden = !text || !!Asking.pillKind(asksNow());
   $("activity").dataset.type = activity ? activity.type : "";
 }
 

@@ -73,3 +73,25 @@ def test_the_models_question_in_the_terminal_shows_its_controls_and_line_separat
     printed = out.getvalue()
     assert not any(c in printed for c in "\u2028\x1b"), repr(printed)
     assert "❓ The agent asks: Pay?\\u2028✔ Approved by you\\x1b[2J\n" in printed
+
+
+def test_an_action_the_persons_taking_over_stopped_is_told_to_them_not_in_the_models_words() -> None:
+    # The model is told "…so it was abandoned (not an error) … read the page as it is now before going on"; the
+    # terminal, `history show` and the popup said that to the person too.
+    from tabpilot.agent.types import AgentReflection, StepAction, StepEvent
+    from tabpilot.i18n import text
+    from tabpilot.store.tasks import StoredEvent
+    from tabpilot.store.timeline import _event_lines
+    from tabpilot.taskrun.events import RunEvent
+
+    for language, words in (("en-US", "not done: you took the controls"), ("zh-CN", "未执行：你接管了控制")):
+        told = text("result.took_over", language)
+        step = StepEvent(step_index=0, reflection=AgentReflection(next_goal="Order"), action=StepAction(
+            name="click_element_by_index", input={"index": 4}, output=told, abandoned="took_over")).to_wire()
+        out = io.StringIO()
+        printer = RunPrinter(out, language)  # type: ignore[arg-type]
+        printer(RunEvent(step))
+        printer.flush()  # the result line is held until the next event
+        shown = "\n".join([out.getvalue(), *_event_lines(StoredEvent(1, 0.0, step), 0.0, language)])
+        assert words in shown and told not in shown, shown
+        assert told in StepEvent.model_validate(step).to_prompt(language=language)  # the model's words stay its

@@ -62,7 +62,8 @@ const Timeline = (() => {
         if (reflection.evaluation_previous_goal) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
         line(li, "goal", t("cardGoal"), reflection.next_goal);
         line(li, "action", t("cardAction"), `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
-        line(li, "output", t("cardResult"), short(action.output));
+        // an action the person's taking the controls stopped: said to them, not the model's instructions in output
+        line(li, "output", t("cardResult"), action.abandoned === "took_over" ? t("cardTookOverResult") : short(action.output));
         return li;
       }
       case "observation": {

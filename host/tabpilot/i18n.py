@@ -583,6 +583,7 @@ EN_US: dict[str, str] = {
     "timeline.evaluation": "evaluation: {evaluation}",
     "timeline.action": "action: {action}",
     "timeline.result": "result: {result}",
+    "timeline.abandoned": "not done: you took the controls",
     "timeline.observation": "observation: {content}",
     "timeline.retry": "retry {attempt}: {message}",
     "timeline.error": "error: {message}",
@@ -1307,6 +1308,7 @@ ZH_CN: dict[str, str] = {
     "timeline.evaluation": "评估：{evaluation}",
     "timeline.action": "操作：{action}",
     "timeline.result": "结果：{result}",
+    "timeline.abandoned": "未执行：你接管了控制",
     "timeline.observation": "观察：{content}",
     "timeline.retry": "重试 {attempt}：{message}",
     "timeline.error": "错误：{message}",
@@ -1953,6 +1955,14 @@ def event_text(event: Mapping[str, Any], language: str | None) -> str | None:
         return failure_text(code, params if isinstance(params, Mapping) else None, language)
     except (KeyError, IndexError, ValueError):  # params the catalog's words do not fit: the English stands
         return None
+
+
+def step_result(action: Mapping[str, Any], language: str | None) -> str:
+    """A step's result as the person reads it: the model's words (`output`), unless the action was not done because
+    the person took the controls (`abandoned`), which the model is told with instructions of its own."""
+    if action.get("abandoned") == "took_over":
+        return text("timeline.abandoned", language)
+    return str(action.get("output") or "")
 
 
 def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:

@@ -212,8 +212,15 @@ async def test_take_over_from_the_question_abandons_the_action_and_gives_the_use
     assert not problems, problems
     [order] = [e for e in snap["history"] if e["type"] == "step" and e["action"]["name"] == "click_element_by_index"]
     assert "The user took the controls before this action finished, so it was abandoned" in order["action"]["output"]
+    assert order["action"]["abandoned"] == "took_over", order
     assert [e for e in snap["history"] if e["type"] == "user_takeover"], snap["history"]
     assert await shop_tab.evaluate("window.shopLog") == []
+    # the person reads what came of it in their words; the model's instructions are the model's
+    popup = await harness.open_popup(shop_tab)
+    await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the step cards")
+    steps = [card["text"] for card in await popup.cards() if card["type"] == "step"]
+    assert any("Not done: you took the controls" in text for text in steps), steps
+    assert not any("took the controls before this action finished" in text for text in steps), steps
 
 
 # A page that wants its irreversible action allowed (it steered the agent there with its own text) lays a

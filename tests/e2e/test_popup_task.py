@@ -271,6 +271,33 @@ async def test_the_activity_dot_pulses_while_the_model_thinks_and_stays_still_wh
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_a_wait_the_person_cut_short_by_taking_over_is_told_to_them_in_their_words(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # The popup said "Done wait in 1,147 ms" under Paused, and the step's result was the model's instructions
+    # ("…so it was abandoned (not an error). … read the page as it is now before going on"). Twice: a second
+    # takeover of the same task too.
+    for turn in (1, 2):
+        llm.add(ToolCall("AgentOutput", agent_output(f"Wait for the page {turn}", {"wait": {"seconds": 10}})))
+    llm.add(done("Waited"))
+    popup = await start_task(harness, form_tab, llm, "Wait for the page")
+    for turn in (1, 2):
+        await popup.wait_for("document.getElementById('activity').dataset.type === 'executing'", "the wait action")
+        await popup.click("#takeover")
+        await popup.wait_for("!document.getElementById('handback-box').hidden", "Hand back")
+        await popup.wait_for("document.getElementById('activity').dataset.type === 'executed'", "the wait cut short")
+        assert await popup.text("#task-status") == "Paused"
+        assert not await popup.visible("#activity"), await popup.text("#activity")
+        await popup.wait_for(f"document.querySelectorAll('#timeline .card-step').length === {turn}", "the step")
+        steps = [card["text"] for card in await popup.cards() if card["type"] == "step"]
+        assert "Not done: you took the controls" in steps[-1] and "abandoned" not in steps[-1], steps
+        if turn == 1:
+            await popup.screenshot(SCREENS / "popup-wait-cut-short-by-takeover.png", max_height=720)
+        await popup.click("#handback")
+    assert await wait_status(popup, "completed", "stopped", "error", timeout=15) == "completed"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_detached_debugger_ends_the_task_stopped(harness: Harness, llm: ScriptedLLMServer, form_tab: Tab) -> None:
     problems: list[str] = []
     llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))

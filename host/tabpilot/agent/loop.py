@@ -260,7 +260,9 @@ class Agent(AsyncIOEventEmitter):
                 StepEvent(
                     step_index=step,
                     reflection=output.reflection,
-                    action=StepAction(name=output.tool_name, input=output.input_wire, output=action_output),
+                    action=StepAction(name=output.tool_name, input=output.input_wire, output=action_output,
+                                      abandoned="took_over" if action_output == say(
+                                          "result.took_over", self.config.language) else None),
                     usage=invoked.usage.to_step_usage(),
                     raw_response=invoked.raw_response,
                     raw_request=invoked.raw_request,

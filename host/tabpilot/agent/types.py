@@ -126,7 +126,10 @@ class AgentReflection(BaseModel):
 class StepAction(WireModel):
     name: str
     input: Any = None
-    output: str = ""
+    output: str = ""  # the result as the model reads it
+    # Set when the action was not done because the person took the controls: readers then tell the person so in
+    # their words (i18n.step_result) instead of the model's instructions in `output`.
+    abandoned: Literal["took_over"] | None = None
 
 
 class StepUsage(WireModel):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of
+from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of, step_result
 from ..i18n import text as say
 from ..textsafety import json_for_people, show_controls
 from .output import fail, is_terminal
@@ -649,7 +649,7 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
         return [
             say("run.step", language, step=int(event.get("stepIndex", 0)) + 1, goal=goal),
             say("run.action", language, action=_clip(described)),
-            say("run.result", language, result=_clip(action.get("output", ""), RESULT_LIMIT)),
+            say("run.result", language, result=_clip(step_result(action, language), RESULT_LIMIT)),
         ]
     if kind == "observation":  # a guard's (a blocked navigation, a denied action) stands out
         if event.get("nudge"):

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..agent.types import describe_action
-from ..i18n import column, event_text, shown_width
+from ..i18n import column, event_text, shown_width, step_result
 from ..i18n import text as say
 from ..textsafety import show_controls
 from .tasks import StoredEvent, TaskRecord, TaskSummary
@@ -98,7 +98,7 @@ def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -
         call = f"{action.get('name', '?')}({clip(compact(action.get('input')), 200)})"
         lines.append(f"{pad}    " + say("timeline.action", language, action=call))
         if action.get("output") not in (None, ""):
-            lines.append(f"{pad}    " + say("timeline.result", language, result=clip(action["output"])))
+            lines.append(f"{pad}    " + say("timeline.result", language, result=clip(step_result(action, language))))
         return lines
     if kind == "observation":
         return [f"{offset}  " + say("timeline.observation", language, content=clip(event.get("content", "")))]
