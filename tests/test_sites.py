@@ -114,6 +114,18 @@ def test_the_sites_command_lists_allows_and_revokes(home: Path) -> None:
     assert missing.returncode == 1 and "was not allowed" in missing.stderr
 
 
+def test_allowing_a_site_again_says_which_of_its_grants_go(home: Path) -> None:
+    # "Ask me before each task", ticked in the popup, went without a word when the site was allowed again from the
+    # terminal with another option (allowing again replaces a site's grants, as its help says).
+    assert cli(home, "allow", "https://app.example.com", "--ask", "--all-tabs").returncode == 0
+    again = cli(home, "allow", "https://app.example.com", "--use-my-model")
+    assert again.returncode == 0, again.stderr
+    assert "no longer: ask before each task, all tabs" in again.stdout and "add --ask --all-tabs" in again.stdout
+    same = cli(home, "allow", "https://app.example.com", "--use-my-model")
+    assert "no longer" not in same.stdout, same.stdout
+    assert sites.find(sites.load_sites(), "https://app.example.com").to_wire()["useMyModel"] is True
+
+
 def test_mcp_clients_always_allowed_are_kept_listed_and_revoked(home: Path) -> None:
     """"Always allow for this client" lives in the same file as the sites: listed and revoked from the CLI."""
     claude = "/opt/Claude/claude"  # the program that started its `tabpilot mcp`

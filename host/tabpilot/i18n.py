@@ -494,6 +494,7 @@ EN_US: dict[str, str] = {
     "sites.flag.all_tabs": "all tabs",
     "sites.flag.none": "runs without asking, brings its own model, its own tab(s) only",
     "sites.allowed": "allowed {origin}: {flags}",
+    "sites.dropped": "  no longer: {flags} (allowing again replaces a site's grants; to keep them, add {options})",
     "sites.not_allowed": "tabpilot sites: {origin} was not allowed (see `tabpilot sites list`)",
     "sites.revoked": "revoked {origin}",
     "sites.client_not_allowed": (
@@ -1225,6 +1226,7 @@ ZH_CN: dict[str, str] = {
     "sites.flag.all_tabs": "所有标签页",
     "sites.flag.none": "无需询问即可运行，使用它自己的模型，只能操作它自己的标签页",
     "sites.allowed": "已允许 {origin}：{flags}",
+    "sites.dropped": "  不再：{flags}（再次允许会替换该网站的授权；要保留，请加上 {options}）",
     "sites.not_allowed": "tabpilot sites：{origin} 本来就未被允许（见 `tabpilot sites list`）",
     "sites.revoked": "已撤销 {origin}",
     "sites.client_not_allowed": "tabpilot sites：MCP 客户端 {name!r} 本来就不是“始终允许”（见 `tabpilot sites list`）",

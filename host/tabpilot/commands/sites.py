@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import PureWindowsPath
 
 from ..i18n import Language
@@ -39,7 +40,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     actions.add_parser("new-token", help="replace page-agent's token: pages holding the old one lose access")
 
 
-def _flags(site: dict[str, object], language: Language) -> str:
+_FLAG_OPTIONS = {"ask": "--ask", "useMyModel": "--use-my-model", "allTabs": "--all-tabs"}
+
+
+def _flags(site: Mapping[str, object], language: Language) -> str:
     names = [("ask", "sites.flag.ask"), ("useMyModel", "sites.flag.use_my_model"), ("allTabs", "sites.flag.all_tabs")]
     shown = [say(label, language) for key, label in names if site.get(key)]
     return ("、" if language == "zh-CN" else ", ").join(shown) or say("sites.flag.none", language)
@@ -52,8 +56,15 @@ def run(args: argparse.Namespace) -> int:
     language = terminal_language()
     try:
         if args.action == "allow":
+            before = store.find(store.load_sites(), store.normalize_origin(args.origin))
             grant = store.allow(args.origin, ask=args.ask, use_my_model=args.use_my_model, all_tabs=args.all_tabs)
             print(say("sites.allowed", language, origin=grant.origin, flags=_flags(grant.to_wire(), language)))
+            # allowing again replaces the grants: one given in the popup and not named again goes, and says so
+            dropped = {key: True for key, on in (before.to_wire() if before else {}).items()
+                       if key in _FLAG_OPTIONS and on is True and not grant.to_wire().get(key)}
+            if dropped:
+                print(say("sites.dropped", language, flags=_flags(dropped, language),
+                          options=" ".join(_FLAG_OPTIONS[key] for key in dropped)))
             return 0
         if args.action == "revoke":
             origin = store.normalize_origin(args.origin)
