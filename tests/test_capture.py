@@ -8,7 +8,9 @@ watching."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -282,28 +284,14 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
     control), or of the page. A control is still told by its name. An area with no name of its own is told by what it
     holds (a form by its first field and its submit button, a dialog, a section, a card by their first words): they
     were told as "an empty area of the page"."""
-    tab = await browser.new_tab(pages.url("blank_clicks.html"))
-    captured = Captured()
-    capture = PageCapture(tab, captured)
-    await capture.start("record")
-    person = await Person.at(browser.launched.ws_url, tab.target_id)
-    try:
+    async with recording(browser, pages.url("blank_clicks.html")) as (captured, person):
         spots = [("document.getElementById('signin')", 8), ("document.getElementById('card')", 8),
                  ("document.getElementById('spacer')", 8), ("document.getElementById('dialog')", 8),
                  ("document.documentElement", 5), ("document.getElementById('save')", None),
                  ("document.getElementById('go')", None), ("document.querySelector('#card h3')", None),
                  ("document.getElementById('subscribe')", 8), ("document.getElementById('unnamed-dialog')", 8),
                  ("document.getElementById('renewal')", 8), ("document.getElementById('plain-card')", 8)]
-        for expression, inset in spots:
-            if inset is None:
-                await person.click(expression)
-            else:  # a spot inside its padding, where nothing else is
-                await person.evaluate(f"(el => el === document.documentElement ? scrollTo(0, 0)"
-                                      f" : el.scrollIntoView({{block: 'center'}}))({expression})")
-                x, y = await person.evaluate(f"(() => {{ const r = ({expression}).getBoundingClientRect();"
-                                             f" return [r.left + {inset}, r.top + {inset}]; }})()")
-                await person.point(person.session, expression, x, y)
-                await person.press_button(x, y)
+        await _click_spots(person, spots)
         await wait_for(lambda: len([a for a in captured.actions if a["kind"] == "click"]) >= len(spots))
         clicks = [a for a in captured.actions if a["kind"] == "click"]
         told = [(a["kind"], a["target"], a.get("blank")) for a in clicks]
@@ -335,6 +323,85 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
         assert said[9] == 'clicked an empty area of the dialog with text "Delete this file?" (no control there)', said
         assert describe_action(clicks[8], "zh-CN") == \
             '点击了含有 textbox "Your email"、button "Subscribe" 的 form 中的空白处（那里没有控件）'
+
+
+@contextlib.asynccontextmanager
+async def recording(browser, url: str) -> AsyncIterator[tuple[Captured, Person]]:
+    """A new tab on `url` whose capture records from the start, and a person at it."""
+    tab = await browser.new_tab(url)
+    captured = Captured()
+    await PageCapture(tab, captured).start("record")
+    person = await Person.at(browser.launched.ws_url, tab.target_id)
+    try:
+        yield captured, person
     finally:
         await person.close()
         await browser.close_tab(tab.target_id)
+
+
+async def _click_spots(person: Person, spots: list[tuple[str, int | None]]) -> None:
+    """Each spot clicked: an element itself, or a spot inside its padding (`inset` px in), where nothing else is."""
+    for expression, inset in spots:
+        if inset is None:
+            await person.click(expression)
+            continue
+        await person.evaluate(f"(el => el === document.documentElement ? scrollTo(0, 0)"
+                              f" : el.scrollIntoView({{block: 'center'}}))({expression})")
+        x, y = await person.evaluate(f"(() => {{ const r = ({expression}).getBoundingClientRect();"
+                                     f" return [r.left + {inset}, r.top + {inset}]; }})()")
+        await person.point(person.session, expression, x, y)
+        await person.press_button(x, y)
+
+
+async def test_a_click_in_a_part_of_the_page_with_no_name_is_told_as_a_person_calls_that_part(browser, pages):
+    """A blank click in an unnamed header, navigation, main, sidebar or footer was told as "an empty area of the page":
+    the agent could not tell the menu from the page's margin. Each is told by what a person calls it, a navigation by
+    its first links too, in English and Chinese; a header inside an article is the article's, told by its heading."""
+    async with recording(browser, pages.url("blank_landmarks.html")) as (captured, person):
+        spots = [f"document.getElementById('{name}')" for name in
+                 ("top", "menu", "content", "tips", "bottom", "notes-header")]
+        await _click_spots(person, [(spot, 8) for spot in spots])
+        await wait_for(lambda: len([a for a in captured.actions if a["kind"] == "click"]) >= len(spots))
+        clicks = [a for a in captured.actions if a["kind"] == "click"]
+        assert [(a["target"], a.get("blank"), a.get("holding")) for a in clicks] == [
+            ("banner", True, None),
+            ("navigation", True, ['link "Home"', 'link "Pricing"', 'link "Blog"']),
+            ("main", True, None),
+            ("complementary", True, None),
+            ("contentinfo", True, None),
+            ('article "Release notes"', True, None),
+        ], clicks
+        assert [describe_action(a) for a in clicks] == [
+            "clicked an empty area of the header (no control there)",
+            'clicked an empty area of the navigation with links "Home", "Pricing", "Blog" (no control there)',
+            "clicked an empty area of the main content (no control there)",
+            "clicked an empty area of the sidebar (no control there)",
+            "clicked an empty area of the footer (no control there)",
+            'clicked an empty area of article "Release notes" (no control there)',
+        ]
+        assert [describe_action(a, "zh-CN") for a in clicks[:2]] == [
+            "点击了页眉中的空白处（那里没有控件）",
+            '点击了含有链接 "Home"、"Pricing"、"Blog" 的导航栏中的空白处（那里没有控件）',
+        ]
+        assert await person.evaluate("location.hash") == ""  # no link was followed
+
+
+async def test_custom_controls_and_editors_are_told_by_the_label_a_person_reads_not_by_what_they_hold(browser, pages):
+    """An editor a <label for> names was told by its own words (what the person wrote in it: `textbox "Hi all"`), a
+    custom checkbox inside a <label> with no name at all: each is told by its label, as the page's state names them
+    (test_state_names), and as native fields already were."""
+    async with recording(browser, pages.url("eyes_shown_labels.html")) as (captured, person):
+        await person.click("document.getElementById('note')")
+        await person.type("Hi all")
+        await person.click("document.getElementById('remember')")
+        await person.click("document.getElementById('name')")
+        await person.type("Ada")
+        await person.select("document.getElementById('genre')", "Poetry")
+        await wait_for(lambda: [a["kind"] for a in captured.actions][-1:] == ["select"])
+        assert [kept for kept in captured.brief() if kept[0] != "navigate"] == [
+            ("input", 'textbox "Note to the club"', "Hi all"),
+            ("click", 'checkbox "Remember me"', None),
+            ("input", 'textbox "Full name"', "Ada"),
+            ("select", 'combobox "Favourite genre"', "Poetry"),
+        ], captured.actions
+        assert await person.evaluate("window.typed.note") == "Hi all"

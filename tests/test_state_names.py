@@ -1,7 +1,8 @@
 """What a person calls a control or a formula the page does not name for screen readers the usual way, read by
 both readers (the in-page walker and whole-page DOM snapshots) into the exact lines the model gets, and used
 through them (the page's own script records what happened): icons drawn by icon libraries (the name only in a
-class, a data-* attribute or the svg's <desc>), fields no label names, and formulas drawn by MathJax and KaTeX."""
+class, a data-* attribute or the svg's <desc>), fields no label names, fields a label a person sees names, and
+formulas drawn by MathJax and KaTeX."""
 
 from __future__ import annotations
 
@@ -81,6 +82,99 @@ async def test_fields_no_label_names_carry_what_says_what_they_are(browser: Brow
     again = await read(browser, tab, snapshot, state)
     assert page_lines(again)[1] == "[1]<input id=search-input value=shoes>", again.text
     assert page_lines(again)[4] == "[4]<input value=SPRING>Promo code, if you have one", again.text
+    await browser.close_tab(tab.target_id)
+
+
+SHOWN_LABELS = [
+    "# Join the reading club",
+    "Favourite genre",  # each label a person sees stands on a line of its own, and is not said again
+    '[1]<select value="Choose one" options="Choose one|Poetry|History">',
+    "Full name",
+    '[2]<input placeholder="Your name">',
+    "Email (required)",
+    '[3]<input type=email title="Where we write to you">',
+    "About you",
+    "[4]<textarea>",
+    "Birthday",
+    "[5]<input type=date>",
+    "Volume",
+    "[6]<input type=range value=50>",
+    "Photo",
+    "[7]<input type=file>",
+    "Club PIN",
+    "[8]<input type=password>",
+    "Country",
+    "[9]<div role=combobox expanded=false>Chile",
+    "Size",
+    "[10]<div role=listbox>Size",
+    "\t[11]<div role=option>Small",
+    "\t[12]<div role=option>Large",
+    "Dark mode",
+    "[13]<div role=switch checked=false>Dark mode",
+    "Rating",
+    "[14]<div role=slider value=3 min=1 max=5>Rating",
+    "Note to the club",
+    "[15]<div editable>",
+    "Phone",
+    "Mobile number",
+    "[16]<input type=tel>",
+    "Query",
+    '[17]<input aria-label="Search the catalogue">',
+    "[18]<input type=checkbox checked=false>I accept the rules",
+    "Monthly letter",
+    "[19]<input type=checkbox checked=false>",
+    "[20]<span role=checkbox checked=false>",
+    "Remember me",
+]
+
+
+@READERS
+async def test_fields_a_label_a_person_sees_names_are_called_by_it_in_what_actions_say(
+        browser: Browser, pages, snapshot: bool) -> None:
+    # `tabpilot demo` said "Selected 'Poetry' in [3] select.": the label stood on the line above, the select had no
+    # name of its own, so the result, the record and the overlay's step named nothing. Every kind of form control
+    # is named as a screen reader names it (aria-labelledby, aria-label, its <label>, then a title or placeholder),
+    # in what actions say only: the lines stay as they were (the label is read where it stands).
+    tab = await open_page(browser, pages.url("eyes_shown_labels.html"))
+    state = await read(browser, tab, snapshot)
+    assert page_lines(state) == SHOWN_LABELS, state.text
+    assert {index: element.name for index, element in state.elements.items()} == {
+        1: "Favourite genre", 2: "Full name",  # the label before the placeholder
+        3: "Email (required)",  # words drawn for screen readers only are part of the label; before the title
+        4: "About you", 5: "Birthday", 6: "Volume", 7: "Photo", 8: "Club PIN",
+        9: "Country",  # aria-labelledby, not the value it shows
+        10: "Size", 11: "Small", 12: "Large", 13: "Dark mode", 14: "Rating",
+        15: "Note to the club",  # a label[for] on an editor: no browser links them, a person reads them so
+        16: "Mobile number",  # aria-labelledby before the label
+        17: "Search the catalogue",  # aria-label before the label
+        18: "I accept the rules", 19: "Monthly letter",
+        20: "Remember me",  # the label around a custom checkbox
+    }
+    said = [
+        await actions.select_option(browser, tab, state.elements[1], "Poetry"),
+        await actions.input_text(browser, tab, state.elements[2], "Ada Lovelace"),
+        await actions.input_text(browser, tab, state.elements[8], "4321"),
+        await actions.click(browser, tab, state.elements[13]),
+        await actions.input_text(browser, tab, state.elements[15], "See you Monday"),
+        await actions.click(browser, tab, state.elements[19]),
+    ]
+    told = [
+        "Selected 'Poetry' in [1] select 'Favourite genre'.",
+        "Typed 'Ada Lovelace' into [2] input 'Full name';",
+        "Typed 4 characters into [8] password field 'Club PIN' (a password field; its value is not shown).",
+        "Clicked [13] switch 'Dark mode'.",
+        "Typed 'See you Monday' into [15] div 'Note to the club';",
+        "Clicked [19] checkbox 'Monthly letter'.",
+    ]
+    assert [line[:len(start)] for line, start in zip(said, told, strict=True)] == told, said
+    assert await tab.evaluate("window.typed") == {"genre": "Poetry", "name": "Ada Lovelace", "pin": "4321",
+                                                  "note": "See you Monday", "news": "on"}
+    assert await tab.evaluate("window.changed") == ["genre=Poetry", "dark", "news=on"]
+    again = await read(browser, tab, snapshot, state)  # a second step: same lines but for the values, same names
+    assert page_lines(again)[2] == '[1]<select value=Poetry options="Choose one|Poetry|History">', again.text
+    assert page_lines(again)[4] == '[2]<input placeholder="Your name" value="Ada Lovelace">', again.text
+    assert [again.elements[i].name for i in (1, 2, 8, 13, 15, 19)] == [
+        "Favourite genre", "Full name", "Club PIN", "Dark mode", "Note to the club", "Monthly letter"]
     await browser.close_tab(tab.target_id)
 
 

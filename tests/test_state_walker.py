@@ -52,7 +52,7 @@ async def test_walker_reads_what_the_whole_page_snapshot_reads(browser: Browser,
                  # reader does not offer its cursor-only toolbar spans)
                  "eyes_feed.html", "eyes_tree.html", "eyes_labels.html", "eyes_wrappers.html",
                  "eyes_field_labels.html", "eyes_icons.html", "eyes_icon_libraries.html",
-                 "eyes_unnamed_fields.html", "eyes_math.html"):
+                 "eyes_unnamed_fields.html", "eyes_math.html", "eyes_shown_labels.html"):
         tab = await open_page(browser, pages.url(page))
         from_snapshot = build_state(await read_page(browser, tab, snapshot=True))
         from_walker = build_state(await read_page(browser, tab, snapshot=False))

@@ -195,13 +195,14 @@
     return line.length > limit ? line.slice(0, limit - 1) + "…" : line;
   }
 
-  function textOf(el) {
-    // visible text, without the values of fields inside it (a label wrapping a password field)
+  function textOf(el, without = null) {
+    // visible text, without the values of fields inside it (a label wrapping a password field) nor `without`'s
     let text = "";
     const walk = (node) => {
       for (const child of node.childNodes) {
         if (child.nodeType === Node.TEXT_NODE) text += child.data + " ";
-        else if (child.nodeType === Node.ELEMENT_NODE && !["input", "textarea", "select", "script", "style"].includes(child.localName)) {
+        else if (child.nodeType === Node.ELEMENT_NODE && child !== without
+          && !["input", "textarea", "select", "script", "style"].includes(child.localName)) {
           if (child.localName === "img") text += (child.getAttribute("alt") || "") + " ";
           else walk(child);
         }
@@ -232,13 +233,19 @@
       if (tag === "input" && ["submit", "button", "reset"].includes(type)) {
         return clean(el.getAttribute("value") || (type === "submit" ? "Submit" : type === "reset" ? "Reset" : ""));
       }
-      const labels = el.labels ? Array.from(el.labels).map(textOf).join(" ") : "";
-      if (clean(labels)) return clean(labels);
+      const labels = labelText(el);
+      if (labels) return labels;
       for (const attribute of ["placeholder", "title", "alt", "name", "id"]) {
         const text = clean(el.getAttribute(attribute));
         if (text) return text;
       }
       return "";
+    }
+    if (LABELLED_ROLES.has(roleOf(el))) {
+      const labels = labelText(el);
+      if (labels) return labels;
+      // an editor's words are what the person wrote, not its name
+      if (el.isContentEditable) return clean(el.getAttribute("title") || el.getAttribute("aria-placeholder"));
     }
     if (tag === "form") {
       return clean(el.getAttribute("title") || el.getAttribute("name") || el.id || "");
@@ -246,6 +253,21 @@
     if (tag === "img") return clean(el.getAttribute("alt") || el.getAttribute("title"));
     const text = textOf(el);
     return text || clean(el.getAttribute("title"));
+  }
+
+  // The <label>s of a control: a field's own; a custom control's or an editor's label[for] and the label around it
+  // (no browser links those to a div, a person reads them so: the host's state names them alike, walker.js labelsOf).
+  const LABELLED_ROLES = new Set(["combobox", "listbox", "checkbox", "radio", "switch", "slider", "spinbutton",
+    "textbox", "searchbox"]);
+  function labelText(el) {
+    let labels = el.labels ? Array.from(el.labels) : null;
+    if (!labels) {
+      const root = el.getRootNode();
+      labels = el.id && root.querySelectorAll ? [...root.querySelectorAll("label[for]")].filter((l) => l.htmlFor === el.id) : [];
+      const around = el.parentElement && el.parentElement.closest("label");
+      if (around && !around.hasAttribute("for")) labels.push(around);
+    }
+    return clean(labels.map((label) => textOf(label, el)).join(" "));
   }
 
   function describe(el) {
@@ -353,17 +375,27 @@
     return { kind: "click", ...areaOf(path), blank: true };
   }
 
-  // Landmarks with no name are the page's big parts (a <main> around all of it): "the main" says no more than "the page"
+  // Landmarks with no name are the page's big parts, told by their role ("the header", "the footer"; the host words
+  // them): a navigation by its first links, as a person says "the menu with Home, Pricing". They were told as "the
+  // page". A <header> or <footer> inside an article or a section is that part's, not the page's: not told (it was
+  // told as a "banner" by the article's heading).
   const LANDMARKS = new Set(["main", "banner", "contentinfo", "navigation", "complementary", "search"]);
+  const SECTIONING = "article,aside,main,nav,section";
 
   function areaOf(path) {
     for (const node of path) {
       if (node.localName === "body" || node.localName === "html") break;
       if (!node.matches(AREAS) || ["presentation", "none"].includes(node.getAttribute("role"))) continue;
+      if (!node.hasAttribute("role") && ["header", "footer"].includes(node.localName)
+        && node.parentElement && node.parentElement.closest(SECTIONING)) continue;
       const role = node.getAttribute("role") || AREA_ROLES[node.localName];
       const name = areaName(node);
       if (name) return { target: `${role} ${JSON.stringify(name)}` };
-      const holding = LANDMARKS.has(role) ? [] : areaHolding(node, role);
+      if (LANDMARKS.has(role)) {
+        const holding = role === "navigation" ? namedControls(node, 3) : [];
+        return holding.length ? { target: role, holding } : { target: role };
+      }
+      const holding = areaHolding(node, role);
       if (holding.length) return { target: role, holding };
     }
     return { target: "page" };
@@ -380,8 +412,16 @@
     }
     const words = firstWords(node);
     if (words) return [`text ${JSON.stringify(words)}`];
-    const control = [...node.querySelectorAll(CONTROLS)].find((el) => shown(el) && nameOf(el));
-    return control ? [describe(control)] : [];
+    return namedControls(node, 1);
+  }
+
+  function namedControls(node, most) {
+    const told = [];
+    for (const el of node.querySelectorAll(CONTROLS)) {
+      if (told.length === most) break;
+      if (shown(el) && nameOf(el)) told.push(describe(el));
+    }
+    return told;
   }
 
   function shown(el) {

@@ -247,7 +247,11 @@ def describe_action(action: Any, language: str | None = None) -> str:
     shown = None if value is None else _one_line(str(value), 200)
     quoted = json.dumps(shown or "", ensure_ascii=False)
     holding = action.get("holding") if isinstance(action.get("holding"), list) else []
-    if kind == "click" and action.get("blank") and target and holding:  # capture.js: an area with no name
+    if kind == "click" and action.get("blank") and target in LANDMARKS:  # capture.js: a page's part with no name
+        where = say(f"did.landmark_{target}", language)
+        text = say("did.clicked_blank_landmark_holding", language, where=where, holding=_listed(holding, language)) \
+            if holding else say("did.clicked_blank_landmark", language, where=where)
+    elif kind == "click" and action.get("blank") and target and holding:  # capture.js: an area with no name
         told = say("did.holding_separator", language).join(_one_line(str(thing), 120) for thing in holding[:3])
         text = say("did.clicked_blank_holding", language, target=target, holding=told)
     elif kind == "click" and action.get("blank"):  # capture.js: no control there, an empty area of `target`
@@ -285,6 +289,18 @@ def describe_action(action: Any, language: str | None = None) -> str:
     else:  # an older record: {description} or anything else
         text = str(action.get("description") or _compact(action))
     return _one_line(text, 300)
+
+
+# The roles of the page's parts capture.js tells a blank click in when they have no name (its LANDMARKS).
+LANDMARKS = frozenset({"main", "banner", "contentinfo", "navigation", "complementary", "search"})
+
+
+def _listed(holding: list[Any], language: str | None) -> str:
+    """What a page's part holds, as a list: `links "Home", "Pricing"` when they are all links."""
+    told = [_one_line(str(thing), 120) for thing in holding[:3]]
+    separator = say("did.list_separator", language)
+    names = [thing.removeprefix("link ") for thing in told if thing.startswith('link "')]
+    return say("did.links", language, names=separator.join(names)) if len(names) == len(told) else separator.join(told)
 
 
 class RetryEvent(WireModel):

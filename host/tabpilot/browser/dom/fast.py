@@ -51,7 +51,8 @@ _ICON_RULES = json.dumps({
     "fonts": rules.ICON_FONT_CLASSES, "words": rules.ICON_HINT_WORDS, "unlabelled": sorted(rules.SELF_NAMED_INPUTS),
     "innerTags": sorted(rules.INNER_CONTROL_TAGS), "innerRoles": sorted(rules.INNER_CONTROL_ROLES),
     "synonyms": rules.ICON_WORD_SYNONYMS, "data": rules.ICON_DATA_ATTRIBUTES,
-    "fieldIdGeneric": sorted(rules.FIELD_ID_GENERIC_WORDS)})
+    "fieldIdGeneric": sorted(rules.FIELD_ID_GENERIC_WORDS), "boxes": sorted(rules.BOX_INPUTS),
+    "labelledRoles": sorted(rules.LABELLED_ROLES), "editable": sorted(rules.EDITABLE_VALUES)})
 _SECRETS = json.dumps({"hidden": passwords.HIDDEN, "echoed": passwords.ECHOED_MIN_LENGTH,
                        "hints": list(rules.SECRET_HINTS)})
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8").replace(

@@ -34,6 +34,7 @@ def name_icons(documents: list[Document]) -> None:
 
 def _name_icons_in(document: Document) -> None:
     ids: dict[str, int] | None = None
+    label_for: dict[str, list[int]] = {}
     # Cheap tests on string ids first: a 14k-node table has few candidates.
     pointer = document.string_id("pointer")
     marking = {document.string_id(name) for name in ("role", "tabindex", "contenteditable")} - {-1}
@@ -51,22 +52,20 @@ def _name_icons_in(document: Document) -> None:
         if tag in rules.ICON_FIELDS and tag not in _TYPED:
             continue
         attrs = document.attrs(node)
-        if "aria-label" in attrs or "title" in attrs:
-            continue
+        if ids is None:
+            ids, label_for = _ids(document), _label_for(document)
         if tag in _TYPED:
-            if ids is None:
-                ids = _ids(document)
-            named, labelled = _hidden_label(document, node, attrs, ids)
+            _name_field(document, node, tag, attrs, (ids, label_for))
+            continue
+        if rules.is_labelled_control(tag, attrs):
+            named, _ = _label_words(document, node, _labels_of(document, node, attrs, (ids, label_for)))
             if named:
-                _add(document, node, rules.ICON_NAME, named)
-            elif not labelled and not attrs.get("name") and (id_words := rules.field_id_words(attrs.get("id", ""))):
-                _add(document, node, rules.ICON_HINT, " ".join(id_words[: rules.ICON_HINT_WORDS]))
+                _add(document, node, rules.FIELD_LABEL, named)
+        if "aria-label" in attrs or "title" in attrs:
             continue
         text = _own_text(document, node)
         if text == WORDS:
             continue
-        if ids is None:
-            ids = _ids(document)
         parts = _own_parts(document, node)
         named = _given_name(document, node, attrs, ids, parts) or \
             (_generated_words(document, node, parts) if text == NONE else "")
@@ -76,43 +75,69 @@ def _name_icons_in(document: Document) -> None:
             _add(document, node, rules.ICON_HINT, guessed)
 
 
-def _hidden_label(document: Document, node: int, attrs: dict[str, str], ids: dict[str, int]) -> tuple[str, bool]:
-    """The words of a field's label when none of them is drawn (a "visually hidden" label, a hidden element
-    aria-labelledby points at; with no label, the visually hidden text aria-describedby points at), and whether
-    a label or a placeholder names it: as walker.js `nameField`."""
-    if attrs.get("placeholder") or (document.tag(node) == "input"
-                                    and attrs.get("type", "").lower() in rules.SELF_NAMED_INPUTS):
-        return "", True
-    labels = [ids[i] for i in attrs.get("aria-labelledby", "").split() if i in ids]
-    if not labels:
-        field_id = attrs.get("id")
-        up = document.parent[node]
-        while up >= 0 and document.node_type[up] == ELEMENT_NODE:
-            if document.tag(up) == "label" and "for" not in document.attrs(up):
-                labels.append(up)
-                break
-            up = document.parent[up]
-        if field_id:
-            labels += [n for n, kind in enumerate(document.node_type) if kind == ELEMENT_NODE
-                       and document.tag(n) == "label" and document.attrs(n).get("for") == field_id]
-        labels = sorted(set(labels))
-    described = not labels
-    if described:
-        labels = [ids[i] for i in attrs.get("aria-describedby", "").split() if i in ids]
+# An element's id -> the element; a label's `for` -> the labels with it.
+References = tuple[dict[str, int], dict[str, list[int]]]
+
+
+def _name_field(document: Document, node: int, tag: str, attrs: dict[str, str], references: References) -> None:
+    """As walker.js `nameField`: a field's labels name it on its line (rules.ICON_NAME) when none of their words is
+    drawn and the line shows no other name; else in what the model is told of its actions (rules.FIELD_LABEL). With
+    no label, the visually hidden text aria-describedby points at names it, or its id's words are a guess."""
+    input_type = attrs.get("type", "").lower() if tag == "input" else ""
+    if input_type in rules.SELF_NAMED_INPUTS:
+        return
+    other_name = "aria-label" in attrs or "title" in attrs or bool(attrs.get("placeholder"))
+    box = input_type in rules.BOX_INPUTS
+    labels = _labels_of(document, node, attrs, references)
+    if labels:
+        named, shown = _label_words(document, node, labels)
+        if named:
+            _add(document, node, rules.FIELD_LABEL if shown or other_name or box else rules.ICON_NAME, named)
+        return
+    if other_name or box:
+        return
     words: list[str] = []
-    for label in labels:
-        for inner in range(label + 1, document.subtree_end[label] + 1):
-            if document.node_type[inner] != TEXT_NODE or node <= inner <= document.subtree_end[node]:
-                continue
-            text = document.strings[document.value_index[inner]]
-            if not text.strip():
-                continue
+    ids = references[0]
+    for label in [ids[i] for i in attrs.get("aria-describedby", "").split() if i in ids]:
+        for inner in _label_texts(document, node, label):
             if _drawn(document, document.parent[inner]):
-                return "", True
-            if described and not _laid_out(document, document.parent[inner]):
-                continue  # a message shown later ("Required"): no name
-            words.append(text)
-    return " ".join(" ".join(words).split()), not described
+                return
+            if _laid_out(document, document.parent[inner]):  # not a message shown later ("Required")
+                words.append(document.strings[document.value_index[inner]])
+    if named := " ".join(" ".join(words).split()):
+        _add(document, node, rules.ICON_NAME, named)
+    elif not attrs.get("name") and (id_words := rules.field_id_words(attrs.get("id", ""))):
+        _add(document, node, rules.ICON_HINT, " ".join(id_words[: rules.ICON_HINT_WORDS]))
+
+
+def _labels_of(document: Document, node: int, attrs: dict[str, str], references: References) -> list[int]:
+    """As walker.js `labelsOf`: what aria-labelledby points at; else, with no aria-label, the label[for] of its id
+    and the nearest label with no `for` around it (a field's <label>s; a custom control's, as a person reads them)."""
+    ids, label_for = references
+    labels = [ids[i] for i in attrs.get("aria-labelledby", "").split() if i in ids]
+    if labels or "aria-label" in attrs:
+        return labels
+    up = document.parent[node]
+    while up >= 0 and document.node_type[up] == ELEMENT_NODE:
+        if document.tag(up) == "label" and "for" not in document.attrs(up):
+            labels.append(up)
+            break
+        up = document.parent[up]
+    return sorted({*labels, *label_for.get(attrs.get("id", ""), [])})
+
+
+def _label_texts(document: Document, node: int, label: int) -> list[int]:
+    """The text nodes with words in `label`, but for those of the control `node` inside it."""
+    return [inner for inner in range(label + 1, document.subtree_end[label] + 1)
+            if document.node_type[inner] == TEXT_NODE and not node <= inner <= document.subtree_end[node]
+            and document.strings[document.value_index[inner]].strip()]
+
+
+def _label_words(document: Document, node: int, labels: list[int]) -> tuple[str, bool]:
+    """As walker.js `labelWords`: the words of `labels` and whether a person sees any of them."""
+    texts = [inner for label in labels for inner in _label_texts(document, node, label)]
+    words = " ".join(document.strings[document.value_index[inner]] for inner in texts)
+    return " ".join(words.split()), any(_drawn(document, document.parent[inner]) for inner in texts)
 
 
 def _laid_out(document: Document, node: int) -> bool:
@@ -219,6 +244,15 @@ def _ids(document: Document) -> dict[str, int]:
         for i in range(0, len(raw) - 1, 2):
             if raw[i] == id_index:
                 found.setdefault(document.strings[raw[i + 1]], node)
+    return found
+
+
+def _label_for(document: Document) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    label = {document.string_id("label"), document.string_id("LABEL")} - {-1}
+    for node, kind in enumerate(document.node_type):
+        if kind == ELEMENT_NODE and document.name_index[node] in label and (target := document.attrs(node).get("for")):
+            found.setdefault(target, []).append(node)
     return found
 
 

@@ -87,13 +87,14 @@ def icon_name(found: Found) -> str:
 
 
 def accessible_name(found: Found) -> str:
-    """The accessible name, near enough: aria-label, what the page names an icon-only control, own text,
-    title, placeholder, alt, the words an icon's class names suggest; last, for a link with none of these (an
-    image or an icon with nothing to name it), the words of its address's last part ("/share/twitter": twitter).
-    That last one names it in what the model is told of its actions, not on its line: the line shows the
-    address already."""
+    """The accessible name, near enough: a form control's labels (rules.FIELD_LABEL), aria-label, what the page
+    names an icon-only control, own text, title, placeholder, alt, the words an icon's class names suggest; last,
+    for a link with none of these (an image or an icon with nothing to name it), the words of its address's last
+    part ("/share/twitter": twitter). The labels and that last one name it in what the model is told of its
+    actions, not on its line: the line shows the address already, the labels stand on lines of their own."""
     attrs = found.attrs
-    for candidate in (attrs.get("aria-label", ""), icon_name(found), element_text(found), attrs.get("title", ""),
+    for candidate in (attrs.get(rules.FIELD_LABEL, ""), attrs.get("aria-label", ""), icon_name(found),
+                      element_text(found), attrs.get("title", ""),
                       attrs.get("placeholder", ""), attrs.get("alt", ""), attrs.get(rules.ICON_HINT, "")):
         candidate = " ".join(candidate.split())
         if candidate:

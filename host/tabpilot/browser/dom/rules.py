@@ -37,6 +37,11 @@ INPUT_TYPES_WITHOUT_TYPE_ATTR = frozenset({"text", ""})
 # ("above,below" in px); the browser's message for a field it finds invalid once used.
 ICON_NAME, ICON_HINT = "tabpilot name", "tabpilot hint"
 FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
+# The words of the labels that name a form control (aria-labelledby; else, with no aria-label, a <label for> or one
+# around it) where its line does not show them: a label a person sees stands on a line of its own, and a line that
+# shows another name (a placeholder, a title) keeps it. They name the control in what the model is told of its
+# actions ("Selected 'Poetry' in [3] select 'Favourite genre'"), never on its line: no token more per step.
+FIELD_LABEL = "tabpilot label"
 
 # Naming an icon-only control (walker.js in the page, icons.py from a snapshot; both by these): tooltip
 # attributes in the order they are read, and the class-name words that say nothing of what an icon means.
@@ -123,8 +128,21 @@ _CAMEL = re.compile(r"([a-z])([A-Z])")
 _X_MARK = re.compile(r"(?<![a-z0-9])x[-_]mark(?![a-z0-9])")  # heroicons' "x-mark": one word, a cross
 _LETTERS = re.compile(r"^[a-z]+$")
 ICON_FIELDS = frozenset({"input", "select", "textarea", "iframe", "body", "html", "label"})  # named otherwise
-# Inputs whose name is not a label's: a button's value, an image's alt, a box's label beside it, nothing shown.
-SELF_NAMED_INPUTS = frozenset({"hidden", "submit", "button", "reset", "image", "checkbox", "radio"})
+# Inputs whose name is not a label's: a button's value, an image's alt, nothing shown.
+SELF_NAMED_INPUTS = frozenset({"hidden", "submit", "button", "reset", "image"})
+# Inputs a label's text already names on their line (walk.py `_name_by_label`, or the text after them).
+BOX_INPUTS = frozenset({"checkbox", "radio"})
+# Controls without a tag of a form field that labels name as they name fields (besides contenteditable).
+LABELLED_ROLES = frozenset({"combobox", "listbox", "checkbox", "radio", "switch", "slider", "spinbutton", "textbox",
+                            "searchbox"})
+
+
+def is_labelled_control(tag: str, attrs: dict[str, str]) -> bool:
+    """A control other than <input>, <select> and <textarea> that a label names: a custom widget by its role (a
+    div role=combobox), or a contenteditable editor."""
+    role = attrs.get("role", "").split(" ")[0].lower()
+    return role in LABELLED_ROLES or (tag not in ("html", "body")
+                                      and attrs.get("contenteditable", "x").lower() in EDITABLE_VALUES)
 
 NAME_LIMIT = 80
 VALUE_LIMIT = 60

@@ -526,7 +526,8 @@
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
   // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
   const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3, unlabelled: [],
-    innerTags: [], innerRoles: [], synonyms: {}, data: [], fieldIdGeneric: [] };
+    innerTags: [], innerRoles: [], synonyms: {}, data: [], fieldIdGeneric: [], boxes: [], labelledRoles: [],
+    editable: [] };
   // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
   const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
   const TOOLTIPS = ICON_RULES.tooltips;
@@ -535,11 +536,15 @@
   const INNER_TAGS = new Set(ICON_RULES.innerTags), INNER_ROLES = new Set(ICON_RULES.innerRoles);
 
   function nameIcon(el, attrs, str) {
-    if (el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
     if (FIELDS.has(el.localName)) {
       if (TYPED.has(el.localName)) nameField(el, attrs, str);
       return;
     }
+    if (labelledControl(el)) {
+      const { named } = labelWords(el, labelsOf(el));
+      if (named) attrs.push(str(FIELD_LABEL), str(named));
+    }
+    if (el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
     const text = ownText(el);
     if (text === WORDS) return;
     const parts = ownParts(el);
@@ -578,37 +583,84 @@
 
   // A field named by words drawn for screen readers only (a "visually hidden" <label>, an aria-labelledby
   // element that is hidden; with no label, the visually hidden text aria-describedby points at): they stand in no
-  // line of the page, so they name the field there. A label a person sees is read where it stands.
-  // (rules.SELF_NAMED_INPUTS: inputs named otherwise.)
+  // line of the page, so they name the field there. A label a person sees is read where it stands: its words
+  // name the field in what the model is told of its actions only (FIELD_LABEL), as do a hidden label's where the
+  // line shows another name (aria-label, a title, a placeholder) and a checkbox's (its line shows its label's text).
+  // (rules.SELF_NAMED_INPUTS: inputs named otherwise; rules.FIELD_LABEL.)
   const TYPED = new Set(["input", "select", "textarea"]);
-  const UNNAMED_INPUTS = new Set(ICON_RULES.unlabelled);
+  const UNNAMED_INPUTS = new Set(ICON_RULES.unlabelled), BOXES = new Set(ICON_RULES.boxes);
   const FIELD_ID_GENERIC = new Set(ICON_RULES.fieldIdGeneric);
+  const FIELD_LABEL = "tabpilot label";
   function nameField(el, attrs, str) {
-    if (el.getAttribute("placeholder") || (el.localName === "input" && UNNAMED_INPUTS.has(el.type))) return;
-    const doc = el.ownerDocument;
-    const byIds = (name) => (el.getAttribute(name) || "").split(/\s+/).filter(Boolean)
-      .map((id) => doc.getElementById(id)).filter(Boolean);
-    const byId = byIds("aria-labelledby");
-    let sources = byId.length ? byId : [...(el.labels || [])];
-    const described = !sources.length;
-    if (described) sources = byIds("aria-describedby");
+    if (el.localName === "input" && UNNAMED_INPUTS.has(el.type)) return;
+    const otherName = el.hasAttribute("aria-label") || el.hasAttribute("title") || !!el.getAttribute("placeholder");
+    const box = el.localName === "input" && BOXES.has(el.type);
+    const labels = labelsOf(el);
+    if (labels.length) {
+      const { named, shown } = labelWords(el, labels);
+      if (named) attrs.push(str(shown || otherName || box ? FIELD_LABEL : ICON_NAME), str(named));
+      return;
+    }
+    if (otherName || box) return;
     const words = [];
-    for (const label of sources) {
-      const texts = doc.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+    for (const label of idRefs(el, "aria-describedby")) {
+      const texts = el.ownerDocument.createTreeWalker(label, NodeFilter.SHOW_TEXT);
       for (let t = texts.nextNode(); t; t = texts.nextNode()) {
         if (!t.data.trim() || el.contains(t)) continue;
         if (drawn(t.parentElement)) return;
-        if (described && !laidOut(t.parentElement)) continue;  // a message shown later ("Required"): no name
+        if (!laidOut(t.parentElement)) continue;  // a message shown later ("Required"): no name
         words.push(t.data);
       }
     }
     const named = words.join(" ").split(/\s+/).filter(Boolean).join(" ");
     if (named) {
       attrs.push(str(ICON_NAME), str(named));
-    } else if (described && !el.getAttribute("name")) {  // no label: what its id says, a guess
+    } else if (!el.getAttribute("name")) {  // no label: what its id says, a guess
       const guessed = meaningfulWords(el.id).filter((word) => !FIELD_ID_GENERIC.has(word));
       if (guessed.length) attrs.push(str(ICON_HINT), str(guessed.slice(0, ICON_RULES.words).join(" ")));
     }
+  }
+
+  function idRefs(el, name) {
+    return (el.getAttribute(name) || "").split(/\s+/).filter(Boolean)
+      .map((id) => el.ownerDocument.getElementById(id)).filter(Boolean);
+  }
+
+  // The elements that label a control, as a screen reader finds them: what aria-labelledby points at; else, with no
+  // aria-label, its <label>s: a field's own, a custom control's (a label[for] it has, or the nearest label with no
+  // `for` around it: no browser links those to a div, a person reads them so).
+  const EDITABLE = new Set(ICON_RULES.editable), LABELLED_ROLES = new Set(ICON_RULES.labelledRoles);
+  function labelsOf(el) {
+    const byId = idRefs(el, "aria-labelledby");
+    if (byId.length || el.hasAttribute("aria-label")) return byId;
+    if (TYPED.has(el.localName)) return [...(el.labels || [])];
+    const labels = el.id ? [...el.ownerDocument.querySelectorAll("label[for]")].filter((l) => l.htmlFor === el.id) : [];
+    let around = el.parentElement;
+    while (around && !(around.localName === "label" && !around.hasAttribute("for"))) around = around.parentElement;
+    if (around) labels.push(around);
+    return labels.sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+  }
+
+  function labelledControl(el) {
+    const role = (el.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();
+    const editable = el.getAttribute("contenteditable");
+    return LABELLED_ROLES.has(role) || (editable !== null && EDITABLE.has(editable.toLowerCase())
+      && el.localName !== "html" && el.localName !== "body");
+  }
+
+  // The words of `labels` (not those of the control inside one), and whether a person sees any of them.
+  function labelWords(el, labels) {
+    const words = [];
+    let shown = false;
+    for (const label of labels) {
+      const texts = el.ownerDocument.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+      for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+        if (!t.data.trim() || el.contains(t)) continue;
+        shown = shown || drawn(t.parentElement);
+        words.push(t.data);
+      }
+    }
+    return { named: words.join(" ").split(/\s+/).filter(Boolean).join(" "), shown };
   }
 
   // Whether `el` has a box and is visible, though perhaps cut to nothing (drawn for screen readers only).
