@@ -3,7 +3,13 @@ capture.js sends are kept, and the event it becomes if its host dies before Hand
 
 from __future__ import annotations
 
-from tabpilot.taskrun.takeover import CUT_SHORT, MAX_ACTIONS, Takeover, with_late_actions
+from tabpilot.taskrun.takeover import (
+    CUT_SHORT,
+    MAX_ACTIONS,
+    PAGE_SILENT,
+    Takeover,
+    with_late_actions,
+)
 
 
 def typed(value: str, target: str = 'textbox "Email"', at: int = 10) -> dict:
@@ -110,3 +116,21 @@ def test_a_long_takeover_cut_short_counts_what_came_after_it_too() -> None:
     assert late is not None and len(late["actions"]) == MAX_ACTIONS + 2
     assert late["actions"][-2:] == [{"kind": "note", "description": "(and 4 more actions, not kept)"},
                                     {"kind": "note", "description": CUT_SHORT}]
+
+
+def note(description: str) -> dict:
+    return {"kind": "note", "description": description}
+
+
+def test_a_takeover_the_page_did_not_answer_for_keeps_saying_so_after_its_host_dies() -> None:
+    """The page did not answer when the controls came back, and the host died before it recorded the takeover: the
+    next host (resuming it from its run state, or settling it as cut short) says the last of it may be missing too."""
+    takeover = Takeover(reason="user", started_at=1)
+    takeover.add([typed("ada@", at=20)])
+    takeover.page_silent = True
+    assert Takeover.from_state(takeover.state()).event(url_after=None, note=None).actions[-1] == note(PAGE_SILENT)
+    cut_short = takeover.unfinished().to_wire()
+    assert cut_short["actions"][-2:] == [note(PAGE_SILENT), note(CUT_SHORT)]
+    late = with_late_actions(cut_short, [typed_again("ada@example.org", at=21)])
+    assert late is not None
+    assert late["actions"] == [typed("ada@example.org", at=21), note(PAGE_SILENT), note(CUT_SHORT)]

@@ -546,6 +546,8 @@ class TaskRun:
         page's frames for what they still held, and one did not answer in time (its own script hangs)."""
         if self._takeover is not None:
             self._takeover.page_silent = True
+            self._keep_takeover()  # a host that dies before the event is recorded leaves the same note
+            self._save_state()
 
     async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
         """The user hands the controls back: ONE user_takeover event is appended (recorded and told at

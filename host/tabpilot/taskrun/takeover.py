@@ -57,7 +57,8 @@ class Takeover:
     def state(self) -> dict[str, Any]:
         """What the record keeps of a takeover under way, so a host started after this one goes on with it."""
         return {"reason": self.reason, "startedAt": self.started_at, "message": self.message,
-                "urlBefore": self.url_before, "actions": list(self.actions), "dropped": self.dropped}
+                "urlBefore": self.url_before, "actions": list(self.actions), "dropped": self.dropped,
+                "pageSilent": self.page_silent}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> Takeover:
@@ -69,6 +70,7 @@ class Takeover:
             url_before=state.get("urlBefore"),
             actions=[a for a in state.get("actions") or [] if isinstance(a, dict)],
             dropped=int(state.get("dropped") or 0),
+            page_silent=bool(state.get("pageSilent")),
         )
 
     @classmethod
@@ -79,12 +81,19 @@ class Takeover:
         if (event.get("type") != "user_takeover" or event.get("endedAt") is not None or not isinstance(actions, list)
                 or not actions or actions[-1] != {"kind": "note", "description": CUT_SHORT}):
             return None
-        theirs, dropped = actions[:-1], 0
+        return cls._recorded(event, actions[:-1])
+
+    @classmethod
+    def _recorded(cls, event: dict[str, Any], actions: list[Any]) -> Takeover:
+        """From a recorded event whose `actions` end in the notes `event()` writes after the person's."""
+        theirs, dropped, page_silent = list(actions), 0, False
+        if theirs and theirs[-1] == _note(PAGE_SILENT):
+            theirs, page_silent = theirs[:-1], True
         last = theirs[-1] if theirs else None
         counted = _DROPPED.fullmatch(str(last.get("description"))) if isinstance(last, dict) else None
         if counted and last is not None and last.get("kind") == "note":
             theirs, dropped = theirs[:-1], int(counted[1])
-        return cls.from_state({**event, "actions": theirs, "dropped": dropped})
+        return cls.from_state({**event, "actions": theirs, "dropped": dropped, "pageSilent": page_silent})
 
     def add(self, actions: list[dict[str, Any]]) -> None:
         """Append in order. A field typed in again right after its last report (capture.js reports a field within
@@ -138,7 +147,7 @@ class Takeover:
         if self.dropped:
             actions.append({"kind": "note", "description": DROPPED.format(self.dropped)})
         if self.page_silent:
-            actions.append({"kind": "note", "description": PAGE_SILENT})
+            actions.append(_note(PAGE_SILENT))
         return UserTakeoverEvent(
             reason=self.reason,
             started_at=self.started_at,
@@ -148,6 +157,10 @@ class Takeover:
             actions=actions,
             note=(note or "").strip() or None,
         )
+
+
+def _note(description: str) -> dict[str, str]:
+    return {"kind": "note", "description": description}
 
 
 def with_late_actions(event: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any] | None:
