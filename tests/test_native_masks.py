@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,96 @@ async def test_what_the_person_did_after_the_host_died_names_an_address_as_its_r
     finally:
         await host.stop()
     assert kept_masks(home) == []
+
+
+def typed(url: str, target: str, value: str, at: int) -> dict[str, Any]:
+    return {"kind": "input", "target": f'textbox "{target}"', "value": value, "url": url, "at": at}
+
+
+async def taken_over_with_ada_typed(host: HostUnderTest, llm: Any, stand_in: ExtensionStandIn,  # noqa: F811
+                                    pages: Any) -> tuple[str, str, float]:
+    """A task whose model was told Ada's address as `[email 1]`, taken over, Ada's address typed in Notes (the
+    takeover keeps it as `[email 1]`): its id, the page's address, and when the takeover began."""
+    await configure(host, llm)
+    assert (await host.request("settings.set", maskEmails=True))["ok"]
+    url = pages.url("privacy_form.html")
+    tab_id = await open_tab(stand_in, url)
+    task_id = (await host.request("task.start", task="Fill in the details", tabId=tab_id))["data"]["taskId"]
+    await until(lambda: len(llm.requests) == 1)
+    assert "Contact: [email 1]" in page_of(llm.requests[0])
+    assert (await host.request("task.takeover", taskId=task_id, reason="user"))["ok"]
+    control = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.control"
+                                   and p.get("control"))
+    assert (await host.request("takeover.actions", taskId=task_id, actions=[typed(url, "Notes", ADA, 1)]))["ok"]
+    return task_id, url, control["control"]["startedAt"]
+
+
+def takeover_values(home: Path, task_id: str) -> tuple[list[tuple[Any, Any]], Any, str]:
+    """The recorded takeover's typed (target, value)s, its last action, and the task's recorded events as JSON."""
+    _status, events = database_rows(home, task_id)
+    [takeover] = [e for e in events if e["type"] == "user_takeover"]
+    values = [(a.get("target"), a.get("value")) for a in takeover["actions"] if a["kind"] == "input"]
+    return values, takeover["actions"][-1], json.dumps(events)
+
+
+ANSWERED_LATE = "the page answered late when the controls came back: what the user did in it last is recorded above"
+
+
+async def test_what_a_slow_page_gives_after_hand_back_is_masked_as_what_it_gave_in_time(
+    stand_in, llm, pages, tmp_path  # noqa: F811
+):
+    """The page did not answer Hand back in time; it gives Ada's address (typed in Copy to) and Bob's a moment later
+    (`takeover.late`): the takeover handed back gets them, Ada's as `[email 1]` as the run named it, in the record
+    and in what the model reads next; Bob's, which no model saw, as typed."""
+    home = tmp_path / "tabpilot"
+    host = await start_host(home, stand_in)
+    gate = threading.Event()
+
+    def held(_body: dict[str, Any]) -> Any:
+        gate.wait(60)
+        return ToolCall("AgentOutput", output("Wait", {"wait": {"seconds": 1}}))
+
+    llm.add(Delay(60), held, ToolCall("AgentOutput", output("Report", {"done": {"text": "Done", "success": True}})))
+    try:
+        task_id, url, started_at = await taken_over_with_ada_typed(host, llm, stand_in, pages)
+        assert (await host.request("task.handback", taskId=task_id, pageSilent=True))["ok"]
+        late = [typed(url, "Copy to", ADA, 2), typed(url, "Send a copy to", BOB, 3)]
+        assert (await host.request("takeover.late", taskId=task_id, startedAt=started_at, actions=late))["ok"]
+        gate.set()
+        result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
+        assert result["result"]["success"] is True, result
+        values, last, events = takeover_values(home, task_id)
+        assert values == [('textbox "Notes"', "[email 1]"), ('textbox "Copy to"', "[email 1]"),
+                          ('textbox "Send a copy to"', BOB)], values
+        assert last == {"kind": "note", "description": f"({ANSWERED_LATE})"} and ADA not in events
+        told = prompt_of(llm.requests[-1])
+        assert 'textbox "Copy to" → "[email 1]"' in told and ANSWERED_LATE in told, told[-3000:]
+        assert ADA not in json.dumps(llm.requests)
+        # another takeover's, or one no longer the last: refused, said so, the host goes on
+        refused = await host.request("takeover.late", taskId=task_id, startedAt=started_at + 1, actions=late)
+        assert not refused["ok"] and refused["error"]["code"] == "bad_request", refused
+    finally:
+        gate.set()
+        await host.stop()
+
+
+async def test_what_a_slow_page_gives_after_stop_is_masked_as_what_it_gave_in_time(
+    stand_in, llm, pages, tmp_path  # noqa: F811
+):
+    """As after Hand back, for a task stopped while the person had the controls: its run is over, and Ada's address
+    the page gives late is `[email 1]` in the record all the same, not her address."""
+    home = tmp_path / "tabpilot"
+    host = await start_host(home, stand_in)
+    llm.add(Delay(60))
+    try:
+        task_id, url, started_at = await taken_over_with_ada_typed(host, llm, stand_in, pages)
+        assert (await host.request("task.stop", taskId=task_id, pageSilent=True, timeout=15))["ok"]
+        late = [typed(url, "Copy to", ADA, 2)]
+        assert (await host.request("takeover.late", taskId=task_id, startedAt=started_at, actions=late))["ok"]
+        values, last, events = takeover_values(home, task_id)
+        assert values == [('textbox "Notes"', "[email 1]"), ('textbox "Copy to"', "[email 1]")], values
+        assert last == {"kind": "note", "description": f"({ANSWERED_LATE})"} and ADA not in events
+        snapshot = (await host.request("task.get", taskId=task_id))["data"]["task"]
+        assert [e for e in snapshot["history"] if e["type"] == "user_takeover"][-1]["actions"][-1] == last
+    finally:
+        await host.stop()

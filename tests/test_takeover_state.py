@@ -3,7 +3,15 @@ capture.js sends are kept, and the event it becomes if its host dies before Hand
 
 from __future__ import annotations
 
-from tabpilot.taskrun.takeover import CUT_SHORT, MAX_ACTIONS, Takeover, with_late_actions
+from tabpilot.taskrun.takeover import (
+    ANSWERED_LATE,
+    CUT_SHORT,
+    MAX_ACTIONS,
+    PAGE_SILENT,
+    Takeover,
+    with_late_actions,
+    with_late_answer,
+)
 
 
 def typed(value: str, target: str = 'textbox "Email"', at: int = 10) -> dict:
@@ -110,3 +118,52 @@ def test_a_long_takeover_cut_short_counts_what_came_after_it_too() -> None:
     assert late is not None and len(late["actions"]) == MAX_ACTIONS + 2
     assert late["actions"][-2:] == [{"kind": "note", "description": "(and 4 more actions, not kept)"},
                                     {"kind": "note", "description": CUT_SHORT}]
+
+
+def note(description: str) -> dict:
+    return {"kind": "note", "description": description}
+
+
+def test_what_a_slow_page_gives_after_hand_back_goes_into_that_takeover_and_its_note_says_so() -> None:
+    """Hand back waits 1 s for the page's frames; a slow one answers later with the field still being typed in (the
+    extension sends it, `takeover.late`): it is added as it would have been in time, and the note that the last of
+    it may be missing says instead that the page answered late."""
+    takeover = Takeover(reason="agent_request", started_at=7, url_before="https://a.example/")
+    takeover.add([typed("Osaka", target='textbox "City"', at=20)])
+    takeover.page_silent = True
+    handed_back = takeover.event(url_after="https://a.example/", note="done", ended_at=90).to_wire()
+    assert handed_back["actions"][-1] == note(PAGE_SILENT)
+    late = with_late_answer(handed_back, 7, [typed_again("Osaka Bay", target='textbox "City"', at=25)],
+                            still_silent=False)
+    assert late is not None
+    assert late["actions"] == [typed("Osaka Bay", target='textbox "City"', at=25), note(ANSWERED_LATE)]
+    assert {k: v for k, v in late.items() if k != "actions"} == {k: v for k, v in handed_back.items() if k != "actions"}
+    # a frame still silent: the word that the last of it may be missing stays, after what the others gave
+    still = with_late_answer(handed_back, 7, [typed("Kobe", target='textbox "Town"', at=26)], still_silent=True)
+    assert still is not None and still["actions"][-2:] == [typed("Kobe", target='textbox "Town"', at=26),
+                                                           note(PAGE_SILENT)]
+    assert with_late_answer(handed_back, 8, [typed("x")], still_silent=False) is None  # another takeover's
+    assert with_late_answer(takeover.unfinished().to_wire(), 7, [typed("x")], still_silent=False) is None  # not ended
+
+
+def test_a_long_takeover_answered_late_still_counts_what_it_did_not_keep() -> None:
+    takeover = Takeover(reason="user", started_at=1, page_silent=True)
+    takeover.add([{"kind": "click", "target": f"button {i}", "url": "x", "at": i} for i in range(MAX_ACTIONS + 3)])
+    late = with_late_answer(takeover.event(url_after=None, note=None, ended_at=5).to_wire(), 1,
+                            [typed("late", at=10**6)], still_silent=False)
+    assert late is not None and len(late["actions"]) == MAX_ACTIONS + 2
+    assert late["actions"][-2:] == [note("(and 4 more actions, not kept)"), note(ANSWERED_LATE)]
+
+
+def test_a_takeover_the_page_did_not_answer_for_keeps_saying_so_after_its_host_dies() -> None:
+    """The page did not answer when the controls came back, and the host died before it recorded the takeover: the
+    next host (resuming it from its run state, or settling it as cut short) says the last of it may be missing too."""
+    takeover = Takeover(reason="user", started_at=1)
+    takeover.add([typed("ada@", at=20)])
+    takeover.page_silent = True
+    assert Takeover.from_state(takeover.state()).event(url_after=None, note=None).actions[-1] == note(PAGE_SILENT)
+    cut_short = takeover.unfinished().to_wire()
+    assert cut_short["actions"][-2:] == [note(PAGE_SILENT), note(CUT_SHORT)]
+    late = with_late_actions(cut_short, [typed_again("ada@example.org", at=21)])
+    assert late is not None
+    assert late["actions"] == [typed("ada@example.org", at=21), note(PAGE_SILENT), note(CUT_SHORT)]

@@ -292,24 +292,27 @@ async function injectInto(tabId) {
 
 // Tell every frame of the tab its capture mode. A frame leaving "record" answers with the actions it still
 // held (the field being typed in): they are returned, in frame order, for the caller to send before
-// handing back. `patience`: how long to wait for the frames' answers; a frame that has not answered by then is
-// counted in `silent`, and what it held is not waited for.
+// handing back. `patience`: how long to wait for the frames' answers; the answers of the frames that have not
+// answered by then are returned as `late` (promises), and what they held is not waited for.
 async function sendMode(tabId, mode, { frameId, patience } = {}) {
   if (frameId === undefined) {
-    if (sentModes.get(tabId) === mode) return { actions: [], silent: 0 };
+    if (sentModes.get(tabId) === mode) return { actions: [], late: [] };
     sentModes.set(tabId, mode);
   }
   const frameIds = frameId !== undefined ? [frameId] : [...(captureFrames.get(tabId) || [0])];
   // "record" says since when the input was the user's: capture.js reports what it saw from then on
   const task = runningTaskOfTab(tabId);
   const since = task && task.control ? task.control.startedAt : undefined;
-  const replies = await Promise.all(frameIds.map((id) => answerWithin(patience,
-    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since }, { frameId: id }).catch(() => null))));
+  const answers = frameIds.map((id) =>
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since }, { frameId: id }).catch(() => null));
+  const replies = await Promise.all(answers.map((answer) => answerWithin(patience, answer)));
   return {
-    actions: replies.flatMap((reply) => (reply && Array.isArray(reply.actions) ? reply.actions : [])),
-    silent: replies.filter((reply) => reply === SILENT).length,
+    actions: replies.flatMap(actionsOf),
+    late: answers.filter((_, i) => replies[i] === SILENT),
   };
 }
+
+const actionsOf = (reply) => (reply && reply !== SILENT && Array.isArray(reply.actions) ? reply.actions : []);
 
 const SILENT = Symbol("no answer in time");
 function answerWithin(patience, answer) {
@@ -325,13 +328,44 @@ function answerWithin(patience, answer) {
 const FRAMES_PATIENCE_MS = 1000;
 
 // Before the controls go back (or the task stops): every frame stops recording, and what it still held is
-// sent to the host after what it sent already. Whether a frame did not answer in time (its page hangs): what it
-// held then is not in the record.
+// sent to the host after what it sent already. Returns the frames that did not answer in time (their page is slow,
+// or hangs) as a late answer (`awaitLate`), or null when all did.
 async function collectActions(task, mode) {
   const told = await Promise.all(tabsOfTask(task).map((tabId) => sendMode(tabId, mode, { patience: FRAMES_PATIENCE_MS })));
   for (const { actions } of told) for (const action of actions) queueAction(task, action);
   await flushActions(task.taskId);
-  return told.some(({ silent }) => silent > 0);
+  const late = told.flatMap((frames) => frames.late);
+  return late.length ? awaitLate(task, late) : null;
+}
+
+// A slow page (not a hung one; a loaded machine) answers a moment after Hand back or Stop went on without it: what
+// it gives then (the field typed in up to then, in the answer or reported on its own just before it) goes to the host
+// for the takeover that ended, by its start, so nothing the person did is lost. Listened to this long at most.
+const LATE_PATIENCE_MS = 10000;
+const lateAnswers = new Map(); // tabId → the late answer its frames are awaited for: {taskId, startedAt, actions, done}
+function awaitLate(task, answers) {
+  const late = { taskId: task.taskId, startedAt: task.control && task.control.startedAt, actions: [] };
+  const tabs = tabsOfTask(task);
+  for (const tabId of tabs) lateAnswers.set(tabId, late);
+  late.done = Promise.all(answers.map((answer) => answerWithin(LATE_PATIENCE_MS, answer))).then((replies) => {
+    for (const tabId of tabs) if (lateAnswers.get(tabId) === late) lateAnswers.delete(tabId);
+    late.actions.push(...replies.flatMap(actionsOf));
+    return replies.some((reply) => reply === SILENT);
+  });
+  return late;
+}
+
+// Once the host recorded the takeover (Hand back or Stop answered): what the late frames gave, and whether one is
+// still silent (then the record keeps saying the last of it may be missing). Nothing to say when none answered.
+async function sendLate(late) {
+  const stillSilent = await late.done;
+  if (stillSilent && !late.actions.length) return;
+  try {
+    await requestHost({ type: "takeover.late", taskId: late.taskId, startedAt: late.startedAt,
+      actions: late.actions.slice(0, ACTIONS_PER_MESSAGE), ...(stillSilent ? { pageSilent: true } : {}) });
+  } catch (error) {
+    console.warn("tabpilot: the host did not take what the page gave late:", error.message);
+  }
 }
 
 // --- the agent's input and the user's ---------------------------------------------------------------------
@@ -421,18 +455,20 @@ async function takeControls(task, reason, since = Date.now()) {
 }
 
 async function handBack(task, note) {
-  const pageSilent = await collectActions(task, "watch");
+  const late = await collectActions(task, "watch");
   const request = { type: "task.handback", taskId: task.taskId };
   if (note && note.trim()) request.note = note.trim();
-  if (pageSilent) request.pageSilent = true;
+  if (late) request.pageSilent = true;
   await requestHost(request);
   task.control = null;
   taskChanged(task);
+  if (late) sendLate(late);
 }
 
 async function stopTask(task) {
-  const pageSilent = task.control ? await collectActions(task, "off") : false;
-  await requestHost({ type: "task.stop", taskId: task.taskId, ...(pageSilent ? { pageSilent } : {}) });
+  const late = task.control ? await collectActions(task, "off") : null;
+  await requestHost({ type: "task.stop", taskId: task.taskId, ...(late ? { pageSilent: true } : {}) });
+  if (late) sendLate(late);
 }
 
 async function answerTask(task, answer) {
@@ -467,6 +503,13 @@ function onCaptureAction(tabId, action) {
   // names the overlay's host element by its role and label (the overlay's UI is out of its sight)
   if (action.target === OVERLAY_TARGET) return;
   const task = runningTaskOfTab(tabId);
+  const late = lateAnswers.get(tabId);
+  // a slow frame reporting on its own what it held as the controls went back (no takeover begun since): the host takes
+  // no more actions for that takeover once it ended
+  if (late && (!task || !task.control || task.control.startedAt === late.startedAt)) {
+    late.actions.push(action);
+    return;
+  }
   if (!task && !host.connected) { // this worker just started: the host says which task it is
     const kept = unclaimedActions.get(tabId) || [];
     kept.push({ action, at: Date.now() });

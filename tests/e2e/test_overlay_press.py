@@ -27,6 +27,7 @@ from test_takeover import (
     open_takeover,
     snapshot,
     start,
+    takeovers,
 )
 from user_support import (
     call_in_panel,
@@ -280,9 +281,14 @@ async def page_hangs(tab: Tab) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        await tab.send("Network.setCookie", {"name": "tabpilot-test-go", "value": "1", "url": page})
-        await wait_until(lambda: tab.evaluate("document.cookie.includes('tabpilot-test-go=1')"), "the page to answer")
-        await tab.evaluate("document.cookie = 'tabpilot-test-go=; max-age=0'")
+        await let_page_go(tab, page)
+
+
+async def let_page_go(tab: Tab, page: str) -> None:
+    """The page's script, busy (BUSY), goes on."""
+    await tab.send("Network.setCookie", {"name": "tabpilot-test-go", "value": "1", "url": page})
+    await wait_until(lambda: tab.evaluate("document.cookie.includes('tabpilot-test-go=1')"), "the page to answer")
+    await tab.evaluate("document.cookie = 'tabpilot-test-go=; max-age=0'")
 
 
 async def typed_then_page_hangs(harness: Harness, tab: Tab, task_id: str, city: str) -> None:
@@ -293,6 +299,7 @@ async def typed_then_page_hangs(harness: Harness, tab: Tab, task_id: str, city: 
 
 
 PAGE_SILENT = "the page did not answer when the controls came back: what the user did in it last may be missing"
+ANSWERED_LATE = "the page answered late when the controls came back: what the user did in it last is recorded above"
 
 
 async def test_hand_back_on_a_page_whose_script_hangs_goes_through_and_says_what_may_be_missing(
@@ -301,7 +308,8 @@ async def test_hand_back_on_a_page_whose_script_hangs_goes_through_and_says_what
     # Hand back asks every frame of the page for what it still held of the person's actions, and waited for each:
     # a page whose script hangs answers only when it is done, so the controls never went back while it hung. Now
     # they go back after a moment; what the person did before is in the record, with a word that the last of it may
-    # be missing, and the model is told both. Twice: a second task in the same page hands back as before too.
+    # be missing, and the model is told. Once the page answers (here: nothing more), the word says it answered late.
+    # Twice: a second task in the same page hands back as before too.
     for round_, city in enumerate(("Osaka", "Nara")):
         after: list[dict[str, Any]] = []
         llm.add(agent_call("Ask for the city", {"request_takeover": {"reason": "Please type your city"}}),
@@ -317,19 +325,21 @@ async def test_hand_back_on_a_page_whose_script_hangs_goes_through_and_says_what
         async with page_hangs(account_tab):
             await user_click(account_tab, box["x"], box["y"])
 
-            async def handed_back(t: str = task_id) -> bool:
-                return not (await snapshot(harness, t))["control"]
+            async def handed_back(t: str = task_id) -> dict[str, Any] | None:
+                snap = await snapshot(harness, t)
+                return None if snap["control"] or not takeovers(snap["history"]) else snap
 
-            await wait_until(handed_back, "the controls to go back while the page hangs", 20)
+            on_time = await wait_until(handed_back, "the controls to go back while the page hangs", 20)
+            assert typed_in_takeover(on_time) == ([city], {"kind": "note", "description": f"({PAGE_SILENT})"})
             shown = await wait_until(lambda p=panel: _shown_unless(p, "agent_request"), "the overlay to follow", 20)
             assert shown["state"] == "running", shown
         end = await ended(harness, task_id)
         assert end["status"] == "completed", end
-        [event] = [e for e in end["history"] if e.get("type") == "user_takeover"]
-        assert [(a["kind"], a.get("value")) for a in event["actions"] if a["kind"] == "input"] == [("input", city)]
-        assert event["actions"][-1] == {"kind": "note", "description": f"({PAGE_SILENT})"}, event["actions"]
+        record = await recorded_late(harness, task_id, city, ANSWERED_LATE)
+        assert typed_in_takeover(record)[0] == [city]
+        # the model is told the record as it is when asked: the page answered then, or not yet
         account = json.dumps(after[0]["messages"])
-        assert city in account and PAGE_SILENT in account, account[-2000:]
+        assert city in account and (PAGE_SILENT in account or ANSWERED_LATE in account), account[-2000:]
 
 
 async def _shown_unless(panel: Any, state: str) -> dict[str, Any] | None:
@@ -369,6 +379,114 @@ async def test_stop_on_a_page_whose_script_hangs_stops_the_task(
         await user_click(account_tab, box["x"], box["y"])
         end = await ended(harness, task_id, timeout=20)
     assert end["status"] == "stopped", end
+
+
+# The page's own script goes busy (BUSY) as the person's last letter reaches City: the field typed in is then held by
+# capture.js (reported 0.2 s after a key), and the frame answers Hand back or Stop only once the test lets it go.
+HANGS_AT = """(() => {{ const city = document.getElementById('city');
+  const hang = () => {{ if (city.value === {value}) {{ city.removeEventListener('input', hang); {busy}; }} }};
+  city.addEventListener('input', hang); }})()"""
+
+
+@contextlib.asynccontextmanager
+async def last_letter_on_a_slow_page(harness: Harness, tab: Tab, task_id: str, city: str) -> AsyncIterator[None]:
+    """The person types `city` into City, all but its last letter kept by the host (reported as they type); the page
+    is busy from the last letter on (longer than Hand back and Stop wait for it: 1 s) until the block ends."""
+    await typed_then_page_hangs(harness, tab, task_id, city[:-1])
+    page = await tab.evaluate("location.href")
+    await tab.evaluate(HANGS_AT.format(value=json.dumps(city), busy=BUSY))
+    letter = city[-1]
+    # its keyUp would wait for the busy page
+    await tab.send("Input.dispatchKeyEvent",
+                   {"type": "keyDown", "text": letter, "key": letter, "unmodifiedText": letter})
+    try:
+        yield
+        await asyncio.sleep(1.5)  # slow, not hung: it answers a moment after the controls went back
+    finally:
+        await let_page_go(tab, page)
+        await tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": letter})
+
+
+def typed_in_takeover(record: dict[str, Any]) -> tuple[list[str | None], dict[str, Any]]:
+    """The values typed in the task's one takeover of `record` (task.get's snapshot or history.get's), its last
+    action."""
+    [event] = takeovers(record.get("history") or record.get("events") or [])
+    return [a.get("value") for a in event["actions"] if a["kind"] == "input"], event["actions"][-1]
+
+
+async def recorded_late(harness: Harness, task_id: str, city: str, note: str | None = None) -> dict[str, Any]:
+    """The record of the task once what the slow page gave late is in its takeover (`city` typed; and `note`)."""
+    async def probe() -> dict[str, Any] | None:
+        reply = await ask_host(harness, {"type": "history.get", "taskId": task_id})
+        record: dict[str, Any] = reply["data"]
+        typed, last = typed_in_takeover(record)
+        return record if typed == [city] and (note is None or last.get("description") == f"({note})") else None
+
+    return await wait_until(probe, "what the slow page gave late to be in the record", 30)
+
+
+async def test_what_a_slow_page_gives_after_hand_back_is_recorded_and_told_to_the_model(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Hand back waits 1 s for the page's frames to give what they still held (the field being typed in). A slow page
+    # (a loaded machine) that answered after that had its answer refused: the controls were back with the agent, and
+    # the last of what the person typed was lost. Now it goes into the takeover that ended, in the record and in what
+    # the model reads next, and the note says the page answered late. Twice: a second task in the same page too.
+    for round_, city in enumerate(("Osaka", "Nara")):
+        gate, after = threading.Event(), []
+        llm.add(agent_call("Ask for the city", {"request_takeover": {"reason": "Please type your city"}}),
+                held_until(gate, agent_call("Wait for the page", {"wait": {"seconds": 1}})),
+                account_told(after, done("City set")))
+        await configure(harness, llm)
+        task_id = await start(harness, account_tab, f"Set my city ({round_})")
+        await controlled_by_user(harness, task_id)
+        await wait_overlay(account_tab, "the overlay to ask for help", lambda o: o["state"] == "agent_request")
+        box = await overlay_button(account_tab, "handback")
+        try:
+            async with last_letter_on_a_slow_page(harness, account_tab, task_id, city):
+                await user_click(account_tab, box["x"], box["y"])
+
+                async def handed_back(t: str = task_id) -> dict[str, Any] | None:
+                    snap = await snapshot(harness, t)
+                    return None if snap["control"] or not takeovers(snap["history"]) else snap
+
+                on_time = await wait_until(handed_back, "the controls to go back while the page is slow", 20)
+                assert typed_in_takeover(on_time) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+            record = await recorded_late(harness, task_id, city)
+            assert typed_in_takeover(record)[1] == {"kind": "note", "description": f"({ANSWERED_LATE})"}
+        finally:
+            gate.set()
+        end = await ended(harness, task_id)
+        assert end["status"] == "completed", end
+        assert typed_in_takeover(end) == typed_in_takeover(record)  # what the popup shows of it, too
+        account = json.dumps(after[0]["messages"], ensure_ascii=False)
+        assert f'\\"{city}\\"' in account and ANSWERED_LATE in account, account[-2000:]
+
+
+async def test_what_a_slow_page_gives_after_stop_is_recorded(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # As after Hand back: Stop waits 1 s for the page's frames, and what a slow page gave after that was lost. Now the
+    # stopped task's takeover gets it. Twice, the second in the same page.
+    for city in ("Kobe", "Nagoya"):
+        llm.add(Delay(60))
+        await configure(harness, llm)
+        before = len(llm.requests)
+        task_id = await start(harness, account_tab, f"Wait for me in {city}")
+        await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+        await wait_until(lambda b=before: _async(len(llm.requests) > b), "the agent to think")
+        await press_overlay(account_tab, "takeover")
+        await controlled_by_user(harness, task_id)
+        box = await overlay_button(account_tab, "stop")
+        async with last_letter_on_a_slow_page(harness, account_tab, task_id, city):
+            await user_click(account_tab, box["x"], box["y"])
+            end = await ended(harness, task_id, timeout=20)
+            assert end["status"] == "stopped", end
+            assert typed_in_takeover(end) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        record = await recorded_late(harness, task_id, city)
+        assert typed_in_takeover(record)[1] == {"kind": "note", "description": f"({ANSWERED_LATE})"}
+        assert record["task"]["status"] == "stopped", record["task"]
+        assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
 
 
 async def test_send_with_no_answer_says_so_and_the_answer_then_goes(

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         SitesAllow,
         SitesRevoke,
         TakeoverActions,
+        TakeoverLate,
         TaskAnswer,
         TaskApprove,
         TaskGet,
@@ -96,6 +97,7 @@ class NativeHost:
             "task.resume": self._task_resume,
             "task.takeover": self._task_takeover,
             "takeover.actions": self._takeover_actions,
+            "takeover.late": self._takeover_late,
             "task.handback": self._task_handback,
             "task.answer": self._task_answer,
             "task.approve": self._task_approve,
@@ -365,6 +367,11 @@ class NativeHost:
     async def _takeover_actions(self, request: TakeoverActions) -> dict[str, Any]:
         actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
         await self.tasks.add_takeover_actions(request.task_id, actions)
+        return {}
+
+    async def _takeover_late(self, request: TakeoverLate) -> dict[str, Any]:
+        actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
+        await self.tasks.add_late_answer(request.task_id, request.started_at, actions, still_silent=request.page_silent)
         return {}
 
     async def _task_handback(self, request: TaskHandback) -> dict[str, Any]:

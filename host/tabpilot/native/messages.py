@@ -254,6 +254,17 @@ class TakeoverActions(Request):
     actions: list[TakeoverAction] = Field(max_length=1000)
 
 
+class TakeoverLate(Request):
+    """What the frames that did not answer in time at Hand back or Stop (`pageSilent`) gave afterwards, for the
+    takeover that ended then (by its `startedAt`, as `control` told it)."""
+
+    type: Literal["takeover.late"]
+    task_id: str = Field(alias="taskId", min_length=1)
+    started_at: float = Field(alias="startedAt")
+    actions: list[TakeoverAction] = Field(max_length=1000)
+    page_silent: bool = Field(False, alias="pageSilent")  # a frame has still not answered
+
+
 class TaskHandback(Request):
     type: Literal["task.handback"]
     task_id: str = Field(alias="taskId", min_length=1)

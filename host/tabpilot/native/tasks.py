@@ -74,12 +74,14 @@ class EndedRun:
     approval: dict[str, Any] | None
     requester: str | None
     finished: RunFinished
+    privacy: PrivacyGuard | None  # for what the page gives late of its last takeover (`add_late_answer`)
     running = False
 
     @classmethod
     def of(cls, run: TaskRun, finished: RunFinished) -> EndedRun:
         return cls(status=run.status, history=run.history, activity=run.activity, control=run.control,
-                   question=run.question, approval=run.approval, requester=run.plan.requester, finished=finished)
+                   question=run.question, approval=run.approval, requester=run.plan.requester, finished=finished,
+                   privacy=run.plan.agent.privacy)
 
 
 @dataclass
@@ -515,6 +517,46 @@ class TaskManager:
             log.info("task %s: %d action(s) of the person's after its host went, added to its takeover", task_id,
                      len(actions))
         return added
+
+    async def add_late_answer(self, task_id: str, started_at: float, actions: list[dict[str, Any]], *,
+                              still_silent: bool) -> None:
+        """What the page's frames that did not answer in time when a takeover ended gave afterwards, to that takeover:
+        in the run going on (the model reads it at its next step), or in the record of a task that ended (Stop)."""
+        from ..taskrun.takeover import replace_takeover
+
+        entry = self._tasks.get(task_id)
+        run = entry.run if entry is not None else None
+        if run is not None and not isinstance(run, EndedRun) and run.running:
+            added = run.add_late_answer(started_at, actions, still_silent=still_silent)
+        else:
+            # placeholders numbered on from the run's own (an address it named `[email 1]` is named so here too)
+            guard = run.privacy if isinstance(run, EndedRun) and run.privacy is not None else _record_guard()
+            amended = await asyncio.to_thread(self._amend_ended_takeover, task_id, started_at,
+                                              [guard.hide(action) for action in actions], still_silent)
+            if amended is not None and run is not None:
+                replace_takeover(run.history, amended)  # what task.get shows
+            added = amended is not None
+        if not added:
+            raise RequestFailed(say("popup.no_takeover_ended", self.ui_language, task_id=task_id,
+                                    started_at=started_at), "bad_request")
+
+    def _amend_ended_takeover(self, task_id: str, started_at: float, shown: list[dict[str, Any]],
+                              still_silent: bool) -> dict[str, Any] | None:
+        """The recorded takeover, `with_late_answer`; None when the record has no such takeover."""
+        from ..store.tasks import TaskNotFound
+        from ..taskrun.takeover import with_late_answer
+
+        amended: list[dict[str, Any]] = []
+
+        def change(event: dict[str, Any]) -> dict[str, Any] | None:
+            changed = with_late_answer(event, started_at, shown, still_silent=still_silent)
+            amended[:] = [] if changed is None else [changed]
+            return changed
+
+        try:
+            return amended[0] if self._store().amend_last_takeover(task_id, change) else None
+        except TaskNotFound as exc:
+            raise RequestFailed(say("popup.no_host_task", self.ui_language, task_id=task_id), "not_found") from exc
 
     def page_silent(self, task_id: str) -> None:
         """The extension could not get the person's last actions from the task's page (its script hangs)."""

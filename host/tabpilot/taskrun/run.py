@@ -39,7 +39,7 @@ from .events import (
     RunStatus,
     RunUpdate,
 )
-from .takeover import Reason, Takeover, now_ms
+from .takeover import Reason, Takeover, now_ms, replace_takeover, with_late_answer
 from .writer import RecordWriter
 
 ApprovalMode = Literal["ask", "allow", "refuse"]  # who answers an action that needs a yes: the user, nobody (yes / no)
@@ -111,6 +111,7 @@ class TaskRun:
         # A takeover being ended (its event made, the URL after it read): the run's end waits for its event.
         self._takeover_ending: asyncio.Future[None] | None = None
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
+        self._last_takeover: UserTakeoverEvent | None = None  # the last one handed back, as the agent has it
         self._question: str | None = None
         self._answer: asyncio.Future[str] | None = None
         self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
@@ -546,13 +547,37 @@ class TaskRun:
         page's frames for what they still held, and one did not answer in time (its own script hangs)."""
         if self._takeover is not None:
             self._takeover.page_silent = True
+            self._keep_takeover()  # a host that dies before the event is recorded leaves the same note
+            self._save_state()
+
+    def add_late_answer(self, started_at: float, actions: list[dict[str, Any]], *, still_silent: bool) -> bool:
+        """What the page gave late (`page_silent`) to the takeover handed back that began at `started_at`: in the
+        agent's history (the model reads it at its next step) and in the record. False when it is not the last one
+        handed back."""
+        event = self._last_takeover
+        changed = None if event is None else with_late_answer(event.to_wire(), started_at, actions,
+                                                              still_silent=still_silent)
+        if event is None or changed is None:
+            return False
+        event.actions = changed["actions"]
+        shown = self._shown(changed)
+        replace_takeover(self.history, shown)
+        task_id = str(self.task_id)
+
+        def amend(recorded: dict[str, Any]) -> dict[str, Any] | None:
+            return shown if recorded.get("startedAt") == started_at else None
+
+        self._writer.submit(lambda: self.store.amend_last_takeover(task_id, amend, running=True), self._record_failed)
+        log.info("task %s: %d action(s) the page gave late, added to the takeover handed back", self.task_id,
+                 len(actions))
+        return True
 
     async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
         """The user hands the controls back: ONE user_takeover event is appended (recorded and told at
         once), then the run goes on and the agent reads the page again. None if they did not have them."""
         if self._takeover is None or self.finished is not None:
             return None
-        event = await self._end_takeover(note)
+        event = self._last_takeover = await self._end_takeover(note)
         if self.agent is not None and self.agent.running:
             self.agent.push_takeover(event)
         else:

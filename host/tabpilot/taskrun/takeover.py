@@ -29,6 +29,7 @@ ARRIVAL_LOOKBACK = 5  # actions flushed as the document went (a field typed in) 
 RESENT_LOOKBACK = 50
 DROPPED = "(and {} more actions, not kept)"
 PAGE_SILENT = "(the page did not answer when the controls came back: what the user did in it last may be missing)"
+ANSWERED_LATE = "(the page answered late when the controls came back: what the user did in it last is recorded above)"
 _DROPPED = re.compile(re.escape(DROPPED).replace(r"\{\}", r"(\d+)"))
 
 
@@ -45,6 +46,7 @@ class Takeover:
     actions: list[dict[str, Any]] = field(default_factory=list)
     dropped: int = 0
     page_silent: bool = False  # the page did not give what it still held at the end (run.page_silent)
+    answered_late: bool = False  # ... and gave it later (`with_late_answer`)
     departed: bool = field(default=False, repr=False)  # the last navigate told is a departure no arrival matched yet
 
     def control(self) -> dict[str, Any]:
@@ -57,7 +59,8 @@ class Takeover:
     def state(self) -> dict[str, Any]:
         """What the record keeps of a takeover under way, so a host started after this one goes on with it."""
         return {"reason": self.reason, "startedAt": self.started_at, "message": self.message,
-                "urlBefore": self.url_before, "actions": list(self.actions), "dropped": self.dropped}
+                "urlBefore": self.url_before, "actions": list(self.actions), "dropped": self.dropped,
+                "pageSilent": self.page_silent}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> Takeover:
@@ -69,6 +72,7 @@ class Takeover:
             url_before=state.get("urlBefore"),
             actions=[a for a in state.get("actions") or [] if isinstance(a, dict)],
             dropped=int(state.get("dropped") or 0),
+            page_silent=bool(state.get("pageSilent")),
         )
 
     @classmethod
@@ -79,12 +83,27 @@ class Takeover:
         if (event.get("type") != "user_takeover" or event.get("endedAt") is not None or not isinstance(actions, list)
                 or not actions or actions[-1] != {"kind": "note", "description": CUT_SHORT}):
             return None
-        theirs, dropped = actions[:-1], 0
+        return cls._recorded(event, actions[:-1])
+
+    @classmethod
+    def handed_back(cls, event: dict[str, Any]) -> Takeover | None:
+        """The takeover a recorded event that ended (Hand back, Stop) was made from; None for any other event."""
+        actions = event.get("actions")
+        if event.get("type") != "user_takeover" or event.get("endedAt") is None or not isinstance(actions, list):
+            return None
+        return cls._recorded(event, actions)
+
+    @classmethod
+    def _recorded(cls, event: dict[str, Any], actions: list[Any]) -> Takeover:
+        """From a recorded event whose `actions` end in the notes `event()` writes after the person's."""
+        theirs, dropped, page_silent = list(actions), 0, False
+        if theirs and theirs[-1] in (_note(PAGE_SILENT), _note(ANSWERED_LATE)):
+            theirs, page_silent = theirs[:-1], theirs[-1] == _note(PAGE_SILENT)
         last = theirs[-1] if theirs else None
         counted = _DROPPED.fullmatch(str(last.get("description"))) if isinstance(last, dict) else None
         if counted and last is not None and last.get("kind") == "note":
             theirs, dropped = theirs[:-1], int(counted[1])
-        return cls.from_state({**event, "actions": theirs, "dropped": dropped})
+        return cls.from_state({**event, "actions": theirs, "dropped": dropped, "pageSilent": page_silent})
 
     def add(self, actions: list[dict[str, Any]]) -> None:
         """Append in order. A field typed in again right after its last report (capture.js reports a field within
@@ -138,7 +157,9 @@ class Takeover:
         if self.dropped:
             actions.append({"kind": "note", "description": DROPPED.format(self.dropped)})
         if self.page_silent:
-            actions.append({"kind": "note", "description": PAGE_SILENT})
+            actions.append(_note(PAGE_SILENT))
+        elif self.answered_late:
+            actions.append(_note(ANSWERED_LATE))
         return UserTakeoverEvent(
             reason=self.reason,
             started_at=self.started_at,
@@ -148,6 +169,10 @@ class Takeover:
             actions=actions,
             note=(note or "").strip() or None,
         )
+
+
+def _note(description: str) -> dict[str, str]:
+    return {"kind": "note", "description": description}
 
 
 def with_late_actions(event: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -161,3 +186,26 @@ def with_late_actions(event: dict[str, Any], actions: list[dict[str, Any]]) -> d
     takeover.add(actions)
     wire = takeover.unfinished().to_wire()
     return {**event, "urlAfter": wire.get("urlAfter"), "actions": wire["actions"]}
+
+
+def with_late_answer(event: dict[str, Any], started_at: float, actions: list[dict[str, Any]], *,
+                     still_silent: bool) -> dict[str, Any] | None:
+    """A recorded takeover that ended (`event`, started at `started_at`) with `actions` added: what a frame of the
+    page that did not answer in time when the controls came back (`page_silent`) gave afterwards, as they would have
+    been added in time. Its note that the last of it may be missing says instead that the page answered late, unless
+    a frame is `still_silent`. None when `event` is not that takeover."""
+    takeover = Takeover.handed_back(event) if event.get("startedAt") == started_at else None
+    if takeover is None:
+        return None
+    takeover.add(actions)
+    takeover.page_silent, takeover.answered_late = still_silent, not still_silent
+    wire = takeover.event(url_after=event.get("urlAfter"), note=event.get("note"), ended_at=event["endedAt"]).to_wire()
+    return {**event, "actions": wire["actions"]}
+
+
+def replace_takeover(history: list[dict[str, Any]], event: dict[str, Any]) -> None:
+    """`event` in place of the takeover in `history` it amends: the last one begun when it began."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].get("type") == "user_takeover" and history[index].get("startedAt") == event.get("startedAt"):
+            history[index] = event
+            return
