@@ -192,33 +192,26 @@ def _authorization(server: ScriptedLLMServer) -> list[str]:
     return [{k.lower(): v for k, v in headers.items()}["authorization"] for headers in server.headers]
 
 
-@pytest.mark.asyncio(loop_scope="module")
-async def test_each_key_goes_only_to_the_endpoint_it_was_given_for(browser: Browser, pages, tmp_path: Path) -> None:
-    await _only_tabs(browser, pages.url("agent_form.html?keys"))  # in it, not in a browser each run launches (74 s)
-
-    async def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        assert browser.launched is not None
-        return await asyncio.to_thread(tabpilot, "run", "x", "--cdp-url", browser.launched.ws_url, *args,
-                                       home=tmp_path, **env)
-
+def test_each_key_goes_only_to_the_endpoint_it_was_given_for(tmp_path: Path) -> None:
     file_key, env_key, flag_key = "sk-file-key-000000000000", "sk-env-key-1111111111111", "sk-flag-key-22222222222"
     with ScriptedLLMServer([done()] * 2) as users, ScriptedLLMServer([done()] * 3) as other:
         save_settings(Settings(base_url=users.base_url, model="scripted", api_key=file_key),
                       tmp_path / "config" / "config.json")
-        assert (await run()).returncode == 0  # the file's key, to the file's endpoint
+        assert tabpilot("run", "x", home=tmp_path).returncode == 0  # the file's key, to the file's endpoint
         assert _authorization(users) == [f"Bearer {file_key}"]
-        proc = await run("--base-url", other.base_url)  # named without a key
+        proc = tabpilot("run", "x", "--base-url", other.base_url, home=tmp_path)  # named without a key
         assert proc.returncode == 0, proc.stderr
         (tmp_path / "config" / "config.json").unlink()
-        proc = await run("--base-url", other.base_url, "--model", "scripted",
-                         OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
+        proc = tabpilot("run", "x", "--base-url", other.base_url, "--model", "scripted", home=tmp_path,
+                        OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
         assert proc.returncode == 0, proc.stderr
         assert _authorization(other) == ["Bearer not-needed", "Bearer not-needed"]  # no key of the user's
-        proc = await run("--base-url", other.base_url, "--model", "scripted", "--api-key", flag_key,
-                         OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
+        proc = tabpilot("run", "x", "--base-url", other.base_url, "--model", "scripted", "--api-key", flag_key,
+                        home=tmp_path, OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
         assert proc.returncode == 0, proc.stderr
         assert _authorization(other)[-1] == f"Bearer {flag_key}"  # a key given with the override goes with it
-        proc = await run("--model", "scripted", OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
+        proc = tabpilot("run", "x", "--model", "scripted", home=tmp_path,
+                        OPENAI_BASE_URL=users.base_url, OPENAI_API_KEY=env_key)
         assert proc.returncode == 0, proc.stderr
         assert _authorization(users) == [f"Bearer {file_key}", f"Bearer {env_key}"]
 
