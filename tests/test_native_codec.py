@@ -151,6 +151,67 @@ def test_reassembler_rejects_out_of_order_and_bad_chunks():
     assert broken[0] is None and isinstance(broken[1], FrameError)
 
 
+def chunk(chunk_id: object, index: object, count: object, data: object) -> dict:
+    return {"type": "chunk", "chunkId": chunk_id, "index": index, "count": count, "data": data}
+
+
+def test_an_error_shows_the_chunk_id_cut_short_and_escaped_whatever_its_length_and_characters():
+    # Found reviewing the codec: each refusal repeated the sender's chunkId whole, megabytes of it, lone surrogates
+    # (a line nothing can write as UTF-8) and terminal escapes included.
+    chunk_id = "\x1b[2J\n\ud800" + "x" * 5_000_000
+    joiner = ChunkReassembler()
+    assert joiner.accept(chunk(chunk_id, 0, 3, '{"type":')) is None
+    refusals = [
+        joiner.accept(chunk(chunk_id, 2, 3, "x")),  # out of order
+        joiner.accept(chunk(chunk_id, 5, 3, "x")),  # an index past the count
+        joiner.accept(chunk(chunk_id, "0", 3, "x")),  # not a number
+        ChunkReassembler(max_total=100).accept(chunk(chunk_id, 0, 2, "x")),  # over the limit with its id
+    ]
+    for refusal in refusals:
+        assert isinstance(refusal, FrameError), refusal
+        assert len(refusal.message) < 300 and refusal.message.startswith("chunk '\\x1b[2J\\n\\ud800xxx"), refusal
+        assert "…" in refusal.message and refusal.message.isprintable(), refusal
+        refusal.message.encode("utf-8")  # fit for a log line
+    assert joiner.pending == 0 and joiner.held == 0  # a refused message is dropped
+
+
+def test_unfinished_messages_hold_no_more_than_the_limit_together_and_the_newest_still_arrives():
+    # Eight unfinished messages were each allowed the whole limit: eight times 64 Mi characters held at once.
+    joiner = ChunkReassembler(max_total=10_000, max_pending=8)
+    for n in range(8):  # 8 × 2000 characters: over the limit together, so the oldest go first
+        assert joiner.accept(chunk(f"big-{n}", 0, 2, '{"type":"x","data":"' + "z" * 1980)) is None
+    forgotten = joiner.accept(chunk("big-0", 1, 2, '"}'))
+    assert isinstance(forgotten, FrameError) and "got piece 1 of 2, expected 0" in forgotten.message, forgotten
+    assert joiner.accept(chunk("big-7", 1, 2, '"}')) == {"type": "x", "data": "z" * 1980}
+    for n in range(20_000):  # a flood of ids, each a first piece that never gets its second
+        assert joiner.accept(chunk(f"flood-{n}-" + "y" * (n % 3000), 0, 2, "z" * (n % 2000))) is None
+        assert joiner.pending <= 8 and joiner.held <= 10_000
+    assert joiner.accept(chunk("last", 0, 2, '{"type":"ok","data":"' + "z" * 9000)) is None
+    assert joiner.accept(chunk("last", 1, 2, '"}')) == {"type": "ok", "data": "z" * 9000}
+    assert joiner.pending <= 1
+
+
+_chunk_ids = st.text(max_size=6) | st.text(alphabet=st.characters(categories=["Cs", "Cc", "Zl", "Ll", "So"]),
+                                           min_size=60, max_size=400)
+_chunks = st.builds(chunk, _chunk_ids | st.integers() | st.none(), st.integers(min_value=-1, max_value=4)
+                    | st.text(max_size=2), st.integers(min_value=0, max_value=4), st.text(max_size=40))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_chunks, max_size=30), st.integers(min_value=1, max_value=4), st.integers(min_value=0, max_value=200))
+def test_fuzz_any_chunks_stay_within_the_limits_and_every_refusal_is_short_and_printable(
+    chunks: list[dict], max_pending: int, max_total: int
+):
+    joiner = ChunkReassembler(max_total=max_total, max_pending=max_pending)
+    for frame in chunks:
+        out = joiner.accept(frame)
+        assert out is None or isinstance(out, dict | FrameError)
+        if isinstance(out, FrameError):
+            assert len(out.message) <= 400 and out.message.isprintable(), out.message
+            out.message.encode("utf-8")
+        assert joiner.pending <= max_pending and 0 <= joiner.held <= max_total
+
+
 # --- fuzz ------------------------------------------------------------------------------------------
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=2000), st.lists(st.integers(min_value=1, max_value=64), min_size=1, max_size=10))

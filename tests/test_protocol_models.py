@@ -135,7 +135,7 @@ def test_chunk_frames_are_chunk_models_and_a_malformed_one_is_named():
     joiner = ChunkReassembler()
     assert joiner.accept(pieces[0]) is None and joiner.accept(pieces[1]) == message
     broken = ChunkReassembler().accept({"type": "chunk", "chunkId": "q", "index": "0", "count": 2, "data": ""})
-    assert isinstance(broken, FrameError) and "chunk q" in broken.message and "index" in broken.message
+    assert isinstance(broken, FrameError) and "chunk 'q'" in broken.message and "index" in broken.message
 
 
 # --- the peer: typed replies, pushes by model --------------------------------------------------------------

@@ -18,7 +18,8 @@ def _run_a_browser_test(ci: bool) -> subprocess.CompletedProcess[str]:
     if ci:
         env["CI"] = "true"
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        # -n 0: the project's addopts would start two xdist workers for this one test
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
          f"{TESTS / 'test_actions.py'}::test_click_is_trusted_and_scrolls_far_button_into_view"],
         cwd=TESTS.parent, env=env, capture_output=True, text=True, timeout=120,
     )

@@ -1,6 +1,7 @@
-"""Reading a busy page again and again must never crash or hang the user's tab: 200 state reads of a page
+"""Reading a busy page again and again must never crash or hang the user's tab: 60 state reads of a page
 with hundreds of click listeners that re-renders and allocates all the time, while another CDP client
-evaluates in the same page (as DevTools or a second tool would)."""
+evaluates in the same page (as DevTools or a second tool would). The old isolated-world listener read crashed
+the renderer at read 1; 60 reads keep the other client evaluating between them, where 200 took 28 s of a CI run."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tabpilot.cdp import CDPError
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
-READS = 200
+READS = 60
 HANG = 30.0  # a read that takes this long is a hung tab, not a slow one
 ALLOCATE = "(() => { const j = []; for (let k = 0; k < 100000; k++) j.push({k}); return j.length; })()"
 
@@ -30,7 +31,7 @@ def _index(state: BrowserState, text: str) -> int:
     raise AssertionError(f"no element {text!r} offered:\n{state.text}")
 
 
-async def test_200_reads_of_a_busy_page_with_another_client_evaluating_never_crash_or_hang(
+async def test_repeated_reads_of_a_busy_page_with_another_client_evaluating_never_crash_or_hang(
     browser: Browser, pages
 ) -> None:
     assert browser.launched is not None

@@ -932,7 +932,8 @@ async def test_a_task_waiting_for_the_person_or_a_failing_model_says_so_and_what
             # a model endpoint failing: each retry is said as it happens, and the result says what to do
             assert (await ask_host(harness, {"type": "settings.set", "askBefore": "never"}))["ok"]
             for attempt in ("first", "second"):
-                llm.add(*[HTTPError(500, "overloaded")] * 4)
+                # the server asks for 50 ms between attempts: the backoff's own 0.5-4 s waits took 10 s of this test
+                llm.add(*[HTTPError(500, "overloaded", retry_after=0.05)] * 4)
                 client.progress.clear()
                 is_error, failed = await client.call("run_task", task=f"Type Ada ({attempt})",
                                                      url=e2e_pages.url("form.html?failing"))

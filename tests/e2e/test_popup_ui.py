@@ -235,7 +235,8 @@ async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
     # a server error every time: the host's English names none of the causes the popup once looked for
-    llm.add(*[HTTPError(503, "The engine is currently overloaded")] * 4)
+    # (asking for 50 ms between attempts: the backoff's own 0.5-4 s waits are not what this test is about)
+    llm.add(*[HTTPError(503, "The engine is currently overloaded", retry_after=0.05)] * 4)
     popup = await start_task(harness, form_tab, llm, "Tick the terms box")
     task_id = await popup_task_id(popup)
     assert await wait_status(popup, "completed", "error", "stopped") == "error"

@@ -14,7 +14,7 @@ import itertools
 import json
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..textsafety import clean_json, may_hold_surrogates
@@ -172,12 +172,16 @@ def _split_text(text: str, threshold: int) -> list[str]:
 
 
 class ChunkReassembler:
-    """Joins `chunk` frames; other messages pass straight through."""
+    """Joins `chunk` frames; other messages pass straight through. Whatever the chunks say, it holds at most
+    `max_pending` unfinished messages and `max_total` characters of them in all (their ids counted): room for a new
+    one is made by forgetting the oldest unfinished, and one message over `max_total` is refused. Its errors show a
+    chunk id cut short and escaped (messages.shown_name), never the sender's text as it came."""
 
     def __init__(self, max_total: int = MAX_INCOMING_FRAME, max_pending: int = 8) -> None:
         self.max_total = max_total
         self.max_pending = max_pending
-        self._pending: dict[str, tuple[int, list[str]]] = {}  # chunkId → (count, pieces so far)
+        self._pending: dict[str, _Unfinished] = {}
+        self.held = 0  # characters of every unfinished message's id and pieces
 
     def accept(self, message: Message) -> Message | FrameError | None:
         """The whole message when complete, None while waiting for more chunks, FrameError if broken."""
@@ -185,32 +189,52 @@ class ChunkReassembler:
             return message
         from pydantic import ValidationError
 
-        from .messages import Chunk, describe_errors
+        from .messages import Chunk, describe_errors, shown_name
 
         try:
             chunk = Chunk.model_validate(message, strict=True)
         except ValidationError as exc:
             chunk_id = message.get("chunkId")
             if isinstance(chunk_id, str):
-                self._pending.pop(chunk_id, None)
-            return FrameError(f"chunk {chunk_id}: {describe_errors(exc)}")
+                self._forget(chunk_id)
+            return FrameError(f"chunk {shown_name(chunk_id)}: {describe_errors(exc)}")
         chunk_id, index, count, data = chunk.chunk_id, chunk.index, chunk.count, chunk.data
+        unfinished = self._forget(chunk_id) or _Unfinished(count, size=len(chunk_id))
         if index >= count:
-            self._pending.pop(chunk_id, None)
-            return FrameError(f"chunk {chunk_id}: bad index {index!r} of count {count!r}")
-        expected_count, pieces = self._pending.get(chunk_id, (count, []))
-        if count != expected_count or index != len(pieces):
-            self._pending.pop(chunk_id, None)
-            return FrameError(f"chunk {chunk_id}: got piece {index} of {count}, expected {len(pieces)}")
-        pieces.append(data)
-        if sum(map(len, pieces)) > self.max_total:
-            self._pending.pop(chunk_id, None)
-            return FrameError(f"chunk {chunk_id}: message is over the {self.max_total} byte limit")
-        if len(pieces) < count:
-            if chunk_id not in self._pending and len(self._pending) >= self.max_pending:
-                self._pending.pop(next(iter(self._pending)))  # forget the oldest unfinished one
-            self._pending[chunk_id] = (count, pieces)
-            return None
-        self._pending.pop(chunk_id, None)
-        text = "".join(pieces)
-        return _decode_json(text, may_hold_surrogates(text))
+            return FrameError(f"chunk {shown_name(chunk_id)}: bad index {index} of count {count}")
+        if count != unfinished.count or index != len(unfinished.pieces):
+            return FrameError(f"chunk {shown_name(chunk_id)}: got piece {index} of {count}, expected "
+                              f"{len(unfinished.pieces)} of {unfinished.count}")
+        unfinished.pieces.append(data)
+        unfinished.size += len(data)
+        if unfinished.size > self.max_total:
+            return FrameError(f"chunk {shown_name(chunk_id)}: message is over the {self.max_total} character limit")
+        if len(unfinished.pieces) == count:
+            text = "".join(unfinished.pieces)
+            return _decode_json(text, may_hold_surrogates(text))
+        while self._pending and (len(self._pending) >= self.max_pending
+                                 or self.held + unfinished.size > self.max_total):
+            self._forget(next(iter(self._pending)))  # the oldest unfinished one
+        self._pending[chunk_id] = unfinished
+        self.held += unfinished.size
+        return None
+
+    @property
+    def pending(self) -> int:
+        """How many messages wait for more chunks."""
+        return len(self._pending)
+
+    def _forget(self, chunk_id: str) -> _Unfinished | None:
+        unfinished = self._pending.pop(chunk_id, None)
+        if unfinished is not None:
+            self.held -= unfinished.size
+        return unfinished
+
+
+@dataclass
+class _Unfinished:
+    """A chunked message's pieces so far."""
+
+    count: int
+    size: int  # characters held: the id's and the pieces'
+    pieces: list[str] = field(default_factory=list)
