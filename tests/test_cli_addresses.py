@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -58,11 +57,10 @@ def test_a_base_url_that_is_not_http_is_refused_at_once_as_config_refuses_it(tmp
     refused = tabpilot(tmp_path, "config", "set", "base-url", address)
     assert refused.stderr == f"tabpilot config: base-url: {NOT_AN_ENDPOINT}\n"
     for given, env in ((("--base-url", address), {}), ((), {"OPENAI_BASE_URL": address})):
-        started = time.monotonic()
         run = tabpilot(tmp_path, "run", "hi", *given, *MODEL, env=env)
         assert (run.returncode, run.stdout) == (2, ""), run.stderr
+        # all it says: not after attempts at the model (each says "retry n/3"), nor a browser started for it
         assert run.stderr == f"tabpilot: {given[0] if given else 'OPENAI_BASE_URL'}: {NOT_AN_ENDPOINT}\n"
-        assert time.monotonic() - started < 5  # not after three attempts at the model
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a display is X11's or Wayland's")
