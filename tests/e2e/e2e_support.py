@@ -586,9 +586,13 @@ async def run_in_popup(popup: PopupPage, task: str) -> str:
 
 
 async def wait_status(popup: PopupPage, *statuses: str, timeout: float = TASK_TIMEOUT) -> str:
+    """Wait for the popup to show one of `statuses`; an ended task's also with its result, which the host pushes
+    right after the status (until then the hidden result box may still hold the task before's words)."""
     wanted = json.dumps(list(statuses))
     status = await popup.wait_for(
-        f"{wanted}.includes(document.body.dataset.status) && document.body.dataset.status",
+        f"{wanted}.includes(document.body.dataset.status)"
+        " && (document.body.dataset.status === 'running' || !document.getElementById('result').hidden)"
+        " && document.body.dataset.status",
         f"the popup to show status {' or '.join(statuses)}",
         timeout,
     )
