@@ -25,7 +25,8 @@ class HostProcess:
     """`python -m tabpilot host chrome-extension://x/`, exactly as Chromium starts it."""
 
     def __init__(self, home: Path | None, extra_env: dict[str, str] | None = None) -> None:
-        """`home` None: no TABPILOT_HOME (the platform's folders under the HOME in `extra_env`, as users have)."""
+        """`home` None: no TABPILOT_HOME (the platform's folders under the HOME in `extra_env`, as users have).
+        Its stdout is read as it comes, unless `reading` is cleared (a browser that takes no answers)."""
         env = {**os.environ, **({} if home is None else {"TABPILOT_HOME": str(home)}), **(extra_env or {})}
         if home is None:
             env.pop("TABPILOT_HOME", None)
@@ -40,6 +41,8 @@ class HostProcess:
         )
         self.raw = bytearray()  # every byte the host wrote to stdout
         self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.reading = threading.Event()
+        self.reading.set()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self._ids = 0
@@ -47,7 +50,7 @@ class HostProcess:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         buffer = b""
-        while chunk := self.proc.stdout.read1(1 << 16):
+        while self.reading.wait() and (chunk := self.proc.stdout.read1(1 << 16)):
             self.raw += chunk
             buffer += chunk
             while len(buffer) >= 4:
@@ -102,6 +105,7 @@ class HostProcess:
         return time.monotonic() - began
 
     def stop(self) -> None:
+        self.reading.set()
         if self.proc.poll() is None:
             try:
                 self.close_stdin()

@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from store_support import step
 from test_native_debug_socket import free_port
 
 from tabpilot.native.debug import DebugAccess
+from tabpilot.native.host import MAX_REQUESTS_IN_FLIGHT
 from tabpilot.store.settings import load_settings
 from tabpilot.store.tasks import TaskStore
 
@@ -119,6 +123,88 @@ def test_a_debug_socket_client_sending_garbage_gets_errors_and_keeps_its_connect
     assert not_object["ok"] is False and "JSON object" in not_object["error"]["message"]
     assert refused["id"] == 7 and "only cdp" in refused["error"]["message"]  # the same connection still answers
     assert "Traceback" not in (home / "log" / "host.log").read_text()
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def _settled_rss_mb(pid: int) -> float:
+    last = -1.0
+    for _ in range(60):
+        time.sleep(1)
+        if (now := round(_rss_mb(pid))) == last:
+            break
+        last = now
+    return _rss_mb(pid)
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the host's memory in /proc (Linux)")
+def test_a_peer_that_floods_requests_and_reads_no_answers_cannot_grow_the_host(home: Path) -> None:
+    # 200,000 pings whose answers nobody takes: the host used to read them all and queue every answer (+40 MB for
+    # 300,000, growing with the flood); it now stops reading while 8 MiB of answers wait, and goes on as they go
+    pings = 200_000
+    host = HostProcess(home)
+    try:
+        assert host.request("ping")["ok"]  # which starts the warm-up: the models, record, agent and openai load
+        before = _settled_rss_mb(host.proc.pid)
+        host.reading.clear()
+        sent = [0]
+        ids = [f"{n:0128d}" for n in range(pings)]  # the longest id a reply echoes: the biggest answers
+
+        def flood() -> None:
+            for start in range(0, pings, 1000):
+                host.write(b"".join(frame({"type": "ping", "id": i}) for i in ids[start:start + 1000]))
+                sent[0] = start + 1000
+
+        sender = threading.Thread(target=flood, daemon=True)
+        sender.start()
+        # the host is still when it has taken no more and used no CPU for a second (or took everything)
+        still = (-1, -1)
+        while sender.is_alive():
+            time.sleep(1)
+            now = (sent[0], _cpu_ticks(host.proc.pid))
+            if now == still:
+                break
+            still = now
+        assert sender.is_alive() and sent[0] < pings, "the host read every request while nobody took its answers"
+        grown = _rss_mb(host.proc.pid) - before
+        assert grown < 32, f"the host grew {grown:.0f} MB while its answers were not taken"
+        host.reading.set()  # the browser takes the answers again: every one comes, in order, and it goes on
+        for n in range(pings):
+            assert host.next_frame()["id"] == ids[n]
+        sender.join(30)
+        assert host.request("ping")["ok"]
+    finally:
+        host.stop()
+
+
+def test_requests_beyond_those_being_answered_are_refused_busy_at_once(home: Path) -> None:
+    # settings.test against a model that never answers holds each request (and its connection) open; 200 at once
+    # used to open 200 connections, and a flood of them ran the host out of file descriptors
+    silent = socket.create_server(("127.0.0.1", 0), backlog=512)
+    host = HostProcess(home)
+    try:
+        base = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        assert host.request("settings.set", baseURL=base, model="m", apiKey="sk-test-000000000000")["ok"]
+        host.write(b"".join(frame({"type": "settings.test", "id": f"s{n}"}) for n in range(200)))
+        busy = [host.next_frame() for _ in range(200 - MAX_REQUESTS_IN_FLIGHT)]
+        assert {reply["id"] for reply in busy} == {f"s{n}" for n in range(MAX_REQUESTS_IN_FLIGHT, 200)}
+        assert {reply["error"]["code"] for reply in busy} == {"busy"}
+        assert busy[0]["error"]["message"] == (f"{MAX_REQUESTS_IN_FLIGHT} requests are still being answered; "
+                                               "send more as their replies come")
+        assert host.request("ping")["ok"]  # answered at once, ahead of the ones in flight
+    finally:
+        host.stop()
+        silent.close()
 
 
 def test_a_step_with_absurd_token_counts_is_stored(tmp_path: Path) -> None:

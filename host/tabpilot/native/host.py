@@ -63,6 +63,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
+# Requests answered at once; more are refused `busy` at once. The extension has a few out at a time (popups, a
+# takeover's batches, pages' execute()); without a bound, a flood of slow ones (settings.test, each an HTTP
+# connection to the model) held a task and a socket each until the host ran out of file descriptors.
+MAX_REQUESTS_IN_FLIGHT = 128
+
 __all__ = ["NativeHost", "RequestFailed"]
 
 
@@ -121,6 +126,9 @@ class NativeHost:
         }
         self._warm = False
         self._store_lock = threading.Lock()
+        # one model test at a time: each builds an HTTP client (its TLS context: tens of ms on the loop), and 100 at
+        # once held the loop so long that the host noticed stdin closing only after 10 s
+        self._probing = asyncio.Lock()
         self._orphans_resumed = False  # tasks a previous host left running: resumed before the first hello's reply
 
     @property
@@ -217,6 +225,10 @@ class NativeHost:
             self.peer.deliver(message)
             for listener in list(self.push_listeners):  # after replies already resolved: wire order
                 asyncio.get_running_loop().call_soon(listener, message)
+            return
+        if len(self._request_tasks) >= MAX_REQUESTS_IN_FLIGHT:
+            self.send(reply_error(message.id, f"{MAX_REQUESTS_IN_FLIGHT} requests are still being answered; "
+                                  "send more as their replies come", "busy"))
             return
         task = asyncio.get_running_loop().create_task(self._answer(message))
         self._request_tasks.add(task)
@@ -440,7 +452,8 @@ class NativeHost:
         from ..store.settings import SettingsError
 
         try:
-            return (await probe_settings(request.base_url, request.model, request.api_key)).to_wire()
+            async with self._probing:
+                return (await probe_settings(request.base_url, request.model, request.api_key)).to_wire()
         except SettingsError as exc:
             raise RequestFailed(self._said(exc), "settings") from exc
 

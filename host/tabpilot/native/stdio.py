@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 16
 EXIT_FLUSH_TIMEOUT = 0.3
+# The host reads no faster than its answers are taken: stdin is read at most READ_AHEAD reads ahead of the loop,
+# and not at all while more than WRITE_BACKLOG bytes wait to be written, until half of them are. Unbounded, a peer
+# that sent 300,000 pings and read nothing grew the host by 66 MB (bench-free: tests/test_host_hardening.py).
+READ_AHEAD = 16
+WRITE_BACKLOG = 8 << 20
 
 
 def take_stdout() -> int:
@@ -97,16 +102,45 @@ def setup_logging() -> None:
 class FrameWriter:
     """Writes frames in order from its own thread, so a slow reader never blocks the loop."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, backlog_limit: int = WRITE_BACKLOG) -> None:
         self._fd = fd
         self._queue: queue.SimpleQueue[bytes | Callable[[], None] | None] = queue.SimpleQueue()
         self.broken = False
+        self.backlog = 0  # bytes queued and not yet written
+        self.backlog_limit = backlog_limit
+        self._lock = threading.Lock()
+        self._room: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
         self._thread = threading.Thread(target=self._run, name="frames-out", daemon=True)
         self._thread.start()
 
     def write(self, frame: bytes) -> None:
         if not self.broken:
+            with self._lock:
+                self.backlog += len(frame)
             self._queue.put(frame)
+
+    @property
+    def full(self) -> bool:
+        return self.backlog > self.backlog_limit
+
+    async def room(self) -> None:
+        """Returns once at most half the backlog limit waits to be written (or nothing more can be)."""
+        event = asyncio.Event()
+        with self._lock:
+            if self.backlog <= self.backlog_limit // 2 or self.broken:
+                return
+            self._room = (asyncio.get_running_loop(), event)
+        await event.wait()
+
+    def _written(self, size: int) -> None:
+        with self._lock:
+            self.backlog -= size
+            waiting = self._room if self.broken or self.backlog <= self.backlog_limit // 2 else None
+            if waiting is not None:
+                self._room = None
+        if waiting is not None:
+            loop, event = waiting
+            loop.call_soon_threadsafe(event.set)
 
     def after_written(self, callback: Callable[[], None]) -> None:
         """Call back (from the writer thread) once every frame queued so far is written."""
@@ -123,7 +157,9 @@ class FrameWriter:
                     view = view[os.write(self._fd, view) :]
             except OSError:
                 self.broken = True  # the browser is gone; nothing more can be said
+                self._written(len(frame))
                 return
+            self._written(len(frame))
 
     def close(self, timeout: float) -> None:
         """Finish writing what is queued (bounded), then stop."""
@@ -131,8 +167,10 @@ class FrameWriter:
         self._thread.join(timeout)
 
 
-def _read_stdin(loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes | None], fd: int) -> None:
+def _read_stdin(loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes | None], fd: int,
+                read_ahead: threading.Semaphore) -> None:
     while True:
+        read_ahead.acquire()  # released as the loop takes a chunk
         try:
             data = os.read(fd, READ_SIZE)
         except OSError:
@@ -157,7 +195,9 @@ async def serve(in_fd: int, out_fd: int) -> None:
             debug_server = await start_debug_server(host, access)
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
-    threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd), name="frames-in", daemon=True).start()
+    read_ahead = threading.Semaphore(READ_AHEAD)
+    threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd, read_ahead), name="frames-in",
+                     daemon=True).start()
     decoder = FrameDecoder()
     # The local endpoint opens once the answers to the extension's first frames are written: its import and its
     # token's (~5 ms of a cold start under load, bench/bench_host.py) would hold them back; `tabpilot mcp`
@@ -169,6 +209,7 @@ async def serve(in_fd: int, out_fd: int) -> None:
         loop.call_soon_threadsafe(answered.set)
 
     while decoder.broken is None and (data := await chunks.get()) is not None:
+        read_ahead.release()
         for item in decoder.feed(data):
             if isinstance(item, NotFrames):  # nothing after it can be read: the connection ends here
                 log.error("%s; the host ends the connection", item.message)
@@ -176,6 +217,10 @@ async def serve(in_fd: int, out_fd: int) -> None:
                 host.receive(item)
         if not answered.is_set():
             writer.after_written(written)
+        if writer.full:
+            log.warning("%d bytes of answers are not taken yet; reading no more frames until half are",
+                        writer.backlog)
+            await writer.room()
     ended = time.monotonic()
     endpoint = None
     if answered.is_set():
