@@ -255,14 +255,13 @@ class Agent(AsyncIOEventEmitter):
         while True:
             await self._hook("on_before_step", self, step)
             tab, state, output, invoked = await self._decide(step)
-            action_output = await self._act(output, tab, state)
+            action_output, took_over = await self._act(output, tab, state)
             self._append(
                 StepEvent(
                     step_index=step,
                     reflection=output.reflection,
                     action=StepAction(name=output.tool_name, input=output.input_wire, output=action_output,
-                                      abandoned="took_over" if action_output == say(
-                                          "result.took_over", self.config.language) else None),
+                                      abandoned="took_over" if took_over else None),
                     usage=invoked.usage.to_step_usage(),
                     raw_response=invoked.raw_response,
                     raw_request=invoked.raw_request,
@@ -411,12 +410,13 @@ class Agent(AsyncIOEventEmitter):
             self._vision_confirmed = True
             remember(endpoint.base_url, endpoint.model, accepted=True)
 
-    async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> str:
+    async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> tuple[str, bool]:
+        """What the action gave, and whether it was cut short by the user's taking the controls."""
         name, tool_input = output.tool_name, output.tool_input
         self._activity(ExecutingActivity(tool=name, input=output.input_wire))
         started = time.monotonic()
         language = self.config.language
-        took_over = say("result.took_over", language)
+        took_over = False
         context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
         self._notice_document(tab)  # replaced while the model thought: not by this action
         acting = self._acting = asyncio.ensure_future(self._execute(name, context, tool_input))
@@ -427,25 +427,28 @@ class Agent(AsyncIOEventEmitter):
             current = asyncio.current_task()
             if not acting.cancelled() or current is None or current.cancelling():
                 raise  # the run is stopping
-            text = took_over  # pause(abandon=True) cancelled only the action
+            took_over = True  # pause(abandon=True) cancelled only the action
         except BrowserError as exc:  # a bad index, a stale element, a closed tab: the model can fix it
             # ... unless the user took the controls meanwhile: then input was refused on purpose
-            text = took_over if self._user_has_controls else f"❌ {exc}"
+            took_over = self._user_has_controls
+            text = "" if took_over else f"❌ {exc}"
         except Exception as exc:  # a custom tool's bug must not end the task
             log.exception("tool %s failed", name)
             text = say("result.tool_failed", language, tool=name, error=exc)
         finally:
             self._acting = None
             self._notice_document(tab, by_the_agent=True)
+        if took_over:
+            text = say("result.took_over", language)
         if self.config.privacy is not None:  # e.g. a typed value read back, or a script's result
             text = self.config.privacy.conceal(text, state.url)
         duration = (time.monotonic() - started) * 1000
         self._activity(ExecutedActivity(tool=name, input=output.input_wire, output=text, duration=round(duration, 1)))
-        waited = name == "wait" and text != took_over
+        waited = name == "wait" and not took_over
         self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if waited else 0.0
         self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
         del self._recent_actions[:-LOOP_REPEATS]
-        return text
+        return text, took_over
 
     async def _execute(self, name: str, context: ToolContext, tool_input: Any) -> Any:
         """Run one tool, once the user said yes if `approve_action` asks them (a no: the refusal's words).
