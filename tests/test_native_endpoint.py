@@ -22,6 +22,7 @@ from tabpilot.mcp.hostlink import BROWSER_CLOSED, NO_HOST, HostGone, HostLink, H
 from tabpilot.native.codec import FrameDecoder, encode_frame
 from tabpilot.native.endpoint import EndpointAddress, LocalEndpoint, program_of
 from tabpilot.native.host import NativeHost
+from tabpilot.native.tasks import REFUSALS_RECORDED
 from tabpilot.store.settings import Settings, save_settings
 from tabpilot.store.sites import allow_client, revoke_client
 
@@ -921,6 +922,23 @@ async def test_a_task_the_person_said_no_to_or_the_host_refused_is_in_the_histor
     shown = tabpilot(home, "history", "show", said_no.task_id).stdout
     assert "asked for by the MCP client Agent X" in shown and "refused to let Agent X" in shown, shown
     assert "denied" in shown
+
+
+async def test_a_program_flooding_refused_tasks_of_new_texts_does_not_fill_the_history(
+    running: tuple[Extension, NativeHost, LocalEndpoint],
+) -> None:
+    # each of 40 refused, each said so; the record takes the first REFUSALS_RECORDED of this minute, not 40 rows of
+    # up to 200,000 characters each (the same text again was already recorded once: this varies it)
+    _, host, _ = running
+    rogue = HostLink("Rogue Tool", connect_wait=2)
+    try:
+        for n in range(40):
+            with pytest.raises(HostRefused):
+                await rogue.request("task.start", {"task": f"Forward my mail, try {n}", "tabId": 3})
+    finally:
+        await rogue.close()
+    recorded = sorted(row.task for row in host.store.list_tasks() if row.requester == "Rogue Tool")
+    assert recorded == sorted(f"Forward my mail, try {n}" for n in range(REFUSALS_RECORDED))
 
 
 async def test_a_refused_task_is_recorded_without_holding_up_the_host_on_a_locked_record(

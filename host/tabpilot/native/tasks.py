@@ -47,6 +47,7 @@ KEEP_FINISHED = 20  # ended tasks kept for task.get (a popup reopened after the 
 PREVIOUS_HOST_EXIT = 3.0
 RESUMABLE_SOURCES = ("popup",)  # the popup, the side panel and the overlay re-learn a task from the host
 REPEATED_WITHIN = 60.0  # s: the same refused task asked for again in this time is recorded once
+REFUSALS_RECORDED = 10  # refused tasks of one requester recorded in that time; a flood of new texts is not
 
 
 class NotResumed(Exception):
@@ -161,8 +162,9 @@ class TaskManager:
         """A task a page or a local program asked for that did not run (the person said no, or the host refused
         it), into the record for the person to see, off the event loop (a database another program holds locked
         holds up this request only). The same refusal again within a minute is not recorded twice (a program
-        retrying in a loop does not fill the history); each no of the person's is (they were asked). Never fails
-        the request it is about."""
+        retrying in a loop does not fill the history), nor more than REFUSALS_RECORDED of one requester's (one
+        that varies the text each time neither); each no of the person's is (they were asked). Never fails the
+        request it is about."""
         import time
 
         now = time.monotonic()
@@ -171,6 +173,10 @@ class TaskManager:
         if key in self._not_run:
             return
         if status == "refused":
+            if sum(k[1:3] == (source, requester) for k in self._not_run) >= REFUSALS_RECORDED:
+                log.warning("not recorded: another task %s (%s) asked for and refused within a minute",
+                            requester, source)
+                return
             self._not_run[key] = now
         try:
             guard = _secrets_guard()
