@@ -18,6 +18,13 @@ const Timeline = (() => {
     return text.length > limit ? `${text.slice(0, limit)}…` : text;
   }
 
+  // The status mark an action's result opens with for the model (page-agent's "✅ Waited for 2 seconds.", "❌ …",
+  // tabpilot's ⏸ and ⚠️): the words say it already, and a Chromium without an emoji font showed an empty box.
+  const STATUS_MARK = /^(?:\u2705|\u274C|\u23F8|\u26A0)\uFE0F?\s*/u;
+  function withoutMark(text) {
+    return typeof text === "string" ? text.replace(STATUS_MARK, "") : text;
+  }
+
   function describeInput(input) {
     if (input === undefined || input === null) return "";
     if (typeof input !== "object") return short(input);
@@ -63,7 +70,7 @@ const Timeline = (() => {
         line(li, "goal", t("cardGoal"), reflection.next_goal);
         line(li, "action", t("cardAction"), `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
         // an action the person's taking the controls stopped: said to them, not the model's instructions in output
-        line(li, "output", t("cardResult"), action.abandoned === "took_over" ? t("cardTookOverResult") : short(action.output));
+        line(li, "output", t("cardResult"), action.abandoned === "took_over" ? t("cardTookOverResult") : short(withoutMark(action.output)));
         return li;
       }
       case "observation": {
@@ -71,7 +78,7 @@ const Timeline = (() => {
         // allowed in time
         const label = GUARD_LABELS[event.guard];
         const li = label ? card(event.guard, t(label)) : card("observation", t("cardObservation"));
-        li.append(el("div", "card-text", short(event.content, 500)));
+        li.append(el("div", "card-text", short(withoutMark(event.content), 500)));
         return li;
       }
       case "retry": {

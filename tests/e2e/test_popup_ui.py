@@ -35,8 +35,17 @@ from e2e_support import (
 from llm_support import slow_file
 from user_support import open_side_panel
 
-from tabpilot.agent.types import ExecutedActivity, ObservationEvent, UserTakeoverEvent, WaitingActivity
+from tabpilot.agent.types import (
+    AgentReflection,
+    ExecutedActivity,
+    ObservationEvent,
+    StepAction,
+    StepEvent,
+    UserTakeoverEvent,
+    WaitingActivity,
+)
 from tabpilot.browser.tab import Tab
+from tabpilot.language import say
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 from tabpilot.localfiles import LocalFiles
 
@@ -447,6 +456,15 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
     shown = await popup.js(f"(() => {{ const list = document.createElement('ol'); Timeline.render(list, "
                            f"{json.dumps(notes)}); return [...list.children].map((card) => card.innerText); }})()")
     assert len(shown) == 1 and "example.com" in shown[0], shown
+    # the results' status marks for the model (✅ ❌) are not the person's: an empty box without an emoji font
+    results = [say("result.waited", "en", seconds=2), say("result.tool_failed", "en", tool="scroll", error="no page")]
+    steps = [StepEvent(step_index=n, reflection=AgentReflection(next_goal="Go on"),
+                       action=StepAction(name="wait", input={}, output=output)).to_wire()
+             for n, output in enumerate(results)]
+    said = await popup.js(f"(() => {{ const list = document.createElement('ol'); Timeline.render(list, "
+                          f"{json.dumps(steps)}); return [...list.querySelectorAll('.output .v')]"
+                          ".map((value) => value.textContent); })()")
+    assert said == ["Waited for 2 seconds.", "scroll failed: no page"], said
     await harness.browser.close_tab(popup.tab.target_id)
 
 
