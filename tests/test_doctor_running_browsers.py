@@ -22,13 +22,14 @@ class FakeProc:
         (root / "self").mkdir()  # not a process: skipped
 
     def process(self, pid: int, *argv: str, cwd: Path | None = None, home: Path | None = None,
-                joined: bool = False) -> None:
+                joined: bool = False, exe: str | None = None) -> None:
         entry = self.root / str(pid)
         entry.mkdir()
         raw = " ".join(argv).encode() if joined else b"".join(arg.encode() + b"\0" for arg in argv)
         (entry / "cmdline").write_bytes(raw)
         (entry / "environ").write_bytes(b"LANG=C\0HOME=" + str(home or self.home).encode() + b"\0")
         os.symlink(cwd or "/", entry / "cwd")
+        os.symlink(exe or argv[0].split(" ")[0], entry / "exe")
 
 
 @pytest.fixture
@@ -49,6 +50,8 @@ def test_the_browser_processes_and_the_folder_each_reads_as_chromium_does(tmp_pa
     proc.process(101, "/usr/lib/chromium/chromium", "--type=renderer", "--user-data-dir=/srv/a b", joined=True)
     proc.process(102, "/usr/lib/chromium/chromium", "--type=zygote", "--user-data-dir=/srv/a b")
     proc.process(110, "/opt/google/chrome/chrome", "--user-data-dir=rel/p", cwd=work)  # relative to its cwd
+    # Google's google-chrome script runs chrome with `exec -a "$0"`; an upgrade while it runs deletes its program
+    proc.process(120, "google-chrome", "--user-data-dir=/srv/chrome", exe="/opt/google/chrome/chrome (deleted)")
     proc.process(111, "/opt/microsoft/msedge/msedge", "--user-data-dir=/srv/old", "-user-data-dir=/srv/edge")
     proc.process(112, "/opt/brave.com/brave/brave", "--", "--user-data-dir=/srv/page")  # after --: a page to open
     proc.process(113, "/usr/bin/chromium-browser", "--user-data-dir", "/srv/spaced")  # Chromium: an empty switch
@@ -64,6 +67,7 @@ def test_the_browser_processes_and_the_folder_each_reads_as_chromium_does(tmp_pa
         (100, "/usr/lib/chromium/chromium", "/srv/a b"),
         (110, "/opt/google/chrome/chrome", str(work / "rel" / "p")),
         (111, "/opt/microsoft/msedge/msedge", "/srv/edge"),
+        (120, "google-chrome", "/srv/chrome"),
     ]
     assert browsers_with_own_profiles(tmp_path / "no-proc") == []  # macOS, Windows
 

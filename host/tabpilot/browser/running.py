@@ -14,8 +14,8 @@ from pathlib import Path
 from .launcher import PROFILE_PREFIX
 
 PROC = Path("/proc")
-# The browser's own program, as its main process runs it (the google-chrome, microsoft-edge and brave-browser
-# commands are scripts that run these).
+# The browser's own program, as /proc/PID/exe names it: the google-chrome, microsoft-edge and brave-browser
+# commands are scripts that run these with `exec -a "$0"`, so the command line names the script.
 PROGRAMS = frozenset({"chrome", "chromium", "chromium-browser", "msedge", "brave"})
 
 
@@ -52,9 +52,12 @@ def _own_profile_browser(entry: Path, home: str) -> RunningBrowser | None:
         return None
     raw = (entry / "cmdline").read_bytes().rstrip(b"\0")
     argv = [arg.decode(errors="surrogateescape") for arg in raw.split(b"\0")] if raw else []
-    # Its renderers, zygotes and utility processes carry --type=; Chromium also rewrites their command line into
-    # one string ("/usr/lib/chromium/chromium --type=renderer ..."), whose name then is no program's.
-    if not argv or Path(argv[0]).name not in PROGRAMS or any(arg.startswith("--type=") for arg in argv):
+    # Its renderers, zygotes and utility processes carry --type=, Chromium having rewritten most of their command
+    # lines into one string ("/usr/lib/chromium/chromium --type=renderer ...").
+    if not argv or any(arg.startswith("--type=") or " --type=" in arg for arg in argv):
+        return None
+    program = os.readlink(entry / "exe").removesuffix(" (deleted)")  # " (deleted)": upgraded while it runs
+    if Path(program).name not in PROGRAMS:
         return None
     folder = user_data_dir_switch(argv)
     if folder is None or _home_of(entry) not in (None, home):
