@@ -59,6 +59,8 @@ def test_the_browser_processes_and_the_folder_each_reads_as_chromium_does(tmp_pa
     proc.process(115, "/usr/lib/chromium/chromium", "--user-data-dir=/srv/theirs", home=tmp_path / "test-home")
     proc.process(116, "/usr/bin/python3", "tool.py", "--user-data-dir=/srv/python")  # not a browser
     proc.process(117, "/usr/lib/chromium/chromium")  # the usual folder: doctor checks that one anyway
+    proc.process(121, "/ms-playwright/chromium-1200/chrome-linux/chrome", "--disable-extensions",
+                 "--user-data-dir=/tmp/playwright_chromiumdev_profile-x1")  # no extension there needs the host
     proc.process(118, "/usr/lib/chromium/chromium", "--user-data-dir=/srv/a b")  # the same folder again
     (proc.root / "119").mkdir()  # gone while being read
 

@@ -28,9 +28,9 @@ class RunningBrowser:
 
 def browsers_with_own_profiles(proc_root: Path = PROC) -> list[RunningBrowser]:
     """One for each profile folder in use, but not tabpilot's own throwaway profiles (`tabpilot run`, the demo,
-    the tests: they never need the host registered) nor browsers of another user or another HOME (another
-    person's, or a test harness's, which set HOME for each browser they start). A process that cannot be read,
-    or is gone, is left out."""
+    the tests: they never need the host registered), nor browsers with no extensions, nor those of another user or
+    another HOME (another person's, or a test harness's, which sets HOME for each browser it starts). A process
+    that cannot be read, or is gone, is left out."""
     try:
         entries = sorted((e for e in proc_root.iterdir() if e.name.isdigit()), key=lambda e: int(e.name))
     except OSError:  # no /proc: macOS, Windows
@@ -60,7 +60,9 @@ def _own_profile_browser(entry: Path, home: str) -> RunningBrowser | None:
     if Path(program).name not in PROGRAMS:
         return None
     folder = user_data_dir_switch(argv)
-    if folder is None or _home_of(entry) not in (None, home):
+    # --disable-extensions: no extension runs there to ask for the host (Playwright and Puppeteer start their
+    # browsers so, each on a throwaway profile folder of its own)
+    if folder is None or "--disable-extensions" in argv or _home_of(entry) not in (None, home):
         return None
     profile = Path(folder)
     if not profile.is_absolute():  # Chromium 156 takes "~/x" too as relative to where it was started: cwd/~/x
