@@ -87,6 +87,11 @@ def test_doctor_names_the_folder_and_the_fix_and_is_clean_once_it_is_done(tmp_pa
                             f"{profile}: the native host is not registered there")
     assert 'Chromium says: "Specified native messaging host not found."' in (problem.detail or "")
     assert problem.fix == f"tabpilot install --user-data-dir '{profile}'"
+    (chinese,) = [f for f in diagnose("all", None, check_llm_endpoint=False, language="zh-CN", proc_root=proc.root)
+                  if str(profile) in f.what]
+    assert chinese.what == (f"正在运行的浏览器（pid 200，/usr/lib/chromium/chromium）使用自己的配置文件夹 {profile}："
+                            "本机主机（native host）尚未在那里注册")
+    assert chinese.fix == problem.fix
     # only asked about one profile, or one browser, doctor says nothing of it
     for browser, folder in (("all", tmp_path / "other"), ("chrome", None)):
         assert not [f for f in diagnose(browser, folder, check_llm_endpoint=False, proc_root=proc.root)
