@@ -103,7 +103,8 @@ def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bo
     unregistered_in_use: list[Finding] = []
     if user_data_dir is None and browser == "all":  # and the profile folders `install --user-data-dir` wrote to
         targets += registered_profiles()
-        unregistered_in_use = check_profiles_in_use(targets, proc_root, language)
+        in_use, unregistered_in_use = check_profiles_in_use({t.manifest for t in targets}, proc_root, language)
+        targets += in_use
     findings += check_coverage(browser, user_data_dir, {t.label for t in targets}, command, language)
     findings += unregistered_in_use
     launchers: dict[str, str] = {}
@@ -120,14 +121,15 @@ def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bo
     return findings
 
 
-def check_profiles_in_use(targets: list[Target], proc_root: Path, language: Language) -> list[Finding]:
-    """The browsers running now with a profile folder of their own (`--user-data-dir`): one whose folder has the
-    host's manifest joins `targets`, to be checked like any other; one whose folder has none is a problem, as
-    its popup says ("native messaging host not found") whatever the browsers' usual folders hold."""
+def check_profiles_in_use(checked: set[Path], proc_root: Path, language: Language
+                          ) -> tuple[list[Target], list[Finding]]:
+    """The browsers running now with a profile folder of their own (`--user-data-dir`), but for the manifests
+    `checked` already: where each one's folder has the host's manifest, to be checked like any other; and a problem
+    for each whose folder has none, as its popup says ("native messaging host not found") whatever the browsers'
+    usual folders hold."""
     from ..installer import install_command, profiles_in_use
 
-    checked = {target.manifest for target in targets}
-    findings = []
+    targets, findings = [], []
     for running, target in profiles_in_use(proc_root):
         if target.manifest in checked:
             continue
@@ -138,7 +140,7 @@ def check_profiles_in_use(targets: list[Target], proc_root: Path, language: Lang
                                             profile=running.profile),
                                 say("doctor.in_use.detail", language, chromium=NOT_FOUND),
                                 install_command("all", running.profile)))
-    return findings
+    return targets, findings
 
 
 def check_coverage(
