@@ -1,8 +1,9 @@
 """`tabpilot doctor`: check the installation end to end and say how to fix each problem.
 
-Checks every registered host manifest (as Chromium reads it), the launcher, starts the host through
-the launcher and exchanges a real framed hello with it, and asks the configured LLM endpoint for its
-models. Chromium's own error for each broken manifest is quoted, so a user who saw it in the popup
+Checks every registered host manifest (as Chromium reads it), and the profile folder of each browser
+running with one of its own (--user-data-dir: it reads the host from there only), the launcher, starts
+the host through the launcher and exchanges a real framed hello with it, and asks the configured LLM
+endpoint for its models. Chromium's own error for each broken manifest is quoted, so a user who saw it in the popup
 can match it up. Everything else is said in the run's language (the settings' language, else the
 terminal's: i18n.py).
 """
