@@ -254,6 +254,14 @@ EN_US: dict[str, str] = {
     "doctor.registers_for": "{command} (it registers for {browsers})",
     "doctor.not_registered_label": "{label}: the native host is not registered for it",
     "doctor.rewrite": "run `{command}` again to rewrite it",
+    "doctor.in_use": (
+        "a running browser (pid {pid}, {program}) uses its own profile folder {profile}: the native host is not "
+        "registered there"
+    ),
+    "doctor.in_use.detail": (
+        "a browser started with --user-data-dir reads the host's registration from that folder only, not from the "
+        "usual ones. {chromium}"
+    ),
     "doctor.run_again": "run `{command}` again",
     "doctor.manifest.unreadable": "cannot read it as JSON ({error}). {chromium}",
     "doctor.manifest.not_object": "it is not a JSON object. {chromium}",
@@ -671,6 +679,10 @@ EN_US: dict[str, str] = {
     "install.registry": " (registry HKCU\\{key})",
     "install.registered": "registered for {label}: {path}{where}",
     "install.allowed_ids": "allowed extensions: {ids}",
+    "install.in_use": (
+        "a running browser (pid {pid}, {program}) uses its own profile folder {profile} and does not read the folders "
+        "above; to register it too: {command}"
+    ),
     "install.next": (
         "Next: open chrome://extensions, switch on Developer mode, click \"Load unpacked\" and choose\n"
         "  {folder}\n"
@@ -1035,6 +1047,10 @@ ZH_CN: dict[str, str] = {
     "doctor.registers_for": "{command}（它会为 {browsers} 注册）",
     "doctor.not_registered_label": "{label}：本机主机尚未为它注册",
     "doctor.rewrite": "再次运行 `{command}` 以重写它",
+    "doctor.in_use": (
+        "正在运行的浏览器（pid {pid}，{program}）使用自己的配置文件夹 {profile}：本机主机（native host）尚未在那里注册"
+    ),
+    "doctor.in_use.detail": "用 --user-data-dir 启动的浏览器只从那个文件夹读取主机的注册，不读常用的文件夹。{chromium}",
     "doctor.run_again": "再次运行 `{command}`",
     "doctor.manifest.unreadable": "无法作为 JSON 读取（{error}）。{chromium}",
     "doctor.manifest.not_object": "它不是一个 JSON 对象。{chromium}",
@@ -1403,6 +1419,10 @@ ZH_CN: dict[str, str] = {
     "install.registry": "（注册表 HKCU\\{key}）",
     "install.registered": "已为 {label} 注册：{path}{where}",
     "install.allowed_ids": "允许的扩展：{ids}",
+    "install.in_use": (
+        "正在运行的浏览器（pid {pid}，{program}）使用自己的配置文件夹 {profile}，不会读取上面的文件夹；"
+        "要也为它注册：{command}"
+    ),
     "install.next": (
         "下一步：打开 chrome://extensions，开启“开发者模式”，点击“加载已解压的扩展程序”并选择\n"
         "  {folder}\n"

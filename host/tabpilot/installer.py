@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 
 from . import paths
 from .browser.programs import BROWSERS, installed_browsers
+from .browser.running import PROC, RunningBrowser, browsers_with_own_profiles
 from .i18n import text
 
 HOST_NAME = "com.tabpilot.host"
@@ -102,13 +104,14 @@ class Target:
     label: str
     manifest: Path
     registry_key: str | None = None
+    profile: Path | None = None  # the one profile folder it serves (`install --user-data-dir`)
 
 
 def manifest_targets(browser: str = "all", *, user_data_dir: Path | None = None) -> list[Target]:
     """Every place the named browser(s) would read the host from (whether or not anything is there)."""
     if user_data_dir is not None:
         directory = Path(user_data_dir).expanduser().resolve()
-        return [Target(f"profile {directory}", directory / "NativeMessagingHosts" / MANIFEST_NAME)]
+        return [Target(f"profile {directory}", directory / "NativeMessagingHosts" / MANIFEST_NAME, profile=directory)]
     names = BROWSERS if browser == "all" else (browser,)
     targets = []
     for name in names:
@@ -129,6 +132,22 @@ def registered_profiles() -> list[Target]:
         if target.manifest.exists():
             targets.append(target)
     return targets
+
+
+def profiles_in_use(proc_root: Path = PROC) -> list[tuple[RunningBrowser, Target]]:
+    """The browsers running now with a profile folder of their own, each with the one place it reads the host from."""
+    return [(browser, manifest_targets(user_data_dir=browser.profile)[0])
+            for browser in browsers_with_own_profiles(proc_root)]
+
+
+def install_command(browser: str = "all", user_data_dir: Path | None = None) -> str:
+    """The `tabpilot install` that registers for `browser` or the profile folder, as the user's shell takes it."""
+    words = ["tabpilot", "install"]
+    if user_data_dir:
+        words += ["--user-data-dir", str(user_data_dir)]
+    elif browser != "all":
+        words += ["--browser", browser]
+    return subprocess.list2cmdline(words) if sys.platform == "win32" else shlex.join(words)
 
 
 def _profile_folders() -> list[str]:

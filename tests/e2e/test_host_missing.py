@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -31,6 +32,9 @@ async def test_popup_explains_a_missing_host(browser_binary: str, tmp_path_facto
         assert await popup.visible("#host-down-fix")  # not installed: this is the user's to fix, and how
         fix = await popup.text("#host-down-fix")
         assert "tabpilot install" in fix and "tabpilot doctor" in fix
+        # a browser started with its own profile folder reads the host from that folder only: the other fix
+        assert ("If this browser was started with --user-data-dir=DIR, run tabpilot install --user-data-dir DIR "
+                "instead.") in " ".join(fix.split()), fix
         assert await popup.js("document.getElementById('run').disabled") is True
         # the worker keeps retrying with a growing backoff, and says so
         await popup.wait_for("/Retrying in \\d+ s/.test(document.getElementById('host-retry').textContent)",
@@ -102,5 +106,56 @@ async def test_settings_opened_while_the_host_is_missing_load_once_it_connects(
         await popup.click("#settings-save")
         await popup.wait_for("document.getElementById('settings-saved').textContent !== ''", "the save to go through")
         assert (await harness.sw("(await requestHost({type: 'settings.get'})).model")) == "my-own-model"
+    finally:
+        await harness.browser.close()
+
+
+async def test_doctor_finds_the_running_browser_started_with_its_own_profile_and_its_fix_works(
+    browser_binary: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The new user's dead end: Chromium started with --user-data-dir reads the host's registration from that folder
+    only, so after the popup's `tabpilot install` (the usual folders) it still found no host, and `tabpilot doctor`
+    said all was well. Now install says which running browser it did not reach, doctor fails naming that folder and
+    the command, and the command printed is the one that connects the browser."""
+    harness = await start_harness(browser_binary, tmp_path_factory.mktemp("doctor-profile"), install=False)
+    env = {**os.environ, "HOME": str(harness.home), "TABPILOT_HOME": str(harness.tabpilot_home)}
+    env.pop("XDG_CONFIG_HOME", None)
+
+    def tabpilot(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tabpilot", *args], env=env, capture_output=True, text=True,
+                              timeout=90)
+
+    profile = harness.profile
+    fix = f"tabpilot install --user-data-dir {shlex.quote(str(profile))}"
+    try:
+        popup = await harness.open_popup()
+        await popup.wait_for("document.body.dataset.host === 'down'", "the popup's host-down state")
+
+        installed = await asyncio.to_thread(tabpilot, "install")
+        assert installed.returncode == 0, installed.stderr
+        assert "registered for chromium" in installed.stdout
+        assert (f"uses its own profile folder {profile} and does not read the folders above; to register it too: "
+                f"{fix}\n") in installed.stdout, installed.stdout
+
+        before = await asyncio.to_thread(tabpilot, "doctor", "--skip-llm")
+        assert before.returncode == 1, before.stdout
+        assert (f"FAIL  a running browser (pid {harness.browser.launched.process.pid}, {browser_binary}) uses its own "
+                f"profile folder {profile}: the native host is not registered there") in before.stdout, before.stdout
+        assert f"fix: {fix}\n" in before.stdout
+
+        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", *shlex.split(fix)], env=env,
+                                       capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        after = await asyncio.to_thread(tabpilot, "doctor", "--skip-llm")
+        assert after.returncode == 0 and "FAIL" not in after.stdout, after.stdout
+        assert f"OK    profile {profile}: {profile / 'NativeMessagingHosts' / 'com.tabpilot.host.json'}" in after.stdout
+        assert f"host started through {profile / 'NativeMessagingHosts' / 'tabpilot-host'}" in after.stdout
+        again = await asyncio.to_thread(tabpilot, "install")
+        assert "its own profile folder" not in again.stdout, again.stdout
+
+        await popup.click("#reconnect")
+        await popup.wait_for("document.body.dataset.host === 'connected'", "the popup to see the host", 10)
+    except BaseException as exc:
+        raise AssertionError(f"{exc}\n{harness.logs()}") from exc
     finally:
         await harness.browser.close()

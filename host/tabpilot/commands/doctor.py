@@ -1,8 +1,9 @@
 """`tabpilot doctor`: check the installation end to end and say how to fix each problem.
 
-Checks every registered host manifest (as Chromium reads it), the launcher, starts the host through
-the launcher and exchanges a real framed hello with it, and asks the configured LLM endpoint for its
-models. Chromium's own error for each broken manifest is quoted, so a user who saw it in the popup
+Checks every registered host manifest (as Chromium reads it), and the profile folder of each browser
+running with one of its own (--user-data-dir: it reads the host from there only), the launcher, starts
+the host through the launcher and exchanges a real framed hello with it, and asks the configured LLM
+endpoint for its models. Chromium's own error for each broken manifest is quoted, so a user who saw it in the popup
 can match it up. Everything else is said in the run's language (the settings' language, else the
 terminal's: i18n.py).
 """
@@ -23,11 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..browser.running import PROC
 from ..i18n import DEFAULT_LANGUAGE, Language, Words, column
 from ..i18n import text as say
 from .install import add_target_options
 
 if TYPE_CHECKING:
+    from ..installer import Target
     from ..llm.config import ResolvedEndpoint
 
 NOT_FOUND = Words("doctor.chromium_says", message="Specified native messaging host not found.")
@@ -75,18 +78,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bool = True,
-             language: Language = DEFAULT_LANGUAGE) -> list[Finding]:
+             language: Language = DEFAULT_LANGUAGE, proc_root: Path = PROC) -> list[Finding]:
     from ..installer import (
         InstallError,
         bundled_extension_id,
         extension_dir,
+        install_command,
         manifest_targets,
         read_registry,
         registered_profiles,
     )
 
     findings: list[Finding] = []
-    install_command = install_command_for(browser, user_data_dir)
+    command = install_command(browser, user_data_dir)
     try:
         extension_id = bundled_extension_id()
         findings.append(Finding("ok", say("doctor.extension_ok", language, folder=extension_dir(),
@@ -97,27 +101,47 @@ def diagnose(browser: str, user_data_dir: Path | None, *, check_llm_endpoint: bo
                                 say("install.reinstall", language)))
 
     targets = [t for t in manifest_targets(browser, user_data_dir=user_data_dir) if _registered(t, read_registry)]
+    unregistered_in_use: list[Finding] = []
     if user_data_dir is None and browser == "all":  # and the profile folders `install --user-data-dir` wrote to
         targets += registered_profiles()
-    findings += check_coverage(browser, user_data_dir, {t.label for t in targets}, install_command, language)
+        in_use, unregistered_in_use = check_profiles_in_use({t.manifest for t in targets}, proc_root, language)
+        targets += in_use
+    findings += check_coverage(browser, user_data_dir, {t.label for t in targets}, command, language)
+    findings += unregistered_in_use
     launchers: dict[str, str] = {}
     for target in targets:
-        manifest_findings, launcher = check_manifest(target.label, target.manifest, extension_id, install_command,
-                                                     language)
+        fix = install_command(browser, target.profile) if target.profile and user_data_dir is None else command
+        manifest_findings, launcher = check_manifest(target.label, target.manifest, extension_id, fix, language)
         findings += manifest_findings
         if launcher and extension_id:
-            launchers.setdefault(launcher, target.label)
-    for launcher in launchers:
-        findings.append(ping_host(launcher, extension_id or "", install_command, language))
+            launchers.setdefault(launcher, fix)
+    for launcher, fix in launchers.items():
+        findings.append(ping_host(launcher, extension_id or "", fix, language))
     if check_llm_endpoint:
         findings += check_llm(language)
     return findings
 
 
-def install_command_for(browser: str, user_data_dir: Path | None) -> str:
-    if user_data_dir:
-        return f"tabpilot install --user-data-dir {user_data_dir}"
-    return "tabpilot install" + (f" --browser {browser}" if browser != "all" else "")
+def check_profiles_in_use(checked: set[Path], proc_root: Path, language: Language
+                          ) -> tuple[list[Target], list[Finding]]:
+    """The browsers running now with a profile folder of their own (`--user-data-dir`), but for the manifests
+    `checked` already: where each one's folder has the host's manifest, to be checked like any other; and a problem
+    for each whose folder has none, as its popup says ("native messaging host not found") whatever the browsers'
+    usual folders hold."""
+    from ..installer import install_command, profiles_in_use
+
+    targets, findings = [], []
+    for running, target in profiles_in_use(proc_root):
+        if target.manifest in checked:
+            continue
+        if target.manifest.exists():
+            targets.append(target)
+            continue
+        findings.append(Finding("fail", say("doctor.in_use", language, pid=running.pid, program=running.program,
+                                            profile=running.profile),
+                                say("doctor.in_use.detail", language, chromium=NOT_FOUND),
+                                install_command("all", running.profile)))
+    return targets, findings
 
 
 def check_coverage(

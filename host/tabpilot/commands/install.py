@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..installer import InstallError, extension_dir, install
+    from ..installer import InstallError, extension_dir, install, install_command, is_ours, profiles_in_use
     from .profile import mistyped, profile_folder
     from .run import terminal_language
 
@@ -64,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
         where = say("install.registry", language, key=target.registry_key) if target.registry_key else ""
         print(say("install.registered", language, label=target.label, path=target.manifest, where=where))
     print(say("install.allowed_ids", language, ids=", ".join(report.extension_ids)))
+    if profile is None and args.browser == "all":
+        for running, target in profiles_in_use():
+            if not is_ours(target.manifest):
+                print(say("install.in_use", language, pid=running.pid, program=running.program,
+                          profile=running.profile, command=install_command("all", running.profile)))
     if profile is not None:  # doctor checks that one profile only when told it
         print("\n" + say("install.next_profile", language, folder=extension_dir(), profile=profile))
     else:
