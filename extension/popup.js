@@ -147,9 +147,10 @@ function showRetry(retryInMs) {
 $("reconnect").addEventListener("click", () => worker.postMessage({ kind: "reconnect" }));
 
 // --- the current task -----------------------------------------------------------------------------------
-// Several tasks run at once, one per tab (PROTOCOL.md). This view shows the task of its own tab (running, or
-// the last one) and lists the other tabs' running tasks. `retarget`: the view now works on another tab, so a
-// task of the tab before it leaves the view (a host that came back keeps showing what it had, interrupted).
+// Several tasks run at once, one per tab (PROTOCOL.md). This view shows the task of its own tab (running, or the
+// last one, also one a host before this one ran: the worker reads that from the record) and lists the other tabs'
+// running tasks. `retarget`: the view now works on another tab, so a task of the tab before it leaves the view (a
+// host that came back keeps showing what it had, interrupted).
 async function refreshTasks({ retarget = false } = {}) {
   try {
     const [{ task }, { tasks }] = await Promise.all([

@@ -7,6 +7,7 @@ importScripts("lib/tabs.js");
 importScripts("worker/takeover.js");
 importScripts("worker/approvals.js"); // the MCP clients' requests, shown in the popup / side panel
 importScripts("worker/guards.js"); // the tasks' domains as declarativeNetRequest rules
+importScripts("worker/tab_tasks.js"); // each tab's last task, for a popup opened after the host that ran it went
 
 const HOST_NAME = "com.tabpilot.host";
 const EXTENSION_VERSION = chrome.runtime.getManifest().version;
@@ -500,6 +501,8 @@ async function onPopupMessage(port, message) {
     // Stop of a task the user has the controls of: what capture.js still holds is sent first
     if (TAKEOVER_REQUEST_TYPES.has(request.type) || (request.type === "task.stop" && known && known.control)) {
       data = await popupTakeoverRequest(request);
+    } else if (request.type === "task.get" && request.taskId === undefined && request.tabId !== undefined) {
+      data = await taskOfTab(request);
     } else {
       data = await requestHost(request);
       if (request.type === "task.start" && data && data.taskId) {

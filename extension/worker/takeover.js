@@ -78,6 +78,7 @@ function learnSnapshot(snapshot) {
   if (errors.length) known.failure = errorOf(errors[errors.length - 1]);
   if (snapshot.result) known.outcome = outcomeOf(snapshot.result, known.failure);
   tasks.set(known.taskId, known);
+  rememberTabTask(known.tabId, known.taskId);
   taskChanged(known);
   return known;
 }

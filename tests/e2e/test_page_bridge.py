@@ -836,6 +836,42 @@ async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute
         await close(harness, tab)
 
 
+async def page_task_thinking(tab: Tab, llm: ScriptedLLMServer, problems: list[str], name: str, email: str) -> None:
+    """The page's execute() `name` of a task that types `email`, then waits on the model's (long) second answer."""
+    first = len(llm.requests)
+    llm.add(act_on("Email", "input_text", "Type the email", problems, text=email), Delay(60))
+    await execute_from_page(tab, name, "Type the email, then think long", own_model(llm))
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= first + 2), "the model's second request")
+
+
+async def test_a_popup_opened_after_the_host_died_shows_the_pages_interrupted_task_as_the_pages(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """A popup opened on the tab after a host crash shows the task the page ran there (the worker reads it from the
+    record), as the page's: who asked for it, and not put in the box to run as the person's own."""
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    try:
+        problems: list[str] = []
+        await page_task_thinking(tab, llm, problems, "crashed", "noor@example.com")
+        killed = kill_the_host(harness)
+        await wait_until(lambda: asyncio.sleep(0, harness.host_pids() not in ([], killed)), "a new host", 20)
+        await harness.wait_host_connected()
+        popup = await harness.open_popup(tab)
+        try:
+            await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show the page's task")
+            assert await popup.text("#task-title") == "Type the email, then think long"
+            assert await popup.text("#task-from") == f"from {origin_of(site)}"
+            assert [c["type"] for c in await popup.cards()].count("step") == 1
+            assert await popup.js("document.getElementById('task-input').value") == ""
+            await popup.screenshot(SCREENS / "page-task-reopened-after-crash.png")
+        finally:
+            await harness.browser.close_tab(popup.tab.target_id)
+        assert not problems, problems
+    finally:
+        await close(harness, tab)
+
+
 async def test_a_page_reloaded_before_its_host_died_hears_of_it_from_attach(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:
@@ -845,10 +881,7 @@ async def test_a_page_reloaded_before_its_host_died_hears_of_it_from_attach(
     tab = await open_page(harness, site.url("app.html"))
     try:
         problems: list[str] = []
-        first = len(llm.requests)
-        llm.add(act_on("Email", "input_text", "Type the email", problems, text="ana@example.com"), Delay(60))
-        await execute_from_page(tab, "reloaded", "Type the email, then think long", own_model(llm))
-        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= first + 2), "the model's second request")
+        await page_task_thinking(tab, llm, problems, "reloaded", "ana@example.com")
         await js(tab, "location.reload(), true")
         await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
         killed = kill_the_host(harness)

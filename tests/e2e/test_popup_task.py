@@ -489,3 +489,111 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
     assert await wait_status(popup, "completed", "error", "stopped") == "completed"
     assert "All good again" in await popup.text("#result")
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+# --- a popup opened after the host that ran its tab's task went --------------------------------------------------
+INTERRUPTED_SAID = ("Interrupted: tabpilot's host stopped before this task finished (it was closed or crashed). Run it"
+                    " again to finish it.")
+
+
+async def crash_mid_task(harness: Harness, llm: ScriptedLLMServer, tab: Tab, task: str, problems: list[str]) -> str:
+    """`task` run from a popup, which the person then closes; its host killed while the model thinks of the second
+    step; back once the worker has reconnected to a new host by itself. Returns the task's id."""
+    llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
+    popup = await start_task(harness, tab, llm, task)
+    await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the first step card")
+    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= 2), "the task's second model request")
+    task_id = await popup_task_id(popup)
+    await harness.browser.close_tab(popup.tab.target_id)
+    [killed] = harness.host_pids()
+    os.kill(killed, signal.SIGKILL)
+    await wait_until(lambda: asyncio.sleep(0, harness.host_pids() not in ([], [killed])), "the worker's new host")
+    await harness.wait_host_connected()
+    return task_id
+
+
+async def restart_worker(harness: Harness) -> None:
+    """Stop the extension's service worker as Chromium stops an idle one (its host exits with it); back once the next
+    worker has its own new host."""
+    old = harness.host_pids()
+    await harness.stop_worker()
+    await wait_until(lambda: asyncio.sleep(0, not set(harness.host_pids()) & set(old)), "the worker's host to exit")
+    await harness.wait_host_connected()
+    assert harness.host_pids() and not set(harness.host_pids()) & set(old)
+
+
+async def shows_interrupted(popup: PopupPage, task_id: str, task: str) -> None:
+    """The popup shows the tab's task as its host's crash left it: Interrupted, its step, what happened, and the task
+    back in the box (Run it again)."""
+    await popup.wait_for(f"ui.taskId === {json.dumps(task_id)} && document.body.dataset.status === 'interrupted'",
+                         "the popup to show the tab's interrupted task")
+    assert await popup.text("#task-title") == task
+    assert await popup.text("#task-status") == "Interrupted"
+    assert not await popup.visible("#task-from")  # the person's own
+    steps = [card["text"] for card in await popup.cards() if card["type"] == "step"]
+    assert len(steps) == 1 and "Tick the terms box" in steps[0], steps
+    assert await popup.visible("#result") and await popup.text("#result-text") == INTERRUPTED_SAID
+    assert await popup.js("document.getElementById('task-input').value") == task
+    assert await popup.visible("#run") and not await popup.visible("#stop")
+
+
+async def run_again(popup: PopupPage, llm: ScriptedLLMServer, tab: Tab, task_id: str, problems: list[str]) -> str:
+    """Run pressed on the box as the popup filled it: the task again, a second one on the same page, to its end."""
+    await tab.evaluate("document.getElementById('agree').checked = false")
+    clicks_before = len([e for e in await tab.evaluate("window.received") if e["type"] == "click"])
+    llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems),
+            done("Ticked the terms box again"))
+    await popup.click("#run")
+    rerun_id = str(await popup.wait_for(f"ui.taskId !== {json.dumps(task_id)} && ui.taskId", "the task to run again"))
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems or await popup.cards()
+    assert not problems, problems
+    assert await popup.text("#result-text") == "Ticked the terms box again"
+    clicks = [e for e in await tab.evaluate("window.received") if e["type"] == "click"][clicks_before:]
+    assert [(e["target"], e["trusted"]) for e in clicks] == [("agree", True)], clicks
+    assert await tab.evaluate("document.getElementById('agree').checked") is True
+    return rerun_id
+
+
+async def test_a_popup_opened_after_a_host_crash_shows_the_tabs_interrupted_task_to_run_again(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    """Found by a new user: they closed the popup while a task ran, tabpilot's host crashed, the worker reconnected to
+    a new host by itself, and the popup they opened on that tab to see what happened was empty (a host knows only
+    its own tasks' tabs, and the record keeps no tab): only Past tasks listed the task. It shows the tab's task as
+    the record has it, with the task back in the box: one press of Run runs it again."""
+    problems: list[str] = []
+    task = "Tick the terms box, then wait for the page"
+    task_id = await crash_mid_task(harness, llm, form_tab, task, problems)
+    popup = await harness.open_popup(form_tab)
+    await shows_interrupted(popup, task_id, task)
+    await popup.screenshot(SCREENS / "reopened-after-crash.png")
+
+    rerun_id = await run_again(popup, llm, form_tab, task_id, problems)
+    assert (task_row(harness, rerun_id)["task"], task_row(harness, task_id)["status"]) == (task, "interrupted")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_after_a_crash_and_a_worker_restart_the_popup_shows_the_tabs_last_task_never_an_older_one(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    """MV3 stops an idle service worker, and its host with it: the next worker still knows the tab's last task
+    (chrome.storage.session), so the popup shows the interrupted task after such a restart too; and once the task ran
+    again, after the next restart it shows that newer one, not the interrupted one."""
+    problems: list[str] = []
+    task = "Tick the terms box, then wait a while"
+    task_id = await crash_mid_task(harness, llm, form_tab, task, problems)
+    await restart_worker(harness)
+    popup = await harness.open_popup(form_tab)
+    await shows_interrupted(popup, task_id, task)
+    rerun_id = await run_again(popup, llm, form_tab, task_id, problems)
+    await harness.browser.close_tab(popup.tab.target_id)
+
+    await restart_worker(harness)
+    popup = await harness.open_popup(form_tab)
+    await popup.wait_for(f"ui.taskId === {json.dumps(rerun_id)} && document.body.dataset.status === 'completed'",
+                         "the popup to show the task run again, as it ended")
+    assert await popup.text("#result-text") == "Ticked the terms box again"
+    assert [card["type"] for card in await popup.cards()].count("step") == 2  # the click, and done
+    assert await popup.js("document.getElementById('task-input').value") == ""  # nothing to run again
+    await popup.screenshot(SCREENS / "reopened-after-worker-restart.png")
+    await harness.browser.close_tab(popup.tab.target_id)
