@@ -194,10 +194,18 @@ async def overlay_in_panel(session: CDPSession) -> dict[str, Any] | None:
     return await call_in_panel(session, _READ_OVERLAY)
 
 
+# The overlay of a task that ended says how it ended (the host's task.status) and then what came of it (its
+# task.result, pushed right after): between the two it shows the end with no outcome.
+ENDED_STATES = ("completed", "error", "stopped")
+
+
 async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> dict[str, Any]:
+    """Wait until the overlay shows what `check` accepts; an ended task's only once its outcome is shown too."""
     async def probe() -> dict[str, Any] | None:
         shown = await overlay(tab)
-        return shown if shown is not None and check(shown) else None
+        if shown is None or (shown["state"] in ENDED_STATES and not shown["outcome"]):
+            return None
+        return shown if check(shown) else None
 
     try:
         return await wait_until(probe, what, timeout)
