@@ -221,6 +221,15 @@ async def overlay_box(tab: Tab, selector: str) -> dict[str, float]:
     return await _on_screen(tab, await call_in_panel(session, _BOX, selector), selector)
 
 
+async def as_tall_as_its_panel(tab: Tab) -> dict[str, float] | None:
+    """The overlay's box in the page once it has taken its panel's height, else None. The panel tells its height
+    through the worker after it drew a state: read before, the box still had the state before's (96 px for a question
+    that needed 215, with the worker's messages to the page slowed)."""
+    box = await tab.evaluate(_HOST_BOX)
+    needs = await in_panel(tab, "function () { return parseFloat(this.querySelector('.panel').style.height); }")
+    return box if box and needs and box["h"] == needs else None
+
+
 async def _on_screen(tab: Tab, box: dict[str, Any] | None, selector: str) -> dict[str, Any]:
     assert box and box["w"] > 0, f"{selector} is not shown in the overlay"
     host = await tab.evaluate(_HOST_BOX)
