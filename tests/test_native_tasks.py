@@ -204,11 +204,7 @@ async def test_an_all_tabs_task_neither_lists_nor_switches_into_another_running_
                                  config={"experimentalIncludeAllTabs": True})
     assert roaming["ok"], roaming
     roaming_id = roaming["data"]["taskId"]
-    for _ in range(200):  # the roaming task has read its page (and numbered the tabs)
-        if seen:
-            break
-        await asyncio.sleep(0.05)
-    assert numbers, seen  # before the other task, the tab was listed
+    await until(lambda: numbers)  # the roaming task has read its page, the held tab listed (before the other task)
     holder = await host.request("task.start", task="Hold this tab", tabId=held_tab)
     assert holder["ok"], holder
     holder_id = holder["data"]["taskId"]
@@ -221,10 +217,7 @@ async def test_an_all_tabs_task_neither_lists_nor_switches_into_another_running_
     await host.wait_push(lambda p: len(steps()) >= 1)
     refused = steps()[0]["action"]["output"]
     assert f"Tab {numbers[0]} is in use by another running task ({holder_id})" in refused, refused
-    for _ in range(200):  # its next look at the tabs
-        if len(seen) >= 2:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: len(seen) >= 2)  # its next look at the tabs
     assert "task=held" not in seen[1], seen
     # held by nobody once that task ends: listed and switched to again
     assert (await host.request("task.stop", taskId=holder_id, timeout=15))["ok"]
