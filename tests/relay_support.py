@@ -37,6 +37,7 @@ class ExtensionStandIn:
         self._child_sessions: dict[str, int] = {}
         self.push: Callable[[dict[str, Any]], None] = lambda message: None
         self.requests: list[dict[str, Any]] = []
+        self.held: dict[str, asyncio.Event] = {}  # a request type → answered once its event is set (a slow extension)
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -123,6 +124,9 @@ class ExtensionStandIn:
     # --- the host's requests --------------------------------------------------------------------
     async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(request)
+        gate = self.held.get(request["type"])
+        if gate is not None:
+            await gate.wait()
         try:
             data = await self._handle(request)
         except CDPFailure as exc:

@@ -20,6 +20,7 @@ import pytest
 import pytest_asyncio
 from relay_support import ExtensionStandIn, HostUnderTest
 from test_native_relay import API_KEY, DONE, act, configure, database_rows, open_tab, output
+from test_native_takeover import until
 
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer, ToolCall
 
@@ -203,11 +204,7 @@ async def test_an_all_tabs_task_neither_lists_nor_switches_into_another_running_
                                  config={"experimentalIncludeAllTabs": True})
     assert roaming["ok"], roaming
     roaming_id = roaming["data"]["taskId"]
-    for _ in range(200):  # the roaming task has read its page (and numbered the tabs)
-        if seen:
-            break
-        await asyncio.sleep(0.05)
-    assert numbers, seen  # before the other task, the tab was listed
+    await until(lambda: numbers)  # the roaming task has read its page, the held tab listed (before the other task)
     holder = await host.request("task.start", task="Hold this tab", tabId=held_tab)
     assert holder["ok"], holder
     holder_id = holder["data"]["taskId"]
@@ -220,10 +217,7 @@ async def test_an_all_tabs_task_neither_lists_nor_switches_into_another_running_
     await host.wait_push(lambda p: len(steps()) >= 1)
     refused = steps()[0]["action"]["output"]
     assert f"Tab {numbers[0]} is in use by another running task ({holder_id})" in refused, refused
-    for _ in range(200):  # its next look at the tabs
-        if len(seen) >= 2:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: len(seen) >= 2)  # its next look at the tabs
     assert "task=held" not in seen[1], seen
     # held by nobody once that task ends: listed and switched to again
     assert (await host.request("task.stop", taskId=holder_id, timeout=15))["ok"]
@@ -288,6 +282,36 @@ async def test_a_new_task_started_on_the_final_status_push_is_not_busy(host, sta
     assert again["ok"], again
     second = again["data"]["taskId"]
     result = await host.wait_push(lambda p: p.get("taskId") == second and p["type"] == "task.result")
+    assert result["result"]["success"] is True
+    await close_tabs(stand_in, tab_id)
+
+
+async def test_a_task_is_said_ended_once_its_tab_is_free_for_the_next_one(host, stand_in, llm, pages):
+    """The host recorded a task's end, then let go of its tab (the extension detaches the debugger: up to seconds when
+    it is slow to answer), then pushed the end. Asked meanwhile, task.get said it ended, with its result, and a task
+    started on that tab was refused as busy: a popup opened then showed the end and its Run failed. Until the end is
+    pushed, task.get, task.list and hello say the task runs; then a task starts on the tab at once."""
+    await configure(host, llm)
+    tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+    llm.add(DONE, DONE)
+    stand_in.held["cdp.detach"] = released = asyncio.Event()
+    try:
+        first = (await host.request("task.start", task="Say done", tabId=tab_id))["data"]["taskId"]
+        await until(lambda: any(r["type"] == "cdp.detach" for r in stand_in.requests))  # the run lets go of the tab
+        snapshot = (await host.request("task.get", taskId=first))["data"]["task"]
+        assert snapshot["status"] == "running" and "result" not in snapshot, snapshot
+        assert [t["taskId"] for t in (await host.request("task.list"))["data"]["tasks"]] == [first]
+        assert [t["taskId"] for t in (await host.request("hello", extensionVersion="test"))["data"]["tasks"]] == [first]
+        assert not [p for p in pushes_of(host, first) if p["type"] == "task.result"]  # nobody heard of the end yet
+    finally:
+        del stand_in.held["cdp.detach"]
+        released.set()
+    await host.wait_push(lambda p: p.get("taskId") == first and p["type"] == "task.result")
+    snapshot = (await host.request("task.get", taskId=first))["data"]["task"]
+    assert (snapshot["status"], snapshot["result"]["success"]) == ("completed", True), snapshot
+    again = await host.request("task.start", task="Say done again", tabId=tab_id)
+    assert again["ok"], again
+    result = await host.wait_push(lambda p: p.get("taskId") == again["data"]["taskId"] and p["type"] == "task.result")
     assert result["result"]["success"] is True
     await close_tabs(stand_in, tab_id)
 

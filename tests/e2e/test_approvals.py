@@ -17,6 +17,7 @@ from test_takeover import account_told, configure, ended, start
 from user_support import (
     NOT_SEEN,
     TOO_SOON,
+    as_tall_as_its_panel,
     come_back,
     in_panel,
     look_elsewhere,
@@ -130,6 +131,8 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     assert await shop_tab.evaluate("window.shopLog") == []  # the page never got the click
     denial = 'The user denied this action: click button "Place order" on 127.0.0.1'
     recorded_and_told(snap, after, "denied", denial)
+    # the host has it; the panel hears of it on the worker's port, after (read at once, it had not yet)
+    await panel.wait_for("!!document.querySelector('#timeline .card[data-type=\"denied\"]')", "the denied card")
     cards = await panel.cards()
     assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
     await harness.browser.close_tab(panel.tab.target_id)
@@ -345,10 +348,9 @@ async def test_the_overlay_covers_only_what_it_needs_of_the_page_in_each_state(
     await shop_tab.evaluate(WATCH_HOST)
     task_id, problems, _ = await order_asked(harness, llm, shop_tab, done("Ordered by the person"))
     await wait_until(lambda: in_panel(shop_tab, FITS), "the question to fit the overlay")
-    # the host's height now, as the page reads it (its 20 ms sampler may not have run since, on a loaded machine: it
-    # once still held the running height, 96 px)
-    asking_height = round(await shop_tab.evaluate(
-        "document.querySelector('[data-tabpilot-overlay]').getBoundingClientRect().height"))
+    # the host's height once it has taken the question's, as the page reads it (its 20 ms sampler may not have run
+    # since, on a loaded machine: it once still held the running height, 96 px)
+    asking_height = round((await wait_until(lambda: as_tall_as_its_panel(shop_tab), "the question's height"))["h"])
     await press_overlay(shop_tab, "takeover")  # the question to allow gives way to the person's controls
     await wait_overlay(shop_tab, "the overlay to give the person the controls", lambda o: o["state"] == "user")
     await wait_until(lambda: in_panel(shop_tab, FITS), "the person's controls to fit the overlay")
@@ -358,7 +360,8 @@ async def test_the_overlay_covers_only_what_it_needs_of_the_page_in_each_state(
     assert snap["status"] == "completed" and not problems, (snap, problems)
     await wait_overlay(shop_tab, "the overlay to say the task ended", lambda o: o["state"] == "completed")
     await wait_until(lambda: in_panel(shop_tab, FITS), "the end to fit the overlay")
-    await asyncio.sleep(0.2)
-    heights = await shop_tab.evaluate("window.hostHeights")
+    ended_height = round((await wait_until(lambda: as_tall_as_its_panel(shop_tab), "the end's height"))["h"])
+    heights = await wait_until(lambda: shop_tab.evaluate(
+        f"window.hostHeights.at(-1) === {ended_height} && window.hostHeights"), "the page to see the end's height")
     # running (the task and the last step), then the question with its buttons, then the end: each its own height
     assert heights[0] <= 130 and asking_height > heights[0] + 40 and heights[-1] < asking_height, heights

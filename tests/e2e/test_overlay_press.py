@@ -30,6 +30,7 @@ from test_takeover import (
     takeovers,
 )
 from user_support import (
+    as_tall_as_its_panel,
     call_in_panel,
     in_panel,
     overlay,
@@ -183,7 +184,7 @@ async def test_a_press_on_the_page_that_takes_the_controls_clicks_what_it_was_ai
         # the box's height once it has taken the panel's, which comes through the worker after the state: read before,
         # it was the box's first height (96 px, the panel's 110 not come yet), which the box never went back to (the
         # CI run at dd4fd3c)
-        small: float = (await wait_until(lambda: _as_tall_as_its_panel(account_tab), "the overlay's size"))["h"]
+        small: float = (await wait_until(lambda: as_tall_as_its_panel(account_tab), "the overlay's size"))["h"]
         for attempt in (1, 2):
             # as small as while the agent works (after a hand back, once the panel's size has come)
             host = await wait_until(lambda: _no_taller(account_tab, small), "the overlay to be small")
@@ -214,12 +215,6 @@ async def test_a_press_on_the_page_that_takes_the_controls_clicks_what_it_was_ai
 
 _HOST_BOX = """(() => { const r = document.querySelector('tabpilot-overlay').getBoundingClientRect();
   return {x: r.x, y: r.y, w: r.width, h: r.height}; })()"""
-
-
-async def _as_tall_as_its_panel(tab: Tab) -> dict[str, float] | None:
-    box: dict[str, float] = await tab.evaluate(_HOST_BOX)
-    needs = await in_panel(tab, "function () { return parseFloat(this.querySelector('.panel').style.height); }")
-    return box if needs and box["h"] == needs else None
 
 
 async def _taller(tab: Tab, than: float) -> dict[str, float] | None:

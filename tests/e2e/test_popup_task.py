@@ -208,8 +208,9 @@ async def test_run_in_the_toolbar_popup_keeps_the_task_in_view_in_the_side_panel
         if panel is None:
             panel = PopupPage(await harness.browser.attach(await wait_until(panel_open, "the side panel to open")))
         title = json.dumps(f"Tick the terms box for {name}")
-        await panel.wait_for(f"document.getElementById('task-title').textContent === {title}"
-                             " && document.body.dataset.status === 'completed'", "the side panel to show the task end")
+        await panel.wait_for(f"document.getElementById('task-title').textContent === {title}",
+                             "the side panel to show the task")
+        assert await wait_status(panel, "completed", "error", "stopped") == "completed"
         assert not problems, problems
         assert await form_tab.evaluate("document.getElementById('agree').checked") is True
         assert [c["type"] for c in await panel.cards()].count("step") == 2

@@ -194,10 +194,18 @@ async def overlay_in_panel(session: CDPSession) -> dict[str, Any] | None:
     return await call_in_panel(session, _READ_OVERLAY)
 
 
+# The overlay of a task that ended says how it ended (the host's task.status) and then what came of it (its
+# task.result, pushed right after): between the two it shows the end with no outcome.
+ENDED_STATES = ("completed", "error", "stopped")
+
+
 async def wait_overlay(tab: Tab, what: str, check: Any, timeout: float = 30) -> dict[str, Any]:
+    """Wait until the overlay shows what `check` accepts; an ended task's only once its outcome is shown too."""
     async def probe() -> dict[str, Any] | None:
         shown = await overlay(tab)
-        return shown if shown is not None and check(shown) else None
+        if shown is None or (shown["state"] in ENDED_STATES and not shown["outcome"]):
+            return None
+        return shown if check(shown) else None
 
     try:
         return await wait_until(probe, what, timeout)
@@ -211,6 +219,15 @@ async def overlay_box(tab: Tab, selector: str) -> dict[str, float]:
     session = await panel_session(tab)
     assert session is not None, "no overlay in the page"
     return await _on_screen(tab, await call_in_panel(session, _BOX, selector), selector)
+
+
+async def as_tall_as_its_panel(tab: Tab) -> dict[str, float] | None:
+    """The overlay's box in the page once it has taken its panel's height, else None. The panel tells its height
+    through the worker after it drew a state: read before, the box still had the state before's (96 px for a question
+    that needed 215, with the worker's messages to the page slowed)."""
+    box = await tab.evaluate(_HOST_BOX)
+    needs = await in_panel(tab, "function () { return parseFloat(this.querySelector('.panel').style.height); }")
+    return box if box and needs and box["h"] == needs else None
 
 
 async def _on_screen(tab: Tab, box: dict[str, Any] | None, selector: str) -> dict[str, Any]:

@@ -98,7 +98,11 @@ class HostTask:
 
     @property
     def running(self) -> bool:
-        return self.run is None or self.run.running
+        """Until its end is told (RunFinished, which the run tells once it has let go of its tab): what task.get,
+        task.list and hello say agrees with the pushes. Said ended while the extension still detached the tab, a
+        task.get reader (a popup opened then, a test) learnt of the end before anyone else, and a task it started
+        on that tab was refused as busy."""
+        return not isinstance(self.run, EndedRun)
 
     def snapshot(self, language: str | None = None) -> dict[str, Any] | None:
         """The task as a reader in `language` gets it (i18n.for_reader)."""
@@ -107,11 +111,12 @@ class HostTask:
         run = self.run
         if run is None or self.task_id is None:
             return None  # still starting: the task.start reply brings its id
+        ending = self.running and not run.running  # over, its end not told yet (see `running`)
         snap: dict[str, Any] = {
             "taskId": self.task_id,
             "task": self.task,
             "tabId": self.tab_id,
-            "status": run.status,
+            "status": "running" if ending else run.status,
             "history": [for_reader(event, language) for event in run.history],
             "activity": run.activity,
             "control": run.control,
@@ -121,7 +126,7 @@ class HostTask:
         requester = run.requester if isinstance(run, EndedRun) else run.plan.requester
         if requester:  # a page's origin, an MCP client's name: the person sees who asked for it
             snap["requester"] = requester
-        if run.finished is not None:
+        if isinstance(run, EndedRun):
             snap["result"] = result_for_reader(run.finished.result, language)
         return snap
 
@@ -498,8 +503,9 @@ class TaskManager:
         """What the person did in a takeover, to the task's run; to a task no host runs (its host died while they
         had the controls: the extension kept what that host never got), to its takeover in the record."""
         entry = self._tasks.get(task_id)
-        if entry is not None and entry.running:
-            added = self._running(task_id).add_takeover_actions(actions)
+        run = entry.run if entry is not None else None
+        if run is not None and not isinstance(run, EndedRun) and run.running:
+            added = run.add_takeover_actions(actions)
         else:
             added = await asyncio.to_thread(self._add_late_actions, task_id, actions)
         if not added:
