@@ -340,10 +340,11 @@ async function collectActions(task, mode) {
 
 // A slow page (not a hung one; a loaded machine) answers a moment after Hand back or Stop went on without it: what
 // it gives then (the field typed in up to then, in the answer or reported on its own just before it) goes to the host
-// for the takeover that ended, by its start, so nothing the person did is lost. Listened to this long at most.
+// for the takeover that ended, so nothing the person did is lost. Listened to this long at most.
 const LATE_PATIENCE_MS = 10000;
 const lateAnswers = new Map(); // tabId → the late answer its frames are awaited for: {taskId, startedAt, actions, done}
 function awaitLate(task, answers) {
+  // startedAt: this worker's word for the takeover (its own until the host's control comes), to tell a next one by
   const late = { taskId: task.taskId, startedAt: task.control && task.control.startedAt, actions: [] };
   const tabs = tabsOfTask(task);
   for (const tabId of tabs) lateAnswers.set(tabId, late);
@@ -356,13 +357,14 @@ function awaitLate(task, answers) {
 }
 
 // Once the host recorded the takeover (Hand back or Stop answered): what the late frames gave, and whether one is
-// still silent (then the record keeps saying the last of it may be missing). Nothing to say when none answered.
+// still silent (then the record keeps saying the last of it may be missing), for the takeover that ended (the host
+// knows which). Nothing to say when none answered.
 async function sendLate(late) {
   const stillSilent = await late.done;
   if (stillSilent && !late.actions.length) return;
   try {
-    await requestHost({ type: "takeover.late", taskId: late.taskId, startedAt: late.startedAt,
-      actions: late.actions.slice(0, ACTIONS_PER_MESSAGE), ...(stillSilent ? { pageSilent: true } : {}) });
+    await requestHost({ type: "takeover.late", taskId: late.taskId, actions: late.actions.slice(0, ACTIONS_PER_MESSAGE),
+      ...(stillSilent ? { pageSilent: true } : {}) });
   } catch (error) {
     console.warn("tabpilot: the host did not take what the page gave late:", error.message);
   }

@@ -490,6 +490,59 @@ async def test_what_a_slow_page_gives_after_stop_is_recorded(
         assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
 
 
+async def handed_back_page_silent(harness: Harness, task_id: str) -> dict[str, Any]:
+    """The task's snapshot once the host has recorded its takeover as handed back while the page did not answer."""
+    async def probe() -> dict[str, Any] | None:
+        snap = await snapshot(harness, task_id)
+        return None if snap["control"] or not takeovers(snap["history"]) else snap
+
+    return await wait_until(probe, "the controls to go back while the page is slow", 20)
+
+
+async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_the_takeover_of_is_recorded(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # The host is slow (stopped here: SIGSTOP) as the person presses Take over, types a letter on a page that then
+    # stays busy, and presses Hand back: the worker gives them the controls at once, and Hand back came before the
+    # host's word on the takeover (`control`, with its start). What the page gave late was tagged with the worker's own
+    # start, which the host did not know, and refused: the letter was lost. Now the host adds it to the task's last
+    # takeover that ended.
+    gate = threading.Event()
+    llm.add(Delay(60), held_until(gate, agent_call("Wait for the page", {"wait": {"seconds": 1}})), done("City set"))
+    await configure(harness, llm)
+    before = len(llm.requests)
+    task_id = await start(harness, account_tab, "Wait for my city")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) > before), "the agent to think")
+    page = await account_tab.evaluate("location.href")
+    await account_tab.evaluate("document.getElementById('city').value = ''")
+    await account_tab.evaluate(HANGS_AT.format(value=json.dumps("Y"), busy=BUSY))
+    [host] = harness.host_pids()
+    os.kill(host, signal.SIGSTOP)
+    try:
+        await press_overlay(account_tab, "takeover")
+        box = await overlay_button(account_tab, "handback")  # pressable once the overlay says the host is slow
+        # in City (the press left the focus in the overlay), one letter: with no action reported before Hand back
+        await account_tab.evaluate("document.getElementById('city').focus()")
+        await account_tab.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "Y", "key": "Y",
+                                                          "unmodifiedText": "Y"})
+        await user_click(account_tab, box["x"], box["y"])
+        await asyncio.sleep(1.5)  # Hand back waited 1 s for the busy page and went on without it
+    finally:
+        os.kill(host, signal.SIGCONT)
+    try:
+        on_time = await handed_back_page_silent(harness, task_id)
+        assert typed_in_takeover(on_time) == ([], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        await let_page_go(account_tab, page)
+        await account_tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Y"})
+        record = await recorded_late(harness, task_id, "Y", ANSWERED_LATE)
+        assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
+    finally:
+        gate.set()
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+
+
 async def test_send_with_no_answer_says_so_and_the_answer_then_goes(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
 ) -> None:
