@@ -24,9 +24,12 @@ from test_takeover import (
     configure,
     controlled_by_user,
     ended,
+    host_down,
+    nothing_left_to_send,
     open_takeover,
     snapshot,
     start,
+    taken_over_while_thinking,
     takeovers,
 )
 from user_support import (
@@ -408,6 +411,20 @@ async def last_letter_on_a_slow_page(harness: Harness, tab: Tab, task_id: str, c
         await tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": letter})
 
 
+@contextlib.asynccontextmanager
+async def stopped_on_a_slow_page(harness: Harness, tab: Tab, task_id: str, city: str) -> AsyncIterator[None]:
+    """The person types `city` and presses Stop as its last letter makes the page slow (last_letter_on_a_slow_page):
+    the task ends stopped with all but that letter and the note that the last may be missing, while the page is slow
+    until the block ends."""
+    box = await overlay_button(tab, "stop")
+    async with last_letter_on_a_slow_page(harness, tab, task_id, city):
+        await user_click(tab, box["x"], box["y"])
+        end = await ended(harness, task_id, timeout=20)
+        assert end["status"] == "stopped", end
+        assert typed_in_takeover(end) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        yield
+
+
 def typed_in_takeover(record: dict[str, Any]) -> tuple[list[str | None], dict[str, Any]]:
     """The values typed in the task's one takeover of `record` (task.get's snapshot or history.get's), its last
     action."""
@@ -472,18 +489,9 @@ async def test_what_a_slow_page_gives_after_stop_is_recorded(
     for city in ("Kobe", "Nagoya"):
         llm.add(Delay(60))
         await configure(harness, llm)
-        before = len(llm.requests)
-        task_id = await start(harness, account_tab, f"Wait for me in {city}")
-        await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
-        await wait_until(lambda b=before: _async(len(llm.requests) > b), "the agent to think")
-        await press_overlay(account_tab, "takeover")
-        await controlled_by_user(harness, task_id)
-        box = await overlay_button(account_tab, "stop")
-        async with last_letter_on_a_slow_page(harness, account_tab, task_id, city):
-            await user_click(account_tab, box["x"], box["y"])
-            end = await ended(harness, task_id, timeout=20)
-            assert end["status"] == "stopped", end
-            assert typed_in_takeover(end) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        task_id = await taken_over_while_thinking(harness, llm, account_tab, f"Wait for me in {city}")
+        async with stopped_on_a_slow_page(harness, account_tab, task_id, city):
+            pass
         record = await recorded_late(harness, task_id, city)
         assert typed_in_takeover(record)[1] == {"kind": "note", "description": f"({ANSWERED_LATE})"}
         assert record["task"]["status"] == "stopped", record["task"]
@@ -541,6 +549,34 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
         gate.set()
     end = await ended(harness, task_id)
     assert end["status"] == "completed", end
+
+
+async def test_what_a_slow_page_gives_after_stop_reaches_the_next_host_when_its_host_dies(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Stop went through while the page was slow, and the host died before the page answered: what the page gave then
+    # went to no host and was lost. Now the worker keeps it as it keeps the person's actions, and the next host adds it
+    # to the stopped task's takeover. Twice: the second time the service worker is stopped too while no host runs (as
+    # Chromium stops an idle one), and the worker that starts next has it still.
+    for round_, city in enumerate(("Sendai", "Sapporo")):
+        llm.add(Delay(60))
+        await configure(harness, llm)
+        task_id = await taken_over_while_thinking(harness, llm, account_tab, f"Wait for me in {city}")
+        async with stopped_on_a_slow_page(harness, account_tab, task_id, city):
+            away = await host_down(harness)
+
+        async def kept_for_the_next_host(t: str = task_id, c: str = city) -> bool:
+            kept = await harness.sw("(await chrome.storage.session.get('takeoverOutbox')).takeoverOutbox")
+            return c in json.dumps((kept or {}).get(t))
+
+        await wait_until(kept_for_the_next_host, "the worker to keep what the page gave late", 20)
+        if round_:
+            await harness.stop_worker()
+        await asyncio.to_thread(away.rename, away.with_name("com.tabpilot.host.json"))
+        await harness.wait_host_connected()
+        record = await recorded_late(harness, task_id, city, ANSWERED_LATE)
+        assert record["task"]["status"] == "stopped", record["task"]
+        await nothing_left_to_send(harness)
 
 
 async def test_send_with_no_answer_says_so_and_the_answer_then_goes(

@@ -526,6 +526,10 @@ class TaskManager:
         run = entry.run if entry is not None else None
         if run is not None and not isinstance(run, EndedRun) and run.running:
             amended = run.add_late_answer(actions, still_silent=still_silent)
+            # none ended waiting for the page: the Hand back never reached a host (its host went first), and the
+            # takeover this run took up is still under way
+            if amended is None and run.add_takeover_actions(actions):
+                return
         else:
             ended = run if isinstance(run, EndedRun) else None
             guard = await asyncio.to_thread(self._guard_of_ended, task_id, ended)
@@ -550,14 +554,15 @@ class TaskManager:
 
     def _amend_ended_takeover(self, task_id: str, shown: list[dict[str, Any]],
                               still_silent: bool) -> dict[str, Any] | None:
-        """The recorded takeover, `with_late_answer`; None when the record has no such takeover."""
+        """The recorded takeover, `with_late_answer`; or, when the Hand back or Stop never reached a host (its host went
+        first), `with_late_actions` when its host's death cut it short. None when the record has neither."""
         from ..store.tasks import TaskNotFound
-        from ..taskrun.takeover import with_late_answer
+        from ..taskrun.takeover import with_late_actions, with_late_answer
 
         amended: list[dict[str, Any]] = []
 
         def change(event: dict[str, Any]) -> dict[str, Any] | None:
-            changed = with_late_answer(event, shown, still_silent=still_silent)
+            changed = with_late_answer(event, shown, still_silent=still_silent) or with_late_actions(event, shown)
             amended[:] = [] if changed is None else [changed]
             return changed
 
