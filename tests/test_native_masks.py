@@ -206,6 +206,7 @@ async def test_what_a_slow_page_gives_after_hand_back_is_masked_as_what_it_gave_
         late = [typed(url, "Copy to", ADA, 2), typed(url, "Send a copy to", BOB, 3)]
         assert (await host.request("task.handback", taskId=task_id, pageSilent=True))["ok"]
         assert (await host.request("takeover.late", taskId=task_id, actions=late))["ok"]
+        amended = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.amended")
         gate.set()
         result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
         assert result["result"]["success"] is True, result
@@ -216,6 +217,10 @@ async def test_what_a_slow_page_gives_after_hand_back_is_masked_as_what_it_gave_
         told = prompt_of(llm.requests[-1])
         assert 'textbox "Copy to" → "[email 1]"' in told and ANSWERED_LATE in told, told[-3000:]
         assert ADA not in json.dumps(llm.requests)
+        # views are told the takeover as amended, masked as the record has it
+        assert amended["event"]["actions"][-1] == last and ADA not in json.dumps(amended), amended
+        shown = [(a.get("target"), a.get("value")) for a in amended["event"]["actions"] if a["kind"] == "input"]
+        assert shown == values, shown
     finally:
         gate.set()
         await host.stop()

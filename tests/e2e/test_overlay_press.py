@@ -514,7 +514,7 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
     # stays busy, and presses Hand back: the worker gives them the controls at once, and Hand back came before the
     # host's word on the takeover (`control`, with its start). What the page gave late was tagged with the worker's own
     # start, which the host did not know, and refused: the letter was lost. Now the host adds it to the task's last
-    # takeover that ended.
+    # takeover that ended; and the popup open on the task shows it in that takeover's card without being reopened.
     gate = threading.Event()
     llm.add(Delay(60), held_until(gate, agent_call("Wait for the page", {"wait": {"seconds": 1}})), done("City set"))
     await configure(harness, llm)
@@ -522,6 +522,8 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
     task_id = await start(harness, account_tab, "Wait for my city")
     await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
     await wait_until(lambda: _async(len(llm.requests) > before), "the agent to think")
+    popup = await harness.open_popup(account_tab)
+    await popup.wait_for(f"ui.taskId === {json.dumps(task_id)}", "the popup to show the task")
     page = await account_tab.evaluate("location.href")
     await account_tab.evaluate("document.getElementById('city').value = ''")
     await account_tab.evaluate(HANGS_AT.format(value=json.dumps("Y"), busy=BUSY))
@@ -544,9 +546,17 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
         await let_page_go(account_tab, page)
         await account_tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Y"})
         record = await recorded_late(harness, task_id, "Y", ANSWERED_LATE)
+
+        async def card_amended() -> list[dict[str, str]] | None:
+            cards = [c for c in await popup.cards() if c["type"] == "user_takeover"]
+            return cards if len(cards) == 1 and '"value":"Y"' in cards[0]["text"] \
+                and ANSWERED_LATE in cards[0]["text"] else None
+
+        await wait_until(card_amended, "the popup's takeover card to show what the page gave late", 20)
         assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
     finally:
         gate.set()
+        await harness.browser.close_tab(popup.tab.target_id)
     end = await ended(harness, task_id)
     assert end["status"] == "completed", end
 

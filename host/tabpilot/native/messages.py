@@ -309,6 +309,13 @@ class TaskEventPush(TaskPush):
     event: dict[str, Any]  # one HistoricalEvent, as recorded
 
 
+class TaskAmendedPush(TaskPush):
+    """An event pushed before, changed: a takeover the page's late answer completed (`takeover.late`)."""
+
+    type: Literal["task.amended"] = "task.amended"
+    event: dict[str, Any]  # it replaces the pushed event of its `type` that has its `startedAt`
+
+
 class TaskControlPush(TaskPush):
     """Who has the controls (`control`: null while the agent works) and the agent's pending question."""
 

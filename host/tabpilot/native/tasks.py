@@ -519,8 +519,9 @@ class TaskManager:
     async def add_late_answer(self, task_id: str, actions: list[dict[str, Any]], *, still_silent: bool) -> None:
         """What the page's frames that did not answer in time when a takeover ended gave afterwards, to the task's last
         takeover that ended: in the run going on (the model reads it at its next step), or in the record of a task
-        no run goes on with (Stop; its host went meanwhile)."""
+        no run goes on with (Stop; its host went meanwhile). Views are pushed the takeover's event as amended."""
         from ..taskrun.takeover import replace_takeover
+        from .messages import TaskAmendedPush
 
         entry = self._tasks.get(task_id)
         run = entry.run if entry is not None else None
@@ -539,6 +540,7 @@ class TaskManager:
                 replace_takeover(run.history, amended)  # what task.get shows
         if amended is None:
             raise RequestFailed(say("popup.no_takeover_ended", self.ui_language, task_id=task_id), "bad_request")
+        self._push(TaskAmendedPush(task_id=task_id, event=amended))
 
     @staticmethod
     def _guard_of_ended(task_id: str, run: EndedRun | None) -> PrivacyGuard:
