@@ -549,7 +549,7 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
 
         async def card_amended() -> list[dict[str, str]] | None:
             cards = [c for c in await popup.cards() if c["type"] == "user_takeover"]
-            return cards if len(cards) == 1 and '"value":"Y"' in cards[0]["text"] \
+            return cards if len(cards) == 1 and 'textbox "City" → "Y"' in cards[0]["text"] \
                 and ANSWERED_LATE in cards[0]["text"] else None
 
         await wait_until(card_amended, "the popup's takeover card to show what the page gave late", 20)

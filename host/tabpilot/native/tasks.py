@@ -520,6 +520,7 @@ class TaskManager:
         """What the page's frames that did not answer in time when a takeover ended gave afterwards, to the task's last
         takeover that ended: in the run going on (the model reads it at its next step), or in the record of a task
         no run goes on with (Stop; its host went meanwhile). Views are pushed the takeover's event as amended."""
+        from ..i18n import for_reader
         from ..taskrun.takeover import replace_takeover
         from .messages import TaskAmendedPush
 
@@ -540,7 +541,7 @@ class TaskManager:
                 replace_takeover(run.history, amended)  # what task.get shows
         if amended is None:
             raise RequestFailed(say("popup.no_takeover_ended", self.ui_language, task_id=task_id), "bad_request")
-        self._push(TaskAmendedPush(task_id=task_id, event=amended))
+        self._push(TaskAmendedPush(task_id=task_id, event=for_reader(amended, self.ui_language)))
 
     @staticmethod
     def _guard_of_ended(task_id: str, run: EndedRun | None) -> PrivacyGuard:
