@@ -522,8 +522,6 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
     task_id = await start(harness, account_tab, "Wait for my city")
     await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
     await wait_until(lambda: _async(len(llm.requests) > before), "the agent to think")
-    popup = await harness.open_popup(account_tab)
-    await popup.wait_for(f"ui.taskId === {json.dumps(task_id)}", "the popup to show the task")
     page = await account_tab.evaluate("location.href")
     await account_tab.evaluate("document.getElementById('city').value = ''")
     await account_tab.evaluate(HANGS_AT.format(value=json.dumps("Y"), busy=BUSY))
@@ -540,9 +538,13 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
         await asyncio.sleep(1.5)  # Hand back waited 1 s for the busy page and went on without it
     finally:
         os.kill(host, signal.SIGCONT)
+    popup = None
     try:
         on_time = await handed_back_page_silent(harness, task_id)
         assert typed_in_takeover(on_time) == ([], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        popup = await harness.open_popup(account_tab)  # open on the task while the page is still busy
+        await popup.wait_for("document.querySelectorAll('#timeline .card-user_takeover').length === 1",
+                             "the popup to show the takeover")
         await let_page_go(account_tab, page)
         await account_tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Y"})
         record = await recorded_late(harness, task_id, "Y", ANSWERED_LATE)
@@ -556,7 +558,8 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
         assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
     finally:
         gate.set()
-        await harness.browser.close_tab(popup.tab.target_id)
+        if popup is not None:
+            await harness.browser.close_tab(popup.tab.target_id)
     end = await ended(harness, task_id)
     assert end["status"] == "completed", end
 
