@@ -355,6 +355,11 @@ function onPush(message) {
       return sitesChanged(message); // popup_sites.js
   }
   if (!message.taskId) return;
+  if (message.type === "task.amended") { // an event shown before, changed: wherever the task's timeline is shown
+    if (message.taskId === ui.taskId) Timeline.amend($("timeline"), message.event);
+    if (message.taskId === ui.pastTaskId) Timeline.amend($("past-timeline"), message.event);
+    return;
+  }
   if (message.taskId !== ui.taskId) return anotherTasksPush(message);
   switch (message.type) {
     case "task.status":

@@ -29,7 +29,7 @@ const POPUP_REQUEST_TYPES = new Set([
 ]);
 // Host requests beyond the first protocol's: hello lists them, so a host sends them only to a worker that has them.
 const OPTIONAL_HOST_REQUESTS = new Set(["cdp.batch", "cdp.input"]);
-const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.result", "task.control"]);
+const TASK_PUSH_TYPES = new Set(["task.status", "task.activity", "task.event", "task.amended", "task.result", "task.control"]);
 // Takeover requests the worker carries out itself on the way to the host (worker/takeover.js): the tab's
 // input is refused at once, recorded actions are sent first.
 const TAKEOVER_REQUEST_TYPES = new Set(["task.takeover", "task.handback", "task.answer", "task.approve"]);

@@ -157,9 +157,9 @@ def typed(url: str, target: str, value: str, at: int) -> dict[str, Any]:
 
 
 async def taken_over_with_ada_typed(host: HostUnderTest, llm: Any, stand_in: ExtensionStandIn,  # noqa: F811
-                                    pages: Any) -> tuple[str, str, float]:
+                                    pages: Any) -> tuple[str, str]:
     """A task whose model was told Ada's address as `[email 1]`, taken over, Ada's address typed in Notes (the
-    takeover keeps it as `[email 1]`): its id, the page's address, and when the takeover began."""
+    takeover keeps it as `[email 1]`): its id and the page's address."""
     await configure(host, llm)
     assert (await host.request("settings.set", maskEmails=True))["ok"]
     url = pages.url("privacy_form.html")
@@ -167,11 +167,12 @@ async def taken_over_with_ada_typed(host: HostUnderTest, llm: Any, stand_in: Ext
     task_id = (await host.request("task.start", task="Fill in the details", tabId=tab_id))["data"]["taskId"]
     await until(lambda: len(llm.requests) == 1)
     assert "Contact: [email 1]" in page_of(llm.requests[0])
+    # what a page gave late, for a task no takeover of which waits for it: refused, said so, the host goes on
+    refused = await host.request("takeover.late", taskId=task_id, actions=[typed(url, "Notes", ADA, 1)])
+    assert not refused["ok"] and refused["error"]["code"] == "bad_request", refused
     assert (await host.request("task.takeover", taskId=task_id, reason="user"))["ok"]
-    control = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.control"
-                                   and p.get("control"))
     assert (await host.request("takeover.actions", taskId=task_id, actions=[typed(url, "Notes", ADA, 1)]))["ok"]
-    return task_id, url, control["control"]["startedAt"]
+    return task_id, url
 
 
 def takeover_values(home: Path, task_id: str) -> tuple[list[tuple[Any, Any]], Any, str]:
@@ -201,10 +202,11 @@ async def test_what_a_slow_page_gives_after_hand_back_is_masked_as_what_it_gave_
 
     llm.add(Delay(60), held, ToolCall("AgentOutput", output("Report", {"done": {"text": "Done", "success": True}})))
     try:
-        task_id, url, started_at = await taken_over_with_ada_typed(host, llm, stand_in, pages)
-        assert (await host.request("task.handback", taskId=task_id, pageSilent=True))["ok"]
+        task_id, url = await taken_over_with_ada_typed(host, llm, stand_in, pages)
         late = [typed(url, "Copy to", ADA, 2), typed(url, "Send a copy to", BOB, 3)]
-        assert (await host.request("takeover.late", taskId=task_id, startedAt=started_at, actions=late))["ok"]
+        assert (await host.request("task.handback", taskId=task_id, pageSilent=True))["ok"]
+        assert (await host.request("takeover.late", taskId=task_id, actions=late))["ok"]
+        amended = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.amended")
         gate.set()
         result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
         assert result["result"]["success"] is True, result
@@ -215,9 +217,10 @@ async def test_what_a_slow_page_gives_after_hand_back_is_masked_as_what_it_gave_
         told = prompt_of(llm.requests[-1])
         assert 'textbox "Copy to" → "[email 1]"' in told and ANSWERED_LATE in told, told[-3000:]
         assert ADA not in json.dumps(llm.requests)
-        # another takeover's, or one no longer the last: refused, said so, the host goes on
-        refused = await host.request("takeover.late", taskId=task_id, startedAt=started_at + 1, actions=late)
-        assert not refused["ok"] and refused["error"]["code"] == "bad_request", refused
+        # views are told the takeover as amended, masked as the record has it
+        assert amended["event"]["actions"][-1] == last and ADA not in json.dumps(amended), amended
+        shown = [(a.get("target"), a.get("value")) for a in amended["event"]["actions"] if a["kind"] == "input"]
+        assert shown == values, shown
     finally:
         gate.set()
         await host.stop()
@@ -232,10 +235,10 @@ async def test_what_a_slow_page_gives_after_stop_is_masked_as_what_it_gave_in_ti
     host = await start_host(home, stand_in)
     llm.add(Delay(60))
     try:
-        task_id, url, started_at = await taken_over_with_ada_typed(host, llm, stand_in, pages)
+        task_id, url = await taken_over_with_ada_typed(host, llm, stand_in, pages)
         assert (await host.request("task.stop", taskId=task_id, pageSilent=True, timeout=15))["ok"]
         late = [typed(url, "Copy to", ADA, 2)]
-        assert (await host.request("takeover.late", taskId=task_id, startedAt=started_at, actions=late))["ok"]
+        assert (await host.request("takeover.late", taskId=task_id, actions=late))["ok"]
         values, last, events = takeover_values(home, task_id)
         assert values == [('textbox "Notes"', "[email 1]"), ('textbox "Copy to"', "[email 1]")], values
         assert last == {"kind": "note", "description": f"({ANSWERED_LATE})"} and ADA not in events

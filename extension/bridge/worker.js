@@ -165,7 +165,7 @@ function bridgeOnHostPush(message) {
       if (port) bridgePost(port, { kind: "approval.closed", approvalId: message.approvalId });
       return false;
     }
-    case "task.status": case "task.activity": case "task.event": case "task.result":
+    case "task.status": case "task.activity": case "task.event": case "task.amended": case "task.result":
       bridgeOnTaskPush(message);
       return false; // the popup shows page tasks too
     default:
@@ -183,6 +183,12 @@ function bridgeOnTaskPush(message) {
     bridgeTell(entry, { kind: "activity", activity: message.activity });
   } else if (message.type === "task.event") {
     entry.history.push(message.event);
+    bridgeTell(entry, { kind: "history", history: entry.history });
+  } else if (message.type === "task.amended") { // in place of the event it amends (PROTOCOL.md)
+    const { type, startedAt } = message.event || {};
+    const at = entry.history.findLastIndex((event) => event && event.type === type && event.startedAt === startedAt);
+    if (at < 0) return;
+    entry.history[at] = message.event;
     bridgeTell(entry, { kind: "history", history: entry.history });
   } else if (message.type === "task.result") {
     entry.result = message.result;

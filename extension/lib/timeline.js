@@ -100,6 +100,7 @@ const Timeline = (() => {
         const took = Number.isFinite(event.startedAt) && Number.isFinite(event.endedAt)
           ? t("tookOverFor", seconds(event.endedAt - event.startedAt)) : t("tookOver");
         const li = card("user_takeover", took);
+        if (Number.isFinite(event.startedAt)) li.dataset.startedAt = String(event.startedAt); // what `amend` finds it by
         const actions = Array.isArray(event.actions) ? event.actions : [];
         if (actions.length) {
           const list = el("ul", "card-actions");
@@ -144,6 +145,16 @@ const Timeline = (() => {
 
   function render(list, events) {
     list.replaceChildren(...(events || []).filter(shown).map(renderEvent));
+  }
+
+  // An event shown before, changed (task.amended: a takeover the page's late answer completed): its card, the last of
+  // its type with its startedAt, is drawn anew in its place. False when the list has no such card.
+  function amend(list, event) {
+    const cards = [...list.querySelectorAll(`.card-${CSS.escape(String(event && event.type))}`)]
+      .filter((node) => node.dataset.startedAt === String(event.startedAt));
+    if (!cards.length) return false;
+    cards[cards.length - 1].replaceWith(renderEvent(event));
+    return true;
   }
 
   // What went wrong, as the popup says it: a headline and the remedy where the user is (Settings), in the
@@ -215,5 +226,5 @@ const Timeline = (() => {
     return { message: text, text: last.dataset.text, code: last.dataset.code, params };
   }
 
-  return { renderEvent, shown, activityText, render, el, short, failure, failedEvent };
+  return { renderEvent, shown, activityText, render, amend, el, short, failure, failedEvent };
 })();

@@ -48,7 +48,7 @@ const panelKeys = new Map();
 const panelPorts = new Map(); // tabId → the port of the overlay's panel (overlay/panel.js): what it shows, its presses
 const panelFrames = new Map(); // tabId → the frameId of the overlay's panel frame, once its files went in
 const overlayClaims = new Map(); // tabId → time the overlay last saw the user press it
-const pendingActions = new Map(); // taskId → {actions, timer}: not sent yet, or not taken (see flushActions)
+const pendingActions = new Map(); // taskId → {actions, late, timer}: not sent yet, or not taken (see flushActions)
 const sentModes = new Map(); // tabId → the capture mode last sent to the tab
 const captureFrames = new Map(); // tabId → Set of frameIds whose content scripts said hello
 const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>" / "approval:…")
@@ -341,10 +341,11 @@ async function collectActions(task, mode) {
 
 // A slow page (not a hung one; a loaded machine) answers a moment after Hand back or Stop went on without it: what
 // it gives then (the field typed in up to then, in the answer or reported on its own just before it) goes to the host
-// for the takeover that ended, by its start, so nothing the person did is lost. Listened to this long at most.
+// for the takeover that ended, so nothing the person did is lost. Listened to this long at most.
 const LATE_PATIENCE_MS = 10000;
 const lateAnswers = new Map(); // tabId → the late answer its frames are awaited for: {taskId, startedAt, actions, done}
 function awaitLate(task, answers) {
+  // startedAt: this worker's word for the takeover (its own until the host's control comes), to tell a next one by
   const late = { taskId: task.taskId, startedAt: task.control && task.control.startedAt, actions: [] };
   const tabs = tabsOfTask(task);
   for (const tabId of tabs) lateAnswers.set(tabId, late);
@@ -356,17 +357,16 @@ function awaitLate(task, answers) {
   return late;
 }
 
-// Once the host recorded the takeover (Hand back or Stop answered): what the late frames gave, and whether one is
-// still silent (then the record keeps saying the last of it may be missing). Nothing to say when none answered.
+// After Hand back or Stop: what the late frames gave, and whether one is still silent (then the record keeps saying the
+// last of it may be missing), for the takeover that ended (the host knows which), through the outbox as the on-time
+// actions go. Nothing to say when none answered.
 async function sendLate(late) {
   const stillSilent = await late.done;
   if (stillSilent && !late.actions.length) return;
-  try {
-    await requestHost({ type: "takeover.late", taskId: late.taskId, startedAt: late.startedAt,
-      actions: late.actions.slice(0, ACTIONS_PER_MESSAGE), ...(stillSilent ? { pageSilent: true } : {}) });
-  } catch (error) {
-    console.warn("tabpilot: the host did not take what the page gave late:", error.message);
-  }
+  const batch = { actions: late.actions.slice(0, ACTIONS_PER_MESSAGE), ...(stillSilent ? { pageSilent: true } : {}) };
+  outboxOf(late.taskId).late.push(batch);
+  saveOutbox();
+  flushActions(late.taskId);
 }
 
 // --- the agent's input and the user's ---------------------------------------------------------------------
@@ -460,15 +460,26 @@ async function handBack(task, note) {
   const request = { type: "task.handback", taskId: task.taskId };
   if (note && note.trim()) request.note = note.trim();
   if (late) request.pageSilent = true;
-  await requestHost(request);
+  await endTakeover(request, late);
   task.control = null;
   taskChanged(task);
-  if (late) sendLate(late);
 }
 
 async function stopTask(task) {
   const late = task.control ? await collectActions(task, "off") : null;
-  await requestHost({ type: "task.stop", taskId: task.taskId, ...(late ? { pageSilent: true } : {}) });
+  await endTakeover({ type: "task.stop", taskId: task.taskId, ...(late ? { pageSilent: true } : {}) }, late);
+}
+
+// Hand back or Stop, then what the page gives late (sendLate): also when the host went before it answered, as it may
+// have recorded the end first (seen: the task stopped in the record, the answer lost with the host); not when it was
+// refused (nothing ended to add it to).
+async function endTakeover(request, late) {
+  try {
+    await requestHost(request);
+  } catch (error) {
+    if (late && hostNotThere(error)) sendLate(late);
+    throw error;
+  }
   if (late) sendLate(late);
 }
 
@@ -530,8 +541,7 @@ function claimActions(task) {
 }
 
 function queueAction(task, action) {
-  let pending = pendingActions.get(task.taskId);
-  if (!pending) pendingActions.set(task.taskId, (pending = { actions: [], timer: null }));
+  const pending = outboxOf(task.taskId);
   if (pending.actions.length >= OUTBOX_LIMIT) return;
   pending.actions.push(action);
   saveOutbox();
@@ -541,20 +551,27 @@ function queueAction(task, action) {
 // Nothing the person did is lost on the way to the record: a batch the host did not take because it went away
 // (mid-request, or none is connected: it died, or is being restarted) is kept, in order before what came after it,
 // and sent to the next host once it said hello (a task it does not run gets them added to its takeover, cut short by
-// the host's death). Kept in chrome.storage.session too (memory only, never on disk; password values never leave the
-// page), for a worker that restarts meanwhile. A batch the host refused (the task is not the person's) goes.
+// the host's death). So is what the page gave late (`late`: takeover.late messages, after the task's actions). Kept
+// in chrome.storage.session too (memory only, never on disk; password values never leave the page), for a worker that
+// restarts meanwhile. A batch the host refused (the task is not the person's) goes.
 const OUTBOX_KEY = "takeoverOutbox";
 const OUTBOX_LIMIT = 2000; // a task's, as the host keeps of one takeover (taskrun/takeover.py MAX_ACTIONS)
 const ACTIONS_PER_MESSAGE = 500; // the host takes up to 1,000 a message (native/messages.py TakeoverActions)
 // the host went, or none is connected, or it did not answer in time (no code): not refused
 const hostNotThere = (error) => [HOST_GONE, HOST_DOWN, undefined].includes(error.code);
-const sending = new Map(); // taskId → the batch on its way to the host
+const sending = new Map(); // taskId → the batch on its way to the host: {actions, late}
+
+function outboxOf(taskId) {
+  let pending = pendingActions.get(taskId);
+  if (!pending) pendingActions.set(taskId, (pending = { actions: [], late: [], timer: null }));
+  return pending;
+}
+
 const outboxLoaded = chrome.storage.session.get(OUTBOX_KEY).then((stored) => {
-  for (const [taskId, actions] of Object.entries((stored && stored[OUTBOX_KEY]) || {})) {
-    if (!Array.isArray(actions) || !actions.length) continue;
-    const pending = pendingActions.get(taskId);
-    if (pending) pending.actions.unshift(...actions);
-    else pendingActions.set(taskId, { actions, timer: null });
+  for (const [taskId, kept] of Object.entries((stored && stored[OUTBOX_KEY]) || {})) {
+    const pending = outboxOf(taskId);
+    pending.actions.unshift(...(Array.isArray(kept && kept.actions) ? kept.actions : []));
+    pending.late.unshift(...(Array.isArray(kept && kept.late) ? kept.late : []));
   }
 }).catch((error) => console.warn("tabpilot: the actions kept for the host:", error.message));
 
@@ -567,14 +584,16 @@ function saveOutbox() {
     await outboxLoaded;
     outboxDirty = false;
     const kept = {};
-    for (const [taskId, actions] of sending) kept[taskId] = [...actions];
-    for (const [taskId, pending] of pendingActions) kept[taskId] = [...(kept[taskId] || []), ...pending.actions];
-    for (const taskId of Object.keys(kept)) if (!kept[taskId].length) delete kept[taskId];
+    for (const [taskId, { actions, late }] of [...sending, ...pendingActions]) {
+      if (!actions.length && !late.length) continue;
+      const before = kept[taskId] || { actions: [], late: [] };
+      kept[taskId] = { actions: [...before.actions, ...actions], late: [...before.late, ...late] };
+    }
     await chrome.storage.session.set({ [OUTBOX_KEY]: kept });
   }).catch((error) => console.warn("tabpilot: could not keep the actions for the host:", error.message));
 }
 
-// In order, one batch at a time.
+// In order, one batch at a time: the task's actions, then what its page gave late.
 let flushing = Promise.resolve();
 function flushActions(taskId) {
   flushing = flushing.then(async () => {
@@ -585,20 +604,27 @@ function flushActions(taskId) {
     pending.timer = null;
     if (!host.connected) return; // kept for the next host's hello (learnTasks)
     pendingActions.delete(taskId);
-    const actions = pending.actions;
-    sending.set(taskId, actions);
+    const batch = { actions: pending.actions, late: pending.late };
+    sending.set(taskId, batch);
     let sent = 0;
+    let lateSent = 0;
     try {
-      for (; sent < actions.length; sent += ACTIONS_PER_MESSAGE) {
-        await requestHost({ type: "takeover.actions", taskId, actions: actions.slice(sent, sent + ACTIONS_PER_MESSAGE) });
+      for (; sent < batch.actions.length; sent += ACTIONS_PER_MESSAGE) {
+        await requestHost({ type: "takeover.actions", taskId, actions: batch.actions.slice(sent, sent + ACTIONS_PER_MESSAGE) });
+      }
+      for (; lateSent < batch.late.length; lateSent += 1) {
+        await requestHost({ type: "takeover.late", taskId, ...batch.late[lateSent] });
       }
     } catch (error) {
       if (hostNotThere(error)) {
         const later = pendingActions.get(taskId);
-        pendingActions.set(taskId, { actions: [...actions.slice(sent), ...(later ? later.actions : [])], timer: null });
+        pendingActions.set(taskId, {
+          actions: [...batch.actions.slice(sent), ...(later ? later.actions : [])],
+          late: [...batch.late.slice(lateSent), ...(later ? later.late : [])], timer: null,
+        });
         if (later) clearTimeout(later.timer);
       } else {
-        console.warn("tabpilot: the host did not take the recorded actions:", error.message);
+        console.warn("tabpilot: the host did not take what the person did:", error.message);
       }
     } finally {
       sending.delete(taskId);

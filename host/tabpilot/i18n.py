@@ -735,7 +735,7 @@ EN_US: dict[str, str] = {
         "actions were not recorded"
     ),
     "popup.no_takeover_ended": (
-        "task {task_id} has no takeover that began at {started_at} and ended: these actions were not recorded"
+        "task {task_id} has no takeover that waits for what its page gave late: these actions were not recorded"
     ),
     "secrets.ask_value": "Value of {name} (not shown): ",
     "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
@@ -1470,7 +1470,7 @@ ZH_CN: dict[str, str] = {
     "popup.actions_not_taken_over": (
         "用户没有任务 {task_id} 的控制权（没有 task.takeover，或已经交还）：这些操作没有被记录"
     ),
-    "popup.no_takeover_ended": "任务 {task_id} 没有开始于 {started_at} 并已结束的接管：这些操作没有被记录",
+    "popup.no_takeover_ended": "任务 {task_id} 没有在等待页面迟到回应的接管：这些操作没有被记录",
     "secrets.ask_value": "{name} 的值（输入时不显示）：",
     "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
     "secrets.saved": "已将 {name} 保存到 {backend}，可在 {domain}（及其子域名）上使用",

@@ -7,6 +7,7 @@ Both tests run on the same page, one task after the other (a second page task af
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +16,17 @@ import pytest_asyncio
 from bridge_support import allow, origin_of
 from e2e_support import Harness, act_on, done, wait_until
 from takeover_support import Person
-from user_support import press_overlay, screenshot, type_in_overlay, user_fill, wait_overlay
+from test_overlay_press import held_until, last_letter_on_a_slow_page
+from test_takeover import agent_call, ask_host
+from user_support import (
+    overlay_button,
+    press_overlay,
+    screenshot,
+    type_in_overlay,
+    user_click,
+    user_fill,
+    wait_overlay,
+)
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -216,6 +227,38 @@ async def test_typing_into_the_page_mid_task_pauses_the_page_task_and_the_page_h
     assert await app_tab.evaluate("document.getElementById('terms').checked")  # the agent went on after
     [told] = after_handback
     assert "Kyoto" in model_read(told), model_read(told)[-3000:]
+
+
+# --- what the page was slow to give at Hand back reaches the page's history, in the takeover it belongs to ----------
+async def test_what_a_slow_page_gives_after_hand_back_is_told_to_the_page_in_its_takeover(
+    harness: Harness, llm: ScriptedLLMServer, app_tab: Tab
+) -> None:
+    # Hand back goes on without a page that is slow to give the field the person was typing in; what it gives a moment
+    # later goes into that takeover. The page heard of the takeover only as it was at Hand back (its last letter
+    # missing) until the task's result: onHistoryUpdate now gets the takeover amended, in its place, as it happens.
+    gate = threading.Event()
+    llm.add(Delay(60), held_until(gate, agent_call("Wait for the page", {"wait": {"seconds": 1}})), done("City set"))
+    await take_over_waiting_task(app_tab, "late", llm)
+    tab_id = await harness.chrome_tab_id(app_tab)
+    task = (await ask_host(harness, {"type": "task.get", "tabId": tab_id}))["data"]["task"]
+    box = await overlay_button(app_tab, "handback")
+    try:
+        async with last_letter_on_a_slow_page(harness, app_tab, task["taskId"], "Kagoshima"):
+            await user_click(app_tab, box["x"], box["y"])
+
+        async def amended() -> list[dict[str, Any]] | None:
+            histories = (await page_run(app_tab, "late"))["histories"]
+            told = takeovers(histories[-1]) if histories else []
+            values = [a.get("value") for a in told[0]["actions"] if a["kind"] == "input"] if len(told) == 1 else []
+            return histories if values == ["Kagoshima"] else None
+
+        histories = await wait_until(amended, "the page to hear the takeover with what its page gave late", 30)
+        assert len(histories[-1]) == len(histories[-2]), histories[-2:]  # in its place, not a second one
+        assert "result" not in await page_run(app_tab, "late")  # as it happens, not with the result
+    finally:
+        gate.set()
+    run = await outcome(app_tab, "late")
+    assert run["result"]["success"] is True and takeovers(run["result"]["history"]) == takeovers(histories[-1])
 
 
 async def _async(value: Any) -> Any:

@@ -24,9 +24,12 @@ from test_takeover import (
     configure,
     controlled_by_user,
     ended,
+    host_down,
+    nothing_left_to_send,
     open_takeover,
     snapshot,
     start,
+    taken_over_while_thinking,
     takeovers,
 )
 from user_support import (
@@ -403,6 +406,20 @@ async def last_letter_on_a_slow_page(harness: Harness, tab: Tab, task_id: str, c
         await tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": letter})
 
 
+@contextlib.asynccontextmanager
+async def stopped_on_a_slow_page(harness: Harness, tab: Tab, task_id: str, city: str) -> AsyncIterator[None]:
+    """The person types `city` and presses Stop as its last letter makes the page slow (last_letter_on_a_slow_page):
+    the task ends stopped with all but that letter and the note that the last may be missing, while the page is slow
+    until the block ends."""
+    box = await overlay_button(tab, "stop")
+    async with last_letter_on_a_slow_page(harness, tab, task_id, city):
+        await user_click(tab, box["x"], box["y"])
+        end = await ended(harness, task_id, timeout=20)
+        assert end["status"] == "stopped", end
+        assert typed_in_takeover(end) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        yield
+
+
 def typed_in_takeover(record: dict[str, Any]) -> tuple[list[str | None], dict[str, Any]]:
     """The values typed in the task's one takeover of `record` (task.get's snapshot or history.get's), its last
     action."""
@@ -467,22 +484,107 @@ async def test_what_a_slow_page_gives_after_stop_is_recorded(
     for city in ("Kobe", "Nagoya"):
         llm.add(Delay(60))
         await configure(harness, llm)
-        before = len(llm.requests)
-        task_id = await start(harness, account_tab, f"Wait for me in {city}")
-        await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
-        await wait_until(lambda b=before: _async(len(llm.requests) > b), "the agent to think")
-        await press_overlay(account_tab, "takeover")
-        await controlled_by_user(harness, task_id)
-        box = await overlay_button(account_tab, "stop")
-        async with last_letter_on_a_slow_page(harness, account_tab, task_id, city):
-            await user_click(account_tab, box["x"], box["y"])
-            end = await ended(harness, task_id, timeout=20)
-            assert end["status"] == "stopped", end
-            assert typed_in_takeover(end) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        task_id = await taken_over_while_thinking(harness, llm, account_tab, f"Wait for me in {city}")
+        async with stopped_on_a_slow_page(harness, account_tab, task_id, city):
+            pass
         record = await recorded_late(harness, task_id, city)
         assert typed_in_takeover(record)[1] == {"kind": "note", "description": f"({ANSWERED_LATE})"}
         assert record["task"]["status"] == "stopped", record["task"]
         assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
+
+
+async def handed_back_page_silent(harness: Harness, task_id: str) -> dict[str, Any]:
+    """The task's snapshot once the host has recorded its takeover as handed back while the page did not answer."""
+    async def probe() -> dict[str, Any] | None:
+        snap = await snapshot(harness, task_id)
+        return None if snap["control"] or not takeovers(snap["history"]) else snap
+
+    return await wait_until(probe, "the controls to go back while the page is slow", 20)
+
+
+async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_the_takeover_of_is_recorded(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # The host is slow (stopped here: SIGSTOP) as the person presses Take over, types a letter on a page that then
+    # stays busy, and presses Hand back: the worker gives them the controls at once, and Hand back came before the
+    # host's word on the takeover (`control`, with its start). What the page gave late was tagged with the worker's own
+    # start, which the host did not know, and refused: the letter was lost. Now the host adds it to the task's last
+    # takeover that ended; and the popup open on the task shows it in that takeover's card without being reopened.
+    gate = threading.Event()
+    llm.add(Delay(60), held_until(gate, agent_call("Wait for the page", {"wait": {"seconds": 1}})), done("City set"))
+    await configure(harness, llm)
+    before = len(llm.requests)
+    task_id = await start(harness, account_tab, "Wait for my city")
+    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) > before), "the agent to think")
+    page = await account_tab.evaluate("location.href")
+    await account_tab.evaluate("document.getElementById('city').value = ''")
+    await account_tab.evaluate(HANGS_AT.format(value=json.dumps("Y"), busy=BUSY))
+    [host] = harness.host_pids()
+    os.kill(host, signal.SIGSTOP)
+    try:
+        await press_overlay(account_tab, "takeover")
+        box = await overlay_button(account_tab, "handback")  # pressable once the overlay says the host is slow
+        # in City (the press left the focus in the overlay), one letter: with no action reported before Hand back
+        await account_tab.evaluate("document.getElementById('city').focus()")
+        await account_tab.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "Y", "key": "Y",
+                                                          "unmodifiedText": "Y"})
+        await user_click(account_tab, box["x"], box["y"])
+        await asyncio.sleep(1.5)  # Hand back waited 1 s for the busy page and went on without it
+    finally:
+        os.kill(host, signal.SIGCONT)
+    popup = None
+    try:
+        on_time = await handed_back_page_silent(harness, task_id)
+        assert typed_in_takeover(on_time) == ([], {"kind": "note", "description": f"({PAGE_SILENT})"})
+        popup = await harness.open_popup(account_tab)  # open on the task while the page is still busy
+        await popup.wait_for("document.querySelectorAll('#timeline .card-user_takeover').length === 1",
+                             "the popup to show the takeover")
+        await let_page_go(account_tab, page)
+        await account_tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Y"})
+        record = await recorded_late(harness, task_id, "Y", ANSWERED_LATE)
+
+        async def card_amended() -> list[dict[str, str]] | None:
+            cards = [c for c in await popup.cards() if c["type"] == "user_takeover"]
+            return cards if len(cards) == 1 and 'textbox "City" → "Y"' in cards[0]["text"] \
+                and ANSWERED_LATE in cards[0]["text"] else None
+
+        await wait_until(card_amended, "the popup's takeover card to show what the page gave late", 20)
+        assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
+    finally:
+        gate.set()
+        if popup is not None:
+            await harness.browser.close_tab(popup.tab.target_id)
+    end = await ended(harness, task_id)
+    assert end["status"] == "completed", end
+
+
+async def test_what_a_slow_page_gives_after_stop_reaches_the_next_host_when_its_host_dies(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Stop went through while the page was slow, and the host died before the page answered: what the page gave then
+    # went to no host and was lost. Now the worker keeps it as it keeps the person's actions, and the next host adds it
+    # to the stopped task's takeover. Twice: the second time the service worker is stopped too while no host runs (as
+    # Chromium stops an idle one), and the worker that starts next has it still.
+    for round_, city in enumerate(("Sendai", "Sapporo")):
+        llm.add(Delay(60))
+        await configure(harness, llm)
+        task_id = await taken_over_while_thinking(harness, llm, account_tab, f"Wait for me in {city}")
+        async with stopped_on_a_slow_page(harness, account_tab, task_id, city):
+            away = await host_down(harness)
+
+        async def kept_for_the_next_host(t: str = task_id, c: str = city) -> bool:
+            kept = await harness.sw("(await chrome.storage.session.get('takeoverOutbox')).takeoverOutbox")
+            return c in json.dumps((kept or {}).get(t))
+
+        await wait_until(kept_for_the_next_host, "the worker to keep what the page gave late", 20)
+        if round_:
+            await harness.stop_worker()
+        await asyncio.to_thread(away.rename, away.with_name("com.tabpilot.host.json"))
+        await harness.wait_host_connected()
+        record = await recorded_late(harness, task_id, city, ANSWERED_LATE)
+        assert record["task"]["status"] == "stopped", record["task"]
+        await nothing_left_to_send(harness)
 
 
 async def test_send_with_no_answer_says_so_and_the_answer_then_goes(

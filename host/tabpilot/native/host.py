@@ -383,7 +383,7 @@ class NativeHost:
 
     async def _takeover_late(self, request: TakeoverLate) -> dict[str, Any]:
         actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
-        await self.tasks.add_late_answer(request.task_id, request.started_at, actions, still_silent=request.page_silent)
+        await self.tasks.add_late_answer(request.task_id, actions, still_silent=request.page_silent)
         return {}
 
     async def _task_handback(self, request: TaskHandback) -> dict[str, Any]:

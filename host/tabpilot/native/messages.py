@@ -256,11 +256,11 @@ class TakeoverActions(Request):
 
 class TakeoverLate(Request):
     """What the frames that did not answer in time at Hand back or Stop (`pageSilent`) gave afterwards, for the
-    takeover that ended then (by its `startedAt`, as `control` told it)."""
+    takeover that ended then: the task's last that ended (the host knows which; the extension, which may not have
+    heard its `control` yet, need not)."""
 
     type: Literal["takeover.late"]
     task_id: str = Field(alias="taskId", min_length=1)
-    started_at: float = Field(alias="startedAt")
     actions: list[TakeoverAction] = Field(max_length=1000)
     page_silent: bool = Field(False, alias="pageSilent")  # a frame has still not answered
 
@@ -307,6 +307,13 @@ class TaskActivityPush(TaskPush):
 class TaskEventPush(TaskPush):
     type: Literal["task.event"] = "task.event"
     event: dict[str, Any]  # one HistoricalEvent, as recorded
+
+
+class TaskAmendedPush(TaskPush):
+    """An event pushed before, changed: a takeover the page's late answer completed (`takeover.late`)."""
+
+    type: Literal["task.amended"] = "task.amended"
+    event: dict[str, Any]  # it replaces the pushed event of its `type` that has its `startedAt`
 
 
 class TaskControlPush(TaskPush):

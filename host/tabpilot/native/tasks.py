@@ -514,12 +514,10 @@ class TaskManager:
     def _add_late_actions(self, task_id: str, actions: list[dict[str, Any]]) -> bool:
         """Into the takeover its host's death cut short (store.mark_interrupted settled it), redacted as a run redacts
         them (the store keeps the keys out too)."""
-        from ..privacy.kept import kept
         from ..store.tasks import TaskNotFound
         from ..taskrun.takeover import with_late_actions
 
-        guard = _record_guard()
-        guard.go_on_from(kept(task_id))  # a value its run named is named so here too
+        guard = self._guard_of_ended(task_id, None)
         shown = [guard.hide(action) for action in actions]
         try:
             added = self._store().amend_last_takeover(task_id, lambda event: with_late_actions(event, shown))
@@ -530,38 +528,56 @@ class TaskManager:
                      len(actions))
         return added
 
-    async def add_late_answer(self, task_id: str, started_at: float, actions: list[dict[str, Any]], *,
-                              still_silent: bool) -> None:
-        """What the page's frames that did not answer in time when a takeover ended gave afterwards, to that takeover:
-        in the run going on (the model reads it at its next step), or in the record of a task that ended (Stop)."""
+    async def add_late_answer(self, task_id: str, actions: list[dict[str, Any]], *, still_silent: bool) -> None:
+        """What the page's frames that did not answer in time when a takeover ended gave afterwards, to the task's last
+        takeover that ended: in the run going on (the model reads it at its next step), or in the record of a task
+        no run goes on with (Stop; its host went meanwhile). Views are pushed the takeover's event as amended."""
+        from ..i18n import for_reader
         from ..taskrun.takeover import replace_takeover
+        from .messages import TaskAmendedPush
 
         entry = self._tasks.get(task_id)
         run = entry.run if entry is not None else None
         if run is not None and not isinstance(run, EndedRun) and run.running:
-            added = run.add_late_answer(started_at, actions, still_silent=still_silent)
+            amended = run.add_late_answer(actions, still_silent=still_silent)
+            # none ended waiting for the page: the Hand back never reached a host (its host went first), and the
+            # takeover this run took up is still under way
+            if amended is None and run.add_takeover_actions(actions):
+                return
         else:
-            # placeholders numbered on from the run's own (an address it named `[email 1]` is named so here too)
-            guard = run.privacy if isinstance(run, EndedRun) and run.privacy is not None else _record_guard()
-            amended = await asyncio.to_thread(self._amend_ended_takeover, task_id, started_at,
+            ended = run if isinstance(run, EndedRun) else None
+            guard = await asyncio.to_thread(self._guard_of_ended, task_id, ended)
+            amended = await asyncio.to_thread(self._amend_ended_takeover, task_id,
                                               [guard.hide(action) for action in actions], still_silent)
             if amended is not None and run is not None:
                 replace_takeover(run.history, amended)  # what task.get shows
-            added = amended is not None
-        if not added:
-            raise RequestFailed(say("popup.no_takeover_ended", self.ui_language, task_id=task_id,
-                                    started_at=started_at), "bad_request")
+        if amended is None:
+            raise RequestFailed(say("popup.no_takeover_ended", self.ui_language, task_id=task_id), "bad_request")
+        self._push(TaskAmendedPush(task_id=task_id, event=for_reader(amended, self.ui_language)))
 
-    def _amend_ended_takeover(self, task_id: str, started_at: float, shown: list[dict[str, Any]],
+    @staticmethod
+    def _guard_of_ended(task_id: str, run: EndedRun | None) -> PrivacyGuard:
+        """The guard a task's run had, for what is added to its record after it: its placeholders numbered on (an
+        address it named `[email 1]` is named so here too), also when its host went (they are kept for the next)."""
+        from ..privacy.kept import kept
+
+        if run is not None and run.privacy is not None:
+            return run.privacy
+        guard = _record_guard()
+        guard.go_on_from(kept(task_id))
+        return guard
+
+    def _amend_ended_takeover(self, task_id: str, shown: list[dict[str, Any]],
                               still_silent: bool) -> dict[str, Any] | None:
-        """The recorded takeover, `with_late_answer`; None when the record has no such takeover."""
+        """The recorded takeover, `with_late_answer`; or, when the Hand back or Stop never reached a host (its host went
+        first), `with_late_actions` when its host's death cut it short. None when the record has neither."""
         from ..store.tasks import TaskNotFound
-        from ..taskrun.takeover import with_late_answer
+        from ..taskrun.takeover import with_late_actions, with_late_answer
 
         amended: list[dict[str, Any]] = []
 
         def change(event: dict[str, Any]) -> dict[str, Any] | None:
-            changed = with_late_answer(event, started_at, shown, still_silent=still_silent)
+            changed = with_late_answer(event, shown, still_silent=still_silent) or with_late_actions(event, shown)
             amended[:] = [] if changed is None else [changed]
             return changed
 

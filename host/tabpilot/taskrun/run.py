@@ -111,7 +111,7 @@ class TaskRun:
         # A takeover being ended (its event made, the URL after it read): the run's end waits for its event.
         self._takeover_ending: asyncio.Future[None] | None = None
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
-        self._last_takeover: UserTakeoverEvent | None = None  # the last one handed back, as the agent has it
+        self._last_takeover: UserTakeoverEvent | None = None  # the last one that ended, as the agent has it
         self._question: str | None = None
         self._answer: asyncio.Future[str] | None = None
         self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
@@ -173,7 +173,7 @@ class TaskRun:
         `state` its run state. A takeover under way stays under way (its actions so far
         kept); an action that was cut short is noted for the model, which looks at the page before going
         on. On failure the browser is released."""
-        from ..agent.types import ObservationEvent, parse_event
+        from ..agent.types import ObservationEvent, UserTakeoverEvent, parse_event
 
         try:
             self._connect_llm(task_id)
@@ -209,6 +209,9 @@ class TaskRun:
             history.append(note)
             self._append(note.to_wire())
         self._resumed_history = history
+        # what the page gives late of a takeover that ended before the host went goes to it (`add_late_answer`)
+        self._last_takeover = next((event for event in reversed(history)
+                                    if isinstance(event, UserTakeoverEvent) and event.ended_at is not None), None)
         if isinstance(state.get("takeover"), dict):
             takeover = self._takeover = Takeover.from_state(state["takeover"])
             if self._guard is not None:  # the person has the controls: the task's domains hold the agent only
@@ -420,7 +423,7 @@ class TaskRun:
         if because is not None and self._stopped_because is None:
             self._stopped_because = because
         if self._takeover is not None:  # Stop while the user has the controls: what they did is recorded first
-            event = await self._end_takeover(None)
+            event = self._last_takeover = await self._end_takeover(None)
             if self.agent is not None and self.agent.running:
                 self.agent.push_takeover(event)
             else:
@@ -550,27 +553,26 @@ class TaskRun:
             self._keep_takeover()  # a host that dies before the event is recorded leaves the same note
             self._save_state()
 
-    def add_late_answer(self, started_at: float, actions: list[dict[str, Any]], *, still_silent: bool) -> bool:
-        """What the page gave late (`page_silent`) to the takeover handed back that began at `started_at`: in the
-        agent's history (the model reads it at its next step) and in the record. False when it is not the last one
-        handed back."""
+    def add_late_answer(self, actions: list[dict[str, Any]], *, still_silent: bool) -> dict[str, Any] | None:
+        """What the page gave late (`page_silent`) to the last takeover that ended: in the agent's history (the model
+        reads it at its next step) and in the record. The takeover's event as amended (shown); None when the last one
+        that ended did not end waiting for the page."""
         event = self._last_takeover
-        changed = None if event is None else with_late_answer(event.to_wire(), started_at, actions,
-                                                              still_silent=still_silent)
+        changed = None if event is None else with_late_answer(event.to_wire(), actions, still_silent=still_silent)
         if event is None or changed is None:
-            return False
+            return None
         event.actions = changed["actions"]
-        shown = self._shown(changed)
+        shown: dict[str, Any] = self._shown(changed)
         replace_takeover(self.history, shown)
         task_id = str(self.task_id)
 
         def amend(recorded: dict[str, Any]) -> dict[str, Any] | None:
-            return shown if recorded.get("startedAt") == started_at else None
+            return shown if recorded.get("startedAt") == shown.get("startedAt") else None
 
         self._writer.submit(lambda: self.store.amend_last_takeover(task_id, amend, running=True), self._record_failed)
-        log.info("task %s: %d action(s) the page gave late, added to the takeover handed back", self.task_id,
+        log.info("task %s: %d action(s) the page gave late, added to the takeover that ended", self.task_id,
                  len(actions))
-        return True
+        return shown
 
     async def hand_back(self, note: str | None = None) -> dict[str, Any] | None:
         """The user hands the controls back: ONE user_takeover event is appended (recorded and told at

@@ -96,14 +96,17 @@ class Takeover:
     @classmethod
     def _recorded(cls, event: dict[str, Any], actions: list[Any]) -> Takeover:
         """From a recorded event whose `actions` end in the notes `event()` writes after the person's."""
-        theirs, dropped, page_silent = list(actions), 0, False
+        theirs, dropped, page_silent, answered_late = list(actions), 0, False, False
         if theirs and theirs[-1] in (_note(PAGE_SILENT), _note(ANSWERED_LATE)):
-            theirs, page_silent = theirs[:-1], theirs[-1] == _note(PAGE_SILENT)
+            page_silent, answered_late = theirs[-1] == _note(PAGE_SILENT), theirs[-1] == _note(ANSWERED_LATE)
+            theirs = theirs[:-1]
         last = theirs[-1] if theirs else None
         counted = _DROPPED.fullmatch(str(last.get("description"))) if isinstance(last, dict) else None
         if counted and last is not None and last.get("kind") == "note":
             theirs, dropped = theirs[:-1], int(counted[1])
-        return cls.from_state({**event, "actions": theirs, "dropped": dropped, "pageSilent": page_silent})
+        takeover = cls.from_state({**event, "actions": theirs, "dropped": dropped, "pageSilent": page_silent})
+        takeover.answered_late = answered_late
+        return takeover
 
     def add(self, actions: list[dict[str, Any]]) -> None:
         """Append in order. A field typed in again right after its last report (capture.js reports a field within
@@ -188,14 +191,15 @@ def with_late_actions(event: dict[str, Any], actions: list[dict[str, Any]]) -> d
     return {**event, "urlAfter": wire.get("urlAfter"), "actions": wire["actions"]}
 
 
-def with_late_answer(event: dict[str, Any], started_at: float, actions: list[dict[str, Any]], *,
+def with_late_answer(event: dict[str, Any], actions: list[dict[str, Any]], *,
                      still_silent: bool) -> dict[str, Any] | None:
-    """A recorded takeover that ended (`event`, started at `started_at`) with `actions` added: what a frame of the
-    page that did not answer in time when the controls came back (`page_silent`) gave afterwards, as they would have
-    been added in time. Its note that the last of it may be missing says instead that the page answered late, unless
-    a frame is `still_silent`. None when `event` is not that takeover."""
-    takeover = Takeover.handed_back(event) if event.get("startedAt") == started_at else None
-    if takeover is None:
+    """A recorded takeover that ended waiting for the page (`event`: a frame of the page did not answer in time when
+    the controls came back, `page_silent`, or answered late already and gives this again) with `actions` added: what
+    that frame gave afterwards, as they would have been added in time. Its note that the last of it may be missing
+    says instead that the page answered late, unless a frame is `still_silent`. None when `event` is no such
+    takeover."""
+    takeover = Takeover.handed_back(event)
+    if takeover is None or not (takeover.page_silent or takeover.answered_late):
         return None
     takeover.add(actions)
     takeover.page_silent, takeover.answered_late = still_silent, not still_silent
