@@ -157,6 +157,45 @@ def test_delete_removes_the_rows(home: Path) -> None:
         assert db.execute("SELECT COUNT(*) FROM events").fetchone() == (0,)
 
 
+def record_bytes(home: Path) -> bytes:
+    """Every byte of the record on disk: the database and its write-ahead log. (Read by a process with no connection
+    to it: closing any descriptor of the file drops the process's SQLite locks on it.)"""
+    return b"".join(path.read_bytes() for path in sorted((home / "data").glob("tasks.sqlite3*")) if path.is_file())
+
+
+def record_private_task(home: Path, words: str) -> str:
+    with TaskStore() as store:
+        task_id = store.start_task(f"Book the clinic visit for {words}", url="https://clinic.test/", model="m")
+        store.append_event(task_id, {"type": "observation", "content": f"{words}'s results " * 40})
+        store.finish_task(task_id, status="completed", result={"success": True, "data": f"Booked {words}"})
+    return task_id
+
+
+def test_a_deleted_task_leaves_no_trace_in_the_record_files_while_the_host_has_them_open(home: Path) -> None:
+    """`history delete` (and the popup's delete) said the task was gone, and its rows were; but the host has the
+    record open as long as the browser runs, and meanwhile its write-ahead log kept the task's text, every page it was
+    written in: the deleted task's words stayed readable in tasks.sqlite3-wal (15 copies after deleting three tasks;
+    found by an attack run). Deleted from the command line, then from the popup: no trace; the host reads on."""
+    from native_support import HostProcess
+
+    host = HostProcess(home)
+    try:
+        assert host.request("history.list")["ok"]  # the host has the record open from here on
+        kept = record_private_task(home, "another person")
+        for delete in ("command line", "popup"):
+            gone = record_private_task(home, "PRIVATE-MARKER")
+            assert b"PRIVATE-MARKER" in record_bytes(home)
+            if delete == "command line":
+                done = tabpilot(home, "history", "delete", gone)
+                assert done.returncode == 0 and gone in done.stdout, done.stderr
+            else:
+                assert host.request("history.delete", taskId=gone)["ok"]
+            assert b"PRIVATE-MARKER" not in record_bytes(home), delete
+            assert [task["taskId"] for task in host.request("history.list")["data"]["tasks"]] == [kept]
+    finally:
+        host.stop()
+
+
 def test_history_list_is_the_listing_by_its_name(home: Path) -> None:
     # Found by a new user: `tabpilot history list` was refused; only `history` alone listed.
     first = record_form_task()
