@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..logfile import log_to_file
+from ..paths import NotYours
 from .codec import FrameDecoder, NotFrames
 from .host import NativeHost
 
@@ -213,7 +214,11 @@ async def _open_local_endpoint(host: NativeHost, *, after: asyncio.Event) -> Loc
 
 def main(origin: str | None = None) -> int:
     out_fd = take_stdout()
-    log_to_file("host.log")
+    try:
+        log_to_file("host.log")
+    except NotYours as exc:  # nothing is written there, nor served from there
+        print(f"tabpilot host: {exc}", file=sys.stderr)
+        return 1
     log.info("host %s starting for %s (python %s)", os.getpid(), origin, sys.executable)
     try:
         asyncio.run(serve(0, out_fd))
