@@ -288,3 +288,37 @@ def test_text_from_outside_can_neither_forge_a_log_line_nor_act_on_a_terminal_re
     assert "\x1b" not in log and "\x07" not in log
     assert not any(line.startswith("2026-01-01") for line in log.splitlines())
     assert "hello from extension 1.0\\n2026-01-01" in log and "\\x1b]0;owned\\x07" in log
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="a folder of another user's needs root")
+def test_a_folder_another_user_made_in_tabpilot_home_is_refused_and_nothing_is_written_there(tmp_path: Path) -> None:
+    """TABPILOT_HOME in a shared, world-writable place, where another user made `config`, `data` and `log` first:
+    settings, the record (and the native host's launcher the browser runs) went into folders that user owns, who
+    could read the record or swap the settings' base URL, to get the API key. Refused, in words, by every command and
+    by the host; nothing is written there. A folder of one's own is made owner-only (found by the attack run)."""
+    from store_support import tabpilot
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    for kind in ("config", "data", "log"):
+        (shared / kind).mkdir()
+        (shared / kind).chmod(0o777)
+        os.chown(shared / kind, 65534, -1)  # nobody's
+    for command in (["config", "set", "model", "gpt-4o-mini"], ["history"], ["run", "Say hi"]):
+        refused = tabpilot(shared, *command)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+        assert refused.stderr.endswith(f"{shared / 'config'} belongs to another user; set TABPILOT_HOME to a folder "
+                                       "of yours\n"), refused.stderr
+    host = HostProcess(shared)
+    assert host.proc.wait(timeout=20) == 1
+    said = host.proc.stderr.read().decode() if host.proc.stderr else ""
+    assert said == f"tabpilot host: {shared / 'log'} belongs to another user; set TABPILOT_HOME to a folder of yours\n"
+    host.stop()
+    assert not [path for kind in ("config", "data", "log") for path in (shared / kind).iterdir()]
+
+    own = tmp_path / "own"
+    assert tabpilot(own, "config", "set", "model", "gpt-4o-mini").returncode == 0
+    assert tabpilot(own, "history").returncode == 0
+    assert {kind: stat.S_IMODE((own / kind).stat().st_mode) for kind in ("config", "data")} == {
+        "config": 0o700, "data": 0o700}

@@ -468,3 +468,31 @@ def test_a_url_that_is_no_web_page_is_refused_in_an_mcp_clients_words() -> None:
     assert first_page("https://example.com/a", None) == "https://example.com/a"
     assert first_page("about:blank", None) == "about:blank"
     assert first_page("localhost:8000", None) == "http://localhost:8000"
+
+
+async def test_the_servers_log_is_owner_only_and_keeps_no_password_or_token_of_a_task(tmp_path: Path) -> None:
+    """mcp.log was written as the umask left it (0644, in a 0755 folder: any user of the machine read it) and
+    as it came: the task an MCP client gave, with a URL's password and token and an API key in it, was there whole
+    (found by an attack run). It is written as host.log is (logfile.py): owner-only, redacted, one line each."""
+    import stat
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    task = ("Sign in at https://ada:hunter2@bank.test/?token=SECRETTOKEN with sk-abcdefghijklmnopqrstuvwxyz0123, "
+            "then\nsay done")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tabpilot", "mcp", "--fallback", "launch",
+                                                                 "--headless"],
+                                   env=server_env(tmp_path))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(2):  # no model set: each run fails saying so, after the fallback is logged
+            is_error, _text = await call_text(session, "run_task", {"task": task})
+            assert is_error
+    folder = tmp_path / "tp" / "log"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "mcp.log").stat().st_mode) == 0o600
+    logged = (folder / "mcp.log").read_text(encoding="utf-8")
+    assert logged.count("https://ada:[redacted]@bank.test/?token=[redacted] with [redacted]") == 2, logged
+    assert not any(secret in logged for secret in ("hunter2", "SECRETTOKEN", "sk-abc")), logged
+    assert all(line[:4].isdigit() for line in logged.splitlines()), logged  # one line per message

@@ -246,3 +246,44 @@ async def test_what_a_slow_page_gives_after_stop_is_masked_as_what_it_gave_in_ti
         assert [e for e in snapshot["history"] if e["type"] == "user_takeover"][-1]["actions"][-1] == last
     finally:
         await host.stop()
+
+
+def record_bytes(home: Path) -> bytes:
+    """Every byte of the record on disk: the database and its write-ahead log (a row's text lives there first)."""
+    return b"".join(path.read_bytes() for path in sorted((home / "data").glob("tasks.sqlite3*")) if path.is_file())
+
+
+async def test_a_takeover_under_way_when_the_host_suspends_its_task_keeps_no_masked_value_in_the_record(
+    stand_in, llm, pages, tmp_path  # noqa: F811
+):
+    """The person has the controls and typed Ada's address (the model knows it as `[email 1]`) when the service worker
+    restarts: the host suspends the task and saves what the next host needs to go on, the takeover under way too.
+    That saved state held the person's actions as typed, so Ada's address was in the SQLite file while the task
+    waited, though every event and kept takeover row says `[email 1]` (found by an attack run). The next host goes on
+    with the takeover and records it as `[email 1]` all the same."""
+    home = tmp_path / "tabpilot"
+    host = await start_host(home, stand_in)
+    llm.add(Delay(60))
+    try:
+        task_id, _url, _started_at = await taken_over_with_ada_typed(host, llm, stand_in, pages)
+        await until(lambda: kept_action_values(home, task_id) == ["[email 1]"])
+        await host.close_stdin()  # as Chromium does when the service worker stops: the task is suspended
+    finally:
+        await host.stop()
+    with sqlite3.connect(f"file:{home / 'data' / 'tasks.sqlite3'}?mode=ro", uri=True) as db:
+        [(state,)] = db.execute("SELECT body FROM run_states WHERE task_id = ? AND suspended", (task_id,)).fetchall()
+    saved = json.loads(state)["takeover"]["actions"]
+    assert [(a.get("target"), a.get("value")) for a in saved] == [('textbox "Notes"', "[email 1]")], saved
+    assert ADA.encode() not in record_bytes(home)
+
+    llm.add(ToolCall("AgentOutput", output("Report", {"done": {"text": "Done", "success": True}})))
+    host = await start_host(home, stand_in)
+    try:
+        assert (await host.request("task.handback", taskId=task_id))["ok"]
+        result = await host.wait_push(lambda p: p.get("taskId") == task_id and p["type"] == "task.result")
+        assert result["result"]["success"] is True, result
+        values, _last, events = takeover_values(home, task_id)
+        assert values == [('textbox "Notes"', "[email 1]")] and ADA not in events, values
+        assert ADA not in json.dumps(llm.requests)
+    finally:
+        await host.stop()

@@ -8,6 +8,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from .paths import NotYours
+
 # name → (module under tabpilot.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "state": ("state", "print a page exactly as the model sees it"),
@@ -216,6 +218,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .commands.run import EXIT_STOPPED
 
         return EXIT_STOPPED
+    except NotYours as exc:
+        from .commands.output import fail
+        from .commands.run import terminal_language
+
+        return fail(args.command, str(exc), language or terminal_language())
 
 
 if __name__ == "__main__":

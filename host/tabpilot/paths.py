@@ -18,7 +18,7 @@ def _dir(kind: str, create: bool = True) -> Path:
 
         path = Path(getattr(platformdirs, f"user_{kind}_dir")("tabpilot", appauthor=False))
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        _private_folder(path)
     return path
 
 
@@ -77,9 +77,16 @@ def runtime_dir(short: bool = False) -> Path:
     return path
 
 
+class NotYours(PermissionError):
+    """A folder tabpilot keeps its files in belongs to another user."""
+
+
 def _private_folder(path: Path) -> None:
+    """Every folder tabpilot writes in (settings, secrets, the record, logs, the native host's launcher, the socket):
+    the user's own and owner-only. One that another user made first (a shared or world-writable TABPILOT_HOME) is
+    refused: its owner could read what is written there, or swap the settings or the launcher the browser runs."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if os.name != "nt":
         if path.stat().st_uid != os.getuid():  # e.g. a /tmp folder someone else made first
-            raise PermissionError(f"{path} belongs to another user; set TABPILOT_HOME to a folder of yours")
+            raise NotYours(f"{path} belongs to another user; set TABPILOT_HOME to a folder of yours")
         os.chmod(path, 0o700)  # mkdir's mode is cut by the umask, and an existing folder keeps its own

@@ -215,15 +215,6 @@ def _config(args: argparse.Namespace) -> int:
 def _log_to_file() -> None:
     """stdout carries the MCP protocol: log lines go to a file (and warnings to stderr, which MCP
     clients show in their server logs)."""
-    import logging.handlers
+    from ..logfile import log_to_file
 
-    from .. import paths
-
-    handler = logging.handlers.RotatingFileHandler(paths.log_dir() / "mcp.log", maxBytes=1_000_000,
-                                                   backupCount=2, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    for chatty in ("httpx", "httpx2", "openai", "websockets", "mcp"):
-        logging.getLogger(chatty).setLevel(logging.WARNING)
+    log_to_file("mcp.log", quiet=("mcp",))

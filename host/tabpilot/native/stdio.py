@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import logging.handlers
 import os
 import queue
 import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import paths
-from ..textsafety import show_controls
+from ..logfile import log_to_file
+from ..paths import NotYours
 from .codec import FrameDecoder, NotFrames
 from .host import NativeHost
 
@@ -56,47 +54,6 @@ def take_stdout() -> int:
         msvcrt.setmode(frames_fd, os.O_BINARY)  # type: ignore[attr-defined]
         msvcrt.setmode(0, os.O_BINARY)  # type: ignore[attr-defined]
     return frames_fd
-
-
-class PrivateLogFile(logging.handlers.RotatingFileHandler):
-    """host.log and its rotations, readable by their owner only (they hold page URLs and task text).
-    A character UTF-8 cannot hold (a lone surrogate from anywhere) is written escaped, never a traceback."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace")
-
-    def _open(self):  # type: ignore[no-untyped-def]
-        stream = super()._open()
-        if os.name == "posix":
-            os.chmod(self.baseFilename, 0o600)
-        return stream
-
-
-class OneLineFormatter(logging.Formatter):
-    """Each message on its own line with its controls shown as codes: a page's, a model's or a local program's
-    text in a message (a newline, an escape sequence) can neither forge a log line nor act on the terminal
-    of someone reading the log. What looks like a secret (an API key, a bearer token, a URL's password or token:
-    store/redact.py) is redacted as in the record. A traceback, the host's own, is added as it is."""
-
-    def formatMessage(self, record: logging.LogRecord) -> str:
-        from ..store.redact import scrub_text
-
-        return show_controls(scrub_text(super().formatMessage(record)).replace("\n", "\\n"))
-
-
-def setup_logging() -> None:
-    folder = paths.log_dir()
-    if os.name == "posix":
-        os.chmod(folder, 0o700)
-        for old in folder.glob("host.log*"):  # written by an earlier version with the umask's 0644
-            old.chmod(0o600)
-    handler = PrivateLogFile(folder / "host.log")
-    handler.setFormatter(OneLineFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    for chatty in ("httpx", "httpx2", "openai", "websockets"):  # one line per request, URLs and all
-        logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 class FrameWriter:
@@ -257,7 +214,11 @@ async def _open_local_endpoint(host: NativeHost, *, after: asyncio.Event) -> Loc
 
 def main(origin: str | None = None) -> int:
     out_fd = take_stdout()
-    setup_logging()
+    try:
+        log_to_file("host.log")
+    except NotYours as exc:  # nothing is written there, nor served from there
+        print(f"tabpilot host: {exc}", file=sys.stderr)
+        return 1
     log.info("host %s starting for %s (python %s)", os.getpid(), origin, sys.executable)
     try:
         asyncio.run(serve(0, out_fd))

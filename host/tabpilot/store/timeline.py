@@ -22,6 +22,12 @@ def clip(text: Any, limit: int = CLIP) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def continued(text: str) -> str:
+    """A text of several lines (a task, a result) as one entry of the timeline: its further lines indented, so a
+    line of a page's or a model's text can never read as a line of the timeline's own ("Result (success): ...")."""
+    return text.replace("\n", "\n    ")
+
+
 def when(seconds: float | None) -> str:
     return "-" if seconds is None else datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -139,16 +145,16 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
     tokens = say("timeline.tokens", language, total=f"{s.total_tokens:,}", prompt=f"{s.prompt_tokens:,}",
                  completion=f"{s.completion_tokens:,}")
     lines = [
-        say("timeline.task", language, task_id=s.task_id, task=s.task),
+        say("timeline.task", language, task_id=s.task_id, task=continued(s.task)),
         say("timeline.summary", language, status=status_word(s.status, language), started=when(s.started_at),
             duration=duration(s.duration, language), steps=steps, tokens=tokens),
     ]
     if s.url:
-        lines.append(say("timeline.url", language, url=s.url))
+        lines.append(say("timeline.url", language, url=continued(s.url)))
     if s.model:
-        lines.append(say("timeline.model", language, model=s.model))
+        lines.append(say("timeline.model", language, model=continued(s.model)))
     if s.requester and s.source in ("page", "mcp"):
-        lines.append(say(f"timeline.asked_by.{s.source}", language, requester=s.requester))
+        lines.append(say(f"timeline.asked_by.{s.source}", language, requester=continued(s.requester)))
     lines.append("")
     if not record.stored_events:
         lines.append(say("timeline.no_events", language))
@@ -163,7 +169,7 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
         success = record.result.get("success")
         verdict = "success" if success is True else "failed" if success is False else "finished"
         lines.append(say("timeline.result_of", language, verdict=say(f"timeline.verdict.{verdict}", language),
-                         data=data if isinstance(data, str) else compact(data)))
+                         data=continued(data if isinstance(data, str) else compact(data))))
     elif s.status in ("interrupted", "running"):
         lines.append(say(f"timeline.no_result.{s.status}", language))
     else:

@@ -294,8 +294,8 @@ class TaskRun:
         if self.recipe is None:
             return None
         state = dict(self.recipe)
-        if self._takeover is not None:
-            state["takeover"] = self._takeover.state()
+        if self._takeover is not None:  # what the person typed, redacted as the takeover's kept rows are
+            state["takeover"] = self._shown(self._takeover.state())
         if self._acting_now is not None:
             state["unfinishedAction"] = self._acting_now
         return state
