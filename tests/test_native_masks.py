@@ -265,7 +265,7 @@ async def test_a_takeover_under_way_when_the_host_suspends_its_task_keeps_no_mas
     host = await start_host(home, stand_in)
     llm.add(Delay(60))
     try:
-        task_id, _url, _started_at = await taken_over_with_ada_typed(host, llm, stand_in, pages)
+        task_id, _url = await taken_over_with_ada_typed(host, llm, stand_in, pages)
         await until(lambda: kept_action_values(home, task_id) == ["[email 1]"])
         await host.close_stdin()  # as Chromium does when the service worker stops: the task is suspended
     finally:
