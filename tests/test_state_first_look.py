@@ -285,17 +285,22 @@ async def test_a_listening_box_inside_a_far_part_of_the_page_is_counted_at_the_f
 
 class _Sent:
     """The commands a read sends over the tab's connection: (method, params, sent, answered). `slow_owner`:
-    seconds each lookup of a frame's <iframe> waits before its DOM.resolveNode (the one with no object group)."""
+    seconds each lookup of a frame's <iframe> waits before its DOM.resolveNode (the one with no object group);
+    `slow_ahead`: and each object of an element marked ahead of the first look before it is asked for."""
 
-    def __init__(self, tab, *, slow_owner: float = 0.0) -> None:
+    def __init__(self, tab, *, slow_owner: float = 0.0, slow_ahead: float = 0.0) -> None:
         self.calls: list[tuple[str, dict, float, float]] = []
+        self.asked: list[tuple[str, dict]] = []  # as they are sent, before any answer
         connection = tab.session.connection
         self._send = send = connection.send
 
         async def sending(method: str, params: dict | None = None, *args, **kwargs):
             sent = time.perf_counter()
+            self.asked.append((method, params or {}))
             if slow_owner and method == "DOM.resolveNode" and "objectGroup" not in (params or {}):
                 await asyncio.sleep(slow_owner)
+            if slow_ahead and method == "DOM.resolveNode" and (params or {}).get("objectGroup") == fast.AHEAD:
+                await asyncio.sleep(slow_ahead)
             try:
                 return await send(method, params, *args, **kwargs)
             finally:
@@ -349,6 +354,39 @@ async def test_what_listens_once_the_page_is_parsed_is_marked_before_the_first_l
     finally:
         sent.close()
     await browser.close_tab(tab.target_id)
+
+
+async def test_a_first_look_that_begins_while_listeners_are_marked_ahead_marks_them_in_its_walk(
+        browser: Browser, pages) -> None:
+    # The page was parsed and what listens for clicks is being resolved when the first look begins (a read right
+    # after a small page's load): the first look's walk marks them, rather than waiting for them to be marked
+    # first (a round trip more, the last one of the first look). Twice: the second visit's world is new too.
+    tab = await open_page(browser, pages.url("speed_login.html"))
+    await get_state(browser, tab)  # tabpilot reads this tab from now on
+    sent = _Sent(tab, slow_ahead=0.3)
+    try:
+        for visit in (1, 2):
+            sent.calls.clear()
+            sent.asked.clear()
+            await tab.navigate(pages.url(f"speed_modal.html?visit={visit}"))
+            await wait_until(lambda: _asked(sent, "DOM.resolveNode", fast.AHEAD), timeout=10)
+            state = await get_state(browser, tab)
+            calls = [p.get("functionDeclaration", "") for m, p, *_ in sent.calls if m == "Runtime.callFunctionOn"]
+            assert not [c for c in calls if "markClickable(...e)" in c or "markAfterWalk" in c], calls
+            walks = [p for m, p, *_ in sent.calls if m == "Runtime.callFunctionOn"
+                     and "this.walk()" in p.get("functionDeclaration", "")]
+            assert len(walks) == 1 and walks[0]["arguments"][0] == {"value": 2}, walks  # the two buttons, marked
+            await wait_until(lambda: _asked(sent, "Runtime.releaseObjectGroup", fast.AHEAD), timeout=10)
+            await actions.click(browser, tab, _named(state, "Accept all"))
+            assert await tab.evaluate("window.accepted") == "all"
+    finally:
+        sent.close()
+    await browser.close_tab(tab.target_id)
+
+
+async def _asked(sent: _Sent, method: str, group: str) -> bool:
+    """Whether `method` was sent for objects of `group`."""
+    return any(m == method and p.get("objectGroup") == group for m, p in sent.asked)
 
 
 async def test_a_first_look_asks_everything_at_once_unless_something_new_listens(browser: Browser, pages,

@@ -98,6 +98,8 @@ class World:
     reading: bool = False  # a read began here
     marked_ahead: bool = False  # what listened for clicks once the document was parsed is marked (_mark_when_parsed)
     marking: asyncio.Future[None] | None = None  # those being marked
+    # Objects (in the AHEAD group) of those resolved for marking when a read began: its walk marks them.
+    handed_over: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -417,16 +419,18 @@ async def _read(world: World) -> FrameReading:
     before: walking again costs more there than the round trip."""
     first = not world.walked
     world.reading = True
-    if first and world.marking is not None:
+    if first and world.marking is not None and not world.marking.done():
         # Their marks must be in the walk (one sent alongside could walk before they are made); the renderer
-        # answers what was sent for them before anything sent now anyway.
+        # answers what was sent for them before anything sent now anyway. Those not marked yet are handed over
+        # to this walk as soon as they are resolved.
         await asyncio.wait([world.marking], timeout=AUX_TIMEOUT)
+    handed, world.handed_over = world.handed_over, []
     waits = first and not world.marked_ahead and bool(world.session.kept.get(_WALK_AFTER_LISTENERS))
     # The listener query goes first, so the renderer has answered it before the walk starts. (Chromium 156 once
     # stopped answering a tab when getEventListeners arrived while the walker ran, on the Python docs pages; in
     # this order 100 reads of each bench page, with JS allocating in between, all came back.)
     listened = asyncio.ensure_future(_listening_objects(world))
-    walked = asyncio.ensure_future(_walk(world, (await listened)[1] if waits else ()))
+    walked = asyncio.ensure_future(_walk(world, [*handed, *((await listened)[1] if waits else ())]))
     # The hosts the walk meets are asked about right after it in a new world, where it meets every one.
     hosts_asked = asyncio.ensure_future(_closed_roots(world)) if first else None
     asked = [listened, walked, *([hosts_asked] if hosts_asked else [])]
@@ -457,6 +461,8 @@ async def _read(world: World) -> FrameReading:
         roots = (await _closed_roots(world) or []) if closed and reply["hosts"] else []
     if handles:
         _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": STEP})
+    if handed:
+        _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": AHEAD})
     documents = decode(reply, world.session)
     for document, points in zip(documents, reply["reach"], strict=False):
         document.reachable = {int(node): (p[0], p[1]) if p else None for node, p in points.items()}
@@ -609,20 +615,30 @@ def _mark_when_parsed(session: CDPSession) -> None:
 
 async def _mark_ahead(session: CDPSession, frame_id: str) -> None:
     world = await world_of(session, frame_id)
-    listening = await _listening(session, world.page_document) if not world.reading else set()
-    if world.reading:
-        return  # a read began (meanwhile): it marks them itself
-    new = sorted(listening - world.marked)
-    if new:
-        world.marking = asyncio.ensure_future(_mark_listening(world, listening, new))
+    if not world.reading:  # else a read began (meanwhile): it marks them itself
+        world.marking = asyncio.ensure_future(_mark_listening(world))
         await asyncio.shield(world.marking)
-    else:
+
+
+async def _mark_listening(world: World) -> None:
+    listening = await _listening(world.session, world.page_document)
+    new = sorted(listening - world.marked)
+    if not new:
         world.marked_ahead = True
-
-
-async def _mark_listening(world: World, listening: set[int], new: list[int]) -> None:
+        return
     try:
         objects = [o for o in await _objects(world, new, AHEAD) if o]
+    except BaseException:
+        _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": AHEAD})
+        raise
+    if world.reading and not world.walked:
+        # A first look began meanwhile and waits for this: its walk marks them (and lets go of them), a round trip
+        # sooner than marking them first.
+        world.handed_over = objects
+        world.marked |= listening
+        world.marked_ahead = True
+        return
+    try:
         reply = await _call(world, "function(...e) { this.markClickable(...e); return true; }", *objects,
                             returnByValue=True)
     finally:
