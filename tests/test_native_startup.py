@@ -191,3 +191,25 @@ def test_started_by_hand_in_a_terminal_it_says_what_it_is_and_ctrl_d_ends_it(tmp
     shown, code = in_a_terminal(["host"], env, timeout=20, answer=(b"Ctrl-D to quit", b"\x04"), answer_after=0.5)
     assert "the helper your browser starts for the tabpilot extension" in shown and code == 0, (code, shown)
     assert "tabpilot install" in shown and "tabpilot doctor" in shown
+
+
+def test_a_model_test_waits_for_the_warm_up_without_holding_up_the_host(tmp_path):
+    # The first Test connection comes while the warm-up is still importing openai. It waits for that import off the
+    # loop: ping is answered meanwhile (importing openai on the loop waited there on the warm-up's import lock, and
+    # the host answered nothing, not even stdin closing, until openai was loaded: 3-4 s at load 14).
+    host, log, release = gated_host(tmp_path, ("openai",))
+    try:
+        assert host.request("hello", extensionVersion="0.1.0")["ok"]
+        deadline = time.monotonic() + 60
+        while "waits openai" not in gate_log(log):  # the warm-up thread holds openai's import lock
+            if time.monotonic() > deadline:
+                pytest.fail(f"the warm-up never began importing openai; gate log: {gate_log(log)}")
+            time.sleep(0.05)
+        host.send({"type": "settings.test", "id": "first-test", "baseURL": "http://127.0.0.1:9/v1", "model": "m"})
+        assert host.request("ping")["data"] == {"pong": True}
+        assert "imports openai" not in gate_log(log)
+        release.touch()
+        tested = host.reply_to("first-test", timeout=60)
+        assert tested["ok"] and tested["data"]["ok"] is False, tested  # nothing listens on port 9: said so
+    finally:
+        host.stop()

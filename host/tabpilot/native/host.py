@@ -12,6 +12,7 @@ after in a background thread, while the user is still typing a task.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -86,7 +87,7 @@ class NativeHost:
         self._store = store
         self.push_listeners: list[Callable[[ExtensionPush], None]] = []  # e.g. the debug socket
         # cheap: the task run, the agent and openai load on the first task (or in warm_up)
-        self.tasks = TaskManager(self.peer, lambda: self.store, self.push)
+        self.tasks = TaskManager(self.peer, lambda: self.store, self.push, self.loaded)
         self.approvals = Approvals(self.push)  # the page bridge's prompts; the MCP server's too (consent.py)
         self.sites = SiteFeed(self.push)
         # local clients (native/endpoint.py: `tabpilot mcp`) hear the task pushes of their own tasks
@@ -125,6 +126,7 @@ class NativeHost:
             "approval.withdraw": self._approval_withdraw,
         }
         self._warm = False
+        self._loaded: concurrent.futures.Future[None] = concurrent.futures.Future()  # the warm-up is done
         self._store_lock = threading.Lock()
         # one model test at a time: each builds an HTTP client (its TLS context: tens of ms on the loop), and 100 at
         # once held the loop so long that the host noticed stdin closing only after 10 s
@@ -175,6 +177,16 @@ class NativeHost:
             bounded_http.prepare()
         except Exception:
             log.exception("warming up failed")
+        finally:
+            self._loaded.set_result(None)
+
+    async def loaded(self) -> None:
+        """Once what the warm-up loads is loaded. A request that needs the agent or openai waits here, free to
+        notice stdin closing, instead of importing them on the loop: there it waited on the warm-up thread's import
+        lock, and the host noticed stdin closing 3-4 s late (first model test, load 14)."""
+        if not self._warm:
+            self.warm_up()
+        await asyncio.wrap_future(self._loaded)
 
     # --- out ------------------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
@@ -448,6 +460,7 @@ class NativeHost:
             raise RequestFailed(self._said(exc), "settings") from exc
 
     async def _settings_test(self, request: SettingsTest) -> dict[str, Any]:
+        await self.loaded()
         from ..llm.probe import probe_settings
         from ..store.settings import SettingsError
 

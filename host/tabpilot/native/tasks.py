@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -133,9 +133,11 @@ class HostTask:
 
 class TaskManager:
     def __init__(
-        self, link: ExtensionLink, store: Callable[[], TaskStore], push: Callable[[dict[str, Any]], None]
+        self, link: ExtensionLink, store: Callable[[], TaskStore], push: Callable[[dict[str, Any]], None],
+        loaded: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._link = link
+        self._loaded = loaded  # once the agent and openai are loaded (off the loop)
         self._store = store
         self._push_frame = push
         self._tasks: dict[str, HostTask] = {}  # by id, oldest first: the running ones and the last ended
@@ -232,6 +234,8 @@ class TaskManager:
             raise
 
     async def _begin(self, entry: HostTask, request: TaskStart, use_my_model: bool) -> str:
+        if self._loaded is not None:
+            await self._loaded()
         from ..browser.actions import normalize_url
         from ..browser.errors import TabClosed
         from ..guards.domains import StartRefused, start_refusal
@@ -353,6 +357,8 @@ class TaskManager:
         return browser_pid == os.getppid() or not owner_alive(str(browser_pid))
 
     async def _resume(self, store: TaskStore, orphan: Orphan) -> None:
+        if self._loaded is not None:
+            await self._loaded()
         from ..guards.domains import StartRefused
         from ..privacy.kept import kept
         from ..taskrun.plan import PlanError, TaskOverrides, plan_task
