@@ -22,6 +22,9 @@ and page-agent's not the closed shadow root; tabpilot's has both.
 All are timed the same way: wall time from Python of what produces the page text, median over the runs; first look =
 a fresh navigation then one read; later step = repeated reads of one document, each system on a document of its own
 (page-agent draws a highlight box per element into the page on every read: a page it has read is not the page).
+"CPU pa / tp" is what a later step costs in processor time, which a loaded machine sways far less than wall time:
+the page's renderer main thread (Performance.getMetrics TaskDuration in thread time) plus this Python process (what
+tabpilot's host does with the reply; page-agent's Python side only sends one command).
 Prints numbers and the machine's load; asserts nothing.
 """
 
@@ -95,6 +98,13 @@ def browser_use_python() -> Path:
     return python
 
 
+async def _cpu_ms(tab: Tab) -> float:
+    """Processor time so far, ms: the tab's renderer main thread and this process."""
+    metrics = (await tab.send("Performance.getMetrics"))["metrics"]
+    task = next(m["value"] for m in metrics if m["name"] == "TaskDuration")
+    return (task + time.process_time()) * 1000
+
+
 async def timed_page_agent(tab: Tab) -> tuple[float, str]:
     started = time.perf_counter()
     text = await tab.evaluate(PAGE_AGENT_STATE, timeout=PAGE_AGENT_TIMEOUT)
@@ -150,13 +160,14 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
     try:
         tab = await browser.current_tab()
         await tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": bundle})
+        await tab.send("Performance.enable", {"timeDomain": "threadTicks"})
         counter = _Counted(tab.session.connection)
         print(f"page-agent page controller {version}, browser-use {BROWSER_USE} (its DOM service alone in "
               f"brackets), tabpilot get_state; ms, medians of {runs} runs (¹ one run: a read of seconds)")
         print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})\n")
         print(f"{'page':14} {'elements':>8}  {'page-agent first/later':>22}  {'browser-use first/later':>23}  "
               f"{'(DOM service)':>15}  {'tabpilot first/later':>21}  {'÷ best peer':>11}  "
-              f"{'tokens pa / bu / tp':>20}  load")
+              f"{'tokens pa / bu / tp':>20}  {'CPU pa / tp (÷)':>20}  load")
         for label, page, _ in CASES:
             if only and label.split()[0] not in only:
                 continue
@@ -177,15 +188,19 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
             await tab.navigate(url)
             elements = await tab.evaluate(COUNT_ELEMENTS)
             _, page_agent_text = await timed_page_agent(tab)
-            page_agent_later = []
+            page_agent_later, page_agent_cpu = [], []
             for _ in range(page_agent_runs):
+                before = await _cpu_ms(tab)
                 ms, page_agent_text = await timed_page_agent(tab)
+                page_agent_cpu.append(await _cpu_ms(tab) - before)
                 page_agent_later.append(ms)
             await tab.navigate(url)
             _, state, _ = await _timed_state(browser, tab, None, None, counter)
-            ours_later = []
+            ours_later, ours_cpu = [], []
             for _ in range(runs):
+                before = await _cpu_ms(tab)
                 ms, state, _ = await _timed_state(browser, tab, state, None, counter)
+                ours_cpu.append(await _cpu_ms(tab) - before)
                 ours_later.append(ms)
             # a fresh first look's text: the later step marks nothing new, the first look's is what a step pays
             await tab.navigate(url)
@@ -198,9 +213,11 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
             peers_first = [_median(page_agent_first), *([_median(use["step_first"])] if "step_later" in use else [])]
             peers_later = [_median(page_agent_later), *([_median(use["step_later"])] if "step_later" in use else [])]
             ratio = f"{_median(ours_first) / min(peers_first):4.2f} /{_median(ours_later) / min(peers_later):5.2f}"
+            cpu = (f"{_median(page_agent_cpu):5.1f} /{_median(ours_cpu):5.1f} "
+                   f"({_median(ours_cpu) / _median(page_agent_cpu):4.2f})")
             print(f"{label:14} {elements:8d}  {_pair(page_agent_first, page_agent_later, runs):>22}  "
                   f"{_use_pair(use, 'step', runs):>23}  {'(' + _use_pair(use, 'dom', runs).strip() + ')':>15}  "
-                  f"{_pair(ours_first, ours_later, runs):>21}  {ratio:>11}  {tokens:>20}  "
+                  f"{_pair(ours_first, ours_later, runs):>21}  {ratio:>11}  {tokens:>20}  {cpu:>20}  "
                   f"{os.getloadavg()[0]:.1f}", flush=True)
             if "error" in use:
                 print(f"    browser-use failed: {use['error']}")
