@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from actions_support import wait_until
 
 from tabpilot.mcp.hostlink import BROWSER_CLOSED, NO_HOST, HostGone, HostLink, HostRefused, HostUnavailable
 from tabpilot.native.codec import FrameDecoder, encode_frame
@@ -188,6 +189,14 @@ async def test_a_call_in_flight_when_the_browser_closes_says_it_closed_and_what_
     browser = await asyncio.create_subprocess_exec(sys.executable, "-c", _BROWSER)
     link = HostLink("unit test", connect_wait=5)
     try:
+        # Its host is up (a first call waits only a second for a host that never was: under load 25 two Python
+        # start-ups took longer, and the call was told no host runs).
+        address = EndpointAddress.for_this_user()
+
+        async def up() -> bool:
+            return exists(address.socket) and exists(address.token_file)
+
+        await wait_until(up, timeout=60)
         assert await link.request("ping") == {"pong": True}
         waiting = asyncio.ensure_future(ask_in_new_tab(link, {"task": "t", "timeout": 30}))
         await asyncio.sleep(0.3)
