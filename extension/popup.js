@@ -644,6 +644,9 @@ async function startTask(task, tabId) {
   $("task-error").hidden = true;
   const { taskId } = await ask("task.start", { task, tabId, source: "popup" });
   adoptTask(taskId, task);
+  // the box is for the next task: left holding this one, the next task a person typed in the side panel was run
+  // glued to its end ("…what I tell youType bob as user")
+  $("task-input").value = "";
   if (ui.status === null || TERMINAL.has(ui.status)) setStatus("running");
   return taskId;
 }
