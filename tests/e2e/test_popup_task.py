@@ -55,6 +55,25 @@ async def test_run_without_a_model_says_where_to_set_one(harness: Harness, form_
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_a_run_refused_in_the_toolbar_popup_says_why_there_and_opens_no_side_panel(
+    harness: Harness, form_tab: Tab
+) -> None:
+    """Found by a new user: their first Run in the toolbar popup, before choosing a model, opened the side panel at
+    the press, which closed the popup before its "No model set" could show; the panel showed an empty box, and the
+    task they typed was gone. The panel opens only for a task the host took; a refusal stays where it is said."""
+    popup = await harness.open_action_popup(form_tab)
+    await popup.fill("#task-input", "Sign up")
+    run = await popup.js("(() => { const r = document.getElementById('run').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, run["x"], run["y"])  # the person's press, which may open a side panel
+    await popup.wait_for("!document.getElementById('task-error').hidden", "the popup to explain")
+    assert await popup.text("#task-error") == "No model set: open Settings and enter the base URL, model and API key."
+    assert await popup.js("document.getElementById('task-input').value") == "Sign up"  # to run once a model is set
+    targets = (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]
+    assert not [t for t in targets if t["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel"]
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_settings_from_popup_keep_the_key_in_the_host(harness: Harness, llm: ScriptedLLMServer) -> None:
     popup = await harness.open_popup()
     await configure(popup, llm.base_url, screenshot="settings.png")
