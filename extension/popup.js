@@ -720,6 +720,9 @@ $("answer-form").addEventListener("submit", async (event) => {
 
 // The side panel stays open while the user works in the page (the toolbar popup closes at the first click).
 $("open-panel").hidden = PANEL || !chrome.sidePanel;
+// The popup opens ready for the task: with nothing focused, what a person typed at once went nowhere. Not the side
+// panel, which opens beside a page the person may be typing in.
+if (!PANEL) $("task-input").focus();
 // Run in the toolbar popup also opens the side panel of the task's window, so the task stays in view once the
 // agent's first click on the page has closed the popup (Chromium closes it when the page takes the focus). Only once
 // the host has taken the task: the panel takes the focus too, and opened at the press it closed the popup before a

@@ -74,6 +74,15 @@ async def test_a_run_refused_in_the_toolbar_popup_says_why_there_and_opens_no_si
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_the_toolbar_popup_opens_ready_to_type_the_task(harness: Harness, form_tab: Tab) -> None:
+    """Found by a new user: they opened the popup and typed their task at once, and it went nowhere (nothing in the
+    popup had the focus): they had to click into the box first."""
+    popup = await harness.open_action_popup(form_tab)
+    await user_type(popup.tab, "Look at the page")
+    assert await popup.js("document.getElementById('task-input').value") == "Look at the page"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_settings_from_popup_keep_the_key_in_the_host(harness: Harness, llm: ScriptedLLMServer) -> None:
     popup = await harness.open_popup()
     await configure(popup, llm.base_url, screenshot="settings.png")
