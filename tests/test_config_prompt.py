@@ -1,4 +1,5 @@
-"""What tabpilot asks at a real terminal (a pty): `config set api-key` at its no-echo prompt, the task of `run -`."""
+"""What tabpilot asks at a real terminal (a pty): `config set api-key` at its no-echo prompt, the task of `run -`,
+`secrets set`'s value."""
 
 from __future__ import annotations
 
@@ -53,3 +54,13 @@ def test_run_dash_in_a_terminal_says_to_type_the_task(tmp_path: Path) -> None:
                                 answer=(b"Ctrl-D on a line of its own:", b"\n\x04"))
     assert "Type the task, then press Ctrl-D on a line of its own:" in shown, shown
     assert code != 0 and "a task needs some text" in shown, shown  # nothing typed: said so, nothing run
+
+
+def test_a_secret_for_a_mistyped_domain_is_refused_before_its_value_is_asked(tmp_path: Path) -> None:
+    env = {**os.environ, HOME_ENV: str(tmp_path), "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
+    shown, code = in_a_terminal(["secrets", "set", "SHOP_PW", "--domain", "shop"], env, timeout=30,
+                                answer=(b"(not shown):", b"pa55-word\r"))
+    assert code == 1, shown
+    assert "'shop' is not a domain: give a host name with a dot (example.com)" in shown, shown
+    assert "Value of SHOP_PW" not in shown, shown  # nobody types a password only to be told to start again
+    assert not (tmp_path / "config" / "secrets.json").exists()

@@ -21,7 +21,18 @@ from typing import Any
 
 import pytest
 from bridge_support import allow, origin_of, revoke, sites_cli
-from e2e_support import E2E_PAGES, Harness, act_on, done, popup_task_id, task_row, wait_until
+from e2e_support import (
+    E2E_PAGES,
+    Harness,
+    act_on,
+    configure,
+    done,
+    popup_task_id,
+    run_in_popup,
+    task_row,
+    wait_status,
+    wait_until,
+)
 from e2e_support import prompt_text as model_read
 from user_support import NOT_SEEN, TOO_SOON
 
@@ -636,6 +647,30 @@ async def test_one_task_per_page_and_stop_stops_only_this_pages_task(
     finally:
         await close(harness, first)
         await close(harness, other)
+
+
+async def test_an_ask_sites_task_in_a_tab_another_task_holds_is_refused_before_the_person_is_asked(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """Found by a new user: their own task ran in the app's tab when the app called execute(); tabpilot asked them
+    whether the site may run its task, and their Allow once got the page "a task is already running in this tab".
+    A tab another task holds is refused at once, with no question whose yes could not run anything."""
+    async with asking_site(harness, site, "app.html") as tab:
+        popup = await harness.open_popup(tab)
+        try:
+            await configure(popup, llm.base_url)
+            llm.add(Delay(30, done("too late")))
+            await run_in_popup(popup, "Think for a long time")
+            await popup.wait_for("document.body.dataset.status === 'running'", "the person's own task to run")
+            await execute_from_page(tab, "busy", "Type my email", own_model(llm))
+            busy = await outcome(tab, "busy", 20)
+            assert "a task is already running in this tab" in busy["error"], busy
+            assert await prompt_gone(tab)
+            await popup.click("#stop")
+            assert await wait_status(popup, "stopped", "completed", "error") == "stopped"
+        finally:
+            await harness.sw("await requestHost({type: 'settings.set', baseURL: '', model: '', apiKey: ''}); true")
+            await harness.browser.close_tab(popup.tab.target_id)
 
 
 async def test_bad_arguments_to_execute_are_told_to_the_page_as_its_own_call_and_the_next_call_runs(

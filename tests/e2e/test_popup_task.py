@@ -29,7 +29,7 @@ from e2e_support import (
     wait_status,
     wait_until,
 )
-from user_support import user_click
+from user_support import user_click, user_type
 
 from tabpilot.browser.errors import TabClosed
 from tabpilot.browser.tab import Tab
@@ -52,6 +52,34 @@ async def test_run_without_a_model_says_where_to_set_one(harness: Harness, form_
     assert await popup.js("document.getElementById('nav-settings').classList.contains('attention')")
     assert await popup.visible("#run") and not await popup.visible("#stop")
     await popup.screenshot(SCREENS / "not-configured.png")
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_run_refused_in_the_toolbar_popup_says_why_there_and_opens_no_side_panel(
+    harness: Harness, form_tab: Tab
+) -> None:
+    """Found by a new user: their first Run in the toolbar popup, before choosing a model, opened the side panel at
+    the press, which closed the popup before its "No model set" could show; the panel showed an empty box, and the
+    task they typed was gone. The panel opens only for a task the host took; a refusal stays where it is said."""
+    popup = await harness.open_action_popup(form_tab)
+    await popup.fill("#task-input", "Sign up")
+    run = await popup.js("(() => { const r = document.getElementById('run').getBoundingClientRect();"
+                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+    await user_click(popup.tab, run["x"], run["y"])  # the person's press, which may open a side panel
+    await popup.wait_for("!document.getElementById('task-error').hidden", "the popup to explain")
+    assert await popup.text("#task-error") == "No model set: open Settings and enter the base URL, model and API key."
+    assert await popup.js("document.getElementById('task-input').value") == "Sign up"  # to run once a model is set
+    targets = (await harness.browser.connection.root.send("Target.getTargets"))["targetInfos"]
+    assert not [t for t in targets if t["url"] == f"{EXTENSION_ORIGIN}/popup.html?mode=panel"]
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_toolbar_popup_opens_ready_to_type_the_task(harness: Harness, form_tab: Tab) -> None:
+    """Found by a new user: they opened the popup and typed their task at once, and it went nowhere (nothing in the
+    popup had the focus): they had to click into the box first."""
+    popup = await harness.open_action_popup(form_tab)
+    await user_type(popup.tab, "Look at the page")
+    assert await popup.js("document.getElementById('task-input').value") == "Look at the page"
     await harness.browser.close_tab(popup.tab.target_id)
 
 
@@ -218,6 +246,30 @@ async def test_run_in_the_toolbar_popup_keeps_the_task_in_view_in_the_side_panel
         assert await targets(f"{EXTENSION_ORIGIN}/popup.html") == []  # the popup closed at the agent's click
         await panel.screenshot(SCREENS / f"toolbar-run-side-panel-{name.split()[1]}.png", max_height=600)
         await form_tab.evaluate("document.getElementById('agree').checked = false")
+
+
+async def test_the_next_task_typed_in_the_same_box_runs_on_its_own(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    """Found by a new user: in the side panel, which stays open between tasks, the box still held the task before
+    once it ended, and the next task they typed there ran glued to its end ("Fill the note with what I tell
+    youType bob as user"). The box empties once a task has started; the task shows above the timeline."""
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    for task in ("Look at the form", "Say what the form asks for"):
+        llm.add(done(f"Done: {task}"))
+        before = await popup.js("ui.taskId")
+        box = await popup.js("(() => { const r = document.getElementById('task-input').getBoundingClientRect();"
+                             " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+        await user_click(popup.tab, box["x"], box["y"])
+        await user_type(popup.tab, task)
+        await popup.click("#run")
+        task_id = await popup.wait_for(f"ui.taskId !== {json.dumps(before)} && ui.taskId", "the popup to show the task")
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+        assert task_row(harness, str(task_id))["task"] == task
+        assert await popup.text("#task-title") == task
+        assert await popup.js("document.getElementById('task-input').value") == ""
+    await harness.browser.close_tab(popup.tab.target_id)
 
 
 async def test_reopened_popup_shows_the_running_task_and_stop_ends_it_stopped(

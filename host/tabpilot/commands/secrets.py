@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.action == "set":
             store.check_name(args.name)
+            store.check_domain(args.domain)  # before asking for the value, not after it was typed
             value = _read_value(args.name, language)
             if not value:
                 return fail("secrets", say("secrets.no_value", language), language)

@@ -353,7 +353,7 @@ class NativeHost:
 
             asked_at = time.time()
             try:
-                use_my_model = await admit_page_task(request, self.approvals)
+                use_my_model = await admit_page_task(request, self.approvals, self.tasks.check_free)
             except RequestFailed as exc:
                 if exc.code in ("denied", "not_allowed"):  # the person's no, or the site's grants: recorded
                     # a question that went unanswered because the page (or this host) went away is nobody's no

@@ -13,15 +13,19 @@ from typing import TYPE_CHECKING
 from .peer import RequestFailed
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .approvals import Approvals
     from .messages import TaskStart
 
 HOW_TO_ALLOW = "the user can allow it from tabpilot's popup on that site, or with `tabpilot sites allow {origin}`"
 
 
-async def admit_page_task(request: TaskStart, approvals: Approvals) -> bool:
+async def admit_page_task(request: TaskStart, approvals: Approvals, check_free: Callable[[int], None]) -> bool:
     """Check a `source: "page"` task.start; returns whether it may use the user's own model. Raises
-    RequestFailed: `not_allowed` (no such grant), `denied` (the user said no or did not answer)."""
+    RequestFailed: `not_allowed` (no such grant), `denied` (the user said no or did not answer), or what
+    `check_free` raises for a tab another task holds, before the user is asked (asked first, they allowed a task
+    that was then refused as busy)."""
     from ..store.sites import SiteError, SiteGrant, find, load_sites, normalize_origin, stop_asking
 
     if not request.origin:
@@ -53,6 +57,7 @@ async def admit_page_task(request: TaskStart, approvals: Approvals) -> bool:
             "not_allowed",
         )
     if grant.ask:
+        check_free(request.tab_id)
         decision = await approvals.ask("page", origin, request.task, tab_id=request.tab_id)
         if decision == "always":
             stop_asking(origin)

@@ -198,6 +198,13 @@ class TaskManager:
         entry = self._tasks.get(task_id)
         return entry is not None and entry.running
 
+    def check_free(self, tab_id: int) -> None:
+        """Refuses ("busy", naming the task) a tab a task holds: a second task there would drive it too."""
+        busy = self._holding(tab_id)
+        if busy is not None:
+            task_id = busy.task_id or say("popup.starting", self.ui_language)
+            raise RequestFailed(say("popup.tab_busy", self.ui_language, task_id=task_id), "busy")
+
     def _holding(self, tab_id: int) -> HostTask | None:
         """The task that has this tab: the one started in it, or a running one that works in it (a tab it opened, a
         sign-in popup, one it switched to), which a second task there would drive at the same time."""
@@ -221,10 +228,7 @@ class TaskManager:
     # --- starting -------------------------------------------------------------------------------
     async def start(self, request: TaskStart, *, use_my_model: bool = True) -> str:
         """`use_my_model` False (a page not granted it): the user's model settings do not exist for this task."""
-        busy = self._holding(request.tab_id)
-        if busy is not None:
-            task_id = busy.task_id or say("popup.starting", self.ui_language)
-            raise RequestFailed(say("popup.tab_busy", self.ui_language, task_id=task_id), "busy")
+        self.check_free(request.tab_id)
         entry = HostTask(tab_id=request.tab_id, task=request.task)
         self._tabs[request.tab_id] = entry  # taken now: a second start for this tab is busy at once
         try:

@@ -46,6 +46,14 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_domain(domain: str) -> str:
+    """The domain a secret may be typed on, normalized; the allowed domains' rule and words."""
+    try:
+        return normalize_domain(domain)
+    except DomainError as exc:
+        raise SecretError(exc.key, **exc.values) from exc
+
+
 def _keyring() -> Any | None:
     """The keyring module when it can really store values here, else None (the file keeps them)."""
     if os.environ.get(paths.HOME_ENV) or os.environ.get(BACKEND_ENV, "").lower() == "file":
@@ -101,10 +109,7 @@ def list_secrets(path: Path | None = None) -> list[tuple[str, str]]:
 def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> Secret:
     """Store (or replace) the secret `name`, typed only on `domain` and its subdomains."""
     check_name(name)
-    try:
-        domain = normalize_domain(domain)
-    except DomainError as exc:
-        raise SecretError(exc.key, **exc.values) from exc  # the allowed domains' rule and words
+    domain = check_domain(domain)
     value = value.rstrip("\r\n")
     if len(value) < MIN_VALUE_LENGTH:
         raise SecretError("secrets.too_short", length=MIN_VALUE_LENGTH)
