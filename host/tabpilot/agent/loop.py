@@ -604,9 +604,12 @@ def _failure(exc: BaseException) -> tuple[str, str | None, dict[str, Any] | None
     """What ended the task: its English message (page-agent's `message`) and the code and params
     (i18n.FAILURE_CODES) a reader words it by in their language."""
     from ..llm import LLMError
+    from ..privacy.masking import PatternTooSlow
 
     if isinstance(exc, LLMError):
         return exc.message, exc.code or None, exc.params if exc.code else None
+    if isinstance(exc, PatternTooSlow):
+        return str(exc), "mask_too_slow", dict(exc.values)
     code, params = (("tab_closed", {}) if isinstance(exc, TabClosed)
                     else (_page_or_browser(exc), {"detail": str(exc)}) if isinstance(exc, BrowserError)
                     else ("crashed", {"kind": type(exc).__name__, "detail": str(exc)}))

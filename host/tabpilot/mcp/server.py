@@ -163,14 +163,15 @@ def _task_id(tool: str, camel: str | None, snake: str | None) -> str:
 def _concealed(page: dict[str, Any]) -> dict[str, Any]:
     """The page as tabpilot's own model would get it: no secret value, personal data masked as set."""
     from ..privacy.guard import guard_for
+    from ..privacy.masking import PatternTooSlow
     from ..privacy.secrets import SecretError
     from ..store.settings import SettingsError, load_settings
 
     try:
         guard = guard_for(load_settings())
-    except (SettingsError, SecretError) as exc:
+        return {**page, "text": guard.conceal(str(page.get("text", "")), page.get("url"))}
+    except (SettingsError, SecretError, PatternTooSlow) as exc:
         raise ToolError(f"read_page: {exc}") from exc
-    return {**page, "text": guard.conceal(str(page.get("text", "")), page.get("url"))}
 
 
 async def _call(work: Awaitable[T]) -> T:
