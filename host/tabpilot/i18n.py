@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
 from .language import DEFAULT_LANGUAGE, Language, language_of  # the tags, also imported from here
+from .textsafety import quoted
 
 EN_US: dict[str, str] = {
     # --- the per-step user message (agent/prompts.py, memory.py, types.py) ---------------------------
@@ -1584,12 +1585,22 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
     return DEFAULT_LANGUAGE
 
 
+# The values a message repeats that whoever sent them chose (a popup, a page, a local program, the command line):
+# each is shown as textsafety.quoted shows it, never whole.
+QUOTED_VALUES = frozenset({"name", "domain", "pattern", "task_id", "text", "origin", "host", "site", "requester",
+                           "client", "key", "option", "prefix"})
+
+
 def text(key: str, language: str | None = None, /, **values: object) -> str:
     """The message `key` in `language` (English for a language or key the catalog lacks), filled in. A value
-    that is itself worded (Words, WordedError, or a list of them) is worded in the same language."""
+    that is itself worded (Words, WordedError, or a list of them) is worded in the same language; one named in
+    QUOTED_VALUES is cut short and its controls shown (textsafety.quoted)."""
     language = language_of(language)
-    filled = {name: _worded(value, language) for name, value in values.items()}
     template = CATALOG[language].get(key, EN_US[key])
+    filled = {name: _worded(value, language) for name, value in values.items()}
+    for name, value in filled.items():
+        if name in QUOTED_VALUES and isinstance(value, str):
+            filled[name] = quoted(value, escaped=f"{{{name}!r}}" in template)
     return _fill_chinese(template, filled) if language == "zh-CN" else template.format(**filled)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import regex
 
 from ..i18n import WordedError, Words
+from ..textsafety import quoted
 
 KINDS = ("email", "phone", "card", "iban", "masked")  # "masked": the user's own patterns
 
@@ -115,7 +116,7 @@ def compile_pattern(pattern: str) -> UserPattern:
                 raise re.error(NESTED_REPEAT)
             compiled = regex.compile(expression)
         except (re.error, regex.error) as exc:
-            raise PatternError(f"{pattern} is not a valid regular expression: {exc}") from exc
+            raise PatternError(f"{quoted(pattern)} is not a valid regular expression: {exc}") from exc
         return UserPattern(pattern, compiled)
     return UserPattern(pattern, regex.compile(regex.escape(pattern)))
 
