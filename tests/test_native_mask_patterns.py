@@ -9,7 +9,7 @@ import asyncio
 import json
 
 import pytest
-from test_native_masks import in_page, start_host
+from test_native_masks import start_host
 from test_native_relay import (
     configure,
     database_rows,
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 # Passes the nested-repeat check; Python's re took 8.9 s on 24 "a"s and a "!" (the attack run), 40 would take days.
 HOSTILE_PATTERN = "/(?:a|a)*$/"
-HOSTILE_TEXT = "a" * 40 + "!"
+HOSTILE_TEXT = "a" * 40 + "!"  # on privacy_backtracking.html
 
 
 async def test_a_pattern_that_never_ends_on_the_pages_text_ends_the_task_not_the_host(
@@ -41,9 +41,7 @@ async def test_a_pattern_that_never_ends_on_the_pages_text_ends_the_task_not_the
         await configure(host, llm)
         set_patterns = await host.request("settings.set", maskPatterns=[HOSTILE_PATTERN, "Project Falcon"])
         assert set_patterns["ok"], set_patterns
-        tab_id = await open_tab(stand_in, pages.url("privacy_form.html"))
-        await in_page(stand_in, tab_id, "document.body.insertAdjacentHTML('afterbegin', "
-                                        f"'<p>Reference: {HOSTILE_TEXT}</p><p>Code name: Project Falcon</p>')")
+        tab_id = await open_tab(stand_in, pages.url("privacy_backtracking.html"))
         started = await host.request("task.start", task="Note the reference", tabId=tab_id)
         task_id = started["data"]["taskId"]
 
@@ -57,7 +55,7 @@ async def test_a_pattern_that_never_ends_on_the_pages_text_ends_the_task_not_the
             await asyncio.sleep(0.02)
         result = await host.wait_push(ended)
         assert result["result"]["success"] is False, result
-        assert answered > 0 and llm.requests == []
+        assert answered > 0 and llm.requests == [], [prompt_of(request)[-800:] for request in llm.requests]
         status, events = database_rows(home, task_id)
         [error] = [event for event in events if event["type"] == "error"]
         assert status == "error" and error["code"] == "mask_too_slow", events
