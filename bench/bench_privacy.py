@@ -8,7 +8,9 @@ everything on plus two user patterns.
 Prints the median (min–max) milliseconds of one `conceal` call; asserts nothing. Target: < 5 ms for
 20 KB with everything on (a step's page read takes 30-400 ms). Then hostile pages of 128 KB, the secrets only:
 one of a single character over and over (what a pattern with an unbounded repeat takes quadratic time on: 32,000
-zeros took 1.1 s once) and one showing a stored secret in base64 20,000 times; both should stay linear."""
+zeros took 1.1 s once) and one showing a stored secret in base64 20,000 times; both should stay linear. Last, a
+user pattern that backtracks without end (/(?:a|a)*$/) on 40 "a"s and a "!": it is stopped at
+masking.PATTERN_SECONDS (the time printed is until PatternTooSlow)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import statistics
 import time
 
 from tabpilot.privacy.guard import PrivacyGuard
-from tabpilot.privacy.masking import MaskRules
+from tabpilot.privacy.masking import MaskRules, PatternTooSlow
 from tabpilot.privacy.secrets import Secret
 
 LINE = ("[{i}]<a href=/orders/{i}>Order 2026-11-{d:02d} #10{i:05d}</a> ada{i}@example.org +49 30 {i:07d} "
@@ -68,6 +70,17 @@ def main() -> None:
             guard.conceal(text, "https://shop.example.com/orders")
             timings.append((time.perf_counter() - started) * 1000)
         print(f"hostile · {name:<26} {statistics.median(timings):8.2f} ms ({min(timings):.2f}–{max(timings):.2f})")
+    timings = []
+    for _ in range(3):
+        guard = PrivacyGuard(rules=MaskRules(cards=False, patterns=("/(?:a|a)*$/",)))
+        started = time.perf_counter()
+        try:
+            guard.conceal("a" * 40 + "!")
+        except PatternTooSlow:
+            pass
+        timings.append((time.perf_counter() - started) * 1000)
+    print(f"hostile · {'/(?:a|a)*$/ on 40 a':<26} {statistics.median(timings):8.2f} ms "
+          f"({min(timings):.2f}–{max(timings):.2f})")
 
 
 if __name__ == "__main__":

@@ -79,6 +79,20 @@ async def test_multi_step_form_task_types_selects_submits_and_finishes(browser: 
     await tab.evaluate("sessionStorage.clear()")
 
 
+async def test_a_page_that_links_to_a_huge_url_costs_the_later_prompts_a_bounded_note(browser: Browser, pages) -> None:
+    """The page's link goes to a URL of half a million characters: the note that says where the page went (kept in the
+    history every later prompt repeats) names it cut short, as the header does, so the prompts stay small."""
+    await browser.new_tab(pages.url("agent_long_link.html"))
+    replies = [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Next page")}}),
+               step("wait", {"seconds": 0}), done("Went on")]
+    with ScriptedLLMServer(replies) as server:
+        result = await Agent(browser, llm(server), config()).execute("Go to the next page")
+    assert result.success, result
+    [navigated] = [e.content for e in result.history if isinstance(e, ObservationEvent) and "navigated" in e.content]
+    assert f"agent_thanks.html?ref={'q' * 100}" in navigated and navigated.endswith("…"), navigated[:300]
+    assert len(navigated) < 1100 and all(len(json.dumps(body)) < 100_000 for body in server.requests)
+
+
 async def test_stop_during_a_model_call_settles_as_stopped(browser: Browser, pages) -> None:
     await browser.new_tab(pages.url("agent_form.html"))
     with ScriptedLLMServer([Delay(60, then=done())]) as server:

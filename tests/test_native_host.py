@@ -437,6 +437,34 @@ def test_worded_errors_of_settings_sites_and_history_reach_the_popup_in_its_lang
     assert host.request("history.get", taskId="zzzz")["error"]["message"] == "no task with id 'zzzz'"
 
 
+def test_a_value_the_sender_chose_comes_back_cut_short_and_readable_in_replies_and_the_log(host, home):
+    """The attack run sent a secret's name of 100,000 characters and a 10 KB domain: each came back whole in the error
+    the popup shows, and an extension's 100 KB version went whole into the log. Now a message repeats at most 100
+    characters of such a value (textsafety.quoted), its controls as codes, and still says what to do, in either
+    language; a log line is cut at 2,000 characters."""
+    name, domain = "N" * 100_000, "\u202e\x1b[2J" + "d" * 10_000
+    assert host.request("hello", extensionVersion="V" * 100_000)["ok"]
+    bad_name = host.request("secrets.set", name=name, domain="github.com", value="12345")["error"]["message"]
+    assert bad_name == (f"'{'N' * 99}…' is not a usable secret name: use a letter, then letters, digits, _ . or - "
+                        "(up to 64), e.g. GITHUB_PASSWORD"), bad_name
+    bad_domain = host.request("settings.set", allowedDomains=[domain])["error"]["message"]
+    assert bad_domain == (f"allowed-domains: '\\u202e\\x1b[2J{'d' * 94}…' is not a domain: give a host name with a "
+                          "dot (example.com), localhost or an IP address"), bad_domain
+    unknown = host.request("secrets.delete", name=name)["error"]["message"]
+    assert unknown == f"there is no secret named {'N' * 99}…", unknown
+    no_task = host.request("history.get", taskId="z" * 10_000)["error"]["message"]
+    assert no_task == f"no task with id '{'z' * 99}…'", no_task
+    assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]
+    bad_name = host.request("secrets.set", name=name, domain="github.com", value="12345")["error"]["message"]
+    assert bad_name == (f"'{'N' * 99}…' 不能用作机密名称：请以字母开头，后面是字母、数字、_ . 或 -（最多 64 个），"
+                        "例如 GITHUB_PASSWORD"), bad_name
+    assert host.request("ping")["ok"]
+    host.stop()
+    lines = (home / "log" / "host.log").read_text(encoding="utf-8").splitlines()
+    [hello] = [line for line in lines if "hello from extension VVV" in line]
+    assert hello.endswith("V…") and max(map(len, lines)) < 2100, max(map(len, lines))
+
+
 def test_a_task_without_text_is_refused_in_the_popups_language(host):
     host.request("settings.set", model="m", baseURL="http://127.0.0.1:9/v1", apiKey="k")
     assert host.request("hello", extensionVersion="0.1.0", uiLanguage="zh-CN")["ok"]

@@ -17,7 +17,7 @@ from store_support import tabpilot
 from tabpilot.agent.tools import InputTextInput, ScriptInput
 from tabpilot.privacy.domains import DomainError, domain_matches, normalize_domain
 from tabpilot.privacy.guard import PrivacyGuard, Refused
-from tabpilot.privacy.masking import MaskRules, find_personal_data, iban_valid, luhn_valid
+from tabpilot.privacy.masking import MaskRules, PatternTooSlow, find_personal_data, iban_valid, luhn_valid
 from tabpilot.privacy.secrets import Secret
 from tabpilot.store.settings import Settings, SettingsError, apply_changes, public_view
 
@@ -114,6 +114,19 @@ def test_masking_is_off_by_default_except_card_numbers() -> None:
 def test_user_patterns_are_regexes_between_slashes_or_literal() -> None:
     guard = PrivacyGuard(rules=MaskRules(cards=False, patterns=("/ACME-\\d{4}/", "Project Falcon")))
     assert guard.conceal("ACME-1234 and ACME-99 for Project Falcon", SHOP) == "[masked 1] and ACME-99 for [masked 2]"
+
+
+def test_a_user_pattern_stops_at_its_budget_on_text_it_would_backtrack_on_for_days() -> None:
+    """/(?:a|a)*$/ passes the nested-repeat check; Python's re took 8.9 s on 24 "a"s and a "!". On 40 it is stopped
+    after masking.PATTERN_SECONDS of processor time (without the budget: days), with every part of a text split
+    around the task's words together."""
+    guard = PrivacyGuard(rules=MaskRules(cards=False, patterns=("Project Falcon", "/(?:a|a)*$/")))
+    assert guard.conceal("Project Falcon aaa!", SHOP) == "[masked 1] aaa!"
+    hostile = f"{'a' * 40}! the task {'a' * 22}!"
+    for keep in ("", "the task"):
+        with pytest.raises(PatternTooSlow) as raised:
+            guard.conceal(hostile, SHOP, keep=keep)
+        assert raised.value.pattern == "/(?:a|a)*$/" and "mask-patterns setting" in str(raised.value)
 
 
 def test_a_bad_user_pattern_is_a_settings_error_naming_it() -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
 from .language import DEFAULT_LANGUAGE, Language, language_of  # the tags, also imported from here
+from .textsafety import quoted
 
 EN_US: dict[str, str] = {
     # --- the per-step user message (agent/prompts.py, memory.py, types.py) ---------------------------
@@ -497,6 +498,11 @@ EN_US: dict[str, str] = {
     "failure.browser_failed": "The browser failed: {detail}",
     "failure.page_busy": "The page stopped answering: {detail}",
     "failure.tab_closed": "The tab the task was working in was closed.",
+    "failure.mask_too_slow": (
+        "The mask pattern {pattern} took more than {seconds} s on the page's text, so nothing of the page went to "
+        "the model: write it more simply (one repeat; alternatives that cannot match the same text) or remove it "
+        "from the mask-patterns setting."
+    ),
     "failure.crashed": "{kind}: {detail}",
     "failure.not_saved": (
         "The task's history could not be saved ({reason}), so the task was stopped: what it did after that point "
@@ -1253,6 +1259,10 @@ ZH_CN: dict[str, str] = {
     "failure.browser_failed": "浏览器出错：{detail}",
     "failure.page_busy": "页面不再响应：{detail}",
     "failure.tab_closed": "任务正在使用的标签页被关闭了。",
+    "failure.mask_too_slow": (
+        "遮盖规则 {pattern} 在页面文字上运行超过了 {seconds} 秒，所以页面的任何内容都没有发给模型：请把它写得更简单"
+        "（只重复一次；各个选项不能匹配同样的文字），或从 mask-patterns 设置中删除它。"
+    ),
     "failure.crashed": "出现了意外的错误（{kind}）：{detail}",
     "failure.not_saved": "无法保存任务历史（{reason}），所以任务已停止：此后它做的事没有记录下来。",
     "failure.not_resumed": "tabpilot 的扩展重启后，任务无法继续：{reason}",
@@ -1575,12 +1585,22 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
     return DEFAULT_LANGUAGE
 
 
+# The values a message repeats that whoever sent them chose (a popup, a page, a local program, the command line):
+# each is shown as textsafety.quoted shows it, never whole.
+QUOTED_VALUES = frozenset({"name", "domain", "pattern", "task_id", "text", "origin", "host", "site", "requester",
+                           "client", "key", "option", "prefix"})
+
+
 def text(key: str, language: str | None = None, /, **values: object) -> str:
     """The message `key` in `language` (English for a language or key the catalog lacks), filled in. A value
-    that is itself worded (Words, WordedError, or a list of them) is worded in the same language."""
+    that is itself worded (Words, WordedError, or a list of them) is worded in the same language; one named in
+    QUOTED_VALUES is cut short and its controls shown (textsafety.quoted)."""
     language = language_of(language)
-    filled = {name: _worded(value, language) for name, value in values.items()}
     template = CATALOG[language].get(key, EN_US[key])
+    filled = {name: _worded(value, language) for name, value in values.items()}
+    for name, value in filled.items():
+        if name in QUOTED_VALUES and isinstance(value, str):
+            filled[name] = quoted(value, escaped=f"{{{name}!r}}" in template)
     return _fill_chinese(template, filled) if language == "zh-CN" else template.format(**filled)
 
 
@@ -1930,6 +1950,7 @@ FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "browser_failed": ("",),
     "page_busy": ("",),  # a BrowserError whose cause is a command the page never answered
     "tab_closed": ("",),
+    "mask_too_slow": ("",),  # privacy/masking.py PatternTooSlow
     "crashed": ("",),
     "not_saved": ("",),
     "not_resumed": ("", "cause"),

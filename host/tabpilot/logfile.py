@@ -10,10 +10,13 @@ import os
 from pathlib import Path
 
 from . import paths
-from .textsafety import show_controls
+from .textsafety import clipped, show_controls
 
 LINE = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 CHATTY = ("httpx", "httpx2", "openai", "websockets")  # one line per request, URLs and all
+# A message is cut there: a value a sender chose goes into some (an extension's version in its hello came whole,
+# 100 KB).
+LINE_LIMIT = 2000
 
 
 class PrivateLogFile(logging.handlers.RotatingFileHandler):
@@ -34,12 +37,14 @@ class OneLineFormatter(logging.Formatter):
     """Each message on its own line with its controls shown as codes: a page's, a model's or a local program's
     text in a message (a newline, an escape sequence) can neither forge a log line nor act on the terminal
     of someone reading the log. What looks like a secret (an API key, a bearer token, a URL's password or token:
-    store/redact.py) is redacted as in the record. A traceback, the process's own, is added as it is."""
+    store/redact.py) is redacted as in the record; a message longer than LINE_LIMIT characters is cut there. A
+    traceback, the process's own, is added as it is."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         from .store.redact import scrub_text
 
-        return show_controls(scrub_text(super().formatMessage(record)).replace("\n", "\\n"))
+        line = clipped(scrub_text(super().formatMessage(record)), LINE_LIMIT)  # a key cut in two would not be seen
+        return show_controls(line.replace("\n", "\\n"))
 
 
 def log_to_file(name: str, quiet: tuple[str, ...] = ()) -> None:

@@ -99,3 +99,21 @@ def show_controls(text: str) -> str:
     escape sequence in a page's title could otherwise clear the screen, retitle the window or rewrite lines already
     printed; a bidi override or a line separator could make a line read differently from the text behind it."""
     return _FOR_PEOPLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def clipped(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, the cut marked with "…" (the one way a message shortens a value)."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
+# A value whoever sent it chose (a secret's name, a domain, a pattern, a task id, an origin) as a message repeats it.
+# The attack run sent a secret's name of 100,000 characters and a 10 KB domain: each came back whole in the error
+# the popup shows, the reply and the log. Long enough for any real one to read whole (a domain's label is at most 63).
+QUOTED_LIMIT = 100
+
+
+def quoted(value: str, *, escaped: bool = False) -> str:
+    """A value someone else chose as a message repeats it: at most QUOTED_LIMIT characters, each lone surrogate as
+    U+FFFD and, unless the message `escaped` it already (repr), every character the rule above names as its code."""
+    value = clipped(clean_text(value), QUOTED_LIMIT)
+    return value if escaped else show_controls(value)

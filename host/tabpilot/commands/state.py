@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         language = terminal_language()
         return fail("state", say("state.url_needed", language), language, EXIT_USAGE)
     from ..privacy.guard import guard_for
+    from ..privacy.masking import PatternTooSlow
     from ..privacy.secrets import SecretError
     from ..store.settings import SettingsError, load_settings
 
@@ -77,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except OpenFailed as exc:
         return fail("state", exc, terminal_language())
+    except PatternTooSlow as exc:
+        language = terminal_language()
+        return fail("state", exc.text(language), language)
     except Exception as exc:  # every failure becomes one readable line, never a traceback
         language = terminal_language()
         return fail("state", say("state.failed", language, error=exc), language)

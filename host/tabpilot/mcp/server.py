@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from .. import __version__
+from ..textsafety import quoted
 from .backends import Backend, TaskFailed
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,8 @@ def build_server(backend: Backend) -> MCPServer:
 
 def _task_id(tool: str, camel: str | None, snake: str | None) -> str:
     if camel and snake and camel != snake:
-        raise ToolError(f"{tool} got two different task ids (taskId {camel!r}, task_id {snake!r}); give one.")
+        raise ToolError(f"{tool} got two different task ids (taskId {quoted(camel)!r}, task_id {quoted(snake)!r}); "
+                        "give one.")
     given = camel or snake
     if not given:
         raise ToolError(f"{tool} needs taskId: the taskId run_task reported or returned (task_id works too).")
@@ -163,14 +165,15 @@ def _task_id(tool: str, camel: str | None, snake: str | None) -> str:
 def _concealed(page: dict[str, Any]) -> dict[str, Any]:
     """The page as tabpilot's own model would get it: no secret value, personal data masked as set."""
     from ..privacy.guard import guard_for
+    from ..privacy.masking import PatternTooSlow
     from ..privacy.secrets import SecretError
     from ..store.settings import SettingsError, load_settings
 
     try:
         guard = guard_for(load_settings())
-    except (SettingsError, SecretError) as exc:
+        return {**page, "text": guard.conceal(str(page.get("text", "")), page.get("url"))}
+    except (SettingsError, SecretError, PatternTooSlow) as exc:
         raise ToolError(f"read_page: {exc}") from exc
-    return {**page, "text": guard.conceal(str(page.get("text", "")), page.get("url"))}
 
 
 async def _call(work: Awaitable[T]) -> T:

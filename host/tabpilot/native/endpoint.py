@@ -323,7 +323,10 @@ class LocalEndpoint:
         request_id, kind = request_id_of(frame), frame.get("type")
         try:
             if kind not in LOCAL_TYPES:
-                raise RequestFailed(f"{kind!r} is not for local clients (they may send: {', '.join(LOCAL_TYPES)})",
+                from .messages import shown_name
+
+                raise RequestFailed(f"{shown_name(kind)} is not for local clients (they may send: "
+                                    f"{', '.join(LOCAL_TYPES)})",
                                     "bad_request")
             if kind in ASKED_AS:
                 frame = _asking_as(client, frame)

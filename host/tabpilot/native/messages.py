@@ -34,6 +34,7 @@ from pydantic import (
 from ..i18n import WordedError, Words, dotted, listed_problems, value_problem
 from ..llm.vision import VisionMode
 from ..store.settings import INSTRUCTION_LENGTH, MAX_STEPS_LIMIT, ApiKey, EndpointURL, ModelName
+from ..textsafety import clipped
 from .peer import MAX_ID_CHARS, MAX_ID_NUMBER, request_id_of
 
 
@@ -777,7 +778,7 @@ def shown_name(value: Any) -> str:
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= MAX_NAME_SHOWN else f"{text[: MAX_NAME_SHOWN - 1]}…"
+    return clipped(text, MAX_NAME_SHOWN)
 
 
 def describe_errors(exc: ValidationError, *, skip: int = 0) -> str:

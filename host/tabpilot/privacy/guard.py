@@ -24,7 +24,7 @@ from ..browser.passwords import ECHOED_MIN_LENGTH, echoes, encoded_cores, escape
 from ..i18n import text as say
 from ..store.redact import hide_url_credentials
 from .domains import domain_matches, page_host
-from .masking import KINDS, MaskRules, compile_pattern, find_personal_data
+from .masking import KINDS, MaskRules, PatternBudget, compile_pattern, find_personal_data
 from .secrets import Secret, load_secrets
 
 if TYPE_CHECKING:
@@ -85,14 +85,17 @@ class PrivacyGuard:
     # --- page → model -------------------------------------------------------------------------
     def conceal(self, text: str, url: str | None = None, *, keep: str = "") -> str:
         """`text` as the model may read it; personal data in it is noted as seen on `url`'s site. The
-        `keep` text (the user's own task) is not masked, though a secret value in it is still hidden."""
+        `keep` text (the user's own task) is not masked, though a secret value in it is still hidden. Raises
+        masking.PatternTooSlow when the user's patterns take longer than masking.PATTERN_SECONDS on it (all its parts
+        together)."""
         text = self.hide_secrets(text)
         if not self.masking:
             return text
+        budget = PatternBudget()
         keep = self.hide_secrets(keep) if keep else ""  # as it reads in `text`
         if keep and keep in text:
-            return keep.join(self._mask(part, url) for part in text.split(keep))
-        return self._mask(text, url)
+            return keep.join(self._mask(part, url, budget) for part in text.split(keep))
+        return self._mask(text, url, budget)
 
     def conceal_messages(
         self, messages: list[dict[str, Any]], url: str | None, *, keep: str = ""
@@ -153,8 +156,8 @@ class PrivacyGuard:
             lines.append(say("privacy.masked", language))
         return "<privacy>\n" + "\n".join(lines) + "\n</privacy>" if lines else ""
 
-    def _mask(self, text: str, url: str | None) -> str:
-        found = find_personal_data(text, self.rules, self._patterns)
+    def _mask(self, text: str, url: str | None, budget: PatternBudget) -> str:
+        found = find_personal_data(text, self.rules, self._patterns, budget)
         if not found:
             return text
         host = page_host(url)

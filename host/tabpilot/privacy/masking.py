@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import importlib
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..i18n import Words
+import regex
+
+from ..i18n import WordedError, Words
+from ..textsafety import quoted
 
 KINDS = ("email", "phone", "card", "iban", "masked")  # "masked": the user's own patterns
 
@@ -25,6 +29,25 @@ _DATE = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d
 
 class PatternError(ValueError):
     """A user pattern that is not a valid regular expression."""
+
+
+# What the user's patterns together may take on one text the model is to read, in processor time (time.process_time,
+# the clock the `regex` engine's timeout counts). The page chooses that text, and no check of a pattern finds every
+# one that backtracks without end on some text: /(?:a|a)*$/ passes the nested-repeat check and took Python's re
+# 8.9 s on 24 "a"s and a "!", the whole host frozen (the attack run). Python's re cannot be stopped and holds the GIL,
+# so the patterns run on `regex`, which stops a match at its timeout: 0.1 s of processor time ended after 0.1 s on an
+# idle machine and 0.22-0.38 s at a load average of 14 on 2 cores. A normal pattern takes well under a millisecond
+# on a 200 KB page (bench/bench_privacy.py).
+PATTERN_SECONDS = 0.1
+
+
+class PatternTooSlow(WordedError):
+    """A user pattern that did not finish on a text within PATTERN_SECONDS: the text cannot be masked, so it must
+    not reach the model."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__("failure.mask_too_slow", pattern=pattern, seconds=PATTERN_SECONDS)
+        self.pattern = pattern
 
 
 _DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)
@@ -82,17 +105,20 @@ def regex_problem(error: re.error, typed_before: int = 0) -> Words:
     return what if error.pos is None else Words("regex.at", what=what, character=error.pos + 1 + typed_before)
 
 
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """`/.../` is a regular expression; anything else matches literally."""
+def compile_pattern(pattern: str) -> UserPattern:
+    """`/.../` is a regular expression (as Python's re reads it, whose words say what is wrong); anything else
+    matches literally."""
     if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
+        expression = pattern[1:-1]
         try:
-            compiled = re.compile(pattern[1:-1])
-            if _nested_repeat(pattern[1:-1]):
+            re.compile(expression)
+            if _nested_repeat(expression):
                 raise re.error(NESTED_REPEAT)
-        except re.error as exc:
-            raise PatternError(f"{pattern} is not a valid regular expression: {exc}") from exc
-        return compiled
-    return re.compile(re.escape(pattern))
+            compiled = regex.compile(expression)
+        except (re.error, regex.error) as exc:
+            raise PatternError(f"{quoted(pattern)} is not a valid regular expression: {exc}") from exc
+        return UserPattern(pattern, compiled)
+    return UserPattern(pattern, regex.compile(regex.escape(pattern)))
 
 
 def _nested_repeat(expression: str) -> bool:
@@ -145,9 +171,27 @@ class Found:
     value: str
 
 
-def find_personal_data(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]] = ()) -> list[Found]:
-    """The non-overlapping personal data in `text`, in order (the earlier, then the longer one wins)."""
-    candidates = sorted(_candidates(text, rules, compiled), key=lambda f: (f.start, -(f.end - f.start)))
+@dataclass(frozen=True)
+class UserPattern:
+    """One of the user's patterns: as they wrote it (`/.../` or literal text) and as it runs."""
+
+    source: str
+    compiled: regex.Pattern[str]
+
+
+@dataclass
+class PatternBudget:
+    """The processor time the user's patterns may still take on one text (PrivacyGuard.conceal: its parts together)."""
+
+    left: float = PATTERN_SECONDS
+
+
+def find_personal_data(text: str, rules: MaskRules, patterns: Sequence[UserPattern] = (),
+                       budget: PatternBudget | None = None) -> list[Found]:
+    """The non-overlapping personal data in `text`, in order (the earlier, then the longer one wins). The user's
+    `patterns` take from `budget` (by default a PATTERN_SECONDS of their own): past it, raises PatternTooSlow."""
+    candidates = [*_user_matches(text, patterns, budget or PatternBudget()), *_candidates(text, rules)]
+    candidates.sort(key=lambda f: (f.start, -(f.end - f.start)))
     chosen: list[Found] = []
     for found in candidates:
         if not chosen or found.start >= chosen[-1].end:
@@ -155,11 +199,23 @@ def find_personal_data(text: str, rules: MaskRules, compiled: Sequence[re.Patter
     return chosen
 
 
-def _candidates(text: str, rules: MaskRules, compiled: Sequence[re.Pattern[str]]) -> Iterator[Found]:
-    for pattern in compiled:
-        for match in pattern.finditer(text):
-            if match.end() > match.start():
-                yield Found(match.start(), match.end(), "masked", match.group())
+def _user_matches(text: str, patterns: Sequence[UserPattern], budget: PatternBudget) -> list[Found]:
+    found: list[Found] = []
+    for pattern in patterns:
+        started = time.process_time()
+        try:
+            if budget.left <= 0:
+                raise TimeoutError
+            found += [Found(match.start(), match.end(), "masked", match.group())
+                      for match in pattern.compiled.finditer(text, timeout=budget.left) if match.end() > match.start()]
+        except TimeoutError:
+            raise PatternTooSlow(pattern.source) from None
+        finally:
+            budget.left -= time.process_time() - started
+    return found
+
+
+def _candidates(text: str, rules: MaskRules) -> Iterator[Found]:
     if rules.emails and "@" in text:
         for match in _EMAIL.finditer(text):
             yield Found(match.start(), match.end(), "email", match.group())

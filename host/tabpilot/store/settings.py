@@ -126,7 +126,7 @@ class Settings(BaseModel):
                 compile_pattern(pattern)
             except PatternError as exc:
                 cause = exc.__cause__
-                reason = regex_problem(cause, typed_before=1) if isinstance(cause, re.error) else exc  # after the /
+                reason = regex_problem(cause, typed_before=1) if isinstance(cause, re.error) else str(cause)  # after /
                 raise WordedError("setting.not_pattern", pattern=pattern, reason=reason) from exc
         return patterns
 
