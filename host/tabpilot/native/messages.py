@@ -235,7 +235,7 @@ class TakeoverAction(WireModel):
     target: str = Field("", max_length=1000)
     value: str | None = Field(None, max_length=20_000)
     url: str = Field("", max_length=10_000)
-    at: float
+    at: float  # when the person did it (epoch ms; a field: its first key since its last report): the order kept
     again: bool | None = None  # an input into the field the previous action typed in (typing resumed after a pause)
     blank: bool | None = None  # a click that reached no control: on an empty area of `target` (an area, or "page")
     # of such a click, the area's no name: what it holds that a person would tell it by (`textbox "Email"`)

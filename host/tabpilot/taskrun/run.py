@@ -515,17 +515,18 @@ class TaskRun:
         """The takeover's event as it would be recorded now without the person's actions (its `actions`: the notes
         after theirs); the index of the first of theirs that changed since the last call; and theirs, redacted, each
         once: redacting them all again at every batch took ~340 ms of the event loop for a takeover of 2,000
-        actions (bench_takeover). Actions only grow, or the last one is replaced (typing resumed): that one is
-        redone."""
+        actions (bench_takeover). Only what changed is redone: from the first action that is not the one shown
+        there (Takeover.add replaces one, or puts one before others that arrived first)."""
         wire = takeover.unfinished().to_wire()
         everything = wire.pop("actions")
         actions, tail = everything[:len(takeover.actions)], everything[len(takeover.actions):]
         cache = self._shown_actions
         if cache is None or cache[0] is not takeover:
             cache = self._shown_actions = (takeover, [], [])
-        _, raw, shown = cache
-        redo = max(0, min(len(shown), len(actions)) - 1)
-        raw[redo:] = actions[redo:]
+        _, kept, shown = cache
+        redo = next((i for i, (was, now) in enumerate(zip(kept, takeover.actions, strict=False)) if was is not now),
+                    min(len(kept), len(takeover.actions)))
+        kept[redo:] = takeover.actions[redo:]
         shown[redo:] = [self._shown(action) for action in actions[redo:]]
         head: dict[str, Any] = self._shown(wire)
         head["actions"] = [self._shown(note) for note in tail]
@@ -538,9 +539,9 @@ class TaskRun:
         actions = wire.get("actions")
         if wire.get("type") != "user_takeover" or cache is None or not isinstance(actions, list):
             return self._shown(wire)
-        _, raw, shown = cache
+        _, kept, shown = cache
         self._shown_actions = None  # the takeover is over
-        same = len(raw) if actions[:len(raw)] == raw else 0  # else not the actions kept: all redone
+        same = len(kept) if actions[:len(kept)] == kept else 0  # else not the actions kept: all redone
         event: dict[str, Any] = self._shown({**wire, "actions": []})
         event["actions"] = [*shown[:same], *(self._shown(action) for action in actions[same:])]
         return event
