@@ -256,13 +256,14 @@ class TakeoverActions(Request):
 
 class TakeoverLate(Request):
     """What the frames that did not answer in time at Hand back or Stop (`pageSilent`) gave afterwards, for the
-    takeover that ended then: the task's last that ended (the host knows which; the extension, which may not have
-    heard its `control` yet, need not)."""
+    takeover that ended then: the one begun at `startedAt`, as the Hand back's or Stop's reply said; without it (that
+    reply never came: its host went first), the task's last that ended waiting for its page."""
 
     type: Literal["takeover.late"]
     task_id: str = Field(alias="taskId", min_length=1)
     actions: list[TakeoverAction] = Field(max_length=1000)
     page_silent: bool = Field(False, alias="pageSilent")  # a frame has still not answered
+    started_at: float | None = Field(None, alias="startedAt")
 
 
 class TaskHandback(Request):
