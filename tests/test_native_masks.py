@@ -236,9 +236,11 @@ async def test_what_a_slow_page_gives_after_stop_is_masked_as_what_it_gave_in_ti
     llm.add(Delay(60))
     try:
         task_id, url = await taken_over_with_ada_typed(host, llm, stand_in, pages)
-        assert (await host.request("task.stop", taskId=task_id, pageSilent=True, timeout=15))["ok"]
+        stopped = await host.request("task.stop", taskId=task_id, pageSilent=True, timeout=15)
+        assert stopped["ok"] and stopped["data"]["startedAt"], stopped  # which takeover ended waiting for the page
         late = [typed(url, "Copy to", ADA, 2)]
-        assert (await host.request("takeover.late", taskId=task_id, actions=late))["ok"]
+        assert (await host.request("takeover.late", taskId=task_id, actions=late,
+                                   startedAt=stopped["data"]["startedAt"]))["ok"]
         values, last, events = takeover_values(home, task_id)
         assert values == [('textbox "Notes"', "[email 1]"), ('textbox "Copy to"', "[email 1]")], values
         assert last == {"kind": "note", "description": f"({ANSWERED_LATE})"} and ADA not in events

@@ -25,16 +25,36 @@ def typed_again(value: str, target: str = 'textbox "Email"', at: int = 10) -> di
 def test_a_field_reported_again_after_a_pause_stays_one_action_with_its_latest_value() -> None:
     takeover = Takeover(reason="user", started_at=1)
     takeover.add([typed("ada@"), {"kind": "key", "target": 'textbox "Email"', "value": "Tab", "url": "x", "at": 11}])
-    takeover.add([typed("ada@ex", target='textbox "Password"'), typed_again("•••", target='textbox "Password"', at=12)])
-    takeover.add([typed("lyon", target='textbox "City"'), typed_again("lyon", target='textbox "City"', at=13)])
-    takeover.add([typed("ada@example.org")])  # the same field again after other actions: a new action
+    takeover.add([typed("ada@ex", target='textbox "Password"', at=12),
+                  typed_again("•••", target='textbox "Password"', at=13)])
+    takeover.add([typed("lyon", target='textbox "City"', at=14), typed_again("lyon", target='textbox "City"', at=15)])
+    takeover.add([typed("ada@example.org", at=16)])  # the same field again after other actions: a new action
     # two fields that read alike (each cart row's "Quantity"), typed in one after the other: two actions
-    takeover.add([typed("3", target='spinbutton "Quantity"'), typed("5", target='spinbutton "Quantity"')])
+    takeover.add([typed("3", target='spinbutton "Quantity"', at=17), typed("5", target='spinbutton "Quantity"', at=18)])
     assert [(a["target"], a["value"]) for a in takeover.actions] == [
         ('textbox "Email"', "ada@"), ('textbox "Email"', "Tab"), ('textbox "Password"', "•••"),
         ('textbox "City"', "lyon"), ('textbox "Email"', "ada@example.org"), ('spinbutton "Quantity"', "3"),
         ('spinbutton "Quantity"', "5")]
     assert not any("again" in action for action in takeover.actions)  # how it was reported is not recorded
+
+
+def test_what_two_frames_report_is_kept_in_the_order_the_person_did_it() -> None:
+    """A frame reports a field up to 0.2 s after its key, each frame on its own: typing in a cross-site frame, then
+    clicking in the page, arrives as the click first. The record tells it as it happened; typing resumed after
+    something else was done in between is a new action, and a field typed on is still one."""
+    takeover = Takeover(reason="user", started_at=1)
+    click = {"kind": "click", "target": 'button "Submit"', "url": "https://a.example/", "at": 30}
+    takeover.add([click])
+    takeover.add([typed("Ly", target='textbox "City"', at=20)])  # its report came after the click
+    takeover.add([typed_again("Lyon", target='textbox "City"', at=25)])  # typed on before the click: still one
+    takeover.add([typed_again("Lyons", target='textbox "City"', at=40)])  # typed on after it: a new action
+    # typing on in the city after typing in another field: never that field replaced
+    takeover.add([typed("ada@", at=50), typed_again("Lyons, France", target='textbox "City"', at=60)])
+    assert [(a["target"], a.get("value")) for a in takeover.actions] == [
+        ('textbox "City"', "Lyon"), ('button "Submit"', None), ('textbox "City"', "Lyons"), ('textbox "Email"', "ada@"),
+        ('textbox "City"', "Lyons, France")]
+    told = takeover.event(url_after=None, note=None).to_prompt()
+    assert told.index('"Lyon"') < told.index('Submit') < told.index('"Lyons"'), told
 
 
 def test_a_long_takeover_keeps_its_first_actions_and_counts_the_rest() -> None:

@@ -141,6 +141,9 @@ async def test_the_takeover_kept_as_it_grows_is_redacted_as_its_event_would_be(t
     run.add_takeover_actions([typed("sk-shop-12")])
     run.add_takeover_actions([typed("sk-shop-1234567890", again=True), typed("ada@example.org", "Email")])
     run.add_takeover_actions([{"kind": "click", "target": 'button "Save sk-shop-1234567890"', "url": "x", "at": 2}])
+    # reported last, done first (a scroll is reported a second after its last wheel): it goes before the others
+    run.add_takeover_actions([{"kind": "scroll", "target": 'region "sk-shop-1234567890"', "value": "down 100px",
+                               "url": "x", "at": 0}])
     await run._writer.drained()
     kept = store.open_takeover(task_id)
     assert kept is not None
@@ -148,7 +151,8 @@ async def test_the_takeover_kept_as_it_grows_is_redacted_as_its_event_would_be(t
     assert kept == run._shown(run._takeover.unfinished().to_wire())  # the same as redacting it whole
     text = json.dumps(kept)
     assert "sk-shop-1234567890" not in text, text
-    assert text.count("<secret>SHOP_KEY</secret>") == 2, text  # the typed value (its latest) and the button's name
+    assert text.count("<secret>SHOP_KEY</secret>") == 3, text  # the typed value (its latest), the button, the region
+    assert [a["kind"] for a in kept["actions"]][:2] == ["scroll", "input"], kept
     # Hand back records the takeover's event with the actions already redacted while it was kept (the last one
     # typed on since is redone): again what redacting it whole gives.
     run.add_takeover_actions([typed("ada@example.org sk-shop-1234567890", "Email", again=True)])

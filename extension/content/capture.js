@@ -65,6 +65,7 @@
   let lastUrl = location.href;
   let pendingField = null; // the field being typed in: one `input` action when the user is done with it
   let pendingFieldAt = 0; // when it was last typed in
+  let pendingFieldSince = 0; // when the typing it is reported for began: its first key since its last report
   let lastInput = null; // the field the last action reported typing in, while no other action came after it
   let fieldTimer = null; // in "record": reports the field typed in so far (FIELD_REPORT_MS after a key)
   let pendingScroll = null; // {target, dx, dy, timer}
@@ -92,11 +93,14 @@
     }
   }
 
-  function report(action, origin = Date.now()) {
+  // `origin`: the time of the input it comes from, the last of it ("watch" tells the agent's from the person's by
+  // it); `at`: when the person did it, the first of it. Each frame reports on its own, a field up to FIELD_REPORT_MS
+  // after its key: the host puts what two frames report in the order of their `at`
+  function report(action, origin = Date.now(), at = origin) {
     if (action.kind !== "navigate") checkNavigation(); // a URL changed since the last action comes first
     if (action.kind !== "input") lastInput = null;
     action.url = location.href;
-    action.at = Date.now();
+    action.at = at;
     if (mode === "watch") keepTentative(action, origin);
     else if (flushed) flushed.push(action);
     else send({ type: "capture.action", action });
@@ -478,7 +482,7 @@
     // which the host keeps once; two fields that read alike (each cart row's "Quantity") are two
     const again = field === lastInput;
     report({ kind: "input", target: describe(field), value: valueOf(field), ...(again ? { again } : {}) },
-      pendingFieldAt);
+      pendingFieldAt, pendingFieldSince);
     lastInput = field;
   }
 
@@ -490,7 +494,7 @@
     const parts = [];
     if (scroll.dy) parts.push(`${scroll.dy > 0 ? "down" : "up"} ${Math.round(Math.abs(scroll.dy))}px`);
     if (scroll.dx) parts.push(`${scroll.dx > 0 ? "right" : "left"} ${Math.round(Math.abs(scroll.dx))}px`);
-    if (parts.length) report({ kind: "scroll", target: scroll.target, value: parts.join(", ") }, scroll.last);
+    if (parts.length) report({ kind: "scroll", target: scroll.target, value: parts.join(", ") }, scroll.last, scroll.first);
   }
 
   function reloaded() {
@@ -611,6 +615,7 @@
     if (pendingField && pendingField !== el) flushField();
     else flushScroll();
     if (isSensitive(el)) everPassword.add(el);
+    if (pendingField !== el) pendingFieldSince = Date.now();
     pendingField = el;
     pendingFieldAt = Date.now();
     if (mode === "record" && !fieldTimer) {
@@ -689,7 +694,7 @@
     if (pendingField) flushField();
     const target = scrollTarget(event);
     if (pendingScroll && pendingScroll.target !== target) flushScroll();
-    if (!pendingScroll) pendingScroll = { target, dx: 0, dy: 0, timer: 0, last: 0 };
+    if (!pendingScroll) pendingScroll = { target, dx: 0, dy: 0, timer: 0, first: Date.now(), last: 0 };
     pendingScroll.last = Date.now();
     const unit = event.deltaMode === 1 ? 40 : event.deltaMode === 2 ? window.innerHeight : 1;
     pendingScroll.dx += event.deltaX * unit;

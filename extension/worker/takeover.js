@@ -332,29 +332,45 @@ const FRAMES_PATIENCE_MS = 1000;
 // sent to the host after what it sent already. Returns the frames that did not answer in time (their page is slow,
 // or hangs) as a late answer (`awaitLate`), or null when all did.
 async function collectActions(task, mode) {
+  const endedAt = Date.now();
   const told = await Promise.all(tabsOfTask(task).map((tabId) => sendMode(tabId, mode, { patience: FRAMES_PATIENCE_MS })));
   for (const { actions } of told) for (const action of actions) queueAction(task, action);
   await flushActions(task.taskId);
   const late = told.flatMap((frames) => frames.late);
-  return late.length ? awaitLate(task, late) : null;
+  return late.length ? awaitLate(task, late, endedAt) : null;
 }
 
 // A slow page (not a hung one; a loaded machine) answers a moment after Hand back or Stop went on without it: what
 // it gives then (the field typed in up to then, in the answer or reported on its own just before it) goes to the host
 // for the takeover that ended, so nothing the person did is lost. Listened to this long at most.
 const LATE_PATIENCE_MS = 10000;
-const lateAnswers = new Map(); // tabId → the late answer its frames are awaited for: {taskId, startedAt, actions, done}
-function awaitLate(task, answers) {
-  // startedAt: this worker's word for the takeover (its own until the host's control comes), to tell a next one by
-  const late = { taskId: task.taskId, startedAt: task.control && task.control.startedAt, actions: [] };
+// tabId → the late answers its frames are awaited for, oldest first: [{taskId, endedAt, takeover, actions, done}]
+// (`takeover`: the host's startedAt of the takeover that ended, as its reply to Hand back or Stop said)
+const lateAnswers = new Map();
+function awaitLate(task, answers, endedAt) {
+  const late = { taskId: task.taskId, endedAt, takeover: undefined, actions: [] };
   const tabs = tabsOfTask(task);
-  for (const tabId of tabs) lateAnswers.set(tabId, late);
+  for (const tabId of tabs) lateAnswers.set(tabId, [...(lateAnswers.get(tabId) || []), late]);
   late.done = Promise.all(answers.map((answer) => answerWithin(LATE_PATIENCE_MS, answer))).then((replies) => {
-    for (const tabId of tabs) if (lateAnswers.get(tabId) === late) lateAnswers.delete(tabId);
+    for (const tabId of tabs) {
+      const left = (lateAnswers.get(tabId) || []).filter((waiting) => waiting !== late);
+      if (left.length) lateAnswers.set(tabId, left);
+      else lateAnswers.delete(tabId);
+    }
     late.actions.push(...replies.flatMap(actionsOf));
     return replies.some((reply) => reply === SILENT);
   });
   return late;
+}
+
+// The late answer an action a slow frame reported on its own belongs to: that of the first takeover to end after the
+// person did it (`at`). Done after they all ended, it is the takeover's going on now, or else the last one's.
+function lateAnswerOf(tabId, task, action) {
+  const waiting = lateAnswers.get(tabId) || [];
+  const at = Number.isFinite(action.at) ? action.at : Date.now();
+  const during = waiting.find((late) => at < late.endedAt);
+  if (during) return during;
+  return task && task.control ? null : waiting[waiting.length - 1] || null;
 }
 
 // After Hand back or Stop: what the late frames gave, and whether one is still silent (then the record keeps saying the
@@ -363,7 +379,8 @@ function awaitLate(task, answers) {
 async function sendLate(late) {
   const stillSilent = await late.done;
   if (stillSilent && !late.actions.length) return;
-  const batch = { actions: late.actions.slice(0, ACTIONS_PER_MESSAGE), ...(stillSilent ? { pageSilent: true } : {}) };
+  const batch = { actions: late.actions.slice(0, ACTIONS_PER_MESSAGE), ...(stillSilent ? { pageSilent: true } : {}),
+    ...(Number.isFinite(late.takeover) ? { startedAt: late.takeover } : {}) };
   outboxOf(late.taskId).late.push(batch);
   saveOutbox();
   flushActions(late.taskId);
@@ -474,13 +491,16 @@ async function stopTask(task) {
 // have recorded the end first (seen: the task stopped in the record, the answer lost with the host); not when it was
 // refused (nothing ended to add it to).
 async function endTakeover(request, late) {
+  let reply;
   try {
-    await requestHost(request);
+    reply = await requestHost(request);
   } catch (error) {
     if (late && hostNotThere(error)) sendLate(late);
     throw error;
   }
-  if (late) sendLate(late);
+  if (!late) return;
+  late.takeover = reply && reply.startedAt; // which takeover ended: another may end waiting for the page before it answers
+  sendLate(late);
 }
 
 async function answerTask(task, answer) {
@@ -515,10 +535,10 @@ function onCaptureAction(tabId, action) {
   // names the overlay's host element by its role and label (the overlay's UI is out of its sight)
   if (action.target === OVERLAY_TARGET) return;
   const task = runningTaskOfTab(tabId);
-  const late = lateAnswers.get(tabId);
-  // a slow frame reporting on its own what it held as the controls went back (no takeover begun since): the host takes
-  // no more actions for that takeover once it ended
-  if (late && (!task || !task.control || task.control.startedAt === late.startedAt)) {
+  // a slow frame reporting on its own what it held as the controls went back: the host takes no more actions for that
+  // takeover once it ended
+  const late = lateAnswerOf(tabId, task, action);
+  if (late) {
     late.actions.push(action);
     return;
   }

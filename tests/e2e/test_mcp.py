@@ -16,6 +16,7 @@ import re
 import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ from e2e_support import (
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
+from test_overlay_press import handed_back_page_silent, held_until, last_letter_on_a_slow_page
+from test_takeover import controlled_by_user
+from user_support import overlay_button, user_click
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
@@ -946,6 +950,48 @@ async def test_a_task_waiting_for_the_person_or_a_failing_model_says_so_and_what
                 assert "tabpilot popup's Settings" in failed["remedy"], failed
     finally:
         assert (await ask_host(harness, {"type": "settings.set", "askBefore": "irreversible"}))["ok"]
+
+
+async def test_what_a_slow_page_gives_late_reaches_the_client_following_the_task(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The person hands back while the page is slow: the takeover is told without the last letter they typed, then the
+    page gives it (task.amended). The popup and the page bridge showed the takeover updated; `tabpilot mcp` did not
+    pass the push on, and the client following the task never heard it. Now a progress line says it. Twice."""
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve", "always", name="Late Agent") as client:
+        for city in ("Osaka", "Nara"):
+            gate = threading.Event()
+            llm.add(ToolCall("AgentOutput", agent_output("Ask for the city", {
+                        "request_takeover": {"reason": "Please type your city"}})),
+                    held_until(gate, done("City set")))  # told once the client heard the update
+            client.progress.clear()
+            url = e2e_pages.url(f"account.html?late={city}")
+            call = asyncio.ensure_future(client.call("run_task", task=f"Set my city to {city}", url=url))
+            try:
+                task_id = await wait_until(lambda: asyncio.sleep(0, client.progress and task_id_in(
+                    client.progress[0][1])), "the task's id")
+                tab = await tab_at(harness.browser, url)
+                await controlled_by_user(harness, task_id)
+                box = await overlay_button(tab, "handback")
+                async with last_letter_on_a_slow_page(harness, tab, task_id, city):
+                    await user_click(tab, box["x"], box["y"])
+                    await handed_back_page_silent(harness, task_id)
+
+                async def said(words: str) -> str | None:
+                    return next((m for _, m in client.progress if m and words in m), None)
+
+                updated = await wait_until(functools.partial(said, "updated: the person took over"),
+                                           "the update of the takeover, in the progress", 30)
+                assert "the page answered late" in updated, updated
+            finally:
+                gate.set()
+            is_error, result = await call
+            assert not is_error and result["success"], result
+            is_error, task = await client.call("get_task", taskId=task_id)
+            [takeover] = [e for e in task["history"] if e.get("type") == "user_takeover"]
+            assert [a.get("value") for a in takeover["actions"] if a["kind"] == "input"] == [city], takeover
+            await harness.browser.close_tab(tab.target_id)
 
 
 async def test_a_huge_task_is_refused_before_the_person_is_asked(harness: Harness, llm: ScriptedLLMServer) -> None:

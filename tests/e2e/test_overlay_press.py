@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import threading
 from collections.abc import AsyncIterator
@@ -505,6 +506,61 @@ async def test_what_a_slow_page_gives_after_stop_is_recorded(
         assert typed_in_takeover(record)[1] == {"kind": "note", "description": f"({ANSWERED_LATE})"}
         assert record["task"]["status"] == "stopped", record["task"]
         assert typed_in_takeover(await snapshot(harness, task_id)) == typed_in_takeover(record)
+
+
+async def test_what_a_slow_page_gives_late_goes_to_its_own_takeover_when_the_next_one_also_waited_for_it(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Hand back on a slow page, then Take over and Hand back again (from the popup) before the page answered: both
+    # takeovers ended waiting for it. What it then gave, the last letter typed in the first, went into the second (the
+    # host added it to the task's last takeover that ended so). Now it goes into the one it was typed in, in the record
+    # and in what the model reads next. Twice: a second task in the same page too.
+    for round_, city in enumerate(("Toyama", "Fukui")):
+        gate, after = threading.Event(), []
+        llm.add(agent_call("Ask for the city", {"request_takeover": {"reason": "Please type your city"}}),
+                # asked once the page answers (the agent reads it first): told once the record has what it gave
+                held_until(gate, agent_call("Wait for the page", {"wait": {"seconds": 1}})),
+                account_told(after, done("City set")))
+        await configure(harness, llm)
+        task_id = await start(harness, account_tab, f"Set my city, twice ({round_})")
+        await controlled_by_user(harness, task_id)
+        popup = await harness.open_popup(account_tab)
+        try:
+            async with last_letter_on_a_slow_page(harness, account_tab, task_id, city):
+                for ended_ in (1, 2):
+                    if ended_ == 2:
+                        await popup.wait_for("!document.getElementById('takeover').hidden && "
+                                             "!document.getElementById('takeover').disabled", "the popup's Take over")
+                        await popup.click("#takeover")
+                        await controlled_by_user(harness, task_id)
+                    await popup.wait_for("!document.getElementById('handback-box').hidden && "
+                                         "!document.getElementById('handback').disabled", "the popup's Hand back")
+                    await popup.click("#handback")
+
+                    async def handed_back(t: str = task_id, n: int = ended_) -> list[dict[str, Any]] | None:
+                        snap = await snapshot(harness, t)
+                        ended = takeovers(snap["history"])
+                        return ended if not snap["control"] and len(ended) == n else None
+
+                    waited = await wait_until(handed_back, "the controls to go back while the page is slow", 20)
+                assert [t["actions"][-1] for t in waited] == [{"kind": "note", "description": f"({PAGE_SILENT})"}] * 2
+
+            async def both_answered(t: str = task_id) -> list[dict[str, Any]] | None:
+                reply = await ask_host(harness, {"type": "history.get", "taskId": t})
+                events = takeovers(reply["data"]["events"])
+                return events if all(f"({ANSWERED_LATE})" in json.dumps(e["actions"]) for e in events) else None
+
+            first, second = await wait_until(both_answered, "what the slow page gave late to be in the record", 30)
+            assert [a.get("value") for a in first["actions"] if a["kind"] == "input"] == [city], first["actions"]
+            assert second["actions"] == [{"kind": "note", "description": f"({ANSWERED_LATE})"}], second["actions"]
+        finally:
+            gate.set()
+            await harness.browser.close_tab(popup.tab.target_id)
+        end = await ended(harness, task_id)
+        assert end["status"] == "completed", end
+        account = "\n".join(str(m.get("content")) for m in after[0]["messages"])
+        told = re.findall(r"<user_takeover>(The user took over.*?)</user_takeover>", account, re.DOTALL)
+        assert len(told) == 2 and f'"{city}"' in told[0] and city not in told[1], told
 
 
 async def handed_back_page_silent(harness: Harness, task_id: str) -> dict[str, Any]:

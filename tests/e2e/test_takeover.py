@@ -28,6 +28,7 @@ from e2e_support import (
     prompt_text,
     wait_until,
 )
+from takeover_support import Person, evaluate
 from user_support import (
     come_back,
     cut_in_overlay,
@@ -806,6 +807,60 @@ async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
     assert (event["reason"], event["note"]) == ("user", "Nothing to do, go on"), event
     await panel.wait_for("document.body.dataset.status === 'completed'", "the side panel to show the end")
     assert await panel.text("#task-status") == "Completed"
+
+
+# --- two frames: what the person did, in the order they did it --------------------------------------------------------
+@pytest_asyncio.fixture(loop_scope="module")
+async def trip_tab(harness: Harness, e2e_pages: LocalFiles) -> AsyncIterator[Tab]:
+    """A page whose City field is in a frame from another site, its Submit button in the page itself."""
+    tab = await harness.browser.new_tab(e2e_pages.url("trip.html"))
+    city = e2e_pages.url("trip_city.html", host="localhost")
+    await tab.evaluate(f"new Promise((loaded) => {{ const frame = document.getElementById('where');"
+                       f" frame.onload = loaded; frame.src = {json.dumps(city)}; }})")
+    await tab.track_frames()
+    await wait_until(lambda: _async(any("trip_city" in f.url for f in tab.frames.values())), "the cross-site frame")
+    yield tab
+    if not tab.closed:
+        await harness.browser.close_tab(tab.target_id)
+
+
+async def test_typing_in_a_cross_site_frame_then_clicking_in_the_page_is_told_in_that_order(
+    harness: Harness, llm: ScriptedLLMServer, trip_tab: Tab
+) -> None:
+    """A frame reports a field up to 0.2 s after its key, each frame on its own: a person who typed a city in the
+    cross-site frame and clicked Submit in the page right after had the click recorded first, and the model was told
+    "clicked Submit, then typed Lyon". Twice, on the same page: the record and the model's next request say the
+    typing first."""
+    await configure(harness, llm)
+    [frame] = [f for f in trip_tab.frames.values() if "trip_city" in f.url]
+    person = await Person.at(harness.browser.launched.ws_url, trip_tab.target_id)
+    try:
+        for city in ("Lyon", "Osaka"):
+            await evaluate(frame.session, "document.getElementById('city').value = ''")
+            after: list[dict[str, Any]] = []
+            llm.add(Delay(60), account_told(after, done("Trip planned")))  # thinking when the person takes over
+            task_id = await taken_over_while_thinking(harness, llm, trip_tab, f"Plan a trip to {city}")
+            submit = await page_box(trip_tab, "#submit")
+            await person.click_in_frame(frame.session, "document.getElementById('where')",
+                                        "document.getElementById('city')")
+            await person.type(city)
+            await user_click(trip_tab, submit["x"], submit["y"])  # at once: before the frame reported the city
+            await wait_until(lambda: trip_tab.evaluate("window.received.length > 0"), "the page to see the click")
+            await trip_tab.evaluate("window.received.length = 0")
+            await wait_until(lambda t=task_id: _async('button \\"Submit\\"' in open_takeover(harness, t)),
+                             "the host to have the click")
+            await press_overlay(trip_tab, "handback")
+
+            end = await ended(harness, task_id)
+            assert end["status"] == "completed", end
+            [event] = takeovers(end["history"])
+            assert [(a["kind"], a["target"], a.get("value")) for a in event["actions"]] == [
+                ("input", 'textbox "City"', city), ("click", 'button "Submit"', None)], event["actions"]
+            account = "\n".join(str(m.get("content")) for m in after[0]["messages"])
+            told = account[account.index("<user_takeover>"):]
+            assert told.index(f'typed in textbox "City" → "{city}"') < told.index('clicked button "Submit"'), told
+    finally:
+        await person.close()
 
 
 # --- Stop while the user has the controls: what they did is recorded, the task ends stopped ---------------------------

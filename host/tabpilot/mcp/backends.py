@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..i18n import text
 from .hostlink import HostGone, HostLink, HostRefused, HostUnavailable
-from .progress import activity_message, control_message, event_message, remedy, started_message, steps_of
+from .progress import (
+    activity_message,
+    amended_message,
+    control_message,
+    event_message,
+    remedy,
+    started_message,
+    steps_of,
+)
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -244,6 +252,8 @@ class HostBackend:
             message = None
             if kind == "task.event":
                 message = event_message(push.get("event") or {})
+            elif kind == "task.amended":
+                message = amended_message(push.get("event") or {})
             elif kind == "task.activity":
                 message = activity_message(push.get("activity") or {})
             elif kind == "task.control":  # said once for each action waiting for the person's yes

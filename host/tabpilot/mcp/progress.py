@@ -43,6 +43,17 @@ def event_message(event: dict[str, Any]) -> str | None:
     return None
 
 
+def amended_message(event: dict[str, Any]) -> str | None:
+    """The progress line for an event told before, changed since (task.amended: a takeover that ended while the page
+    was slow, which the page's late answer completed), or None."""
+    told = event_message(event)
+    if told is None:
+        return None
+    actions = event.get("actions") or []
+    last = actions[-1] if actions and isinstance(actions[-1], dict) and actions[-1].get("kind") == "note" else {}
+    return f"updated: {told}" + (f" {_clip(str(last['description']))}" if last.get("description") else "")
+
+
 GUARDS = {"blocked": "blocked", "denied": "not done", "expired": "not done", "unasked": "not done",
           "allowed": "allowed"}
 WHERE_THE_PERSON_ANSWERS = "the tabpilot popup or side panel, or the page's tabpilot overlay"

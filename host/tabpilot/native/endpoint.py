@@ -64,8 +64,9 @@ CANCELLABLE = ("approval.ask",)
 CLOSE_RECORD_WAIT = 0.5  # s a closing endpoint gives its clients' withdrawn questions to be recorded
 WITHDRAWN = ("the program that asked stopped waiting for your answer (its call was cancelled or timed out, or it "
              "closed) before you answered; nothing was started")
-# task.control: an action waiting for the person's yes (the client says so while it waits: mcp/progress.py)
-TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.control", "task.result")
+# task.control: an action waiting for the person's yes (the client says so while it waits: mcp/progress.py);
+# task.amended: a takeover the page's late answer completed
+TASK_PUSHES = ("task.status", "task.activity", "task.event", "task.amended", "task.control", "task.result")
 LOCAL_SOURCE = "mcp"
 PAGE_READ_TIMEOUT = 30.0
 MAX_HELLO_FRAME = 16 * 1024  # a hello is ~100 bytes; before it nothing larger is read

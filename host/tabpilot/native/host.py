@@ -365,10 +365,9 @@ class NativeHost:
         return {"taskId": await self.tasks.start(request, use_my_model=use_my_model)}
 
     async def _task_stop(self, request: TaskStop) -> dict[str, Any]:
-        if request.page_silent and request.task_id:
-            self.tasks.page_silent(request.task_id)
+        waiting = self.tasks.page_silent(request.task_id) if request.page_silent and request.task_id else None
         await self.tasks.stop(request.task_id)
-        return {}
+        return _waiting_for_page(waiting)
 
     async def _task_get(self, request: TaskGet) -> dict[str, Any]:
         return {"task": self.tasks.get(task_id=request.task_id, tab_id=request.tab_id)}
@@ -395,14 +394,14 @@ class NativeHost:
 
     async def _takeover_late(self, request: TakeoverLate) -> dict[str, Any]:
         actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
-        await self.tasks.add_late_answer(request.task_id, actions, still_silent=request.page_silent)
+        await self.tasks.add_late_answer(request.task_id, actions, still_silent=request.page_silent,
+                                         started_at=request.started_at)
         return {}
 
     async def _task_handback(self, request: TaskHandback) -> dict[str, Any]:
-        if request.page_silent:
-            self.tasks.page_silent(request.task_id)
+        waiting = self.tasks.page_silent(request.task_id) if request.page_silent else None
         await self.tasks.hand_back(request.task_id, request.note)
-        return {}
+        return _waiting_for_page(waiting)
 
     async def _task_answer(self, request: TaskAnswer) -> dict[str, Any]:
         self.tasks.answer(request.task_id, request.answer)
@@ -582,6 +581,12 @@ class NativeHost:
         if not self.approvals.withdraw(request.approval_id):
             raise RequestFailed(say("popup.question_closed", self.tasks.ui_language), "not_found")
         return {}
+
+
+def _waiting_for_page(started_at: int | None) -> dict[str, Any]:
+    """The reply to a Hand back or Stop that ended a takeover waiting for its page (`pageSilent`): which takeover, for
+    what the page gives late (`takeover.late`) to name."""
+    return {} if started_at is None else {"startedAt": started_at}
 
 
 def _secrets_reply() -> dict[str, Any]:

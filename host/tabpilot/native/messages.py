@@ -236,7 +236,7 @@ class TakeoverAction(WireModel):
     target: str = Field("", max_length=1000)
     value: str | None = Field(None, max_length=20_000)
     url: str = Field("", max_length=10_000)
-    at: float
+    at: float  # when the person did it (epoch ms; a field: its first key since its last report): the order kept
     again: bool | None = None  # an input into the field the previous action typed in (typing resumed after a pause)
     blank: bool | None = None  # a click that reached no control: on an empty area of `target` (an area, or "page")
     # of such a click, the area's no name: what it holds that a person would tell it by (`textbox "Email"`)
@@ -257,13 +257,14 @@ class TakeoverActions(Request):
 
 class TakeoverLate(Request):
     """What the frames that did not answer in time at Hand back or Stop (`pageSilent`) gave afterwards, for the
-    takeover that ended then: the task's last that ended (the host knows which; the extension, which may not have
-    heard its `control` yet, need not)."""
+    takeover that ended then: the one begun at `startedAt`, as the Hand back's or Stop's reply said; without it (that
+    reply never came: its host went first), the task's last that ended waiting for its page."""
 
     type: Literal["takeover.late"]
     task_id: str = Field(alias="taskId", min_length=1)
     actions: list[TakeoverAction] = Field(max_length=1000)
     page_silent: bool = Field(False, alias="pageSilent")  # a frame has still not answered
+    started_at: float | None = Field(None, alias="startedAt")
 
 
 class TaskHandback(Request):

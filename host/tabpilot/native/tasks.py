@@ -538,10 +538,12 @@ class TaskManager:
                      len(actions))
         return added
 
-    async def add_late_answer(self, task_id: str, actions: list[dict[str, Any]], *, still_silent: bool) -> None:
-        """What the page's frames that did not answer in time when a takeover ended gave afterwards, to the task's last
-        takeover that ended: in the run going on (the model reads it at its next step), or in the record of a task
-        no run goes on with (Stop; its host went meanwhile). Views are pushed the takeover's event as amended."""
+    async def add_late_answer(self, task_id: str, actions: list[dict[str, Any]], *, still_silent: bool,
+                              started_at: float | None = None) -> None:
+        """What the page's frames that did not answer in time when a takeover ended gave afterwards, to that takeover
+        (begun at `started_at`; without it, the task's last that ended): in the run going on (the model reads it at its
+        next step), or in the record of a task no run goes on with (Stop; its host went meanwhile). Views are pushed
+        the takeover's event as amended."""
         from ..i18n import for_reader
         from ..taskrun.takeover import replace_takeover
         from .messages import TaskAmendedPush
@@ -549,7 +551,7 @@ class TaskManager:
         entry = self._tasks.get(task_id)
         run = entry.run if entry is not None else None
         if run is not None and not isinstance(run, EndedRun) and run.running:
-            amended = run.add_late_answer(actions, still_silent=still_silent)
+            amended = run.add_late_answer(actions, still_silent=still_silent, started_at=started_at)
             # none ended waiting for the page: the Hand back never reached a host (its host went first), and the
             # takeover this run took up is still under way
             if amended is None and run.add_takeover_actions(actions):
@@ -558,7 +560,7 @@ class TaskManager:
             ended = run if isinstance(run, EndedRun) else None
             guard = await asyncio.to_thread(self._guard_of_ended, task_id, ended)
             amended = await asyncio.to_thread(self._amend_ended_takeover, task_id,
-                                              [guard.hide(action) for action in actions], still_silent)
+                                              [guard.hide(action) for action in actions], still_silent, started_at)
             if amended is not None and run is not None:
                 replace_takeover(run.history, amended)  # what task.get shows
         if amended is None:
@@ -577,8 +579,8 @@ class TaskManager:
         guard.go_on_from(kept(task_id))
         return guard
 
-    def _amend_ended_takeover(self, task_id: str, shown: list[dict[str, Any]],
-                              still_silent: bool) -> dict[str, Any] | None:
+    def _amend_ended_takeover(self, task_id: str, shown: list[dict[str, Any]], still_silent: bool,
+                              started_at: float | None) -> dict[str, Any] | None:
         """The recorded takeover, `with_late_answer`; or, when the Hand back or Stop never reached a host (its host went
         first), `with_late_actions` when its host's death cut it short. None when the record has neither."""
         from ..store.tasks import TaskNotFound
@@ -592,15 +594,15 @@ class TaskManager:
             return changed
 
         try:
-            return amended[0] if self._store().amend_last_takeover(task_id, change) else None
+            return amended[0] if self._store().amend_last_takeover(task_id, change, started_at=started_at) else None
         except TaskNotFound as exc:
             raise RequestFailed(say("popup.no_host_task", self.ui_language, task_id=task_id), "not_found") from exc
 
-    def page_silent(self, task_id: str) -> None:
-        """The extension could not get the person's last actions from the task's page (its script hangs)."""
+    def page_silent(self, task_id: str) -> int | None:
+        """The extension could not get the person's last actions from the task's page (its script hangs). When the
+        takeover under way began (None: none is): what the page gives late names it."""
         run = self._find(task_id).run
-        if run is not None and not isinstance(run, EndedRun):
-            run.page_silent()
+        return run.page_silent() if run is not None and not isinstance(run, EndedRun) else None
 
     async def hand_back(self, task_id: str, note: str | None) -> None:
         if await self._running(task_id).hand_back(note) is None:

@@ -517,22 +517,27 @@ class TaskStore:
         self._drop_open_takeover(task_id)
 
     def amend_last_takeover(self, task_id: str, change: Callable[[dict[str, Any]], dict[str, Any] | None], *,
-                            running: bool = False) -> bool:
-        """Change the last `user_takeover` event of a task no host runs any more (found interrupted, or ended), or
-        with `running` of the caller's own run: `change` gets it and returns it changed, or None to leave it. For what
-        the person did in a takeover that its host never got, or the page gave late. False when the task runs (unless
-        `running`), has no such event, or `change` left it; TaskNotFound when the record has no such task."""
+                            running: bool = False, started_at: float | None = None) -> bool:
+        """Change the last `user_takeover` event (with `started_at`, the last begun then) of a task no host runs any
+        more (found interrupted, or ended), or with `running` of the caller's own run: `change` gets it and returns it
+        changed, or None to leave it. For what the person did in a takeover that its host never got, or the page gave
+        late. False when the task runs (unless `running`), has no such event, or `change` left it; TaskNotFound when
+        the record has no such task."""
         with self._lock, self._transaction():
             task = self._db.execute("SELECT status FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if task is None:
                 raise TaskNotFound(task_id)
             if task["status"] == "running" and not running:
                 return False
-            row = self._db.execute(
-                "SELECT seq, body FROM events WHERE task_id = ? AND type = 'user_takeover' ORDER BY seq DESC LIMIT 1",
-                (task_id,)).fetchone()
-            event = None if row is None else _decoded(row["body"])
-            changed = change(event) if isinstance(event, dict) else None
+            for row in self._db.execute(
+                    "SELECT seq, body FROM events WHERE task_id = ? AND type = 'user_takeover' ORDER BY seq DESC",
+                    (task_id,)).fetchall():
+                event = _decoded(row["body"])
+                if isinstance(event, dict) and started_at in (None, event.get("startedAt")):
+                    break
+            else:
+                return False
+            changed = change(event)
             if changed is None:
                 return False
             body = storable(json.dumps(self._clean(changed, task_id), ensure_ascii=False, default=str))

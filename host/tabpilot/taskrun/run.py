@@ -111,7 +111,7 @@ class TaskRun:
         # A takeover being ended (its event made, the URL after it read): the run's end waits for its event.
         self._takeover_ending: asyncio.Future[None] | None = None
         self._handed_back: list[asyncio.Future[UserTakeoverEvent]] = []  # request_takeover waiting
-        self._last_takeover: UserTakeoverEvent | None = None  # the last one that ended, as the agent has it
+        self._ended_takeovers: list[UserTakeoverEvent] = []  # those that ended, as the agent has them
         self._question: str | None = None
         self._answer: asyncio.Future[str] | None = None
         self._refused_tab: Tab | None = None  # where input is refused while the user has the controls
@@ -210,8 +210,8 @@ class TaskRun:
             self._append(note.to_wire())
         self._resumed_history = history
         # what the page gives late of a takeover that ended before the host went goes to it (`add_late_answer`)
-        self._last_takeover = next((event for event in reversed(history)
-                                    if isinstance(event, UserTakeoverEvent) and event.ended_at is not None), None)
+        self._ended_takeovers = [event for event in history
+                                 if isinstance(event, UserTakeoverEvent) and event.ended_at is not None]
         if isinstance(state.get("takeover"), dict):
             takeover = self._takeover = Takeover.from_state(state["takeover"])
             if self._guard is not None:  # the person has the controls: the task's domains hold the agent only
@@ -423,7 +423,8 @@ class TaskRun:
         if because is not None and self._stopped_because is None:
             self._stopped_because = because
         if self._takeover is not None:  # Stop while the user has the controls: what they did is recorded first
-            event = self._last_takeover = await self._end_takeover(None)
+            event = await self._end_takeover(None)
+            self._ended_takeovers.append(event)
             if self.agent is not None and self.agent.running:
                 self.agent.push_takeover(event)
             else:
@@ -515,17 +516,18 @@ class TaskRun:
         """The takeover's event as it would be recorded now without the person's actions (its `actions`: the notes
         after theirs); the index of the first of theirs that changed since the last call; and theirs, redacted, each
         once: redacting them all again at every batch took ~340 ms of the event loop for a takeover of 2,000
-        actions (bench_takeover). Actions only grow, or the last one is replaced (typing resumed): that one is
-        redone."""
+        actions (bench_takeover). Only what changed is redone: from the first action that is not the one shown
+        there (Takeover.add replaces one, or puts one before others that arrived first)."""
         wire = takeover.unfinished().to_wire()
         everything = wire.pop("actions")
         actions, tail = everything[:len(takeover.actions)], everything[len(takeover.actions):]
         cache = self._shown_actions
         if cache is None or cache[0] is not takeover:
             cache = self._shown_actions = (takeover, [], [])
-        _, raw, shown = cache
-        redo = max(0, min(len(shown), len(actions)) - 1)
-        raw[redo:] = actions[redo:]
+        _, kept, shown = cache
+        redo = next((i for i, (was, now) in enumerate(zip(kept, takeover.actions, strict=False)) if was is not now),
+                    min(len(kept), len(takeover.actions)))
+        kept[redo:] = takeover.actions[redo:]
         shown[redo:] = [self._shown(action) for action in actions[redo:]]
         head: dict[str, Any] = self._shown(wire)
         head["actions"] = [self._shown(note) for note in tail]
@@ -538,38 +540,40 @@ class TaskRun:
         actions = wire.get("actions")
         if wire.get("type") != "user_takeover" or cache is None or not isinstance(actions, list):
             return self._shown(wire)
-        _, raw, shown = cache
+        _, kept, shown = cache
         self._shown_actions = None  # the takeover is over
-        same = len(raw) if actions[:len(raw)] == raw else 0  # else not the actions kept: all redone
+        same = len(kept) if actions[:len(kept)] == kept else 0  # else not the actions kept: all redone
         event: dict[str, Any] = self._shown({**wire, "actions": []})
         event["actions"] = [*shown[:same], *(self._shown(action) for action in actions[same:])]
         return event
 
-    def page_silent(self) -> None:
+    def page_silent(self) -> int | None:
         """What the person did last in the page may be missing from the takeover under way: the extension asked the
-        page's frames for what they still held, and one did not answer in time (its own script hangs)."""
-        if self._takeover is not None:
-            self._takeover.page_silent = True
-            self._keep_takeover()  # a host that dies before the event is recorded leaves the same note
-            self._save_state()
+        page's frames for what they still held, and one did not answer in time (its own script hangs). When it began:
+        what the page gives late names it (`add_late_answer`)."""
+        if self._takeover is None:
+            return None
+        self._takeover.page_silent = True
+        self._keep_takeover()  # a host that dies before the event is recorded leaves the same note
+        self._save_state()
+        return self._takeover.started_at
 
-    def add_late_answer(self, actions: list[dict[str, Any]], *, still_silent: bool) -> dict[str, Any] | None:
-        """What the page gave late (`page_silent`) to the last takeover that ended: in the agent's history (the model
-        reads it at its next step) and in the record. The takeover's event as amended (shown); None when the last one
-        that ended did not end waiting for the page."""
-        event = self._last_takeover
+    def add_late_answer(self, actions: list[dict[str, Any]], *, still_silent: bool,
+                        started_at: float | None = None) -> dict[str, Any] | None:
+        """What the page gave late (`page_silent`) to the takeover that ended begun at `started_at` (without it, the
+        last that ended): in the agent's history (the model reads it at its next step) and in the record. The
+        takeover's event as amended (shown); None when that one did not end waiting for the page."""
+        event = next((ended for ended in reversed(self._ended_takeovers)
+                      if started_at in (None, ended.started_at)), None)
         changed = None if event is None else with_late_answer(event.to_wire(), actions, still_silent=still_silent)
         if event is None or changed is None:
             return None
         event.actions = changed["actions"]
         shown: dict[str, Any] = self._shown(changed)
         replace_takeover(self.history, shown)
-        task_id = str(self.task_id)
-
-        def amend(recorded: dict[str, Any]) -> dict[str, Any] | None:
-            return shown if recorded.get("startedAt") == shown.get("startedAt") else None
-
-        self._writer.submit(lambda: self.store.amend_last_takeover(task_id, amend, running=True), self._record_failed)
+        task_id, begun = str(self.task_id), event.started_at
+        self._writer.submit(lambda: self.store.amend_last_takeover(task_id, lambda _recorded: shown, running=True,
+                                                                   started_at=begun), self._record_failed)
         log.info("task %s: %d action(s) the page gave late, added to the takeover that ended", self.task_id,
                  len(actions))
         return shown
@@ -579,7 +583,8 @@ class TaskRun:
         once), then the run goes on and the agent reads the page again. None if they did not have them."""
         if self._takeover is None or self.finished is not None:
             return None
-        event = self._last_takeover = await self._end_takeover(note)
+        event = await self._end_takeover(note)
+        self._ended_takeovers.append(event)
         if self.agent is not None and self.agent.running:
             self.agent.push_takeover(event)
         else:

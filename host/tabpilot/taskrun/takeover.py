@@ -109,22 +109,35 @@ class Takeover:
         return takeover
 
     def add(self, actions: list[dict[str, Any]]) -> None:
-        """Append in order. A field typed in again right after its last report (capture.js reports a field within
-        0.2 s of a key while the person types on, and again when they are done with it, marked `again`) stays one
-        action, with its latest value; two fields named alike (each cart row's "Quantity") are two. An action sent
-        again (a batch its host went before answering) is kept once."""
+        """In the order the person did them (`at`), not the order they arrived in: each frame of a page reports on
+        its own, a field it was typed in up to 0.2 s after the key, so typing in a cross-site frame then clicking in
+        the page arrived as the click first. A field typed in again right after its last report (capture.js reports
+        a field within 0.2 s of a key while the person types on, and again when they are done with it, marked
+        `again`) stays one action, with its latest value, unless something else was done in between; two fields
+        named alike (each cart row's "Quantity") are two. An action sent again (a batch its host went before
+        answering) is kept once."""
         for reported in actions:
             action = {key: value for key, value in reported.items() if key != "again"}
-            last = self.actions[-1] if self.actions else None
             if self._resent(action) or self._told_already(action):
                 continue
-            if (reported.get("again") and last is not None and action.get("kind") == "input"
-                    and last.get("kind") == "input"):
-                self.actions[-1] = action
+            place = self._place(action.get("at"))
+            before = self.actions[place - 1] if place else None
+            if (reported.get("again") and before is not None and action.get("kind") == "input"
+                    and before.get("kind") == "input" and before.get("target") == action.get("target")):
+                self.actions[place - 1] = action
             elif len(self.actions) < MAX_ACTIONS:
-                self.actions.append(action)
+                self.actions.insert(place, action)
             else:
                 self.dropped += 1
+
+    def _place(self, at: Any) -> int:
+        """Where an action done at `at` goes: after every action done before it or at the same moment."""
+        place = len(self.actions)
+        if not isinstance(at, int | float):
+            return place
+        while place and _done_at(self.actions[place - 1]) > at:
+            place -= 1
+        return place
 
     def _resent(self, action: dict[str, Any]) -> bool:
         return action in self.actions[-RESENT_LOOKBACK:]
@@ -172,6 +185,11 @@ class Takeover:
             actions=actions,
             note=(note or "").strip() or None,
         )
+
+
+def _done_at(action: dict[str, Any]) -> float:
+    at = action.get("at")
+    return at if isinstance(at, int | float) else float("-inf")
 
 
 def _note(description: str) -> dict[str, str]:
