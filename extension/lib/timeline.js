@@ -65,8 +65,9 @@ const Timeline = (() => {
         const reflection = event.reflection || {};
         const action = event.action || {};
         // the model's verdict on the step before, first and labelled so: under this card's own result it read as a
-        // verdict on it ("Success" under an action the user had denied)
-        if (reflection.evaluation_previous_goal) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
+        // verdict on it ("Success" under an action the user had denied). Step 1 has no step before it: its card
+        // opened with "Previous step: Success".
+        if (reflection.evaluation_previous_goal && event.stepIndex !== 0) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
         line(li, "goal", t("cardGoal"), reflection.next_goal);
         line(li, "action", t("cardAction"), `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
         // an action the person's taking the controls stopped: said to them, not the model's instructions in output
