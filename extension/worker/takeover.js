@@ -231,6 +231,12 @@ function captureMode(task) {
 function taskChanged(task) {
   const running = task.status === "running";
   for (const tabId of tabsOfTask(task)) {
+    // A push of a task this tab no longer runs (its late end, or the task looked up again) changes that task only:
+    // the tab's input refusal and capture are the task's it runs now. Applied, a late "stopped" of the one before
+    // lifted the refusal and stopped the recording of a person who had the controls of the new one (the field they
+    // were typing in went to the task before).
+    const current = runningTaskOfTab(tabId);
+    if (current && current !== task) continue;
     if (running && task.control) userHasControls.add(tabId);
     else userHasControls.delete(tabId);
     // a frame that stops recording hands over the field still being typed in: the person's, sent as the rest
