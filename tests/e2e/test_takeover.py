@@ -724,18 +724,26 @@ async def test_the_pages_own_address_changes_are_not_told_as_where_the_person_we
 
 
 # --- the takeover survives a reload, and the worker re-learns it from the host ----------------------------------------
+async def taken_over_as_it_thinks(harness: Harness, llm: ScriptedLLMServer, tab: Tab, problems: list[str],
+                                  result: str) -> str:
+    """A task started on `tab` that ticks the terms once handed back (then done: `result`), whose controls the person
+    took with Take over in the overlay while the agent thought about its first step."""
+    asked = len(llm.requests)
+    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems), done(result))
+    await configure(harness, llm)
+    task_id = await start(harness, tab, "Tick the terms after I am done")
+    await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) > asked), "the agent to think")
+    await press_overlay(tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    return task_id
+
+
 async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
     problems: list[str] = []
-    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems),
-            done("Done after the reload"))
-    await configure(harness, llm)
-    task_id = await start(harness, account_tab, "Tick the terms after I am done")
-    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
-    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
-    await press_overlay(account_tab, "takeover")
-    await controlled_by_user(harness, task_id)
+    task_id = await taken_over_as_it_thinks(harness, llm, account_tab, problems, "Done after the reload")
     await user_fill(account_tab, "#name", "Before reload")
     box = await page_box(account_tab, "#plus")
     await user_click(account_tab, box["x"], box["y"])
@@ -786,13 +794,7 @@ async def test_a_late_push_of_the_tabs_previous_task_leaves_the_task_it_runs_now
     first = await start(harness, account_tab, "Say hello")
     first_end = await ended(harness, first)
     assert first_end["status"] == "completed", first_end
-    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems),
-            done("Done after the person"))
-    second = await start(harness, account_tab, "Tick the terms after I am done")
-    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
-    await wait_until(lambda: _async(len(llm.requests) >= 2), "the agent to think")
-    await press_overlay(account_tab, "takeover")
-    await controlled_by_user(harness, second)
+    second = await taken_over_as_it_thinks(harness, llm, account_tab, problems, "Done after the person")
     await user_fill(account_tab, "#name", "Before the late pushes")
     tab_id = await harness.chrome_tab_id(account_tab)
 
