@@ -227,5 +227,14 @@ const Timeline = (() => {
     return { message: text, text: last.dataset.text, code: last.dataset.code, params };
   }
 
-  return { renderEvent, shown, activityText, render, amend, el, short, failure, failedEvent };
+  // What a task tabpilot's host stopped under says the person can do, by who asked for it (a task snapshot's or a
+  // record's `source` and `requester`): their own is run again from the box (the popup puts it back there); a page's
+  // or a program's is not theirs to run from an empty box: the one that asked can ask again.
+  function interrupted(source, requester) {
+    if (requester && source === "page") return t("interruptedPageResult", requester);
+    if (requester && source === "mcp") return t("interruptedProgramResult", requester);
+    return t("interruptedResult");
+  }
+
+  return { renderEvent, shown, activityText, render, amend, el, short, failure, failedEvent, interrupted };
 })();

@@ -38,7 +38,8 @@ const USER_TOOK_OVER = "the user took over";
 const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseout", "mouseenter", "mouseleave",
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
-const tasks = new Map(); // taskId → {taskId, tabId, task, status, control, question, nextGoal, activity, outcome, failure}
+// taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure}
+const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
 const inputWindows = new Map(); // tabId → [{start, end}] of the Input.* calls relayed (end null: in flight)
@@ -68,6 +69,7 @@ function learnSnapshot(snapshot) {
   const known = tasks.get(snapshot.taskId) || { taskId: snapshot.taskId, nextGoal: null, activity: null };
   Object.assign(known, {
     tabId: snapshot.tabId ?? known.tabId, task: snapshot.task ?? known.task, status: snapshot.status,
+    source: snapshot.source ?? known.source, requester: snapshot.requester ?? known.requester ?? null,
     control: snapshot.control || null, question: snapshot.question || null, approval: snapshot.approval || null,
   });
   if (snapshot.activity !== undefined) known.activity = snapshot.activity;
@@ -684,9 +686,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
-  const { taskId, task: text, status, control, question, approval, nextGoal } = task;
+  const { taskId, task: text, status, control, question, approval, nextGoal, source, requester } = task;
   const outcome = status === "running" ? null : task.outcome || null;
-  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, outcome } };
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, outcome, source,
+    requester } };
 }
 
 // Posted only when it changed: each post re-renders the overlay in the page, and the pushes of a step come

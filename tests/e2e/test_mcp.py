@@ -31,6 +31,7 @@ from e2e_support import (
     act_on,
     agent_output,
     done,
+    interrupted_said,
     run_in_popup,
     task_row,
     wait_status,
@@ -39,6 +40,7 @@ from e2e_support import (
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
+from user_support import wait_overlay
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
@@ -996,6 +998,16 @@ async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
         assert not problems, problems
         assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
         assert len(harness.host_pids()) == 1
+        # the person, in the killed task's tab, is told who can run it again: the program, not their empty box
+        killed_tab = await tab_at(harness.browser, e2e_pages.url("form.html?killed"))
+        said = interrupted_said("mcp", "e2e-client")
+        await wait_overlay(killed_tab, "the overlay to say what to do", lambda o: o["outcome"] == said)
+        popup = await harness.open_popup(killed_tab)
+        await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show the killed task")
+        assert (await popup.text("#result-text"), await popup.js("document.getElementById('task-input').value")) == \
+            (said, "")
+        await popup.screenshot(SCREENS / "mcp-task-interrupted.png")
+        await harness.browser.close_tab(popup.tab.target_id)
 
 
 async def test_cancelling_the_call_stops_the_task(

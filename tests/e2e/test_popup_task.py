@@ -22,6 +22,7 @@ from e2e_support import (
     agent_output,
     configure,
     done,
+    interrupted_said,
     popup_task_id,
     run_in_popup,
     start_task,
@@ -503,8 +504,7 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
 
 
 # --- a popup opened after the host that ran its tab's task went --------------------------------------------------
-INTERRUPTED_SAID = ("Interrupted: tabpilot's host stopped before this task finished (it was closed or crashed). Run it"
-                    " again to finish it.")
+INTERRUPTED_SAID = interrupted_said()
 
 
 async def crash_mid_task(harness: Harness, llm: ScriptedLLMServer, tab: Tab, task: str, problems: list[str]) -> str:
