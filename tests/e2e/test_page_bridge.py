@@ -829,6 +829,7 @@ async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute
             assert await popup.js("document.getElementById('task-input').value") == ""
             await wait_overlay(tab, "the page's overlay to say so too",
                                lambda o: o["outcome"] == interrupted_said("page", origin_of(site)))
+            await screenshot(tab, "page-task-interrupted-overlay.png")
             await popup.screenshot(SCREENS / "page-task-host-killed.png")
 
             await harness.wait_host_connected()
