@@ -211,9 +211,11 @@ function runningTaskOfTab(tabId) {
   return null;
 }
 
+// The newest (task ids sort by when they started): not the one learnt last, which may be an older task looked up again
+// for a late push of its own (its overlay then showed that task's end over the newer one's).
 function lastTaskOfTab(tabId) {
   let found = null;
-  for (const task of tasks.values()) if (task.tabId === tabId) found = task;
+  for (const task of tasks.values()) if (task.tabId === tabId && (!found || task.taskId > found.taskId)) found = task;
   return found;
 }
 

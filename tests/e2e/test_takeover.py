@@ -821,6 +821,15 @@ async def test_a_late_push_of_the_tabs_previous_task_leaves_the_task_it_runs_now
     assert ('textbox "City"', "After the late pushes") in typed, event
     assert await account_tab.evaluate("document.getElementById('terms').checked")
 
+    # the worker forgot the first task (it keeps the last few), and a late push of it makes it look it up again: the
+    # overlay still shows how the tab's newest task ended
+    await wait_overlay(account_tab, "the second task's end", lambda o: o["outcome"] == "Done after the person")
+    amended = {"type": "task.amended", "taskId": first, "event": {"type": "user_takeover", "actions": []}}
+    await harness.sw(f"tasks.delete({json.dumps(first)}); onHostMessage({json.dumps(amended)}); true")
+    await wait_until(lambda: harness.sw(f"tasks.has({json.dumps(first)})"), "the worker to look the first task up")
+    assert await harness.sw(f"overlayState({tab_id}).task.taskId") == second
+    assert (await overlay(account_tab) or {}).get("outcome") == "Done after the person"
+
 
 # --- the popup opens the real side panel, which follows its window's task ---------------------------------------------
 async def test_the_popup_opens_the_side_panel_which_takes_over_and_hands_back(
