@@ -31,6 +31,7 @@ document.body.dataset.mode = PANEL ? "panel" : "popup";
 const ui = {
   connected: false,
   taskId: null,
+  asker: { source: "popup", requester: null }, // who asked for the task shown: the person, a page, a program
   status: null,
   targetTabId: null,
   targetWindowId: null, // the window of that tab (whose side panel Run opens from the toolbar popup)
@@ -113,7 +114,7 @@ function onHostState(state) {
     showRetry(state.retryInMs);
     if (ui.status === "running") {
       setStatus("interrupted");
-      showResult(endedWithoutResult("interrupted"));
+      showResult(endedWithoutResult("interrupted", ui.asker));
     }
     others.clear();
     renderOthers();
@@ -189,10 +190,11 @@ function showTask(snapshot) {
   // a task a web page or another program asked for says so: it is not the person's own
   $("task-from").textContent = snapshot.requester ? t("pastFrom", snapshot.requester) : "";
   $("task-from").hidden = !snapshot.requester;
+  ui.asker = { source: snapshot.source, requester: snapshot.requester };
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
   setStatus(snapshot.status);
-  showResult(snapshot.result || endedWithoutResult(snapshot.status)); // a task that ended before this popup opened
+  showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker)); // one that ended before this opened
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
 }
@@ -290,6 +292,7 @@ function adoptTask(taskId, taskText) {
     $("idle-hint").hidden = true;
     $("task-head").hidden = false;
     $("task-from").hidden = true; // the person's own, started here
+    ui.asker = { source: "popup", requester: null };
     $("timeline").replaceChildren();
     $("result").hidden = true;
     $("task-error").hidden = true;
@@ -601,9 +604,9 @@ function paintResult(prefix, result, timeline) {
 }
 
 // What a task that ended with no result of its own says: an interrupted one, that tabpilot's host stopped
-// under it (closed or crashed), and what to do.
-function endedWithoutResult(status) {
-  return status === "interrupted" ? { success: false, data: t("interruptedResult") } : null;
+// under it (closed or crashed), and what to do, as who asked for it can (`asker`: {source, requester}).
+function endedWithoutResult(status, asker) {
+  return status === "interrupted" ? { success: false, data: Timeline.interrupted(asker.source, asker.requester) } : null;
 }
 
 function showResult(result) {
@@ -1017,7 +1020,7 @@ async function openPast(taskId) {
     $("past-meta").textContent = pastMeta(row);
     Timeline.render($("past-timeline"), events);
     if (NOT_RUN.has(row.status)) paintNotRun(row, result);
-    else paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status), $("past-timeline"));
+    else paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"));
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";
     // A request refused or denied is not offered again: one click would run what the person said no to.

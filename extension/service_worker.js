@@ -506,7 +506,8 @@ async function onPopupMessage(port, message) {
     } else {
       data = await requestHost(request);
       if (request.type === "task.start" && data && data.taskId) {
-        learnSnapshot({ taskId: data.taskId, tabId: request.tabId, task: request.task, status: "running" });
+        learnSnapshot({ taskId: data.taskId, tabId: request.tabId, task: request.task, status: "running",
+          source: request.source });
       }
     }
     reply = { kind: "reply", id: message.id, ok: true, data };

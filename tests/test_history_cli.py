@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -106,6 +107,10 @@ def test_show_prints_a_readable_timeline(home: Path) -> None:
     assert -1 not in positions, [t for t, p in zip(expected_in_order, positions, strict=True) if p == -1]
     assert positions == sorted(positions)
     assert "PAGE-CONTENT-MARKER" not in out
+    # the model's verdict on the step before: step 2's, never step 1's ("evaluation: Success" with no step before)
+    lines = [re.sub(r"^\+[\d.]+s\s+", "", line.strip()) for line in out.splitlines()]
+    steps = [line for line in lines if line.startswith(("step ", "evaluation"))]
+    assert steps == ["step 1: Type the name", "step 2: Submit the form", "evaluation: ok"], out
 
 
 def test_export_is_page_agent_shaped_with_no_key_and_no_raw_content(home: Path) -> None:
@@ -500,7 +505,7 @@ def test_what_a_page_or_model_wrote_is_shown_in_the_terminal_never_obeyed(home: 
     such character as its code, in every place a recorded text appears."""
     with TaskStore() as store:
         task_id = store.start_task("Check " + HOSTILE, url="https://shop.example/" + HOSTILE)
-        store.append_event(task_id, {"type": "step", "stepIndex": 0,
+        store.append_event(task_id, {"type": "step", "stepIndex": 1,  # (a first step shows no evaluation)
                                      "reflection": {"next_goal": HOSTILE, "evaluation_previous_goal": HOSTILE},
                                      "action": {"name": "click", "input": {"why": HOSTILE}, "output": HOSTILE}})
         store.append_event(task_id, {"type": "observation", "content": HOSTILE})

@@ -106,13 +106,13 @@ SHOWN_LABELS = [
     "Country",
     "[9]<div role=combobox expanded=false>Chile",
     "Size",
-    "[10]<div role=listbox>Size",
+    "[10]<div role=listbox>",
     "\t[11]<div role=option>Small",
     "\t[12]<div role=option>Large",
     "Dark mode",
-    "[13]<div role=switch checked=false>Dark mode",
+    "[13]<div role=switch checked=false>",
     "Rating",
-    "[14]<div role=slider value=3 min=1 max=5>Rating",
+    "[14]<div role=slider value=3 min=1 max=5>",
     "Note to the club",
     "[15]<div editable>",
     "Phone",
@@ -203,4 +203,48 @@ async def test_formulas_read_as_a_person_reads_them(browser: Browser, pages, sna
     await tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     below = await read(browser, tab, snapshot, state)
     assert "Far below: y" in page_lines(below) and not below.elements, below.text
+    await browser.close_tab(tab.target_id)
+
+
+@READERS
+async def test_a_custom_control_named_by_a_label_a_person_sees_is_not_named_again_on_its_line(
+        browser: Browser, pages, snapshot: bool) -> None:
+    # A switch named by aria-labelledby read "Dark mode" then "[13]<div role=switch checked=false>Dark mode": the
+    # label's words twice in every step. Whatever path names it (aria-labelledby to one label or two, a <label for>,
+    # a <label> around it), a label a person sees is read where it stands, and names the control in what the model is
+    # told of its actions; words drawn for screen readers only still name it on its line.
+    tab = await open_page(browser, pages.url("eyes_label_once.html"))
+    state = await read(browser, tab, snapshot)
+    expected = [
+        "# Reader settings",
+        "Night reading",
+        "[1]<div role=switch checked=false>",
+        "Font size",
+        "in points",
+        "[2]<div role=spinbutton value=12>",
+        "Notes for the librarian",
+        "[3]<div role=textbox>",
+        "Sync my shelf",
+        "[4]<div role=switch checked=false>",
+        "[5]<span role=radio checked=false>",
+        "Audio books first",
+        "[6]<div role=slider value=2 min=1 max=3>Reading speed",
+    ]
+    assert page_lines(state) == expected, state.text
+    assert {index: element.name for index, element in state.elements.items()} == {
+        1: "Night reading", 2: "Font size in points", 3: "Notes for the librarian", 4: "Sync my shelf",
+        5: "Audio books first", 6: "Reading speed"}
+    said = [await actions.click(browser, tab, state.elements[1]),
+            await actions.input_text(browser, tab, state.elements[3], "Quiet corner"),
+            await actions.click(browser, tab, state.elements[4])]
+    told = ["Clicked [1] switch 'Night reading'.", "Typed 'Quiet corner' into [3] textbox 'Notes for the librarian'",
+            "Clicked [4] switch 'Sync my shelf'."]
+    assert [line[:len(start)] for line, start in zip(said, told, strict=True)] == told, said
+    assert await tab.evaluate("window.changed") == ["night", "sync"]
+    assert await tab.evaluate("window.typed") == {"notes": "Quiet corner"}
+    again = await read(browser, tab, snapshot, state)  # a second step reads the label once again
+    expected[2] = "[1]<div role=switch checked=true>"
+    expected[9] = "[4]<div role=switch checked=true>"
+    assert [line.lstrip("*") for line in page_lines(again)] == [
+        *expected[:7], "[3]<div role=textbox>Quiet corner", *expected[8:]], again.text
     await browser.close_tab(tab.target_id)

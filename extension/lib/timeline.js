@@ -65,8 +65,9 @@ const Timeline = (() => {
         const reflection = event.reflection || {};
         const action = event.action || {};
         // the model's verdict on the step before, first and labelled so: under this card's own result it read as a
-        // verdict on it ("Success" under an action the user had denied)
-        if (reflection.evaluation_previous_goal) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
+        // verdict on it ("Success" under an action the user had denied). Step 1 has no step before it: its card
+        // opened with "Previous step: Success".
+        if (reflection.evaluation_previous_goal && event.stepIndex !== 0) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
         line(li, "goal", t("cardGoal"), reflection.next_goal);
         line(li, "action", t("cardAction"), `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
         // an action the person's taking the controls stopped: said to them, not the model's instructions in output
@@ -226,5 +227,14 @@ const Timeline = (() => {
     return { message: text, text: last.dataset.text, code: last.dataset.code, params };
   }
 
-  return { renderEvent, shown, activityText, render, amend, el, short, failure, failedEvent };
+  // What a task tabpilot's host stopped under says the person can do, by who asked for it (a task snapshot's or a
+  // record's `source` and `requester`): their own is run again from the box (the popup puts it back there); a page's
+  // or a program's is not theirs to run from an empty box: the one that asked can ask again.
+  function interrupted(source, requester) {
+    if (requester && source === "page") return t("interruptedPageResult", requester);
+    if (requester && source === "mcp") return t("interruptedProgramResult", requester);
+    return t("interruptedResult");
+  }
+
+  return { renderEvent, shown, activityText, render, amend, el, short, failure, failedEvent, interrupted };
 })();

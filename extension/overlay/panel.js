@@ -286,7 +286,7 @@
     let said = null;
     if (outcome && outcome.success) said = { headline: outcome.data || t("resultDone"), remedy: "" };
     else if (outcome) said = outcome.data ? Timeline.failure(outcome.error || { message: outcome.data }) : { headline: t("resultFailed"), remedy: "" };
-    else if (task && task.status === "interrupted") said = { headline: t("interruptedResult"), remedy: "" };
+    else if (task && task.status === "interrupted") said = { headline: Timeline.interrupted(task.source, task.requester), remedy: "" };
     ui.outcome.hidden = !said;
     ui.outcome.dataset.kind = outcome ? (outcome.success ? "ok" : "failed") : "failed";
     ui.outcomeText.textContent = said ? said.headline : "";

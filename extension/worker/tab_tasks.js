@@ -60,7 +60,7 @@ async function taskOfTab(request) {
 function recordedSnapshot({ task: summary, result, events }, tabId) {
   const snapshot = {
     taskId: summary.taskId, task: summary.task, tabId, status: summary.status, history: events || [],
-    activity: null, control: null, question: null, approval: null,
+    activity: null, control: null, question: null, approval: null, source: summary.source,
   };
   if (summary.requester) snapshot.requester = summary.requester; // a page's origin, an MCP client's name
   if (result) snapshot.result = result;

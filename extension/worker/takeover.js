@@ -38,7 +38,8 @@ const USER_TOOK_OVER = "the user took over";
 const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseout", "mouseenter", "mouseleave",
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
-const tasks = new Map(); // taskId → {taskId, tabId, task, status, control, question, nextGoal, activity, outcome, failure}
+// taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure}
+const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
 const inputWindows = new Map(); // tabId → [{start, end}] of the Input.* calls relayed (end null: in flight)
@@ -68,6 +69,7 @@ function learnSnapshot(snapshot) {
   const known = tasks.get(snapshot.taskId) || { taskId: snapshot.taskId, nextGoal: null, activity: null };
   Object.assign(known, {
     tabId: snapshot.tabId ?? known.tabId, task: snapshot.task ?? known.task, status: snapshot.status,
+    source: snapshot.source ?? known.source, requester: snapshot.requester ?? known.requester ?? null,
     control: snapshot.control || null, question: snapshot.question || null, approval: snapshot.approval || null,
   });
   if (snapshot.activity !== undefined) known.activity = snapshot.activity;
@@ -209,9 +211,11 @@ function runningTaskOfTab(tabId) {
   return null;
 }
 
+// The newest (task ids sort by when they started): not the one learnt last, which may be an older task looked up again
+// for a late push of its own (its overlay then showed that task's end over the newer one's).
 function lastTaskOfTab(tabId) {
   let found = null;
-  for (const task of tasks.values()) if (task.tabId === tabId) found = task;
+  for (const task of tasks.values()) if (task.tabId === tabId && (!found || task.taskId > found.taskId)) found = task;
   return found;
 }
 
@@ -231,6 +235,12 @@ function captureMode(task) {
 function taskChanged(task) {
   const running = task.status === "running";
   for (const tabId of tabsOfTask(task)) {
+    // A push of a task this tab no longer runs (its late end, or the task looked up again) changes that task only:
+    // the tab's input refusal and capture are the task's it runs now. Applied, a late "stopped" of the one before
+    // lifted the refusal and stopped the recording of a person who had the controls of the new one (the field they
+    // were typing in went to the task before).
+    const current = runningTaskOfTab(tabId);
+    if (current && current !== task) continue;
     if (running && task.control) userHasControls.add(tabId);
     else userHasControls.delete(tabId);
     // a frame that stops recording hands over the field still being typed in: the person's, sent as the rest
@@ -698,9 +708,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
-  const { taskId, task: text, status, control, question, approval, nextGoal } = task;
+  const { taskId, task: text, status, control, question, approval, nextGoal, source, requester } = task;
   const outcome = status === "running" ? null : task.outcome || null;
-  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, outcome } };
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, outcome, source,
+    requester } };
 }
 
 // Posted only when it changed: each post re-renders the overlay in the page, and the pushes of a step come

@@ -549,6 +549,17 @@ API_KEY = "sk-test-e2e-secret-7f3abcd1234"
 TASK_TIMEOUT = 60.0
 
 
+def interrupted_said(source: str = "popup", requester: str | None = None) -> str:
+    """What the popup, the side panel and the overlay say of a task tabpilot's host stopped under: what to do, as who
+    asked for it can (the person's own is run again from the box; a page or a program asks again)."""
+    stopped = "Interrupted: tabpilot's host stopped before this task finished (it was closed or crashed)."
+    if source == "page":
+        return f"{stopped} To finish it, ask for it again on the page that asked for it, {requester}."
+    if source == "mcp":
+        return f"{stopped} To finish it, ask {requester}, the program that asked for it, to run it again."
+    return f"{stopped} Run it again to finish it."
+
+
 async def configure(popup: PopupPage, base_url: str, *, screenshot: str | None = None) -> None:
     """Point the host at the scripted model through the popup's settings, as a user would."""
     await popup.click("#nav-settings")

@@ -32,6 +32,7 @@ from e2e_support import (
     act_on,
     agent_output,
     done,
+    interrupted_said,
     run_in_popup,
     task_row,
     wait_status,
@@ -42,7 +43,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 from test_overlay_press import handed_back_page_silent, held_until, last_letter_on_a_slow_page
 from test_takeover import controlled_by_user
-from user_support import overlay_button, user_click
+from user_support import overlay_button, user_click, wait_overlay
 
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.tab import Tab
@@ -1028,7 +1029,13 @@ async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
         llm.add(*sign_up(problems, "Grace"))
         url = e2e_pages.url("form.html?after-kill")
         told = len(client.progress)
-        is_error, result = await client.call("run_task", task="Sign up after the restart", url=url)
+        again = asyncio.ensure_future(client.call("run_task", task="Sign up after the restart", url=url))
+        # meanwhile the person, in the killed task's tab, is told who can run it again: the program, not their empty
+        # box (the overlay of an ended task shows for 8 s: it is read now; the popup below reads the record)
+        killed_tab = await tab_at(harness.browser, e2e_pages.url("form.html?killed"))
+        interrupted = interrupted_said("mcp", "e2e-client")
+        await wait_overlay(killed_tab, "the overlay to say what to do", lambda o: o["outcome"] == interrupted)
+        is_error, result = await again
         assert not is_error and result["success"], result
         said = [message or "" for _, message in client.progress[told:]]
         assert "waiting up to 10 s for the browser to start a new one" in said[0], said
@@ -1042,6 +1049,12 @@ async def test_host_killed_mid_call_fails_clearly_and_the_next_call_works(
         assert not problems, problems
         assert (await page_record(await tab_at(harness.browser, url)))[0] == "Signed up as Grace."
         assert len(harness.host_pids()) == 1
+        popup = await harness.open_popup(killed_tab)  # opened after the crash: the task as the record has it
+        await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show the killed task")
+        assert (await popup.text("#result-text"), await popup.js("document.getElementById('task-input').value")) == \
+            (interrupted, "")
+        await popup.screenshot(SCREENS / "mcp-task-interrupted.png")
+        await harness.browser.close_tab(popup.tab.target_id)
 
 
 async def test_cancelling_the_call_stops_the_task(

@@ -27,6 +27,7 @@ from e2e_support import (
     act_on,
     configure,
     done,
+    interrupted_said,
     popup_task_id,
     run_in_popup,
     task_row,
@@ -34,7 +35,7 @@ from e2e_support import (
     wait_until,
 )
 from e2e_support import prompt_text as model_read
-from user_support import NOT_SEEN, TOO_SOON
+from user_support import NOT_SEEN, TOO_SOON, wait_overlay
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -859,6 +860,12 @@ async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute
             assert [e["type"] for e in ended["result"]["history"]] == ["step"]  # the step it did is kept
             assert ended["calls"][-1] == ["status", "error"], ended["calls"]
             await popup.wait_for("document.body.dataset.status === 'interrupted'", "the popup to show it interrupted")
+            # what the person can do: the page asks again (the box is empty: a page's task is not theirs to Run)
+            assert await popup.text("#result-text") == interrupted_said("page", origin_of(site))
+            assert await popup.js("document.getElementById('task-input').value") == ""
+            await wait_overlay(tab, "the page's overlay to say so too",
+                               lambda o: o["outcome"] == interrupted_said("page", origin_of(site)))
+            await screenshot(tab, "page-task-interrupted-overlay.png")
             await popup.screenshot(SCREENS / "page-task-host-killed.png")
 
             await harness.wait_host_connected()
@@ -899,7 +906,10 @@ async def test_a_popup_opened_after_the_host_died_shows_the_pages_interrupted_ta
             assert await popup.text("#task-from") == f"from {origin_of(site)}"
             assert [c["type"] for c in await popup.cards()].count("step") == 1
             assert await popup.js("document.getElementById('task-input').value") == ""
+            assert await popup.text("#result-text") == interrupted_said("page", origin_of(site))
             await popup.screenshot(SCREENS / "page-task-reopened-after-crash.png")
+            await popup.open_past(await popup_task_id(popup))  # Past tasks words it the same way
+            assert await popup.text("#past-result-text") == interrupted_said("page", origin_of(site))
         finally:
             await harness.browser.close_tab(popup.tab.target_id)
         assert not problems, problems

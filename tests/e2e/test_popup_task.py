@@ -22,6 +22,7 @@ from e2e_support import (
     agent_output,
     configure,
     done,
+    interrupted_said,
     popup_task_id,
     run_in_popup,
     start_task,
@@ -38,6 +39,12 @@ from tabpilot.store.settings import MAX_STEPS_LIMIT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
+
+
+# Each step card's first line in the popup's timeline: [class, label, text].
+FIRST_LINES = ("[...document.querySelectorAll('#timeline .card-step')].map((card) => {"
+               " const l = card.querySelector('.card-line');"
+               " return [l.className, l.querySelector('.k').textContent, l.querySelector('.v').textContent]; })")
 
 
 # --- the tests ------------------------------------------------------------------------------------------------
@@ -151,17 +158,17 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     assert "Ada Lovelace" in cards[0]["text"]
     assert "Tick the terms box" in cards[1]["text"] and "click_element_by_index" in cards[1]["text"]
     assert "Press Sign up" in cards[2]["text"]
-    # a card opens with the model's verdict on the step before it, labelled so (not read as one on its own result)
-    first_line = await popup.js(
-        "(() => { const l = document.querySelectorAll('#timeline .card-step')[1].querySelector('.card-line');"
-        " return [l.className, l.querySelector('.k').textContent, l.querySelector('.v').textContent]; })()"
-    )
-    assert first_line == ["card-line eval muted", "Previous step", "Success"], first_line
+    # a card opens with the model's verdict on the step before it, labelled so (not read as one on its own result);
+    # step 1's has no step before it: its card opens with its goal (it said "Previous step: Success")
+    first_lines = await popup.js(FIRST_LINES)
+    assert first_lines[:2] == [["card-line goal", "Goal", "Type the name"],
+                               ["card-line eval muted", "Previous step", "Success"]], first_lines
     assert "Signed up as Ada Lovelace" in await popup.text("#result")
     await popup.screenshot(SCREENS / "completed.png")
     assert await popup.visible("#run") and not await popup.visible("#stop")
 
-    row = task_row(harness, await popup_task_id(popup))
+    task_id = await popup_task_id(popup)
+    row = task_row(harness, task_id)
     assert row["status"] == "completed"
     assert [e["type"] for e in row["events"] if e["type"] == "step"] == ["step"] * len(cards)
     assert API_KEY not in json.dumps(row["events"])
@@ -182,7 +189,11 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     assert await popup.visible("#result")
     assert "Signed up as Ada Lovelace" in await popup.text("#result")
     assert len([c for c in await popup.cards() if c["type"] == "step"]) == len(cards)
+    assert await popup.js(FIRST_LINES) == first_lines  # the timeline read back from the record opens the same way
     await popup.screenshot(SCREENS / "reopened-after-end.png")
+    await popup.open_past(task_id)  # and so does Past tasks'
+    await popup.wait_for("document.querySelectorAll('#past-timeline .card-step').length > 0", "the past steps")
+    assert await popup.js(FIRST_LINES.replace("#timeline", "#past-timeline")) == first_lines
     await harness.browser.close_tab(popup.tab.target_id)
 
 
@@ -545,8 +556,7 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
 
 
 # --- a popup opened after the host that ran its tab's task went --------------------------------------------------
-INTERRUPTED_SAID = ("Interrupted: tabpilot's host stopped before this task finished (it was closed or crashed). Run it"
-                    " again to finish it.")
+INTERRUPTED_SAID = interrupted_said()
 
 
 async def crash_mid_task(harness: Harness, llm: ScriptedLLMServer, tab: Tab, task: str, problems: list[str]) -> str:

@@ -725,18 +725,26 @@ async def test_the_pages_own_address_changes_are_not_told_as_where_the_person_we
 
 
 # --- the takeover survives a reload, and the worker re-learns it from the host ----------------------------------------
+async def taken_over_as_it_thinks(harness: Harness, llm: ScriptedLLMServer, tab: Tab, problems: list[str],
+                                  result: str) -> str:
+    """A task started on `tab` that ticks the terms once handed back (then done: `result`), whose controls the person
+    took with Take over in the overlay while the agent thought about its first step."""
+    asked = len(llm.requests)
+    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems), done(result))
+    await configure(harness, llm)
+    task_id = await start(harness, tab, "Tick the terms after I am done")
+    await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+    await wait_until(lambda: _async(len(llm.requests) > asked), "the agent to think")
+    await press_overlay(tab, "takeover")
+    await controlled_by_user(harness, task_id)
+    return task_id
+
+
 async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
 ) -> None:
     problems: list[str] = []
-    llm.add(Delay(60), act_on("Agree to terms", "click_element_by_index", "Tick the terms", problems),
-            done("Done after the reload"))
-    await configure(harness, llm)
-    task_id = await start(harness, account_tab, "Tick the terms after I am done")
-    await wait_overlay(account_tab, "the overlay", lambda o: o["state"] == "running")
-    await wait_until(lambda: _async(len(llm.requests) >= 1), "the agent to think")
-    await press_overlay(account_tab, "takeover")
-    await controlled_by_user(harness, task_id)
+    task_id = await taken_over_as_it_thinks(harness, llm, account_tab, problems, "Done after the reload")
     await user_fill(account_tab, "#name", "Before reload")
     box = await page_box(account_tab, "#plus")
     await user_click(account_tab, box["x"], box["y"])
@@ -772,6 +780,56 @@ async def test_a_takeover_survives_a_reload_and_the_worker_forgetting_it(
     assert ('textbox "Full name"', "Before reload") in typed and ('textbox "City"', "After reload") in typed, event
     assert any(a["kind"] == "click" and "Add one" in a["target"] for a in event["actions"]), event["actions"]
     assert await account_tab.evaluate("document.getElementById('terms').checked")
+
+
+async def test_a_late_push_of_the_tabs_previous_task_leaves_the_task_it_runs_now_alone(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """The worker applied every task push to the task's tab: a late one of the task the tab ran before (its end, its
+    last step, its result) turned the new task's capture off and let the agent's input through while the person had
+    the controls; the field they were typing in was handed to the task before, and the new task's takeover was
+    recorded with no actions at all. Such a push now changes the task it names only."""
+    problems: list[str] = []
+    llm.add(done("The first is done"))
+    await configure(harness, llm)
+    first = await start(harness, account_tab, "Say hello")
+    first_end = await ended(harness, first)
+    assert first_end["status"] == "completed", first_end
+    second = await taken_over_as_it_thinks(harness, llm, account_tab, problems, "Done after the person")
+    await user_fill(account_tab, "#name", "Before the late pushes")
+    tab_id = await harness.chrome_tab_id(account_tab)
+
+    # the first task's pushes, as the host sends them, arriving late (in the worker, as from its native port)
+    step = {"type": "step", "stepIndex": 0, "reflection": {"next_goal": "Report the result"},
+            "action": {"name": "done", "input": {"text": "The first is done"}, "output": "Task completed"}}
+    for push in ({"type": "task.event", "taskId": first, "event": step},
+                 {"type": "task.control", "taskId": first, "control": None, "question": None, "approval": None},
+                 {"type": "task.status", "taskId": first, "status": "completed"},
+                 {"type": "task.result", "taskId": first, "result": {"success": True, "data": "The first is done"}}):
+        await harness.sw(f"onHostMessage({json.dumps(push)}); true")
+    assert await harness.sw(f"userHasControls.has({tab_id}) && sentModes.get({tab_id})") == "record"
+    assert await harness.sw(f"tasks.get({json.dumps(first)}).outcome.data") == "The first is done"  # its own, kept
+    await user_fill(account_tab, "#city", "After the late pushes")
+    await wait_overlay(account_tab, "the overlay of the task it runs", lambda o: o["state"] == "user")
+    await press_overlay(account_tab, "handback")  # (the field being typed in is handed over as recording stops)
+
+    end = await ended(harness, second)
+    assert not problems, problems
+    assert end["status"] == "completed", end
+    [event] = takeovers(end["history"])
+    typed = [(a["target"], a.get("value")) for a in event["actions"] if a["kind"] == "input"]
+    assert ('textbox "Full name"', "Before the late pushes") in typed, event
+    assert ('textbox "City"', "After the late pushes") in typed, event
+    assert await account_tab.evaluate("document.getElementById('terms').checked")
+
+    # the worker forgot the first task (it keeps the last few), and a late push of it makes it look it up again: the
+    # overlay still shows how the tab's newest task ended
+    await wait_overlay(account_tab, "the second task's end", lambda o: o["outcome"] == "Done after the person")
+    amended = {"type": "task.amended", "taskId": first, "event": {"type": "user_takeover", "actions": []}}
+    await harness.sw(f"tasks.delete({json.dumps(first)}); onHostMessage({json.dumps(amended)}); true")
+    await wait_until(lambda: harness.sw(f"tasks.has({json.dumps(first)})"), "the worker to look the first task up")
+    assert await harness.sw(f"overlayState({tab_id}).task.taskId") == second
+    assert (await overlay(account_tab) or {}).get("outcome") == "Done after the person"
 
 
 # --- the popup opens the real side panel, which follows its window's task ---------------------------------------------

@@ -56,14 +56,22 @@ def check_record_path(path: str | Path) -> None:
 def load_recording(path: str | Path) -> list[ToolCall]:
     """The replies a recording holds, ready for ScriptedLLMServer."""
     path = Path(path)
+    return recording_replies(path, read_json(path))
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document in a recording (or a scripted server's script) file."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RecordingError("recording.missing", path=path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RecordingError("recording.unreadable", path=path, reason=exc) from None
     except json.JSONDecodeError as exc:
         raise RecordingError("recording.not_json", path=path, reason=exc) from None
+
+
+def recording_replies(path: Path, document: Any) -> list[ToolCall]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise RecordingError("recording.not_recording", path=path, format=FORMAT)
     if document.get("version") != VERSION:
@@ -71,16 +79,18 @@ def load_recording(path: str | Path) -> list[ToolCall]:
     replies = document.get("replies")
     if not isinstance(replies, list):
         raise RecordingError("recording.replies", path=path)
-    calls = []
-    for number, reply in enumerate(replies, 1):
-        if not isinstance(reply, dict) or not isinstance(reply.get("tool"), str) or "arguments" not in reply:
-            raise RecordingError("recording.reply", path=path, number=number)
-        arguments = reply["arguments"]
-        if not isinstance(arguments, (dict, str)):
-            raise RecordingError("recording.arguments", path=path, number=number)
-        usage = reply.get("usage")
-        calls.append(ToolCall(reply["tool"], arguments, usage if isinstance(usage, dict) else None))
-    return calls
+    return [tool_call(path, number, reply) for number, reply in enumerate(replies, 1)]
+
+
+def tool_call(path: Path, number: int, reply: Any) -> ToolCall:
+    """Reply `number` of a recording: {"tool", "arguments", "usage"?}."""
+    if not isinstance(reply, dict) or not isinstance(reply.get("tool"), str) or "arguments" not in reply:
+        raise RecordingError("recording.reply", path=path, number=number)
+    arguments = reply["arguments"]
+    if not isinstance(arguments, (dict, str)):
+        raise RecordingError("recording.arguments", path=path, number=number)
+    usage = reply.get("usage")
+    return ToolCall(reply["tool"], arguments, usage if isinstance(usage, dict) else None)
 
 
 class Recorder:

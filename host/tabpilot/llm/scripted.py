@@ -22,6 +22,8 @@ one model, "scripted".
 
     with ScriptedLLMServer([ToolCall("AgentOutput", {...})]) as server:
         LLMConfig(base_url=server.base_url, model="scripted", api_key="test")
+
+By hand: `python -m tabpilot.llm.scripted SCRIPT [--port N]` (scripted_cli.py; `--help` says more).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import json
 import select
 import socket
 import struct
+import sys
 import threading
 import time
 import zlib
@@ -155,10 +158,10 @@ class ScriptedLLMServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> ScriptedLLMServer:
+    def start(self, port: int = 0) -> ScriptedLLMServer:
         self._state.stopping.clear()
         handler = type("Handler", (_Handler,), {"state": self._state, "model": self.model})
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
         self._port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="scripted-llm",
@@ -372,3 +375,11 @@ def request_text(body: dict[str, Any]) -> str:
                               for part in content if isinstance(part, dict))
         parts.append(f"<|{message.get('role')}|>{content or ''}")
     return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    # Run as a script this file is `__main__`, not tabpilot.llm.scripted: the command line takes the server from
+    # there, so the replies it reads and the server that tests their kinds share one set of classes.
+    from tabpilot.llm.scripted_cli import main
+
+    sys.exit(main())

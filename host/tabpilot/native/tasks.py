@@ -73,6 +73,7 @@ class EndedRun:
     control: dict[str, Any] | None
     question: str | None
     approval: dict[str, Any] | None
+    source: str
     requester: str | None
     finished: RunFinished
     privacy: PrivacyGuard | None  # for what the page gives late of its last takeover (`add_late_answer`)
@@ -81,8 +82,8 @@ class EndedRun:
     @classmethod
     def of(cls, run: TaskRun, finished: RunFinished) -> EndedRun:
         return cls(status=run.status, history=run.history, activity=run.activity, control=run.control,
-                   question=run.question, approval=run.approval, requester=run.plan.requester, finished=finished,
-                   privacy=run.plan.agent.privacy)
+                   question=run.question, approval=run.approval, source=run.plan.source,
+                   requester=run.plan.requester, finished=finished, privacy=run.plan.agent.privacy)
 
 
 @dataclass
@@ -122,6 +123,7 @@ class HostTask:
             "control": run.control,
             "question": run.question,
             "approval": approval_for_reader(run.approval, language),
+            "source": run.source if isinstance(run, EndedRun) else run.plan.source,
         }
         requester = run.requester if isinstance(run, EndedRun) else run.plan.requester
         if requester:  # a page's origin, an MCP client's name: the person sees who asked for it

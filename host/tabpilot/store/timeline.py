@@ -98,7 +98,7 @@ def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -
         number = number + 1 if isinstance(number, int) else number
         goal = clip(reflection.get("next_goal") or say("run.no_goal", language))
         lines = [f"{offset}  " + say("timeline.step", language, number=number, goal=goal)]
-        if reflection.get("evaluation_previous_goal"):
+        if reflection.get("evaluation_previous_goal") and event.get("stepIndex") != 0:  # step 1 has none before it
             evaluation = clip(reflection["evaluation_previous_goal"])
             lines.append(f"{pad}    " + say("timeline.evaluation", language, evaluation=evaluation))
         call = f"{action.get('name', '?')}({clip(compact(action.get('input')), 200)})"

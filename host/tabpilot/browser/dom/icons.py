@@ -58,9 +58,11 @@ def _name_icons_in(document: Document) -> None:
             _name_field(document, node, tag, attrs, (ids, label_for))
             continue
         if rules.is_labelled_control(tag, attrs):
-            named, _ = _label_words(document, node, _labels_of(document, node, attrs, (ids, label_for)))
+            named, shown = _label_words(document, node, _labels_of(document, node, attrs, (ids, label_for)))
             if named:
                 _add(document, node, rules.FIELD_LABEL, named)
+            if named and shown:
+                continue
         if "aria-label" in attrs or "title" in attrs:
             continue
         text = _own_text(document, node)

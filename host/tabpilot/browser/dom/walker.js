@@ -541,8 +541,9 @@
       return;
     }
     if (labelledControl(el)) {
-      const { named } = labelWords(el, labelsOf(el));
+      const { named, shown } = labelWords(el, labelsOf(el));
       if (named) attrs.push(str(FIELD_LABEL), str(named));
+      if (named && shown) return;
     }
     if (el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
     const text = ownText(el);
