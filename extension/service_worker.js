@@ -257,6 +257,7 @@ function requireTabId(message) {
 
 async function attach(tabId) {
   if (attachedTabs.has(tabId)) return {};
+  await leaveNewTabPage(tabId);
   try {
     await chrome.debugger.attach({ tabId }, DEBUGGER_PROTOCOL);
   } catch (error) {
@@ -267,6 +268,31 @@ async function attach(tabId) {
   }
   attachedTabs.add(tabId);
   return {};
+}
+
+// The browser's New Tab page refuses the debugger (a chrome:// page) and holds nothing of the person's: a task started
+// there, as a new user's first "Open example.com and …" is, starts on a blank page instead (it was refused with
+// Chromium's "Cannot access a chrome:// URL").
+// (Chromium's is chrome://new-tab-page-third-party/ with a search engine other than Google's.)
+const NEW_TAB_PAGE =
+  /^(chrome|edge|brave|vivaldi):\/\/(newtab|new-tab-page|new-tab-page-third-party)\/?([?#].*)?$|^chrome-search:\/\/local-ntp\//;
+const LEAVING_NEW_TAB_MS = 5000;
+
+async function leaveNewTabPage(tabId) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab || !NEW_TAB_PAGE.test(tab.url || tab.pendingUrl || "")) return;
+  const blank = (t) => t.url === "about:blank" && t.status === "complete";
+  await new Promise((resolve) => {
+    const finish = () => {
+      chrome.tabs.onUpdated.removeListener(updated);
+      clearTimeout(timer);
+      resolve();
+    };
+    const updated = (id, change, t) => { if (id === tabId && blank(t)) finish(); };
+    const timer = setTimeout(finish, LEAVING_NEW_TAB_MS); // the attach then says what is wrong
+    chrome.tabs.onUpdated.addListener(updated);
+    chrome.tabs.update(tabId, { url: "about:blank" }).then((t) => { if (blank(t)) finish(); }, finish);
+  });
 }
 
 async function detach(tabId) {

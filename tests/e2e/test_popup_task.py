@@ -197,6 +197,33 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_a_task_typed_on_the_new_tab_page_opens_its_page_in_that_tab(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages
+) -> None:
+    # A new user's first task is typed on the browser's New Tab page ("Open … and sign up"). The debugger cannot work
+    # on that chrome:// page, and it was refused in Chromium's words ("Cannot access a chrome:// URL"); the task now
+    # starts on a blank page in that tab, where the agent opens the address. Twice: a second New Tab page too.
+    for name in ("Mary Shelley", "Grace Hopper"):  # (Past tasks' test below finds the Ada Lovelace task by name)
+        problems: list[str] = []
+        llm.add(
+            ToolCall("AgentOutput", agent_output("Open the form", {"go_to_url": {"url": e2e_pages.url("form.html")}})),
+            act_on("Full name", "input_text", "Type the name", problems, text=name),
+            done(f"Typed {name}"),
+        )
+        created = await harness.browser.connection.root.send("Target.createTarget", {"url": "chrome://newtab/"})
+        new_tab = await harness.browser.attach(created["targetId"])
+        popup = await harness.open_popup(new_tab)
+        await configure(popup, llm.base_url)
+        await run_in_popup(popup, f"Open the sign-up form and type {name} as the name")
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed", \
+            problems or await popup.text("#result")
+        assert not problems
+        page = await harness.browser.attach(created["targetId"])  # the same tab, on the form now
+        assert await page.evaluate("document.getElementById('name').value") == name
+        await harness.browser.close_tab(popup.tab.target_id)
+        await harness.browser.close_tab(created["targetId"])
+
+
 async def test_the_toolbar_popup_works_on_the_active_tab(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
