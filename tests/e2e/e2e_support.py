@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
 import json
 import os
 import sqlite3
@@ -54,12 +55,14 @@ PAGE_LOADED = "location.href !== 'about:blank' && document.readyState === 'compl
 
 
 async def wait_until(probe: Any, what: str, timeout: float = READY_TIMEOUT, interval: float = 0.05) -> Any:
-    """Poll an async probe until it returns something truthy; fail naming what never happened."""
+    """Poll a probe (async or not) until it returns something truthy; fail naming what never happened."""
     deadline = time.monotonic() + timeout
     last_error: Exception | None = None
     while True:
         try:
-            value = await probe()
+            value = probe()
+            if inspect.isawaitable(value):
+                value = await value
             if value:
                 return value
         except Exception as exc:  # a probe may fail while things start up

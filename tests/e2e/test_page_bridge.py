@@ -72,6 +72,16 @@ def llm() -> Iterator[ScriptedLLMServer]:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def each_test_asks_for_its_own_replies(llm: ScriptedLLMServer) -> Iterator[None]:
+    """The model server is shared by the module (the Quick Start page names it): a reply one test left unasked
+    (a task stopped before its first request) went to the next test's task, and every later test of the module
+    failed with another test's answer. The test that left it fails instead, and the next starts clean."""
+    yield
+    unasked = llm.take_unasked()
+    assert not unasked, f"this test left {len(unasked)} scripted replies no request took: {unasked}"
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLMServer) -> Iterator[LocalFiles]:
     """The app's pages on their own origin: the Quick Start page and a plain app page."""
@@ -661,8 +671,10 @@ async def test_an_ask_sites_task_in_a_tab_another_task_holds_is_refused_before_t
         try:
             await configure(popup, llm.base_url)
             llm.add(Delay(30, done("too late")))
+            asked = len(llm.requests)
             await run_in_popup(popup, "Think for a long time")
             await popup.wait_for("document.body.dataset.status === 'running'", "the person's own task to run")
+            await wait_until(lambda: len(llm.requests) > asked, "the person's task to ask its model")
             await execute_from_page(tab, "busy", "Type my email", own_model(llm))
             busy = await outcome(tab, "busy", 20)
             assert "a task is already running in this tab" in busy["error"], busy
@@ -847,7 +859,7 @@ async def test_a_task_the_host_died_under_ends_for_the_page_and_its_next_execute
             first = len(llm.requests)
             llm.add(act_on("Email", "input_text", "Type the email", problems, text=email), Delay(60))
             await execute_from_page(tab, f"killed {email}", "Type the email, then think long", own_model(llm))
-            await wait_until(lambda n=first + 2: asyncio.sleep(0, len(llm.requests) >= n), "the model's second request")
+            await wait_until(lambda n=first + 2: len(llm.requests) >= n, "the model's second request")
             await popup.wait_for("document.body.dataset.status === 'running'", "the popup to show the page's task")
             task_id = await popup_task_id(popup)
             hosts = kill_the_host(harness)
@@ -883,7 +895,7 @@ async def page_task_thinking(tab: Tab, llm: ScriptedLLMServer, problems: list[st
     first = len(llm.requests)
     llm.add(act_on("Email", "input_text", "Type the email", problems, text=email), Delay(60))
     await execute_from_page(tab, name, "Type the email, then think long", own_model(llm))
-    await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= first + 2), "the model's second request")
+    await wait_until(lambda: len(llm.requests) >= first + 2, "the model's second request")
 
 
 async def test_a_popup_opened_after_the_host_died_shows_the_pages_interrupted_task_as_the_pages(

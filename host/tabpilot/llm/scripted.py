@@ -147,6 +147,13 @@ class ScriptedLLMServer:
         with self._state.lock:
             self._state.replies.extend(replies)
 
+    def take_unasked(self) -> list[Reply]:
+        """The replies no request has taken yet, removed: a server shared by several tests starts each clean."""
+        with self._state.lock:
+            unasked = list(self._state.replies)
+            self._state.replies.clear()
+        return unasked
+
     @property
     def port(self) -> int:
         """The port it listens on (or listened on, once closed)."""
