@@ -138,3 +138,17 @@ def test_a_takeover_reads_as_a_plain_account_with_typed_values_but_never_hidden_
     asked = UserTakeoverEvent(reason="agent_request", started_at=0, ended_at=5000, actions=[])
     assert asked.to_prompt() == "<user_takeover>The user took over for 5 s (you asked them to): they did nothing " \
         "you can see</user_takeover>"
+
+
+@pytest.mark.parametrize("language", ["en-US", "zh-CN"])
+def test_a_takeover_that_ended_on_a_huge_url_names_it_cut_short(language: str) -> None:
+    """The account of a takeover stays in the history every later prompt repeats; a page that sent the person to a
+    URL of half a million characters had it said whole ("page is now …") in each of them."""
+    huge = "https://shop.example/thanks?ref=" + "q" * 500_000
+    actions = [{"kind": "navigate", "target": "loaded", "url": huge, "at": 1},
+               {"kind": "click", "target": 'link "Next"', "url": huge, "at": 2}]
+    event = UserTakeoverEvent(reason="user", started_at=0, ended_at=1000, url_before="https://shop.example/",
+                              url_after=huge, actions=actions)
+    told = event.to_prompt(language=language)
+    assert "https://shop.example/thanks?ref=" + "q" * 100 in told and len(told) < 2_000, told[:300]
+    assert event.url_after == huge  # the record keeps what happened; only what is said is cut

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
 from .language import DEFAULT_LANGUAGE, Language, language_of  # the tags, also imported from here
-from .textsafety import quoted
+from .textsafety import quoted, short_url
 
 EN_US: dict[str, str] = {
     # --- the per-step user message (agent/prompts.py, memory.py, types.py) ---------------------------
@@ -1589,6 +1589,9 @@ def environment_language(environ: Mapping[str, str] | None = None) -> Language:
 
 # The values a message repeats that whoever sent them chose (a popup, a page, a local program, the command line):
 # each is shown as textsafety.quoted shows it, never whole.
+# A URL a message names: a page chose it, and a note or a takeover's account stays in the history every later prompt
+# repeats (a page's link took a task to a URL of 500,000 characters; a takeover that ended there said it whole).
+URL_LIMIT = 1000
 QUOTED_VALUES = frozenset({"name", "domain", "pattern", "task_id", "text", "origin", "host", "site", "requester",
                            "client", "key", "option", "prefix"})
 
@@ -1596,13 +1599,16 @@ QUOTED_VALUES = frozenset({"name", "domain", "pattern", "task_id", "text", "orig
 def text(key: str, language: str | None = None, /, **values: object) -> str:
     """The message `key` in `language` (English for a language or key the catalog lacks), filled in. A value
     that is itself worded (Words, WordedError, or a list of them) is worded in the same language; one named in
-    QUOTED_VALUES is cut short and its controls shown (textsafety.quoted)."""
+    QUOTED_VALUES is cut short and its controls shown (textsafety.quoted); a `url` is cut to URL_LIMIT characters
+    (textsafety.short_url)."""
     language = language_of(language)
     template = CATALOG[language].get(key, EN_US[key])
     filled = {name: _worded(value, language) for name, value in values.items()}
     for name, value in filled.items():
         if name in QUOTED_VALUES and isinstance(value, str):
             filled[name] = quoted(value, escaped=f"{{{name}!r}}" in template)
+        elif name == "url" and isinstance(value, str):
+            filled[name] = short_url(value, URL_LIMIT)
     return _fill_chinese(template, filled) if language == "zh-CN" else template.format(**filled)
 
 

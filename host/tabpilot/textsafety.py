@@ -117,3 +117,21 @@ def quoted(value: str, *, escaped: bool = False) -> str:
     U+FFFD and, unless the message `escaped` it already (repr), every character the rule above names as its code."""
     value = clipped(clean_text(value), QUOTED_LIMIT)
     return value if escaped else show_controls(value)
+
+
+def short_url(url: str, limit: int) -> str:
+    """A URL as the header shows it, every step: scheme, host and path stay readable, a long query or
+    fragment is cut with an ellipsis, a data: URL shows only its media type."""
+    url = url.strip()
+    if url[:5].lower() == "data:":
+        media_type = url[5:].split(",", 1)[0].split(";", 1)[0].strip() or "text/plain"
+        return f"data:{media_type},…"
+    if len(url) <= limit:
+        return url
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    base, rest = url[:cut], url[cut:]
+    if len(base) >= limit:  # a very long path: keep its start and its last segment
+        head, _, last = base.rstrip("/").rpartition("/")
+        last = clipped(" ".join(last.split()), limit // 3)
+        return f"{head[: max(limit - len(last) - 2, 20)]}…/{last}" + ("?…" if rest else "")
+    return base + rest[: max(limit - len(base) - 1, 2)] + "…"

@@ -67,9 +67,6 @@ STOPPED_MESSAGE = "Task stopped"
 MAX_STEPS_MESSAGE = "Step count exceeded maximum limit"
 LOOP_REPEATS = 3  # the same action on an unchanged page this many times in a row is a loop
 WAIT_WARNING_SECONDS = 3
-# Characters of a URL a note names ("Page navigated to → ..."): the note stays in the history every later prompt
-# repeats, and a page's own link took a task to a URL of 500,000 characters.
-NOTED_URL_LIMIT = 1000
 
 
 class AgentBusy(RuntimeError):
@@ -478,20 +475,18 @@ class Agent(AsyncIOEventEmitter):
     def _observe(self, step: int, state: BrowserState, *, again: bool = False) -> None:
         """Notes for the model before it decides. `again`: the same step after a pause, where only what
         may have changed meanwhile (the URL) is noted, not the step's warnings a second time."""
-        from ..browser.state import short_url
 
         language = self.config.language
         replaced, self._replaced_meanwhile = self._replaced_meanwhile, False
-        noted = short_url(state.url, NOTED_URL_LIMIT)
         if self._tab_closed_meanwhile:
             self._tab_closed_meanwhile = False
-            self.push_observation(say("note.tab_closed", language, url=noted))
+            self.push_observation(say("note.tab_closed", language, url=state.url))
             self._last_url = state.url
         elif self._last_url is None:
             self._last_url = state.url  # where the task starts: not a navigation
         elif state.url != self._last_url:
             self.push_observation(say("note.navigated_meanwhile" if replaced else "note.navigated", language,
-                                      url=noted))
+                                      url=state.url))  # cut where it is said (i18n.URL_LIMIT)
             self._last_url = state.url
         elif replaced:
             self.push_observation(say("note.reloaded", language))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cdp import CDPError, CDPErrorKind, CDPSession
+from ..textsafety import short_url
 from .browser import Browser
 from .dom import fast, origins, render
 from .dom.icons import name_icons
@@ -509,24 +510,6 @@ def _title(title: str) -> str:
 
 def _short(url: str) -> str:
     return short_url(url, OTHER_URL_LIMIT)
-
-
-def short_url(url: str, limit: int) -> str:
-    """A URL as the header shows it, every step: scheme, host and path stay readable, a long query or
-    fragment is cut with an ellipsis, a data: URL shows only its media type."""
-    url = url.strip()
-    if url[:5].lower() == "data:":
-        media_type = url[5:].split(",", 1)[0].split(";", 1)[0].strip() or "text/plain"
-        return f"data:{media_type},…"
-    if len(url) <= limit:
-        return url
-    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
-    base, rest = url[:cut], url[cut:]
-    if len(base) >= limit:  # a very long path: keep its start and its last segment
-        head, _, last = base.rstrip("/").rpartition("/")
-        last = render.rules.shorten(last, limit // 3)
-        return f"{head[: max(limit - len(last) - 2, 20)]}…/{last}" + ("?…" if rest else "")
-    return base + rest[: max(limit - len(base) - 1, 2)] + "…"
 
 
 def _edge(where: str, pixels: int, elements: int) -> str:
