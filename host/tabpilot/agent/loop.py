@@ -457,7 +457,8 @@ class Agent(AsyncIOEventEmitter):
         """Run one tool, once the user said yes if `approve_action` asks them (a no: the refusal's words).
         The model → page boundary: secret names and placeholders in typed text become the real values
         only here, for a page of their site (else `privacy.guard.Refused`), after the question: the
-        user is asked about what the model wrote, never shown a secret's value."""
+        user is asked about what the model wrote, never shown a secret's value. The typing action is told
+        which secrets it holds: those go only into a login field (privacy/fields.py)."""
         approve = self.config.approve_action
         if approve is not None:
             refusal = await _maybe_await(approve(name, tool_input, context))
@@ -471,6 +472,7 @@ class Agent(AsyncIOEventEmitter):
                 from ..browser.nodes import document_url
 
                 url = await document_url(context.tab, context.element(index))
+            context.secrets = guard.login_only(name, tool_input)
             tool_input = guard.reveal_input(name, tool_input, url)
         return await _maybe_await(self.tools[name].execute(context, tool_input))
 

@@ -6,7 +6,8 @@
   model which secrets it may type on the current page, and nothing of them elsewhere.
 - model text → page (`reveal_input`): `<secret>NAME</secret>` and placeholders in `input_text` become
   the real values, only on a page of the secret's domain (or the site where the value was seen);
-  anywhere else the action is refused with an observation for the model.
+  anywhere else the action is refused with an observation for the model. `login_only` names the secrets
+  among them that the typing action may put only into a login field (privacy/fields.py).
 
 `hide` is the last net for what is recorded and shown (the store, pushes, results): no secret value
 gets through it."""
@@ -147,10 +148,13 @@ class PrivacyGuard:
     def note(self, url: str | None, language: str = "en-US") -> str:
         """What the model is told about this page: the secrets it may type here (none of any other
         site) and, once something was masked, how placeholders work. Empty when there is nothing."""
-        names = sorted(name for name, secret in self.secrets.items() if domain_matches(secret.domain, url))
+        here = sorted((secret for secret in self.secrets.values() if domain_matches(secret.domain, url)),
+                      key=lambda secret: secret.name)
         lines = []
-        if names:
-            listed = ", ".join(f"<secret>{name}</secret>" for name in names)
+        if here:
+            any_field = say("privacy.any_field", language)
+            listed = ", ".join(f"<secret>{secret.name}</secret>" + (f" {any_field}" if secret.any_field else "")
+                               for secret in here)
             lines.append(say("privacy.secrets_here", language, secrets=listed))
         if self._masked:
             lines.append(say("privacy.masked", language))
@@ -218,6 +222,14 @@ class PrivacyGuard:
         text = getattr(tool_input, field_name)
         revealed = self.reveal(text, url)
         return tool_input if revealed == text else tool_input.model_copy(update={field_name: revealed})
+
+    def login_only(self, tool: str, tool_input: Any) -> tuple[str, ...]:
+        """The stored secrets the typed text names that go only into a login field: all but `any_field` ones."""
+        field_name = TYPING_TOOLS.get(tool)
+        if field_name is None:
+            return ()
+        named = (self.secrets.get(match.group(1)) for match in SECRET_TAG.finditer(getattr(tool_input, field_name)))
+        return tuple(dict.fromkeys(secret.name for secret in named if secret is not None and not secret.any_field))
 
     def reveal(self, text: str, url: str | None) -> str:
         host = page_host(url) or "this page"
