@@ -385,3 +385,20 @@ def test_a_secret_a_page_shows_escaped_is_hidden_too() -> None:
     ordinary = ("Order 84 114 48 on 2024-01-02 at &#38; 0x54, %26 off, \\u0026 total $123.45; "
                 "Tr0ub4dor&4x and Tr0ub4dor%264x are other values")
     assert guard.conceal(ordinary) == ordinary
+
+
+def test_after_a_secret_was_typed_its_page_refuses_copying_and_scripts_until_it_is_replaced() -> None:
+    from tabpilot.agent.tools import SendKeysInput
+
+    guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")])
+    page, next_page = ("tab", 1), ("tab", 2)
+    guard.typed_secret_in(page)
+    for keys in ("Control+c", "Meta+X", "Control+a Control+x", "Control+Insert", "Shift+Delete"):
+        with pytest.raises(Refused, match="copies or cuts text"):
+            guard.check_after_typing("send_keys", SendKeysInput(keys=keys), page)
+    with pytest.raises(Refused, match="execute_javascript does not run here"):
+        guard.check_after_typing("execute_javascript", ScriptInput(script="1"), page)
+    for keys in ("Control+a", "Enter", "Delete", "Control+v", "Control+Nope"):
+        guard.check_after_typing("send_keys", SendKeysInput(keys=keys), page)  # nothing of the value leaves
+    guard.check_after_typing("send_keys", SendKeysInput(keys="Control+c"), next_page)
+    guard.check_after_typing("execute_javascript", ScriptInput(script="1"), next_page)
