@@ -286,6 +286,7 @@ class PrivacyGuard:
         # one pass, so a value that happens to look like a tag or a placeholder is not expanded again
         return _TAG_OR_PLACEHOLDER.sub(either, text)
 
+
 def _chords(keys: str) -> list[Chord]:
     try:
         return parse_keys(keys)
