@@ -42,7 +42,8 @@ function paintSecrets(view) {
   list.replaceChildren();
   for (const secret of view.secrets || []) {
     const remove = async () => paintSecrets(await ask("secrets.delete", { name: secret.name }));
-    list.append(removableRow(secret.name, secret.domain, { className: "secret-delete", text: t("delete") }, remove,
+    const where = secret.anyField ? `${secret.domain} · ${t("secretAnyField")}` : secret.domain;
+    list.append(removableRow(secret.name, where, { className: "secret-delete", text: t("delete") }, remove,
       "privacy-error"));
   }
   $("secrets-empty").hidden = (view.secrets || []).length > 0;

@@ -169,6 +169,36 @@ def test_hide_replaces_secret_values_everywhere_in_a_record() -> None:
 
 
 # --- the guard: model → page --------------------------------------------------------------------------
+@pytest.mark.parametrize("facts, kind", [
+    ({"tag": "input", "type": "password"}, "password"),
+    ({"tag": "input", "type": "text", "autocomplete": "current-password"}, "password"),  # "show password" is on
+    ({"tag": "input", "type": "text", "autocomplete": "one-time-code"}, "one-time code"),
+    ({"tag": "input", "type": "text", "autocomplete": "username webauthn"}, "user name"),  # a passkey-ready login
+    ({"tag": "input", "type": "email"}, "user name"),
+    ({"tag": "input", "type": "text", "name": "loginfmt"}, "user name"),  # identifier first, no hint
+    ({"tag": "input", "type": "text", "id": "user_name"}, "user name"),
+    ({"tag": "input", "type": "text", "name": "cust", "pairedWithPassword": True}, "user name"),
+    ({"tag": "input", "type": "text", "name": "q"}, None),
+    ({"tag": "input", "type": "search", "autocomplete": "off"}, None),
+    ({"tag": "input", "type": "text", "name": "username-search-results"}, None),
+    ({"tag": "textarea", "type": "", "name": "password"}, None),  # a comment box, whatever it is called
+    ({"tag": "div", "type": "", "autocomplete": "current-password"}, None),  # an editable area
+])
+def test_a_secret_belongs_only_in_a_login_field(facts: dict[str, object], kind: str | None) -> None:
+    from tabpilot.privacy.fields import credential_field
+
+    assert credential_field(facts) == kind
+
+
+def test_the_secrets_a_typing_action_may_put_only_into_a_login_field() -> None:
+    guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value"),
+                          Secret("KEY", "example.com", "sk-key-value", any_field=True)])
+    typed = InputTextInput(index=3, text="<secret>PW</secret> <secret>KEY</secret> <secret>PW</secret>")
+    assert guard.login_only("input_text", typed) == ("PW",)
+    assert guard.login_only("input_text", InputTextInput(index=3, text="<secret>KEY</secret>")) == ()
+    assert "them: <secret>KEY</secret> (any field), <secret>PW</secret>. To type" in guard.note(SHOP)
+
+
 def test_a_secret_is_put_in_only_on_its_domain() -> None:
     guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")])
     typed = InputTextInput(index=3, text="<secret>PW</secret>")
@@ -217,27 +247,32 @@ def test_secrets_cli_set_list_delete_with_stdin_and_an_owner_only_file(tmp_path:
     saved = tabpilot(tmp_path, "secrets", "set", "SHOP_PW", "--domain", domain, stdin="pa55-word\n")
     assert saved.returncode == 0, saved.stderr
     assert "saved SHOP_PW for shop.example.com" in saved.stdout and "pa55-word" not in saved.stdout
-    assert tabpilot(tmp_path, "secrets", "set", "BANK", "--domain", "bank.test", stdin="1234-5678").returncode == 0
+    # an API key for a settings page may go into any field there: said when it is stored, shown in the list
+    any_field = tabpilot(tmp_path, "secrets", "set", "BANK", "--domain", "bank.test", "--any-field", stdin="1234-5678")
+    assert any_field.returncode == 0, any_field.stderr
     path = tmp_path / "config" / "secrets.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".secrets-")]  # no temp file left
     listed = tabpilot(tmp_path, "secrets", "list")
-    assert listed.stdout.split() == ["BANK", "bank.test", "SHOP_PW", "shop.example.com"]
+    assert listed.stdout.splitlines() == ["BANK                    bank.test               any field",
+                                          "SHOP_PW                 shop.example.com        login fields only"]
     assert json.loads(tabpilot(tmp_path, "secrets", "list", "--json").stdout) == [
-        {"name": "BANK", "domain": "bank.test"}, {"name": "SHOP_PW", "domain": "shop.example.com"}]
+        {"name": "BANK", "domain": "bank.test", "anyField": True},
+        {"name": "SHOP_PW", "domain": "shop.example.com", "anyField": False}]
     assert "pa55-word" not in listed.stdout + listed.stderr
 
     from tabpilot.privacy.secrets import load_secrets
     os.environ["TABPILOT_HOME"] = str(tmp_path)
     try:
-        assert {s.name: s.value for s in load_secrets()} == {"SHOP_PW": "pa55-word", "BANK": "1234-5678"}
+        assert {s.name: (s.value, s.any_field) for s in load_secrets()} == {
+            "SHOP_PW": ("pa55-word", False), "BANK": ("1234-5678", True)}
     finally:
         del os.environ["TABPILOT_HOME"]
 
     assert tabpilot(tmp_path, "secrets", "delete", "BANK").stdout.strip() == "deleted BANK"
     missing = tabpilot(tmp_path, "secrets", "delete", "BANK")
     assert missing.returncode == 1 and "no secret named BANK" in missing.stderr
-    assert tabpilot(tmp_path, "secrets").stdout.split() == ["SHOP_PW", "shop.example.com"]
+    assert tabpilot(tmp_path, "secrets").stdout.split() == ["SHOP_PW", "shop.example.com", "login", "fields", "only"]
 
 
 @pytest.mark.parametrize("args, stdin, error", [
@@ -280,8 +315,9 @@ def test_the_host_keeps_a_secret_from_the_popup_and_never_sends_its_value_back(t
     try:
         added = host.request("secrets.set", name="SHOP_PW", domain="https://shop.example.com/", value="pa55-word-x")
         assert added["ok"], added
-        assert added["data"]["secrets"] == [{"name": "SHOP_PW", "domain": "shop.example.com"}]
-        assert host.request("secrets.list")["data"]["secrets"] == [{"name": "SHOP_PW", "domain": "shop.example.com"}]
+        listed = [{"name": "SHOP_PW", "domain": "shop.example.com", "anyField": False}]
+        assert added["data"]["secrets"] == listed
+        assert host.request("secrets.list")["data"]["secrets"] == listed
         bad = host.request("secrets.set", name="SHOP PW", domain="shop.example.com", value="pa55-word-x")
         assert bad["ok"] is False and bad["error"]["code"] == "bad_request" and "secret name" in bad["error"]["message"]
         short = host.request("secrets.set", name="PIN", domain="bank.test", value="12")
@@ -349,3 +385,20 @@ def test_a_secret_a_page_shows_escaped_is_hidden_too() -> None:
     ordinary = ("Order 84 114 48 on 2024-01-02 at &#38; 0x54, %26 off, \\u0026 total $123.45; "
                 "Tr0ub4dor&4x and Tr0ub4dor%264x are other values")
     assert guard.conceal(ordinary) == ordinary
+
+
+def test_after_a_secret_was_typed_its_page_refuses_copying_and_scripts_until_it_is_replaced() -> None:
+    from tabpilot.agent.tools import SendKeysInput
+
+    guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")])
+    page, next_page = ("tab", 1), ("tab", 2)
+    guard.typed_secret_in(page)
+    for keys in ("Control+c", "Meta+X", "Control+a Control+x", "Control+Insert", "Shift+Delete"):
+        with pytest.raises(Refused, match="copies or cuts text"):
+            guard.check_after_typing("send_keys", SendKeysInput(keys=keys), page)
+    with pytest.raises(Refused, match="execute_javascript does not run here"):
+        guard.check_after_typing("execute_javascript", ScriptInput(script="1"), page)
+    for keys in ("Control+a", "Enter", "Delete", "Control+v", "Control+Nope"):
+        guard.check_after_typing("send_keys", SendKeysInput(keys=keys), page)  # nothing of the value leaves
+    guard.check_after_typing("send_keys", SendKeysInput(keys="Control+c"), next_page)
+    guard.check_after_typing("execute_javascript", ScriptInput(script="1"), next_page)

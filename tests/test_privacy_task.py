@@ -10,11 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
-from agent_support import browser_state, done, index_of, on_page, step
+from actions_support import wait_until
+from agent_support import browser_state, done, history_section, index_of, on_page, step
 from store_support import tabpilot
 
 from tabpilot.agent import Agent, AgentConfig
@@ -102,7 +106,7 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
     for attempt in (1, 2):  # a second task on the same page works the same (placeholders from 1 again)
         tab = await only_tab(browser, pages.url(PAGE))
         replies = [
-            on_page(lambda b: {"input_text": {"index": index_of(b, "Notes"), "text": "<secret>SITE_PW</secret>"}}),
+            on_page(lambda b: {"input_text": {"index": index_of(b, "User name"), "text": "<secret>SITE_PW</secret>"}}),
             on_page(lambda b: {"input_text": {"index": index_of(b, "Copy to"), "text": "[email 1]"}}),
             done("Typed the password and the copy address"),
         ]
@@ -113,7 +117,7 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
 
         # the page's own record: the real values went in, typed as a person would
         typed = {entry["field"]: entry["value"] for entry in await page_log(tab)}
-        assert typed == {"notes": SECRET, "copy": EMAIL}, typed
+        assert typed == {"user": SECRET, "copy": EMAIL}, typed
         assert all(entry["trusted"] for entry in await page_log(tab))
 
         first, second, third = (user_text(body) for body in server.requests)
@@ -121,7 +125,7 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
         tail = first[first.rindex("</agent_history>"):]
         assert "<privacy>" in tail and "<secret>SITE_PW</secret>" in tail.split("</privacy>")[0]
         assert "Contact: [email 1]" in first and "Card on file: [card 1]" in first
-        # the secret in a plain text field, read back and shown in the next state: its name only
+        # the secret in a user-name field, read back and shown in the next state: its name only
         assert "Typed '<secret>SITE_PW</secret>'" in second and "value is now '<secret>SITE_PW</secret>'" in second
         assert 'value="<secret>SITE_PW</secret>"' in browser_state(server.requests[1]) or \
             "<secret>SITE_PW</secret>" in browser_state(server.requests[1])
@@ -205,27 +209,128 @@ async def test_a_script_result_and_a_secret_in_a_script_never_reach_the_model(br
     assert_nowhere({"model requests": json.dumps(server.requests).encode()}, SECRET, EMAIL)
 
 
-async def test_a_secret_goes_into_a_same_site_frame_but_not_into_a_frame_of_another_site(
+FIELDS_PAGE = "privacy_fields.html"
+LOGIN_ONLY = "Refused: <secret>SITE_PW</secret> may be typed only into a login field"
+
+
+def field_after(label: str, nth: int = 0) -> Callable[[dict[str, Any]], int]:
+    """The index of the field shown on the line after the `nth` line that reads `label` (a shadow root's and a
+    frame's fields have no attribute to find them by)."""
+    def find(body: dict[str, Any]) -> int:
+        lines = browser_state(body).splitlines()
+        at = [i for i, line in enumerate(lines) if line.strip() == label][nth]
+        return int(lines[at + 1].split("[", 1)[1].split("]", 1)[0])
+    return find
+
+
+def type_secret(where: Callable[[dict[str, Any]], int] | str) -> Callable[[dict[str, Any]], Any]:
+    find = where if callable(where) else (lambda body: index_of(body, where))
+    return on_page(lambda b: {"input_text": {"index": find(b), "text": "<secret>SITE_PW</secret>"}})
+
+
+# Every kind of field a login secret must not go into, then every login field it may go into, on one page.
+NOT_LOGIN_FIELDS = {  # where → the field's id in the page's record
+    "name=q": "search", "<textarea": "comment", "Message to support": "editor", "name=display": "display",
+    field_after("Find a branch"): "branch-search", field_after("Search help"): "same:help-search",
+}
+LOGIN_FIELDS = {"name=cust": "customer", "name=pw": "password", field_after("Card number"): "card-number",
+                field_after("Card PIN"): "card-pin", field_after("Security code"): "same:otp"}
+
+
+async def test_a_login_secret_goes_only_into_login_fields_and_the_model_is_told_why_elsewhere(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    """A review found a stored password typed into any field of its site: a search box (into the address and the
+    analytics), a comment, an editable area, a field of a web component or of a frame. Now the page's own record
+    shows the value only in its login fields, the model reads why each other field was refused, and the value is in
+    no output."""
+    prepare_home(tmp_path, "127.0.0.1")
+    other_site = pages.url("privacy_fields_frame.html?name=cross", host="localhost")
+    for attempt in (1, 2):  # a second task on the page, loaded anew, is refused and served the same
+        tab = await only_tab(browser, pages.url(f"{FIELDS_PAGE}?other={quote(other_site)}"))
+        await wait_until(partial(tab.evaluate, "document.getElementById('same').contentDocument.readyState === "
+                                               "'complete' && window.crossLoaded === true"), timeout=30)
+        refused = NOT_LOGIN_FIELDS if attempt == 1 else {"name=q": "search"}
+        typed_into = LOGIN_FIELDS if attempt == 1 else {"name=cust": "customer"}
+        replies = [type_secret(where) for where in [*refused, *typed_into]]
+        if attempt == 1:  # another site's login field: refused for its site, as before
+            replies.append(type_secret(field_after("Security code", 1)))
+            # "show password" makes the field plain text: still the password field it was
+            replies += [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Show password")}}),
+                        type_secret("name=pw")]
+        with ScriptedLLMServer([*replies, done("Signed in")]) as server:
+            proc = await run_attached(browser, server, tmp_path, f"Sign in ({attempt})")
+
+        log = await page_log(tab)
+        received = {entry["field"]: entry["value"] for entry in log}
+        assert received == dict.fromkeys(typed_into.values(), SECRET), log  # nothing at all reached the others
+        assert all(entry["trusted"] for entry in log)
+        # what the model was told of each step, next time it was asked
+        told = [history_section(body).rsplit("Action Results: ", 1)[1] for body in server.requests[1:]]
+        for result, field in zip(told, [*refused.values(), *typed_into.values()], strict=False):
+            assert result.startswith(f"❌ {LOGIN_ONLY}" if field in refused.values() else "Typed "), (field, result)
+        if attempt == 1:
+            assert "The secret SITE_PW may not be typed on localhost" in told[len(refused) + len(typed_into)]
+            assert "Nothing was typed" in told[0] and "ask the user" in told[0]
+            assert await tab.evaluate("document.getElementById('password').type") == "text"
+        [task] = json.loads(tabpilot(tmp_path, "history", "--json").stdout)[:1]
+        events = json.loads(tabpilot(tmp_path, "history", "show", task["taskId"], "--json").stdout)["events"]
+        outputs = [event["action"]["output"] for event in events if event["type"] == "step"]
+        # the person sees each refusal in the timeline
+        assert sum(output.startswith(f"❌ {LOGIN_ONLY}") for output in outputs) == len(refused), outputs
+        assert_nowhere(every_output(tmp_path, proc, server), SECRET)
+
+
+async def test_a_secret_stored_for_any_field_goes_into_a_settings_field_and_the_model_is_told_so(
+    browser: Browser, pages, tmp_path: Path
+) -> None:
+    """An API key for a settings page (`secrets set --any-field`) goes into a plain field or a textarea."""
+    save_settings(Settings(), tmp_path / "config" / "config.json")
+    saved = tabpilot(tmp_path, "secrets", "set", "SITE_PW", "--domain", "127.0.0.1", "--any-field",
+                     stdin=SECRET + "\n")
+    assert saved.returncode == 0, saved.stderr
+    tab = await only_tab(browser, pages.url(FIELDS_PAGE))
+    replies = [type_secret("name=display"), type_secret("<textarea"), done("Saved the key")]
+    with ScriptedLLMServer(replies) as server:
+        proc = await run_attached(browser, server, tmp_path, "Paste the API key into the settings")
+    received = {entry["field"]: entry["value"] for entry in await page_log(tab)}
+    assert received == {"display": SECRET, "comment": SECRET}
+    first = user_text(server.requests[0])
+    assert "<secret>SITE_PW</secret> (any field)" in first.split("</agent_history>")[1]
+    assert LOGIN_ONLY not in json.dumps(server.requests)
+    assert_nowhere(every_output(tmp_path, proc, server), SECRET)
+
+
+async def test_a_secret_typed_into_a_login_field_is_not_copied_or_scripted_on_into_another_field(
     browser: Browser, pages
 ) -> None:
-    inner = pages.url("actions_frame_inner.html", host="localhost")
-    tab = await only_tab(browser, pages.url(f"actions_frames.html?inner={inner}"))
-    await asyncio.sleep(0.5)  # both frames loaded
-    def into_frame(which: int) -> Any:
-        def reply(body: dict[str, Any]) -> Any:
-            lines = [line for line in browser_state(body).splitlines() if "inner text" in line]
-            index = int(lines[which].split("[", 1)[1].split("]", 1)[0])
-            return step("input_text", {"index": index, "text": "<secret>SITE_PW</secret>"})
-        return reply
-
+    """Typed into a user-name field, a secret could be carried on into the search box: Control+A, Control+C, a
+    click, Control+V works over CDP, and a script can copy it. On that page neither runs; on the next one they do."""
+    tab = await only_tab(browser, pages.url(FIELDS_PAGE))
+    copy_over = "document.getElementById('search').value = document.getElementById('customer').value; return 'ok'"
+    replies = [
+        type_secret("name=cust"),
+        step("send_keys", {"keys": "Control+a Control+c"}),
+        on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "name=q")}}),
+        step("send_keys", {"keys": "Control+v"}),
+        step("execute_javascript", {"script": copy_over}),
+        step("go_to_url", {"url": pages.url(FIELDS_PAGE)}),  # a new document: nothing of the secret in it
+        step("execute_javascript", {"script": "return document.title"}),
+        done(),
+    ]
     guard = PrivacyGuard([Secret("SITE_PW", "127.0.0.1", SECRET)])
-    with ScriptedLLMServer([into_frame(0), into_frame(1), done()]) as server:
+    with ScriptedLLMServer(replies) as server:
         llm = LLMConfig(base_url=server.base_url, model="scripted", api_key=API_KEY, timeout=5.0, backoff_base=0.0)
-        result = await Agent(browser, llm, AgentConfig(step_delay=0, privacy=guard)).execute("Type the password")
+        config = AgentConfig(step_delay=0, enable_javascript_tool=True, privacy=guard)
+        result = await Agent(browser, llm, config).execute("Sign in")
+    # the page's own record (kept across its reload): the value went into the customer number and nowhere else
+    log = await page_log(tab)
+    assert [entry["field"] for entry in log if SECRET in entry["value"]] == ["customer"], log
     outputs = [e.action.output for e in result.history if isinstance(e, StepEvent)]
-    # the top page is on 127.0.0.1, but the first frame's document is on localhost: refused there
-    assert outputs[0].startswith("❌ The secret SITE_PW may not be typed on localhost"), outputs
-    assert "Typed '<secret>SITE_PW</secret>'" in outputs[1], outputs
-    same_site = await tab.evaluate("document.getElementById('same').contentWindow.__events")
-    assert [e["value"] for e in same_site if e["type"] == "input"][-1] == SECRET
+    assert outputs[0].startswith("Typed '<secret>SITE_PW</secret>'"), outputs
+    assert outputs[1].startswith("❌ Refused: Control+c copies or cuts text"), outputs
+    assert outputs[3] == "Pressed Control+v.", outputs
+    assert outputs[4].startswith("❌ Refused: a stored secret was typed"), outputs
+    assert outputs[6] == "The script returned: Bank sign-in", outputs
+    assert "No key was pressed" in history_section(server.requests[2])
     assert_nowhere({"model requests": json.dumps(server.requests).encode()}, SECRET)

@@ -86,8 +86,10 @@ EN_US: dict[str, str] = {
     # --- the agent's own notes to the model (agent/loop.py, tools.py) --------------------------------
     "privacy.secrets_here": (
         "Secrets of the user you may type on this page without knowing them: {secrets}. To type one, write "
-        "it exactly so (e.g. as the text of input_text); the real value is put in for you and never shown."
+        "it exactly so as the text of input_text; the real value is put in for you and never shown. Each goes only "
+        "into a login field (a password, user name or e-mail, or one-time-code field), unless marked (any field)."
     ),
+    "privacy.any_field": "(any field)",
     "privacy.masked": (
         "Personal data on the page is masked as placeholders such as [email 1] or [card 1] (the same value keeps "
         "its placeholder). Type a placeholder to enter the real value, on the site where it was seen."
@@ -748,6 +750,8 @@ EN_US: dict[str, str] = {
     "secrets.no_value": "no value given (type it when asked, or pipe it on stdin)",
     "secrets.saved": "saved {name} for {domain} (and its subdomains) in {backend}",
     "secrets.saved_address": "saved {name} for {domain} (that address only) in {backend}",
+    "secrets.login_fields": "login fields only",
+    "secrets.any_field": "any field",
     "secrets.unknown": "there is no secret named {name} (see `tabpilot secrets list`)",
     "secrets.deleted": "deleted {name}",
     "secrets.backend.file": "the owner-only file {path}",
@@ -905,8 +909,10 @@ ZH_CN: dict[str, str] = {
     "did.tab_closed": "关闭了标签页",
     "privacy.secrets_here": (
         "你可以在此页面上输入用户的这些机密，而无需知道它们的值：{secrets}。要输入其中一个，请原样写出它"
-        "（例如作为 input_text 的 text）；真实的值会替你填入，并且永远不会显示出来。"
+        "（作为 input_text 的 text）；真实的值会替你填入，并且永远不会显示出来。每个机密只能输入到登录字段"
+        "（密码、用户名或电子邮件、一次性验证码字段）中，标有（任意字段）的除外。"
     ),
+    "privacy.any_field": "（任意字段）",
     "privacy.masked": (
         "页面上的个人信息已被遮盖为 [email 1]、[card 1] 这样的占位符（同一个值始终使用同一个占位符）。"
         "输入占位符即可填入真实的值，但只能在看到它的网站上。"
@@ -1487,6 +1493,8 @@ ZH_CN: dict[str, str] = {
     "secrets.no_value": "没有给出值（请在提示时输入，或通过 stdin 传入）",
     "secrets.saved": "已将 {name} 保存到 {backend}，可在 {domain}（及其子域名）上使用",
     "secrets.saved_address": "已将 {name} 保存到 {backend}，仅可在 {domain} 这个地址上使用",
+    "secrets.login_fields": "仅登录字段",
+    "secrets.any_field": "任意字段",
     "secrets.unknown": "没有名为 {name} 的机密（见 `tabpilot secrets list`）",
     "secrets.deleted": "已删除 {name}",
     "secrets.backend.file": "仅所有者可读写的文件 {path}",
@@ -1754,17 +1762,22 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
         "language（en-US 或 zh-CN）是智能体工作所用的语言（它的指令、给模型的说明，因而也是它的回复），\n"
         "也是这些命令的消息所用的语言（未设置时：终端的 LANG）。扩展的弹出窗口则跟随 Chrome 自己的语言。\n",
     "A domain matches that host and its subdomains on any port: a secret for example.com can be typed on\n"
-    "https://login.example.com:8443 but not on example.org. localhost and 127.0.0.1 are different domains.\n\n"
+    "https://login.example.com:8443 but not on example.org. localhost and 127.0.0.1 are different domains.\n"
+    "It is typed only into a login field there (a password, user name or e-mail, or one-time-code field), never\n"
+    "into a search box, a comment or any other field, unless it is stored with --any-field (e.g. an API key\n"
+    "for a settings page).\n\n"
     "examples:\n"
     "  tabpilot secrets set GITHUB_PASSWORD --domain github.com      (asks for the value, without echo)\n"
-    "  printf %s \"$TOKEN\" | tabpilot secrets set API_TOKEN --domain api.example.com\n"
+    "  printf %s \"$TOKEN\" | tabpilot secrets set API_TOKEN --domain api.example.com --any-field\n"
     "  tabpilot secrets list\n"
     "  tabpilot secrets delete GITHUB_PASSWORD\n":
         "一个域名匹配该主机及其子域名，任何端口均可：example.com 的机密可以在\n"
-        "https://login.example.com:8443 上输入，但不能在 example.org 上输入。localhost 和 127.0.0.1 是不同的域名。\n\n"
+        "https://login.example.com:8443 上输入，但不能在 example.org 上输入。localhost 和 127.0.0.1 是不同的域名。\n"
+        "在那里它只会输入到登录字段（密码、用户名或电子邮件、一次性验证码字段）中，绝不会输入到搜索框、评论\n"
+        "或其他字段中，除非保存时用了 --any-field（例如设置页面上的 API 密钥）。\n\n"
         "示例：\n"
         "  tabpilot secrets set GITHUB_PASSWORD --domain github.com      （不回显地询问值）\n"
-        "  printf %s \"$TOKEN\" | tabpilot secrets set API_TOKEN --domain api.example.com\n"
+        "  printf %s \"$TOKEN\" | tabpilot secrets set API_TOKEN --domain api.example.com --any-field\n"
         "  tabpilot secrets list\n"
         "  tabpilot secrets delete GITHUB_PASSWORD\n",
     "print the list as JSON": "以 JSON 打印列表",
@@ -1772,6 +1785,8 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "store a secret (again: replaces it); the value is read from the terminal or stdin":
         "保存一个机密（再次保存会替换它）；值从终端或标准输入读取",
     "forget a secret": "删除一个机密",
+    "type it into any text field there, not only a login field (e.g. an API key)":
+        "在那里可输入到任何文本字段，而不仅是登录字段（例如 API 密钥）",
     "Store a secret. Its value is asked for without echo, or read from stdin when that is not a terminal; it never "
     "goes on the command line.":
         "保存一个机密。它的值会不回显地询问，标准输入不是终端时则从标准输入读取；它从不出现在命令行上。",

@@ -82,7 +82,9 @@ async def test_privacy_settings_and_a_task_that_types_a_secret_and_a_masked_emai
     await harness.browser.close_tab(popup.tab.target_id)
 
     target: Tab = await harness.browser.new_tab(pages.url("privacy_form.html"))
-    llm.add(type_into("Notes", "<secret>SITE_PW</secret>"), type_into("Copy to", "[email 1]"), done("Typed both"))
+    # a login secret asked into a notes field is refused (and shown so), then typed into the user-name field
+    llm.add(type_into("Notes", "<secret>SITE_PW</secret>"), type_into("User name", "<secret>SITE_PW</secret>"),
+            type_into("Copy to", "[email 1]"), done("Typed both"))
     popup = await harness.open_popup(target)
     assert await popup.js(RECORD_PUSHES)
     task_id = await run_in_popup(popup, "Fill in the account details")
@@ -92,11 +94,12 @@ async def test_privacy_settings_and_a_task_that_types_a_secret_and_a_masked_emai
     await popup.screenshot(SCREENS / "task-masking-mark.png")
 
     typed = {entry["field"]: entry["value"] for entry in await target.evaluate("window.agentLog")}
-    assert typed == {"notes": SECRET, "copy": EMAIL}  # the page's own record: the real values went in
+    assert typed == {"user": SECRET, "copy": EMAIL}  # the page's own record: the real values went in, nothing in Notes
     requests = json.dumps(llm.requests, ensure_ascii=False)
     assert "<secret>SITE_PW</secret>" in requests and "[email 1]" in requests and "[card 1]" in requests
     cards = "\n".join(card["text"] for card in await popup.cards())
     assert "<secret>SITE_PW</secret>" in cards  # the popup shows what the model typed: the name
+    assert "may be typed only into a login field" in cards and "'Notes' is not one" in cards  # and the refusal
 
     exported = await popup.js(f"ask('history.export', {{taskId: {json.dumps(task_id)}}}).then(JSON.stringify)")
     channels = {
@@ -142,7 +145,7 @@ async def test_mcp_progress_and_read_page_carry_neither_a_secret_nor_a_masked_va
                         (("secrets", "set", "SITE_PW", "--domain", "127.0.0.1"), SECRET)]:
         done_ = tabpilot(Home.tabpilot_home, *args, stdin=stdin, env={"HOME": str(Home.home)})
         assert done_.returncode == 0, done_.stderr
-    llm.add(type_into("Notes", "<secret>SITE_PW</secret>"), type_into("Copy to", "[email 1]"), done("Typed both"))
+    llm.add(type_into("User name", "<secret>SITE_PW</secret>"), type_into("Copy to", "[email 1]"), done("Typed both"))
     url = pages.url("privacy_form.html")
     async with mcp_client(Home, "--launch", "--headless", "--browser", browser_binary) as client:
         is_error, result = await client.call("run_task", task="Fill in the account details", url=url, new_tab=False)

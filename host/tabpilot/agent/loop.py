@@ -454,13 +454,18 @@ class Agent(AsyncIOEventEmitter):
         """Run one tool, once the user said yes if `approve_action` asks them (a no: the refusal's words).
         The model → page boundary: secret names and placeholders in typed text become the real values
         only here, for a page of their site (else `privacy.guard.Refused`), after the question: the
-        user is asked about what the model wrote, never shown a secret's value."""
+        user is asked about what the model wrote, never shown a secret's value. The typing action is told
+        which secrets it holds: those go only into a login field (privacy/fields.py), and in that document
+        nothing may carry them on (`check_after_typing`)."""
         approve = self.config.approve_action
         if approve is not None:
             refusal = await _maybe_await(approve(name, tool_input, context))
             if refusal is not None:
                 return refusal
         guard = self.config.privacy
+        document = (context.tab.target_id, context.tab.documents)
+        if guard is not None:
+            guard.check_after_typing(name, tool_input, document)
         if guard is not None and guard.uses(tool_input):
             url = None
             index = getattr(tool_input, "index", None)
@@ -468,8 +473,12 @@ class Agent(AsyncIOEventEmitter):
                 from ..browser.nodes import document_url
 
                 url = await document_url(context.tab, context.element(index))
+            context.secrets = guard.login_only(name, tool_input)
             tool_input = guard.reveal_input(name, tool_input, url)
-        return await _maybe_await(self.tools[name].execute(context, tool_input))
+        result = await _maybe_await(self.tools[name].execute(context, tool_input))
+        if guard is not None and context.secrets:
+            guard.typed_secret_in(document)
+        return result
 
     # --- observations -------------------------------------------------------------------------
     def _observe(self, step: int, state: BrowserState, *, again: bool = False) -> None:

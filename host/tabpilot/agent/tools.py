@@ -76,6 +76,7 @@ class ToolContext:
     browser: Browser
     tab: Tab
     elements: dict[int, ElementRef]
+    secrets: tuple[str, ...] = ()  # the stored secrets the text to type holds: typed only into a login field
 
     def element(self, index: int) -> ElementRef:
         try:
@@ -214,7 +215,7 @@ async def _click(ctx: ToolContext, args: IndexInput) -> str:
 async def _input_text(ctx: ToolContext, args: InputTextInput) -> str:
     from ..browser import actions
 
-    return await actions.input_text(ctx.browser, ctx.tab, ctx.element(args.index), args.text)
+    return await actions.input_text(ctx.browser, ctx.tab, ctx.element(args.index), args.text, secrets=ctx.secrets)
 
 
 async def _select(ctx: ToolContext, args: SelectOptionInput) -> str:

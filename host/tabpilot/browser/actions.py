@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -264,7 +264,11 @@ async def hover(browser: Browser, tab: Tab, element: ElementRef) -> str:
 
 
 # --- typing ----------------------------------------------------------------------------------------
-async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str) -> str:
+async def input_text(
+    browser: Browser, tab: Tab, element: ElementRef, text: str, *, secrets: Sequence[str] = ()
+) -> str:
+    """Type `text` into the field. `secrets`: the names of the stored secrets whose values `text` holds; then
+    the field it would go into must be one where a credential belongs (privacy/fields.py), else nothing is typed."""
     check_open(tab)
     object_id = field_id = await resolve_unchecked(tab, element)
     info = await call(tab, element, object_id, scripts.TEXT_FIELD_HERE)
@@ -282,6 +286,12 @@ async def input_text(browser: Browser, tab: Tab, element: ElementRef, text: str)
             field_id = field["objectId"]
             target = await ref_for_object(tab, element, field_id, element.name)
             info = await call(tab, target, field_id, scripts.TEXT_FIELD_HERE)
+        if secrets:  # checked on the field the text goes into, whichever element (a label, a wrapper) was named
+            from ..privacy.fields import FACTS, credential_field, refusal
+
+            shown_as_password = target is element and element.attributes.get("type") == "password"
+            if credential_field(await call(tab, target, field_id, FACTS), shown_as_password=shown_as_password) is None:
+                raise ActionError(refusal(secrets, describe(element)))
         if info["mode"] == "set":
             value = await call(tab, target, field_id, scripts.SET_VALUE, text)
         else:

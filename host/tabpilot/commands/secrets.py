@@ -1,8 +1,9 @@
 """`tabpilot secrets`: values the agent may type without the model ever seeing them.
 
-`set NAME --domain example.com` reads the value without echo from a terminal, or from stdin when it is
-not one (for scripts) · `list` (names and domains only) · `delete NAME`. In a task the model is told,
-on a page of that domain, that it may type <secret>NAME</secret>; the real value is put in only there."""
+`set NAME --domain example.com [--any-field]` reads the value without echo from a terminal, or from stdin when
+it is not one (for scripts) · `list` (names, domains, any-field marks; never a value) · `delete NAME`. In a task the
+model is told, on a page of that domain, that it may type <secret>NAME</secret>; the real value is put in only
+there, and only into a login field unless the secret was stored with --any-field (privacy/fields.py)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,13 @@ from .output import fail
 EPILOG = """\
 A domain matches that host and its subdomains on any port: a secret for example.com can be typed on
 https://login.example.com:8443 but not on example.org. localhost and 127.0.0.1 are different domains.
+It is typed only into a login field there (a password, user name or e-mail, or one-time-code field), never
+into a search box, a comment or any other field, unless it is stored with --any-field (e.g. an API key
+for a settings page).
 
 examples:
   tabpilot secrets set GITHUB_PASSWORD --domain github.com      (asks for the value, without echo)
-  printf %s "$TOKEN" | tabpilot secrets set API_TOKEN --domain api.example.com
+  printf %s "$TOKEN" | tabpilot secrets set API_TOKEN --domain api.example.com --any-field
   tabpilot secrets list
   tabpilot secrets delete GITHUB_PASSWORD
 """
@@ -51,6 +55,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     setting.add_argument("name", metavar="NAME", help="what the model calls it, e.g. GITHUB_PASSWORD")
     setting.add_argument("--domain", required=True, metavar="DOMAIN",
                          help="the site it may be typed on (and its subdomains), e.g. github.com")
+    setting.add_argument("--any-field", action="store_true",
+                         help="type it into any text field there, not only a login field (e.g. an API key)")
     delete = actions.add_parser("delete", help="forget a secret")
     delete.add_argument("name", metavar="NAME")
 
@@ -91,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             value = _read_value(args.name, language)
             if not value:
                 return fail("secrets", say("secrets.no_value", language), language)
-            secret = store.set_secret(args.name, args.domain, value)
+            secret = store.set_secret(args.name, args.domain, value, any_field=args.any_field)
             saved = "secrets.saved_address" if _is_address(secret.domain) else "secrets.saved"  # no subdomains
             print(say(saved, language, name=secret.name, domain=secret.domain, backend=_backend(language)))
             return 0
@@ -111,10 +117,11 @@ def run(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, EOFError):
         return fail("secrets", say("secrets.cancelled", language), language)
     if args.json:
-        print(json.dumps([{"name": name, "domain": domain} for name, domain in listed], indent=2))
+        print(json.dumps([entry.as_json() for entry in listed], indent=2))
         return 0
     if not listed:
         print(say("secrets.none", language))
-    for name, domain in listed:
-        print(f"{column(name, 24)}{domain}")
+    for entry in listed:
+        fields = say("secrets.any_field" if entry.any_field else "secrets.login_fields", language)
+        print(f"{column(entry.name, 24)}{column(entry.domain, 24)}{fields}")
     return 0

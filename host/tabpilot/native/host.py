@@ -592,8 +592,7 @@ def _waiting_for_page(started_at: int | None) -> dict[str, Any]:
 def _secrets_reply() -> dict[str, Any]:
     from ..privacy import secrets
 
-    listed = [{"name": name, "domain": domain} for name, domain in secrets.list_secrets()]
-    return {"secrets": listed, "backend": secrets.backend_name()}
+    return {"secrets": [entry.as_json() for entry in secrets.list_secrets()], "backend": secrets.backend_name()}
 
 
 async def _within(work: Awaitable[None], timeout: float, done: str) -> None:

@@ -6,7 +6,10 @@
   model which secrets it may type on the current page, and nothing of them elsewhere.
 - model text → page (`reveal_input`): `<secret>NAME</secret>` and placeholders in `input_text` become
   the real values, only on a page of the secret's domain (or the site where the value was seen);
-  anywhere else the action is refused with an observation for the model.
+  anywhere else the action is refused with an observation for the model. `login_only` names the secrets
+  among them that the typing action may put only into a login field (privacy/fields.py). In a document a
+  secret was typed into (`typed_secret_in`), `check_after_typing` refuses what could carry it on from there
+  into another field or away: a script, a copy or cut shortcut.
 
 `hide` is the last net for what is recorded and shown (the store, pushes, results): no secret value
 gets through it."""
@@ -15,11 +18,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..browser.errors import ActionError
+from ..browser.keys import Chord, parse_keys
 from ..browser.passwords import ECHOED_MIN_LENGTH, echoes, encoded_cores, escaped_somewhere, hide_encoded, spelled
 from ..i18n import text as say
 from ..store.redact import hide_url_credentials
@@ -34,6 +38,8 @@ SECRET_TAG = re.compile(r"<secret>\s*([^<>\s]{1,64})\s*</secret>")
 PLACEHOLDER = re.compile(rf"\[({'|'.join(KINDS)}) (\d+)\]")
 _TAG_OR_PLACEHOLDER = re.compile(f"{SECRET_TAG.pattern}|{PLACEHOLDER.pattern}")
 TYPING_TOOLS = {"input_text": "text"}  # tool → the input field whose text is typed into the page
+SCRIPT_TOOLS = ("execute_javascript",)
+KEY_TOOLS = {"send_keys": "keys"}  # tool → the input field naming the keys it presses
 
 
 def guard_for(settings: Settings) -> PrivacyGuard:
@@ -73,6 +79,7 @@ class PrivacyGuard:
         self._masked: dict[str, _Masked] = {}
         self._counts: Counter[str] = Counter()
         self.masks_changed = 0  # counts each new placeholder and each new site of one: `masks()` to keep them
+        self._typed_in: set[Hashable] = set()  # the documents a secret was typed into
 
     @property
     def masking(self) -> bool:
@@ -147,10 +154,13 @@ class PrivacyGuard:
     def note(self, url: str | None, language: str = "en-US") -> str:
         """What the model is told about this page: the secrets it may type here (none of any other
         site) and, once something was masked, how placeholders work. Empty when there is nothing."""
-        names = sorted(name for name, secret in self.secrets.items() if domain_matches(secret.domain, url))
+        here = sorted((secret for secret in self.secrets.values() if domain_matches(secret.domain, url)),
+                      key=lambda secret: secret.name)
         lines = []
-        if names:
-            listed = ", ".join(f"<secret>{name}</secret>" for name in names)
+        if here:
+            any_field = say("privacy.any_field", language)
+            listed = ", ".join(f"<secret>{secret.name}</secret>" + (f" {any_field}" if secret.any_field else "")
+                               for secret in here)
             lines.append(say("privacy.secrets_here", language, secrets=listed))
         if self._masked:
             lines.append(say("privacy.masked", language))
@@ -219,6 +229,34 @@ class PrivacyGuard:
         revealed = self.reveal(text, url)
         return tool_input if revealed == text else tool_input.model_copy(update={field_name: revealed})
 
+    def login_only(self, tool: str, tool_input: Any) -> tuple[str, ...]:
+        """The stored secrets the typed text names that go only into a login field: all but `any_field` ones."""
+        field_name = TYPING_TOOLS.get(tool)
+        if field_name is None:
+            return ()
+        named = (self.secrets.get(match.group(1)) for match in SECRET_TAG.finditer(getattr(tool_input, field_name)))
+        return tuple(dict.fromkeys(secret.name for secret in named if secret is not None and not secret.any_field))
+
+    def typed_secret_in(self, document: Hashable) -> None:
+        """Note that a secret was typed into `document` (a tab's main document, whichever of its frames)."""
+        self._typed_in.add(document)
+
+    def check_after_typing(self, tool: str, tool_input: Any, document: Hashable) -> None:
+        """Raise Refused for an action that could carry a secret typed into `document` on into another field or off
+        the page: a login field's text can be copied and pasted (Control+C works over CDP on a user-name field),
+        and a script can read it and put it anywhere. Until the document is replaced (the login form sent)."""
+        if document not in self._typed_in:
+            return
+        if tool in SCRIPT_TOOLS:
+            raise Refused(f"Refused: a stored secret was typed on this page, and a script could copy it into another "
+                          f"field or send it elsewhere, so {tool} does not run here until the page changes (e.g. "
+                          "the login form is sent). Nothing was run. Click and type instead.")
+        keys = getattr(tool_input, KEY_TOOLS.get(tool, ""), None)
+        copying = [chord for chord in _chords(keys) if _copies(chord)] if isinstance(keys, str) else []
+        if copying:
+            raise Refused(f"Refused: {copying[0]} copies or cuts text, and a stored secret was typed on this page: "
+                          "it could be pasted into another field. No key was pressed. Type what you need instead.")
+
     def reveal(self, text: str, url: str | None) -> str:
         host = page_host(url) or "this page"
 
@@ -247,6 +285,21 @@ class PrivacyGuard:
 
         # one pass, so a value that happens to look like a tag or a placeholder is not expanded again
         return _TAG_OR_PLACEHOLDER.sub(either, text)
+
+
+def _chords(keys: str) -> list[Chord]:
+    try:
+        return parse_keys(keys)
+    except ActionError:
+        return []  # send_keys says what is wrong with them
+
+
+def _copies(chord: Chord) -> bool:
+    """Control or Meta + C or X, and the older Control+Insert (copy) and Shift+Delete (cut)."""
+    held, key = set(chord.modifiers), chord.key.key
+    return (bool(held & {"Control", "Meta"}) and key.lower() in ("c", "x", "insert")) or \
+        ("Shift" in held and key == "Delete")
+
 
 def _strings(value: Any) -> Iterable[str]:
     if hasattr(value, "model_dump"):

@@ -3,7 +3,10 @@
 The names and domains live in `secrets.json` in the config folder (owner-only, written atomically).
 The values live there too, unless the `keyring` package is installed and has a usable backend (the OS
 keychain): then they go to the keychain under the service "tabpilot". With TABPILOT_HOME set
-(tests, portable use) everything stays in the file, and TABPILOT_SECRETS_BACKEND=file forces that too."""
+(tests, portable use) everything stays in the file, and TABPILOT_SECRETS_BACKEND=file forces that too.
+
+A secret goes only into a login field (privacy/fields.py) unless it was stored with `any_field` (an API key
+typed into a settings page): an entry's `"any_field": true`."""
 
 from __future__ import annotations
 
@@ -34,6 +37,20 @@ class Secret:
     name: str
     domain: str
     value: str = field(repr=False)
+    any_field: bool = False  # typed into any text field of its domain, not only a login field
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A secret as `list_secrets` shows it: never its value."""
+
+    name: str
+    domain: str
+    any_field: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """As `secrets list --json` prints it and the popup gets it."""
+        return {"name": self.name, "domain": self.domain, "anyField": self.any_field}
 
 
 def secrets_path() -> Path:
@@ -76,7 +93,7 @@ def backend_name() -> str:
     return "the system keychain" if _keyring() is not None else f"the owner-only file {secrets_path()}"
 
 
-def _read(path: Path) -> list[dict[str, str]]:
+def _read(path: Path) -> list[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -96,18 +113,25 @@ def _read(path: Path) -> list[dict[str, str]]:
     return entries
 
 
-def _write(path: Path, entries: list[dict[str, str]]) -> None:
+def _write(path: Path, entries: list[dict[str, Any]]) -> None:
     write_private(path, json.dumps({"secrets": entries}, indent=2, ensure_ascii=False) + "\n", prefix=".secrets-")
 
 
-def list_secrets(path: Path | None = None) -> list[tuple[str, str]]:
-    """(name, domain) of every secret, by name; never a value."""
+def _any_field(entry: dict[str, Any]) -> bool:
+    return entry.get("any_field") is True  # only as `set_secret` writes it: anything else keeps the safe default
+
+
+def list_secrets(path: Path | None = None) -> list[Listed]:
+    """Every secret, by name; never a value."""
     entries = _read(path or secrets_path())
-    return sorted((e["name"], e["domain"]) for e in entries)
+    return sorted((Listed(e["name"], e["domain"], _any_field(e)) for e in entries), key=lambda s: s.name)
 
 
-def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> Secret:
-    """Store (or replace) the secret `name`, typed only on `domain` and its subdomains."""
+def set_secret(
+    name: str, domain: str, value: str, path: Path | None = None, *, any_field: bool = False
+) -> Secret:
+    """Store (or replace) the secret `name`, typed only on `domain` and its subdomains, into a login field
+    there (or any text field with `any_field`)."""
     check_name(name)
     domain = check_domain(domain)
     value = value.rstrip("\r\n")
@@ -115,7 +139,9 @@ def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> 
         raise SecretError("secrets.too_short", length=MIN_VALUE_LENGTH)
     path = path or secrets_path()
     entries = [e for e in _read(path) if e["name"] != name]
-    entry = {"name": name, "domain": domain}
+    entry: dict[str, Any] = {"name": name, "domain": domain}
+    if any_field:
+        entry["any_field"] = True
     keyring = _keyring()
     if keyring is not None:
         try:
@@ -125,7 +151,7 @@ def set_secret(name: str, domain: str, value: str, path: Path | None = None) -> 
     else:
         entry["value"] = value
     _write(path, [*entries, entry])
-    return Secret(name, domain, value)
+    return Secret(name, domain, value, any_field)
 
 
 def delete_secret(name: str, path: Path | None = None) -> bool:
@@ -157,5 +183,5 @@ def load_secrets(path: Path | None = None) -> list[Secret]:
             except Exception:
                 value = None
         if isinstance(value, str) and value:
-            loaded.append(Secret(entry["name"], entry["domain"], value))
+            loaded.append(Secret(entry["name"], entry["domain"], value, _any_field(entry)))
     return loaded
