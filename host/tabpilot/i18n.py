@@ -159,7 +159,10 @@ EN_US: dict[str, str] = {
     "result.done_unfinished": "Task ended, not completed",
     "result.waited": "✅ Waited for {seconds} seconds.",
     "result.user_answered": "User answered: {answer}",
-    "result.handed_back": "✅ The user handed the controls back. {account}. Read the page again: it may have changed.",
+    "result.handed_back": (
+        "✅ The user handed the controls back: what they did is in the user_takeover note before this step. Read the "
+        "page again: it may have changed."
+    ),
     "result.tool_failed": "❌ {tool} failed: {error}",
     # --- `tabpilot run`'s printed lines (commands/run.py) ---------------------------------------------
     "run.step": "step {step} · {goal}",
@@ -970,7 +973,9 @@ ZH_CN: dict[str, str] = {
     "result.done_unfinished": "任务已结束，未完成",
     "result.waited": "✅ 已等待 {seconds} 秒。",
     "result.user_answered": "用户的回答：{answer}",
-    "result.handed_back": "✅ 用户交还了控制。{account}。请重新阅读页面：它可能已经变化。",
+    "result.handed_back": (
+        "✅ 用户交还了控制：他们做了什么，见这一步之前的 user_takeover 记录。请重新阅读页面：它可能已经变化。"
+    ),
     "result.tool_failed": "❌ {tool} 执行失败：{error}",
     "run.step": "第 {step} 步 · {goal}",
     "run.no_goal": "（没有给出目标）",
