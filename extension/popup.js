@@ -42,6 +42,7 @@ const ui = {
   question: null, // the agent's pending ask_user question
   approval: null, // the action waiting for the person's Allow / Deny
   activity: null, // what the agent is doing now (task.activity)
+  unworkable: null, // why tabpilot cannot work in the target tab (Tabs.unworkable), or null
 };
 
 // --- talking to the service worker -------------------------------------------------------------------
@@ -99,8 +100,7 @@ function onHostState(state) {
   $("host-dot").className = `dot ${ui.connected ? "on" : "off"}`;
   $("host-dot").title = ui.connected ? t("hostConnected", state.hostVersion || "") : t("hostNotConnected");
   $("host-down").hidden = ui.connected;
-  $("run").disabled = !ui.connected;
-  $("past-rerun").disabled = $("past-rerun-new").disabled = !ui.connected;
+  offerRun();
   clearInterval(retryTicker);
   if (!ui.connected) {
     const exited = state.error === HOST_EXITED;
@@ -636,6 +636,21 @@ async function showTargetTab(chosen = null) {
   ui.targetWindowId = tab && tab.windowId !== undefined ? tab.windowId : null;
   $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", String(tab.id))) : t("noTab");
   $("target-tab").title = tab ? tab.url || "" : "";
+  const unworkable = tab ? await Tabs.unworkable(tab.url || tab.pendingUrl || "") : null;
+  if (ui.targetTabId !== (tab ? tab.id : null)) return; // another tab was shown meanwhile
+  ui.unworkable = unworkable;
+  $("tab-unworkable").hidden = !unworkable;
+  $("tab-unworkable-why").textContent = unworkable ? t(`unworkable_${unworkable}`) : "";
+  $("tab-unworkable-fix").textContent = unworkable ? t(unworkable === "file" ? "unworkableFixFile" : "unworkableFix") : "";
+  offerRun();
+}
+
+// Run (and Rerun here) is offered when the host is there and the tab is one tabpilot can work in; Rerun in a new tab
+// needs the host only.
+function offerRun() {
+  $("run").disabled = !ui.connected || !!ui.unworkable;
+  $("past-rerun").disabled = !ui.connected || !!ui.unworkable;
+  $("past-rerun-new").disabled = !ui.connected;
 }
 
 function errorText(error) {
@@ -673,7 +688,7 @@ $("task-form").addEventListener("submit", async (event) => {
   } catch (error) {
     startFailed(error);
   } finally {
-    $("run").disabled = !ui.connected;
+    offerRun();
   }
 });
 
