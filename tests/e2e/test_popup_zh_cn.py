@@ -132,12 +132,17 @@ async def test_a_failed_task_is_said_in_chinese_by_its_code(harness: Harness, ll
 
 async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harness: Harness, llm: ScriptedLLMServer
                                                                           ) -> None:
-    """A browser page (chrome://) cannot be driven: the popup says so in its language, and what to do there."""
+    """A browser page (chrome://) cannot be driven: the popup says so in its language before Run, and what to do there;
+    a start there all the same is refused by the host in that language too."""
     browser_page = await harness.browser.new_tab("chrome://version/")
     popup = await harness.open_popup(browser_page)
     await configure(popup, llm.base_url)
+    await popup.wait_for("!document.getElementById('tab-unworkable').hidden", "the popup to say it cannot work here")
+    assert await popup.text("#tab-unworkable-why") == "tabpilot 无法在此标签页中工作：这是浏览器自己的页面。"
+    assert (await popup.text("#tab-unworkable-fix")).startswith("请在此标签页中打开一个网页")
+    assert await popup.js("document.getElementById('run').disabled")
     await popup.fill("#task-input", "看看这个页面")
-    await popup.click("#run")
+    await popup.js("startTask('看看这个页面', ui.targetTabId).catch(startFailed)")
     await popup.wait_for("!document.getElementById('task-error').hidden", "the error")
     said = await popup.text("#task-error")
     assert said.startswith("tabpilot 无法在这个标签页中工作") and "请在这个标签页中打开一个网页" in said, said
