@@ -42,6 +42,7 @@ const ui = {
   question: null, // the agent's pending ask_user question
   approval: null, // the action waiting for the person's Allow / Deny
   activity: null, // what the agent is doing now (task.activity)
+  thinkingSince: null, // when the agent began thinking about its step (epoch ms), while it does
   unworkable: null, // why tabpilot cannot work in the target tab (Tabs.unworkable), or null
 };
 
@@ -195,6 +196,8 @@ function showTask(snapshot) {
   $("result").hidden = true;
   setStatus(snapshot.status);
   showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker)); // one that ended before this opened
+  ui.activity = null; // this task's: thinking since the worker saw it begin (a popup opened meanwhile counts on from there)
+  ui.thinkingSince = snapshot.thinkingSince ?? null;
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
 }
@@ -277,8 +280,22 @@ function offerToRunAgain() {
 // under "Approve this action?" said it was doing what it waits for a yes to do; nor while the person has the
 // controls ("Done wait in 1,147 ms" under Paused, of a wait their taking over had cut short).
 function setActivity(activity) {
+  const thinking = !!activity && activity.type === "thinking";
+  if (!thinking) ui.thinkingSince = null;
+  else if (!ui.activity || ui.activity.type !== "thinking") ui.thinkingSince ??= Date.now();
   ui.activity = activity;
-  const text = Timeline.activityText(activity);
+  clearInterval(thinkingTicker);
+  thinkingTicker = thinking ? setInterval(paintActivity, 1000) : null; // the seconds count on
+  paintActivity();
+}
+
+let thinkingTicker = null;
+function paintActivity() {
+  const activity = ui.activity;
+  // the step it thinks about: the one after the steps shown
+  const thinking = ui.thinkingSince && { step: $("timeline").querySelectorAll(".card-step").length + 1,
+    since: ui.thinkingSince };
+  const text = Timeline.activityText(activity, thinking);
   $("activity").textContent = text;
   $("activity").hidden = !text || !!Asking.pillKind(asksNow());
   $("activity").dataset.type = activity ? activity.type : "";

@@ -130,6 +130,7 @@
     head.append(el("span", "brand", "tabpilot"), (ui.pill = el("span", "pill")));
     ui.task = el("div", "task");
     ui.goal = el("div", "goal");
+    ui.thinking = el("div", "thinking");
     ui.outcome = el("div", "outcome");
     ui.outcomeText = el("div", "outcome-text");
     ui.remedy = el("div", "remedy");
@@ -160,7 +161,7 @@
     ui.hint.hidden = true;
     const body = ui.body = el("div", "body");
     const content = ui.content = el("div", "content"); // its height is what the body needs: body scrolls beyond
-    content.append(head, ui.task, ui.goal, ui.outcome, ui.notice, ui.answer, ui.note, ui.error);
+    content.append(head, ui.task, ui.thinking, ui.goal, ui.outcome, ui.notice, ui.answer, ui.note, ui.error);
     body.append(content);
     panel.append(body, ui.hint, buttons); // above the buttons, out of what scrolls: in view however short the page
     // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
@@ -259,6 +260,7 @@
     // next_goal): what the agent did last, not what it will do next
     ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
+    showThinking(running && !control && !question && !approval ? task.thinking : null);
     showOutcome(running ? null : task);
     const { title, reason, why } = Asking.notice(asks, t);
     ui.noticeTitle.textContent = title;
@@ -277,6 +279,17 @@
     ui.stop.hidden = !running;
     ui.close.hidden = running;
     tellSize();
+  }
+
+  // "Step 3 · thinking… 12 s", counting on each second while the model thinks (lib/timeline.js words it).
+  let thinkingTicker = null;
+  function showThinking(thinking) {
+    clearInterval(thinkingTicker);
+    thinkingTicker = null;
+    const paint = () => { ui.thinking.textContent = thinking ? Timeline.thinkingText(thinking) : ""; };
+    paint();
+    ui.thinking.hidden = !thinking;
+    if (thinking) thinkingTicker = setInterval(paint, 1000);
   }
 
   // A finished task: its answer, or what went wrong and what to do, worded as the popup words it (lib/timeline.js);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from e2e_support import (
     wait_until,
 )
 from llm_support import slow_file
-from user_support import open_side_panel
+from user_support import open_panel, open_side_panel, screenshot, wait_overlay
 
 from tabpilot.agent.types import (
     AgentReflection,
@@ -301,6 +302,43 @@ async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
     assert await popup.text("#result-text") == "Typed the name nine times; the last one stands: Ada Lovelace 9."
     await popup.screenshot(SCREENS / "completed-long.png", max_height=600)
     assert await form_tab.evaluate("document.getElementById('name').value") == "Ada Lovelace 9"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+THINKING = re.compile(r"Step (\d+) · thinking… (\d+) s")
+
+
+async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popup_the_side_panel_and_the_overlay(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # A slow model left the person staring at "Thinking…". The popup, the side panel (opened while it thinks: it counts
+    # on from when the step began, not from 0) and the page's overlay say which step and for how many seconds.
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
+            Delay(8, then=done("Typed the name")))
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    await run_in_popup(popup, "Type Ada Lovelace as the name")
+    activity = "document.getElementById('activity')"
+    said = await popup.wait_for(f"!{activity}.hidden && /^Step 2 · thinking… [2-9] s$/.test({activity}.textContent)"
+                                f" && {activity}.textContent", "the popup to count the seconds of step 2", 30)
+    await popup.screenshot(SCREENS / "thinking-popup.png", max_height=600)
+    shown = await wait_overlay(form_tab, "the overlay to count the seconds of step 2",
+                               lambda o: bool(THINKING.fullmatch(o["thinking"])), timeout=30)
+    match = THINKING.fullmatch(shown["thinking"])
+    assert match and match[1] == "2", shown
+    await screenshot(form_tab, "thinking-overlay.png")
+    panel = await open_panel(harness, form_tab)
+    counted = await panel.wait_for(f"/^Step 2 · thinking… \\d+ s$/.test({activity}.textContent)"
+                                   f" && {activity}.textContent", "the side panel to count the seconds of step 2")
+    seconds = int(THINKING.fullmatch(said)[2])  # type: ignore[index]
+    assert int(THINKING.fullmatch(counted)[2]) >= seconds, (said, counted)  # type: ignore[index]
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+    assert await popup.text("#result-text") == "Typed the name"
+    assert not await popup.visible("#activity") and not await panel.visible("#activity")
+    ended = await wait_overlay(form_tab, "the overlay to show the end", lambda o: o["state"] == "completed")
+    assert ended["thinking"] == "", ended
+    await harness.browser.close_tab(panel.tab.target_id)
     await harness.browser.close_tab(popup.tab.target_id)
 
 

@@ -152,6 +152,22 @@ async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harnes
         await harness.browser.close_tab(tab.target_id)
 
 
+async def test_a_slow_step_counts_its_seconds_in_chinese(harness: Harness, llm: ScriptedLLMServer,
+                                                          form_tab: Tab) -> None:
+    llm.add(Delay(6, then=done("看过了。")))
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    await popup.fill("#task-input", "看看这个页面")
+    await popup.click("#run")
+    activity = "document.getElementById('activity').textContent"
+    await popup.wait_for(f"/^第 1 步 · 思考中… [1-9] 秒$/.test({activity})", "the popup to count seconds in Chinese")
+    shown = await wait_overlay(form_tab, "the overlay to count them in Chinese",
+                               lambda o: re.fullmatch(r"第 1 步 · 思考中… \d+ 秒", o["thinking"]) is not None)
+    assert shown["thinking"], shown
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_a_bad_setting_value_is_explained_in_chinese_on_the_settings_page(harness: Harness,
                                                                                form_tab: Tab) -> None:
     """What a user mistypes on the Settings page (a base URL the host cannot use, a domain that is none) is
