@@ -195,12 +195,38 @@ function showTask(snapshot) {
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
   setStatus(snapshot.status);
-  showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker)); // one that ended before this opened
+  // one that ended before this opened
+  showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker), { follow: false });
   ui.activity = null; // this task's: thinking since the worker saw it begin (a popup opened meanwhile counts on from there)
   ui.thinkingSince = snapshot.thinkingSince ?? null;
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
+  placeView(snapshot.status);
 }
+
+// Where a popup opened on a task shows it: a running one at its newest step (at the bottom, where the next ones come);
+// one that ended at the top, the box ready for the next task, its outcome in view all the same (its box sticks to the
+// bottom). It opened at the bottom of a long timeline, or wherever the last paint left it.
+function placeView(status) {
+  if ($("view-task").hidden) return;
+  window.scrollTo({ top: status === "running" ? document.documentElement.scrollHeight : 0 });
+  followingEnd = status === "running";
+}
+
+// Whether the person is at the newest card: a new step is followed then, and not while they read further up.
+function atTimelineEnd() {
+  return window.scrollY + innerHeight >= document.documentElement.scrollHeight - 40;
+}
+
+// The view follows the newest card of a running task, unless the person scrolled away from it: also when the popup's
+// size changes after it opened (Chromium fits the toolbar popup to its page; a shorter one hid the newest card).
+let followingEnd = false;
+window.addEventListener("scroll", () => { followingEnd = atTimelineEnd(); }, { passive: true });
+window.addEventListener("resize", () => {
+  if (followingEnd && ui.status === "running" && !$("view-task").hidden) {
+    window.scrollTo({ top: document.documentElement.scrollHeight });
+  }
+});
 
 // Who has the controls: the user (Take over, or they touched the page, or the agent asked) → Hand back
 // with an optional note; a question of the agent → the answer box.
@@ -388,11 +414,13 @@ function onPush(message) {
     case "task.activity":
       if (ui.status === "running" || ui.status === null) setActivity(message.activity);
       break;
-    case "task.event":
+    case "task.event": {
       if (!Timeline.shown(message.event)) break;
+      const following = atTimelineEnd();
       $("timeline").append(Timeline.renderEvent(message.event));
-      $("timeline").lastElementChild.scrollIntoView({ block: "nearest" });
+      if (following) $("timeline").lastElementChild.scrollIntoView({ block: "nearest" });
       break;
+    }
     case "task.result":
       showResult(message.result);
       break;
@@ -626,11 +654,12 @@ function endedWithoutResult(status, asker) {
   return status === "interrupted" ? { success: false, data: Timeline.interrupted(asker.source, asker.requester) } : null;
 }
 
-function showResult(result) {
+// `follow`: the task ended while in view; the box is sticky, so it is in view already: scroll to the end so it covers no
+// card either (a popup opened on it afterwards places its view itself, placeView).
+function showResult(result, { follow = true } = {}) {
   if (!result) return;
   paintResult("result", result, $("timeline"));
-  // the box is sticky, so it is in view already; scroll to the end so it covers no card either
-  if (!$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
+  if (follow && !$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
 async function currentTargetTab() {

@@ -305,6 +305,48 @@ async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_a_popup_opened_on_a_long_task_shows_its_newest_step_while_it_runs_and_its_outcome_once_it_ended(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # A reopened popup opened at the bottom of a long timeline, or wherever it landed. Running: it shows the newest
+    # step, and follows the next one only while the person has not scrolled up to read. Ended: the top (the box for the
+    # next task), with the outcome in view.
+    problems: list[str] = []
+    names = [f"Mary Shelley {n}" for n in range(1, 10)]
+    llm.add(*[act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=name)
+              for n, name in enumerate(names[:8], 1)])
+    llm.add(Delay(8, then=act_on("Full name", "input_text", "Type the name, try 9", problems, text=names[8])))
+    llm.add(done("Typed the name nine times; the last one stands: Mary Shelley 9."))
+    first = await harness.open_popup(form_tab)
+    await configure(first, llm.base_url)
+    await run_in_popup(first, "Type the name nine times")
+    await first.wait_for("document.querySelectorAll('#timeline .card-step').length >= 8", "eight step cards")
+    await harness.browser.close_tab(first.tab.target_id)
+
+    reopened = await harness.open_popup(form_tab)
+    await reopened.size(400, 600)  # the toolbar popup's height limit
+    await reopened.wait_for("document.querySelectorAll('#timeline .card-step').length === 8", "the running task")
+    assert await reopened.js("document.documentElement.scrollHeight > innerHeight + 300")  # it scrolls
+    assert await reopened.in_view("#timeline .card-step:last-child") and await reopened.in_view("#task-status")
+    await reopened.screenshot(SCREENS / "reopened-running.png", max_height=600)
+    await reopened.js("window.scrollTo({top: 0}), true")  # the person reads the first steps
+    await reopened.wait_for("document.querySelectorAll('#timeline .card-step').length === 9", "the ninth step")
+    assert await reopened.js("window.scrollY") == 0  # left where they read
+    assert await wait_status(reopened, "completed", "error", "stopped") == "completed", problems
+    await harness.browser.close_tab(reopened.tab.target_id)
+
+    for _ in range(2):  # and again: each popup opened on the ended task
+        ended = await harness.open_popup(form_tab)
+        await ended.size(400, 600)
+        await ended.wait_for("!document.getElementById('result').hidden", "the ended task's outcome")
+        assert await ended.js("window.scrollY") == 0
+        assert await ended.in_view("#task-input") and await ended.in_view("#result"), await ended.js("window.scrollY")
+        assert await ended.text("#result-text") == "Typed the name nine times; the last one stands: Mary Shelley 9."
+        await ended.screenshot(SCREENS / "reopened-ended.png", max_height=600)
+        await harness.browser.close_tab(ended.tab.target_id)
+    assert await form_tab.evaluate("document.getElementById('name').value") == "Mary Shelley 9"
+
+
 THINKING = re.compile(r"Step (\d+) · thinking… (\d+) s")
 
 
