@@ -279,13 +279,16 @@ async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+def typing_steps(name: str, problems: list[str], tries: range) -> list[Any]:
+    """The model's replies that type `name n` into the form's name, one step for each n of `tries`."""
+    return [act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=f"{name} {n}") for n in tries]
+
+
 async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
     problems: list[str] = []
-    names = [f"Ada Lovelace {n}" for n in range(1, 10)]
-    llm.add(*[act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=name)
-              for n, name in enumerate(names, 1)])
+    llm.add(*typing_steps("Ada Lovelace", problems, range(1, 10)))
     llm.add(Delay(1.5, then=done("Typed the name nine times; the last one stands: Ada Lovelace 9.")))
     popup = await harness.open_popup(form_tab)
     await popup.size(400, 600)  # the toolbar popup's height limit
@@ -312,10 +315,8 @@ async def test_a_popup_opened_on_a_long_task_shows_its_newest_step_while_it_runs
     # step, and follows the next one only while the person has not scrolled up to read. Ended: the top (the box for the
     # next task), with the outcome in view.
     problems: list[str] = []
-    names = [f"Mary Shelley {n}" for n in range(1, 10)]
-    llm.add(*[act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=name)
-              for n, name in enumerate(names[:8], 1)])
-    llm.add(Delay(8, then=act_on("Full name", "input_text", "Type the name, try 9", problems, text=names[8])))
+    llm.add(*typing_steps("Mary Shelley", problems, range(1, 9)))
+    llm.add(Delay(8, then=typing_steps("Mary Shelley", problems, range(9, 10))[0]))
     llm.add(done("Typed the name nine times; the last one stands: Mary Shelley 9."))
     first = await harness.open_popup(form_tab)
     await configure(first, llm.base_url)
