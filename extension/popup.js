@@ -10,8 +10,9 @@ const t = I18n.t;
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
 // "denied" / "refused" / "withdrawn": a task a page or an MCP client asked for that never ran (only in Past tasks:
 // NOT_RUN); withdrawn: its question went before anyone answered (the asker went away, or tabpilot's helper did)
+// "notDone": an error by the agent's own verdict (shownStatus)
 const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted", "denied", "refused",
-  "withdrawn"]);
+  "withdrawn", "notDone"]);
 // Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
 // for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
 const HOST_NOT_INSTALLED = new Set([
@@ -44,6 +45,7 @@ const ui = {
   activity: null, // what the agent is doing now (task.activity)
   thinkingSince: null, // when the agent began thinking about its step (epoch ms), while it does
   unworkable: null, // why tabpilot cannot work in the target tab (Tabs.unworkable), or null
+  gaveUp: false, // the task shown ended "error" by the agent's own verdict (the host's gaveUp)
 };
 
 // --- talking to the service worker -------------------------------------------------------------------
@@ -194,6 +196,7 @@ function showTask(snapshot) {
   ui.asker = { source: snapshot.source, requester: snapshot.requester };
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
+  ui.gaveUp = !!snapshot.gaveUp;
   setStatus(snapshot.status);
   // one that ended before this opened
   showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker), { follow: false });
@@ -263,6 +266,12 @@ function statusText(status) {
   return STATUSES.has(status) ? t(`status_${status}`) : status || "";
 }
 
+// The status as the person is told it: a task the agent ended "error" by its own verdict (done, success false: it
+// finished but could not achieve it) is "Not done", not an error of tabpilot's or of the model's (PROTOCOL.md gaveUp).
+function shownStatus(status, gaveUp) {
+  return status === "error" && gaveUp ? "notDone" : status;
+}
+
 function paintPill(pill, status) {
   pill.textContent = statusText(status);
   pill.className = `pill status-${status}`;
@@ -273,7 +282,7 @@ function paintPill(pill, status) {
 // controls, Needs you while the agent waits on them (a question, an action to allow, a request for help).
 function paintTaskPill() {
   const pill = $("task-status");
-  paintPill(pill, ui.status);
+  paintPill(pill, shownStatus(ui.status, ui.gaveUp));
   const kind = ui.status !== "running" ? "" : Asking.pillKind(asksNow()) || "";
   pill.dataset.kind = kind;
   if (!kind) return;
@@ -409,6 +418,7 @@ function onPush(message) {
   if (message.taskId !== ui.taskId) return anotherTasksPush(message);
   switch (message.type) {
     case "task.status":
+      ui.gaveUp = !!message.gaveUp;
       setStatus(message.status);
       break;
     case "task.activity":
@@ -422,6 +432,8 @@ function onPush(message) {
       break;
     }
     case "task.result":
+      ui.gaveUp = !!message.gaveUp;
+      paintTaskPill();
       showResult(message.result);
       break;
     case "task.control":
@@ -629,7 +641,7 @@ async function stopOther(taskId, button) {
 
 // The outcome, said once: a failure's text is already the last error card, so that card steps aside and
 // the result box (which stays in view) says it, with the remedy for a popup user.
-function paintResult(prefix, result, timeline) {
+function paintResult(prefix, result, timeline, gaveUp = false) {
   const box = $(prefix);
   if (!result) {
     box.hidden = true;
@@ -637,7 +649,7 @@ function paintResult(prefix, result, timeline) {
   }
   const text = result.data ? String(result.data) : "";
   box.hidden = false;
-  box.className = `result ${result.success ? "ok" : "failed"}`;
+  box.className = `result ${result.success ? "ok" : gaveUp ? "not-done" : "failed"}`;
   const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
     : text ? Timeline.failure(Timeline.failedEvent(timeline, text)) : { headline: t("resultFailed"), remedy: "", detail: "" };
   $(`${prefix}-text`).textContent = said.headline;
@@ -658,7 +670,7 @@ function endedWithoutResult(status, asker) {
 // card either (a popup opened on it afterwards places its view itself, placeView).
 function showResult(result, { follow = true } = {}) {
   if (!result) return;
-  paintResult("result", result, $("timeline"));
+  paintResult("result", result, $("timeline"), ui.gaveUp);
   if (follow && !$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
@@ -707,6 +719,7 @@ function errorText(error) {
 async function startTask(task, tabId) {
   $("task-error").hidden = true;
   const { taskId } = await ask("task.start", { task, tabId, source: "popup" });
+  ui.gaveUp = false;
   adoptTask(taskId, task);
   // the box is for the next task: left holding this one, the next task a person typed in the side panel was run
   // glued to its end ("…what I tell youType bob as user")
@@ -1053,7 +1066,7 @@ async function loadPast() {
       li.dataset.taskId = row.taskId;
       li.tabIndex = 0;
       const pill = Timeline.el("span");
-      paintPill(pill, row.status);
+      paintPill(pill, shownStatus(row.status, row.gaveUp));
       const task = Timeline.el("span", "past-task", row.task);
       task.title = row.task;
       li.append(pill, task, Timeline.el("span", "past-meta muted", pastMeta(row)));
@@ -1077,11 +1090,14 @@ async function openPast(taskId) {
     ui.pastTask = { task: row.task || "", url: row.url || "" };
     $("past-title").textContent = row.task || "";
     $("past-title").title = row.task || "";
-    paintPill($("past-status"), row.status);
+    paintPill($("past-status"), shownStatus(row.status, row.gaveUp));
     $("past-meta").textContent = pastMeta(row);
     Timeline.render($("past-timeline"), events);
     if (NOT_RUN.has(row.status)) paintNotRun(row, result);
-    else paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"));
+    else {
+      paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"),
+        !!row.gaveUp);
+    }
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";
     // A request refused or denied is not offered again: one click would run what the person said no to.

@@ -253,7 +253,9 @@
     ui.panel.dataset.state = approval ? "approval" : question ? "question" : control ? control.reason
       : running ? "running" : task.status;
     ui.pill.dataset.kind = kind;
-    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
+    // an error by the agent's own verdict is "Not done" (PROTOCOL.md gaveUp), as the popup says it
+    const ended = task.status === "error" && task.gaveUp ? "notDone" : task.status;
+    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${ended}`);
     ui.task.textContent = task.task || "";
     ui.task.title = task.task || "";
     // nextGoal is the goal the last step's model reply gave, for the action that step took (page-agent's
@@ -301,7 +303,7 @@
     else if (outcome) said = outcome.data ? Timeline.failure(outcome.error || { message: outcome.data }) : { headline: t("resultFailed"), remedy: "" };
     else if (task && task.status === "interrupted") said = { headline: Timeline.interrupted(task.source, task.requester), remedy: "" };
     ui.outcome.hidden = !said;
-    ui.outcome.dataset.kind = outcome ? (outcome.success ? "ok" : "failed") : "failed";
+    ui.outcome.dataset.kind = outcome ? (outcome.success ? "ok" : task.gaveUp ? "not-done" : "failed") : "failed";
     ui.outcomeText.textContent = said ? said.headline : "";
     ui.remedy.textContent = said && said.remedy ? `${said.remedy} ${t("overlayMoreInPopup")}` : "";
     ui.remedy.hidden = !ui.remedy.textContent;

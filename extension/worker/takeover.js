@@ -39,7 +39,7 @@ const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseou
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
 // taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure,
-// steps, thinkingSince}
+// steps, thinkingSince, gaveUp}
 const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
@@ -81,6 +81,7 @@ function learnSnapshot(snapshot) {
   const errors = (snapshot.history || []).filter((e) => e && e.type === "error");
   if (errors.length) known.failure = errorOf(errors[errors.length - 1]);
   if (snapshot.result) known.outcome = outcomeOf(snapshot.result, known.failure);
+  known.gaveUp = !!snapshot.gaveUp;
   tasks.set(known.taskId, known);
   rememberTabTask(known.tabId, known.taskId);
   taskChanged(known);
@@ -195,6 +196,7 @@ function onTaskPush(message) {
   switch (message.type) {
     case "task.status":
       task.status = message.status;
+      task.gaveUp = !!message.gaveUp;
       if (message.status !== "running") {
         task.control = null;
         task.question = null;
@@ -219,6 +221,7 @@ function onTaskPush(message) {
       break;
     case "task.result":
       task.outcome = outcomeOf(message.result || {}, task.failure);
+      task.gaveUp = !!message.gaveUp;
       break;
     default:
       return;
@@ -732,12 +735,12 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
-  const { taskId, task: text, status, control, question, approval, nextGoal, source, requester } = task;
+  const { taskId, task: text, status, control, question, approval, nextGoal, source, requester, gaveUp } = task;
   const outcome = status === "running" ? null : task.outcome || null;
   const thinking = status === "running" && task.thinkingSince ? { step: (task.steps || 0) + 1, since: task.thinkingSince }
     : null;
   return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, thinking, outcome,
-    source, requester } };
+    source, requester, gaveUp: !!gaveUp } };
 }
 
 // Posted only when it changed: each post re-renders the overlay in the page, and the pushes of a step come

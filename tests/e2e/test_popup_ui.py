@@ -279,6 +279,64 @@ async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_a_task_the_agent_could_not_finish_reads_not_done_not_error_everywhere(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # done(success=false) was labelled "Error", as if tabpilot broke. It reads "Not done" in the popup, the overlay,
+    # Past tasks and `tabpilot history`, while a real failure (the model endpoint gone) still reads "Error".
+    # page-agent's status stays "error" on the wire and in the export.
+    gave_up = "The form asks for a phone number I do not have."
+    llm.add(done(gave_up, success=False))
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    task_id = await run_in_popup(popup, "Sign me up")
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    assert await popup.text("#task-status") == "Not done"
+    assert await popup.text("#result-text") == gave_up
+    assert await popup.js("document.getElementById('result').className") == "result not-done"
+    await popup.screenshot(SCREENS / "not-done.png", max_height=600)
+    ended = await wait_overlay(form_tab, "the overlay's end", lambda o: o["state"] == "error")
+    assert (ended["pill"], ended["outcome"]) == ("Not done", gave_up), ended
+    await screenshot(form_tab, "not-done-overlay.png")
+
+    dead = closed_port_url()  # a real error: the model's endpoint is gone
+    await configure(popup, dead)
+    failed_id = await run_in_popup(popup, "Sign me up again")
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    assert await popup.text("#task-status") == "Error"
+    await configure(popup, llm.base_url)
+
+    for opened in range(2):  # Past tasks, and again after the popup was opened anew
+        if opened:
+            await harness.browser.close_tab(popup.tab.target_id)
+            popup = await harness.open_popup(form_tab)
+            assert await popup.text("#task-status") == "Error"  # the tab's last task
+        await popup.click("#nav-past")
+        await popup.wait_for(f"!!document.querySelector('.past-item[data-task-id=\"{failed_id}\"]')", "past tasks")
+        pills = await popup.js("Object.fromEntries([...document.querySelectorAll('.past-item')]"
+                               ".map(li => [li.dataset.taskId, li.querySelector('.pill').textContent]))")
+        assert (pills[task_id], pills[failed_id]) == ("Not done", "Error"), pills
+        await popup.open_past(task_id)
+        assert await popup.text("#past-status") == "Not done" and await popup.text("#past-result-text") == gave_up
+        await popup.click("#nav-task")
+
+    env = {**os.environ, "TABPILOT_HOME": str(harness.tabpilot_home)}
+
+    def history(*args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "tabpilot", "history", *args], env=env, check=True, timeout=60,
+                              capture_output=True, text=True).stdout
+
+    listed = {line.split()[0]: line for line in history("--limit", "5").splitlines()[1:] if line.strip()}
+    assert "not done" in listed[task_id] and "not done" not in listed[failed_id], listed
+    shown = history("show", task_id)
+    assert "not done" in shown and "error" not in shown, shown
+    assert f"Result (not done): {gave_up}" in shown, shown
+    assert "error" in history("show", failed_id)
+    exported = json.loads(history("export", task_id))
+    assert (exported["status"], exported["success"], exported["gaveUp"]) == ("error", False, True), exported
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 def typing_steps(name: str, problems: list[str], tries: range) -> list[Any]:
     """The model's replies that type `name n` into the form's name, one step for each n of `tries`."""
     return [act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=f"{name} {n}") for n in tries]
