@@ -176,6 +176,7 @@ EN_US: dict[str, str] = {
     "run.status.completed": "completed",
     "run.status.error": "error",
     "run.status.stopped": "stopped",
+    "run.status.not_done": "not done",
     "controls.help": (
         "⌨  Press Enter here to take the controls of the browser; press it again when you are done to hand them back."
     ),
@@ -990,6 +991,7 @@ ZH_CN: dict[str, str] = {
     "run.status.completed": "已完成",
     "run.status.error": "出错",
     "run.status.stopped": "已停止",
+    "run.status.not_done": "未完成",
     "controls.help": "⌨  在这里按 Enter 接管浏览器的控制；完成后再按一次，把控制交还给智能体。",
     "controls.ask_note": "给智能体的留言：你做了什么，或者它接下来该做什么（直接按 Enter 表示没有）：",
     "controls.question": "❓ 智能体问：{question}\n   输入你的回答并按 Enter：",
