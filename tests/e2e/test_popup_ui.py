@@ -310,7 +310,8 @@ async def test_a_task_the_agent_could_not_finish_reads_not_done_not_error_everyw
         if opened:
             await harness.browser.close_tab(popup.tab.target_id)
             popup = await harness.open_popup(form_tab)
-            assert await popup.text("#task-status") == "Error"  # the tab's last task
+            await popup.wait_for("document.getElementById('task-status').textContent === 'Error'",
+                                 "the tab's last task, the failed one")
         await popup.click("#nav-past")
         await popup.wait_for(f"!!document.querySelector('.past-item[data-task-id=\"{failed_id}\"]')", "past tasks")
         pills = await popup.js("Object.fromEntries([...document.querySelectorAll('.past-item')]"
