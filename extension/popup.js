@@ -10,8 +10,9 @@ const t = I18n.t;
 const TERMINAL = new Set(["completed", "error", "stopped", "interrupted"]);
 // "denied" / "refused" / "withdrawn": a task a page or an MCP client asked for that never ran (only in Past tasks:
 // NOT_RUN); withdrawn: its question went before anyone answered (the asker went away, or tabpilot's helper did)
+// "notDone": an error by the agent's own verdict (shownStatus)
 const STATUSES = new Set(["idle", "running", "completed", "error", "stopped", "interrupted", "denied", "refused",
-  "withdrawn"]);
+  "withdrawn", "notDone"]);
 // Chromium's words (chrome.runtime.lastError) for a host that is not installed for this browser, or not
 // for this extension: `tabpilot install` fixes those. Any other reason is not the user's to fix.
 const HOST_NOT_INSTALLED = new Set([
@@ -42,6 +43,9 @@ const ui = {
   question: null, // the agent's pending ask_user question
   approval: null, // the action waiting for the person's Allow / Deny
   activity: null, // what the agent is doing now (task.activity)
+  thinkingSince: null, // when the agent began thinking about its step (epoch ms), while it does
+  unworkable: null, // why tabpilot cannot work in the target tab (Tabs.unworkable), or null
+  gaveUp: false, // the task shown ended "error" by the agent's own verdict (the host's gaveUp)
 };
 
 // --- talking to the service worker -------------------------------------------------------------------
@@ -99,8 +103,7 @@ function onHostState(state) {
   $("host-dot").className = `dot ${ui.connected ? "on" : "off"}`;
   $("host-dot").title = ui.connected ? t("hostConnected", state.hostVersion || "") : t("hostNotConnected");
   $("host-down").hidden = ui.connected;
-  $("run").disabled = !ui.connected;
-  $("past-rerun").disabled = $("past-rerun-new").disabled = !ui.connected;
+  offerRun();
   clearInterval(retryTicker);
   if (!ui.connected) {
     const exited = state.error === HOST_EXITED;
@@ -193,11 +196,40 @@ function showTask(snapshot) {
   ui.asker = { source: snapshot.source, requester: snapshot.requester };
   Timeline.render($("timeline"), snapshot.history);
   $("result").hidden = true;
+  ui.gaveUp = !!snapshot.gaveUp;
   setStatus(snapshot.status);
-  showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker)); // one that ended before this opened
+  // one that ended before this opened
+  showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker), { follow: false });
+  ui.activity = null; // this task's: thinking since the worker saw it begin (a popup opened meanwhile counts on from there)
+  ui.thinkingSince = snapshot.thinkingSince ?? null;
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
+  placeView(snapshot.status);
 }
+
+// Where a popup opened on a task shows it: a running one at its newest step (at the bottom, where the next ones come);
+// one that ended at the top, the box ready for the next task, its outcome in view all the same (its box sticks to the
+// bottom). It opened at the bottom of a long timeline, or wherever the last paint left it.
+function placeView(status) {
+  if ($("view-task").hidden) return;
+  window.scrollTo({ top: status === "running" ? document.documentElement.scrollHeight : 0 });
+  followingEnd = status === "running";
+}
+
+// Whether the person is at the newest card: a new step is followed then, and not while they read further up.
+function atTimelineEnd() {
+  return window.scrollY + innerHeight >= document.documentElement.scrollHeight - 40;
+}
+
+// The view follows the newest card of a running task, unless the person scrolled away from it: also when the popup's
+// size changes after it opened (Chromium fits the toolbar popup to its page; a shorter one hid the newest card).
+let followingEnd = false;
+window.addEventListener("scroll", () => { followingEnd = atTimelineEnd(); }, { passive: true });
+window.addEventListener("resize", () => {
+  if (followingEnd && ui.status === "running" && !$("view-task").hidden) {
+    window.scrollTo({ top: document.documentElement.scrollHeight });
+  }
+});
 
 // Who has the controls: the user (Take over, or they touched the page, or the agent asked) → Hand back
 // with an optional note; a question of the agent → the answer box.
@@ -234,6 +266,12 @@ function statusText(status) {
   return STATUSES.has(status) ? t(`status_${status}`) : status || "";
 }
 
+// The status as the person is told it: a task the agent ended "error" by its own verdict (done, success false: it
+// finished but could not achieve it) is "Not done", not an error of tabpilot's or of the model's (PROTOCOL.md gaveUp).
+function shownStatus(status, gaveUp) {
+  return status === "error" && gaveUp ? "notDone" : status;
+}
+
 function paintPill(pill, status) {
   pill.textContent = statusText(status);
   pill.className = `pill status-${status}`;
@@ -244,7 +282,7 @@ function paintPill(pill, status) {
 // controls, Needs you while the agent waits on them (a question, an action to allow, a request for help).
 function paintTaskPill() {
   const pill = $("task-status");
-  paintPill(pill, ui.status);
+  paintPill(pill, shownStatus(ui.status, ui.gaveUp));
   const kind = ui.status !== "running" ? "" : Asking.pillKind(asksNow()) || "";
   pill.dataset.kind = kind;
   if (!kind) return;
@@ -277,8 +315,22 @@ function offerToRunAgain() {
 // under "Approve this action?" said it was doing what it waits for a yes to do; nor while the person has the
 // controls ("Done wait in 1,147 ms" under Paused, of a wait their taking over had cut short).
 function setActivity(activity) {
+  const thinking = !!activity && activity.type === "thinking";
+  if (!thinking) ui.thinkingSince = null;
+  else if (!ui.activity || ui.activity.type !== "thinking") ui.thinkingSince ??= Date.now();
   ui.activity = activity;
-  const text = Timeline.activityText(activity);
+  clearInterval(thinkingTicker);
+  thinkingTicker = thinking ? setInterval(paintActivity, 1000) : null; // the seconds count on
+  paintActivity();
+}
+
+let thinkingTicker = null;
+function paintActivity() {
+  const activity = ui.activity;
+  // the step it thinks about: the one after the steps shown
+  const thinking = ui.thinkingSince && { step: $("timeline").querySelectorAll(".card-step").length + 1,
+    since: ui.thinkingSince };
+  const text = Timeline.activityText(activity, thinking);
   $("activity").textContent = text;
   $("activity").hidden = !text || !!Asking.pillKind(asksNow());
   $("activity").dataset.type = activity ? activity.type : "";
@@ -366,17 +418,22 @@ function onPush(message) {
   if (message.taskId !== ui.taskId) return anotherTasksPush(message);
   switch (message.type) {
     case "task.status":
+      ui.gaveUp = !!message.gaveUp;
       setStatus(message.status);
       break;
     case "task.activity":
       if (ui.status === "running" || ui.status === null) setActivity(message.activity);
       break;
-    case "task.event":
+    case "task.event": {
       if (!Timeline.shown(message.event)) break;
+      const following = atTimelineEnd();
       $("timeline").append(Timeline.renderEvent(message.event));
-      $("timeline").lastElementChild.scrollIntoView({ block: "nearest" });
+      if (following) $("timeline").lastElementChild.scrollIntoView({ block: "nearest" });
       break;
+    }
     case "task.result":
+      ui.gaveUp = !!message.gaveUp;
+      paintTaskPill();
       showResult(message.result);
       break;
     case "task.control":
@@ -584,7 +641,7 @@ async function stopOther(taskId, button) {
 
 // The outcome, said once: a failure's text is already the last error card, so that card steps aside and
 // the result box (which stays in view) says it, with the remedy for a popup user.
-function paintResult(prefix, result, timeline) {
+function paintResult(prefix, result, timeline, gaveUp = false) {
   const box = $(prefix);
   if (!result) {
     box.hidden = true;
@@ -592,7 +649,7 @@ function paintResult(prefix, result, timeline) {
   }
   const text = result.data ? String(result.data) : "";
   box.hidden = false;
-  box.className = `result ${result.success ? "ok" : "failed"}`;
+  box.className = `result ${result.success ? "ok" : gaveUp ? "not-done" : "failed"}`;
   const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
     : text ? Timeline.failure(Timeline.failedEvent(timeline, text)) : { headline: t("resultFailed"), remedy: "", detail: "" };
   $(`${prefix}-text`).textContent = said.headline;
@@ -609,11 +666,12 @@ function endedWithoutResult(status, asker) {
   return status === "interrupted" ? { success: false, data: Timeline.interrupted(asker.source, asker.requester) } : null;
 }
 
-function showResult(result) {
+// `follow`: the task ended while in view; the box is sticky, so it is in view already: scroll to the end so it covers no
+// card either (a popup opened on it afterwards places its view itself, placeView).
+function showResult(result, { follow = true } = {}) {
   if (!result) return;
-  paintResult("result", result, $("timeline"));
-  // the box is sticky, so it is in view already; scroll to the end so it covers no card either
-  if (!$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
+  paintResult("result", result, $("timeline"), ui.gaveUp);
+  if (follow && !$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
 async function currentTargetTab() {
@@ -636,6 +694,21 @@ async function showTargetTab(chosen = null) {
   ui.targetWindowId = tab && tab.windowId !== undefined ? tab.windowId : null;
   $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", String(tab.id))) : t("noTab");
   $("target-tab").title = tab ? tab.url || "" : "";
+  const unworkable = tab ? await Tabs.unworkable(tab.url || tab.pendingUrl || "") : null;
+  if (ui.targetTabId !== (tab ? tab.id : null)) return; // another tab was shown meanwhile
+  ui.unworkable = unworkable;
+  $("tab-unworkable").hidden = !unworkable;
+  $("tab-unworkable-why").textContent = unworkable ? t(`unworkable_${unworkable}`) : "";
+  $("tab-unworkable-fix").textContent = unworkable ? t(unworkable === "file" ? "unworkableFixFile" : "unworkableFix") : "";
+  offerRun();
+}
+
+// Run (and Rerun here) is offered when the host is there and the tab is one tabpilot can work in; Rerun in a new tab
+// needs the host only.
+function offerRun() {
+  $("run").disabled = !ui.connected || !!ui.unworkable;
+  $("past-rerun").disabled = !ui.connected || !!ui.unworkable;
+  $("past-rerun-new").disabled = !ui.connected;
 }
 
 function errorText(error) {
@@ -646,6 +719,7 @@ function errorText(error) {
 async function startTask(task, tabId) {
   $("task-error").hidden = true;
   const { taskId } = await ask("task.start", { task, tabId, source: "popup" });
+  ui.gaveUp = false;
   adoptTask(taskId, task);
   // the box is for the next task: left holding this one, the next task a person typed in the side panel was run
   // glued to its end ("…what I tell youType bob as user")
@@ -673,7 +747,7 @@ $("task-form").addEventListener("submit", async (event) => {
   } catch (error) {
     startFailed(error);
   } finally {
-    $("run").disabled = !ui.connected;
+    offerRun();
   }
 });
 
@@ -992,7 +1066,7 @@ async function loadPast() {
       li.dataset.taskId = row.taskId;
       li.tabIndex = 0;
       const pill = Timeline.el("span");
-      paintPill(pill, row.status);
+      paintPill(pill, shownStatus(row.status, row.gaveUp));
       const task = Timeline.el("span", "past-task", row.task);
       task.title = row.task;
       li.append(pill, task, Timeline.el("span", "past-meta muted", pastMeta(row)));
@@ -1016,11 +1090,14 @@ async function openPast(taskId) {
     ui.pastTask = { task: row.task || "", url: row.url || "" };
     $("past-title").textContent = row.task || "";
     $("past-title").title = row.task || "";
-    paintPill($("past-status"), row.status);
+    paintPill($("past-status"), shownStatus(row.status, row.gaveUp));
     $("past-meta").textContent = pastMeta(row);
     Timeline.render($("past-timeline"), events);
     if (NOT_RUN.has(row.status)) paintNotRun(row, result);
-    else paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"));
+    else {
+      paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"),
+        !!row.gaveUp);
+    }
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";
     // A request refused or denied is not offered again: one click would run what the person said no to.

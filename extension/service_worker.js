@@ -257,6 +257,7 @@ function requireTabId(message) {
 
 async function attach(tabId) {
   if (attachedTabs.has(tabId)) return {};
+  await refuseUnworkableTab(tabId);
   await leaveNewTabPage(tabId);
   try {
     await chrome.debugger.attach({ tabId }, DEBUGGER_PROTOCOL);
@@ -270,17 +271,29 @@ async function attach(tabId) {
   return {};
 }
 
-// The browser's New Tab page refuses the debugger (a chrome:// page) and holds nothing of the person's: a task started
-// there, as a new user's first "Open example.com and …" is, starts on a blank page instead (it was refused with
-// Chromium's "Cannot access a chrome:// URL").
-// (Chromium's is chrome://new-tab-page-third-party/ with a search engine other than Google's.)
-const NEW_TAB_PAGE =
-  /^(chrome|edge|brave|vivaldi):\/\/(newtab|new-tab-page|new-tab-page-third-party)\/?([?#].*)?$|^chrome-search:\/\/local-ntp\//;
+// A tab the debugger refuses is refused here first, by the rule the popup offers Run by (Tabs.unworkable), saying why in
+// words a person knows, not Chromium's ("Cannot access a chrome:// URL"); the host says what to do around them.
+const UNWORKABLE_SAID = {
+  browser: "it shows one of the browser's own pages",
+  extension: "it shows an extension's page",
+  store: "the browser keeps extensions out of its extension store",
+  source: "it shows a page's source",
+  file: "it shows a file, and tabpilot is not allowed file access (Extensions → tabpilot → Allow access to file URLs)",
+};
+
+async function refuseUnworkableTab(tabId) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const kind = tab ? await Tabs.unworkable(tab.url || tab.pendingUrl || "") : null;
+  if (kind) throw Object.assign(new Error(UNWORKABLE_SAID[kind]), { code: "tab_unworkable" });
+}
+
+// A task started on the New Tab page, as a new user's first "Open example.com and …" is, starts on a blank page
+// instead (it was refused with Chromium's "Cannot access a chrome:// URL").
 const LEAVING_NEW_TAB_MS = 5000;
 
 async function leaveNewTabPage(tabId) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (!tab || !NEW_TAB_PAGE.test(tab.url || tab.pendingUrl || "")) return;
+  if (!tab || !Tabs.isNewTabPage(tab.url || tab.pendingUrl || "")) return;
   const blank = (t) => t.url === "about:blank" && t.status === "complete";
   await new Promise((resolve) => {
     const finish = () => {
@@ -536,6 +549,8 @@ async function onPopupMessage(port, message) {
           source: request.source });
       }
     }
+    // a task thinking counts its seconds on from when this worker saw it begin, in a popup opened since
+    if (request.type === "task.get" && data && data.task) data.task.thinkingSince = thinkingSinceOf(data.task.taskId);
     reply = { kind: "reply", id: message.id, ok: true, data };
   } catch (error) {
     reply = { kind: "reply", id: message.id, ok: false, error: error.message || String(error), code: error.code };

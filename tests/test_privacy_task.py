@@ -173,6 +173,7 @@ async def test_on_another_site_a_secret_and_a_placeholder_are_refused_and_the_pa
     with ScriptedLLMServer(replies) as server:
         proc = await run_attached(browser, server, tmp_path, "Fill in the account details on the other site",
                                   exit_code=1)  # the model said it could not
+    assert "❌ not done: Could not type them here" in proc.stdout, proc.stdout  # not "error": nothing broke
     [info] = await browser.tabs()
     assert info.url == elsewhere
     tab = await browser.attach(info.target_id)

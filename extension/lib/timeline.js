@@ -124,10 +124,17 @@ const Timeline = (() => {
     }
   }
 
-  function activityText(activity) {
+  // A model's reply can take a minute: "Thinking…" alone left the person wondering whether anything happened. The step
+  // it thinks about and the seconds since it began, counted here (the activity push is page-agent's {type:'thinking'}).
+  // `thinking`: {step, since} (since: epoch ms).
+  function thinkingText(thinking) {
+    return t("activityThinkingStep", thinking.step, Math.max(0, Math.floor((Date.now() - thinking.since) / 1000)));
+  }
+
+  function activityText(activity, thinking = null) {
     if (!activity) return "";
     switch (activity.type) {
-      case "thinking": return t("activityThinking");
+      case "thinking": return thinking ? thinkingText(thinking) : t("activityThinking");
       case "executing": return t("activityExecuting", `${activity.tool}${activity.input !== undefined ? ` (${describeInput(activity.input)})` : ""}`);
       // agent/types.py ExecutedActivity.duration: milliseconds
       case "executed": return t("activityExecuted", activity.tool, Math.round(activity.duration ?? 0));
@@ -236,5 +243,5 @@ const Timeline = (() => {
     return t("interruptedResult");
   }
 
-  return { renderEvent, shown, activityText, render, amend, el, short, failure, failedEvent, interrupted };
+  return { renderEvent, shown, activityText, thinkingText, render, amend, el, short, failure, failedEvent, interrupted };
 })();

@@ -130,6 +130,7 @@
     head.append(el("span", "brand", "tabpilot"), (ui.pill = el("span", "pill")));
     ui.task = el("div", "task");
     ui.goal = el("div", "goal");
+    ui.thinking = el("div", "thinking");
     ui.outcome = el("div", "outcome");
     ui.outcomeText = el("div", "outcome-text");
     ui.remedy = el("div", "remedy");
@@ -160,7 +161,7 @@
     ui.hint.hidden = true;
     const body = ui.body = el("div", "body");
     const content = ui.content = el("div", "content"); // its height is what the body needs: body scrolls beyond
-    content.append(head, ui.task, ui.goal, ui.outcome, ui.notice, ui.answer, ui.note, ui.error);
+    content.append(head, ui.task, ui.thinking, ui.goal, ui.outcome, ui.notice, ui.answer, ui.note, ui.error);
     body.append(content);
     panel.append(body, ui.hint, buttons); // above the buttons, out of what scrolls: in view however short the page
     // the overlay's host box follows what the panel needs (content/overlay.js caps it): no more of the page covered
@@ -252,13 +253,16 @@
     ui.panel.dataset.state = approval ? "approval" : question ? "question" : control ? control.reason
       : running ? "running" : task.status;
     ui.pill.dataset.kind = kind;
-    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${task.status}`);
+    // an error by the agent's own verdict is "Not done" (PROTOCOL.md gaveUp), as the popup says it
+    const ended = task.status === "error" && task.gaveUp ? "notDone" : task.status;
+    ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${ended}`);
     ui.task.textContent = task.task || "";
     ui.task.title = task.task || "";
     // nextGoal is the goal the last step's model reply gave, for the action that step took (page-agent's
     // next_goal): what the agent did last, not what it will do next
     ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
+    showThinking(running && !control && !question && !approval ? task.thinking : null);
     showOutcome(running ? null : task);
     const { title, reason, why } = Asking.notice(asks, t);
     ui.noticeTitle.textContent = title;
@@ -279,6 +283,17 @@
     tellSize();
   }
 
+  // "Step 3 · thinking… 12 s", counting on each second while the model thinks (lib/timeline.js words it).
+  let thinkingTicker = null;
+  function showThinking(thinking) {
+    clearInterval(thinkingTicker);
+    thinkingTicker = null;
+    const paint = () => { ui.thinking.textContent = thinking ? Timeline.thinkingText(thinking) : ""; };
+    paint();
+    ui.thinking.hidden = !thinking;
+    if (thinking) thinkingTicker = setInterval(paint, 1000);
+  }
+
   // A finished task: its answer, or what went wrong and what to do, worded as the popup words it (lib/timeline.js);
   // the person watching the page learns it here, not only "Error" (a page's or an MCP client's task has no popup open).
   function showOutcome(task) {
@@ -288,7 +303,7 @@
     else if (outcome) said = outcome.data ? Timeline.failure(outcome.error || { message: outcome.data }) : { headline: t("resultFailed"), remedy: "" };
     else if (task && task.status === "interrupted") said = { headline: Timeline.interrupted(task.source, task.requester), remedy: "" };
     ui.outcome.hidden = !said;
-    ui.outcome.dataset.kind = outcome ? (outcome.success ? "ok" : "failed") : "failed";
+    ui.outcome.dataset.kind = outcome ? (outcome.success ? "ok" : task.gaveUp ? "not-done" : "failed") : "failed";
     ui.outcomeText.textContent = said ? said.headline : "";
     ui.remedy.textContent = said && said.remedy ? `${said.remedy} ${t("overlayMoreInPopup")}` : "";
     ui.remedy.hidden = !ui.remedy.textContent;

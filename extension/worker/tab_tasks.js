@@ -63,6 +63,6 @@ function recordedSnapshot({ task: summary, result, events }, tabId) {
     activity: null, control: null, question: null, approval: null, source: summary.source,
   };
   if (summary.requester) snapshot.requester = summary.requester; // a page's origin, an MCP client's name
-  if (result) snapshot.result = result;
+  if (result) Object.assign(snapshot, { result, gaveUp: !!summary.gaveUp });
   return snapshot;
 }

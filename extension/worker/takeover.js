@@ -38,7 +38,8 @@ const USER_TOOK_OVER = "the user took over";
 const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseout", "mouseenter", "mouseleave",
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
-// taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure}
+// taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure,
+// steps, thinkingSince, gaveUp}
 const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
@@ -72,13 +73,15 @@ function learnSnapshot(snapshot) {
     source: snapshot.source ?? known.source, requester: snapshot.requester ?? known.requester ?? null,
     control: snapshot.control || null, question: snapshot.question || null, approval: snapshot.approval || null,
   });
-  if (snapshot.activity !== undefined) known.activity = snapshot.activity;
+  if (snapshot.activity !== undefined) learnActivity(known, snapshot.activity);
   forgetEndedTasks();
   const steps = (snapshot.history || []).filter((e) => e && e.type === "step");
   if (steps.length) known.nextGoal = goalOf(steps[steps.length - 1]) ?? known.nextGoal;
+  for (const step of steps) learnStep(known, step);
   const errors = (snapshot.history || []).filter((e) => e && e.type === "error");
   if (errors.length) known.failure = errorOf(errors[errors.length - 1]);
   if (snapshot.result) known.outcome = outcomeOf(snapshot.result, known.failure);
+  known.gaveUp = !!snapshot.gaveUp;
   tasks.set(known.taskId, known);
   rememberTabTask(known.tabId, known.taskId);
   taskChanged(known);
@@ -110,6 +113,24 @@ function outcomeOf(result, failure) {
   const error = !result.success && failure && failure.message === data ? failure : null;
   return { success: !!result.success, data: data.length > OUTCOME_CHARS ? `${data.slice(0, OUTCOME_CHARS)}…` : data,
     error };
+}
+
+// What the agent does now, and since when it thinks about its step (this worker's clock: the push has no time).
+function learnActivity(task, activity) {
+  const thinking = !!activity && activity.type === "thinking";
+  task.thinkingSince = thinking ? task.thinkingSince ?? Date.now() : null;
+  task.activity = activity || null;
+}
+
+function learnStep(task, step) {
+  task.steps = Math.max(task.steps || 0, (Number.isInteger(step.stepIndex) ? step.stepIndex : 0) + 1);
+}
+
+// Since when the task `taskId` thinks, for a popup's snapshot of it (null: it does not, or this worker did not see it
+// begin).
+function thinkingSinceOf(taskId) {
+  const known = tasks.get(taskId);
+  return (known && known.thinkingSince) || null;
 }
 
 function goalOf(step) {
@@ -175,6 +196,7 @@ function onTaskPush(message) {
   switch (message.type) {
     case "task.status":
       task.status = message.status;
+      task.gaveUp = !!message.gaveUp;
       if (message.status !== "running") {
         task.control = null;
         task.question = null;
@@ -182,11 +204,14 @@ function onTaskPush(message) {
       }
       break;
     case "task.activity":
-      task.activity = message.activity || null;
+      learnActivity(task, message.activity);
       if (task.activity && task.activity.type === "question") task.question = task.activity.question || task.question;
       break;
     case "task.event":
-      if (message.event && message.event.type === "step") task.nextGoal = goalOf(message.event) ?? task.nextGoal;
+      if (message.event && message.event.type === "step") {
+        task.nextGoal = goalOf(message.event) ?? task.nextGoal;
+        learnStep(task, message.event);
+      }
       if (message.event && message.event.type === "error") task.failure = errorOf(message.event);
       break;
     case "task.control":
@@ -196,6 +221,7 @@ function onTaskPush(message) {
       break;
     case "task.result":
       task.outcome = outcomeOf(message.result || {}, task.failure);
+      task.gaveUp = !!message.gaveUp;
       break;
     default:
       return;
@@ -704,14 +730,17 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 // --- the overlay ---------------------------------------------------------------------------------------------------
-// What the overlay shows: not the activity, which changes twice a step, as the agent acts in the page.
+// What the overlay shows: not the activity, which changes twice a step, as the agent acts in the page; only whether it
+// thinks (about which step, since when), which changes as a step begins and as its action does.
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
-  const { taskId, task: text, status, control, question, approval, nextGoal, source, requester } = task;
+  const { taskId, task: text, status, control, question, approval, nextGoal, source, requester, gaveUp } = task;
   const outcome = status === "running" ? null : task.outcome || null;
-  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, outcome, source,
-    requester } };
+  const thinking = status === "running" && task.thinkingSince ? { step: (task.steps || 0) + 1, since: task.thinkingSince }
+    : null;
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, thinking, outcome,
+    source, requester, gaveUp: !!gaveUp } };
 }
 
 // Posted only when it changed: each post re-renders the overlay in the page, and the pushes of a step come

@@ -161,7 +161,10 @@ EN_US: dict[str, str] = {
     "result.done_unfinished": "Task ended, not completed",
     "result.waited": "✅ Waited for {seconds} seconds.",
     "result.user_answered": "User answered: {answer}",
-    "result.handed_back": "✅ The user handed the controls back. {account}. Read the page again: it may have changed.",
+    "result.handed_back": (
+        "✅ The user handed the controls back: what they did is in the user_takeover note before this step. Read the "
+        "page again: it may have changed."
+    ),
     "result.tool_failed": "❌ {tool} failed: {error}",
     # --- `tabpilot run`'s printed lines (commands/run.py) ---------------------------------------------
     "run.step": "step {step} · {goal}",
@@ -175,6 +178,7 @@ EN_US: dict[str, str] = {
     "run.status.completed": "completed",
     "run.status.error": "error",
     "run.status.stopped": "stopped",
+    "run.status.not_done": "not done",
     "controls.help": (
         "⌨  Press Enter here to take the controls of the browser; press it again when you are done to hand them back."
     ),
@@ -595,6 +599,7 @@ EN_US: dict[str, str] = {
     "timeline.status.denied": "denied",
     "timeline.status.refused": "refused",
     "timeline.status.withdrawn": "withdrawn",
+    "timeline.status.not_done": "not done",
     "timeline.seconds": "{seconds} s",
     "timeline.minutes": "{minutes} min {seconds} s",
     "timeline.hours": "{hours} h {minutes} min",
@@ -624,6 +629,7 @@ EN_US: dict[str, str] = {
     "timeline.verdict.success": "success",
     "timeline.verdict.failed": "failed",
     "timeline.verdict.finished": "finished",
+    "timeline.verdict.not_done": "not done",
     "timeline.no_result.interrupted": "Result: none: the process running this task stopped before it finished.",
     "timeline.no_result.running": "Result: none yet: the task is still running.",
     "timeline.no_result": "Result: none recorded ({status}).",
@@ -976,7 +982,9 @@ ZH_CN: dict[str, str] = {
     "result.done_unfinished": "任务已结束，未完成",
     "result.waited": "✅ 已等待 {seconds} 秒。",
     "result.user_answered": "用户的回答：{answer}",
-    "result.handed_back": "✅ 用户交还了控制。{account}。请重新阅读页面：它可能已经变化。",
+    "result.handed_back": (
+        "✅ 用户交还了控制：他们做了什么，见这一步之前的 user_takeover 记录。请重新阅读页面：它可能已经变化。"
+    ),
     "result.tool_failed": "❌ {tool} 执行失败：{error}",
     "run.step": "第 {step} 步 · {goal}",
     "run.no_goal": "（没有给出目标）",
@@ -989,6 +997,7 @@ ZH_CN: dict[str, str] = {
     "run.status.completed": "已完成",
     "run.status.error": "出错",
     "run.status.stopped": "已停止",
+    "run.status.not_done": "未完成",
     "controls.help": "⌨  在这里按 Enter 接管浏览器的控制；完成后再按一次，把控制交还给智能体。",
     "controls.ask_note": "给智能体的留言：你做了什么，或者它接下来该做什么（直接按 Enter 表示没有）：",
     "controls.question": "❓ 智能体问：{question}\n   输入你的回答并按 Enter：",
@@ -1351,6 +1360,7 @@ ZH_CN: dict[str, str] = {
     "timeline.status.denied": "已拒绝",
     "timeline.status.refused": "未获准",
     "timeline.status.withdrawn": "已撤回",
+    "timeline.status.not_done": "未完成",
     "timeline.seconds": "{seconds} 秒",
     "timeline.minutes": "{minutes} 分 {seconds} 秒",
     "timeline.hours": "{hours} 小时 {minutes} 分",
@@ -1380,6 +1390,7 @@ ZH_CN: dict[str, str] = {
     "timeline.verdict.success": "成功",
     "timeline.verdict.failed": "失败",
     "timeline.verdict.finished": "已结束",
+    "timeline.verdict.not_done": "未完成",
     "timeline.no_result.interrupted": "结果：无：运行此任务的进程在任务完成前停止了。",
     "timeline.no_result.running": "结果：暂无：任务仍在运行。",
     "timeline.no_result": "结果：没有记录（{status}）。",

@@ -25,7 +25,9 @@ async def test_popup_explains_a_missing_host(browser_binary: str, tmp_path_facto
         assert state["connected"] is False
         assert "native messaging host not found" in state["error"].lower()
 
-        popup = await harness.open_popup()
+        # over a page (opened as a tab with none named, the popup's own page would be its tab: one tabpilot cannot
+        # work in, where Run stays off once the host is there too)
+        popup = await harness.open_popup(await harness.browser.new_tab("about:blank"))
         await popup.wait_for("document.body.dataset.host === 'down'", "the popup's host-down state")
         assert await popup.visible("#host-down")
         assert "native messaging host not found" in (await popup.text("#host-down-reason")).lower()

@@ -224,6 +224,68 @@ async def test_a_task_typed_on_the_new_tab_page_opens_its_page_in_that_tab(
         await harness.browser.close_tab(created["targetId"])
 
 
+async def test_a_tab_tabpilot_cannot_work_in_says_so_before_run_and_a_start_there_says_what_to_do(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages, tmp_path
+) -> None:
+    # The popup offered Run on a chrome:// page (and every page the debugger refuses) and refused only after the press,
+    # in Chromium's words. It says at once that tabpilot cannot work there and what to do, with Run off; a task started
+    # there anyway (a client's) ends saying the same; the same tab on a web page then runs a task.
+    notes = tmp_path / "notes.html"
+    notes.write_text("<title>Notes</title><p>My notes</p>")
+    places = [
+        ("chrome://settings/", "one of the browser's own pages"),
+        ("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/page.html", "an extension's page"),
+        ("https://chromewebstore.google.com/", "extension store"),
+        (f"view-source:{e2e_pages.url('form.html')}", "a page's source"),
+    ]
+    for url, said in places:
+        created = await harness.browser.connection.root.send("Target.createTarget", {"url": url})
+        popup = await harness.open_popup(await harness.browser.attach(created["targetId"]))
+        await popup.wait_for("!document.getElementById('tab-unworkable').hidden", f"the popup to refuse {url}")
+        why, fix = await popup.text("#tab-unworkable-why"), await popup.text("#tab-unworkable-fix")
+        assert why.startswith("tabpilot cannot work in this tab") and said in why, (url, why)
+        assert "Open a web page" in fix, (url, fix)
+        assert await popup.js("document.getElementById('run').disabled"), url
+        if url.startswith("chrome://"):
+            await popup.screenshot(SCREENS / "unworkable-tab.png", max_height=600)
+            settings_popup, settings_tab = popup, created["targetId"]
+        else:
+            await harness.browser.close_tab(popup.tab.target_id)
+            await harness.browser.close_tab(created["targetId"])
+
+    # a file is refused only without file access, which an extension loaded unpacked here has
+    created = await harness.browser.connection.root.send("Target.createTarget", {"url": notes.as_uri()})
+    popup = await harness.open_popup(await harness.browser.attach(created["targetId"]))
+    assert await popup.js("chrome.extension.isAllowedFileSchemeAccess()")
+    assert await popup.js("document.getElementById('tab-unworkable').hidden")
+    assert not await popup.js("document.getElementById('run').disabled")
+    await harness.browser.close_tab(popup.tab.target_id)
+    await harness.browser.close_tab(created["targetId"])
+
+    popup = settings_popup
+    await configure(popup, llm.base_url)
+    assert await popup.js("document.getElementById('run').disabled")  # still, back from Settings
+    # a start there all the same (as a page's or a program's client may ask): the attach says it in the same words
+    await popup.js("startTask('Type a name', ui.targetTabId).catch(startFailed)")
+    await popup.wait_for("!document.getElementById('task-error').hidden", "the start to be refused")
+    refused = await popup.text("#task-error")
+    assert refused.startswith("tabpilot cannot work in this tab") and "one of the browser's own pages" in refused
+    assert "Open a web page" in refused and "Cannot access" not in refused, refused
+
+    # the same tab, now on a web page: Run is offered there, and works
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Mary Shelley"), done("Typed it"))
+    page = await harness.browser.attach(settings_tab)
+    await page.send("Page.navigate", {"url": e2e_pages.url("form.html")})
+    await popup.wait_for("document.getElementById('tab-unworkable').hidden"
+                         " && !document.getElementById('run').disabled", "Run to be offered on the web page")
+    await run_in_popup(popup, "Type Mary Shelley as the name")
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+    assert await page.evaluate("document.getElementById('name').value") == "Mary Shelley"
+    await harness.browser.close_tab(popup.tab.target_id)
+    await harness.browser.close_tab(settings_tab)
+
+
 async def test_the_toolbar_popup_works_on_the_active_tab(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from e2e_support import (
     wait_until,
 )
 from llm_support import slow_file
-from user_support import open_side_panel
+from user_support import open_panel, open_side_panel, screenshot, wait_overlay
 
 from tabpilot.agent.types import (
     AgentReflection,
@@ -278,13 +279,75 @@ async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def test_a_task_the_agent_could_not_finish_reads_not_done_not_error_everywhere(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # done(success=false) was labelled "Error", as if tabpilot broke. It reads "Not done" in the popup, the overlay,
+    # Past tasks and `tabpilot history`, while a real failure (the model endpoint gone) still reads "Error".
+    # page-agent's status stays "error" on the wire and in the export.
+    gave_up = "The form asks for a phone number I do not have."
+    llm.add(done(gave_up, success=False))
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    task_id = await run_in_popup(popup, "Sign me up")
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    assert await popup.text("#task-status") == "Not done"
+    assert await popup.text("#result-text") == gave_up
+    assert await popup.js("document.getElementById('result').className") == "result not-done"
+    await popup.screenshot(SCREENS / "not-done.png", max_height=600)
+    ended = await wait_overlay(form_tab, "the overlay's end", lambda o: o["state"] == "error")
+    assert (ended["pill"], ended["outcome"]) == ("Not done", gave_up), ended
+    await screenshot(form_tab, "not-done-overlay.png")
+
+    dead = closed_port_url()  # a real error: the model's endpoint is gone
+    await configure(popup, dead)
+    failed_id = await run_in_popup(popup, "Sign me up again")
+    assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    assert await popup.text("#task-status") == "Error"
+    await configure(popup, llm.base_url)
+
+    for opened in range(2):  # Past tasks, and again after the popup was opened anew
+        if opened:
+            await harness.browser.close_tab(popup.tab.target_id)
+            popup = await harness.open_popup(form_tab)
+            await popup.wait_for("document.getElementById('task-status').textContent === 'Error'",
+                                 "the tab's last task, the failed one")
+        await popup.click("#nav-past")
+        await popup.wait_for(f"!!document.querySelector('.past-item[data-task-id=\"{failed_id}\"]')", "past tasks")
+        pills = await popup.js("Object.fromEntries([...document.querySelectorAll('.past-item')]"
+                               ".map(li => [li.dataset.taskId, li.querySelector('.pill').textContent]))")
+        assert (pills[task_id], pills[failed_id]) == ("Not done", "Error"), pills
+        await popup.open_past(task_id)
+        assert await popup.text("#past-status") == "Not done" and await popup.text("#past-result-text") == gave_up
+        await popup.click("#nav-task")
+
+    env = {**os.environ, "TABPILOT_HOME": str(harness.tabpilot_home)}
+
+    def history(*args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "tabpilot", "history", *args], env=env, check=True, timeout=60,
+                              capture_output=True, text=True).stdout
+
+    listed = {line.split()[0]: line for line in history("--limit", "5").splitlines()[1:] if line.strip()}
+    assert "not done" in listed[task_id] and "not done" not in listed[failed_id], listed
+    shown = history("show", task_id)
+    assert "not done" in shown and "error" not in shown, shown
+    assert f"Result (not done): {gave_up}" in shown, shown
+    assert "error" in history("show", failed_id)
+    exported = json.loads(history("export", task_id))
+    assert (exported["status"], exported["success"], exported["gaveUp"]) == ("error", False, True), exported
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+def typing_steps(name: str, problems: list[str], tries: range) -> list[Any]:
+    """The model's replies that type `name n` into the form's name, one step for each n of `tries`."""
+    return [act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=f"{name} {n}") for n in tries]
+
+
 async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
     problems: list[str] = []
-    names = [f"Ada Lovelace {n}" for n in range(1, 10)]
-    llm.add(*[act_on("Full name", "input_text", f"Type the name, try {n}", problems, text=name)
-              for n, name in enumerate(names, 1)])
+    llm.add(*typing_steps("Ada Lovelace", problems, range(1, 10)))
     llm.add(Delay(1.5, then=done("Typed the name nine times; the last one stands: Ada Lovelace 9.")))
     popup = await harness.open_popup(form_tab)
     await popup.size(400, 600)  # the toolbar popup's height limit
@@ -301,6 +364,83 @@ async def test_a_long_timeline_keeps_the_status_and_the_result_in_view(
     assert await popup.text("#result-text") == "Typed the name nine times; the last one stands: Ada Lovelace 9."
     await popup.screenshot(SCREENS / "completed-long.png", max_height=600)
     assert await form_tab.evaluate("document.getElementById('name').value") == "Ada Lovelace 9"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_popup_opened_on_a_long_task_shows_its_newest_step_while_it_runs_and_its_outcome_once_it_ended(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # A reopened popup opened at the bottom of a long timeline, or wherever it landed. Running: it shows the newest
+    # step, and follows the next one only while the person has not scrolled up to read. Ended: the top (the box for the
+    # next task), with the outcome in view.
+    problems: list[str] = []
+    llm.add(*typing_steps("Mary Shelley", problems, range(1, 9)))
+    llm.add(Delay(8, then=typing_steps("Mary Shelley", problems, range(9, 10))[0]))
+    llm.add(done("Typed the name nine times; the last one stands: Mary Shelley 9."))
+    first = await harness.open_popup(form_tab)
+    await configure(first, llm.base_url)
+    await run_in_popup(first, "Type the name nine times")
+    await first.wait_for("document.querySelectorAll('#timeline .card-step').length >= 8", "eight step cards")
+    await harness.browser.close_tab(first.tab.target_id)
+
+    reopened = await harness.open_popup(form_tab)
+    await reopened.size(400, 600)  # the toolbar popup's height limit
+    await reopened.wait_for("document.querySelectorAll('#timeline .card-step').length === 8", "the running task")
+    assert await reopened.js("document.documentElement.scrollHeight > innerHeight + 300")  # it scrolls
+    assert await reopened.in_view("#timeline .card-step:last-child") and await reopened.in_view("#task-status")
+    await reopened.screenshot(SCREENS / "reopened-running.png", max_height=600)
+    await reopened.js("window.scrollTo({top: 0}), true")  # the person reads the first steps
+    await reopened.wait_for("document.querySelectorAll('#timeline .card-step').length === 9", "the ninth step")
+    assert await reopened.js("window.scrollY") == 0  # left where they read
+    assert await wait_status(reopened, "completed", "error", "stopped") == "completed", problems
+    await harness.browser.close_tab(reopened.tab.target_id)
+
+    for _ in range(2):  # and again: each popup opened on the ended task
+        ended = await harness.open_popup(form_tab)
+        await ended.size(400, 600)
+        await ended.wait_for("!document.getElementById('result').hidden", "the ended task's outcome")
+        assert await ended.js("window.scrollY") == 0
+        assert await ended.in_view("#task-input") and await ended.in_view("#result"), await ended.js("window.scrollY")
+        assert await ended.text("#result-text") == "Typed the name nine times; the last one stands: Mary Shelley 9."
+        await ended.screenshot(SCREENS / "reopened-ended.png", max_height=600)
+        await harness.browser.close_tab(ended.tab.target_id)
+    assert await form_tab.evaluate("document.getElementById('name').value") == "Mary Shelley 9"
+
+
+THINKING = re.compile(r"Step (\d+) · thinking… (\d+) s")
+
+
+async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popup_the_side_panel_and_the_overlay(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # A slow model left the person staring at "Thinking…". The popup, the side panel (opened while it thinks: it counts
+    # on from when the step began, not from 0) and the page's overlay say which step and for how many seconds.
+    problems: list[str] = []
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
+            Delay(8, then=done("Typed the name")))
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    await run_in_popup(popup, "Type Ada Lovelace as the name")
+    activity = "document.getElementById('activity')"
+    said = await popup.wait_for(f"!{activity}.hidden && /^Step 2 · thinking… [2-9] s$/.test({activity}.textContent)"
+                                f" && {activity}.textContent", "the popup to count the seconds of step 2", 30)
+    await popup.screenshot(SCREENS / "thinking-popup.png", max_height=600)
+    shown = await wait_overlay(form_tab, "the overlay to count the seconds of step 2",
+                               lambda o: bool(THINKING.fullmatch(o["thinking"])), timeout=30)
+    match = THINKING.fullmatch(shown["thinking"])
+    assert match and match[1] == "2", shown
+    await screenshot(form_tab, "thinking-overlay.png")
+    panel = await open_panel(harness, form_tab)
+    counted = await panel.wait_for(f"/^Step 2 · thinking… \\d+ s$/.test({activity}.textContent)"
+                                   f" && {activity}.textContent", "the side panel to count the seconds of step 2")
+    seconds = int(THINKING.fullmatch(said)[2])  # type: ignore[index]
+    assert int(THINKING.fullmatch(counted)[2]) >= seconds, (said, counted)  # type: ignore[index]
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+    assert await popup.text("#result-text") == "Typed the name"
+    assert not await popup.visible("#activity") and not await panel.visible("#activity")
+    ended = await wait_overlay(form_tab, "the overlay to show the end", lambda o: o["state"] == "completed")
+    assert ended["thinking"] == "", ended
+    await harness.browser.close_tab(panel.tab.target_id)
     await harness.browser.close_tab(popup.tab.target_id)
 
 

@@ -132,12 +132,17 @@ async def test_a_failed_task_is_said_in_chinese_by_its_code(harness: Harness, ll
 
 async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harness: Harness, llm: ScriptedLLMServer
                                                                           ) -> None:
-    """A browser page (chrome://) cannot be driven: the popup says so in its language, and what to do there."""
+    """A browser page (chrome://) cannot be driven: the popup says so in its language before Run, and what to do there;
+    a start there all the same is refused by the host in that language too."""
     browser_page = await harness.browser.new_tab("chrome://version/")
     popup = await harness.open_popup(browser_page)
     await configure(popup, llm.base_url)
+    await popup.wait_for("!document.getElementById('tab-unworkable').hidden", "the popup to say it cannot work here")
+    assert await popup.text("#tab-unworkable-why") == "tabpilot 无法在此标签页中工作：这是浏览器自己的页面。"
+    assert (await popup.text("#tab-unworkable-fix")).startswith("请在此标签页中打开一个网页")
+    assert await popup.js("document.getElementById('run').disabled")
     await popup.fill("#task-input", "看看这个页面")
-    await popup.click("#run")
+    await popup.js("startTask('看看这个页面', ui.targetTabId).catch(startFailed)")
     await popup.wait_for("!document.getElementById('task-error').hidden", "the error")
     said = await popup.text("#task-error")
     assert said.startswith("tabpilot 无法在这个标签页中工作") and "请在这个标签页中打开一个网页" in said, said
@@ -145,6 +150,22 @@ async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harnes
     await popup.screenshot(SCREENS / "zh-CN-browser-page.png", max_height=600)
     for tab in (popup.tab, browser_page):
         await harness.browser.close_tab(tab.target_id)
+
+
+async def test_a_slow_step_counts_its_seconds_in_chinese(harness: Harness, llm: ScriptedLLMServer,
+                                                          form_tab: Tab) -> None:
+    llm.add(Delay(6, then=done("看过了。")))
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    await popup.fill("#task-input", "看看这个页面")
+    await popup.click("#run")
+    activity = "document.getElementById('activity').textContent"
+    await popup.wait_for(f"/^第 1 步 · 思考中… [1-9] 秒$/.test({activity})", "the popup to count seconds in Chinese")
+    shown = await wait_overlay(form_tab, "the overlay to count them in Chinese",
+                               lambda o: re.fullmatch(r"第 1 步 · 思考中… \d+ 秒", o["thinking"]) is not None)
+    assert shown["thinking"], shown
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed"
+    await harness.browser.close_tab(popup.tab.target_id)
 
 
 async def test_a_bad_setting_value_is_explained_in_chinese_on_the_settings_page(harness: Harness,

@@ -408,7 +408,9 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     [event] = takeovers(end["history"])
     assert event["reason"] == "agent_request" and event["note"] == "Signed in", event
     assert any(a["kind"] == "input" and a.get("value") == "•••" for a in event["actions"]), event["actions"]
-    assert "grace@example.org" in json.dumps([m.get("content") for m in after_handback[0]["messages"]])
+    # what the person did, told to the model once (the takeover's note in the history), not in the step's result too
+    told = prompt_text(after_handback[0])
+    assert told.count('"Email" → "grace@example.org"') == 1 and told.count("Their note: Signed in") == 1, told
     assert "Kyoto" in json.dumps([m.get("content") for m in after_answer[0]["messages"]])
     assert await account_tab.evaluate("document.getElementById('city').value") == "Kyoto"
     assert not await notified(harness, task_id)  # nothing is asked any more

@@ -30,7 +30,8 @@ _READ_OVERLAY = """function () {
   const panel = this.querySelector('.panel');
   return {
     state: panel && panel.dataset.state ? panel.dataset.state : null,
-    pill: text('.pill'), task: text('.task'), goal: text('.goal'), notice: text('.notice-title'),
+    pill: text('.pill'), task: text('.task'), goal: text('.goal'), thinking: text('.thinking'),
+    notice: text('.notice-title'),
     reason: text('.reason'), why: text('.why'), error: text('.error'), hint: text('.hint'),
     hintRole: this.querySelector('.hint')?.getAttribute('role') ?? null,
     refused: Number(this.querySelector('.hint')?.dataset.refused || 0),

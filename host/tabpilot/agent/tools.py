@@ -194,10 +194,11 @@ async def _request_takeover(ctx: ToolContext, args: RequestTakeoverInput) -> str
     if request is None:
         raise ActionError("Handing the controls to the user is not available.")
     event = await request(args.reason)
-    language = ctx.agent.config.language
-    account = event.to_prompt(language=language) if isinstance(event, UserTakeoverEvent) else str(event)
-    account = account.removeprefix("<user_takeover>").removesuffix("</user_takeover>")
-    return say("result.handed_back", language, account=account)
+    # What the user did is told once, by the takeover's own event in the history (the one a late answer from the page
+    # amends): said in this result too, the model read the whole account twice in its next request.
+    if isinstance(event, UserTakeoverEvent) and not any(told is event for told in ctx.agent.history):
+        ctx.agent.push_takeover(event)
+    return say("result.handed_back", ctx.agent.config.language)
 
 
 async def _click(ctx: ToolContext, args: IndexInput) -> str:

@@ -535,7 +535,7 @@ def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput,
         print(json_for_people(finished.result, indent=2), file=out, flush=True)
         return
     mark = "✅" if finished.success else ("⏹" if finished.status == "stopped" else "❌")
-    status = say(f"run.status.{finished.status}", language)
+    status = say(f"run.status.{'not_done' if finished.gave_up else finished.status}", language)
     data, remedy = finished.data, None
     if not finished.success:
         error = _final_error(finished.result)

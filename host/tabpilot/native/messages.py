@@ -299,6 +299,8 @@ class TaskPush(HostPush):
 class TaskStatusPush(TaskPush):
     type: Literal["task.status"] = "task.status"
     status: Literal["running", "completed", "error", "stopped"]
+    gave_up: bool | None = Field(default=None, alias="gaveUp")  # the final one's: RunFinished.gave_up
+    omit_if_none: ClassVar[frozenset[str]] = frozenset({"gave_up"})
 
 
 class TaskActivityPush(TaskPush):
@@ -330,6 +332,7 @@ class TaskControlPush(TaskPush):
 class TaskResultPush(TaskPush):
     type: Literal["task.result"] = "task.result"
     result: dict[str, Any]  # ExecutionResult {success, data, history}
+    gave_up: bool = Field(default=False, alias="gaveUp")  # RunFinished.gave_up
 
 
 # --- settings.* ----------------------------------------------------------------------------------------
@@ -446,6 +449,7 @@ class HistoryTask(WireModel):
     model: str | None
     result_text: str | None = Field(alias="resultText")
     success: bool | None
+    gave_up: bool = Field(default=False, alias="gaveUp")  # ended "error" by the agent's verdict (store agent_gave_up)
 
 
 class HistoryListData(WireModel):
@@ -473,6 +477,7 @@ class HistoryExportData(WireModel):
     task: str
     task_id: str = Field(alias="taskId")
     status: str
+    gave_up: bool = Field(default=False, alias="gaveUp")
     url: str | None
     model: str | None
     source: str

@@ -130,6 +130,7 @@ class HostTask:
             snap["requester"] = requester
         if isinstance(run, EndedRun):
             snap["result"] = result_for_reader(run.finished.result, language)
+            snap["gaveUp"] = run.finished.gave_up
         return snap
 
 
@@ -454,8 +455,9 @@ class TaskManager:
             if entry.run is not None and not isinstance(entry.run, EndedRun):
                 entry.run = EndedRun.of(entry.run, update)  # the run itself (its browser, agent, ...) can go
             self._free(entry)  # the run has released the tab: a start sent on the pushes below is not busy
-            self._push(TaskStatusPush(task_id=task_id, status=update.status))
-            self._push(TaskResultPush(task_id=task_id, result=result_for_reader(update.result, self.ui_language)))
+            self._push(TaskStatusPush(task_id=task_id, status=update.status, gave_up=update.gave_up))
+            self._push(TaskResultPush(task_id=task_id, result=result_for_reader(update.result, self.ui_language),
+                                      gave_up=update.gave_up))
 
     def _push(self, message: Any) -> None:
         try:

@@ -147,6 +147,12 @@ class TaskSummary:
     result_text: str | None
     success: bool | None
     requester: str | None = None  # who asked: a page's origin, an MCP client's name (None: the person)
+    gave_up: bool = False  # ended "error" by the agent's own verdict (agent_gave_up): not done, not an error
+
+    @property
+    def shown_status(self) -> str:
+        """The status as the person is told it: "not_done" for one the agent gave up on."""
+        return "not_done" if self.gave_up else self.status
 
     @property
     def duration(self) -> float | None:
@@ -170,6 +176,7 @@ class TaskSummary:
             "model": self.model,
             "resultText": self.result_text,
             "success": self.success,
+            "gaveUp": self.gave_up,
         }
 
 
@@ -226,6 +233,16 @@ def _result_text(result: dict[str, Any] | None) -> str | None:
     if data is None:
         return None
     return storable(data if isinstance(data, str) else json.dumps(data, ensure_ascii=False))
+
+
+def agent_gave_up(status: str, last_event: Any) -> bool:
+    """Whether a task that ended "error" (page-agent's status for both) ended so by the agent's own verdict: it called
+    done with success false, having finished but not achieved the task; not a failure of tabpilot or of the model (an
+    endpoint down, a crash), which ends with an error event. Said "Not done" to the person, never "Error"."""
+    if status != "error" or not isinstance(last_event, dict) or last_event.get("type") != "step":
+        return False
+    action = last_event.get("action")
+    return isinstance(action, dict) and action.get("name") == "done"
 
 
 # An export's `data` when the task left no result text (page-agent's ExecutionResult.data is a string).
@@ -680,7 +697,7 @@ class TaskStore:
         rows_wanted = -1 if limit is None else max(0, int(limit))  # SQLite: a negative LIMIT is none
         with self._lock:
             rows = self._db.execute(
-                "SELECT * FROM tasks ORDER BY started_at DESC, id DESC LIMIT ?", (rows_wanted,)
+                f"SELECT *, {_LAST_EVENT} FROM tasks ORDER BY started_at DESC, id DESC LIMIT ?", (rows_wanted,)
             ).fetchall()
         return [_summary(row) for row in rows]
 
@@ -706,7 +723,7 @@ class TaskStore:
 
     def get_task(self, task_id: str) -> TaskRecord | None:
         with self._lock:
-            row = self._db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            row = self._db.execute(f"SELECT *, {_LAST_EVENT} FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if row is None:
                 return None
             events = self._db.execute(
@@ -739,6 +756,7 @@ class TaskStore:
             "task": summary.task,
             "taskId": summary.task_id,
             "status": summary.status,
+            "gaveUp": summary.gave_up,
             "url": summary.url,
             "model": summary.model,
             "source": summary.source,
@@ -827,15 +845,22 @@ def _event(seq: int, body: object) -> dict[str, Any]:
             "damaged": True}
 
 
+# A task row's last event (its body), for agent_gave_up
+_LAST_EVENT = "(SELECT body FROM events WHERE events.task_id = tasks.id ORDER BY seq DESC LIMIT 1) AS last_event"
+
+
 def _summary(row: sqlite3.Row) -> TaskSummary:
+    """A tasks row, selected with its _LAST_EVENT."""
     result = _result(row)
+    status = _text(row["status"], "interrupted")
+    last = row["last_event"]
     success = result.get("success") if result is not None else None
     ended_at = row["ended_at"]
     url, model = row["url"], row["model"]
     return TaskSummary(
         task_id=_text(row["id"]),
         task=_text(row["task"]),
-        status=_text(row["status"], "interrupted"),
+        status=status,
         source=_text(row["source"]),
         started_at=_number(row["started_at"], 0.0),
         ended_at=None if ended_at is None else _number(ended_at, 0.0),
@@ -848,4 +873,5 @@ def _summary(row: sqlite3.Row) -> TaskSummary:
         result_text=_result_text(result),
         success=success if isinstance(success, bool) else None,
         requester=None if row["requester"] is None else _text(row["requester"]),
+        gave_up=last is not None and agent_gave_up(status, _event(0, last)),
     )

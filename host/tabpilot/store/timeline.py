@@ -64,7 +64,7 @@ def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | N
         (
             t.task_id,
             when(t.started_at)[:16],
-            status_word(t.status, language),
+            status_word(t.shown_status, language),
             str(t.steps),
             f"{t.total_tokens:,}",
             clip(t.task, task_width),
@@ -146,7 +146,7 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
                  completion=f"{s.completion_tokens:,}")
     lines = [
         say("timeline.task", language, task_id=s.task_id, task=continued(s.task)),
-        say("timeline.summary", language, status=status_word(s.status, language), started=when(s.started_at),
+        say("timeline.summary", language, status=status_word(s.shown_status, language), started=when(s.started_at),
             duration=duration(s.duration, language), steps=steps, tokens=tokens),
     ]
     if s.url:
@@ -167,7 +167,8 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
     lines.append("")
     if record.result is not None:
         success = record.result.get("success")
-        verdict = "success" if success is True else "failed" if success is False else "finished"
+        verdict = ("not_done" if s.gave_up else "success" if success is True else "failed" if success is False
+                   else "finished")
         lines.append(say("timeline.result_of", language, verdict=say(f"timeline.verdict.{verdict}", language),
                          data=continued(data if isinstance(data, str) else compact(data))))
     elif s.status in ("interrupted", "running"):

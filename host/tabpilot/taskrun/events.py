@@ -68,5 +68,13 @@ class RunFinished:
     def data(self) -> str:
         return str(self.result.get("data", ""))
 
+    @property
+    def gave_up(self) -> bool:
+        """Ended "error" by the agent's own verdict (store.tasks.agent_gave_up): not done, not an error."""
+        from ..store.tasks import agent_gave_up
+
+        history = self.result.get("history") or [None]
+        return agent_gave_up(self.status, history[-1])
+
 
 RunUpdate = RunStarted | RunStatus | RunEvent | RunActivity | RunControl | RunFinished
