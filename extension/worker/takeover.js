@@ -329,9 +329,10 @@ async function injectInto(tabId) {
 
 // Tell every frame of the tab its capture mode. A frame leaving "record" answers with the actions it still
 // held (the field being typed in): they are returned, in frame order, for the caller to send before
-// handing back. `patience`: how long to wait for the frames' answers; the answers of the frames that have not
-// answered by then are returned as `late` (promises), and what they held is not waited for.
-async function sendMode(tabId, mode, { frameId, patience } = {}) {
+// handing back. `answerBy`: until when the frames' answers are waited for (asked at `askedAt`); the frames that have not
+// answered by then are returned as `late` ({tabId, frameId, answer}: what they held is not waited for). A frame that
+// reads the change only after `answerBy` knows it is late: it gives its answer as `capture.late` (onCaptureLate).
+async function sendMode(tabId, mode, { frameId, askedAt, answerBy } = {}) {
   if (frameId === undefined) {
     if (sentModes.get(tabId) === mode) return { actions: [], late: [] };
     sentModes.set(tabId, mode);
@@ -341,11 +342,13 @@ async function sendMode(tabId, mode, { frameId, patience } = {}) {
   const task = runningTaskOfTab(tabId);
   const since = task && task.control ? task.control.startedAt : undefined;
   const answers = frameIds.map((id) =>
-    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since }, { frameId: id }).catch(() => null));
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since, askedAt, answerBy }, { frameId: id })
+      .catch(() => null));
+  const patience = answerBy === undefined ? undefined : Math.max(0, answerBy - Date.now());
   const replies = await Promise.all(answers.map((answer) => answerWithin(patience, answer)));
   return {
     actions: replies.flatMap(actionsOf),
-    late: answers.filter((_, i) => replies[i] === SILENT),
+    late: frameIds.map((id, i) => ({ tabId, frameId: id, answer: answers[i] })).filter((_, i) => replies[i] === SILENT),
   };
 }
 
@@ -369,34 +372,70 @@ const FRAMES_PATIENCE_MS = 1000;
 // or hangs) as a late answer (`awaitLate`), or null when all did.
 async function collectActions(task, mode) {
   const endedAt = Date.now();
-  const told = await Promise.all(tabsOfTask(task).map((tabId) => sendMode(tabId, mode, { patience: FRAMES_PATIENCE_MS })));
+  const asked = { askedAt: endedAt, answerBy: endedAt + FRAMES_PATIENCE_MS };
+  const told = await Promise.all(tabsOfTask(task).map((tabId) => sendMode(tabId, mode, asked)));
   for (const { actions } of told) for (const action of actions) queueAction(task, action);
   await flushActions(task.taskId);
   const late = told.flatMap((frames) => frames.late);
-  return late.length ? awaitLate(task, late, endedAt) : null;
+  return late.length ? awaitLate(task, late, asked) : null;
 }
 
 // A slow page (not a hung one; a loaded machine) answers a moment after Hand back or Stop went on without it: what
 // it gives then (the field typed in up to then, in the answer or reported on its own just before it) goes to the host
 // for the takeover that ended, so nothing the person did is lost. Listened to this long at most.
 const LATE_PATIENCE_MS = 10000;
-// tabId → the late answers its frames are awaited for, oldest first: [{taskId, endedAt, takeover, actions, done}]
-// (`takeover`: the host's startedAt of the takeover that ended, as its reply to Hand back or Stop said)
+// tabId → the late answers its frames are awaited for, oldest first: {taskId, endedAt, answerBy, takeover, tabs,
+// frames, actions, until} (`takeover`: the host's startedAt of the takeover that ended, as its reply to Hand back or
+// Stop said; `frames`: "tabId:frameId" of those still silent), with `done`: whether one was still silent at the end.
+// Kept in chrome.storage.session with the outbox until they are in it (`lateKept`): a worker stopped meanwhile (idle
+// 30 s, an update) lost them, and the page's answer, which then wakes the next worker, went nowhere.
 const lateAnswers = new Map();
-function awaitLate(task, answers, endedAt) {
-  const late = { taskId: task.taskId, endedAt, takeover: undefined, actions: [] };
-  const tabs = tabsOfTask(task);
-  for (const tabId of tabs) lateAnswers.set(tabId, [...(lateAnswers.get(tabId) || []), late]);
-  late.done = Promise.all(answers.map((answer) => answerWithin(LATE_PATIENCE_MS, answer))).then((replies) => {
-    for (const tabId of tabs) {
-      const left = (lateAnswers.get(tabId) || []).filter((waiting) => waiting !== late);
-      if (left.length) lateAnswers.set(tabId, left);
-      else lateAnswers.delete(tabId);
-    }
-    late.actions.push(...replies.flatMap(actionsOf));
-    return replies.some((reply) => reply === SILENT);
-  });
+const lateKept = new Set();
+const frameKey = (tabId, frameId) => `${tabId}:${frameId}`;
+
+function awaitLate(task, silent, { askedAt, answerBy }) {
+  const late = waitForLate({ taskId: task.taskId, endedAt: askedAt, answerBy, takeover: undefined,
+    tabs: tabsOfTask(task), frames: silent.map(({ tabId, frameId }) => frameKey(tabId, frameId)), actions: [],
+    until: askedAt + LATE_PATIENCE_MS });
+  for (const { tabId, frameId, answer } of silent) answer.then((reply) => lateFrameAnswered(late, tabId, frameId, actionsOf(reply)));
   return late;
+}
+
+// `late` waited for until its frames answered or its time is up: one this worker asked, or one the worker before kept
+function waitForLate(late) {
+  late.done = new Promise((resolve) => { late.settle = resolve; });
+  late.timer = setTimeout(() => settleLate(late), Math.max(0, late.until - Date.now()));
+  for (const tabId of late.tabs) lateAnswers.set(tabId, [...(lateAnswers.get(tabId) || []), late]);
+  lateKept.add(late);
+  if (!late.frames.length) settleLate(late); // all had answered when the worker before stopped
+  saveOutbox();
+  return late;
+}
+
+function settleLate(late) {
+  if (!late.settle) return;
+  clearTimeout(late.timer);
+  for (const tabId of late.tabs) {
+    const left = (lateAnswers.get(tabId) || []).filter((waiting) => waiting !== late);
+    if (left.length) lateAnswers.set(tabId, left);
+    else lateAnswers.delete(tabId);
+  }
+  late.settle(late.frames.length > 0);
+  late.settle = null;
+}
+
+// A frame's late answer: in its reply, or given again (capture.late) to whichever worker runs then. Each action once.
+function lateFrameAnswered(late, tabId, frameId, actions) {
+  if (!late.settle) return;
+  addLate(late, actions);
+  late.frames = late.frames.filter((key) => key !== frameKey(tabId, frameId));
+  if (!late.frames.length) settleLate(late);
+  else saveOutbox();
+}
+
+function addLate(late, actions) {
+  const had = new Set(late.actions.map((action) => JSON.stringify(action)));
+  for (const action of actions) if (!had.has(JSON.stringify(action))) late.actions.push(action);
 }
 
 // The late answer an action a slow frame reported on its own belongs to: that of the first takeover to end after the
@@ -409,17 +448,37 @@ function lateAnswerOf(tabId, task, action) {
   return task && task.control ? null : waiting[waiting.length - 1] || null;
 }
 
+// capture.js read a Hand back's or Stop's mode change after `answerBy`: it gives what it held then (and what it
+// reported on its own meanwhile) here, and gives it again until told it is taken (kept for the host).
+async function onCaptureLate(tabId, frameId, message) {
+  await outboxLoaded;
+  const actions = (Array.isArray(message.actions) ? message.actions : []).filter((a) => a && typeof a === "object");
+  const late = (lateAnswers.get(tabId) || []).find((waiting) => waiting.answerBy === message.answerBy);
+  if (late) lateFrameAnswered(late, tabId, frameId, actions);
+  else for (const action of actions) onCaptureAction(tabId, action);
+  await saveOutbox();
+}
+
 // After Hand back or Stop: what the late frames gave, and whether one is still silent (then the record keeps saying the
 // last of it may be missing), for the takeover that ended (the host knows which), through the outbox as the on-time
 // actions go. Nothing to say when none answered.
 async function sendLate(late) {
   const stillSilent = await late.done;
-  if (stillSilent && !late.actions.length) return;
-  const batch = { actions: late.actions.slice(0, ACTIONS_PER_MESSAGE), ...(stillSilent ? { pageSilent: true } : {}),
-    ...(Number.isFinite(late.takeover) ? { startedAt: late.takeover } : {}) };
-  outboxOf(late.taskId).late.push(batch);
+  lateKept.delete(late);
+  if (!stillSilent || late.actions.length) {
+    outboxOf(late.taskId).late.push({ actions: late.actions.slice(0, ACTIONS_PER_MESSAGE),
+      ...(stillSilent ? { pageSilent: true } : {}), ...(Number.isFinite(late.takeover) ? { startedAt: late.takeover } : {}) });
+  }
   saveOutbox();
   flushActions(late.taskId);
+}
+
+// A late answer no takeover ended for (the host refused the Hand back or Stop): forgotten once over
+function dropLate(late) {
+  late.done.then(() => {
+    lateKept.delete(late);
+    saveOutbox();
+  });
 }
 
 // --- the agent's input and the user's ---------------------------------------------------------------------
@@ -532,10 +591,12 @@ async function endTakeover(request, late) {
     reply = await requestHost(request);
   } catch (error) {
     if (late && hostNotThere(error)) sendLate(late);
+    else if (late) dropLate(late);
     throw error;
   }
   if (!late) return;
   late.takeover = reply && reply.startedAt; // which takeover ended: another may end waiting for the page before it answers
+  saveOutbox();
   sendLate(late);
 }
 
@@ -575,7 +636,8 @@ function onCaptureAction(tabId, action) {
   // takeover once it ended
   const late = lateAnswerOf(tabId, task, action);
   if (late) {
-    late.actions.push(action);
+    addLate(late, [action]);
+    saveOutbox();
     return;
   }
   if (!task && !host.connected) { // this worker just started: the host says which task it is
@@ -628,25 +690,35 @@ const outboxLoaded = chrome.storage.session.get(OUTBOX_KEY).then((stored) => {
     const pending = outboxOf(taskId);
     pending.actions.unshift(...(Array.isArray(kept && kept.actions) ? kept.actions : []));
     pending.late.unshift(...(Array.isArray(kept && kept.late) ? kept.late : []));
+    // the late answers the worker before waited for: the pages answer this one; the replies it waited for are gone
+    for (const late of Array.isArray(kept && kept.waiting) ? kept.waiting : []) sendLate(waitForLate({ ...late, taskId }));
   }
 }).catch((error) => console.warn("tabpilot: the actions kept for the host:", error.message));
 
+const KEPT_OF_LATE = ["endedAt", "answerBy", "takeover", "tabs", "frames", "actions", "until"];
+
 let outboxSaved = Promise.resolve();
 let outboxDirty = false;
+// Resolves once what is held now is kept
 function saveOutbox() {
-  if (outboxDirty) return; // a save already waits: it writes the latest
+  if (outboxDirty) return outboxSaved; // a save already waits: it writes the latest
   outboxDirty = true;
   outboxSaved = outboxSaved.then(async () => {
     await outboxLoaded;
     outboxDirty = false;
     const kept = {};
+    const keptOf = (taskId) => (kept[taskId] ||= { actions: [], late: [], waiting: [] });
     for (const [taskId, { actions, late }] of [...sending, ...pendingActions]) {
       if (!actions.length && !late.length) continue;
-      const before = kept[taskId] || { actions: [], late: [] };
-      kept[taskId] = { actions: [...before.actions, ...actions], late: [...before.late, ...late] };
+      keptOf(taskId).actions.push(...actions);
+      keptOf(taskId).late.push(...late);
+    }
+    for (const late of lateKept) {
+      keptOf(late.taskId).waiting.push(Object.fromEntries(KEPT_OF_LATE.map((key) => [key, late[key]])));
     }
     await chrome.storage.session.set({ [OUTBOX_KEY]: kept });
   }).catch((error) => console.warn("tabpilot: could not keep the actions for the host:", error.message));
+  return outboxSaved;
 }
 
 // In order, one batch at a time: the task's actions, then what its page gave late.
@@ -718,9 +790,13 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     case "capture.input":
       onCaptureInput(tabId, message);
       return false;
-    case "capture.action":
-      onCaptureAction(tabId, message.action);
+    case "capture.action": // a worker just started may hold the late answer it belongs to (chrome.storage.session)
+      outboxLoaded.then(() => onCaptureAction(tabId, message.action));
       return false;
+    case "capture.late":
+      onCaptureLate(tabId, sender.frameId, message).then(() => sendResponse({ taken: true }),
+        (error) => sendResponse({ taken: false, error: error.message }));
+      return true;
     case "overlay.pressed": // the user's trusted press on the overlay (it runs before capture.js)
       overlayClaims.set(tabId, Number.isFinite(message.at) ? message.at : Date.now());
       return false;

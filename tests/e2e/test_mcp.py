@@ -41,7 +41,14 @@ from e2e_support import (
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
-from test_overlay_press import handed_back_page_silent, held_until, last_letter_on_a_slow_page
+from test_overlay_press import (
+    handed_back_page_silent,
+    held_until,
+    last_letter_on_a_slow_page,
+    page_hangs,
+    stopped_on_a_slow_page,
+    typed_then_page_hangs,
+)
 from test_takeover import controlled_by_user
 from user_support import overlay_button, user_click, wait_overlay
 
@@ -990,10 +997,71 @@ async def test_what_a_slow_page_gives_late_reaches_the_client_following_the_task
                 gate.set()
             is_error, result = await call
             assert not is_error and result["success"], result
-            is_error, task = await client.call("get_task", taskId=task_id)
-            [takeover] = [e for e in task["history"] if e.get("type") == "user_takeover"]
-            assert [a.get("value") for a in takeover["actions"] if a["kind"] == "input"] == [city], takeover
+            assert await typed_in_takeover_of(client, task_id) == [city]
             await harness.browser.close_tab(tab.target_id)
+
+
+async def typed_in_takeover_of(client: McpClient, task_id: str) -> list[str | None]:
+    """What the person typed in the task's one takeover, as get_task gives it."""
+    is_error, task = await client.call("get_task", taskId=task_id)
+    assert not is_error, task
+    [takeover] = [e for e in task["history"] if e.get("type") == "user_takeover"]
+    return [a.get("value") for a in takeover["actions"] if a["kind"] == "input"]
+
+
+async def test_a_task_stopped_on_a_slow_page_returns_once_the_page_gave_the_persons_last_actions(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """The person takes over a task an MCP client runs, types their city and presses Stop as the page turns slow: the
+    task ends with the takeover missing the last letter, and run_task returned at once, so the client never heard the
+    page give it (the task.amended after task.result reached no one; only get_task had it). Now run_task waits for
+    it, says it as a progress line before the result, and the result has no note that it may be missing. Twice."""
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve", "always", name="Late Stop Agent") as client:
+        for round_, city in enumerate(("Kobe", "Nagoya")):
+            llm.add(ToolCall("AgentOutput", agent_output("Ask for the city", {
+                "request_takeover": {"reason": "Please type your city"}})))
+            client.progress.clear()
+            url = e2e_pages.url(f"account.html?stopped={round_}")  # not the city: the takeover's record has the URL
+            call = asyncio.ensure_future(client.call("run_task", task=f"Set my city to {city}", url=url))
+            task_id = await wait_until(lambda: asyncio.sleep(0, client.progress and task_id_in(
+                client.progress[0][1])), "the task's id")
+            tab = await tab_at(harness.browser, url)
+            await controlled_by_user(harness, task_id)
+            async with stopped_on_a_slow_page(harness, tab, task_id, city):
+                pass
+            is_error, result = await call
+            assert not is_error and result["success"] is False and "note" not in result, result
+            updated = [m for _, m in client.progress if m and m.startswith("updated: the person took over")]
+            assert len(updated) == 1 and "the page answered late" in updated[0], client.progress
+            assert await typed_in_takeover_of(client, task_id) == [city]
+            await harness.browser.close_tab(tab.target_id)
+
+
+async def test_a_task_stopped_on_a_page_that_hangs_says_the_persons_last_actions_may_be_missing(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """As above on a page whose script hangs for longer than run_task waits for it: the result says that what the
+    person did last may be missing, and where the record is."""
+    await configure(harness, llm)
+    async with mcp_client(harness, "--approve", "always", name="Hung Stop Agent") as client:
+        llm.add(ToolCall("AgentOutput", agent_output("Ask for the city", {
+            "request_takeover": {"reason": "Please type your city"}})))
+        url = e2e_pages.url("account.html?hangs")
+        call = asyncio.ensure_future(client.call("run_task", task="Set my city to Sakai", url=url))
+        task_id = await wait_until(lambda: asyncio.sleep(0, client.progress and task_id_in(
+            client.progress[0][1])), "the task's id")
+        tab = await tab_at(harness.browser, url)
+        await controlled_by_user(harness, task_id)
+        await typed_then_page_hangs(harness, tab, task_id, "Sakai")
+        box = await overlay_button(tab, "stop")
+        async with page_hangs(tab):
+            await user_click(tab, box["x"], box["y"])
+            is_error, result = await call
+        assert not is_error and result["success"] is False, result
+        assert result["note"].startswith("the page the person took over had not given their last actions"), result
+        assert "get_task shows the record" in result["note"], result
+        await harness.browser.close_tab(tab.target_id)
 
 
 async def test_a_huge_task_is_refused_before_the_person_is_asked(harness: Harness, llm: ScriptedLLMServer) -> None:

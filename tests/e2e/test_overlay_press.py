@@ -33,6 +33,7 @@ from test_takeover import (
     taken_over_while_thinking,
     takeovers,
 )
+from test_worker_restart import stop_worker, worker_back
 from user_support import (
     as_tall_as_its_panel,
     call_in_panel,
@@ -675,3 +676,70 @@ async def test_send_with_no_answer_says_so_and_the_answer_then_goes(
     end = await ended(harness, task_id)
     assert end["status"] == "completed" and after and "Kyoto" in json.dumps(after[0]["messages"]), end
     shown = await wait_overlay(account_tab, "the words to go", lambda o: o["error"] == "")
+
+
+async def test_what_a_slow_page_gives_reaches_the_record_when_the_service_worker_restarts_meanwhile(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # Stop (then Hand back) went through while the page was slow, and the service worker stopped before the page
+    # answered (as Chromium stops an idle one, or an update; its host goes with it): the worker waited for the page's
+    # answer in memory, so what the page gave then (the last letter typed) reached no one. Now the worker keeps the
+    # takeovers that wait for the page in chrome.storage.session, the page gives its late answer to whichever worker
+    # runs then, and the next host adds it to the takeover: of the stopped task, and of the task it goes on with.
+    for ending, city in (("stop", "Akita"), ("handback", "Aomori")):
+        if ending == "stop":
+            llm.add(Delay(60))
+        else:  # the old host's question after Hand back dies with it; the next host asks again
+            llm.add(agent_call("Ask for the city", {"request_takeover": {"reason": "Please type your city"}}),
+                    Delay(60), done("City set"))
+        await configure(harness, llm)
+        if ending == "stop":
+            task_id = await taken_over_while_thinking(harness, llm, account_tab, f"Wait for me in {city}")
+        else:
+            task_id = await start(harness, account_tab, "Set my city")
+            await controlled_by_user(harness, task_id)
+            await wait_overlay(account_tab, "the overlay to ask for help", lambda o: o["state"] == "agent_request")
+        box = await overlay_button(account_tab, ending)
+        async with last_letter_on_a_slow_page(harness, account_tab, task_id, city):
+            await user_click(account_tab, box["x"], box["y"])
+            on_time = await handed_back_page_silent(harness, task_id)
+            assert typed_in_takeover(on_time) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+            old_hosts = await stop_worker(harness)
+        await worker_back(harness, old_hosts)
+        record = await recorded_late(harness, task_id, city, ANSWERED_LATE)
+        if ending == "stop":
+            assert record["task"]["status"] == "stopped", record["task"]
+        else:  # the next host went on with the task, whose takeover has the last letter
+            end = await ended(harness, task_id)
+            assert end["status"] == "completed", end
+            assert typed_in_takeover(end) == typed_in_takeover(record)
+        await nothing_left_to_send(harness)
+
+
+async def test_what_a_hung_page_held_at_stop_reaches_the_record_when_the_service_worker_restarts_meanwhile(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab  # noqa: F811
+) -> None:
+    # The person types their city and scrolls (capture.js holds a scroll until the wheel has been still 1 s), the
+    # page's script hangs, they press Stop, and the service worker stops before the page goes on. The page's answer
+    # to Stop (the scroll) was its reply to a worker that was gone. Now the page gives it to the next worker, told that
+    # it is kept, and the stopped task's takeover has it. Twice, on the same page.
+    for city in ("Iwate", "Miyagi"):
+        llm.add(Delay(60))
+        await configure(harness, llm)
+        task_id = await taken_over_while_thinking(harness, llm, account_tab, f"Wait for me in {city}")
+        await typed_then_page_hangs(harness, account_tab, task_id, city)
+        box = await overlay_button(account_tab, "stop")
+        await account_tab.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": 100, "y": 100, "deltaX": 0,
+                                                            "deltaY": 240})
+        async with page_hangs(account_tab):
+            await user_click(account_tab, box["x"], box["y"])
+            stopped = await handed_back_page_silent(harness, task_id)
+            assert typed_in_takeover(stopped) == ([city], {"kind": "note", "description": f"({PAGE_SILENT})"})
+            old_hosts = await stop_worker(harness)
+        await worker_back(harness, old_hosts)
+        record = await recorded_late(harness, task_id, city, ANSWERED_LATE)
+        [event] = takeovers(record["events"])
+        did = [(a["kind"], a.get("value")) for a in event["actions"]]
+        assert did[-2:] == [("scroll", "down 240px"), ("note", None)], event["actions"]
+        assert record["task"]["status"] == "stopped", record["task"]
+        await nothing_left_to_send(harness)

@@ -9,7 +9,7 @@
   Chromium of its own — the user's choice, so a closed browser does not fail the call.
 
 Both report the task's id as soon as it has one, then each step, through `report(message)` and return
-`{success, data, taskId, steps}`. Failures are `TaskFailed` with a message that says what to do."""
+`{success, data, taskId, steps, note?}`. Failures are `TaskFailed` with a message that says what to do."""
 
 from __future__ import annotations
 
@@ -45,6 +45,13 @@ Report = Callable[[str], Awaitable[None]]
 ApprovePolicy = Literal["always", "ask"]
 ANSWERED_AT_ONCE = 0.5  # s: an "always" the host remembers comes back in milliseconds over the local socket
 STOP_TIMEOUT = 15.0
+# A task that ends while the person's page has not given their last actions (Hand back or Stop on a busy page): the
+# extension listens to the page 10 s more (worker/takeover.js LATE_PATIENCE_MS, from the press, before the end) and
+# sends what it gave at once; run_task waits this long for it, so the client hears the takeover complete.
+LATE_ANSWER_WAIT = 12.0
+TAKEOVER_MAY_MISS = ("the page the person took over had not given their last actions in it when the task ended (it "
+                     "was busy), nor within {:g} s after: what they did there last may be missing from the "
+                     "history; get_task shows the record")
 ENDED = ("completed", "error", "stopped", "interrupted")  # a task in any of these has nothing left to stop
 # The record's `interrupted` (a host that died under its task: the next one marks it) has no result of its own;
 # a client is told why, as the popup and `tabpilot history show` word it.
@@ -114,13 +121,16 @@ class Backend(Protocol):
     async def close(self) -> None: ...
 
 
-def task_result(task_id: str, result: dict[str, Any]) -> dict[str, Any]:
-    """run_task's answer; a failed task's also says what to do about it (`remedy`), where it can."""
+def task_result(task_id: str, result: dict[str, Any], *, takeover_may_miss: bool = False) -> dict[str, Any]:
+    """run_task's answer; a failed task's also says what to do about it (`remedy`), where it can; `note`, that the
+    person's last actions in a page may be missing (`takeover_may_miss`)."""
     answer = {"success": bool(result.get("success")), "data": result.get("data"), "taskId": task_id,
               "steps": steps_of(result.get("history") or [])}
     what_to_do = remedy(result)
     if what_to_do:
         answer["remedy"] = what_to_do
+    if takeover_may_miss:
+        answer["note"] = TAKEOVER_MAY_MISS.format(LATE_ANSWER_WAIT)
     return answer
 
 
@@ -261,9 +271,38 @@ class HostBackend:
                 message = control_message(approval) if approval != asked else None
                 asked = approval
             elif kind == "task.result":
-                return task_result(task_id, push.get("result") or {})
+                result = push.get("result") or {}
+                missing = await self._late_answers(updates, result.get("history") or [], report)
+                return task_result(task_id, result, takeover_may_miss=missing)
             if message:
                 await report(message)
+
+    @staticmethod
+    async def _late_answers(updates: asyncio.Queue[dict[str, Any] | HostGone], history: list[dict[str, Any]],
+                            report: Report) -> bool:
+        """After the result: the takeovers of `history` that ended waiting for their page, completed by what it gives
+        late (task.amended, said as progress) within LATE_ANSWER_WAIT. Whether what the person did last may still be
+        missing from one: it did not come, or came saying a frame of the page never answered."""
+        from ..taskrun.takeover import waits_for_page
+
+        waiting = {event.get("startedAt") for event in history if waits_for_page(event)}
+        still_silent = False
+        deadline = asyncio.get_running_loop().time() + LATE_ANSWER_WAIT
+        while waiting:
+            try:
+                push = await asyncio.wait_for(updates.get(), max(0.0, deadline - asyncio.get_running_loop().time()))
+            except TimeoutError:
+                break
+            if isinstance(push, HostGone):
+                break
+            if push.get("type") == "task.amended":
+                event = push.get("event") or {}
+                waiting.discard(event.get("startedAt"))
+                still_silent = still_silent or waits_for_page(event)
+                message = amended_message(event)
+                if message:
+                    await report(message)
+        return bool(waiting) or still_silent
 
     async def get_task(self, task_id: str, *, requester: str = "") -> dict[str, Any]:
         snapshot = (await self._ask("task.get", {"taskId": task_id, "requester": requester})).get("task")

@@ -90,7 +90,11 @@ def build_server(backend: Backend) -> MCPServer:
         url: open this page first. new_tab: work in a new tab (default); false uses the active tab.
         The first progress notification once the task has started says its id ("taskId <id> · started in
         tab …"): get_task and stop_task take it while this call still runs. The others report each step.
-        Returns {success, data, taskId, steps}."""
+        When the person took over the tab and their page was busy as the task ended (they pressed Stop, or the agent
+        finished right after they handed back), this call waits up to 12 s more for the page to give their last
+        actions, said as a progress line "updated: the person took over the tab …".
+        Returns {success, data, taskId, steps, note?}: note says when the page had not given them by then (what the
+        person did last may be missing from the history; get_task shows the record)."""
         if not task.strip():
             raise ToolError("run_task needs a task: say in words what to do in the browser, e.g. "
                             '"find the order status for #1234 on this site".')
@@ -116,7 +120,8 @@ def build_server(backend: Backend) -> MCPServer:
     @app.tool()
     async def get_task(ctx: Context, taskId: str | None = None, task_id: str | None = None) -> dict[str, Any]:
         """A task's status and its history (page-agent's event shapes: step, observation, user_takeover,
-        retry, error). taskId: the taskId run_task reported or returned (task_id is accepted too)."""
+        retry, error); a user_takeover as the page completed it, when it gave the person's last actions late.
+        taskId: the taskId run_task reported or returned (task_id is accepted too)."""
         return await _call(backend.get_task(_task_id("get_task", taskId, task_id), requester=_requester(ctx)))
 
     @app.tool()

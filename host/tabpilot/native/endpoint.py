@@ -537,8 +537,10 @@ class LocalEndpoint:
         if message.get("type") not in TASK_PUSHES:
             return
         task_id = message.get("taskId")
+        # what a slow page gives late completes a takeover after the task's result too (Stop on a busy page)
+        late = message.get("type") == "task.amended"
         for client in list(self.clients):
-            if task_id in client.tasks:
+            if task_id in client.tasks or (late and task_id in client.started):
                 client.send(message)
                 if message.get("type") == "task.result":
                     client.tasks.discard(str(task_id))

@@ -225,6 +225,13 @@ def with_late_answer(event: dict[str, Any], actions: list[dict[str, Any]], *,
     return {**event, "actions": wire["actions"]}
 
 
+def waits_for_page(event: dict[str, Any]) -> bool:
+    """Whether `event` is a recorded takeover that ended waiting for its page (a frame of it did not answer in time
+    when the controls came back): what the page gives late amends it (`task.amended`)."""
+    takeover = Takeover.handed_back(event)
+    return takeover is not None and takeover.page_silent
+
+
 def replace_takeover(history: list[dict[str, Any]], event: dict[str, Any]) -> None:
     """`event` in place of the takeover in `history` it amends: the last one begun when it began."""
     for index in range(len(history) - 1, -1, -1):
