@@ -387,7 +387,11 @@ async def test_a_popup_opened_on_a_long_task_shows_its_newest_step_while_it_runs
     await reopened.size(400, 600)  # the toolbar popup's height limit
     await reopened.wait_for("document.querySelectorAll('#timeline .card-step').length === 8", "the running task")
     assert await reopened.js("document.documentElement.scrollHeight > innerHeight + 300")  # it scrolls
-    assert await reopened.in_view("#timeline .card-step:last-child") and await reopened.in_view("#task-status")
+
+    async def newest_in_view() -> bool:  # from the next frame on: what it shows grows as it opens (the thinking line)
+        return await reopened.in_view("#timeline .card-step:last-child") and await reopened.in_view("#task-status")
+
+    await wait_until(newest_in_view, "the newest step in view", 10)
     await reopened.screenshot(SCREENS / "reopened-running.png", max_height=600)
     await reopened.js("window.scrollTo({top: 0}), true")  # the person reads the first steps
     await reopened.wait_for("document.querySelectorAll('#timeline .card-step').length === 9", "the ninth step")
