@@ -262,7 +262,8 @@
     // next_goal): what the agent did last, not what it will do next
     ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
-    showThinking(running && !control && !question && !approval ? task.thinking : null);
+    const working = running && !control && !question && !approval;
+    showThinking(working ? task.thinking : null, working);
     showOutcome(running ? null : task);
     const { title, reason, why } = Asking.notice(asks, t);
     ui.noticeTitle.textContent = title;
@@ -283,14 +284,18 @@
     tellSize();
   }
 
-  // "Step 3 · thinking… 12 s", counting on each second while the model thinks (lib/timeline.js words it).
+  // "Step 3 · thinking… 12 s", counting on each second while the model thinks (lib/timeline.js words it). While the
+  // agent works its line keeps its place between thoughts (`keepsPlace`): shown and gone at each step, it grew the box
+  // by a line over what lay just above it, and a person's press aimed there landed on the box (test_overlay_press, 1
+  // run in 6).
   let thinkingTicker = null;
-  function showThinking(thinking) {
+  function showThinking(thinking, keepsPlace = false) {
     clearInterval(thinkingTicker);
     thinkingTicker = null;
-    const paint = () => { ui.thinking.textContent = thinking ? Timeline.thinkingText(thinking) : ""; };
+    const paint = () => { ui.thinking.textContent = thinking ? Timeline.thinkingText(thinking) : "\u00a0"; };
     paint();
-    ui.thinking.hidden = !thinking;
+    ui.thinking.hidden = !thinking && !keepsPlace;
+    ui.thinking.style.visibility = thinking ? "" : "hidden";
     if (thinking) thinkingTicker = setInterval(paint, 1000);
   }
 
