@@ -126,12 +126,12 @@ def start_figures(home: str, runs: int) -> None:
         import_figures(home, {"PYTHONPYCACHEPREFIX": cache, "PYTHONDONTWRITEBYTECODE": ""})
 
 
-# Holds back the modules the host loads only after its answer (the warm-up thread starts with the message models;
-# the local endpoint opens once the answer is written) until the bench has read the import log up to the answer.
+# Holds back the modules the host loads only after its answer (native/process.py answers the first hello, then imports
+# the loop and the host in stdio.py) until the bench has read the import log up to the answer.
 HOLD_BACK = """
 import os, time
 
-AFTER_THE_ANSWER = ("tabpilot.native.messages", "tabpilot.native.endpoint")
+AFTER_THE_ANSWER = ("tabpilot.native.stdio",)
 
 
 class HoldBack:

@@ -18,8 +18,9 @@ from tabpilot.browser.elements import ElementRef
 from tabpilot.browser.errors import TabClosed
 from tabpilot.cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPTimeout
 from tabpilot.native.messages import parse_incoming
-from tabpilot.native.peer import Peer, reply_error
+from tabpilot.native.peer import Peer
 from tabpilot.native.relay import ExtensionTabs, extension_browser, tab_session_id
+from tabpilot.native.replies import reply_error
 
 T = TypeVar("T")
 TARGET_GONE, CONTEXT_GONE, NODE_GONE = CDPErrorKind.TARGET_GONE, CDPErrorKind.CONTEXT_GONE, CDPErrorKind.NODE_GONE

@@ -362,7 +362,7 @@ def test_fuzzed_frames_never_crash_the_host(host):
 def test_once_the_host_owns_stdout_stray_prints_go_to_stderr():
     script = (
         "import os, sys\n"
-        "from tabpilot.native.stdio import take_stdout\n"
+        "from tabpilot.native.process import take_stdout\n"
         "frames = take_stdout()\n"
         "print('a stray print')\n"
         "sys.stdout.write('library chatter\\n'); sys.stdout.flush()\n"

@@ -14,13 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
-from native_support import HostProcess
+from native_support import HostProcess, frame
 
 HEAVY = ("openai", "tabpilot.agent", "pydantic")
 # Not needed for the first answer: the command line's parser (argparse; shutil, which its help formatter asks
 # for the terminal's width); the message catalog (only a message needs it); the local endpoint and secrets (for
-# its token): it opens once the first answers are out.
-NOT_FOR_HELLO = ("argparse", "shutil", "tabpilot.i18n", "tabpilot.native.endpoint", "secrets")
+# its token): it opens once the first answers are out; the loop and the host itself (asyncio and the host's
+# modules: the first hello is answered before they load, native/process.py).
+NOT_FOR_HELLO = ("argparse", "shutil", "tabpilot.i18n", "tabpilot.native.endpoint", "secrets",
+                 "asyncio", "tabpilot.native.stdio", "tabpilot.native.host")
 
 GATE = '''
 import os, sys, time  # not importlib.abc: it imports shutil (through importlib.resources)
@@ -127,6 +129,38 @@ def test_the_host_answers_hello_before_the_parser_the_catalog_or_the_local_endpo
     finally:
         release.touch()
         host.stop()
+
+
+def test_a_first_frame_that_is_not_a_plain_hello_waits_for_the_host_and_is_answered_by_it(tmp_path):
+    # A ping first, then a hello cut in two writes: nothing is answered before the loop is let in, then both are,
+    # in order; and a hello whose id cannot be echoed is refused by the host, as it always was.
+    host, log, release = gated_host(tmp_path, ("asyncio",))
+    try:
+        host.send({"type": "ping", "id": "p1"})
+        hello = frame({"type": "hello", "id": "h1", "extensionVersion": "0.1.0"})
+        host.write(hello[:7])
+        time.sleep(0.3)
+        host.write(hello[7:])
+        deadline = time.monotonic() + 20
+        while "waits asyncio" not in gate_log(log):
+            assert time.monotonic() < deadline, gate_log(log)
+            time.sleep(0.02)
+        assert host.frames.empty(), host.frames.get()  # the ping was not answered by the greeting
+        release.touch()
+        assert host.next_frame() == {"type": "reply", "id": "p1", "ok": True, "data": {"pong": True}}
+        answered = host.next_frame()
+        assert answered["id"] == "h1" and answered["ok"] and answered["data"]["tasks"] == [], answered
+    finally:
+        release.touch()
+        host.stop()
+    unusable = HostProcess(tmp_path / "home")
+    try:
+        unusable.send({"type": "hello", "id": "x" * 500, "extensionVersion": "0.1.0"})
+        refused = unusable.next_frame()
+        assert refused["ok"] is False and refused["id"] is None, refused
+        assert unusable.request("ping")["data"] == {"pong": True}
+    finally:
+        unusable.stop()
 
 
 def test_hello_is_answered_without_the_record_when_no_task_in_it_can_be_resumed(tmp_path, monkeypatch):

@@ -36,7 +36,8 @@ from tabpilot.native.messages import (
     frame_type,
     parse_incoming,
 )
-from tabpilot.native.peer import ExtensionError, LinkClosed, LinkClosedNotice, Peer, reply_error, reply_ok
+from tabpilot.native.peer import ExtensionError, LinkClosed, LinkClosedNotice, Peer
+from tabpilot.native.replies import reply_error, reply_ok
 from tabpilot.store.settings import MAX_STEPS_LIMIT, Settings, public_view
 from tabpilot.store.tasks import TaskStore
 

@@ -42,7 +42,7 @@ def browser_origin(args: Sequence[str]) -> str | None:
 
 def serve(origin: str | None) -> int:
     """Serve the extension on stdin/stdout until it closes them; the process ends with the host."""
-    from ..native.stdio import exit_now, main
+    from ..native.process import exit_now, main
 
     exit_now(main(origin))
     return 0  # not reached

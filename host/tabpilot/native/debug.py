@@ -41,7 +41,8 @@ from .messages import (
     parse_incoming,
     wire_data,
 )
-from .peer import ExtensionError, Peer, Push, ReplyData, reply_error, reply_ok
+from .peer import ExtensionError, Peer, Push, ReplyData
+from .replies import reply_error, reply_ok
 
 log = logging.getLogger(__name__)
 PORT_ENV = "TABPILOT_HOST_DEBUG_PORT"

@@ -44,7 +44,8 @@ from .. import paths
 from .approvals import HOST_STOPPED, Place, Withdrawn
 from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, NotFrames, encode_frame
 from .consent import McpConsent, display_name
-from .peer import RequestFailed, reply_error, reply_ok, request_id_of
+from .peer import RequestFailed
+from .replies import reply_error, reply_ok, request_id_of
 
 if TYPE_CHECKING:
     from .host import NativeHost

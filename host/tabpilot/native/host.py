@@ -18,11 +18,11 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .. import __version__
 from ..language import language_of, say
 from .approvals import Approvals
 from .codec import FrameError, encode_frames
-from .peer import Peer, RequestFailed, reply_error, reply_ok, request_id_of
+from .peer import Peer, RequestFailed
+from .replies import hello_data, plain_hello, reply_error, reply_ok, request_id_of
 from .site_feed import SiteFeed
 from .tasks import TaskManager
 
@@ -254,13 +254,23 @@ class NativeHost:
             return reply_ok(request_id, {"pong": True})
         if frame.get("type") == "hello" and not self._orphans_resumed and self._has_orphans():
             return None  # the slow way: the tasks to resume are in its reply
-        if frame.get("type") == "hello" and isinstance(frame.get("extensionVersion"), str | None):
-            log.info("hello from extension %s", frame.get("extensionVersion"))
-            self.peer.learn_features(frame.get("features"))
-            if isinstance(frame.get("uiLanguage"), str):
-                self.tasks.ui_language = language_of(frame["uiLanguage"])
+        if plain_hello(frame):
+            self._learn_from_hello(frame)
             return reply_ok(request_id, self._hello_data())
         return None
+
+    def greeted(self, frame: dict[str, Any]) -> None:
+        """The extension's first hello, answered before this host existed (process.py): learn from it all the
+        same; no task can be waiting to be resumed (the answer said none)."""
+        self._orphans_resumed = True
+        self._learn_from_hello(frame)
+        self.warm_up()
+
+    def _learn_from_hello(self, frame: dict[str, Any]) -> None:
+        log.info("hello from extension %s", frame.get("extensionVersion"))
+        self.peer.learn_features(frame.get("features"))
+        if isinstance(frame.get("uiLanguage"), str):
+            self.tasks.ui_language = language_of(frame["uiLanguage"])
 
     async def _answer(self, request: Any) -> None:
         try:
@@ -336,7 +346,7 @@ class NativeHost:
         return self._hello_data()
 
     def _hello_data(self) -> dict[str, Any]:
-        return {"hostVersion": __version__, "task": self.tasks.get(), "tasks": self.tasks.running()}
+        return hello_data(self.tasks.get(), self.tasks.running())
 
     async def _ping(self, request: Any) -> PingData:  # only reached with odd fields: see _quick_answer
         from .messages import PingData

@@ -35,7 +35,7 @@ from ..i18n import WordedError, Words, dotted, listed_problems, value_problem
 from ..llm.vision import VisionMode
 from ..store.settings import INSTRUCTION_LENGTH, MAX_STEPS_LIMIT, ApiKey, EndpointURL, ModelName
 from ..textsafety import clipped
-from .peer import MAX_ID_CHARS, MAX_ID_NUMBER, request_id_of
+from .replies import MAX_ID_CHARS, MAX_ID_NUMBER, request_id_of
 
 
 # --- the bases: one per direction ------------------------------------------------------------------

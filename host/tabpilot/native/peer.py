@@ -6,9 +6,6 @@ back as the model that request names. Listeners subscribe by push model (`on(Cdp
 when the link goes, listeners of `LinkClosedNotice` hear it (and every pending request fails). The
 host uses one over stdio; tests use one over the host's loopback debug socket (`debug.py`). Anything
 that needs the extension (the relay, `ExtensionTabs`) talks to this `ExtensionLink` interface only.
-
-This module is imported before pydantic is (hello and ping are answered first), so it builds the
-reply envelope itself: `reply_ok` / `reply_error` give exactly `ReplyOk` / `ReplyError`'s frame.
 """
 
 from __future__ import annotations
@@ -175,35 +172,3 @@ class Peer:
 def _expire(future: asyncio.Future[Any], message: str) -> None:
     if not future.done():
         future.set_exception(TimeoutError(message))
-
-
-# A request's id as the wire has it (messages.RequestId is these, PROTOCOL.md says them): text of at most
-# MAX_ID_CHARS characters or a whole number JavaScript holds exactly. Here, not in messages.py, because hello and
-# ping are answered before pydantic loads. Any other id is no id: a reply never echoes a megabyte back.
-MAX_ID_CHARS = 128
-MAX_ID_NUMBER = 2**53 - 1
-
-
-def request_id_of(frame: dict[str, Any]) -> str | int | None:
-    """The id a reply to `frame` carries: its own when it is one (text or a whole number within the limits above,
-    never `true`, an object or a megabyte of text, which would be echoed back as sent)."""
-    found = frame.get("id")
-    if isinstance(found, str):
-        return found if len(found) <= MAX_ID_CHARS else None
-    if isinstance(found, int) and not isinstance(found, bool):
-        return found if abs(found) <= MAX_ID_NUMBER else None
-    return None
-
-
-def reply_ok(request_id: str | int | None, data: Any) -> dict[str, Any]:
-    """`ReplyOk(id=request_id, data=data).to_frame()`, without pydantic (`data`: JSON-ready values)."""
-    return {"type": "reply", "id": request_id, "ok": True, "data": data}
-
-
-def reply_error(request_id: str | int | None, message: str, code: str | int | None = None) -> dict[str, Any]:
-    """`ReplyError(id=request_id, error=ErrorInfo(message=message, code=code)).to_frame()`, without pydantic.
-    `code`: a `HostErrorCode` when the host decides, or whatever the extension said when relaying its answer."""
-    error: dict[str, Any] = {"message": message}
-    if code is not None:
-        error["code"] = code
-    return {"type": "reply", "id": request_id, "ok": False, "error": error}

@@ -1,9 +1,7 @@
-"""The host's I/O: frames from stdin, frames to stdout, nothing else ever on stdout.
+"""The host's I/O once its first hello is answered (process.py): frames from stdin, frames to stdout.
 
-Chromium starts the host on demand and reads its stdout as frames, so any stray byte there (a print,
-a warning, a library's banner) would break the port. The real stdout is taken once, for frames only;
-file descriptor 1 and `sys.stdout` are pointed at stderr. stdin and stdout are served by two daemon
-threads (blocking reads and writes work the same on every OS); the asyncio loop does the thinking.
+stdin and stdout are served by two daemon threads (blocking reads and writes work the same on every OS); the
+asyncio loop does the thinking.
 """
 
 from __future__ import annotations
@@ -12,48 +10,27 @@ import asyncio
 import logging
 import os
 import queue
-import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..logfile import log_to_file
-from ..paths import NotYours
-from .codec import FrameDecoder, NotFrames
+from .codec import FrameError, Message, NotFrames
 from .host import NativeHost
+from .process import READ_SIZE
 
 if TYPE_CHECKING:
     from .endpoint import LocalEndpoint
+    from .process import Greeting
 
 log = logging.getLogger(__name__)
 
-READ_SIZE = 1 << 16
 EXIT_FLUSH_TIMEOUT = 0.3
 # The host reads no faster than its answers are taken: stdin is read at most READ_AHEAD reads ahead of the loop,
 # and not at all while more than WRITE_BACKLOG bytes wait to be written, until half of them are. Unbounded, a peer
 # that sent 300,000 pings and read nothing grew the host by 66 MB (bench-free: tests/test_host_hardening.py).
 READ_AHEAD = 16
 WRITE_BACKLOG = 8 << 20
-
-
-def take_stdout() -> int:
-    """A private descriptor for the real stdout; fd 1 and sys.stdout now lead to stderr."""
-    sys.stdout.flush()
-    frames_fd = os.dup(1)
-    try:
-        os.dup2(2, 1)
-    except OSError:  # no usable stderr (a GUI parent may give none): stray output goes nowhere
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    sys.stdout = sys.stderr if sys.stderr is not None else open(os.devnull, "w")  # noqa: SIM115
-    if sys.platform == "win32":
-        import msvcrt
-
-        msvcrt.setmode(frames_fd, os.O_BINARY)  # type: ignore[attr-defined]
-        msvcrt.setmode(0, os.O_BINARY)  # type: ignore[attr-defined]
-    return frames_fd
 
 
 class FrameWriter:
@@ -137,7 +114,8 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes | N
             return
 
 
-async def serve(in_fd: int, out_fd: int) -> None:
+async def serve(in_fd: int, out_fd: int, greeting: Greeting) -> None:
+    """Serve the extension from the frames `greeting` read on (its first hello answered already, or not)."""
     writer = FrameWriter(out_fd)
     host = NativeHost(writer.write, after_written=writer.after_written)
     debug_server = None
@@ -153,9 +131,12 @@ async def serve(in_fd: int, out_fd: int) -> None:
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
     read_ahead = threading.Semaphore(READ_AHEAD)
-    threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd, read_ahead), name="frames-in",
-                     daemon=True).start()
-    decoder = FrameDecoder()
+    decoder = greeting.decoder
+    if greeting.ended:
+        chunks.put_nowait(None)
+    else:
+        threading.Thread(target=_read_stdin, args=(loop, chunks, in_fd, read_ahead), name="frames-in",
+                         daemon=True).start()
     # The local endpoint opens once the answers to the extension's first frames are written: its import and its
     # token's (~5 ms of a cold start under load, bench/bench_host.py) would hold them back; `tabpilot mcp`
     # waits for a host's socket to appear.
@@ -165,15 +146,26 @@ async def serve(in_fd: int, out_fd: int) -> None:
     def written() -> None:  # called from the writer's thread
         loop.call_soon_threadsafe(answered.set)
 
-    while decoder.broken is None and (data := await chunks.get()) is not None:
-        read_ahead.release()
-        for item in decoder.feed(data):
+    def deliver(items: list[Message | FrameError]) -> None:
+        for item in items:
             if isinstance(item, NotFrames):  # nothing after it can be read: the connection ends here
                 log.error("%s; the host ends the connection", item.message)
             else:
                 host.receive(item)
         if not answered.is_set():
             writer.after_written(written)
+
+    if greeting.answered:
+        first, *rest = greeting.items
+        assert not isinstance(first, FrameError)
+        host.greeted(first)
+        answered.set()
+        deliver(rest)
+    elif greeting.items:
+        deliver(greeting.items)
+    while decoder.broken is None and (data := await chunks.get()) is not None:
+        read_ahead.release()
+        deliver(decoder.feed(data))
         if writer.full:
             log.warning("%d bytes of answers are not taken yet; reading no more frames until half are",
                         writer.backlog)
@@ -210,31 +202,3 @@ async def _open_local_endpoint(host: NativeHost, *, after: asyncio.Event) -> Loc
         log.error("no local endpoint for tabpilot mcp: %s", exc)
         return None
     return endpoint
-
-
-def main(origin: str | None = None) -> int:
-    out_fd = take_stdout()
-    try:
-        log_to_file("host.log")
-    except NotYours as exc:  # nothing is written there, nor served from there
-        print(f"tabpilot host: {exc}", file=sys.stderr)
-        return 1
-    log.info("host %s starting for %s (python %s)", os.getpid(), origin, sys.executable)
-    try:
-        asyncio.run(serve(0, out_fd))
-    except KeyboardInterrupt:
-        pass
-    except Exception:
-        log.exception("host crashed")
-        return 1
-    return 0
-
-
-def exit_now(code: int) -> None:
-    """Leave without the interpreter's teardown: with openai and the agent loaded it took seconds on
-    a busy machine, and Chromium kills a host that lingers after the port closed. Everything that
-    matters is already done: each event was committed when it happened, frames are written."""
-    logging.shutdown()
-    if sys.stderr is not None:
-        sys.stderr.flush()
-    os._exit(code)
