@@ -39,6 +39,10 @@
   const HIDDEN = "•••";
   const NAME_LIMIT = 80;
   const VALUE_LIMIT = 2000;
+  // An action's address (its `url`, a navigate's `value`) as long as the host takes it (native/messages.py
+  // TakeoverAction, as VALUE_LIMIT is for any other value): one longer made the host refuse the whole batch, and
+  // nothing the person did on a page at a long address, or after choosing in a list of long options, was kept
+  const URL_LIMIT = 10000;
   const SCROLL_IDLE_MS = 1000; // a scroll gesture ends after this long without a wheel event
   // A field typed in is reported at most this long after a key, while the person may go on typing in it (the host
   // keeps one action per field, its latest value; each later report is `again`): what they typed is in the record
@@ -104,7 +108,8 @@
   function report(action, origin = Date.now(), at = origin) {
     if (action.kind !== "navigate") checkNavigation(); // a URL changed since the last action comes first
     if (action.kind !== "input") lastInput = null;
-    action.url = location.href;
+    action.url = clean(location.href, URL_LIMIT);
+    if (action.value !== undefined) action.value = clean(action.value, action.kind === "navigate" ? URL_LIMIT : VALUE_LIMIT);
     action.at = at;
     if (mode === "watch") keepTentative(action, origin);
     else if (flushed) flushed.push(action);

@@ -726,6 +726,52 @@ async def test_the_pages_own_address_changes_are_not_told_as_where_the_person_we
     assert not [url for url in theirs if f"went to {url};" in account], account[-2000:]
 
 
+# The page's own script, as the person picks the first of a list: every one of its 120 long options chosen
+LONG_LIST = """(() => {
+  const list = document.createElement('select');
+  list.id = 'many'; list.multiple = true; list.size = 3; list.setAttribute('aria-label', 'Many');
+  for (let i = 0; i < 120; i++) list.add(new Option(`Option ${i} ` + 'long '.repeat(40)));
+  list.addEventListener('input', () => { for (const option of list.options) option.selected = true; });
+  document.body.prepend(list);
+})()"""
+
+
+async def test_what_the_person_does_on_a_page_at_a_very_long_address_is_recorded(
+    harness: Harness, llm: ScriptedLLMServer, account_tab: Tab
+) -> None:
+    """The host takes an action whose address is at most 10,000 characters and whose value at most 20,000, and
+    refused a batch holding a longer one whole: nothing the person did was kept once they chose in a list whose
+    page then chose its 120 long options, nor on a page whose address was long (a real site's long query, or one the
+    page's script pushed). Twice, on the same page."""
+    home = await account_tab.evaluate("location.href")
+    try:
+        for city in ("Lyon", "Osaka"):
+            after: list[dict[str, Any]] = []
+            llm.add(Delay(60), account_told(after, done("Noted")))
+            await configure(harness, llm)
+            task_id = await taken_over_while_thinking(harness, llm, account_tab, "Wait for me")
+            await account_tab.evaluate(LONG_LIST)
+            option = await page_box(account_tab, "#many option")
+            await user_click(account_tab, option["x"], option["y"])
+            await account_tab.evaluate(f"history.pushState({{}}, '', '?q=' + {dumps(city)} + 'x'.repeat(30000))")
+            await user_fill(account_tab, "#city", city)
+            await press_overlay(account_tab, "handback")
+
+            end = await ended(harness, task_id)
+            assert end["status"] == "completed", end
+            assert_typed(end, city)
+            [event] = takeovers(end["history"])
+            [chose] = [a for a in event["actions"] if a["kind"] == "select"]
+            assert chose["value"].startswith("Option 0 long") and len(chose["value"]) <= 2000, chose
+            assert all(len(action["url"]) <= 10_000 for action in event["actions"]), event["actions"]
+            assert f'typed in textbox "City" → "{city}"' in prompt_text(after[0])
+            await account_tab.evaluate(f"history.replaceState({{}}, '', {dumps(home)})")
+            await account_tab.evaluate("document.getElementById('many').remove();"
+                                       " document.getElementById('city').value = ''")
+    finally:
+        await account_tab.evaluate(f"history.replaceState({{}}, '', {dumps(home)})")
+
+
 # --- the takeover survives a reload, and the worker re-learns it from the host ----------------------------------------
 async def taken_over_as_it_thinks(harness: Harness, llm: ScriptedLLMServer, tab: Tab, problems: list[str],
                                   result: str) -> str:
