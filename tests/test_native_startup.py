@@ -163,6 +163,19 @@ def test_a_first_frame_that_is_not_a_plain_hello_waits_for_the_host_and_is_answe
         unusable.stop()
 
 
+def test_a_first_hello_without_an_id_is_answered_and_the_host_runs_on(tmp_path):
+    # An id is optional on the wire (messages.Request): a first hello without one made the greeting read
+    # frame["id"], and the host died of the KeyError before its first answer (no reply, exit status 1).
+    host = HostProcess(tmp_path / "home")
+    try:
+        host.send({"type": "hello", "extensionVersion": "0.1.0"})
+        answered = host.next_frame()
+        assert answered["id"] is None and answered["ok"] and answered["data"]["tasks"] == [], answered
+        assert host.request("ping")["data"] == {"pong": True}
+    finally:
+        host.stop()
+
+
 def test_hello_is_answered_without_the_record_when_no_task_in_it_can_be_resumed(tmp_path, monkeypatch):
     # A record with a finished task, as every user who ran one has: the file beside it says nothing can be
     # resumed (store/resumable.py), so neither sqlite3 nor the store is imported (or opened) for the answer.

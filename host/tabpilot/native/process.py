@@ -18,7 +18,7 @@ from ..logfile import log_to_file
 from ..paths import NotYours
 from ..store.resumable import none_resumable
 from .codec import FrameDecoder, FrameError, Message, encode_frame
-from .replies import hello_data, plain_hello, reply_ok
+from .replies import hello_data, plain_hello, reply_ok, request_id_of
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class Greeting:
             return
         if not none_resumable(paths.database_path()):
             return
-        reply = encode_frame(reply_ok(first["id"], hello_data()))
+        reply = encode_frame(reply_ok(request_id_of(first), hello_data()))
         view = memoryview(reply)
         try:
             while view:
