@@ -391,7 +391,9 @@ def test_after_a_secret_was_typed_its_page_refuses_copying_and_scripts_until_it_
     from tabpilot.agent.tools import SendKeysInput
 
     guard = PrivacyGuard([Secret("PW", "example.com", "hunter2-value")])
-    page, next_page = ("tab", 1), ("tab", 2)
+    # each page by its document and its history entry: the next page is another of both; the page gone back to is
+    # another document at the entry the secret was typed at
+    page, next_page, back = [("tab", 1), ("entry", 7)], [("tab", 2), ("entry", 8)], [("tab", 3), ("entry", 7)]
     guard.typed_secret_in(page)
     for keys in ("Control+c", "Meta+X", "Control+a Control+x", "Control+Insert", "Shift+Delete"):
         with pytest.raises(Refused, match="copies or cuts text"):
@@ -402,3 +404,5 @@ def test_after_a_secret_was_typed_its_page_refuses_copying_and_scripts_until_it_
         guard.check_after_typing("send_keys", SendKeysInput(keys=keys), page)  # nothing of the value leaves
     guard.check_after_typing("send_keys", SendKeysInput(keys="Control+c"), next_page)
     guard.check_after_typing("execute_javascript", ScriptInput(script="1"), next_page)
+    with pytest.raises(Refused, match="execute_javascript does not run here"):
+        guard.check_after_typing("execute_javascript", ScriptInput(script="1"), back)

@@ -302,36 +302,66 @@ async def test_a_secret_stored_for_any_field_goes_into_a_settings_field_and_the_
     assert_nowhere(every_output(tmp_path, proc, server), SECRET)
 
 
+COPY_OVER = "document.getElementById('search').value = document.getElementById('customer').value; return 'ok'"
+
+
+async def signed_in_with_scripts(browser: Browser, replies: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The agent, its scripts allowed and SITE_PW stored for the test's pages, run on `replies`: its steps' results
+    and the model requests."""
+    guard = PrivacyGuard([Secret("SITE_PW", "127.0.0.1", SECRET)])
+    with ScriptedLLMServer(replies) as server:
+        llm = LLMConfig(base_url=server.base_url, model="scripted", api_key=API_KEY, timeout=5.0, backoff_base=0.0)
+        config = AgentConfig(step_delay=0, enable_javascript_tool=True, privacy=guard)
+        result = await Agent(browser, llm, config).execute("Sign in")
+    return [e.action.output for e in result.history if isinstance(e, StepEvent)], server.requests
+
+
 async def test_a_secret_typed_into_a_login_field_is_not_copied_or_scripted_on_into_another_field(
     browser: Browser, pages
 ) -> None:
     """Typed into a user-name field, a secret could be carried on into the search box: Control+A, Control+C, a
     click, Control+V works over CDP, and a script can copy it. On that page neither runs; on the next one they do."""
     tab = await only_tab(browser, pages.url(FIELDS_PAGE))
-    copy_over = "document.getElementById('search').value = document.getElementById('customer').value; return 'ok'"
     replies = [
         type_secret("name=cust"),
         step("send_keys", {"keys": "Control+a Control+c"}),
         on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "name=q")}}),
         step("send_keys", {"keys": "Control+v"}),
-        step("execute_javascript", {"script": copy_over}),
+        step("execute_javascript", {"script": COPY_OVER}),
         step("go_to_url", {"url": pages.url(FIELDS_PAGE)}),  # a new document: nothing of the secret in it
         step("execute_javascript", {"script": "return document.title"}),
         done(),
     ]
-    guard = PrivacyGuard([Secret("SITE_PW", "127.0.0.1", SECRET)])
-    with ScriptedLLMServer(replies) as server:
-        llm = LLMConfig(base_url=server.base_url, model="scripted", api_key=API_KEY, timeout=5.0, backoff_base=0.0)
-        config = AgentConfig(step_delay=0, enable_javascript_tool=True, privacy=guard)
-        result = await Agent(browser, llm, config).execute("Sign in")
+    outputs, requests = await signed_in_with_scripts(browser, replies)
     # the page's own record (kept across its reload): the value went into the customer number and nowhere else
     log = await page_log(tab)
     assert [entry["field"] for entry in log if SECRET in entry["value"]] == ["customer"], log
-    outputs = [e.action.output for e in result.history if isinstance(e, StepEvent)]
     assert outputs[0].startswith("Typed '<secret>SITE_PW</secret>'"), outputs
     assert outputs[1].startswith("❌ Refused: Control+c copies or cuts text"), outputs
     assert outputs[3] == "Pressed Control+v.", outputs
     assert outputs[4].startswith("❌ Refused: a stored secret was typed"), outputs
     assert outputs[6] == "The script returned: Bank sign-in", outputs
-    assert "No key was pressed" in history_section(server.requests[2])
-    assert_nowhere({"model requests": json.dumps(server.requests).encode()}, SECRET)
+    assert "No key was pressed" in history_section(requests[2])
+    assert_nowhere({"model requests": json.dumps(requests).encode()}, SECRET)
+
+
+async def test_a_page_gone_back_to_with_the_secret_still_typed_in_refuses_scripts(browser: Browser, pages) -> None:
+    """Going back to the page a secret was typed into brings its fields back as they were (the customer number still
+    held it) in what is another document to the tab: a script then copied it into the search box. Refused there, at
+    the history entry it was typed at; run again on a page the agent opened anew."""
+    tab = await only_tab(browser, pages.url(FIELDS_PAGE))
+    replies = [
+        type_secret("name=cust"),
+        step("go_to_url", {"url": pages.url("basic.html")}),
+        step("go_back", {}),
+        step("execute_javascript", {"script": COPY_OVER}),
+        step("go_to_url", {"url": pages.url(FIELDS_PAGE)}),
+        step("execute_javascript", {"script": "return document.title"}),
+        done(),
+    ]
+    outputs, requests = await signed_in_with_scripts(browser, replies)
+    assert outputs[2].startswith("Went back to"), outputs
+    assert outputs[3].startswith("❌ Refused: a stored secret was typed"), outputs
+    assert outputs[5] == "The script returned: Bank sign-in", outputs
+    assert await tab.evaluate("document.getElementById('search').value") == ""
+    assert_nowhere({"model requests": json.dumps(requests).encode()}, SECRET)

@@ -19,7 +19,7 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from pyee.asyncio import AsyncIOEventEmitter
@@ -463,7 +463,11 @@ class Agent(AsyncIOEventEmitter):
             if refusal is not None:
                 return refusal
         guard = self.config.privacy
-        document = (context.tab.target_id, context.tab.documents)
+        document: tuple[Hashable, ...] = ((context.tab.target_id, context.tab.documents),)
+        if guard is not None and (guard.typed_anywhere or guard.uses(tool_input)):
+            # a page gone back to comes back with what its fields held (a secret typed, then go_back: a script
+            # copied it from the user-name field into the search box), as another document but at its old entry
+            document += ((context.tab.target_id, "entry", await context.tab.history_entry()),)
         if guard is not None:
             guard.check_after_typing(name, tool_input, document)
         if guard is not None and guard.uses(tool_input):

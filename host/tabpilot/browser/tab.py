@@ -271,8 +271,16 @@ class Tab:
         """The address the browser keeps for the tab's current history entry (a script's pushState and hash changes
         included): unlike `url`, answered while the page's own script hangs (Stop on such a page, with the person at
         the controls, waited the 3 s `url` is given to say where the takeover ended)."""
+        return str((await self._current_entry())["url"])
+
+    async def history_entry(self) -> int:
+        """The id of the tab's current history entry: a document the tab goes back or forward to comes back under
+        its entry's id (with what its fields held), where `documents` counts it as a new one."""
+        return int((await self._current_entry())["id"])
+
+    async def _current_entry(self) -> dict[str, Any]:
         history = await self.send("Page.getNavigationHistory")
-        return str(history["entries"][history["currentIndex"]]["url"])
+        return dict(history["entries"][history["currentIndex"]])
 
     async def title(self) -> str:
         return str(await self.unless_crashed(self.evaluate("document.title"), "its title was read"))

@@ -237,15 +237,21 @@ class PrivacyGuard:
         named = (self.secrets.get(match.group(1)) for match in SECRET_TAG.finditer(getattr(tool_input, field_name)))
         return tuple(dict.fromkeys(secret.name for secret in named if secret is not None and not secret.any_field))
 
-    def typed_secret_in(self, document: Hashable) -> None:
-        """Note that a secret was typed into `document` (a tab's main document, whichever of its frames)."""
-        self._typed_in.add(document)
+    @property
+    def typed_anywhere(self) -> bool:
+        return bool(self._typed_in)
 
-    def check_after_typing(self, tool: str, tool_input: Any, document: Hashable) -> None:
-        """Raise Refused for an action that could carry a secret typed into `document` on into another field or off
-        the page: a login field's text can be copied and pasted (Control+C works over CDP on a user-name field),
-        and a script can read it and put it anywhere. Until the document is replaced (the login form sent)."""
-        if document not in self._typed_in:
+    def typed_secret_in(self, document: Iterable[Hashable]) -> None:
+        """Note that a secret was typed into `document`, named by each of its keys (a tab's main document, whichever
+        of its frames; the history entry it is shown at)."""
+        self._typed_in.update(document)
+
+    def check_after_typing(self, tool: str, tool_input: Any, document: Iterable[Hashable]) -> None:
+        """Raise Refused for an action that could carry a secret typed into `document` (any of its keys noted) on
+        into another field or off the page: a login field's text can be copied and pasted (Control+C works over CDP
+        on a user-name field), and a script can read it and put it anywhere. Until the document is replaced (the
+        login form sent) by one at another history entry."""
+        if self._typed_in.isdisjoint(document):
             return
         if tool in SCRIPT_TOOLS:
             raise Refused(f"Refused: a stored secret was typed on this page, and a script could copy it into another "
