@@ -85,8 +85,11 @@ class Greeting:
 
 def greet(in_fd: int, out_fd: int) -> Greeting:
     greeting = Greeting()
-    greeting.read_first(in_fd)
-    greeting.answer(out_fd)
+    greeting.read_first(in_fd)  # the codec never raises: whatever came is in `items`
+    try:
+        greeting.answer(out_fd)
+    except Exception:  # the host answers it then (a hello without an id killed the host here once)
+        log.exception("could not answer the first hello before the host started")
     return greeting
 
 
