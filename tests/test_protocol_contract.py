@@ -237,9 +237,9 @@ def test_the_host_sends_optional_requests_only_to_an_extension_whose_hello_lists
 
 
 def test_protocol_md_states_the_limits_the_models_hold_an_id_and_a_refusal_to():
-    from tabpilot.native import peer
+    from tabpilot.native import replies
 
     text = " ".join(PROTOCOL_MD.read_text(encoding="utf-8").split())
-    assert f"a string of at most {peer.MAX_ID_CHARS} characters" in text
-    assert peer.MAX_ID_NUMBER == 2**53 - 1 and "a whole number of at most 2^53 − 1" in text
+    assert f"a string of at most {replies.MAX_ID_CHARS} characters" in text
+    assert replies.MAX_ID_NUMBER == 2**53 - 1 and "a whole number of at most 2^53 − 1" in text
     assert f"repeats at most {messages.MAX_NAME_SHOWN} characters of any name the frame made up" in text

@@ -219,6 +219,23 @@ def test_a_field_of_the_wrong_type_is_refused_and_named_not_coerced(frame, field
     assert refused.value.request_id == frame.get("id")
 
 
+def test_what_a_page_makes_too_long_in_a_recorded_action_is_cut_not_refused():
+    # A page at a 30,000-character address, a list whose script selected every long option: refused, one such
+    # action lost the person's whole batch. Each text is kept up to its limit; what is not text is still refused.
+    frame = {"type": "takeover.actions", "id": "k", "taskId": "t1", "actions": [
+        {"kind": "select", "target": "listbox " + "L" * 5000, "value": "option, " * 10_000,
+         "url": "https://a.test/?q=" + "x" * 30_000, "at": 1, "holding": ["h" * 900]},
+        {"kind": "click", "target": 'button "Save"', "url": "https://a.test/", "at": 2},
+    ]}
+    long, save = parse_incoming(frame).actions
+    assert long.url.startswith("https://a.test/?q=xxx") and len(long.url) == 10_000
+    assert len(long.value or "") == 20_000 and len(long.target) == 1000 and long.holding == ["h" * 300]
+    assert save.target == 'button "Save"' and save.url == "https://a.test/"
+    frame["actions"][1]["at"] = "2"
+    with pytest.raises(BadRequest, match=r"actions\.1\.at"):
+        parse_incoming(frame)
+
+
 def test_whole_numbers_sent_as_json_numbers_still_parse_where_a_number_is_due():
     action = parse_incoming({"type": "takeover.actions", "id": "k", "taskId": "t1",
                              "actions": [{"kind": "click", "at": 1700000000000}]})

@@ -21,6 +21,7 @@ from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, g
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -75,7 +76,7 @@ def _usable_id(value: str | int | None) -> str | int | None:
     return value
 
 
-# as sent: `true` is no id, never 1; a longer text or a larger number is refused (peer.request_id_of says which)
+# as sent: `true` is no id, never 1; a longer text or a larger number is refused (replies.request_id_of says which)
 RequestId = Annotated[StrictStr | StrictInt | None, AfterValidator(_usable_id)]
 # What a refusal repeats of a frame's own names (its type, a field's place): no more than this many characters.
 MAX_NAME_SHOWN = 64
@@ -228,19 +229,26 @@ class TaskResume(Request):
 
 
 # --- user takeover (issue 10): the user takes the controls of a task and hands them back ----------
+def _kept_to(limit: int) -> BeforeValidator:
+    """Text a page controls in what the person did, kept up to `limit` characters (the field's max_length): cut, not
+    refused. Refused, one action over a limit lost the whole batch, and nothing the person did was recorded (a page
+    at a 30,000-character address, a list whose script selected all 120 long options)."""
+    return BeforeValidator(lambda text: text[:limit] if isinstance(text, str) else text)
+
+
 class TakeoverAction(WireModel):
     """One semantic action capture.js recorded: `target` names the element as a person would
     (`textbox "Email"`); `value` is "•••" for password / one-time-code / card fields."""
 
     kind: Literal["click", "input", "select", "check", "submit", "key", "navigate", "scroll", "tab"]
-    target: str = Field("", max_length=1000)
-    value: str | None = Field(None, max_length=20_000)
-    url: str = Field("", max_length=10_000)
+    target: Annotated[str, _kept_to(1000)] = Field("", max_length=1000)
+    value: Annotated[str | None, _kept_to(20_000)] = Field(None, max_length=20_000)
+    url: Annotated[str, _kept_to(10_000)] = Field("", max_length=10_000)
     at: float  # when the person did it (epoch ms; a field: its first key since its last report): the order kept
     again: bool | None = None  # an input into the field the previous action typed in (typing resumed after a pause)
     blank: bool | None = None  # a click that reached no control: on an empty area of `target` (an area, or "page")
     # of such a click, the area's no name: what it holds that a person would tell it by (`textbox "Email"`)
-    holding: list[Annotated[str, Field(max_length=300)]] | None = Field(None, max_length=3)
+    holding: list[Annotated[str, _kept_to(300), Field(max_length=300)]] | None = Field(None, max_length=3)
 
 
 class TaskTakeover(Request):
