@@ -6,6 +6,7 @@ Chromium, the scripted model server over HTTP (slowed with Delay), rows in the r
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import os
 import pty
@@ -13,6 +14,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -84,6 +86,34 @@ def test_on_a_terminal_the_browser_start_and_a_slow_model_show_on_a_status_line(
     assert "step 2 · thinking…" in shown[first_step:shown.index("✅ completed: Greeted Ada")]
     # the status line is replaced, never left behind: each printed line starts clean
     assert "\r\x1b[Kstep 1 · wait a moment" in shown
+
+
+def test_on_a_terminal_a_page_slow_to_answer_is_named_on_the_status_line(pages, tmp_path: Path) -> None:
+    # the status line said "starting the browser…" until the first page answered: 31 s for a site that never did
+    class SlowToAnswer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            time.sleep(SLOW)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<title>Late</title><p>here at last</p>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowToAnswer)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{site.server_address[1]}/late"
+    try:
+        with ScriptedLLMServer([done("Read it")]) as server:
+            shown, code = _in_a_terminal(["run", "Read the page", "--url", url, "--base-url", server.base_url,
+                                          "--model", "scripted", "--api-key", API_KEY], tmp_path)
+    finally:
+        site.shutdown()
+    assert code == 0, shown
+    opening = shown.index(f"opening {url}…")
+    assert shown.index("starting the browser…") < opening < shown.index("step 1 · thinking…")
+    assert f"opening {url}… 2 s" in shown  # its seconds count while the site takes its time
 
 
 def test_piped_and_json_output_carry_no_status_line(pages, tmp_path: Path) -> None:

@@ -10,11 +10,13 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 from llm_support import web_server
+from native_support import HostProcess
 
 from tabpilot.installer import bundled_extension_id
 from tabpilot.store.settings import Settings, save_settings
@@ -257,3 +259,27 @@ def test_a_key_or_address_only_this_terminal_has_is_a_warning_that_says_how_to_s
     configure_llm(env, models_server, GOOD_KEY)  # saved: the environment's copy changes nothing
     result = doctor({**env, "OPENAI_API_KEY": GOOD_KEY}, profile)
     assert "all good" in result.stdout and "environment" not in result.stdout, result.stdout
+
+
+def test_doctor_leaves_the_running_browsers_host_reachable_for_mcp(setup, models_server):
+    # The host the doctor started to ping took the socket `tabpilot mcp` reaches the browser's host on, and removed
+    # it as it exited: with the browser open, every MCP call then said no tabpilot host was running.
+    env, profile, _manifest = setup
+    configure_llm(env, models_server, GOOD_KEY)
+    browsers_host = HostProcess(Path(env["TABPILOT_HOME"]), {"HOME": env["HOME"]})
+    try:
+        assert browsers_host.request("hello", extensionVersion="0.1.0")["ok"]
+        endpoint = Path(env["TABPILOT_HOME"]) / "run" / "host.sock"
+        deadline = time.monotonic() + 20
+        while not endpoint.exists():  # it opens once the hello's answer is written
+            assert time.monotonic() < deadline, "the browser's host opened no endpoint"
+            time.sleep(0.05)
+        for _ in range(2):
+            result = doctor(env, profile)
+            assert result.returncode == 0, result.stdout
+            assert "answered a framed hello" in result.stdout
+            with socket.socket(socket.AF_UNIX) as client:
+                client.connect(str(endpoint))  # refused or missing without the fix
+        assert browsers_host.proc.poll() is None
+    finally:
+        browsers_host.stop()

@@ -35,6 +35,7 @@ from .nodes import (
     node_id,
     ref_for_object,
     release,
+    request_navigation,
     resolve,
     resolve_unchecked,
     send,
@@ -671,7 +672,7 @@ async def _navigate(tab: Tab, url: str, *, timeout: float = 30.0) -> None:
 
     tab.session.on("Page.frameStoppedLoading", on_stopped)
     try:
-        reply = await send(tab, tab.session, "Page.navigate", {"url": url}, timeout=timeout)
+        reply = await request_navigation(tab, url, timeout=timeout)
         failed = reply.get("errorText")
         # A new document (not just a jump within the page), Chromium's error page for a failed one too: waited
         # for, so that it is part of this action and not a change the agent finds on the page afterwards.

@@ -8,7 +8,7 @@ from typing import Any
 from ..cdp import CDPConnectionClosed, CDPError, CDPErrorKind, CDPSession, CDPTimeout
 from ..cdp.transport import INPUT_WINDOW
 from .elements import ElementRef
-from .errors import ActionError, BrowserError, TabClosed
+from .errors import ActionError, BrowserError, NavigationFailed, TabClosed
 from .tab import Tab
 
 # A command about an element whose node or document is gone: the element is no longer on the page.
@@ -94,6 +94,17 @@ async def send_input_run(tab: Tab, commands: list[tuple[str, dict[str, Any]]], *
                                               timeout=ELEMENT_TIMEOUT * max(1, windows))
     except CDPError as exc:
         raise _failure(tab, session, exc.method, exc, element) from exc
+
+
+async def request_navigation(tab: Tab, url: str, *, timeout: float) -> dict[str, Any]:
+    """Tab.request_navigation, with its failures mapped as `send` maps a command's."""
+    check_open(tab)
+    try:
+        return await tab.request_navigation(url, timeout=timeout)
+    except NavigationFailed as exc:
+        raise ActionError(f"Could not open {url}: {exc.error}; the tab still shows the page before.") from None
+    except CDPError as exc:
+        raise _failure(tab, tab.session, "Page.navigate", exc, None, timeout) from exc
 
 
 def _failure(tab: Tab, session: CDPSession, method: str, exc: CDPError, element: ElementRef | None,

@@ -201,9 +201,26 @@ class Tab:
         answered = asyncio.ensure_future(self.session.send("Page.handleJavaScriptDialog", reply, timeout=5))
         answered.add_done_callback(lambda done: done.cancelled() or done.exception())  # answered elsewhere: fine
 
+    async def request_navigation(self, url: str, *, timeout: float) -> dict[str, Any]:
+        """Page.navigate's reply. A site that never answers holds that reply back, and with it every later command
+        to the tab, the old page's reads included (measured on Chromium 156: Runtime.evaluate and Page.getLayoutMetrics
+        went unanswered until Page.stopLoading), so the agent's next look waited 30 s twice and the task ended saying
+        the page was busy or showing a dialog. At the deadline the load is stopped instead: the tab keeps the page
+        it showed, and NavigationFailed says the site did not answer."""
+        try:
+            return await self.send("Page.navigate", {"url": url}, timeout=timeout)
+        except CDPError as exc:
+            if exc.kind is not CDPErrorKind.TIMEOUT:
+                raise
+        try:
+            await self.send("Page.stopLoading", timeout=5)
+        except CDPError as exc:
+            log.info("could not stop loading %s: %s", url, exc)
+        raise NavigationFailed(url, f"the site did not answer within {timeout:g} s, so its loading was stopped")
+
     async def _navigate(self, url: str, timeout: float) -> None:
         try:
-            result = await self.send("Page.navigate", {"url": url}, timeout=timeout)
+            result = await self.request_navigation(url, timeout=timeout)
         except BaseException:
             self._mark_loaded()
             raise

@@ -232,7 +232,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
                         say("progress.seconds", language))
         _import_soon("openai")
         try:
-            browser, tab_url = await _open_browser(job)
+            browser, tab_url = await _open_browser(job, progress, language)
         except OpenFailed as exc:
             progress.clear_status()
             return _refused(job.json_output, None, exc, terminal_language(), EXIT_FAILED, out=output)
@@ -440,8 +440,10 @@ def page_failed(url: str | None, exc: Exception) -> OpenFailed:
     return OpenFailed(say("page.cannot_open", language, url=url or "a tab", error=exc))
 
 
-async def _open_browser(job: Job) -> tuple[Browser, str | None]:
-    """The browser to work in, with the working tab active; an attached browser is left as it was."""
+async def _open_browser(job: Job, progress: CommandOutput, language: Language) -> tuple[Browser, str | None]:
+    """The browser to work in, with the working tab active; an attached browser is left as it was. The status
+    line says when the browser is there and the page is what is awaited (a site that never answers is waited for
+    30 s: the line said "starting the browser… 31 s" all that time)."""
     try:
         url = typed_url(job.url) if job.url is not None else None
     except OpenFailed as exc:
@@ -449,6 +451,8 @@ async def _open_browser(job: Job) -> tuple[Browser, str | None]:
     browser = await open_browser(job.cdp_url, headless=not job.headed, user_data_dir=job.user_data_dir,
                                  executable=job.browser)
     try:
+        if url:
+            progress.status(say("progress.opening", language, url=url), say("progress.seconds", language))
         if url and job.cdp_url:
             tab = await browser.new_tab(url)  # leave the user's own tabs alone
         else:

@@ -114,6 +114,9 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes | N
             return
 
 
+HOST_CHECK_ENV = "TABPILOT_HOST_CHECK"  # set by `tabpilot doctor` for the host it starts only to ping
+
+
 async def serve(in_fd: int, out_fd: int, greeting: Greeting) -> None:
     """Serve the extension from the frames `greeting` read on (its first hello answered already, or not)."""
     writer = FrameWriter(out_fd)
@@ -141,7 +144,9 @@ async def serve(in_fd: int, out_fd: int, greeting: Greeting) -> None:
     # token's (~5 ms of a cold start under load, bench/bench_host.py) would hold them back; `tabpilot mcp`
     # waits for a host's socket to appear.
     answered = asyncio.Event()
-    opening = loop.create_task(_open_local_endpoint(host, after=answered))
+    # A host `tabpilot doctor` starts to exchange one hello opens none: it took the socket from the browser's own
+    # host and removed it as it exited, so `tabpilot mcp` said no host was running while the browser was open.
+    opening = None if os.environ.get(HOST_CHECK_ENV) else loop.create_task(_open_local_endpoint(host, after=answered))
 
     def written() -> None:  # called from the writer's thread
         loop.call_soon_threadsafe(answered.set)
@@ -172,7 +177,9 @@ async def serve(in_fd: int, out_fd: int, greeting: Greeting) -> None:
             await writer.room()
     ended = time.monotonic()
     endpoint = None
-    if answered.is_set():
+    if opening is None:
+        pass
+    elif answered.is_set():
         endpoint = await opening
     else:  # nothing asked, or nothing could be written: no endpoint was opened
         opening.cancel()
