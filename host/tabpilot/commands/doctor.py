@@ -259,7 +259,7 @@ def ping_host(launcher: str, extension_id: str, install_command: str, language: 
               ) -> Finding:
     """Start the host exactly as Chromium would and exchange one framed hello with it."""
     from .. import __version__
-    from ..native.stdio import HOST_CHECK_ENV
+    from ..native.process import HOST_CHECK_ENV
 
     what = say("doctor.ping", language, launcher=launcher)
     run_again = say("doctor.run_again", language, command=install_command)

@@ -23,6 +23,7 @@ from .replies import hello_data, plain_hello, reply_ok, request_id_of
 log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 16
+HOST_CHECK_ENV = "TABPILOT_HOST_CHECK"  # set by `tabpilot doctor` for a host it starts only to exchange a hello
 
 
 def take_stdout() -> int:

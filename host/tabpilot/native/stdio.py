@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from .codec import FrameError, Message, NotFrames
 from .host import NativeHost
-from .process import READ_SIZE
+from .process import HOST_CHECK_ENV, READ_SIZE
 
 if TYPE_CHECKING:
     from .endpoint import LocalEndpoint
@@ -114,9 +114,6 @@ def _read_stdin(loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes | N
             return
 
 
-HOST_CHECK_ENV = "TABPILOT_HOST_CHECK"  # set by `tabpilot doctor` for the host it starts only to ping
-
-
 async def serve(in_fd: int, out_fd: int, greeting: Greeting) -> None:
     """Serve the extension from the frames `greeting` read on (its first hello answered already, or not)."""
     writer = FrameWriter(out_fd)
@@ -177,11 +174,9 @@ async def serve(in_fd: int, out_fd: int, greeting: Greeting) -> None:
             await writer.room()
     ended = time.monotonic()
     endpoint = None
-    if opening is None:
-        pass
-    elif answered.is_set():
+    if opening is not None and answered.is_set():
         endpoint = await opening
-    else:  # nothing asked, or nothing could be written: no endpoint was opened
+    elif opening is not None:  # nothing asked, or nothing could be written: no endpoint was opened
         opening.cancel()
     log.info("%s; shutting down", "no more frames" if decoder.broken else "stdin closed")
     if decoder.pending_bytes:
