@@ -83,6 +83,24 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     assert API_KEY.encode() not in (tmp_path / "data" / "tasks.sqlite3").read_bytes()
 
 
+def test_what_goes_on_inside_a_run_is_logged_to_a_file_not_printed_between_its_steps(pages, tmp_path: Path) -> None:
+    # A provider that counts tokens oddly makes the client warn. With no handler, Python printed that warning on
+    # the terminal between the task's steps, as it was (unformatted, unredacted); it goes to cli.log, one line.
+    odd = done("Looked at the form")
+    odd.usage = {"prompt_tokens": -7, "completion_tokens": 3, "total_tokens": -4}
+    with ScriptedLLMServer([odd]) as server:
+        proc = tabpilot("run", "Look at the form", "--url", pages.url("agent_form.html"), "--api-key", API_KEY,
+                        "--model", "scripted",
+                        home=tmp_path, OPENAI_BASE_URL=server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    assert "token count" not in proc.stderr + proc.stdout, proc.stderr
+    assert proc.stdout.rstrip().endswith("✅ completed: Looked at the form")
+    logged = (tmp_path / "log" / "cli.log").read_text()
+    assert "the provider reported a token count of -7; counted as 0" in logged, logged
+    if os.name == "posix":
+        assert (tmp_path / "log" / "cli.log").stat().st_mode & 0o077 == 0
+
+
 def test_run_json_records_and_a_replay_gives_the_same_result(pages, tmp_path: Path) -> None:
     recording = tmp_path / "run.json"
     with ScriptedLLMServer(form_replies()) as server:

@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "serve MCP clients (Claude Desktop, Cursor, VS Code): tasks run in your browser"),
     "host": ("host", "run the native messaging host (the browser starts this itself)"),
 }
+# The commands that drive a browser log what goes on inside (a page read another way, a retry) to cli.log, as the host
+# and `tabpilot mcp` log to theirs: with no handler, Python wrote those warnings to the terminal between a task's
+# steps, unformatted and unredacted (a warning quoting a page's text or a key reached the terminal as it was).
+LOGGED = {"state", "run", "demo"}
 
 
 def _load(name: str):  # type: ignore[no-untyped-def]
@@ -208,6 +212,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if args.command in LOGGED:
+            from .logfile import log_to_file
+
+            log_to_file("cli.log")
         return int(_load(args.command).run(args) or 0)
     except BrokenPipeError:  # `tabpilot … | head`: the reader has all it wanted; end quietly, as on SIGPIPE
         from .commands.output import EXIT_BROKEN_PIPE, silence_stdout
