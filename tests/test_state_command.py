@@ -47,6 +47,20 @@ def test_state_prints_the_model_view_and_leaves_nothing_running(pages, tmp_path:
     assert processes_using(tmp_path) == []
 
 
+@pytest.mark.skipif(not hasattr(os, "chown") or os.geteuid() != 0, reason="makes a folder another user owns")
+def test_state_reads_the_page_where_its_log_folder_is_another_users_and_writes_nothing_there(pages, tmp_path):
+    # `state` logs to cli.log; a log folder another user made first is not written to (its owner could read it),
+    # and a command that only reads a page still runs, its warnings on stderr instead.
+    log = tmp_path / "tabpilot" / "log"
+    log.mkdir(parents=True)
+    log.chmod(0o777)
+    os.chown(log, 65534, -1)  # nobody's
+    result = _run_state([pages.url("state_modal.html")], tmp_path)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "[1]<button>Accept all" in result.stdout.splitlines()
+    assert list(log.iterdir()) == []
+
+
 def test_state_json(pages, tmp_path: Path) -> None:
     result = _run_state([pages.url("state_shadow.html"), "--json"], tmp_path)
     assert result.returncode == 0, result.stderr

@@ -213,9 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         if args.command in LOGGED:
-            from .logfile import log_to_file
+            from .logfile import log_to_file_or_stderr
 
-            log_to_file("cli.log")
+            log_to_file_or_stderr("cli.log")
         return int(_load(args.command).run(args) or 0)
     except BrokenPipeError:  # `tabpilot … | head`: the reader has all it wanted; end quietly, as on SIGPIPE
         from .commands.output import EXIT_BROKEN_PIPE, silence_stdout

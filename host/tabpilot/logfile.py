@@ -62,3 +62,17 @@ def log_to_file(name: str, quiet: tuple[str, ...] = ()) -> None:
     root.setLevel(logging.INFO)
     for chatty in (*CHATTY, *quiet):
         logging.getLogger(chatty).setLevel(logging.WARNING)
+
+
+def log_to_file_or_stderr(name: str) -> None:
+    """As `log_to_file`; where the log folder cannot be written (another user's, a read-only disk), warnings go to
+    stderr instead, one formatted, redacted line each (a command that only reads a page still runs)."""
+    try:
+        log_to_file(name)
+    except OSError:  # paths.NotYours among them
+        import sys
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(OneLineFormatter("tabpilot: %(levelname)s %(name)s: %(message)s"))
+        handler.setLevel(logging.WARNING)
+        logging.getLogger().addHandler(handler)
