@@ -271,20 +271,13 @@ async function attach(tabId) {
   return {};
 }
 
-// A tab the debugger refuses is refused here first, by the rule the popup offers Run by (Tabs.unworkable), saying why in
-// words a person knows, not Chromium's ("Cannot access a chrome:// URL"); the host says what to do around them.
-const UNWORKABLE_SAID = {
-  browser: "it shows one of the browser's own pages",
-  extension: "it shows an extension's page",
-  store: "the browser keeps extensions out of its extension store",
-  source: "it shows a page's source",
-  file: "it shows a file, and tabpilot is not allowed file access (Extensions → tabpilot → Allow access to file URLs)",
-};
-
+// A tab the debugger refuses is refused here first, by the rule the popup offers Run by (Tabs.unworkable), not in
+// Chromium's words ("Cannot access a chrome:// URL"): the message is the rule's kind, which the host words in the
+// person's language (its i18n `unworkable.<kind>`), with what to do.
 async function refuseUnworkableTab(tabId) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   const kind = tab ? await Tabs.unworkable(tab.url || tab.pendingUrl || "") : null;
-  if (kind) throw Object.assign(new Error(UNWORKABLE_SAID[kind]), { code: "tab_unworkable" });
+  if (kind) throw Object.assign(new Error(kind), { code: "tab_unworkable" });
 }
 
 // A task started on the New Tab page, as a new user's first "Open example.com and …" is, starts on a blank page
