@@ -1821,8 +1821,10 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "store a secret (again: replaces it); the value is read from the terminal or stdin":
         "保存一个机密（再次保存会替换它）；值从终端或标准输入读取",
     "forget a secret": "删除一个机密",
-    "type it into any text field there, not only a login field (e.g. an API key)":
-        "在那里可输入到任何文本字段，而不仅是登录字段（例如 API 密钥）",
+    "type it into any text field there, not only a login field (e.g. an API key); --no-any-field: login fields "
+    "only; saved again with neither, it keeps its setting":
+        "在那里可输入到任何文本字段，而不仅是登录字段（例如 API 密钥）；--no-any-field：仅登录字段；"
+        "再次保存时两者都不写，则保留原来的设置",
     "Store a secret. Its value is asked for without echo, or read from stdin when that is not a terminal; it never "
     "goes on the command line.":
         "保存一个机密。它的值会不回显地询问，标准输入不是终端时则从标准输入读取；它从不出现在命令行上。",
