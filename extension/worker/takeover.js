@@ -39,7 +39,7 @@ const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseou
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
 // taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure,
-// steps, thinkingSince, gaveUp}
+// steps, thinkingSince, acting, gaveUp}
 const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
@@ -115,10 +115,17 @@ function outcomeOf(result, failure) {
     error };
 }
 
-// What the agent does now, and since when it thinks about its step (this worker's clock: the push has no time).
+// What the agent does now: since when it thinks about its step (this worker's clock: the push has no time), or which
+// action of which step it takes (kept from its start until the next thought, its end included).
 function learnActivity(task, activity) {
-  const thinking = !!activity && activity.type === "thinking";
-  task.thinkingSince = thinking ? task.thinkingSince ?? Date.now() : null;
+  const type = activity && activity.type;
+  task.thinkingSince = type === "thinking" ? task.thinkingSince ?? Date.now() : null;
+  if (type === "executing") {
+    const seconds = activity.input && Number.isFinite(activity.input.seconds) ? activity.input.seconds : undefined;
+    task.acting = { step: (task.steps || 0) + 1, tool: activity.tool, seconds };
+  } else if (type !== "executed") {
+    task.acting = null;
+  }
   task.activity = activity || null;
 }
 
@@ -806,8 +813,8 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 // --- the overlay ---------------------------------------------------------------------------------------------------
-// What the overlay shows: not the activity, which changes twice a step, as the agent acts in the page; only whether it
-// thinks (about which step, since when), which changes as a step begins and as its action does.
+// What the overlay shows: not the activity, which changes as the agent acts in the page; only whether it thinks (about
+// which step, since when) or which action it takes, which change as a step begins and as its action does.
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
@@ -815,8 +822,9 @@ function overlayState(tabId) {
   const outcome = status === "running" ? null : task.outcome || null;
   const thinking = status === "running" && task.thinkingSince ? { step: (task.steps || 0) + 1, since: task.thinkingSince }
     : null;
-  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, thinking, outcome,
-    source, requester, gaveUp: !!gaveUp } };
+  const acting = status === "running" && !thinking ? task.acting || null : null;
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, thinking, acting,
+    outcome, source, requester, gaveUp: !!gaveUp } };
 }
 
 // Posted only when it changed: each post re-renders the overlay in the page, and the pushes of a step come
