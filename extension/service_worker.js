@@ -542,8 +542,9 @@ async function onPopupMessage(port, message) {
           source: request.source });
       }
     }
-    // a task thinking counts its seconds on from when this worker saw it begin, in a popup opened since
-    if (request.type === "task.get" && data && data.task) data.task.thinkingSince = thinkingSinceOf(data.task.taskId);
+    // a task thinking counts its seconds on from when this worker saw it begin, in a popup opened since; one whose page
+    // took its overlay away says so there
+    if (request.type === "task.get" && data && data.task) Object.assign(data.task, workerViewOf(data.task.taskId));
     reply = { kind: "reply", id: message.id, ok: true, data };
   } catch (error) {
     reply = { kind: "reply", id: message.id, ok: false, error: error.message || String(error), code: error.code };

@@ -39,7 +39,7 @@ const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseou
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
 // taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure,
-// steps, thinkingSince, acting, gaveUp}
+// steps, thinkingSince, acting, overlayRemoved, gaveUp}
 const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
@@ -133,11 +133,20 @@ function learnStep(task, step) {
   task.steps = Math.max(task.steps || 0, (Number.isInteger(step.stepIndex) ? step.stepIndex : 0) + 1);
 }
 
-// Since when the task `taskId` thinks, for a popup's snapshot of it (null: it does not, or this worker did not see it
-// begin).
-function thinkingSinceOf(taskId) {
+// What this worker knows of the task `taskId` that the host does not, for a popup's snapshot of it: since when it
+// thinks (null: it does not, or this worker did not see it begin), and whether its page took its overlay away.
+function workerViewOf(taskId) {
   const known = tasks.get(taskId);
-  return (known && known.thinkingSince) || null;
+  return { thinkingSince: (known && known.thinkingSince) || null, overlayRemoved: !!(known && known.overlayRemoved) };
+}
+
+// A page that took the overlay out whenever it came back (content/overlay.js PUT_BACK_LIMIT): the popup and side panel
+// say so, as the person watching the page no longer sees it, until a panel is in the page again.
+function overlayRemoved(tabId, removed) {
+  const task = runningTaskOfTab(tabId);
+  if (!task || !!task.overlayRemoved === removed) return;
+  task.overlayRemoved = removed;
+  broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed } });
 }
 
 function goalOf(step) {
@@ -879,6 +888,8 @@ function overlayConnected(port) {
       panelKeyTold(tabId, message.key);
     } else if (message && message.kind === "panel-loaded") {
       findPanel(tabId);
+    } else if (message && message.kind === "removed") {
+      overlayRemoved(tabId, true);
     }
   });
   greet(port, tabId);
@@ -958,6 +969,7 @@ function panelConnected(port) {
     const admit = () => {
       known = true;
       panelPorts.set(tabId, port);
+      overlayRemoved(tabId, false);
       port.postMessage({ kind: "welcome" });
       greet(port, tabId);
     };
