@@ -203,6 +203,7 @@ function showTask(snapshot) {
   ui.activity = null; // this task's: thinking since the worker saw it begin (a popup opened meanwhile counts on from there)
   ui.thinkingSince = snapshot.thinkingSince ?? null;
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
+  $("overlay-removed").hidden = !(snapshot.status === "running" && snapshot.overlayRemoved);
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
   placeView(snapshot.status);
 }
@@ -300,6 +301,7 @@ function setStatus(status) {
   $("stop").disabled = false;
   $("takeover").hidden = !running || !!ui.control;
   $("task-input").disabled = running;
+  if (!running) $("overlay-removed").hidden = true;
   if (TERMINAL.has(status)) setActivity(null);
   if (!running) setControl(null, null);
   if (status === "interrupted") offerToRunAgain();
@@ -423,6 +425,9 @@ function onPush(message) {
       break;
     case "task.activity":
       if (ui.status === "running" || ui.status === null) setActivity(message.activity);
+      break;
+    case "task.overlay": // the worker's: the task's page took its overlay away, or it is back
+      $("overlay-removed").hidden = !(message.removed && ui.status === "running");
       break;
     case "task.event": {
       if (!Timeline.shown(message.event)) break;

@@ -42,22 +42,41 @@ function paintSecrets(view) {
   list.replaceChildren();
   for (const secret of view.secrets || []) {
     const remove = async () => paintSecrets(await ask("secrets.delete", { name: secret.name }));
-    const where = secret.anyField ? `${secret.domain} · ${t("secretAnyField")}` : secret.domain;
+    const where = `${secret.domain} · ${t(secret.anyField ? "secretAnyField" : "secretLoginFields")}`;
     list.append(removableRow(secret.name, where, { className: "secret-delete", text: t("delete") }, remove,
       "privacy-error"));
   }
   $("secrets-empty").hidden = (view.secrets || []).length > 0;
   $("privacy").dataset.loaded = "true";
+  listedSecrets = view.secrets || [];
+  showStoredChoice();
 }
+
+// A secret saved again keeps its "any field" unless the person changes the box: the box shows what is stored for
+// the name typed, and the host is told only a choice the person made (it keeps the stored one otherwise).
+let listedSecrets = [];
+let anyFieldChosen = false;
+
+function showStoredChoice() {
+  if (anyFieldChosen) return;
+  const stored = listedSecrets.find((secret) => secret.name === $("secret-name").value.trim());
+  $("secret-any-field").checked = !!(stored && stored.anyField);
+}
+
+$("secret-name").addEventListener("input", showStoredChoice);
+$("secret-any-field").addEventListener("change", () => { anyFieldChosen = true; });
 
 $("secret-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const value = $("secret-value");
   await attempt("privacy-error", async () => {
-    paintSecrets(await ask("secrets.set", {
-      name: $("secret-name").value.trim(), domain: $("secret-domain").value.trim(), value: value.value,
-    }));
+    const chosen = anyFieldChosen ? { anyField: $("secret-any-field").checked } : {};
+    const saved = await ask("secrets.set", {
+      name: $("secret-name").value.trim(), domain: $("secret-domain").value.trim(), value: value.value, ...chosen,
+    });
     $("secret-name").value = $("secret-domain").value = "";
+    anyFieldChosen = false;
+    paintSecrets(saved);
   });
   value.value = ""; // the value is gone from the popup whatever the host said
 });

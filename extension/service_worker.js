@@ -271,20 +271,13 @@ async function attach(tabId) {
   return {};
 }
 
-// A tab the debugger refuses is refused here first, by the rule the popup offers Run by (Tabs.unworkable), saying why in
-// words a person knows, not Chromium's ("Cannot access a chrome:// URL"); the host says what to do around them.
-const UNWORKABLE_SAID = {
-  browser: "it shows one of the browser's own pages",
-  extension: "it shows an extension's page",
-  store: "the browser keeps extensions out of its extension store",
-  source: "it shows a page's source",
-  file: "it shows a file, and tabpilot is not allowed file access (Extensions → tabpilot → Allow access to file URLs)",
-};
-
+// A tab the debugger refuses is refused here first, by the rule the popup offers Run by (Tabs.unworkable), not in
+// Chromium's words ("Cannot access a chrome:// URL"): the message is the rule's kind, which the host words in the
+// person's language (its i18n `unworkable.<kind>`), with what to do.
 async function refuseUnworkableTab(tabId) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   const kind = tab ? await Tabs.unworkable(tab.url || tab.pendingUrl || "") : null;
-  if (kind) throw Object.assign(new Error(UNWORKABLE_SAID[kind]), { code: "tab_unworkable" });
+  if (kind) throw Object.assign(new Error(kind), { code: "tab_unworkable" });
 }
 
 // A task started on the New Tab page, as a new user's first "Open example.com and …" is, starts on a blank page
@@ -549,8 +542,9 @@ async function onPopupMessage(port, message) {
           source: request.source });
       }
     }
-    // a task thinking counts its seconds on from when this worker saw it begin, in a popup opened since
-    if (request.type === "task.get" && data && data.task) data.task.thinkingSince = thinkingSinceOf(data.task.taskId);
+    // a task thinking counts its seconds on from when this worker saw it begin, in a popup opened since; one whose page
+    // took its overlay away says so there
+    if (request.type === "task.get" && data && data.task) Object.assign(data.task, workerViewOf(data.task.taskId));
     reply = { kind: "reply", id: message.id, ok: true, data };
   } catch (error) {
     reply = { kind: "reply", id: message.id, ok: false, error: error.message || String(error), code: error.code };

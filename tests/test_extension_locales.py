@@ -39,6 +39,7 @@ def used_keys() -> set[str]:
     assert error_codes, "popup.js has no ERROR_CODES"
     keys |= set(re.findall(r'\w+: "(err\w+)"', error_codes.group(1)))
     keys |= set(re.findall(r'\w+: "(overlay_\w+)"', js))  # the overlay's PILL words
+    keys |= set(re.findall(r'"(acting\w+)"', js))  # timeline.js ACTING: what the agent does between its thoughts
     # keys built from a kind: t(`fail_${kind}`), t(`status_${status}`), t(`test_${problem}`)
     kinds = set(popup_failure_kinds().values())
     markers = re.search(r"const FAILURE_MARKERS = \[(.*?)\];", js, re.S)
@@ -67,6 +68,16 @@ def test_the_popup_knows_failures_only_by_codes_the_host_sends() -> None:
 
     unknown = sorted(set(popup_failure_kinds()) - set(FAILURE_CODES))
     assert not unknown, f"timeline.js maps codes the host never sends: {unknown}"
+
+
+def test_every_action_says_what_the_agent_does_between_its_thoughts() -> None:
+    # the overlay's "Step 3 · clicking…" (timeline.js ACTING): an action missing there says only "working…"
+    from tabpilot.agent.tools import BUILTIN_TOOLS
+
+    found = re.search(r"const ACTING = \{(.*?)\};", source("lib/timeline.js"), re.S)
+    assert found, "timeline.js has no ACTING"
+    missing = sorted(set(BUILTIN_TOOLS) - set(re.findall(r"(\w+): \"acting\w+\"", found.group(1))))
+    assert not missing, f"timeline.js ACTING lacks {missing}"
 
 
 def test_both_languages_have_the_same_keys() -> None:

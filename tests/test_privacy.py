@@ -269,6 +269,13 @@ def test_secrets_cli_set_list_delete_with_stdin_and_an_owner_only_file(tmp_path:
     finally:
         del os.environ["TABPILOT_HOME"]
 
+    # a new value for it (a key rotated) keeps it for any field; --no-any-field makes it a login field's again
+    again = tabpilot(tmp_path, "secrets", "set", "BANK", "--domain", "bank.test", stdin="8765-4321")
+    assert again.returncode == 0, again.stderr
+    assert tabpilot(tmp_path, "secrets", "list").stdout.splitlines()[0].endswith("any field")
+    tabpilot(tmp_path, "secrets", "set", "BANK", "--domain", "bank.test", "--no-any-field", stdin="8765-4321")
+    assert tabpilot(tmp_path, "secrets", "list").stdout.splitlines()[0].endswith("login fields only")
+
     assert tabpilot(tmp_path, "secrets", "delete", "BANK").stdout.strip() == "deleted BANK"
     missing = tabpilot(tmp_path, "secrets", "delete", "BANK")
     assert missing.returncode == 1 and "no secret named BANK" in missing.stderr

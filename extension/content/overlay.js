@@ -127,7 +127,12 @@
     host.addEventListener("toggle", (event) => { if (asksToAllow() && event.newState === "closed") Seen.raise(host); });
   }
 
-  // The page may remove or restyle the host element: it comes back as it was.
+  // The page may remove or restyle the host element: it comes back as it was, up to PUT_BACK_LIMIT times a state. A page
+  // whose own MutationObserver took it out whenever it came back ran that observer and this one in turn, for ever: the
+  // page hung, and the agent's reads of it failed ("the page is busy"). Past the limit it stays out until the next
+  // state the worker posts (the next step, or what the agent does next), and the worker is told.
+  const PUT_BACK_LIMIT = 5;
+  let putBack = 0;
   let guard = null;
   function mount() {
     if (!host) build();
@@ -144,6 +149,8 @@
         if (host.parentNode !== document.documentElement) {
           guard.disconnect();
           guard = null;
+          if (putBack >= PUT_BACK_LIMIT) return taken();
+          putBack += 1;
           mount();
         }
       });
@@ -155,6 +162,11 @@
 
   function asksToAllow() {
     return !!(state && state.status === "running" && !state.control && state.approval);
+  }
+
+  function taken() {
+    if (host) host.remove();
+    if (port) port.postMessage({ kind: "removed" });
   }
 
   function remove() {
@@ -170,6 +182,7 @@
     if (!task) return remove();
     const asked = asksToAllow();
     state = task;
+    putBack = 0;
     mount();
     // a question to allow comes above whatever the page put in the top layer since (a page covering it again
     // only makes the click not count); answered, it leaves the top layer

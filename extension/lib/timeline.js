@@ -131,6 +131,19 @@ const Timeline = (() => {
     return t("activityThinkingStep", thinking.step, Math.max(0, Math.floor((Date.now() - thinking.since) / 1000)));
   }
 
+  // Between its thoughts the agent acts: "Step 3 · clicking…", by the action's tool (a custom one: "working…").
+  // `acting`: {step, tool, seconds?} (seconds: a wait's).
+  const ACTING = {
+    click_element_by_index: "actingClick", input_text: "actingType", select_dropdown_option: "actingChoose",
+    scroll: "actingScroll", scroll_horizontally: "actingScroll", execute_javascript: "actingScript",
+    send_keys: "actingKeys", read_text: "actingRead", hover_element: "actingHover", go_to_url: "actingOpen",
+    go_back: "actingBack", switch_tab: "actingSwitchTab", close_tab: "actingCloseTab", upload_file: "actingUpload",
+    wait: "actingWait", done: "actingDone", ask_user: "actingAsk", request_takeover: "actingHandOver",
+  };
+  function actingText(acting) {
+    return t(ACTING[acting.tool] || "actingOther", acting.step, acting.seconds ?? 1);
+  }
+
   function activityText(activity, thinking = null) {
     if (!activity) return "";
     switch (activity.type) {
@@ -243,5 +256,5 @@ const Timeline = (() => {
     return t("interruptedResult");
   }
 
-  return { renderEvent, shown, activityText, thinkingText, render, amend, el, short, failure, failedEvent, interrupted };
+  return { renderEvent, shown, activityText, thinkingText, actingText, render, amend, el, short, failure, failedEvent, interrupted };
 })();

@@ -263,7 +263,7 @@
     ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
     ui.goal.hidden = !ui.goal.textContent;
     const working = running && !control && !question && !approval;
-    showThinking(working ? task.thinking : null, working);
+    showWorkLine(working ? task : null);
     showOutcome(running ? null : task);
     const { title, reason, why } = Asking.notice(asks, t);
     ui.noticeTitle.textContent = title;
@@ -284,18 +284,21 @@
     tellSize();
   }
 
-  // "Step 3 · thinking… 12 s", counting on each second while the model thinks (lib/timeline.js words it). While the
-  // agent works its line keeps its place between thoughts (`keepsPlace`): shown and gone at each step, it grew the box
-  // by a line over what lay just above it, and a person's press aimed there landed on the box (test_overlay_press, 1
-  // run in 6).
+  // "Step 3 · thinking… 12 s", counting on each second while the model thinks, and "Step 3 · clicking…" while the
+  // step's action runs (lib/timeline.js words both). While the agent works the line keeps its place: shown and gone at
+  // each step, it grew the box by a line over what lay just above it, and a person's press aimed there landed on the box
+  // (test_overlay_press, 1 run in 6); kept but blank while the action ran, it looked like a gap in a broken box.
   let thinkingTicker = null;
-  function showThinking(thinking, keepsPlace = false) {
+  function showWorkLine(working) {
     clearInterval(thinkingTicker);
     thinkingTicker = null;
-    const paint = () => { ui.thinking.textContent = thinking ? Timeline.thinkingText(thinking) : "\u00a0"; };
+    const thinking = working && working.thinking;
+    const acting = working && !thinking ? working.acting : null;
+    const said = () => (thinking ? Timeline.thinkingText(thinking) : acting ? Timeline.actingText(acting) : "");
+    const paint = () => { ui.thinking.textContent = said() || "\u00a0"; };
     paint();
-    ui.thinking.hidden = !thinking && !keepsPlace;
-    ui.thinking.style.visibility = thinking ? "" : "hidden";
+    ui.thinking.hidden = !working;
+    ui.thinking.style.visibility = thinking || acting ? "" : "hidden";
     if (thinking) thinkingTicker = setInterval(paint, 1000);
   }
 

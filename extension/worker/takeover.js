@@ -39,7 +39,7 @@ const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseou
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
 // taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure,
-// steps, thinkingSince, gaveUp}
+// steps, thinkingSince, acting, overlayRemoved, gaveUp}
 const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
@@ -115,10 +115,17 @@ function outcomeOf(result, failure) {
     error };
 }
 
-// What the agent does now, and since when it thinks about its step (this worker's clock: the push has no time).
+// What the agent does now: since when it thinks about its step (this worker's clock: the push has no time), or which
+// action of which step it takes (kept from its start until the next thought, its end included).
 function learnActivity(task, activity) {
-  const thinking = !!activity && activity.type === "thinking";
-  task.thinkingSince = thinking ? task.thinkingSince ?? Date.now() : null;
+  const type = activity && activity.type;
+  task.thinkingSince = type === "thinking" ? task.thinkingSince ?? Date.now() : null;
+  if (type === "executing") {
+    const seconds = activity.input && Number.isFinite(activity.input.seconds) ? activity.input.seconds : undefined;
+    task.acting = { step: (task.steps || 0) + 1, tool: activity.tool, seconds };
+  } else if (type !== "executed") {
+    task.acting = null;
+  }
   task.activity = activity || null;
 }
 
@@ -126,11 +133,20 @@ function learnStep(task, step) {
   task.steps = Math.max(task.steps || 0, (Number.isInteger(step.stepIndex) ? step.stepIndex : 0) + 1);
 }
 
-// Since when the task `taskId` thinks, for a popup's snapshot of it (null: it does not, or this worker did not see it
-// begin).
-function thinkingSinceOf(taskId) {
+// What this worker knows of the task `taskId` that the host does not, for a popup's snapshot of it: since when it
+// thinks (null: it does not, or this worker did not see it begin), and whether its page took its overlay away.
+function workerViewOf(taskId) {
   const known = tasks.get(taskId);
-  return (known && known.thinkingSince) || null;
+  return { thinkingSince: (known && known.thinkingSince) || null, overlayRemoved: !!(known && known.overlayRemoved) };
+}
+
+// A page that took the overlay out whenever it came back (content/overlay.js PUT_BACK_LIMIT): the popup and side panel
+// say so, as the person watching the page no longer sees it, until a panel is in the page again.
+function overlayRemoved(tabId, removed) {
+  const task = runningTaskOfTab(tabId);
+  if (!task || !!task.overlayRemoved === removed) return;
+  task.overlayRemoved = removed;
+  broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed } });
 }
 
 function goalOf(step) {
@@ -806,8 +822,8 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 // --- the overlay ---------------------------------------------------------------------------------------------------
-// What the overlay shows: not the activity, which changes twice a step, as the agent acts in the page; only whether it
-// thinks (about which step, since when), which changes as a step begins and as its action does.
+// What the overlay shows: not the activity, which changes as the agent acts in the page; only whether it thinks (about
+// which step, since when) or which action it takes, which change as a step begins and as its action does.
 function overlayState(tabId) {
   const task = runningTaskOfTab(tabId) || lastTaskOfTab(tabId);
   if (!task) return { kind: "state", task: null };
@@ -815,8 +831,9 @@ function overlayState(tabId) {
   const outcome = status === "running" ? null : task.outcome || null;
   const thinking = status === "running" && task.thinkingSince ? { step: (task.steps || 0) + 1, since: task.thinkingSince }
     : null;
-  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, thinking, outcome,
-    source, requester, gaveUp: !!gaveUp } };
+  const acting = status === "running" && !thinking ? task.acting || null : null;
+  return { kind: "state", task: { taskId, task: text, status, control, question, approval, nextGoal, thinking, acting,
+    outcome, source, requester, gaveUp: !!gaveUp } };
 }
 
 // Posted only when it changed: each post re-renders the overlay in the page, and the pushes of a step come
@@ -871,6 +888,8 @@ function overlayConnected(port) {
       panelKeyTold(tabId, message.key);
     } else if (message && message.kind === "panel-loaded") {
       findPanel(tabId);
+    } else if (message && message.kind === "removed") {
+      overlayRemoved(tabId, true);
     }
   });
   greet(port, tabId);
@@ -950,6 +969,7 @@ function panelConnected(port) {
     const admit = () => {
       known = true;
       panelPorts.set(tabId, port);
+      overlayRemoved(tabId, false);
       port.postMessage({ kind: "welcome" });
       greet(port, tabId);
     };

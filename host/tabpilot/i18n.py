@@ -223,6 +223,19 @@ EN_US: dict[str, str] = {
         "tabpilot cannot work in this tab (tab {tab}: {error}). Open a web page (http or https) in it, or use "
         "another tab, and start the task again."
     ),
+    # a tab the extension's rule keeps tabpilot out of (extension/lib/tabs.js Tabs.unworkable), by its kind
+    "error.tab_unworkable": "tabpilot cannot work in this tab: {why}. {fix}",
+    "unworkable.browser": "it shows one of the browser's own pages",
+    "unworkable.extension": "it shows an extension's page",
+    "unworkable.store": "the browser keeps extensions out of its extension store",
+    "unworkable.source": "it shows a page's source",
+    "unworkable.file": "it shows a file on this computer, and tabpilot may not read files",
+    "unworkable.other": "the browser keeps extensions out of it",
+    "unworkable.fix": "Open a web page (http or https) in it, or use another tab, and start the task again.",
+    "unworkable.fix_file": (
+        "Open a web page in it instead, or let tabpilot read files (Extensions → tabpilot → Details → Allow access "
+        "to file URLs), and start the task again."
+    ),
     "error.no_model": "No model is configured.",
     "plan.allowed_domain": "allowed domain: {problem}",
     "plan.bad_settings": "cannot run with these settings: {problems}",
@@ -1035,6 +1048,18 @@ ZH_CN: dict[str, str] = {
         "tabpilot 无法在这个标签页中工作（标签页 {tab}：{error}）。请在这个标签页中打开一个网页（http 或 https），"
         "或者换一个标签页，然后重新开始任务。"
     ),
+    "error.tab_unworkable": "tabpilot 无法在这个标签页中工作：{why}。{fix}",
+    "unworkable.browser": "这是浏览器自己的页面",
+    "unworkable.extension": "这是某个扩展程序的页面",
+    "unworkable.store": "浏览器不允许扩展程序在其扩展商店中操作",
+    "unworkable.source": "它显示的是网页源代码",
+    "unworkable.file": "它显示的是本机上的文件，而 tabpilot 无权读取文件",
+    "unworkable.other": "浏览器不允许扩展程序在其中工作",
+    "unworkable.fix": "请在这个标签页中打开一个网页（http 或 https），或者换一个标签页，然后重新开始任务。",
+    "unworkable.fix_file": (
+        "请改为在这个标签页中打开一个网页，或允许 tabpilot 读取文件（扩展程序 → tabpilot → 详情 → 允许访问文件网址），"
+        "然后重新开始任务。"
+    ),
     "error.no_model": "尚未配置模型。",
     "plan.allowed_domain": "允许的域名：{problem}",
     "plan.bad_settings": "无法用这些设置运行：{problems}",
@@ -1798,8 +1823,10 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "store a secret (again: replaces it); the value is read from the terminal or stdin":
         "保存一个机密（再次保存会替换它）；值从终端或标准输入读取",
     "forget a secret": "删除一个机密",
-    "type it into any text field there, not only a login field (e.g. an API key)":
-        "在那里可输入到任何文本字段，而不仅是登录字段（例如 API 密钥）",
+    "type it into any text field there, not only a login field (e.g. an API key); --no-any-field: login fields "
+    "only; saved again with neither, it keeps its setting":
+        "在那里可输入到任何文本字段，而不仅是登录字段（例如 API 密钥）；--no-any-field：仅登录字段；"
+        "再次保存时两者都不写，则保留原来的设置",
     "Store a secret. Its value is asked for without echo, or read from stdin when that is not a terminal; it never "
     "goes on the command line.":
         "保存一个机密。它的值会不回显地询问，标准输入不是终端时则从标准输入读取；它从不出现在命令行上。",

@@ -64,7 +64,7 @@ async def test_privacy_settings_and_a_task_that_types_a_secret_and_a_masked_emai
                          "the secret in the list")
     assert await popup.text("#privacy-error") == ""
     assert [line.strip() for line in (await popup.js("document.getElementById('secrets-list').innerText")).splitlines()
-            if line.strip()][:2] == ["SITE_PW", "127.0.0.1"]
+            if line.strip()][:2] == ["SITE_PW", "127.0.0.1 · login fields only"]
     assert await popup.js("document.getElementById('secret-value').value") == ""
     assert SECRET not in await popup.js("document.documentElement.outerHTML")
     stored = await harness.sw("JSON.stringify([await chrome.storage.local.get(null), "
@@ -128,6 +128,81 @@ async def test_privacy_settings_and_a_task_that_types_a_secret_and_a_masked_emai
     assert SECRET not in secrets_file.read_text()
     await harness.browser.close_tab(popup.tab.target_id)
     await harness.browser.close_tab(target.target_id)
+
+
+async def save_secret(popup: PopupPage, name: str, domain: str, value: str) -> None:
+    await popup.fill("#secret-name", name)
+    await popup.fill("#secret-domain", domain)
+    await popup.fill("#secret-value", value)
+    await popup.click("#secret-add")
+    # the value leaves the form once the host answered, and the list is drawn from that answer
+    await popup.wait_for("document.getElementById('secret-value').value === ''", "the save")
+    assert await popup.text("#privacy-error") == ""
+
+
+async def secret_row(popup: PopupPage, name: str) -> str:
+    return await popup.text(f"#secrets-list li[data-name={name}] .site-flags")
+
+
+def cli_listed(harness: Harness, name: str) -> str:
+    listed = tabpilot(harness.tabpilot_home, "secrets", "list", env={"LANG": "C.UTF-8"})
+    assert listed.returncode == 0, listed.stderr
+    return " ".join(next(line for line in listed.stdout.splitlines() if line.startswith(name)).split())
+
+
+async def test_a_secret_for_any_field_is_chosen_in_the_popup_and_kept_when_saved_again(
+    harness: Harness, llm: ScriptedLLMServer, pages
+) -> None:
+    # The popup's form stored login-only secrets (`secrets set --any-field` was the command line's alone), and saving
+    # an API key again from it (a new value) quietly made it login-only: the agent could no longer type it into the
+    # settings page's field. The form offers the choice, off by default; saved again, a secret keeps it.
+    first, second = "tok-first-value-1234", "tok-second-value-5678"
+    popup = await harness.open_popup()
+    await configure(popup, llm.base_url)
+    await open_privacy(popup)
+    assert not await popup.js("document.getElementById('secret-any-field').checked")
+    assert "API key on a settings page" in await popup.text(".secret-any-field")
+    await popup.fill("#secret-name", "API_TOKEN")
+    await popup.click("#secret-any-field")
+    await save_secret(popup, "API_TOKEN", "127.0.0.1", first)
+    assert await secret_row(popup, "API_TOKEN") == "127.0.0.1 · any field"
+    assert cli_listed(harness, "API_TOKEN") == "API_TOKEN 127.0.0.1 any field"  # as `secrets list` says it
+    assert not await popup.js("document.getElementById('secret-any-field').checked")  # the form is fresh again
+    await popup.js("document.getElementById('secret-form').scrollIntoView()")
+    await popup.screenshot(SCREENS / "secret-any-field.png", max_height=1600)
+    await harness.browser.close_tab(popup.tab.target_id)
+
+    # a new value from a reopened popup, the box untouched: it shows the stored choice, and the secret keeps it
+    popup = await harness.open_popup()
+    await open_privacy(popup)
+    assert await secret_row(popup, "API_TOKEN") == "127.0.0.1 · any field"
+    await save_secret(popup, "API_TOKEN", "127.0.0.1", second)
+    assert await secret_row(popup, "API_TOKEN") == "127.0.0.1 · any field"
+    assert cli_listed(harness, "API_TOKEN") == "API_TOKEN 127.0.0.1 any field"
+    await harness.browser.close_tab(popup.tab.target_id)
+
+    # so the agent types the new value into a field that is not a login field, on its site: the page's own record
+    target: Tab = await harness.browser.new_tab(pages.url("privacy_form.html"))
+    llm.add(type_into("Notes", "<secret>API_TOKEN</secret>"), done("Typed it"))
+    popup = await harness.open_popup(target)
+    await run_in_popup(popup, "Put the API token in the notes")
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", await popup.cards()
+    assert [(e["field"], e["value"]) for e in await target.evaluate("window.agentLog")][-1:] == [("notes", second)]
+    await harness.browser.close_tab(popup.tab.target_id)
+    await harness.browser.close_tab(target.target_id)
+
+    # the person unticks it when saving again: login fields only, in the popup and on the command line
+    popup = await harness.open_popup()
+    await open_privacy(popup)
+    await popup.fill("#secret-name", "API_TOKEN")
+    assert await popup.js("document.getElementById('secret-any-field').checked")
+    await popup.click("#secret-any-field")
+    await save_secret(popup, "API_TOKEN", "127.0.0.1", second)
+    assert await secret_row(popup, "API_TOKEN") == "127.0.0.1 · login fields only"
+    assert cli_listed(harness, "API_TOKEN") == "API_TOKEN 127.0.0.1 login fields only"
+    await popup.click("#secrets-list li[data-name=API_TOKEN] .secret-delete")
+    await popup.wait_for("!document.querySelector('#secrets-list li[data-name=API_TOKEN]')", "the secret to go")
+    await harness.browser.close_tab(popup.tab.target_id)
 
 
 async def test_mcp_progress_and_read_page_carry_neither_a_secret_nor_a_masked_value(

@@ -34,7 +34,7 @@ from e2e_support import (
     wait_until,
 )
 from llm_support import slow_file
-from user_support import open_panel, open_side_panel, screenshot, wait_overlay
+from user_support import as_tall_as_its_panel, open_panel, open_side_panel, screenshot, wait_overlay
 
 from tabpilot.agent.types import (
     AgentReflection,
@@ -446,6 +446,44 @@ async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popu
     assert ended["thinking"] == "", ended
     await harness.browser.close_tab(panel.tab.target_id)
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+ACTING = re.compile(r"Step (\d+) · waiting (\d+) s…")
+
+
+async def test_between_its_thoughts_the_overlay_says_which_action_the_agent_takes_in_the_same_box(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # While a step's action ran (a wait of seconds, a page loading) the overlay's line under the task stood blank, kept
+    # for the box's height: a gap in the box that looked broken. It says the step's action now, in the same box.
+    problems: list[str] = []
+    await harness.browser.activate(form_tab.target_id)  # the page the person watches
+    for run, (steps_before, seconds) in enumerate([(0, 4), (1, 3)]):
+        waits = ToolCall("AgentOutput", agent_output("Wait for the page", {"wait": {"seconds": seconds}}))
+        typing = [act_on("Full name", "input_text", "Type the name", problems, text="Ada")] if steps_before else []
+        llm.add(*typing, Delay(2, then=waits), Delay(2, then=done("Waited")))
+        popup = await harness.open_popup(form_tab)
+        await configure(popup, llm.base_url)
+        await run_in_popup(popup, "Wait for the page")
+        await harness.browser.activate(form_tab.target_id)
+        step = steps_before + 1
+        await wait_overlay(form_tab, f"step {step} to think", lambda o, s=step: o["thinking"].startswith(f"Step {s} ·"))
+        thinking_box = await wait_until(lambda: as_tall_as_its_panel(form_tab), "the box to fit the thinking line")
+        if run == 0:
+            await screenshot(form_tab, "overlay-thinking.png")
+        shown = await wait_overlay(form_tab, f"step {step}'s wait", lambda o: bool(ACTING.fullmatch(o["thinking"])))
+        assert ACTING.fullmatch(shown["thinking"]).groups() == (str(step), str(seconds)), shown  # type: ignore[union-attr]
+        acting_box = await wait_until(lambda: as_tall_as_its_panel(form_tab), "the box to fit the action's line")
+        assert acting_box["h"] == thinking_box["h"], (thinking_box, acting_box)  # nothing above it moved under a press
+        if run == 0:
+            await screenshot(form_tab, "overlay-acting.png")
+        await wait_overlay(form_tab, f"step {step + 1} to think",
+                           lambda o, s=step + 1: o["thinking"].startswith(f"Step {s} · thinking"))
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+        ended = await wait_overlay(form_tab, "the overlay to show the end", lambda o: o["state"] == "completed")
+        assert ended["thinking"] == "", ended
+        await harness.browser.close_tab(popup.tab.target_id)
+        await form_tab.navigate(await form_tab.url())  # the second task on the page loaded again
 
 
 async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(

@@ -145,7 +145,10 @@ async def test_a_tab_it_cannot_work_in_is_said_in_chinese_with_what_to_do(harnes
     await popup.js("startTask('看看这个页面', ui.targetTabId).catch(startFailed)")
     await popup.wait_for("!document.getElementById('task-error').hidden", "the error")
     said = await popup.text("#task-error")
-    assert said.startswith("tabpilot 无法在这个标签页中工作") and "请在这个标签页中打开一个网页" in said, said
+    # the whole refusal in Chinese, why included: the worker's English reason ("it shows one of the browser's own
+    # pages") was spliced into it
+    assert said == ("tabpilot 无法在这个标签页中工作：这是浏览器自己的页面。"
+                    "请在这个标签页中打开一个网页（http 或 https），或者换一个标签页，然后重新开始任务。"), said
     assert llm.requests == []
     await popup.screenshot(SCREENS / "zh-CN-browser-page.png", max_height=600)
     for tab in (popup.tab, browser_page):

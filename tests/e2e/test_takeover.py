@@ -660,6 +660,39 @@ async def test_a_hostile_page_cannot_find_hide_or_press_the_overlay(
     await harness.browser.close_tab(tab.target_id)
 
 
+@pytest.mark.parametrize("attack", ["remove", "move"])
+async def test_a_page_that_keeps_taking_the_overlay_away_neither_hangs_nor_leaves_the_person_without_a_word(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, attack: str
+) -> None:
+    # A page's script that took the overlay out (or moved it) whenever it came back, and the overlay putting itself
+    # back, ran each other's observers for ever: the page hung (the agent's reads failed 'the page is busy') and the
+    # person saw no overlay and no word why. Now the overlay gives up for the step, the popup says why, the agent works
+    # on, and once the page lets it be, it is back at the next step.
+    problems: list[str] = []
+    tab = await harness.browser.new_tab(e2e_pages.url(f"overlay_remover.html?{attack}"))
+    await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the page to load")
+    llm.add(Delay(3, then=act_on("Full name", "input_text", "Type the name", problems, text="Ada")), Delay(60))
+    await configure(harness, llm)
+    task_id = await start(harness, tab, "Type Ada as the name")
+    popup = await harness.open_popup(tab)
+    await popup.wait_for("!document.getElementById('overlay-removed').hidden", "the popup to say the overlay went")
+    assert "Take over, Stop" in await popup.text("#overlay-removed")
+    assert await tab.evaluate("window.removals", timeout=5) > 0  # the page answers: it is not hung
+    assert await overlay(tab) is None
+    await popup.screenshot(SCREENS / f"overlay-removed-{attack}.png", max_height=600)
+
+    await tab.evaluate("window.removing = false")  # the page lets it be: at the next step it is back, and filled
+    shown = await wait_overlay(tab, "the overlay back", lambda o: o["state"] == "running" and bool(o["thinking"]))
+    assert shown["buttons"] == ["takeover", "stop"], shown
+    await popup.wait_for("document.getElementById('overlay-removed').hidden", "the popup's word to go")
+    await wait_until(lambda: tab.evaluate("document.getElementById('name').value === 'Ada'"), "the agent to type")
+    assert not problems, problems
+    await press_overlay(tab, "stop")
+    assert (await ended(harness, task_id))["status"] == "stopped"
+    await harness.browser.close_tab(popup.tab.target_id)
+    await harness.browser.close_tab(tab.target_id)
+
+
 # --- the page's own changes of its address are the page's, not the person's ------------------------------------------
 # Found attacking the takeover record: while the person had the controls, the page's script called
 # history.pushState(…, '/checkout/confirmed'), and the record (and the model) said the person went there.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..cdp import CDPConnectionClosed, CDPError
-from .errors import TabClosed, TabTaken
+from .errors import TabClosed, TabTaken, TabUnworkable
 from .launcher import LaunchedBrowser, launch_browser, resolve_ws_url
 from .tab import Tab
 
@@ -249,7 +249,7 @@ class Browser:
             await tab.enable()
             if self.guard is not None:
                 await self.guard.watch(tab.session)
-        except CDPConnectionClosed:
+        except (CDPConnectionClosed, TabUnworkable):
             self.tab_gone(target_id)
             raise
         except CDPError as exc:  # not open, not a page that can be debugged, or closed meanwhile (a refused popup)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..i18n import Words
+
 
 class BrowserError(RuntimeError):
     """Base: something the agent tried in the browser did not work; the message says what and why."""
@@ -13,6 +15,20 @@ class TabClosed(BrowserError):
     def __init__(self, message: str, *, reason: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class TabUnworkable(TabClosed):
+    """A tab the extension keeps tabpilot out of, by the rule its popup offers Run by (extension/lib/tabs.js
+    Tabs.unworkable): `kind` says which (browser, extension, store, source, file); `why` and `fix` word it in the
+    reader's language (`.text(language)`), the message in English."""
+
+    KINDS = frozenset({"browser", "extension", "store", "source", "file"})
+
+    def __init__(self, target_id: str, kind: str) -> None:
+        self.kind = kind if kind in self.KINDS else "other"  # a newer extension's kind is still said, in general words
+        self.why = Words(f"unworkable.{self.kind}")
+        self.fix = Words("unworkable.fix_file" if self.kind == "file" else "unworkable.fix")
+        super().__init__(f"cannot work in tab {target_id}: {self.why}", reason=str(self.why))
 
 
 class TabTaken(BrowserError):

@@ -55,8 +55,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     setting.add_argument("name", metavar="NAME", help="what the model calls it, e.g. GITHUB_PASSWORD")
     setting.add_argument("--domain", required=True, metavar="DOMAIN",
                          help="the site it may be typed on (and its subdomains), e.g. github.com")
-    setting.add_argument("--any-field", action="store_true",
-                         help="type it into any text field there, not only a login field (e.g. an API key)")
+    setting.add_argument("--any-field", action=argparse.BooleanOptionalAction, default=None,
+                         help="type it into any text field there, not only a login field (e.g. an API key); "
+                              "--no-any-field: login fields only; saved again with neither, it keeps its setting")
     delete = actions.add_parser("delete", help="forget a secret")
     delete.add_argument("name", metavar="NAME")
 

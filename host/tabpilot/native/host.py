@@ -453,7 +453,7 @@ class NativeHost:
         from ..privacy import secrets
 
         try:
-            secrets.set_secret(request.name, request.domain, request.value)
+            secrets.set_secret(request.name, request.domain, request.value, any_field=request.any_field)
             return _secrets_reply()
         except secrets.SecretError as exc:
             raise RequestFailed(self._said(exc), "bad_request") from exc

@@ -411,6 +411,7 @@ class SecretsSet(Request):
     name: str
     domain: str
     value: str = Field(repr=False)
+    any_field: bool | None = Field(None, alias="anyField")  # None: as it was stored (a new secret: login fields only)
 
 
 class SecretsDelete(Request):

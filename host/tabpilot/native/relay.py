@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..browser.browser import Browser, TabInfo
+from ..browser.errors import TabUnworkable
 from ..cdp import CDPConnection, CDPConnectionClosed, CDPError, CDPSession, CDPTimeout
 from ..cdp.transport import INPUT_WINDOW, TransportClosed
 from .messages import (
@@ -324,6 +325,8 @@ class ExtensionTabs:
         try:
             return await self.link.request(request)
         except ExtensionError as exc:
+            if exc.code == "tab_unworkable" and isinstance(request, CdpAttach):  # the message is the tab's kind
+                raise TabUnworkable(str(request.tab_id), exc.error_message) from exc
             raise CDPError(request.type, _cdp_code(exc.code), exc.error_message) from exc
         except LinkClosed as exc:
             raise CDPConnectionClosed(request.type, str(exc)) from exc

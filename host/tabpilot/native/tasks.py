@@ -244,7 +244,7 @@ class TaskManager:
         if self._loaded is not None:
             await self._loaded()
         from ..browser.actions import normalize_url
-        from ..browser.errors import TabClosed
+        from ..browser.errors import TabClosed, TabUnworkable
         from ..guards.domains import StartRefused, start_refusal
         from ..i18n import text
         from ..taskrun.plan import PlanError, plan_task
@@ -271,6 +271,10 @@ class TaskManager:
         self._share(browser, entry)
         try:
             tab = await browser.activate(str(request.tab_id), focus=False)
+        except TabUnworkable as exc:
+            await browser.close()
+            said = text("error.tab_unworkable", self.ui_language, why=exc.why, fix=exc.fix)
+            raise RequestFailed(said, "tab") from exc
         except Exception as exc:
             await browser.close()
             cause = exc.reason if isinstance(exc, TabClosed) and exc.reason else str(exc)  # Chromium's own words

@@ -128,17 +128,21 @@ def list_secrets(path: Path | None = None) -> list[Listed]:
 
 
 def set_secret(
-    name: str, domain: str, value: str, path: Path | None = None, *, any_field: bool = False
+    name: str, domain: str, value: str, path: Path | None = None, *, any_field: bool | None = None
 ) -> Secret:
     """Store (or replace) the secret `name`, typed only on `domain` and its subdomains, into a login field
-    there (or any text field with `any_field`)."""
+    there (or any text field with `any_field`; None keeps what a secret saved again had: a new value for an API
+    key must not quietly turn it back into a login-only secret)."""
     check_name(name)
     domain = check_domain(domain)
     value = value.rstrip("\r\n")
     if len(value) < MIN_VALUE_LENGTH:
         raise SecretError("secrets.too_short", length=MIN_VALUE_LENGTH)
     path = path or secrets_path()
-    entries = [e for e in _read(path) if e["name"] != name]
+    stored = _read(path)
+    if any_field is None:
+        any_field = any(e["name"] == name and _any_field(e) for e in stored)
+    entries = [e for e in stored if e["name"] != name]
     entry: dict[str, Any] = {"name": name, "domain": domain}
     if any_field:
         entry["any_field"] = True
