@@ -693,6 +693,10 @@ async function currentTargetTab() {
   return tab || null;
 }
 
+// What to do instead, by the kind of tab (Tabs.unworkable): the Web Store is an https page itself, so "open a web
+// page (http:// or https://)" was no advice there.
+const UNWORKABLE_FIXES = { file: "unworkableFixFile", store: "unworkableFixStore" };
+
 async function showTargetTab(chosen = null) {
   const tab = chosen || await currentTargetTab();
   ui.targetTabId = tab ? tab.id : null;
@@ -704,7 +708,7 @@ async function showTargetTab(chosen = null) {
   ui.unworkable = unworkable;
   $("tab-unworkable").hidden = !unworkable;
   $("tab-unworkable-why").textContent = unworkable ? t(`unworkable_${unworkable}`) : "";
-  $("tab-unworkable-fix").textContent = unworkable ? t(unworkable === "file" ? "unworkableFixFile" : "unworkableFix") : "";
+  $("tab-unworkable-fix").textContent = unworkable ? t(UNWORKABLE_FIXES[unworkable] || "unworkableFix") : "";
   offerRun();
 }
 

@@ -156,3 +156,20 @@ def test_a_page_that_stopped_answering_is_not_called_a_browser_crash() -> None:
                      "then run the task again.")
     assert ended_by(CDPConnectionClosed("Runtime.callFunctionOn", "the browser exited")) == (
         "browser_failed", "The browser closed or crashed under the task: run it again.")
+
+
+@pytest.mark.parametrize("language", ["en-US", "zh-CN"])
+def test_each_tab_tabpilot_cannot_work_in_is_refused_in_the_persons_words_with_advice_that_fits_it(language):
+    # The worker names only the kind (extension/lib/tabs.js Tabs.unworkable); the host words the whole refusal. The
+    # Web Store is an https page itself: "open a web page (http or https)" was no advice there (a new user's trial).
+    from tabpilot.browser.errors import TabUnworkable
+
+    for kind in (*sorted(TabUnworkable.KINDS), "a-newer-kind"):
+        refused = TabUnworkable("7", kind)
+        said = text("error.tab_unworkable", language, why=refused.why, fix=refused.fix)
+        assert said and "{" not in said and "unworkable." not in said, (kind, said)
+        if language == "zh-CN":
+            latin = said.replace("tabpilot", "").replace("https", "").replace("http", "")
+            assert not any("a" <= char.lower() <= "z" for char in latin), (kind, said)
+        if kind == "store":
+            assert "http" not in said, said

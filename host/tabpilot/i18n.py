@@ -236,6 +236,8 @@ EN_US: dict[str, str] = {
         "Open a web page in it instead, or let tabpilot read files (Extensions → tabpilot → Details → Allow access "
         "to file URLs), and start the task again."
     ),
+    # the store is an https page itself: "open a web page (http or https)" was no advice there
+    "unworkable.fix_store": "Open another site's page in it, or use another tab, and start the task again.",
     "error.no_model": "No model is configured.",
     "plan.allowed_domain": "allowed domain: {problem}",
     "plan.bad_settings": "cannot run with these settings: {problems}",
@@ -1060,6 +1062,7 @@ ZH_CN: dict[str, str] = {
         "请改为在这个标签页中打开一个网页，或允许 tabpilot 读取文件（扩展程序 → tabpilot → 详情 → 允许访问文件网址），"
         "然后重新开始任务。"
     ),
+    "unworkable.fix_store": "请在这个标签页中打开其他网站的网页，或者换一个标签页，然后重新开始任务。",
     "error.no_model": "尚未配置模型。",
     "plan.allowed_domain": "允许的域名：{problem}",
     "plan.bad_settings": "无法用这些设置运行：{problems}",

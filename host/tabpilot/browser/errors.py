@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..i18n import Words
 
 
@@ -23,11 +25,13 @@ class TabUnworkable(TabClosed):
     reader's language (`.text(language)`), the message in English."""
 
     KINDS = frozenset({"browser", "extension", "store", "source", "file"})
+    # what to do instead where "open a web page" is no advice
+    FIXES: ClassVar[dict[str, str]] = {"file": "unworkable.fix_file", "store": "unworkable.fix_store"}
 
     def __init__(self, target_id: str, kind: str) -> None:
         self.kind = kind if kind in self.KINDS else "other"  # a newer extension's kind is still said, in general words
         self.why = Words(f"unworkable.{self.kind}")
-        self.fix = Words("unworkable.fix_file" if self.kind == "file" else "unworkable.fix")
+        self.fix = Words(self.FIXES.get(self.kind, "unworkable.fix"))
         super().__init__(f"cannot work in tab {target_id}: {self.why}", reason=str(self.why))
 
 
