@@ -646,7 +646,11 @@ async function stopOther(taskId, button) {
 
 // The outcome, said once: a failure's text is already the last error card, so that card steps aside and
 // the result box (which stays in view) says it, with the remedy for a popup user.
-function paintResult(prefix, result, timeline, gaveUp = false) {
+// `shown`: the task's status as the pill shows it (shownStatus): a task stopped or not done is no error, and its box
+// says so in the pill's amber, not an error's red (a Stop the person pressed read as a failure).
+const RESULT_TONES = { notDone: "not-done", stopped: "stopped" };
+
+function paintResult(prefix, result, timeline, shown = "error") {
   const box = $(prefix);
   if (!result) {
     box.hidden = true;
@@ -654,7 +658,7 @@ function paintResult(prefix, result, timeline, gaveUp = false) {
   }
   const text = result.data ? String(result.data) : "";
   box.hidden = false;
-  box.className = `result ${result.success ? "ok" : gaveUp ? "not-done" : "failed"}`;
+  box.className = `result ${result.success ? "ok" : RESULT_TONES[shown] || "failed"}`;
   const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
     : text ? Timeline.failure(Timeline.failedEvent(timeline, text)) : { headline: t("resultFailed"), remedy: "", detail: "" };
   $(`${prefix}-text`).textContent = said.headline;
@@ -675,7 +679,7 @@ function endedWithoutResult(status, asker) {
 // card either (a popup opened on it afterwards places its view itself, placeView).
 function showResult(result, { follow = true } = {}) {
   if (!result) return;
-  paintResult("result", result, $("timeline"), ui.gaveUp);
+  paintResult("result", result, $("timeline"), shownStatus(ui.status, ui.gaveUp));
   if (follow && !$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
@@ -1105,7 +1109,7 @@ async function openPast(taskId) {
     if (NOT_RUN.has(row.status)) paintNotRun(row, result);
     else {
       paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"),
-        !!row.gaveUp);
+        shownStatus(row.status, row.gaveUp));
     }
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";

@@ -311,7 +311,8 @@
     else if (outcome) said = outcome.data ? Timeline.failure(outcome.error || { message: outcome.data }) : { headline: t("resultFailed"), remedy: "" };
     else if (task && task.status === "interrupted") said = { headline: Timeline.interrupted(task.source, task.requester), remedy: "" };
     ui.outcome.hidden = !said;
-    ui.outcome.dataset.kind = outcome ? (outcome.success ? "ok" : task.gaveUp ? "not-done" : "failed") : "failed";
+    ui.outcome.dataset.kind = !outcome ? "failed" : outcome.success ? "ok" : task.gaveUp ? "not-done"
+      : task.status === "stopped" ? "stopped" : "failed";  // a Stop is no error: amber, as the popup's pill
     ui.outcomeText.textContent = said ? said.headline : "";
     ui.remedy.textContent = said && said.remedy ? `${said.remedy} ${t("overlayMoreInPopup")}` : "";
     ui.remedy.hidden = !ui.remedy.textContent;

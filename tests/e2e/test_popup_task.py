@@ -30,7 +30,7 @@ from e2e_support import (
     wait_status,
     wait_until,
 )
-from user_support import user_click, user_type
+from user_support import user_click, user_type, wait_overlay
 
 from tabpilot.browser.errors import TabClosed
 from tabpilot.browser.tab import Tab
@@ -398,6 +398,12 @@ async def test_reopened_popup_shows_the_running_task_and_stop_ends_it_stopped(
     await popup.click("#stop")
     assert await wait_status(popup, "stopped", "completed", "error", timeout=15) == "stopped"
     assert not await popup.visible("#activity")
+    # a Stop the person pressed is no error: its box is the pill's amber, not an error's red, here and on the page
+    await popup.wait_for("!document.getElementById('result').hidden", "the stopped task's result")
+    assert await popup.js("document.getElementById('result').className") == "result stopped"
+    await popup.screenshot(SCREENS / "stopped.png", max_height=600)
+    ended = await wait_overlay(form_tab, "the overlay's end", lambda o: o["state"] == "stopped")
+    assert ended["outcomeKind"] == "stopped", ended
     row = task_row(harness, await popup_task_id(popup))
     assert row["status"] == "stopped"
     assert "step" in [e["type"] for e in row["events"]]

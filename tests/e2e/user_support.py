@@ -35,7 +35,7 @@ _READ_OVERLAY = """function () {
     reason: text('.reason'), why: text('.why'), error: text('.error'), hint: text('.hint'),
     hintRole: this.querySelector('.hint')?.getAttribute('role') ?? null,
     refused: Number(this.querySelector('.hint')?.dataset.refused || 0),
-    outcome: text('.outcome-text'), remedy: text('.remedy'),
+    outcome: text('.outcome-text'), remedy: text('.remedy'), outcomeKind: this.querySelector('.outcome')?.dataset.kind,
     buttons: [...this.querySelectorAll('button')].filter(shown).map((b) => b.dataset.command),
     fields: [...this.querySelectorAll('textarea, input')].filter(shown).map((f) => f.className),
   };
