@@ -514,6 +514,32 @@ async def test_run_task_in_the_active_tab_runs_in_the_tab_the_person_was_shown(
     await close_popup(harness, popup)
 
 
+async def test_a_client_always_allowed_is_told_its_tasks_id_first_however_long_the_host_takes_to_allow_it(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client the person always allows (`--approve always`, or Always allow in the popup) is never asked about: under
+    load the host's yes took over half a second, and the client was told first that the task waited for the person's
+    yes, before the task's id (a test reading the id from the first progress line sent the host a taskId of null).
+    Here the host's yes is slow as the worker is busy when it looks for the tab the task gets (new_tab false)."""
+    from tabpilot.store.sites import allow_client
+
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the person's allowed clients, as the host reads
+    allow_client("Remembered Agent", os.readlink("/proc/self/exe"))  # Always allow, for the server this test starts
+    await configure(harness, llm)
+    for options, name in ((("--approve", "always"), "Flagged Agent"), ((), "Remembered Agent")):
+        llm.add(done(f"Looked at it for {name}"))
+        url = e2e_pages.url(f"form.html?always={len(name)}")
+        tab = await harness.browser.new_tab(url)
+        async with mcp_client(harness, *options, name=name) as client:
+            await harness.sw("setTimeout(() => { const end = Date.now() + 2000; while (Date.now() < end); }); 1")
+            is_error, result = await client.call("run_task", task=f"Look at the form for {name}", url=url,
+                                                 new_tab=False)
+            assert not is_error and result["data"] == f"Looked at it for {name}", result
+            assert task_id_in(client.progress[0][1]) == result["taskId"], client.progress
+            assert not [m for _, m in client.progress if "waiting for the person" in (m or "")], client.progress
+        await harness.browser.close_tab(tab.target_id)
+
+
 async def test_clicking_the_notification_opens_a_view_that_shows_the_request(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
