@@ -522,9 +522,9 @@ async def test_a_client_always_allowed_is_told_its_tasks_id_first_however_long_t
     from tabpilot.store.sites import allow_client
 
     monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the person's allowed clients, as the host reads
-    allow_client("Remembered Agent", os.readlink("/proc/self/exe"))  # Always allow, for the server this test starts
+    allow_client("Allowed Before Agent", os.readlink("/proc/self/exe"))  # Always allow, for the server this test starts
     await configure(harness, llm)
-    for options, name in ((("--approve", "always"), "Flagged Agent"), ((), "Remembered Agent")):
+    for options, name in ((("--approve", "always"), "Flagged Agent"), ((), "Allowed Before Agent")):
         llm.add(done(f"Looked at it for {name}"))
         url = e2e_pages.url(f"form.html?always={len(name)}")
         tab = await harness.browser.new_tab(url)
