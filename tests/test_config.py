@@ -181,30 +181,32 @@ def test_config_cli_set_show_unset(tmp_path: Path) -> None:
     assert "apiKey" not in saved and "maxSteps" not in saved and saved["model"] == "gpt-test"
 
 
-def test_config_writes_only_the_settings_the_user_set_and_unset_removes_one(tmp_path: Path) -> None:
-    chinese_terminal = {"LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
-    assert tabpilot(tmp_path, "config", "set", "model", "gpt-test", env=chinese_terminal).returncode == 0
-    assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-test"}
-    follows = tabpilot(tmp_path, "config", "set", "max-steps", "7", env=chinese_terminal)
+def test_config_writes_only_the_settings_the_user_set_and_unset_removes_one(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in (("LANGUAGE", ""), ("LC_ALL", ""), ("LC_MESSAGES", ""), ("LANG", "zh_CN.UTF-8")):
+        monkeypatch.setenv(name, value)  # a Chinese terminal
+    assert config_here(capsys, "set", "model", "gpt-test")[0] == 0
+    assert json.loads(config_file(home).read_text()) == {"model": "gpt-test"}
+    follows = tabpilot(home, "config", "set", "max-steps", "7")  # as the user runs it; the rest in this process
     assert follows.stdout.strip() == "max-steps 已设为 7"  # still the terminal's language
-    assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-test", "maxSteps": 7}
+    assert json.loads(config_file(home).read_text()) == {"model": "gpt-test", "maxSteps": 7}
 
-    assert tabpilot(tmp_path, "config", "set", "language", "en-US", env=chinese_terminal).returncode == 0
-    chosen = tabpilot(tmp_path, "config", "set", "model", "gpt-other", env=chinese_terminal)
-    assert chosen.stdout.strip() == "model set to gpt-other"  # chosen, it wins over LANG
-    unset = tabpilot(tmp_path, "config", "unset", "language", env=chinese_terminal)
+    assert config_here(capsys, "set", "language", "en-US")[0] == 0
+    chosen = config_here(capsys, "set", "model", "gpt-other")
+    assert chosen[1].strip() == "model set to gpt-other"  # chosen, it wins over LANG
+    code, unset, _ = config_here(capsys, "unset", "language")
     # back to the terminal's language, which these commands speak again, and said so: not the en-US default a new
     # user read under LANG=zh_CN while the CLI spoke Chinese
-    assert unset.returncode == 0
-    assert unset.stdout.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言）"
-    assert json.loads(config_file(tmp_path).read_text()) == {"model": "gpt-other", "maxSteps": 7}
-    listed = tabpilot(tmp_path, "config", env=chinese_terminal).stdout
+    assert code == 0
+    assert unset.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言）"
+    assert json.loads(config_file(home).read_text()) == {"model": "gpt-other", "maxSteps": 7}
+    listed = config_here(capsys)[1]
     assert "language        zh-CN（未设置：沿用终端的语言）" in listed and "en-US" not in listed
-    english = {**chinese_terminal, "LANG": "en_GB.UTF-8"}
-    got = tabpilot(tmp_path, "config", "get", "language", env=english)
-    assert got.stdout.strip() == "en-US (not set: the terminal's language)"
-    tabpilot(tmp_path, "config", "set", "language", "zh-CN", env=english)
-    assert tabpilot(tmp_path, "config", "get", "language", env=english).stdout.strip() == "zh-CN"  # chosen: as set
+    monkeypatch.setenv("LANG", "en_GB.UTF-8")
+    assert config_here(capsys, "get", "language")[1].strip() == "en-US (not set: the terminal's language)"
+    config_here(capsys, "set", "language", "zh-CN")
+    assert config_here(capsys, "get", "language")[1].strip() == "zh-CN"  # chosen: as set
 
 
 def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:
@@ -233,7 +235,7 @@ def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:
     ],
 )
 def test_config_cli_refuses_bad_input_and_keeps_the_file(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
-    assert tabpilot(tmp_path, "config", "set", "model", "kept").returncode == 0
+    save_settings(Settings(model="kept"), config_file(tmp_path))  # set up as `config set model kept` leaves it
     before = config_file(tmp_path).read_text()
     done = tabpilot(tmp_path, *args)
     assert done.returncode == 1
@@ -281,29 +283,33 @@ def test_config_list_and_get_show_what_config_shows_and_never_the_key(
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):  # as tabpilot() runs it
         monkeypatch.delenv(name, raising=False)
 
-    assert tabpilot(tmp_path, "config", "set", "model", "gpt-test").returncode == 0
-    assert tabpilot(tmp_path, "config", "set", "api-key", API_KEY).returncode == 0
-    listed = tabpilot(tmp_path, "config", "list")
-    assert listed.returncode == 0 and listed.stdout == tabpilot(tmp_path, "config").stdout, listed.stderr
-    assert tabpilot(tmp_path, "config", "list", "--json").stdout == tabpilot(tmp_path, "config", "--json").stdout
+    assert config_here(capsys, "set", "model", "gpt-test")[0] == 0
+    assert config_here(capsys, "set", "api-key", API_KEY)[0] == 0
+    listed = tabpilot(tmp_path, "config", "list")  # once as the user runs it; the rest in this process
+    assert listed.returncode == 0 and listed.stdout == config_here(capsys)[1], listed.stderr
+    assert config_here(capsys, "list", "--json")[1] == config_here(capsys, "--json")[1]
     rows = dict(line.split(None, 1) for line in listed.stdout.splitlines() if line and not line.startswith("settings"))
     assert sorted(rows) == sorted(KEYS)
     for key in KEYS:  # each one as the list shows it
         got = config_here(capsys, "get", key)
         assert got[:2] == (0, rows[key] + "\n"), (key, got)
-    key = tabpilot(tmp_path, "config", "get", "api-key")
-    assert key.stdout == "sk-…stuv\n" and API_KEY not in key.stdout + key.stderr
-    assert tabpilot(tmp_path, "config", "get", "model").stdout == "gpt-test\n"
-    assert tabpilot(tmp_path, "config", "unset", "api-key").returncode == 0
-    assert tabpilot(tmp_path, "config", "get", "api-key").stdout == "(not set)\n"
-    from_env = tabpilot(tmp_path, "config", "get", "api-key", env={"OPENAI_API_KEY": "from-env-should-not-show"})
-    assert from_env.stdout == "(not set; OPENAI_API_KEY from the environment is used)\n"
+    _, out, err = config_here(capsys, "get", "api-key")
+    assert out == "sk-…stuv\n" and API_KEY not in out + err
+    assert config_here(capsys, "get", "model")[1] == "gpt-test\n"
+    assert config_here(capsys, "unset", "api-key")[0] == 0
+    assert config_here(capsys, "get", "api-key")[1] == "(not set)\n"
+    with monkeypatch.context() as env:
+        env.setenv("OPENAI_API_KEY", "from-env-should-not-show")
+        from_env = config_here(capsys, "get", "api-key")
+    assert from_env[1] == "(not set; OPENAI_API_KEY from the environment is used)\n"
 
-    unknown = tabpilot(tmp_path, "config", "get", "colour")
-    assert (unknown.returncode, unknown.stdout) == (1, "")
-    assert unknown.stderr == f"tabpilot config: unknown setting 'colour'; settings are: {', '.join(KEYS)}\n"
-    chinese = tabpilot(tmp_path, "config", "get", "colour", env={"LANGUAGE": "", "LC_ALL": "", "LANG": "zh_CN.UTF-8"})
-    assert chinese.stderr.startswith("tabpilot config：没有 'colour' 这项设置；可用的设置有：base-url"), chinese.stderr
+    assert config_here(capsys, "get", "colour") == (
+        1, "", f"tabpilot config: unknown setting 'colour'; settings are: {', '.join(KEYS)}\n")
+    with monkeypatch.context() as env:
+        for name, value in (("LANGUAGE", ""), ("LC_ALL", ""), ("LANG", "zh_CN.UTF-8")):
+            env.setenv(name, value)
+        chinese = config_here(capsys, "get", "colour")
+    assert chinese[2].startswith("tabpilot config：没有 'colour' 这项设置；可用的设置有：base-url"), chinese
     # a near miss is named (a new user typed max-step)
     for typed, meant in (("max-step", "max-steps"), ("max_steps", "max-steps"), ("modle", "model")):
         said = f"tabpilot config: unknown setting '{typed}'; did you mean {meant}?\n"

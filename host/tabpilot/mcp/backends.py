@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 Report = Callable[[str], Awaitable[None]]
 ApprovePolicy = Literal["always", "ask"]
-ANSWERED_AT_ONCE = 0.5  # s: an "always" the host remembers comes back in milliseconds over the local socket
+ANSWERED_AT_ONCE = 0.5  # s: a client not always allowed is said to wait for the person unless answered within this
 STOP_TIMEOUT = 15.0
 # A task that ends while the person's page has not given their last actions (Hand back or Stop on a busy page): the
 # extension listens to the page 10 s more (worker/takeover.js LATE_PATIENCE_MS, from the press, before the end) and
@@ -179,6 +179,18 @@ class HostBackend:
         except SiteError as exc:
             raise TaskFailed(f"--approve always could not record {requester} as always allowed: {exc}") from exc
 
+    @staticmethod
+    def _always_allowed(requester: str) -> bool:
+        """Whether the person always allows this client (`--approve always`, or Always allow in the popup), as the
+        host checks it: then approval.ask is answered without asking anyone."""
+        from ..native.endpoint import program_of
+        from ..store.sites import SiteError, client_allowed
+
+        try:
+            return client_allowed(requester, program_of(os.getpid()))
+        except SiteError:
+            return False
+
     async def consent(self, requester: str, task: str, report: Report, *, new_tab: bool = True,
                       url: str | None = None) -> int | None:
         """The one place an MCP task is allowed or refused before anything runs (no tab, no model call). The
@@ -194,11 +206,14 @@ class HostBackend:
         wait = (self.approve_timeout or 120.0) + 10.0
         # connected first: finding no host (or waiting for a new one, said) is not the person's delay
         await self._ask("ping", waiting=report)
+        # a client the person always allows is answered without asking anyone, however long the host takes (under
+        # load it took over ANSWERED_AT_ONCE, and the client was told the task waited for the person's yes, before
+        # the task's id)
+        nobody_asked = self.approve == "always" or self._always_allowed(requester)
         asking = asyncio.ensure_future(self._ask("approval.ask", fields, timeout=wait))
         try:
-            # a client the person always allows is answered at once, and nobody was asked; otherwise said
-            # early: the person may take a while, and some clients time a silent call out
-            if not (await asyncio.wait({asking}, timeout=ANSWERED_AT_ONCE))[0]:
+            # otherwise said early: the person may take a while, and some clients time a silent call out
+            if not nobody_asked and not (await asyncio.wait({asking}, timeout=ANSWERED_AT_ONCE))[0]:
                 await report("waiting for the person using the browser to allow this task (tabpilot popup or "
                              "side panel)")
             verdict = await asking
