@@ -146,11 +146,23 @@ def test_protocol_md_tables_list_exactly_the_types_the_models_define():
     assert mismatches(model_types(), protocol_md_types(PROTOCOL_MD.read_text()), "PROTOCOL.md") == []
 
 
-def test_the_popup_asks_only_what_the_worker_forwards_and_handles_only_host_pushes():
+def worker_made_pushes() -> set[str]:
+    """The pushes the worker makes itself for the popup (`broadcast({ kind: "push", message: { type: … } })`), such as
+    its word that a task's page took the overlay away: no host frame."""
+    sources = [SERVICE_WORKER, *sorted((ROOT / "extension" / "worker").glob("*.js"))]
+    pattern = r'kind:\s*"push",\s*message:\s*\{\s*type:\s*"([^"]+)"'
+    return {found for source in sources for found in re.findall(pattern, source.read_text())}
+
+
+def test_the_popup_asks_only_what_the_worker_forwards_and_handles_only_host_or_worker_pushes():
     asked, handled = popup_types(POPUP.read_text())
     forwarded = set_constant(SERVICE_WORKER.read_text(), "POPUP_REQUEST_TYPES")
     assert asked and asked <= forwarded, f"the worker refuses {sorted(asked - forwarded)} from the popup"
-    assert handled and handled <= messages.frame_types(messages.HostPush)
+    host_pushes, own = messages.frame_types(messages.HostPush), worker_made_pushes()
+    assert "task.overlay" in own
+    assert handled and handled <= host_pushes | own, f"nobody sends {sorted(handled - host_pushes - own)}"
+    wire = {name for names in model_types().values() for name in names}
+    assert not (own - host_pushes) & wire, "a worker's own push is named as a frame of the wire"
 
 
 def test_every_extension_request_has_a_host_route_and_the_parser_knows_every_incoming_type():

@@ -42,10 +42,11 @@ from .messages import (
     wire_data,
 )
 from .peer import ExtensionError, Peer, Push, ReplyData
+from .process import DEBUG_PORT_ENV
 from .replies import reply_error, reply_ok
 
 log = logging.getLogger(__name__)
-PORT_ENV = "TABPILOT_HOST_DEBUG_PORT"
+PORT_ENV = DEBUG_PORT_ENV
 MIN_TOKEN_LENGTH = 16
 FEATURES_HEADER = "X-Tabpilot-Features"  # the handshake's answer: the extension's hello `features`
 

@@ -23,6 +23,7 @@ from .replies import hello_data, plain_hello, reply_ok, request_id_of
 log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 16
+DEBUG_PORT_ENV = "TABPILOT_HOST_DEBUG_PORT"  # a test's debug socket (native/debug.py)
 HOST_CHECK_ENV = "TABPILOT_HOST_CHECK"  # set by `tabpilot doctor` for a host it starts only to exchange a hello
 
 
@@ -84,9 +85,11 @@ class Greeting:
         self.answered = True
 
 
-def greet(in_fd: int, out_fd: int) -> Greeting:
+def greet(in_fd: int, out_fd: int, *, answer: bool = True) -> Greeting:
     greeting = Greeting()
     greeting.read_first(in_fd)  # the codec never raises: whatever came is in `items`
+    if not answer:
+        return greeting
     try:
         greeting.answer(out_fd)
     except Exception:  # the host answers it then (a hello without an id killed the host here once)
@@ -102,7 +105,9 @@ def main(origin: str | None = None) -> int:
         print(f"tabpilot host: {exc}", file=sys.stderr)
         return 1
     log.info("host %s starting for %s (python %s)", os.getpid(), origin, sys.executable)
-    greeting = greet(0, out_fd)
+    # A test's debug socket (native/debug.py) opens before the first answer, as a test takes that answer to mean the
+    # host is ready for it: with it, the host answers the first hello from its loop.
+    greeting = greet(0, out_fd, answer=not os.environ.get(DEBUG_PORT_ENV))
     import asyncio
 
     from .stdio import serve

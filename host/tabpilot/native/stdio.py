@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from .codec import FrameError, Message, NotFrames
 from .host import NativeHost
-from .process import HOST_CHECK_ENV, READ_SIZE
+from .process import DEBUG_PORT_ENV, HOST_CHECK_ENV, READ_SIZE
 
 if TYPE_CHECKING:
     from .endpoint import LocalEndpoint
@@ -119,11 +119,11 @@ async def serve(in_fd: int, out_fd: int, greeting: Greeting) -> None:
     writer = FrameWriter(out_fd)
     host = NativeHost(writer.write, after_written=writer.after_written)
     debug_server = None
-    if os.environ.get("TABPILOT_HOST_DEBUG_PORT"):
+    if os.environ.get(DEBUG_PORT_ENV):
         from .debug import DebugAccess, start_debug_server
 
         try:
-            access = DebugAccess.parse(os.environ["TABPILOT_HOST_DEBUG_PORT"])
+            access = DebugAccess.parse(os.environ[DEBUG_PORT_ENV])
         except ValueError as exc:
             log.error("no debug socket: %s", exc)
         else:
