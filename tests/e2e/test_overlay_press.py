@@ -600,6 +600,7 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
         await account_tab.evaluate("document.getElementById('city').focus()")
         await account_tab.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "Y", "key": "Y",
                                                           "unmodifiedText": "Y"})
+        answered = await _busy_now(account_tab)
         await user_click(account_tab, box["x"], box["y"])
         await asyncio.sleep(1.5)  # Hand back waited 1 s for the busy page and went on without it
     finally:
@@ -612,6 +613,7 @@ async def test_what_a_slow_page_gives_after_a_hand_back_the_host_had_not_heard_t
         await popup.wait_for("document.querySelectorAll('#timeline .card-user_takeover').length === 1",
                              "the popup to show the takeover")
         await let_page_go(account_tab, page)
+        await answered
         await account_tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Y"})
         record = await recorded_late(harness, task_id, "Y", ANSWERED_LATE)
 
