@@ -29,6 +29,12 @@ const BRIDGE_HOST_BACK = "tabpilot starts a new host by itself: call PAGE_AGENT_
 const BRIDGE_HOST_STOPPED = "tabpilot's host stopped before this task finished (it was closed or crashed), so the "
   + `task was interrupted; ${BRIDGE_HOST_BACK} to run it anew`;
 const BRIDGE_HOST_STOPPED_AT_START = `tabpilot's host stopped before this task started (it was closed or crashed); ${BRIDGE_HOST_BACK}`;
+// A page's request while no host is connected, nor coming back (not installed for this browser, or its launcher
+// fails): Chromium's reason alone ("Specified native messaging host not found.") left the app nothing to tell the
+// user (a new user's trial); the popup shows the reason with the fix.
+const bridgeHostDownSaid = (reason) => `tabpilot's host is not running (${reason || "not started"}); the user can `
+  + "open tabpilot's popup, which says why and what to do (when tabpilot is not set up for this browser: "
+  + "`tabpilot install`, then `tabpilot doctor`, in a terminal), then call PAGE_AGENT_EXT.execute() again";
 
 const bridge = {
   sites: [], // [{origin, ask, useMyModel, allTabs}] as the host last said
@@ -465,7 +471,8 @@ async function bridgeOnPageRequest(caller, message) {
       default: return undefined;
     }
   } catch (error) {
-    if (message.id) bridgePost(caller.port, { id: message.id, kind: "error", message: error.message || String(error) });
+    const said = error.code === HOST_DOWN ? bridgeHostDownSaid(host.error) : error.message || String(error);
+    if (message.id) bridgePost(caller.port, { id: message.id, kind: "error", message: said });
   }
 }
 

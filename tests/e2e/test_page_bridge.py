@@ -27,6 +27,7 @@ from e2e_support import (
     act_on,
     configure,
     done,
+    install_host,
     interrupted_said,
     popup_task_id,
     run_in_popup,
@@ -991,6 +992,46 @@ async def test_a_prompt_the_host_died_under_goes_and_the_next_execute_asks_again
     finally:
         await close(harness, tab)
         await allow(harness, origin)  # back to no prompt for the tests after this one
+
+
+async def test_execute_with_no_host_to_start_rejects_saying_what_the_user_can_do(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """tabpilot's host no longer starts (uninstalled here; a launcher whose Python went away is the same): the
+    page's execute() rejected with Chromium's words alone, "tabpilot host is not connected: Specified native
+    messaging host not found.", nothing an app could tell its user to do (a new user's trial). It says where the
+    fix is and what it usually is, on the page and after its reload; nothing reaches the model, and once the
+    user has run `tabpilot install` the page's next call runs."""
+    env = {"HOME": str(harness.home), "TABPILOT_HOME": str(harness.tabpilot_home)}
+    await allow(harness, origin_of(site))
+    tab = await open_page(harness, site.url("app.html"))
+    before = len(llm.requests)
+    try:
+        uninstalled = await asyncio.to_thread(subprocess.run, [
+            sys.executable, "-m", "tabpilot", "uninstall", "--user-data-dir", str(harness.profile)],
+            env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+        assert uninstalled.returncode == 0, uninstalled.stderr
+        kill_the_host(harness)
+        await wait_until(lambda: harness.sw("!host.port && /not found/.test(host.error || '')"),
+                         "the worker to find no host to start", 20)
+        for name in ("no host", "no host, reloaded"):
+            if name.endswith("reloaded"):
+                await js(tab, "location.reload(), true")
+                await wait_until(lambda: js(tab, "document.readyState === 'complete' && !!window.PAGE_AGENT_EXT"),
+                                 "the reloaded page with the bridge")
+            await execute_from_page(tab, name, "Type my email", own_model(llm))
+            said = (await outcome(tab, name, 30)).get("error", "")
+            assert said.startswith("tabpilot's host is not running (Specified native messaging host not found.)"), said
+            assert "tabpilot's popup" in said and "`tabpilot install`, then `tabpilot doctor`" in said, said
+            assert said.endswith("then call PAGE_AGENT_EXT.execute() again"), said
+        assert len(llm.requests) == before
+
+        await asyncio.to_thread(install_host, harness.profile, env)
+        await harness.sw("if (!host.port) connectHost(); true")
+        await harness.wait_host_connected()
+        await the_next_right_call_runs(tab, llm)
+    finally:
+        await close(harness, tab)
 
 
 async def test_revoke_takes_the_global_away_on_the_next_load_and_an_open_page_starts_nothing(
