@@ -1169,7 +1169,15 @@ async def test_cancelling_the_call_stops_the_task(
             snapshot = (await ask_host(harness, {"type": "task.get", "taskId": running[0]["taskId"]}))["data"]["task"]
             return snapshot if snapshot["status"] != "running" else None
 
-        assert (await wait_until(ended, "the task to stop", 30))["status"] == "stopped"
+        stopped = await wait_until(ended, "the task to stop", 30)
+        assert stopped["status"] == "stopped"
+        # the person watching the tab is told who stopped it: it said "Task stopped", and they had pressed nothing
+        assert stopped["result"]["data"] == STOPPED_BY_CLIENT, stopped["result"]
+        tab = await tab_at(harness.browser, e2e_pages.url("form.html?cancel"))
+        await wait_overlay(tab, "the overlay to say who stopped it", lambda o: o["outcome"] == STOPPED_BY_CLIENT)
+
+
+STOPPED_BY_CLIENT = "Stopped by the MCP client e2e-client: it cancelled its call, asked to stop the task, or closed"
 
 
 async def test_the_running_task_is_stopped_by_the_id_its_first_progress_message_gives(
@@ -1189,6 +1197,7 @@ async def test_the_running_task_is_stopped_by_the_id_its_first_progress_message_
         assert not is_error and stopped == {"taskId": task_id, "stopped": True, "status": "stopped"}, stopped
         is_error, result = await call
         assert not is_error and (result["success"], result["taskId"], result["steps"]) == (False, task_id, 1), result
+        assert result["data"] == STOPPED_BY_CLIENT, result
 
         # stopping it again stops nothing and says so
         is_error, again = await client.call("stop_task", taskId=task_id)
@@ -1237,7 +1246,10 @@ async def test_a_client_that_goes_away_leaves_no_task_running(
         snapshot = (await ask_host(harness, {"type": "task.get", "taskId": task_id}))["data"]["task"]
         return snapshot if snapshot["status"] != "running" else None
 
-    assert (await wait_until(ended, "the orphaned task to stop", 30))["status"] == "stopped"
+    stopped = await wait_until(ended, "the orphaned task to stop", 30)
+    assert stopped["status"] == "stopped"
+    assert stopped["result"]["data"] == ("Stopped: the MCP client a server about to die that asked for this task went "
+                                         "away (it closed or lost its connection)"), stopped["result"]
 
 
 async def test_service_worker_restart_mid_call_fails_clearly_and_the_next_call_works(

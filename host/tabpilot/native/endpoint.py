@@ -319,7 +319,8 @@ class LocalEndpoint:
             if self.host.tasks.is_running(task_id):
                 log.info("stopping task %s: %s went away", task_id, client.name)
                 with contextlib.suppress(Exception):
-                    await self.host.tasks.stop(task_id)
+                    await self.host.tasks.stop(task_id, self.host.tasks.stopped_by_client(
+                        task_id, "mcp.stopped_client_gone", client.name))
 
     async def _answer(self, client: LocalClient, frame: dict[str, Any]) -> None:
         request_id, kind = request_id_of(frame), frame.get("type")
@@ -375,6 +376,8 @@ class LocalEndpoint:
                                 "taskId (the person stops any in the tabpilot popup)", "not_allowed")
         elif request.type in ("task.get", "history.get") and not _always_allowed(client):
             request = _own_task_only(client, request)
+        if request.type == "task.stop":
+            request = request.model_copy(update={"client": client.name})
         reply = await self.host.respond(request)
         if request.type in ("task.get", "task.list") and reply.get("ok") and not _always_allowed(client):
             reply = {**reply, "data": _own_snapshots(client, reply["data"])}

@@ -376,7 +376,9 @@ class NativeHost:
 
     async def _task_stop(self, request: TaskStop) -> dict[str, Any]:
         waiting = self.tasks.page_silent(request.task_id) if request.page_silent and request.task_id else None
-        await self.tasks.stop(request.task_id)
+        by_client = None if request.client is None or request.task_id is None else (
+            self.tasks.stopped_by_client(request.task_id, "mcp.stopped_by_client", request.client))
+        await self.tasks.stop(request.task_id, by_client)
         return _waiting_for_page(waiting)
 
     async def _task_get(self, request: TaskGet) -> dict[str, Any]:

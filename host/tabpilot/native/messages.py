@@ -204,6 +204,8 @@ class TaskStop(Request):
     type: Literal["task.stop"]
     task_id: str | None = Field(None, alias="taskId", min_length=1)
     page_silent: bool = Field(False, alias="pageSilent")  # as TaskHandback's
+    # a local client's stop: its name, set by the host's local endpoint (the task's result says who stopped it)
+    client: str | None = Field(None, max_length=200)
 
 
 class TaskGet(Request):

@@ -105,6 +105,13 @@ class HostTask:
         on that tab was refused as busy."""
         return not isinstance(self.run, EndedRun)
 
+    @property
+    def requester(self) -> str | None:
+        run = self.run
+        if run is None:
+            return None
+        return run.requester if isinstance(run, EndedRun) else run.plan.requester
+
     def snapshot(self, language: str | None = None) -> dict[str, Any] | None:
         """The task as a reader in `language` gets it (i18n.for_reader)."""
         from ..i18n import approval_for_reader, for_reader, result_for_reader
@@ -125,9 +132,8 @@ class HostTask:
             "approval": approval_for_reader(run.approval, language),
             "source": run.source if isinstance(run, EndedRun) else run.plan.source,
         }
-        requester = run.requester if isinstance(run, EndedRun) else run.plan.requester
-        if requester:  # a page's origin, an MCP client's name: the person sees who asked for it
-            snap["requester"] = requester
+        if self.requester:  # a page's origin, an MCP client's name: the person sees who asked for it
+            snap["requester"] = self.requester
         if isinstance(run, EndedRun):
             snap["result"] = result_for_reader(run.finished.result, language)
             snap["gaveUp"] = run.finished.gave_up
@@ -483,9 +489,18 @@ class TaskManager:
         stopping.add_done_callback(self._stopping.discard)
 
     # --- stop, pause, resume --------------------------------------------------------------------
-    async def stop(self, task_id: str | None = None) -> None:
+    def stopped_by_client(self, task_id: str, key: str, connection: str) -> str:
+        """The result's text of a task a local program stops (`key`: mcp.stopped_by_client when it asked to,
+        mcp.stopped_client_gone when it went away), naming the MCP client the person was told asked for it (else
+        the connection's own name)."""
+        from ..i18n import text
+
+        entry = self._tasks.get(task_id)
+        return text(key, self.ui_language, client=(entry.requester if entry else None) or connection)
+
+    async def stop(self, task_id: str | None = None, because: str | None = None) -> None:
         """Stop one task and return once it has ended. Without an id: the only one running (a no-op
-        when none runs; refused when several do)."""
+        when none runs; refused when several do). `because` becomes its result's text."""
         if task_id is None:
             running = list(self._tabs.values())
             if not running:
@@ -497,12 +512,12 @@ class TaskManager:
             entry = running[0]
         else:
             entry = self._find(task_id)
-        await self._stop(entry)
+        await self._stop(entry, because)
 
-    async def _stop(self, entry: HostTask) -> None:
+    async def _stop(self, entry: HostTask, because: str | None = None) -> None:
         entry.stop_requested = True  # seen by a task still starting
         if entry.run is not None and not isinstance(entry.run, EndedRun):
-            await entry.run.stop()
+            await entry.run.stop(because)
         if entry.runner is not None:
             await asyncio.wait([entry.runner])
 
