@@ -532,7 +532,10 @@ async function bridgeExecute(caller, { id, task, config }) {
 
 async function bridgeStop(caller, { id }) {
   const running = bridgeRunningTask(caller);
-  if (running) await bridgeRequestHost({ type: "task.stop", taskId: running.taskId }, BRIDGE_START_TIMEOUT_MS);
+  if (running) {
+    const stop = { type: "task.stop", taskId: running.taskId, origin: caller.origin }; // the record says who stopped it
+    await bridgeRequestHost(stop, BRIDGE_START_TIMEOUT_MS);
+  }
   bridgePost(caller.port, { id, kind: "result", result: null });
 }
 

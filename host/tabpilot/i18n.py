@@ -414,12 +414,16 @@ EN_US: dict[str, str] = {
         "its own."
     ),
     "mcp.client_gone": "tabpilot mcp: the MCP client went away (its connection to this server closed); exiting",
-    # the result of a task an MCP client ran in the person's browser and stopped: the person sees it on the overlay
+    # the result of a task an MCP client or a page ran in the person's browser and stopped, not the person: they see
+    # it on the overlay (a bare "Task stopped" left them wondering what they had pressed)
     "mcp.stopped_by_client": (
-        "Stopped by the MCP client {client}: it cancelled its call, asked to stop the task, or closed"
+        "Stopped by the MCP client {requester}: it cancelled its call, asked to stop the task, or closed"
     ),
     "mcp.stopped_client_gone": (
-        "Stopped: the MCP client {client} that asked for this task went away (it closed or lost its connection)"
+        "Stopped: the MCP client {requester} that asked for this task went away (it closed or lost its connection)"
+    ),
+    "page.stopped_by_page": (
+        "Stopped by the page {requester} that asked for this task (it called PAGE_AGENT_EXT.stop())"
     ),
     # --- `tabpilot demo` and a browser `run` could not find ---------------------------------------------
     "demo.banner": "tabpilot demo — scripted demo model — no AI involved\ntask: {task}\n",
@@ -1224,8 +1228,9 @@ ZH_CN: dict[str, str] = {
         "或者在那里用 --launch 代替 --cdp-url，由 tabpilot mcp 自己启动一个浏览器。"
     ),
     "mcp.client_gone": "tabpilot mcp：MCP 客户端已经离开（它与这个服务器的连接已关闭）；正在退出",
-    "mcp.stopped_by_client": "已被 MCP 客户端 {client} 停止：它取消了调用、要求停止这个任务，或已经关闭",
-    "mcp.stopped_client_gone": "已停止：请求这个任务的 MCP 客户端 {client} 已经离开（它关闭了或失去了连接）",
+    "mcp.stopped_by_client": "已被 MCP 客户端 {requester} 停止：它取消了调用、要求停止这个任务，或已经关闭",
+    "mcp.stopped_client_gone": "已停止：请求这个任务的 MCP 客户端 {requester} 已经离开（它关闭了或失去了连接）",
+    "page.stopped_by_page": "已被请求这个任务的页面 {requester} 停止（它调用了 PAGE_AGENT_EXT.stop()）",
     "demo.banner": "tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：{task}\n",
     "browser.not_found": (
         "没有找到 Chrome、Chromium、Edge 或 Brave；请安装一个（例如 `apt-get install chromium`），"

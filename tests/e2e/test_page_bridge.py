@@ -644,9 +644,11 @@ async def test_one_task_per_page_and_stop_stops_only_this_pages_task(
     first = await open_page(harness, site.url("app.html"))
     other = await open_page(harness, site.url("app.html?other"))
     try:
+        asked = len(llm.requests)
         llm.add(Delay(30, done("too late")))
         await execute_from_page(first, "long", "Think for a long time", own_model(llm))
-        await wait_until(lambda: js(first, "window.runs.long.calls.length > 0"), "the long task to start")
+        # thinking (a stop before its first request left the reply unasked: the module's next test got it, under load)
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) > asked), "the long task to ask the model")
         await execute_from_page(first, "again", "Another task", own_model(llm))
         again = await outcome(first, "again", 20)
         assert "still running" in again["error"] and "stop()" in again["error"]
@@ -656,6 +658,10 @@ async def test_one_task_per_page_and_stop_stops_only_this_pages_task(
         await js(first, "window.PAGE_AGENT_EXT.stop()")
         stopped = await outcome(first, "long", 30)
         assert stopped["result"]["success"] is False and stopped["calls"][-1] == ["status", "stopped"]
+        # the person, who pressed no Stop, is told who stopped it (it said "Task stopped")
+        said = f"Stopped by the page {origin_of(site)} that asked for this task (it called PAGE_AGENT_EXT.stop())"
+        assert stopped["result"]["data"] == said, stopped["result"]["data"]
+        await wait_overlay(first, "the overlay to say who stopped it", lambda o: o["outcome"] == said)
     finally:
         await close(harness, first)
         await close(harness, other)
@@ -994,6 +1000,9 @@ async def test_a_prompt_the_host_died_under_goes_and_the_next_execute_asks_again
         await allow(harness, origin)  # back to no prompt for the tests after this one
 
 
+RELOADED = "document.readyState === 'complete' && !window.runs && !!window.PAGE_AGENT_EXT"
+
+
 async def test_execute_with_no_host_to_start_rejects_saying_what_the_user_can_do(
     harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
 ) -> None:
@@ -1007,28 +1016,29 @@ async def test_execute_with_no_host_to_start_rejects_saying_what_the_user_can_do
     tab = await open_page(harness, site.url("app.html"))
     before = len(llm.requests)
     try:
-        uninstalled = await asyncio.to_thread(subprocess.run, [
-            sys.executable, "-m", "tabpilot", "uninstall", "--user-data-dir", str(harness.profile)],
-            env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
-        assert uninstalled.returncode == 0, uninstalled.stderr
-        kill_the_host(harness)
-        await wait_until(lambda: harness.sw("!host.port && /not found/.test(host.error || '')"),
-                         "the worker to find no host to start", 20)
-        for name in ("no host", "no host, reloaded"):
-            if name.endswith("reloaded"):
-                await js(tab, "location.reload(), true")
-                await wait_until(lambda: js(tab, "document.readyState === 'complete' && !!window.PAGE_AGENT_EXT"),
-                                 "the reloaded page with the bridge")
-            await execute_from_page(tab, name, "Type my email", own_model(llm))
-            said = (await outcome(tab, name, 30)).get("error", "")
-            assert said.startswith("tabpilot's host is not running (Specified native messaging host not found.)"), said
-            assert "tabpilot's popup" in said and "`tabpilot install`, then `tabpilot doctor`" in said, said
-            assert said.endswith("then call PAGE_AGENT_EXT.execute() again"), said
-        assert len(llm.requests) == before
-
-        await asyncio.to_thread(install_host, harness.profile, env)
-        await harness.sw("if (!host.port) connectHost(); true")
-        await harness.wait_host_connected()
+        try:
+            uninstalled = await asyncio.to_thread(subprocess.run, [
+                sys.executable, "-m", "tabpilot", "uninstall", "--user-data-dir", str(harness.profile)],
+                env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+            assert uninstalled.returncode == 0, uninstalled.stderr
+            kill_the_host(harness)
+            await wait_until(lambda: harness.sw("!host.port && /not found/.test(host.error || '')"),
+                             "the worker to find no host to start", 20)
+            for name in ("no host", "no host, reloaded"):
+                if name.endswith("reloaded"):  # RELOADED: the first call's page (its window.runs) gone, the new one in
+                    await js(tab, "location.reload(), true")
+                    await wait_until(lambda: js(tab, RELOADED), "the reloaded page with the bridge")
+                await execute_from_page(tab, name, "Type my email", own_model(llm))
+                said = (await outcome(tab, name, 30)).get("error", "")
+                assert said.startswith("tabpilot's host is not running (Specified native messaging host not found.)"), \
+                    said
+                assert "tabpilot's popup" in said and "`tabpilot install`, then `tabpilot doctor`" in said, said
+                assert said.endswith("then call PAGE_AGENT_EXT.execute() again"), said
+            assert len(llm.requests) == before
+        finally:  # the user's fix, which the module's next tests need too
+            await asyncio.to_thread(install_host, harness.profile, env)
+            await harness.sw("if (!host.port) connectHost(); true")
+            await harness.wait_host_connected()
         await the_next_right_call_runs(tab, llm)
     finally:
         await close(harness, tab)

@@ -319,7 +319,7 @@ class LocalEndpoint:
             if self.host.tasks.is_running(task_id):
                 log.info("stopping task %s: %s went away", task_id, client.name)
                 with contextlib.suppress(Exception):
-                    await self.host.tasks.stop(task_id, self.host.tasks.stopped_by_client(
+                    await self.host.tasks.stop(task_id, self.host.tasks.stopped_by(
                         task_id, "mcp.stopped_client_gone", client.name))
 
     async def _answer(self, client: LocalClient, frame: dict[str, Any]) -> None:

@@ -376,10 +376,18 @@ class NativeHost:
 
     async def _task_stop(self, request: TaskStop) -> dict[str, Any]:
         waiting = self.tasks.page_silent(request.task_id) if request.page_silent and request.task_id else None
-        by_client = None if request.client is None or request.task_id is None else (
-            self.tasks.stopped_by_client(request.task_id, "mcp.stopped_by_client", request.client))
-        await self.tasks.stop(request.task_id, by_client)
+        await self.tasks.stop(request.task_id, self._stopped_by(request))
         return _waiting_for_page(waiting)
+
+    def _stopped_by(self, request: TaskStop) -> str | None:
+        """Who stopped the task when not the person (their Stop says nothing more): an MCP client, or a page."""
+        if request.task_id is None:
+            return None
+        if request.client is not None:
+            return self.tasks.stopped_by(request.task_id, "mcp.stopped_by_client", request.client)
+        if request.origin is not None:
+            return self.tasks.stopped_by(request.task_id, "page.stopped_by_page", request.origin)
+        return None
 
     async def _task_get(self, request: TaskGet) -> dict[str, Any]:
         return {"task": self.tasks.get(task_id=request.task_id, tab_id=request.tab_id)}

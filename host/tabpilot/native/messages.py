@@ -204,8 +204,10 @@ class TaskStop(Request):
     type: Literal["task.stop"]
     task_id: str | None = Field(None, alias="taskId", min_length=1)
     page_silent: bool = Field(False, alias="pageSilent")  # as TaskHandback's
-    # a local client's stop: its name, set by the host's local endpoint (the task's result says who stopped it)
+    # who stopped it, for the task's result to say (not the person): a local client's name, set by the host's local
+    # endpoint; a page's origin, set by the extension's bridge (PAGE_AGENT_EXT.stop())
     client: str | None = Field(None, max_length=200)
+    origin: str | None = Field(None, max_length=2048)
 
 
 class TaskGet(Request):

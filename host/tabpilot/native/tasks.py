@@ -489,14 +489,14 @@ class TaskManager:
         stopping.add_done_callback(self._stopping.discard)
 
     # --- stop, pause, resume --------------------------------------------------------------------
-    def stopped_by_client(self, task_id: str, key: str, connection: str) -> str:
-        """The result's text of a task a local program stops (`key`: mcp.stopped_by_client when it asked to,
-        mcp.stopped_client_gone when it went away), naming the MCP client the person was told asked for it (else
-        the connection's own name)."""
+    def stopped_by(self, task_id: str, key: str, asker: str) -> str:
+        """The result's text of a task stopped by who asked for it, not the person (`key`: mcp.stopped_by_client,
+        mcp.stopped_client_gone, page.stopped_by_page), naming it as the person was told (the MCP client, the page's
+        origin), else as `asker` (the local connection's own name)."""
         from ..i18n import text
 
         entry = self._tasks.get(task_id)
-        return text(key, self.ui_language, client=(entry.requester if entry else None) or connection)
+        return text(key, self.ui_language, requester=(entry.requester if entry else None) or asker)
 
     async def stop(self, task_id: str | None = None, because: str | None = None) -> None:
         """Stop one task and return once it has ended. Without an id: the only one running (a no-op
