@@ -794,7 +794,9 @@ async def test_a_reload_mid_task_does_not_end_it_and_attach_gets_its_result(
             done("Finished after the reload"),
         )
         await execute_from_page(tab, "before", "Type, then finish", own_model(llm))
-        await wait_until(lambda: js(tab, "window.runs.before.calls.some(c => c[0] === 'history')"), "the first step")
+        # reloaded while the model thinks over the page it read after typing: on the first step's history push (as
+        # before), a loaded runner reloaded before that read, and the model saw an empty page (no Log in to click)
+        await wait_until(lambda: asyncio.sleep(0, len(llm.requests) >= first + 2), "the model's second request")
         await js(tab, "location.reload(), true")
         await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs"), "the reload")
         attached = await js(tab, """(async () => {
