@@ -248,3 +248,35 @@ async def test_a_custom_control_named_by_a_label_a_person_sees_is_not_named_agai
     assert [line.lstrip("*") for line in page_lines(again)] == [
         *expected[:7], "[3]<div role=textbox>Quiet corner", *expected[8:]], again.text
     await browser.close_tab(tab.target_id)
+
+
+@READERS
+async def test_a_tables_row_is_read_as_one_line_and_its_controls_are_used_from_it(
+    browser: Browser, pages, snapshot: bool
+) -> None:
+    # A cell's words in a paragraph or a div (docs tables, many sites' data tables) made every cell a line of its
+    # own: the model could not tell which values share a row, nor which row's Remove a button is. A <br> ran the
+    # words on either side together ("12 Main StSpringfield").
+    tab = await open_page(browser, pages.url("eyes_tables.html"))
+    state = await read(browser, tab, snapshot)
+    assert page_lines(state) == [
+        "# Operators",
+        "Operation | Result | Notes",
+        "x or y | if x is false, then y else x | (1)",
+        "not x | if x is false, then True",
+        "Pick | Name | Plan",
+        "[1]<input type=checkbox checked=false> | Ada | Pro $12 | [2]<button>Remove</button>",
+        "[3]<input type=checkbox checked=false> | Bob | Free | [4]<button>Remove</button>",
+        "Ship to",
+        "12 Main St",
+        "Springfield",
+        "## Menu",  # a page laid out in a table: the tall cell's blocks are lines of their own
+        "Home",
+        "Help",
+        "Last line",
+    ], state.text
+    await actions.click(browser, tab, state.elements[3])
+    await actions.click(browser, tab, state.elements[4])
+    assert await tab.evaluate("[window.clicks, document.getElementById('pick-bob').checked]") == [["remove-bob"], True]
+    again = await read(browser, tab, snapshot, state)
+    assert "[3]<input type=checkbox checked=true> | Bob | Free | [4]<button>Remove</button>" in page_lines(again)

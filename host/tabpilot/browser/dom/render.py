@@ -280,6 +280,6 @@ def element_line(found: Found, index: int, is_new: bool, attributes: dict[str, s
     name = icon_name(found) or (element_text(found) if found.named_by_text else "") or input_button_label(found)
     name = rules.shorten(name, rules.NAME_LIMIT)
     marker = "*" if is_new else ""
-    if inline:
+    if inline and (name or found.named_by_text):
         return f"{marker}[{index}]<{found.tag}{parts}>{name}</{found.tag}>"  # spaced only as the page is
     return f"{marker}[{index}]<{found.tag}{parts}>{name}"

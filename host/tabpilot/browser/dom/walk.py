@@ -43,17 +43,23 @@ Insets = tuple[float, float, float, float]  # left, top, right, bottom
 DEFAULT_FRAME_INSETS: Insets = (2.0, 2.0, 2.0, 2.0)  # an <iframe>'s default border
 # Subtrees this far (CSS px) beyond the viewport are only counted, not read.
 SKIP_MARGIN = 200
+# A table cell up to this tall (CSS px) is read as part of its row's line, whatever blocks it holds (a docs
+# table's cells are paragraphs: each cell was a line of its own, and the model could not tell which values
+# share a row). A taller one is a page laid out in a table: its blocks stay lines of their own.
+ROW_CELL_HEIGHT = 200
 
 
 class _Frame:
     """What the walk knows about an open element while it visits its descendants."""
 
-    __slots__ = ("block", "box", "clip", "depth", "editable", "end", "hidden", "pointer", "sink")
+    __slots__ = ("block", "box", "cell", "clip", "depth", "editable", "end", "hidden", "pointer", "sink")
 
     def __init__(self, end: int, hidden: bool, clip: Rect, pointer: bool, sink: Found | None,
-                 depth: int, block: bool, editable: bool = False, box: Rect | None = None) -> None:
+                 depth: int, block: bool, editable: bool = False, box: Rect | None = None,
+                 cell: bool = False) -> None:
         self.end, self.hidden, self.clip, self.pointer = end, hidden, clip, pointer
         self.sink, self.depth, self.block, self.editable = sink, depth, block, editable
+        self.cell = cell  # inside a table cell read as part of its row's line (ROW_CELL_HEIGHT)
         # What the clipping containers around leave visible, the viewport aside (None: no container): an
         # element outside it is scrolled away inside a list, not above or below on the page.
         self.box = box
@@ -399,7 +405,7 @@ class Walker:
             if kind != ELEMENT_NODE:
                 if end > node:
                     stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
-                                        top.editable, top.box))
+                                        top.editable, top.box, top.cell))
                 node += 1
                 continue
 
@@ -412,7 +418,7 @@ class Walker:
                     continue
                 if end > node:
                     stack.append(_Frame(end, top.hidden, top.clip, top.pointer, top.sink, top.depth, False,
-                                        top.editable, top.box))
+                                        top.editable, top.box, top.cell))
                 node += 1
                 continue
 
@@ -455,6 +461,15 @@ class Walker:
                 block = False
                 if self._buffer:
                     self._buffer.append(" | ")
+            elif tag == "br":
+                if top.cell:
+                    self._buffer.append(" ")
+                else:
+                    self._flush()  # "first line<br>second line" read "first linesecond line"
+            elif block and top.cell:
+                block = False
+                if self._buffer:
+                    self._buffer.append(" ")
             elif block:
                 self._flush()
             elif self._buffer and tag not in rules.PHRASING_TAGS and (
@@ -462,7 +477,7 @@ class Walker:
                 self._buffer.append(" ")  # <span>World</span><span>1 h ago</span> set apart: two words
             if display in rules.RUNNING_DISPLAYS and w > 0:
                 self._inline = (document, end, rect)
-            if tag in rules.HEADINGS and not hidden_here:
+            if tag in rules.HEADINGS and not hidden_here and not top.cell:
                 self._flush()
                 self._prefix = rules.HEADINGS[tag]
                 block = True
@@ -521,7 +536,10 @@ class Walker:
                                   named_by_text,
                                   scroll=scroll, point=point)
                     self._box_named_by_next_text = None
-                    if named_by_text and display == "inline" and top.sink is None:
+                    # In running text, a link stays in its sentence; in a row, a control with no content of its
+                    # own stays in the row's line.
+                    in_line = (named_by_text and display == "inline") or (top.cell and (named_by_text or end == node))
+                    if in_line and top.sink is None:
                         if not self._buffer:  # a link in running text stays in its sentence
                             self._buffer_depth = top.depth
                         elif isinstance(self._buffer[-1], Found):
@@ -562,7 +580,8 @@ class Walker:
                 else:
                     sink, depth = top.sink, top.depth
                 editable = top.editable or (found is not None and found.role == "textbox")
-                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block, editable, container))
+                cell = top.cell or (display == "table-cell" and h <= ROW_CELL_HEIGHT)
+                stack.append(_Frame(end, hidden_here, clip, pointer, sink, depth, block, editable, container, cell))
             elif block:
                 self._flush()
             node += 1
