@@ -645,3 +645,15 @@ def test_one_rule_shows_every_control_format_and_separator_character_and_keeps_t
     ordinary = "Grüße, 你好, שלום, سلام\u200cها, 👨\u200d👩\u200d👧, tab\tand\nline"
     assert show_controls(ordinary) == ordinary and json.loads(json_for_people(ordinary)) == ordinary
     assert json_for_people(ordinary) == json.dumps(ordinary, ensure_ascii=False)
+
+
+def test_a_stopped_task_reads_as_stopped_not_failed(home: Path) -> None:
+    # The popup shows a stop amber, as a stop; `history show` said "Result (failed): Task stopped" (a new user's trial).
+    with TaskStore() as store:
+        task_id = store.start_task("Fill the form", url="http://127.0.0.1:8/", model="m")
+        store.finish_task(task_id, status="stopped", result={"success": False, "data": "Task stopped"})
+    shown = tabpilot(home, "history", "show", task_id)
+    assert shown.stdout.rstrip().endswith("Result (stopped): Task stopped"), shown.stdout
+    assert tabpilot(home, "config", "set", "language", "zh-CN").returncode == 0
+    shown = tabpilot(home, "history", "show", task_id)
+    assert "结果（已停止）" in shown.stdout and "失败" not in shown.stdout, shown.stdout

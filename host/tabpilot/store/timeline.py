@@ -167,8 +167,9 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
     lines.append("")
     if record.result is not None:
         success = record.result.get("success")
-        verdict = ("not_done" if s.gave_up else "success" if success is True else "failed" if success is False
-                   else "finished")
+        # A stop the person (or the page, or an MCP client) asked for is not a failure (success false on the wire).
+        verdict = ("not_done" if s.gave_up else "stopped" if s.status == "stopped" else "success" if success is True
+                   else "failed" if success is False else "finished")
         lines.append(say("timeline.result_of", language, verdict=say(f"timeline.verdict.{verdict}", language),
                          data=continued(data if isinstance(data, str) else compact(data))))
     elif s.status in ("interrupted", "running"):
