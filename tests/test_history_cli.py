@@ -657,3 +657,19 @@ def test_a_stopped_task_reads_as_stopped_not_failed(home: Path) -> None:
     assert tabpilot(home, "config", "set", "language", "zh-CN").returncode == 0
     shown = tabpilot(home, "history", "show", task_id)
     assert "结果（已停止）" in shown.stdout and "失败" not in shown.stdout, shown.stdout
+
+
+def test_a_task_interrupted_before_it_recorded_anything_has_no_length(home: Path) -> None:
+    # Its end is unknown: it read "took 0.0 s" though it had run for seconds (a new user's trial).
+    env = {**os.environ, "TABPILOT_HOME": str(home), "PYTHONPATH": str(Path(__file__).parent)}
+    silent = KILLED_AGENT.replace("store.append_event", "0 and store.append_event")
+    agent = subprocess.Popen([sys.executable, "-c", silent], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        task_id = agent.stdout.readline().strip()  # type: ignore[union-attr]
+        assert task_id
+    finally:
+        agent.kill()
+        agent.wait()
+        agent.stdout.close()  # type: ignore[union-attr]
+    shown = tabpilot(home, "history", "show", task_id).stdout
+    assert "interrupted" in shown and " · took - · " in shown and "0.0 s" not in shown, shown

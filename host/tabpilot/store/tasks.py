@@ -156,7 +156,11 @@ class TaskSummary:
 
     @property
     def duration(self) -> float | None:
-        return None if self.ended_at is None else max(0.0, self.ended_at - self.started_at)
+        """None when unknown: still running, or interrupted before it recorded anything (its end is then its start:
+        mark_interrupted), which read "took 0.0 s" for a task that had run for seconds."""
+        if self.ended_at is None or (self.status == "interrupted" and self.ended_at <= self.started_at):
+            return None
+        return max(0.0, self.ended_at - self.started_at)
 
     def to_wire(self) -> dict[str, Any]:
         """camelCase for the extension; times in epoch milliseconds (what JS `Date` takes)."""
