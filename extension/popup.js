@@ -44,6 +44,7 @@ const ui = {
   approval: null, // the action waiting for the person's Allow / Deny
   activity: null, // what the agent is doing now (task.activity)
   thinkingSince: null, // when the agent began thinking about its step (epoch ms), while it does
+  acting: null, // the action it takes, while it does (lib/working.js)
   unworkable: null, // why tabpilot cannot work in the target tab (Tabs.unworkable), or null
   gaveUp: false, // the task shown ended "error" by the agent's own verdict (the host's gaveUp)
 };
@@ -202,6 +203,7 @@ function showTask(snapshot) {
   showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker), { follow: false });
   ui.activity = null; // this task's: thinking since the worker saw it begin (a popup opened meanwhile counts on from there)
   ui.thinkingSince = snapshot.thinkingSince ?? null;
+  ui.acting = snapshot.acting ?? null; // the action under way, as the worker saw it begin
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   $("overlay-removed").hidden = !(snapshot.status === "running" && snapshot.overlayRemoved);
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
@@ -313,26 +315,32 @@ function offerToRunAgain() {
   if ($("task-from").hidden && !$("task-input").value.trim()) $("task-input").value = $("task-title").textContent;
 }
 
-// What the agent is doing now; not while it waits on the person (the box above says what for): "Executing click…"
+// What the agent is doing now; not while it waits on the person (the box above says what for): "Clicking…"
 // under "Approve this action?" said it was doing what it waits for a yes to do; nor while the person has the
 // controls ("Done wait in 1,147 ms" under Paused, of a wait their taking over had cut short).
 function setActivity(activity) {
   const thinking = !!activity && activity.type === "thinking";
   if (!thinking) ui.thinkingSince = null;
   else if (!ui.activity || ui.activity.type !== "thinking") ui.thinkingSince ??= Date.now();
+  // the step an action belongs to: the one after the steps shown (its own card comes once it ended)
+  ui.acting = Working.acting(ui.acting, activity, stepsShown() + 1);
   ui.activity = activity;
-  clearInterval(thinkingTicker);
-  thinkingTicker = thinking ? setInterval(paintActivity, 1000) : null; // the seconds count on
+  clearInterval(activityTicker);
+  const counting = thinking || (!!ui.acting && ui.acting.took === undefined);
+  activityTicker = counting ? setInterval(paintActivity, 1000) : null; // the seconds count on
   paintActivity();
 }
 
-let thinkingTicker = null;
+function stepsShown() {
+  return $("timeline").querySelectorAll(".card-step").length;
+}
+
+let activityTicker = null;
 function paintActivity() {
   const activity = ui.activity;
   // the step it thinks about: the one after the steps shown
-  const thinking = ui.thinkingSince && { step: $("timeline").querySelectorAll(".card-step").length + 1,
-    since: ui.thinkingSince };
-  const text = Timeline.activityText(activity, thinking);
+  const thinking = ui.thinkingSince && { step: stepsShown() + 1, since: ui.thinkingSince };
+  const text = Timeline.activityText(activity, { thinking, acting: ui.acting });
   $("activity").textContent = text;
   $("activity").hidden = !text || !!Asking.pillKind(asksNow());
   $("activity").dataset.type = activity ? activity.type : "";

@@ -131,8 +131,10 @@ const Timeline = (() => {
     return t("activityThinkingStep", thinking.step, Math.max(0, Math.floor((Date.now() - thinking.since) / 1000)));
   }
 
-  // Between its thoughts the agent acts: "Step 3 · clicking…", by the action's tool (a custom one: "working…").
-  // `acting`: {step, tool, seconds?} (seconds: a wait's).
+  // Between its thoughts the agent acts: 'Step 3 · clicking "Sign in"… 2 s', by the action's tool and the element it
+  // is on, the seconds counting on while it runs. The popup said "Executing click_element_by_index (index: 12)" and
+  // "Done click_element_by_index in 6,742 ms" (a new user's trial). A tool of the caller's own (AgentConfig's
+  // custom_tools) is named as it is: it has no other name. `acting`: lib/working.js's.
   const ACTING = {
     click_element_by_index: "actingClick", input_text: "actingType", select_dropdown_option: "actingChoose",
     scroll: "actingScroll", scroll_horizontally: "actingScroll", execute_javascript: "actingScript",
@@ -140,17 +142,26 @@ const Timeline = (() => {
     go_back: "actingBack", switch_tab: "actingSwitchTab", close_tab: "actingCloseTab", upload_file: "actingUpload",
     wait: "actingWait", done: "actingDone", ask_user: "actingAsk", request_takeover: "actingHandOver",
   };
+  // the same, on a named element (agent/types.py ExecutingActivity.target)
+  const ACTING_ON = {
+    click_element_by_index: "actingClickOn", input_text: "actingTypeOn", select_dropdown_option: "actingChooseOn",
+    scroll: "actingScrollOn", scroll_horizontally: "actingScrollOn", read_text: "actingReadOn",
+    hover_element: "actingHoverOn", upload_file: "actingUploadOn",
+  };
   function actingText(acting) {
-    return t(ACTING[acting.tool] || "actingOther", acting.step, acting.seconds ?? 1);
+    const on = acting.target && Object.hasOwn(ACTING_ON, acting.tool) ? ACTING_ON[acting.tool] : null;
+    const words = Object.hasOwn(ACTING, acting.tool) ? ACTING[acting.tool] : null;
+    const doing = on ? t(on, acting.target) : words ? t(words, acting.seconds ?? 1) : t("actingOther", acting.tool);
+    const ms = acting.took ?? Date.now() - (acting.since ?? Date.now());
+    return t("actingStep", acting.step, doing, Math.max(0, Math.floor(ms / 1000)));
   }
 
-  function activityText(activity, thinking = null) {
+  // `now`: {thinking, acting} (thinkingText's and actingText's), what the activity alone does not say.
+  function activityText(activity, now = {}) {
     if (!activity) return "";
     switch (activity.type) {
-      case "thinking": return thinking ? thinkingText(thinking) : t("activityThinking");
-      case "executing": return t("activityExecuting", `${activity.tool}${activity.input !== undefined ? ` (${describeInput(activity.input)})` : ""}`);
-      // agent/types.py ExecutedActivity.duration: milliseconds
-      case "executed": return t("activityExecuted", activity.tool, Math.round(activity.duration ?? 0));
+      case "thinking": return now.thinking ? thinkingText(now.thinking) : t("activityThinking");
+      case "executing": case "executed": return now.acting ? actingText(now.acting) : "";
       case "retrying": return t("activityRetrying", ...retries(activity.attempt, activity.maxAttempts));
       case "error": return t("activityError", activity.message);
       case "waiting": return t("activityWaiting", Math.round(activity.seconds ?? 0));

@@ -116,16 +116,11 @@ function outcomeOf(result, failure) {
 }
 
 // What the agent does now: since when it thinks about its step (this worker's clock: the push has no time), or which
-// action of which step it takes (kept from its start until the next thought, its end included).
+// action of which step it takes (lib/working.js).
 function learnActivity(task, activity) {
   const type = activity && activity.type;
   task.thinkingSince = type === "thinking" ? task.thinkingSince ?? Date.now() : null;
-  if (type === "executing") {
-    const seconds = activity.input && Number.isFinite(activity.input.seconds) ? activity.input.seconds : undefined;
-    task.acting = { step: (task.steps || 0) + 1, tool: activity.tool, seconds };
-  } else if (type !== "executed") {
-    task.acting = null;
-  }
+  task.acting = Working.acting(task.acting, activity, (task.steps || 0) + 1);
   task.activity = activity || null;
 }
 
@@ -134,10 +129,12 @@ function learnStep(task, step) {
 }
 
 // What this worker knows of the task `taskId` that the host does not, for a popup's snapshot of it: since when it
-// thinks (null: it does not, or this worker did not see it begin), and whether its page took its overlay away.
+// thinks (null: it does not, or this worker did not see it begin), which action it takes since when, and whether its
+// page took its overlay away.
 function workerViewOf(taskId) {
   const known = tasks.get(taskId);
-  return { thinkingSince: (known && known.thinkingSince) || null, overlayRemoved: !!(known && known.overlayRemoved) };
+  return { thinkingSince: (known && known.thinkingSince) || null, acting: (known && known.acting) || null,
+    overlayRemoved: !!(known && known.overlayRemoved) };
 }
 
 // A page that took the overlay out whenever it came back (content/overlay.js PUT_BACK_LIMIT): the popup and side panel

@@ -448,7 +448,7 @@ async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popu
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-ACTING = re.compile(r"Step (\d+) · waiting (\d+) s…")
+ACTING = re.compile(r"Step (\d+) · waiting (\d+) s… \d+ s")
 
 
 async def test_between_its_thoughts_the_overlay_says_which_action_the_agent_takes_in_the_same_box(
@@ -484,6 +484,47 @@ async def test_between_its_thoughts_the_overlay_says_which_action_the_agent_take
         assert ended["thinking"] == "", ended
         await harness.browser.close_tab(popup.tab.target_id)
         await form_tab.navigate(await form_tab.url())  # the second task on the page loaded again
+
+
+CLICKING = re.compile(r'Step 1 · clicking "Refresh the list"… (\d+) s')
+
+
+async def test_the_popup_and_the_side_panel_say_the_action_and_its_element_in_words_and_count_its_seconds(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    # A new user's trial: the side panel said "Executing click_element_by_index (index: 3)" and then "Done
+    # click_element_by_index in 6,742 ms", with nothing counting meanwhile. Both views say what the overlay says, on the
+    # element the action is on, the seconds counting while it runs; twice, the second task after a reload.
+    tab = await harness.browser.new_tab(e2e_pages.url("slow_button.html?ms=6000"))  # a click that takes 6 s
+    activity = "document.getElementById('activity')"
+    for run in range(2):
+        await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the page to load")
+        problems: list[str] = []
+        llm.add(act_on("Refresh the list", "click_element_by_index", "Refresh it", problems), done("Refreshed"))
+        popup = await harness.open_popup(tab)
+        if run == 0:
+            await configure(popup, llm.base_url)
+        panel = await open_panel(harness, tab)
+        await run_in_popup(popup, "Refresh the list")
+        for view, name in ((popup, "popup"), (panel, "side panel")):
+            said = await view.wait_for(f"{activity}.dataset.type === 'executing' && !{activity}.hidden"
+                                       f" && {activity}.textContent", f"the {name} to say the click", 30)
+            assert CLICKING.fullmatch(said), (name, said)
+            seconds = int(CLICKING.fullmatch(said)[1])  # type: ignore[index]
+            later = await view.wait_for(
+                f"{activity}.dataset.type === 'executing' && (() => {{ const counted = / (\\d+) s$/"
+                f".exec({activity}.textContent); return counted && Number(counted[1]) > {seconds}"
+                f" && {activity}.textContent; }})()", f"the {name} to count the click's seconds", 30)
+            assert CLICKING.fullmatch(later), (name, later)
+            if run == 0:
+                await view.screenshot(SCREENS / f"acting-{name.replace(' ', '-')}.png", max_height=600)
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+        assert await tab.evaluate("window.refreshes") == 1  # the page's own handler saw the click (loaded anew)
+        assert not problems, problems
+        for view in (popup, panel):
+            await harness.browser.close_tab(view.tab.target_id)
+        await tab.navigate(await tab.url())  # the second task on the page loaded again
+    await harness.browser.close_tab(tab.target_id)
 
 
 async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
@@ -627,8 +668,14 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
     )
     assert card.splitlines()[0].lower() == "you took over for 4.5 s", card
     assert "Clicked 'Sign up'" in card and "I signed up myself" in card
-    activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())})")
-    assert activity == "Done click_element_by_index in 1,234 ms"
+    activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())},"
+                              f" {{acting: Working.acting(null, {json.dumps(executed.to_wire())}, 3)}})")
+    assert activity == "Step 3 · clicking… 1 s"
+    # a tool of the caller's own (AgentConfig custom_tools) is named as it is, in a neutral line, never its input
+    custom = {"type": "executing", "tool": "lookup_price", "input": {"sku": "A-1"}}
+    activity = await popup.js(f"Timeline.activityText({json.dumps(custom)},"
+                              f" {{acting: Working.acting(null, {json.dumps(custom)}, 2)}})")
+    assert activity == 'Step 2 · using the tool "lookup_price"… 0 s'
     waiting = WaitingActivity(seconds=30.0, message="the model has not answered for 30 s")
     activity = await popup.js(f"Timeline.activityText({json.dumps(waiting.to_wire())})")
     assert activity == "The model has not answered for 30 s; still waiting…"
