@@ -45,6 +45,7 @@ const ui = {
   activity: null, // what the agent is doing now (task.activity)
   thinkingSince: null, // when the agent began thinking about its step (epoch ms), while it does
   acting: null, // the action it takes, while it does (lib/working.js)
+  overlayLowered: false, // the task's page keeps the overlay's question to allow out of the top layer
   unworkable: null, // why tabpilot cannot work in the target tab (Tabs.unworkable), or null
   gaveUp: false, // the task shown ended "error" by the agent's own verdict (the host's gaveUp)
 };
@@ -206,6 +207,7 @@ function showTask(snapshot) {
   ui.acting = snapshot.acting ?? null; // the action under way, as the worker saw it begin
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   $("overlay-removed").hidden = !(snapshot.status === "running" && snapshot.overlayRemoved);
+  ui.overlayLowered = !!snapshot.overlayLowered;
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
   placeView(snapshot.status);
 }
@@ -255,6 +257,8 @@ function setControl(control, question, approval = null) {
   $("control-reason").hidden = !reason;
   $("answer-form").hidden = !ui.question;
   $("approve-box").hidden = !asked;
+  // the page keeps the overlay's question out of sight (content/overlay.js PUT_BACK_LIMIT): it is answered here
+  $("overlay-lowered").hidden = !(asked && ui.overlayLowered);
   $("handback-box").hidden = !ui.control;
   $("takeover").hidden = !running || !!ui.control;
   setActivity(ui.activity);
@@ -434,8 +438,10 @@ function onPush(message) {
     case "task.activity":
       if (ui.status === "running" || ui.status === null) setActivity(message.activity);
       break;
-    case "task.overlay": // the worker's: the task's page took its overlay away, or it is back
+    case "task.overlay": // the worker's: the task's page took its overlay away, or it is back; kept its question down
       $("overlay-removed").hidden = !(message.removed && ui.status === "running");
+      ui.overlayLowered = !!message.lowered;
+      setControl(ui.control, ui.question, ui.approval);
       break;
     case "task.event": {
       if (!Timeline.shown(message.event)) break;

@@ -134,16 +134,18 @@ function learnStep(task, step) {
 function workerViewOf(taskId) {
   const known = tasks.get(taskId);
   return { thinkingSince: (known && known.thinkingSince) || null, acting: (known && known.acting) || null,
-    overlayRemoved: !!(known && known.overlayRemoved) };
+    overlayRemoved: !!(known && known.overlayRemoved), overlayLowered: !!(known && known.overlayLowered) };
 }
 
 // A page that took the overlay out whenever it came back (content/overlay.js PUT_BACK_LIMIT): the popup and side panel
-// say so, as the person watching the page no longer sees it, until a panel is in the page again.
-function overlayRemoved(tabId, removed) {
+// say so, as the person watching the page no longer sees it, until a panel is in the page again. One that kept its
+// question to allow out of the top layer (`lowered`): they say the question can be answered there, while it is asked.
+function overlayRemoved(tabId, removed, lowered = false) {
   const task = runningTaskOfTab(tabId);
-  if (!task || !!task.overlayRemoved === removed) return;
+  if (!task || (!!task.overlayRemoved === removed && !!task.overlayLowered === lowered)) return;
   task.overlayRemoved = removed;
-  broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed } });
+  task.overlayLowered = lowered;
+  broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed, lowered } });
 }
 
 function goalOf(step) {
@@ -231,6 +233,7 @@ function onTaskPush(message) {
       task.control = message.control || null;
       task.question = message.question || null;
       task.approval = message.approval || null;
+      if (!task.approval && task.overlayLowered) overlayRemoved(task.tabId, !!task.overlayRemoved, false); // answered
       break;
     case "task.result":
       task.outcome = outcomeOf(message.result || {}, task.failure);
@@ -887,6 +890,9 @@ function overlayConnected(port) {
       findPanel(tabId);
     } else if (message && message.kind === "removed") {
       overlayRemoved(tabId, true);
+    } else if (message && message.kind === "lowered") {
+      const task = runningTaskOfTab(tabId);
+      overlayRemoved(tabId, !!(task && task.overlayRemoved), true);
     }
   });
   greet(port, tabId);
