@@ -664,7 +664,8 @@ async function stopOther(taskId, button) {
 // says so in the pill's amber, not an error's red (a Stop the person pressed read as a failure).
 const RESULT_TONES = { notDone: "not-done", stopped: "stopped" };
 
-function paintResult(prefix, result, timeline, shown = "error") {
+// `asker`: the task's {source, model}, for the remedy (Timeline.failure).
+function paintResult(prefix, result, timeline, shown = "error", asker = null) {
   const box = $(prefix);
   if (!result) {
     box.hidden = true;
@@ -674,7 +675,8 @@ function paintResult(prefix, result, timeline, shown = "error") {
   box.hidden = false;
   box.className = `result ${result.success ? "ok" : RESULT_TONES[shown] || "failed"}`;
   const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
-    : text ? Timeline.failure(Timeline.failedEvent(timeline, text)) : { headline: t("resultFailed"), remedy: "", detail: "" };
+    : text ? Timeline.failure(Timeline.failedEvent(timeline, text), asker)
+      : { headline: t("resultFailed"), remedy: "", detail: "" };
   $(`${prefix}-text`).textContent = said.headline;
   $(`${prefix}-remedy`).textContent = said.remedy;
   $(`${prefix}-remedy`).hidden = !said.remedy;
@@ -693,7 +695,7 @@ function endedWithoutResult(status, asker) {
 // card either (a popup opened on it afterwards places its view itself, placeView).
 function showResult(result, { follow = true } = {}) {
   if (!result) return;
-  paintResult("result", result, $("timeline"), shownStatus(ui.status, ui.gaveUp));
+  paintResult("result", result, $("timeline"), shownStatus(ui.status, ui.gaveUp), ui.asker);
   if (follow && !$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
@@ -1071,14 +1073,13 @@ function count(value, one, many) {
   return value === 1 ? t(one, value) : t(many, value);
 }
 
-const TERMINAL_SOURCES = new Set(["cli", "demo"]); // host/tabpilot/taskrun/plan.py TERMINAL_SOURCES
 const NOT_RUN = new Set(["denied", "refused", "withdrawn"]); // asked for by a page or an MCP client, never run: no steps
 
 function pastMeta(row) {
   const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
   if (row.requester) parts.push(t("pastFrom", row.requester)); // a page's origin, an MCP client's name
-  else if (TERMINAL_SOURCES.has(row.source)) parts.push(t("pastFromTerminal")); // `tabpilot run` / `demo`
+  else if (Timeline.fromTerminal(row.source)) parts.push(t("pastFromTerminal")); // `tabpilot run` / `demo`
   return parts.filter(Boolean).join(" · ");
 }
 
@@ -1123,7 +1124,7 @@ async function openPast(taskId) {
     if (NOT_RUN.has(row.status)) paintNotRun(row, result);
     else {
       paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"),
-        shownStatus(row.status, row.gaveUp));
+        shownStatus(row.status, row.gaveUp), row);
     }
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";

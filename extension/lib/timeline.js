@@ -233,14 +233,25 @@ const Timeline = (() => {
   // says its own remedy instead, so Details keep only the cause.
   const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
 
-  // `source`: an error event ({message, text?, code?, params?}) or just the host's text.
-  function failure(source) {
+  const TERMINAL_SOURCES = new Set(["cli", "demo"]); // host/tabpilot/taskrun/plan.py TERMINAL_SOURCES
+
+  // A task started in a terminal (`tabpilot run`, `demo`) ran with that terminal's flags and OPENAI_* variables over
+  // the settings: its remedy is said there. A run with --model gpt-typo was told "Check the Base URL and the Model in
+  // Settings", which it had not used (a new user's trial).
+  function remedy(kind, asker) {
+    if (!asker || !TERMINAL_SOURCES.has(asker.source)) return t(`fix_${kind}`);
+    return kind === "maxSteps" ? t("fixTerminalSteps") : t("fixTerminal", asker.model || "?");
+  }
+
+  // `source`: an error event ({message, text?, code?, params?}) or just the host's text; `asker`: the task's {source,
+  // model} (a record's), who started it and with which model.
+  function failure(source, asker = null) {
     const event = source && typeof source === "object" ? source : { message: source };
     const message = String(event.message || "");
     const kind = event.code ? kindOfCode(event.code, event.params)
       : (FAILURE_MARKERS.find((entry) => entry.test.test(message)) || {}).kind;
     if (!kind) return { kind: "other", headline: String(event.text || message), remedy: "", detail: "" };
-    return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message.replace(HOST_REMEDY, ".") };
+    return { kind, headline: t(`fail_${kind}`), remedy: remedy(kind, asker), detail: message.replace(HOST_REMEDY, ".") };
   }
 
   // The error event a result's `data` came from, read back from its card in `list` (the last one saying
@@ -267,5 +278,8 @@ const Timeline = (() => {
     return t("interruptedResult");
   }
 
-  return { renderEvent, shown, activityText, thinkingText, actingText, render, amend, el, short, failure, failedEvent, interrupted };
+  const fromTerminal = (source) => TERMINAL_SOURCES.has(source);
+
+  return { renderEvent, shown, activityText, thinkingText, actingText, render, amend, el, short, failure, failedEvent, interrupted,
+    fromTerminal };
 })();
