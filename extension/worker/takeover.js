@@ -39,7 +39,7 @@ const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseou
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
 // taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure,
-// steps, thinkingSince, acting, overlayRemoved, gaveUp}
+// steps, thinkingSince, acting, overlayRemoved, overlayLowered, gaveUp}
 const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
@@ -140,9 +140,12 @@ function workerViewOf(taskId) {
 // A page that took the overlay out whenever it came back (content/overlay.js PUT_BACK_LIMIT): the popup and side panel
 // say so, as the person watching the page no longer sees it, until a panel is in the page again. One that kept its
 // question to allow out of the top layer (`lowered`): they say the question can be answered there, while it is asked.
-function overlayRemoved(tabId, removed, lowered = false) {
+// `change`: {removed} or {lowered}; the other stays as it was.
+function overlayChanged(tabId, change) {
   const task = runningTaskOfTab(tabId);
-  if (!task || (!!task.overlayRemoved === removed && !!task.overlayLowered === lowered)) return;
+  if (!task) return;
+  const { removed = !!task.overlayRemoved, lowered = !!task.overlayLowered } = change;
+  if (removed === !!task.overlayRemoved && lowered === !!task.overlayLowered) return;
   task.overlayRemoved = removed;
   task.overlayLowered = lowered;
   broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed, lowered } });
@@ -233,7 +236,7 @@ function onTaskPush(message) {
       task.control = message.control || null;
       task.question = message.question || null;
       task.approval = message.approval || null;
-      if (!task.approval && task.overlayLowered) overlayRemoved(task.tabId, !!task.overlayRemoved, false); // answered
+      if (!task.approval) overlayChanged(task.tabId, { lowered: false }); // the question was answered
       break;
     case "task.result":
       task.outcome = outcomeOf(message.result || {}, task.failure);
@@ -888,11 +891,8 @@ function overlayConnected(port) {
       panelKeyTold(tabId, message.key);
     } else if (message && message.kind === "panel-loaded") {
       findPanel(tabId);
-    } else if (message && message.kind === "removed") {
-      overlayRemoved(tabId, true);
-    } else if (message && message.kind === "lowered") {
-      const task = runningTaskOfTab(tabId);
-      overlayRemoved(tabId, !!(task && task.overlayRemoved), true);
+    } else if (message && (message.kind === "removed" || message.kind === "lowered")) {
+      overlayChanged(tabId, { [message.kind]: true });
     }
   });
   greet(port, tabId);
@@ -972,7 +972,7 @@ function panelConnected(port) {
     const admit = () => {
       known = true;
       panelPorts.set(tabId, port);
-      overlayRemoved(tabId, false);
+      overlayChanged(tabId, { removed: false });
       port.postMessage({ kind: "welcome" });
       greet(port, tabId);
     };
