@@ -44,6 +44,8 @@ const ui = {
   approval: null, // the action waiting for the person's Allow / Deny
   activity: null, // what the agent is doing now (task.activity)
   thinkingSince: null, // when the agent began thinking about its step (epoch ms), while it does
+  acting: null, // the action it takes, while it does (lib/working.js)
+  overlayLowered: false, // the task's page keeps the overlay's question to allow out of the top layer
   unworkable: null, // why tabpilot cannot work in the target tab (Tabs.unworkable), or null
   gaveUp: false, // the task shown ended "error" by the agent's own verdict (the host's gaveUp)
 };
@@ -202,8 +204,10 @@ function showTask(snapshot) {
   showResult(snapshot.result || endedWithoutResult(snapshot.status, ui.asker), { follow: false });
   ui.activity = null; // this task's: thinking since the worker saw it begin (a popup opened meanwhile counts on from there)
   ui.thinkingSince = snapshot.thinkingSince ?? null;
+  ui.acting = snapshot.acting ?? null; // the action under way, as the worker saw it begin
   setActivity(snapshot.status === "running" ? snapshot.activity : null);
   $("overlay-removed").hidden = !(snapshot.status === "running" && snapshot.overlayRemoved);
+  ui.overlayLowered = !!snapshot.overlayLowered;
   setControl(snapshot.control || null, snapshot.question || null, snapshot.approval || null);
   placeView(snapshot.status);
 }
@@ -253,6 +257,8 @@ function setControl(control, question, approval = null) {
   $("control-reason").hidden = !reason;
   $("answer-form").hidden = !ui.question;
   $("approve-box").hidden = !asked;
+  // the page keeps the overlay's question out of sight (content/overlay.js PUT_BACK_LIMIT): it is answered here
+  $("overlay-lowered").hidden = !(asked && ui.overlayLowered);
   $("handback-box").hidden = !ui.control;
   $("takeover").hidden = !running || !!ui.control;
   setActivity(ui.activity);
@@ -313,26 +319,32 @@ function offerToRunAgain() {
   if ($("task-from").hidden && !$("task-input").value.trim()) $("task-input").value = $("task-title").textContent;
 }
 
-// What the agent is doing now; not while it waits on the person (the box above says what for): "Executing click…"
+// What the agent is doing now; not while it waits on the person (the box above says what for): "Clicking…"
 // under "Approve this action?" said it was doing what it waits for a yes to do; nor while the person has the
 // controls ("Done wait in 1,147 ms" under Paused, of a wait their taking over had cut short).
 function setActivity(activity) {
   const thinking = !!activity && activity.type === "thinking";
   if (!thinking) ui.thinkingSince = null;
   else if (!ui.activity || ui.activity.type !== "thinking") ui.thinkingSince ??= Date.now();
+  // the step an action belongs to: the one after the steps shown (its own card comes once it ended)
+  ui.acting = Working.acting(ui.acting, activity, stepsShown() + 1);
   ui.activity = activity;
-  clearInterval(thinkingTicker);
-  thinkingTicker = thinking ? setInterval(paintActivity, 1000) : null; // the seconds count on
+  clearInterval(activityTicker);
+  const counting = thinking || (!!ui.acting && ui.acting.took === undefined);
+  activityTicker = counting ? setInterval(paintActivity, 1000) : null; // the seconds count on
   paintActivity();
 }
 
-let thinkingTicker = null;
+function stepsShown() {
+  return $("timeline").querySelectorAll(".card-step").length;
+}
+
+let activityTicker = null;
 function paintActivity() {
   const activity = ui.activity;
   // the step it thinks about: the one after the steps shown
-  const thinking = ui.thinkingSince && { step: $("timeline").querySelectorAll(".card-step").length + 1,
-    since: ui.thinkingSince };
-  const text = Timeline.activityText(activity, thinking);
+  const thinking = ui.thinkingSince && { step: stepsShown() + 1, since: ui.thinkingSince };
+  const text = Timeline.activityText(activity, { thinking, acting: ui.acting });
   $("activity").textContent = text;
   $("activity").hidden = !text || !!Asking.pillKind(asksNow());
   $("activity").dataset.type = activity ? activity.type : "";
@@ -426,8 +438,10 @@ function onPush(message) {
     case "task.activity":
       if (ui.status === "running" || ui.status === null) setActivity(message.activity);
       break;
-    case "task.overlay": // the worker's: the task's page took its overlay away, or it is back
+    case "task.overlay": // the worker's: the task's page took its overlay away, or it is back; kept its question down
       $("overlay-removed").hidden = !(message.removed && ui.status === "running");
+      ui.overlayLowered = !!message.lowered;
+      setControl(ui.control, ui.question, ui.approval);
       break;
     case "task.event": {
       if (!Timeline.shown(message.event)) break;
@@ -650,7 +664,8 @@ async function stopOther(taskId, button) {
 // says so in the pill's amber, not an error's red (a Stop the person pressed read as a failure).
 const RESULT_TONES = { notDone: "not-done", stopped: "stopped" };
 
-function paintResult(prefix, result, timeline, shown = "error") {
+// `asker`: the task's {source, model}, for the remedy (Timeline.failure).
+function paintResult(prefix, result, timeline, shown = "error", asker = null) {
   const box = $(prefix);
   if (!result) {
     box.hidden = true;
@@ -660,7 +675,8 @@ function paintResult(prefix, result, timeline, shown = "error") {
   box.hidden = false;
   box.className = `result ${result.success ? "ok" : RESULT_TONES[shown] || "failed"}`;
   const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
-    : text ? Timeline.failure(Timeline.failedEvent(timeline, text)) : { headline: t("resultFailed"), remedy: "", detail: "" };
+    : text ? Timeline.failure(Timeline.failedEvent(timeline, text), asker)
+      : { headline: t("resultFailed"), remedy: "", detail: "" };
   $(`${prefix}-text`).textContent = said.headline;
   $(`${prefix}-remedy`).textContent = said.remedy;
   $(`${prefix}-remedy`).hidden = !said.remedy;
@@ -679,7 +695,7 @@ function endedWithoutResult(status, asker) {
 // card either (a popup opened on it afterwards places its view itself, placeView).
 function showResult(result, { follow = true } = {}) {
   if (!result) return;
-  paintResult("result", result, $("timeline"), shownStatus(ui.status, ui.gaveUp));
+  paintResult("result", result, $("timeline"), shownStatus(ui.status, ui.gaveUp), ui.asker);
   if (follow && !$("view-task").hidden) window.scrollTo({ top: document.documentElement.scrollHeight });
 }
 
@@ -1057,14 +1073,13 @@ function count(value, one, many) {
   return value === 1 ? t(one, value) : t(many, value);
 }
 
-const TERMINAL_SOURCES = new Set(["cli", "demo"]); // host/tabpilot/taskrun/plan.py TERMINAL_SOURCES
 const NOT_RUN = new Set(["denied", "refused", "withdrawn"]); // asked for by a page or an MCP client, never run: no steps
 
 function pastMeta(row) {
   const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
   if (row.requester) parts.push(t("pastFrom", row.requester)); // a page's origin, an MCP client's name
-  else if (TERMINAL_SOURCES.has(row.source)) parts.push(t("pastFromTerminal")); // `tabpilot run` / `demo`
+  else if (Timeline.fromTerminal(row.source)) parts.push(t("pastFromTerminal")); // `tabpilot run` / `demo`
   return parts.filter(Boolean).join(" · ");
 }
 
@@ -1109,7 +1124,7 @@ async function openPast(taskId) {
     if (NOT_RUN.has(row.status)) paintNotRun(row, result);
     else {
       paintResult("past-result", pastResult(row, result) || endedWithoutResult(row.status, row), $("past-timeline"),
-        shownStatus(row.status, row.gaveUp));
+        shownStatus(row.status, row.gaveUp), row);
     }
     $("past-delete").textContent = t("delete");
     $("past-delete").dataset.armed = "false";

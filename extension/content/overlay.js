@@ -124,16 +124,31 @@
     root.append(style, size, frame);
     tellKey();
     // the page may take it out of the top layer (hidePopover): it goes back while it asks to allow
-    host.addEventListener("toggle", (event) => { if (asksToAllow() && event.newState === "closed") Seen.raise(host); });
+    host.addEventListener("toggle", (event) => { if (asksToAllow() && event.newState === "closed") keepRaised(); });
   }
 
-  // The page may remove or restyle the host element: it comes back as it was, up to PUT_BACK_LIMIT times a state. A page
-  // whose own MutationObserver took it out whenever it came back ran that observer and this one in turn, for ever: the
-  // page hung, and the agent's reads of it failed ("the page is busy"). Past the limit it stays out until the next
-  // state the worker posts (the next step, or what the agent does next), and the worker is told.
+  // The page may remove or restyle the host element, or take it out of the top layer while it asks to allow: it comes
+  // back as it was, up to PUT_BACK_LIMIT times a state. A page whose own MutationObserver took it out whenever it came
+  // back ran that observer and this one in turn, for ever: the page hung, and the agent's reads of it failed ("the page
+  // is busy"); one that changed its popover attribute back whenever it was raised hung the same way
+  // (tests/e2e/test_approvals.py). Past the limit it stays where the page put it until the next state the worker posts
+  // (the next step, or what the agent does next), and the worker is told, so the popup and side panel say so.
   const PUT_BACK_LIMIT = 5;
   let putBack = 0;
   let guard = null;
+  let lowered = false; // the worker was told this state's question is kept out of the top layer
+
+  function keepRaised() {
+    if (host.getAttribute("popover") === "manual" && host.matches(":popover-open")) return; // where it should be
+    if (putBack >= PUT_BACK_LIMIT) {
+      if (!lowered && port) port.postMessage({ kind: "lowered" });
+      lowered = true;
+      return;
+    }
+    putBack += 1;
+    Seen.raise(host);
+  }
+
   function mount() {
     if (!host) build();
     const parent = document.documentElement;
@@ -145,7 +160,7 @@
         if (!host || !state) return;
         if (host.hasAttribute("style")) host.removeAttribute("style");
         if (host.hasAttribute("hidden")) host.removeAttribute("hidden");
-        if (host.isConnected && asksToAllow()) Seen.raise(host); // its popover attribute changed
+        if (host.isConnected && asksToAllow()) keepRaised(); // its popover attribute changed
         if (host.parentNode !== document.documentElement) {
           guard.disconnect();
           guard = null;
@@ -183,6 +198,7 @@
     const asked = asksToAllow();
     state = task;
     putBack = 0;
+    lowered = false;
     mount();
     // a question to allow comes above whatever the page put in the top layer since (a page covering it again
     // only makes the click not count); answered, it leaves the top layer

@@ -131,8 +131,10 @@ const Timeline = (() => {
     return t("activityThinkingStep", thinking.step, Math.max(0, Math.floor((Date.now() - thinking.since) / 1000)));
   }
 
-  // Between its thoughts the agent acts: "Step 3 · clicking…", by the action's tool (a custom one: "working…").
-  // `acting`: {step, tool, seconds?} (seconds: a wait's).
+  // Between its thoughts the agent acts: 'Step 3 · clicking "Sign in"… 2 s', by the action's tool and the element it
+  // is on, the seconds counting on while it runs. The popup said "Executing click_element_by_index (index: 12)" and
+  // "Done click_element_by_index in 6,742 ms" (a new user's trial). A tool of the caller's own (AgentConfig's
+  // custom_tools) is named as it is: it has no other name. `acting`: lib/working.js's.
   const ACTING = {
     click_element_by_index: "actingClick", input_text: "actingType", select_dropdown_option: "actingChoose",
     scroll: "actingScroll", scroll_horizontally: "actingScroll", execute_javascript: "actingScript",
@@ -140,17 +142,26 @@ const Timeline = (() => {
     go_back: "actingBack", switch_tab: "actingSwitchTab", close_tab: "actingCloseTab", upload_file: "actingUpload",
     wait: "actingWait", done: "actingDone", ask_user: "actingAsk", request_takeover: "actingHandOver",
   };
+  // the same, on a named element (agent/types.py ExecutingActivity.target)
+  const ACTING_ON = {
+    click_element_by_index: "actingClickOn", input_text: "actingTypeOn", select_dropdown_option: "actingChooseOn",
+    scroll: "actingScrollOn", scroll_horizontally: "actingScrollOn", read_text: "actingReadOn",
+    hover_element: "actingHoverOn", upload_file: "actingUploadOn",
+  };
   function actingText(acting) {
-    return t(ACTING[acting.tool] || "actingOther", acting.step, acting.seconds ?? 1);
+    const on = acting.target && Object.hasOwn(ACTING_ON, acting.tool) ? ACTING_ON[acting.tool] : null;
+    const words = Object.hasOwn(ACTING, acting.tool) ? ACTING[acting.tool] : null;
+    const doing = on ? t(on, acting.target) : words ? t(words, acting.seconds ?? 1) : t("actingOther", acting.tool);
+    const ms = acting.took ?? Date.now() - (acting.since ?? Date.now());
+    return t("actingStep", acting.step, doing, Math.max(0, Math.floor(ms / 1000)));
   }
 
-  function activityText(activity, thinking = null) {
+  // `now`: {thinking, acting} (thinkingText's and actingText's), what the activity alone does not say.
+  function activityText(activity, now = {}) {
     if (!activity) return "";
     switch (activity.type) {
-      case "thinking": return thinking ? thinkingText(thinking) : t("activityThinking");
-      case "executing": return t("activityExecuting", `${activity.tool}${activity.input !== undefined ? ` (${describeInput(activity.input)})` : ""}`);
-      // agent/types.py ExecutedActivity.duration: milliseconds
-      case "executed": return t("activityExecuted", activity.tool, Math.round(activity.duration ?? 0));
+      case "thinking": return now.thinking ? thinkingText(now.thinking) : t("activityThinking");
+      case "executing": case "executed": return now.acting ? actingText(now.acting) : "";
       case "retrying": return t("activityRetrying", ...retries(activity.attempt, activity.maxAttempts));
       case "error": return t("activityError", activity.message);
       case "waiting": return t("activityWaiting", Math.round(activity.seconds ?? 0));
@@ -222,14 +233,25 @@ const Timeline = (() => {
   // says its own remedy instead, so Details keep only the cause.
   const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
 
-  // `source`: an error event ({message, text?, code?, params?}) or just the host's text.
-  function failure(source) {
+  const TERMINAL_SOURCES = new Set(["cli", "demo"]); // host/tabpilot/taskrun/plan.py TERMINAL_SOURCES
+
+  // A task started in a terminal (`tabpilot run`, `demo`) ran with that terminal's flags and OPENAI_* variables over
+  // the settings: its remedy is said there. A run with --model gpt-typo was told "Check the Base URL and the Model in
+  // Settings", which it had not used (a new user's trial).
+  function remedy(kind, asker) {
+    if (!asker || !TERMINAL_SOURCES.has(asker.source)) return t(`fix_${kind}`);
+    return kind === "maxSteps" ? t("fixTerminalSteps") : t("fixTerminal", asker.model || "?");
+  }
+
+  // `source`: an error event ({message, text?, code?, params?}) or just the host's text; `asker`: the task's {source,
+  // model} (a record's), who started it and with which model.
+  function failure(source, asker = null) {
     const event = source && typeof source === "object" ? source : { message: source };
     const message = String(event.message || "");
     const kind = event.code ? kindOfCode(event.code, event.params)
       : (FAILURE_MARKERS.find((entry) => entry.test.test(message)) || {}).kind;
     if (!kind) return { kind: "other", headline: String(event.text || message), remedy: "", detail: "" };
-    return { kind, headline: t(`fail_${kind}`), remedy: t(`fix_${kind}`), detail: message.replace(HOST_REMEDY, ".") };
+    return { kind, headline: t(`fail_${kind}`), remedy: remedy(kind, asker), detail: message.replace(HOST_REMEDY, ".") };
   }
 
   // The error event a result's `data` came from, read back from its card in `list` (the last one saying
@@ -256,5 +278,8 @@ const Timeline = (() => {
     return t("interruptedResult");
   }
 
-  return { renderEvent, shown, activityText, thinkingText, actingText, render, amend, el, short, failure, failedEvent, interrupted };
+  const fromTerminal = (source) => TERMINAL_SOURCES.has(source);
+
+  return { renderEvent, shown, activityText, thinkingText, actingText, render, amend, el, short, failure, failedEvent, interrupted,
+    fromTerminal };
 })();

@@ -284,14 +284,14 @@
     tellSize();
   }
 
-  // "Step 3 · thinking… 12 s", counting on each second while the model thinks, and "Step 3 · clicking…" while the
-  // step's action runs (lib/timeline.js words both). While the agent works the line keeps its place: shown and gone at
+  // "Step 3 · thinking… 12 s", counting on each second while the model thinks, and 'Step 3 · clicking "Sign in"… 2 s'
+  // while the step's action runs (lib/timeline.js words both). While the agent works the line keeps its place: shown and gone at
   // each step, it grew the box by a line over what lay just above it, and a person's press aimed there landed on the box
   // (test_overlay_press, 1 run in 6); kept but blank while the action ran, it looked like a gap in a broken box.
-  let thinkingTicker = null;
+  let workTicker = null;
   function showWorkLine(working) {
-    clearInterval(thinkingTicker);
-    thinkingTicker = null;
+    clearInterval(workTicker);
+    workTicker = null;
     const thinking = working && working.thinking;
     const acting = working && !thinking ? working.acting : null;
     const said = () => (thinking ? Timeline.thinkingText(thinking) : acting ? Timeline.actingText(acting) : "");
@@ -299,7 +299,7 @@
     paint();
     ui.thinking.hidden = !working;
     ui.thinking.style.visibility = thinking || acting ? "" : "hidden";
-    if (thinking) thinkingTicker = setInterval(paint, 1000);
+    if (thinking || (acting && acting.took === undefined)) workTicker = setInterval(paint, 1000);
   }
 
   // A finished task: its answer, or what went wrong and what to do, worded as the popup words it (lib/timeline.js);

@@ -39,7 +39,7 @@ const PASSIVE_INPUT = new Set(["mousemove", "pointermove", "mouseover", "mouseou
   "pointerover", "pointerout", "pointerenter", "pointerleave", "focus", "blur", "focusin", "focusout"]);
 
 // taskId → {taskId, tabId, task, status, source, requester, control, question, nextGoal, activity, outcome, failure,
-// steps, thinkingSince, acting, overlayRemoved, gaveUp}
+// steps, thinkingSince, acting, overlayRemoved, overlayLowered, gaveUp}
 const tasks = new Map();
 const openedBy = new Map(); // tabId → the task tab that opened it (the user's takeover follows into it)
 const userHasControls = new Set(); // tabIds where Input.* relays are refused
@@ -116,16 +116,11 @@ function outcomeOf(result, failure) {
 }
 
 // What the agent does now: since when it thinks about its step (this worker's clock: the push has no time), or which
-// action of which step it takes (kept from its start until the next thought, its end included).
+// action of which step it takes (lib/working.js).
 function learnActivity(task, activity) {
   const type = activity && activity.type;
   task.thinkingSince = type === "thinking" ? task.thinkingSince ?? Date.now() : null;
-  if (type === "executing") {
-    const seconds = activity.input && Number.isFinite(activity.input.seconds) ? activity.input.seconds : undefined;
-    task.acting = { step: (task.steps || 0) + 1, tool: activity.tool, seconds };
-  } else if (type !== "executed") {
-    task.acting = null;
-  }
+  task.acting = Working.acting(task.acting, activity, (task.steps || 0) + 1);
   task.activity = activity || null;
 }
 
@@ -134,19 +129,26 @@ function learnStep(task, step) {
 }
 
 // What this worker knows of the task `taskId` that the host does not, for a popup's snapshot of it: since when it
-// thinks (null: it does not, or this worker did not see it begin), and whether its page took its overlay away.
+// thinks (null: it does not, or this worker did not see it begin), which action it takes since when, and whether its
+// page took its overlay away.
 function workerViewOf(taskId) {
   const known = tasks.get(taskId);
-  return { thinkingSince: (known && known.thinkingSince) || null, overlayRemoved: !!(known && known.overlayRemoved) };
+  return { thinkingSince: (known && known.thinkingSince) || null, acting: (known && known.acting) || null,
+    overlayRemoved: !!(known && known.overlayRemoved), overlayLowered: !!(known && known.overlayLowered) };
 }
 
 // A page that took the overlay out whenever it came back (content/overlay.js PUT_BACK_LIMIT): the popup and side panel
-// say so, as the person watching the page no longer sees it, until a panel is in the page again.
-function overlayRemoved(tabId, removed) {
+// say so, as the person watching the page no longer sees it, until a panel is in the page again. One that kept its
+// question to allow out of the top layer (`lowered`): they say the question can be answered there, while it is asked.
+// `change`: {removed} or {lowered}; the other stays as it was.
+function overlayChanged(tabId, change) {
   const task = runningTaskOfTab(tabId);
-  if (!task || !!task.overlayRemoved === removed) return;
+  if (!task) return;
+  const { removed = !!task.overlayRemoved, lowered = !!task.overlayLowered } = change;
+  if (removed === !!task.overlayRemoved && lowered === !!task.overlayLowered) return;
   task.overlayRemoved = removed;
-  broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed } });
+  task.overlayLowered = lowered;
+  broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed, lowered } });
 }
 
 function goalOf(step) {
@@ -234,6 +236,7 @@ function onTaskPush(message) {
       task.control = message.control || null;
       task.question = message.question || null;
       task.approval = message.approval || null;
+      if (!task.approval) overlayChanged(task.tabId, { lowered: false }); // the question was answered
       break;
     case "task.result":
       task.outcome = outcomeOf(message.result || {}, task.failure);
@@ -888,8 +891,8 @@ function overlayConnected(port) {
       panelKeyTold(tabId, message.key);
     } else if (message && message.kind === "panel-loaded") {
       findPanel(tabId);
-    } else if (message && message.kind === "removed") {
-      overlayRemoved(tabId, true);
+    } else if (message && (message.kind === "removed" || message.kind === "lowered")) {
+      overlayChanged(tabId, { [message.kind]: true });
     }
   });
   greet(port, tabId);
@@ -969,7 +972,7 @@ function panelConnected(port) {
     const admit = () => {
       known = true;
       panelPorts.set(tabId, port);
-      overlayRemoved(tabId, false);
+      overlayChanged(tabId, { removed: false });
       port.postMessage({ kind: "welcome" });
       greet(port, tabId);
     };

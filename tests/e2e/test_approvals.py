@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from e2e_support import SCREENS, Harness, act_on, done, prompt_text, wait_until
+from e2e_support import PAGE_LOADED, SCREENS, Harness, act_on, done, prompt_text, wait_until
 from test_takeover import account_told, configure, ended, start
 from user_support import (
     NOT_SEEN,
@@ -275,6 +275,51 @@ async def test_a_click_on_allow_counts_only_when_the_person_could_see_the_overla
     # (a sign-in or payment frame guarding its clicks) sees none of its elements visible, and refuses the agent's
     await wait_overlay(shop_tab, "the overlay to say the task ended", lambda o: o["state"] == "completed")
     assert await shop_tab.evaluate(PAGE_SEES_ITS_OWN) == [True], "the page's elements are not visible to the page"
+
+
+LOWERED = "document.getElementById('overlay-lowered')"
+
+
+@pytest.mark.parametrize("fight", ["attribute", "toggle"])
+async def test_a_page_that_keeps_the_question_out_of_the_top_layer_stops_the_guard_and_the_panel_says_so(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, fight: str
+) -> None:
+    # While the overlay asks to allow, its guard raised it again whenever its popover attribute changed or it was
+    # hidden. A page undoing that each time ran its observer and the guard in turn for ever (?attribute: the page hung,
+    # as with the overlay taken away before PUT_BACK_LIMIT), or hid and raised it for ever (?toggle). Now the overlay
+    # gives up after the limit, and the side panel says the question can be answered there; twice, the second time
+    # with the page letting it be.
+    tab = await harness.browser.new_tab(e2e_pages.url(f"popover_fighter.html?{fight}"))
+    await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the page to load")
+    await configure(harness, llm)
+    for run in range(2):
+        problems: list[str] = []
+        llm.add(act_on("Place order", "click_element_by_index", "Place the order", problems), done("Ordered"))
+        task_id = await start(harness, tab, "Buy this book")
+        panel = await open_panel(harness, tab)
+        await panel.wait_for("document.getElementById('control-reason').innerText.includes('\"Place order\"')",
+                             "the side panel to ask")
+        if run == 0:
+            # the page answers (it is not hung); the overlay gives up after the limit, says so, and the fight ends
+            await wait_until(lambda: tab.evaluate("window.fights > 0", timeout=5), "the page to fight the overlay")
+            await panel.wait_for(f"!{LOWERED}.hidden", "the side panel to say the page keeps the question down")
+            assert "answer it here" in await panel.text("#overlay-lowered")
+            fights = await tab.evaluate("window.fights", timeout=5)
+            await asyncio.sleep(1)
+            assert await tab.evaluate("window.fights", timeout=5) == fights, "the page and the overlay still fight"
+            await panel.screenshot(SCREENS / f"overlay-lowered-{fight}.png", max_height=600)
+        else:  # the page lets it be: the question is on top, and nothing is said
+            await wait_overlay(tab, "the overlay to ask", lambda o: o["state"] == "approval")
+            assert await tab.evaluate("document.querySelector('tabpilot-overlay').matches(':popover-open')")
+            assert not await panel.visible("#overlay-lowered")
+        await panel.click("#approve-allow")
+        snap = await ended(harness, task_id)
+        assert snap["status"] == "completed" and not problems, (snap, problems)
+        assert await tab.evaluate("window.orders") == run + 1  # the page's own button saw the allowed click
+        await panel.wait_for(f"{LOWERED}.hidden", "the side panel's word to go with the question")
+        await harness.browser.close_tab(panel.tab.target_id)
+        await tab.evaluate("window.fighting = false")
+    await harness.browser.close_tab(tab.target_id)
 
 
 async def test_a_press_on_allow_that_came_too_soon_is_told_so_and_the_next_one_counts(

@@ -5,10 +5,12 @@ Everything is asserted on what the popup shows; screenshots go to $TABPILOT_SCRE
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 from typing import Any
@@ -279,6 +281,49 @@ async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
+async def run_in_terminal(harness: Harness, llm: ScriptedLLMServer, url: str, task: str, *flags: str) -> str:
+    """`tabpilot run` as a person types it in a terminal, working in this browser (--cdp-url) on the host's record;
+    the id of the task it recorded."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(HOME=str(harness.home), TABPILOT_HOME=str(harness.tabpilot_home))
+    argv = [sys.executable, "-m", "tabpilot", "run", task, "--cdp-url", harness.browser.launched.ws_url, "--url", url,
+            "--base-url", llm.base_url, "--api-key", API_KEY, *flags]
+    proc = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0, proc.stdout  # each of these fails
+    with sqlite3.connect(harness.database()) as db:
+        [(task_id,)] = db.execute("SELECT id FROM tasks WHERE task = ? AND source = 'cli'", (task,)).fetchall()
+    return str(task_id)
+
+
+async def test_past_tasks_advise_a_terminals_task_where_it_was_started_not_in_settings(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # A new user's trial: `tabpilot run --model gpt-typo` failed, and Past tasks said "Check the Base URL and the Model
+    # in Settings", which that run had not used (it took its model from the command line). Its advice names the
+    # terminal and the model it ran with; so does a terminal task that ran out of steps.
+    llm.add(HTTPError(404, "The model `gpt-typo` does not exist", code="model_not_found", type="invalid_request_error"))
+    typo = await run_in_terminal(harness, llm, await form_tab.url(), "Tick the terms box", "--model", "gpt-typo")
+    llm.add(ToolCall("AgentOutput", agent_output("Wait for the page", {"wait": {"seconds": 1}})))
+    short = await run_in_terminal(harness, llm, await form_tab.url(), "Tick the box, slowly", "--model", "scripted",
+                                  "--max-steps", "1")
+    popup = await harness.open_popup(form_tab)
+    said = await open_past_result(popup, typo)
+    assert said == {
+        "headline": "The model's server does not know this address or model.",
+        "remedy": 'This task was started in the terminal with the model "gpt-typo": check that name, and the address '
+                  "and key it ran with there (tabpilot run --model, --base-url, --api-key, the OPENAI_* variables or "
+                  "tabpilot config), then run it there again."}, said
+    assert "Settings" not in await popup.js("document.getElementById('past-result').innerText")
+    assert API_KEY not in await popup.js("document.documentElement.outerHTML")
+    await popup.screenshot(SCREENS / "past-terminal-model.png", max_height=600)
+    await popup.click("#nav-task")
+    said = await open_past_result(popup, short)
+    assert said["headline"] == "The task used up its steps before it was done.", said
+    assert said["remedy"] == ("This task was started in the terminal: give it more steps there (tabpilot run "
+                              "--max-steps, or tabpilot config set max-steps), then run it there again."), said
+    await harness.browser.close_tab(popup.tab.target_id)
+
+
 async def test_a_task_the_agent_could_not_finish_reads_not_done_not_error_everywhere(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
@@ -448,7 +493,7 @@ async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popu
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-ACTING = re.compile(r"Step (\d+) · waiting (\d+) s…")
+ACTING = re.compile(r"Step (\d+) · waiting (\d+) s… \d+ s")
 
 
 async def test_between_its_thoughts_the_overlay_says_which_action_the_agent_takes_in_the_same_box(
@@ -484,6 +529,47 @@ async def test_between_its_thoughts_the_overlay_says_which_action_the_agent_take
         assert ended["thinking"] == "", ended
         await harness.browser.close_tab(popup.tab.target_id)
         await form_tab.navigate(await form_tab.url())  # the second task on the page loaded again
+
+
+CLICKING = re.compile(r'Step 1 · clicking "Refresh the list"… (\d+) s')
+
+
+async def test_the_popup_and_the_side_panel_say_the_action_and_its_element_in_words_and_count_its_seconds(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    # A new user's trial: the side panel said "Executing click_element_by_index (index: 3)" and then "Done
+    # click_element_by_index in 6,742 ms", with nothing counting meanwhile. Both views say what the overlay says, on the
+    # element the action is on, the seconds counting while it runs; twice, the second task after a reload.
+    tab = await harness.browser.new_tab(e2e_pages.url("slow_button.html?ms=6000"))  # a click that takes 6 s
+    activity = "document.getElementById('activity')"
+    for run in range(2):
+        await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the page to load")
+        problems: list[str] = []
+        llm.add(act_on("Refresh the list", "click_element_by_index", "Refresh it", problems), done("Refreshed"))
+        popup = await harness.open_popup(tab)
+        if run == 0:
+            await configure(popup, llm.base_url)
+        panel = await open_panel(harness, tab)
+        await run_in_popup(popup, "Refresh the list")
+        for view, name in ((popup, "popup"), (panel, "side panel")):
+            said = await view.wait_for(f"{activity}.dataset.type === 'executing' && !{activity}.hidden"
+                                       f" && {activity}.textContent", f"the {name} to say the click", 30)
+            assert CLICKING.fullmatch(said), (name, said)
+            seconds = int(CLICKING.fullmatch(said)[1])  # type: ignore[index]
+            later = await view.wait_for(
+                f"{activity}.dataset.type === 'executing' && (() => {{ const counted = / (\\d+) s$/"
+                f".exec({activity}.textContent); return counted && Number(counted[1]) > {seconds}"
+                f" && {activity}.textContent; }})()", f"the {name} to count the click's seconds", 30)
+            assert CLICKING.fullmatch(later), (name, later)
+            if run == 0:
+                await view.screenshot(SCREENS / f"acting-{name.replace(' ', '-')}.png", max_height=600)
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+        assert await tab.evaluate("window.refreshes") == 1  # the page's own handler saw the click (loaded anew)
+        assert not problems, problems
+        for view in (popup, panel):
+            await harness.browser.close_tab(view.tab.target_id)
+        await tab.navigate(await tab.url())  # the second task on the page loaded again
+    await harness.browser.close_tab(tab.target_id)
 
 
 async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
@@ -627,8 +713,14 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
     )
     assert card.splitlines()[0].lower() == "you took over for 4.5 s", card
     assert "Clicked 'Sign up'" in card and "I signed up myself" in card
-    activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())})")
-    assert activity == "Done click_element_by_index in 1,234 ms"
+    activity = await popup.js(f"Timeline.activityText({json.dumps(executed.to_wire())},"
+                              f" {{acting: Working.acting(null, {json.dumps(executed.to_wire())}, 3)}})")
+    assert activity == "Step 3 · clicking… 1 s"
+    # a tool of the caller's own (AgentConfig custom_tools) is named as it is, in a neutral line, never its input
+    custom = {"type": "executing", "tool": "lookup_price", "input": {"sku": "A-1"}}
+    activity = await popup.js(f"Timeline.activityText({json.dumps(custom)},"
+                              f" {{acting: Working.acting(null, {json.dumps(custom)}, 2)}})")
+    assert activity == 'Step 2 · using the tool "lookup_price"… 0 s'
     waiting = WaitingActivity(seconds=30.0, message="the model has not answered for 30 s")
     activity = await popup.js(f"Timeline.activityText({json.dumps(waiting.to_wire())})")
     assert activity == "The model has not answered for 30 s; still waiting…"

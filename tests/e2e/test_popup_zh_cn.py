@@ -8,7 +8,18 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from e2e_support import SCREENS, Harness, PopupPage, act_on, configure, done, start_connected_harness, wait_status
+from e2e_support import (
+    PAGE_LOADED,
+    SCREENS,
+    Harness,
+    PopupPage,
+    act_on,
+    configure,
+    done,
+    start_connected_harness,
+    wait_status,
+    wait_until,
+)
 from test_approvals import shop_tab  # noqa: F401  (the shop page with "Place order", as the approval tests open it)
 from test_takeover import account_told, ended, start
 from test_takeover import configure as configure_host
@@ -16,6 +27,7 @@ from user_support import open_panel, screenshot, wait_overlay
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
+from tabpilot.localfiles import LocalFiles
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -169,6 +181,26 @@ async def test_a_slow_step_counts_its_seconds_in_chinese(harness: Harness, llm: 
     assert shown["thinking"], shown
     assert await wait_status(popup, "completed", "error", "stopped") == "completed"
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_the_action_under_way_is_said_in_chinese_on_its_element_counting_its_seconds(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    tab = await harness.browser.new_tab(e2e_pages.url("slow_button.html?ms=5000"))  # a click that takes 5 s
+    await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the page to load")
+    problems: list[str] = []
+    llm.add(act_on("Refresh the list", "click_element_by_index", "刷新列表", problems), done("刷新了。"))
+    popup = await harness.open_popup(tab)
+    await configure(popup, llm.base_url)
+    await popup.fill("#task-input", "刷新列表")
+    await popup.click("#run")
+    activity = "document.getElementById('activity').textContent"
+    await popup.wait_for(f"/^第 1 步 · 正在点击“Refresh the list”… [1-9] 秒$/.test({activity})",
+                         "the popup to say the click in Chinese, counting", 30)
+    await popup.screenshot(SCREENS / "acting-popup-zh.png", max_height=600)
+    assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+    await harness.browser.close_tab(popup.tab.target_id)
+    await harness.browser.close_tab(tab.target_id)
 
 
 async def test_a_bad_setting_value_is_explained_in_chinese_on_the_settings_page(harness: Harness,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pyee.asyncio import AsyncIOEventEmitter
 
 from ..browser.errors import BrowserError, TabClosed
+from ..browser.nodes import shorten
 from ..browser.passwords import HIDDEN as PASSWORD_HIDDEN
 from ..i18n import failure_text
 from ..i18n import text as say
@@ -410,10 +411,19 @@ class Agent(AsyncIOEventEmitter):
             self._vision_confirmed = True
             remember(endpoint.base_url, endpoint.model, accepted=True)
 
+    def _target(self, tool_input: Any, state: BrowserState) -> str | None:
+        """The name of the element an action is on, as the model read it (masked as the page state was)."""
+        index = getattr(tool_input, "index", None)
+        element = state.elements.get(index) if isinstance(index, int) else None
+        if element is None or not element.name:
+            return None
+        name = shorten(element.name)
+        return self.config.privacy.conceal(name, state.url) if self.config.privacy is not None else name
+
     async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> tuple[str, bool]:
         """What the action gave, and whether it was cut short by the user's taking the controls."""
         name, tool_input = output.tool_name, output.tool_input
-        self._activity(ExecutingActivity(tool=name, input=output.input_wire))
+        self._activity(ExecutingActivity(tool=name, input=output.input_wire, target=self._target(tool_input, state)))
         started = time.monotonic()
         language = self.config.language
         took_over = False

@@ -48,6 +48,9 @@ class ExecutingActivity(WireModel):
     type: Literal["executing"] = "executing"
     tool: str
     input: Any = None
+    # tabpilot's own: the name of the element the action is on, as the model read it on the page (the popup's
+    # 'clicking "Sign in"'); none for an action on no element, or on one with no name
+    target: str | None = None
 
 
 class ExecutedActivity(WireModel):
