@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_support import done, history_section, index_of, on_page
+from agent_support import browser_state, done, history_section, index_of, on_page
 from state_support import line_of, node_property, open_page
 
 from tabpilot.agent import Agent, AgentConfig
@@ -429,4 +429,34 @@ async def test_characters_drawn_as_nothing_are_not_read_and_the_named_control_is
     assert state.title == "Account information", state.title  # the title too
     await actions.click(browser, tab, state.elements[1])
     assert await tab.evaluate("window.renewed") is True
+    await browser.close_tab(tab.target_id)
+
+
+async def test_a_model_finds_words_far_down_a_long_page_in_one_step(browser: Browser, pages) -> None:
+    """A 3,000-row list: scrolling to row 2718 took dozens of steps (a new user's trial on the Python docs). find_text
+    brings the words into the page text the model reads next; the second place of words shown twice; words only in
+    an open shadow root; words hidden from people are not found."""
+    tab = await open_page(browser, pages.url("eyes_long.html"))
+    replies = [
+        on_page(lambda b: {"find_text": {"text": "row  2718"}}),
+        on_page(lambda b: {"find_text": {"text": "the needle", "occurrence": 2}}),
+        on_page(lambda b: {"find_text": {"text": "shadow answer"}}),
+        on_page(lambda b: {"find_text": {"text": "hidden needle"}}),
+        on_page(lambda b: {"find_text": {"text": "the needle", "occurrence": 3}}),
+        done("8154 EUR"),
+    ]
+    with ScriptedLLMServer(replies) as server:
+        agent = Agent(browser, LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-test-not-real-0000",
+                                         timeout=5.0, max_retries=1), AgentConfig(step_delay=0))
+        result = await agent.execute("What does row 2718 cost?")
+    assert result.success, result
+    pages_read = [browser_state(r) for r in server.requests]
+    assert "Row 2718 | 8154 EUR" not in pages_read[0]
+    assert "Row 2718 | 8154 EUR" in pages_read[1].splitlines()
+    assert "Scrolled to place 1 of the 1 place" in history_section(server.requests[1])
+    assert "Row 2000 | 6000 EUR see the needle" in pages_read[2].splitlines()
+    assert "place 2 of the 2 places" in history_section(server.requests[2])
+    assert "Shadow answer 42" in pages_read[3].splitlines()
+    assert 'No text on this page shows "hidden needle"' in history_section(server.requests[4])
+    assert "Only 2 place(s) on this page show \"the needle\"" in history_section(server.requests[5])
     await browser.close_tab(tab.target_id)

@@ -138,7 +138,7 @@ const Timeline = (() => {
   const ACTING = {
     click_element_by_index: "actingClick", input_text: "actingType", select_dropdown_option: "actingChoose",
     scroll: "actingScroll", scroll_horizontally: "actingScroll", execute_javascript: "actingScript",
-    send_keys: "actingKeys", read_text: "actingRead", hover_element: "actingHover", go_to_url: "actingOpen",
+    send_keys: "actingKeys", read_text: "actingRead", find_text: "actingFind", hover_element: "actingHover", go_to_url: "actingOpen",
     go_back: "actingBack", switch_tab: "actingSwitchTab", close_tab: "actingCloseTab", upload_file: "actingUpload",
     wait: "actingWait", done: "actingDone", ask_user: "actingAsk", request_takeover: "actingHandOver",
   };

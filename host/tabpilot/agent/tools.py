@@ -130,6 +130,11 @@ class ScrollInput(ToolInput):
     index: int | None = Field(default=None, ge=0, description="scroll this scrollable element, not the page")
 
 
+class FindTextInput(ToolInput):
+    text: str = Field(min_length=1, max_length=200, description="the words to look for, as the page shows them")
+    occurrence: int = Field(default=1, ge=1, description="which place, counted from the top (the next: 2, 3…)")
+
+
 class ScrollHorizontallyInput(ToolInput):
     right: bool = True
     pixels: int = Field(ge=0)
@@ -234,6 +239,12 @@ async def _scroll(ctx: ToolContext, args: ScrollInput) -> str:
     )
 
 
+async def _find_text(ctx: ToolContext, args: FindTextInput) -> str:
+    from ..browser import actions
+
+    return await actions.find_text(ctx.browser, ctx.tab, args.text, args.occurrence)
+
+
 async def _scroll_horizontally(ctx: ToolContext, args: ScrollHorizontallyInput) -> str:
     from ..browser import actions
 
@@ -332,6 +343,12 @@ BUILTIN_TOOLS: dict[str, Tool] = {
     ),
     "scroll": Tool(
         "Scroll vertically: the page, or with `index` the scrollable element at that index.", ScrollInput, _scroll
+    ),
+    "find_text": Tool(
+        "Scroll to where the page shows these words (the first place, or the one `occurrence` says): on a long page, "
+        "faster than scrolling to look for them.",
+        FindTextInput,
+        _find_text,
     ),
     "scroll_horizontally": Tool(
         "Scroll horizontally: the page, or with `index` the scrollable element at that index.",

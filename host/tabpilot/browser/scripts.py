@@ -250,6 +250,51 @@ SCROLL = """function(el, axis, sign, pixels, pages) {
   return {scroller: name, moved: after - before, remaining: Math.max(0, remaining)};
 }"""
 
+# The places in the page's text a person sees that show `wanted` (case and spacing aside), in reading order,
+# open shadow roots included: how many, and the `nth` (1-based) brought to the middle of the viewport. Words split
+# over elements (<code><span>x</span> <span>or</span></code>) match as they read.
+FIND_TEXT = """function(wanted, nth) {
+  const norm = (s) => s.replace(/\\s+/g, ' ').toLowerCase();
+  const needle = norm(wanted).trim();
+  const nodes = [], starts = [], blocks = new Map();
+  const blockOf = (e) => {  // the nearest element around that is not inline: its words run together
+    if (!blocks.has(e)) {
+      const up = e.parentElement;
+      blocks.set(e, getComputedStyle(e).display !== 'inline' || !up ? e : blockOf(up));
+    }
+    return blocks.get(e);
+  };
+  let text = '', last = null;
+  const visit = (root) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => n.nodeType === 3 ? NodeFilter.FILTER_ACCEPT
+        : ['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TEXTAREA', 'HEAD'].includes(n.nodeName.toUpperCase())
+          || n.hasAttribute('data-tabpilot-overlay') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP});
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const parent = n.parentElement;
+      if (!parent || !parent.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+      const piece = norm(n.data);
+      if (!piece) continue;
+      // Words in two blocks or cells are apart ("Row 271" "813 EUR" is not "row 2718"); "<b>un</b>done" is one word.
+      const block = blockOf(parent);
+      if (text && block !== last && !text.endsWith(' ') && !piece.startsWith(' ')) text += ' ';
+      nodes.push(n); starts.push(text.length); text += piece;
+      last = block;
+    }
+  };
+  const roots = [document.documentElement];
+  for (const e of document.querySelectorAll('*')) if (e.shadowRoot) roots.push(e.shadowRoot);
+  roots.forEach(visit);
+  const found = [];
+  for (let at = text.indexOf(needle); at >= 0 && needle; at = text.indexOf(needle, at + needle.length)) found.push(at);
+  if (!found.length || nth > found.length) return {count: found.length};
+  const at = found[nth - 1];
+  let i = starts.length - 1;
+  while (i > 0 && starts[i] > at) i--;
+  nodes[i].parentElement.scrollIntoView({block: 'center', inline: 'nearest', behavior: 'instant'});
+  return {count: found.length, shown: nth};
+}"""
+
 SCROLL_WRAPPED = "function(axis, sign, pixels, pages) { return (" + SCROLL + ")(this, axis, sign, pixels, pages); }"
 
 FIND_FILE_INPUT = """function() {
