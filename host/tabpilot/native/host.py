@@ -404,7 +404,7 @@ class NativeHost:
         return {}
 
     async def _task_takeover(self, request: TaskTakeover) -> dict[str, Any]:
-        await self.tasks.take_over(request.task_id, request.reason)
+        await self.tasks.take_over(request.task_id, request.reason, request.started_at)
         return {}
 
     async def _takeover_actions(self, request: TakeoverActions) -> dict[str, Any]:

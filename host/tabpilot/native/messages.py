@@ -259,6 +259,9 @@ class TaskTakeover(Request):
     type: Literal["task.takeover"]
     task_id: str = Field(alias="taskId", min_length=1)
     reason: Literal["user", "implicit"] = "user"
+    # when the person took the controls (epoch ms; their press, their first input): the takeover's start, by which the
+    # extension tells what the page's frames recorded for it (`takeover.late` names it so)
+    started_at: int | None = Field(None, alias="startedAt", ge=0)
 
 
 class TakeoverActions(Request):
