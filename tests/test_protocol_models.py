@@ -204,8 +204,7 @@ def test_pushes_from_the_extension_parse_into_their_models():
         ({"type": "sites.allow", "id": "a", "origin": "https://a.test", "allTabs": "yes"}, "allTabs", "true or false"),
         ({"type": "settings.set", "id": "x", "maskCards": 0}, "maskCards", "true or false"),
         ({"type": "settings.set", "id": "x", "maxSteps": 7.0001}, "maxSteps", "whole number"),
-        ({"type": "takeover.actions", "id": "k", "taskId": "t1",
-          "actions": [{"kind": "click", "at": "5"}]}, "actions.0.at", "number"),
+        ({"type": "task.takeover", "id": "k", "taskId": "t1", "startedAt": "5"}, "startedAt", "whole number"),
         ({"type": "cdp.detached", "tabId": True, "reason": "canceled_by_user"}, "tabId", "whole number"),
         ({"type": "cdp.event", "tabId": "4", "method": "Page.loadEventFired"}, "tabId", "whole number"),
         ({"type": "tabs.event", "event": "removed", "tab": {"tabId": True}}, "tab.tabId", "whole number"),
@@ -221,7 +220,8 @@ def test_a_field_of_the_wrong_type_is_refused_and_named_not_coerced(frame, field
 
 def test_what_a_page_makes_too_long_in_a_recorded_action_is_cut_not_refused():
     # A page at a 30,000-character address, a list whose script selected every long option: refused, one such
-    # action lost the person's whole batch. Each text is kept up to its limit; what is not text is still refused.
+    # action lost the person's whole batch. Each text is kept up to its limit; an action with what is not text where
+    # text is due is left out, the rest of its batch kept; a batch larger than the host takes is still refused whole.
     frame = {"type": "takeover.actions", "id": "k", "taskId": "t1", "actions": [
         {"kind": "select", "target": "listbox " + "L" * 5000, "value": "option, " * 10_000,
          "url": "https://a.test/?q=" + "x" * 30_000, "at": 1, "holding": ["h" * 900]},
@@ -232,7 +232,10 @@ def test_what_a_page_makes_too_long_in_a_recorded_action_is_cut_not_refused():
     assert len(long.value or "") == 20_000 and len(long.target) == 1000 and long.holding == ["h" * 300]
     assert save.target == 'button "Save"' and save.url == "https://a.test/"
     frame["actions"][1]["at"] = "2"
-    with pytest.raises(BadRequest, match=r"actions\.1\.at"):
+    batch = parse_incoming(frame)
+    assert [a.kind for a in batch.actions] == ["select"] and batch.dropped == ["action 1: field 'at' (float_type)"]
+    frame["actions"] = [save.model_dump(by_alias=True)] * 1001
+    with pytest.raises(BadRequest, match=r"'actions'.*1000"):
         parse_incoming(frame)
 
 

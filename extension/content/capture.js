@@ -74,9 +74,13 @@
   let fieldTimer = null; // in "record": reports the field typed in so far (FIELD_REPORT_MS after a key)
   let pendingScroll = null; // {target, dx, dy, timer}
   let flushed = null; // while leaving "record": the actions flushed, returned in the mode change's reply
-  // in "record": the latest actions sent, with when ([{action, sent}]), for a mode change read late to give again: one
-  // sent after the worker asked may have gone to a worker that stopped. As many as the host tells a resent one among
-  // (taskrun/takeover.py RESENT_LOOKBACK)
+  // in "record": the takeover recorded for, as the worker told it ({taskId, startedAt}), sent with each action and with
+  // what is given when leaving "record": a frame whose script hung across a Stop answered after the tab's next task had
+  // been taken over, and the worker, going by the tab's task then, filed the stopped task's last letter under the new one
+  let recording = null;
+  // in "record": the latest actions sent, with when and for which takeover ([{action, sent, recording}]), for a mode
+  // change read late to give again: one sent after the worker asked may have gone to a worker that stopped. As many as
+  // the host tells a resent one among (taskrun/takeover.py RESENT_LOOKBACK)
   let sentLately = [];
   const SENT_KEPT = 50;
   let tentative = []; // in "watch": [{action, origin}], origin the time of the input it comes from
@@ -114,9 +118,13 @@
     if (mode === "watch") keepTentative(action, origin);
     else if (flushed) flushed.push(action);
     else {
-      send({ type: "capture.action", action });
-      sentLately = [...sentLately.slice(1 - SENT_KEPT), { action, sent: Date.now() }];
+      sendAction(action);
+      sentLately = [...sentLately.slice(1 - SENT_KEPT), { action, sent: Date.now(), recording }];
     }
+  }
+
+  function sendAction(action) {
+    send({ type: "capture.action", action, ...(recording ? { takeover: recording } : {}) });
   }
 
   function keepTentative(action, origin) {
@@ -139,7 +147,8 @@
   }
 
   // --- modes --------------------------------------------------------------------------------------
-  function setMode(next, since) {
+  // `taskId` (the worker's, with "record"): the task whose takeover begun at `since` this frame records for
+  function setMode(next, since, taskId) {
     if (next !== "record" && next !== "watch" && next !== "off") return [];
     if (next !== "watch") sendWatchBatch(); // what the person did before is theirs to report all the same
     const first = modeSetCount++ === 0;
@@ -156,6 +165,9 @@
       actions = flushed;
       flushed = null;
     }
+    const told = next === "record" && typeof taskId === "string" && Number.isFinite(since) ? { taskId, startedAt: since }
+      : null;
+    if (!told || !recording || told.taskId !== recording.taskId || told.startedAt !== recording.startedAt) recording = told;
     if (next === "record" && mode !== "record") {
       markPasswordFields(document);
       lastUrl = location.href;
@@ -165,7 +177,7 @@
       }
     }
     mode = next;
-    for (const action of theirs) send({ type: "capture.action", action });
+    for (const action of theirs) sendAction(action);
     return actions;
   }
 
@@ -174,15 +186,18 @@
   } else if (globalThis.chrome?.runtime?.onMessage) {
     chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
       if (!message || message.type !== "capture.mode") return false;
-      const actions = setMode(message.mode, message.since);
+      const left = recording; // what leaving "record" gives is that takeover's
+      const actions = setMode(message.mode, message.since, message.taskId);
       if (!(Date.now() > message.answerBy)) {
         sendResponse({ actions });
         return false;
       }
       // read after the worker stopped waiting (Hand back, Stop): it may be another worker by now, which never
       // hears this reply
-      const again = sentLately.filter(({ sent }) => sent >= message.askedAt).map(({ action }) => action);
-      giveLate({ type: "capture.late", answerBy: message.answerBy, actions: [...again, ...actions] })
+      const again = sentLately.filter(({ sent, recording: sentFor }) => sent >= message.askedAt && sentFor === left)
+        .map(({ action }) => action);
+      giveLate({ type: "capture.late", answerBy: message.answerBy, actions: [...again, ...actions],
+        ...(left ? { takeover: left } : {}) })
         .then((taken) => sendResponse({ actions: taken ? [] : actions }));
       return true;
     });
@@ -816,7 +831,7 @@
       // the overlay's panel frame (content/overlay.js) says so by its name: the worker tells it "off"
       const panel = window.name.startsWith("tabpilot-panel:") ? window.name : undefined;
       chrome.runtime.sendMessage({ type: "capture.hello", url: location.href, panel })
-        .then((reply) => { if (reply && reply.mode && modeSetCount === 0) setMode(reply.mode); })
+        .then((reply) => { if (reply && reply.mode && modeSetCount === 0) setMode(reply.mode, reply.since, reply.taskId); })
         .catch(() => {}); // no service worker listening: stays "off" until told
     }
   }

@@ -56,7 +56,7 @@ const captureFrames = new Map(); // tabId → Set of frameIds whose content scri
 const notified = new Map(); // taskId → what was last notified ("agent_request:<message>" / "question:<q>" / "approval:…")
 // Actions capture.js sent before this worker knew the tab's task: a restarted worker is woken by the first
 // of them, before the host (which resumes the task) said hello. Kept until the task is known.
-const unclaimedActions = new Map(); // tabId → [{action, at}]
+const unclaimedActions = new Map(); // tabId → [{action, takeover, at}]
 const UNCLAIMED_KEPT_MS = 60000;
 const UNCLAIMED_LIMIT = 500;
 // Figures for tests and bench (looked at over CDP like the rest of the worker's state).
@@ -71,8 +71,9 @@ function learnSnapshot(snapshot) {
   Object.assign(known, {
     tabId: snapshot.tabId ?? known.tabId, task: snapshot.task ?? known.task, status: snapshot.status,
     source: snapshot.source ?? known.source, requester: snapshot.requester ?? known.requester ?? null,
-    control: snapshot.control || null, question: snapshot.question || null, approval: snapshot.approval || null,
+    question: snapshot.question || null, approval: snapshot.approval || null,
   });
+  learnControl(known, snapshot.control);
   if (snapshot.activity !== undefined) learnActivity(known, snapshot.activity);
   forgetEndedTasks();
   const steps = (snapshot.history || []).filter((e) => e && e.type === "step");
@@ -151,6 +152,20 @@ function overlayChanged(tabId, change) {
   broadcast({ kind: "push", message: { type: "task.overlay", taskId: task.taskId, removed, lowered } });
 }
 
+// The host's word on who has the controls. A takeover this worker began (`own`: its start is the person's press, which
+// the host takes as the takeover's) that the host had begun already (the agent asked for help at that moment) keeps
+// this worker's start too (`was`): the frames told it record for it, and say so with what they recorded (routeActions)
+function learnControl(task, control) {
+  const before = task.control;
+  task.control = control ? { ...control } : null;
+  if (before && before.own && task.control && task.control.startedAt !== before.startedAt) {
+    task.control.was = before.startedAt;
+  }
+}
+
+// Whether `takeover` ({startedAt, was}: a task's control, or a late answer awaited) is the one begun at `startedAt`
+const begunAt = (takeover, startedAt) => !!takeover && (takeover.startedAt === startedAt || takeover.was === startedAt);
+
 function goalOf(step) {
   return step && step.reflection && step.reflection.next_goal ? String(step.reflection.next_goal) : null;
 }
@@ -171,7 +186,7 @@ function learnTasks(snapshots) {
       taskChanged(task);
     }
   }
-  unclaimedActions.clear(); // what no task the host runs claimed was done outside any task
+  claimActions();
   // what no host took yet (the one before went, or this worker restarted: chrome.storage.session), to this one
   outboxLoaded.then(() => { for (const taskId of [...pendingActions.keys()]) flushActions(taskId); });
   for (const tabId of overlayPorts.keys()) postOverlay(tabId); // overlays that connected before the hello
@@ -233,7 +248,7 @@ function onTaskPush(message) {
       if (message.event && message.event.type === "error") task.failure = errorOf(message.event);
       break;
     case "task.control":
-      task.control = message.control || null;
+      learnControl(task, message.control);
       task.question = message.question || null;
       task.approval = message.approval || null;
       if (!task.approval) overlayChanged(task.tabId, { lowered: false }); // the question was answered
@@ -292,7 +307,6 @@ function taskChanged(task) {
     sendMode(tabId, captureMode(task)).then(({ actions }) => { for (const action of actions) queueAction(task, action); });
     postOverlay(tabId);
   }
-  if (running && task.control) claimActions(task);
   if (running && !task.control) flushActions(task.taskId);
   notifyIfAsked(task);
   syncContentScripts();
@@ -352,16 +366,15 @@ async function injectInto(tabId) {
 // answered by then are returned as `late` ({tabId, frameId, answer}: what they held is not waited for). A frame that
 // reads the change only after `answerBy` knows it is late: it gives its answer as `capture.late` (onCaptureLate).
 async function sendMode(tabId, mode, { frameId, askedAt, answerBy } = {}) {
+  const told = modeOf(tabId, mode);
   if (frameId === undefined) {
-    if (sentModes.get(tabId) === mode) return { actions: [], late: [] };
-    sentModes.set(tabId, mode);
+    const key = JSON.stringify(told);
+    if (sentModes.get(tabId) === key) return { actions: [], late: [] };
+    sentModes.set(tabId, key);
   }
   const frameIds = frameId !== undefined ? [frameId] : [...(captureFrames.get(tabId) || [0])];
-  // "record" says since when the input was the user's: capture.js reports what it saw from then on
-  const task = runningTaskOfTab(tabId);
-  const since = task && task.control ? task.control.startedAt : undefined;
   const answers = frameIds.map((id) =>
-    chrome.tabs.sendMessage(tabId, { type: "capture.mode", mode, since, askedAt, answerBy }, { frameId: id })
+    chrome.tabs.sendMessage(tabId, { type: "capture.mode", ...told, askedAt, answerBy }, { frameId: id })
       .catch(() => null));
   const patience = answerBy === undefined ? undefined : Math.max(0, answerBy - Date.now());
   const replies = await Promise.all(answers.map((answer) => answerWithin(patience, answer)));
@@ -369,6 +382,14 @@ async function sendMode(tabId, mode, { frameId, askedAt, answerBy } = {}) {
     actions: replies.flatMap(actionsOf),
     late: frameIds.map((id, i) => ({ tabId, frameId: id, answer: answers[i] })).filter((_, i) => replies[i] === SILENT),
   };
+}
+
+// A frame's capture mode; "record" says which takeover: since when the input was the user's (capture.js reports what it
+// saw from then on) and of which task, which the frame tells with what it records (routeActions)
+function modeOf(tabId, mode) {
+  const task = runningTaskOfTab(tabId);
+  if (mode !== "record" || !task || !task.control) return { mode };
+  return { mode, since: task.control.startedAt, taskId: task.taskId };
 }
 
 const actionsOf = (reply) => (reply && reply !== SILENT && Array.isArray(reply.actions) ? reply.actions : []);
@@ -390,30 +411,32 @@ const FRAMES_PATIENCE_MS = 1000;
 // sent to the host after what it sent already. Returns the frames that did not answer in time (their page is slow,
 // or hangs) as a late answer (`awaitLate`), or null when all did.
 async function collectActions(task, mode) {
+  const { startedAt, was } = task.control || {}; // the takeover that ends (its control may go while frames answer)
   const endedAt = Date.now();
   const asked = { askedAt: endedAt, answerBy: endedAt + FRAMES_PATIENCE_MS };
   const told = await Promise.all(tabsOfTask(task).map((tabId) => sendMode(tabId, mode, asked)));
   for (const { actions } of told) for (const action of actions) queueAction(task, action);
   await flushActions(task.taskId);
   const late = told.flatMap((frames) => frames.late);
-  return late.length ? awaitLate(task, late, asked) : null;
+  return late.length ? awaitLate(task, { startedAt, was }, late, asked) : null;
 }
 
 // A slow page (not a hung one; a loaded machine) answers a moment after Hand back or Stop went on without it: what
 // it gives then (the field typed in up to then, in the answer or reported on its own just before it) goes to the host
 // for the takeover that ended, so nothing the person did is lost. Listened to this long at most.
 const LATE_PATIENCE_MS = 10000;
-// tabId → the late answers its frames are awaited for, oldest first: {taskId, endedAt, answerBy, takeover, tabs,
-// frames, actions, until} (`takeover`: the host's startedAt of the takeover that ended, as its reply to Hand back or
-// Stop said; `frames`: "tabId:frameId" of those still silent), with `done`: whether one was still silent at the end.
+// tabId → the late answers its frames are awaited for, oldest first: {taskId, startedAt, endedAt, answerBy, takeover,
+// tabs, frames, actions, until} (`startedAt`: of the takeover that ended, as its frames were told to record for it;
+// `takeover`: the host's startedAt of it, as its reply to Hand back or Stop said; `frames`: "tabId:frameId" of those
+// still silent), with `done`: whether one was still silent at the end.
 // Kept in chrome.storage.session with the outbox until they are in it (`lateKept`): a worker stopped meanwhile (idle
 // 30 s, an update) lost them, and the page's answer, which then wakes the next worker, went nowhere.
 const lateAnswers = new Map();
 const lateKept = new Set();
 const frameKey = (tabId, frameId) => `${tabId}:${frameId}`;
 
-function awaitLate(task, silent, { askedAt, answerBy }) {
-  const late = waitForLate({ taskId: task.taskId, endedAt: askedAt, answerBy, takeover: undefined,
+function awaitLate(task, { startedAt, was }, silent, { askedAt, answerBy }) {
+  const late = waitForLate({ taskId: task.taskId, startedAt, was, endedAt: askedAt, answerBy, takeover: undefined,
     tabs: tabsOfTask(task), frames: silent.map(({ tabId, frameId }) => frameKey(tabId, frameId)), actions: [],
     until: askedAt + LATE_PATIENCE_MS });
   for (const { tabId, frameId, answer } of silent) answer.then((reply) => lateFrameAnswered(late, tabId, frameId, actionsOf(reply)));
@@ -457,24 +480,15 @@ function addLate(late, actions) {
   for (const action of actions) if (!had.has(JSON.stringify(action))) late.actions.push(action);
 }
 
-// The late answer an action a slow frame reported on its own belongs to: that of the first takeover to end after the
-// person did it (`at`). Done after they all ended, it is the takeover's going on now, or else the last one's.
-function lateAnswerOf(tabId, task, action) {
-  const waiting = lateAnswers.get(tabId) || [];
-  const at = Number.isFinite(action.at) ? action.at : Date.now();
-  const during = waiting.find((late) => at < late.endedAt);
-  if (during) return during;
-  return task && task.control ? null : waiting[waiting.length - 1] || null;
-}
-
 // capture.js read a Hand back's or Stop's mode change after `answerBy`: it gives what it held then (and what it
-// reported on its own meanwhile) here, and gives it again until told it is taken (kept for the host).
+// reported on its own meanwhile) here, and gives it again until told it is taken (kept for the host). Once that
+// answer is no longer waited for, it goes to the takeover the frame recorded for all the same.
 async function onCaptureLate(tabId, frameId, message) {
   await outboxLoaded;
   const actions = (Array.isArray(message.actions) ? message.actions : []).filter((a) => a && typeof a === "object");
   const late = (lateAnswers.get(tabId) || []).find((waiting) => waiting.answerBy === message.answerBy);
   if (late) lateFrameAnswered(late, tabId, frameId, actions);
-  else for (const action of actions) onCaptureAction(tabId, action);
+  else if (takeoverOf(message)) routeActions(tabId, actions, takeoverOf(message));
   await saveOutbox();
 }
 
@@ -580,10 +594,11 @@ function tookControls(tabId, kind, at) {
 async function takeControls(task, reason, since = Date.now()) {
   if (!task.control) {
     // at once, before the host hears of it: from here on no Input.* reaches the page
-    task.control = { by: "user", reason, startedAt: since };
+    task.control = { by: "user", reason, startedAt: since, own: true };
     taskChanged(task);
   }
-  await requestHost({ type: "task.takeover", taskId: task.taskId, reason });
+  // the host takes its start as the takeover's, by which what the frames record is told to be of it (routeActions)
+  await requestHost({ type: "task.takeover", taskId: task.taskId, reason, startedAt: task.control.startedAt });
 }
 
 async function handBack(task, note) {
@@ -645,35 +660,58 @@ async function popupTakeoverRequest(request) {
 }
 
 // --- recorded actions -------------------------------------------------------------------------------------------
-function onCaptureAction(tabId, action) {
+function onCaptureAction(tabId, action, takeover) {
   if (!action || typeof action !== "object") return;
   // the user pressing the overlay (Hand back, the note) is not something they did in the page: capture.js
   // names the overlay's host element by its role and label (the overlay's UI is out of its sight)
   if (action.target === OVERLAY_TARGET) return;
-  const task = runningTaskOfTab(tabId);
-  // a slow frame reporting on its own what it held as the controls went back: the host takes no more actions for that
-  // takeover once it ended
-  const late = lateAnswerOf(tabId, task, action);
+  routeActions(tabId, [action], takeover);
+}
+
+// The takeover a frame says it recorded for ({taskId, startedAt}, as modeOf told it), or null
+function takeoverOf(message) {
+  const takeover = message && message.takeover;
+  return takeover && typeof takeover.taskId === "string" && Number.isFinite(takeover.startedAt) ? takeover : null;
+}
+
+// What a frame recorded goes to the takeover it recorded for, never to the tab's task now: a frame whose script hung
+// across a Stop for longer than its late answer was waited for answered after the tab's next task had been taken
+// over, and the stopped task's last letter went into the new task's takeover. That takeover's late answer still
+// waited for (a slow frame reporting on its own what it held as the controls went back: the host takes no more actions
+// for a takeover once it ended); the one going on; or, ended, its late answer all the same (the host adds it to the
+// takeover begun then). A worker just started knows no task yet: kept until the host says which run.
+function routeActions(tabId, actions, takeover) {
+  if (!takeover) return;
+  const late = (lateAnswers.get(tabId) || []).find((waiting) =>
+    waiting.taskId === takeover.taskId && begunAt(waiting, takeover.startedAt));
   if (late) {
-    addLate(late, [action]);
+    addLate(late, actions);
     saveOutbox();
     return;
   }
-  if (!task && !host.connected) { // this worker just started: the host says which task it is
+  const task = tasks.get(takeover.taskId);
+  if (task && task.status === "running" && begunAt(task.control, takeover.startedAt)) {
+    for (const action of actions) queueAction(task, action);
+    return;
+  }
+  if (!task && !host.connected) {
     const kept = unclaimedActions.get(tabId) || [];
-    kept.push({ action, at: Date.now() });
+    for (const action of actions) kept.push({ action, takeover, at: Date.now() });
     unclaimedActions.set(tabId, kept.slice(-UNCLAIMED_LIMIT));
     return;
   }
-  if (!task || !task.control) return;
-  queueAction(task, action);
+  outboxOf(takeover.taskId).late.push({ actions: actions.slice(0, ACTIONS_PER_MESSAGE), startedAt: takeover.startedAt });
+  saveOutbox();
+  flushActions(takeover.taskId);
 }
 
-function claimActions(task) {
+// After the host's hello: what frames recorded while this worker knew no task, to the takeovers they recorded for
+function claimActions() {
   const since = Date.now() - UNCLAIMED_KEPT_MS;
-  for (const tabId of tabsOfTask(task)) {
-    for (const { action, at } of unclaimedActions.get(tabId) || []) if (at >= since) queueAction(task, action);
-    unclaimedActions.delete(tabId);
+  const kept = [...unclaimedActions];
+  unclaimedActions.clear();
+  for (const [tabId, actions] of kept) {
+    for (const { action, takeover, at } of actions) if (at >= since) routeActions(tabId, [action], takeover);
   }
 }
 
@@ -714,7 +752,7 @@ const outboxLoaded = chrome.storage.session.get(OUTBOX_KEY).then((stored) => {
   }
 }).catch((error) => console.warn("tabpilot: the actions kept for the host:", error.message));
 
-const KEPT_OF_LATE = ["endedAt", "answerBy", "takeover", "tabs", "frames", "actions", "until"];
+const KEPT_OF_LATE = ["startedAt", "was", "endedAt", "answerBy", "takeover", "tabs", "frames", "actions", "until"];
 
 let outboxSaved = Promise.resolve();
 let outboxDirty = false;
@@ -801,7 +839,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
       captureFrames.get(tabId).add(sender.frameId);
       const task = runningTaskOfTab(tabId);
       const mode = captureMode(task);
-      sendResponse({ active: !!task, mode });
+      sendResponse({ active: !!task, ...modeOf(tabId, mode) });
       // capture.js in that frame hears its mode the way it always does
       if (mode !== "off") sendMode(tabId, mode, { frameId: sender.frameId });
       return false;
@@ -810,7 +848,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
       onCaptureInput(tabId, message);
       return false;
     case "capture.action": // a worker just started may hold the late answer it belongs to (chrome.storage.session)
-      outboxLoaded.then(() => onCaptureAction(tabId, message.action));
+      outboxLoaded.then(() => onCaptureAction(tabId, message.action, takeoverOf(message)));
       return false;
     case "capture.late":
       onCaptureLate(tabId, sender.frameId, message).then(() => sendResponse({ taken: true }),

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from e2e_support import Harness, done, wait_until
+from takeover_support import Person, evaluate
 from test_takeover import (
     _async,
     account_tab,  # noqa: F401  # the fixture
@@ -32,6 +33,7 @@ from test_takeover import (
     start,
     taken_over_while_thinking,
     takeovers,
+    trip_tab,  # noqa: F401  # the fixture
 )
 from test_worker_restart import stop_worker, worker_back
 from user_support import (
@@ -50,6 +52,7 @@ from user_support import (
 )
 
 from tabpilot.browser.tab import Tab
+from tabpilot.cdp import CDPSession
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -410,12 +413,13 @@ async def last_letter_on_a_slow_page(harness: Harness, tab: Tab, task_id: str, c
         await tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": letter})
 
 
-async def _busy_now(tab: Tab) -> asyncio.Future[Any]:
+async def _busy_now(page: Tab | CDPSession) -> asyncio.Future[Any]:
     """Once the page's script is busy (its timer set by the input event has run): under load that timer came after
     the press on Hand back, and the page answered it in time (CI saw "Osaka" where "Osak" was due). A question its
-    main world does not answer within a second says so; returned, to be awaited once the page goes on."""
+    main world does not answer within a second says so; returned, to be awaited once the page goes on (a page that
+    hangs across a new task's start, longer than the 30 s CDP waits by default)."""
     for _ in range(30):
-        asked = asyncio.ensure_future(tab.evaluate("1"))
+        asked = asyncio.ensure_future(page.send("Runtime.evaluate", {"expression": "1"}, timeout=120))
         done, _pending = await asyncio.wait({asked}, timeout=1.0)
         if not done:
             return asked
@@ -745,3 +749,67 @@ async def test_what_a_hung_page_held_at_stop_reaches_the_record_when_the_service
         assert did[-2:] == [("scroll", "down 240px"), ("note", None)], event["actions"]
         assert record["task"]["status"] == "stopped", record["task"]
         await nothing_left_to_send(harness)
+
+
+async def test_what_a_frame_hung_across_stop_gives_goes_to_the_stopped_task_not_the_next_one_taken_over(
+    harness: Harness, llm: ScriptedLLMServer, trip_tab: Tab  # noqa: F811
+) -> None:
+    # A frame of the page (the cross-site City frame: its own process, the page around it answers) hangs across a Stop
+    # for longer than the worker listens for its late answer (10 s); a new task starts in the tab and the person takes
+    # it over; then the frame answers. The worker filed its answer by the tab's task then: the stopped task's last
+    # letter went into the new task's takeover, as if typed there. Now a frame says which takeover it recorded for
+    # (the task and that takeover's start, told as it began to record) and the stopped task gets it, with the word
+    # that the page answered late. Twice, on the same page; the second time the service worker restarts while the
+    # frame hangs (what it knew of the frames and the tasks is gone with it).
+    [frame] = [f for f in trip_tab.frames.values() if "trip_city" in f.url]
+    person = await Person.at(harness.browser.launched.ws_url, trip_tab.target_id)
+    try:
+        for round_, city in enumerate(("Kagoshima", "Miyazaki")):
+            llm.add(Delay(60))
+            await configure(harness, llm)
+            stopped = await taken_over_while_thinking(harness, llm, trip_tab, f"Wait for me in {city}")
+            await evaluate(frame.session, "document.getElementById('city').value = ''")
+            await person.click_in_frame(frame.session, "document.getElementById('where')",
+                                        "document.getElementById('city')")
+            await person.type(city[:-1])
+            await wait_until(lambda s=stopped, c=city: _async(c[:-1] in open_takeover(harness, s)),
+                             "the host to keep what was typed", 20)
+            await evaluate(frame.session, HANGS_AT.format(value=json.dumps(city), busy=BUSY))
+            letter = city[-1]
+            await person.session.send("Input.dispatchKeyEvent",  # its keyUp would wait for the busy frame
+                                      {"type": "keyDown", "text": letter, "key": letter, "unmodifiedText": letter})
+            answered = await _busy_now(frame.session)
+            try:
+                await press_overlay(trip_tab, "stop")
+                end = await ended(harness, stopped, timeout=20)
+                assert end["status"] == "stopped", end
+                assert typed_in_takeover(end) == ([city[:-1]], {"kind": "note", "description": f"({PAGE_SILENT})"})
+                await wait_until(lambda: harness.sw("lateAnswers.size === 0"),
+                                 "the worker to stop listening for the frame", 30)
+                if round_:
+                    await worker_back(harness, await stop_worker(harness))
+                llm.add(Delay(60))
+                await configure(harness, llm)
+                new = await start(harness, trip_tab, f"Wait for me again in {city}")
+                await wait_overlay(trip_tab, "the new task's overlay", lambda o: o["state"] == "running")
+                await press_overlay(trip_tab, "takeover")
+                await controlled_by_user(harness, new)
+            finally:
+                await let_frame_go(frame.session)
+                await answered
+                await person.session.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": letter})
+            record = await recorded_late(harness, stopped, city, ANSWERED_LATE)
+            assert record["task"]["status"] == "stopped", record["task"]
+            await ask_host(harness, {"type": "task.stop", "taskId": new})
+            end = await ended(harness, new)
+            [event] = takeovers(end["history"])
+            assert not [a for a in event["actions"] if a["kind"] == "input"], event["actions"]
+            await nothing_left_to_send(harness)
+    finally:
+        await person.close()
+
+
+async def let_frame_go(frame: CDPSession) -> None:
+    """The frame's busy script (BUSY) ends. A cookie the test sets does not reach a frame of another site than the
+    page's (document.cookie there showed none, SameSite=None too); its script's end does."""
+    await frame.send("Runtime.terminateExecution")

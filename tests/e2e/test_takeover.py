@@ -888,7 +888,7 @@ async def test_a_late_push_of_the_tabs_previous_task_leaves_the_task_it_runs_now
                  {"type": "task.status", "taskId": first, "status": "completed"},
                  {"type": "task.result", "taskId": first, "result": {"success": True, "data": "The first is done"}}):
         await harness.sw(f"onHostMessage({json.dumps(push)}); true")
-    assert await harness.sw(f"userHasControls.has({tab_id}) && sentModes.get({tab_id})") == "record"
+    assert await harness.sw(f"userHasControls.has({tab_id}) && JSON.parse(sentModes.get({tab_id})).mode") == "record"
     assert await harness.sw(f"tasks.get({json.dumps(first)}).outcome.data") == "The first is done"  # its own, kept
     await user_fill(account_tab, "#city", "After the late pushes")
     await wait_overlay(account_tab, "the overlay of the task it runs", lambda o: o["state"] == "user")

@@ -28,6 +28,7 @@ from .tasks import TaskManager
 
 if TYPE_CHECKING:
     from .messages import (
+        ActionBatch,
         ApprovalAnswer,
         ApprovalWithdraw,
         ClientsRevoke,
@@ -404,19 +405,17 @@ class NativeHost:
         return {}
 
     async def _task_takeover(self, request: TaskTakeover) -> dict[str, Any]:
-        await self.tasks.take_over(request.task_id, request.reason)
+        await self.tasks.take_over(request.task_id, request.reason, request.started_at)
         return {}
 
     async def _takeover_actions(self, request: TakeoverActions) -> dict[str, Any]:
-        actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
-        await self.tasks.add_takeover_actions(request.task_id, actions)
-        return {}
+        await self.tasks.add_takeover_actions(request.task_id, _actions_of(request))
+        return _left_out(request)
 
     async def _takeover_late(self, request: TakeoverLate) -> dict[str, Any]:
-        actions = [action.model_dump(mode="json", exclude_none=True) for action in request.actions]
-        await self.tasks.add_late_answer(request.task_id, actions, still_silent=request.page_silent,
+        await self.tasks.add_late_answer(request.task_id, _actions_of(request), still_silent=request.page_silent,
                                          started_at=request.started_at)
-        return {}
+        return _left_out(request)
 
     async def _task_handback(self, request: TaskHandback) -> dict[str, Any]:
         waiting = self.tasks.page_silent(request.task_id) if request.page_silent else None
@@ -601,6 +600,19 @@ class NativeHost:
         if not self.approvals.withdraw(request.approval_id):
             raise RequestFailed(say("popup.question_closed", self.tasks.ui_language), "not_found")
         return {}
+
+
+def _actions_of(batch: ActionBatch) -> list[dict[str, Any]]:
+    return [action.model_dump(mode="json", exclude_none=True) for action in batch.actions]
+
+
+def _left_out(batch: ActionBatch) -> dict[str, Any]:
+    """The reply to a batch of what the person did, kept but for the actions in it that were none (ActionBatch): each
+    said in the log by where it was wrong, never by its values (what the person typed), and their count in the reply,
+    so the extension knows the batch was taken and does not send it again."""
+    for problem in batch.dropped:
+        log.warning("task %s: %s: left out %s", batch.task_id, batch.type, problem)
+    return {"dropped": len(batch.dropped)} if batch.dropped else {}
 
 
 def _waiting_for_page(started_at: int | None) -> dict[str, Any]:

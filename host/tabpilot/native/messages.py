@@ -24,12 +24,15 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     StrictInt,
     StrictStr,
     TypeAdapter,
     ValidationError,
     model_serializer,
+    model_validator,
 )
 
 from ..i18n import WordedError, Words, dotted, listed_problems, value_problem
@@ -259,22 +262,68 @@ class TaskTakeover(Request):
     type: Literal["task.takeover"]
     task_id: str = Field(alias="taskId", min_length=1)
     reason: Literal["user", "implicit"] = "user"
+    # when the person took the controls (epoch ms; their press, their first input): the takeover's start, by which the
+    # extension tells what the page's frames recorded for it (`takeover.late` names it so)
+    started_at: int | None = Field(None, alias="startedAt", ge=0)
 
 
-class TakeoverActions(Request):
-    type: Literal["takeover.actions"]
+MAX_ACTIONS_A_BATCH = 1000
+_ONE_ACTION: TypeAdapter[TakeoverAction] = TypeAdapter(TakeoverAction)
+
+
+class ActionBatch(Request):
+    """A batch of what the person did (`takeover.actions`, `takeover.late`). An action in it that is not one (an unknown
+    kind, a time that is no number) is left out, `dropped` says where it was wrong, and the batch's other actions are
+    kept: refused whole, the person's valid actions in it were lost with it."""
+
+    type: str  # each kind of batch's own
     task_id: str = Field(alias="taskId", min_length=1)
-    actions: list[TakeoverAction] = Field(max_length=1000)
+    actions: list[TakeoverAction] = Field(max_length=MAX_ACTIONS_A_BATCH)
+    _dropped: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _leave_out_bad_actions(cls, data: Any, handler: ModelWrapValidatorHandler[ActionBatch]) -> ActionBatch:
+        given = data.get("actions") if isinstance(data, dict) else None
+        if not isinstance(given, list) or len(given) > MAX_ACTIONS_A_BATCH:
+            return handler(data)  # refused whole, as it says
+        kept, dropped = [], []
+        for number, action in enumerate(given):
+            try:
+                _ONE_ACTION.validate_python(action, strict=True)
+                kept.append(action)
+            except ValidationError as exc:
+                dropped.append(f"action {number}: {_wrong_fields(exc)}")
+        batch = handler({**data, "actions": kept} if dropped else data)
+        batch._dropped = dropped
+        return batch
+
+    @property
+    def dropped(self) -> list[str]:
+        """Each action left out: its place in the batch and its fields that were wrong, never their values (an action
+        holds what the person typed)."""
+        return self._dropped
 
 
-class TakeoverLate(Request):
+def _wrong_fields(exc: ValidationError) -> str:
+    """`field 'at' (float_type), …`: where a value was wrong and how, by pydantic's error type (it holds no value)."""
+    return ", ".join(f"{_field_named(tuple(error['loc']))} ({error['type']})" for error in exc.errors()[:5])
+
+
+def _field_named(location: tuple[int | str, ...]) -> str:
+    return f"field '{_field(location)}'" if location else "not an object"
+
+
+class TakeoverActions(ActionBatch):
+    type: Literal["takeover.actions"]
+
+
+class TakeoverLate(ActionBatch):
     """What the frames that did not answer in time at Hand back or Stop (`pageSilent`) gave afterwards, for the
     takeover that ended then: the one begun at `startedAt`, as the Hand back's or Stop's reply said; without it (that
     reply never came: its host went first), the task's last that ended waiting for its page."""
 
     type: Literal["takeover.late"]
-    task_id: str = Field(alias="taskId", min_length=1)
-    actions: list[TakeoverAction] = Field(max_length=1000)
     page_silent: bool = Field(False, alias="pageSilent")  # a frame has still not answered
     started_at: float | None = Field(None, alias="startedAt")
 

@@ -528,9 +528,9 @@ class TaskManager:
         self._running(task_id).resume()
 
     # --- the user at the controls ---------------------------------------------------------------
-    async def take_over(self, task_id: str, reason: Reason) -> None:
-        """The user takes the controls (a no-op if they have them already)."""
-        await self._running(task_id).take_over(reason)
+    async def take_over(self, task_id: str, reason: Reason, started_at: int | None = None) -> None:
+        """The user takes the controls (a no-op if they have them already), since `started_at` (else now)."""
+        await self._running(task_id).take_over(reason, started_at=started_at)
 
     async def add_takeover_actions(self, task_id: str, actions: list[dict[str, Any]]) -> None:
         """What the person did in a takeover, to the task's run; to a task no host runs (its host died while they
@@ -576,8 +576,9 @@ class TaskManager:
         if run is not None and not isinstance(run, EndedRun) and run.running:
             amended = run.add_late_answer(actions, still_silent=still_silent, started_at=started_at)
             # none ended waiting for the page: the Hand back never reached a host (its host went first), and the
-            # takeover this run took up is still under way
-            if amended is None and run.add_takeover_actions(actions):
+            # takeover this run took up is still under way (the one named, when one is: never another of the task's)
+            under_way = (run.control or {}).get("startedAt")
+            if amended is None and started_at in (None, under_way) and run.add_takeover_actions(actions):
                 return
         else:
             ended = run if isinstance(run, EndedRun) else None

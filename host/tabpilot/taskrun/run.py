@@ -464,7 +464,7 @@ class TaskRun:
         agent = self.agent
         if self.finished is not None or agent is None or self._takeover is not None:
             return False
-        started_at = started_at if started_at is not None else now_ms()
+        started_at = min(started_at, now_ms()) if started_at is not None else now_ms()
         takeover = self._takeover = Takeover(reason=reason, started_at=started_at, message=message)
         if self._guard is not None:
             self._guard.suspended = True
