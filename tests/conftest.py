@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from file_order import slowest_files_first
 from required import missing
 
 from tabpilot.browser.browser import Browser
@@ -23,6 +24,10 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    slowest_files_first(items)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from store_support import step, tabpilot
+from store_support import set_language, step, tabpilot
 
 from tabpilot.store.tasks import TaskStore
 
@@ -30,10 +30,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def speak(home: Path, language: str) -> None:
-    assert tabpilot(home, "config", "set", "language", language).returncode == 0
-
-
 def leftover_english(output: str) -> set[str]:
     """Words of three or more Latin letters that are not a name, a token, a flag or a path."""
     words = set(re.findall(r"(?<![\w/.-])[A-Za-z]{3,}(?![\w/.-])", output))
@@ -47,7 +43,7 @@ def chinese(result_text: str) -> None:
 
 
 def test_sites_speaks_the_language_setting(home: Path) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     empty = tabpilot(home, "sites")
     assert "目前没有网站可以启动任务" in empty.stdout
     chinese(empty.stdout)
@@ -81,7 +77,7 @@ def test_sites_speaks_the_language_setting(home: Path) -> None:
     assert "请修正或删除它（删除会撤销所有网站）" in damaged.stderr
     sites_file.unlink()
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     assert "is not a web origin" in tabpilot(home, "sites", "allow", "app.example.com").stderr
     assert "No site may start tasks." in tabpilot(home, "sites").stdout
     allowed = tabpilot(home, "sites", "allow", "https://app.example.com", "--use-my-model")
@@ -97,7 +93,7 @@ def test_history_speaks_the_language_setting(home: Path) -> None:
         second = store.start_task("second", url="http://127.0.0.1:8/", model="m")
         for task_id in (first, second):
             store.finish_task(task_id, status="completed", result={"success": True, "data": "done"})
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     bad_limit = tabpilot(home, "history", "--limit", "0")
     assert bad_limit.returncode == 1 and "--limit 至少为 1" in bad_limit.stderr
     more = tabpilot(home, "history", "--limit", "1")
@@ -111,7 +107,7 @@ def test_history_speaks_the_language_setting(home: Path) -> None:
     deleted = tabpilot(home, "history", "delete", first)
     assert deleted.stdout.strip() == f"已删除任务 {first}"
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     assert "--limit must be at least 1" in tabpilot(home, "history", "--limit", "0").stderr
     assert tabpilot(home, "history", "delete", second).stdout.strip() == f"Deleted task {second}"
 
@@ -139,7 +135,7 @@ def record_timeline_task(task: str) -> tuple[str, str]:
 
 
 def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     empty = tabpilot(home, "history")
     assert empty.stdout.strip() == "还没有记录任何任务。可用 `tabpilot run TASK` 或在扩展的弹出窗口中运行一个。"
     task_id, running = record_timeline_task("Fill in the form")
@@ -188,7 +184,7 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
         failed = tabpilot(home, "history", *args)
         assert failed.returncode == 1 and words in failed.stderr, failed.stderr
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     assert f"task {running} is still running; stop it before deleting it" in tabpilot(
         home, "history", "delete", running).stderr
     assert "no task with id 'zzzz'" in tabpilot(home, "history", "show", "zzzz").stderr
@@ -205,7 +201,7 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
 @pytest.mark.parametrize("language", ["zh-CN", "en-US"])
 def test_timeline_of_odd_unicode_prints_in_each_language(home: Path, language: str) -> None:
     odd = "Book 🛫✈️ \u05e9\u05dc\u05d5\u05dd \u202eevil\u202c lone \ud800 end"
-    speak(home, language)
+    set_language(home, language)
     task_id, _ = record_timeline_task(odd)
     with TaskStore() as store:  # from a page: JSON may carry a lone surrogate, which UTF-8 cannot store
         store.append_event(task_id, {"type": "observation", "content": f"page says {odd}"})
@@ -246,7 +242,7 @@ def test_a_damaged_settings_file_is_reported_in_the_terminals_language(
 
 
 def test_secrets_speaks_the_language_setting(home: Path) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     none = tabpilot(home, "secrets")
     assert "还没有机密" in none.stdout
     chinese(none.stdout)
@@ -262,7 +258,7 @@ def test_secrets_speaks_the_language_setting(home: Path) -> None:
     chinese(unknown.stderr)
     assert tabpilot(home, "secrets", "delete", "GITHUB_PASSWORD").stdout.strip() == "已删除 GITHUB_PASSWORD"
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     assert "No secrets." in tabpilot(home, "secrets").stdout
     saved = tabpilot(home, "secrets", "set", "GITHUB_PASSWORD", "--domain", "github.com", stdin="hunter2-secret")
     assert "saved GITHUB_PASSWORD for github.com (and its subdomains) in " in saved.stdout
@@ -271,12 +267,12 @@ def test_secrets_speaks_the_language_setting(home: Path) -> None:
 
 def test_a_secret_for_a_one_word_domain_is_refused_with_the_domain_settings_words(home: Path) -> None:
     """`shop` is a typo, not a site: refused as the allowed domains refuse it, and nothing is stored."""
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     refused = tabpilot(home, "secrets", "set", "SHOP_PIN", "--domain", "shop", stdin="1234-5678")
     assert refused.returncode == 1
     assert refused.stderr.strip() == \
         "tabpilot secrets：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"
-    speak(home, "en-US")
+    set_language(home, "en-US")
     refused = tabpilot(home, "secrets", "set", "SHOP_PIN", "--domain", "shop", stdin="1234-5678")
     assert refused.returncode == 1
     assert "'shop' is not a domain: give a host name with a dot (example.com), localhost or an IP address" \
@@ -288,11 +284,11 @@ def test_a_secret_for_a_one_word_domain_is_refused_with_the_domain_settings_word
 
 
 def test_a_secret_for_an_ip_address_is_not_said_to_cover_subdomains(home: Path) -> None:
-    speak(home, "en-US")
+    set_language(home, "en-US")
     saved = tabpilot(home, "secrets", "set", "LOCAL_TOKEN", "--domain", "127.0.0.1", stdin="tok-123")
     assert saved.returncode == 0 and "saved LOCAL_TOKEN for 127.0.0.1 (that address only) in " in saved.stdout
     assert "subdomains" not in saved.stdout
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     saved = tabpilot(home, "secrets", "set", "LOCAL_TOKEN", "--domain", "127.0.0.1", stdin="tok-123")
     assert "仅可在 127.0.0.1 这个地址上使用" in saved.stdout and "子域名" not in saved.stdout, saved.stdout
 
@@ -323,7 +319,7 @@ def test_config_speaks_the_language_setting(home: Path) -> None:
 def test_install_and_uninstall_speak_the_language_setting(home: Path, tmp_path: Path) -> None:
     profile = tmp_path / "profile"
     profile.mkdir()
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     installed = tabpilot(home, "install", "--browser", "chromium", "--user-data-dir", str(profile))
     assert installed.returncode == 0, installed.stderr
     assert "启动程序：" in installed.stdout and "已为 " in installed.stdout and "允许的扩展：" in installed.stdout
@@ -335,7 +331,7 @@ def test_install_and_uninstall_speak_the_language_setting(home: Path, tmp_path: 
     again = tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile))
     assert again.stdout.strip() == "没有可删除的内容：主机没有在那里注册"
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     installed = tabpilot(home, "install", "--browser", "chromium", "--user-data-dir", str(profile))
     assert "launcher: " in installed.stdout and 'click "Load unpacked"' in installed.stdout
     assert tabpilot(home, "uninstall", "--browser", "chromium", "--user-data-dir", str(profile)).stdout.startswith(
@@ -344,7 +340,7 @@ def test_install_and_uninstall_speak_the_language_setting(home: Path, tmp_path: 
 
 def test_mcp_config_speaks_the_language_setting(home: Path, tmp_path: Path) -> None:
     user_home = {"HOME": str(tmp_path / "user"), "XDG_CONFIG_HOME": str(tmp_path / "user" / ".config")}
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     which = tabpilot(home, "mcp", "config", env=user_home)
     assert "tabpilot mcp config：请指明客户端：--client " in which.stderr
     chinese(which.stderr)
@@ -359,7 +355,7 @@ def test_mcp_config_speaks_the_language_setting(home: Path, tmp_path: Path) -> N
     assert "tabpilot 已经在 Cursor 的 MCP 服务器" in again.stdout and "没有改动" in again.stdout
     chinese(again.stdout)
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     written = tabpilot(home, "mcp", "config", "--client", "cursor", "--write", "--approve", "always", env=user_home)
     assert "Added tabpilot to Cursor's MCP servers in " in written.stdout
     assert "restart Cursor to use it." in written.stdout
@@ -388,25 +384,25 @@ BAD_VALUES = [  # (setting, value, Chinese words, English words): the common kin
 def test_a_bad_setting_value_is_explained_in_the_language_setting(
     home: Path, key: str, value: str, chinese_words: str, english_words: str
 ) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     refused = tabpilot(home, "config", "set", key, value)
     assert refused.returncode == 1 and refused.stderr.strip() == f"tabpilot config：{chinese_words}", refused.stderr
     chinese(refused.stderr.replace(value, ""))  # the value as typed is the user's own
-    speak(home, "en-US")
+    set_language(home, "en-US")
     refused = tabpilot(home, "config", "set", key, value)
     assert refused.returncode == 1 and refused.stderr.strip() == f"tabpilot config: {english_words}", refused.stderr
 
 
 def test_a_task_without_text_is_refused_in_the_language_setting_before_a_browser_starts(home: Path) -> None:
     configured = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     assert tabpilot(home, "config", "set", "model", "m").returncode == 0
     for task in (" ", ""):
         refused = tabpilot(home, "run", task, env=configured)
         assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot：任务需要一段文字说明要做什么", refused
         chinese(refused.stderr)
     assert "还没有记录任何任务" in tabpilot(home, "history").stdout  # nothing recorded
-    speak(home, "en-US")
+    set_language(home, "en-US")
     refused = tabpilot(home, "run", " ", env=configured)
     assert refused.returncode == 2 and refused.stderr.strip() == "tabpilot: a task needs some text saying what to do"
 
@@ -426,7 +422,7 @@ def test_error_events_are_read_in_the_language_setting_and_recorded_in_english(h
         store.append_event(task_id, error_event("not_saved", reason="OperationalError: disk I/O error"))
         store.append_event(task_id, {"type": "error", "message": "an older record said this"})
         store.finish_task(task_id, status="error", result={"success": False, "data": "stopped"})
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     shown = tabpilot(home, "history", "show", task_id)
     assert "错误：服务商拒绝了 API 密钥（HTTP 401，来自 http://x/v1：nope）。" in shown.stdout, shown.stdout
     assert "错误：无法保存任务历史（OperationalError: disk I/O error），所以任务已停止" in shown.stdout
@@ -438,14 +434,14 @@ def test_error_events_are_read_in_the_language_setting_and_recorded_in_english(h
     assert messages[1] == ("The task's history could not be saved (OperationalError: disk I/O error), so the task "
                            "was stopped: what it did after that point is not in the record.")
     assert messages[0].startswith("The provider refused the API key (HTTP 401 from http://x/v1: nope).")
-    speak(home, "en-US")
+    set_language(home, "en-US")
     shown = tabpilot(home, "history", "show", task_id)
     assert "error: The task's history could not be saved (OperationalError: disk I/O error)" in shown.stdout
     assert not HAN.search(shown.stdout)
 
 
 def test_a_refused_secret_is_explained_in_the_language_setting(home: Path) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     refused = [tabpilot(home, "secrets", "set", "1PW", "--domain", "github.com", stdin="long-value"),
                tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123"),
                tabpilot(home, "secrets", "set", "PIN", "--domain", "x y!", stdin="long-value")]
@@ -457,7 +453,7 @@ def test_a_refused_secret_is_explained_in_the_language_setting(home: Path) -> No
         "tabpilot secrets：'x y!' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"
     for result in refused:
         chinese(result.stderr)
-    speak(home, "en-US")
+    set_language(home, "en-US")
     short = tabpilot(home, "secrets", "set", "PIN", "--domain", "github.com", stdin="123")
     assert short.stderr.strip() == "tabpilot secrets: a secret's value needs at least 4 characters"
 
@@ -467,12 +463,12 @@ def test_a_bad_allow_domain_for_one_run_is_explained_in_the_language_setting(hom
     reason (not only the words around it) in the language setting."""
     run = ("run", "Buy the book", "--allow-domain", "shop", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
            "--api-key", "sk-0123456789abcdef")
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     refused = tabpilot(home, *run)
     assert refused.returncode == 2 and refused.stderr.strip() == (
         "tabpilot：允许的域名：'shop' 不是域名：请给出带点的主机名（例如 example.com）、localhost 或 IP 地址"), refused
     chinese(refused.stderr.replace("'shop'", ""))
-    speak(home, "en-US")
+    set_language(home, "en-US")
     refused = tabpilot(home, *run)
     assert refused.returncode == 2 and refused.stderr.strip() == (
         "tabpilot: allowed domain: 'shop' is not a domain: give a host name with a dot (example.com), localhost "
@@ -480,7 +476,7 @@ def test_a_bad_allow_domain_for_one_run_is_explained_in_the_language_setting(hom
 
 
 def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     overview = tabpilot(home, "--help")
     assert overview.returncode == 0 and overview.stdout.startswith("用法：tabpilot"), overview.stdout
     assert "\n选项：\n" in overview.stdout and "显示此帮助信息并退出" in overview.stdout
@@ -503,7 +499,7 @@ def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None
     assert "tabpilot run：错误：参数 --max-steps：必须是整数，例如 40" in steps.stderr, steps.stderr
     assert "usage" not in missing.stderr + steps.stderr + unknown.stderr
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     overview = tabpilot(home, "--help")
     assert overview.stdout.startswith("usage: tabpilot") and "\noptions:\n" in overview.stdout
     assert "run a task in a browser, printing each step" in overview.stdout
@@ -516,7 +512,7 @@ def test_help_and_argparse_errors_speak_the_language_setting(home: Path) -> None
 
 
 def test_doctor_and_a_missing_recording_speak_the_language_setting(home: Path) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     nowhere = home / "nowhere"
     doctor = tabpilot(home, "doctor", "--user-data-dir", str(nowhere), "--skip-llm")
     # a value that begins in Chinese takes no space before it in a Chinese sentence; a path keeps its spaces
@@ -528,7 +524,7 @@ def test_doctor_and_a_missing_recording_speak_the_language_setting(home: Path) -
     gone = tabpilot(home, "history", "show", "zzzz")
     assert gone.stderr.startswith("tabpilot history："), gone.stderr  # the same colon as every other command's
 
-    speak(home, "en-US")
+    set_language(home, "en-US")
     doctor = tabpilot(home, "doctor", "--user-data-dir", str(nowhere), "--skip-llm")
     assert f"the native host is not registered for profile {nowhere}" in doctor.stdout, doctor.stdout
     assert 'Chromium says: "Specified native messaging host not found."' in doctor.stdout, doctor.stdout
@@ -537,7 +533,7 @@ def test_doctor_and_a_missing_recording_speak_the_language_setting(home: Path) -
 
 
 def test_options_that_do_not_go_together_are_said_in_the_language_setting(home: Path) -> None:
-    speak(home, "zh-CN")
+    set_language(home, "zh-CN")
     for args, said in [
         (("state", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d"),
          "tabpilot state：--user-data-dir 用于 tabpilot 启动的浏览器"),
@@ -549,6 +545,6 @@ def test_options_that_do_not_go_together_are_said_in_the_language_setting(home: 
     ]:
         refused = tabpilot(home, *args)
         assert refused.returncode == 2 and refused.stderr.startswith(said), refused.stderr
-    speak(home, "en-US")
+    set_language(home, "en-US")
     refused = tabpilot(home, "run", "x", "--cdp-url", "ws://127.0.0.1:9", "--user-data-dir", "d")
     assert refused.stderr.startswith("tabpilot: --user-data-dir is for a browser tabpilot launches"), refused.stderr

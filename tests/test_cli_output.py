@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from agent_support import done, index_of, on_page, step
-from store_support import in_a_terminal
+from store_support import in_a_terminal, set_language
 from test_run_cli import API_KEY, tabpilot
 
 from tabpilot.browser.browser import Browser
@@ -215,7 +215,7 @@ def test_without_a_model_the_remedy_does_not_promise_one_from_the_environment(tm
 
 
 def test_the_status_line_speaks_the_language_setting(pages, tmp_path: Path) -> None:
-    assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
+    set_language(tmp_path, "zh-CN")
     with ScriptedLLMServer(_slow_replies()) as server:
         shown, code = _in_a_terminal(["run", "Greet Ada", "--url", pages.url("agent_form.html"), "--base-url",
                                       server.base_url, "--model", "scripted", "--api-key", API_KEY], tmp_path)

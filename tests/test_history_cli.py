@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from store_support import API_KEY, step, tabpilot
+from store_support import API_KEY, set_language, step, tabpilot
 
 from tabpilot.store.tasks import TaskStore
 
@@ -491,7 +491,7 @@ def test_the_error_that_ended_a_task_is_shown_once_as_its_result_in_its_language
     worded = "The model call still failed after 3 retries; last cause: could not reach http://127.0.0.1:9/v1: refused"
     assert shown.stdout.rstrip().endswith(f"Result (failed): {worded}"), shown.stdout
     assert "error: The model call" not in shown.stdout
-    assert tabpilot(home, "config", "set", "language", "zh-CN").returncode == 0
+    set_language(home, "zh-CN")
     shown = tabpilot(home, "history", "show", task_id)
     assert shown.stdout.count("模型调用重试 3 次后仍然失败") == 1 and "The model call" not in shown.stdout, shown.stdout
 

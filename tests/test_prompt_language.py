@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from agent_support import done, last_user_message, step
+from store_support import set_language
 
 from tabpilot.agent.prompts import ENGLISH, SIMPLIFIED_CHINESE
 from tabpilot.llm.scripted import ScriptedLLMServer
@@ -29,7 +30,7 @@ def tabpilot(*args: str, home: Path, **extra_env: str) -> subprocess.CompletedPr
 
 def test_the_language_setting_gives_the_model_a_system_prompt_in_that_language(pages, tmp_path: Path) -> None:
     for language, expected in (("zh-CN", SIMPLIFIED_CHINESE), ("en-US", ENGLISH)):
-        assert tabpilot("config", "set", "language", language, home=tmp_path).returncode == 0
+        set_language(tmp_path, language)
         with ScriptedLLMServer([done("完成" if language == "zh-CN" else "finished")]) as server:
             run = tabpilot("run", "说完成", "--url", pages.url("agent_form.html"), "--model", "scripted",
                            "--api-key", "sk-test-0123456789abcdefghijklmnop", home=tmp_path,
@@ -55,7 +56,7 @@ def outside_page(user_message: str) -> str:
 
 
 def test_under_zh_cn_the_whole_step_prompt_and_the_printed_run_are_chinese(pages, tmp_path: Path) -> None:
-    assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
+    set_language(tmp_path, "zh-CN")
     replies = [
         step("wait", {"seconds": 3}, evaluation="刚开始", memory="先等一下", goal="等待页面"),
         step("wait", {"seconds": 1}, evaluation="等到了", memory="又等一下", goal="再等一下"),

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from actions_support import wait_until
 from agent_support import done, index_of, on_page
+from store_support import set_language
 
 from tabpilot.browser.browser import Browser
 from tabpilot.cdp import CDPError
@@ -456,7 +457,7 @@ async def test_run_attached_with_a_url_opens_its_own_tab_and_leaves_the_users_ta
 def test_demo_speaks_the_language_setting_and_says_what_to_do_without_a_browser(tmp_path: Path) -> None:
     """zh-CN: the demo's banner, steps and result are Chinese; a browser it cannot find is said in Chinese
     with what to do. en-US says the same in English."""
-    assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
+    set_language(tmp_path, "zh-CN")
     proc = tabpilot("demo", home=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("tabpilot 演示 — 脚本演示模型，不涉及任何 AI\n任务：")
@@ -465,7 +466,7 @@ def test_demo_speaks_the_language_setting_and_says_what_to_do_without_a_browser(
     assert missing.returncode == 1
     assert missing.stderr.strip() == ("tabpilot：无法启动浏览器：TABPILOT_BROWSER '/nowhere/chrome' 不存在"
                                       "（请给出 Chrome、Chromium、Edge 或 Brave 可执行文件的路径）"), missing.stderr
-    assert tabpilot("config", "set", "language", "en-US", home=tmp_path).returncode == 0
+    set_language(tmp_path, "en-US")
     missing = tabpilot("demo", home=tmp_path, TABPILOT_BROWSER="/nowhere/chrome")
     assert missing.stderr.strip() == ("tabpilot: could not start a browser: TABPILOT_BROWSER '/nowhere/chrome' does "
                                       "not exist (give the path of a Chrome, Chromium, Edge or Brave executable)")

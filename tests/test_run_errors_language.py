@@ -9,6 +9,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from store_support import set_language
 from test_run_cli import tabpilot
 
 from tabpilot.llm.scripted import HTTPError, ScriptedLLMServer
@@ -27,7 +28,7 @@ def closed_port_url() -> str:
 
 
 def run_refused(home: Path, language: str) -> tuple[str, str, list[dict]]:
-    assert tabpilot("config", "set", "language", language, home=home).returncode == 0
+    set_language(home, language)
     with ScriptedLLMServer([HTTPError(401, "Incorrect API key provided", type="invalid_request_error")]) as server:
         proc = tabpilot("run", "Tick the terms box", "--base-url", server.base_url, "--model", "scripted",
                         "--api-key", API_KEY, home=home)
@@ -64,7 +65,7 @@ def test_a_refused_key_is_said_in_chinese_under_zh_cn_and_as_before_under_en_us(
 def test_an_unreachable_endpoint_is_said_in_chinese_under_zh_cn_counting_retries_as_the_retry_lines_do(
     tmp_path: Path,
 ) -> None:
-    assert tabpilot("config", "set", "language", "zh-CN", home=tmp_path).returncode == 0
+    set_language(tmp_path, "zh-CN")
     where = closed_port_url()
     proc = tabpilot("run", "Tick the terms box", "--base-url", where, "--model", "scripted", home=tmp_path)
     assert proc.returncode == 1, proc.stderr
@@ -84,7 +85,7 @@ def test_an_unreachable_endpoint_is_said_in_chinese_under_zh_cn_counting_retries
 def test_an_unreachable_endpoint_and_the_step_limit_say_what_to_do_in_english(pages, tmp_path: Path) -> None:
     from agent_support import step
 
-    assert tabpilot("config", "set", "language", "en-US", home=tmp_path).returncode == 0
+    set_language(tmp_path, "en-US")
     where = closed_port_url()
     proc = tabpilot("run", "Tick the terms box", "--base-url", where, "--model", "scripted", home=tmp_path)
     assert proc.returncode == 1, proc.stderr
