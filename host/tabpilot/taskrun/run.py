@@ -423,12 +423,7 @@ class TaskRun:
         if because is not None and self._stopped_because is None:
             self._stopped_because = because
         if self._takeover is not None:  # Stop while the user has the controls: what they did is recorded first
-            event = await self._end_takeover(None)
-            self._ended_takeovers.append(event)
-            if self.agent is not None and self.agent.running:
-                self.agent.push_takeover(event)
-            else:
-                self._append(event.to_wire())
+            await self._hand_back_to_agent(None)
         if self.agent is not None:
             await self.agent.stop()
 
@@ -583,12 +578,7 @@ class TaskRun:
         once), then the run goes on and the agent reads the page again. None if they did not have them."""
         if self._takeover is None or self.finished is not None:
             return None
-        event = await self._end_takeover(note)
-        self._ended_takeovers.append(event)
-        if self.agent is not None and self.agent.running:
-            self.agent.push_takeover(event)
-        else:
-            self._append(event.to_wire())
+        event = await self._hand_back_to_agent(note)
         if self.agent is not None:
             self.agent.resume()
         for waiter in self._handed_back:
@@ -617,6 +607,17 @@ class TaskRun:
             await self.hand_back()
         except Exception:
             log.debug("task %s: after a tab closed in a takeover", self.task_id, exc_info=True)
+
+    async def _hand_back_to_agent(self, note: str | None) -> UserTakeoverEvent:
+        """End the takeover and record its event at once: told to the agent if it runs (which records it), else
+        appended."""
+        event = await self._end_takeover(note)
+        self._ended_takeovers.append(event)
+        if self.agent is not None and self.agent.running:
+            self.agent.push_takeover(event)
+        else:
+            self._append(event.to_wire())
+        return event
 
     async def _end_takeover(self, note: str | None) -> UserTakeoverEvent:
         """The takeover's event; the caller records it (pushed to the agent, or appended) before anything else
