@@ -462,7 +462,9 @@ class Walker:
                 if self._buffer:
                     self._buffer.append(" | ")
             elif tag == "br":
-                if top.cell:
+                if top.sink is not None:
+                    top.sink.text.append(" ")  # inside a name: "<a>the<br>terms</a>" is named "the terms"
+                elif top.cell:
                     self._buffer.append(" ")
                 else:
                     self._flush()  # "first line<br>second line" read "first linesecond line"
