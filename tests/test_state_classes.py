@@ -460,3 +460,28 @@ async def test_a_model_finds_words_far_down_a_long_page_in_one_step(browser: Bro
     assert 'No text on this page shows "hidden needle"' in history_section(server.requests[4])
     assert "Only 2 place(s) on this page show \"the needle\"" in history_section(server.requests[5])
     await browser.close_tab(tab.target_id)
+
+
+async def test_find_text_counts_places_in_reading_order_across_frames_and_shadow_roots(browser: Browser,
+                                                                                       pages) -> None:
+    """find_text searched the top document and its open shadow roots only, the roots' text after all of the
+    document's: words in a same-site frame, in a shadow root inside another, or in another site's frame were never
+    found, and a slot's words were counted where the host's child is written, not where it is shown. Now the seven
+    places of "compass note" are counted as a person reads them (a hidden frame's copy is not one), and each one
+    asked for is in the page text the model reads next, another site's frame scrolled inside too."""
+    tab = await open_page(browser, pages.url("eyes_find.html"))
+    wanted = {2: "A same-site frame: compass note two.", 4: "slotted compass note four",
+              5: "Deep compass note five.", 6: "Far down another site: compass note six.",
+              7: "The last compass note closes the manual."}
+    replies = [on_page(lambda b, n=n: {"find_text": {"text": "Compass  NOTE", "occurrence": n}}) for n in wanted]
+    with ScriptedLLMServer([*replies, done("found")]) as server:
+        agent = Agent(browser, LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-test-not-real-0000",
+                                         timeout=5.0, max_retries=1), AgentConfig(step_delay=0))
+        result = await agent.execute("Find every compass note.")
+    assert result.success, result
+    pages_read = [browser_state(r) for r in server.requests]
+    assert not any(line in pages_read[0].splitlines() for line in wanted.values()), pages_read[0]
+    for step, (n, line) in enumerate(wanted.items(), start=1):
+        assert f"Scrolled to place {n} of the 7 places" in history_section(server.requests[step]), n
+        assert line in pages_read[step].splitlines(), (n, pages_read[step])
+    await browser.close_tab(tab.target_id)

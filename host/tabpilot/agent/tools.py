@@ -240,9 +240,9 @@ async def _scroll(ctx: ToolContext, args: ScrollInput) -> str:
 
 
 async def _find_text(ctx: ToolContext, args: FindTextInput) -> str:
-    from ..browser import actions
+    from ..browser import find
 
-    return await actions.find_text(ctx.browser, ctx.tab, args.text, args.occurrence)
+    return await find.find_text(ctx.tab, args.text, args.occurrence)
 
 
 async def _scroll_horizontally(ctx: ToolContext, args: ScrollHorizontallyInput) -> str:

@@ -792,25 +792,6 @@ async def read_text(browser: Browser, tab: Tab, element: ElementRef) -> str:
     return f"The text of {describe(element)} ({len(text)} characters):\n{text}"
 
 
-async def find_text(browser: Browser, tab: Tab, text: str, occurrence: int = 1) -> str:
-    """Bring the `occurrence`-th place of the page showing `text` into view: on a long page (a manual, a table of
-    thousands of rows) scrolling a page at a time is dozens of steps."""
-    check_open(tab)
-    wanted = " ".join(text.split())
-    if not wanted:
-        raise ActionError("Give the words to look for.")
-    outcome = await tab.evaluate(f"({scripts.FIND_TEXT})({json.dumps(wanted)}, {int(occurrence)})")
-    count = int(outcome.get("count", 0)) if isinstance(outcome, dict) else 0
-    quoted = json.dumps(shorten(wanted, 100), ensure_ascii=False)
-    if count == 0:
-        return f"No text on this page shows {quoted}. Try fewer or other words."
-    if "shown" not in outcome:
-        return f"Only {count} place(s) on this page show {quoted}: ask for a number from 1 to {count}."
-    places = "1 place" if count == 1 else f"{count} places"
-    return (f"Scrolled to place {occurrence} of the {places} on this page showing {quoted} (counted top to bottom); "
-            "the page text now shows it.")
-
-
 # --- scripts ---------------------------------------------------------------------------------------
 async def execute_javascript(browser: Browser, tab: Tab, script: str, *, timeout: float = 15.0) -> str:
     """Run the script in the page's top document: an expression, statements, `await` and `return` all work."""

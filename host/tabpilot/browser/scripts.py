@@ -253,46 +253,72 @@ SCROLL = """function(el, axis, sign, pixels, pages) {
 # The places in the page's text a person sees that show `wanted` (case and spacing aside), in reading order,
 # open shadow roots included: how many, and the `nth` (1-based) brought to the middle of the viewport. Words split
 # over elements (<code><span>x</span> <span>or</span></code>) match as they read.
-FIND_TEXT = """function(wanted, nth) {
+# find_text in one document, called on tabpilot's walker (`this`, which knows the closed shadow roots handed to it).
+# The text a person sees is read in the order it is drawn: a shadow root where its host stands, a <slot>'s nodes
+# where the slot stands, a same-origin frame where its <iframe> stands. `owners`: the <iframe> elements of the
+# frames this world cannot enter (other sites'); `frames[i]` says how many places come before owners[i], -1 where
+# it was not met, -2 where it is hidden. `nth` 0 only counts; else the nth place is scrolled to the centre.
+FIND_TEXT = """function(wanted, nth, ...owners) {
   const norm = (s) => s.replace(/\\s+/g, ' ').toLowerCase();
   const needle = norm(wanted).trim();
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'textarea', 'head']);
+  const VISIBLE = {visibilityProperty: true, opacityProperty: true};
   const nodes = [], starts = [], blocks = new Map();
   const blockOf = (e) => {  // the nearest element around that is not inline: its words run together
     if (!blocks.has(e)) {
       const up = e.parentElement;
-      blocks.set(e, getComputedStyle(e).display !== 'inline' || !up ? e : blockOf(up));
+      blocks.set(e, e.ownerDocument.defaultView.getComputedStyle(e).display !== 'inline' || !up ? e : blockOf(up));
     }
     return blocks.get(e);
   };
+  const ownerAt = new Map(owners.map((o, i) => [o, i]));
+  const frameAt = owners.map(() => -1);
   let text = '', last = null;
-  const visit = (root) => {
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
-      acceptNode: (n) => n.nodeType === 3 ? NodeFilter.FILTER_ACCEPT
-        : ['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TEXTAREA', 'HEAD'].includes(n.nodeName.toUpperCase())
-          || n.hasAttribute('data-tabpilot-overlay') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP});
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const parent = n.parentElement;
-      if (!parent || !parent.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
-      const piece = norm(n.data);
-      if (!piece) continue;
-      // Words in two blocks or cells are apart ("Row 271" "813 EUR" is not "row 2718"); "<b>un</b>done" is one word.
-      const block = blockOf(parent);
-      if (text && block !== last && !text.endsWith(' ') && !piece.startsWith(' ')) text += ' ';
-      nodes.push(n); starts.push(text.length); text += piece;
-      last = block;
-    }
+  const read = (n) => {
+    const parent = n.parentElement;
+    if (!parent || !parent.checkVisibility(VISIBLE)) return;
+    const piece = norm(n.data);
+    if (!piece) return;
+    // Words in two blocks or cells are apart ("Row 271" "813 EUR" is not "row 2718"); "<b>un</b>done" is one word.
+    const block = blockOf(parent);
+    if (text && block !== last && !text.endsWith(' ') && !piece.startsWith(' ')) text += ' ';
+    nodes.push(n); starts.push(text.length); text += piece;
+    last = block;
   };
-  const roots = [document.documentElement];
-  for (const e of document.querySelectorAll('*')) if (e.shadowRoot) roots.push(e.shadowRoot);
-  roots.forEach(visit);
+  const children = (parent) => { for (let c = parent.firstChild; c; c = c.nextSibling) visit(c); };
+  const visit = (n) => {
+    if (n.nodeType === 3) return read(n);
+    if (n.nodeType !== 1) return;
+    const tag = n.localName;
+    if (SKIP.has(tag) || n.hasAttribute('data-tabpilot-overlay')) return;
+    if (ownerAt.has(n)) {
+      frameAt[ownerAt.get(n)] = n.checkVisibility(VISIBLE) ? text.length : -2;
+      last = null;
+      return;
+    }
+    if (tag === 'iframe' || tag === 'frame') {
+      let inner = null;
+      try { inner = n.contentDocument; } catch (e) { inner = null; }
+      if (inner && inner.documentElement && n.checkVisibility(VISIBLE)) { last = null; visit(inner.documentElement); }
+      return;
+    }
+    if (tag === 'slot') {
+      const assigned = n.assignedNodes({flatten: true});
+      if (assigned.length) return assigned.forEach(visit);
+    }
+    const root = this.shadowOf(n);
+    children(root || n);
+  };
+  visit(document.documentElement);
   const found = [];
   for (let at = text.indexOf(needle); at >= 0 && needle; at = text.indexOf(needle, at + needle.length)) found.push(at);
-  if (!found.length || nth > found.length) return {count: found.length};
+  const frames = frameAt.map((at) => at < 0 ? at : found.filter((place) => place < at).length);
+  if (nth < 1 || nth > found.length) return {count: found.length, frames};
   const at = found[nth - 1];
   let i = starts.length - 1;
   while (i > 0 && starts[i] > at) i--;
   nodes[i].parentElement.scrollIntoView({block: 'center', inline: 'nearest', behavior: 'instant'});
-  return {count: found.length, shown: nth};
+  return {count: found.length, frames, shown: nth};
 }"""
 
 SCROLL_WRAPPED = "function(axis, sign, pixels, pages) { return (" + SCROLL + ")(this, axis, sign, pixels, pages); }"

@@ -391,21 +391,56 @@ def prepare(session: CDPSession, frame_id: str, *, install: bool = False) -> Non
     _in_background(make(), "preparing the state walker's world")  # the read will say why, if it comes
 
 
-async def _call(world: World, function: str, *arguments: str | int, timeout: float = DEFAULT_TIMEOUT,
-                **options: Any) -> dict[str, Any]:
-    """Call `function` with `this` = the world's walker and `arguments` (object ids, or numbers) as its
-    arguments. The walker is found by its global name (no handle to keep): null when the world has none;
-    a world not known to have it yet is given it first."""
+async def _call(world: World, function: str, *arguments: str | int | dict[str, Any],
+                timeout: float = DEFAULT_TIMEOUT, **options: Any) -> dict[str, Any]:
+    """Call `function` with `this` = the world's walker and `arguments` (object ids, numbers, or CDP call
+    arguments as they are: `{"value": "some text"}`) as its arguments. The walker is found by its global name
+    (no handle to keep): null when the world has none; a world not known to have it yet is given it first."""
     installing = not world.installed
     reply = await world.session.send("Runtime.callFunctionOn", {
         "executionContextId": world.context_id,
         "functionDeclaration": f"function(...a) {{ const w = {_INSTALL if installing else 'globalThis.' + _GLOBAL}; "
                                f"return w ? ({function}).apply(w, a) : null; }}",
-        "arguments": [{"objectId": a} if isinstance(a, str) else {"value": a} for a in arguments], **options},
+        "arguments": [a if isinstance(a, dict) else {"objectId": a} if isinstance(a, str) else {"value": a}
+                      for a in arguments], **options},
         timeout=timeout)
     if installing and "exceptionDetails" not in reply:
         world.installed = True
     return reply
+
+
+async def call_walker(session: CDPSession, frame_id: str, function: str, owners: Sequence[int] = (),
+                      *arguments: int | dict[str, Any], timeout: float = AUX_TIMEOUT) -> Any:
+    """`function`'s value (returned by value), called on the walker of tabpilot's world in the frame's document
+    with `arguments`, then the elements `owners` (backendNodeIds) as objects of that world: for an action that
+    needs what the walker knows (the closed shadow roots handed to it). A document replaced meanwhile gets a new
+    world, as in `read_frame`."""
+    world = await world_of(session, frame_id)
+    try:
+        return await _call_by_value(world, function, owners, arguments, timeout)
+    except CDPError as exc:
+        if exc.kind is not CDPErrorKind.CONTEXT_GONE:
+            raise
+    if _worlds(session).get(frame_id) is world:
+        _worlds(session).pop(frame_id, None)
+    return await _call_by_value(await world_of(session, frame_id), function, owners, arguments, timeout)
+
+
+async def _call_by_value(world: World, function: str, owners: Sequence[int], arguments: Sequence[int | dict[str, Any]],
+                         timeout: float) -> Any:
+    try:
+        objects = [o or {"value": None} for o in await _objects(world, list(owners))] if owners else []
+        reply = await _call(world, function, *arguments, *objects, returnByValue=True, timeout=timeout)
+        if reply.get("result", {}).get("subtype") == "null":  # no walker there (refused ahead of time), as in _walk
+            await _install(world.session, world.context_id)
+            reply = await _call(world, function, *arguments, *objects, returnByValue=True, timeout=timeout)
+    finally:
+        if owners:
+            _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": STEP})
+    if "exceptionDetails" in reply:
+        details = reply["exceptionDetails"]
+        raise BrowserError(details.get("exception", {}).get("description") or details.get("text", "script error"))
+    return reply.get("result", {}).get("value")
 
 
 async def _read(world: World) -> FrameReading:

@@ -969,6 +969,8 @@
     // The custom elements and empty boxes the last walk met that were never asked about before (0: none).
     hosts() { return hosts.length ? hosts : 0; },
     setRoot(root) { closedRoots.set(root.host, root); },
+    // the shadow root drawn in place of `element`'s children, closed ones handed over included
+    shadowOf(element) { return element.shadowRoot || closedRoots.get(element) || null; },
     markClickable(...elements) {
       for (const e of elements) clickable.add(e);
       clickableList = clickableList.filter((e) => e.isConnected).concat(elements);
