@@ -616,6 +616,46 @@ async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_
     await close_popup(harness, popup)
 
 
+async def test_allow_once_with_another_request_waiting_keeps_the_toolbar_popup_on_it(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    """Two clients ask at once (a new user's trial). Allow once on the first opened its task's tab in front, which
+    closed the toolbar popup: the second request went out of sight and was denied two minutes later. While another
+    request waits, a task's new tab opens behind; the last one allowed comes forward, as a single one always did."""
+    problems: list[str] = []
+    dispatch = for_task({"Sign up Ada": sign_up(problems, "Ada"), "Sign up Grace": sign_up(problems, "Grace")})
+    llm.add(*[dispatch] * 8)
+    await configure(harness, llm)
+    base = await harness.browser.new_tab(e2e_pages.url("form.html?looking"))  # the person's tab
+    urls = [e2e_pages.url("form.html?asked=ada"), e2e_pages.url("form.html?asked=grace")]
+    async with mcp_client(harness, "--approve-timeout", "90", name="First Agent") as first, \
+            mcp_client(harness, "--approve-timeout", "90", name="Second Agent") as second:
+        ada = asyncio.ensure_future(first.call("run_task", task="Sign up Ada", url=urls[0]))
+        grace = asyncio.ensure_future(second.call("run_task", task="Sign up Grace", url=urls[1]))
+        for requester in ("First Agent", "Second Agent"):
+            await wait_until(lambda r=requester: notification(harness, r), f"{requester}'s request")
+        popup = await harness.open_action_popup(base)
+        await press(popup, (await approval_card(popup, "First Agent"))["id"], "once")
+        # the first task runs in a tab of its own, behind: the person still sees the popup and the second request
+        ada_tab = await tab_at(harness.browser, urls[0])
+        waiting = await approval_card(popup, "Second Agent")
+        assert "Sign up Grace" in waiting["text"], waiting
+        shown = await harness.sw("(await chrome.tabs.query({active: true, lastFocusedWindow: true}))[0].url")
+        assert shown.endswith("form.html?looking"), shown
+        # the last one: its tab comes forward, which closes the toolbar popup (nothing is left in it to answer)
+        await popup.click(f'.approval-card[data-approval-id="{waiting["id"]}"] button[data-decision="once"]')
+        (ada_error, ada_result), (grace_error, grace_result) = await asyncio.gather(ada, grace)
+        assert not ada_error and not grace_error, (ada_result, grace_result)
+        assert (ada_result["data"], grace_result["data"]) == ("Signed up as Ada", "Signed up as Grace")
+        assert not problems, problems
+        # the tab opened behind was worked in all the same: its page's own script saw the sign-up
+        assert (await page_record(ada_tab))[0] == "Signed up as Ada."
+        # the last one allowed, with no request left waiting, came forward
+        grace_tab_id = await harness.chrome_tab_id(await tab_at(harness.browser, urls[1]))
+        assert await harness.sw(f"(await chrome.tabs.get({grace_tab_id})).active") is True
+    await harness.browser.close_tab(base.target_id)
+
+
 async def test_a_question_nobody_waits_for_goes_from_the_popup_and_the_next_call_is_asked(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
