@@ -240,3 +240,36 @@ async def test_an_action_that_is_none_is_left_out_and_the_rest_of_its_batch_kept
     assert "action 1: field 'kind'" in left_out[0] and "action 3: field 'at'" in left_out[1], left_out
     assert "action 0: not an object" in left_out[2] and "takeover.late: left out action 0: field 'kind'" in left_out[3]
     assert typed not in log and "dance" not in log and "soon" not in log
+
+
+async def test_a_late_answer_for_an_earlier_takeover_never_lands_in_the_one_under_way(host, stand_in, llm, pages):
+    # What a page gives late names its takeover ({taskId, startedAt}). An answer naming an earlier takeover of the same
+    # task, one that did not end waiting for the page, is refused: added to the takeover under way, the earlier one's
+    # actions would be told to the model as done in this one (a page's late frame across two takeovers of one task).
+    await configure(host, llm)
+    url = pages.url("agent_form.html")
+    tab_id = await open_tab(stand_in, url)
+    llm.add(Delay(60, then=done("never")), Delay(60, then=done("never")), done("Signed in"))
+    task_id = (await host.request("task.start", task="Sign in", tabId=tab_id))["data"]["taskId"]
+    sent = actions(url)
+    first_began, second_began = 1_700_000_000_000, 1_700_000_100_000
+
+    await until(lambda: len(llm.requests) == 1)
+    assert (await host.request("task.takeover", taskId=task_id, reason="user", startedAt=first_began))["ok"]
+    assert (await host.request("takeover.actions", taskId=task_id, actions=[sent[0]]))["ok"]
+    assert (await host.request("task.handback", taskId=task_id))["ok"]
+    await until(lambda: len(llm.requests) == 2)
+    assert (await host.request("task.takeover", taskId=task_id, reason="user", startedAt=second_began))["ok"]
+    late = await host.request("takeover.late", taskId=task_id, startedAt=first_began, actions=[sent[1]])
+    assert late["ok"] is False and late["error"]["code"] == "bad_request", late
+    assert (await host.request("takeover.actions", taskId=task_id, actions=[sent[3]]))["ok"]
+    assert (await host.request("task.handback", taskId=task_id))["ok"]
+
+    def ended(began: int) -> list[dict[str, Any]]:
+        return [p["event"] for p in of(host, task_id, "task.event")
+                if p["event"]["type"] == "user_takeover" and p["event"]["startedAt"] == began]
+
+    await until(lambda: ended(second_began))
+    assert [a["target"] for a in ended(second_began)[0]["actions"]] == [sent[3]["target"]]
+    assert [a["target"] for a in ended(first_began)[0]["actions"]] == [sent[0]["target"]]
+    assert not of(host, task_id, "task.amended")
