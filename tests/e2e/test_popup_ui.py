@@ -13,6 +13,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -36,6 +37,7 @@ from e2e_support import (
     wait_until,
 )
 from llm_support import slow_file
+from test_overlay_press import held_until
 from user_support import as_tall_as_its_panel, open_panel, open_side_panel, screenshot, wait_overlay
 
 from tabpilot.agent.types import (
@@ -459,17 +461,9 @@ async def test_a_popup_opened_on_a_long_task_shows_its_newest_step_while_it_runs
 THINKING = re.compile(r"Step (\d+) · thinking… (\d+) s")
 
 
-async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popup_the_side_panel_and_the_overlay(
-    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
-) -> None:
-    # A slow model left the person staring at "Thinking…". The popup, the side panel (opened while it thinks: it counts
-    # on from when the step began, not from 0) and the page's overlay say which step and for how many seconds.
-    problems: list[str] = []
-    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
-            Delay(8, then=done("Typed the name")))
-    popup = await harness.open_popup(form_tab)
-    await configure(popup, llm.base_url)
-    await run_in_popup(popup, "Type Ada Lovelace as the name")
+async def thinking_everywhere(harness: Harness, popup: PopupPage, form_tab: Tab) -> tuple[PopupPage, str, str]:
+    """The popup, the page's overlay and the side panel opened then, each counting the seconds of step 2's thought:
+    the side panel and what the popup and it said."""
     activity = "document.getElementById('activity')"
     said = await popup.wait_for(f"!{activity}.hidden && /^Step 2 · thinking… [2-9] s$/.test({activity}.textContent)"
                                 f" && {activity}.textContent", "the popup to count the seconds of step 2", 30)
@@ -482,6 +476,26 @@ async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popu
     panel = await open_panel(harness, form_tab)
     counted = await panel.wait_for(f"/^Step 2 · thinking… \\d+ s$/.test({activity}.textContent)"
                                    f" && {activity}.textContent", "the side panel to count the seconds of step 2")
+    return panel, str(said), str(counted)
+
+
+async def test_a_slow_model_shows_the_step_and_the_seconds_it_thinks_in_the_popup_the_side_panel_and_the_overlay(
+    harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
+) -> None:
+    # A slow model left the person staring at "Thinking…". The popup, the side panel (opened while it thinks: it counts
+    # on from when the step began, not from 0) and the page's overlay say which step and for how many seconds. The
+    # model answers once all three were seen (a fixed 8 s delay was all a loaded machine had to open the side panel).
+    problems: list[str] = []
+    answer = threading.Event()
+    llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada Lovelace"),
+            held_until(answer, done("Typed the name")))
+    popup = await harness.open_popup(form_tab)
+    await configure(popup, llm.base_url)
+    try:
+        await run_in_popup(popup, "Type Ada Lovelace as the name")
+        panel, said, counted = await thinking_everywhere(harness, popup, form_tab)
+    finally:
+        answer.set()
     seconds = int(THINKING.fullmatch(said)[2])  # type: ignore[index]
     assert int(THINKING.fullmatch(counted)[2]) >= seconds, (said, counted)  # type: ignore[index]
     assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
