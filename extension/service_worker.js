@@ -231,11 +231,8 @@ async function handleHostRequest(message) {
     case "guard.clear": return clearGuardRule(message);
     case "tabs.query": return { tabs: (await chrome.tabs.query({})).filter(isAgentTab).map(tabInfo) };
     case "tabs.create": {
-      // A question still waiting for the person keeps their eyes on it: a tab that came forward would close the
-      // toolbar popup showing it (a new user's trial: Allow once on one MCP client's request opened its task's tab
-      // in front, and the second client's request went out of sight until it was denied two minutes later). The
-      // task's tab then opens behind ("Running in other tabs" brings it forward); the last one allowed comes forward.
-      const tab = await chrome.tabs.create({ url: message.url || "about:blank", active: !questionsWaiting() });
+      // behind when the host says so (a local client's tab while a question waits for the person: endpoint.py)
+      const tab = await chrome.tabs.create({ url: message.url || "about:blank", active: message.active !== false });
       await Tabs.firstPageLoaded(tab.id); // a task started there next starts on the page, not on about:blank
       return { tab: tabInfo(await chrome.tabs.get(tab.id).catch(() => tab)) };
     }

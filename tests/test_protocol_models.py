@@ -87,6 +87,7 @@ def test_relay_requests_are_the_frames_the_worker_reads():
     assert CdpSend(tab_id=4, session_id="S", method="M").to_frame()["sessionId"] == "S"
     assert CdpAttach(tab_id=4).to_frame() == {"type": "cdp.attach", "tabId": 4}
     assert TabsCreate(url="about:blank").to_frame() == {"type": "tabs.create", "url": "about:blank"}
+    assert TabsCreate(active=False).to_frame() == {"type": "tabs.create", "active": False}
     assert TabsQuery().to_frame() == {"type": "tabs.query"}
     batch = CdpBatch(commands=[CdpCommand(tab_id=4, method="A"), CdpCommand(tab_id=4, session_id="S", method="B")])
     assert batch.to_frame() == {"type": "cdp.batch", "commands": [

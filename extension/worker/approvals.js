@@ -43,11 +43,6 @@ chrome.notifications.getAll().then((shown) => {
   }
 }).catch(() => {});
 
-// Whether a request to run a task waits for the person's answer (in the popup, the side panel or its page).
-function questionsWaiting() {
-  return openApprovals.size > 0;
-}
-
 // A popup or side panel that just connected hears every open question, as the pushes it missed.
 function replayApprovals(port) {
   for (const request of openApprovals.values()) port.postMessage({ kind: "push", message: request });

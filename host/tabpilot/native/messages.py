@@ -637,9 +637,10 @@ class TabsCreateData(WireModel):
 
 
 class TabsCreate(HostRequest[TabsCreateData]):
-    omit_if_none = frozenset({"url"})
+    omit_if_none = frozenset({"url", "active"})
     type: Literal["tabs.create"] = "tabs.create"
     url: str | None = None
+    active: bool | None = None  # false: it opens behind the tab in front (absent: in front)
 
 
 class TabsActivate(HostRequest[Empty]):
