@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from actions_support import wait_until
 from agent_support import browser_state, done, history_section, index_of, on_page
 from state_support import line_of, node_property, open_page
 
@@ -19,6 +20,8 @@ from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError
 from tabpilot.browser.state import BrowserState, get_state
+from tabpilot.browser.tab import Tab
+from tabpilot.cdp import CDPError
 from tabpilot.llm import LLMConfig
 from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
@@ -462,26 +465,46 @@ async def test_a_model_finds_words_far_down_a_long_page_in_one_step(browser: Bro
     await browser.close_tab(tab.target_id)
 
 
+async def other_sites_loaded(tab: Tab, count: int) -> bool:
+    """`count` frames of other sites have their page's words written (their session's own script ran)."""
+    await tab.track_frames()
+    written = 0
+    for frame in list(tab.frames.values()):
+        try:
+            reply = await frame.session.send("Runtime.evaluate", {
+                "expression": "!!(document.getElementById('far') || {}).textContent", "returnByValue": True})
+        except CDPError:
+            continue
+        written += reply.get("result", {}).get("value") is True
+    return written >= count
+
+
 async def test_find_text_counts_places_in_reading_order_across_frames_and_shadow_roots(browser: Browser,
                                                                                        pages) -> None:
     """find_text searched the top document and its open shadow roots only, the roots' text after all of the
-    document's: words in a same-site frame, in a shadow root inside another, or in another site's frame were never
-    found, and a slot's words were counted where the host's child is written, not where it is shown. Now the seven
-    places of "compass note" are counted as a person reads them (a hidden frame's copy is not one), and each one
-    asked for is in the page text the model reads next, another site's frame scrolled inside too."""
-    tab = await open_page(browser, pages.url("eyes_find.html"))
-    wanted = {2: "A same-site frame: compass note two.", 4: "slotted compass note four",
-              5: "Deep compass note five.", 6: "Far down another site: compass note six.",
-              7: "The last compass note closes the manual."}
-    replies = [on_page(lambda b, n=n: {"find_text": {"text": "Compass  NOTE", "occurrence": n}}) for n in wanted]
-    with ScriptedLLMServer([*replies, done("found")]) as server:
-        agent = Agent(browser, LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-test-not-real-0000",
-                                         timeout=5.0, max_retries=1), AgentConfig(step_delay=0))
-        result = await agent.execute("Find every compass note.")
+    document's: words in a frame (the same origin's, another origin of the same site, another site's), or in a
+    shadow root inside another, were never found, and a slot's words were counted where the host's child is written,
+    not where it is shown. Now the nine places of "compass note" are counted as a person reads them, two frames side
+    by side as they stand (the first attaches last), a hidden frame's copy not at all; each one asked for is in the
+    page text the model reads next, a frame's far down scrolled to inside the frame."""
+    with LocalFiles(PAGES) as same_site:  # another port of 127.0.0.1: another origin, the same site and process
+        tab = await open_page(browser, pages.url(f"eyes_find.html?port={same_site.port}"))
+        await wait_until(lambda: other_sites_loaded(tab, 3), timeout=20)
+        wanted = {2: "A same-site frame: compass note two.", 3: "Far down another origin: compass note three.",
+                  5: "slotted compass note five", 6: "Deep compass note six.",
+                  7: "Far down another origin: compass note seven.", 8: "Far down another origin: compass note eight.",
+                  9: "The last compass note closes the manual."}
+        replies = [on_page(lambda b, n=n: {"find_text": {"text": "Compass  NOTE", "occurrence": n}}) for n in wanted]
+        with ScriptedLLMServer([*replies, done("found")]) as server:
+            agent = Agent(browser, LLMConfig(base_url=server.base_url, model="scripted",
+                                             api_key="sk-test-not-real-0000", timeout=5.0, max_retries=1),
+                          AgentConfig(step_delay=0))
+            result = await agent.execute("Find every compass note.")
     assert result.success, result
     pages_read = [browser_state(r) for r in server.requests]
     assert not any(line in pages_read[0].splitlines() for line in wanted.values()), pages_read[0]
     for step, (n, line) in enumerate(wanted.items(), start=1):
-        assert f"Scrolled to place {n} of the 7 places" in history_section(server.requests[step]), n
+        assert f"Scrolled to place {n} of the 9 places" in history_section(server.requests[step]), n
         assert line in pages_read[step].splitlines(), (n, pages_read[step])
+    assert wanted[8] not in pages_read[list(wanted).index(7) + 1].splitlines()  # the first frame, not the first to come
     await browser.close_tab(tab.target_id)

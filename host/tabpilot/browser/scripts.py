@@ -255,9 +255,9 @@ SCROLL = """function(el, axis, sign, pixels, pages) {
 # over elements (<code><span>x</span> <span>or</span></code>) match as they read.
 # find_text in one document, called on tabpilot's walker (`this`, which knows the closed shadow roots handed to it).
 # The text a person sees is read in the order it is drawn: a shadow root where its host stands, a <slot>'s nodes
-# where the slot stands, a same-origin frame where its <iframe> stands. `owners`: the <iframe> elements of the
-# frames this world cannot enter (other sites'); `frames[i]` says how many places come before owners[i], -1 where
-# it was not met, -2 where it is hidden. `nth` 0 only counts; else the nth place is scrolled to the centre.
+# where the slot stands. The document's frames are searched each in its own world: `owners` are <iframe> elements;
+# `frames[i]` is how many places come before owners[i] (-1: not met here, -2: hidden), `met[i]` the order they were
+# met in. No words run on across a frame. `nth` 0 only counts; else the nth place is scrolled to the centre.
 FIND_TEXT = """function(wanted, nth, ...owners) {
   const norm = (s) => s.replace(/\\s+/g, ' ').toLowerCase();
   const needle = norm(wanted).trim();
@@ -267,58 +267,60 @@ FIND_TEXT = """function(wanted, nth, ...owners) {
   const blockOf = (e) => {  // the nearest element around that is not inline: its words run together
     if (!blocks.has(e)) {
       const up = e.parentElement;
-      blocks.set(e, e.ownerDocument.defaultView.getComputedStyle(e).display !== 'inline' || !up ? e : blockOf(up));
+      const display = e.ownerDocument.defaultView.getComputedStyle(e).display;
+      blocks.set(e, (display !== 'inline' && display !== 'contents') || !up ? e : blockOf(up));
     }
     return blocks.get(e);
   };
   const ownerAt = new Map(owners.map((o, i) => [o, i]));
-  const frameAt = owners.map(() => -1);
-  let text = '', last = null;
-  const read = (n) => {
-    const parent = n.parentElement;
-    if (!parent || !parent.checkVisibility(VISIBLE)) return;
-    const piece = norm(n.data);
-    if (!piece) return;
-    // Words in two blocks or cells are apart ("Row 271" "813 EUR" is not "row 2718"); "<b>un</b>done" is one word.
-    const block = blockOf(parent);
-    if (text && block !== last && !text.endsWith(' ') && !piece.startsWith(' ')) text += ' ';
-    nodes.push(n); starts.push(text.length); text += piece;
-    last = block;
-  };
-  const children = (parent) => { for (let c = parent.firstChild; c; c = c.nextSibling) visit(c); };
-  const visit = (n) => {
-    if (n.nodeType === 3) return read(n);
-    if (n.nodeType !== 1) return;
+  const frameAt = owners.map(() => -1), met = owners.map(() => -1);
+  let text = '', last = null, seen = 0;
+  const holder = (n) => n.parentElement || (n.parentNode && n.parentNode.host) || null;  // a shadow root's own text
+  const stack = [document.documentElement];
+  while (stack.length) {
+    const n = stack.pop();
+    if (n.nodeType === 3) {
+      const parent = holder(n);
+      if (!parent || !parent.checkVisibility(VISIBLE)) continue;
+      const piece = norm(n.data);
+      if (!piece) continue;
+      // Words in two blocks or cells are apart ("Row 271" "813 EUR" is not "row 2718"); "<b>un</b>done" is one word.
+      const block = blockOf(parent);
+      if (text && block !== last && !text.endsWith(' ') && !piece.startsWith(' ')) text += ' ';
+      nodes.push(n); starts.push(text.length); text += piece;
+      last = block;
+      continue;
+    }
+    if (n.nodeType !== 1) continue;
     const tag = n.localName;
-    if (SKIP.has(tag) || n.hasAttribute('data-tabpilot-overlay')) return;
+    if (SKIP.has(tag) || n.hasAttribute('data-tabpilot-overlay')) continue;
     if (ownerAt.has(n)) {
-      frameAt[ownerAt.get(n)] = n.checkVisibility(VISIBLE) ? text.length : -2;
+      const i = ownerAt.get(n);
+      frameAt[i] = n.checkVisibility(VISIBLE) ? text.length : -2;
+      met[i] = seen++;
+      text += '\\n';  // never in what is looked for: no place runs across the frame
       last = null;
-      return;
+      continue;
     }
-    if (tag === 'iframe' || tag === 'frame') {
-      let inner = null;
-      try { inner = n.contentDocument; } catch (e) { inner = null; }
-      if (inner && inner.documentElement && n.checkVisibility(VISIBLE)) { last = null; visit(inner.documentElement); }
-      return;
+    // a frame not named in `owners` is not searched here; what its element holds shows only without frames
+    if (tag === 'iframe' || tag === 'frame') continue;
+    let inner = [];
+    if (tag === 'slot') inner = n.assignedNodes({flatten: true});
+    if (!inner.length) {
+      const root = this.shadowOf(n);
+      inner = (root || n).childNodes;
     }
-    if (tag === 'slot') {
-      const assigned = n.assignedNodes({flatten: true});
-      if (assigned.length) return assigned.forEach(visit);
-    }
-    const root = this.shadowOf(n);
-    children(root || n);
-  };
-  visit(document.documentElement);
+    for (let i = inner.length - 1; i >= 0; i--) stack.push(inner[i]);
+  }
   const found = [];
   for (let at = text.indexOf(needle); at >= 0 && needle; at = text.indexOf(needle, at + needle.length)) found.push(at);
   const frames = frameAt.map((at) => at < 0 ? at : found.filter((place) => place < at).length);
-  if (nth < 1 || nth > found.length) return {count: found.length, frames};
+  if (nth < 1 || nth > found.length) return {count: found.length, frames, met};
   const at = found[nth - 1];
   let i = starts.length - 1;
   while (i > 0 && starts[i] > at) i--;
-  nodes[i].parentElement.scrollIntoView({block: 'center', inline: 'nearest', behavior: 'instant'});
-  return {count: found.length, frames, shown: nth};
+  holder(nodes[i]).scrollIntoView({block: 'center', inline: 'nearest', behavior: 'instant'});
+  return {count: found.length, frames, met, shown: nth};
 }"""
 
 SCROLL_WRAPPED = "function(axis, sign, pixels, pages) { return (" + SCROLL + ")(this, axis, sign, pixels, pages); }"

@@ -410,33 +410,33 @@ async def _call(world: World, function: str, *arguments: str | int | dict[str, A
 
 
 async def call_walker(session: CDPSession, frame_id: str, function: str, owners: Sequence[int] = (),
-                      *arguments: int | dict[str, Any], timeout: float = AUX_TIMEOUT) -> Any:
+                      *arguments: int | dict[str, Any], timeout: float = AUX_TIMEOUT, group: str = STEP) -> Any:
     """`function`'s value (returned by value), called on the walker of tabpilot's world in the frame's document
-    with `arguments`, then the elements `owners` (backendNodeIds) as objects of that world: for an action that
-    needs what the walker knows (the closed shadow roots handed to it). A document replaced meanwhile gets a new
-    world, as in `read_frame`."""
+    with `arguments`, then the elements `owners` (backendNodeIds) as objects of that world, held in the object
+    group `group` meanwhile: for an action that needs what the walker knows (the closed shadow roots handed to it).
+    A document replaced meanwhile gets a new world, as in `read_frame`."""
     world = await world_of(session, frame_id)
     try:
-        return await _call_by_value(world, function, owners, arguments, timeout)
+        return await _call_by_value(world, function, owners, arguments, timeout, group)
     except CDPError as exc:
         if exc.kind is not CDPErrorKind.CONTEXT_GONE:
             raise
     if _worlds(session).get(frame_id) is world:
         _worlds(session).pop(frame_id, None)
-    return await _call_by_value(await world_of(session, frame_id), function, owners, arguments, timeout)
+    return await _call_by_value(await world_of(session, frame_id), function, owners, arguments, timeout, group)
 
 
 async def _call_by_value(world: World, function: str, owners: Sequence[int], arguments: Sequence[int | dict[str, Any]],
-                         timeout: float) -> Any:
+                         timeout: float, group: str) -> Any:
     try:
-        objects = [o or {"value": None} for o in await _objects(world, list(owners))] if owners else []
+        objects = [o or {"value": None} for o in await _objects(world, list(owners), group)] if owners else []
         reply = await _call(world, function, *arguments, *objects, returnByValue=True, timeout=timeout)
         if reply.get("result", {}).get("subtype") == "null":  # no walker there (refused ahead of time), as in _walk
             await _install(world.session, world.context_id)
             reply = await _call(world, function, *arguments, *objects, returnByValue=True, timeout=timeout)
     finally:
         if owners:
-            _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": STEP})
+            _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": group})
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         raise BrowserError(details.get("exception", {}).get("description") or details.get("text", "script error"))
