@@ -65,6 +65,9 @@ async def find_text(tab: Tab, text: str, occurrence: int = 1) -> str:
     quoted = json.dumps(shorten(wanted, 100), ensure_ascii=False)
     try:
         await tab.track_frames()
+    except CDPError:
+        pass  # a transport that cannot follow other sites' frames: the rest of the page is searched (as state.py reads)
+    try:
         main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
         top = _TextDocument(tab.session, main_frame)
         if not tab.frames and not await _frames_in(tab.session, main_frame):
