@@ -22,6 +22,7 @@ and page-agent's not the closed shadow root; tabpilot's has both.
 All are timed the same way: wall time from Python of what produces the page text, median over the runs; first look =
 a fresh navigation then one read; later step = repeated reads of one document, each system on a document of its own
 (page-agent draws a highlight box per element into the page on every read: a page it has read is not the page).
+page-agent's bundle is in the documents page-agent reads only (see _Documents).
 "CPU pa / tp" is what a later step costs in processor time, which a loaded machine sways far less than wall time:
 the page's renderer main thread (Performance.getMetrics TaskDuration in thread time) plus this Python process (what
 tabpilot's host does with the reply; page-agent's Python side only sends one command).
@@ -105,6 +106,25 @@ async def _cpu_ms(tab: Tab) -> float:
     return (task + time.process_time()) * 1000
 
 
+class _Documents:
+    """Opens the bench's pages in the tab, each document with page-agent's bundle in it or not: each system reads a
+    document as it would in use. page-agent's content script is in every page it reads; tabpilot never shares a page
+    with it, and a page that compiles and runs page-agent's bundle as it loads is a busier renderer to read."""
+
+    def __init__(self, tab: Tab, bundle: str) -> None:
+        self.tab, self.bundle = tab, bundle
+        self.script: str | None = None  # the identifier of the bundle's addScriptToEvaluateOnNewDocument, while there
+
+    async def open(self, url: str, *, page_agent: bool) -> None:
+        if page_agent and self.script is None:
+            added = await self.tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": self.bundle})
+            self.script = added["identifier"]
+        elif not page_agent and self.script is not None:
+            await self.tab.send("Page.removeScriptToEvaluateOnNewDocument", {"identifier": self.script})
+            self.script = None
+        await self.tab.navigate(url)
+
+
 async def timed_page_agent(tab: Tab) -> tuple[float, str]:
     started = time.perf_counter()
     text = await tab.evaluate(PAGE_AGENT_STATE, timeout=PAGE_AGENT_TIMEOUT)
@@ -159,7 +179,7 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
     browser = await Browser.launch(headless=True)
     try:
         tab = await browser.current_tab()
-        await tab.send("Page.addScriptToEvaluateOnNewDocument", {"source": bundle})
+        pages = _Documents(tab, bundle)
         await tab.send("Performance.enable", {"timeDomain": "threadTicks"})
         counter = _Counted(tab.session.connection)
         print(f"page-agent page controller {version}, browser-use {BROWSER_USE} (its DOM service alone in "
@@ -172,20 +192,20 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
             if only and label.split()[0] not in only:
                 continue
             url = server.url(page)
-            await tab.navigate(url)
+            await pages.open(url, page_agent=True)
             warm_ms, _ = await timed_page_agent(tab)
             page_agent_runs = 1 if warm_ms > SLOW_PEER_MS else runs
             await _timed_state(browser, tab, None, None, counter)  # warm-up (attaches frame tracking)
             page_agent_first, ours_first = [], []
             for run in range(runs):  # alternate, so load on the machine falls on both alike
                 if run < page_agent_runs:
-                    await tab.navigate(url)
+                    await pages.open(url, page_agent=True)
                     page_agent_first.append((await timed_page_agent(tab))[0])
-                await tab.navigate(url)
+                await pages.open(url, page_agent=False)
                 ms, _, _ = await _timed_state(browser, tab, None, None, counter)
                 ours_first.append(ms)
             # later steps: each system on a document of its own, read once before the timed reads
-            await tab.navigate(url)
+            await pages.open(url, page_agent=True)
             elements = await tab.evaluate(COUNT_ELEMENTS)
             _, page_agent_text = await timed_page_agent(tab)
             page_agent_later, page_agent_cpu = [], []
@@ -194,7 +214,7 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
                 ms, page_agent_text = await timed_page_agent(tab)
                 page_agent_cpu.append(await _cpu_ms(tab) - before)
                 page_agent_later.append(ms)
-            await tab.navigate(url)
+            await pages.open(url, page_agent=False)
             _, state, _ = await _timed_state(browser, tab, None, None, counter)
             ours_later, ours_cpu = [], []
             for _ in range(runs):
@@ -203,7 +223,7 @@ async def bench(runs: int, only: set[str], dump: Path | None) -> None:
                 ours_cpu.append(await _cpu_ms(tab) - before)
                 ours_later.append(ms)
             # a fresh first look's text: the later step marks nothing new, the first look's is what a step pays
-            await tab.navigate(url)
+            await pages.open(url, page_agent=False)
             _, first_state, _ = await _timed_state(browser, tab, None, None, counter)
             viewport = await tab.evaluate("[innerWidth, innerHeight]")
             use = await browser_use_figures(browser, python, url, runs, viewport)
