@@ -570,6 +570,7 @@ EN_US: dict[str, str] = {
     "sites.token": "page-agent token ({name}): {token}",
     "history.limit": "--limit must be at least 1",
     "history.more": "(the newest {limit}; `tabpilot history --limit N` shows more)",
+    "history.no_match": "No recorded task matches.",
     "history.no_task": "no task with id {task_id!r}",
     "history.cannot_write": "cannot write {path}: {reason}",
     "history.exported": "Exported task {task_id} to {path}",
@@ -617,6 +618,11 @@ EN_US: dict[str, str] = {
     "timeline.column.steps": "STEPS",
     "timeline.column.tokens": "TOKENS",
     "timeline.column.task": "TASK",
+    "timeline.column.by": "FROM",
+    "timeline.by.popup": "popup",
+    "timeline.by.terminal": "terminal",
+    "timeline.by.page": "page {requester}",
+    "timeline.by.mcp": "MCP {requester}",
     "timeline.status.running": "running",
     "timeline.status.completed": "completed",
     "timeline.status.error": "error",
@@ -1351,6 +1357,7 @@ ZH_CN: dict[str, str] = {
     "sites.token": "page-agent 令牌（{name}）：{token}",
     "history.limit": "--limit 至少为 1",
     "history.more": "（最新的 {limit} 个；`tabpilot history --limit N` 可显示更多）",
+    "history.no_match": "没有符合条件的任务记录。",
     "history.no_task": "没有 ID 为 {task_id!r} 的任务",
     "history.cannot_write": "无法写入 {path}：{reason}",
     "history.exported": "已将任务 {task_id} 导出到 {path}",
@@ -1396,6 +1403,11 @@ ZH_CN: dict[str, str] = {
     "timeline.column.steps": "步数",
     "timeline.column.tokens": "令牌数",
     "timeline.column.task": "任务",
+    "timeline.column.by": "来自",
+    "timeline.by.popup": "弹出窗口",
+    "timeline.by.terminal": "终端",
+    "timeline.by.page": "网页 {requester}",
+    "timeline.by.mcp": "MCP 客户端 {requester}",
     "timeline.status.running": "运行中",
     "timeline.status.completed": "已完成",
     "timeline.status.error": "出错",
@@ -1794,6 +1806,12 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "show the browser window while it works": "工作时显示浏览器窗口",
     "how many tasks to list (default 50)": "列出多少个任务（默认 50）",
     "list as JSON": "以 JSON 列出",
+    "only the tasks with every one of WORDS in their text or their result (any case, any language)":
+        "只列出任务文字或结果中包含 WORDS 每一个词的任务（不分大小写，任何语言）",
+    "only the tasks started by WHO: popup, terminal, page, mcp, or a part of the page's origin or the MCP client's "
+    "name that asked for them":
+        "只列出由 WHO 发起的任务：popup、terminal、page、mcp（或“弹出窗口”“终端”“网页”），或请求它们的网页来源"
+        "或 MCP 客户端名称的一部分",
     "JSON (what export always writes)": "JSON（export 总是写出 JSON）",
     "print one task as a timeline": "以时间线打印一个任务",
     "write tasks as page-agent-shaped JSON: one task as an object, several (or --all) as a list, newest first":
