@@ -747,7 +747,7 @@ function errorText(error) {
 
 async function startTask(task, tabId) {
   $("task-error").hidden = true;
-  const { taskId } = await ask("task.start", { task, tabId, source: "popup" });
+  const { taskId } = await ask("task.start", { task, tabId, source: PANEL ? "panel" : "popup" });
   ui.gaveUp = false;
   adoptTask(taskId, task);
   // the box is for the next task: left holding this one, the next task a person typed in the side panel was run

@@ -82,12 +82,13 @@ def test_list_shows_tasks_newest_first(home: Path) -> None:
 
 
 def same_words_from_everyone() -> dict[str, str]:
-    """Four tasks of the same words, as a new user's trial left them, each started by someone else: their ids by who."""
+    """Tasks of the same words, as a new user's trial left them, each started by someone else: their ids by who."""
     started = {}
     with TaskStore(secrets=[API_KEY]) as store:
         for who, source, requester, result in (
             ("terminal", "cli", None, "Saved the draft as Straße 5"),
             ("popup", "popup", None, "Could not find the button"),
+            ("panel", "panel", None, "Saved it from beside the page"),
             ("page", "page", "https://shop.example", "保存了订单 42"),
             ("mcp", "mcp", "Claude Desktop", f"Saved; the key was {API_KEY}"),  # a secret the model echoed
         ):
@@ -108,7 +109,7 @@ def test_the_list_says_who_started_each_task_in_the_readers_language_and_finds_t
     listing = tabpilot(home, "history")
     assert listing.returncode == 0, listing.stderr
     assert from_column(listing.stdout) == {started["terminal"]: "terminal", started["popup"]: "popup",
-                                           started["page"]: "page https://shop.example",
+                                           started["panel"]: "side panel", started["page"]: "page https://shop.example",
                                            started["mcp"]: "MCP Claude Desktop"}, listing.stdout
     assert set(from_column(tabpilot(home, "history", "list", "--requester", "page").stdout)) == {started["page"]}
     assert set(from_column(tabpilot(home, "history", "--requester", "CLAUDE").stdout)) == {started["mcp"]}
@@ -117,9 +118,10 @@ def test_the_list_says_who_started_each_task_in_the_readers_language_and_finds_t
     set_language(home, "zh-CN")
     listing = tabpilot(home, "history")
     assert from_column(listing.stdout) == {started["terminal"]: "终端", started["popup"]: "弹出窗口",
-                                           started["page"]: "网页 https://shop.example",
+                                           started["panel"]: "侧边栏", started["page"]: "网页 https://shop.example",
                                            started["mcp"]: "MCP 客户端 Claude Desktop"}, listing.stdout
     assert set(from_column(tabpilot(home, "history", "--requester", "终端").stdout)) == {started["terminal"]}
+    assert set(from_column(tabpilot(home, "history", "--requester", "侧边栏").stdout)) == {started["panel"]}
 
 
 def test_search_finds_a_task_by_a_word_of_its_result_in_any_case_and_language_and_never_a_secret(home: Path) -> None:

@@ -620,6 +620,7 @@ EN_US: dict[str, str] = {
     "timeline.column.task": "TASK",
     "timeline.column.by": "FROM",
     "timeline.by.popup": "popup",
+    "timeline.by.panel": "side panel",
     "timeline.by.terminal": "terminal",
     "timeline.by.page": "page {requester}",
     "timeline.by.mcp": "MCP {requester}",
@@ -1405,6 +1406,7 @@ ZH_CN: dict[str, str] = {
     "timeline.column.task": "任务",
     "timeline.column.by": "来自",
     "timeline.by.popup": "弹出窗口",
+    "timeline.by.panel": "侧边栏",
     "timeline.by.terminal": "终端",
     "timeline.by.page": "网页 {requester}",
     "timeline.by.mcp": "MCP 客户端 {requester}",
@@ -1808,10 +1810,10 @@ ZH_CN_COMMAND_LINE: dict[str, str] = {
     "list as JSON": "以 JSON 列出",
     "only the tasks with every one of WORDS in their text or their result (any case, any language)":
         "只列出任务文字或结果中包含 WORDS 每一个词的任务（不分大小写，任何语言）",
-    "only the tasks started by WHO: popup, terminal, page, mcp, or a part of the page's origin or the MCP client's "
-    "name that asked for them":
-        "只列出由 WHO 发起的任务：popup、terminal、page、mcp（或“弹出窗口”“终端”“网页”），或请求它们的网页来源"
-        "或 MCP 客户端名称的一部分",
+    "only the tasks started by WHO: popup, panel, terminal, page, mcp, or a part of the page's origin or the MCP "
+    "client's name that asked for them":
+        "只列出由 WHO 发起的任务：popup、panel、terminal、page、mcp（或“弹出窗口”“侧边栏”“终端”“网页”），或请求它们的"
+        "网页来源或 MCP 客户端名称的一部分",
     "JSON (what export always writes)": "JSON（export 总是写出 JSON）",
     "print one task as a timeline": "以时间线打印一个任务",
     "write tasks as page-agent-shaped JSON: one task as an object, several (or --all) as a list, newest first":

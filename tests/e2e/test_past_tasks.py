@@ -1,8 +1,9 @@
 """Past tasks a person can tell apart: a new user's trial showed ten identical rows "Click the Save button" in the
 popup, with no outcome, no mark of their own takeover and nothing saying who started them; and `tabpilot history`
 had no column for who started a task, nor a way to find one. Tasks of the same words, each started for real (the
-popup, with and without a takeover; `tabpilot run` in a terminal; a page through the bridge), read apart in the
-popup, in the popup opened anew, and in `tabpilot history` and its search. Screenshots go to $TABPILOT_SCREENS."""
+popup, with and without a takeover; the side panel; `tabpilot run` in a terminal; a page through the bridge), read
+apart in the popup, in the popup opened anew, and in `tabpilot history` and its search. Screenshots go to
+$TABPILOT_SCREENS."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from e2e_support import (
     wait_status,
     wait_until,
 )
+from user_support import open_panel
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import ScriptedLLMServer, ToolCall
@@ -79,8 +81,14 @@ async def test_tasks_of_the_same_words_read_apart_by_outcome_takeover_and_who_st
     llm.add(done("The Save button is greyed out.", success=False))
     not_done = await run_in_popup(popup, TASK)
     assert await wait_status(popup, "completed", "error", "stopped") == "error"
+    # the side panel's, kept open beside the page
+    panel = await open_panel(harness, form_tab)
+    llm.add(done("Saved beside the page."))
+    from_panel = await run_in_popup(panel, TASK)
+    assert await wait_status(panel, "completed", "error", "stopped") == "completed"
+    await harness.browser.close_tab(panel.tab.target_id)
     # a terminal's: `tabpilot run` in this browser
-    llm.add(done("Saved from the terminal."))
+    llm.add(done("Saved by the command."))
     terminal, proc = await run_in_terminal(harness, llm, await form_tab.url(), TASK, "--model", "scripted")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # a page's, through the page bridge of a site the person allowed
@@ -99,7 +107,7 @@ async def test_tasks_of_the_same_words_read_apart_by_outcome_takeover_and_who_st
     by_page = await asyncio.to_thread(lambda: listed(history(harness, "--requester", "page")))
     [from_page] = by_page
 
-    ids = [taken_over, not_done, terminal, from_page]
+    ids = [taken_over, not_done, from_panel, terminal, from_page]
     for opened in range(2):  # the popup that ran them, and one opened anew
         if opened:
             await harness.browser.close_tab(popup.tab.target_id)
@@ -112,10 +120,11 @@ async def test_tasks_of_the_same_words_read_apart_by_outcome_takeover_and_who_st
         assert "you took over" in rows[taken_over], rows
         assert "Not done" in rows[not_done] and "The Save button is greyed out." in rows[not_done], rows
         assert all("you took over" not in rows[task_id] for task_id in ids[1:]), rows
-        # who started it, where not this popup
-        assert "from the terminal" in rows[terminal] and "Saved from the terminal." in rows[terminal], rows
+        # who started it, where not this popup (the side panel is its page)
+        assert "from the terminal" in rows[terminal] and "Saved by the command." in rows[terminal], rows
         assert f"from the page {origin}" in rows[from_page] and "Saved for the page." in rows[from_page], rows
         assert all(" from " not in rows[task_id] for task_id in ids[:2]), rows
+        assert "Saved beside the page." in rows[from_panel] and " from " not in rows[from_panel], rows
         if not opened:
             await popup.screenshot(SCREENS / "past-told-apart.png", max_height=700)
     await popup.click(f"#past-list .past-item[data-task-id='{taken_over}']")  # the detail says it too
@@ -125,7 +134,7 @@ async def test_tasks_of_the_same_words_read_apart_by_outcome_takeover_and_who_st
 
     # `tabpilot history`: who started each, and a search by a word of one result, in another case
     table = listed(await asyncio.to_thread(history, harness))
-    assert [table[task_id] for task_id in ids] == ["popup", "popup", "terminal", f"page {origin}"], table
+    assert [table[task_id] for task_id in ids] == ["popup", "popup", "side panel", "terminal", f"page {origin}"], table
     found = listed(await asyncio.to_thread(history, harness, "list", "--search", "GREYED"))
     assert list(found) == [not_done], found
     assert list(by_page) == [from_page] and set(listed(await asyncio.to_thread(

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 SEARCH_HELP = "only the tasks with every one of WORDS in their text or their result (any case, any language)"
 # the starters are search.STARTERS; the FROM column's words for them in the reader's language are taken too (_requester)
-REQUESTER_HELP = ("only the tasks started by WHO: popup, terminal, page, mcp, or a part of the "
+REQUESTER_HELP = ("only the tasks started by WHO: popup, panel, terminal, page, mcp, or a part of the "
                   "page's origin or the MCP client's name that asked for them")
 
 

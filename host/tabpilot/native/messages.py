@@ -192,7 +192,7 @@ class TaskStart(Request):
     task: str = Field(min_length=1)
     tab_id: int = Field(alias="tabId")
     config: ExecutionConfig | None = None
-    source: Literal["popup", "page", "mcp"] = "popup"
+    source: Literal["popup", "panel", "page", "mcp"] = "popup"  # panel: the side panel
     url: str | None = Field(None, max_length=20_000)  # open this page in the tab first (MCP's run_task)
     origin: str | None = Field(None, max_length=2048)  # source "page": the calling frame's origin, as Chromium says
     # source "page", page-agent's scheme: the token the page held (a site not in the list counts as allowed)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-# Who started a task, by its recorded source (taskrun/plan.py TERMINAL_SOURCES are the terminal's); the popup's is
-# also the side panel's.
-STARTED_BY = {"popup": "popup", "cli": "terminal", "demo": "terminal", "page": "page", "mcp": "mcp"}
+# Who started a task, by its recorded source (taskrun/plan.py TERMINAL_SOURCES are the terminal's). The side panel's
+# tasks were recorded as the popup's before it had a source of its own.
+STARTED_BY = {"popup": "popup", "panel": "panel", "cli": "terminal", "demo": "terminal", "page": "page", "mcp": "mcp"}
 STARTERS = tuple(dict.fromkeys(STARTED_BY.values()))
 
 

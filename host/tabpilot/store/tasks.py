@@ -162,7 +162,7 @@ class TaskSummary:
 
     @property
     def started_by(self) -> str:
-        """Who started it: "popup" (the popup or the side panel), "terminal", "page" or "mcp" (search.STARTED_BY)."""
+        """Who started it: "popup", "panel" (the side panel), "terminal", "page" or "mcp" (search.STARTED_BY)."""
         return started_by(self.source)
 
     def outcome(self, language: str | None = None) -> str | None:
