@@ -747,7 +747,7 @@ function errorText(error) {
 
 async function startTask(task, tabId) {
   $("task-error").hidden = true;
-  const { taskId } = await ask("task.start", { task, tabId, source: "popup" });
+  const { taskId } = await ask("task.start", { task, tabId, source: PANEL ? "panel" : "popup" });
   ui.gaveUp = false;
   adoptTask(taskId, task);
   // the box is for the next task: left holding this one, the next task a person typed in the side panel was run
@@ -1075,12 +1075,20 @@ function count(value, one, many) {
 
 const NOT_RUN = new Set(["denied", "refused", "withdrawn"]); // asked for by a page or an MCP client, never run: no steps
 
+// Who started a past task, where not this popup or side panel (the host's `startedBy`, store TaskSummary.started_by).
+const STARTED_BY = { terminal: "pastFromTerminal", page: "pastFromPage", mcp: "pastFromMcp" };
+
 function pastMeta(row) {
   const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
-  if (row.requester) parts.push(t("pastFrom", row.requester)); // a page's origin, an MCP client's name
-  else if (Timeline.fromTerminal(row.source)) parts.push(t("pastFromTerminal")); // `tabpilot run` / `demo`
+  if (STARTED_BY[row.startedBy]) parts.push(t(STARTED_BY[row.startedBy], row.requester || "?"));
   return parts.filter(Boolean).join(" · ");
+}
+
+// A past task's second line: when and who as pastMeta says it, then a mark where the person took over during it.
+function paintPastMeta(line, row) {
+  line.replaceChildren(pastMeta(row));
+  if (row.tookOver) line.append(" · ", Timeline.el("span", "past-took-over", t("pastTookOver")));
 }
 
 async function loadPast() {
@@ -1097,7 +1105,14 @@ async function loadPast() {
       paintPill(pill, shownStatus(row.status, row.gaveUp));
       const task = Timeline.el("span", "past-task", row.task);
       task.title = row.task;
-      li.append(pill, task, Timeline.el("span", "past-meta muted", pastMeta(row)));
+      const meta = Timeline.el("span", "past-meta muted");
+      paintPastMeta(meta, row);
+      li.append(pill, task, meta);
+      if (row.outcome) { // how it ended, in a line (the host's: its result's first line, or the error it ended with)
+        const outcome = Timeline.el("span", "past-outcome", row.outcome);
+        outcome.title = row.outcome;
+        li.append(outcome);
+      }
       li.addEventListener("click", () => openPast(row.taskId));
       li.addEventListener("keydown", (event) => { if (event.key === "Enter") openPast(row.taskId); });
       return li;
@@ -1119,7 +1134,7 @@ async function openPast(taskId) {
     $("past-title").textContent = row.task || "";
     $("past-title").title = row.task || "";
     paintPill($("past-status"), shownStatus(row.status, row.gaveUp));
-    $("past-meta").textContent = pastMeta(row);
+    paintPastMeta($("past-meta"), row);
     Timeline.render($("past-timeline"), events);
     if (NOT_RUN.has(row.status)) paintNotRun(row, result);
     else {

@@ -70,15 +70,80 @@ def test_list_shows_tasks_newest_first(home: Path) -> None:
     done = tabpilot(home, "history")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "TASK"]
+    assert lines[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "FROM", "TASK"]
     assert lines[1].startswith(second) and "stopped" in lines[1] and "x" * 300 not in lines[1]
     assert lines[2].startswith(first)
-    assert lines[2].split()[3:7] == ["completed", "2", "2,620", "Fill"]
+    assert lines[2].split()[3:8] == ["completed", "2", "2,620", "terminal", "Fill"]
     listed = json.loads(tabpilot(home, "history", "--json", "--limit", "1").stdout)
     assert [t["taskId"] for t in listed] == [second]
     limited = tabpilot(home, "history", "--limit", "1").stdout.splitlines()
     assert len(limited) == 3 and limited[1].startswith(second) and "--limit N" in limited[2]
     assert tabpilot(home, "history", "--limit", "0").returncode == 1
+
+
+def same_words_from_everyone() -> dict[str, str]:
+    """Tasks of the same words, as a new user's trial left them, each started by someone else: their ids by who."""
+    started = {}
+    with TaskStore(secrets=[API_KEY]) as store:
+        for who, source, requester, result in (
+            ("terminal", "cli", None, "Saved the draft as Straße 5"),
+            ("popup", "popup", None, "Could not find the button"),
+            ("panel", "panel", None, "Saved it from beside the page"),
+            ("page", "page", "https://shop.example", "保存了订单 42"),
+            ("mcp", "mcp", "Claude Desktop", f"Saved; the key was {API_KEY}"),  # a secret the model echoed
+        ):
+            started[who] = task_id = store.start_task("Click the Save button", source=source, requester=requester)
+            store.finish_task(task_id, status="completed", result={"success": True, "data": result})
+    return started
+
+
+def from_column(listing: str, task: str = "Click the Save button") -> dict[str, str]:
+    """`tabpilot history`'s FROM column (in either language) by task id, in a list of tasks of the words `task`:
+    what stands between the tokens and those words."""
+    rows = [line.split(maxsplit=6) for line in listing.splitlines()[1:] if line.strip()]
+    return {row[0]: row[6][: row[6].rindex(task)].strip() for row in rows}
+
+
+def test_the_list_says_who_started_each_task_in_the_readers_language_and_finds_them_by_it(home: Path) -> None:
+    started = same_words_from_everyone()
+    listing = tabpilot(home, "history")
+    assert listing.returncode == 0, listing.stderr
+    assert from_column(listing.stdout) == {started["terminal"]: "terminal", started["popup"]: "popup",
+                                           started["panel"]: "side panel", started["page"]: "page https://shop.example",
+                                           started["mcp"]: "MCP Claude Desktop"}, listing.stdout
+    assert set(from_column(tabpilot(home, "history", "list", "--requester", "page").stdout)) == {started["page"]}
+    assert set(from_column(tabpilot(home, "history", "--requester", "CLAUDE").stdout)) == {started["mcp"]}
+    wire = json.loads(tabpilot(home, "history", "--json").stdout)
+    assert {task["taskId"]: task["startedBy"] for task in wire} == {task_id: who for who, task_id in started.items()}
+    set_language(home, "zh-CN")
+    listing = tabpilot(home, "history")
+    assert from_column(listing.stdout) == {started["terminal"]: "终端", started["popup"]: "弹出窗口",
+                                           started["panel"]: "侧边栏", started["page"]: "网页 https://shop.example",
+                                           started["mcp"]: "MCP 客户端 Claude Desktop"}, listing.stdout
+    assert set(from_column(tabpilot(home, "history", "--requester", "终端").stdout)) == {started["terminal"]}
+    assert set(from_column(tabpilot(home, "history", "--requester", "侧边栏").stdout)) == {started["panel"]}
+
+
+def test_search_finds_a_task_by_a_word_of_its_result_in_any_case_and_language_and_never_a_secret(home: Path) -> None:
+    started = same_words_from_everyone()
+
+    def found(*words: str) -> set[str]:
+        searched = tabpilot(home, "history", "list", "--search", *words)
+        assert searched.returncode == 0, searched.stderr
+        assert API_KEY not in searched.stdout
+        return set() if searched.stdout.startswith("No recorded task matches.") else set(from_column(searched.stdout))
+
+    assert found("STRASSE") == {started["terminal"]}  # ß and SS are one word to a reader
+    assert found("订单") == {started["page"]}
+    assert found("find BUTTON") == {started["popup"]}  # every word, in the task or its result
+    assert found("save button") == set(started.values())
+    assert found("save nothing") == set()
+    assert found(API_KEY) == set()  # the record holds no secret to find
+    assert found("the key was") == {started["mcp"]}
+    wire = tabpilot(home, "history", "--json", "--search", "key")
+    assert [task["taskId"] for task in json.loads(wire.stdout)] == [started["mcp"]] and API_KEY not in wire.stdout
+    exported = tabpilot(home, "history", "export", started["mcp"])
+    assert "the key was" in exported.stdout and API_KEY not in exported.stdout
 
 
 def test_show_prints_a_readable_timeline(home: Path) -> None:

@@ -277,13 +277,16 @@ async def test_cancel_on_the_infobar_stops_the_task(host, stand_in, llm, pages, 
     await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
 
 
-async def test_stdin_eof_mid_task_suspends_it_recorded_and_exits_within_a_second(host, stand_in, llm, pages, tmp_path):
-    """Stdin closes when the service worker restarts: a popup task is left for the next host to go on with
-    (`running`, its run state suspended), with every event it pushed recorded."""
+@pytest.mark.parametrize("source", ["popup", "panel"])
+async def test_stdin_eof_mid_task_suspends_it_recorded_and_exits_within_a_second(host, stand_in, llm, pages, tmp_path,
+                                                                                 source):
+    """Stdin closes when the service worker restarts: a popup's or a side panel's task is left for the next host to
+    go on with (`running`, its run state suspended), with every event it pushed recorded."""
     await configure(host, llm)
     tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
     llm.add(act("Your name", "input_text", "Type", text="Linus"), Delay(30))
-    task_id = (await host.request("task.start", task="Type, then think", tabId=tab_id))["data"]["taskId"]
+    started = await host.request("task.start", task="Type, then think", tabId=tab_id, source=source)
+    task_id = started["data"]["taskId"]
     await thinking_after_a_step(host, task_id)
     pushed = [p["event"] for p in host.pushes if p.get("taskId") == task_id and p["type"] == "task.event"]
     assert await host.close_stdin() < 1.0

@@ -83,6 +83,9 @@ def every_output(home: Path, proc: subprocess.CompletedProcess[str], server: Scr
         if log.is_file():
             channels[f"log {log.name}"] = log.read_bytes()
     listed = tabpilot(home, "history", "--json")
+    channels["history list"] = listed.stdout.encode()
+    for words in ("account details", "password", SECRET, EMAIL):  # a search shows what the record holds, and finds it
+        channels[f"history --search {words}"] = tabpilot(home, "history", "--search", words).stdout.encode()
     for task in json.loads(listed.stdout):
         task_id = task["taskId"]
         exported = tabpilot(home, "history", "export", task_id)
@@ -133,6 +136,8 @@ async def test_a_secret_and_a_masked_email_are_typed_on_their_site_and_appear_in
         channels = every_output(tmp_path, proc, server)
         assert b'"rawRequest"' in channels["sqlite file"]
         assert_nowhere(channels, SECRET, EMAIL, CARD, "4242424242424242")
+        if attempt == 2:  # found by a word of it, and shown with the password's name in its place
+            assert b"my password is <secret>" in channels["history --search password"]
     listed = json.loads(tabpilot(tmp_path, "history", "--json").stdout)
     assert "Fill in the account details (2); my password is <secret>SITE_PW</secret>" in [t["task"] for t in listed]
 

@@ -16,7 +16,7 @@ from store_support import API_KEY, step
 
 from tabpilot.store.ids import new_task_id
 from tabpilot.store.owner import current_owner
-from tabpilot.store.tasks import StoreError, TaskNotFound, TaskStore
+from tabpilot.store.tasks import OUTCOME_CHARS, StoreError, TaskNotFound, TaskStore
 
 
 @pytest.fixture
@@ -88,6 +88,28 @@ def test_list_is_newest_first_and_limited(store: TaskStore) -> None:
     ids = [store.start_task(f"task {n}") for n in range(5)]
     assert [t.task_id for t in store.list_tasks()] == ids[::-1]
     assert [t.task for t in store.list_tasks(limit=2)] == ["task 4", "task 3"]
+
+
+def test_a_listed_task_says_how_it_ended_in_a_line_and_whether_the_person_took_over(store: TaskStore) -> None:
+    done = store.start_task("Click the Save button")
+    store.append_event(done, {"type": "user_takeover", "actions": [], "startedAt": 1, "endedAt": 2})
+    result = {"success": True, "data": "\n  Saved the draft.\nMore " + "x" * 300}
+    store.finish_task(done, status="completed", result=result)
+    failed = store.start_task("Click the Save button")  # ended by an error its code words in the reader's language
+    store.append_event(failed, {"type": "error", "message": "Step count exceeded maximum limit", "code": "max_steps"})
+    store.finish_task(failed, status="error", result={"success": False, "data": "Step count exceeded maximum limit"})
+    running = store.start_task("Click the Save button")  # the person has the controls right now
+    store.keep_open_takeover(running, {"type": "user_takeover", "startedAt": 3}, [{"kind": "click", "at": 3.5}])
+    listed = {task.task_id: task for task in store.list_tasks()}
+    assert [listed[task_id].took_over for task_id in (done, failed, running)] == [True, False, True]
+    assert listed[done].outcome() == "Saved the draft."  # its first line
+    assert listed[failed].outcome("zh-CN") == "步数已超过上限，任务没有完成。"
+    assert listed[failed].outcome("en-US") == "Step count exceeded maximum limit"
+    assert listed[running].outcome() is None
+    long = store.start_task("Say it all")
+    store.finish_task(long, status="completed", result={"success": True, "data": "word " * 100})
+    outcome = store.list_tasks(1)[0].outcome()
+    assert outcome is not None and len(outcome) == OUTCOME_CHARS and outcome.endswith("…")
 
 
 def test_ids_are_short_unique_and_sort_by_creation() -> None:

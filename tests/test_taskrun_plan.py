@@ -28,12 +28,12 @@ def settings_file(home: Path, **values: object) -> None:
 
 def test_not_configured_says_what_to_do_where_the_user_is(home: Path) -> None:
     messages = {}
-    for source in ("popup", "page", "cli", "demo"):
+    for source in ("popup", "panel", "page", "cli", "demo"):
         with pytest.raises(PlanError) as info:
             plan_task("x", source=source)
         assert info.value.code == "not_configured"
         messages[source] = str(info.value)
-    assert messages["popup"] == POPUP_NOT_CONFIGURED  # no CLI flags or variables in the popup
+    assert messages["popup"] == messages["panel"] == POPUP_NOT_CONFIGURED  # no CLI flags or variables there
     assert "tabpilot config set model" in messages["cli"] and "Settings" not in messages["cli"]
     assert messages["page"].startswith("PAGE_AGENT_EXT.execute(task, config): no model")  # the page's own words
     assert "baseURL and model in config" in messages["page"] and "tabpilot config" not in messages["page"]

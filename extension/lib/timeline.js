@@ -278,8 +278,6 @@ const Timeline = (() => {
     return t("interruptedResult");
   }
 
-  const fromTerminal = (source) => TERMINAL_SOURCES.has(source);
-
-  return { renderEvent, shown, activityText, thinkingText, actingText, render, amend, el, short, failure, failedEvent, interrupted,
-    fromTerminal };
+  return { renderEvent, shown, activityText, thinkingText, actingText, render, amend, el, short, failure, failedEvent,
+    interrupted };
 })();

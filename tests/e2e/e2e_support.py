@@ -599,6 +599,21 @@ async def run_in_popup(popup: PopupPage, task: str) -> str:
     return str(task_id)
 
 
+async def run_in_terminal(harness: Harness, llm: ScriptedLLMServer, url: str, task: str,
+                          *flags: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """`tabpilot run` as a person types it in a terminal, working in this browser (--cdp-url) on the host's record:
+    the id of the task it recorded (the one of these words the terminal ran), and how the command ended."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(HOME=str(harness.home), TABPILOT_HOME=str(harness.tabpilot_home))
+    assert harness.browser.launched is not None
+    argv = [sys.executable, "-m", "tabpilot", "run", task, "--cdp-url", harness.browser.launched.ws_url, "--url", url,
+            "--base-url", llm.base_url, "--api-key", API_KEY, *flags]
+    proc = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True, timeout=120)
+    with sqlite3.connect(harness.database()) as db:
+        [(task_id,)] = db.execute("SELECT id FROM tasks WHERE task = ? AND source = 'cli'", (task,)).fetchall()
+    return str(task_id), proc
+
+
 async def wait_status(popup: PopupPage, *statuses: str, timeout: float = TASK_TIMEOUT) -> str:
     """Wait for the popup to show one of `statuses`; an ended task's also with its result, which the host pushes
     right after the status (until then the hidden result box may still hold the task before's words)."""

@@ -420,7 +420,7 @@ async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_task
         "(() => { const li = [...document.querySelectorAll('#past-list .past-item')]"
         ".find(i => i.innerText.includes('Fill in my form')); return li ? li.innerText : null; })()",
         "the request said no to, in Past tasks")
-    assert "Denied" in line and "from Tab Agent" in line, line
+    assert "Denied" in line and "from the MCP client Tab Agent" in line, line
     await popup.screenshot(SCREENS / "past-denied.png", max_height=600)
     await popup.click("#past-list .past-item")  # the newest: New Tab Agent's
     await popup.wait_for("!document.getElementById('past-detail').hidden", "the request's detail")
@@ -698,7 +698,7 @@ async def test_a_question_nobody_waits_for_goes_from_the_popup_and_the_next_call
         "(() => { const found = [...document.querySelectorAll('#past-list .past-item')].map(i => i.innerText)"
         ".filter(t => t.includes('Sign up Ada (')); return found.length === 3 ? found : null; })()",
         "the three questions nobody answered, in Past tasks")
-    assert all("from Impatient Agent" in line and "Withdrawn" in line for line in lines), lines
+    assert all("from the MCP client Impatient Agent" in line and "Withdrawn" in line for line in lines), lines
     # nobody said no: Past tasks must not say the person did (it said "you said no (or did not answer in time)")
     await popup.click("#past-list .past-item")
     said = await popup.wait_for("document.querySelector('#past-result-text')?.textContent || null", "the past task")

@@ -205,7 +205,7 @@ async def test_page_agents_quick_start_runs_unchanged_on_an_allowed_site(harness
         await popup.click("#nav-past")
         item = f"#past-list .past-item[data-task-id='{task_id}'] .past-meta"
         await popup.wait_for(f"!!document.querySelector({json.dumps(item)})", "the task in Past tasks")
-        assert (await popup.text(item)).endswith(f" · from {origin}")
+        assert (await popup.text(item)).endswith(f" · from the page {origin}")
         await popup.screenshot(SCREENS / "past-requester.png")
         await harness.browser.close_tab(popup.tab.target_id)
     finally:

@@ -5,12 +5,10 @@ Everything is asserted on what the popup shows; screenshots go to $TABPILOT_SCRE
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -31,6 +29,7 @@ from e2e_support import (
     popup_task_id,
     prompt_text,
     run_in_popup,
+    run_in_terminal,
     start_task,
     task_row,
     wait_status,
@@ -283,18 +282,11 @@ async def test_a_failure_is_known_by_its_code_and_an_older_record_by_its_words(
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-async def run_in_terminal(harness: Harness, llm: ScriptedLLMServer, url: str, task: str, *flags: str) -> str:
-    """`tabpilot run` as a person types it in a terminal, working in this browser (--cdp-url) on the host's record;
-    the id of the task it recorded."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(HOME=str(harness.home), TABPILOT_HOME=str(harness.tabpilot_home))
-    argv = [sys.executable, "-m", "tabpilot", "run", task, "--cdp-url", harness.browser.launched.ws_url, "--url", url,
-            "--base-url", llm.base_url, "--api-key", API_KEY, *flags]
-    proc = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True, timeout=120)
+async def failed_in_terminal(harness: Harness, llm: ScriptedLLMServer, url: str, task: str, *flags: str) -> str:
+    """`tabpilot run` in a terminal that fails; the id of the task it recorded."""
+    task_id, proc = await run_in_terminal(harness, llm, url, task, *flags)
     assert proc.returncode != 0, proc.stdout  # each of these fails
-    with sqlite3.connect(harness.database()) as db:
-        [(task_id,)] = db.execute("SELECT id FROM tasks WHERE task = ? AND source = 'cli'", (task,)).fetchall()
-    return str(task_id)
+    return task_id
 
 
 async def test_past_tasks_advise_a_terminals_task_where_it_was_started_not_in_settings(
@@ -304,9 +296,9 @@ async def test_past_tasks_advise_a_terminals_task_where_it_was_started_not_in_se
     # in Settings", which that run had not used (it took its model from the command line). Its advice names the
     # terminal and the model it ran with; so does a terminal task that ran out of steps.
     llm.add(HTTPError(404, "The model `gpt-typo` does not exist", code="model_not_found", type="invalid_request_error"))
-    typo = await run_in_terminal(harness, llm, await form_tab.url(), "Tick the terms box", "--model", "gpt-typo")
+    typo = await failed_in_terminal(harness, llm, await form_tab.url(), "Tick the terms box", "--model", "gpt-typo")
     llm.add(ToolCall("AgentOutput", agent_output("Wait for the page", {"wait": {"seconds": 1}})))
-    short = await run_in_terminal(harness, llm, await form_tab.url(), "Tick the box, slowly", "--model", "scripted",
+    short = await failed_in_terminal(harness, llm, await form_tab.url(), "Tick the box, slowly", "--model", "scripted",
                                   "--max-steps", "1")
     popup = await harness.open_popup(form_tab)
     said = await open_past_result(popup, typo)

@@ -347,7 +347,7 @@ async def test_a_clients_request_says_which_tab_in_chinese_and_a_no_is_in_past_t
     line = await popup.wait_for(
         "(() => { const li = [...document.querySelectorAll('#past-list .past-item')]"
         ".find(i => i.innerText.includes('填写表单')); return li ? li.innerText : null; })()", "the no in Past tasks")
-    assert "已拒绝" in line and "来自 Claude" in line and "步" not in line, line
+    assert "已拒绝" in line and "来自 MCP 客户端 Claude" in line and "步" not in line, line
     denied = await popup.js("[...document.querySelectorAll('#past-list .past-item')]"
                             ".filter(i => i.innerText.includes('填写表单')).length")
     assert denied == 2  # each no of the person's is recorded

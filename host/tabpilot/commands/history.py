@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..i18n import Language
 from ..i18n import text as say
+from ..store.search import STARTERS
 from ..textsafety import json_for_people
 from .output import fail, silence_stdout
 
@@ -19,14 +20,24 @@ if TYPE_CHECKING:
     from ..store.tasks import TaskStore
 
 
+SEARCH_HELP = "only the tasks with every one of WORDS in their text or their result (any case, any language)"
+# the starters are search.STARTERS; the FROM column's words for them in the reader's language are taken too (_requester)
+REQUESTER_HELP = ("only the tasks started by WHO: popup, panel, terminal, page, mcp, or a part of the "
+                  "page's origin or the MCP client's name that asked for them")
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=50, help="how many tasks to list (default 50)")
     parser.add_argument("--json", action="store_true", help="list as JSON")
+    parser.add_argument("--search", metavar="WORDS", help=SEARCH_HELP)
+    parser.add_argument("--requester", metavar="WHO", help=REQUESTER_HELP)
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="list past tasks, newest first (the default)")
     # as `history --json` takes them, after `list` too; not given there, the ones before `list` stand
     listing.add_argument("--limit", type=int, default=argparse.SUPPRESS, help="how many tasks to list (default 50)")
     listing.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="list as JSON")
+    listing.add_argument("--search", metavar="WORDS", default=argparse.SUPPRESS, help=SEARCH_HELP)
+    listing.add_argument("--requester", metavar="WHO", default=argparse.SUPPRESS, help=REQUESTER_HELP)
     show = actions.add_parser("show", help="print one task as a timeline")
     show.add_argument("task_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print the stored task and its events as JSON")
@@ -43,6 +54,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="every recorded task but a running one (asks first; without a terminal, needs --yes)")
     delete.add_argument("--yes", action="store_true", help="with --all: delete without asking")
 
+
+
+def _requester(who: str | None, language: Language) -> str | None:
+    """--requester as the store asks it: who started a task named as the FROM column names them ("终端", "terminal")
+    is that starter; anything else, a part of a page's origin or a client's name."""
+    for starter in STARTERS:
+        if who and who.strip().casefold() == say(f"timeline.by.{starter}", language, requester="").strip().casefold():
+            return starter
+    return who
 
 
 def _write_owner_only(path: Path, text: str) -> None:
@@ -136,6 +156,7 @@ def _delete(store: TaskStore, args: argparse.Namespace, language: Language) -> i
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..store.search import TaskQuery
     from ..store.settings import SettingsError, load_settings
     from ..store.tasks import StoreError, TaskStore
     from ..store.timeline import task_table, timeline
@@ -161,9 +182,13 @@ def run(args: argparse.Namespace) -> int:
         if action in (None, "list"):
             if args.limit < 1:
                 return fail("history", say("history.limit", language), language)
-            tasks = store.list_tasks(args.limit)
+            searched = args.search is not None or args.requester is not None
+            query = TaskQuery.of(args.search, _requester(args.requester, language)) if searched else None
+            tasks = store.list_tasks(args.limit, query)
             if args.json:
-                print(json_for_people([t.to_wire() for t in tasks], indent=2))
+                print(json_for_people([t.to_wire(language) for t in tasks], indent=2))
+            elif searched and not tasks:
+                print(say("history.no_match", language))
             else:
                 print(task_table(tasks, language=language))
                 if len(tasks) == args.limit:

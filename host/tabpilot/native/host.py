@@ -508,7 +508,8 @@ class NativeHost:
         from .messages import HistoryListData
 
         tasks = await self._in_store(lambda: self.store.list_tasks(request.limit))
-        return HistoryListData.model_validate({"tasks": [summary.to_wire() for summary in tasks]})
+        language = self.tasks.ui_language
+        return HistoryListData.model_validate({"tasks": [summary.to_wire(language) for summary in tasks]})
 
     def _resolve_task_id(self, task_id: str) -> str:
         from ..store.tasks import TaskNotFound
@@ -526,7 +527,7 @@ class NativeHost:
             raise RequestFailed(say("history.no_task", self.tasks.ui_language, task_id=request.task_id), "not_found")
         from ..i18n import for_reader
 
-        wire = record.to_wire()
+        wire = record.to_wire(self.tasks.ui_language)
         wire["events"] = [for_reader(event, self.tasks.ui_language) for event in wire["events"]]
         return HistoryGetData.model_validate(wire)
 

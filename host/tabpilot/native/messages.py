@@ -192,7 +192,7 @@ class TaskStart(Request):
     task: str = Field(min_length=1)
     tab_id: int = Field(alias="tabId")
     config: ExecutionConfig | None = None
-    source: Literal["popup", "page", "mcp"] = "popup"
+    source: Literal["popup", "panel", "page", "mcp"] = "popup"  # panel: the side panel
     url: str | None = Field(None, max_length=20_000)  # open this page in the tab first (MCP's run_task)
     origin: str | None = Field(None, max_length=2048)  # source "page": the calling frame's origin, as Chromium says
     # source "page", page-agent's scheme: the token the page held (a site not in the list counts as allowed)
@@ -501,6 +501,7 @@ class HistoryTask(WireModel):
     status: str  # running | completed | error | stopped | interrupted
     source: str
     requester: str | None = None  # who asked besides the person: a page's origin, an MCP client's name
+    started_by: str = Field(alias="startedBy")  # popup | terminal | page | mcp (store TaskSummary.started_by)
     started_at: int = Field(alias="startedAt")
     ended_at: int | None = Field(alias="endedAt")
     steps: int
@@ -512,6 +513,9 @@ class HistoryTask(WireModel):
     result_text: str | None = Field(alias="resultText")
     success: bool | None
     gave_up: bool = Field(default=False, alias="gaveUp")  # ended "error" by the agent's verdict (store agent_gave_up)
+    # how it ended in a line, in the extension's language: its result's first line, or the error it ended with
+    outcome: str | None
+    took_over: bool = Field(alias="tookOver")  # the person took the controls during it
 
 
 class HistoryListData(WireModel):

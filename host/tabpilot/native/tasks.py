@@ -45,7 +45,9 @@ DETACH_ENDS_TASK_EXCEPT = ("target_closed",)  # a tab closed is for the agent to
 KEEP_FINISHED = 20  # ended tasks kept for task.get (a popup reopened after the end shows it)
 # Chromium gives a host ~2 s after closing its stdin; the previous host suspends its tasks in ~15 ms.
 PREVIOUS_HOST_EXIT = 3.0
-RESUMABLE_SOURCES = ("popup",)  # the popup, the side panel and the overlay re-learn a task from the host
+# taskrun/plan.py EXTENSION_SOURCES (not imported: the host starts without the planner, on demand, for every browser):
+# the popup, the side panel and the overlay re-learn a task from the host
+RESUMABLE_SOURCES = ("popup", "panel")
 REPEATED_WITHIN = 60.0  # s: the same refused task asked for again in this time is recorded once
 REFUSALS_RECORDED = 10  # refused tasks of one requester recorded in that time; a flood of new texts is not
 

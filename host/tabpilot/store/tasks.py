@@ -28,11 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..i18n import event_text
 from ..language import say
+from ..textsafety import clipped
 from .ids import new_task_id
 from .owner import current_owner, owner_alive
 from .redact import scrub, scrub_text, without_raw
 from .resumable import marker
+from .search import TaskQuery, started_by
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ FINAL_STATUSES = ("completed", "error", "stopped")
 # before anyone answered (the page that asked went away, the MCP client stopped waiting, the host stopped).
 # Recorded for the person to see.
 NOT_RUN_STATUSES = ("denied", "refused", "withdrawn")
+OUTCOME_CHARS = 120  # a past task's outcome as its row in a list shows it
 DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")  # the file is no database (any more): nothing to wait for or retry
 SCHEMA_VERSION = 3  # 2: run_states; 3: tasks.requester
 
@@ -106,6 +110,11 @@ CREATE TABLE IF NOT EXISTS takeover_actions (
 );
 """
 
+# Which tasks the person took over in, for every row of a list (_SUMMARY_COLUMNS): without it each task's events were
+# read to find one. Listing 500 tasks of 21 events took 13.8 ms of CPU before the mark, 23-25 ms with it and no index,
+# 15.6-16.7 ms with it (bench/bench_store.py).
+_TAKEOVER_INDEX = "CREATE INDEX IF NOT EXISTS events_takeovers ON events (task_id) WHERE type = 'user_takeover';"
+
 
 class StoreError(Exception):
     """A store operation that cannot be done, with a message meant for the user: `str()` is the English,
@@ -148,6 +157,21 @@ class TaskSummary:
     success: bool | None
     requester: str | None = None  # who asked: a page's origin, an MCP client's name (None: the person)
     gave_up: bool = False  # ended "error" by the agent's own verdict (agent_gave_up): not done, not an error
+    took_over: bool = False  # the person took the controls during it (a user_takeover event, or one under way)
+    ending_error: dict[str, Any] | None = None  # the error event it ended with, whose code words it in any language
+
+    @property
+    def started_by(self) -> str:
+        """Who started it: "popup", "panel" (the side panel), "terminal", "page" or "mcp" (search.STARTED_BY)."""
+        return started_by(self.source)
+
+    def outcome(self, language: str | None = None) -> str | None:
+        """How it ended, in a line: the first line of its result, or of the error that ended it in `language`
+        (when its code words it), at most OUTCOME_CHARS; None for a task without either (running, interrupted)."""
+        said = event_text(self.ending_error, language) if self.ending_error else None
+        text = said or self.result_text
+        first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+        return clipped(" ".join(first.split()), OUTCOME_CHARS) if first else None
 
     @property
     def shown_status(self) -> str:
@@ -162,14 +186,16 @@ class TaskSummary:
             return None
         return max(0.0, self.ended_at - self.started_at)
 
-    def to_wire(self) -> dict[str, Any]:
-        """camelCase for the extension; times in epoch milliseconds (what JS `Date` takes)."""
+    def to_wire(self, language: str | None = None) -> dict[str, Any]:
+        """camelCase for the extension; times in epoch milliseconds (what JS `Date` takes); `outcome` in
+        `language`."""
         return {
             "taskId": self.task_id,
             "task": self.task,
             "status": self.status,
             "source": self.source,
             "requester": self.requester,
+            "startedBy": self.started_by,
             "startedAt": _ms(self.started_at),
             "endedAt": _ms(self.ended_at),
             "steps": self.steps,
@@ -181,6 +207,8 @@ class TaskSummary:
             "resultText": self.result_text,
             "success": self.success,
             "gaveUp": self.gave_up,
+            "outcome": self.outcome(language),
+            "tookOver": self.took_over,
         }
 
 
@@ -213,8 +241,8 @@ class TaskRecord:
     def events(self) -> list[dict[str, Any]]:
         return [stored.event for stored in self.stored_events]
 
-    def to_wire(self) -> dict[str, Any]:
-        return {"task": self.summary.to_wire(), "result": self.result, "events": self.events}
+    def to_wire(self, language: str | None = None) -> dict[str, Any]:
+        return {"task": self.summary.to_wire(language), "result": self.result, "events": self.events}
 
 
 def _ms(seconds: float | None) -> int | None:
@@ -335,9 +363,11 @@ class TaskStore:
             columns = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
             added = "ALTER TABLE tasks ADD COLUMN requester TEXT;" if columns and "requester" not in columns else ""
             db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} {added} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"open_takeovers", "takeover_heads", "takeover_actions"} <= tables:
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        if not {"open_takeovers", "takeover_heads", "takeover_actions"} <= names:
             db.executescript(f"BEGIN IMMEDIATE; {_OPEN_TAKEOVERS} {_TAKEOVER_ROWS} COMMIT;")
+        if "events_takeovers" not in names:
+            db.executescript(f"BEGIN IMMEDIATE; {_TAKEOVER_INDEX} COMMIT;")
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -696,12 +726,16 @@ class TaskStore:
         with self._lock:
             return [row["id"] for row in self._db.execute("SELECT id FROM tasks WHERE status = 'running'")]
 
-    def list_tasks(self, limit: int | None = 50) -> list[TaskSummary]:
-        """Newest first; every one with `limit` None."""
+    def list_tasks(self, limit: int | None = 50, query: TaskQuery | None = None) -> list[TaskSummary]:
+        """Newest first; every one with `limit` None; with `query`, the ones it matches (`limit` of them)."""
         rows_wanted = -1 if limit is None else max(0, int(limit))  # SQLite: a negative LIMIT is none
         with self._lock:
+            if query is not None:  # asked of each row before the limit counts it
+                self._db.create_function("wanted", 4, lambda *row: _wanted(query, *row), deterministic=True)
+            where = "WHERE wanted(task, result, source, requester)" if query is not None else ""
             rows = self._db.execute(
-                f"SELECT *, {_LAST_EVENT} FROM tasks ORDER BY started_at DESC, id DESC LIMIT ?", (rows_wanted,)
+                f"SELECT {_SUMMARY_COLUMNS} FROM tasks {where} ORDER BY started_at DESC, id DESC LIMIT ?",
+                (rows_wanted,),
             ).fetchall()
         return [_summary(row) for row in rows]
 
@@ -727,7 +761,7 @@ class TaskStore:
 
     def get_task(self, task_id: str) -> TaskRecord | None:
         with self._lock:
-            row = self._db.execute(f"SELECT *, {_LAST_EVENT} FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            row = self._db.execute(f"SELECT {_SUMMARY_COLUMNS} FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if row is None:
                 return None
             events = self._db.execute(
@@ -849,15 +883,27 @@ def _event(seq: int, body: object) -> dict[str, Any]:
             "damaged": True}
 
 
-# A task row's last event (its body), for agent_gave_up
-_LAST_EVENT = "(SELECT body FROM events WHERE events.task_id = tasks.id ORDER BY seq DESC LIMIT 1) AS last_event"
+# A task row as _summary reads it: with its last event (its body), for agent_gave_up and the error it ended with, and
+# whether the person took over during it (an event of it, or a takeover under way, kept in either of its forms).
+_SUMMARY_COLUMNS = (
+    "*, (SELECT body FROM events WHERE events.task_id = tasks.id ORDER BY seq DESC LIMIT 1) AS last_event,"
+    " (EXISTS (SELECT 1 FROM events WHERE events.task_id = tasks.id AND events.type = 'user_takeover')"
+    " OR EXISTS (SELECT 1 FROM takeover_heads WHERE takeover_heads.task_id = tasks.id)"
+    " OR EXISTS (SELECT 1 FROM open_takeovers WHERE open_takeovers.task_id = tasks.id)) AS took_over"
+)
+
+
+def _wanted(query: TaskQuery, task: object, result: object, source: object, requester: object) -> bool:
+    """`query` asked of a tasks row's columns as stored, as forgiving as _summary of a damaged one."""
+    return query.matches(_text(task), _result_text(_object(_decoded(result))), started_by(_text(source)),
+                         None if requester is None else _text(requester))
 
 
 def _summary(row: sqlite3.Row) -> TaskSummary:
-    """A tasks row, selected with its _LAST_EVENT."""
+    """A tasks row, selected as _SUMMARY_COLUMNS."""
     result = _result(row)
     status = _text(row["status"], "interrupted")
-    last = row["last_event"]
+    last = None if row["last_event"] is None else _event(0, row["last_event"])
     success = result.get("success") if result is not None else None
     ended_at = row["ended_at"]
     url, model = row["url"], row["model"]
@@ -877,5 +923,7 @@ def _summary(row: sqlite3.Row) -> TaskSummary:
         result_text=_result_text(result),
         success=success if isinstance(success, bool) else None,
         requester=None if row["requester"] is None else _text(row["requester"]),
-        gave_up=last is not None and agent_gave_up(status, _event(0, last)),
+        gave_up=last is not None and agent_gave_up(status, last),
+        took_over=bool(row["took_over"]),
+        ending_error=last if status == "error" and last is not None and last["type"] == "error" else None,
     )

@@ -14,6 +14,7 @@ from ..textsafety import show_controls
 from .tasks import StoredEvent, TaskRecord, TaskSummary
 
 CLIP = 400
+BY_WIDTH = 40  # a page's origin or a client's name in the list's FROM column
 
 
 def clip(text: Any, limit: int = CLIP) -> str:
@@ -55,11 +56,19 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def who_started(summary: TaskSummary, language: str | None = None) -> str:
+    """Who started a task, in words: the popup, a terminal, a page with its origin, an MCP client with its name."""
+    try:
+        return say(f"timeline.by.{summary.started_by}", language, requester=summary.requester or "?")
+    except KeyError:  # a source this version does not know
+        return summary.started_by
+
+
 def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | None = None) -> str:
     if not tasks:
         return say("timeline.no_tasks", language)
     header = tuple(say(f"timeline.column.{name}", language) for name in ("id", "started", "status", "steps",
-                                                                          "tokens", "task"))
+                                                                          "tokens", "by", "task"))
     rows = [
         (
             t.task_id,
@@ -67,6 +76,7 @@ def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | N
             status_word(t.shown_status, language),
             str(t.steps),
             f"{t.total_tokens:,}",
+            clip(who_started(t, language), BY_WIDTH),
             clip(t.task, task_width),
         )
         for t in tasks

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..store.settings import Settings
 
 TERMINAL_SOURCES = ("cli", "demo")  # a person at a terminal: flags and environment variables apply
+EXTENSION_SOURCES = ("popup", "panel")  # the person in the extension's popup or its side panel: Settings apply
 POPUP_NOT_CONFIGURED = say("error.popup_not_configured")
 
 
@@ -190,7 +191,7 @@ def _page_not_configured(exc: LLMNotConfigured, language: str | None, *, own_end
 
 
 def _not_configured(exc: LLMNotConfigured, source: str, language: str | None, *, elsewhere: bool = False) -> str:
-    if source == "popup":
+    if source in EXTENSION_SOURCES:
         return say("error.popup_not_configured", language)
     if elsewhere and exc.missing == "api_key" and source in TERMINAL_SOURCES:
         return say("error.key_for_another_address", language, base_url=exc.base_url)
