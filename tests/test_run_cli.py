@@ -102,9 +102,9 @@ def test_run_says_what_each_step_did_in_words_in_english_and_in_chinese(pages, t
     address = thanks.split("://", 1)[1]
     for language, typed, clicked, opened, finished in (
         ("en-US", 'action: typed into "Full name"', 'action: clicked "Does nothing"', f"action: opened {address}",
-         "action: finished"),
+         "action: ended the task"),
         ("zh-CN", "动作：在“Full name”中输入了文字", "动作：点击了“Does nothing”", f"动作：打开了 {address}",
-         "动作：完成了任务"),
+         "动作：结束了任务"),
     ):
         set_language(tmp_path, language)
         with ScriptedLLMServer(replies()) as server:

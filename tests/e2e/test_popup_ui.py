@@ -584,7 +584,7 @@ def assert_worded(cards: list[list[str]], where: str) -> None:
     assert re.fullmatch(r"input_text\(index: \d+, text: Ada\)", typed[1]), (where, cards)
     assert clicked[0] == 'clicked "Sign up"', (where, cards)
     assert re.fullmatch(r"click_element_by_index\(index: \d+\)", clicked[1]), (where, cards)
-    assert finished == ["finished", "done(text: Signed up, success: true)"], (where, cards)
+    assert finished == ["ended the task", "done(text: Signed up, success: true)"], (where, cards)
 
 
 async def test_the_step_cards_say_what_each_step_did_in_words_with_the_exact_call_on_hover(

@@ -202,7 +202,7 @@ async def test_the_action_under_way_and_then_its_step_card_are_said_in_chinese_o
     # done, its card says what it did (the popup's card read "操作 click_element_by_index(index: 2)")
     cards = await popup.js("[...document.querySelectorAll('#timeline .card-step .action .v')]"
                            ".map((v) => v.textContent)")
-    assert cards == ["点击了“Refresh the list”", "完成了任务"], cards
+    assert cards == ["点击了“Refresh the list”", "结束了任务"], cards
     await popup.screenshot(SCREENS / "step-cards-zh.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
     await harness.browser.close_tab(tab.target_id)
