@@ -298,6 +298,7 @@ async def test_a_bad_index_becomes_the_steps_output_and_the_task_goes_on(browser
         result = await agent.execute("click something")
     first = next(e for e in result.history if isinstance(e, StepEvent))
     assert "9999" in first.action.output and first.action.output.startswith("❌")
+    assert first.action.not_done  # its card says what it was doing, not that it clicked
     assert "There is no element with index 9999" in history_section(server.requests[1])
     assert not result.success and agent.status == "error" and result.data == "gave up"
     # the step that ended it says so: not "Task completed" (the terminal printed that, then "❌ error")

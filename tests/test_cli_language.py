@@ -158,7 +158,8 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
         "页面：http://127.0.0.1:8/form.html",
         "模型：m",
         "第 1 步：Type the name",
-        "操作：click_element_by_index(",
+        "操作：点击了元素",  # in words (the record names no element); the exact call under it
+        "调用：click_element_by_index(",
         "结果：Clicked 1",
         "观察：The URL changed to /thanks",
         "重试 1/3：30 秒内没有回复（超时）",  # the cause in the reader's language, not the stored English

@@ -83,6 +83,7 @@ def test_on_a_terminal_the_browser_start_and_a_slow_model_show_on_a_status_line(
     thinking = shown.index("step 1 · thinking…")
     assert shown.index("starting the browser…") < thinking < first_step
     assert "step 1 · thinking… 2 s" in shown[:first_step]  # the seconds count while the model thinks
+    assert "step 1 · waiting 1 s…" in shown[thinking:first_step]  # then its action, in words (it said "wait…")
     assert "step 2 · thinking…" in shown[first_step:shown.index("✅ completed: Greeted Ada")]
     # the status line is replaced, never left behind: each printed line starts clean
     assert "\r\x1b[Kstep 1 · wait a moment" in shown
@@ -172,7 +173,7 @@ def test_a_refused_action_is_said_once_with_its_whole_remedy(pages, tmp_path: Pa
     assert proc.stdout.count("needs the user's approval") == 1, proc.stdout  # not as the result and again as 🚫
     lines = proc.stdout.splitlines()
     refused = next(i for i, line in enumerate(lines) if "needs the user's approval" in line)
-    assert lines[refused - 1].startswith("    action: click_element_by_index"), proc.stdout
+    assert lines[refused - 1] == '    action: clicking "Place order"', proc.stdout  # what it was doing: not done
     assert lines[refused].startswith('  🚫 click button "Place order"'), proc.stdout  # the guard's note, whole
     assert lines[refused].endswith("run it again with --yes to let the agent do such actions without asking (or "
                                    "`tabpilot config set ask-before never`)."), proc.stdout

@@ -39,7 +39,7 @@ def used_keys() -> set[str]:
     assert error_codes, "popup.js has no ERROR_CODES"
     keys |= set(re.findall(r'\w+: "(err\w+)"', error_codes.group(1)))
     keys |= set(re.findall(r'\w+: "(overlay_\w+)"', js))  # the overlay's PILL words
-    keys |= set(re.findall(r'"(acting\w+)"', js))  # timeline.js ACTING: what the agent does between its thoughts
+    keys |= action_word_keys()  # timeline.js actionWords: <tense>_<tool>, <tense>On_<tool>, <tense>Other
     # keys built from a kind: t(`fail_${kind}`), t(`status_${status}`), t(`test_${problem}`)
     kinds = set(popup_failure_kinds().values())
     markers = re.search(r"const FAILURE_MARKERS = \[(.*?)\];", js, re.S)
@@ -70,14 +70,38 @@ def test_the_popup_knows_failures_only_by_codes_the_host_sends() -> None:
     assert not unknown, f"timeline.js maps codes the host never sends: {unknown}"
 
 
-def test_every_action_says_what_the_agent_does_between_its_thoughts() -> None:
-    # the overlay's "Step 3 · clicking…" (timeline.js ACTING): an action missing there says only "working…"
+TENSES = ("acting", "did")  # timeline.js actionWords: what an action does while it runs, what its step did
+
+
+def action_word_keys() -> set[str]:
+    """Every built-in tool's words in each tense, on what it is on where it can be on something: an element (an
+    `index` input) or the address go_to_url opens (agent/loop.py _target); a custom tool's neutral line."""
     from tabpilot.agent.tools import BUILTIN_TOOLS
 
-    found = re.search(r"const ACTING = \{(.*?)\};", source("lib/timeline.js"), re.S)
-    assert found, "timeline.js has no ACTING"
-    missing = sorted(set(BUILTIN_TOOLS) - set(re.findall(r"(\w+): \"acting\w+\"", found.group(1))))
-    assert not missing, f"timeline.js ACTING lacks {missing}"
+    keys = {f"{tense}Other" for tense in TENSES}
+    for name, tool in BUILTIN_TOOLS.items():
+        keys |= {f"{tense}_{name}" for tense in TENSES}
+        if "index" in tool.input_model.model_fields or name == "go_to_url":
+            keys |= {f"{tense}On_{name}" for tense in TENSES}
+    return keys
+
+
+def test_every_action_says_what_the_agent_does_and_did_in_words() -> None:
+    # the overlay's 'Step 3 · clicking "Sign in"…', a step card's and `tabpilot run`'s 'clicked "Sign in"'
+    # (timeline.js actionWords, host/tabpilot/actionwords.py): an action missing there was named by its tool
+    from tabpilot.agent.tools import BUILTIN_TOOLS
+
+    wanted = action_word_keys()
+    for language in LANGUAGES:
+        words = messages(language)
+        missing = sorted(wanted - set(words))
+        assert not missing, f"{language} lacks {missing}"
+        per_tool = {key for key in words if re.fullmatch(rf"(?:{'|'.join(TENSES)})(?:On)?_\w+", key)}
+        stale = sorted(key for key in per_tool if key.split("_", 1)[1] not in BUILTIN_TOOLS)
+        assert not stale, f"{language} words tools there are none of: {stale}"
+        for key in wanted:
+            on = re.match(r"\w+On_", key) is not None
+            assert ("$1" in words[key]["message"]) == (on or key.endswith(("Other", "_wait"))), (language, key)
 
 
 def test_both_languages_have_the_same_keys() -> None:

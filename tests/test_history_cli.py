@@ -155,7 +155,8 @@ def test_show_prints_a_readable_timeline(home: Path) -> None:
     assert "completed" in out and "2 steps" in out and "2,620 tokens" in out
     expected_in_order = [
         "step 1: Type the name",
-        'action: click_element_by_index({"index":1})',
+        "action: clicked an element",  # in words (the record names no element); the exact call under it
+        'call: click_element_by_index({"index":1})',
         "result: Clicked 1",
         "observation: The URL changed to /thanks",
         "retry 1/3: HTTP 429, retrying in 2 s",

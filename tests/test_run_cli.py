@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from actions_support import wait_until
-from agent_support import done, index_of, on_page
+from agent_support import done, index_of, on_page, step
 from store_support import set_language
 
 from tabpilot.browser.browser import Browser
@@ -57,7 +58,7 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "step 1 · type the name" in out and "step 2 · type the email" in out
-    assert 'action: input_text {"index":' in out and "Grace Hopper" in out
+    assert 'action: typed into "Full name"' in out and 'action: typed into "Email"' in out
     assert "result: " in out and "Page navigated to" not in out  # nothing navigated
     # Told the model ("Only 5 steps remaining"), which is about its own way of working: not printed for the user.
     assert any("Only 5 steps remaining" in json.dumps(body) for body in server.requests)
@@ -82,6 +83,49 @@ def test_run_prints_each_step_and_records_the_task(pages, tmp_path: Path) -> Non
     assert record.result == {"success": True, "data": "Typed Grace's name and email"}
     store.close()
     assert API_KEY.encode() not in (tmp_path / "data" / "tasks.sqlite3").read_bytes()
+
+
+def test_run_says_what_each_step_did_in_words_in_english_and_in_chinese(pages, tmp_path: Path) -> None:
+    # A new user's trial read 'action: click_element_by_index {"index": 3}'. The words are the extension's
+    # (host/tabpilot/actionwords.py), in the language setting; the record keeps the element's name; the exact call
+    # stays in `tabpilot history show`.
+    def replies() -> list:
+        return [
+            on_page(lambda b: {"input_text": {"index": index_of(b, "Your name"), "text": "Grace Hopper"}},
+                    goal="type the name"),
+            on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Does nothing")}}, goal="click it"),
+            step("go_to_url", {"url": thanks + "?token=not-for-the-headline"}, goal="go on"),
+            done("Typed and clicked"),
+        ]
+
+    thanks = pages.url("agent_thanks.html")
+    address = thanks.split("://", 1)[1]
+    for language, typed, clicked, opened, finished in (
+        ("en-US", 'action: typed into "Full name"', 'action: clicked "Does nothing"', f"action: opened {address}",
+         "action: ended the task"),
+        ("zh-CN", "动作：在“Full name”中输入了文字", "动作：点击了“Does nothing”", f"动作：打开了 {address}",
+         "动作：结束了任务"),
+    ):
+        set_language(tmp_path, language)
+        with ScriptedLLMServer(replies()) as server:
+            proc = tabpilot("run", "Type Grace Hopper, then click", "--url", pages.url("agent_form.html"),
+                            "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        for words in (typed, clicked, opened, finished):
+            assert f"    {words}" in lines, (language, proc.stdout)
+        assert "input_text" not in proc.stdout and "click_element_by_index" not in proc.stdout, proc.stdout
+
+    store = TaskStore(tmp_path / "data" / "tasks.sqlite3")
+    latest = store.list_tasks()[0].task_id
+    record = store.get_task(latest)
+    store.close()
+    assert record is not None
+    targets = [e["action"].get("target") for e in record.events if e["type"] == "step"]
+    assert targets == ["Full name", "Does nothing", address, None]
+    shown = tabpilot("history", "show", latest, home=tmp_path).stdout
+    assert "操作：点击了“Does nothing”" in shown, shown
+    assert re.search(r"调用：click_element_by_index\(\{\"index\":\d+\}\)", shown), shown
 
 
 def test_what_goes_on_inside_a_run_is_logged_to_a_file_not_printed_between_its_steps(pages, tmp_path: Path) -> None:

@@ -11,8 +11,13 @@ const I18n = (() => {
 
   // t("key", "a", 2): the message with $1, $2… filled in (numbers with the language's separators).
   function t(key, ...substitutions) {
+    return optional(key, ...substitutions) || key; // a missing key shows itself rather than nothing
+  }
+
+  // The same, or "" when there is no such message (a key built from a name that may have none).
+  function optional(key, ...substitutions) {
     const filled = substitutions.map((value) => (typeof value === "number" ? numbers.format(value) : String(value)));
-    return chrome.i18n.getMessage(key, filled) || key; // a missing key shows itself rather than nothing
+    return chrome.i18n.getMessage(key, filled);
   }
 
   // Fill every data-i18n / data-i18n-placeholder / data-i18n-title element under `root`.
@@ -23,5 +28,5 @@ const I18n = (() => {
     document.documentElement.lang = language;
   }
 
-  return { t, apply, language, number: (value) => numbers.format(value) };
+  return { t, optional, apply, language, number: (value) => numbers.format(value) };
 })();

@@ -43,6 +43,7 @@ const Timeline = (() => {
     const row = el("div", `card-line ${className}`);
     row.append(el("span", "k", label), el("span", "v", text));
     parent.append(row);
+    return row;
   }
 
   // Retries are counted page-agent's way everywhere (retry n of maxAttempts retries, as on the wire), as
@@ -69,7 +70,10 @@ const Timeline = (() => {
         // opened with "Previous step: Success".
         if (reflection.evaluation_previous_goal && event.stepIndex !== 0) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
         line(li, "goal", t("cardGoal"), reflection.next_goal);
-        line(li, "action", t("cardAction"), `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`);
+        // the exact call, for whoever wants it, on hovering the words
+        const call = `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`;
+        const said = line(li, "action", t("cardAction"), stepWords(action));
+        if (said) said.title = call;
         // an action the person's taking the controls stopped: said to them, not the model's instructions in output
         line(li, "output", t("cardResult"), action.abandoned === "took_over" ? t("cardTookOverResult") : short(withoutMark(action.output)));
         return li;
@@ -131,29 +135,34 @@ const Timeline = (() => {
     return t("activityThinkingStep", thinking.step, Math.max(0, Math.floor((Date.now() - thinking.since) / 1000)));
   }
 
-  // Between its thoughts the agent acts: 'Step 3 · clicking "Sign in"… 2 s', by the action's tool and the element it
-  // is on, the seconds counting on while it runs. The popup said "Executing click_element_by_index (index: 12)" and
-  // "Done click_element_by_index in 6,742 ms" (a new user's trial). A tool of the caller's own (AgentConfig's
-  // custom_tools) is named as it is: it has no other name. `acting`: lib/working.js's.
-  const ACTING = {
-    click_element_by_index: "actingClick", input_text: "actingType", select_dropdown_option: "actingChoose",
-    scroll: "actingScroll", scroll_horizontally: "actingScroll", execute_javascript: "actingScript",
-    send_keys: "actingKeys", read_text: "actingRead", find_text: "actingFind", hover_element: "actingHover", go_to_url: "actingOpen",
-    go_back: "actingBack", switch_tab: "actingSwitchTab", close_tab: "actingCloseTab", upload_file: "actingUpload",
-    wait: "actingWait", done: "actingDone", ask_user: "actingAsk", request_takeover: "actingHandOver",
-  };
-  // the same, on a named element (agent/types.py ExecutingActivity.target)
-  const ACTING_ON = {
-    click_element_by_index: "actingClickOn", input_text: "actingTypeOn", select_dropdown_option: "actingChooseOn",
-    scroll: "actingScrollOn", scroll_horizontally: "actingScrollOn", read_text: "actingReadOn",
-    hover_element: "actingHoverOn", upload_file: "actingUploadOn",
-  };
+  // What an action does or did, in words: 'clicking "Sign in"' while it runs (`tense` "acting"), 'clicked "Sign in"' in
+  // its step's card ("did"). The popup said "Executing click_element_by_index (index: 12)" and its card "Action:
+  // click_element_by_index(index: 12)" (a new user's trial). The words are the messages <tense>_<tool> and, on what the
+  // action is on (`target`: the element's name, or the address it opens; agent/types.py ExecutingActivity.target,
+  // StepAction.target), <tense>On_<tool>: one per built-in tool (tests/test_extension_locales.py), read by the terminal
+  // too (host/tabpilot/actionwords.py). A tool of the caller's own (AgentConfig's custom_tools) is named as it is: it
+  // has no other name. `seconds`: a wait's.
+  function actionWords(tense, tool, target, seconds) {
+    const named = /^\w+$/.test(String(tool)); // a message's name: a custom tool's may be any string
+    return (named && target ? I18n.optional(`${tense}On_${tool}`, target) : "")
+      || (named ? I18n.optional(`${tense}_${tool}`, seconds ?? 1) : "")
+      || t(`${tense}Other`, tool);
+  }
+
+  // Between its thoughts the agent acts: 'Step 3 · clicking "Sign in"… 2 s', the seconds counting on while it runs.
+  // `acting`: lib/working.js's.
   function actingText(acting) {
-    const on = acting.target && Object.hasOwn(ACTING_ON, acting.tool) ? ACTING_ON[acting.tool] : null;
-    const words = Object.hasOwn(ACTING, acting.tool) ? ACTING[acting.tool] : null;
-    const doing = on ? t(on, acting.target) : words ? t(words, acting.seconds ?? 1) : t("actingOther", acting.tool);
+    const doing = actionWords("acting", acting.tool, acting.target, acting.seconds);
     const ms = acting.took ?? Date.now() - (acting.since ?? Date.now());
     return t("actingStep", acting.step, doing, Math.max(0, Math.floor(ms / 1000)));
+  }
+
+  // A step's action as its card says it: what it did, or, when it was not done (the person took the controls, it was
+  // refused or failed: its result says which), what it was doing.
+  function stepWords(action) {
+    const tense = action.abandoned || action.notDone ? "acting" : "did";
+    const seconds = action.input && Number.isFinite(action.input.seconds) ? action.input.seconds : undefined;
+    return actionWords(tense, action.name || "?", action.target, seconds);
   }
 
   // `now`: {thinking, acting} (thinkingText's and actingText's), what the activity alone does not say.

@@ -649,6 +649,7 @@ EN_US: dict[str, str] = {
     "timeline.step": "step {number}: {goal}",
     "timeline.evaluation": "evaluation: {evaluation}",
     "timeline.action": "action: {action}",
+    "timeline.call": "call: {call}",
     "timeline.result": "result: {result}",
     "timeline.abandoned": "not done: you took the controls",
     "timeline.observation": "observation: {content}",
@@ -825,7 +826,7 @@ EN_US: dict[str, str] = {
     "progress.connecting": "connecting to the browser…",
     "progress.opening": "opening {url}…",
     "progress.thinking": "step {step} · thinking…",
-    "progress.acting": "step {step} · {tool}…",
+    "progress.acting": "step {step} · {doing}…",
     "progress.seconds": " {{seconds}} s",
     "run.remedy": "   → {remedy}",
     "remedy.endpoint": (
@@ -1435,6 +1436,7 @@ ZH_CN: dict[str, str] = {
     "timeline.step": "第 {number} 步：{goal}",
     "timeline.evaluation": "评估：{evaluation}",
     "timeline.action": "操作：{action}",
+    "timeline.call": "调用：{call}",
     "timeline.result": "结果：{result}",
     "timeline.abandoned": "未执行：你接管了控制",
     "timeline.observation": "观察：{content}",
@@ -1595,7 +1597,7 @@ ZH_CN: dict[str, str] = {
     "progress.connecting": "正在连接浏览器…",
     "progress.opening": "正在打开 {url}…",
     "progress.thinking": "第 {step} 步 · 思考中…",
-    "progress.acting": "第 {step} 步 · {tool}…",
+    "progress.acting": "第 {step} 步 · {doing}…",
     "progress.seconds": " {{seconds}} 秒",
     "run.remedy": "   → {remedy}",
     "remedy.endpoint": (

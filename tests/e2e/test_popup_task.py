@@ -154,9 +154,9 @@ async def test_task_from_popup_runs_steps_with_trusted_input(
     # the popup shows one card per step, with goal, action and result
     cards = [c for c in await popup.cards() if c["type"] == "step"]
     assert len(cards) >= 4, cards
-    assert "Type the name" in cards[0]["text"] and "input_text" in cards[0]["text"]
-    assert "Ada Lovelace" in cards[0]["text"]
-    assert "Tick the terms box" in cards[1]["text"] and "click_element_by_index" in cards[1]["text"]
+    assert "Type the name" in cards[0]["text"] and 'typed into "Full name"' in cards[0]["text"]
+    assert "Ada Lovelace" in cards[0]["text"]  # its result says what it typed
+    assert "Tick the terms box" in cards[1]["text"] and 'clicked "Agree to terms"' in cards[1]["text"]
     assert "Press Sign up" in cards[2]["text"]
     # a card opens with the model's verdict on the step before it, labelled so (not read as one on its own result);
     # step 1's has no step before it: its card opens with its goal (it said "Previous step: Success")

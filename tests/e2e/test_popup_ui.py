@@ -579,6 +579,66 @@ async def test_the_popup_and_the_side_panel_say_the_action_and_its_element_in_wo
     await harness.browser.close_tab(tab.target_id)
 
 
+def step_cards(timeline: str = "timeline") -> str:
+    """What the step cards' action lines of a timeline say, and their tooltips."""
+    return (f"[...document.querySelectorAll('#{timeline} .card-step .action')]"
+            ".map((line) => [line.querySelector('.v').textContent, line.title])")
+
+
+def assert_worded(cards: list[list[str]], where: str) -> None:
+    [typed, clicked, finished] = cards
+    assert typed[0] == 'typed into "Full name"', (where, cards)
+    assert re.fullmatch(r"input_text\(index: \d+, text: Ada\)", typed[1]), (where, cards)
+    assert clicked[0] == 'clicked "Sign up"', (where, cards)
+    assert re.fullmatch(r"click_element_by_index\(index: \d+\)", clicked[1]), (where, cards)
+    assert finished == ["ended the task", "done(text: Signed up, success: true)"], (where, cards)
+
+
+async def test_the_step_cards_say_what_each_step_did_in_words_with_the_exact_call_on_hover(
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+) -> None:
+    # A new user's trial: a step's card read "Action: click_element_by_index(index: 3)" in the popup, the side panel
+    # and the past tasks. Its card says what the step did, on the element the record names; the exact call is the
+    # line's tooltip. Twice, the second task after a reload.
+    tab = await harness.browser.new_tab(e2e_pages.url("form.html"))
+    for run in range(2):
+        await wait_until(lambda: tab.evaluate(PAGE_LOADED), "the page to load")
+        problems: list[str] = []
+        llm.add(act_on("Full name", "input_text", "Type the name", problems, text="Ada"),
+                act_on("Sign up", "click_element_by_index", "Sign up", problems), done("Signed up"))
+        popup = await harness.open_popup(tab)
+        if run == 0:
+            await configure(popup, llm.base_url)
+        panel = await open_panel(harness, tab)
+        await run_in_popup(popup, "Sign Ada up")
+        assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+        assert not problems, problems
+        clicks = await tab.evaluate("window.received.filter((e) => e.type === 'click' && e.target === 'submit'"
+                                    " && e.trusted).length")
+        assert clicks == 1  # the page's own handler saw the click
+        for view, name in ((popup, "popup"), (panel, "side panel")):
+            cards = await view.wait_for(f"(() => {{ const cards = {step_cards()}; return cards.length === 3"
+                                        " && cards; })()", f"the {name}'s three step cards", 30)
+            assert_worded(cards, name)
+            if run == 0:
+                await view.screenshot(SCREENS / f"step-cards-{name.replace(' ', '-')}.png", max_height=700)
+        # the same task among the past ones, read back from the record
+        task_id = await popup_task_id(popup)
+        await popup.click("#nav-past")
+        await popup.wait_for(f"!!document.querySelector(\"#past-list .past-item[data-task-id='{task_id}']\")",
+                             "the past tasks list")
+        await popup.click(f"#past-list .past-item[data-task-id='{task_id}']")
+        cards = await popup.wait_for(f"(() => {{ const cards = {step_cards('past-timeline')};"
+                                     " return cards.length === 3 && cards; })()", "the past task's step cards", 30)
+        assert_worded(cards, "past task")
+        if run == 0:
+            await popup.screenshot(SCREENS / "step-cards-past.png", max_height=700)
+        for view in (popup, panel):
+            await harness.browser.close_tab(view.tab.target_id)
+        await tab.navigate(await tab.url())  # the second task on the page loaded again
+    await harness.browser.close_tab(tab.target_id)
+
+
 async def test_past_detail_shows_the_answer_and_rerun_runs_the_same_task_again(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
@@ -746,6 +806,21 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
                           f"{json.dumps(steps)}); return [...list.querySelectorAll('.output .v')]"
                           ".map((value) => value.textContent); })()")
     assert said == ["Waited for 2 seconds.", "scroll failed: no page"], said
+    # A step's card says what it did; what was not done (it failed, was refused, or the person took the controls)
+    # says what it was doing, its result why; a tool of the caller's own is named as it is.
+    steps = [StepAction(name="wait", input={"seconds": 2}, output="ok"),
+             StepAction(name="scroll", input={}, output="❌ no page", not_done=True),
+             StepAction(name="click_element_by_index", input={"index": 4}, target="Buy", abandoned="took_over"),
+             StepAction(name="input_text", input={"index": 2, "text": "x"}, target="Card", not_done=True),
+             StepAction(name="lookup_price", input={"sku": "A-1"}, output="9.99"),
+             StepAction(name="go_to_url", input={"url": "https://example.com/docs"}, target="example.com/docs")]
+    events = [StepEvent(step_index=n, reflection=AgentReflection(next_goal="Go on"), action=action).to_wire()
+              for n, action in enumerate(steps)]
+    said = await popup.js(f"(() => {{ const list = document.createElement('ol'); Timeline.render(list, "
+                          f"{json.dumps(events)}); return [...list.querySelectorAll('.action .v')]"
+                          ".map((value) => value.textContent); })()")
+    assert said == ["waited 2 s", "scrolling", 'clicking "Buy"', 'typing in "Card"', 'used the tool "lookup_price"',
+                    "opened example.com/docs"], said
     await harness.browser.close_tab(popup.tab.target_id)
 
 

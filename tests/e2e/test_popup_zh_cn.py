@@ -183,7 +183,7 @@ async def test_a_slow_step_counts_its_seconds_in_chinese(harness: Harness, llm: 
     await harness.browser.close_tab(popup.tab.target_id)
 
 
-async def test_the_action_under_way_is_said_in_chinese_on_its_element_counting_its_seconds(
+async def test_the_action_under_way_and_then_its_step_card_are_said_in_chinese_on_its_element(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:
     tab = await harness.browser.new_tab(e2e_pages.url("slow_button.html?ms=5000"))  # a click that takes 5 s
@@ -199,6 +199,11 @@ async def test_the_action_under_way_is_said_in_chinese_on_its_element_counting_i
                          "the popup to say the click in Chinese, counting", 30)
     await popup.screenshot(SCREENS / "acting-popup-zh.png", max_height=600)
     assert await wait_status(popup, "completed", "error", "stopped") == "completed", problems
+    # done, its card says what it did (the popup's card read "操作 click_element_by_index(index: 2)")
+    cards = await popup.js("[...document.querySelectorAll('#timeline .card-step .action .v')]"
+                           ".map((v) => v.textContent)")
+    assert cards == ["点击了“Refresh the list”", "结束了任务"], cards
+    await popup.screenshot(SCREENS / "step-cards-zh.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
     await harness.browser.close_tab(tab.target_id)
 

@@ -103,6 +103,12 @@ def test_the_wheel_carries_the_extension_and_extension_path_finds_it(installed: 
     where = subprocess.run([str(installed.python), "-c", "import tabpilot; print(tabpilot.__file__)"],
                            capture_output=True, text=True, env=user, check=True).stdout.strip()
     assert Path(where).is_relative_to(installed.site_packages)
+    # the terminal words a step from the wheel's copy of the extension's messages (tabpilot/actionwords.py)
+    code = ("from tabpilot.actionwords import step_words;"
+            " print(step_words({'name': 'click_element_by_index', 'target': 'Sign in'}, 'zh-CN'))")
+    worded = subprocess.run([str(installed.python), "-c", code], capture_output=True, text=True, env=user,
+                            check=True).stdout.strip()
+    assert worded == "点击了“Sign in”"
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from pyee.asyncio import AsyncIOEventEmitter
 
@@ -30,6 +31,7 @@ from ..browser.passwords import HIDDEN as PASSWORD_HIDDEN
 from ..i18n import failure_text
 from ..i18n import text as say
 from ..llm.vision import wants_images
+from ..textsafety import short_url
 from .config import AgentConfig
 from .macro import MACRO_TOOL_DESCRIPTION, MACRO_TOOL_NAME, AgentOutput, macro_parameters, parse_agent_output
 from .prompts import stable_prefix, step_tail, system_prompt
@@ -76,6 +78,11 @@ class AgentBusy(RuntimeError):
 
 class _PausedMidThought(Exception):
     """The model call in flight was cancelled by a pause; it is asked again once resumed."""
+
+
+class _NotAllowed(Exception):
+    """`approve_action` said no (the user, or nobody in time): the action was not run; the refusal's words are its
+    result."""
 
 
 class Agent(AsyncIOEventEmitter):
@@ -256,13 +263,15 @@ class Agent(AsyncIOEventEmitter):
         while True:
             await self._hook("on_before_step", self, step)
             tab, state, output, invoked = await self._decide(step)
-            action_output, took_over = await self._act(output, tab, state)
+            target = self._target(output.tool_name, output.tool_input, state)
+            action_output, took_over, failed = await self._act(output, tab, state, target)
             self._append(
                 StepEvent(
                     step_index=step,
                     reflection=output.reflection,
                     action=StepAction(name=output.tool_name, input=output.input_wire, output=action_output,
-                                      abandoned="took_over" if took_over else None),
+                                      target=target, abandoned="took_over" if took_over else None,
+                                      not_done=failed or None),
                     usage=invoked.usage.to_step_usage(),
                     raw_response=invoked.raw_response,
                     raw_request=invoked.raw_request,
@@ -411,8 +420,11 @@ class Agent(AsyncIOEventEmitter):
             self._vision_confirmed = True
             remember(endpoint.base_url, endpoint.model, accepted=True)
 
-    def _target(self, tool_input: Any, state: BrowserState) -> str | None:
-        """The name of the element an action is on, as the model read it (masked as the page state was)."""
+    def _target(self, name: str, tool_input: Any, state: BrowserState) -> str | None:
+        """What an action is on, as a person names it: the element's name as the model read it (masked as the
+        page state was), or the address a go_to_url opens."""
+        if name == "go_to_url" and isinstance(getattr(tool_input, "url", None), str):
+            return _address(tool_input.url)
         index = getattr(tool_input, "index", None)
         element = state.elements.get(index) if isinstance(index, int) else None
         if element is None or not element.name:
@@ -420,13 +432,15 @@ class Agent(AsyncIOEventEmitter):
         name = shorten(element.name)
         return self.config.privacy.conceal(name, state.url) if self.config.privacy is not None else name
 
-    async def _act(self, output: AgentOutput, tab: Any, state: BrowserState) -> tuple[str, bool]:
-        """What the action gave, and whether it was cut short by the user's taking the controls."""
+    async def _act(self, output: AgentOutput, tab: Any, state: BrowserState,
+                   target: str | None) -> tuple[str, bool, bool]:
+        """What the action gave, whether it was cut short by the user's taking the controls, and whether it
+        was not done otherwise (refused by the user or a guard, or it failed)."""
         name, tool_input = output.tool_name, output.tool_input
-        self._activity(ExecutingActivity(tool=name, input=output.input_wire, target=self._target(tool_input, state)))
+        self._activity(ExecutingActivity(tool=name, input=output.input_wire, target=target))
         started = time.monotonic()
         language = self.config.language
-        took_over = False
+        took_over = failed = False
         context = ToolContext(agent=self, browser=self.browser, tab=tab, elements=state.elements)
         self._notice_document(tab)  # replaced while the model thought: not by this action
         acting = self._acting = asyncio.ensure_future(self._execute(name, context, tool_input))
@@ -441,10 +455,13 @@ class Agent(AsyncIOEventEmitter):
         except BrowserError as exc:  # a bad index, a stale element, a closed tab: the model can fix it
             # ... unless the user took the controls meanwhile: then input was refused on purpose
             took_over = self._user_has_controls
+            failed = not took_over
             text = "" if took_over else f"❌ {exc}"
+        except _NotAllowed as refusal:
+            failed, text = True, str(refusal)
         except Exception as exc:  # a custom tool's bug must not end the task
             log.exception("tool %s failed", name)
-            text = say("result.tool_failed", language, tool=name, error=exc)
+            failed, text = True, say("result.tool_failed", language, tool=name, error=exc)
         finally:
             self._acting = None
             self._notice_document(tab, by_the_agent=True)
@@ -458,10 +475,10 @@ class Agent(AsyncIOEventEmitter):
         self._total_wait = self._total_wait + float(getattr(tool_input, "seconds", 0)) if waited else 0.0
         self._recent_actions.append((f"{name} {json.dumps(output.input_wire, sort_keys=True)}", _page_key(state)))
         del self._recent_actions[:-LOOP_REPEATS]
-        return text, took_over
+        return text, took_over, failed
 
     async def _execute(self, name: str, context: ToolContext, tool_input: Any) -> Any:
-        """Run one tool, once the user said yes if `approve_action` asks them (a no: the refusal's words).
+        """Run one tool, once the user said yes if `approve_action` asks them (a no: _NotAllowed).
         The model → page boundary: secret names and placeholders in typed text become the real values
         only here, for a page of their site (else `privacy.guard.Refused`), after the question: the
         user is asked about what the model wrote, never shown a secret's value. The typing action is told
@@ -471,7 +488,7 @@ class Agent(AsyncIOEventEmitter):
         if approve is not None:
             refusal = await _maybe_await(approve(name, tool_input, context))
             if refusal is not None:
-                return refusal
+                raise _NotAllowed(refusal)
         guard = self.config.privacy
         document: tuple[Hashable, ...] = ((context.tab.target_id, context.tab.documents),)
         if guard is not None and (guard.typed_anywhere or guard.uses(tool_input)):
@@ -616,6 +633,18 @@ class Agent(AsyncIOEventEmitter):
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
+
+
+def _address(url: str) -> str:
+    """A page's address as a person reads it in 'opened example.com/docs': its host and path, cut short; no scheme,
+    "www.", user name or password, query or fragment (the exact call keeps them)."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "http://[::1" and the like
+        return short_url(url, 60)
+    host = parts.netloc.rpartition("@")[2].removeprefix("www.")
+    return short_url(host + parts.path.rstrip("/"), 60) if host else short_url(url, 60)  # else about:, data:, file:
 
 
 def _page_key(state: BrowserState) -> str:

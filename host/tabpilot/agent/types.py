@@ -48,8 +48,9 @@ class ExecutingActivity(WireModel):
     type: Literal["executing"] = "executing"
     tool: str
     input: Any = None
-    # tabpilot's own: the name of the element the action is on, as the model read it on the page (the popup's
-    # 'clicking "Sign in"'); none for an action on no element, or on one with no name
+    # tabpilot's own: what the action is on, as a person names it (the popup's 'clicking "Sign in"'): the element's name
+    # as the model read it on the page, or the address a go_to_url opens; none for an action on no element, or on one
+    # with no name
     target: str | None = None
 
 
@@ -133,6 +134,11 @@ class StepAction(WireModel):
     # Set when the action was not done because the person took the controls: readers then tell the person so in
     # their words (i18n.step_result) instead of the model's instructions in `output`.
     abandoned: Literal["took_over"] | None = None
+    # tabpilot's own, for the words a person reads ('clicked "Sign in"'): what the action was on, as the executing
+    # activity's `target` said it (masked as the page state was), and whether it was not done for another reason
+    # (refused by the user or a guard, or it failed)
+    target: str | None = None
+    not_done: bool | None = None
 
 
 class StepUsage(WireModel):

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import importlib
 import io
-import json
 import os
 import signal
 import sys
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..actionwords import action_words, step_words
 from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of, step_result
 from ..i18n import text as say
 from ..textsafety import json_for_people, show_controls
@@ -638,7 +638,10 @@ class RunPrinter:
             self.progress.status(say("progress.thinking", self.language, step=step),
                                  say("progress.seconds", self.language))
         elif kind == "executing":
-            self.progress.status(say("progress.acting", self.language, step=step, tool=activity.get("tool")),
+            tool_input = activity.get("input")
+            doing = action_words("acting", str(activity.get("tool")), activity.get("target"),
+                                 tool_input.get("seconds") if isinstance(tool_input, dict) else None, self.language)
+            self.progress.status(say("progress.acting", self.language, step=step, doing=doing),
                                  say("progress.seconds", self.language))
         elif kind in ("executed", "paused", "error"):
             self.progress.clear_status()
@@ -649,10 +652,9 @@ def _event_lines(event: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -
     if kind == "step":
         action = event.get("action") or {}
         goal = (event.get("reflection") or {}).get("next_goal") or say("run.no_goal", language)
-        described = f"{action.get('name')} {json.dumps(action.get('input'), ensure_ascii=False)}"
         return [
             say("run.step", language, step=int(event.get("stepIndex", 0)) + 1, goal=goal),
-            say("run.action", language, action=_clip(described)),
+            say("run.action", language, action=_clip(step_words(action, language))),
             say("run.result", language, result=_clip(step_result(action, language), RESULT_LIMIT)),
         ]
     if kind == "observation":  # a guard's (a blocked navigation, a denied action) stands out

@@ -7,6 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ..actionwords import step_words
 from ..agent.types import describe_action
 from ..i18n import column, event_text, shown_width, step_result
 from ..i18n import text as say
@@ -112,7 +113,8 @@ def _event_lines(stored: StoredEvent, started_at: float, language: str | None) -
             evaluation = clip(reflection["evaluation_previous_goal"])
             lines.append(f"{pad}    " + say("timeline.evaluation", language, evaluation=evaluation))
         call = f"{action.get('name', '?')}({clip(compact(action.get('input')), 200)})"
-        lines.append(f"{pad}    " + say("timeline.action", language, action=call))
+        lines.append(f"{pad}    " + say("timeline.action", language, action=clip(step_words(action, language))))
+        lines.append(f"{pad}    " + say("timeline.call", language, call=call))  # the exact call, for whoever wants it
         if action.get("output") not in (None, ""):
             lines.append(f"{pad}    " + say("timeline.result", language, result=clip(step_result(action, language))))
         return lines
