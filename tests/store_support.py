@@ -11,32 +11,45 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli_support import tabpilot_here
+
 from tabpilot.paths import HOME_ENV
 from tabpilot.store.settings import update_settings
 
 API_KEY = "sk-test-0123456789abcdefghijklmnopqrstuv"
 
 
-def tabpilot(
+def tabpilot(home: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """`tabpilot ARGS` with TABPILOT_HOME=home, its output and exit code as a separate process's, done in this
+    process (cli_support). For what is about the process itself, `tabpilot_process`."""
+    return tabpilot_here(list(args), _environment(home, env), stdin)
+
+
+def tabpilot_process(
     home: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 30
 ) -> subprocess.CompletedProcess[str]:
     """`python -m tabpilot ARGS` with TABPILOT_HOME=home, as a separate process."""
-    base = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env = {**base, HOME_ENV: str(home), "PYTHONIOENCODING": "utf-8", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "tabpilot", *args],
         input=stdin,
         capture_output=True,
         text=True,
         encoding="utf-8",
-        env=env,
+        env=_environment(home, env),
         timeout=timeout,
     )
 
 
+def _environment(home: Path, env: dict[str, str] | None) -> dict[str, str]:
+    """The test's environment without a model's address or key, with `home` as TABPILOT_HOME and `env` on top."""
+    base = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    return {**base, HOME_ENV: str(home), "PYTHONIOENCODING": "utf-8", **(env or {})}
+
+
 def set_language(home: Path, language: str) -> None:
     """The language setting in `home`, saved here as `tabpilot config set language` saves it, for a test about what
-    another command says (test_cli_language tests that command): 43 Python starts for it, ~1.2 s each on one core."""
+    another command says (test_cli_language tests that command)."""
     folder = home / "config"
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner-only, as tabpilot makes it
     update_settings({"language": language}, folder / "config.json")

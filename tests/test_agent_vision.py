@@ -174,7 +174,7 @@ async def test_auto_with_an_endpoint_refusing_images_goes_on_without_them_and_re
 
 
 def tabpilot(*args: str, home: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(home, *args, env={"HOME": str(home), **extra_env}, timeout=120)
+    return run_cli(home, *args, env={"HOME": str(home), **extra_env})
 
 
 def test_run_vision_flag_and_setting_and_the_note_when_images_are_refused(pages, tmp_path: Path) -> None:

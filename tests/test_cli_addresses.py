@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from store_support import tabpilot
+from store_support import tabpilot, tabpilot_process
 
 MODEL = ("--model", "m")
 NOT_A_PAGE = ("javascript:alert(1) is a script, not a page: give the address of a page to open "
@@ -19,7 +19,7 @@ NOT_AN_ENDPOINT = "must be an http:// or https:// URL, e.g. https://api.openai.c
 @pytest.mark.browser
 def test_state_opens_an_address_without_a_scheme_as_run_does(pages, tmp_path: Path) -> None:
     for typed in (pages.url("state_modal.html", host="localhost"), pages.url("state_modal.html")):
-        shown = tabpilot(tmp_path, "state", typed.removeprefix("http://"), timeout=120)
+        shown = tabpilot_process(tmp_path, "state", typed.removeprefix("http://"), timeout=120)
         assert shown.returncode == 0, shown.stderr
         assert shown.stdout.splitlines()[0] == f"Current tab [1]: State: modal — {typed}"
 
@@ -29,7 +29,7 @@ def test_a_file_named_by_its_path_is_opened_as_that_file(tmp_path: Path) -> None
     # `--url /path/page.html` became https:///path/page.html (net::ERR_NAME_NOT_RESOLVED), found by a new user.
     page = tmp_path / "my page.html"
     page.write_text("<title>Mine</title><p>mine")
-    shown = tabpilot(tmp_path, "state", str(page), timeout=120)
+    shown = tabpilot_process(tmp_path, "state", str(page), timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[0] == f"Current tab [1]: Mine — {page.as_uri()}"
 
@@ -75,7 +75,7 @@ def test_a_window_asked_for_without_a_display_says_there_is_none_and_what_to_do(
     fake.chmod(0o755)
     started_with = tmp_path / "args.txt"
     env = {"DISPLAY": "", "WAYLAND_DISPLAY": "", "TABPILOT_BROWSER": str(fake), "FAKE_BROWSER_ARGS": str(started_with)}
-    shown = tabpilot(tmp_path, *command, "--headed", env=env, timeout=120)
+    shown = tabpilot(tmp_path, *command, "--headed", env=env)
     assert shown.returncode == 1 and "Traceback" not in shown.stderr
     said = shown.stderr.strip().splitlines()[-1]
     assert said.endswith("there is no display to show the browser window on (DISPLAY is not set): leave out "
@@ -84,7 +84,7 @@ def test_a_window_asked_for_without_a_display_says_there_is_none_and_what_to_do(
     assert not started_with.exists()  # refused before a browser was started
 
     for window in ((), ("--headless",)):
-        started = tabpilot(tmp_path, *command, *window, env=env, timeout=120)
+        started = tabpilot(tmp_path, *command, *window, env=env)
         assert started.returncode == 1 and "exited with code 3 during start-up" in started.stderr, started.stderr
         assert "no display" not in started.stderr
         assert "--headless=new" in started_with.read_text().splitlines()
@@ -147,7 +147,7 @@ def test_a_task_longer_than_a_command_line_is_read_from_standard_input(pages, tm
 
     task = "Read the page and tell me its title. " + "Background: " + "x" * 140_000 + " (end of the task)"
     with ScriptedLLMServer([done("read it")]) as server:
-        run = tabpilot(tmp_path, "run", "-", "--url", pages.url("basic.html"), "--base-url", server.base_url,
+        run = tabpilot_process(tmp_path, "run", "-", "--url", pages.url("basic.html"), "--base-url", server.base_url,
                        "--api-key", "sk-test-0000000000000000", *MODEL, stdin=task + "\n", timeout=120)
         asked = json.dumps(server.requests[0])
     assert run.returncode == 0, run.stderr
@@ -166,7 +166,7 @@ def test_a_task_read_from_standard_input_asks_nobody_there(pages, tmp_path: Path
     launched = launch_browser(headless=True, env={"HOME": str(tmp_path)})
     try:
         with ScriptedLLMServer([done("read it")]) as server:
-            run = tabpilot(tmp_path, "run", "-", "--cdp-url", launched.ws_url, "--url", pages.url("basic.html"),
+            run = tabpilot_process(tmp_path, "run", "-", "--cdp-url", launched.ws_url, "--url", pages.url("basic.html"),
                            "--base-url", server.base_url, "--api-key", "sk-test-0000000000000000", *MODEL,
                            stdin="Read the page\n", timeout=120)
             offered = json.dumps(server.requests[0]["tools"])

@@ -1,13 +1,15 @@
-"""What `tabpilot --version` and the install-side `--help` pages tell a user, run as the user runs them."""
+"""What `tabpilot --version` (as the user runs it) and the install-side `--help` pages tell a user."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from cli_support import tabpilot_here
 
 import tabpilot
 
@@ -23,13 +25,16 @@ def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def tabpilot_says(*args: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "tabpilot", *args], capture_output=True, text=True, timeout=60)
+    """What `tabpilot ARGS` prints, run in this process (cli_support)."""
+    result = tabpilot_here(list(args), dict(os.environ))
     assert result.returncode == 0, result.stderr
     return " ".join(result.stdout.split())  # argparse wraps to the terminal's width
 
 
 def test_version():
-    assert tabpilot_says("--version") == f"tabpilot {tabpilot.__version__}"
+    as_typed = subprocess.run([sys.executable, "-m", "tabpilot", "--version"], capture_output=True, text=True,
+                              timeout=60)
+    assert (as_typed.returncode, as_typed.stdout) == (0, f"tabpilot {tabpilot.__version__}\n"), as_typed.stderr
     assert version("tabpilot") == tabpilot.__version__  # the package's metadata takes it from the same place
 
 

@@ -1,5 +1,6 @@
 """Each command's own output and errors follow the language setting (zh-CN → Chinese, en-US → English),
-run as a user runs them: `python -m tabpilot …` in a throwaway home."""
+run through the command line's own main() as a user's `tabpilot …` would (store_support.tabpilot), in a throwaway
+home."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from store_support import API_KEY, tabpilot
+from store_support import API_KEY, tabpilot, tabpilot_process
 
 from tabpilot.llm.config import endpoint_config
 from tabpilot.store.settings import (
@@ -28,6 +28,12 @@ owner_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissio
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TABPILOT_HOME", str(tmp_path))
     return tmp_path
+
+
+def config_here(home: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`tabpilot config ARGS` in `home`: its exit code, stdout and stderr."""
+    done = tabpilot(home, "config", *args, env=env)
+    return done.returncode, done.stdout, done.stderr
 
 
 def config_file(home: Path) -> Path:
@@ -182,31 +188,31 @@ def test_config_cli_set_show_unset(tmp_path: Path) -> None:
 
 
 def test_config_writes_only_the_settings_the_user_set_and_unset_removes_one(
-    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name, value in (("LANGUAGE", ""), ("LC_ALL", ""), ("LC_MESSAGES", ""), ("LANG", "zh_CN.UTF-8")):
         monkeypatch.setenv(name, value)  # a Chinese terminal
-    assert config_here(capsys, "set", "model", "gpt-test")[0] == 0
+    assert config_here(home, "set", "model", "gpt-test")[0] == 0
     assert json.loads(config_file(home).read_text()) == {"model": "gpt-test"}
-    follows = tabpilot(home, "config", "set", "max-steps", "7")  # as the user runs it; the rest in this process
+    follows = tabpilot_process(home, "config", "set", "max-steps", "7")  # as the user runs it
     assert follows.stdout.strip() == "max-steps 已设为 7"  # still the terminal's language
     assert json.loads(config_file(home).read_text()) == {"model": "gpt-test", "maxSteps": 7}
 
-    assert config_here(capsys, "set", "language", "en-US")[0] == 0
-    chosen = config_here(capsys, "set", "model", "gpt-other")
+    assert config_here(home, "set", "language", "en-US")[0] == 0
+    chosen = config_here(home, "set", "model", "gpt-other")
     assert chosen[1].strip() == "model set to gpt-other"  # chosen, it wins over LANG
-    code, unset, _ = config_here(capsys, "unset", "language")
+    code, unset, _ = config_here(home, "unset", "language")
     # back to the terminal's language, which these commands speak again, and said so: not the en-US default a new
     # user read under LANG=zh_CN while the CLI spoke Chinese
     assert code == 0
     assert unset.strip() == "language 已恢复为 zh-CN（未设置：沿用终端的语言）"
     assert json.loads(config_file(home).read_text()) == {"model": "gpt-other", "maxSteps": 7}
-    listed = config_here(capsys)[1]
+    listed = config_here(home)[1]
     assert "language        zh-CN（未设置：沿用终端的语言）" in listed and "en-US" not in listed
     monkeypatch.setenv("LANG", "en_GB.UTF-8")
-    assert config_here(capsys, "get", "language")[1].strip() == "en-US (not set: the terminal's language)"
-    config_here(capsys, "set", "language", "zh-CN")
-    assert config_here(capsys, "get", "language")[1].strip() == "zh-CN"  # chosen: as set
+    assert config_here(home, "get", "language")[1].strip() == "en-US (not set: the terminal's language)"
+    config_here(home, "set", "language", "zh-CN")
+    assert config_here(home, "get", "language")[1].strip() == "zh-CN"  # chosen: as set
 
 
 def test_config_cli_reads_the_key_from_stdin(tmp_path: Path) -> None:
@@ -258,62 +264,42 @@ def test_config_cli_mentions_a_key_from_the_environment_without_showing_it(tmp_p
     assert "from-env-should-not-show" not in done.stdout
 
 
-def config_here(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """`tabpilot config ARGS` through the command line's own main in this process (the `home` fixture's settings):
-    its exit code, stdout and stderr. For a test's many calls: 25 Python starts one after another took 15 s of a
-    CI run, over 120 s under load."""
-    from tabpilot.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main(["config", *args])
-    except SystemExit as exited:
-        code = exited.code if isinstance(exited.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_config_list_and_get_show_what_config_shows_and_never_the_key(
-    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Found by a new user: `tabpilot config list` and `tabpilot config get KEY` did not exist.
     from tabpilot.commands.config import KEYS
 
     tmp_path = home
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):  # as tabpilot() runs it
-        monkeypatch.delenv(name, raising=False)
-
-    assert config_here(capsys, "set", "model", "gpt-test")[0] == 0
-    assert config_here(capsys, "set", "api-key", API_KEY)[0] == 0
-    listed = tabpilot(tmp_path, "config", "list")  # once as the user runs it; the rest in this process
-    assert listed.returncode == 0 and listed.stdout == config_here(capsys)[1], listed.stderr
-    assert config_here(capsys, "list", "--json")[1] == config_here(capsys, "--json")[1]
+    assert config_here(home, "set", "model", "gpt-test")[0] == 0
+    assert config_here(home, "set", "api-key", API_KEY)[0] == 0
+    listed = tabpilot_process(tmp_path, "config", "list")  # once as the user runs it
+    assert listed.returncode == 0 and listed.stdout == config_here(home)[1], listed.stderr
+    assert config_here(home, "list", "--json")[1] == config_here(home, "--json")[1]
     rows = dict(line.split(None, 1) for line in listed.stdout.splitlines() if line and not line.startswith("settings"))
     assert sorted(rows) == sorted(KEYS)
     for key in KEYS:  # each one as the list shows it
-        got = config_here(capsys, "get", key)
+        got = config_here(home, "get", key)
         assert got[:2] == (0, rows[key] + "\n"), (key, got)
-    _, out, err = config_here(capsys, "get", "api-key")
+    _, out, err = config_here(home, "get", "api-key")
     assert out == "sk-…stuv\n" and API_KEY not in out + err
-    assert config_here(capsys, "get", "model")[1] == "gpt-test\n"
-    assert config_here(capsys, "unset", "api-key")[0] == 0
-    assert config_here(capsys, "get", "api-key")[1] == "(not set)\n"
-    with monkeypatch.context() as env:
-        env.setenv("OPENAI_API_KEY", "from-env-should-not-show")
-        from_env = config_here(capsys, "get", "api-key")
+    assert config_here(home, "get", "model")[1] == "gpt-test\n"
+    assert config_here(home, "unset", "api-key")[0] == 0
+    assert config_here(home, "get", "api-key")[1] == "(not set)\n"
+    from_env = config_here(home, "get", "api-key", env={"OPENAI_API_KEY": "from-env-should-not-show"})
     assert from_env[1] == "(not set; OPENAI_API_KEY from the environment is used)\n"
 
-    assert config_here(capsys, "get", "colour") == (
+    assert config_here(home, "get", "colour") == (
         1, "", f"tabpilot config: unknown setting 'colour'; settings are: {', '.join(KEYS)}\n")
     with monkeypatch.context() as env:
         for name, value in (("LANGUAGE", ""), ("LC_ALL", ""), ("LANG", "zh_CN.UTF-8")):
             env.setenv(name, value)
-        chinese = config_here(capsys, "get", "colour")
+        chinese = config_here(home, "get", "colour")
     assert chinese[2].startswith("tabpilot config：没有 'colour' 这项设置；可用的设置有：base-url"), chinese
     # a near miss is named (a new user typed max-step)
     for typed, meant in (("max-step", "max-steps"), ("max_steps", "max-steps"), ("modle", "model")):
         said = f"tabpilot config: unknown setting '{typed}'; did you mean {meant}?\n"
-        assert config_here(capsys, "set", typed, "5") == (1, "", said)
+        assert config_here(home, "set", typed, "5") == (1, "", said)
 
 
 def test_model_deadline_and_reply_limit_are_settings_the_cli_shows_and_changes(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
-"""`tabpilot doctor` as a subprocess: a healthy install passes (a real framed hello went through the
-launcher), each broken manifest is reported with Chromium's message and the fix."""
+"""`tabpilot doctor` as a user runs it (the command line's own main() here, once a subprocess): a healthy install
+passes (a real framed hello went through the launcher), each broken manifest is reported with Chromium's message
+and the fix."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from cli_support import tabpilot_here
 from llm_support import web_server
 from native_support import HostProcess
 
@@ -57,14 +59,17 @@ def setup(tmp_path):
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_CONFIG_HOME"):
         env.pop(name, None)
     profile = tmp_path / "profile"
-    run = subprocess.run(
-        [sys.executable, "-m", "tabpilot", "install", "--user-data-dir", str(profile)], env=env, capture_output=True
-    )
+    run = tabpilot_here(["install", "--user-data-dir", str(profile)], env)
     assert run.returncode == 0, run.stderr
     return env, profile, profile / "NativeMessagingHosts" / "com.tabpilot.host.json"
 
 
 def doctor(env: dict[str, str], profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`tabpilot doctor` in this process (cli_support); the host it pings is a process of its own all the same."""
+    return tabpilot_here(["doctor", "--user-data-dir", str(profile), *extra], env)
+
+
+def doctor_process(env: dict[str, str], profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tabpilot", "doctor", "--user-data-dir", str(profile), *extra],
         env=env,
@@ -82,7 +87,7 @@ def configure_llm(env: dict[str, str], base_url: str, key: str) -> None:
 def test_healthy_install_is_ok_and_the_ping_really_went_through(setup, models_server):
     env, profile, _manifest = setup
     configure_llm(env, models_server, GOOD_KEY)
-    result = doctor(env, profile)
+    result = doctor_process(env, profile)  # as the user runs it
     assert result.returncode == 0, result.stdout
     assert "FAIL" not in result.stdout and "all good" in result.stdout
     assert "answered a framed hello" in result.stdout
@@ -196,8 +201,7 @@ def test_doctor_speaks_the_language_setting(setup, models_server):
     Chinese; Chromium's quoted messages, paths and commands stay as they are. en-US stays English."""
     env, profile, manifest = setup
     configure_llm(env, models_server, "sk-wrong-key-000000000000")
-    subprocess.run([sys.executable, "-m", "tabpilot", "config", "set", "language", "zh-CN"], env=env, check=True,
-                   capture_output=True)
+    assert tabpilot_here(["config", "set", "language", "zh-CN"], env).returncode == 0
     result = doctor(env, profile)
     assert result.returncode == 1
     assert "  正常  扩展文件夹 " in result.stdout and "（ID " in result.stdout
@@ -214,8 +218,7 @@ def test_doctor_speaks_the_language_setting(setup, models_server):
         in broken.stdout, broken.stdout
     assert f"修复：再次运行 `tabpilot install --user-data-dir {profile}` 以重写它" in broken.stdout
 
-    subprocess.run([sys.executable, "-m", "tabpilot", "config", "set", "language", "en-US"], env=env, check=True,
-                   capture_output=True)
+    assert tabpilot_here(["config", "set", "language", "en-US"], env).returncode == 0
     english = doctor(env, profile, "--skip-llm")
     assert '"type" is \'pipe\', not "stdio".' in english.stdout and "1 problem(s) found" in english.stdout
     assert "fix: run `tabpilot install" in english.stdout

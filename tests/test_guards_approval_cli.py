@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from agent_support import done, index_of, on_page, step
+from store_support import set_language
 from test_run_cli import API_KEY
 
 from tabpilot.browser.browser import Browser
@@ -68,12 +69,6 @@ def run_cli(*args: str, home: Path, answer: str | None = None, stdin: Any = subp
         if master is not None:
             os.close(master)
     return proc.returncode, "".join(lines)
-
-
-async def set_language(home: Path, language: str) -> None:
-    """`tabpilot config set language …` for the runs in `home`."""
-    await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tabpilot", "config", "set", "language", language],
-                            check=True, env={**os.environ, "TABPILOT_HOME": str(home)}, capture_output=True)
 
 
 async def run_order(browser: Browser, url: str, home: Path, replies: list | None = None,
@@ -174,7 +169,7 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
     """A terminal where nobody answers: after the approval timeout (2 s here, through its environment
     variable) the order is not placed, the run says why in its language, the model is told, and it goes on."""
     home = tmp_path / language
-    await set_language(home, language)
+    set_language(home, language)
     url = pages.url(f"guard_shop.html?silent={language}")
     code, out, requests = await run_order(browser, url, home, answer="", env_extra={"TABPILOT_APPROVAL_TIMEOUT": "2"})
     assert code == 0, out
@@ -190,7 +185,7 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_denial_is_told_in_the_language_setting(browser: Browser, pages, tmp_path: Path) -> None:
     """In zh-CN the terminal asks in Chinese, and the denial the run prints and the model reads is Chinese."""
-    await set_language(tmp_path, "zh-CN")
+    set_language(tmp_path, "zh-CN")
     url = pages.url("guard_shop.html?answer=n&language=zh-CN")
     code, out, requests = await run_order(browser, url, tmp_path, answer="n")
     assert code == 0, out
@@ -208,7 +203,7 @@ async def test_a_late_yes_after_the_approval_expired_does_nothing_and_says_so(
     """A "y" typed after the question expired (2 s here) is not read as Enter (take the controls): the run says
     the question had expired and nothing was done, the order stays unplaced and the agent goes on unpaused."""
     home = tmp_path / language
-    await set_language(home, language)
+    set_language(home, language)
     url = pages.url(f"guard_shop.html?late={language}")
     replies = [*order_then_done()[:1], step("wait", {"seconds": 3}, goal="wait a moment"), done("Not ordered")]
     code, out, requests = await run_order(browser, url, home, replies, answer="", late_answer="y",
@@ -234,7 +229,7 @@ async def test_without_a_terminal_the_refusal_and_its_remedy_are_in_the_language
 ) -> None:
     """zh-CN, no terminal and no --yes: the refusal the run prints and the model reads, what to do included
     (run again with --yes), is Chinese; the page gets nothing."""
-    await set_language(tmp_path, "zh-CN")
+    set_language(tmp_path, "zh-CN")
     url = pages.url("guard_shop.html?tty=no&language=zh-CN")
     code, out, requests = await run_order(browser, url, tmp_path)
     assert code == 0, out
@@ -254,7 +249,7 @@ async def test_the_terminal_asks_and_says_why_in_the_language_setting(browser: B
     """The question and its reason, for a card form's submit and for an order button, in the language setting;
     the action stays as the model named it. Denied both times: the page gets nothing."""
     home = tmp_path / language
-    await set_language(home, language)
+    set_language(home, language)
     url = pages.url(f"guard_shop.html?asked={language}")
     replies = [on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Continue")}}, goal="pay"),
                *order_then_done()]

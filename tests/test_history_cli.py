@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from store_support import API_KEY, set_language, step, tabpilot
+from store_support import API_KEY, set_language, step, tabpilot, tabpilot_process
 
 from tabpilot.store.tasks import TaskStore
 
@@ -67,7 +67,7 @@ def test_list_shows_tasks_newest_first(home: Path) -> None:
     with TaskStore() as store:
         second = store.start_task("x" * 300)
         store.finish_task(second, status="stopped", result=None)
-    done = tabpilot(home, "history")
+    done = tabpilot_process(home, "history")  # as the user runs it; the rest in this process
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "FROM", "TASK"]

@@ -1,4 +1,5 @@
-"""`tabpilot install / uninstall / extension-path` as subprocesses, into temporary folders."""
+"""`tabpilot install / uninstall / extension-path` into temporary folders: through the command line's own main(),
+each once as a subprocess."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import tabpilot_here
 from native_support import HEADER, frame
 
 from tabpilot.installer import bundled_extension_id, extension_dir, extension_id_from_key
@@ -21,6 +23,11 @@ BUNDLED_ID = bundled_extension_id()
 
 
 def tabpilot(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`tabpilot ARGS` with exactly `env`, in this process (cli_support)."""
+    return tabpilot_here(list(args), env)
+
+
+def tabpilot_process(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tabpilot", *args], capture_output=True, text=True, env=env, timeout=60
     )
@@ -43,7 +50,7 @@ def test_extension_id_is_computed_from_the_manifest_key_like_chromium():
 
 
 def test_extension_path_prints_the_bundled_folder(env):
-    result = tabpilot("extension-path", env=env)
+    result = tabpilot_process("extension-path", env=env)  # as the user runs it
     assert result.returncode == 0
     assert Path(result.stdout.strip()) == REPO / "extension" == extension_dir()
 
@@ -51,7 +58,7 @@ def test_extension_path_prints_the_bundled_folder(env):
 def test_install_into_a_profile_writes_manifest_and_launcher_and_uninstall_removes_them(tmp_path, env):
     profile = tmp_path / "profile"
     extra = "abcdefghijklmnopabcdefghijklmnop"
-    result = tabpilot("install", "--user-data-dir", str(profile), "--extension-id", extra, env=env)
+    result = tabpilot_process("install", "--user-data-dir", str(profile), "--extension-id", extra, env=env)
     assert result.returncode == 0, result.stderr
     hosts = profile / "NativeMessagingHosts"
     manifest = json.loads((hosts / "com.tabpilot.host.json").read_text())
@@ -68,7 +75,7 @@ def test_install_into_a_profile_writes_manifest_and_launcher_and_uninstall_remov
     assert str(Path(sys.executable)) in launcher.read_text()  # the exact interpreter tabpilot is installed in
     assert sorted(p.name for p in hosts.iterdir()) == ["com.tabpilot.host.json", "tabpilot-host"]
 
-    removed = tabpilot("uninstall", "--user-data-dir", str(profile), env=env)
+    removed = tabpilot_process("uninstall", "--user-data-dir", str(profile), env=env)
     assert removed.returncode == 0 and "removed" in removed.stdout
     assert not hosts.exists() and not profile.exists()  # the folders install made, empty now, go too
     again = tabpilot("uninstall", "--user-data-dir", str(profile), env=env)

@@ -15,16 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import tabpilot_here
 
 from tabpilot.mcp.clients import config_path
 from tabpilot.mcp.progress import activity_message, control_message, event_message
 
 
 def tabpilot(*args: str, home: Path, python: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`tabpilot ARGS` with `home` as HOME: in this process (cli_support), or `python` as a process of its own."""
     env = {**os.environ, "HOME": str(home), "TABPILOT_HOME": str(home / "tp"), "APPDATA": str(home / "AppData")}
     env.pop("XDG_CONFIG_HOME", None)
-    return subprocess.run([sys.executable, *(python or ["-m", "tabpilot"]), *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+    if python is None:
+        return tabpilot_here(list(args), env)
+    return subprocess.run([sys.executable, *python, *args], capture_output=True, text=True, timeout=60, env=env)
 
 
 @pytest.mark.parametrize(("client", "key", "typed"), [

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from store_support import tabpilot
+from store_support import tabpilot, tabpilot_process
 
 from tabpilot.agent.tools import InputTextInput, ScriptInput
 from tabpilot.privacy.domains import DomainError, domain_matches, normalize_domain
@@ -244,7 +244,8 @@ def test_a_value_that_looks_like_a_tag_is_not_expanded_again() -> None:
 # --- tabpilot secrets ---------------------------------------------------------------------------------
 def test_secrets_cli_set_list_delete_with_stdin_and_an_owner_only_file(tmp_path: Path) -> None:
     domain = "https://Shop.Example.com:8443/"
-    saved = tabpilot(tmp_path, "secrets", "set", "SHOP_PW", "--domain", domain, stdin="pa55-word\n")
+    # the value read from a real pipe, as a script gives it; the rest in this process
+    saved = tabpilot_process(tmp_path, "secrets", "set", "SHOP_PW", "--domain", domain, stdin="pa55-word\n")
     assert saved.returncode == 0, saved.stderr
     assert "saved SHOP_PW for shop.example.com" in saved.stdout and "pa55-word" not in saved.stdout
     # an API key for a settings page may go into any field there: said when it is stored, shown in the list

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pytest
 from actions_support import wait_until
 from agent_support import browser_state, done, history_section, index_of, on_page, step
-from store_support import tabpilot
+from store_support import tabpilot, tabpilot_process
 
 from tabpilot.agent import Agent, AgentConfig
 from tabpilot.agent.types import StepEvent
@@ -52,7 +52,7 @@ async def run_attached(
 ) -> subprocess.CompletedProcess[str]:
     assert browser.launched is not None
     proc = await asyncio.to_thread(
-        tabpilot, home, "run", task, "--cdp-url", browser.launched.ws_url, "--base-url", server.base_url,
+        tabpilot_process, home, "run", task, "--cdp-url", browser.launched.ws_url, "--base-url", server.base_url,
         "--model", "scripted", "--api-key", API_KEY, env={"HOME": str(home)}, timeout=120)
     assert proc.returncode == exit_code, proc.stdout + proc.stderr
     return proc

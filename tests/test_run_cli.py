@@ -1,5 +1,6 @@
-"""`tabpilot run` and `tabpilot demo` as a user runs them: subprocesses with TABPILOT_HOME in a temporary
-folder, a real Chromium, the scripted model server over HTTP, rows in the real SQLite store."""
+"""`tabpilot run` and `tabpilot demo` as a user runs them: the command line's own main() (subprocesses for runs side
+by side and what only a process shows) with TABPILOT_HOME in a temporary folder, a real Chromium, the scripted model
+server over HTTP, rows in the real SQLite store."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from actions_support import wait_until
 from agent_support import done, index_of, on_page, step
+from cli_support import tabpilot_here
 from store_support import set_language
 
 from tabpilot.browser.browser import Browser
@@ -29,12 +31,22 @@ pytestmark = [pytest.mark.browser]
 API_KEY = "sk-test-0123456789abcdefghijklmnop"
 
 
-def tabpilot(*args: str, home: Path, timeout: float = 120, **extra_env: str) -> subprocess.CompletedProcess[str]:
+def tabpilot(*args: str, home: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    """`tabpilot ARGS` in this process (cli_support), with `home` as its HOME and TABPILOT_HOME."""
+    return tabpilot_here(list(args), _environment(home, extra_env))
+
+
+def tabpilot_process(*args: str, home: Path, timeout: float = 120, **extra_env: str
+                     ) -> subprocess.CompletedProcess[str]:
+    """`python -m tabpilot ARGS` as a process of its own: for runs side by side, and what only a process shows."""
+    return subprocess.run([sys.executable, "-m", "tabpilot", *args], env=_environment(home, extra_env),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _environment(home: Path, extra_env: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env.update(TABPILOT_HOME=str(home), HOME=str(home), PYTHONUNBUFFERED="1", **extra_env)
-    return subprocess.run(
-        [sys.executable, "-m", "tabpilot", *args], env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return env
 
 
 def form_replies() -> list:
@@ -134,7 +146,8 @@ def test_what_goes_on_inside_a_run_is_logged_to_a_file_not_printed_between_its_s
     odd = done("Looked at the form")
     odd.usage = {"prompt_tokens": -7, "completion_tokens": 3, "total_tokens": -4}
     with ScriptedLLMServer([odd]) as server:
-        proc = tabpilot("run", "Look at the form", "--url", pages.url("agent_form.html"), "--api-key", API_KEY,
+        # a process of its own: here pytest's logging handlers would take in what a process prints on stderr
+        proc = tabpilot_process("run", "Look at the form", "--url", pages.url("agent_form.html"), "--api-key", API_KEY,
                         "--model", "scripted",
                         home=tmp_path, OPENAI_BASE_URL=server.base_url)
     assert proc.returncode == 0, proc.stderr
@@ -289,7 +302,7 @@ async def test_run_attached_works_in_the_current_tab_and_leaves_the_browser_open
     tab = await browser.new_tab(pages.url("agent_form.html"))
     with ScriptedLLMServer(form_replies()) as server:
         proc = await asyncio.to_thread(
-            tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url,
+            tabpilot_process, "run", "Type Grace", "--cdp-url", browser.launched.ws_url,
             "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert await tab.evaluate("document.getElementById('fullname').value") == "Grace Hopper"
@@ -325,7 +338,7 @@ async def test_run_attached_works_in_the_tab_the_user_is_looking_at_without_swit
     await browser.connection.root.send("Target.activateTarget", {"targetId": tabs[1].target_id})
     with ScriptedLLMServer(form_replies()) as server:
         proc = await asyncio.to_thread(
-            tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url,
+            tabpilot_process, "run", "Type Grace", "--cdp-url", browser.launched.ws_url,
             "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "agent_form.html?tab=2" in server.requests[0]["messages"][1]["content"]
@@ -347,14 +360,14 @@ async def test_a_second_run_in_the_tab_a_run_works_in_is_refused_until_it_ends(
     with ScriptedLLMServer([Delay(4, then=form_replies()[0]), *form_replies()[1:]]) as first_model, \
             ScriptedLLMServer(form_replies()) as second_model:
         first = asyncio.ensure_future(asyncio.to_thread(
-            tabpilot, "run", "Type Grace", *flags, "--base-url", first_model.base_url, home=tmp_path))
+            tabpilot_process, "run", "Type Grace", *flags, "--base-url", first_model.base_url, home=tmp_path))
 
         async def first_at_work() -> bool:
             return bool(first_model.requests)
 
         await wait_until(first_at_work, timeout=60)
         second = await asyncio.to_thread(
-            tabpilot, "run", "Type Grace", *flags, "--base-url", second_model.base_url, home=tmp_path)
+            tabpilot_process, "run", "Type Grace", *flags, "--base-url", second_model.base_url, home=tmp_path)
         assert second.returncode == 1
         assert "another tabpilot task is working in this tab" in second.stderr and "--url" in second.stderr
         assert second_model.requests == []  # refused before any model call
@@ -389,7 +402,7 @@ async def test_run_attached_refuses_a_blob_page_of_a_blocked_site(browser: Brows
     await wait_until(on_blob, timeout=10)
     save_settings(Settings(blocked_domains=["127.0.0.1"]), tmp_path / "config" / "config.json")
     with ScriptedLLMServer(form_replies()) as server:
-        proc = await asyncio.to_thread(tabpilot, "run", "Type Grace", *_attached(browser), "--base-url",
+        proc = await asyncio.to_thread(tabpilot_process, "run", "Type Grace", *_attached(browser), "--base-url",
                                        server.base_url, home=tmp_path)
         assert server.requests == []
     assert proc.returncode == 2 and "127.0.0.1 is on the blocked domains list" in proc.stderr, proc.stdout
@@ -433,8 +446,8 @@ async def test_a_target_id_from_the_cdp_endpoint_never_names_a_lock_outside_the_
         port = endpoint.sockets[0].getsockname()[1]
         with ScriptedLLMServer([Delay(4, then=done("Looked"))]) as server:
             run = asyncio.ensure_future(asyncio.to_thread(
-                tabpilot, "run", "Look", "--cdp-url", f"ws://127.0.0.1:{port}/devtools/browser/lying", "--model",
-                "scripted", "--api-key", API_KEY, "--base-url", server.base_url, home=tmp_path))
+                tabpilot_process, "run", "Look", "--cdp-url", f"ws://127.0.0.1:{port}/devtools/browser/lying",
+                "--model", "scripted", "--api-key", API_KEY, "--base-url", server.base_url, home=tmp_path))
 
             async def asked() -> bool:
                 return len(server.requests) == 1
@@ -459,10 +472,10 @@ async def test_run_attached_refuses_to_work_in_a_tab_its_domains_keep_it_from(
     save_settings(Settings(blocked_domains=["127.0.0.1"]), tmp_path / "config" / "config.json")
     flags = _attached(browser)
     with ScriptedLLMServer(form_replies()) as server:
-        blocked = await asyncio.to_thread(tabpilot, "run", "Type Grace", *flags, "--base-url", server.base_url,
+        blocked = await asyncio.to_thread(tabpilot_process, "run", "Type Grace", *flags, "--base-url", server.base_url,
                                           "--json", home=tmp_path)
         (tmp_path / "config" / "config.json").unlink()
-        outside = await asyncio.to_thread(tabpilot, "run", "Type Grace", *flags, "--base-url", server.base_url,
+        outside = await asyncio.to_thread(tabpilot_process, "run", "Type Grace", *flags, "--base-url", server.base_url,
                                           "--allow-domain", "example.org", home=tmp_path)
         assert server.requests == []  # refused before the model was asked anything
     assert blocked.returncode == 2 and "127.0.0.1 is on the blocked domains list" in blocked.stderr
@@ -483,8 +496,9 @@ async def test_run_attached_with_a_url_opens_its_own_tab_and_leaves_the_users_ta
     users = await _only_tabs(browser, pages.url("agent_form.html?mine=1"), pages.url("basic.html"))
     with ScriptedLLMServer(form_replies()) as server:
         proc = await asyncio.to_thread(
-            tabpilot, "run", "Type Grace", "--cdp-url", browser.launched.ws_url, "--url", pages.url("agent_form.html"),
-            "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+            tabpilot_process, "run", "Type Grace", "--cdp-url", browser.launched.ws_url, "--url",
+            pages.url("agent_form.html"), "--base-url", server.base_url, "--model", "scripted", "--api-key", API_KEY,
+            home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert browser.launched.process.poll() is None  # the user's browser keeps running
     open_tabs = {t.target_id: t.url for t in await browser.tabs()}

@@ -8,10 +8,10 @@ import multiprocessing
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import tabpilot_here
 
 from tabpilot.store import sites
 from tabpilot.store.settings import load_settings, update_settings
@@ -89,8 +89,8 @@ def test_a_damaged_file_says_what_to_do(home: Path) -> None:
 
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tabpilot", "sites", *args], capture_output=True, text=True,
-                          env={**os.environ, "TABPILOT_HOME": str(home)}, timeout=60)
+    """`tabpilot sites ARGS` in this process (cli_support); test_page_permissions runs it as a process."""
+    return tabpilot_here(["sites", *args], {**os.environ, "TABPILOT_HOME": str(home)})
 
 
 def test_the_sites_command_lists_allows_and_revokes(home: Path) -> None:
