@@ -79,7 +79,7 @@ def test_under_zh_cn_the_whole_step_prompt_and_the_printed_run_are_chinese(pages
         assert english_words(prompt, allowed) == [], prompt
     # `tabpilot run` printed the same run in Chinese
     out = run.stdout
-    assert "第 1 步 · 等待页面" in out and "    动作：wait" in out and "    结果：✅ 已等待 3 秒。" in out
+    assert "第 1 步 · 等待页面" in out and "    动作：等待了 3 秒" in out and "    结果：✅ 已等待 3 秒。" in out
     assert "只剩 5 步了" not in out  # told to the model about its own way of working, not printed for the person
     assert out.rstrip().endswith("✅ 已完成：完成了")
     assert english_words(out, allowed | time_zone) == [], out

@@ -157,8 +157,10 @@ async def test_a_task_allowed_all_tabs_neither_lists_nor_switches_into_another_t
 
     def switch_after(event: threading.Event) -> Any:
         def reply(body: dict[str, Any]) -> Any:
-            seen.append(other_tabs(body))
-            numbers.extend([] if numbers else [int(n) for n in re.findall(r"\[(\d+)\][^;]*tab=2", seen[0])])
+            # the number first: the test reads it as soon as `seen` has a look (this runs in the server's thread)
+            listed = other_tabs(body)
+            numbers.extend([] if numbers else [int(n) for n in re.findall(r"\[(\d+)\][^;]*tab=2", listed)])
+            seen.append(listed)
             assert event.wait(60), "the test did not go on"
             return ToolCall("AgentOutput", agent_output("Switch", {"switch_tab": {"tab_id": numbers[0]}}))
         return reply
