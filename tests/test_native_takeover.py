@@ -198,17 +198,22 @@ async def test_bad_takeover_requests_get_clear_errors_and_the_host_keeps_serving
     assert (await host.request("ping"))["ok"]
 
 
-async def test_an_action_that_is_none_is_left_out_and_the_rest_of_its_batch_kept(host, stand_in, llm, pages, tmp_path):
-    # One action in a batch that was no action (an unknown kind, a time that is no number) refused the whole batch:
-    # the person's valid actions in it were lost with it. Now they are kept, each bad one is left out with a line in the
-    # log naming where it was wrong (never its value: it may be what the person typed), and the reply says how many,
-    # so the extension does not send it again. Twice, and for what a slow page gives late as well.
+async def signing_in_twice_taken_over(host, stand_in, llm, pages) -> tuple[str, list[dict[str, Any]]]:
+    """A sign-in task whose model thinks long enough for two takeovers, and the actions of a person signing in there."""
     await configure(host, llm)
     url = pages.url("agent_form.html")
     tab_id = await open_tab(stand_in, url)
     llm.add(Delay(60, then=done("never")), Delay(60, then=done("never")), done("Signed in"))
     task_id = (await host.request("task.start", task="Sign in", tabId=tab_id))["data"]["taskId"]
-    sent = actions(url)
+    return task_id, actions(url)
+
+
+async def test_an_action_that_is_none_is_left_out_and_the_rest_of_its_batch_kept(host, stand_in, llm, pages, tmp_path):
+    # One action in a batch that was no action (an unknown kind, a time that is no number) refused the whole batch:
+    # the person's valid actions in it were lost with it. Now they are kept, each bad one is left out with a line in the
+    # log naming where it was wrong (never its value: it may be what the person typed), and the reply says how many,
+    # so the extension does not send it again. Twice, and for what a slow page gives late as well.
+    task_id, sent = await signing_in_twice_taken_over(host, stand_in, llm, pages)
     typed = "correct horse battery"
     bad_kind = {**sent[1], "kind": "dance", "value": typed}
     bad_at = {**sent[1], "at": "soon", "value": typed}
@@ -246,12 +251,7 @@ async def test_a_late_answer_for_an_earlier_takeover_never_lands_in_the_one_unde
     # What a page gives late names its takeover ({taskId, startedAt}). An answer naming an earlier takeover of the same
     # task, one that did not end waiting for the page, is refused: added to the takeover under way, the earlier one's
     # actions would be told to the model as done in this one (a page's late frame across two takeovers of one task).
-    await configure(host, llm)
-    url = pages.url("agent_form.html")
-    tab_id = await open_tab(stand_in, url)
-    llm.add(Delay(60, then=done("never")), Delay(60, then=done("never")), done("Signed in"))
-    task_id = (await host.request("task.start", task="Sign in", tabId=tab_id))["data"]["taskId"]
-    sent = actions(url)
+    task_id, sent = await signing_in_twice_taken_over(host, stand_in, llm, pages)
     first_began, second_began = 1_700_000_000_000, 1_700_000_100_000
 
     await until(lambda: len(llm.requests) == 1)
