@@ -616,18 +616,21 @@ async def test_allow_once_in_a_popup_opened_later_runs_and_no_answer_says_where_
     await close_popup(harness, popup)
 
 
+@pytest.mark.parametrize("second_answer", ["once", "deny"])
 async def test_allow_once_with_another_request_waiting_keeps_the_toolbar_popup_on_it(
-    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
+    harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles, second_answer: str
 ) -> None:
     """Two clients ask at once (a new user's trial). Allow once on the first opened its task's tab in front, which
     closed the toolbar popup: the second request went out of sight and was denied two minutes later. While another
-    request waits, a task's new tab opens behind; the last one allowed comes forward, as a single one always did."""
+    request waits, a task's new tab opens behind; the last one allowed comes forward, as a single one always did.
+    If the last answer is a no, the task allowed first comes forward instead of running out of sight."""
     problems: list[str] = []
     dispatch = for_task({"Sign up Ada": sign_up(problems, "Ada"), "Sign up Grace": sign_up(problems, "Grace")})
     llm.add(*[dispatch] * 8)
     await configure(harness, llm)
     base = await harness.browser.new_tab(e2e_pages.url("form.html?looking"))  # the person's tab
-    urls = [e2e_pages.url("form.html?asked=ada"), e2e_pages.url("form.html?asked=grace")]
+    urls = [e2e_pages.url(f"form.html?asked=ada&then={second_answer}"),
+            e2e_pages.url(f"form.html?asked=grace&then={second_answer}")]
     async with mcp_client(harness, "--approve-timeout", "90", name="First Agent") as first, \
             mcp_client(harness, "--approve-timeout", "90", name="Second Agent") as second:
         ada = asyncio.ensure_future(first.call("run_task", task="Sign up Ada", url=urls[0]))
@@ -642,17 +645,22 @@ async def test_allow_once_with_another_request_waiting_keeps_the_toolbar_popup_o
         assert "Sign up Grace" in waiting["text"], waiting
         shown = await harness.sw("(await chrome.tabs.query({active: true, lastFocusedWindow: true}))[0].url")
         assert shown.endswith("form.html?looking"), shown
-        # the last one: its tab comes forward, which closes the toolbar popup (nothing is left in it to answer)
-        await popup.click(f'.approval-card[data-approval-id="{waiting["id"]}"] button[data-decision="once"]')
+        # the last one: a tab comes forward, which closes the toolbar popup (nothing is left in it to answer)
+        await popup.click(f'.approval-card[data-approval-id="{waiting["id"]}"] '
+                          f'button[data-decision="{second_answer}"]')
         (ada_error, ada_result), (grace_error, grace_result) = await asyncio.gather(ada, grace)
-        assert not ada_error and not grace_error, (ada_result, grace_result)
-        assert (ada_result["data"], grace_result["data"]) == ("Signed up as Ada", "Signed up as Grace")
+        assert not ada_error, ada_result
+        assert ada_result["data"] == "Signed up as Ada"
         assert not problems, problems
         # the tab opened behind was worked in all the same: its page's own script saw the sign-up
         assert (await page_record(ada_tab))[0] == "Signed up as Ada."
-        # the last one allowed, with no request left waiting, came forward
-        grace_tab_id = await harness.chrome_tab_id(await tab_at(harness.browser, urls[1]))
-        assert await harness.sw(f"(await chrome.tabs.get({grace_tab_id})).active") is True
+        if second_answer == "once":  # the last one allowed, with no request left waiting, came forward
+            assert not grace_error and grace_result["data"] == "Signed up as Grace", grace_result
+            in_front = await harness.chrome_tab_id(await tab_at(harness.browser, urls[1]))
+        else:  # refused: the task allowed first, in its tab behind, came forward
+            assert grace_error and "refused" in str(grace_result), grace_result
+            in_front = await harness.chrome_tab_id(ada_tab)
+        await wait_until(lambda: harness.sw(f"(await chrome.tabs.get({in_front})).active"), "its tab in front", 10)
     await harness.browser.close_tab(base.target_id)
 
 

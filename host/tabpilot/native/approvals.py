@@ -61,6 +61,8 @@ class Approvals:
         self._kinds: dict[str, str] = {}  # approvalId → its kind, while pending
         self._asking: set[tuple[str, str]] = set()  # (kind, requester) with a question open
         self._count = itertools.count(1)
+        # Told how each question closed once it is no longer pending ("deny" for no answer or a withdrawn one too).
+        self.closed_listeners: list[Callable[[Decision], None]] = []
 
     def pending(self) -> list[str]:
         return list(self._pending)
@@ -117,6 +119,8 @@ class Approvals:
             self._pending.pop(approval_id, None)
             self._kinds.pop(approval_id, None)
             self._push(ApprovalClosedPush(approval_id=approval_id, decision=decision).to_frame())
+            for listener in self.closed_listeners:
+                listener(decision)
         if decision == "deny":
             raise RequestFailed(f"the user declined to let {requester} run this task", "denied")
         return decision

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from .approvals import HOST_STOPPED, Place, Withdrawn
+from .approvals import HOST_STOPPED, Decision, Place, Withdrawn
 from .codec import MAX_INCOMING_FRAME, FrameDecoder, FrameError, NotFrames, encode_frame
 from .consent import McpConsent, display_name
 from .peer import RequestFailed
@@ -177,7 +177,10 @@ class LocalEndpoint:
         self._socket_identity: tuple[int, int] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._closing = False
+        # Tabs a client opened behind while a question waited for the person, newest last (see `_relay`).
+        self._behind: list[int] = []
         host.outgoing_push_listeners.append(self._on_host_push)
+        host.approvals.closed_listeners.append(self._question_closed)
         self.consent = McpConsent(host.approvals, host.sites.check)
         self.hello_within = HELLO_WITHIN
 
@@ -486,21 +489,44 @@ class LocalEndpoint:
         if isinstance(request, TabsClose) and request.tab_id not in client.opened_tabs:
             raise RequestFailed(f"tab {request.tab_id} was not opened on this connection; a local program may close "
                                 "only the tabs it opened", "not_allowed")
-        if isinstance(request, TabsCreate) and self.host.approvals.pending():
+        behind = isinstance(request, TabsCreate) and bool(self.host.approvals.pending())
+        if behind:
             # A question still waiting for the person keeps their eyes on it: a tab that came forward would close the
             # toolbar popup showing it (a new user's trial: Allow once on one MCP client's request opened its task's
             # tab in front, and the second client's request went out of sight until it was denied two minutes
-            # later). The tab opens behind ("Running in other tabs" brings it forward); the last one allowed, with
-            # nothing left to answer, comes forward.
+            # later). The tab opens behind; the last one allowed, with nothing left to answer, comes forward, and if
+            # the last answer was a no, the newest tab opened behind does (`_question_closed`).
             request = request.model_copy(update={"active": False})
         reply: WireModel = await self._ask_extension(request)
         if isinstance(reply, TabsCreateData):
             client.opened_tabs.add(reply.tab.tab_id)
+            if behind:
+                self._behind.append(reply.tab.tab_id)
         if isinstance(reply, TabsQueryData) and not _always_allowed(client):
             own = [tab for tab in reply.tabs if tab.tab_id in client.own_tabs]
             hidden = sum(1 for tab in reply.tabs if tab.tab_id not in client.own_tabs and _web_page(tab.url))
             return {**reply.model_copy(update={"tabs": own}).to_frame(), "othersHidden": hidden}
         return reply.to_frame()
+
+    def _question_closed(self, decision: Decision) -> None:
+        """With no question left waiting, the tabs opened behind for one's sake are let go. After a yes, its task's
+        tab comes forward (or it works in the tab in front); after a no (or no answer) nothing would, and a task
+        allowed earlier would run out of sight: the newest tab opened behind comes forward."""
+        if self.host.approvals.pending() or not self._behind:
+            return
+        behind, self._behind = self._behind[-1], []
+        if decision != "deny" or self._closing:
+            return
+
+        async def bring_forward() -> None:
+            from .messages import TabsActivate
+
+            with contextlib.suppress(RequestFailed):  # closed meanwhile: nothing to show
+                await self._ask_extension(TabsActivate(tab_id=behind))
+
+        forward = asyncio.get_running_loop().create_task(bring_forward())
+        self._handlers.add(forward)
+        forward.add_done_callback(self._handlers.discard)
 
     async def _ask_extension(self, request: HostRequest[ReplyData]) -> ReplyData:
         from .peer import ExtensionError, LinkClosed
