@@ -521,8 +521,10 @@ class LocalEndpoint:
         async def bring_forward() -> None:
             from .messages import TabsActivate
 
-            with contextlib.suppress(RequestFailed):  # closed meanwhile: nothing to show
+            try:
                 await self._ask_extension(TabsActivate(tab_id=behind))
+            except Exception as exc:  # closed meanwhile, or the extension went away: nothing to show
+                log.debug("could not bring tab %s forward: %s", behind, exc)
 
         forward = asyncio.get_running_loop().create_task(bring_forward())
         self._handlers.add(forward)
