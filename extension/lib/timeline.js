@@ -247,7 +247,10 @@ const Timeline = (() => {
   // A task started in a terminal (`tabpilot run`, `demo`) ran with that terminal's flags and OPENAI_* variables over
   // the settings: its remedy is said there. A run with --model gpt-typo was told "Check the Base URL and the Model in
   // Settings", which it had not used (a new user's trial).
-  function remedy(kind, asker) {
+  // A web page that named its own model (its execute() config: the error's params.chosen, from the host) ran without
+  // the person's Settings: the remedy is the page's to make.
+  function remedy(kind, asker, params) {
+    if (params && params.chosen === "page" && kind !== "maxSteps") return t("fixPageModel");
     if (!asker || !TERMINAL_SOURCES.has(asker.source)) return t(`fix_${kind}`);
     return kind === "maxSteps" ? t("fixTerminalSteps") : t("fixTerminal", asker.model || "?");
   }
@@ -260,7 +263,8 @@ const Timeline = (() => {
     const kind = event.code ? kindOfCode(event.code, event.params)
       : (FAILURE_MARKERS.find((entry) => entry.test.test(message)) || {}).kind;
     if (!kind) return { kind: "other", headline: String(event.text || message), remedy: "", detail: "" };
-    return { kind, headline: t(`fail_${kind}`), remedy: remedy(kind, asker), detail: message.replace(HOST_REMEDY, ".") };
+    return { kind, headline: t(`fail_${kind}`), remedy: remedy(kind, asker, event.params),
+      detail: message.replace(HOST_REMEDY, ".") };
   }
 
   // The error event a result's `data` came from, read back from its card in `list` (the last one saying

@@ -464,6 +464,10 @@ EN_US: dict[str, str] = {
         "The provider refused the API key (HTTP {status} from {base_url}: {detail}). Check the key: in the "
         "extension's Settings, or `tabpilot config set api-key`, the OPENAI_API_KEY environment variable, or --api-key."
     ),
+    "failure.key_refused.page": (
+        "The provider refused the API key (HTTP {status} from {base_url}: {detail}). The page chose this model: check "
+        "the apiKey in its execute() config."
+    ),
     "failure.quota": (
         "The provider says the account has no quota left (HTTP {status} from {base_url}: {detail}). Waiting will "
         "not help: check the plan and billing details with the provider, or use another key or model."
@@ -1270,6 +1274,10 @@ ZH_CN: dict[str, str] = {
         "服务商拒绝了 API 密钥（HTTP {status}，来自 {base_url}：{detail}）。请检查密钥：在扩展的“设置”中，"
         "或用 `tabpilot config set api-key`、环境变量 OPENAI_API_KEY，或者 --api-key。"
     ),
+    "failure.key_refused.page": (
+        "服务商拒绝了 API 密钥（HTTP {status}，来自 {base_url}：{detail}）。这个模型是页面选的：请检查它 execute() "
+        "配置中的 apiKey。"
+    ),
     "failure.quota": (
         "服务商表示该账户的额度已用完（HTTP {status}，来自 {base_url}：{detail}）。等待没有用："
         "请向服务商核对套餐和账单，或者换一个密钥或模型。"
@@ -2030,7 +2038,7 @@ def column(value: str, width: int, right: bool = False) -> str:
 FAILURE_CODES: dict[str, tuple[str, ...]] = {
     "not_configured": ("model", "api_key"),
     "client_closed": ("",),
-    "key_refused": ("",),
+    "key_refused": ("", "page"),  # page: the key a web page gave in its execute() config (params.chosen)
     "quota": ("",),
     "context_too_long": ("", "reply", "cut_off"),
     "content_filtered": ("", "reply"),
@@ -2105,6 +2113,8 @@ def failure_text(code: str, params: Mapping[str, object] | None = None, language
     if code in ("retries_exhausted", "deadline") and "retries" not in values and isinstance(attempts, int):
         values["retries"] = attempts - 1  # recorded before retries were counted page-agent's way
     form = values.get("form")
+    if not form and values.get("chosen") == "page" and "page" in FAILURE_CODES.get(code, ()):
+        form = "page"  # the remedy is the page's config, not the person's settings
     return text(f"failure.{code}.{form}" if form else f"failure.{code}", language, **values)
 
 

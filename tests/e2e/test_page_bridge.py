@@ -39,7 +39,7 @@ from e2e_support import prompt_text as model_read
 from user_support import NOT_SEEN, TOO_SOON, wait_overlay
 
 from tabpilot.browser.tab import Tab
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
 from tabpilot.native.approvals import APPROVAL_TIMEOUT
 
@@ -743,6 +743,45 @@ async def the_next_right_call_runs(tab: Tab, llm: ScriptedLLMServer) -> None:
     await execute_from_page(tab, "right", "Type my email", own_model(llm))
     right = await outcome(tab, "right")
     assert right.get("result", {}).get("data") == "Typed" and not problems, (right, problems)
+
+
+async def test_a_pages_own_model_failing_is_the_pages_to_fix_not_the_persons_settings(
+    harness: Harness, site: LocalFiles, llm: ScriptedLLMServer
+) -> None:
+    """A page runs a task on its own model (its execute() config) and the provider refuses the page's key. The page was
+    told to check the key "in the extension's Settings, or `tabpilot config set api-key` …", and the person, on the
+    overlay and in the popup, to "Open Settings, enter the right API key": neither was used. The page is told to check
+    its config, the person that the page's owner has to fix it. Twice: the second call after a reload."""
+    origin = origin_of(site)
+    await allow(harness, origin)
+    tab = await open_page(harness, site.url("app.html"))
+    settings = "Open Settings, enter the right API key and press Test connection."  # the person's own model's remedy
+    theirs = ("The page that asked for this task chose its own model, so your Settings were not used: the site's owner "
+              "has to fix its model settings.")
+    try:
+        for attempt in ("first", "after a reload"):
+            llm.add(HTTPError(401, "Incorrect API key provided", type="invalid_request_error"))
+            await execute_from_page(tab, attempt, "Type my email", own_model(llm))
+            result = (await outcome(tab, attempt)).get("result", {})
+            assert result.get("success") is False, result
+            assert result["data"].endswith("The page chose this model: check the apiKey in its execute() config."), \
+                result
+            assert "Settings" not in result["data"] and "tabpilot config" not in result["data"], result
+            shown = await wait_overlay(tab, "the overlay to say whose model it was", lambda o: o["state"] == "error")
+            assert shown["outcome"] == "The model provider refused the API key.", shown
+            assert shown["remedy"].startswith(theirs) and settings not in shown["remedy"], shown
+            [(task_id,)] = sqlite_rows(harness, "SELECT id FROM tasks ORDER BY started_at DESC LIMIT 1")
+            popup = await harness.open_popup(tab)
+            await popup.open_past(task_id)
+            assert (await popup.text("#past-result-remedy")).startswith(theirs)
+            await harness.browser.close_tab(popup.tab.target_id)
+            assert PAGE_KEY not in json.dumps(sqlite_rows(harness, "SELECT * FROM events")), "the page's key recorded"
+            await js(tab, "location.reload(), true")
+            await wait_until(lambda: js(tab, "document.readyState === 'complete' && !window.runs && "
+                                             "!!window.PAGE_AGENT_EXT"), "the reload")
+        await the_next_right_call_runs(tab, llm)  # its own model, right this time, runs
+    finally:
+        await close(harness, tab)
 
 
 async def test_a_config_tabpilot_cannot_run_rejects_execute_as_page_agent_does_saying_what_to_give(

@@ -229,6 +229,10 @@ class LLMClient:
         notes = loop.create_task(self._wait_notes(on_wait)) if on_wait is not None else None
         try:
             return await self._invoke(messages, tool, parse, on_retry, started, deadline)
+        except LLMError as exc:
+            if self.config.named_by_page:
+                exc.chosen_by_page()
+            raise
         finally:
             if notes is not None:
                 notes.cancel()

@@ -39,6 +39,9 @@ class LLMConfig(BaseModel):
     # False for an endpoint the user did not configure (e.g. one a web page named): the user's
     # OPENAI_API_KEY must never be sent there.
     key_from_environment: bool = True
+    # The endpoint or model was named by a web page (its execute() config): the person's settings were not used, so
+    # a failure's remedy is the page's (LLMError.chosen_by_page).
+    named_by_page: bool = False
 
     def resolve(self) -> ResolvedEndpoint:
         """Fill the gaps from OPENAI_BASE_URL / OPENAI_API_KEY; raise LLMNotConfigured if still incomplete."""
@@ -65,6 +68,7 @@ def endpoint_config(
     environ: Mapping[str, str] | None = None,
     call_deadline: float = DEFAULT_CALL_DEADLINE,
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    named_by_page: bool = False,
 ) -> LLMConfig:
     """The endpoint a task uses: `base_url` / `model` / `api_key` (flags, a page's config) over the
     settings file and the OPENAI_BASE_URL / OPENAI_API_KEY environment (`environment_first`: the
@@ -73,7 +77,8 @@ def endpoint_config(
     Each key goes only where it was meant to go: the file's key to the file's endpoint, OPENAI_API_KEY
     to OPENAI_BASE_URL (or the default), a key given with the override to that override. An endpoint
     named without its own key gets none of the user's keys (a local server needs none). `call_deadline` and
-    `max_reply_bytes` are the settings' model-deadline and max-reply-mb."""
+    `max_reply_bytes` are the settings' model-deadline and max-reply-mb; `named_by_page`: `base_url` or `model` is a web
+    page's choice."""
     environ = os.environ if environ is None else environ
     env_base_url, env_api_key = environ.get("OPENAI_BASE_URL") or None, environ.get("OPENAI_API_KEY") or None
     configured = [env_base_url, settings_base_url] if environment_first else [settings_base_url, env_base_url]
@@ -82,7 +87,7 @@ def endpoint_config(
     env_key = env_api_key if chosen == _normalized(env_base_url) else None
     key = api_key or ((env_key or file_key) if environment_first else (file_key or env_key))
     return LLMConfig(base_url=chosen, model=model or settings_model, api_key=key, key_from_environment=False,
-                     call_deadline=call_deadline, max_reply_bytes=max_reply_bytes)
+                     call_deadline=call_deadline, max_reply_bytes=max_reply_bytes, named_by_page=named_by_page)
 
 
 def _normalized(base_url: str | None) -> str:

@@ -31,6 +31,16 @@ class LLMError(Exception):
         self.message = message
         self.raw_response = raw_response
 
+    def chosen_by_page(self) -> None:
+        """The failing endpoint or model was a web page's choice: `params["chosen"]` says so to every reader (the
+        popup's remedy is then the page's, not Settings), and the message names the page's config where the person's
+        settings would be named."""
+        if not self.code or self.params.get("chosen") == "page":
+            return
+        self.params["chosen"] = "page"
+        self.message = describe(self.code, self.params)
+        self.args = (self.message,)
+
     def describe(self, language: str | None = None) -> str:
         """The message in `language` (the catalog's wording when there is a code)."""
         return describe(self.code, self.params, language) if self.code else self.message

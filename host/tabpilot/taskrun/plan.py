@@ -117,7 +117,7 @@ def plan_task(
         settings_base_url=settings.base_url, settings_model=settings.model, settings_api_key=settings.api_key,
         base_url=overrides.base_url, model=overrides.model, api_key=overrides.api_key, environment_first=terminal,
         call_deadline=settings.model_deadline, max_reply_bytes=settings.max_reply_bytes,
-        environ=environ,
+        environ=environ, named_by_page=source == "page" and bool(overrides.base_url or overrides.model),
     )
     try:
         llm.resolve()
