@@ -243,6 +243,9 @@ const Timeline = (() => {
   const HOST_REMEDY = /\.\s+(Check|Configure|Use|Set|Pass|Run)\b[\s\S]*$/;
 
   const TERMINAL_SOURCES = new Set(["cli", "demo"]); // host/tabpilot/taskrun/plan.py TERMINAL_SOURCES
+  // A task stopped with Stop ends with page-agent's English words (host/tabpilot/i18n.py STOPPED_MESSAGE): said in the
+  // reader's language.
+  const STOPPED_MESSAGE = "Task stopped";
 
   // A task started in a terminal (`tabpilot run`, `demo`) ran with that terminal's flags and OPENAI_* variables over
   // the settings: its remedy is said there. A run with --model gpt-typo was told "Check the Base URL and the Model in
@@ -260,6 +263,7 @@ const Timeline = (() => {
   function failure(source, asker = null) {
     const event = source && typeof source === "object" ? source : { message: source };
     const message = String(event.message || "");
+    if (message === STOPPED_MESSAGE) return { kind: "stopped", headline: t("resultStopped"), remedy: "", detail: "" };
     const kind = event.code ? kindOfCode(event.code, event.params)
       : (FAILURE_MARKERS.find((entry) => entry.test.test(message)) || {}).kind;
     if (!kind) return { kind: "other", headline: String(event.text || message), remedy: "", detail: "" };

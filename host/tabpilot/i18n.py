@@ -632,6 +632,7 @@ EN_US: dict[str, str] = {
     "timeline.status.completed": "completed",
     "timeline.status.error": "error",
     "timeline.status.stopped": "stopped",
+    "result.stopped": "Task stopped",
     "timeline.status.interrupted": "interrupted",
     "timeline.status.denied": "denied",
     "timeline.status.refused": "refused",
@@ -1423,6 +1424,7 @@ ZH_CN: dict[str, str] = {
     "timeline.status.completed": "已完成",
     "timeline.status.error": "出错",
     "timeline.status.stopped": "已停止",
+    "result.stopped": "任务已停止",
     "timeline.status.interrupted": "已中断",
     "timeline.status.denied": "已拒绝",
     "timeline.status.refused": "未获准",
@@ -2125,6 +2127,16 @@ def not_configured_text(missing: str, base_url: object, language: str | None) ->
     else:
         said, how = text("error.no_model", language), text("error.how_to_configure_terminal", language)
     return f"{said}{'' if said.endswith('。') else ' '}{how}"  # no space after a Chinese full stop
+
+
+# The result's text of a task stopped with Stop (page-agent's words): kept so in the record and sent so to a page; a
+# reader gets it in their language (`result_words`; the extension's lib/timeline.js words it by the same text).
+STOPPED_MESSAGE = "Task stopped"
+
+
+def result_words(data: str, language: str | None) -> str:
+    """A task's result text as a reader in `language` is told it: the stop's words in that language."""
+    return text("result.stopped", language) if data == STOPPED_MESSAGE else data
 
 
 def event_text(event: Mapping[str, Any], language: str | None) -> str | None:

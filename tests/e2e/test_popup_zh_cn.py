@@ -3,6 +3,7 @@ Chinese through chrome.i18n (_locales/zh_CN), numbers and dates in that language
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 
@@ -16,6 +17,7 @@ from e2e_support import (
     act_on,
     configure,
     done,
+    popup_task_id,
     start_connected_harness,
     wait_status,
     wait_until,
@@ -293,7 +295,8 @@ async def test_the_approval_card_asks_and_says_why_in_chinese(harness: Harness, 
 async def test_while_the_person_has_the_controls_the_status_says_paused_in_chinese(
     harness: Harness, llm: ScriptedLLMServer, form_tab: Tab
 ) -> None:
-    """Take over in the popup: its status says what the page's overlay says (已暂停), not 运行中."""
+    """Take over in the popup: its status says what the page's overlay says (已暂停), not 运行中. Then Stop: the result
+    box, the overlay and the task's row in Past tasks say so in Chinese (they said the record's "Task stopped")."""
     popup = await harness.open_popup(form_tab)
     await configure(popup, llm.base_url)
     llm.add(Delay(60))
@@ -309,6 +312,14 @@ async def test_while_the_person_has_the_controls_the_status_says_paused_in_chine
     await popup.click("#stop")
     assert await wait_status(popup, "stopped") == "stopped"
     assert await popup.text("#task-status") == "已停止"
+    await popup.wait_for("!document.getElementById('result').hidden", "the stop's result")
+    assert await popup.text("#result-text") == "任务已停止"
+    await wait_overlay(form_tab, "the overlay to say it stopped", lambda o: o["outcome"] == "任务已停止")
+    task_id = await popup_task_id(popup)
+    await popup.click("#nav-past")
+    row = f"#past-list .past-item[data-task-id='{task_id}'] .past-outcome"
+    await popup.wait_for(f"!!document.querySelector({json.dumps(row)})", "the task's row in Past tasks")
+    assert await popup.text(row) == "任务已停止"
     await harness.browser.close_tab(popup.tab.target_id)
 
 

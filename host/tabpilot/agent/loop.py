@@ -28,7 +28,7 @@ from pyee.asyncio import AsyncIOEventEmitter
 from ..browser.errors import BrowserError, TabClosed
 from ..browser.nodes import shorten
 from ..browser.passwords import HIDDEN as PASSWORD_HIDDEN
-from ..i18n import failure_text
+from ..i18n import STOPPED_MESSAGE, failure_text
 from ..i18n import text as say
 from ..llm.vision import wants_images
 from ..textsafety import short_url
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STOPPED_MESSAGE = "Task stopped"
 MAX_STEPS_MESSAGE = "Step count exceeded maximum limit"
 LOOP_REPEATS = 3  # the same action on an unchanged page this many times in a row is a loop
 WAIT_WARNING_SECONDS = 3

@@ -22,7 +22,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..actionwords import action_words, step_words
-from ..i18n import DEFAULT_LANGUAGE, Language, environment_language, event_text, language_of, step_result
+from ..i18n import (
+    DEFAULT_LANGUAGE,
+    STOPPED_MESSAGE,
+    Language,
+    environment_language,
+    event_text,
+    language_of,
+    result_words,
+    step_result,
+)
 from ..i18n import text as say
 from ..textsafety import json_for_people, show_controls
 from .output import fail, is_terminal
@@ -198,7 +207,7 @@ async def run_job(job: Job, out: TextIO | None = None) -> int:
     from ..store.tasks import StoreError, TaskStore
     from ..taskrun.events import RunFinished
     from ..taskrun.plan import PlanError, TaskOverrides, plan_task
-    from ..taskrun.run import STOPPED_MESSAGE, TaskRun
+    from ..taskrun.run import TaskRun
     from .controls import TerminalControls
     from .output import EXIT_BROKEN_PIPE, CommandOutput
 
@@ -541,6 +550,8 @@ def _print_result(finished: RunFinished, job: Job, out: TextIO | CommandOutput,
     mark = "✅" if finished.success else ("⏹" if finished.status == "stopped" else "❌")
     status = say(f"run.status.{'not_done' if finished.gave_up else finished.status}", language)
     data, remedy = finished.data, None
+    if finished.status == "stopped":
+        data = result_words(data, language)
     if not finished.success:
         error = _final_error(finished.result)
         if error is not None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..i18n import event_text
+from ..i18n import event_text, result_words
 from ..language import say
 from ..textsafety import clipped
 from .ids import new_task_id
@@ -169,7 +169,7 @@ class TaskSummary:
         """How it ended, in a line: the first line of its result, or of the error that ended it in `language`
         (when its code words it), at most OUTCOME_CHARS; None for a task without either (running, interrupted)."""
         said = event_text(self.ending_error, language) if self.ending_error else None
-        text = said or self.result_text
+        text = said or (result_words(self.result_text, language) if self.result_text else None)
         first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
         return clipped(" ".join(first.split()), OUTCOME_CHARS) if first else None
 

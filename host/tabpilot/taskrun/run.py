@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..i18n import failure_text
+from ..i18n import STOPPED_MESSAGE, failure_text
 from ..i18n import text as say
 from .events import (
     FINAL_STATUSES,
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STOPPED_MESSAGE = "Task stopped"
 TAKEN_OVER = "The user took the controls; no input is sent to the page until they hand back."
 SUSPENDED = "The host went away mid-task; the next host goes on with it."
 # An action waiting for the user's yes is denied after this long without an answer: nothing irreversible
