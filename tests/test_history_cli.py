@@ -124,6 +124,17 @@ def test_the_list_says_who_started_each_task_in_the_readers_language_and_finds_t
     assert set(from_column(tabpilot(home, "history", "--requester", "侧边栏").stdout)) == {started["panel"]}
 
 
+def test_a_from_cell_copied_from_the_list_finds_the_tasks_of_that_page_or_client(home: Path) -> None:
+    """The FROM column says "MCP Claude Desktop" and "page https://shop.example": given to --requester as shown, they
+    found nothing (a new user's trial), in either language."""
+    started = same_words_from_everyone()
+    for language, page, client in (("en-US", "page https://shop.example", "MCP Claude Desktop"),
+                                   ("zh-CN", "网页 https://shop.example", "MCP 客户端 Claude Desktop")):
+        set_language(home, language)
+        assert set(from_column(tabpilot(home, "history", "--requester", page).stdout)) == {started["page"]}, language
+        assert set(from_column(tabpilot(home, "history", "--requester", client).stdout)) == {started["mcp"]}, language
+
+
 def test_search_finds_a_task_by_a_word_of_its_result_in_any_case_and_language_and_never_a_secret(home: Path) -> None:
     started = same_words_from_everyone()
 
