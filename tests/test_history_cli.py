@@ -290,7 +290,9 @@ def test_a_tasks_or_results_own_lines_never_read_as_lines_of_the_timeline(home: 
         done = store.start_task("Pay the bill", url="https://bank.test/\nurl: https://elsewhere.test/", model="m",
                                 source="mcp", requester="a client")
         store.finish_task(done, status="completed", result={"success": True, "data": f"Paid.\n{forged}"})
-    for task_id, real in ((refused, "Result (failed): not allowed"), (done, "Result (success): Paid.")):
+    never_ran = ("Result (never ran): https://shop.test asked to run this task and tabpilot refused it (not allowed, "
+                 "or not asked for in the way you allowed).")
+    for task_id, real in ((refused, never_ran), (done, "Result (success): Paid.")):
         shown = tabpilot(home, "history", "show", task_id)
         assert shown.returncode == 0, shown.stderr
         lines = shown.stdout.splitlines()
@@ -298,6 +300,21 @@ def test_a_tasks_or_results_own_lines_never_read_as_lines_of_the_timeline(home: 
         assert f"    {forged}" in lines, lines
     assert [line for line in lines if line.startswith("url:")] == ["url: https://bank.test/"], lines
     assert "    url: https://elsewhere.test/" in lines, lines
+
+
+def test_show_says_a_request_never_run_in_the_readers_language_with_the_recorded_why_under_it(home: Path) -> None:
+    """A denied MCP request's timeline ended "结果（失败）：The person using the browser refused to let Beta Bot run
+    this task." for a Chinese reader (a new user's trial): the host's English why, read as a failure."""
+    with TaskStore() as store:
+        denied = store.record_not_run("Pay the bill", status="denied", source="mcp", requester="Beta Bot",
+                                      why="The person using the browser refused to let Beta Bot run this task.")
+    set_language(home, "zh-CN")
+    shown = tabpilot(home, "history", "show", denied)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "结果（未运行）：Beta Bot 请求运行此任务，你拒绝了（或未及时回答）。" in lines, lines
+    assert "    原因（按记录）：The person using the browser refused to let Beta Bot run this task." in lines, lines
+    assert not any(line.startswith("结果（失败）") for line in lines), lines
 
 
 def test_history_list_is_the_listing_by_its_name(home: Path) -> None:
