@@ -317,6 +317,24 @@ def test_show_says_a_request_never_run_in_the_readers_language_with_the_recorded
     assert not any(line.startswith("结果（失败）") for line in lines), lines
 
 
+def test_show_says_the_person_handed_back_not_the_models_instructions(home: Path) -> None:
+    """The step whose agent asked for the controls read "result: ✅ The user handed the controls back: what they did is
+    in the user_takeover note before this step. Read the page again…" (a new user's trial): the model's instructions.
+    One that failed keeps its own words."""
+    handed_back = "✅ The user handed the controls back: what they did is in the user_takeover note before this step."
+    with TaskStore() as store:
+        task_id = store.start_task("Sign in for me")
+        for index, output in ((0, handed_back), (1, "❌ Handing the controls to the user is not available.")):
+            action = {"name": "request_takeover", "input": {"reason": "Please sign in"}, "output": output,
+                      **({"notDone": True} if index else {})}
+            store.append_event(task_id, step(index, "Ask to sign in", action=action))
+        store.finish_task(task_id, status="completed", result={"success": True, "data": "Signed in"})
+    lines = tabpilot(home, "history", "show", task_id).stdout.splitlines()
+    results = [line.strip() for line in lines if line.strip().startswith("result:")]
+    assert results == ["result: you handed the controls back",
+                       "result: ❌ Handing the controls to the user is not available."], lines
+
+
 def test_history_list_is_the_listing_by_its_name(home: Path) -> None:
     # Found by a new user: `tabpilot history list` was refused; only `history` alone listed.
     first = record_form_task()

@@ -652,6 +652,7 @@ EN_US: dict[str, str] = {
     "timeline.call": "call: {call}",
     "timeline.result": "result: {result}",
     "timeline.abandoned": "not done: you took the controls",
+    "timeline.handed_back": "you handed the controls back",
     "timeline.observation": "observation: {content}",
     "timeline.retry": "retry {attempt}: {message}",
     "timeline.error": "error: {message}",
@@ -1447,6 +1448,7 @@ ZH_CN: dict[str, str] = {
     "timeline.call": "调用：{call}",
     "timeline.result": "结果：{result}",
     "timeline.abandoned": "未执行：你接管了控制",
+    "timeline.handed_back": "你交还了控制",
     "timeline.observation": "观察：{content}",
     "timeline.retry": "重试 {attempt}：{message}",
     "timeline.error": "错误：{message}",
@@ -2145,9 +2147,12 @@ def event_text(event: Mapping[str, Any], language: str | None) -> str | None:
 
 def step_result(action: Mapping[str, Any], language: str | None) -> str:
     """A step's result as the person reads it: the model's words (`output`), unless the action was not done because
-    the person took the controls (`abandoned`), which the model is told with instructions of its own."""
+    the person took the controls (`abandoned`), or the agent's request for them came back (handed back): the model is
+    told each with instructions of its own ("what they did is in the user_takeover note…", a new user's trial)."""
     if action.get("abandoned") == "took_over":
         return text("timeline.abandoned", language)
+    if action.get("name") == "request_takeover" and not action.get("notDone"):
+        return text("timeline.handed_back", language)
     return str(action.get("output") or "")
 
 
