@@ -1108,9 +1108,12 @@ async function loadPast() {
       const meta = Timeline.el("span", "past-meta muted");
       paintPastMeta(meta, row);
       li.append(pill, task, meta);
-      if (row.outcome) { // how it ended, in a line (the host's: its result's first line, or the error it ended with)
-        const outcome = Timeline.el("span", "past-outcome", row.outcome);
-        outcome.title = row.outcome;
+      // how it ended, in a line (the host's: its result's first line, or the error it ended with); one never run as
+      // its detail says it: the host's why is English ("The person using the browser refused…" in a Chinese popup)
+      const said = NOT_RUN.has(row.status) ? notRunWords(row) : row.outcome;
+      if (said) {
+        const outcome = Timeline.el("span", "past-outcome", said);
+        outcome.title = said;
         li.append(outcome);
       }
       li.addEventListener("click", () => openPast(row.taskId));
@@ -1159,11 +1162,15 @@ function paintNotRun(row, result) {
   const why = result && typeof result.data === "string" ? result.data : "";
   $("past-result").hidden = false;
   $("past-result").className = "result failed";
-  const said = { denied: "pastDenied", refused: "pastRefused", withdrawn: "pastWithdrawn" }[row.status];
-  $("past-result-text").textContent = t(said, row.requester || "?");
+  $("past-result-text").textContent = notRunWords(row);
   $("past-result-remedy").hidden = true;
   $("past-result-detail-text").textContent = why;
   $("past-result-details").hidden = !why;
+}
+
+function notRunWords(row) {
+  const said = { denied: "pastDenied", refused: "pastRefused", withdrawn: "pastWithdrawn" }[row.status];
+  return t(said, row.requester || "?");
 }
 
 // The stored result ({success, data}) of a task that ended; a task with none (interrupted) has none to show.

@@ -124,6 +124,17 @@ def test_the_list_says_who_started_each_task_in_the_readers_language_and_finds_t
     assert set(from_column(tabpilot(home, "history", "--requester", "侧边栏").stdout)) == {started["panel"]}
 
 
+def test_a_from_cell_copied_from_the_list_finds_the_tasks_of_that_page_or_client(home: Path) -> None:
+    """The FROM column says "MCP Claude Desktop" and "page https://shop.example": given to --requester as shown, they
+    found nothing (a new user's trial), in either language."""
+    started = same_words_from_everyone()
+    for language, page, client in (("en-US", "page https://shop.example", "MCP Claude Desktop"),
+                                   ("zh-CN", "网页 https://shop.example", "MCP 客户端 Claude Desktop")):
+        set_language(home, language)
+        assert set(from_column(tabpilot(home, "history", "--requester", page).stdout)) == {started["page"]}, language
+        assert set(from_column(tabpilot(home, "history", "--requester", client).stdout)) == {started["mcp"]}, language
+
+
 def test_search_finds_a_task_by_a_word_of_its_result_in_any_case_and_language_and_never_a_secret(home: Path) -> None:
     started = same_words_from_everyone()
 
@@ -279,7 +290,9 @@ def test_a_tasks_or_results_own_lines_never_read_as_lines_of_the_timeline(home: 
         done = store.start_task("Pay the bill", url="https://bank.test/\nurl: https://elsewhere.test/", model="m",
                                 source="mcp", requester="a client")
         store.finish_task(done, status="completed", result={"success": True, "data": f"Paid.\n{forged}"})
-    for task_id, real in ((refused, "Result (failed): not allowed"), (done, "Result (success): Paid.")):
+    never_ran = ("Result (never ran): https://shop.test asked to run this task and tabpilot refused it (not allowed, "
+                 "or not asked for in the way you allowed).")
+    for task_id, real in ((refused, never_ran), (done, "Result (success): Paid.")):
         shown = tabpilot(home, "history", "show", task_id)
         assert shown.returncode == 0, shown.stderr
         lines = shown.stdout.splitlines()
@@ -287,6 +300,39 @@ def test_a_tasks_or_results_own_lines_never_read_as_lines_of_the_timeline(home: 
         assert f"    {forged}" in lines, lines
     assert [line for line in lines if line.startswith("url:")] == ["url: https://bank.test/"], lines
     assert "    url: https://elsewhere.test/" in lines, lines
+
+
+def test_show_says_a_request_never_run_in_the_readers_language_with_the_recorded_why_under_it(home: Path) -> None:
+    """A denied MCP request's timeline ended "结果（失败）：The person using the browser refused to let Beta Bot run
+    this task." for a Chinese reader (a new user's trial): the host's English why, read as a failure."""
+    with TaskStore() as store:
+        denied = store.record_not_run("Pay the bill", status="denied", source="mcp", requester="Beta Bot",
+                                      why="The person using the browser refused to let Beta Bot run this task.")
+    set_language(home, "zh-CN")
+    shown = tabpilot(home, "history", "show", denied)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "结果（未运行）：Beta Bot 请求运行此任务，你拒绝了（或未及时回答）。" in lines, lines
+    assert "    原因（按记录）：The person using the browser refused to let Beta Bot run this task." in lines, lines
+    assert not any(line.startswith("结果（失败）") for line in lines), lines
+
+
+def test_show_says_the_person_handed_back_not_the_models_instructions(home: Path) -> None:
+    """The step whose agent asked for the controls read "result: ✅ The user handed the controls back: what they did is
+    in the user_takeover note before this step. Read the page again…" (a new user's trial): the model's instructions.
+    One that failed keeps its own words."""
+    handed_back = "✅ The user handed the controls back: what they did is in the user_takeover note before this step."
+    with TaskStore() as store:
+        task_id = store.start_task("Sign in for me")
+        for index, output in ((0, handed_back), (1, "❌ Handing the controls to the user is not available.")):
+            action = {"name": "request_takeover", "input": {"reason": "Please sign in"}, "output": output,
+                      **({"notDone": True} if index else {})}
+            store.append_event(task_id, step(index, "Ask to sign in", action=action))
+        store.finish_task(task_id, status="completed", result={"success": True, "data": "Signed in"})
+    lines = tabpilot(home, "history", "show", task_id).stdout.splitlines()
+    results = [line.strip() for line in lines if line.strip().startswith("result:")]
+    assert results == ["result: you handed the controls back",
+                       "result: ❌ Handing the controls to the user is not available."], lines
 
 
 def test_history_list_is_the_listing_by_its_name(home: Path) -> None:

@@ -74,8 +74,7 @@ const Timeline = (() => {
         const call = `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`;
         const said = line(li, "action", t("cardAction"), stepWords(action));
         if (said) said.title = call;
-        // an action the person's taking the controls stopped: said to them, not the model's instructions in output
-        line(li, "output", t("cardResult"), action.abandoned === "took_over" ? t("cardTookOverResult") : short(withoutMark(action.output)));
+        line(li, "output", t("cardResult"), resultWords(action));
         return li;
       }
       case "observation": {
@@ -155,6 +154,15 @@ const Timeline = (() => {
     const doing = actionWords("acting", acting.tool, acting.target, acting.seconds);
     const ms = acting.took ?? Date.now() - (acting.since ?? Date.now());
     return t("actingStep", acting.step, doing, Math.max(0, Math.floor(ms / 1000)));
+  }
+
+  // A step's result as its card says it: the model's words, but for an action the person's taking the controls
+  // stopped and the agent's request for the controls when the person handed back, said to them, not the model's
+  // instructions in output ("what they did is in the user_takeover note…"); i18n.py step_result for the terminal.
+  function resultWords(action) {
+    if (action.abandoned === "took_over") return t("cardTookOverResult");
+    if (action.name === "request_takeover" && !action.notDone) return t("cardHandedBackResult");
+    return short(withoutMark(action.output));
   }
 
   // A step's action as its card says it: what it did, or, when it was not done (the person took the controls, it was

@@ -657,6 +657,7 @@ EN_US: dict[str, str] = {
     "timeline.call": "call: {call}",
     "timeline.result": "result: {result}",
     "timeline.abandoned": "not done: you took the controls",
+    "timeline.handed_back": "you handed the controls back",
     "timeline.observation": "observation: {content}",
     "timeline.retry": "retry {attempt}: {message}",
     "timeline.error": "error: {message}",
@@ -670,6 +671,14 @@ EN_US: dict[str, str] = {
     "timeline.verdict.finished": "finished",
     "timeline.verdict.not_done": "not done",
     "timeline.verdict.stopped": "stopped",
+    "timeline.verdict.never_ran": "never ran",
+    "timeline.not_run.denied": "{requester} asked to run this task and you said no (or did not answer in time).",
+    "timeline.not_run.refused": "{requester} asked to run this task and tabpilot refused it (not allowed, or not asked "
+                                "for in the way you allowed).",
+    "timeline.not_run.withdrawn": "{requester} asked to run this task, then the question was withdrawn before you "
+                                  "answered (the page that asked went away, the program that asked stopped waiting, "
+                                  "or tabpilot's helper stopped).",
+    "timeline.not_run.why": "why (as recorded): {why}",
     "timeline.no_result.interrupted": "Result: none: the process running this task stopped before it finished.",
     "timeline.no_result.running": "Result: none yet: the task is still running.",
     "timeline.no_result": "Result: none recorded ({status}).",
@@ -1449,6 +1458,7 @@ ZH_CN: dict[str, str] = {
     "timeline.call": "调用：{call}",
     "timeline.result": "结果：{result}",
     "timeline.abandoned": "未执行：你接管了控制",
+    "timeline.handed_back": "你交还了控制",
     "timeline.observation": "观察：{content}",
     "timeline.retry": "重试 {attempt}：{message}",
     "timeline.error": "错误：{message}",
@@ -1462,6 +1472,12 @@ ZH_CN: dict[str, str] = {
     "timeline.verdict.finished": "已结束",
     "timeline.verdict.not_done": "未完成",
     "timeline.verdict.stopped": "已停止",
+    "timeline.verdict.never_ran": "未运行",
+    "timeline.not_run.denied": "{requester} 请求运行此任务，你拒绝了（或未及时回答）。",
+    "timeline.not_run.refused": "{requester} 请求运行此任务，tabpilot 拒绝了它（未获允许，或与你允许的方式不符）。",
+    "timeline.not_run.withdrawn": "{requester} 请求运行此任务，但在你回答之前请求已被撤回"
+                                  "（提出请求的页面已离开、程序不再等待，或 tabpilot 的助手已停止）。",
+    "timeline.not_run.why": "原因（按记录）：{why}",
     "timeline.no_result.interrupted": "结果：无：运行此任务的进程在任务完成前停止了。",
     "timeline.no_result.running": "结果：暂无：任务仍在运行。",
     "timeline.no_result": "结果：没有记录（{status}）。",
@@ -2153,9 +2169,12 @@ def event_text(event: Mapping[str, Any], language: str | None) -> str | None:
 
 def step_result(action: Mapping[str, Any], language: str | None) -> str:
     """A step's result as the person reads it: the model's words (`output`), unless the action was not done because
-    the person took the controls (`abandoned`), which the model is told with instructions of its own."""
+    the person took the controls (`abandoned`), or the agent's request for them came back (handed back): the model is
+    told each with instructions of its own ("what they did is in the user_takeover note…", a new user's trial)."""
     if action.get("abandoned") == "took_over":
         return text("timeline.abandoned", language)
+    if action.get("name") == "request_takeover" and not action.get("notDone"):
+        return text("timeline.handed_back", language)
     return str(action.get("output") or "")
 
 

@@ -327,7 +327,7 @@ async def test_a_clients_request_says_which_tab_in_chinese_and_a_no_is_in_past_t
     harness: Harness, form_tab: Tab, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The request card names the person's tab by its title and origin, or a new tab and the site it opens, in
-    Chinese; what they said no to is listed in Past tasks as 已拒绝, from whom."""
+    Chinese; what they said no to is listed in Past tasks as 已拒绝, from whom, and how it ended in Chinese."""
     import asyncio
     from urllib.parse import urlsplit
 
@@ -364,6 +364,8 @@ async def test_a_clients_request_says_which_tab_in_chinese_and_a_no_is_in_past_t
         "(() => { const li = [...document.querySelectorAll('#past-list .past-item')]"
         ".find(i => i.innerText.includes('填写表单')); return li ? li.innerText : null; })()", "the no in Past tasks")
     assert "已拒绝" in line and "来自 MCP 客户端 Claude" in line and "步" not in line, line
+    # how it ended, in Chinese as its detail says it (the list's line was the host's English why)
+    assert line.endswith("Claude 请求运行此任务，你拒绝了（或未及时回答）。它没有运行。"), line
     denied = await popup.js("[...document.querySelectorAll('#past-list .past-item')]"
                             ".filter(i => i.innerText.includes('填写表单')).length")
     assert denied == 2  # each no of the person's is recorded

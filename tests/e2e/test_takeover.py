@@ -415,6 +415,10 @@ async def test_the_agent_asks_for_help_then_asks_a_question(
     assert await account_tab.evaluate("document.getElementById('city').value") == "Kyoto"
     assert not await notified(harness, task_id)  # nothing is asked any more
     assert PASSWORD not in json.dumps(llm.requests) and leaks(harness, PASSWORD) == []
+    # the request's card says what the person did, not the model's instructions ("…in the user_takeover note…")
+    asked = await panel.wait_for("[...document.querySelectorAll('#timeline .card-step')].map(c => c.innerText)"
+                                 ".find(text => text.includes('Ask the user to sign in'))", "the request's card")
+    assert "You handed the controls back" in asked and "user_takeover" not in asked, asked
     await harness.browser.close_tab(panel.tab.target_id)
 
 

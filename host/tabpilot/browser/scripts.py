@@ -274,6 +274,15 @@ FIND_TEXT = """function(wanted, nth, ...owners) {
   };
   const ownerAt = new Map(owners.map((o, i) => [o, i]));
   const frameAt = owners.map(() => -1), met = owners.map(() => -1);
+  // the overlay's panel is a frame of the page: a task's own words (its text, the last goal) counted as places the
+  // page showed, and words only the overlay said were "found" (a new user's trial). -2: left out, as a hidden frame.
+  const inOverlay = (e) => {
+    for (let n = e; n; n = n.parentNode || n.host) {
+      if (n.nodeType === 1 && n.hasAttribute('data-tabpilot-overlay')) return true;
+    }
+    return false;
+  };
+  owners.forEach((o, i) => { if (inOverlay(o)) frameAt[i] = -2; });
   let text = '', last = null, seen = 0;
   const holder = (n) => n.parentElement || (n.parentNode && n.parentNode.host) || null;  // a shadow root's own text
   const stack = [document.documentElement];

@@ -58,10 +58,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _requester(who: str | None, language: Language) -> str | None:
     """--requester as the store asks it: who started a task named as the FROM column names them ("终端", "terminal")
-    is that starter; anything else, a part of a page's origin or a client's name."""
+    is that starter; a page's or a client's cell as the column shows it ("MCP Claude Desktop", "网页 https://a.example"),
+    that origin or name: copied from the list, it found nothing (a new user's trial); anything else, a part of a
+    page's origin or a client's name."""
+    wanted = (who or "").strip()
     for starter in STARTERS:
-        if who and who.strip().casefold() == say(f"timeline.by.{starter}", language, requester="").strip().casefold():
+        shown = say(f"timeline.by.{starter}", language, requester="").strip().casefold()
+        if wanted.casefold() == shown:
             return starter
+        if starter in ("page", "mcp") and wanted.casefold().startswith(f"{shown} "):
+            return wanted[len(shown):].strip()
     return who
 
 

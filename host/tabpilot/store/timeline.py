@@ -12,7 +12,7 @@ from ..agent.types import describe_action
 from ..i18n import column, event_text, shown_width, step_result
 from ..i18n import text as say
 from ..textsafety import show_controls
-from .tasks import StoredEvent, TaskRecord, TaskSummary
+from .tasks import NOT_RUN_STATUSES, StoredEvent, TaskRecord, TaskSummary
 
 CLIP = 400
 BY_WIDTH = 40  # a page's origin or a client's name in the list's FROM column
@@ -177,7 +177,15 @@ def timeline(record: TaskRecord, language: str | None = None) -> str:
             continue
         lines.extend(_event_lines(stored, s.started_at, language))
     lines.append("")
-    if record.result is not None:
+    if s.status in NOT_RUN_STATUSES:
+        # asked for and never run: said in the reader's language, who asked; the recorded why (the host's English,
+        # "The person using the browser refused…") under it, as the popup's Details has it (a new user's trial)
+        said = say(f"timeline.not_run.{s.status}", language, requester=s.requester or "?")
+        lines.append(say("timeline.result_of", language, verdict=say("timeline.verdict.never_ran", language),
+                         data=said))
+        if isinstance(data, str) and data:
+            lines.append("    " + say("timeline.not_run.why", language, why=continued(data)))
+    elif record.result is not None:
         success = record.result.get("success")
         # A stop the person (or the page, or an MCP client) asked for is not a failure (success false on the wire).
         verdict = ("not_done" if s.gave_up else "stopped" if s.status == "stopped" else "success" if success is True
