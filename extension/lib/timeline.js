@@ -62,9 +62,13 @@ const Timeline = (() => {
   function renderEvent(event) {
     switch (event && event.type) {
       case "step": {
-        const li = card("step", t("cardStep", (event.stepIndex ?? 0) + 1));
-        const reflection = event.reflection || {};
         const action = event.action || {};
+        // a step whose action was not done (refused, failed, or the person took the controls) is told apart at a
+        // glance: only its words' tense did ("clicking" for "clicked"), the terminal's ❌ having no place here
+        const notDone = Boolean(action.notDone || action.abandoned);
+        const li = card("step", t(notDone ? "cardStepNotDone" : "cardStep", (event.stepIndex ?? 0) + 1));
+        if (notDone) li.classList.add("card-not-done");
+        const reflection = event.reflection || {};
         // the model's verdict on the step before, first and labelled so: under this card's own result it read as a
         // verdict on it ("Success" under an action the user had denied). Step 1 has no step before it: its card
         // opened with "Previous step: Success".

@@ -821,6 +821,16 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
                           ".map((value) => value.textContent); })()")
     assert said == ["waited 2 s", "scrolling", 'clicking "Buy"', 'typing in "Card"', 'used the tool "lookup_price"',
                     "opened example.com/docs"], said
+    # and a step not done is told apart at a glance, not by its words' tense alone (a new user's trial): its label
+    # says so, and its card is marked in the not-done amber
+    shown = await popup.js(f"(() => {{ const list = document.getElementById('timeline'); Timeline.render(list, "
+                           f"{json.dumps(events)}); return [...list.querySelectorAll('.card-step')].map((card) => "
+                           "[card.querySelector('.card-label').textContent, getComputedStyle(card).borderLeftColor]);"
+                           " })()")
+    assert [label for label, _ in shown] == ["Step 1", "Step 2 · not done", "Step 3 · not done", "Step 4 · not done",
+                                             "Step 5", "Step 6"], shown
+    assert {colour for _, colour in shown[1:4]} == {"rgb(199, 119, 0)"} and shown[0][1] != shown[1][1], shown
+    await popup.screenshot(SCREENS / "steps-not-done.png", max_height=900)
     await harness.browser.close_tab(popup.tab.target_id)
 
 
