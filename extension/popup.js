@@ -1096,7 +1096,8 @@ async function loadPast() {
   $("past-detail").hidden = true;
   $("past-list-wrap").hidden = false;
   try {
-    const { tasks } = await ask("history.list", { limit: 50 });
+    const search = $("past-search").value.trim();
+    const { tasks } = await ask("history.list", search ? { limit: 50, search } : { limit: 50 });
     const items = tasks.map((row) => {
       const li = Timeline.el("li", "past-item");
       li.dataset.taskId = row.taskId;
@@ -1120,7 +1121,9 @@ async function loadPast() {
       li.addEventListener("keydown", (event) => { if (event.key === "Enter") openPast(row.taskId); });
       return li;
     });
+    if (search !== $("past-search").value.trim()) return; // typed on meanwhile: that listing is on its way
     $("past-list").replaceChildren(...items);
+    $("past-empty").textContent = t(search ? "pastNoMatch" : "pastEmpty");
     $("past-empty").hidden = items.length > 0;
   } catch (error) {
     showError("past-error", error, loadPast);
@@ -1210,6 +1213,11 @@ async function rerun(newTab) {
 $("past-rerun").addEventListener("click", () => rerun(false));
 $("past-rerun-new").addEventListener("click", () => rerun(true));
 $("past-back").addEventListener("click", loadPast);
+// The list follows what is typed, once the typing pauses.
+$("past-search").addEventListener("input", () => {
+  clearTimeout(ui.pastSearchTimer);
+  ui.pastSearchTimer = setTimeout(loadPast, 200);
+});
 
 $("past-export").addEventListener("click", async () => {
   try {

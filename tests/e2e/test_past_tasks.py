@@ -130,6 +130,19 @@ async def test_tasks_of_the_same_words_read_apart_by_outcome_takeover_and_who_st
     await popup.click(f"#past-list .past-item[data-task-id='{taken_over}']")  # the detail says it too
     await popup.wait_for("!document.getElementById('past-detail').hidden", "the past task's detail")
     assert "you took over" in await popup.text("#past-meta")
+    # Past tasks' search box finds one by words of its task or result, in any case, as `history --search` does
+    listing = "[...document.querySelectorAll('#past-list .past-item')].map(li => li.dataset.taskId)"
+    await popup.click("#past-back")
+    for words, found in (("GREYED out", [not_done]), ("save COMMAND", [terminal]), ("Drafts folder", [taken_over])):
+        await popup.fill("#past-search", words)
+        await popup.wait_for(f"JSON.stringify({listing}) === {json.dumps(json.dumps(found))}", f"only {words!r}")
+        if found == [not_done]:
+            await popup.screenshot(SCREENS / "past-search.png", max_height=500)
+    await popup.fill("#past-search", "Save nothing-says-this")
+    await popup.wait_for(f"{listing}.length === 0 && !document.getElementById('past-empty').hidden", "no match")
+    assert await popup.text("#past-empty") == "No past task has these words in its task or result."
+    await popup.fill("#past-search", "")
+    await popup.wait_for(f"{json.dumps(ids)}.every(id => {listing}.includes(id))", "every task listed again")
     await harness.browser.close_tab(popup.tab.target_id)
 
     # `tabpilot history`: who started each, and a search by a word of one result, in another case

@@ -505,9 +505,11 @@ class NativeHost:
             raise RequestFailed(said, "busy") from exc
 
     async def _history_list(self, request: HistoryList) -> HistoryListData:
+        from ..store.search import TaskQuery
         from .messages import HistoryListData
 
-        tasks = await self._in_store(lambda: self.store.list_tasks(request.limit))
+        query = TaskQuery.of(request.search) if request.search else None
+        tasks = await self._in_store(lambda: self.store.list_tasks(request.limit, query))
         language = self.tasks.ui_language
         return HistoryListData.model_validate({"tasks": [summary.to_wire(language) for summary in tasks]})
 

@@ -476,6 +476,8 @@ class SecretsDelete(Request):
 class HistoryList(Request):
     type: Literal["history.list"]
     limit: int = Field(50, ge=1, le=1000)
+    # words every task listed has in its text or its result, in any case (store/search.py TaskQuery)
+    search: str | None = Field(None, max_length=1000)
 
 
 class HistoryGet(Request):
