@@ -108,8 +108,13 @@ def test_flags_that_do_not_go_together(tmp_path: Path, flags: list[str], said: s
 
 def test_progress_lines_for_each_kind_of_event() -> None:
     step = {"type": "step", "stepIndex": 2, "reflection": {"next_goal": "Press Sign up"},
-            "action": {"name": "click_element_by_index", "input": {"index": 7}, "output": "Clicked  the\nbutton"}}
-    assert event_message(step) == 'step 3 · Press Sign up · click_element_by_index {"index": 7} → Clicked the button'
+            "action": {"name": "click_element_by_index", "input": {"index": 7}, "target": "Sign up",
+                       "output": "Clicked  the\nbutton"}}
+    assert event_message(step) == ('step 3 · Press Sign up · clicked "Sign up" (click_element_by_index {"index": 7}) → '
+                                   "Clicked the button")
+    failed = {**step, "action": {**step["action"], "notDone": True, "output": "No such element"}}
+    assert event_message(failed) == ('step 3 · Press Sign up · clicking "Sign up" (click_element_by_index {"index": 7})'
+                                     " → No such element")
     takeover = {"type": "user_takeover", "actions": [{"kind": "input"}, {"kind": "click"}], "note": "fixed the date"}
     assert event_message(takeover) == "the person took over the tab and did 2 things: fixed the date"
     assert event_message({"type": "user_takeover"}) == "the person took over the tab"

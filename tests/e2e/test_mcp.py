@@ -171,9 +171,11 @@ async def test_run_task_in_the_users_browser_with_a_progress_notification_per_st
         assert len(messages) == 5, messages
         assert task_id_in(messages[0]) == result["taskId"], messages[0]
         steps = messages[1:]
-        assert steps[0].startswith("step 1 · Type the name · input_text") and "Ada Lovelace" in steps[0]
-        assert steps[1].startswith("step 2 · Tick the terms box · click_element_by_index")
-        assert steps[3].startswith("step 4 · Report the result · done")
+        # the action in words, as the person's cards say it, then the exact call
+        assert steps[0].startswith('step 1 · Type the name · typed into "Full name" (input_text ')
+        assert "Ada Lovelace" in steps[0], steps[0]
+        assert steps[1].startswith("step 2 · Tick the terms box · clicked ") and "(click_element_by_index " in steps[1]
+        assert steps[3].startswith("step 4 · Report the result · ended the task (done ")
         assert all("→" in m for m in steps)
         assert [p for p, _ in client.progress] == [1, 2, 3, 4, 5]
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..actionwords import step_words
+
 CLIP = 300
 
 
@@ -23,12 +25,12 @@ def started_message(task_id: str, tab: int | str) -> str:
 def event_message(event: dict[str, Any]) -> str | None:
     """The progress line for one HistoricalEvent (page-agent's shapes), or None for one not worth one."""
     kind = event.get("type")
-    if kind == "step":
+    if kind == "step":  # the action in words, as the person's step cards say it, then the exact call
         action = event.get("action") or {}
         goal = (event.get("reflection") or {}).get("next_goal") or "(no goal given)"
         tool_input = json.dumps(action.get("input"), ensure_ascii=False)
-        return (f"step {int(event.get('stepIndex', 0)) + 1} · {goal} · {action.get('name')} {_clip(tool_input)}"
-                f" → {_clip(str(action.get('output', '')))}")
+        return (f"step {int(event.get('stepIndex', 0)) + 1} · {goal} · {_clip(step_words(action, 'en-US'))} "
+                f"({action.get('name')} {_clip(tool_input)}) → {_clip(str(action.get('output', '')))}")
     if kind == "user_takeover":  # UserTakeoverEvent: what the person did while they had the controls
         actions = event.get("actions") or []
         did = f" and did {len(actions)} thing{'s' if len(actions) != 1 else ''}" if actions else ""
