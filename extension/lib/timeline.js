@@ -59,6 +59,16 @@ const Timeline = (() => {
   const SHOWN_ACTIONS = 8; // of a takeover, in its card: the last ones; Export has them all
   const GUARD_LABELS = { blocked: "cardBlocked", denied: "cardDenied", expired: "cardExpired", unasked: "cardUnasked", allowed: "cardAllowed" };
 
+  // What a guard stopped, said to the person: the event's content is said to the model, with what it should do next
+  // ("do not try to do it another way. Ask the user…", a new user's trial). "" for a record without it (older).
+  function guardWords(event) {
+    const what = event.params && typeof event.params === "object" ? event.params : null;
+    if (!what || !GUARD_LABELS[event.guard]) return "";
+    if (event.guard === "blocked") return what.url ? t("guardBlockedText", short(what.url, 200)) : "";
+    if (!what.action) return "";
+    return t(`guard${event.guard[0].toUpperCase()}${event.guard.slice(1)}Text`, what.action, what.site || "");
+  }
+
   function renderEvent(event) {
     switch (event && event.type) {
       case "step": {
@@ -86,7 +96,7 @@ const Timeline = (() => {
         // allowed in time
         const label = GUARD_LABELS[event.guard];
         const li = label ? card(event.guard, t(label)) : card("observation", t("cardObservation"));
-        li.append(el("div", "card-text", short(withoutMark(event.content), 500)));
+        li.append(el("div", "card-text", short(guardWords(event) || withoutMark(event.content), 500)));
         return li;
       }
       case "retry": {

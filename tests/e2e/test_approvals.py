@@ -109,8 +109,10 @@ async def test_allow_in_the_overlay_lets_the_click_reach_the_page(
     allowed = 'The user allowed this action: click button "Place order" on 127.0.0.1'
     recorded_and_told(snap, after, "allowed", allowed)
     await panel.wait_for("!!document.querySelector('#timeline .card[data-type=\"allowed\"]')", "the allowed card")
-    cards = await panel.cards()
-    assert any(card["type"] == "allowed" and allowed in card["text"] for card in cards), cards
+    cards = await panel.cards()  # said to the person, not as the model is told it
+    said = 'You said yes: click button "Place order" on 127.0.0.1.'
+    assert any(card["type"] == "allowed" and said in card["text"] for card in cards), cards
+    assert not any(allowed in card["text"] for card in cards), cards
     await harness.browser.close_tab(panel.tab.target_id)
 
 
@@ -133,8 +135,10 @@ async def test_deny_in_the_side_panel_keeps_the_click_from_the_page_and_tells_th
     recorded_and_told(snap, after, "denied", denial)
     # the host has it; the panel hears of it on the worker's port, after (read at once, it had not yet)
     await panel.wait_for("!!document.querySelector('#timeline .card[data-type=\"denied\"]')", "the denied card")
-    cards = await panel.cards()
-    assert any(card["type"] == "denied" and denial in card["text"] for card in cards), cards
+    cards = await panel.cards()  # said to the person, without the model's "do not try to do it another way…"
+    said = 'You said no: click button "Place order" on 127.0.0.1. It was not done.'
+    assert any(card["type"] == "denied" and card["text"].endswith(said) for card in cards), cards
+    assert not any("another way" in card["text"] for card in cards if card["type"] == "denied"), cards
     await harness.browser.close_tab(panel.tab.target_id)
 
 

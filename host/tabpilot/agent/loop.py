@@ -196,11 +196,12 @@ class Agent(AsyncIOEventEmitter):
         self._activity(ResumedActivity())
         return True
 
-    def push_observation(self, content: str, guard: GuardKind | None = None, *, nudge: bool = False) -> None:
+    def push_observation(self, content: str, guard: GuardKind | None = None, *, nudge: bool = False,
+                         params: dict[str, str] | None = None) -> None:
         """A note for the model, added to the history before the next step (tools use this); `guard`: a
-        guard stopped something (said once while it waits for the next step); `nudge`: about the model's own
-        way of working, for the model only."""
-        note = ObservationEvent(content=content, guard=guard, nudge=nudge or None)
+        guard stopped something (said once while it waits for the next step), `params` what it stopped, for the
+        person; `nudge`: about the model's own way of working, for the model only."""
+        note = ObservationEvent(content=content, guard=guard, nudge=nudge or None, params=params)
         if guard is None or note not in self._observations:
             self._observations.append(note)
 

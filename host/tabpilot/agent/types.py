@@ -184,6 +184,9 @@ class ObservationEvent(WireModel):
     type: Literal["observation"] = "observation"
     content: str
     guard: GuardKind | None = None  # tabpilot's: a guard stopped something (the popup shows its own card)
+    # tabpilot's, with `guard`: what it stopped, for the person's card ({action, site} of an action asked about, {url}
+    # of a page not opened); `content` is said to the model, with what it should do next
+    params: dict[str, str] | None = None
     # tabpilot's: a note on the model's own way of working (waiting, looping, steps left), said to the model as an
     # instruction ("Do something different"): the terminal's account of the task leaves it out
     nudge: bool | None = None

@@ -701,7 +701,7 @@ class TaskRun:
             language = self.plan.agent.language
             refusal = say("result.nobody_to_approve", language, **words, ask_before=self.plan.ask_before,
                           remedy=say(self.nobody_to_approve, language))
-            self._push_guard(refusal, "unasked")  # nobody said no: there was no one to ask
+            self._push_guard(refusal, "unasked", words)  # nobody said no: there was no one to ask
             return refusal
         decision: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._approval, self._decision = pending, decision
@@ -735,14 +735,14 @@ class TaskRun:
         if tab_closed:
             return say("result.tab_closed_asking", self.plan.agent.language, **words)
         if answer == "allow":  # recorded (and told) as a denial is: who let the agent pay is in the record too
-            self._push_guard(say("result.allowed", self.plan.agent.language, **words), "allowed")
+            self._push_guard(say("result.allowed", self.plan.agent.language, **words), "allowed", words)
             return None
         if answer is None:
             from ..store.timeline import duration
 
             language = self.plan.agent.language
             expired = say("result.approval_expired", language, **words, wait=duration(timeout, language))
-            self._push_guard(expired, "expired")
+            self._push_guard(expired, "expired", words)
             return expired
         if answer == "takeover":
             taking = asyncio.ensure_future(self.take_over("user"))  # this action is abandoned: it never ran
@@ -750,7 +750,7 @@ class TaskRun:
             taking.add_done_callback(self._stopping.discard)
             return say("result.took_over", self.plan.agent.language)
         denial = say("result.denied", self.plan.agent.language, **words)
-        self._push_guard(denial, "denied")
+        self._push_guard(denial, "denied", words)
         return denial
 
     def decide(self, decision: Decision) -> bool:
@@ -761,11 +761,12 @@ class TaskRun:
         return True
 
     def _on_blocked(self, url: str, message: str) -> None:
-        self._push_guard(message, "blocked")
+        self._push_guard(message, "blocked", {"url": url})
 
-    def _push_guard(self, message: str, guard: GuardKind) -> None:
+    def _push_guard(self, message: str, guard: GuardKind, what: dict[str, str]) -> None:
+        """Tell the model `message`; the record keeps `what` the guard stopped for the person's card."""
         if self.agent is not None:
-            self.agent.push_observation(message, guard=guard)
+            self.agent.push_observation(message, guard=guard, params=what)
 
     def _close_question(self) -> None:
         answer, self._answer = self._answer, None
