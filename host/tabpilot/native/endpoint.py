@@ -486,13 +486,14 @@ class LocalEndpoint:
         if isinstance(request, TabsClose) and request.tab_id not in client.opened_tabs:
             raise RequestFailed(f"tab {request.tab_id} was not opened on this connection; a local program may close "
                                 "only the tabs it opened", "not_allowed")
-        if isinstance(request, TabsCreate) and self.host.approvals.pending():
+        if isinstance(request, TabsCreate):
             # A question still waiting for the person keeps their eyes on it: a tab that came forward would close the
             # toolbar popup showing it (a new user's trial: Allow once on one MCP client's request opened its task's
             # tab in front, and the second client's request went out of sight until it was denied two minutes
             # later). The tab opens behind ("Running in other tabs" brings it forward); the last one allowed, with
-            # nothing left to answer, comes forward.
-            request = request.model_copy(update={"active": False})
+            # nothing left to answer, comes forward. The host's to decide, never the client's: one that asked for
+            # its tab behind had it out of the person's sight.
+            request.active = False if self.host.approvals.pending() else None
         reply: WireModel = await self._ask_extension(request)
         if isinstance(reply, TabsCreateData):
             client.opened_tabs.add(reply.tab.tab_id)
