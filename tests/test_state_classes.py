@@ -5,6 +5,7 @@ own script records the action)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -19,9 +20,10 @@ from tabpilot.agent import Agent, AgentConfig
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError
+from tabpilot.browser.find import find_text
 from tabpilot.browser.state import BrowserState, get_state
 from tabpilot.browser.tab import Tab
-from tabpilot.cdp import CDPError
+from tabpilot.cdp import CDPError, CDPErrorKind
 from tabpilot.llm import LLMConfig
 from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
@@ -507,4 +509,31 @@ async def test_find_text_counts_places_in_reading_order_across_frames_and_shadow
         assert f"Scrolled to place {n} of the 9 places" in history_section(server.requests[step]), n
         assert line in pages_read[step].splitlines(), (n, pages_read[step])
     assert wanted[8] not in pages_read[list(wanted).index(7) + 1].splitlines()  # the first frame, not the first to come
+    await browser.close_tab(tab.target_id)
+
+
+async def frames_hung(tab: Tab, count: int) -> bool:
+    """`count` frames of the tab answer nothing any more (their renderer is busy for good)."""
+    await tab.track_frames()
+    hung = 0
+    for frame in list(tab.frames.values()):
+        try:
+            await frame.session.send("Runtime.evaluate", {"expression": "1"}, timeout=1.0)
+        except CDPError as exc:
+            hung += exc.kind is CDPErrorKind.TIMEOUT
+    return hung >= count
+
+
+async def test_find_text_answers_in_its_time_when_other_sites_frames_hang(browser: Browser, pages) -> None:
+    """A page whose other-site frames hang their renderer: find_text waited 30 s for each of them, one after another
+    (four frames: more than 110 s for one search, while the model and the person waited). The frames are searched at
+    once, within one search's time; the page's own words are counted and the far one shown, the frames said not to
+    have answered. (Once: each search of such a page takes its whole time, 30 s.)"""
+    tab = await open_page(browser, pages.url("hostile_busy_frames.html"))
+    await wait_until(lambda: frames_hung(tab, 4), timeout=60)
+    said = await asyncio.wait_for(find_text(tab, "NEEDLE", 2), 100)  # 4 x 30 s without the fix
+    assert said.startswith("Scrolled to place 2 of the 2 places"), said
+    assert "(4 frame(s) of the page did not answer and were not searched)" in said, said
+    assert await tab.evaluate("(() => { const r = document.getElementById('last').getBoundingClientRect();"
+                              " return r.top >= 0 && r.bottom <= innerHeight; })()")  # far down: brought into view
     await browser.close_tab(tab.target_id)
