@@ -24,6 +24,7 @@ from tabpilot.browser.find import find_text
 from tabpilot.browser.state import BrowserState, get_state
 from tabpilot.browser.tab import Tab
 from tabpilot.cdp import CDPError, CDPErrorKind
+from tabpilot.cdp.connection import DEFAULT_TIMEOUT
 from tabpilot.llm import LLMConfig
 from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
@@ -467,18 +468,26 @@ async def test_a_model_finds_words_far_down_a_long_page_in_one_step(browser: Bro
     await browser.close_tab(tab.target_id)
 
 
-async def other_sites_loaded(tab: Tab, count: int) -> bool:
-    """`count` frames of other sites have their page's words written (their session's own script ran)."""
+async def in_other_sites_frames(tab: Tab, expression: str, timeout: float = DEFAULT_TIMEOUT) -> list[object]:
+    """`expression`'s value in each frame of another site (through its own session), or the kind of the error it got
+    instead (CDPErrorKind.TIMEOUT: the frame answers nothing)."""
     await tab.track_frames()
-    written = 0
+    answers: list[object] = []
     for frame in list(tab.frames.values()):
         try:
-            reply = await frame.session.send("Runtime.evaluate", {
-                "expression": "!!(document.getElementById('far') || {}).textContent", "returnByValue": True})
-        except CDPError:
+            reply = await frame.session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                                             timeout=timeout)
+        except CDPError as exc:
+            answers.append(exc.kind)
             continue
-        written += reply.get("result", {}).get("value") is True
-    return written >= count
+        answers.append(reply.get("result", {}).get("value"))
+    return answers
+
+
+async def other_sites_loaded(tab: Tab, count: int) -> bool:
+    """`count` frames of other sites have their page's words written (their session's own script ran)."""
+    written = await in_other_sites_frames(tab, "!!(document.getElementById('far') || {}).textContent")
+    return written.count(True) >= count
 
 
 async def test_find_text_counts_places_in_reading_order_across_frames_and_shadow_roots(browser: Browser,
@@ -512,16 +521,28 @@ async def test_find_text_counts_places_in_reading_order_across_frames_and_shadow
     await browser.close_tab(tab.target_id)
 
 
+async def test_find_text_tells_nothing_of_a_password_the_page_shows_elsewhere(browser: Browser, pages) -> None:
+    """The page text the model reads hides a password field's value wherever the page shows it too (a strength meter:
+    'Strength of [password hidden]'), but find_text searched the page's own text: 'Strength of C' was found and
+    'Strength of D' not, so the model could tell the password a letter at a time. Now a search sees the page as the
+    model does; the page's other words are found as before. Twice: after the page's script changed the password."""
+    tab = await open_page(browser, pages.url("privacy_echo.html"))
+    for password in ("Correct-Horse-42", "Another-Secret-7"):
+        if password != "Correct-Horse-42":
+            await tab.evaluate(f"pw.value = {password!r}; pw.dispatchEvent(new Event('input'))")
+        assert await tab.evaluate("document.getElementById('echo').textContent") == password  # the page shows it
+        for guess in (f"Strength of {password[0]}", f"Strength of {password[:9]}", password, password.lower(),
+                      f"{password[-4:]}: weak", "Strength of X"):
+            said = await find_text(tab, guess)
+            assert said.startswith("No text on this page shows"), (guess, said)
+        assert (await find_text(tab, "Strength of")).startswith("Scrolled to place 1 of the 1 place")
+        assert (await find_text(tab, ": weak")).startswith("Scrolled to place 1 of the 1 place")
+    await browser.close_tab(tab.target_id)
+
+
 async def frames_hung(tab: Tab, count: int) -> bool:
-    """`count` frames of the tab answer nothing any more (their renderer is busy for good)."""
-    await tab.track_frames()
-    hung = 0
-    for frame in list(tab.frames.values()):
-        try:
-            await frame.session.send("Runtime.evaluate", {"expression": "1"}, timeout=1.0)
-        except CDPError as exc:
-            hung += exc.kind is CDPErrorKind.TIMEOUT
-    return hung >= count
+    """`count` frames of other sites answer nothing any more (their renderer is busy for good)."""
+    return (await in_other_sites_frames(tab, "1", timeout=1.0)).count(CDPErrorKind.TIMEOUT) >= count
 
 
 async def test_find_text_answers_in_its_time_when_other_sites_frames_hang(browser: Browser, pages) -> None:

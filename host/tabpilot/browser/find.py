@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cdp import CDPError, CDPErrorKind, CDPSession
-from . import scripts
+from . import passwords, scripts
 from .dom import fast
 from .errors import ActionError, BrowserError
 from .nodes import check_open, shorten
@@ -104,7 +104,8 @@ async def find_text(tab: Tab, text: str, occurrence: int = 1) -> str:
 async def _search(document: _TextDocument, wanted: str, nth: int, deadline: float) -> dict[str, Any]:
     left = max(deadline - asyncio.get_running_loop().time(), 0.1)
     found = await fast.call_walker(document.session, document.frame_id, scripts.FIND_TEXT, document.owners,
-                                   {"value": wanted}, nth, timeout=left, group="tabpilot-find")
+                                   {"value": wanted}, nth, passwords.ECHOED_MIN_LENGTH, timeout=left,
+                                   group="tabpilot-find")
     if not isinstance(found, dict):
         raise BrowserError("its frame gave no answer")
     return found
