@@ -468,6 +468,31 @@ async def test_a_model_finds_words_far_down_a_long_page_in_one_step(browser: Bro
     await browser.close_tab(tab.target_id)
 
 
+async def meters_show(tab: Tab, password: str) -> bool:
+    """Both strength meters of privacy_echo_frames.html show `password`: the same origin's and the other site's."""
+    same = await tab.evaluate("document.getElementById('same').contentDocument.getElementById('echo').textContent")
+    other = await in_other_sites_frames(tab, "document.getElementById('echo').textContent")
+    return same == password and other == [password]
+
+
+async def test_find_text_tells_nothing_of_a_password_a_frame_shows(browser: Browser, pages) -> None:
+    """A strength meter in a frame (one of this origin, one of another site) shows the password typed in the page:
+    each document was searched with its own secret fields' values hidden only, so 'Strength of C' was found in the
+    frames and 'Strength of D' not. Every document is searched with the page's secret values hidden; twice, after
+    the page's password changed."""
+    tab = await open_page(browser, pages.url("privacy_echo_frames.html"))
+    for password in ("Correct-Horse-42", "Another-Secret-7"):
+        if password != "Correct-Horse-42":
+            await tab.evaluate(f"pw.value = {password!r}; pw.dispatchEvent(new Event('input'))")
+        await wait_until(lambda password=password: meters_show(tab, password), timeout=20)
+        for guess in (f"Strength of {password[0]}", f"Strength of {password[:9]}", password, f"{password[-4:]}: weak"):
+            said = await find_text(tab, guess)
+            assert said.startswith("No text on this page shows"), (guess, said)
+        said = await find_text(tab, "Strength of", 2)  # the meters' own words, in both frames
+        assert said.startswith("Scrolled to place 2 of the 2 places"), said
+    await browser.close_tab(tab.target_id)
+
+
 async def in_other_sites_frames(tab: Tab, expression: str, timeout: float = DEFAULT_TIMEOUT) -> list[object]:
     """`expression`'s value in each frame of another site (through its own session), or the kind of the error it got
     instead (CDPErrorKind.TIMEOUT: the frame answers nothing)."""
