@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_support import done, index_of, on_page, step
+from agent_support import browser_state, done, index_of, on_page, step
 from store_support import in_a_terminal, set_language
 from test_run_cli import API_KEY, tabpilot
 
@@ -223,3 +223,28 @@ def test_the_status_line_speaks_the_language_setting(pages, tmp_path: Path) -> N
     assert code == 0, shown
     assert "正在启动浏览器…" in shown and "第 1 步 · 思考中… 2 秒" in shown, shown
     assert "thinking" not in shown and " 2 s" not in shown
+
+
+def test_an_element_named_with_terminal_controls_is_shown_on_the_status_line_never_obeyed(
+        pages, tmp_path: Path) -> None:
+    # The status line says what the step is doing on which element ('step 1 · clicking "Sign in"…'), and the element's
+    # name is the page's: a page that named its button with an escape sequence retitled the terminal's window, cleared
+    # the screen and reversed the line while the click ran (the status line was written as it came; every printed
+    # line goes through textsafety.show_controls).
+    def replies() -> list:
+        return [
+            on_page(lambda b: {"click_element_by_index": {"index": index_of(b, "Sign in")}}, goal="sign in"),
+            on_page(lambda b: {"done": {"text": "The page said: clicked" if "clicked" in browser_state(b)
+                                        else "The page never saw the click", "success": True}}),
+        ]
+
+    for attempt in ("first", "again"):  # twice: the second run in a home that has the first one's record
+        with ScriptedLLMServer(replies()) as server:
+            shown, code = _in_a_terminal(["run", "Sign in", "--url", pages.url("hostile_action_names.html"),
+                                          "--base-url", server.base_url, "--model", "scripted", "--api-key",
+                                          API_KEY], tmp_path)
+        assert code == 0, (attempt, shown)
+        assert "✅ completed: The page said: clicked" in shown, (attempt, shown)
+        assert "step 1 · clicking \"Sign in \\x1b]0;PWNED\\x07\\x1b[2J\\x9b31m\\u202eexe.gnp\"…" in shown, shown
+        for obeyed in ("\x1b]0;", "\x07", "\x1b[2J", "\x9b", "\u202e"):
+            assert obeyed not in shown, (attempt, obeyed, shown)

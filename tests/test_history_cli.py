@@ -135,6 +135,26 @@ def test_a_from_cell_copied_from_the_list_finds_the_tasks_of_that_page_or_client
         assert set(from_column(tabpilot(home, "history", "--requester", client).stdout)) == {started["mcp"]}, language
 
 
+def test_a_client_or_page_named_like_a_starter_is_not_found_as_that_starter(home: Path) -> None:
+    # --requester terminal listed the tasks of an MCP client that named itself "terminal" (a client's name is its own
+    # to choose) and --requester popup a page at popup.example: the person asking for their own tasks got theirs.
+    started = same_words_from_everyone()
+    with TaskStore() as store:
+        for source, requester in (("mcp", "terminal"), ("mcp", "The Popup"), ("page", "https://popup.example"),
+                                  ("page", "https://side-panel.example"), ("mcp", "终端")):
+            store.start_task("Click the Save button", source=source, requester=requester)
+    for language, asked in (("en-US", {"terminal": "terminal", "popup": "popup", "panel": "side panel"}),
+                            ("zh-CN", {"terminal": "终端", "popup": "弹出窗口", "panel": "侧边栏"})):
+        set_language(home, language)
+        for who, words in asked.items():
+            for written in (who, words, words.upper()):
+                listed = tabpilot(home, "history", "--requester", written).stdout
+                assert set(from_column(listed)) == {started[who]}, (language, written, listed)
+    # their names find them still
+    assert len(from_column(tabpilot(home, "history", "--requester", "popup.example").stdout)) == 1
+    assert len(from_column(tabpilot(home, "history", "--requester", "the popup").stdout)) == 1
+
+
 def test_search_finds_a_task_by_a_word_of_its_result_in_any_case_and_language_and_never_a_secret(home: Path) -> None:
     started = same_words_from_everyone()
 

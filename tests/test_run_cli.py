@@ -140,6 +140,42 @@ def test_run_says_what_each_step_did_in_words_in_english_and_in_chinese(pages, t
     assert re.search(r"调用：click_element_by_index\(\{\"index\":\d+\}\)", shown), shown
 
 
+def test_an_address_written_without_its_scheme_is_said_by_its_host_and_path_only(pages, tmp_path: Path) -> None:
+    # 'opened …' names a page by its host and path: no user name, password, query or fragment. An address the model
+    # wrote without "http://" (the tool opens "127.0.0.1:8000/a?b" all the same) was said whole: its query and
+    # fragment, or the password of "alice:hunter2@host", in the run's lines, `history show` and the record's target.
+    thanks = pages.url("agent_thanks.html")
+    bare = thanks.split("://", 1)[1]  # 127.0.0.1:PORT/agent_thanks.html
+
+    def replies() -> list:
+        return [
+            step("go_to_url", {"url": f"{bare}?fullname=Ada+Query#Fragment"}, goal="open it"),
+            step("go_to_url", {"url": f"alice:pass@{bare}"}, goal="open it as alice"),
+            on_page(lambda b: {"done": {"text": "Signed up" if "You are signed up, Ada Query" in b["messages"]
+                                        [-1]["content"] else "The page did not open", "success": True}}),
+        ]
+
+    for attempt in ("first", "again"):  # a second run in the same home says its steps the same way
+        with ScriptedLLMServer(replies()) as server:
+            proc = tabpilot("run", "Open the thanks page", "--url", pages.url("agent_form.html"), "--base-url",
+                            server.base_url, "--model", "scripted", "--api-key", API_KEY, home=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "✅ completed: Signed up" in proc.stdout, proc.stdout  # the page opened, its query read by its script
+        said = [line for line in proc.stdout.splitlines() if line.startswith("    action: ")]
+        assert said == [f"    action: opened {bare}", f'    action: opening {bare}', "    action: ended the task"], (
+            attempt, proc.stdout)
+    store = TaskStore(tmp_path / "data" / "tasks.sqlite3")
+    latest = store.list_tasks()[0].task_id
+    record = store.get_task(latest)
+    store.close()
+    assert record is not None
+    assert [e["action"].get("target") for e in record.events if e["type"] == "step"] == [bare, bare, None]
+    shown = tabpilot("history", "show", latest, home=tmp_path).stdout
+    assert [line.strip() for line in shown.splitlines() if line.strip().startswith("action: ")] == [
+        f"action: opened {bare}", f"action: opening {bare}", "action: ended the task"], shown
+    assert "Ada+Query#Fragment" in shown  # the exact call keeps what the model wrote, on its 'call:' line
+
+
 def test_what_goes_on_inside_a_run_is_logged_to_a_file_not_printed_between_its_steps(pages, tmp_path: Path) -> None:
     # A provider that counts tokens oddly makes the client warn. With no handler, Python printed that warning on
     # the terminal between the task's steps, as it was (unformatted, unredacted); it goes to cli.log, one line.

@@ -5,6 +5,7 @@ own script records the action)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -19,9 +20,11 @@ from tabpilot.agent import Agent, AgentConfig
 from tabpilot.browser import actions
 from tabpilot.browser.browser import Browser
 from tabpilot.browser.errors import ActionError
+from tabpilot.browser.find import find_text
 from tabpilot.browser.state import BrowserState, get_state
 from tabpilot.browser.tab import Tab
-from tabpilot.cdp import CDPError
+from tabpilot.cdp import CDPError, CDPErrorKind
+from tabpilot.cdp.connection import DEFAULT_TIMEOUT
 from tabpilot.llm import LLMConfig
 from tabpilot.llm.scripted import ScriptedLLMServer
 from tabpilot.localfiles import LocalFiles
@@ -465,18 +468,51 @@ async def test_a_model_finds_words_far_down_a_long_page_in_one_step(browser: Bro
     await browser.close_tab(tab.target_id)
 
 
-async def other_sites_loaded(tab: Tab, count: int) -> bool:
-    """`count` frames of other sites have their page's words written (their session's own script ran)."""
+async def meters_show(tab: Tab, password: str) -> bool:
+    """Both strength meters of privacy_echo_frames.html show `password`: the same origin's and the other site's."""
+    same = await tab.evaluate("document.getElementById('same').contentDocument.getElementById('echo').textContent")
+    other = await in_other_sites_frames(tab, "document.getElementById('echo').textContent")
+    return same == password and other == [password]
+
+
+async def test_find_text_tells_nothing_of_a_password_a_frame_shows(browser: Browser, pages) -> None:
+    """A strength meter in a frame (one of this origin, one of another site) shows the password typed in the page:
+    each document was searched with its own secret fields' values hidden only, so 'Strength of C' was found in the
+    frames and 'Strength of D' not. Every document is searched with the page's secret values hidden; twice, after
+    the page's password changed."""
+    tab = await open_page(browser, pages.url("privacy_echo_frames.html"))
+    for password in ("Correct-Horse-42", "Another-Secret-7"):
+        if password != "Correct-Horse-42":
+            await tab.evaluate(f"pw.value = {password!r}; pw.dispatchEvent(new Event('input'))")
+        await wait_until(lambda password=password: meters_show(tab, password), timeout=20)
+        for guess in (f"Strength of {password[0]}", f"Strength of {password[:9]}", password, f"{password[-4:]}: weak"):
+            said = await find_text(tab, guess)
+            assert said.startswith("No text on this page shows"), (guess, said)
+        said = await find_text(tab, "Strength of", 2)  # the meters' own words, in both frames
+        assert said.startswith("Scrolled to place 2 of the 2 places"), said
+    await browser.close_tab(tab.target_id)
+
+
+async def in_other_sites_frames(tab: Tab, expression: str, timeout: float = DEFAULT_TIMEOUT) -> list[object]:
+    """`expression`'s value in each frame of another site (through its own session), or the kind of the error it got
+    instead (CDPErrorKind.TIMEOUT: the frame answers nothing)."""
     await tab.track_frames()
-    written = 0
+    answers: list[object] = []
     for frame in list(tab.frames.values()):
         try:
-            reply = await frame.session.send("Runtime.evaluate", {
-                "expression": "!!(document.getElementById('far') || {}).textContent", "returnByValue": True})
-        except CDPError:
+            reply = await frame.session.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                                             timeout=timeout)
+        except CDPError as exc:
+            answers.append(exc.kind)
             continue
-        written += reply.get("result", {}).get("value") is True
-    return written >= count
+        answers.append(reply.get("result", {}).get("value"))
+    return answers
+
+
+async def other_sites_loaded(tab: Tab, count: int) -> bool:
+    """`count` frames of other sites have their page's words written (their session's own script ran)."""
+    written = await in_other_sites_frames(tab, "!!(document.getElementById('far') || {}).textContent")
+    return written.count(True) >= count
 
 
 async def test_find_text_counts_places_in_reading_order_across_frames_and_shadow_roots(browser: Browser,
@@ -507,4 +543,43 @@ async def test_find_text_counts_places_in_reading_order_across_frames_and_shadow
         assert f"Scrolled to place {n} of the 9 places" in history_section(server.requests[step]), n
         assert line in pages_read[step].splitlines(), (n, pages_read[step])
     assert wanted[8] not in pages_read[list(wanted).index(7) + 1].splitlines()  # the first frame, not the first to come
+    await browser.close_tab(tab.target_id)
+
+
+async def test_find_text_tells_nothing_of_a_password_the_page_shows_elsewhere(browser: Browser, pages) -> None:
+    """The page text the model reads hides a password field's value wherever the page shows it too (a strength meter:
+    'Strength of [password hidden]'), but find_text searched the page's own text: 'Strength of C' was found and
+    'Strength of D' not, so the model could tell the password a letter at a time. Now a search sees the page as the
+    model does; the page's other words are found as before. Twice: after the page's script changed the password."""
+    tab = await open_page(browser, pages.url("privacy_echo.html"))
+    for password in ("Correct-Horse-42", "Another-Secret-7"):
+        if password != "Correct-Horse-42":
+            await tab.evaluate(f"pw.value = {password!r}; pw.dispatchEvent(new Event('input'))")
+        assert await tab.evaluate("document.getElementById('echo').textContent") == password  # the page shows it
+        for guess in (f"Strength of {password[0]}", f"Strength of {password[:9]}", password, password.lower(),
+                      f"{password[-4:]}: weak", "Strength of X"):
+            said = await find_text(tab, guess)
+            assert said.startswith("No text on this page shows"), (guess, said)
+        assert (await find_text(tab, "Strength of")).startswith("Scrolled to place 1 of the 1 place")
+        assert (await find_text(tab, ": weak")).startswith("Scrolled to place 1 of the 1 place")
+    await browser.close_tab(tab.target_id)
+
+
+async def frames_hung(tab: Tab, count: int) -> bool:
+    """`count` frames of other sites answer nothing any more (their renderer is busy for good)."""
+    return (await in_other_sites_frames(tab, "1", timeout=1.0)).count(CDPErrorKind.TIMEOUT) >= count
+
+
+async def test_find_text_answers_in_its_time_when_other_sites_frames_hang(browser: Browser, pages) -> None:
+    """A page whose other-site frames hang their renderer: find_text waited 30 s for each of them, one after another
+    (four frames: more than 110 s for one search, while the model and the person waited). The frames are searched at
+    once, within one search's time; the page's own words are counted and the far one shown, the frames said not to
+    have answered. (Once: each search of such a page takes its whole time, 30 s.)"""
+    tab = await open_page(browser, pages.url("hostile_busy_frames.html"))
+    await wait_until(lambda: frames_hung(tab, 4), timeout=60)
+    said = await asyncio.wait_for(find_text(tab, "NEEDLE", 2), 100)  # 4 x 30 s without the fix
+    assert said.startswith("Scrolled to place 2 of the 2 places"), said
+    assert "(4 frame(s) of the page did not answer and were not searched)" in said, said
+    assert await tab.evaluate("(() => { const r = document.getElementById('last').getBoundingClientRect();"
+                              " return r.top >= 0 && r.bottom <= innerHeight; })()")  # far down: brought into view
     await browser.close_tab(tab.target_id)

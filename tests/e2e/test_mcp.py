@@ -666,6 +666,30 @@ async def test_allow_once_with_another_request_waiting_keeps_the_toolbar_popup_o
     await harness.browser.close_tab(base.target_id)
 
 
+async def test_a_local_program_cannot_open_its_tab_behind_the_persons_back(
+    harness: Harness, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the host sends a client's new tab behind (while a request waits for the person, above): a local program
+    that asked tabs.create with active false itself got a tab behind the one the person looks at, where a task it
+    runs next works out of their sight. Its tab opens in front, twice over."""
+    from tabpilot.mcp.hostlink import HostLink
+
+    base = await harness.browser.new_tab(e2e_pages.url("form.html?looking"))  # the person's tab
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
+    link = HostLink("a local program")
+    try:
+        for attempt in ("first", "again"):
+            url = e2e_pages.url(f"form.html?behind={attempt}")
+            opened = (await link.request("tabs.create", {"url": url, "active": False}))["tab"]
+            assert opened["url"] == url and opened["active"] is True, opened
+            shown = await harness.sw("(await chrome.tabs.query({active: true, lastFocusedWindow: true}))[0].url")
+            assert shown == url, (attempt, shown)
+            await link.request("tabs.close", {"tabId": opened["tabId"]})
+    finally:
+        await link.close()
+    await harness.browser.close_tab(base.target_id)
+
+
 async def test_a_question_nobody_waits_for_goes_from_the_popup_and_the_next_call_is_asked(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:

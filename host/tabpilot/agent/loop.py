@@ -18,6 +18,7 @@ import hashlib
 import inspect
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 
 from pyee.asyncio import AsyncIOEventEmitter
 
-from ..browser.errors import BrowserError, TabClosed
+from ..browser.errors import ActionError, BrowserError, TabClosed
 from ..browser.nodes import shorten
 from ..browser.passwords import HIDDEN as PASSWORD_HIDDEN
 from ..i18n import STOPPED_MESSAGE, failure_text
@@ -637,14 +638,22 @@ async def _maybe_await(value: Any) -> Any:
 
 def _address(url: str) -> str:
     """A page's address as a person reads it in 'opened example.com/docs': its host and path, cut short; no scheme,
-    "www.", user name or password, query or fragment (the exact call keeps them)."""
+    "www.", user name or password, query or fragment (the exact call keeps them). Read as the tool opens it: an
+    address written without "https://" ("127.0.0.1:8000/a?b", "example.com/a#b") was said whole, query and all."""
+    from ..browser.actions import normalize_url  # as tools.py does: the browser's actions load with the first one
+
     url = url.strip()
     try:
-        parts = urlsplit(url)
-    except ValueError:  # "http://[::1" and the like
-        return short_url(url, 60)
-    host = parts.netloc.rpartition("@")[2].removeprefix("www.")
-    return short_url(host + parts.path.rstrip("/"), 60) if host else short_url(url, 60)  # else about:, data:, file:
+        parts = urlsplit(normalize_url(url))
+        host = parts.netloc.rpartition("@")[2].removeprefix("www.")
+    except (ActionError, ValueError):  # no address, a script's, "http://[::1" and the like
+        host = ""
+    if host:
+        return short_url(host + parts.path.rstrip("/"), 60)
+    if url[:5].lower() == "data:":
+        return short_url(url, 60)  # its media type only
+    # about:, file:, another program's scheme ("alice:pass@example.com" is one): neither user info, query nor fragment
+    return short_url(re.split("[?#]", url, maxsplit=1)[0].rpartition("@")[2], 60)
 
 
 def _page_key(state: BrowserState) -> str:

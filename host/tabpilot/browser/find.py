@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cdp import CDPError, CDPErrorKind, CDPSession
-from . import scripts
+from . import passwords, scripts
 from .dom import fast
 from .errors import ActionError, BrowserError
 from .nodes import check_open, shorten
 from .tab import Tab
 
 # A frame's document is searched by a walk of all of its text: seconds on a page of 100,000 nodes on a loaded machine.
+# The whole search's time, every frame's walk within it: a page whose other-site frames' renderer hangs took 30 s a
+# frame, one after another (4 such frames: more than 110 s for one find_text).
 SEARCH_TIMEOUT = 30.0
 # What tells that a frame went away while it was searched (it holds no places), not that it could not be searched.
 _GONE = frozenset({CDPErrorKind.TARGET_GONE, CDPErrorKind.CONTEXT_GONE, CDPErrorKind.NODE_GONE,
@@ -44,6 +46,7 @@ class _Searched:
     count: int
     frames: list[tuple[int, int, _Searched]] = field(default_factory=list)
     unanswered: int = 0  # frames in it that did not answer (not gone: those hold no places)
+    secrets: frozenset[str] = frozenset()  # the secret fields' values its search hid (its own, and those it was given)
 
 
 @dataclass(frozen=True)
@@ -67,21 +70,28 @@ async def find_text(tab: Tab, text: str, occurrence: int = 1) -> str:
         await tab.track_frames()
     except CDPError:
         pass  # a transport that cannot follow other sites' frames: the rest of the page is searched (as state.py reads)
+    deadline = asyncio.get_running_loop().time() + SEARCH_TIMEOUT
     try:
         main_frame = tab.main_frame_id or (await tab.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
         top = _TextDocument(tab.session, main_frame)
         if not tab.frames and not await _frames_in(tab.session, main_frame):
             # one document, a page's most common kind: counted and shown in one walk
-            found = await _search(top, wanted, occurrence)
+            found = await _search(top, wanted, occurrence, deadline)
             searched, shown = _Searched(top, int(found["count"])), "shown" in found
         else:
-            searched = await _search_process(tab, tab.session, main_frame, (), wanted)
+            searched = await _search_process(tab, tab.session, main_frame, (), wanted, deadline)
+            hidden = frozenset().union(*(document.secrets for document in _documents(searched)))
+            if any(document.secrets != hidden for document in _documents(searched)):
+                # a password of one document that another shows (a strength meter in a frame): searched again, each
+                # document with them all hidden, as the page text the model reads has them
+                searched = await _search_process(tab, tab.session, main_frame, (), wanted, deadline, hidden)
             run, place = _nth_place(_runs(searched), occurrence)
             shown = False
             if run is not None:
                 for parent, owner in run.document.route:  # its frames into view, outermost first
                     await parent.send("DOM.scrollIntoViewIfNeeded", {"backendNodeId": owner})
-                shown = "shown" in await _search(run.document, wanted, place)
+                shown = "shown" in await _search(run.document, wanted, place,
+                                                 asyncio.get_running_loop().time() + SEARCH_TIMEOUT, hidden)
     except (CDPError, BrowserError) as exc:  # the top document's: a frame's is said below
         raise BrowserError(f"could not search the page: {exc}") from exc
     count, unanswered = _totals(searched)
@@ -97,18 +107,22 @@ async def find_text(tab: Tab, text: str, occurrence: int = 1) -> str:
             f"{missed}; the page text now shows it.")
 
 
-async def _search(document: _TextDocument, wanted: str, nth: int) -> dict[str, Any]:
+async def _search(document: _TextDocument, wanted: str, nth: int, deadline: float,
+                  hidden: Collection[str] = ()) -> dict[str, Any]:
+    left = max(deadline - asyncio.get_running_loop().time(), 0.1)
     found = await fast.call_walker(document.session, document.frame_id, scripts.FIND_TEXT, document.owners,
-                                   {"value": wanted}, nth, timeout=SEARCH_TIMEOUT, group="tabpilot-find")
+                                   {"value": wanted}, nth, passwords.ECHOED_MIN_LENGTH, {"value": sorted(hidden)},
+                                   timeout=left, group="tabpilot-find")
     if not isinstance(found, dict):
         raise BrowserError("its frame gave no answer")
     return found
 
 
-async def _search_process(tab: Tab, session: CDPSession, frame_id: str, route: Route, wanted: str) -> _Searched:
+async def _search_process(tab: Tab, session: CDPSession, frame_id: str, route: Route, wanted: str,
+                          deadline: float, hidden: frozenset[str] = frozenset()) -> _Searched:
     """`frame_id`'s document in `session`, the frames inside it that the same process renders, and, through their
-    own sessions, those another process renders (tab.frames). The latter are named to each document of this process:
-    the one holding its <iframe> meets it; one met nowhere is counted after the rest."""
+    own sessions, those another process renders (tab.frames), all searched at once. The latter are named to each
+    document of this process: the one holding its <iframe> meets it; one met nowhere is counted after the rest."""
     elsewhere = [frame for frame in tab.frames.values() if frame.parent is session]
     owners = await asyncio.gather(*(_frame_owner(session, frame.frame_id) for frame in elsewhere))
     others = [(frame, owner) for frame, owner in zip(elsewhere, owners, strict=True) if owner is not None]
@@ -119,8 +133,8 @@ async def _search_process(tab: Tab, session: CDPSession, frame_id: str, route: R
         inner = [(child, owner) for child, owner in zip(
             here, await asyncio.gather(*(_frame_owner(session, child) for child in here)), strict=True) if owner]
         document = _TextDocument(session, frame_id, route, (*(o for _, o in inner), *(o for _, o in others)))
-        found = await _search(document, wanted, 0)
-        searched = _Searched(document, int(found["count"]))
+        found = await _search(document, wanted, 0, deadline, hidden)
+        searched = _Searched(document, int(found["count"]), secrets=frozenset(found.get("secrets") or ()))
         places = list(zip(found["frames"], found["met"], strict=True))
         nested = await asyncio.gather(*(_unless_unanswered(search(child, (*route, (session, owner))))
                                         for child, owner in inner))
@@ -132,13 +146,13 @@ async def _search_process(tab: Tab, session: CDPSession, frame_id: str, route: R
         return searched
 
     top = await search(frame_id, route)
-    for frame, owner in others:
-        place, order, parent = met.get(frame.frame_id, (-1, len(others), top))
-        if place == -2:
-            continue  # hidden: nothing in it is shown
-        route_there = (*parent.document.route, (session, owner))
-        _add(parent, place, order, await _unless_unanswered(
-            _search_process(tab, frame.session, frame.frame_id, route_there, wanted)))
+    shown = [(frame, owner, met.get(frame.frame_id, (-1, len(others), top))) for frame, owner in others]
+    shown = [(frame, owner, where) for frame, owner, where in shown if where[0] != -2]  # hidden: nothing in it is shown
+    results = await asyncio.gather(*(_unless_unanswered(_search_process(
+        tab, frame.session, frame.frame_id, (*parent.document.route, (session, owner)), wanted, deadline, hidden))
+        for frame, owner, (_, _, parent) in shown))
+    for (_, _, (place, order, parent)), result in zip(shown, results, strict=True):
+        _add(parent, place, order, result)
     return top
 
 
@@ -171,6 +185,13 @@ def _runs(searched: _Searched) -> list[_TextRun]:
     if searched.count > done:
         runs.append(_TextRun(searched.document, done, searched.count - done))
     return runs
+
+
+def _documents(searched: _Searched) -> Iterator[_Searched]:
+    """The document's search and those of the frames in it, nested ones too."""
+    yield searched
+    for _, _, inner in searched.frames:
+        yield from _documents(inner)
 
 
 def _totals(searched: _Searched) -> tuple[int, int]:

@@ -258,9 +258,12 @@ SCROLL = """function(el, axis, sign, pixels, pages) {
 # where the slot stands. The document's frames are searched each in its own world: `owners` are <iframe> elements;
 # `frames[i]` is how many places come before owners[i] (-1: not met here, -2: hidden), `met[i]` the order they were
 # met in. No words run on across a frame. `nth` 0 only counts; else the nth place is scrolled to the centre.
-FIND_TEXT = """function(wanted, nth, ...owners) {
+FIND_TEXT = """function(wanted, nth, echoed, hidden, ...owners) {
   const norm = (s) => s.replace(/\\s+/g, ' ').toLowerCase();
   const needle = norm(wanted).trim();
+  // the secret fields' values of `echoed` (passwords.ECHOED_MIN_LENGTH) characters or more: this document's, and
+  // `hidden`, those of the page's other documents (returned as `secrets` by their searches)
+  const secrets = new Set(hidden.map(norm));
   const SKIP = new Set(['script', 'style', 'noscript', 'template', 'textarea', 'head']);
   const VISIBLE = {visibilityProperty: true, opacityProperty: true};
   const nodes = [], starts = [], blocks = new Map();
@@ -302,6 +305,7 @@ FIND_TEXT = """function(wanted, nth, ...owners) {
     }
     if (n.nodeType !== 1) continue;
     const tag = n.localName;
+    if (tag === 'input' && n.value.length >= echoed && this.isSecret(n)) secrets.add(norm(n.value));
     if (SKIP.has(tag) || n.hasAttribute('data-tabpilot-overlay')) continue;
     if (ownerAt.has(n)) {
       const i = ownerAt.get(n);
@@ -321,10 +325,14 @@ FIND_TEXT = """function(wanted, nth, ...owners) {
     }
     for (let i = inner.length - 1; i >= 0; i--) stack.push(inner[i]);
   }
+  // The page text the model reads shows a secret field's value nowhere (walker.js hideSecretValues): a search that
+  // found one where the page shows it (a strength meter) told the model the password a letter at a time. Each is
+  // blanked with as many line breaks, never in what is looked for: every place and frame stays where it stood.
+  for (const value of secrets) if (value.trim()) text = text.split(value).join('\\n'.repeat(value.length));
   const found = [];
   for (let at = text.indexOf(needle); at >= 0 && needle; at = text.indexOf(needle, at + needle.length)) found.push(at);
   const frames = frameAt.map((at) => at < 0 ? at : found.filter((place) => place < at).length);
-  if (nth < 1 || nth > found.length) return {count: found.length, frames, met};
+  if (nth < 1 || nth > found.length) return {count: found.length, frames, met, secrets: [...secrets]};
   const at = found[nth - 1];
   let i = starts.length - 1;
   while (i > 0 && starts[i] > at) i--;

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from ..i18n import Language
 from ..i18n import text as say
+from ..textsafety import show_controls
 
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a program that SIGPIPE ended
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -113,9 +114,10 @@ class CommandOutput(io.TextIOBase):
     # --- the status line (terminal only) --------------------------------------------------------------
     def status(self, text: str, seconds: str = " {seconds} s") -> None:
         """Show `text` with a spinner and the seconds it has been shown (worded by `seconds`), until the next
-        line is written."""
+        line is written. What it names may be a page's (the element a step acts on): shown, never obeyed."""
         if not self._status_allowed:
             return
+        text = show_controls(text)
         with self._lock:
             self._seconds = seconds
             if text != self._status:

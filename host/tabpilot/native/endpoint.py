@@ -490,13 +490,14 @@ class LocalEndpoint:
             raise RequestFailed(f"tab {request.tab_id} was not opened on this connection; a local program may close "
                                 "only the tabs it opened", "not_allowed")
         behind = isinstance(request, TabsCreate) and bool(self.host.approvals.pending())
-        if behind:
+        if isinstance(request, TabsCreate):
             # A question still waiting for the person keeps their eyes on it: a tab that came forward would close the
             # toolbar popup showing it (a new user's trial: Allow once on one MCP client's request opened its task's
             # tab in front, and the second client's request went out of sight until it was denied two minutes
             # later). The tab opens behind; the last one allowed, with nothing left to answer, comes forward, and if
-            # the last answer was a no, the newest tab opened behind does (`_question_closed`).
-            request = request.model_copy(update={"active": False})
+            # the last answer was a no, the newest tab opened behind does (`_question_closed`). The host's to decide,
+            # never the client's: one that asked for its tab behind had it out of the person's sight.
+            request.active = False if behind else None
         reply: WireModel = await self._ask_extension(request)
         if isinstance(reply, TabsCreateData):
             client.opened_tabs.add(reply.tab.tab_id)

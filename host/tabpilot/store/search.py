@@ -26,7 +26,7 @@ def folded(text: str) -> str:
 @dataclass(frozen=True)
 class TaskQuery:
     """Every one of `words` in the task's text or its result; and, given, `requester`: who started it (one of
-    STARTERS) or a part of the page's origin or the MCP client's name that asked for it."""
+    STARTERS: only that) or a part of the page's origin or the MCP client's name that asked for it."""
 
     words: tuple[str, ...] = ()
     requester: str | None = None
@@ -37,8 +37,10 @@ class TaskQuery:
                    folded(requester.strip()) if requester and requester.strip() else None)
 
     def matches(self, task: str, result: str | None, started_by: str, requester: str | None) -> bool:
-        if self.requester is not None and self.requester != started_by and (
-                requester is None or self.requester not in folded(requester)):
+        if self.requester in STARTERS:  # who started it, never a client or page that names itself so ("terminal")
+            if self.requester != started_by:
+                return False
+        elif self.requester is not None and (requester is None or self.requester not in folded(requester)):
             return False
         text = folded(f"{task}\n{result or ''}")
         return all(word in text for word in self.words)
