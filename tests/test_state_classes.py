@@ -493,6 +493,23 @@ async def test_find_text_tells_nothing_of_a_password_a_frame_shows(browser: Brow
     await browser.close_tab(tab.target_id)
 
 
+async def test_the_page_text_hides_a_password_a_frame_of_another_site_shows(browser: Browser, pages) -> None:
+    """The page text the model reads hid the password the page echoes into a frame of its own origin ("Strength of
+    [password hidden]"), not into one of another site, read by that frame's own walker, which knows no password field:
+    "Strength of Correct-Horse-42: weak" (an attack run). Both meters read hidden; twice, after the password changed,
+    the second time a later step of the same document."""
+    tab = await open_page(browser, pages.url("privacy_echo_frames.html"))
+    for password in ("Correct-Horse-42", "Another-Secret-7"):
+        if password != "Correct-Horse-42":
+            await tab.evaluate(f"pw.value = {password!r}; pw.dispatchEvent(new Event('input'))")
+        await wait_until(lambda password=password: meters_show(tab, password), timeout=20)
+        text = (await get_state(browser, tab)).text
+        assert password not in text and password[:9] not in text, text
+        assert text.count("Strength of [password hidden]: weak") == 2, text  # each meter read
+        assert "meter of the same frame" in text and "meter of the other frame" in text, text
+    await browser.close_tab(tab.target_id)
+
+
 async def in_other_sites_frames(tab: Tab, expression: str, timeout: float = DEFAULT_TIMEOUT) -> list[object]:
     """`expression`'s value in each frame of another site (through its own session), or the kind of the error it got
     instead (CDPErrorKind.TIMEOUT: the frame answers nothing)."""

@@ -23,7 +23,7 @@ from .browser import Browser
 from .dom import fast, origins, render
 from .dom.icons import name_icons
 from .dom.items import Found, MixedLine, TextLine
-from .dom.snapshot import STYLES, Document, decode, hide_password_values, mark_passwords
+from .dom.snapshot import STYLES, Document, decode, hide_password_values, hide_shared_secrets, mark_passwords
 from .dom.walk import Insets, Walker
 from .elements import ElementRef
 from .errors import BrowserError, PageCrashed, TabClosed
@@ -259,6 +259,7 @@ async def _read_with_walker(tab: Tab) -> Read:
             owner_id = await fast.frame_owner(world, frame.frame_id)
         if owner_id is not None:
             frames.append((frame, reading[1].documents, owner_id))
+    hide_shared_secrets([*documents, *(document for _, each, _ in frames for document in each)])
     # The walker measured the visual viewport as it walked (what Page.getLayoutMetrics would say).
     metrics = {"cssVisualViewport": {"clientWidth": top.viewport[0], "clientHeight": top.viewport[1]}}
     return metrics, documents, frames, insets

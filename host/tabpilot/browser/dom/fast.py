@@ -499,7 +499,9 @@ async def _read(world: World) -> FrameReading:
     if handed:
         _release_soon(world.session, "Runtime.releaseObjectGroup", {"objectGroup": AHEAD})
     documents = decode(reply, world.session)
+    secrets = tuple(reply.get("secrets") or ())
     for document, points in zip(documents, reply["reach"], strict=False):
+        document.secrets = secrets
         document.reachable = {int(node): (p[0], p[1]) if p else None for node, p in points.items()}
         document.real_ids = world.backend
         document.locate = functools.partial(locate, world)

@@ -73,6 +73,9 @@ class Document:
     reachable: dict[int, tuple[float, float] | None] | None = None
     real_ids: dict[int, int] | None = None
     locate: Callable[[int], Awaitable[int | None]] | None = None
+    # And the secret fields' values it hid, where another document of the page may show them (it has frames another
+    # process renders, or is in one): hidden there too (`hide_shared_secrets`), then forgotten with the reading.
+    secrets: tuple[str, ...] = ()
     # Set for a document read by a second world of the same session (a frame of another origin in the tab's
     # own process): its node ids are that world's, so keys need more than the session to stay apart.
     scope: str | None = None
@@ -165,8 +168,23 @@ def hide_password_values(documents: list[Document]) -> None:
     model reads it nowhere. (The walker does the same in the page: the values never leave it.)"""
     values = {document.strings[index] for document in documents for node, index in document.input_value.items()
               if index >= 0 and rules.is_password_input(document.tag(node), document.attrs(node))}
+    _hide(documents, values)
+
+
+def hide_shared_secrets(documents: list[Document]) -> None:
+    """Hide in every document the secret values the walker hid in any of them: each process's walker knows only the
+    password fields of the documents it walks, and a page may show one in a frame of another site (a strength meter
+    there read "Strength of Correct-Horse-42" to the model)."""
+    shared = {value for document in documents for value in document.secrets}
+    if shared:
+        _hide([document for document in documents if not shared <= set(document.secrets)], shared)
+    for document in documents:
+        document.secrets = ()
+
+
+def _hide(documents: list[Document], values: set[str]) -> None:
     hidden = sorted((v for v in values if len(v) >= passwords.ECHOED_MIN_LENGTH), key=len, reverse=True)
-    if not hidden:
+    if not hidden or not documents:
         return
 
     def hide(text: str) -> str:

@@ -396,9 +396,14 @@
 
     walkDocument(document);
     lastIds = documents.map((d) => d.nodes.backendNodeId);  // not the rest: it is the host's now
-    hideSecretValues(strings, documents, secretValues);
+    const hidden = hideSecretValues(strings, documents, secretValues);
+    // The values hidden go to the host only where another process's document may show one: a page with frames this
+    // walker could not enter, or a frame's own (snapshot.hide_shared_secrets); else they never leave the page.
+    let framed = sealed.length > 0;
+    try { framed = framed || window !== window.top; } catch (e) { framed = true; }
+    const shared = framed && hidden.length ? { secrets: hidden } : {};
     // One string crosses to the host far faster than the same data as a protocol object.
-    return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length, sealed });
+    return JSON.stringify({ strings, documents, reach, insets, hosts: hosts.length, sealed, ...shared });
   }
 
   // Where the last walk put each node id: [document, node index] (the first place: an <option>'s text shares
@@ -899,7 +904,7 @@
   // a field's type, styles, the document's URL and token (snapshot.hide_password_values does the same on the host).
   function hideSecretValues(strings, documents, values) {
     const hidden = [...values].filter((v) => v.length >= SECRETS.echoed).sort((a, b) => b.length - a.length);
-    if (!hidden.length) return;
+    if (!hidden.length) return hidden;
     const kept = new Set();
     for (const d of documents) {
       kept.add(d.documentURL);
@@ -919,6 +924,7 @@
       for (const value of hidden) if (text.includes(value)) text = text.split(value).join(SECRETS.hidden);
       strings[i] = text;
     }
+    return hidden;
   }
 
   function intersect(a, b) {
