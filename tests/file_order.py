@@ -27,6 +27,7 @@ SLOWEST_FIRST = (  # seconds, measured as above on a shared core under load (~4x
     "tests/e2e/test_overlay_press.py",  # 225
     "tests/test_guards_approval_cli.py",  # 181*
     "tests/e2e/test_page_bridge.py",  # 173
+    "tests/test_state_classes.py",  # ~170, 1 Dec: 79 s on a quiet core, 30 s of it one find_text deadline waited out
     "tests/test_privacy_task.py",  # 164*
     "tests/test_cli_output.py",  # 160
     "tests/e2e/test_relay_browser.py",  # 142
