@@ -19,7 +19,7 @@ from relay_support import ExtensionStandIn, HostUnderTest, LoopbackLink
 from tabpilot.browser import actions
 from tabpilot.browser.state import get_state
 from tabpilot.cdp import CDPError
-from tabpilot.llm.scripted import Delay, ScriptedLLMServer, Text, ToolCall
+from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
 from tabpilot.native.debug import DebugAccess, DebugLink
 from tabpilot.native.relay import extension_browser
 
@@ -350,6 +350,31 @@ async def test_the_users_key_never_goes_to_an_endpoint_a_task_names_without_its_
         assert not llm.requests  # and the user's endpoint was not used for it
     finally:
         other.close()
+    await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
+
+
+async def test_the_persons_key_refused_under_a_pages_model_is_the_persons_to_fix(host, stand_in, llm, pages):
+    """A page allowed the person's model names only its model (or the person's own base URL): the key sent is the
+    person's, from their Settings. Refused, it was said to be the page's to fix ("check the apiKey in its execute()
+    config", params.chosen page: the popup told the person the site's owner had to), a key the page never gave."""
+    await configure(host, llm)
+    origin = await allow_page_origin(host, pages)
+    assert (await host.request("sites.allow", origin=origin, useMyModel=True))["ok"]
+    tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
+    for config in ({"model": "scripted"}, {"baseURL": llm.base_url, "model": "scripted"}):
+        llm.add(HTTPError(401, "Incorrect API key provided", type="invalid_request_error"))
+        reply = await host.request("task.start", task="Say done", tabId=tab_id, config=config, source="page",
+                                   origin=origin)
+        assert reply["ok"], reply
+        task_id = reply["data"]["taskId"]
+        result = await host.wait_push(lambda p, task_id=task_id: p.get("taskId") == task_id
+                                      and p["type"] == "task.result")
+        assert llm.headers[-1]["authorization"] == f"Bearer {API_KEY}"  # the person's key was the one refused
+        said = result["result"]["data"]
+        assert "in the extension's Settings" in said and "execute() config" not in said, (config, said)
+        errors = [p["event"] for p in host.pushes if p.get("taskId") == task_id and p["type"] == "task.event"
+                  and p["event"]["type"] == "error"]
+        assert errors and all("chosen" not in (e.get("params") or {}) for e in errors), errors
     await stand_in.cdp("Target.closeTarget", {"targetId": stand_in._targets[tab_id]})
 
 

@@ -39,8 +39,8 @@ class LLMConfig(BaseModel):
     # False for an endpoint the user did not configure (e.g. one a web page named): the user's
     # OPENAI_API_KEY must never be sent there.
     key_from_environment: bool = True
-    # The endpoint or model was named by a web page (its execute() config): the person's settings were not used, so
-    # a failure's remedy is the page's (LLMError.chosen_by_page).
+    # The endpoint or model was named by a web page (its execute() config) and none of the person's keys went with it:
+    # their settings were not used, so a failure's remedy is the page's (LLMError.chosen_by_page).
     named_by_page: bool = False
 
     def resolve(self) -> ResolvedEndpoint:
@@ -78,16 +78,18 @@ def endpoint_config(
     to OPENAI_BASE_URL (or the default), a key given with the override to that override. An endpoint
     named without its own key gets none of the user's keys (a local server needs none). `call_deadline` and
     `max_reply_bytes` are the settings' model-deadline and max-reply-mb; `named_by_page`: `base_url` or `model` is a web
-    page's choice."""
+    page's choice, whose failures are the page's to fix unless the person's own key goes with it (their endpoint: a
+    refused key or an empty quota is theirs, from their Settings)."""
     environ = os.environ if environ is None else environ
     env_base_url, env_api_key = environ.get("OPENAI_BASE_URL") or None, environ.get("OPENAI_API_KEY") or None
     configured = [env_base_url, settings_base_url] if environment_first else [settings_base_url, env_base_url]
     chosen = _normalized(base_url or next((url for url in configured if url), None))
     file_key = settings_api_key if chosen == _normalized(settings_base_url or env_base_url) else None
     env_key = env_api_key if chosen == _normalized(env_base_url) else None
-    key = api_key or ((env_key or file_key) if environment_first else (file_key or env_key))
-    return LLMConfig(base_url=chosen, model=model or settings_model, api_key=key, key_from_environment=False,
-                     call_deadline=call_deadline, max_reply_bytes=max_reply_bytes, named_by_page=named_by_page)
+    users_key = None if api_key else ((env_key or file_key) if environment_first else (file_key or env_key))
+    return LLMConfig(base_url=chosen, model=model or settings_model, api_key=api_key or users_key,
+                     key_from_environment=False, call_deadline=call_deadline, max_reply_bytes=max_reply_bytes,
+                     named_by_page=named_by_page and not users_key)
 
 
 def _normalized(base_url: str | None) -> str:
