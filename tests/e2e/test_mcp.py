@@ -690,6 +690,73 @@ async def test_a_local_program_cannot_open_its_tab_behind_the_persons_back(
     await harness.browser.close_tab(base.target_id)
 
 
+@contextlib.contextmanager
+def held_page() -> Any:
+    """A page on a server of its own that answers only once the test opens the gate: (url, asked, gate)."""
+    import http.server
+
+    asked, gate = threading.Event(), threading.Event()
+
+    class Held(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.set()
+            gate.wait(60)
+            body = b"<!doctype html><title>Held</title><p>Held page</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Held)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/held.html", asked, gate
+    finally:
+        gate.set()
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_tab_opening_behind_as_the_last_question_closes_with_a_no_comes_forward(
+    harness: Harness, e2e_pages: LocalFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client's tab opens behind while a question waits for the person, and comes forward if the last question
+    closes with a no. A tab still loading when that no came (tabs.create answers once its page loaded) was left
+    behind for good, out of the person's sight, and came forward at some later question's no instead. Twice."""
+    from tabpilot.mcp.hostlink import HostLink
+
+    base = await harness.browser.new_tab(e2e_pages.url("form.html?looking"))  # the person's tab
+    monkeypatch.setenv("TABPILOT_HOME", str(harness.tabpilot_home))  # the host's socket, as a client finds it
+    asker, opener = HostLink("Asking Agent"), HostLink("Opening Agent")
+    try:
+        for attempt in ("first", "again"):
+            with held_page() as (url, page_asked, gate):
+                asking = asyncio.ensure_future(asker.request(
+                    "approval.ask", {"task": f"Sign up Ada ({attempt})", "newTab": True}))
+                [approval_id] = await wait_until(lambda: harness.sw("[...openApprovals.keys()]"), "the question")
+                opening = asyncio.ensure_future(opener.request("tabs.create", {"url": url}))
+                await wait_until(lambda: page_asked.is_set(), "the new tab to ask for its page")
+                said = await ask_host(harness, {"type": "approval.answer", "approvalId": approval_id,
+                                                "decision": "deny"})
+                assert said["ok"], said
+                with contextlib.suppress(Exception):  # a no: the request fails "denied"
+                    await asking
+                gate.set()  # the tab's page loads, after the question closed
+                opened = (await opening)["tab"]
+            tab_id = opened["tabId"]
+            await wait_until(lambda: harness.sw(f"(await chrome.tabs.get({tab_id})).active"),  # noqa: B023
+                             f"the tab opened as the question closed to come forward ({attempt})", 10)
+            await opener.request("tabs.close", {"tabId": tab_id})
+    finally:
+        await asker.close()
+        await opener.close()
+    await harness.browser.close_tab(base.target_id)
+
+
 async def test_a_question_nobody_waits_for_goes_from_the_popup_and_the_next_call_is_asked(
     harness: Harness, llm: ScriptedLLMServer, e2e_pages: LocalFiles
 ) -> None:

@@ -179,6 +179,7 @@ class LocalEndpoint:
         self._closing = False
         # Tabs a client opened behind while a question waited for the person, newest last (see `_relay`).
         self._behind: list[int] = []
+        self._last_answer: Decision = "deny"  # how the last question closed
         host.outgoing_push_listeners.append(self._on_host_push)
         host.approvals.closed_listeners.append(self._question_closed)
         self.consent = McpConsent(host.approvals, host.sites.check)
@@ -503,6 +504,8 @@ class LocalEndpoint:
             client.opened_tabs.add(reply.tab.tab_id)
             if behind:
                 self._behind.append(reply.tab.tab_id)
+                if not self.host.approvals.pending():  # the last question closed while this tab was opening
+                    self._question_closed(self._last_answer)
         if isinstance(reply, TabsQueryData) and not _always_allowed(client):
             own = [tab for tab in reply.tabs if tab.tab_id in client.own_tabs]
             hidden = sum(1 for tab in reply.tabs if tab.tab_id not in client.own_tabs and _web_page(tab.url))
@@ -513,6 +516,7 @@ class LocalEndpoint:
         """With no question left waiting, the tabs opened behind for one's sake are let go. After a yes, its task's
         tab comes forward (or it works in the tab in front); after a no (or no answer) nothing would, and a task
         allowed earlier would run out of sight: the newest tab opened behind comes forward."""
+        self._last_answer = decision
         if self.host.approvals.pending() or not self._behind:
             return
         behind, self._behind = self._behind[-1], []
