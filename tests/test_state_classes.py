@@ -510,6 +510,19 @@ async def test_the_page_text_hides_a_password_a_frame_of_another_site_shows(brow
     await browser.close_tab(tab.target_id)
 
 
+async def test_a_frame_of_another_site_cannot_hide_the_pages_words_with_a_password_field(browser: Browser,
+                                                                                       pages) -> None:
+    """The password values a frame's walker hid are hidden in every document of the reading: a frame of another site
+    (an ad) with a password field holding the page's own words hid them from the model in the page."""
+    tab = await open_page(browser, pages.url("privacy_frame_hides.html"))
+    await wait_until(lambda: other_sites_loaded(tab, 1), timeout=20)
+    for attempt in ("first", "again"):
+        text = (await get_state(browser, tab)).text
+        assert "ships from abroad and charges customs on delivery" in text, (attempt, text)
+        assert "Buy more socks" in text, text
+    await browser.close_tab(tab.target_id)
+
+
 async def in_other_sites_frames(tab: Tab, expression: str, timeout: float = DEFAULT_TIMEOUT) -> list[object]:
     """`expression`'s value in each frame of another site (through its own session), or the kind of the error it got
     instead (CDPErrorKind.TIMEOUT: the frame answers nothing)."""

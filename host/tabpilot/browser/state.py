@@ -259,7 +259,17 @@ async def _read_with_walker(tab: Tab) -> Read:
             owner_id = await fast.frame_owner(world, frame.frame_id)
         if owner_id is not None:
             frames.append((frame, reading[1].documents, owner_id))
-    hide_shared_secrets([*documents, *(document for _, each, _ in frames for document in each)])
+    readings = {tab.session.session_id: documents, **{frame.session.session_id: each for frame, each, _ in frames}}
+    parents = {frame.session.session_id: frame.parent.session_id for frame, _, _ in frames}
+
+    def within(outer: str | None, session_id: str | None) -> bool:
+        while session_id is not None and session_id != outer:
+            session_id = parents.get(session_id)
+        return session_id == outer
+
+    for outer, walked in readings.items():
+        hide_shared_secrets(walked, [document for session_id, each in readings.items() if within(outer, session_id)
+                                     for document in each])
     # The walker measured the visual viewport as it walked (what Page.getLayoutMetrics would say).
     metrics = {"cssVisualViewport": {"clientWidth": top.viewport[0], "clientHeight": top.viewport[1]}}
     return metrics, documents, frames, insets

@@ -171,14 +171,16 @@ def hide_password_values(documents: list[Document]) -> None:
     _hide(documents, values)
 
 
-def hide_shared_secrets(documents: list[Document]) -> None:
-    """Hide in every document the secret values the walker hid in any of them: each process's walker knows only the
-    password fields of the documents it walks, and a page may show one in a frame of another site (a strength meter
-    there read "Strength of Correct-Horse-42" to the model)."""
-    shared = {value for document in documents for value in document.secrets}
+def hide_shared_secrets(owners: list[Document], within: list[Document]) -> None:
+    """Hide the secret values the walker hid in `owners` in the documents `within` them too (their frames, however
+    nested), then forget them: each process's walker knows only the password fields of the documents it walks, and a
+    page may show one in a frame of another site (a strength meter there read "Strength of Correct-Horse-42" to the
+    model). Never in a document around them: a frame of another site (an ad) whose password field held the page's
+    own words hid them from the model in the page."""
+    shared = {value for document in owners for value in document.secrets}
     if shared:
-        _hide([document for document in documents if not shared <= set(document.secrets)], shared)
-    for document in documents:
+        _hide([document for document in within if not shared <= set(document.secrets)], shared)
+    for document in owners:
         document.secrets = ()
 
 
