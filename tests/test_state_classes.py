@@ -513,13 +513,16 @@ async def test_the_page_text_hides_a_password_a_frame_of_another_site_shows(brow
 async def test_a_frame_of_another_site_cannot_hide_the_pages_words_with_a_password_field(browser: Browser,
                                                                                        pages) -> None:
     """The password values a frame's walker hid are hidden in every document of the reading: a frame of another site
-    (an ad) with a password field holding the page's own words hid them from the model in the page."""
+    (an ad) with a password field holding the page's own words hid them from the model in the page, and find_text said
+    no text on the page shows them."""
     tab = await open_page(browser, pages.url("privacy_frame_hides.html"))
     await wait_until(lambda: other_sites_loaded(tab, 1), timeout=20)
     for attempt in ("first", "again"):
         text = (await get_state(browser, tab)).text
         assert "ships from abroad and charges customs on delivery" in text, (attempt, text)
         assert "Buy more socks" in text, text
+        said = await find_text(tab, "charges customs on delivery")
+        assert said.startswith("Scrolled to place 1 of the 1 place on this page"), (attempt, said)
     await browser.close_tab(tab.target_id)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Collection, Iterator
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,12 +30,14 @@ Route = tuple[tuple[CDPSession, int], ...]
 class _TextDocument:
     """A document find_text searches: the top one or a frame's, in the session of the process that renders it,
     reached through the <iframe> elements `route` names (each one's session and backendNodeId, outermost first).
-    `owners`: the <iframe> elements in it searched as documents of their own."""
+    `owners`: the <iframe> elements in it searched as documents of their own; `hidden`: the secret fields' values of
+    the documents around it, which it may show (a strength meter in a frame), hidden there as in its own."""
 
     session: CDPSession
     frame_id: str
     route: Route = ()
     owners: tuple[int, ...] = ()
+    hidden: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -46,7 +48,7 @@ class _Searched:
     count: int
     frames: list[tuple[int, int, _Searched]] = field(default_factory=list)
     unanswered: int = 0  # frames in it that did not answer (not gone: those hold no places)
-    secrets: frozenset[str] = frozenset()  # the secret fields' values its search hid (its own, and those it was given)
+    secrets: frozenset[str] = frozenset()  # the secret fields' values its search hid (its own, and those around it)
 
 
 @dataclass(frozen=True)
@@ -80,18 +82,13 @@ async def find_text(tab: Tab, text: str, occurrence: int = 1) -> str:
             searched, shown = _Searched(top, int(found["count"])), "shown" in found
         else:
             searched = await _search_process(tab, tab.session, main_frame, (), wanted, deadline)
-            hidden = frozenset().union(*(document.secrets for document in _documents(searched)))
-            if any(document.secrets != hidden for document in _documents(searched)):
-                # a password of one document that another shows (a strength meter in a frame): searched again, each
-                # document with them all hidden, as the page text the model reads has them
-                searched = await _search_process(tab, tab.session, main_frame, (), wanted, deadline, hidden)
             run, place = _nth_place(_runs(searched), occurrence)
             shown = False
             if run is not None:
                 for parent, owner in run.document.route:  # its frames into view, outermost first
                     await parent.send("DOM.scrollIntoViewIfNeeded", {"backendNodeId": owner})
                 shown = "shown" in await _search(run.document, wanted, place,
-                                                 asyncio.get_running_loop().time() + SEARCH_TIMEOUT, hidden)
+                                                 asyncio.get_running_loop().time() + SEARCH_TIMEOUT)
     except (CDPError, BrowserError) as exc:  # the top document's: a frame's is said below
         raise BrowserError(f"could not search the page: {exc}") from exc
     count, unanswered = _totals(searched)
@@ -107,12 +104,11 @@ async def find_text(tab: Tab, text: str, occurrence: int = 1) -> str:
             f"{missed}; the page text now shows it.")
 
 
-async def _search(document: _TextDocument, wanted: str, nth: int, deadline: float,
-                  hidden: Collection[str] = ()) -> dict[str, Any]:
+async def _search(document: _TextDocument, wanted: str, nth: int, deadline: float) -> dict[str, Any]:
     left = max(deadline - asyncio.get_running_loop().time(), 0.1)
     found = await fast.call_walker(document.session, document.frame_id, scripts.FIND_TEXT, document.owners,
-                                   {"value": wanted}, nth, passwords.ECHOED_MIN_LENGTH, {"value": sorted(hidden)},
-                                   timeout=left, group="tabpilot-find")
+                                   {"value": wanted}, nth, passwords.ECHOED_MIN_LENGTH,
+                                   {"value": sorted(document.hidden)}, timeout=left, group="tabpilot-find")
     if not isinstance(found, dict):
         raise BrowserError("its frame gave no answer")
     return found
@@ -122,22 +118,25 @@ async def _search_process(tab: Tab, session: CDPSession, frame_id: str, route: R
                           deadline: float, hidden: frozenset[str] = frozenset()) -> _Searched:
     """`frame_id`'s document in `session`, the frames inside it that the same process renders, and, through their
     own sessions, those another process renders (tab.frames), all searched at once. The latter are named to each
-    document of this process: the one holding its <iframe> meets it; one met nowhere is counted after the rest."""
+    document of this process: the one holding its <iframe> meets it; one met nowhere is counted after the rest.
+    Each frame is searched with the secret values of the documents around it hidden (`hidden`, then theirs): a
+    password a page shows in a frame of its own; never a frame's in the page (an ad's password field held the page's
+    words, and find_text said no text showed them)."""
     elsewhere = [frame for frame in tab.frames.values() if frame.parent is session]
     owners = await asyncio.gather(*(_frame_owner(session, frame.frame_id) for frame in elsewhere))
     others = [(frame, owner) for frame, owner in zip(elsewhere, owners, strict=True) if owner is not None]
     met: dict[str, tuple[int, int, _Searched]] = {}  # another process's frame -> where it stands, in which document
 
-    async def search(frame_id: str, route: Route) -> _Searched:
+    async def search(frame_id: str, route: Route, hidden: frozenset[str]) -> _Searched:
         here = await _frames_in(session, frame_id)
         inner = [(child, owner) for child, owner in zip(
             here, await asyncio.gather(*(_frame_owner(session, child) for child in here)), strict=True) if owner]
-        document = _TextDocument(session, frame_id, route, (*(o for _, o in inner), *(o for _, o in others)))
-        found = await _search(document, wanted, 0, deadline, hidden)
+        document = _TextDocument(session, frame_id, route, (*(o for _, o in inner), *(o for _, o in others)), hidden)
+        found = await _search(document, wanted, 0, deadline)
         searched = _Searched(document, int(found["count"]), secrets=frozenset(found.get("secrets") or ()))
         places = list(zip(found["frames"], found["met"], strict=True))
-        nested = await asyncio.gather(*(_unless_unanswered(search(child, (*route, (session, owner))))
-                                        for child, owner in inner))
+        nested = await asyncio.gather(*(
+            _unless_unanswered(search(child, (*route, (session, owner)), searched.secrets)) for child, owner in inner))
         for (place, order), result in zip(places, nested, strict=False):
             _add(searched, place, order, result)
         for (frame, _), (place, order) in zip(others, places[len(inner):], strict=True):
@@ -145,11 +144,12 @@ async def _search_process(tab: Tab, session: CDPSession, frame_id: str, route: R
                 met[frame.frame_id] = (place, order, searched)
         return searched
 
-    top = await search(frame_id, route)
+    top = await search(frame_id, route, hidden)
     shown = [(frame, owner, met.get(frame.frame_id, (-1, len(others), top))) for frame, owner in others]
     shown = [(frame, owner, where) for frame, owner, where in shown if where[0] != -2]  # hidden: nothing in it is shown
     results = await asyncio.gather(*(_unless_unanswered(_search_process(
-        tab, frame.session, frame.frame_id, (*parent.document.route, (session, owner)), wanted, deadline, hidden))
+        tab, frame.session, frame.frame_id, (*parent.document.route, (session, owner)), wanted, deadline,
+        parent.secrets))
         for frame, owner, (_, _, parent) in shown))
     for (_, _, (place, order, parent)), result in zip(shown, results, strict=True):
         _add(parent, place, order, result)
@@ -185,13 +185,6 @@ def _runs(searched: _Searched) -> list[_TextRun]:
     if searched.count > done:
         runs.append(_TextRun(searched.document, done, searched.count - done))
     return runs
-
-
-def _documents(searched: _Searched) -> Iterator[_Searched]:
-    """The document's search and those of the frames in it, nested ones too."""
-    yield searched
-    for _, _, inner in searched.frames:
-        yield from _documents(inner)
 
 
 def _totals(searched: _Searched) -> tuple[int, int]:
