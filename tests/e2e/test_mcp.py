@@ -736,7 +736,7 @@ async def test_a_tab_opening_behind_as_the_last_question_closes_with_a_no_comes_
         for attempt in ("first", "again"):
             with held_page() as (url, page_asked, gate):
                 asking = asyncio.ensure_future(asker.request(
-                    "approval.ask", {"task": f"Sign up Ada ({attempt})", "newTab": True}))
+                    "approval.ask", {"task": f"Open the held page ({attempt})", "newTab": True}))
                 [approval_id] = await wait_until(lambda: harness.sw("[...openApprovals.keys()]"), "the question")
                 opening = asyncio.ensure_future(opener.request("tabs.create", {"url": url}))
                 await wait_until(lambda: page_asked.is_set(), "the new tab to ask for its page")

@@ -85,7 +85,8 @@ async def test_tasks_of_the_same_words_read_apart_by_outcome_takeover_and_who_st
     panel = await open_panel(harness, form_tab)
     llm.add(done("Saved beside the page."))
     from_panel = await run_in_popup(panel, TASK)
-    assert await wait_status(panel, "completed", "error", "stopped") == "completed"
+    status = await wait_status(panel, "completed", "error", "stopped")
+    assert status == "completed", (await panel.js("document.body.innerText"))[:3000]
     await harness.browser.close_tab(panel.tab.target_id)
     # a terminal's: `tabpilot run` in this browser
     llm.add(done("Saved by the command."))
