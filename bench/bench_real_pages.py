@@ -15,6 +15,8 @@ on documents of its own): wall time from Python of what produces the page text; 
 read, later step = reading the same document again; medians over --runs, one run of page-agent's on a page where
 its read takes seconds. "÷ pa" is tabpilot's time over page-agent's (issue 16's target: at most 0.5). browser-use is
 left out: its reader runs in a venv and a process of its own per page (bench_peers.py has it on the fixture pages).
+"CPU pa / tp" is what a later step costs in processor time, as bench_peers.py counts it (the page's renderer main
+thread plus this Python process): a loaded machine sways it far less than wall time.
 Prints numbers and the machine's load; asserts nothing.
 """
 
@@ -27,7 +29,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench_peers import SLOW_PEER_MS, _Documents, page_agent_bundle, timed_page_agent
+from bench_peers import SLOW_PEER_MS, _cpu_ms, _Documents, page_agent_bundle, timed_page_agent
 from bench_state import COUNT_ELEMENTS, _tokens
 
 from tabpilot.browser.browser import Browser
@@ -68,14 +70,16 @@ async def bench(folder: Path, runs: int, only: set[str], peer: bool) -> None:
     browser = await Browser.launch(headless=True, extra_args=["--host-resolver-rules=MAP * ~NOTFOUND, "
                                                                "EXCLUDE 127.0.0.1"])
     ratios: dict[str, tuple[float, float]] = {}
+    cpu_ratios: dict[str, float] = {}
     ours_first_all, ours_later_all, failed = [], [], []
     try:
         tab = await browser.current_tab()
         documents = _Documents(tab, bundle)
+        await tab.send("Performance.enable", {"timeDomain": "threadTicks"})
         print(f"{len(pages)} pages from {folder}; ms, medians of {runs} runs (¹ page-agent: one run, its read takes "
               f"seconds); load average {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})\n")
         print(f"{'page':34} {'elements':>8}  {'tabpilot first/later':>21}  {'page-agent first/later':>22}  "
-              f"{'÷ pa':>11}  {'tokens tp / pa':>15}  load")
+              f"{'÷ pa':>11}  {'tokens tp / pa':>15}  {'CPU pa / tp':>15}  load")
         for name, path in pages:
             url = server.url(path)
             try:
@@ -88,23 +92,27 @@ async def bench(folder: Path, runs: int, only: set[str], peer: bool) -> None:
                 elements = int(await tab.evaluate(COUNT_ELEMENTS))
                 _, state = await timed_state(browser, tab, None)
                 text = state.text
-                ours_later = []
+                ours_later, ours_cpu = [], []
                 for _ in range(runs):
+                    before = await _cpu_ms(tab)
                     ms, state = await timed_state(browser, tab, state)
+                    ours_cpu.append(await _cpu_ms(tab) - before)
                     ours_later.append(ms)
             except Exception as exc:  # a page tabpilot cannot read is a finding, not the bench's end
                 failed.append(f"tabpilot on {name}: {type(exc).__name__}: {exc}")
                 print(f"{name:34} tabpilot failed: {type(exc).__name__}: {exc}", flush=True)
                 tab = await browser.new_tab("about:blank")
                 documents = _Documents(tab, bundle)
+                await tab.send("Performance.enable", {"timeDomain": "threadTicks"})
                 continue
             first, later = statistics.median(ours_first), statistics.median(ours_later)
             ours_first_all.append(first)
             ours_later_all.append(later)
-            peer_cells, ratio, peer_tokens, one = "", "", "", " "
+            cpu, peer_cells, ratio, peer_tokens, one = statistics.median(ours_cpu), "", "", "", " "
+            cpu_cell = f"{cpu:.1f}"
             if peer:
                 try:
-                    peer_first, peer_later, peer_text = await page_agent_figures(documents, tab, url, runs)
+                    peer_first, peer_later, peer_text, peer_cpu = await page_agent_figures(documents, tab, url, runs)
                 except Exception as exc:
                     failed.append(f"page-agent on {name}: {type(exc).__name__}: {exc}")
                     peer_cells = "failed"
@@ -112,11 +120,14 @@ async def bench(folder: Path, runs: int, only: set[str], peer: bool) -> None:
                     one = "¹" if len(peer_first) < runs else " "
                     pa_first, pa_later = statistics.median(peer_first), statistics.median(peer_later)
                     ratios[name] = (first / pa_first, later / pa_later)
+                    cpu_ratios[name] = cpu / statistics.median(peer_cpu)
+                    cpu_cell = f"{statistics.median(peer_cpu):.1f} / {cpu:.1f}"
                     peer_cells = f"{pa_first:8.1f} /{pa_later:8.1f}{one}"
                     ratio = f"{first / pa_first:4.2f} /{later / pa_later:5.2f}"
                     peer_tokens = str(_tokens(peer_text))
             print(f"{name[:34]:34} {elements:8d}  {first:8.1f} /{later:8.1f}    {peer_cells:>22}  {ratio:>11}  "
-                  f"{str(_tokens(text)) + ' / ' + peer_tokens:>15}  {os.getloadavg()[0]:.1f}", flush=True)
+                  f"{str(_tokens(text)) + ' / ' + peer_tokens:>15}  {cpu_cell:>15}  {os.getloadavg()[0]:.1f}",
+                  flush=True)
     finally:
         await browser.close()
         server.close()
@@ -129,13 +140,20 @@ async def bench(folder: Path, runs: int, only: set[str], peer: bool) -> None:
               f"{statistics.median(laters):.2f}; pages above 0.5: {sum(r > 0.5 for r in firsts)} / "
               f"{sum(r > 0.5 for r in laters)} of {len(ratios)}; worst: {worst_first} {ratios[worst_first][0]:.2f}, "
               f"{worst_later} {ratios[worst_later][1]:.2f}")
+    if cpu_ratios:
+        cpu_values = list(cpu_ratios.values())
+        worst_cpu = max(cpu_ratios, key=lambda n: cpu_ratios[n])
+        print(f"CPU of a later step ÷ page-agent's, median over pages: {statistics.median(cpu_values):.2f}; "
+              f"pages above 0.5: {sum(r > 0.5 for r in cpu_values)} of {len(cpu_values)}; worst: {worst_cpu} "
+              f"{cpu_ratios[worst_cpu]:.2f}")
     print(f"not read: {len(failed)}" + "".join(f"\n  {line}" for line in failed))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 async def page_agent_figures(documents: _Documents, tab: Tab, url: str, runs: int
-                             ) -> tuple[list[float], list[float], str]:
-    """page-agent's first looks and later steps on `url`, each on a document of its own, and its text."""
+                             ) -> tuple[list[float], list[float], str, list[float]]:
+    """page-agent's first looks and later steps on `url`, each on a document of its own, its text, and the CPU of
+    each later step."""
     await open_page(documents, url, page_agent=True)
     warm_ms, _ = await timed_page_agent(tab)
     peer_runs = 1 if warm_ms > SLOW_PEER_MS else runs
@@ -144,11 +162,13 @@ async def page_agent_figures(documents: _Documents, tab: Tab, url: str, runs: in
         await open_page(documents, url, page_agent=True)
         first.append((await timed_page_agent(tab))[0])
     _, text = await timed_page_agent(tab)
-    later = []
+    later, cpu = [], []
     for _ in range(peer_runs):
+        before = await _cpu_ms(tab)
         ms, text = await timed_page_agent(tab)
+        cpu.append(await _cpu_ms(tab) - before)
         later.append(ms)
-    return first, later, text
+    return first, later, text, cpu
 
 
 def main() -> None:

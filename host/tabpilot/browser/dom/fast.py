@@ -37,7 +37,7 @@ from ...cdp.connection import DEFAULT_TIMEOUT
 from ...textsafety import clean_json
 from .. import passwords
 from ..errors import BrowserError
-from . import rules
+from . import formulas, rules
 from .snapshot import Document, decode
 
 log = logging.getLogger(__name__)
@@ -53,10 +53,13 @@ _ICON_RULES = json.dumps({
     "synonyms": rules.ICON_WORD_SYNONYMS, "data": rules.ICON_DATA_ATTRIBUTES,
     "fieldIdGeneric": sorted(rules.FIELD_ID_GENERIC_WORDS), "boxes": sorted(rules.BOX_INPUTS),
     "labelledRoles": sorted(rules.LABELLED_ROLES), "editable": sorted(rules.EDITABLE_VALUES)})
+_FORMULAS = json.dumps({"tags": sorted(formulas.CONTAINER_TAGS), "classes": list(formulas.CONTAINER_CLASSES),
+                        "math": formulas.MATH_TAG})
 _SECRETS = json.dumps({"hidden": passwords.HIDDEN, "echoed": passwords.ECHOED_MIN_LENGTH,
                        "hints": list(rules.SECRET_HINTS)})
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8").replace(
-    "/*ICON_RULES*/", f"({_ICON_RULES}) ||").replace("/*SECRETS*/", f"({_SECRETS}) ||")
+    "/*ICON_RULES*/", f"({_ICON_RULES}) ||").replace("/*SECRETS*/", f"({_SECRETS}) ||").replace(
+    "/*FORMULAS*/", f"({_FORMULAS}) ||")
 _GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12]
 # The walker of this world, made if the document got none yet. (The one an earlier version kept as
 # globalThis.__tabpilotWalker is dropped.)

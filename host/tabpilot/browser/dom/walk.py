@@ -613,6 +613,7 @@ class Walker:
         strings, node_type, layout_of = document.strings, document.node_type, document.layout_of
         bounds, styles, ends, clickable = document.bounds, document.styles, document.subtree_end, document.clickable
         hidden_visibility = {document.string_id("hidden"), document.string_id("collapse")} - {-1}
+        math_classes = formulas.container_classes(document)
         pointer_id, zero_id = document.string_id("pointer"), document.string_id("0")
         none_id = document.string_id("none")
         unclipped = (document.string_id("auto"), none_id)
@@ -641,7 +642,8 @@ class Walker:
             pointer = len(style) > CURSOR and style[CURSOR] == pointer_id
             x, y, w, h = bounds[layout]
             role: str | None = None
-            if tag in formulas.CONTAINER_TAGS:  # a formula, focusable for MathJax's menu: text, not a control
+            # A formula, focusable for MathJax's menu: text, not a control.
+            if tag in formulas.CONTAINER_TAGS or formulas.is_container(document, inner, tag, math_classes):
                 inner = ends[inner] + 1
                 continue
             if tag not in ("html", "body") and not (len(style) > VISIBILITY and style[VISIBILITY] in hidden_visibility):

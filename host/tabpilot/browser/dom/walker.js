@@ -234,7 +234,9 @@
         }
         const i = farElement(el, parent, r);
         prunedIds.add(idOf(el));
-        for (const c of inside) farElement(c, i, null);
+        for (const c of inside) {
+          if (!isFormula(c, c.localName)) farElement(c, i, null);  // read as text in view, never a control
+        }
         return true;
       }
 
@@ -272,6 +274,14 @@
           }
         }
         return i;
+      }
+
+      // Children as markup only (tags, attributes, text; no layout), under `at`: what formulas.py reads a formula from.
+      function copyChildren(node, at) {
+        for (let c = node.firstChild; c; c = c.nextSibling) {
+          if (c.nodeType === 3) add(c, at, 3, "#text", c.data);
+          else if (c.nodeType === 1) copyChildren(c, add(c, at, 1, c.nodeName, null));
+        }
       }
 
       function visitChildren(node, parent, clip, parentRect, parentStyle) {
@@ -318,7 +328,9 @@
           && (CLIPPING.has(cs.overflowX) || CLIPPING.has(cs.overflowY))) {
           childClip = intersect(clip, [r.left, r.top, r.width, r.height]) || [r.left, r.top, 0, 0];
         }
-        if (rendered && r.width > 0 && r.height > 0) {
+        // A formula is read as text, never offered (a focusable <mjx-container> is MathJax's menu): not hit-tested.
+        const formula = rendered && cs.visibility === "visible" && isFormula(el, localTag);
+        if (rendered && r.width > 0 && r.height > 0 && !formula) {
           const candidate = NATIVE.has(tag) || clickable.has(el) || cs.cursor === "pointer"
             || el.hasAttribute("role") || el.hasAttribute("tabindex") || el.hasAttribute("contenteditable")
             || SCROLLING.has(cs.overflowX) || SCROLLING.has(cs.overflowY);
@@ -358,6 +370,17 @@
           return;
         }
         if (OPAQUE.has(tag)) return;
+        if (formula) {
+          // The host reads a formula from its label or its MathML (formulas.py), never from the glyphs drawn for it:
+          // those (1,121 elements on a page of MathJax samples, 6x page-agent's read) are not walked.
+          if (localTag === FORMULAS.math) {
+            copyChildren(el, i);
+          } else if (!(el.getAttribute("aria-label") || "").trim()) {
+            const math = el.querySelector(FORMULAS.math);
+            if (math) copyChildren(math, add(math, i, 1, math.nodeName, null));
+          }
+          return;
+        }
         const rect = rendered ? r : parentRect;
         const shown = rendered ? style : parentStyle;
         let shadow = el.shadowRoot || closedRoots.get(el) || null;
@@ -533,6 +556,12 @@
   const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3, unlabelled: [],
     innerTags: [], innerRoles: [], synonyms: {}, data: [], fieldIdGeneric: [], boxes: [], labelledRoles: [],
     editable: [] };
+  // What makes an element a formula: formulas.CONTAINER_TAGS, CONTAINER_CLASSES (a whole class attribute) and MATH_TAG.
+  const FORMULAS = /*FORMULAS*/ { tags: [], classes: [], math: "math" };
+  const FORMULA_TAGS = new Set(FORMULAS.tags), FORMULA_CLASSES = new Set(FORMULAS.classes);
+  function isFormula(el, tag) {
+    return tag === FORMULAS.math || FORMULA_TAGS.has(tag) || FORMULA_CLASSES.has(el.getAttribute("class"));
+  }
   // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
   const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
   const TOOLTIPS = ICON_RULES.tooltips;
