@@ -336,9 +336,7 @@ async def test_what_listens_once_the_page_is_parsed_is_marked_before_the_first_l
             await _marked_ahead(tab)
             sent.calls.clear()
             state = await get_state(browser, tab)
-            first_answer = _first_page_answer(sent.calls)
-            assert [m for m, _, at, _ in sent.calls if at > first_answer and not m.startswith("Runtime.release")] \
-                == [], sent.calls
+            assert _asked_after_the_first_answer(sent.calls) == [], sent.calls
             await actions.click(browser, tab, _named(state, "Accept all"))
             assert await tab.evaluate("window.accepted") == "all"
 
@@ -380,9 +378,7 @@ async def test_what_listens_in_a_cross_site_frame_is_marked_before_the_first_loo
             await _marked_ahead(tab)
             sent.calls.clear()
             state = await get_state(browser, tab)
-            first_answer = _first_page_answer(sent.calls)
-            assert [m for m, _, at, _ in sent.calls if at > first_answer and not m.startswith("Runtime.release")] \
-                == [], sent.calls
+            assert _asked_after_the_first_answer(sent.calls) == [], sent.calls
             await actions.click(browser, tab, _named_in_text(state, "Pay cross"))
             assert await frames[0].session.send("Runtime.evaluate", {"expression": "window.paid",
                                                                       "returnByValue": True}) \
@@ -438,8 +434,7 @@ async def test_a_first_look_asks_everything_at_once_unless_something_new_listens
         sent.calls.clear()
         state = await get_state(browser, tab)
         assert "Sign in" in state.text, state.text
-        first_answer = _first_page_answer(sent.calls)
-        assert [m for m, _, at, _ in sent.calls if at > first_answer and not m.startswith("Runtime.release")] == []
+        assert _asked_after_the_first_answer(sent.calls) == []
         # Two buttons listen, and a drawn empty box (the backdrop) might host a closed shadow root: the buttons'
         # objects are asked for, then marked without walking again; the box needs no question of its own.
         await tab.navigate(pages.url("speed_modal.html"))
@@ -518,6 +513,13 @@ async def test_a_read_sends_the_page_its_commands_and_the_tab_list_in_one_write(
     finally:
         del transport.send_burst  # the class's method again
     await browser.close_tab(tab.target_id)
+
+
+def _asked_after_the_first_answer(calls: list[tuple[str, dict, float, float]]) -> list[str]:
+    """What a read asked once the page had first answered (letting go of handles aside): nothing, where it asks
+    everything at once."""
+    first_answer = _first_page_answer(calls)
+    return [m for m, _, at, _ in calls if at > first_answer and not m.startswith("Runtime.release")]
 
 
 def _first_page_answer(calls: list[tuple[str, dict, float, float]]) -> float:
