@@ -70,10 +70,11 @@ def test_list_shows_tasks_newest_first(home: Path) -> None:
     done = tabpilot_process(home, "history")  # as the user runs it; the rest in this process
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "FROM", "TASK"]
+    assert lines[0].split() == ["ID", "STARTED", "STATUS", "TAKEOVER", "STEPS", "TOKENS", "FROM", "TASK"]
     assert lines[1].startswith(second) and "stopped" in lines[1] and "x" * 300 not in lines[1]
     assert lines[2].startswith(first)
-    assert lines[2].split()[3:8] == ["completed", "2", "2,620", "terminal", "Fill"]
+    assert lines[2].split()[3:9] == ["completed", "you", "2", "2,620", "terminal", "Fill"]
+    assert lines[1].split()[3:5] == ["stopped", "-"]
     listed = json.loads(tabpilot(home, "history", "--json", "--limit", "1").stdout)
     assert [t["taskId"] for t in listed] == [second]
     limited = tabpilot(home, "history", "--limit", "1").stdout.splitlines()
@@ -100,8 +101,8 @@ def same_words_from_everyone() -> dict[str, str]:
 def from_column(listing: str, task: str = "Click the Save button") -> dict[str, str]:
     """`tabpilot history`'s FROM column (in either language) by task id, in a list of tasks of the words `task`:
     what stands between the tokens and those words."""
-    rows = [line.split(maxsplit=6) for line in listing.splitlines()[1:] if line.strip()]
-    return {row[0]: row[6][: row[6].rindex(task)].strip() for row in rows}
+    rows = [line.split(maxsplit=7) for line in listing.splitlines()[1:] if line.strip()]
+    return {row[0]: row[7][: row[7].rindex(task)].strip() for row in rows}
 
 
 def test_the_list_says_who_started_each_task_in_the_readers_language_and_finds_them_by_it(home: Path) -> None:
@@ -521,7 +522,7 @@ def test_a_killed_host_leaves_its_events_and_the_task_shows_as_interrupted(home:
 
     listed = tabpilot(home, "history")
     assert listed.returncode == 0
-    assert listed.stdout.splitlines()[1].split()[3:6] == ["interrupted", "2", "220"]
+    assert listed.stdout.splitlines()[1].split()[3:7] == ["interrupted", "-", "2", "220"]
     shown = tabpilot(home, "history", "show", task_id).stdout
     assert "step 1: first goal" in shown and "observation: something happened" in shown
     assert "step 2: second goal" in shown
