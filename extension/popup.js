@@ -175,6 +175,12 @@ async function refreshTasks({ retarget = false } = {}) {
   }
 }
 
+// A task a web page or another program asked for says so wherever it is shown ("from https://shop.example", "from
+// Claude Desktop"): it is not the person's own. "" for the person's own.
+function askedBy(snapshot) {
+  return snapshot.requester ? t("pastFrom", snapshot.requester) : "";
+}
+
 function clearTask() {
   ui.taskId = null;
   $("task-head").hidden = true;
@@ -192,8 +198,7 @@ function showTask(snapshot) {
   $("task-head").hidden = false;
   $("task-title").textContent = snapshot.task || "";
   $("task-title").title = snapshot.task || "";
-  // a task a web page or another program asked for says so: it is not the person's own
-  $("task-from").textContent = snapshot.requester ? t("pastFrom", snapshot.requester) : "";
+  $("task-from").textContent = askedBy(snapshot);
   $("task-from").hidden = !snapshot.requester;
   ui.asker = { source: snapshot.source, requester: snapshot.requester };
   Timeline.render($("timeline"), snapshot.history);
@@ -568,10 +573,11 @@ async function answerApproval(approvalId, decision, li) {
 }
 
 // --- the other tabs' running tasks: Switch to, Stop -------------------------------------------------------------
-const others = new Map(); // taskId → {taskId, task, tabId, status}
+const others = new Map(); // taskId → {taskId, task, tabId, status, requester}
 
 function otherEntry(snapshot) {
-  return { taskId: snapshot.taskId, task: snapshot.task || "", tabId: snapshot.tabId, status: snapshot.status };
+  return { taskId: snapshot.taskId, task: snapshot.task || "", tabId: snapshot.tabId, status: snapshot.status,
+    requester: snapshot.requester || null };
 }
 
 function otherPush(message) {
@@ -597,7 +603,9 @@ function renderOthers() {
     const title = Timeline.el("span", "other-task", entry.task);
     title.title = entry.task;
     const tab = Timeline.el("span", "other-tab muted", t("tabNumber", String(entry.tabId)));
-    text.append(title, tab);
+    text.append(title);
+    if (entry.requester) text.append(Timeline.el("span", "other-from muted", askedBy(entry)));
+    text.append(tab);
     const switchTo = Timeline.el("button", "secondary other-switch", t("switchTo"));
     switchTo.type = "button";
     switchTo.title = t("switchToTitle");
