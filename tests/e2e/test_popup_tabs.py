@@ -10,6 +10,7 @@ import json
 import pytest
 from bridge_support import allow, origin_of
 from e2e_support import SCREENS, Harness, PopupPage, done, wait_until
+from llm_support import held_pages
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, ScriptedLLMServer
@@ -63,3 +64,28 @@ async def test_a_task_a_page_started_in_another_tab_is_listed_with_the_page_that
     finally:
         await harness.browser.close_tab(popup.tab.target_id)
         await harness.browser.close_tab(page.target_id)
+
+
+async def test_the_popup_on_a_tab_still_loading_names_its_address_until_the_title_comes(harness: Harness) -> None:
+    with held_pages() as (site, _, release):
+        host = site.removeprefix("http://")
+        for page in ("checkout", "receipt"):  # two tabs, each opened on a page that has not come yet
+            release.clear()
+            address = f"{site}/shop/{page}?step=2#pay"
+            created = await harness.browser.connection.root.send(
+                "Target.createTarget", {"url": address, "newWindow": True})
+            tab = await harness.browser.attach(created["targetId"])
+            popup = await harness.open_popup(tab)
+            try:
+                said = await popup.text("#target-tab")
+                assert said == f"on: {host}/shop/{page}", said
+                assert await popup.js("document.getElementById('target-tab').title") == address
+                await popup.screenshot(SCREENS / f"loading-tab-{page}-before.png", max_height=320)
+                release.set()
+                await popup.wait_for(f"document.getElementById('target-tab').textContent === "
+                                     f"{json.dumps(f'on: {page.capitalize()}')}", "the page's title")
+                await popup.screenshot(SCREENS / f"loading-tab-{page}-after.png", max_height=320)
+            finally:
+                release.set()
+                await harness.browser.close_tab(popup.tab.target_id)
+                await harness.browser.close_tab(tab.target_id)
