@@ -806,3 +806,25 @@ def test_a_task_interrupted_before_it_recorded_anything_has_no_length(home: Path
         agent.stdout.close()  # type: ignore[union-attr]
     shown = tabpilot(home, "history", "show", task_id).stdout
     assert "interrupted" in shown and " · took - · " in shown and "0.0 s" not in shown, shown
+
+
+def test_the_list_fits_the_terminal_in_either_language_however_wide_its_words(home: Path) -> None:
+    """On a terminal, no line of the list is wider than it (a Chinese character takes two columns): the task is cut to
+    what is left beside the rest, or, where that is too little, goes under its row with who started it."""
+    from tabpilot.i18n import shown_width
+    from tabpilot.store.timeline import task_table
+
+    with TaskStore() as store:
+        for words in ("把购物车里的所有商品都结账，并使用我保存的地址和默认的付款方式完成订单，然后告诉我订单号",
+                      "Check out everything in the cart with my saved address and the default card, then say the "
+                      "order number"):
+            store.start_task(words, source="mcp", requester="Claude Desktop")
+        tasks = store.list_tasks(10)
+    for language in ("en-US", "zh-CN"):
+        for width in (80, 100, 120, 200):
+            table = task_table(tasks, language=language, width=width)
+            assert all(shown_width(line) <= width for line in table.splitlines()), (language, width, table)
+            assert ("把购物车" in table and "Check out" in table), table
+        assert len(task_table(tasks, language=language, width=80).splitlines()) == 6  # under each row
+        assert len(task_table(tasks, language=language, width=200).splitlines()) == 3
+        assert task_table(tasks, language=language) == task_table(tasks, language=language, width=None)

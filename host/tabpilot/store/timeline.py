@@ -85,7 +85,8 @@ def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | N
                width: int | None = None) -> str:
     """The task list: how each ended (as the popup's Past tasks says it), whether the person took over, who started
     it. `width`: the terminal's columns, which no line passes: the task is cut to what is left, or on a terminal too
-    narrow for it beside the rest (80 columns), the source and the task go on a line of their own under each row."""
+    narrow for it beside the rest (80 columns), the source and the task go on a line of their own under each row (the
+    columns before them take about 70: a terminal narrower still wraps those)."""
     if not tasks:
         return say("timeline.no_tasks", language)
     names = ("id", "started", "status", "took_over", "steps", "tokens", "by", "task")
