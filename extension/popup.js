@@ -175,6 +175,12 @@ async function refreshTasks({ retarget = false } = {}) {
   }
 }
 
+// A task a web page or another program asked for says so wherever it is shown ("from https://shop.example", "from
+// Claude Desktop"): it is not the person's own. "" for the person's own.
+function askedBy(snapshot) {
+  return snapshot.requester ? t("pastFrom", snapshot.requester) : "";
+}
+
 function clearTask() {
   ui.taskId = null;
   $("task-head").hidden = true;
@@ -192,8 +198,7 @@ function showTask(snapshot) {
   $("task-head").hidden = false;
   $("task-title").textContent = snapshot.task || "";
   $("task-title").title = snapshot.task || "";
-  // a task a web page or another program asked for says so: it is not the person's own
-  $("task-from").textContent = snapshot.requester ? t("pastFrom", snapshot.requester) : "";
+  $("task-from").textContent = askedBy(snapshot);
   $("task-from").hidden = !snapshot.requester;
   ui.asker = { source: snapshot.source, requester: snapshot.requester };
   Timeline.render($("timeline"), snapshot.history);
@@ -568,10 +573,11 @@ async function answerApproval(approvalId, decision, li) {
 }
 
 // --- the other tabs' running tasks: Switch to, Stop -------------------------------------------------------------
-const others = new Map(); // taskId → {taskId, task, tabId, status}
+const others = new Map(); // taskId → {taskId, task, tabId, status, requester}
 
 function otherEntry(snapshot) {
-  return { taskId: snapshot.taskId, task: snapshot.task || "", tabId: snapshot.tabId, status: snapshot.status };
+  return { taskId: snapshot.taskId, task: snapshot.task || "", tabId: snapshot.tabId, status: snapshot.status,
+    requester: snapshot.requester || null };
 }
 
 function otherPush(message) {
@@ -597,7 +603,9 @@ function renderOthers() {
     const title = Timeline.el("span", "other-task", entry.task);
     title.title = entry.task;
     const tab = Timeline.el("span", "other-tab muted", t("tabNumber", String(entry.tabId)));
-    text.append(title, tab);
+    text.append(title);
+    if (entry.requester) text.append(Timeline.el("span", "other-from muted", askedBy(entry)));
+    text.append(tab);
     const switchTo = Timeline.el("button", "secondary other-switch", t("switchTo"));
     switchTo.type = "button";
     switchTo.title = t("switchToTitle");
@@ -613,12 +621,34 @@ function renderOthers() {
   $("other-tasks").hidden = items.length === 0;
 }
 
-// The tab's title (its URL when it has none, and as the tooltip): which tab the task works in.
+// A tab as a person recognizes it: its title; until its page has one (still loading: a new tab has no address yet
+// either, only the one it is going to), its address shortened host first ("shop.example/checkout"); its number only
+// when it has neither. `tab.title` is "" then, and the popup said "on: tab 1234".
+function tabName(tab) {
+  return tab.title || shortAddress(tabAddress(tab)) || t("tabNumber", String(tab.id));
+}
+
+function tabAddress(tab) {
+  return tab.url || tab.pendingUrl || "";
+}
+
+const SHORT_ADDRESS_CHARS = 60; // an address with no host (data:, a long file: path) is cut, the tooltip has it whole
+
+function shortAddress(url) {
+  let parsed = null;
+  try {
+    parsed = new URL(url);
+  } catch (_) { /* not an address URL can read: shown as it is */ }
+  if (parsed && parsed.host) return parsed.host + (parsed.pathname === "/" ? "" : parsed.pathname);
+  return url.length > SHORT_ADDRESS_CHARS ? `${url.slice(0, SHORT_ADDRESS_CHARS - 1)}…` : url;
+}
+
+// Which tab another task works in, by tabName (its whole address as the tooltip).
 async function nameTab(label, tabId) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) return;
-  label.textContent = tab.title || tab.url || t("tabNumber", String(tabId));
-  label.title = tab.url || "";
+  label.textContent = tabName(tab);
+  label.title = tabAddress(tab);
 }
 
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
@@ -706,7 +736,7 @@ async function currentTargetTab() {
     try {
       return await chrome.tabs.get(tabId);
     } catch (_) {
-      return { id: tabId, title: t("tabNumber", String(tabId)), url: "" };
+      return { id: tabId, title: "", url: "" };
     }
   }
   const [tab] = await chrome.tabs.query(PANEL ? { active: true, currentWindow: true } : { active: true, lastFocusedWindow: true });
@@ -721,9 +751,9 @@ async function showTargetTab(chosen = null) {
   const tab = chosen || await currentTargetTab();
   ui.targetTabId = tab ? tab.id : null;
   ui.targetWindowId = tab && tab.windowId !== undefined ? tab.windowId : null;
-  $("target-tab").textContent = tab ? t("onTab", tab.title || tab.url || t("tabNumber", String(tab.id))) : t("noTab");
-  $("target-tab").title = tab ? tab.url || "" : "";
-  const unworkable = tab ? await Tabs.unworkable(tab.url || tab.pendingUrl || "") : null;
+  $("target-tab").textContent = tab ? t("onTab", tabName(tab)) : t("noTab");
+  $("target-tab").title = tab ? tabAddress(tab) : "";
+  const unworkable = tab ? await Tabs.unworkable(tabAddress(tab)) : null;
   if (ui.targetTabId !== (tab ? tab.id : null)) return; // another tab was shown meanwhile
   ui.unworkable = unworkable;
   $("tab-unworkable").hidden = !unworkable;

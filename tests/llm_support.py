@@ -90,17 +90,46 @@ def slow_file(seconds: float, body: bytes, content_type: str, name: str) -> Iter
     class Slow(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             time.sleep(seconds)
-            self.send_response(200)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            _answer(self, body, content_type)
 
         def log_message(self, format: str, *args: object) -> None:
             pass
 
     with _serving(Slow) as address:
         yield f"{address}/{name}"
+
+
+@contextlib.contextmanager
+def held_pages() -> Iterator[tuple[str, threading.Event, threading.Event]]:
+    """A site of its own on 127.0.0.1 whose pages come only once the test opens the gate (set; cleared, it holds the
+    next ones again): (its address, `asked`: set at its first request, the gate). A page's title is the last part of
+    its path, capitalised, without its extension ("/shop/checkout?step=2" → "Checkout")."""
+    asked, gate = threading.Event(), threading.Event()
+
+    class Held(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.set()
+            gate.wait(60)
+            name = self.path.split("?")[0].split("#")[0].rstrip("/").rsplit("/", 1)[-1].split(".")[0].capitalize()
+            page = f"<!doctype html><title>{name}</title><p>{name} page</p>"
+            _answer(self, page.encode(), "text/html; charset=utf-8")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    with _serving(Held) as address:
+        try:
+            yield address, asked, gate
+        finally:
+            gate.set()  # a request still held ends, so the server can shut down
+
+
+def _answer(handler: http.server.BaseHTTPRequestHandler, body: bytes, content_type: str) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 @contextlib.contextmanager

@@ -141,9 +141,9 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
     assert empty.stdout.strip() == "还没有记录任何任务。可用 `tabpilot run TASK` 或在扩展的弹出窗口中运行一个。"
     task_id, running = record_timeline_task("Fill in the form")
     table = tabpilot(home, "history").stdout.splitlines()
-    assert table[0].split() == ["编号", "开始时间", "状态", "步数", "令牌数", "来自", "任务"]
+    assert table[0].split() == ["编号", "开始时间", "状态", "接管", "步数", "令牌数", "来自", "任务"]
     assert table[1].startswith(running) and "运行中" in table[1]
-    assert table[2].startswith(task_id) and table[2].split()[3:6] == ["已完成", "1", "1,050"]
+    assert table[2].startswith(task_id) and table[2].split()[3:7] == ["已完成", "你", "1", "1,050"]
     # the columns line up as a terminal shows them: each header starts where its values start
     assert on_screen(table[0], "任务") == on_screen(table[2], "Fill in the form") == on_screen(table[1], "still")
     assert on_screen(table[0], "状态") == on_screen(table[2], "已完成")
@@ -191,7 +191,8 @@ def test_history_table_and_timeline_speak_the_language_setting(home: Path) -> No
         home, "history", "delete", running).stderr
     assert "no task with id 'zzzz'" in tabpilot(home, "history", "show", "zzzz").stderr
     table = tabpilot(home, "history").stdout.splitlines()
-    assert table[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "FROM", "TASK"] and "running" in table[1]
+    assert table[0].split() == ["ID", "STARTED", "STATUS", "TAKEOVER", "STEPS", "TOKENS", "FROM", "TASK"]
+    assert "running" in table[1]
     shown = tabpilot(home, "history", "show", task_id).stdout
     assert "retry 1/3: no reply within 30 s (timeout)" in shown and "you took over for 1 min 12 s" in shown
     assert "\nurl: http://127.0.0.1:8/form.html\nmodel: m\n" in shown, shown

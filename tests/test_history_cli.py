@@ -70,10 +70,11 @@ def test_list_shows_tasks_newest_first(home: Path) -> None:
     done = tabpilot_process(home, "history")  # as the user runs it; the rest in this process
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["ID", "STARTED", "STATUS", "STEPS", "TOKENS", "FROM", "TASK"]
+    assert lines[0].split() == ["ID", "STARTED", "STATUS", "TAKEOVER", "STEPS", "TOKENS", "FROM", "TASK"]
     assert lines[1].startswith(second) and "stopped" in lines[1] and "x" * 300 not in lines[1]
     assert lines[2].startswith(first)
-    assert lines[2].split()[3:8] == ["completed", "2", "2,620", "terminal", "Fill"]
+    assert lines[2].split()[3:9] == ["completed", "you", "2", "2,620", "terminal", "Fill"]
+    assert lines[1].split()[3:5] == ["stopped", "-"]
     listed = json.loads(tabpilot(home, "history", "--json", "--limit", "1").stdout)
     assert [t["taskId"] for t in listed] == [second]
     limited = tabpilot(home, "history", "--limit", "1").stdout.splitlines()
@@ -100,8 +101,8 @@ def same_words_from_everyone() -> dict[str, str]:
 def from_column(listing: str, task: str = "Click the Save button") -> dict[str, str]:
     """`tabpilot history`'s FROM column (in either language) by task id, in a list of tasks of the words `task`:
     what stands between the tokens and those words."""
-    rows = [line.split(maxsplit=6) for line in listing.splitlines()[1:] if line.strip()]
-    return {row[0]: row[6][: row[6].rindex(task)].strip() for row in rows}
+    rows = [line.split(maxsplit=7) for line in listing.splitlines()[1:] if line.strip()]
+    return {row[0]: row[7][: row[7].rindex(task)].strip() for row in rows}
 
 
 def test_the_list_says_who_started_each_task_in_the_readers_language_and_finds_them_by_it(home: Path) -> None:
@@ -521,7 +522,7 @@ def test_a_killed_host_leaves_its_events_and_the_task_shows_as_interrupted(home:
 
     listed = tabpilot(home, "history")
     assert listed.returncode == 0
-    assert listed.stdout.splitlines()[1].split()[3:6] == ["interrupted", "2", "220"]
+    assert listed.stdout.splitlines()[1].split()[3:7] == ["interrupted", "-", "2", "220"]
     shown = tabpilot(home, "history", "show", task_id).stdout
     assert "step 1: first goal" in shown and "observation: something happened" in shown
     assert "step 2: second goal" in shown
@@ -805,3 +806,25 @@ def test_a_task_interrupted_before_it_recorded_anything_has_no_length(home: Path
         agent.stdout.close()  # type: ignore[union-attr]
     shown = tabpilot(home, "history", "show", task_id).stdout
     assert "interrupted" in shown and " · took - · " in shown and "0.0 s" not in shown, shown
+
+
+def test_the_list_fits_the_terminal_in_either_language_however_wide_its_words(home: Path) -> None:
+    """On a terminal, no line of the list is wider than it (a Chinese character takes two columns): the task is cut to
+    what is left beside the rest, or, where that is too little, goes under its row with who started it."""
+    from tabpilot.i18n import shown_width
+    from tabpilot.store.timeline import task_table
+
+    with TaskStore() as store:
+        for words in ("把购物车里的所有商品都结账，并使用我保存的地址和默认的付款方式完成订单，然后告诉我订单号",
+                      "Check out everything in the cart with my saved address and the default card, then say the "
+                      "order number"):
+            store.start_task(words, source="mcp", requester="Claude Desktop")
+        tasks = store.list_tasks(10)
+    for language in ("en-US", "zh-CN"):
+        for width in (80, 100, 120, 200):
+            table = task_table(tasks, language=language, width=width)
+            assert all(shown_width(line) <= width for line in table.splitlines()), (language, width, table)
+            assert ("把购物车" in table and "Check out" in table), table
+        assert len(task_table(tasks, language=language, width=80).splitlines()) == 6  # under each row
+        assert len(task_table(tasks, language=language, width=200).splitlines()) == 3
+        assert task_table(tasks, language=language) == task_table(tasks, language=language, width=None)

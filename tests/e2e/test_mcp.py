@@ -37,6 +37,7 @@ from e2e_support import (
     wait_status,
     wait_until,
 )
+from llm_support import held_pages
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
@@ -693,32 +694,8 @@ async def test_a_local_program_cannot_open_its_tab_behind_the_persons_back(
 @contextlib.contextmanager
 def held_page() -> Any:
     """A page on a server of its own that answers only once the test opens the gate: (url, asked, gate)."""
-    import http.server
-
-    asked, gate = threading.Event(), threading.Event()
-
-    class Held(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            asked.set()
-            gate.wait(60)
-            body = b"<!doctype html><title>Held</title><p>Held page</p>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Held)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/held.html", asked, gate
-    finally:
-        gate.set()
-        server.shutdown()
-        server.server_close()
+    with held_pages() as (site, asked, gate):
+        yield f"{site}/held.html", asked, gate
 
 
 async def test_a_tab_opening_behind_as_the_last_question_closes_with_a_no_comes_forward(

@@ -14,7 +14,7 @@ from ..i18n import Language
 from ..i18n import text as say
 from ..store.search import STARTERS
 from ..textsafety import json_for_people
-from .output import fail, silence_stdout
+from .output import fail, silence_stdout, terminal_width
 
 if TYPE_CHECKING:
     from ..store.tasks import TaskStore
@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
             elif searched and not tasks:
                 print(say("history.no_match", language))
             else:
-                print(task_table(tasks, language=language))
+                print(task_table(tasks, language=language, width=terminal_width()))
                 if len(tasks) == args.limit:
                     print(say("history.more", language, limit=args.limit))
             return 0

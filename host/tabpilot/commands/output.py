@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import sys
 import threading
 import time
@@ -50,6 +51,14 @@ def is_terminal(stream: object) -> bool:
         return bool(stream.isatty())  # type: ignore[attr-defined]
     except (AttributeError, ValueError, OSError):
         return False
+
+
+def terminal_width() -> int | None:
+    """The columns of the terminal stdout is (COLUMNS, where set, as the shell says it), None when it is none: what a
+    pipe reads is never cut to a width."""
+    if not is_terminal(sys.stdout):
+        return None
+    return shutil.get_terminal_size().columns
 
 
 class CommandOutput(io.TextIOBase):

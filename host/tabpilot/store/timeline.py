@@ -65,31 +65,66 @@ def who_started(summary: TaskSummary, language: str | None = None) -> str:
         return summary.started_by
 
 
-def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | None = None) -> str:
+TASK_MIN = 24  # the fewest columns the task gets on a row's own line; on a terminal narrower, it gets a line of its own
+INDENT = "  "  # a row's second line, on a narrow terminal
+
+
+def fit(text: str, columns: int) -> str:
+    """`text` cut to at most `columns` terminal columns (a Chinese character takes two), the cut marked with "…"."""
+    if shown_width(text) <= columns:
+        return text
+    kept = ""
+    for character in text:
+        if shown_width(kept + character) > columns - 1:
+            break
+        kept += character
+    return kept + "…"
+
+
+def task_table(tasks: list[TaskSummary], task_width: int = 60, language: str | None = None,
+               width: int | None = None) -> str:
+    """The task list: how each ended (as the popup's Past tasks says it), whether the person took over, who started
+    it. `width`: the terminal's columns, which no line passes: the task is cut to what is left, or on a terminal too
+    narrow for it beside the rest (80 columns), the source and the task go on a line of their own under each row (the
+    columns before them take about 70: a terminal narrower still wraps those)."""
     if not tasks:
         return say("timeline.no_tasks", language)
-    header = tuple(say(f"timeline.column.{name}", language) for name in ("id", "started", "status", "steps",
-                                                                          "tokens", "by", "task"))
+    names = ("id", "started", "status", "took_over", "steps", "tokens", "by", "task")
+    header = tuple(say(f"timeline.column.{name}", language) for name in names)
+    took_over = say("timeline.took_over_mark", language)
     rows = [
         (
             t.task_id,
             when(t.started_at)[:16],
-            status_word(t.shown_status, language),
+            show_controls(status_word(t.shown_status, language)),
+            took_over if t.took_over else "-",
             str(t.steps),
             f"{t.total_tokens:,}",
-            clip(who_started(t, language), BY_WIDTH),
-            clip(t.task, task_width),
+            show_controls(clip(who_started(t, language), BY_WIDTH)),
+            show_controls(clip(t.task, task_width)),
         )
         for t in tasks
     ]
     widths = [max(shown_width(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+
+    def line(cells: tuple[str, ...], widths: list[int]) -> str:
+        """`cells` padded to `widths` (the steps and tokens to the right), the last one as it is."""
+        padded = [column(cell, w, right=i in (4, 5)) for i, (cell, w) in enumerate(zip(cells[:-1], widths,
+                                                                                          strict=False))]
+        return "  ".join([*padded, cells[-1]])
+
+    beside = sum(widths) + 2 * len(widths)  # the columns before the task, each with its two spaces
+    if width is None or width - beside >= TASK_MIN:
+        room = None if width is None else width - beside
+        fitted = [(*row[:-1], row[-1] if room is None else fit(row[-1], room)) for row in [header, *rows]]
+        return show_controls("\n".join(line(row, widths).rstrip() for row in fitted))
+    # narrow: the row, then who started it and the task, indented, under it
+    by_width = min(widths[-1], max(width - len(INDENT) - 2 - TASK_MIN, 8))
     lines = []
     for row in [header, *rows]:
-        cells = [
-            column(cell, w, right=i in (3, 4))
-            for i, (cell, w) in enumerate(zip(row, widths, strict=False))
-        ]
-        lines.append("  ".join([*cells, row[-1]]))
+        lines.append(line((*row[:-2], ""), widths[:-1]).rstrip())
+        room = width - len(INDENT) - by_width - 2
+        lines.append(f"{INDENT}{column(fit(row[-2], by_width), by_width)}  {fit(row[-1], room)}".rstrip())
     return show_controls("\n".join(lines))
 
 
