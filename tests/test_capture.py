@@ -324,12 +324,12 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
         assert said[0] == 'clicked an empty area of form "Sign in" (no control there)', said
         assert said[4] == "clicked an empty area of the page (no control there)", said
         assert said[5] == 'clicked text "Save"', said
-        assert describe_action(clicks[0], "zh-CN") == '点击了 form "Sign in" 中的空白处（那里没有控件）'
+        assert describe_action(clicks[0], "zh-CN") == '点击了表单 "Sign in" 中的空白处（那里没有控件）'
         assert said[8] == ('clicked an empty area of the form with textbox "Your email" and button "Subscribe" '
                            "(no control there)"), said
         assert said[9] == 'clicked an empty area of the dialog with text "Delete this file?" (no control there)', said
         assert describe_action(clicks[8], "zh-CN") == \
-            '点击了含有 textbox "Your email"、button "Subscribe" 的 form 中的空白处（那里没有控件）'
+            '点击了含有文本框 "Your email"、按钮 "Subscribe" 的表单中的空白处（那里没有控件）'
 
 
 @contextlib.asynccontextmanager

@@ -1090,7 +1090,8 @@ function notifyIfAsked(task) {
   } else if (task.status === "running" && task.approval && !task.control) {
     const { action, site } = task.approval;
     key = `approval:${action}:${site}`;
-    message = site ? chrome.i18n.getMessage("approveWants", [action, site]) : chrome.i18n.getMessage("approveWantsHere", [action]);
+    const words = task.approval.actionText || action; // the host's words in our language
+    message = site ? chrome.i18n.getMessage("approveWants", [words, site]) : chrome.i18n.getMessage("approveWantsHere", [words]);
   }
   if (key === null) {
     asks.delete(task.taskId);

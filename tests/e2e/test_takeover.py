@@ -1262,6 +1262,22 @@ async def _interrupted(harness: Harness, task_id: str) -> dict[str, Any] | None:
     return record if record and record["task"]["status"] == "interrupted" else None
 
 
+async def popup_cards(harness: Harness, tab: Tab, actions: int, screen: str | None = None
+                      ) -> tuple[list[str], list[dict[str, str]]]:
+    """The popup of `tab` once its takeover card lists `actions` actions: those lines and every card (`screen`: a
+    screenshot of it saved under that name)."""
+    popup = await harness.open_popup(tab)
+    try:
+        await popup.wait_for(f"document.querySelectorAll('.card-actions li').length >= {actions}",
+                             "the takeover card's actions")
+        said = await popup.js("[...document.querySelectorAll('.card-actions li')].map((li) => li.textContent)")
+        if screen:
+            await popup.screenshot(SCREENS / screen)
+        return said, await popup.cards()
+    finally:
+        await harness.browser.close_tab(popup.tab.target_id)
+
+
 # --- icon-only controls: the record names them as the page state does ------------------------------------------------
 ICON_CLICKS = [("delete", 'button "Delete"'), ("settings", 'link "Settings"'), ("home", 'link "Home"'),
                ("share", 'button "Share"'), ("trash", 'button "trash"'), ("archive", 'button "Archive"')]
@@ -1302,14 +1318,9 @@ async def test_the_icon_only_controls_the_person_clicks_are_named_in_the_record_
             # the page state the model read names them the same way
             page = prompt_text(after[0])
             assert all(name in page for name in ("Delete", "Settings", "Home", "Share", "trash", "Archive")), page
-            popup = await harness.open_popup(tab)
-            await popup.wait_for(f"document.querySelectorAll('.card-actions li').length >= {len(ICON_CLICKS)}",
-                                 "the takeover card's actions")
-            said = await popup.js("[...document.querySelectorAll('.card-actions li')].map((li) => li.textContent)")
+            screen = "takeover-icon-clicks.png" if round_ == 0 else None
+            said, _ = await popup_cards(harness, tab, len(ICON_CLICKS), screen)
             assert said == [f"clicked {target}" for _, target in ICON_CLICKS], said
-            if round_ == 0:
-                await popup.screenshot(SCREENS / "takeover-icon-clicks.png")
-            await harness.browser.close_tab(popup.tab.target_id)
             await tab.navigate(pages.url("takeover_icons.html"))
     finally:
         await harness.browser.close_tab(tab.target_id)
