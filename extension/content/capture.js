@@ -310,8 +310,10 @@
       return clean(el.getAttribute("title") || el.getAttribute("name") || el.id || "");
     }
     if (tag === "img") return clean(el.getAttribute("alt") || el.getAttribute("title"));
-    // an icon-only control, named as the agent's page state names it (content/names.js, loaded before this script)
-    const icon = tabpilotNames.iconName(el);
+    // an icon-only control, named as the agent's page state names it (content/names.js, loaded before this script;
+    // none in a frame whose scripts were registered by an older version of the extension: named as before)
+    const names = globalThis.tabpilotNames;
+    const icon = names ? names.iconName(el) : null;
     if (icon && icon.named) return clean(icon.named);
     const text = icon && !icon.inner ? "" : textOf(el); // no words drawn: hidden ones name nothing a person sees
     return text || clean(el.getAttribute("title")) || clean(icon ? icon.guessed : "") || addressWords(el);
@@ -320,9 +322,10 @@
   // A link named by nothing else, by the last part of its address ("/share/twitter": twitter), as the page state
   // names it (dom/render.py accessible_name)
   function addressWords(el) {
+    const names = globalThis.tabpilotNames;
     const href = el.localName === "a" ? (el.getAttribute("href") || "").trim() : "";
-    if (!href || /^(javascript:|#)/i.test(href)) return "";
-    return tabpilotNames.fileWords(href).slice(0, tabpilotNames.words).join(" ");
+    if (!names || !href || /^(javascript:|#)/i.test(href)) return "";
+    return names.fileWords(href).slice(0, names.words).join(" ");
   }
 
   // The <label>s of a control: a field's own; a custom control's or an editor's label[for] and the label around it
