@@ -143,7 +143,7 @@ EN_US: dict[str, str] = {
     # what an action waiting for the person's yes does (guards/irreversible.py ACTION_WORDS)
     "approval.action.click": "click {target}",
     "approval.action.type_into": "type into {target}",
-    "approval.action.choose": "choose {option} in {target}",
+    "approval.action.choose": 'choose "{option}" in {target}',
     "approval.action.press": "press {keys}",
     "approval.action.open": "open {url}",
     "approval.action.go_back": "go back",
@@ -1098,7 +1098,7 @@ ZH_CN: dict[str, str] = {
     "did.scroll_right": "向右 {px}px",
     "approval.action.click": "点击 {target}",
     "approval.action.type_into": "在 {target} 中输入",
-    "approval.action.choose": "在 {target} 中选择 {option}",
+    "approval.action.choose": '在 {target} 中选择 "{option}"',
     "approval.action.press": "按下 {keys}",
     "approval.action.open": "打开 {url}",
     "approval.action.go_back": "返回上一页",

@@ -99,7 +99,7 @@ class PendingAction:
 
     def guarded(self) -> dict[str, str]:
         """What a guard's card keeps of it: the action and the site in English, and the codes a reader words them by
-        (a page with no site: `siteText`, i18n.for_reader)."""
+        (a page with no site: `noSite`, worded again by i18n.for_reader)."""
         return {"action": self.action, "site": self.site or text("approval.this_page", "en-US"),
                 "actionCode": self.action_code, **self.action_params, **({} if self.site else {"noSite": "true"})}
 
