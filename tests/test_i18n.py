@@ -280,3 +280,9 @@ def test_a_note_the_model_was_given_is_worded_for_the_person_in_their_language()
     assert len(keys) >= 5, keys
     for language, words in CATALOG.items():
         assert all(f"card.{key}" in words for key in keys), (language, sorted(keys))
+    # a note the person's card shows goes with its key: only one for the model alone (a nudge) may go without
+    lines = source.splitlines()
+    calls = [" ".join(lines[i:i + 2]) for i, line in enumerate(lines)  # a call and the line it may go on to
+             if re.search(r'(push_observation|ObservationEvent)\((content=)?say\("note\.', line)]
+    unkeyed = [call for call in calls if "nudge=True" not in call and "note=" not in call]
+    assert not unkeyed, unkeyed
