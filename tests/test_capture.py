@@ -15,10 +15,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from state_support import ids_by_index
 from takeover_support import Person, wait_for
 
 from tabpilot.agent.types import describe_action
 from tabpilot.browser.capture import PageCapture
+from tabpilot.browser.state import get_state
+from tabpilot.browser.tab import Tab
 from tabpilot.taskrun.takeover import Takeover
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -288,7 +291,7 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
     control), or of the page. A control is still told by its name. An area with no name of its own is told by what it
     holds (a form by its first field and its submit button, a dialog, a section, a card by their first words): they
     were told as "an empty area of the page"."""
-    async with recording(browser, pages.url("blank_clicks.html")) as (captured, person):
+    async with recording(browser, pages.url("blank_clicks.html")) as (captured, person, _):
         spots = [("document.getElementById('signin')", 8), ("document.getElementById('card')", 8),
                  ("document.getElementById('spacer')", 8), ("document.getElementById('dialog')", 8),
                  ("document.documentElement", 5), ("document.getElementById('save')", None),
@@ -321,23 +324,23 @@ async def test_a_click_that_reaches_no_control_is_told_as_the_spot_it_landed_on_
         assert said[0] == 'clicked an empty area of form "Sign in" (no control there)', said
         assert said[4] == "clicked an empty area of the page (no control there)", said
         assert said[5] == 'clicked text "Save"', said
-        assert describe_action(clicks[0], "zh-CN") == '点击了 form "Sign in" 中的空白处（那里没有控件）'
+        assert describe_action(clicks[0], "zh-CN") == '点击了表单 "Sign in" 中的空白处（那里没有控件）'
         assert said[8] == ('clicked an empty area of the form with textbox "Your email" and button "Subscribe" '
                            "(no control there)"), said
         assert said[9] == 'clicked an empty area of the dialog with text "Delete this file?" (no control there)', said
         assert describe_action(clicks[8], "zh-CN") == \
-            '点击了含有 textbox "Your email"、button "Subscribe" 的 form 中的空白处（那里没有控件）'
+            '点击了含有文本框 "Your email"、按钮 "Subscribe" 的表单中的空白处（那里没有控件）'
 
 
 @contextlib.asynccontextmanager
-async def recording(browser, url: str) -> AsyncIterator[tuple[Captured, Person]]:
-    """A new tab on `url` whose capture records from the start, and a person at it."""
+async def recording(browser, url: str) -> AsyncIterator[tuple[Captured, Person, Tab]]:
+    """A new tab on `url` whose capture records from the start, a person at it, and the tab."""
     tab = await browser.new_tab(url)
     captured = Captured()
     await PageCapture(tab, captured).start("record")
     person = await Person.at(browser.launched.ws_url, tab.target_id)
     try:
-        yield captured, person
+        yield captured, person, tab
     finally:
         await person.close()
         await browser.close_tab(tab.target_id)
@@ -361,7 +364,7 @@ async def test_a_click_in_a_part_of_the_page_with_no_name_is_told_as_a_person_ca
     """A blank click in an unnamed header, navigation, main, sidebar or footer was told as "an empty area of the page":
     the agent could not tell the menu from the page's margin. Each is told by what a person calls it, a navigation by
     its first links too, in English and Chinese; a header inside an article is the article's, told by its heading."""
-    async with recording(browser, pages.url("blank_landmarks.html")) as (captured, person):
+    async with recording(browser, pages.url("blank_landmarks.html")) as (captured, person, _):
         spots = [f"document.getElementById('{name}')" for name in
                  ("top", "menu", "content", "tips", "bottom", "notes-header")]
         await _click_spots(person, [(spot, 8) for spot in spots])
@@ -394,7 +397,7 @@ async def test_custom_controls_and_editors_are_told_by_the_label_a_person_reads_
     """An editor a <label for> names was told by its own words (what the person wrote in it: `textbox "Hi all"`), a
     custom checkbox inside a <label> with no name at all: each is told by its label, as the page's state names them
     (test_state_names), and as native fields already were."""
-    async with recording(browser, pages.url("eyes_shown_labels.html")) as (captured, person):
+    async with recording(browser, pages.url("eyes_shown_labels.html")) as (captured, person, _):
         await person.click("document.getElementById('note')")
         await person.type("Hi all")
         await person.click("document.getElementById('remember')")
@@ -409,3 +412,42 @@ async def test_custom_controls_and_editors_are_told_by_the_label_a_person_reads_
             ("select", 'combobox "Favourite genre"', "Poetry"),
         ], captured.actions
         assert await person.evaluate("window.typed.note") == "Hi all"
+
+
+# takeover_icons.html: controls that show no words, by what names each; the icon-library pages of test_state_names
+ICON_CONTROLS = {
+    "takeover_icons.html": ["delete", "settings", "home", "share", "trash", "archive", "star", "reply", "search",
+                            "print", "close", "flag", "twitter"],
+    "eyes_icon_libraries.html": ["octicon-x", "codicon", "lucide-svg", "lucide-data", "feather-data", "feather-svg",
+                                 "remix", "boxicons", "fa-times", "data-icon", "fa-svg", "desc", "twitter-x"],
+}
+
+
+@pytest.mark.parametrize("page_name", list(ICON_CONTROLS))
+async def test_a_click_on_an_icon_only_control_is_told_by_the_name_the_agents_page_state_gives_it(
+        browser, pages, page_name):
+    """A new user's trial: a person's click on an icon button (<button aria-label="Delete"><svg>, an icon font's
+    <i class="fa fa-trash">, an SVG's <title>, aria-labelledby, a tooltip, a sprite, ...) was told with no name, or by
+    words the page hides, while the agent's page state names it (walker.js). As a class: the record names every
+    control with the page state's own rules (extension/content/names.js), so the model reads the same name in both;
+    clicked twice, the second time after a reload."""
+    controls = ICON_CONTROLS[page_name]
+    async with recording(browser, pages.url(page_name)) as (captured, person, tab):
+        for round_ in range(2):
+            state = await get_state(browser, tab)
+            named = {element: state.elements[index].name for index, element in (await ids_by_index(state)).items()}
+            for control in controls:
+                await person.click(f"document.getElementById('{control}')")
+            await wait_for(lambda: len([a for a in captured.actions if a["kind"] == "click"]) >= len(controls))
+            assert await person.evaluate("window.clicks") == controls  # the page got each click
+            clicks = [a for a in captured.actions if a["kind"] == "click"]
+            told = [a["target"] for a in clicks]
+            assert all(named[control] for control in controls), named  # the page state names each
+            # each told by its role (capture.js's) and the name the page state gives it
+            roles = [target.split(" ")[0] for target in told]
+            assert told == [f'{role} "{named[c]}"' for role, c in zip(roles, controls, strict=True)], (told, named)
+            assert all('"' in target for target in told), told  # none told without a name ("clicked button")
+            captured.messages.clear()
+            if round_ == 0:
+                await tab.navigate(pages.url(page_name))  # a new document: the script comes again
+                await wait_for(lambda: any(a["kind"] == "navigate" for a in captured.actions))

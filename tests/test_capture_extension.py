@@ -50,13 +50,14 @@ globalThis.setMode = async (tabId, mode) => {
 
 def make_extension(folder: Path) -> Path:
     folder.mkdir()
-    shutil.copy(extension_dir() / "content" / "capture.js", folder / "capture.js")
+    for script in ("names.js", "capture.js"):
+        shutil.copy(extension_dir() / "content" / script, folder / script)
     (folder / "sw.js").write_text(SERVICE_WORKER)
     (folder / "manifest.json").write_text(json.dumps({
         "manifest_version": 3, "name": "capture test", "version": "1.0",
         "background": {"service_worker": "sw.js"},
         "permissions": ["tabs"], "host_permissions": ["<all_urls>"],
-        "content_scripts": [{"matches": ["<all_urls>"], "js": ["capture.js"], "all_frames": True,
+        "content_scripts": [{"matches": ["<all_urls>"], "js": ["names.js", "capture.js"], "all_frames": True,
                              "match_about_blank": True, "run_at": "document_start"}],
     }))
     return folder

@@ -176,7 +176,7 @@ async def test_an_approval_nobody_answers_is_denied_in_time(browser: Browser, pa
     assert await shop_log(browser, url) == [], out  # the page never got the click
     order = 'click button "Place order"'
     expired = {"en-US": f"Nobody answered within 2.0 s whether to allow {order} on 127.0.0.1, so it was not done.",
-               "zh-CN": f"在 2.0 秒内没有人回答是否允许 {order}（127.0.0.1），所以它没有执行。"}[language]
+               "zh-CN": '在 2.0 秒内没有人回答是否允许点击按钮 "Place order"（127.0.0.1），所以它没有执行。'}[language]
     assert f"🚫 {expired}" in out, out
     assert expired in "\n".join(str(m["content"]) for m in requests[-1]["messages"])  # told to the model
     assert len(requests) == 2  # and it went on to its next step
@@ -190,7 +190,7 @@ async def test_a_denial_is_told_in_the_language_setting(browser: Browser, pages,
     code, out, requests = await run_order(browser, url, tmp_path, answer="n")
     assert code == 0, out
     assert await shop_log(browser, url) == [], out
-    denial = '用户拒绝了这个操作：click button "Place order"（127.0.0.1）。它没有执行'
+    denial = '用户拒绝了这个操作：点击按钮 "Place order"（127.0.0.1）。它没有执行'
     assert "✖ 已拒绝" in out and f"🚫 {denial}" in out, out
     assert denial in "\n".join(str(m["content"]) for m in requests[-1]["messages"])
 
@@ -213,8 +213,8 @@ async def test_a_late_yes_after_the_approval_expired_does_nothing_and_says_so(
     order = 'click button "Place order"'
     late = {"en-US": f"⌛ Too late: the question whether to allow {order} on 127.0.0.1 had expired, so it was not "
                      "done; your answer changed nothing and the agent goes on without it.",
-            "zh-CN": f"⌛ 太晚了：是否允许 {order}（127.0.0.1）的提问已经过期，所以它没有执行；你的回答没有改变任何事，"
-                     "智能体会不做它继续。"}[language]
+            "zh-CN": '⌛ 太晚了：是否允许点击按钮 "Place order"（127.0.0.1）的提问已经过期，所以它没有执行；'
+                     "你的回答没有改变任何事，智能体会不做它继续。"}[language]
     assert late in out, out
     you_have_them = {"en-US": "You have the controls", "zh-CN": "控制在你手中"}[language]
     assert you_have_them not in out and "user_takeover" not in out, out  # not taken for Enter
@@ -234,7 +234,7 @@ async def test_without_a_terminal_the_refusal_and_its_remedy_are_in_the_language
     code, out, requests = await run_order(browser, url, tmp_path)
     assert code == 0, out
     assert await shop_log(browser, url) == [], out
-    refusal = ('click button "Place order"（127.0.0.1）需要用户批准（ask-before：irreversible），但这里没有人能回答，'
+    refusal = ('点击按钮 "Place order"（127.0.0.1）需要用户批准（ask-before：irreversible），但这里没有人能回答，'
                "所以它没有执行。标准输入不是终端，tabpilot run 无法询问你：请加上 --yes 再运行一次，"
                "让智能体不经询问执行这类操作（或者 `tabpilot config set ask-before never`）。")
     assert f"🚫 {refusal}" in out, out
@@ -258,8 +258,8 @@ async def test_the_terminal_asks_and_says_why_in_the_language_setting(browser: B
     assert await shop_log(browser, url) == [], out
     asked = {"en-US": ['⚠  The agent wants to click button "Continue" on 127.0.0.1 (it submits a form with payment '
                        'fields).', f"⚠  {QUESTION}."],
-             "zh-CN": ['⚠  智能体想在 127.0.0.1 上执行：click button "Continue"（它会提交一个含有支付字段的表单）。',
-                       '⚠  智能体想在 127.0.0.1 上执行：click button "Place order"（它的名称含有“order”）。']}[language]
+             "zh-CN": ['⚠  智能体想在 127.0.0.1 上执行：点击按钮 "Continue"（它会提交一个含有支付字段的表单）。',
+                       '⚠  智能体想在 127.0.0.1 上执行：点击按钮 "Place order"（它的名称含有“order”）。']}[language]
     for question in asked:
         assert question in out, out
     assert ("The agent wants" in out) is (language == "en-US"), out

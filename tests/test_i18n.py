@@ -3,6 +3,7 @@ language tag from Chrome, a page or the terminal's locale picks the right table 
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
@@ -13,6 +14,9 @@ from tabpilot.i18n import CATALOG, EN_US, environment_language, language_of, tex
 
 def placeholders(message: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(message) if name}
+
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.mark.parametrize("language", sorted(CATALOG))
@@ -47,8 +51,8 @@ def test_the_takeover_account_is_worded_in_the_agents_language() -> None:
         note="好了",
     )
     assert event.to_prompt(language="zh-CN") == (
-        '<user_takeover>用户接管了控制 5 秒（是你请求的）：在 textbox "Code" 中输入了（隐藏的值）；'
-        '点击了 button "Verify"；打开了标签页 docs；页面现在是 http://x/done。他们的留言：好了</user_takeover>'
+        '<user_takeover>用户接管了控制 5 秒（是你请求的）：在文本框 "Code" 中输入了（隐藏的值）；'
+        '点击了按钮 "Verify"；打开了标签页 docs；页面现在是 http://x/done。他们的留言：好了</user_takeover>'
     )
     assert event.to_prompt().startswith("<user_takeover>The user took over for 5 s (you asked them to): typed in")
 
@@ -100,23 +104,30 @@ def test_a_failures_message_is_the_catalogs_english_and_its_words_follow_the_lan
     assert failure_text("max_steps") == MAX_STEPS_MESSAGE
 
 
-@pytest.mark.parametrize(("language", "words"), [
-    ("en-US", ["it submits a form with payment and password fields", "you asked to approve every action"]),
-    ("zh-CN", ["它会提交一个含有支付和密码字段的表单", "你要求每个操作都先经你批准"]),
+@pytest.mark.parametrize(("language", "words", "actions"), [
+    ("en-US", ["it submits a form with payment and password fields", "you asked to approve every action"],
+     ['click button "Pay"', "go back"]),
+    ("zh-CN", ["它会提交一个含有支付和密码字段的表单", "你要求每个操作都先经你批准"],
+     ['点击按钮 "Pay"', "返回上一页"]),
 ])
 def test_an_approvals_reason_reaches_a_reader_in_their_language_and_stays_english_on_the_record(
-    language: str, words: list[str]
+    language: str, words: list[str], actions: list[str]
 ) -> None:
+    """Its reason and what the action does (a new user's trial: the approval question said "click button" in the
+    Chinese popup); the element's name is the page's, in every language."""
     from tabpilot.guards.irreversible import PendingAction
     from tabpilot.i18n import approval_for_reader
 
-    form = PendingAction('click button "Pay"', "shop.example", "form_fields", {"kinds": ["payment", "password"]})
-    every = PendingAction("go back", "", "every_action")
-    for pending, worded in zip((form, every), words, strict=True):
+    form = PendingAction("click", {"target": 'button "Pay"'}, "shop.example", "form_fields",
+                         {"kinds": ["payment", "password"]})
+    every = PendingAction("go_back", {}, "", "every_action")
+    for pending, worded, action in zip((form, every), words, actions, strict=True):
         wire = pending.to_wire()
         assert wire["why"] == pending.why("en-US") and wire["why"].isascii()  # the record and logs: English
-        assert approval_for_reader(wire, language) == {**wire, "whyText": worded}
+        assert wire["action"] == pending.action and wire["action"].isascii()
+        assert approval_for_reader(wire, language) == {**wire, "whyText": worded, "actionText": action}
         assert PendingAction.from_wire(wire) == pending
+        assert action in pending.sentence(language)
     older = {"action": "click", "site": "", "why": "its name says \"order\""}  # an older host's approval
     assert approval_for_reader(older, language) == older
 
@@ -173,3 +184,105 @@ def test_each_tab_tabpilot_cannot_work_in_is_refused_in_the_persons_words_with_a
             assert not any("a" <= char.lower() <= "z" for char in latin), (kind, said)
         if kind == "store":
             assert "http" not in said, said
+
+
+def test_every_action_that_waits_for_a_yes_is_worded_in_every_language() -> None:
+    """Each action the person may be asked about (guards/irreversible.py PAGE_ACTIONS) has its words, with its
+    element's role, in each language: none reaches the Chinese popup in English."""
+    from tabpilot.guards.irreversible import ACTION_CODES, PAGE_ACTIONS
+    from tabpilot.i18n import APPROVAL_ACTIONS, approval_action
+
+    for tool in PAGE_ACTIONS:
+        code = ACTION_CODES.get(tool, tool)
+        assert code in APPROVAL_ACTIONS, tool
+        params = {"target": 'link "Home"', "option": "Poetry", "keys": "Enter", "url": "https://shop.example/"}
+        chinese = approval_action(code, params, "zh-CN")
+        assert HAN.search(chinese) and "link" not in chinese, (tool, chinese)
+
+
+def test_a_takeovers_account_names_each_role_in_the_readers_language() -> None:
+    """The takeover card in the Chinese popup said 点击了 button "Delete": the role a person's action is on is worded
+    (in the card and, with a Chinese agent, for the model); the name stays the page's. English is as it was."""
+    from tabpilot.agent.types import describe_action
+
+    actions = [
+        {"kind": "click", "target": 'button "Delete"'},
+        {"kind": "input", "target": 'textbox "Email"', "value": "ada@example.org"},
+        {"kind": "submit", "target": 'form "Login" via button "Sign in"'},
+        {"kind": "click", "target": "form", "blank": True, "holding": ['textbox "Email"', 'button "Sign in"']},
+        {"kind": "click", "target": 'text "a button here"'},
+        {"kind": "scroll", "target": "page", "value": "down 600px, right 20px"},
+        {"kind": "click", "target": "navigation", "blank": True, "holding": ['link "Home"', 'link "Pricing"']},
+        {"kind": "click", "target": "page", "blank": True},
+    ]
+    assert [describe_action(a, "zh-CN") for a in actions] == [
+        '点击了按钮 "Delete"',
+        '在文本框 "Email" 中输入了 "ada@example.org"',
+        '提交了表单 "Login" via 按钮 "Sign in"',
+        '点击了含有文本框 "Email"、按钮 "Sign in" 的表单中的空白处（那里没有控件）',
+        '点击了文字 "a button here"',
+        "滚动了页面向下 600px、向右 20px",
+        '点击了含有链接 "Home"、"Pricing" 的导航栏中的空白处（那里没有控件）',
+        "点击了页面上的空白处（那里没有控件）",
+    ]
+    assert [describe_action(a, "en-US") for a in actions] == [
+        'clicked button "Delete"',
+        'typed in textbox "Email" → "ada@example.org"',
+        'submitted form "Login" via button "Sign in"',
+        'clicked an empty area of the form with textbox "Email" and button "Sign in" (no control there)',
+        'clicked text "a button here"',
+        "scrolled page down 600px, right 20px",
+        'clicked an empty area of the navigation with links "Home", "Pricing" (no control there)',
+        "clicked an empty area of the page (no control there)",
+    ]
+
+
+def test_every_role_capture_js_names_has_its_words_in_every_language() -> None:
+    """The roles capture.js tells an element by (roleOf, its controls' and areas' roles, the page's parts): each is
+    worded in every language, so no role of a Chinese account is English."""
+    from tabpilot.i18n import CATALOG
+    from tabpilot.installer import extension_dir
+
+    script = (extension_dir() / "content" / "capture.js").read_text(encoding="utf-8")
+    roles = set(re.findall(r'return "(\w+)"', script[script.index("function roleOf"):script.index("function clean")]))
+    for name in ("CONTROL_ROLES", "LANDMARKS"):
+        listed = re.search(rf"const {name} = new Set\(\[(.*?)\]\)", script, re.S)
+        assert listed, name
+        roles |= set(re.findall(r'"(\w+)"', listed.group(1)))
+    areas = re.search(r"const AREA_ROLES = \{(.*?)\};", script, re.S)
+    assert areas
+    roles |= set(re.findall(r': "(\w+)"', areas.group(1)))
+    roles |= {"text", "page"}  # a click on words (`text "Save"`), a key or scroll on no element
+    assert len(roles) > 30, roles
+    for language, words in CATALOG.items():
+        missing = sorted(role for role in roles if f"role.{role}" not in words)
+        assert not missing, (language, missing)
+
+
+def test_a_note_the_model_was_given_is_worded_for_the_person_in_their_language() -> None:
+    """The card of a navigation said "Page navigated to → …" in the Chinese popup: the model's note (in the agent's
+    language) goes to a reader with its card's words in theirs. Every note the host gives with a key has them."""
+    from pathlib import Path
+
+    from tabpilot.i18n import CATALOG, for_reader
+
+    url = "http://127.0.0.1:8000/next.html"
+    note = {"type": "observation", "content": f"Page navigated to → {url}", "note": "note.navigated",
+            "params": {"url": url}}
+    assert for_reader(note, "zh-CN")["text"] == f"页面跳转到了 {url}"
+    assert for_reader(note, "en-US")["text"] == f"The page went to {url}"
+    assert for_reader({"type": "observation", "content": "older"}, "zh-CN") == {"type": "observation",
+                                                                                 "content": "older"}
+    host = Path(__file__).resolve().parents[1] / "host" / "tabpilot"
+    source = "\n".join(path.read_text(encoding="utf-8") for path in host.rglob("*.py"))
+    keys = set(re.findall(r'push_note\(\s*"(note\.\w+)"', source)) | set(re.findall(r'note="(note\.\w+)"', source))
+    keys |= set(re.findall(r'push_note\("(note\.\w+)" if \w+ else "(note\.\w+)"', source)[0])
+    assert len(keys) >= 5, keys
+    for language, words in CATALOG.items():
+        assert all(f"card.{key}" in words for key in keys), (language, sorted(keys))
+    # a note the person's card shows goes with its key: only one for the model alone (a nudge) may go without
+    lines = source.splitlines()
+    calls = [" ".join(lines[i:i + 2]) for i, line in enumerate(lines)  # a call and the line it may go on to
+             if re.search(r'(push_observation|ObservationEvent)\((content=)?say\("note\.', line)]
+    unkeyed = [call for call in calls if "nudge=True" not in call and "note=" not in call]
+    assert not unkeyed, unkeyed

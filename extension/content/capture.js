@@ -4,7 +4,8 @@
 // by the host over CDP in `tabpilot run --headed` (then a binding `tabpilotCapture` exists in this
 // world). Modes: "off" (nothing), "watch" (the agent has the controls: report each trusted input event
 // as `capture.input`, for implicit takeover), "record" (the user has the controls: report semantic
-// actions `{kind, target, value?, url, at}` as `capture.action`). See TAKEOVER_CONTRACT.md.
+// actions `{kind, target, value?, url, at}` as `capture.action`). See TAKEOVER_CONTRACT.md. content/names.js comes
+// first (the worker loads both; the host injects both): an icon-only control is named by the agent's page state's rules.
 //
 // In "watch" the trusted input events go to the worker in `capture.input` messages `{events: [{kind, at}]}`:
 // the first after a quiet moment at once (the person's first touch pauses the agent at once), those that
@@ -309,8 +310,22 @@
       return clean(el.getAttribute("title") || el.getAttribute("name") || el.id || "");
     }
     if (tag === "img") return clean(el.getAttribute("alt") || el.getAttribute("title"));
-    const text = textOf(el);
-    return text || clean(el.getAttribute("title"));
+    // an icon-only control, named as the agent's page state names it (content/names.js, loaded before this script;
+    // none in a frame whose scripts were registered by an older version of the extension: named as before)
+    const names = globalThis.tabpilotNames;
+    const icon = names ? names.iconName(el) : null;
+    if (icon && icon.named) return clean(icon.named);
+    const text = icon && !icon.inner ? "" : textOf(el); // no words drawn: hidden ones name nothing a person sees
+    return text || clean(el.getAttribute("title")) || clean(icon ? icon.guessed : "") || addressWords(el);
+  }
+
+  // A link named by nothing else, by the last part of its address ("/share/twitter": twitter), as the page state
+  // names it (dom/render.py accessible_name)
+  function addressWords(el) {
+    const names = globalThis.tabpilotNames;
+    const href = el.localName === "a" ? (el.getAttribute("href") || "").trim() : "";
+    if (!names || !href || /^(javascript:|#)/i.test(href)) return "";
+    return names.fileWords(href).slice(0, names.words).join(" ");
   }
 
   // The <label>s of a control: a field's own; a custom control's or an editor's label[for] and the label around it

@@ -21,8 +21,8 @@ var Asking = globalThis.Asking || (() => {
   // when there is none; `t` is the caller's chrome.i18n lookup.
   function notice({ control, question, approval }, t) {
     if (approval) {
-      const reason = approval.site ? t("approveWants", approval.action, approval.site)
-        : t("approveWantsHere", approval.action);
+      const action = approval.actionText || approval.action; // actionText: the host's words in our language
+      const reason = approval.site ? t("approveWants", action, approval.site) : t("approveWantsHere", action);
       // whyText: the host's words in our language
       return { title: t("approveTitle"), reason, why: t("approveWhy", approval.whyText || approval.why) };
     }

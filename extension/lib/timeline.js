@@ -66,7 +66,9 @@ const Timeline = (() => {
     if (!what || !GUARD_LABELS[event.guard]) return "";
     if (event.guard === "blocked") return what.url ? t("guardBlockedText", short(what.url, 200)) : "";
     if (!what.action) return "";
-    return t(`guard${event.guard[0].toUpperCase()}${event.guard.slice(1)}Text`, what.action, what.site || "");
+    // actionText: the host's words in our language
+    return t(`guard${event.guard[0].toUpperCase()}${event.guard.slice(1)}Text`, what.actionText || what.action,
+      what.site || "");
   }
 
   function renderEvent(event) {
@@ -96,7 +98,8 @@ const Timeline = (() => {
         // allowed in time
         const label = GUARD_LABELS[event.guard];
         const li = label ? card(event.guard, t(label)) : card("observation", t("cardObservation"));
-        li.append(el("div", "card-text", short(guardWords(event) || withoutMark(event.content), 500)));
+        // text: a note's words for the person in our language (the host's); content is the model's, in the agent's
+        li.append(el("div", "card-text", short(guardWords(event) || event.text || withoutMark(event.content), 500)));
         return li;
       }
       case "retry": {

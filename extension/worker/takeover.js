@@ -22,6 +22,7 @@ const PANEL_NAME = "tabpilot-panel:";
 const PANEL_FILES = ["lib/i18n.js", "lib/timeline.js", "lib/asking.js", SEEN_FILE, HOLD_FILE, "overlay/panel.js"];
 const PANEL_CSS = "overlay/panel.css";
 const CAPTURE_FILE = "content/capture.js";
+const NAMES_FILE = "content/names.js"; // how capture.js names an icon-only control, as the agent's page state does
 // How long after an Input.* call returned the page may still be handling the events it caused. Measured on
 // the 20-step e2e task (tests/e2e/test_takeover.py, `takeoverStats.maxAgentLagMs`): 0 ms over 134 events
 // (Chromium answers an Input.dispatch* call once the page has handled it); the rest is a margin for load.
@@ -319,7 +320,8 @@ async function taskTabFiles() {
   if (captureExists === null) {
     captureExists = await fetch(chrome.runtime.getURL(CAPTURE_FILE)).then((r) => r.ok, () => false);
   }
-  return captureExists ? [SEEN_FILE, HOLD_FILE, OVERLAY_FILE, CAPTURE_FILE] : [SEEN_FILE, HOLD_FILE, OVERLAY_FILE];
+  const overlay = [SEEN_FILE, HOLD_FILE, OVERLAY_FILE];
+  return captureExists ? [...overlay, NAMES_FILE, CAPTURE_FILE] : overlay;
 }
 
 // Registered (document_start, every frame) while a task runs, so a frame that loads in a task tab — after
@@ -1088,7 +1090,8 @@ function notifyIfAsked(task) {
   } else if (task.status === "running" && task.approval && !task.control) {
     const { action, site } = task.approval;
     key = `approval:${action}:${site}`;
-    message = site ? chrome.i18n.getMessage("approveWants", [action, site]) : chrome.i18n.getMessage("approveWantsHere", [action]);
+    const words = task.approval.actionText || action; // the host's words in our language
+    message = site ? chrome.i18n.getMessage("approveWants", [words, site]) : chrome.i18n.getMessage("approveWantsHere", [words]);
   }
   if (key === null) {
     asks.delete(task.taskId);

@@ -83,6 +83,83 @@ EN_US: dict[str, str] = {
     "did.switched_to": "switched to",
     "did.tab_opened": "opened",
     "did.tab_closed": "closed",
+    # the role a takeover's or an approval's element is named by (capture.js roleOf, guards/irreversible.py named)
+    "role.button": "button",
+    "role.link": "link",
+    "role.checkbox": "checkbox",
+    "role.radio": "radio",
+    "role.switch": "switch",
+    "role.tab": "tab",
+    "role.menuitem": "menuitem",
+    "role.menuitemcheckbox": "menuitemcheckbox",
+    "role.menuitemradio": "menuitemradio",
+    "role.option": "option",
+    "role.textbox": "textbox",
+    "role.searchbox": "searchbox",
+    "role.combobox": "combobox",
+    "role.listbox": "listbox",
+    "role.slider": "slider",
+    "role.spinbutton": "spinbutton",
+    "role.scrollbar": "scrollbar",
+    "role.treeitem": "treeitem",
+    "role.gridcell": "gridcell",
+    "role.cell": "cell",
+    "role.columnheader": "columnheader",
+    "role.rowheader": "rowheader",
+    "role.heading": "heading",
+    "role.img": "img",
+    "role.form": "form",
+    "role.label": "label",
+    "role.text": "text",
+    "role.page": "page",
+    "role.dialog": "dialog",
+    "role.alertdialog": "alertdialog",
+    "role.region": "region",
+    "role.article": "article",
+    "role.group": "group",
+    "role.table": "table",
+    "role.navigation": "navigation",
+    "role.main": "main",
+    "role.banner": "banner",
+    "role.contentinfo": "contentinfo",
+    "role.complementary": "complementary",
+    "role.search": "search",
+    "role.menu": "menu",
+    "role.menubar": "menubar",
+    "role.list": "list",
+    "role.listitem": "listitem",
+    "role.row": "row",
+    "role.tablist": "tablist",
+    "role.toolbar": "toolbar",
+    "role.a": "a",
+    "role.input": "input",
+    "role.select": "select",
+    "role.textarea": "textarea",
+    "role.summary": "summary",
+    "did.scroll_down": "down {px}px",
+    "did.scroll_up": "up {px}px",
+    "did.scroll_left": "left {px}px",
+    "did.scroll_right": "right {px}px",
+    # what an action waiting for the person's yes does (guards/irreversible.py ACTION_WORDS)
+    "approval.action.click": "click {target}",
+    "approval.action.type_into": "type into {target}",
+    "approval.action.choose": 'choose "{option}" in {target}',
+    "approval.action.press": "press {keys}",
+    "approval.action.open": "open {url}",
+    "approval.action.go_back": "go back",
+    "approval.action.run_script": "run a script on the page",
+    "approval.action.upload_file": "upload a file to {target}",
+    "approval.action.close_tab": "close the tab",
+    "approval.this_page": "this page",  # where an action waits for a yes on a page with no site (a file)
+    # a note the model was given, as the person's card says it (agent/types.py ObservationEvent.note)
+    "card.note.navigated": "The page went to {url}",
+    "card.note.navigated_meanwhile": "The page went to {url}, not by the agent's action",
+    "card.note.reloaded": "The page was reloaded, not by the agent's action",
+    "card.note.tab_closed": "The tab the agent worked in was closed; it is back in {url}",
+    "card.note.vision_off": "The model does not take images: no more screenshots in this task",
+    "card.note.action_cut_short": (
+        "tabpilot's extension restarted during the action {action}: it may or may not have happened"
+    ),
     # --- the agent's own notes to the model (agent/loop.py, tools.py) --------------------------------
     "privacy.secrets_here": (
         "Secrets of the user you may type on this page without knowing them: {secrets}. To type one, write "
@@ -965,6 +1042,78 @@ ZH_CN: dict[str, str] = {
     "did.switched_to": "切换到",
     "did.tab_opened": "打开了标签页",
     "did.tab_closed": "关闭了标签页",
+    "role.button": "按钮",
+    "role.link": "链接",
+    "role.checkbox": "复选框",
+    "role.radio": "单选按钮",
+    "role.switch": "开关",
+    "role.tab": "选项卡",
+    "role.menuitem": "菜单项",
+    "role.menuitemcheckbox": "菜单复选项",
+    "role.menuitemradio": "菜单单选项",
+    "role.option": "选项",
+    "role.textbox": "文本框",
+    "role.searchbox": "搜索框",
+    "role.combobox": "下拉框",
+    "role.listbox": "列表框",
+    "role.slider": "滑块",
+    "role.spinbutton": "数字框",
+    "role.scrollbar": "滚动条",
+    "role.treeitem": "树节点",
+    "role.gridcell": "单元格",
+    "role.cell": "单元格",
+    "role.columnheader": "列标题",
+    "role.rowheader": "行标题",
+    "role.heading": "标题",
+    "role.img": "图片",
+    "role.form": "表单",
+    "role.label": "标签",
+    "role.text": "文字",
+    "role.page": "页面",
+    "role.dialog": "对话框",
+    "role.alertdialog": "提示对话框",
+    "role.region": "区域",
+    "role.article": "文章",
+    "role.group": "分组",
+    "role.table": "表格",
+    "role.navigation": "导航栏",
+    "role.main": "主要内容区",
+    "role.banner": "页眉",
+    "role.contentinfo": "页脚",
+    "role.complementary": "侧边栏",
+    "role.search": "搜索区",
+    "role.menu": "菜单",
+    "role.menubar": "菜单栏",
+    "role.list": "列表",
+    "role.listitem": "列表项",
+    "role.row": "行",
+    "role.tablist": "选项卡栏",
+    "role.toolbar": "工具栏",
+    "role.a": "链接",
+    "role.input": "输入框",
+    "role.select": "下拉框",
+    "role.textarea": "文本框",
+    "role.summary": "摘要",
+    "did.scroll_down": "向下 {px}px",
+    "did.scroll_up": "向上 {px}px",
+    "did.scroll_left": "向左 {px}px",
+    "did.scroll_right": "向右 {px}px",
+    "approval.action.click": "点击 {target}",
+    "approval.action.type_into": "在 {target} 中输入",
+    "approval.action.choose": '在 {target} 中选择 "{option}"',
+    "approval.action.press": "按下 {keys}",
+    "approval.action.open": "打开 {url}",
+    "approval.action.go_back": "返回上一页",
+    "approval.action.run_script": "在页面上运行脚本",
+    "approval.action.upload_file": "向 {target} 上传文件",
+    "approval.action.close_tab": "关闭标签页",
+    "approval.this_page": "此页面",
+    "card.note.navigated": "页面跳转到了 {url}",
+    "card.note.navigated_meanwhile": "页面跳转到了 {url}，不是智能体的操作",
+    "card.note.reloaded": "页面被重新加载了，不是智能体的操作",
+    "card.note.tab_closed": "智能体使用的标签页被关闭了；它回到了 {url}",
+    "card.note.vision_off": "模型不接受图片：本任务不再发送截图",
+    "card.note.action_cut_short": "tabpilot 的扩展程序在执行动作 {action} 时重启了：它可能执行了，也可能没有",
     "privacy.secrets_here": (
         "你可以在此页面上输入用户的这些机密，而无需知道它们的值：{secrets}。要输入其中一个，请原样写出它"
         "（作为 input_text 的 text）；真实的值会替你填入，并且永远不会显示出来。每个机密只能输入到登录字段"
@@ -2185,15 +2334,34 @@ def step_result(action: Mapping[str, Any], language: str | None) -> str:
 def for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
     """A recorded event as sent to a reader in `language` (the popup): a retry or error that names its cause by
     code also carries `text`, that cause in the reader's language; the record keeps the English `message`. Each
-    action of a takeover carries its `description` in that language (the record keeps what capture.js sent)."""
+    action of a takeover carries its `description` in that language (the record keeps what capture.js sent). A note
+    the model was given (an observation with a `note`) carries `text`, its card's words; a guard's, what it stopped
+    (`params.actionText`)."""
     if event.get("type") == "user_takeover" and isinstance(event.get("actions"), list):
         from .agent.types import describe_action
 
         described = [{**a, "description": describe_action(a, language)} if isinstance(a, dict) else a
                      for a in event["actions"]]
         return {**event, "actions": described}
+    if event.get("type") == "observation":
+        return _observation_for_reader(event, language)
     worded = event_text(event, language)
     return dict(event) if worded is None else {**event, "text": worded}
+
+
+def _observation_for_reader(event: Mapping[str, Any], language: str | None) -> dict[str, Any]:
+    note, params = event.get("note"), event.get("params")
+    params = params if isinstance(params, Mapping) else {}
+    if isinstance(note, str) and f"card.{note}" in EN_US:
+        try:
+            return {**event, "text": text(f"card.{note}", language, **params)}
+        except (KeyError, IndexError, ValueError):  # params the catalog's words do not fit: the model's words stand
+            return dict(event)
+    action = _action_text(params.get("actionCode"), params, language)
+    if action is None:
+        return dict(event)
+    site = {"site": text("approval.this_page", language)} if params.get("noSite") else {}
+    return {**event, "params": {**params, "actionText": action, **site}}
 
 
 def result_for_reader(result: Any, language: str | None) -> Any:
@@ -2223,15 +2391,58 @@ def approval_why(code: str, params: Mapping[str, Any], language: str | None = No
     return text(f"approval.why.{code}", language, **values)
 
 
+# What an action waiting for the user's yes does (the `actionCode` of a task's `approval`, guards/irreversible.py) →
+# the names its `actionParams` carry; the catalog words each as `approval.action.<code>`.
+APPROVAL_ACTIONS: dict[str, tuple[str, ...]] = {
+    "click": ("target",), "type_into": ("target",), "choose": ("option", "target"), "press": ("keys",),
+    "open": ("url",), "go_back": (), "run_script": (), "upload_file": ("target",), "close_tab": (),
+}
+
+
+def approval_action(code: str, params: Mapping[str, Any], language: str | None = None, /) -> str:
+    """What the action waiting for a yes does, in `language`: 'click button "Place order"' (点击 按钮 "Place order")."""
+    values = {name: str(params[name]) for name in APPROVAL_ACTIONS[code]}
+    if "target" in values:
+        values["target"] = role_words(values["target"], language)
+    return text(f"approval.action.{code}", language, **values)
+
+
 def approval_for_reader(approval: Mapping[str, Any] | None, language: str | None) -> dict[str, Any] | None:
     """A task's `approval` as sent to a reader in `language` (the popup, the overlay): with `whyText`, its reason
-    in that language, when its `whyCode` is one this version words; the English `why` stays as it is."""
+    in that language, and `actionText`, what it does, when its codes are ones this version words; the English `why`
+    and `action` stay as they are."""
     if approval is None:
         return None
+    worded = dict(approval)
     code, params = approval.get("whyCode"), approval.get("whyParams")
-    if code not in APPROVAL_REASONS or not isinstance(params, Mapping):
-        return dict(approval)
+    if code in APPROVAL_REASONS and isinstance(params, Mapping):
+        try:
+            worded["whyText"] = approval_why(str(code), params, language)
+        except (KeyError, IndexError, ValueError, TypeError):  # params the catalog's words do not fit: English stands
+            pass
+    action = _action_text(approval.get("actionCode"), approval.get("actionParams"), language)
+    if action is not None:
+        worded["actionText"] = action
+    return worded
+
+
+def _action_text(code: object, params: object, language: str | None) -> str | None:
+    """approval_action, or None for a record without the codes (older) or with ones this version does not know."""
+    if not isinstance(code, str) or code not in APPROVAL_ACTIONS or not isinstance(params, Mapping):
+        return None
     try:
-        return {**approval, "whyText": approval_why(str(code), params, language)}
-    except (KeyError, IndexError, ValueError, TypeError):  # params the catalog's words do not fit: the English stands
-        return dict(approval)
+        return approval_action(code, params, language)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+
+
+# A role word in an element's description: at its start or after " via ", before its name or at its end (capture.js:
+# 'button "Delete"', 'form "Login" via button "Sign in"', 'page'; guards/irreversible.py named: 'button "Place order"')
+_ROLE = re.compile(r'(?:^|(?<= via ))([a-z]+)(?= "| via |$)')
+
+
+def role_words(target: str, language: str | None) -> str:
+    """An element's description with its role in `language` (`按钮 "Delete"`); its name is the page's and stays, as
+    does a role the catalog does not word (a tag: "div")."""
+    words = CATALOG[language_of(language)]
+    return _ROLE.sub(lambda found: words.get(f"role.{found.group(1)}", found.group(1)), target)

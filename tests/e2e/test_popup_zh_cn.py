@@ -15,6 +15,7 @@ from e2e_support import (
     Harness,
     PopupPage,
     act_on,
+    agent_output,
     configure,
     done,
     popup_task_id,
@@ -23,9 +24,9 @@ from e2e_support import (
     wait_until,
 )
 from test_approvals import shop_tab  # noqa: F401  (the shop page with "Place order", as the approval tests open it)
-from test_takeover import account_told, ended, start
+from test_takeover import _async, account_told, controlled_by_user, ended, open_takeover, popup_cards, start
 from test_takeover import configure as configure_host
-from user_support import open_panel, screenshot, wait_overlay
+from user_support import open_panel, page_box, press_overlay, screenshot, user_click, wait_overlay
 
 from tabpilot.browser.tab import Tab
 from tabpilot.llm.scripted import Delay, HTTPError, ScriptedLLMServer, Text, ToolCall
@@ -272,7 +273,7 @@ async def test_the_approval_card_asks_and_says_why_in_chinese(harness: Harness, 
             account_told(after, done("用户没有允许下单", success=False)))
     await configure_host(harness, llm)
     task_id = await start(harness, shop_tab, "买下这本书")
-    wants = '智能体想在 127.0.0.1 上执行：click button "Place order"'
+    wants = '智能体想在 127.0.0.1 上执行：点击按钮 "Place order"'  # the action in Chinese too (it read 'click button')
     why = "询问原因：它的名称含有“order”。"
     shown = await wait_overlay(shop_tab, "the overlay to ask in Chinese",
                                lambda o: o["state"] == "approval" and wants in o["reason"])
@@ -289,6 +290,8 @@ async def test_the_approval_card_asks_and_says_why_in_chinese(harness: Harness, 
     assert not problems, problems
     assert await shop_tab.evaluate("window.shopLog") == []  # the page never got the click
     assert [e for e in snap["history"] if e.get("guard") == "denied"], snap["history"]
+    denied = [c["text"] for c in await panel.cards() if c["type"] == "denied"]
+    assert denied == ['你已拒绝\n你拒绝了：在 127.0.0.1 上 点击按钮 "Place order"。它没有执行。'], denied
     await harness.browser.close_tab(panel.tab.target_id)
 
 
@@ -375,3 +378,41 @@ async def test_a_clients_request_says_which_tab_in_chinese_and_a_no_is_in_past_t
     assert await popup.text("#past-result-text") == "Claude 请求运行此任务，你拒绝了（或未及时回答）。它没有运行。"
     await popup.screenshot(SCREENS / "zh-CN-past-denied-detail.png", max_height=600)
     await harness.browser.close_tab(popup.tab.target_id)
+
+
+async def test_a_navigations_card_and_a_takeovers_card_are_said_in_chinese(
+    harness: Harness, llm: ScriptedLLMServer, pages: LocalFiles
+) -> None:
+    """A new user's trial with the popup in Chinese: the card of the page the agent went to said "Page navigated to
+    → …" (the model's note, in the agent's English), and the takeover card 点击了 button "close" (the element's role
+    in English). Both are said in Chinese; the page's own words (the address, the element's name) stay as they are.
+    Twice: a second task."""
+    await configure_host(harness, llm)
+    tab = await harness.browser.new_tab(pages.url("takeover_icons.html"))
+    try:
+        for round_ in range(2):
+            there = pages.url(f"eyes_icon_libraries.html?round={round_}")
+            after: list[dict] = []
+            llm.add(ToolCall("AgentOutput", agent_output("打开图标页", {"go_to_url": {"url": there}})),
+                    Delay(60), account_told(after, done("关好了")))
+            before = len(llm.requests)
+            task_id = await start(harness, tab, f"关掉提示（{round_ + 1}）")
+            await wait_until(lambda n=before: _async(len(llm.requests) >= n + 2), "the agent to think on the new page")
+            await wait_overlay(tab, "the overlay", lambda o: o["state"] == "running")
+            await press_overlay(tab, "takeover")
+            await controlled_by_user(harness, task_id)
+            box = await page_box(tab, "#octicon-x")
+            await user_click(tab, box["x"], box["y"])
+            await wait_until(lambda: tab.evaluate("window.clicks.length === 1"), "the page to get the click")
+            await wait_until(lambda t=task_id: _async('button \\"close\\"' in open_takeover(harness, t)),
+                             "the host to have the click")
+            await press_overlay(tab, "handback")
+            assert (await ended(harness, task_id))["status"] == "completed"
+            screen = "zh-CN-navigation-takeover-cards.png" if round_ == 0 else None
+            said, shown = await popup_cards(harness, tab, 1, screen)
+            assert said == ['点击了按钮 "close"'], said
+            cards = {c["type"]: c["text"] for c in shown}
+            assert cards["observation"].endswith(f"\n页面跳转到了 {there}"), cards
+            await tab.navigate(pages.url("takeover_icons.html"))
+    finally:
+        await harness.browser.close_tab(tab.target_id)

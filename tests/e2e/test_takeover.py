@@ -1260,3 +1260,67 @@ async def _interrupted(harness: Harness, task_id: str) -> dict[str, Any] | None:
     reply = await ask_host(harness, {"type": "history.get", "taskId": task_id})
     record = reply.get("data") if reply.get("ok") else None
     return record if record and record["task"]["status"] == "interrupted" else None
+
+
+async def popup_cards(harness: Harness, tab: Tab, actions: int, screen: str | None = None
+                      ) -> tuple[list[str], list[dict[str, str]]]:
+    """The popup of `tab` once its takeover card lists `actions` actions: those lines and every card (`screen`: a
+    screenshot of it saved under that name)."""
+    popup = await harness.open_popup(tab)
+    try:
+        await popup.wait_for(f"document.querySelectorAll('.card-actions li').length >= {actions}",
+                             "the takeover card's actions")
+        said = await popup.js("[...document.querySelectorAll('.card-actions li')].map((li) => li.textContent)")
+        if screen:
+            await popup.screenshot(SCREENS / screen)
+        return said, await popup.cards()
+    finally:
+        await harness.browser.close_tab(popup.tab.target_id)
+
+
+# --- icon-only controls: the record names them as the page state does ------------------------------------------------
+ICON_CLICKS = [("delete", 'button "Delete"'), ("settings", 'link "Settings"'), ("home", 'link "Home"'),
+               ("share", 'button "Share"'), ("trash", 'button "trash"'), ("archive", 'button "Archive"')]
+
+
+async def test_the_icon_only_controls_the_person_clicks_are_named_in_the_record_and_to_the_model(
+    harness: Harness, llm: ScriptedLLMServer, pages: LocalFiles
+) -> None:
+    """A new user's trial: a person's clicks on icon buttons in a takeover (aria-label, a title-only link, an <img alt>
+    in a link, an SVG's <title>, an icon font's <i class="fa fa-trash">, aria-labelledby) were told with no name or by
+    words the page hides ("clicked button"). The capture script the extension puts in the task's tab names each with the
+    page state's rules (content/names.js): the record, the popup's card and the model's next request say the name the
+    model reads on the page. Twice: a second task after the page reloaded."""
+    await configure(harness, llm)
+    tab = await harness.browser.new_tab(pages.url("takeover_icons.html"))
+    try:
+        for round_ in range(2):
+            after: list[dict[str, Any]] = []
+            llm.add(Delay(60), account_told(after, done("Inbox tidied")))  # thinking when the person takes over
+            task_id = await taken_over_while_thinking(harness, llm, tab, f"Tidy the inbox ({round_ + 1})")
+            for control, _ in ICON_CLICKS:
+                box = await page_box(tab, f"#{control}")
+                await user_click(tab, box["x"], box["y"])
+            assert await tab.evaluate("window.clicks") == [control for control, _ in ICON_CLICKS]
+            last = json.dumps(ICON_CLICKS[-1][1], ensure_ascii=False)[1:-1]  # as open_takeover's JSON holds it
+            await wait_until(lambda t=task_id, last=last: _async(last in open_takeover(harness, t)),
+                             "the host to have the last click")
+            await press_overlay(tab, "handback")
+
+            end = await ended(harness, task_id)
+            assert end["status"] == "completed", end
+            [event] = takeovers(end["history"])
+            assert [(a["kind"], a["target"]) for a in event["actions"]] == [
+                ("click", target) for _, target in ICON_CLICKS], event["actions"]
+            account = "\n".join(str(m.get("content")) for m in after[0]["messages"])
+            told = account[account.index("<user_takeover>"):]
+            assert all(f"clicked {target}" in told for _, target in ICON_CLICKS), told
+            # the page state the model read names them the same way
+            page = prompt_text(after[0])
+            assert all(name in page for name in ("Delete", "Settings", "Home", "Share", "trash", "Archive")), page
+            screen = "takeover-icon-clicks.png" if round_ == 0 else None
+            said, _ = await popup_cards(harness, tab, len(ICON_CLICKS), screen)
+            assert said == [f"clicked {target}" for _, target in ICON_CLICKS], said
+            await tab.navigate(pages.url("takeover_icons.html"))
+    finally:
+        await harness.browser.close_tab(tab.target_id)

@@ -206,6 +206,11 @@ class Agent(AsyncIOEventEmitter):
         if guard is None or note not in self._observations:
             self._observations.append(note)
 
+    def push_note(self, key: str, **params: str) -> None:
+        """The catalog's note `key` for the model, in the agent's language; the person's card says it in theirs."""
+        self._observations.append(ObservationEvent(content=say(key, self.config.language, **params), note=key,
+                                                   params=params or None))
+
     def push_takeover(self, event: UserTakeoverEvent) -> None:
         """Record that the user took the controls (and what they did) in the history."""
         self._append(event)
@@ -415,7 +420,7 @@ class Agent(AsyncIOEventEmitter):
         if self.llm.images_refused:
             self._vision = False
             # at once, not before the next step: a task that ends with this step still says so
-            self._append(ObservationEvent(content=say("note.vision_off", self.config.language)))
+            self._append(ObservationEvent(content=say("note.vision_off", self.config.language), note="note.vision_off"))
             remember(endpoint.base_url, endpoint.model, accepted=False)
         elif not self._vision_confirmed:
             self._vision_confirmed = True
@@ -521,16 +526,16 @@ class Agent(AsyncIOEventEmitter):
         replaced, self._replaced_meanwhile = self._replaced_meanwhile, False
         if self._tab_closed_meanwhile:
             self._tab_closed_meanwhile = False
-            self.push_observation(say("note.tab_closed", language, url=state.url))
+            self.push_note("note.tab_closed", url=state.url)
             self._last_url = state.url
         elif self._last_url is None:
             self._last_url = state.url  # where the task starts: not a navigation
         elif state.url != self._last_url:
-            self.push_observation(say("note.navigated_meanwhile" if replaced else "note.navigated", language,
-                                      url=state.url))  # cut where it is said (i18n.URL_LIMIT)
+            # cut where it is said (i18n.URL_LIMIT)
+            self.push_note("note.navigated_meanwhile" if replaced else "note.navigated", url=state.url)
             self._last_url = state.url
         elif replaced:
-            self.push_observation(say("note.reloaded", language))
+            self.push_note("note.reloaded")
         if again:
             self._flush_observations()
             return

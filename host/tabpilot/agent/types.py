@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from ..i18n import role_words
 from ..i18n import text as say
 
 # The prompt's own tags (never HTML element names, which the page text uses in its element notation).
@@ -190,6 +191,9 @@ class ObservationEvent(WireModel):
     # tabpilot's: a note on the model's own way of working (waiting, looping, steps left), said to the model as an
     # instruction ("Do something different"): the terminal's account of the task leaves it out
     nudge: bool | None = None
+    # tabpilot's: the catalog key of `content` (i18n "note.navigated"), its values in `params`: a reader says it in the
+    # person's language (i18n.for_reader: "card." + note); `content` is the model's, in the agent's language
+    note: str | None = None
 
     def to_prompt(self, full: bool = True, language: str | None = None) -> str:
         return f"<sys>{inert(_clip(self.content, 1000))}</sys>"
@@ -255,6 +259,9 @@ def describe_action(action: Any, language: str | None = None) -> str:
         return _one_line(str(action), 200)
     kind = action.get("kind")  # records made before capture.js have only a `description`
     target = _one_line(str(action.get("target") or ""), 120)
+    # the element as said, its role in `language` ('按钮 "Delete"'); a navigation's target says who made it (never
+    # shown), a tab's is its title
+    named = target if kind in ("navigate", "tab") else role_words(target, language)
     value = action.get("value")
     shown = None if value is None else _one_line(str(value), 200)
     quoted = json.dumps(shown or "", ensure_ascii=False)
@@ -264,26 +271,27 @@ def describe_action(action: Any, language: str | None = None) -> str:
         text = say("did.clicked_blank_landmark_holding", language, where=where, holding=_listed(holding, language)) \
             if holding else say("did.clicked_blank_landmark", language, where=where)
     elif kind == "click" and action.get("blank") and target and holding:  # capture.js: an area with no name
-        told = say("did.holding_separator", language).join(_one_line(str(thing), 120) for thing in holding[:3])
-        text = say("did.clicked_blank_holding", language, target=target, holding=told)
+        told = say("did.holding_separator", language).join(
+            role_words(_one_line(str(thing), 120), language) for thing in holding[:3])
+        text = say("did.clicked_blank_holding", language, target=named, holding=told)
     elif kind == "click" and action.get("blank"):  # capture.js: no control there, an empty area of `target`
-        text = say("did.clicked_blank", language, target=target) if target and target != "page" else say(
+        text = say("did.clicked_blank", language, target=named) if target and target != "page" else say(
             "did.clicked_blank_page", language)
     elif kind == "click":
-        text = say("did.clicked", language, target=target)
+        text = say("did.clicked", language, target=named)
     elif kind == "input":
         if shown == HIDDEN_VALUE:
-            text = say("did.typed_hidden", language, target=target)
+            text = say("did.typed_hidden", language, target=named)
         else:
-            text = say("did.typed", language, target=target, value=quoted)
+            text = say("did.typed", language, target=named, value=quoted)
     elif kind == "select":
-        text = say("did.chose", language, target=target, value=quoted)
+        text = say("did.chose", language, target=named, value=quoted)
     elif kind == "check":
-        text = say("did.unchecked" if shown == "unchecked" else "did.checked", language, target=target)
+        text = say("did.unchecked" if shown == "unchecked" else "did.checked", language, target=named)
     elif kind == "submit":
-        text = say("did.submitted", language, target=target)
+        text = say("did.submitted", language, target=named)
     elif kind == "key":
-        text = say("did.pressed_in", language, key=shown, target=target) if target else say(
+        text = say("did.pressed_in", language, key=shown, target=named) if target else say(
             "did.pressed", language, key=shown)
     elif kind == "navigate" and target == "reload":  # capture.js: a reload of the page it was on
         text = say("did.reloaded", language, url=shown or action.get("url"))
@@ -294,7 +302,8 @@ def describe_action(action: Any, language: str | None = None) -> str:
     elif kind == "navigate":  # "page": a navigation the person started
         text = say("did.went_to", language, url=shown or action.get("url"))
     elif kind == "scroll":
-        text = say("did.scrolled", language, target=target or say("did.the_page", language), how=shown or "").rstrip()
+        text = say("did.scrolled", language, target=named or say("did.the_page", language),
+                   how=_scroll_words(shown or "", language)).rstrip()
     elif kind == "tab":
         what = say(f"did.tab_{shown}", language) if shown in ("opened", "closed") else shown
         text = say("did.tab", language, what=what or say("did.switched_to", language), target=target).rstrip()
@@ -312,7 +321,22 @@ def _listed(holding: list[Any], language: str | None) -> str:
     told = [_one_line(str(thing), 120) for thing in holding[:3]]
     separator = say("did.list_separator", language)
     names = [thing.removeprefix("link ") for thing in told if thing.startswith('link "')]
-    return say("did.links", language, names=separator.join(names)) if len(names) == len(told) else separator.join(told)
+    if len(names) == len(told):
+        return say("did.links", language, names=separator.join(names))
+    return separator.join(role_words(thing, language) for thing in told)
+
+
+# capture.js's words for a scroll: "down 600px, right 20px"
+_SCROLL_PART = re.compile(r"^(down|up|left|right) (\d+)px$")
+
+
+def _scroll_words(how: str, language: str | None) -> str:
+    """A scroll's way and length in `language` ("向下 600px"); words capture.js did not write stay as they are."""
+    parts = [_SCROLL_PART.match(part.strip()) for part in how.split(",")]
+    if not how or not all(parts):
+        return how
+    return say("did.list_separator", language).join(
+        say(f"did.scroll_{found.group(1)}", language, px=found.group(2)) for found in parts if found)
 
 
 class RetryEvent(WireModel):

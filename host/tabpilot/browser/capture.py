@@ -29,9 +29,11 @@ Mode = str  # "record" | "watch" | "off"
 
 
 def capture_source() -> str:
+    """capture.js after names.js, which names the controls it reports (as the extension loads them)."""
     from ..installer import extension_dir
 
-    return (extension_dir() / "content" / "capture.js").read_text(encoding="utf-8")
+    content = extension_dir() / "content"
+    return "\n".join((content / name).read_text(encoding="utf-8") for name in ("names.js", "capture.js"))
 
 
 class PageCapture:

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..i18n import approval_for_reader
 from ..i18n import text as say
 from ..textsafety import show_controls
 
@@ -105,7 +106,9 @@ class TerminalControls:
         expired, self._expired_approval = self._expired_approval, None
         if self.run.approval is None and expired is not None and answer in LATE_ANSWERS:
             # the y/n/t meant for a question that has expired: never read as Enter (take the controls)
-            self._say(say("controls.late_answer", self.language, action=expired["action"], site=expired["site"]))
+            action = approval_for_reader(expired, self.language) or {}
+            self._say(say("controls.late_answer", self.language, action=action.get("actionText", expired["action"]),
+                          site=expired["site"]))
             return
         if self.run.approval is not None and not self._awaiting_note:
             self._answered_approval = True

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..i18n import approval_why, text
+from ..i18n import APPROVAL_ACTIONS, approval_action, approval_why, text
 
 if TYPE_CHECKING:
     from ..agent.tools import ToolContext
@@ -69,28 +69,48 @@ Reason = tuple[str, dict[str, Any]]  # why an action is asked: a code of i18n.AP
 class PendingAction:
     """What the user is asked about: "The agent wants to {action} on {site}", and why, in their language."""
 
-    action: str  # click button "Place order": named as the model named it, in every language
+    action_code: str  # click / type_into / … (i18n.APPROVAL_ACTIONS)
+    action_params: dict[str, str]  # {"target": 'button "Place order"'}: the element as the model's page state named it
     site: str  # shop.example
     why_code: str  # name_says / form_fields / every_action (i18n.APPROVAL_REASONS)
     why_params: dict[str, Any] = field(default_factory=dict)  # {"word": "order"} / {"kinds": ["payment"]}
 
+    @property
+    def action(self) -> str:
+        """click button "Place order": in English, as the record keeps it."""
+        return self.action_words("en-US")
+
+    def action_words(self, language: str | None = None) -> str:
+        """What the action does in `language`; the element's name is the page's own, in every language."""
+        return approval_action(self.action_code, self.action_params, language)
+
     def to_wire(self) -> dict[str, Any]:
-        """`why` in English for older readers and logs; `whyCode` and `whyParams` for a reader that words it."""
-        return {"action": self.action, "site": self.site, "why": self.why("en-US"), "whyCode": self.why_code,
+        """`action` and `why` in English for older readers and logs; the codes and params for a reader that words
+        them (i18n.approval_for_reader)."""
+        return {"action": self.action, "actionCode": self.action_code, "actionParams": dict(self.action_params),
+                "site": self.site, "why": self.why("en-US"), "whyCode": self.why_code,
                 "whyParams": dict(self.why_params)}
 
     @classmethod
     def from_wire(cls, wire: Mapping[str, Any]) -> PendingAction:
-        return cls(action=str(wire["action"]), site=str(wire.get("site") or ""), why_code=str(wire["whyCode"]),
+        return cls(action_code=str(wire["actionCode"]), action_params=dict(wire.get("actionParams") or {}),
+                   site=str(wire.get("site") or ""), why_code=str(wire["whyCode"]),
                    why_params=dict(wire.get("whyParams") or {}))
+
+    def guarded(self) -> dict[str, str]:
+        """What a guard's card keeps of it: the action and the site in English, and the codes a reader words them by
+        (a page with no site: `noSite`, worded again by i18n.for_reader)."""
+        return {"action": self.action, "site": self.site or text("approval.this_page", "en-US"),
+                "actionCode": self.action_code, **self.action_params, **({} if self.site else {"noSite": "true"})}
 
     def why(self, language: str | None = None) -> str:
         return approval_why(self.why_code, self.why_params, language)
 
     def sentence(self, language: str | None = None) -> str:
+        action = self.action_words(language)
         if self.site:
-            return text("approval.wants", language, action=self.action, site=self.site)
-        return text("approval.wants_here", language, action=self.action)
+            return text("approval.wants", language, action=action, site=self.site)
+        return text("approval.wants_here", language, action=action)
 
 
 def named(element: ElementRef) -> str:
@@ -116,16 +136,19 @@ async def pending_action(ask_before: str, tool: str, tool_input: Any, ctx: ToolC
         if await _refused_anyway(ctx, element):
             return None  # the click goes to a refused domain: the tool refuses it, nobody is asked about it
         why = name_reason(element.name) or _form_reason(await _form_kinds(ctx, element))
-        return await _ask(ctx, f"click {named(element)}", why, every)
+        return await _ask(ctx, ("click", {"target": named(element)}), why, every)
     if tool == "send_keys" and "enter" in tool_input.keys.lower():
         why = _form_reason(await _form_kinds(ctx, None))
-        return await _ask(ctx, f"press {tool_input.keys}", why, every)
+        return await _ask(ctx, ("press", {"keys": tool_input.keys}), why, every)
     if every:
         return await _ask(ctx, _described(tool, tool_input, ctx), None, True)
     return None
 
 
-async def _ask(ctx: ToolContext, action: str, why: Reason | None, every: bool) -> PendingAction | None:
+Action = tuple[str, dict[str, str]]  # what an action does: a code of i18n.APPROVAL_ACTIONS and its params
+
+
+async def _ask(ctx: ToolContext, action: Action, why: Reason | None, every: bool) -> PendingAction | None:
     if why is None and not every:
         return None
     from .domains import host_of
@@ -135,7 +158,7 @@ async def _ask(ctx: ToolContext, action: str, why: Reason | None, every: bool) -
     except Exception:
         site = ""
     code, params = why or ("every_action", {})
-    return PendingAction(action=action, site=site, why_code=code, why_params=params)
+    return PendingAction(action_code=action[0], action_params=action[1], site=site, why_code=code, why_params=params)
 
 
 async def _refused_anyway(ctx: ToolContext, element: ElementRef) -> bool:
@@ -163,15 +186,19 @@ async def _form_kinds(ctx: ToolContext, element: ElementRef | None) -> list[str]
     return [str(kind) for kind in result] if isinstance(result, list) else None
 
 
-def _described(tool: str, tool_input: Any, ctx: ToolContext) -> str:
+# PAGE_ACTIONS' codes (i18n.APPROVAL_ACTIONS), where the tool's name is not its code
+ACTION_CODES = {"click_element_by_index": "click", "input_text": "type_into", "select_dropdown_option": "choose",
+                "send_keys": "press", "go_to_url": "open", "execute_javascript": "run_script"}
+
+
+def _described(tool: str, tool_input: Any, ctx: ToolContext) -> Action:
     element = ctx.elements.get(getattr(tool_input, "index", -1))
-    target = f" {named(element)}" if element is not None else ""
-    if tool == "input_text":
-        return f"type into{target}"
+    params = {"target": named(element) if element is not None else "?"}
     if tool == "select_dropdown_option":
-        return f'choose "{tool_input.text}" in{target}'
-    if tool == "go_to_url":
-        return f"open {tool_input.url}"
-    if tool == "send_keys":
-        return f"press {tool_input.keys}"
-    return f"{tool.replace('_', ' ')}{target}"
+        params["option"] = tool_input.text
+    elif tool == "go_to_url":
+        params = {"url": tool_input.url}
+    elif tool == "send_keys":
+        params = {"keys": tool_input.keys}
+    code = ACTION_CODES.get(tool, tool)
+    return code, {name: params[name] for name in APPROVAL_ACTIONS[code]}

@@ -201,10 +201,10 @@ class TaskRun:
         self._tell(RunStarted(task_id, self.plan.task, None))
         unfinished = state.get("unfinishedAction")
         if isinstance(unfinished, dict) and unfinished.get("tool") not in NO_PAGE_TOOLS:
-            note = ObservationEvent(content=say(
-                "note.action_cut_short", self.plan.agent.language,
-                action=f"{unfinished.get('tool')} {json.dumps(unfinished.get('input'), ensure_ascii=False)}",
-            ))
+            tool_input = json.dumps(unfinished.get("input"), ensure_ascii=False)
+            cut_short = {"action": f"{unfinished.get('tool')} {tool_input}"}
+            note = ObservationEvent(content=say("note.action_cut_short", self.plan.agent.language, **cut_short),
+                                    note="note.action_cut_short", params=cut_short)
             history.append(note)
             self._append(note.to_wire())
         self._resumed_history = history
@@ -696,12 +696,14 @@ class TaskRun:
         pending = await pending_action(self.plan.ask_before, tool, tool_input, ctx)
         if pending is None or self.approvals == "allow":
             return None
-        words = {"action": pending.action, "site": pending.site or "this page"}
+        # the model is told what it wanted in its language; the guard's card keeps what a reader words it by
+        language = self.plan.agent.language
+        words = {"action": pending.action_words(language), "site": pending.site or say("approval.this_page", language)}
+        guarded = pending.guarded()
         if self.approvals == "refuse":
-            language = self.plan.agent.language
             refusal = say("result.nobody_to_approve", language, **words, ask_before=self.plan.ask_before,
                           remedy=say(self.nobody_to_approve, language))
-            self._push_guard(refusal, "unasked", words)  # nobody said no: there was no one to ask
+            self._push_guard(refusal, "unasked", guarded)  # nobody said no: there was no one to ask
             return refusal
         decision: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._approval, self._decision = pending, decision
@@ -735,14 +737,14 @@ class TaskRun:
         if tab_closed:
             return say("result.tab_closed_asking", self.plan.agent.language, **words)
         if answer == "allow":  # recorded (and told) as a denial is: who let the agent pay is in the record too
-            self._push_guard(say("result.allowed", self.plan.agent.language, **words), "allowed", words)
+            self._push_guard(say("result.allowed", self.plan.agent.language, **words), "allowed", guarded)
             return None
         if answer is None:
             from ..store.timeline import duration
 
             language = self.plan.agent.language
             expired = say("result.approval_expired", language, **words, wait=duration(timeout, language))
-            self._push_guard(expired, "expired", words)
+            self._push_guard(expired, "expired", guarded)
             return expired
         if answer == "takeover":
             taking = asyncio.ensure_future(self.take_over("user"))  # this action is abandoned: it never ran
@@ -750,7 +752,7 @@ class TaskRun:
             taking.add_done_callback(self._stopping.discard)
             return say("result.took_over", self.plan.agent.language)
         denial = say("result.denied", self.plan.agent.language, **words)
-        self._push_guard(denial, "denied", words)
+        self._push_guard(denial, "denied", guarded)
         return denial
 
     def decide(self, decision: Decision) -> bool:

@@ -45,12 +45,10 @@ log = logging.getLogger(__name__)
 WORLD_NAME = "tabpilot"
 STEP = "tabpilot-step"  # handles used while reading one state, released after it
 AHEAD = "tabpilot-ahead"  # and while marking a new document's listeners ahead of its first look
-# The icon-naming rules come from rules.py, where dom/icons.py reads them for the snapshot reader: one place.
+# The field-naming rules come from rules.py, where dom/icons.py reads them for the snapshot reader: one place. The
+# icon naming is the extension's names.js (capture.js names what the person clicks with it too), put in whole.
 _ICON_RULES = json.dumps({
-    "tooltips": rules.ICON_TOOLTIPS, "generic": sorted(rules.ICON_GENERIC_WORDS), "fields": sorted(rules.ICON_FIELDS),
-    "fonts": rules.ICON_FONT_CLASSES, "words": rules.ICON_HINT_WORDS, "unlabelled": sorted(rules.SELF_NAMED_INPUTS),
-    "innerTags": sorted(rules.INNER_CONTROL_TAGS), "innerRoles": sorted(rules.INNER_CONTROL_ROLES),
-    "synonyms": rules.ICON_WORD_SYNONYMS, "data": rules.ICON_DATA_ATTRIBUTES,
+    "fields": sorted(rules.ICON_FIELDS), "unlabelled": sorted(rules.SELF_NAMED_INPUTS),
     "fieldIdGeneric": sorted(rules.FIELD_ID_GENERIC_WORDS), "boxes": sorted(rules.BOX_INPUTS),
     "labelledRoles": sorted(rules.LABELLED_ROLES), "editable": sorted(rules.EDITABLE_VALUES)})
 _FORMULAS = json.dumps({"tags": sorted(formulas.CONTAINER_TAGS), "classes": list(formulas.CONTAINER_CLASSES),
@@ -59,7 +57,7 @@ _SECRETS = json.dumps({"hidden": passwords.HIDDEN, "echoed": passwords.ECHOED_MI
                        "hints": list(rules.SECRET_HINTS)})
 _SOURCE = (Path(__file__).with_name("walker.js")).read_text(encoding="utf-8").replace(
     "/*ICON_RULES*/", f"({_ICON_RULES}) ||").replace("/*SECRETS*/", f"({_SECRETS}) ||").replace(
-    "/*FORMULAS*/", f"({_FORMULAS}) ||")
+    "/*FORMULAS*/", f"({_FORMULAS}) ||").replace("/*NAMES*/", rules.NAMES_SCRIPT.read_text(encoding="utf-8"))
 _GLOBAL = "__tabpilotWalker_" + hashlib.sha256(_SOURCE.encode()).hexdigest()[:12]
 # The walker of this world, made if the document got none yet. (The one an earlier version kept as
 # globalThis.__tabpilotWalker is dropped.)

@@ -1,9 +1,10 @@
 """Names of icon-only controls read from a whole-page DOM snapshot, by the rules walker.js applies in the page
-(rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's aria-label, <title> or <desc>, the <title>
-of the sprite symbol an SVG <use> draws, an image's title, a tooltip attribute (on the element or its only children),
-the words CSS generated content draws; else the meaningful words of the sprite symbol's id, the icon an icon
-library's attribute names (data-icon), the image's file name and the class names, marked as a guess. What is inside
-another control within the element is that control's. They are added as the same pseudo-attributes the walker hands
+(extension/content/names.js; their words: rules.ICON_*): what aria-labelledby points at, an image's alt, an SVG's
+aria-label, <title> or <desc>, the <title> of the sprite symbol an SVG <use> draws, an image's title, a tooltip
+attribute (on the element or its only children), the words CSS generated content draws; else the meaningful words of
+the sprite symbol's id, the icon an icon library's attribute names (data-icon), the image's file name and the class
+names, marked as a guess. What is inside another control within the element is that control's. They are added as the
+same pseudo-attributes the walker hands
 over (rules.ICON_NAME, rules.ICON_HINT).
 
 The snapshot cannot say what the browser finds invalid (`validationMessage`, `:user-invalid`), nor how far a
@@ -19,7 +20,7 @@ from .snapshot import CURSOR, ELEMENT_NODE, OVERFLOW_X, OVERFLOW_Y, TEXT_NODE, V
 
 NONE, LIGATURE, WORDS, INNER_WORDS = 0, 1, 2, 3
 FRAGMENT_NODE = 11
-GENERATED_PARTS = 3  # as walker.js: generated content is read on the element and its first 3 own parts of HTML
+GENERATED_PARTS = 3  # as names.js: generated content is read on the element and its first 3 own parts of HTML
 _UNDRAWN = frozenset({"title", "desc", "style", "script"})
 _TYPED = frozenset({"input", "select", "textarea"})
 MIN_SIZE = 2.0  # as boxes.MIN_SIZE: a smaller box is drawn for screen readers only
@@ -170,7 +171,7 @@ def _drawn(document: Document, node: int) -> bool:
 
 
 def _own_text(document: Document, node: int) -> int:
-    """As walker.js `ownText`: none, an icon font's ligatures, words, or words only inside controls within it."""
+    """As names.js `ownText`: none, an icon font's ligatures, words, or words only inside controls within it."""
     found, inner_words = NONE, False
     visible = document.string_id("visible")
     for inner in range(node + 1, document.subtree_end[node] + 1):
@@ -213,7 +214,7 @@ def _is_inner(document: Document, node: int) -> bool:
 
 
 def _own_parts(document: Document, node: int) -> list[int]:
-    """As walker.js `ownParts`: the elements inside `node` that are its own, not inside another control in it."""
+    """As names.js `ownParts`: the elements inside `node` that are its own, not inside another control in it."""
     parts: list[int] = []
     inner, end = node + 1, document.subtree_end[node]
     while inner <= end:
@@ -315,7 +316,7 @@ def _children(document: Document, node: int) -> list[int]:
 
 
 def _in_svg(document: Document, node: int, stop: int) -> bool:
-    """Inside an <svg> that is `stop` or inside it (walker.js `inSvg`)."""
+    """Inside an <svg> that is `stop` or inside it (names.js `inSvg`)."""
     up = document.parent[node]
     while up >= 0 and document.node_type[up] == ELEMENT_NODE:
         if document.tag(up) == "svg":
@@ -345,7 +346,7 @@ def _sprite_symbol(document: Document, use: int, ids: dict[str, int]) -> int:
 
 
 def _generated_words(document: Document, node: int, parts: list[int]) -> str:
-    """As walker.js `generatedWords`: the real words CSS generated content (::before, ::after) draws on the
+    """As names.js `generatedWords`: the real words CSS generated content (::before, ::after) draws on the
     element and its own parts shown (the snapshot holds what each pseudo-element draws)."""
     if not document.pseudo:
         return ""
@@ -392,7 +393,7 @@ def _only_child_chain(document: Document, node: int) -> list[int]:
 
 
 def _icon_words(document: Document, node: int, parts: list[int], *, classes: bool) -> str:
-    """As walker.js `iconWords`: a guess from the sprite symbol's id, (`classes`) the icon an icon library's
+    """As names.js `iconWords`: a guess from the sprite symbol's id, (`classes`) the icon an icon library's
     attribute names, the image's file name and (`classes`) the class names of the element and its only children
     (not into a control inside it). At most ICON_HINT_WORDS."""
     words: list[str] = []
@@ -417,7 +418,7 @@ def _icon_words(document: Document, node: int, parts: list[int], *, classes: boo
 
 
 def _data_icon_name(attrs: dict[str, str]) -> str:
-    """The icon an icon library's attribute names (rules.ICON_DATA_ATTRIBUTES), as walker.js `dataIconName`."""
+    """The icon an icon library's attribute names (rules.ICON_DATA_ATTRIBUTES), as names.js `dataIconName`."""
     return next((attrs[name].strip() for name in rules.ICON_DATA_ATTRIBUTES if attrs.get(name, "").strip()), "")
 
 

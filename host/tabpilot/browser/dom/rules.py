@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 from urllib.parse import urljoin, urlsplit
+
+from ...installer import extension_dir
 
 NATIVE_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
 INTERACTIVE_ROLES = frozenset({
@@ -43,45 +47,39 @@ FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
 # actions ("Selected 'Poetry' in [3] select 'Favourite genre'"), never on its line: no token more per step.
 FIELD_LABEL = "tabpilot label"
 
-# Naming an icon-only control (walker.js in the page, icons.py from a snapshot; both by these): tooltip
-# attributes in the order they are read, and the class-name words that say nothing of what an icon means.
-ICON_TOOLTIPS = ("data-tooltip", "data-title", "data-original-title", "data-bs-original-title", "data-tip")
-ICON_GENERIC_WORDS = frozenset({
-    "action", "actions", "active", "and", "bar", "base", "bi", "big", "black", "block", "bottom", "btn", "button",
-    "circle", "clickable", "col", "container", "control", "css", "ctrl", "dark", "default", "disabled", "div",
-    "el", "enabled", "fa", "fab", "fad", "fal", "far", "fas", "fass", "feather", "filled", "flat", "flex", "float",
-    "focus", "for", "fw", "ghost", "glyphicon", "glyphicons", "has", "hidden", "hover", "ico", "icon", "icons",
-    "image", "img", "inline", "inner", "ion", "ionicon", "is", "item", "js", "la", "label", "lar", "large", "las",
-    "left", "lg", "light", "link", "material", "md", "mdi", "medium", "mini", "mobile", "muted", "nav", "none",
-    "octicon", "only", "open", "original", "outer", "outlined", "plain", "pointer", "primary", "pull", "regular",
-    "retina", "right", "round", "rounded", "row", "secondary", "selected", "sharp", "show", "shown", "sm", "small",
-    "solid", "span", "sprite", "square", "svg", "symbol", "symbols", "tablet", "tabler", "text", "the", "thumb",
-    "thumbnail", "ti", "tool", "toolbar", "top", "ui", "visible", "white", "with", "wrap", "wrapper", "xl", "xs",
-    "xxl", "desktop",
-    # icon sets' own prefixes and their drawing styles: "lucide lucide-search", "ri-close-line", "bx bxs-trash"
-    "lucide", "heroicon", "heroicons", "iconify", "phosphor", "codicon", "bxs", "bxl", "mat", "uil", "outline",
-    "line", "fill", "duotone", "twotone", "true", "false",
-})
-# An icon named only by one of these draws a cross, and a person calls it a close button: octicon-x, feather-x,
-# fa-times, fa-circle-xmark (not "twitter-x": there it is a letter). (walker.js `meaningfulWords` reads them too.)
-ICON_WORD_SYNONYMS = {"x": "close", "times": "close", "xmark": "close"}
-# Attributes icon libraries name their icon in, before or after their script draws it: <i data-feather="x">,
-# <i data-lucide="trash-2">, Font Awesome's <svg data-icon="magnifying-glass">. Read as a guess, as class names.
-ICON_DATA_ATTRIBUTES = ("data-icon", "data-feather", "data-lucide")
+# Naming an icon-only control: extension/content/names.js does it in the page (for walker.js and for capture.js, the
+# takeover record, a content script with no build step: the one copy), and holds the words of its rules; icons.py,
+# reading a snapshot, follows them here.
+NAMES_SCRIPT = extension_dir() / "content" / "names.js"
+
+
+def _names_rules() -> dict[str, Any]:
+    """names.js's rules: the JSON between its /*RULES*/ and /*END RULES*/ markers, less the lines of comments."""
+    source = NAMES_SCRIPT.read_text(encoding="utf-8")
+    block = source[source.index("/*RULES*/") + len("/*RULES*/"):source.index("/*END RULES*/")]
+    lines = [line for line in block.splitlines() if not line.strip().startswith("//")]
+    rules: dict[str, Any] = json.loads("\n".join(lines))
+    return rules
+
+
+_NAMES_RULES = _names_rules()
+ICON_TOOLTIPS: tuple[str, ...] = tuple(_NAMES_RULES["tooltips"])  # in the order they are read
+ICON_GENERIC_WORDS = frozenset(_NAMES_RULES["generic"])  # class-name words that say nothing of what an icon means
+ICON_WORD_SYNONYMS: dict[str, str] = _NAMES_RULES["synonyms"]  # an icon named only "x" is a close button
+ICON_DATA_ATTRIBUTES: tuple[str, ...] = tuple(_NAMES_RULES["data"])  # <i data-feather="x">
 # A field with no label of any kind and no name attribute is guessed from its id's words ("search-input" → search,
 # not ":r3:"), less these.
 FIELD_ID_GENERIC_WORDS = frozenset({"input", "field", "form", "textbox", "textfield", "txt"})
-ICON_FONT_CLASSES = ("material-icons", "material-symbols", "google-symbols")  # text drawn as an icon (a ligature)
-ICON_HINT_WORDS = 3
+ICON_FONT_CLASSES: tuple[str, ...] = tuple(_NAMES_RULES["fonts"])  # text drawn as an icon (a ligature)
+ICON_HINT_WORDS: int = _NAMES_RULES["words"]
 # Controls inside a control: what they show is their own name, not the one around them (a product card and the
 # "Save" heart in it). By tag (an <a> only with an href) or by their role's first word.
-INNER_CONTROL_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
-INNER_CONTROL_ROLES = frozenset({"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
-                                 "checkbox", "radio", "switch", "option", "treeitem"})
+INNER_CONTROL_TAGS = frozenset(_NAMES_RULES["innerTags"])
+INNER_CONTROL_ROLES = frozenset(_NAMES_RULES["innerRoles"])
 
 
 def is_inner_control(tag: str, attrs: dict[str, str]) -> bool:
-    """As walker.js `innerControl`."""
+    """As names.js `innerControl`."""
     if tag in INNER_CONTROL_TAGS:
         return tag != "a" or "href" in attrs
     role = attrs.get("role", "").split()
@@ -89,13 +87,13 @@ def is_inner_control(tag: str, attrs: dict[str, str]) -> bool:
 
 
 # A file's or an icon's name rather than words ("arrow-left", "more_vert"): sprite tools write a symbol's file name
-# as its <title>, and icon fonts draw such names as ligatures. (walker.js `IDENTIFIER`)
+# as its <title>, and icon fonts draw such names as ligatures. (names.js `IDENTIFIER`)
 IDENTIFIER = re.compile(r"^[a-z0-9]+([-_][a-z0-9]+)+$")
 
 
 def meaningful_words(name: str) -> list[str]:
     """The words of a class name, a sprite's symbol id or an image's file name that may say what an icon means
-    (as walker.js `meaningfulWords`): "btn-sendMail" → send, mail; "scrolls_logo_150" → scrolls, logo;
+    (as names.js `meaningfulWords`): "btn-sendMail" → send, mail; "scrolls_logo_150" → scrolls, logo;
     "octicon-x" → close. Parts that hold digits (hashes, sizes: "d6e62af173e2", "150"), short ones and generic
     words are left out."""
     parts = re.split(r"[-_.\s]+", _X_MARK.sub("xmark", _CAMEL.sub(r"\1-\2", name).lower()))
@@ -107,7 +105,7 @@ def meaningful_words(name: str) -> list[str]:
 
 
 def file_words(src: str) -> list[str]:
-    """The meaningful words of an image's file name (as walker.js `fileWords`), none for a data: URL."""
+    """The meaningful words of an image's file name (as names.js `fileWords`), none for a data: URL."""
     if src.strip().lower().startswith("data:"):
         return []
     name = src.split("#")[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]

@@ -542,19 +542,14 @@
   }
 
   // --- names of icon-only controls ---------------------------------------------------------------------
-  // What a person (or a screen reader) calls a control that shows only an icon, in this order: the elements
-  // aria-labelledby points at, an image's alt, an SVG's aria-label, <title> or <desc>, the <title> of the sprite
-  // symbol an SVG <use> draws, an image's title, a tooltip attribute, the words CSS generated content (::before,
-  // ::after) draws; failing those, a guess from the meaningful words of the sprite symbol's id, the icon an icon
-  // library's attribute names (data-icon), the image's file name and the class names of the element and its only
-  // children (icon-reply, fa-trash, btn-send).
-  // What is inside another control within it (a card's "Save" heart) is that control's, not the element's.
+  // What a person (or a screen reader) calls a control that shows only an icon: extension/content/names.js (the
+  // takeover record names them with it too), put in here by fast.py as `tabpilotNames`.
+  /*NAMES*/
   // Handed to the host as a pseudo-attribute no real one can clash with (names have no spaces): ICON_NAME,
   // or ICON_HINT for the guess. aria-label and title the host reads itself.
   const ICON_NAME = "tabpilot name", ICON_HINT = "tabpilot hint";
-  // The tooltip attributes, the class words that say nothing, ...: rules.ICON_*, put in by fast.py.
-  const ICON_RULES = /*ICON_RULES*/ { tooltips: [], generic: [], fields: [], fonts: [], words: 3, unlabelled: [],
-    innerTags: [], innerRoles: [], synonyms: {}, data: [], fieldIdGeneric: [], boxes: [], labelledRoles: [],
+  // The fields named otherwise, the inputs a label does not name, ...: rules.py's, put in by fast.py.
+  const ICON_RULES = /*ICON_RULES*/ { fields: [], unlabelled: [], fieldIdGeneric: [], boxes: [], labelledRoles: [],
     editable: [] };
   // What makes an element a formula: formulas.CONTAINER_TAGS, CONTAINER_CLASSES (a whole class attribute) and MATH_TAG.
   const FORMULAS = /*FORMULAS*/ { tags: [], classes: [], math: "math" };
@@ -564,10 +559,7 @@
   }
   // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
   const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
-  const TOOLTIPS = ICON_RULES.tooltips;
-  const GENERIC = new Set(ICON_RULES.generic);
   const FIELDS = new Set(ICON_RULES.fields);
-  const INNER_TAGS = new Set(ICON_RULES.innerTags), INNER_ROLES = new Set(ICON_RULES.innerRoles);
 
   function nameIcon(el, attrs, str) {
     if (FIELDS.has(el.localName)) {
@@ -579,41 +571,9 @@
       if (named) attrs.push(str(FIELD_LABEL), str(named));
       if (named && shown) return;
     }
-    if (el.hasAttribute("aria-label") || el.hasAttribute("title")) return;
-    const text = ownText(el);
-    if (text === WORDS) return;
-    const parts = ownParts(el);
-    const named = givenIconName(el, parts) || (text === NONE ? generatedWords(el, parts) : "");
-    if (named) {
-      attrs.push(str(ICON_NAME), str(named));  // before an icon font's ligature ("more_vert")
-    } else if (text !== LIGATURE) {
-      // Words only inside the controls within it (a card's "Save" button): its class names are no guess then
-      // (<li class="menu-item"><a>Home</a>), only what its own picture's file name says.
-      const guessed = iconWords(el, parts, text === NONE);
-      if (guessed) attrs.push(str(ICON_HINT), str(guessed));
-    }
-  }
-
-  // A control inside another (rules.is_inner_control): by tag (an <a> only with an href), or its role's first word.
-  function innerControl(e) {
-    const tag = e.localName;
-    if (INNER_TAGS.has(tag)) return tag !== "a" || e.hasAttribute("href");
-    const role = (e.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();
-    return role !== "" && INNER_ROLES.has(role);
-  }
-
-  // The elements inside `el` that are its own, in document order: not inside another control within it
-  // (`inner`: there is such a control).
-  function ownParts(el) {
-    const list = [];
-    let inner = false;
-    const walker = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_ELEMENT, (e) => {
-      if (!innerControl(e)) return NodeFilter.FILTER_ACCEPT;
-      inner = true;
-      return NodeFilter.FILTER_REJECT;
-    });
-    for (let e = walker.nextNode(); e; e = walker.nextNode()) list.push(e);
-    return { list, inner };
+    const icon = tabpilotNames.iconName(el);
+    if (icon && icon.named) attrs.push(str(ICON_NAME), str(icon.named));  // before an icon font's ligature ("more_vert")
+    else if (icon && icon.guessed) attrs.push(str(ICON_HINT), str(icon.guessed));
   }
 
   // A field named by words drawn for screen readers only (a "visually hidden" <label>, an aria-labelledby
@@ -651,8 +611,8 @@
     if (named) {
       attrs.push(str(ICON_NAME), str(named));
     } else if (!el.getAttribute("name")) {  // no label: what its id says, a guess
-      const guessed = meaningfulWords(el.id).filter((word) => !FIELD_ID_GENERIC.has(word));
-      if (guessed.length) attrs.push(str(ICON_HINT), str(guessed.slice(0, ICON_RULES.words).join(" ")));
+      const guessed = tabpilotNames.meaningfulWords(el.id).filter((word) => !FIELD_ID_GENERIC.has(word));
+      if (guessed.length) attrs.push(str(ICON_HINT), str(guessed.slice(0, tabpilotNames.words).join(" ")));
     }
   }
 
@@ -715,177 +675,6 @@
     }
     return true;
   }
-
-  const NONE = 0, LIGATURE = 1, WORDS = 2, INNER_WORDS = 3;
-  const LIGATURE_FONT = new RegExp("(^|\\s)(" + ICON_RULES.fonts.join("|") + ")");
-
-  // What text a person reads in the element: none, only an icon font's ligatures (drawn as icons), words, or
-  // words only inside the controls within it (INNER_WORDS). An SVG's <title> and <desc> are not drawn, nor is
-  // text under display:none or visibility:hidden (a label shown at other widths).
-  function ownText(el) {
-    let found = NONE, inner = false;
-    const texts = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    for (let t = texts.nextNode(); t; t = texts.nextNode()) {
-      const up = t.parentElement;
-      if (!t.data.trim() || up.closest("title, desc, style, script")) continue;
-      if (up !== el && insideInner(up, el)) {
-        if (shownText(t, up)) inner = true;
-        continue;
-      }
-      if (up !== el && !shownText(t, up)) continue;  // (the element itself is drawn: it is being offered)
-      if (!LIGATURE_FONT.test(up.className)) return WORDS;
-      found = LIGATURE;
-    }
-    return inner ? INNER_WORDS : found;
-  }
-
-  // A text node is drawn (checkVisibility says no for a display:contents parent: its boxes decide then).
-  function shownText(t, up) {
-    if (up.checkVisibility({ visibilityProperty: true })) return true;
-    if (getComputedStyle(up).visibility !== "visible") return false;
-    const range = t.ownerDocument.createRange();
-    range.selectNodeContents(t);
-    return range.getClientRects().length > 0;
-  }
-
-  function insideInner(e, el) {
-    for (; e && e !== el; e = e.parentElement) if (innerControl(e)) return true;
-    return false;
-  }
-
-  function givenIconName(el, parts) {
-    const doc = el.ownerDocument;
-    const labelledBy = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean)
-      .map((id) => doc.getElementById(id)).filter(Boolean)
-      .map((label) => label.getAttribute("aria-label") || label.textContent).join(" ").trim();
-    if (labelledBy) return labelledBy;
-    const own = parts.list;
-    const first = (test) => own.find(test) || null;
-    const image = el.matches("img[alt], input[type=image i][alt]") ? el
-      : first((e) => e.localName === "img" && e.hasAttribute("alt"));
-    if (image && image.getAttribute("alt").trim()) return image.getAttribute("alt").trim();
-    const svgLabel = first((e) => e.localName === "svg" && e.hasAttribute("aria-label"));
-    if (svgLabel && svgLabel.getAttribute("aria-label").trim()) return svgLabel.getAttribute("aria-label").trim();
-    const svgTitle = first((e) => e.localName === "title" && inSvg(e, el));
-    if (svgTitle && svgTitle.textContent.trim()) return svgTitle.textContent.trim();
-    const svgDesc = first((e) => e.localName === "desc" && inSvg(e, el));
-    if (svgDesc && svgDesc.textContent.trim()) return svgDesc.textContent.trim();
-    const symbol = spriteSymbol(first((e) => e.localName === "use" && inSvg(e, el)));
-    const symbolTitle = symbol && [...symbol.children].find((c) => c.localName === "title");
-    if (symbolTitle && symbolTitle.textContent.trim() && !IDENTIFIER.test(symbolTitle.textContent.trim())) {
-      return symbolTitle.textContent.trim();
-    }
-    const titled = first((e) => e.localName === "img" && e.hasAttribute("title"));
-    if (titled && titled.getAttribute("title").trim()) return titled.getAttribute("title").trim();
-    for (let part = el; part && (part === el || !innerControl(part)); part = onlyChild(part)) {
-      for (const name of TOOLTIPS) {
-        const value = (part.getAttribute(name) || "").trim();
-        if (value) return value;
-      }
-      if (part !== el && (part.getAttribute("aria-label") || part.getAttribute("title") || "").trim()) {
-        return (part.getAttribute("aria-label") || part.getAttribute("title")).trim();
-      }
-    }
-    return "";
-  }
-
-  // A file's or an icon's name rather than words ("arrow-left", "more_vert"): sprite tools write the symbol's
-  // file name as its <title>. rules.IDENTIFIER
-  const IDENTIFIER = /^[a-z0-9]+([-_][a-z0-9]+)+$/;
-
-  function inSvg(e, el) {
-    const svg = e.parentElement && e.parentElement.closest("svg");
-    return !!svg && (svg === el || el.contains(svg));
-  }
-
-  function useHref(use) {
-    return use ? use.getAttribute("href") || use.getAttribute("xlink:href") || "" : "";
-  }
-
-  // The <symbol> (or <svg>) of this document an SVG <use href="#id"> draws.
-  function spriteSymbol(use) {
-    const href = useHref(use);
-    if (!href.startsWith("#")) return null;
-    const symbol = use.ownerDocument.getElementById(href.slice(1));
-    return symbol && (symbol.localName === "symbol" || symbol.localName === "svg") ? symbol : null;
-  }
-
-  // Real words that CSS generated content (::before, ::after) draws on the element and its own parts shown: a
-  // label a style sheet writes ("Read more"), not an icon font's glyph (a private-use character).
-  // Read on the element and its first GENERATED_PARTS own parts of HTML (an SVG's elements draw none): an icon's
-  // <span> or <i>, not every element of a large wrapper (each pseudo-element's style costs a style resolution).
-  const HTML = "http://www.w3.org/1999/xhtml", GENERATED_PARTS = 3;
-  function generatedWords(el, parts) {
-    const words = [];
-    const html = parts.list.filter((e) => e.namespaceURI === HTML).slice(0, GENERATED_PARTS);
-    for (const e of [el, ...html]) {
-      if (e !== el && !e.checkVisibility({ visibilityProperty: true })) continue;
-      for (const which of ["::before", "::after"]) {
-        const cs = getComputedStyle(e, which);
-        if (cs.display === "none" || cs.visibility !== "visible") continue;
-        const content = cs.content;
-        if (!content || content === "none" || content === "normal") continue;
-        let drawnText = "";  // the strings and attr() of one content value run on, as CSS draws them
-        for (const m of content.matchAll(/"((?:[^"\\]|\\.)*)"|attr\(\s*([^\s)]+)\s*\)/g)) {
-          drawnText += m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (e.getAttribute(m[2]) || "");
-        }
-        words.push(drawnText);
-      }
-    }
-    const text = words.join(" ").replace(/[\uE000-\uF8FF]/g, " ").split(/\s+/).filter(Boolean).join(" ");
-    return /\p{L}{2,}/u.test(text) && !IDENTIFIER.test(text) ? text : "";
-  }
-
-  function onlyChild(el) {
-    return el.children.length === 1 ? el.firstElementChild : null;
-  }
-
-  // A guess from the meaningful words of the sprite symbol an SVG draws (<use href="#icon-search">), the icon an
-  // icon library's attribute names (<i data-feather="x">), the file name of the image it shows (factorio-logo.png)
-  // and the class names of the element and its only children ("btn btn-send" → "send"; "fa fa-trash-can" →
-  // "trash can"). At most three words.
-  function iconWords(el, parts, classes) {
-    const words = [];
-    const add = (name) => {
-      for (const word of meaningfulWords(name)) if (!words.includes(word)) words.push(word);
-    };
-    const use = parts.list.find((e) => e.localName === "use" && inSvg(e, el));
-    const href = useHref(use);
-    if (href.includes("#")) add(href.slice(href.indexOf("#") + 1));
-    const dataIcon = classes ? [el, ...parts.list].map(dataIconName).find(Boolean) : "";
-    if (dataIcon) add(dataIcon);
-    const image = el.localName === "img" ? el : parts.list.find((e) => e.localName === "img");
-    const src = image ? (image.getAttribute("src") || "").trim() : "";
-    if (src && !src.toLowerCase().startsWith("data:")) {
-      const file = src.split("#")[0].split("?")[0].replace(/\/+$/, "").split("/").pop();
-      add(file.includes(".") ? file.slice(0, file.lastIndexOf(".")) : file);
-    }
-    for (let part = classes ? el : null; part && (part === el || !innerControl(part)); part = onlyChild(part)) {
-      for (const name of part.classList) add(name);
-    }
-    return words.slice(0, ICON_RULES.words).join(" ");
-  }
-
-  // The icon an icon library's attribute names (rules.ICON_DATA_ATTRIBUTES): <i data-feather="x">.
-  function dataIconName(e) {
-    for (const name of ICON_RULES.data) {
-      const value = (e.getAttribute(name) || "").trim();
-      if (value) return value;
-    }
-    return "";
-  }
-
-  // rules.meaningful_words: "btnSendMail" → send, mail; "octicon-x" → close; parts with digits, short or generic
-  // ones left out.
-  const SYNONYMS = new Map(Object.entries(ICON_RULES.synonyms));
-  function meaningfulWords(name) {
-    const words = name.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()
-      .replace(/(?<![a-z0-9])x[-_]mark(?![a-z0-9])/g, "xmark").split(/[-_.\s]+/)
-      .filter((word) => SYNONYMS.has(word) || (word.length > 2 && /^[a-z]+$/.test(word) && !GENERIC.has(word)));
-    if (words.length === 1 && SYNONYMS.has(words[0])) return [SYNONYMS.get(words[0])];
-    return words.filter((word) => word.length > 2);
-  }
-
   // --- how far a text area scrolls (its text is a value, not boxes the host could measure) ---------------
   const FIELD_SCROLL = "tabpilot scroll";
 
