@@ -305,7 +305,11 @@ FIND_TEXT = """function(wanted, nth, echoed, hidden, ...owners) {
     }
     if (n.nodeType !== 1) continue;
     const tag = n.localName;
-    if (tag === 'input' && n.value.length >= echoed && this.isSecret(n)) secrets.add(norm(n.value));
+    const secret = this.secretHeld(n);  // any kind of field (walker.js isSecret): its text is never searched either
+    if (secret !== null) {
+      if (secret.length >= echoed) secrets.add(norm(secret));
+      continue;
+    }
     if (SKIP.has(tag) || n.hasAttribute('data-tabpilot-overlay')) continue;
     if (ownerAt.has(n)) {
       const i = ownerAt.get(n);
