@@ -171,7 +171,9 @@ def _described(tool: str, tool_input: Any, ctx: ToolContext) -> str:
     if tool == "select_dropdown_option":
         return f'choose "{tool_input.text}" in{target}'
     if tool == "go_to_url":
-        return f"open {tool_input.url}"
+        from .domains import shown_url
+
+        return f"open {shown_url(tool_input.url)}"
     if tool == "send_keys":
         return f"press {tool_input.keys}"
     return f"{tool.replace('_', ' ')}{target}"
