@@ -615,8 +615,20 @@ async def test_find_text_and_the_page_text_keep_every_masked_fields_secret(brows
             for guess in (secret, secret[:8], secret.lower()):
                 said = await find_text(tab, guess)
                 assert said.startswith("No text on this page shows"), (guess, said)
-        text = (await get_state(browser, tab)).text
-        assert not any(secret in text or secret[:8] in text for secret in secrets), text
+        state = await get_state(browser, tab)
+        assert not any(secret in state.text or secret[:8] in state.text for secret in secrets), state.text
+        # read_text of each field, and a script reading them and the form around them, say none of them either
+        fields = [ref for ref in state.elements.values() if ref.tag in ("input", "textarea", "div")]
+        assert len(fields) == 3, fields
+        for ref in fields:
+            try:
+                said = await actions.read_text(browser, tab, ref)
+            except ActionError as refused:
+                said = str(refused)
+            assert not any(secret in said or secret[:8] in said for secret in secrets), (ref, said)
+        said = await actions.execute_javascript(browser, tab, "[pin.value, words.value, phrase.textContent,"
+                                                " document.querySelector('form').innerText].join(' | ')")
+        assert not any(secret in said or secret[:8] in said for secret in secrets), said
         assert (await find_text(tab, "Preview:")).startswith("Scrolled to place 1 of the 1 place")
         assert (await find_text(tab, "card ends in 4242")).startswith("Scrolled to place 1 of the 1 place")
     await browser.close_tab(tab.target_id)

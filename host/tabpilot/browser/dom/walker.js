@@ -114,7 +114,7 @@
         // A password field stays one for the host's rules whatever its type became ("show password").
         const secret = type === 1 && isSecret(node);
         if (secret) {
-          if (node.localName === "input") attrs.push(str("type"), str("password"));
+          attrs.push(...(node.localName === "input" ? [str("type"), str("password")] : [str(SECRET_FIELD), str("true")]));
           secretValues.add(secretHeld(node));
         }
         if (type === 1 && counted) {  // only counted, out of view: what makes it interactive is all that matters
@@ -166,7 +166,7 @@
           }
         } else if (tag === "textarea") {
           n.textValue.index.push(i);
-          n.textValue.value.push(str(isSecret(el) && el.value ? SECRETS.hidden : el.value));
+          n.textValue.value.push(str(isSecret(el) ? (el.value ? "filled" : "") : el.value));  // never the value itself
         } else if (tag === "option" && el.selected) {
           n.optionSelected.index.push(i);
         }
@@ -873,6 +873,7 @@
 
   // --- a field the browser found invalid once the user (or the agent) used it --------------------------
   const FIELD_INVALID = "tabpilot invalid";
+  const SECRET_FIELD = "tabpilot secret"; // a text area or an editable element holding a secret (rules.SECRET_FIELD)
 
   function fieldValidity(el, attrs, str) {
     const tag = el.localName;
