@@ -112,9 +112,9 @@ function onHostState(state) {
     $("host-down-title").textContent = state.connecting
       ? t("hostConnecting")
       : exited ? t("hostStopped") : t("hostNotConnected");
-    $("host-down-reason").textContent = state.connecting
+    PageText.set($("host-down-reason"), state.connecting
       ? ""
-      : exited ? t("hostStoppedReason") : state.error || t("hostNotRunning");
+      : exited ? t("hostStoppedReason") : state.error || t("hostNotRunning"));
     $("host-down-fix").hidden = !!state.connecting || !HOST_NOT_INSTALLED.has(state.error);
     showRetry(state.retryInMs);
     if (ui.status === "running") {
@@ -178,14 +178,14 @@ async function refreshTasks({ retarget = false } = {}) {
 // A task a web page or another program asked for says so wherever it is shown ("from https://shop.example", "from
 // Claude Desktop"): it is not the person's own. "" for the person's own.
 function askedBy(snapshot) {
-  return snapshot.requester ? t("pastFrom", snapshot.requester) : "";
+  return snapshot.requester ? t("pastFrom", PageText.requester(snapshot.source, snapshot.requester)) : "";
 }
 
 function clearTask() {
   ui.taskId = null;
   $("task-head").hidden = true;
   $("idle-hint").hidden = false;
-  $("task-title").textContent = "";
+  showTaskTitle($("task-title"), "");
   $("task-from").hidden = true;
   $("timeline").replaceChildren();
   $("result").hidden = true;
@@ -196,9 +196,8 @@ function showTask(snapshot) {
   ui.taskId = snapshot.taskId;
   $("idle-hint").hidden = true;
   $("task-head").hidden = false;
-  $("task-title").textContent = snapshot.task || "";
-  $("task-title").title = snapshot.task || "";
-  $("task-from").textContent = askedBy(snapshot);
+  showTaskTitle($("task-title"), snapshot.task || "");
+  PageText.set($("task-from"), askedBy(snapshot));
   $("task-from").hidden = !snapshot.requester;
   ui.asker = { source: snapshot.source, requester: snapshot.requester };
   Timeline.render($("timeline"), snapshot.history);
@@ -257,8 +256,8 @@ function setControl(control, question, approval = null) {
   const { title, reason: said, why } = Asking.notice(asks, t);
   const reason = why ? `${said}\n${why}` : said; // an action to allow: why it waits, on a line of its own
   $("control").hidden = !title;
-  $("control-title").textContent = title;
-  $("control-reason").textContent = reason;
+  PageText.set($("control-title"), title);
+  PageText.set($("control-reason"), reason);
   $("control-reason").hidden = !reason;
   $("answer-form").hidden = !ui.question;
   $("approve-box").hidden = !asked;
@@ -350,7 +349,7 @@ function paintActivity() {
   // the step it thinks about: the one after the steps shown
   const thinking = ui.thinkingSince && { step: stepsShown() + 1, since: ui.thinkingSince };
   const text = Timeline.activityText(activity, { thinking, acting: ui.acting });
-  $("activity").textContent = text;
+  PageText.set($("activity"), text);
   $("activity").hidden = !text || !!Asking.pillKind(asksNow());
   $("activity").dataset.type = activity ? activity.type : "";
 }
@@ -368,8 +367,7 @@ function adoptTask(taskId, taskText) {
     $("result").hidden = true;
     $("task-error").hidden = true;
   }
-  $("task-title").textContent = taskText;
-  $("task-title").title = taskText;
+  showTaskTitle($("task-title"), taskText);
   renderOthers();
 }
 
@@ -478,7 +476,7 @@ function showApproval(request) {
   const li = Timeline.el("li", "approval-card");
   li.dataset.approvalId = request.approvalId;
   li.dataset.kind = request.kind;
-  const title = Timeline.el("div", "approval-title", t("approvalWants", request.requester));
+  const title = Timeline.el("div", "approval-title", t("approvalWants", PageText.requester(request.kind, request.requester)));
   // all of it readable, a long one on asking
   const task = TaskText.fill(Timeline.el("blockquote", "approval-task"), request.task, (count) => t("taskShowAll", count));
   const where = Timeline.el("div", "approval-where");
@@ -505,30 +503,38 @@ function showApproval(request) {
 async function showWhere(request, where) {
   const opens = request.url ? originOf(request.url) : "";
   if (request.newTab || request.tabId == null) {
-    where.textContent = opens ? t("approvalWhereNewTabAt", opens) : t("approvalWhereNewTab");
+    PageText.set(where, opens ? t("approvalWhereNewTabAt", PageText.quote(opens)) : t("approvalWhereNewTab"));
     return;
   }
   const tab = await chrome.tabs.get(request.tabId).catch(() => null);
-  const place = tab ? t("approvalWhereTab", shownTitle(tab.title) || originOf(tab.url), originOf(tab.url))
+  const origin = PageText.quote(originOf(tab ? tab.url : ""));
+  const place = tab ? t("approvalWhereTab", shownTitle(tab.title) || origin, origin)
     : t("approvalWhereTabGone", request.tabId);
-  where.textContent = opens ? `${place} ${t("approvalWhereOpens", opens)}` : place;
+  PageText.set(where, opens ? `${place} ${t("approvalWhereOpens", PageText.quote(opens))}` : place);
   where.dataset.tabId = String(request.tabId);
 }
 
-// A page's title as the card shows it: the page chose it, so controls and bidi overrides (which could make it
-// read as another site) are dropped, and a long one is cut.
+// A page's title as the card shows it: the page chose it, so it is quoted (lib/page_text.js: its controls and bidi
+// overrides, which could make it read as another site, shown as codes), and a long one is cut. "" when it has none.
 function shownTitle(title) {
-  const visible = String(title || "").replace(/[\u0000-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
-  return visible.length > 80 ? `${visible.slice(0, 79)}…` : visible;
+  const words = String(title || "").trim();
+  return words ? PageText.quote(Timeline.short(words, 79)) : "";
 }
 
+// A URL's origin, its host as the browser spells it (the URL API's punycode).
 function originOf(url) {
   try {
     const parsed = new URL(url);
-    return parsed.origin !== "null" ? parsed.origin : url; // about:blank, data: … say themselves
+    return parsed.origin !== "null" ? parsed.origin : PageText.site(url); // about:blank, data: … say themselves
   } catch (_) {
-    return String(url || "");
+    return PageText.site(url || "");
   }
+}
+
+// A task's words as its title: quoted (a page or a program may have asked for it), whole on hover.
+function showTaskTitle(element, task) {
+  PageText.set(element, task ? PageText.quote(task) : "");
+  element.title = PageText.visible(task);
 }
 
 function closeApproval(approvalId) {
@@ -577,7 +583,7 @@ const others = new Map(); // taskId → {taskId, task, tabId, status, requester}
 
 function otherEntry(snapshot) {
   return { taskId: snapshot.taskId, task: snapshot.task || "", tabId: snapshot.tabId, status: snapshot.status,
-    requester: snapshot.requester || null };
+    source: snapshot.source || null, requester: snapshot.requester || null };
 }
 
 function otherPush(message) {
@@ -600,8 +606,8 @@ function renderOthers() {
     const pill = Timeline.el("span");
     paintPill(pill, entry.status);
     const text = Timeline.el("span", "other-text");
-    const title = Timeline.el("span", "other-task", entry.task);
-    title.title = entry.task;
+    const title = Timeline.el("span", "other-task");
+    showTaskTitle(title, entry.task);
     const tab = Timeline.el("span", "other-tab muted", t("tabNumber", String(entry.tabId)));
     text.append(title);
     if (entry.requester) text.append(Timeline.el("span", "other-from muted", askedBy(entry)));
@@ -625,7 +631,8 @@ function renderOthers() {
 // either, only the one it is going to), its address shortened host first ("shop.example/checkout"); its number only
 // when it has neither. `tab.title` is "" then, and the popup said "on: tab 1234".
 function tabName(tab) {
-  return tab.title || shortAddress(tabAddress(tab)) || t("tabNumber", String(tab.id));
+  const name = tab.title || shortAddress(tabAddress(tab));
+  return name ? PageText.quote(name) : t("tabNumber", String(tab.id));
 }
 
 function tabAddress(tab) {
@@ -647,8 +654,8 @@ function shortAddress(url) {
 async function nameTab(label, tabId) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) return;
-  label.textContent = tabName(tab);
-  label.title = tabAddress(tab);
+  PageText.set(label, tabName(tab));
+  label.title = PageText.visible(PageText.site(tabAddress(tab)));
 }
 
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
@@ -707,10 +714,10 @@ function paintResult(prefix, result, timeline, shown = "error", asker = null) {
   const said = result.success ? { headline: text || t("resultDone"), remedy: "", detail: "" }
     : text ? Timeline.failure(Timeline.failedEvent(timeline, text), asker)
       : { headline: t("resultFailed"), remedy: "", detail: "" };
-  $(`${prefix}-text`).textContent = said.headline;
-  $(`${prefix}-remedy`).textContent = said.remedy;
+  PageText.set($(`${prefix}-text`), result.success && text ? PageText.quote(text) : said.headline);
+  PageText.set($(`${prefix}-remedy`), said.remedy);
   $(`${prefix}-remedy`).hidden = !said.remedy;
-  $(`${prefix}-detail-text`).textContent = said.detail;
+  PageText.set($(`${prefix}-detail-text`), said.detail);
   $(`${prefix}-details`).hidden = !said.detail;
   for (const card of timeline.querySelectorAll(".card-error")) card.hidden = !result.success && card.dataset.message === text;
 }
@@ -751,8 +758,8 @@ async function showTargetTab(chosen = null) {
   const tab = chosen || await currentTargetTab();
   ui.targetTabId = tab ? tab.id : null;
   ui.targetWindowId = tab && tab.windowId !== undefined ? tab.windowId : null;
-  $("target-tab").textContent = tab ? t("onTab", tabName(tab)) : t("noTab");
-  $("target-tab").title = tab ? tabAddress(tab) : "";
+  PageText.set($("target-tab"), tab ? t("onTab", tabName(tab)) : t("noTab"));
+  $("target-tab").title = tab ? PageText.visible(PageText.site(tabAddress(tab))) : "";
   const unworkable = tab ? await Tabs.unworkable(tabAddress(tab)) : null;
   if (ui.targetTabId !== (tab ? tab.id : null)) return; // another tab was shown meanwhile
   ui.unworkable = unworkable;
@@ -910,7 +917,7 @@ for (const button of document.querySelectorAll("nav .nav")) {
 // Show `error` in the element `id` (null: clear it). `reload`: the loader whose failure this is, run again when the
 // host comes back if it failed for want of one (see reloadAfterReconnect).
 function showError(id, error, reload = null) {
-  $(id).textContent = error ? errorText(error) : "";
+  PageText.set($(id), error ? errorText(error) : "");
   $(id).hidden = !error;
   const hostDown = !!error && HOST_AWAY.has(error.code);
   if (hostDown) $(id).dataset.hostDown = "true"; else delete $(id).dataset.hostDown;
@@ -936,10 +943,10 @@ function removableRow(label, detail, button, remove, errorId) {
   li.dataset.name = label;
   const name = document.createElement("span");
   name.className = "site-name";
-  name.textContent = label;
+  PageText.set(name, PageText.quote(label));
   const about = document.createElement("span");
   about.className = "site-flags";
-  about.textContent = detail;
+  PageText.set(about, detail);
   name.append(about);
   const press = document.createElement("button");
   press.type = "button";
@@ -1085,10 +1092,10 @@ function showTestResult(outcome) {
       detail = t("testModelsOffered", outcome.models.slice(0, 8).join(", "));
     }
   }
-  $("test-headline").textContent = headline;
+  PageText.set($("test-headline"), headline); // a server's words (its error, the models it lists) in them
   $("test-remedy").textContent = remedy;
   $("test-remedy").hidden = !remedy;
-  $("test-detail").textContent = detail;
+  PageText.set($("test-detail"), detail);
   $("test-detail").hidden = !detail;
 }
 
@@ -1111,13 +1118,13 @@ const STARTED_BY = { terminal: "pastFromTerminal", page: "pastFromPage", mcp: "p
 function pastMeta(row) {
   const parts = [formatTime(row.startedAt), NOT_RUN.has(row.status) ? "" : count(row.steps ?? 0, "stepsOne", "stepsMany")];
   if (row.totalTokens) parts.push(count(row.totalTokens, "tokensOne", "tokensMany"));
-  if (STARTED_BY[row.startedBy]) parts.push(t(STARTED_BY[row.startedBy], row.requester || "?"));
+  if (STARTED_BY[row.startedBy]) parts.push(t(STARTED_BY[row.startedBy], row.requester ? PageText.requester(row.startedBy, row.requester) : "?"));
   return parts.filter(Boolean).join(" · ");
 }
 
 // A past task's second line: when and who as pastMeta says it, then a mark where the person took over during it.
 function paintPastMeta(line, row) {
-  line.replaceChildren(pastMeta(row));
+  line.replaceChildren(PageText.nodes(pastMeta(row)));
   if (row.tookOver) line.append(" · ", Timeline.el("span", "past-took-over", t("pastTookOver")));
 }
 
@@ -1134,8 +1141,8 @@ async function loadPast() {
       li.tabIndex = 0;
       const pill = Timeline.el("span");
       paintPill(pill, shownStatus(row.status, row.gaveUp));
-      const task = Timeline.el("span", "past-task", row.task);
-      task.title = row.task;
+      const task = Timeline.el("span", "past-task");
+      showTaskTitle(task, row.task);
       const meta = Timeline.el("span", "past-meta muted");
       paintPastMeta(meta, row);
       li.append(pill, task, meta);
@@ -1143,8 +1150,9 @@ async function loadPast() {
       // its detail says it: the host's why is English ("The person using the browser refused…" in a Chinese popup)
       const said = NOT_RUN.has(row.status) ? notRunWords(row) : row.outcome;
       if (said) {
-        const outcome = Timeline.el("span", "past-outcome", said);
-        outcome.title = said;
+        const shown = NOT_RUN.has(row.status) ? said : PageText.quote(said);
+        const outcome = Timeline.el("span", "past-outcome", shown);
+        outcome.title = PageText.plain(shown);
         li.append(outcome);
       }
       li.addEventListener("click", () => openPast(row.taskId));
@@ -1167,8 +1175,7 @@ async function openPast(taskId) {
     const row = task && typeof task === "object" ? task : { task, status: "" };
     ui.pastTaskId = row.taskId || taskId;
     ui.pastTask = { task: row.task || "", url: row.url || "" };
-    $("past-title").textContent = row.task || "";
-    $("past-title").title = row.task || "";
+    showTaskTitle($("past-title"), row.task || "");
     paintPill($("past-status"), shownStatus(row.status, row.gaveUp));
     paintPastMeta($("past-meta"), row);
     Timeline.render($("past-timeline"), events);
@@ -1195,15 +1202,15 @@ function paintNotRun(row, result) {
   const why = result && typeof result.data === "string" ? result.data : "";
   $("past-result").hidden = false;
   $("past-result").className = "result failed";
-  $("past-result-text").textContent = notRunWords(row);
+  PageText.set($("past-result-text"), notRunWords(row));
   $("past-result-remedy").hidden = true;
-  $("past-result-detail-text").textContent = why;
+  PageText.set($("past-result-detail-text"), why);
   $("past-result-details").hidden = !why;
 }
 
 function notRunWords(row) {
   const said = { denied: "pastDenied", refused: "pastRefused", withdrawn: "pastWithdrawn" }[row.status];
-  return t(said, row.requester || "?");
+  return t(said, row.requester ? PageText.requester(row.startedBy, row.requester) : "?");
 }
 
 // The stored result ({success, data}) of a task that ended; a task with none (interrupted) has none to show.

@@ -21,7 +21,7 @@ function webOrigin(url) {
 function paintSiteAccess() {
   const grant = sitesUi.sites.find((site) => site.origin === sitesUi.origin) || null;
   $("site-access").hidden = !sitesUi.origin;
-  $("site-origin").textContent = sitesUi.origin || "";
+  PageText.set($("site-origin"), sitesUi.origin ? PageText.quote(PageText.site(sitesUi.origin)) : "");
   $("site-allow").checked = !!grant;
   $("site-options").hidden = !grant;
   $("site-use-my-model").checked = !!(grant && grant.useMyModel);
@@ -68,7 +68,7 @@ function paintSites(view) {
   const list = $("sites-list");
   list.replaceChildren();
   for (const site of sitesUi.sites) {
-    list.append(revocableRow(site.origin, siteFlags(site), async () => {
+    list.append(revocableRow(PageText.site(site.origin), siteFlags(site), async () => {
       paintSites(await ask("sites.revoke", { origin: site.origin }));
       paintSiteAccess();
     }));

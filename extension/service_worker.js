@@ -3,6 +3,7 @@
 "use strict";
 importScripts("bridge/worker.js"); // the page bridge (window.PAGE_AGENT_EXT): its own file
 importScripts("lib/tabs.js");
+importScripts("lib/page_text.js"); // a page's words in the notifications, as the views show them
 importScripts("lib/working.js"); // what the agent does now, for the overlays
 
 importScripts("worker/takeover.js");

@@ -22,6 +22,6 @@ def test_the_worker_loads_the_bridge_and_registers_files_that_exist() -> None:
     assert 'importScripts("bridge/worker.js")' in worker
     lists = re.findall(r'js: \[([^\]]+)\]', (EXTENSION / "bridge" / "worker.js").read_text())
     registered = [name for names in lists for name in re.findall(r'"([^"]+)"', names)]
-    assert sorted(registered) == ["bridge/main_world.js", "bridge/relay.js", "bridge/token_probe.js", "lib/seen.js",
-                                  "lib/task_text.js"]
+    assert sorted(registered) == ["bridge/main_world.js", "bridge/relay.js", "bridge/token_probe.js",
+                                  "lib/page_text.js", "lib/seen.js", "lib/task_text.js"]
     assert all((EXTENSION / name).is_file() for name in registered)

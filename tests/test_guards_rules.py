@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tabpilot.guards.domains import DomainError, DomainPolicy, normalize_domain, parse_domains, start_refusal
+from tabpilot.guards.domains import (
+    DomainError,
+    DomainPolicy,
+    normalize_domain,
+    parse_domains,
+    shown_url,
+    start_refusal,
+)
 from tabpilot.guards.irreversible import name_reason
 from tabpilot.store.settings import Settings, SettingsError, apply_changes, public_view
 
@@ -159,3 +166,15 @@ def test_tabpilot_config_sets_shows_and_refuses_the_guard_settings(tmp_path) -> 
     assert "ask-before      irreversible" in shown, shown
     reset = tabpilot(tmp_path, "config", "unset", "allowed-domains")
     assert "allowed-domains reset to (any domain not blocked)" in reset.stdout, reset  # as the listing says it
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("https://\u0430pple.com/login?next=\u00fc", "https://xn--pple-43d.com/login?next=\u00fc"),  # a Cyrillic а
+    ("\u0430pple.com:8443/a", "xn--pple-43d.com:8443/a"),  # as the model may write it, no scheme
+    ("http://ada@stra\u00dfe.de/", "http://ada@xn--strae-oqa.de/"),  # UTS 46 as the browser: not strasse.de
+    ("https://example.com/\u00fcber", "https://example.com/\u00fcber"),  # an ASCII host: as it is
+    ("http://[::1]:8000/\u00fc", "http://[::1]:8000/\u00fc"),
+    ("http://a\u202eb.com/", "http://xn--ab-g4t.com/"),  # a host the browser refuses: no letters that pass for others
+])
+def test_a_site_is_shown_for_a_trust_decision_as_the_browser_spells_it(url: str, shown: str) -> None:
+    assert shown_url(url) == shown

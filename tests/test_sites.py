@@ -31,6 +31,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("https://app.example.com:8443", "https://app.example.com:8443"),
     ("http://[::1]:9000/x", "http://[::1]:9000"),
     ("https://Bücher.example", "https://xn--bcher-kva.example"),  # Chromium reports the punycode
+    # as Chromium spells them (UTS 46): IDNA 2003 allowed https://strasse.de, another site, for straße.de; a Cyrillic а
+    ("https://straße.de", "https://xn--strae-oqa.de"),
+    ("https://аpple.com", "https://xn--pple-43d.com"),
     ("http://intranet:8080", "http://intranet:8080"),
 ])
 def test_an_origin_is_written_as_the_browser_reports_it(given: str, origin: str) -> None:

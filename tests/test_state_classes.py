@@ -598,6 +598,42 @@ async def test_find_text_tells_nothing_of_a_password_the_page_shows_elsewhere(br
     await browser.close_tab(tab.target_id)
 
 
+async def test_find_text_and_the_page_text_keep_every_masked_fields_secret(browser: Browser, pages) -> None:
+    """A field the page masks as a password (-webkit-text-security) is a secret to the walker whatever its kind, but
+    find_text kept only an <input>'s value secret: a masked textarea's value, shown again in the page's preview, and a
+    masked contenteditable's own text were found ('Scrolled to place 1'), so the model could guess them a letter at a
+    time. Every kind is a secret to the search too, and to the page text; the page's other words are found as before.
+    Twice: after the page's script changed each secret."""
+    tab = await open_page(browser, pages.url("privacy_masked_kinds.html"))
+    for secrets in (("Pin-Input-5521", "Words-Area-7734", "Phrase-Edit-9906"),
+                    ("Pin-Input-0173", "Words-Area-2268", "Phrase-Edit-4415")):
+        if secrets[0] != "Pin-Input-5521":
+            await tab.evaluate(f"pin.value = {secrets[0]!r}; words.value = {secrets[1]!r};"
+                               f" phrase.textContent = {secrets[2]!r}; pin.dispatchEvent(new Event('input'))")
+        assert await tab.evaluate("document.getElementById('preview').textContent") == " / ".join(secrets)
+        for secret in secrets:
+            for guess in (secret, secret[:8], secret.lower()):
+                said = await find_text(tab, guess)
+                assert said.startswith("No text on this page shows"), (guess, said)
+        state = await get_state(browser, tab)
+        assert not any(secret in state.text or secret[:8] in state.text for secret in secrets), state.text
+        # read_text of each field, and a script reading them and the form around them, say none of them either
+        fields = [ref for ref in state.elements.values() if ref.tag in ("input", "textarea", "div")]
+        assert len(fields) == 3, fields
+        for ref in fields:
+            try:
+                said = await actions.read_text(browser, tab, ref)
+            except ActionError as refused:
+                said = str(refused)
+            assert not any(secret in said or secret[:8] in said for secret in secrets), (ref, said)
+        said = await actions.execute_javascript(browser, tab, "[pin.value, words.value, phrase.textContent,"
+                                                " document.querySelector('form').innerText].join(' | ')")
+        assert not any(secret in said or secret[:8] in said for secret in secrets), said
+        assert (await find_text(tab, "Preview:")).startswith("Scrolled to place 1 of the 1 place")
+        assert (await find_text(tab, "card ends in 4242")).startswith("Scrolled to place 1 of the 1 place")
+    await browser.close_tab(tab.target_id)
+
+
 async def frames_hung(tab: Tab, count: int) -> bool:
     """`count` frames of other sites answer nothing any more (their renderer is busy for good)."""
     return (await in_other_sites_frames(tab, "1", timeout=1.0)).count(CDPErrorKind.TIMEOUT) >= count

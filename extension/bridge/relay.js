@@ -98,7 +98,7 @@
     const line = document.createElement("div");
     const who = document.createElement("span");
     who.className = "who";
-    who.textContent = requester;
+    PageText.set(who, PageText.quote(PageText.site(requester)));
     line.append(who, document.createTextNode(` ${t("bridgePromptWants")}`));
     const quoted = document.createElement("div");
     quoted.className = "task";

@@ -7,7 +7,7 @@
 "use strict";
 
 const BRIDGE_SCRIPTS = [
-  { id: "tabpilot-bridge-relay", js: ["lib/seen.js", "lib/task_text.js", "bridge/relay.js"] }, // the prompt's clicks, text
+  { id: "tabpilot-bridge-relay", js: ["lib/seen.js", "lib/page_text.js", "lib/task_text.js", "bridge/relay.js"] }, // the prompt's clicks, text
   { id: "tabpilot-bridge-main", js: ["bridge/main_world.js"], world: "MAIN" },
 ];
 // A page's task.start may wait for the user's answer to the prompt (the host gives up after 60 s).

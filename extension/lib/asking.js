@@ -18,17 +18,20 @@ var Asking = globalThis.Asking || (() => {
   }
 
   // The notice's title, the reason under it and (for an action to allow) why it waits for a yes, each ""
-  // when there is none; `t` is the caller's chrome.i18n lookup.
+  // when there is none, the page's and the model's words in them quoted (lib/page_text.js: PageText.set shows
+  // them); `t` is the caller's chrome.i18n lookup.
   function notice({ control, question, approval }, t) {
+    const { quote, site } = PageText;
     if (approval) {
       const action = approval.actionText || approval.action; // actionText: the host's words in our language
-      const reason = approval.site ? t("approveWants", action, approval.site) : t("approveWantsHere", action);
-      // whyText: the host's words in our language
-      return { title: t("approveTitle"), reason, why: t("approveWhy", approval.whyText || approval.why) };
+      const reason = approval.site ? t("approveWants", quote(action), quote(site(approval.site)))
+        : t("approveWantsHere", quote(action));
+      // whyText: the host's words in our language, quoting the page's word ("order")
+      return { title: t("approveTitle"), reason, why: t("approveWhy", quote(approval.whyText || approval.why)) };
     }
-    if (question) return { title: t("overlayQuestion"), reason: question, why: "" };
+    if (question) return { title: t("overlayQuestion"), reason: quote(question), why: "" };
     if (control && control.reason === "agent_request") {
-      return { title: t("overlayAgentAsks"), reason: control.message || "", why: "" };
+      return { title: t("overlayAgentAsks"), reason: control.message ? quote(control.message) : "", why: "" };
     }
     if (control) {
       return { title: t(control.reason === "implicit" ? "overlayImplicit" : "overlayYouHaveControls"), reason: "", why: "" };

@@ -4,11 +4,13 @@
 
 const Timeline = (() => {
   const t = I18n.t;
+  const { quote, site, visible } = PageText; // the page's words in ours (lib/page_text.js)
 
+  // `text`: ours, any page's words in it quoted (PageText.quote)
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) PageText.set(node, String(text));
     return node;
   }
 
@@ -64,11 +66,11 @@ const Timeline = (() => {
   function guardWords(event) {
     const what = event.params && typeof event.params === "object" ? event.params : null;
     if (!what || !GUARD_LABELS[event.guard]) return "";
-    if (event.guard === "blocked") return what.url ? t("guardBlockedText", short(what.url, 200)) : "";
+    if (event.guard === "blocked") return what.url ? t("guardBlockedText", quote(site(short(what.url, 200)))) : "";
     if (!what.action) return "";
     // actionText: the host's words in our language
-    return t(`guard${event.guard[0].toUpperCase()}${event.guard.slice(1)}Text`, what.actionText || what.action,
-      what.site || "");
+    return t(`guard${event.guard[0].toUpperCase()}${event.guard.slice(1)}Text`, quote(what.actionText || what.action),
+      quote(site(what.site || "")));
   }
 
   function renderEvent(event) {
@@ -84,12 +86,12 @@ const Timeline = (() => {
         // the model's verdict on the step before, first and labelled so: under this card's own result it read as a
         // verdict on it ("Success" under an action the user had denied). Step 1 has no step before it: its card
         // opened with "Previous step: Success".
-        if (reflection.evaluation_previous_goal && event.stepIndex !== 0) line(li, "eval muted", t("cardEval"), reflection.evaluation_previous_goal);
-        line(li, "goal", t("cardGoal"), reflection.next_goal);
+        if (reflection.evaluation_previous_goal && event.stepIndex !== 0) line(li, "eval muted", t("cardEval"), quote(reflection.evaluation_previous_goal));
+        if (reflection.next_goal) line(li, "goal", t("cardGoal"), quote(reflection.next_goal));
         // the exact call, for whoever wants it, on hovering the words
         const call = `${action.name || "?"}${action.input !== undefined ? `(${describeInput(action.input)})` : ""}`;
         const said = line(li, "action", t("cardAction"), stepWords(action));
-        if (said) said.title = call;
+        if (said) said.title = visible(call);
         line(li, "output", t("cardResult"), resultWords(action));
         return li;
       }
@@ -98,8 +100,9 @@ const Timeline = (() => {
         // allowed in time
         const label = GUARD_LABELS[event.guard];
         const li = label ? card(event.guard, t(label)) : card("observation", t("cardObservation"));
-        // text: a note's words for the person in our language (the host's); content is the model's, in the agent's
-        li.append(el("div", "card-text", short(guardWords(event) || event.text || withoutMark(event.content), 500)));
+        // text: a note's words for the person in our language (the host's, naming the page's address or title);
+        // content is the model's, in the agent's
+        li.append(el("div", "card-text", guardWords(event) || quote(short(event.text || withoutMark(event.content), 500))));
         return li;
       }
       case "retry": {
@@ -129,11 +132,11 @@ const Timeline = (() => {
           // long takeover, often the sign-in, had gone without a word)
           if (actions.length > SHOWN_ACTIONS) list.append(el("li", "card-actions-more", t("earlierActions", actions.length - SHOWN_ACTIONS)));
           for (const action of actions.slice(-SHOWN_ACTIONS)) {
-            list.append(el("li", "", short(action && typeof action === "object" ? action.description || action : action, 160)));
+            list.append(el("li", "", quote(short(action && typeof action === "object" ? action.description || action : action, 160))));
           }
           li.append(list);
         }
-        if (event.note) line(li, "note", t("cardNote"), short(event.note, 500));
+        if (event.note) line(li, "note", t("cardNote"), quote(short(event.note, 500)));
         return li;
       }
       default: {
@@ -160,9 +163,9 @@ const Timeline = (() => {
   // has no other name. `seconds`: a wait's.
   function actionWords(tense, tool, target, seconds) {
     const named = /^\w+$/.test(String(tool)); // a message's name: a custom tool's may be any string
-    return (named && target ? I18n.optional(`${tense}On_${tool}`, target) : "")
+    return (named && target ? I18n.optional(`${tense}On_${tool}`, quote(target)) : "")
       || (named ? I18n.optional(`${tense}_${tool}`, seconds ?? 1) : "")
-      || t(`${tense}Other`, tool);
+      || t(`${tense}Other`, quote(tool));
   }
 
   // Between its thoughts the agent acts: 'Step 3 · clicking "Sign in"… 2 s', the seconds counting on while it runs.
@@ -179,7 +182,8 @@ const Timeline = (() => {
   function resultWords(action) {
     if (action.abandoned === "took_over") return t("cardTookOverResult");
     if (action.name === "request_takeover" && !action.notDone) return t("cardHandedBackResult");
-    return short(withoutMark(action.output));
+    return action.output === undefined || action.output === null || action.output === "" ? ""
+      : quote(short(withoutMark(action.output)));
   }
 
   // A step's action as its card says it: what it did, or, when it was not done (the person took the controls, it was
@@ -315,8 +319,8 @@ const Timeline = (() => {
   // record's `source` and `requester`): their own is run again from the box (the popup puts it back there); a page's
   // or a program's is not theirs to run from an empty box: the one that asked can ask again.
   function interrupted(source, requester) {
-    if (requester && source === "page") return t("interruptedPageResult", requester);
-    if (requester && source === "mcp") return t("interruptedProgramResult", requester);
+    if (requester && source === "page") return t("interruptedPageResult", PageText.requester(source, requester));
+    if (requester && source === "mcp") return t("interruptedProgramResult", PageText.requester(source, requester));
     return t("interruptedResult");
   }
 

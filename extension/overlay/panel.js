@@ -119,7 +119,7 @@
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
+    if (text !== undefined) PageText.set(node, text);
     return node;
   }
 
@@ -227,7 +227,7 @@
   }
 
   function answered(name, reply) {
-    ui.error.textContent = reply.ok ? "" : reply.error || t("overlayFailed");
+    PageText.set(ui.error, reply.ok ? "" : reply.error || t("overlayFailed"));
     if (reply.ok && name === "handback") ui.note.value = "";
     else if (reply.ok && name === "answer") ui.answer.value = "";
   }
@@ -256,21 +256,21 @@
     // an error by the agent's own verdict is "Not done" (PROTOCOL.md gaveUp), as the popup says it
     const ended = task.status === "error" && task.gaveUp ? "notDone" : task.status;
     ui.pill.textContent = running ? t(PILL[kind]) : t(`status_${ended}`);
-    ui.task.textContent = task.task || "";
-    ui.task.title = task.task || "";
+    PageText.set(ui.task, PageText.quote(task.task || ""));
+    ui.task.title = PageText.visible(task.task || "");
     // nextGoal is the goal the last step's model reply gave, for the action that step took (page-agent's
     // next_goal): what the agent did last, not what it will do next
-    ui.goal.textContent = running && !control && !question && task.nextGoal ? t("overlayLastGoal", task.nextGoal) : "";
+    PageText.set(ui.goal, running && !control && !question && task.nextGoal ? t("overlayLastGoal", PageText.quote(task.nextGoal)) : "");
     ui.goal.hidden = !ui.goal.textContent;
     const working = running && !control && !question && !approval;
     showWorkLine(working ? task : null);
     showOutcome(running ? null : task);
     const { title, reason, why } = Asking.notice(asks, t);
-    ui.noticeTitle.textContent = title;
-    ui.reason.textContent = reason;
+    PageText.set(ui.noticeTitle, title);
+    PageText.set(ui.reason, reason);
     ui.reason.hidden = !reason;
     ui.notice.hidden = !title;
-    ui.why.textContent = why;
+    PageText.set(ui.why, why);
     ui.why.hidden = !why;
     ui.allow.hidden = ui.deny.hidden = !approval;
     if (!approval) say(""); // answered, or gone: what a refused press was told goes with it
@@ -295,7 +295,7 @@
     const thinking = working && working.thinking;
     const acting = working && !thinking ? working.acting : null;
     const said = () => (thinking ? Timeline.thinkingText(thinking) : acting ? Timeline.actingText(acting) : "");
-    const paint = () => { ui.thinking.textContent = said() || "\u00a0"; };
+    const paint = () => PageText.set(ui.thinking, said() || "\u00a0");
     paint();
     ui.thinking.hidden = !working;
     ui.thinking.style.visibility = thinking || acting ? "" : "hidden";
@@ -307,14 +307,14 @@
   function showOutcome(task) {
     const outcome = task && task.outcome;
     let said = null;
-    if (outcome && outcome.success) said = { headline: outcome.data || t("resultDone"), remedy: "" };
+    if (outcome && outcome.success) said = { headline: outcome.data ? PageText.quote(outcome.data) : t("resultDone"), remedy: "" };
     else if (outcome) said = outcome.data ? Timeline.failure(outcome.error || { message: outcome.data }) : { headline: t("resultFailed"), remedy: "" };
     else if (task && task.status === "interrupted") said = { headline: Timeline.interrupted(task.source, task.requester), remedy: "" };
     ui.outcome.hidden = !said;
     ui.outcome.dataset.kind = !outcome ? "failed" : outcome.success ? "ok" : task.gaveUp ? "not-done"
       : task.status === "stopped" ? "stopped" : "failed";  // a Stop is no error: amber, as the popup's pill
-    ui.outcomeText.textContent = said ? said.headline : "";
-    ui.remedy.textContent = said && said.remedy ? `${said.remedy} ${t("overlayMoreInPopup")}` : "";
+    PageText.set(ui.outcomeText, said ? said.headline : "");
+    PageText.set(ui.remedy, said && said.remedy ? `${said.remedy} ${t("overlayMoreInPopup")}` : "");
     ui.remedy.hidden = !ui.remedy.textContent;
   }
 

@@ -63,8 +63,8 @@ async function notifyApproval(request) {
   request.windowId = focused ? focused.id : null;
   chrome.notifications.create(MCP_APPROVAL_PREFIX + request.approvalId, {
     type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
-    title: chrome.i18n.getMessage("approvalNotifyTitle", [request.requester]),
-    message: String(request.task || "").slice(0, 300),
+    title: chrome.i18n.getMessage("approvalNotifyTitle", [PageText.requester(request.kind, request.requester)]),
+    message: PageText.visible(String(request.task || "").slice(0, 300)),
     contextMessage: chrome.i18n.getMessage("approvalNotifyContext"),
   }).then(() => { // closed while it was being raised: its clear found nothing to clear yet
     if (!openApprovals.has(request.approvalId)) chrome.notifications.clear(MCP_APPROVAL_PREFIX + request.approvalId);
@@ -96,7 +96,7 @@ async function openWhereAsked(request) {
 function tellToOpenTheButton(request) {
   chrome.notifications.create(MCP_APPROVAL_PREFIX + request.approvalId, {
     type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
-    title: chrome.i18n.getMessage("approvalNotifyTitle", [request.requester]),
+    title: chrome.i18n.getMessage("approvalNotifyTitle", [PageText.requester(request.kind, request.requester)]),
     message: chrome.i18n.getMessage("approvalOpenButton"),
   }).catch(() => {});
 }

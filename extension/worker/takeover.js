@@ -19,7 +19,7 @@ const OVERLAY_FILE = "content/overlay.js";
 // files go into it once its name says it is the tab's overlay's (no extension page is web-accessible: a page could
 // load it, and so learn the extension is installed)
 const PANEL_NAME = "tabpilot-panel:";
-const PANEL_FILES = ["lib/i18n.js", "lib/timeline.js", "lib/asking.js", SEEN_FILE, HOLD_FILE, "overlay/panel.js"];
+const PANEL_FILES = ["lib/i18n.js", "lib/page_text.js", "lib/timeline.js", "lib/asking.js", SEEN_FILE, HOLD_FILE, "overlay/panel.js"];
 const PANEL_CSS = "overlay/panel.css";
 const CAPTURE_FILE = "content/capture.js";
 const NAMES_FILE = "content/names.js"; // how capture.js names an icon-only control, as the agent's page state does
@@ -1083,15 +1083,16 @@ function notifyIfAsked(task) {
   let message = null;
   if (task.status === "running" && task.control && task.control.reason === "agent_request") {
     key = `agent_request:${task.control.message || ""}`;
-    message = task.control.message || chrome.i18n.getMessage("agentAsksHelp");
+    message = task.control.message ? PageText.quote(task.control.message) : chrome.i18n.getMessage("agentAsksHelp");
   } else if (task.status === "running" && task.question) {
     key = `question:${task.question}`;
-    message = task.question;
+    message = PageText.quote(task.question);
   } else if (task.status === "running" && task.approval && !task.control) {
     const { action, site } = task.approval;
     key = `approval:${action}:${site}`;
-    const words = task.approval.actionText || action; // the host's words in our language
-    message = site ? chrome.i18n.getMessage("approveWants", [words, site]) : chrome.i18n.getMessage("approveWantsHere", [words]);
+    // actionText: the host's words in our language; plain text: FSI … PDI isolate
+    const [what, where] = [PageText.quote(task.approval.actionText || action), PageText.quote(PageText.site(site))];
+    message = site ? chrome.i18n.getMessage("approveWants", [what, where]) : chrome.i18n.getMessage("approveWantsHere", [what]);
   }
   if (key === null) {
     asks.delete(task.taskId);
@@ -1105,7 +1106,7 @@ function notifyIfAsked(task) {
       type: "basic", iconUrl: "icons/icon-128.png", priority: 2, requireInteraction: true,
       title: chrome.i18n.getMessage(key.startsWith("question:") ? "notifyQuestionTitle"
         : key.startsWith("approval:") ? "approveTitle" : "notifyHelpTitle"),
-      message: message.slice(0, 300), contextMessage: (task.task || "").slice(0, 120),
+      message: message.slice(0, 300), contextMessage: PageText.visible((task.task || "").slice(0, 120)),
     },
   });
   notifyUnlessSeen(task.taskId);

@@ -69,7 +69,8 @@ def clean_json(value: Any) -> Any:
 # and U+200D (they shape Persian and Indic words and join emoji; a terminal draws them, obeys nothing). That is
 # C0 and C1 (an escape sequence, U+009B CSI), the bidi controls that reorder a line as it is shown, U+2028 and
 # U+2029 (a terminal or editor starts a new line: a forged line), and the invisible ones (U+200B, U+2060, U+FEFF,
-# the tag characters) that make a text read as another. tests/test_cli_output.py checks it against unicodedata.
+# the tag characters) that make a text read as another. tests/test_cli_output.py checks it against unicodedata;
+# extension/lib/page_text.js shows the same characters in the popup, side panel and overlay (test_extension_page_text).
 _FOR_PEOPLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     "\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"

@@ -405,7 +405,8 @@ async def test_the_request_says_which_tab_the_task_gets_and_a_no_is_in_past_task
         asking = asyncio.ensure_future(link.request("approval.ask", {
             "requester": "Tab Agent", "task": "Fill in my form", "tabId": await harness.chrome_tab_id(form)}))
         card = await approval_card(popup, "Tab Agent")
-        shown = ("Inbox moc.knab-ym " + "x" * 200)[:79] + "…"  # no override, at most 80 characters
+        cut = ("Inbox \u202emoc.knab-ym\u202c " + "x" * 200)[:79]  # at most 80 characters, its override shown as it is
+        shown = cut.replace("\u202e", "<U+202E>").replace("\u202c", "<U+202C>") + "…"
         assert f"In your tab “{shown}” ({origin})" in card["text"], card
         await press(popup, card["id"], "deny")
         await asking

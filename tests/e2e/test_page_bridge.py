@@ -284,6 +284,7 @@ async def prompt_text(tab: Tab) -> str | None:
     if node is None:
         return None
     html = (await tab.send("DOM.getOuterHTML", {"nodeId": node}))["outerHTML"]
+    html = re.sub(r"</?bdi>", "", html)  # the page's words isolated inline (lib/page_text.js): no space around them
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
 
 

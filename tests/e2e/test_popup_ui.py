@@ -785,8 +785,8 @@ async def test_the_timeline_reads_the_hosts_own_shapes_and_units(harness: Harnes
     assert activity == "Step 3 · clicking… 1 s"
     # a tool of the caller's own (AgentConfig custom_tools) is named as it is, in a neutral line, never its input
     custom = {"type": "executing", "tool": "lookup_price", "input": {"sku": "A-1"}}
-    activity = await popup.js(f"Timeline.activityText({json.dumps(custom)},"
-                              f" {{acting: Working.acting(null, {json.dumps(custom)}, 2)}})")
+    activity = await popup.js(f"PageText.plain(Timeline.activityText({json.dumps(custom)},"  # as the popup shows it
+                              f" {{acting: Working.acting(null, {json.dumps(custom)}, 2)}}))")
     assert activity == 'Step 2 · using the tool "lookup_price"… 0 s'
     waiting = WaitingActivity(seconds=30.0, message="the model has not answered for 30 s")
     activity = await popup.js(f"Timeline.activityText({json.dumps(waiting.to_wire())})")

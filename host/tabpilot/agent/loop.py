@@ -646,6 +646,7 @@ def _address(url: str) -> str:
     "www.", user name or password, query or fragment (the exact call keeps them). Read as the tool opens it: an
     address written without "https://" ("127.0.0.1:8000/a?b", "example.com/a#b") was said whole, query and all."""
     from ..browser.actions import normalize_url  # as tools.py does: the browser's actions load with the first one
+    from ..guards.domains import shown_url
 
     url = url.strip()
     try:
@@ -654,7 +655,7 @@ def _address(url: str) -> str:
     except (ActionError, ValueError):  # no address, a script's, "http://[::1" and the like
         host = ""
     if host:
-        return short_url(host + parts.path.rstrip("/"), 60)
+        return short_url(shown_url(host) + parts.path.rstrip("/"), 60)
     if url[:5].lower() == "data:":
         return short_url(url, 60)  # its media type only
     # about:, file:, another program's scheme ("alice:pass@example.com" is one): neither user info, query nor fragment

@@ -305,7 +305,11 @@ FIND_TEXT = """function(wanted, nth, echoed, hidden, ...owners) {
     }
     if (n.nodeType !== 1) continue;
     const tag = n.localName;
-    if (tag === 'input' && n.value.length >= echoed && this.isSecret(n)) secrets.add(norm(n.value));
+    const secret = this.secretHeld(n);  // any kind of field (walker.js isSecret): its text is never searched either
+    if (secret !== null) {
+      if (secret.length >= echoed) secrets.add(norm(secret));
+      continue;
+    }
     if (SKIP.has(tag) || n.hasAttribute('data-tabpilot-overlay')) continue;
     if (ownerAt.has(n)) {
       const i = ownerAt.get(n);
@@ -361,7 +365,8 @@ FIND_FILE_INPUT = """function() {
 # Every input that holds a value, with its attributes, in the document, its open shadow roots and its
 # same-origin frames (a script can read all of those), so the host can pick out the passwords with its one
 # rule (dom/rules.py: is_password_input). Run in tabpilot's isolated world: `was_password` says the walker
-# saw the field as a password field earlier (dom/walker.js keeps them), whatever its type is now.
+# saw the field as a password field earlier (dom/walker.js keeps them), whatever its type is now; a text area or
+# an editable element comes only when the walker found it holds a secret (its isSecret).
 INPUT_VALUES = """(() => {
   const found = [];
   const passwords = globalThis.__tabpilotPasswords || (globalThis.__tabpilotPasswords = new WeakSet());
@@ -371,6 +376,9 @@ INPUT_VALUES = """(() => {
       if (e.localName === 'input' && e.type === 'password') passwords.add(e);
       if (e.localName === 'input' && e.value) {
         found.push({attrs: attributes(e), value: e.value, was_password: passwords.has(e)});
+      } else if (passwords.has(e)) {  // a text area or an editable element the walker found holds a secret
+        const value = e.localName === 'textarea' ? e.value : e.textContent;
+        if (value) found.push({attrs: attributes(e), value, was_password: true});
       }
       if (e.shadowRoot) visit(e.shadowRoot);
       if (e.localName === 'iframe' || e.localName === 'frame') {

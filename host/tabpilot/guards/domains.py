@@ -121,6 +121,31 @@ def browser_spelling(host: str) -> str:
                     for label in mapped.split("."))
 
 
+def shown_host(host: str) -> str:
+    """A host as a person is asked to trust or judge it (an approval question, a guard's card, a step's address): as
+    the browser spells it, every label with letters beyond ASCII in Punycode. "аpple.com" with a Cyrillic а reads as
+    apple.com; its xn--pple-43d.com does not (Chromium's address bar shows a host of mixed scripts so too). A host the
+    browser would refuse has each such label encoded all the same: it is never shown in letters that pass for others."""
+    if host.isascii():
+        return host
+    try:
+        return browser_spelling(host)
+    except UnicodeError:
+        return ".".join(label if label.isascii() else "xn--" + label.lower().encode("punycode").decode("ascii")
+                        for label in host.split("."))
+
+
+# A URL's (or an address's without a scheme) host: after the scheme and any user name, up to a port or the path
+_URL_HOST = re.compile(r"^((?:[a-zA-Z][a-zA-Z0-9+.-]*://)?(?:[^/?#@\s]*@)?)([^/?#:@\s\[\]]+)")
+
+
+def shown_url(url: str) -> str:
+    """`url` with its host as shown_host shows it; the rest as it is."""
+    if url.isascii():
+        return url
+    return _URL_HOST.sub(lambda found: found.group(1) + shown_host(found.group(2)), url, count=1)
+
+
 def parse_domains(value: object) -> list[str]:
     """A list of domains from a list, or from text separated by commas or lines (`tabpilot config set`)."""
     if value is None:
@@ -152,7 +177,7 @@ def host_of(url: str) -> str | None:
     try:
         return normalize_domain(host)
     except DomainError:
-        return host.lower()
+        return shown_host(host.lower())
 
 
 def matches(host: str, domain: str) -> bool:

@@ -197,7 +197,9 @@ def _described(tool: str, tool_input: Any, ctx: ToolContext) -> Action:
     if tool == "select_dropdown_option":
         params["option"] = tool_input.text
     elif tool == "go_to_url":
-        params = {"url": tool_input.url}
+        from .domains import shown_url
+
+        params = {"url": shown_url(tool_input.url)}  # a host of mixed scripts as the browser spells it
     elif tool == "send_keys":
         params = {"keys": tool_input.keys}
     code = ACTION_CODES.get(tool, tool)

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import paths
+from ..guards.domains import browser_spelling
 from ..i18n import WordedError
 from .filelock import changing
 from .settings import write_private
@@ -91,8 +92,8 @@ def normalize_origin(text: str) -> str:
     if not host:
         raise SiteError("sites.no_host", text=text)
     if ":" not in host:  # IPv6 is checked by urlsplit; a name is written as Chromium reports it: punycode
-        try:
-            host = host.encode("idna").decode("ascii")
+        try:  # UTS 46 as the browser maps it: the "idna" codec (IDNA 2003) made https://straße.de https://strasse.de
+            host = browser_spelling(host)
         except UnicodeError:
             raise SiteError("sites.not_origin", text=text) from None
         if not _HOST_NAME.fullmatch(host):

@@ -177,7 +177,7 @@ def shown_attributes(found: Found, page_url: str) -> dict[str, str]:
         if len(current) > rules.FIELD_VALUE_LIMIT:
             shown["length"] = str(len(current))  # the whole value: read_text(index)
     if rules.is_password_input(tag, attrs):
-        index = found.document.input_value.get(found.node, -1)
+        index = found.document.input_value.get(found.node, found.document.text_value.get(found.node, -1))
         if index >= 0 and found.document.strings[index]:
             shown["filled"] = "true"  # that it is filled, never with what
     if tag == "a" and "href" in attrs and (not text or _other_site(attrs["href"], page_url)):

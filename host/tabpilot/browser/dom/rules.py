@@ -46,6 +46,10 @@ FIELD_SCROLL, FIELD_INVALID = "tabpilot scroll", "tabpilot invalid"
 # shows another name (a placeholder, a title) keeps it. They name the control in what the model is told of its
 # actions ("Selected 'Poetry' in [3] select 'Favourite genre'"), never on its line: no token more per step.
 FIELD_LABEL = "tabpilot label"
+# A text area or an editable element walker.js found holds a secret (its isSecret: one the page masks as a password,
+# a one-time code's): a secret field as a password input is, whose text never reaches the model (an input is marked
+# by its type, "password").
+SECRET_FIELD = "tabpilot secret"
 
 # Naming an icon-only control: extension/content/names.js does it in the page (for walker.js and for capture.js, the
 # takeover record, a content script with no build step: the one copy), and holds the words of its rules; icons.py,
@@ -161,6 +165,8 @@ def is_password_input(tag: str, attrs: dict[str, str]) -> bool:
     type into text, so the autocomplete hint counts too, as do a card's security code and a one-time code (what
     capture.js hides from the takeover record; walker.js `isSecret` also counts a field the page masks with
     CSS, and marks it as a password field)."""
+    if SECRET_FIELD in attrs:
+        return True
     if tag != "input":
         return False
     hint = attrs.get("autocomplete", "").lower()

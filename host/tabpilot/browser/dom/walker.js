@@ -112,10 +112,10 @@
         n.backendNodeId.push(idOf(node));
         const attrs = [];
         // A password field stays one for the host's rules whatever its type became ("show password").
-        const secret = type === 1 && node.localName === "input" && isSecret(node);
+        const secret = type === 1 && isSecret(node);
         if (secret) {
-          attrs.push(str("type"), str("password"));
-          secretValues.add(node.value);
+          attrs.push(...(node.localName === "input" ? [str("type"), str("password")] : [str(SECRET_FIELD), str("true")]));
+          secretValues.add(secretHeld(node));
         }
         if (type === 1 && counted) {  // only counted, out of view: what makes it interactive is all that matters
           for (const name of RULE_ATTRIBUTES) {
@@ -166,7 +166,7 @@
           }
         } else if (tag === "textarea") {
           n.textValue.index.push(i);
-          n.textValue.value.push(str(el.value));
+          n.textValue.value.push(str(isSecret(el) ? (el.value ? "filled" : "") : el.value));  // never the value itself
         } else if (tag === "option" && el.selected) {
           n.optionSelected.index.push(i);
         }
@@ -383,6 +383,11 @@
         }
         const rect = rendered ? r : parentRect;
         const shown = rendered ? style : parentStyle;
+        const secret = localTag === "input" ? null : secretHeld(el);
+        if (secret !== null) {  // an editable element holding a secret: its text is said to be there, never what it is
+          if (secret) layout(add(el, i, 3, "#text", SECRETS.hidden), rect, shown);
+          return;
+        }
         let shadow = el.shadowRoot || closedRoots.get(el) || null;
         // A closed shadow root is invisible here: ask the host (once per element) about custom elements and
         // about boxes that are drawn but have no content of their own.
@@ -686,6 +691,7 @@
 
   // --- a field the browser found invalid once the user (or the agent) used it --------------------------
   const FIELD_INVALID = "tabpilot invalid";
+  const SECRET_FIELD = "tabpilot secret"; // a text area or an editable element holding a secret (rules.SECRET_FIELD)
 
   function fieldValidity(el, attrs, str) {
     const tag = el.localName;
@@ -703,17 +709,32 @@
     return el.hasAttribute("role") || el.hasAttribute("tabindex") || el.hasAttribute("contenteditable");
   }
 
+  // What a field holds: an input's or a text area's value, an editable element's text; null for any other element.
+  function held(el) {
+    const tag = el.localName;
+    if (tag === "input" || tag === "textarea") return el.value;
+    return el.hasAttribute("contenteditable") && el.isContentEditable ? el.textContent : null;
+  }
+
   // A field holding a secret (rules.is_password_input says the same for the host): a password field, one
   // the page hints is for a password, a card's security code or a one-time code, or one it masks as it would
-  // a password.
+  // a password. Any kind of field: a text area or an editable element the page masks holds one as well as an input.
   function isSecret(el) {
     if (passwords.has(el)) return true;
+    const value = held(el);
+    if (value === null) return false;
     const hint = (el.getAttribute("autocomplete") || "").toLowerCase();
     const secret = (el.getAttribute("type") || "").toLowerCase() === "password" || (el.type || "") === "password"
       || SECRETS.hints.some((word) => hint.includes(word))
-      || (el.value !== "" && (getComputedStyle(el).webkitTextSecurity || "none") !== "none");
+      || (value !== "" && (getComputedStyle(el).webkitTextSecurity || "none") !== "none");
     if (secret) passwords.add(el);
     return secret;
+  }
+
+  // The secret a field holds (its value, or an editable element's text), or null when `el` holds none: the one rule
+  // for the page text, the secret values hidden in it, and find_text (scripts.py FIND_TEXT).
+  function secretHeld(el) {
+    return isSecret(el) ? held(el) ?? "" : null;
   }
 
   // The strings of a reading that show the page's content (text, the title, attribute and field values) with
@@ -788,6 +809,7 @@
     warmedUp() { return warmedUp; },
     idOf,
     isSecret,
+    secretHeld,
     token,
     element(id) { const ref = located.get(id); return (ref && ref.deref()) || null; },
     // The custom elements and empty boxes the last walk met that were never asked about before (0: none).
