@@ -32,6 +32,7 @@ document.body.dataset.mode = PANEL ? "panel" : "popup";
 const ui = {
   connected: false,
   taskId: null,
+  taskText: "", // the shown task's words as they were given (its title shows a page's controls as codes)
   asker: { source: "popup", requester: null }, // who asked for the task shown: the person, a page, a program
   status: null,
   targetTabId: null,
@@ -183,6 +184,7 @@ function askedBy(snapshot) {
 
 function clearTask() {
   ui.taskId = null;
+  ui.taskText = "";
   $("task-head").hidden = true;
   $("idle-hint").hidden = false;
   showTaskTitle($("task-title"), "");
@@ -194,6 +196,7 @@ function clearTask() {
 
 function showTask(snapshot) {
   ui.taskId = snapshot.taskId;
+  ui.taskText = snapshot.task || "";
   $("idle-hint").hidden = true;
   $("task-head").hidden = false;
   showTaskTitle($("task-title"), snapshot.task || "");
@@ -320,7 +323,7 @@ function setStatus(status) {
 // An interrupted task says "Run it again": the person's own is put back in the empty box, so that is one press
 // of Run (a popup reopened after the crash, or the side panel the popup handed over to, had an empty box).
 function offerToRunAgain() {
-  if ($("task-from").hidden && !$("task-input").value.trim()) $("task-input").value = $("task-title").textContent;
+  if ($("task-from").hidden && !$("task-input").value.trim()) $("task-input").value = ui.taskText;
 }
 
 // What the agent is doing now; not while it waits on the person (the box above says what for): "Clicking…"
@@ -367,6 +370,7 @@ function adoptTask(taskId, taskText) {
     $("result").hidden = true;
     $("task-error").hidden = true;
   }
+  ui.taskText = taskText;
   showTaskTitle($("task-title"), taskText);
   renderOthers();
 }

@@ -180,6 +180,11 @@ def database_rows(host_home: Any, task_id: str) -> tuple[str, list[dict[str, Any
     return status, events
 
 
+def as_recorded(event: dict[str, Any]) -> dict[str, Any]:
+    """An event a reader got as the record keeps it: a note without its words for the reader."""
+    return {k: v for k, v in event.items() if not (k == "text" and "note" in event)}
+
+
 async def test_a_task_runs_over_the_relay_recorded_and_pushed_as_it_happens(host, stand_in, llm, pages, tmp_path):
     await configure(host, llm)
     tab_id = await open_tab(stand_in, pages.url("agent_form.html"))
@@ -203,10 +208,14 @@ async def test_a_task_runs_over_the_relay_recorded_and_pushed_as_it_happens(host
     activities = {p["activity"]["type"] for p in ours if p["type"] == "task.activity"}
     assert {"thinking", "executing", "executed"} <= activities
 
-    # The record holds every event pushed, in order, and no key.
+    # The record holds every event pushed, in order, and no key. A push also words a keyed note for its reader
+    # (`text`, in the reader's language); the record keeps the key, not the words.
     status, events = database_rows(tmp_path / "tabpilot", task_id)
     assert status == "completed"
-    assert events == [p["event"] for p in ours if p["type"] == "task.event"]
+    pushed = [p["event"] for p in ours if p["type"] == "task.event"]
+    assert [e.get("text") for e in pushed if e.get("note") == "note.navigated"] == [
+        "The page went to " + events[2]["params"]["url"]], pushed
+    assert events == [as_recorded(e) for e in pushed]
     assert API_KEY not in json.dumps(events) and API_KEY not in json.dumps(host.pushes)
     # The page's own script saw trusted typing and a trusted click, then the form went through.
     attached = [r for r in stand_in.requests if r["type"] == "cdp.attach" and r["tabId"] == tab_id]
@@ -223,7 +232,7 @@ async def test_a_task_runs_over_the_relay_recorded_and_pushed_as_it_happens(host
     assert all(API_KEY not in json.dumps(body) for body in llm.requests)
     snapshot = (await host.request("task.get"))["data"]["task"]
     assert snapshot["taskId"] == task_id and snapshot["status"] == "completed"
-    assert snapshot["history"] == events
+    assert [as_recorded(e) for e in snapshot["history"]] == events
     assert API_KEY not in (tmp_path / "tabpilot" / "log" / "host.log").read_text()
     # The debugger was let go of when the task ended.
     assert any(r["type"] == "cdp.detach" and r["tabId"] == tab_id for r in stand_in.requests)

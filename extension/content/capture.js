@@ -312,17 +312,24 @@
     if (tag === "img") return clean(el.getAttribute("alt") || el.getAttribute("title"));
     // an icon-only control, named as the agent's page state names it (content/names.js, loaded before this script;
     // none in a frame whose scripts were registered by an older version of the extension: named as before)
-    const names = globalThis.tabpilotNames;
+    const names = namesHere();
     const icon = names ? names.iconName(el) : null;
     if (icon && icon.named) return clean(icon.named);
     const text = icon && !icon.inner ? "" : textOf(el); // no words drawn: hidden ones name nothing a person sees
     return text || clean(el.getAttribute("title")) || clean(icon ? icon.guessed : "") || addressWords(el);
   }
 
+  // content/names.js, or null where it is not loaded (then a page's element with id="tabpilotNames" is what the name
+  // finds: a window's named property)
+  function namesHere() {
+    const names = globalThis.tabpilotNames;
+    return names && typeof names.iconName === "function" && typeof names.fileWords === "function" ? names : null;
+  }
+
   // A link named by nothing else, by the last part of its address ("/share/twitter": twitter), as the page state
   // names it (dom/render.py accessible_name)
   function addressWords(el) {
-    const names = globalThis.tabpilotNames;
+    const names = namesHere();
     const href = el.localName === "a" ? (el.getAttribute("href") || "").trim() : "";
     if (!names || !href || /^(javascript:|#)/i.test(href)) return "";
     return names.fileWords(href).slice(0, names.words).join(" ");

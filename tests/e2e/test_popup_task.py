@@ -592,7 +592,8 @@ async def test_killed_host_interrupts_the_task_and_a_new_one_runs_after_reconnec
 ) -> None:
     problems: list[str] = []
     llm.add(act_on("Agree to terms", "click_element_by_index", "Tick the terms box", problems), Delay(30))
-    task = "Tick the terms box, then wait for ever"
+    # (a soft hyphen, as pasted text has them: the title shows it as a code, Run it again gives back the task as typed)
+    task = "Tick the terms box, then wait for ever (no news\u00adletter)"
     popup = await start_task(harness, form_tab, llm, task)
     await popup.wait_for("document.querySelectorAll('#timeline .card-step').length >= 1", "the first step card")
     # the host is now waiting on the model's second (delayed) reply, as a real task waits on a slow model

@@ -235,7 +235,7 @@
         const i = farElement(el, parent, r);
         prunedIds.add(idOf(el));
         for (const c of inside) {
-          if (!isFormula(c, c.localName)) farElement(c, i, null);  // read as text in view, never a control
+          if (!inFormula(c, el)) farElement(c, i, null);  // read as text in view, never a control (nor what is in it)
         }
         return true;
       }
@@ -561,6 +561,11 @@
   const FORMULA_TAGS = new Set(FORMULAS.tags), FORMULA_CLASSES = new Set(FORMULAS.classes);
   function isFormula(el, tag) {
     return tag === FORMULAS.math || FORMULA_TAGS.has(tag) || FORMULA_CLASSES.has(el.getAttribute("class"));
+  }
+  // `el` or an element around it, up to `top` (not included), is a formula.
+  function inFormula(el, top) {
+    for (let e = el; e && e !== top; e = e.parentElement) if (isFormula(e, e.localName)) return true;
+    return false;
   }
   // passwords.HIDDEN, ECHOED_MIN_LENGTH and rules.SECRET_HINTS
   const SECRETS = /*SECRETS*/ { hidden: "", echoed: 6, hints: [] };
