@@ -21,7 +21,6 @@ from tabpilot.browser.dom import fast
 from tabpilot.browser.elements import ElementRef
 from tabpilot.browser.errors import ActionError
 from tabpilot.browser.state import BrowserState, get_state
-from tabpilot.browser.tab import FrameTarget
 from tabpilot.cdp import CDPSession
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -350,39 +349,6 @@ async def test_what_listens_once_the_page_is_parsed_is_marked_before_the_first_l
             for box in ("parsed", "ready", "loaded"):
                 await actions.click(browser, tab, _named_in_text(state, f"Made clickable {_WHEN[box]}"))
             assert await tab.evaluate("window.clicks") == ["parsed", "ready", "loaded"]
-    finally:
-        sent.close()
-    await browser.close_tab(tab.target_id)
-
-
-async def test_what_listens_in_a_cross_site_frame_is_marked_before_the_first_look(browser: Browser, pages) -> None:
-    # A cross-site frame's session reports no loading: its world is made as it attaches, and what listens for clicks
-    # in it is marked once its document is parsed, as the top document's is. The first look then asks the frame
-    # once too; before, it resolved and marked the frame's listening "Pay" after the walks (two more round trips).
-    tab = await open_page(browser, pages.url("speed_login.html"))
-    await get_state(browser, tab)
-    sent = _Sent(tab)
-    try:
-        for visit in (1, 2):
-            await tab.navigate(pages.url(f"state_frames.html?visit={visit}"))
-            await tab.track_frames()
-            frames = list(tab.frames.values())
-            assert len(frames) == 1, frames
-
-            async def marked(frame: FrameTarget = frames[0]) -> bool:
-                world = fast._worlds(frame.session).get(frame.frame_id)
-                return world is not None and world.marked_ahead
-
-            with contextlib.suppress(TimeoutError):  # (never, without marking ahead: the reads below tell)
-                await wait_until(marked, timeout=5)
-            await _marked_ahead(tab)
-            sent.calls.clear()
-            state = await get_state(browser, tab)
-            assert _asked_after_the_first_answer(sent.calls) == [], sent.calls
-            await actions.click(browser, tab, _named_in_text(state, "Pay cross"))
-            assert await frames[0].session.send("Runtime.evaluate", {"expression": "window.paid",
-                                                                      "returnByValue": True}) \
-                == {"result": {"type": "boolean", "value": True}}
     finally:
         sent.close()
     await browser.close_tab(tab.target_id)

@@ -80,10 +80,6 @@ _PREINSTALLED = "_preinstalled"  # the key, in `CDPSession.kept`, of the script 
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick"})
 Insets = tuple[float, float, float, float]
 AUX_TIMEOUT = 5.0
-# Answers once the document is parsed (DOMContentLoaded); a frame that takes longer is marked by its first read.
-_PARSED = ("document.readyState !== 'loading' || new Promise((parsed) => "
-           "document.addEventListener('DOMContentLoaded', parsed, { once: true }))")
-LOAD_WAIT = 30.0
 
 
 @dataclass(eq=False)
@@ -385,18 +381,13 @@ def _forget_on_navigation(session: CDPSession) -> None:
 
 def prepare(session: CDPSession, frame_id: str, *, install: bool = False) -> None:
     """Make the world of a document that was just committed, for its first read (which waits for it).
-    `install` (a cross-site frame whose session is new): also install the walker now if the document was made
-    without it, instead of with the first read's walk (compiling it took ~5–15 ms of that read), and mark what
-    listens for clicks once the document is parsed, as the top document's are (that session reports no loading)."""
+    `install`: also install the walker now if the document was made without it (a cross-site frame whose
+    session is new), instead of with the first read's walk (compiling it took ~5–15 ms of that read)."""
     async def make() -> None:
         world = await world_of(session, frame_id)
         if install and not world.installed:
             await _install(session, world.context_id, ahead=True)
             world.installed = True
-        if install:
-            await session.send("Runtime.evaluate", {"expression": _PARSED, "contextId": world.context_id,
-                                                    "awaitPromise": True}, timeout=LOAD_WAIT)
-            await _mark_ahead(session, frame_id)
 
     _in_background(make(), "preparing the state walker's world")  # the read will say why, if it comes
 
