@@ -33,6 +33,7 @@ const ui = {
   connected: false,
   taskId: null,
   taskText: "", // the shown task's words as they were given (its title shows a page's controls as codes)
+  adopted: 0, // how many tasks this view started (refreshTasks keeps an answer from before one off the view)
   asker: { source: "popup", requester: null }, // who asked for the task shown: the person, a page, a program
   status: null,
   targetTabId: null,
@@ -160,11 +161,14 @@ $("reconnect").addEventListener("click", () => worker.postMessage({ kind: "recon
 // host that came back keeps showing what it had, interrupted).
 async function refreshTasks({ retarget = false } = {}) {
   try {
+    const adopted = ui.adopted;
     const [{ task }, { tasks }] = await Promise.all([
       ui.targetTabId === null ? { task: null } : ask("task.get", { tabId: ui.targetTabId }),
       ask("task.list"),
     ]);
-    if (task) showTask(task);
+    // A task this view started meanwhile stays shown: a side panel opened and Run pressed at once showed the tab's
+    // task before it when this answer came last (its "Not done" over the new task's run).
+    if (task && (ui.adopted === adopted || task.taskId === ui.taskId)) showTask(task);
     else if (retarget) clearTask();
     others.clear();
     for (const snapshot of tasks) {
@@ -359,6 +363,7 @@ function paintActivity() {
 
 // A task this view started: its pushes may come before the task.start reply (placeTask shows those).
 function adoptTask(taskId, taskText) {
+  ui.adopted += 1;
   others.delete(taskId);
   if (ui.taskId !== taskId) {
     ui.taskId = taskId;

@@ -593,8 +593,11 @@ async def run_in_popup(popup: PopupPage, task: str) -> str:
     before = await popup.js("ui.taskId")
     await popup.fill("#task-input", task)
     await popup.click("#run")
+    # (the box is emptied once the view took the new task: a view just opened may show the tab's task before it
+    # meanwhile, which `before` did not know of yet)
     task_id = await popup.wait_for(
-        f"ui.taskId !== {json.dumps(before)} && ui.taskId", "the popup to show the new task"
+        f"ui.taskId !== {json.dumps(before)} && document.getElementById('task-input').value === '' && ui.taskId",
+        "the popup to show the new task"
     )
     return str(task_id)
 
